@@ -1,0 +1,311 @@
+//! A task on the board: what is asked, of whom, where it stands, and everything said on it.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::time::Timestamp;
+
+/// A task's number within its project, shown as `T-12`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId(pub u64);
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "T-{}", self.0)
+    }
+}
+
+impl FromStr for TaskId {
+    type Err = String;
+
+    /// Accepts `12`, `T-12` and `t-12`.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let trimmed = text.trim();
+        let digits = trimmed
+            .strip_prefix("T-")
+            .or_else(|| trimmed.strip_prefix("t-"))
+            .unwrap_or(trimmed);
+        match digits.parse::<u64>() {
+            Ok(number) if number > 0 && digits.bytes().all(|byte| byte.is_ascii_digit()) => {
+                Ok(TaskId(number))
+            }
+            _ => Err(format!(
+                "`{text}` is not a task id (expected 12, T-12 or t-12)"
+            )),
+        }
+    }
+}
+
+impl Serialize for TaskId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        u64::deserialize(deserializer).map(TaskId)
+    }
+}
+
+/// Where a task stands. The first five are open; the last three are finished for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pending,
+    Working,
+    InputRequired,
+    ReviewRequested,
+    ChangesRequested,
+    Completed,
+    Failed,
+    Canceled,
+}
+
+impl Status {
+    pub const ALL: [Status; 8] = [
+        Status::Pending,
+        Status::Working,
+        Status::InputRequired,
+        Status::ReviewRequested,
+        Status::ChangesRequested,
+        Status::Completed,
+        Status::Failed,
+        Status::Canceled,
+    ];
+
+    pub fn is_finished(self) -> bool {
+        matches!(self, Status::Completed | Status::Failed | Status::Canceled)
+    }
+
+    pub fn is_open(self) -> bool {
+        !self.is_finished()
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Working => "working",
+            Status::InputRequired => "input_required",
+            Status::ReviewRequested => "review_requested",
+            Status::ChangesRequested => "changes_requested",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Canceled => "canceled",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Status {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let wanted = text.trim().replace('-', "_");
+        Status::ALL
+            .into_iter()
+            .find(|status| status.as_str() == wanted)
+            .ok_or_else(|| {
+                let names: Vec<_> = Status::ALL.iter().map(|status| status.as_str()).collect();
+                format!("unknown status `{text}` (one of {})", names.join(", "))
+            })
+    }
+}
+
+/// How soon a task should be taken up; the inbox sorts by it first.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    Urgent,
+    High,
+    #[default]
+    Normal,
+    Low,
+}
+
+impl Priority {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Urgent => "urgent",
+            Priority::High => "high",
+            Priority::Normal => "normal",
+            Priority::Low => "low",
+        }
+    }
+}
+
+impl fmt::Display for Priority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Priority {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "urgent" => Ok(Priority::Urgent),
+            "high" => Ok(Priority::High),
+            "normal" => Ok(Priority::Normal),
+            "low" => Ok(Priority::Low),
+            _ => Err(format!(
+                "unknown priority `{text}` (one of urgent, high, normal, low)"
+            )),
+        }
+    }
+}
+
+/// What a thread entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    Claim,
+    Release,
+    Question,
+    Answer,
+    ReviewRequest,
+    Approval,
+    ChangesRequest,
+    Result,
+    Failure,
+    Cancellation,
+    Reassignment,
+}
+
+impl EntryKind {
+    /// Entries that carry words someone must read before acting: the inbox shows the last.
+    pub fn is_conversation(self) -> bool {
+        matches!(
+            self,
+            EntryKind::Question
+                | EntryKind::Answer
+                | EntryKind::ReviewRequest
+                | EntryKind::Approval
+                | EntryKind::ChangesRequest
+                | EntryKind::Reassignment
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Claim => "claim",
+            EntryKind::Release => "release",
+            EntryKind::Question => "question",
+            EntryKind::Answer => "answer",
+            EntryKind::ReviewRequest => "review_request",
+            EntryKind::Approval => "approval",
+            EntryKind::ChangesRequest => "changes_request",
+            EntryKind::Result => "result",
+            EntryKind::Failure => "failure",
+            EntryKind::Cancellation => "cancellation",
+            EntryKind::Reassignment => "reassignment",
+        }
+    }
+}
+
+/// One thing said or done on a task. Entries are only ever appended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadEntry {
+    pub at: Timestamp,
+    pub by: String,
+    pub kind: EntryKind,
+    pub text: String,
+}
+
+/// A task as stored in `board.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: TaskId,
+    pub subject: String,
+    #[serde(default)]
+    pub body: String,
+    #[serde(default)]
+    pub files: Vec<String>,
+    pub from: String,
+    pub to: String,
+    /// Who approves a review; `None` means the sender.
+    #[serde(default)]
+    pub reviewer: Option<String>,
+    pub status: Status,
+    #[serde(default)]
+    pub priority: Priority,
+    /// Tasks that must be completed before this one can be taken up.
+    #[serde(default)]
+    pub after: Vec<TaskId>,
+    #[serde(default)]
+    pub skill: Option<String>,
+    /// Sent with `--review`: it can only be completed by an approval.
+    #[serde(default)]
+    pub review: bool,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    #[serde(default)]
+    pub claimed_at: Option<Timestamp>,
+    #[serde(default)]
+    pub lease_expires_at: Option<Timestamp>,
+    #[serde(default)]
+    pub result: Option<String>,
+    #[serde(default)]
+    pub thread: Vec<ThreadEntry>,
+}
+
+impl Task {
+    /// The agent who approves or requests changes: `reviewer`, else the sender.
+    pub fn reviewer(&self) -> &str {
+        self.reviewer.as_deref().unwrap_or(&self.from)
+    }
+
+    /// A working task whose lease ran out: its assignee has gone quiet.
+    pub fn is_stalled(&self, now: Timestamp) -> bool {
+        self.status == Status::Working && self.lease_expires_at.is_some_and(|until| until <= now)
+    }
+
+    /// The last question, answer or review note: what the one whose turn it is must read.
+    pub fn last_word(&self) -> Option<&ThreadEntry> {
+        self.thread
+            .iter()
+            .rev()
+            .find(|entry| entry.kind.is_conversation() && !entry.text.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_ids_parse_in_every_accepted_form() {
+        assert_eq!("12".parse::<TaskId>().unwrap(), TaskId(12));
+        assert_eq!("T-12".parse::<TaskId>().unwrap(), TaskId(12));
+        assert_eq!("t-12".parse::<TaskId>().unwrap(), TaskId(12));
+        for bad in ["", "0", "T-", "T12", "-3", "12a", "+4", "T--1"] {
+            assert!(bad.parse::<TaskId>().is_err(), "{bad}");
+        }
+        assert_eq!(TaskId(7).to_string(), "T-7");
+    }
+
+    #[test]
+    fn statuses_and_priorities_round_trip_their_names() {
+        for status in Status::ALL {
+            assert_eq!(status.as_str().parse::<Status>().unwrap(), status);
+            let json = serde_json::to_string(&status).unwrap();
+            assert_eq!(json, format!("\"{status}\""));
+        }
+        assert_eq!(
+            "review-requested".parse::<Status>().unwrap(),
+            Status::ReviewRequested
+        );
+        assert!(Priority::Urgent < Priority::Low);
+        assert!("soon".parse::<Priority>().is_err());
+    }
+}

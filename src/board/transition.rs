@@ -1,0 +1,752 @@
+//! The state machine of SPEC section 3, as pure functions: no I/O, the clock passed in.
+//!
+//! [`transition`] takes a task, an action, who acts and the few facts about the rest of the
+//! board it needs, and returns the changed task and the activity event, or says in one line
+//! why not and who may act.
+
+use chrono::Duration;
+
+use super::task::{EntryKind, Status, Task, TaskId, ThreadEntry};
+use crate::time::Timestamp;
+
+/// Something an agent does to an existing task. Texts are the words the agent gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Claim,
+    Release,
+    Ask { question: String },
+    Answer { answer: String },
+    Review { note: String },
+    Approve { note: String },
+    RequestChanges { what: String },
+    Done { result: String },
+    Fail { reason: String },
+    Cancel { reason: String },
+    Reassign { to: String, note: String },
+}
+
+/// Who may take an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Assignee,
+    Sender,
+    Reviewer,
+    SenderOrCoordinator,
+}
+
+impl Action {
+    /// The command name, as it appears in `activity.jsonl` and in messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Claim => "claim",
+            Action::Release => "release",
+            Action::Ask { .. } => "ask",
+            Action::Answer { .. } => "answer",
+            Action::Review { .. } => "review",
+            Action::Approve { .. } => "approve",
+            Action::RequestChanges { .. } => "request_changes",
+            Action::Done { .. } => "done",
+            Action::Fail { .. } => "fail",
+            Action::Cancel { .. } => "cancel",
+            Action::Reassign { .. } => "reassign",
+        }
+    }
+
+    fn role(&self) -> Role {
+        match self {
+            Action::Claim
+            | Action::Release
+            | Action::Ask { .. }
+            | Action::Review { .. }
+            | Action::Done { .. }
+            | Action::Fail { .. } => Role::Assignee,
+            Action::Answer { .. } => Role::Sender,
+            Action::Approve { .. } | Action::RequestChanges { .. } => Role::Reviewer,
+            Action::Cancel { .. } | Action::Reassign { .. } => Role::SenderOrCoordinator,
+        }
+    }
+
+    /// The statuses the action starts from (SPEC section 3, column "from").
+    pub fn allowed_from(&self) -> &'static [Status] {
+        use Status::*;
+        match self {
+            Action::Claim => &[Pending, ChangesRequested],
+            Action::Release => &[Working],
+            Action::Ask { .. } | Action::Review { .. } | Action::Done { .. } => {
+                &[Pending, Working, ChangesRequested]
+            }
+            Action::Answer { .. } => &[InputRequired],
+            Action::Approve { .. } | Action::RequestChanges { .. } => &[ReviewRequested],
+            Action::Fail { .. } | Action::Cancel { .. } => &[
+                Pending,
+                Working,
+                InputRequired,
+                ReviewRequested,
+                ChangesRequested,
+            ],
+            Action::Reassign { .. } => &[Pending, Working, InputRequired, ChangesRequested],
+        }
+    }
+
+    fn target(&self) -> Status {
+        match self {
+            Action::Claim => Status::Working,
+            Action::Release | Action::Answer { .. } | Action::Reassign { .. } => Status::Pending,
+            Action::Ask { .. } => Status::InputRequired,
+            Action::Review { .. } => Status::ReviewRequested,
+            Action::Approve { .. } | Action::Done { .. } => Status::Completed,
+            Action::RequestChanges { .. } => Status::ChangesRequested,
+            Action::Fail { .. } => Status::Failed,
+            Action::Cancel { .. } => Status::Canceled,
+        }
+    }
+
+    /// How a refusal names the action: "only codex can {phrase}".
+    fn phrase(&self) -> &'static str {
+        match self {
+            Action::Claim => "claim it",
+            Action::Release => "release it",
+            Action::Ask { .. } => "ask on it",
+            Action::Answer { .. } => "answer on it",
+            Action::Review { .. } => "ask for a review of it",
+            Action::Approve { .. } => "approve it",
+            Action::RequestChanges { .. } => "request changes on it",
+            Action::Done { .. } => "mark it done",
+            Action::Fail { .. } => "fail it",
+            Action::Cancel { .. } => "cancel it",
+            Action::Reassign { .. } => "reassign it",
+        }
+    }
+
+    /// The words recorded in the thread and the activity log.
+    pub fn text(&self) -> &str {
+        match self {
+            Action::Claim | Action::Release => "",
+            Action::Ask { question } => question,
+            Action::Answer { answer } => answer,
+            Action::Review { note } | Action::Approve { note } => note,
+            Action::RequestChanges { what } => what,
+            Action::Done { result } => result,
+            Action::Fail { reason } | Action::Cancel { reason } => reason,
+            Action::Reassign { note, .. } => note,
+        }
+    }
+
+    /// The flag that must carry words for this action, if any.
+    fn required_text(&self) -> Option<&'static str> {
+        match self {
+            Action::Ask { .. } | Action::Answer { .. } | Action::RequestChanges { .. } => {
+                Some("--body")
+            }
+            Action::Done { .. } => Some("--result"),
+            Action::Fail { .. } => Some("--reason"),
+            _ => None,
+        }
+    }
+
+    fn entry_kind(&self) -> EntryKind {
+        match self {
+            Action::Claim => EntryKind::Claim,
+            Action::Release => EntryKind::Release,
+            Action::Ask { .. } => EntryKind::Question,
+            Action::Answer { .. } => EntryKind::Answer,
+            Action::Review { .. } => EntryKind::ReviewRequest,
+            Action::Approve { .. } => EntryKind::Approval,
+            Action::RequestChanges { .. } => EntryKind::ChangesRequest,
+            Action::Done { .. } => EntryKind::Result,
+            Action::Fail { .. } => EntryKind::Failure,
+            Action::Cancel { .. } => EntryKind::Cancellation,
+            Action::Reassign { .. } => EntryKind::Reassignment,
+        }
+    }
+}
+
+/// The facts about the world outside the task that a transition depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules<'a> {
+    pub now: Timestamp,
+    /// How long a claim holds before the task counts as stalled.
+    pub lease: Duration,
+    /// The project's coordinator, who may cancel and reassign any task.
+    pub coordinator: Option<&'a str>,
+    /// Tasks in `after` that are not completed yet; a task waiting on them cannot be claimed.
+    pub waiting_on: &'a [TaskId],
+}
+
+/// A change the state machine made: recorded as one line in the activity log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub action: &'static str,
+    pub task: TaskId,
+    pub from_status: Status,
+    pub to_status: Status,
+    pub text: String,
+}
+
+/// Why a transition was refused: one line naming the task, its status and who may act.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TransitionError {
+    #[error("{task} is {status}, assigned to {assignee}: {reason}")]
+    Refused {
+        task: TaskId,
+        status: Status,
+        assignee: String,
+        reason: String,
+    },
+    #[error("{action} needs {flag} with some words")]
+    MissingText {
+        action: &'static str,
+        flag: &'static str,
+    },
+}
+
+/// Applies `action` by `actor` to `task`. Pure: the same inputs give the same answer.
+pub fn transition(
+    task: &Task,
+    action: &Action,
+    actor: &str,
+    rules: Rules<'_>,
+) -> Result<(Task, Event), TransitionError> {
+    let refuse = |reason: String| TransitionError::Refused {
+        task: task.id,
+        status: task.status,
+        assignee: task.to.clone(),
+        reason,
+    };
+    if task.status.is_finished() {
+        return Err(refuse("it is finished, and nothing moves it again".into()));
+    }
+    if let Some(flag) = action.required_text()
+        && action.text().trim().is_empty()
+    {
+        return Err(TransitionError::MissingText {
+            action: action.name(),
+            flag,
+        });
+    }
+    let phrase = action.phrase();
+    match action.role() {
+        Role::Assignee if actor != task.to => {
+            return Err(refuse(format!("only {} can {phrase}", task.to)));
+        }
+        Role::Sender if actor != task.from => {
+            return Err(refuse(format!(
+                "only {} (the sender) can {phrase}",
+                task.from
+            )));
+        }
+        Role::Reviewer if actor != task.reviewer() => {
+            return Err(refuse(format!(
+                "only {} (the reviewer) can {phrase}",
+                task.reviewer()
+            )));
+        }
+        Role::SenderOrCoordinator if actor != task.from && rules.coordinator != Some(actor) => {
+            let who = match rules.coordinator {
+                Some(coordinator) if coordinator != task.from => {
+                    format!(
+                        "{} (the sender) or {coordinator} (the coordinator)",
+                        task.from
+                    )
+                }
+                _ => format!("{} (the sender)", task.from),
+            };
+            return Err(refuse(format!("only {who} can {phrase}")));
+        }
+        _ => {}
+    }
+    if !action.allowed_from().contains(&task.status) {
+        let from: Vec<_> = action.allowed_from().iter().map(|s| s.as_str()).collect();
+        let verb = action.name().replace('_', " ");
+        return Err(refuse(format!("{verb} needs it {}", or_list(&from))));
+    }
+    match action {
+        Action::Done { .. } if task.review => {
+            return Err(refuse(format!(
+                "it was sent with --review: run `baton review {}`, then {} approves",
+                task.id.0,
+                task.reviewer()
+            )));
+        }
+        Action::Claim if !rules.waiting_on.is_empty() => {
+            let ids: Vec<_> = rules.waiting_on.iter().map(|id| id.to_string()).collect();
+            return Err(refuse(format!(
+                "it is blocked until {} completed",
+                and_list(&ids)
+            )));
+        }
+        Action::Reassign { to, .. } if *to == task.to => {
+            return Err(refuse(format!("it is already assigned to {to}")));
+        }
+        _ => {}
+    }
+
+    let mut next = task.clone();
+    let from_status = task.status;
+    next.status = action.target();
+    next.updated_at = rules.now;
+    let mut text = action.text().trim().to_string();
+    match action {
+        Action::Claim => {
+            next.claimed_at = Some(rules.now);
+            next.lease_expires_at = Some(rules.now.plus(rules.lease));
+        }
+        Action::Done { result } => next.result = Some(result.trim().to_string()),
+        Action::Approve { note } => {
+            // The approved work is described by the assignee's last review request; the
+            // approval note, if any, is the reviewer's word on it.
+            let summary = task
+                .thread
+                .iter()
+                .rev()
+                .find(|entry| entry.kind == EntryKind::ReviewRequest)
+                .map(|entry| entry.text.clone())
+                .filter(|summary| !summary.is_empty());
+            next.result = summary.or_else(|| Some(note.trim().to_string()));
+        }
+        Action::Reassign { to, note } => {
+            next.to = to.clone();
+            text = if note.trim().is_empty() {
+                format!("reassigned from {} to {to}", task.to)
+            } else {
+                format!("reassigned from {} to {to}: {}", task.to, note.trim())
+            };
+        }
+        _ => {}
+    }
+    if next.status != Status::Working {
+        next.lease_expires_at = None;
+    }
+    next.thread.push(ThreadEntry {
+        at: rules.now,
+        by: actor.to_string(),
+        kind: action.entry_kind(),
+        text: text.clone(),
+    });
+    let event = Event {
+        action: action.name(),
+        task: task.id,
+        from_status,
+        to_status: next.status,
+        text,
+    };
+    Ok((next, event))
+}
+
+/// Extends the lease of a working task whose assignee just showed signs of life.
+pub fn renew_lease(task: &mut Task, now: Timestamp, lease: Duration) {
+    if task.status == Status::Working {
+        task.lease_expires_at = Some(now.plus(lease));
+    }
+}
+
+fn or_list(items: &[&str]) -> String {
+    join_with(items, "or")
+}
+
+fn and_list(items: &[String]) -> String {
+    let refs: Vec<&str> = items.iter().map(String::as_str).collect();
+    let joined = join_with(&refs, "and");
+    if items.len() == 1 {
+        format!("{joined} is")
+    } else {
+        format!("{joined} are")
+    }
+}
+
+fn join_with(items: &[&str], word: &str) -> String {
+    match items {
+        [] => String::new(),
+        [only] => only.to_string(),
+        [rest @ .., last] => format!("{} {word} {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::task::Priority;
+    use Status::*;
+
+    fn at(minute: i64) -> Timestamp {
+        let start: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
+        start.plus(Duration::minutes(minute))
+    }
+
+    fn task(status: Status) -> Task {
+        Task {
+            id: TaskId(4),
+            subject: "fix the parser".into(),
+            body: String::new(),
+            files: vec![],
+            from: "claude".into(),
+            to: "codex".into(),
+            reviewer: None,
+            status,
+            priority: Priority::Normal,
+            after: vec![],
+            skill: None,
+            review: false,
+            created_at: at(0),
+            updated_at: at(0),
+            claimed_at: None,
+            lease_expires_at: None,
+            result: None,
+            thread: vec![],
+        }
+    }
+
+    fn rules(coordinator: Option<&str>) -> Rules<'_> {
+        Rules {
+            now: at(10),
+            lease: Duration::minutes(30),
+            coordinator,
+            waiting_on: &[],
+        }
+    }
+
+    fn every_action() -> Vec<Action> {
+        vec![
+            Action::Claim,
+            Action::Release,
+            Action::Ask {
+                question: "which file?".into(),
+            },
+            Action::Answer {
+                answer: "lexer.rs".into(),
+            },
+            Action::Review {
+                note: "ready".into(),
+            },
+            Action::Approve {
+                note: "good".into(),
+            },
+            Action::RequestChanges {
+                what: "add a test".into(),
+            },
+            Action::Done {
+                result: "fixed".into(),
+            },
+            Action::Fail {
+                reason: "cannot".into(),
+            },
+            Action::Cancel {
+                reason: "not needed".into(),
+            },
+            Action::Reassign {
+                to: "gemini".into(),
+                note: String::new(),
+            },
+        ]
+    }
+
+    /// SPEC section 3, row by row: (action name, who may act, from statuses, to status).
+    const TABLE: &[(&str, &str, &[Status], Status)] = &[
+        ("claim", "codex", &[Pending, ChangesRequested], Working),
+        ("release", "codex", &[Working], Pending),
+        (
+            "ask",
+            "codex",
+            &[Pending, Working, ChangesRequested],
+            InputRequired,
+        ),
+        ("answer", "claude", &[InputRequired], Pending),
+        (
+            "review",
+            "codex",
+            &[Pending, Working, ChangesRequested],
+            ReviewRequested,
+        ),
+        ("approve", "claude", &[ReviewRequested], Completed),
+        (
+            "request_changes",
+            "claude",
+            &[ReviewRequested],
+            ChangesRequested,
+        ),
+        (
+            "done",
+            "codex",
+            &[Pending, Working, ChangesRequested],
+            Completed,
+        ),
+        (
+            "fail",
+            "codex",
+            &[
+                Pending,
+                Working,
+                InputRequired,
+                ReviewRequested,
+                ChangesRequested,
+            ],
+            Failed,
+        ),
+        (
+            "cancel",
+            "claude",
+            &[
+                Pending,
+                Working,
+                InputRequired,
+                ReviewRequested,
+                ChangesRequested,
+            ],
+            Canceled,
+        ),
+        (
+            "reassign",
+            "claude",
+            &[Pending, Working, InputRequired, ChangesRequested],
+            Pending,
+        ),
+    ];
+
+    #[test]
+    fn every_row_of_the_table_allows_exactly_its_from_statuses_for_its_role() {
+        for action in every_action() {
+            let (_, actor, from, to) = TABLE
+                .iter()
+                .find(|row| row.0 == action.name())
+                .expect("every action has a row");
+            for status in Status::ALL {
+                let outcome = transition(&task(status), &action, actor, rules(None));
+                if from.contains(&status) {
+                    let (next, event) = outcome.unwrap_or_else(|error| {
+                        panic!("{} from {status} refused: {error}", action.name())
+                    });
+                    assert_eq!(next.status, *to, "{} from {status}", action.name());
+                    assert_eq!(event.from_status, status);
+                    assert_eq!(event.to_status, *to);
+                    assert_eq!(next.thread.len(), 1);
+                    assert_eq!(next.thread[0].by, *actor);
+                } else {
+                    let error = outcome.expect_err("status not in the row must be refused");
+                    let message = error.to_string();
+                    assert!(
+                        message.starts_with(&format!("T-4 is {status}")),
+                        "{message}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nobody_else_may_act_and_the_refusal_names_who_may() {
+        for action in every_action() {
+            let (_, actor, from, _) = TABLE.iter().find(|row| row.0 == action.name()).unwrap();
+            let stranger = "gemini";
+            let error = transition(&task(from[0]), &action, stranger, rules(None)).unwrap_err();
+            let message = error.to_string();
+            assert!(message.contains(&format!("only {actor}")), "{message}");
+            assert!(message.contains("assigned to codex"), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_spec_example_reads_as_written() {
+        let error = transition(
+            &task(Working),
+            &Action::Ask {
+                question: "?".into(),
+            },
+            "claude",
+            rules(None),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "T-4 is working, assigned to codex: only codex can ask on it"
+        );
+    }
+
+    #[test]
+    fn the_coordinator_may_cancel_and_reassign_but_not_more() {
+        let coordinator = Some("lead");
+        let (next, _) = transition(
+            &task(Working),
+            &Action::Cancel {
+                reason: "dup".into(),
+            },
+            "lead",
+            rules(coordinator),
+        )
+        .unwrap();
+        assert_eq!(next.status, Canceled);
+        let (next, _) = transition(
+            &task(InputRequired),
+            &Action::Reassign {
+                to: "gemini".into(),
+                note: "faster".into(),
+            },
+            "lead",
+            rules(coordinator),
+        )
+        .unwrap();
+        assert_eq!((next.status, next.to.as_str()), (Pending, "gemini"));
+        assert_eq!(
+            next.thread[0].text,
+            "reassigned from codex to gemini: faster"
+        );
+        let error = transition(
+            &task(InputRequired),
+            &Action::Answer { answer: "x".into() },
+            "lead",
+            rules(coordinator),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("only claude (the sender)"));
+        let error = transition(
+            &task(Pending),
+            &Action::Cancel {
+                reason: String::new(),
+            },
+            "gemini",
+            rules(coordinator),
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("only claude (the sender) or lead (the coordinator)"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_review_task_cannot_be_done_only_approved() {
+        let mut reviewed = task(Working);
+        reviewed.review = true;
+        let error = transition(
+            &reviewed,
+            &Action::Done {
+                result: "fixed".into(),
+            },
+            "codex",
+            rules(None),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("sent with --review"), "{error}");
+        let (in_review, _) = transition(
+            &reviewed,
+            &Action::Review {
+                note: "parser fixed, tests added".into(),
+            },
+            "codex",
+            rules(None),
+        )
+        .unwrap();
+        let (approved, _) = transition(
+            &in_review,
+            &Action::Approve {
+                note: String::new(),
+            },
+            "claude",
+            rules(None),
+        )
+        .unwrap();
+        assert_eq!(approved.status, Completed);
+        assert_eq!(
+            approved.result.as_deref(),
+            Some("parser fixed, tests added")
+        );
+    }
+
+    #[test]
+    fn a_named_reviewer_replaces_the_sender_for_verdicts() {
+        let mut in_review = task(ReviewRequested);
+        in_review.reviewer = Some("gemini".into());
+        assert!(
+            transition(
+                &in_review,
+                &Action::Approve {
+                    note: String::new()
+                },
+                "claude",
+                rules(None)
+            )
+            .is_err()
+        );
+        let (next, _) = transition(
+            &in_review,
+            &Action::RequestChanges {
+                what: "more tests".into(),
+            },
+            "gemini",
+            rules(None),
+        )
+        .unwrap();
+        assert_eq!(next.status, ChangesRequested);
+    }
+
+    #[test]
+    fn claims_set_a_lease_and_leaving_work_clears_it() {
+        let (claimed, _) =
+            transition(&task(Pending), &Action::Claim, "codex", rules(None)).unwrap();
+        assert_eq!(claimed.claimed_at, Some(at(10)));
+        assert_eq!(claimed.lease_expires_at, Some(at(40)));
+        assert!(!claimed.is_stalled(at(39)));
+        assert!(claimed.is_stalled(at(40)));
+        let (asked, _) = transition(
+            &claimed,
+            &Action::Ask {
+                question: "which?".into(),
+            },
+            "codex",
+            rules(None),
+        )
+        .unwrap();
+        assert_eq!(asked.lease_expires_at, None);
+    }
+
+    #[test]
+    fn blocked_tasks_cannot_be_claimed() {
+        let waiting = [TaskId(2), TaskId(3)];
+        let error = transition(
+            &task(Pending),
+            &Action::Claim,
+            "codex",
+            Rules {
+                waiting_on: &waiting,
+                ..rules(None)
+            },
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("blocked until T-2 and T-3 are completed"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn words_are_required_where_the_spec_says_so() {
+        for action in [
+            Action::Ask {
+                question: " ".into(),
+            },
+            Action::Answer {
+                answer: String::new(),
+            },
+            Action::RequestChanges {
+                what: String::new(),
+            },
+            Action::Done {
+                result: String::new(),
+            },
+            Action::Fail {
+                reason: String::new(),
+            },
+        ] {
+            let status = action.allowed_from()[0];
+            let (_, actor, ..) = TABLE.iter().find(|row| row.0 == action.name()).unwrap();
+            let error = transition(&task(status), &action, actor, rules(None)).unwrap_err();
+            assert!(
+                matches!(error, TransitionError::MissingText { .. }),
+                "{error}"
+            );
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! Board commands: send, the transitions, show, board, inbox, status, log, note, archive.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::thread;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use baton::board::task::{Priority, Status, TaskId};
+use baton::board::transition::Action;
+use baton::error::Error;
+use baton::session::{BoardFilter, Changed, NewTask};
+use baton::time::Timestamp;
+
+use super::{Context, output, render};
+
+#[derive(Debug, Subcommand)]
+pub enum BoardCommand {
+    /// Put a new task on the board for an agent (by name, or by skill)
+    Send(SendArgs),
+    /// Start work on a task assigned to you (pending or changes_requested → working)
+    Claim(TaskArg),
+    /// Give a claimed task back (working → pending)
+    Release(TaskArg),
+    /// Ask the sender a question (→ input_required, in the sender's inbox)
+    Ask(WordsArgs),
+    /// Answer the question on a task you sent (input_required → pending)
+    Answer(WordsArgs),
+    /// Ask for a review of your work (→ review_requested, in the reviewer's inbox)
+    Review(NoteArgs),
+    /// Approve work you were asked to review (review_requested → completed)
+    Approve(NoteArgs),
+    /// Send reviewed work back for rework (review_requested → changes_requested)
+    RequestChanges(WordsArgs),
+    /// Complete a task assigned to you (→ completed; not for tasks sent with --review)
+    Done(DoneArgs),
+    /// Give up on a task assigned to you (→ failed)
+    Fail(FailArgs),
+    /// Withdraw a task you sent, or any task as coordinator (→ canceled)
+    Cancel(CancelArgs),
+    /// Hand a task to another agent (→ pending, in their inbox)
+    Reassign(ReassignArgs),
+    /// Show one task with its whole thread (archived tasks too)
+    Show(TaskArg),
+    /// The board: open tasks with status, priority, who, age and marks
+    Board(BoardArgs),
+    /// The tasks whose turn is yours, with everything needed to act
+    Inbox(InboxArgs),
+    /// One line for prompts and hooks: what waits for you
+    Status(StatusArgs),
+    /// The activity log
+    Log(LogArgs),
+    /// Write a line into the activity log
+    Note(NoteTextArgs),
+    /// Move finished tasks off the board into archive/<YYYY-MM>.jsonl
+    Archive(ArchiveArgs),
+}
+
+fn parse_task_id(text: &str) -> Result<TaskId, String> {
+    text.parse()
+}
+
+fn parse_task_ids(text: &str) -> Result<Vec<TaskId>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(str::parse)
+        .collect()
+}
+
+fn parse_time(text: &str) -> Result<Timestamp, String> {
+    text.parse()
+}
+
+#[derive(Debug, Args)]
+pub struct TaskArg {
+    /// Task id: 12, T-12 or t-12
+    #[arg(value_parser = parse_task_id)]
+    pub id: TaskId,
+}
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    /// The agent to give it to
+    #[arg(long, value_name = "NAME", required_unless_present = "skill")]
+    pub to: Option<String>,
+    /// Give it to the least busy agent with this skill instead
+    #[arg(long, value_name = "TAG", conflicts_with = "to")]
+    pub skill: Option<String>,
+    /// One line saying what is wanted
+    #[arg(long, short)]
+    pub subject: String,
+    /// The details (`-` reads them from stdin)
+    #[arg(long, short, default_value = "")]
+    pub body: String,
+    /// Files concerned, comma-separated
+    #[arg(long, value_delimiter = ',', value_name = "a,b")]
+    pub files: Vec<String>,
+    /// urgent, high, normal or low
+    #[arg(long, short, default_value = "normal")]
+    pub priority: Priority,
+    /// Only take it up once these tasks are completed, e.g. 3,4
+    #[arg(long, value_parser = parse_task_ids, value_name = "IDS")]
+    pub after: Option<Vec<TaskId>>,
+    /// It must be reviewed (by you, or --reviewer) before it completes
+    #[arg(long)]
+    pub review: bool,
+    /// Who reviews it (implies --review)
+    #[arg(long, value_name = "NAME")]
+    pub reviewer: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WordsArgs {
+    #[arg(value_parser = parse_task_id)]
+    pub id: TaskId,
+    /// The words (required; `-` reads them from stdin)
+    #[arg(long, short)]
+    pub body: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct NoteArgs {
+    #[arg(value_parser = parse_task_id)]
+    pub id: TaskId,
+    /// An optional note (`-` reads it from stdin)
+    #[arg(long, short)]
+    pub body: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoneArgs {
+    #[arg(value_parser = parse_task_id)]
+    pub id: TaskId,
+    /// What was done (required)
+    #[arg(long, short)]
+    pub result: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct FailArgs {
+    #[arg(value_parser = parse_task_id)]
+    pub id: TaskId,
+    /// Why it cannot be done (required)
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    #[arg(value_parser = parse_task_id)]
+    pub id: TaskId,
+    /// Why it is withdrawn
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReassignArgs {
+    #[arg(value_parser = parse_task_id)]
+    pub id: TaskId,
+    /// The agent who takes it over
+    #[arg(long, value_name = "NAME")]
+    pub to: String,
+    /// Why, for the new assignee
+    #[arg(long, short)]
+    pub body: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct BoardArgs {
+    /// Only tasks in this status
+    #[arg(long)]
+    pub status: Option<Status>,
+    /// Only tasks you sent, hold or review
+    #[arg(long)]
+    pub mine: bool,
+    /// Finished tasks too
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InboxArgs {
+    /// Look without marking messages read
+    #[arg(long)]
+    pub peek: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print nothing when nothing waits
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// How many of the latest lines
+    #[arg(short = 'n', long = "lines", default_value_t = 20)]
+    pub lines: usize,
+    /// Keep printing new lines as they come
+    #[arg(long, short)]
+    pub follow: bool,
+    /// Only lines at or after this RFC 3339 time
+    #[arg(long, value_parser = parse_time)]
+    pub since: Option<Timestamp>,
+}
+
+#[derive(Debug, Args)]
+pub struct NoteTextArgs {
+    /// The words
+    #[arg(required = true, num_args = 1..)]
+    pub text: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// Finished tasks at least this many days old (0: every finished task)
+    #[arg(long, default_value_t = 7)]
+    pub older_than: u32,
+    /// Show what would move, move nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `-` means: read the words from stdin.
+fn words(value: Option<String>) -> Result<String, Error> {
+    match value {
+        Some(dash) if dash == "-" => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|error| Error::invalid(format!("cannot read stdin: {error}")))?;
+            Ok(text)
+        }
+        Some(text) => Ok(text),
+        None => Ok(String::new()),
+    }
+}
+
+pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
+    let as_json = context.global.json;
+    match command {
+        BoardCommand::Send(args) => {
+            let session = context.session()?;
+            let changed = session.send(NewTask {
+                to: args.to,
+                skill: args.skill,
+                subject: args.subject,
+                body: words(Some(args.body))?,
+                files: args.files,
+                priority: args.priority,
+                after: args.after.unwrap_or_default(),
+                review: args.review,
+                reviewer: args.reviewer,
+            })?;
+            finish_change(context, &changed);
+        }
+        BoardCommand::Claim(args) => act(context, args.id, Action::Claim)?,
+        BoardCommand::Release(args) => act(context, args.id, Action::Release)?,
+        BoardCommand::Ask(args) => {
+            let question = words(args.body)?;
+            act(context, args.id, Action::Ask { question })?
+        }
+        BoardCommand::Answer(args) => {
+            let answer = words(args.body)?;
+            act(context, args.id, Action::Answer { answer })?
+        }
+        BoardCommand::Review(args) => {
+            let note = words(args.body)?;
+            act(context, args.id, Action::Review { note })?
+        }
+        BoardCommand::Approve(args) => {
+            let note = words(args.body)?;
+            act(context, args.id, Action::Approve { note })?
+        }
+        BoardCommand::RequestChanges(args) => {
+            let what = words(args.body)?;
+            act(context, args.id, Action::RequestChanges { what })?
+        }
+        BoardCommand::Done(args) => {
+            let result = words(args.result)?;
+            act(context, args.id, Action::Done { result })?
+        }
+        BoardCommand::Fail(args) => {
+            let reason = words(args.reason)?;
+            act(context, args.id, Action::Fail { reason })?
+        }
+        BoardCommand::Cancel(args) => {
+            let reason = words(args.reason)?;
+            act(context, args.id, Action::Cancel { reason })?
+        }
+        BoardCommand::Reassign(args) => {
+            let note = words(args.body)?;
+            act(context, args.id, Action::Reassign { to: args.to, note })?
+        }
+        BoardCommand::Show(args) => {
+            let session = context.session()?;
+            let view = session.show(args.id)?;
+            output::emit(as_json, &view, |view| {
+                render::task_detail(view, session.now)
+            });
+        }
+        BoardCommand::Board(args) => {
+            let session = context.session()?;
+            let views = session.list(&BoardFilter {
+                status: args.status,
+                mine: args.mine,
+                all: args.all,
+            })?;
+            output::emit(as_json, &views, |views| {
+                render::board_table(&session.project.id, views, session.now)
+            });
+        }
+        BoardCommand::Inbox(_args) => {
+            let session = context.session()?;
+            let inbox = session.inbox()?;
+            output::emit(as_json, &inbox, |inbox| render::inbox(inbox, session.now));
+        }
+        BoardCommand::Status(args) => {
+            let session = context.session()?;
+            let inbox = session.inbox()?;
+            if as_json {
+                output::json(&inbox);
+            } else if !(args.quiet && inbox.tasks.is_empty()) {
+                output::line(&render::status_line(&inbox));
+            }
+        }
+        BoardCommand::Log(args) => log(context, args)?,
+        BoardCommand::Note(args) => {
+            let session = context.session()?;
+            let record = session.note(&args.text.join(" "))?;
+            output::emit(as_json, &record, |_| "noted".to_string());
+        }
+        BoardCommand::Archive(args) => {
+            let session = context.session()?;
+            let archived = session.archive(args.older_than, args.dry_run)?;
+            output::emit(as_json, &archived, render::archived);
+        }
+    }
+    Ok(0)
+}
+
+fn act(context: &Context, id: TaskId, action: Action) -> Result<(), Error> {
+    let session = context.session()?;
+    let changed = session.act(id, action)?;
+    finish_change(context, &changed);
+    Ok(())
+}
+
+/// Prints the result of a change.
+fn finish_change(context: &Context, changed: &Changed) {
+    output::emit(context.global.json, changed, render::changed);
+}
+
+fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
+    let session = context.session()?;
+    let records = session.log(Some(args.lines), args.since)?;
+    for record in &records {
+        if context.global.json {
+            output::line(&serde_json::to_string(record).unwrap_or_default());
+        } else {
+            output::line(&render::activity_line(record));
+        }
+    }
+    if !args.follow {
+        return Ok(());
+    }
+    // Follow the live file by offset; when it is rotated away (shorter, or gone), start
+    // again at the beginning of the new one.
+    let path = session.home().activity_file(session.project_id());
+    let mut offset = std::fs::metadata(&path).map(|meta| meta.len()).unwrap_or(0);
+    let mut pending = String::new();
+    loop {
+        thread::sleep(Duration::from_millis(200));
+        let length = std::fs::metadata(&path).map(|meta| meta.len()).unwrap_or(0);
+        if length < offset {
+            offset = 0;
+            pending.clear();
+        }
+        if length == offset {
+            continue;
+        }
+        let Ok(mut file) = File::open(&path) else {
+            continue;
+        };
+        let mut fresh = String::new();
+        if file.seek(SeekFrom::Start(offset)).is_err() || file.read_to_string(&mut fresh).is_err() {
+            continue;
+        }
+        offset += fresh.len() as u64;
+        pending.push_str(&fresh);
+        while let Some(end) = pending.find('\n') {
+            let line: String = pending.drain(..=end).collect();
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            if context.global.json {
+                output::line(line);
+            } else if let Ok(record) = serde_json::from_str(line) {
+                output::line(&render::activity_line(&record));
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The command line: clap types, one file per command group, each calling the library.
+//! Printing and exit codes live here and nowhere else.
+
+mod agents;
+mod board;
+mod demo;
+mod output;
+mod projects;
+mod render;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use baton::error::Error;
+use baton::session::{Hub, Request, Session};
+use baton::store::StoreError;
+use baton::store::lock::LockPolicy;
+use baton::store::paths::Home;
+
+const ABOUT: &str = "A task board on the local disk that coding agents and humans share";
+
+const LONG_ABOUT: &str = "\
+A task board on the local disk that coding agents and humans share.
+
+Agents hand each other tasks, ask and answer questions, request and give reviews, and send
+messages. Each agent's inbox shows exactly the tasks whose turn is theirs.
+
+Identity: --as NAME, else $BATON_AGENT. Project: --project ID, else the project whose
+workspace holds the current directory, else `default`. Data: $BATON_HOME, else
+~/.local/share/baton.
+
+A task's life: send → pending → claim → working → done → completed, with side trips:
+  ask → input_required (sender answers) · review → review_requested (reviewer approves
+  or requests changes) · fail, cancel, reassign.
+
+Exit codes: 0 done · 1 bad request or refused · 2 outside the project's workspace ·
+3 lock busy · 4 stored data unreadable · 5 wait timed out.";
+
+#[derive(Debug, Parser)]
+#[command(name = "baton", version, about = ABOUT, long_about = LONG_ABOUT)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes, before or after the subcommand.
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// Act as this agent (overrides $BATON_AGENT)
+    #[arg(long = "as", global = true, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Act on this project instead of the one the current directory belongs to
+    #[arg(long, global = true, value_name = "ID")]
+    pub project: Option<String>,
+    /// Print machine-readable JSON on stdout
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Do not start the wake command of whoever receives work
+    #[arg(long, global = true)]
+    pub no_wake: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    #[command(flatten)]
+    Board(board::BoardCommand),
+    #[command(flatten)]
+    Agents(agents::AgentsCommand),
+    /// Create, list and show projects
+    #[command(subcommand)]
+    Project(projects::ProjectCommand),
+    /// Read or add to the project's shared notes
+    Context(projects::ContextArgs),
+    /// Walk two agents through a task's whole life in a throwaway home
+    Demo,
+}
+
+/// What every command needs: the parsed globals and the hub.
+pub struct Context {
+    pub global: Global,
+    pub hub: Hub,
+}
+
+impl Context {
+    /// The identity from `--as`, else `$BATON_AGENT` (empty counts as unset).
+    pub fn agent(&self) -> Option<String> {
+        self.global.agent.clone().or_else(|| {
+            std::env::var("BATON_AGENT")
+                .ok()
+                .map(|value| value.trim().to_string())
+                .filter(|value| !value.is_empty())
+        })
+    }
+
+    /// Opens a session for the caller in the resolved project.
+    pub fn session(&self) -> Result<Session, Error> {
+        let agent = self.agent();
+        Session::open(
+            self.hub.clone(),
+            Request {
+                agent: agent.as_deref(),
+                project: self.global.project.as_deref(),
+                cwd: None,
+            },
+        )
+    }
+}
+
+/// Parses the command line, runs it, and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let Some(home) = Home::from_environment() else {
+        return fail(&Error::invalid(
+            "cannot find a home directory for baton's data; set BATON_HOME",
+        ));
+    };
+    let context = Context {
+        global: cli.global,
+        hub: Hub::new(home, LockPolicy::from_environment()),
+    };
+    let result = match cli.command {
+        Command::Board(command) => board::run(&context, command),
+        Command::Agents(command) => agents::run(&context, command),
+        Command::Project(command) => projects::run(&context, command),
+        Command::Context(args) => projects::context(&context, args),
+        Command::Demo => demo::run(&context),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => fail(&error),
+    }
+}
+
+/// Prints `error:` and, where there is one, `hint:`; returns the exit code.
+fn fail(error: &Error) -> i32 {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "error: {error}");
+    if let Some(hint) = error.hint() {
+        let _ = writeln!(stderr, "hint: {hint}");
+    }
+    exit_code(error)
+}
+
+/// The one place errors become exit codes (SPEC section 5).
+pub fn exit_code(error: &Error) -> i32 {
+    match error {
+        Error::OutsideWorkspace { .. } => 2,
+        Error::Store(StoreError::LockTimeout { .. }) => 3,
+        Error::Store(StoreError::Corrupt { .. } | StoreError::NewerSchema { .. }) => 4,
+        Error::WaitTimedOut { .. } => 5,
+        Error::Name(_)
+        | Error::Transition(_)
+        | Error::Store(StoreError::Io { .. })
+        | Error::NoIdentity
+        | Error::UnknownTask { .. }
+        | Error::UnknownAgent { .. }
+        | Error::UnknownProject { .. }
+        | Error::Invalid { .. } => 1,
+    }
+}
+
+/// The current directory, for commands that bind to it.
+pub fn current_dir() -> Result<PathBuf, Error> {
+    std::env::current_dir()
+        .map_err(|error| Error::invalid(format!("cannot read the current directory: {error}")))
+}

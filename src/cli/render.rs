@@ -1,0 +1,335 @@
+//! Human renderings of results. They may change between versions; `--json` is the stable
+//! form for scripts.
+
+use std::fmt::Write;
+
+use baton::activity::ActivityRecord;
+use baton::board::inbox::Reason;
+use baton::board::task::Task;
+use baton::session::{Archived, Changed, Inbox, InboxEntry, TaskView};
+use baton::time::{self, Timestamp};
+
+/// One line saying what a change did, plus who now has the task.
+pub fn changed(changed: &Changed) -> String {
+    let view = &changed.task;
+    let task = &view.task;
+    let mut text = format!("{} {}: {}", task.id, task.status, task.subject);
+    match (&view.turn, view.reason) {
+        (Some(owner), Some(reason)) => {
+            let _ = write!(text, "\n  now in {owner}'s inbox ({})", reason.what_to_do());
+        }
+        _ if !view.blocked_by.is_empty() => {
+            let _ = write!(
+                text,
+                "\n  blocked until {} completed",
+                ids(&view.blocked_by)
+            );
+        }
+        _ if task.status.is_open() => {
+            let _ = write!(text, "\n  {} is on it", task.to);
+        }
+        _ => {}
+    }
+    if let Some(skill) = &changed.routed_by_skill {
+        let _ = write!(
+            text,
+            "\n  chose {} for skill `{skill}` (fewest open tasks, then most recently seen); \
+             pass --to NAME to choose yourself",
+            task.to
+        );
+    }
+    text
+}
+
+fn ids(ids: &[baton::board::task::TaskId]) -> String {
+    ids.iter()
+        .map(|id| id.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The marks shown beside a task in lists.
+fn marks(view: &TaskView, now: Timestamp) -> String {
+    let mut marks = Vec::new();
+    if !view.blocked_by.is_empty() {
+        marks.push(format!("blocked by {}", ids(&view.blocked_by)));
+    }
+    if view.stalled {
+        marks.push("STALLED".to_string());
+    }
+    if let (Some(owner), Some(reason)) = (&view.turn, view.reason)
+        && reason != Reason::Assigned
+    {
+        marks.push(format!("waiting for {owner}"));
+    }
+    if view.task.status.is_open()
+        && let Some(until) = view.task.lease_expires_at
+        && !view.stalled
+    {
+        marks.push(format!("lease {} left", time::age(now, until)));
+    }
+    if view.archived {
+        marks.push("archived".to_string());
+    }
+    if marks.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", marks.join("; "))
+    }
+}
+
+/// The board as a table: id, status, priority, from → to, age, subject, marks.
+pub fn board_table(project: &str, views: &[TaskView], now: Timestamp) -> String {
+    if views.is_empty() {
+        return format!("project {project}: no tasks to show (add --all for finished ones)");
+    }
+    let who: Vec<String> = views
+        .iter()
+        .map(|view| format!("{} → {}", view.task.from, view.task.to))
+        .collect();
+    let who_width = who
+        .iter()
+        .map(|text| text.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    let mut text = format!("project {project}\n");
+    let _ = writeln!(
+        text,
+        "{:<6} {:<17} {:<6} {:<who_width$} {:>4}  SUBJECT",
+        "ID", "STATUS", "PRI", "FROM → TO", "AGE"
+    );
+    for (view, who) in views.iter().zip(&who) {
+        let task = &view.task;
+        let _ = writeln!(
+            text,
+            "{:<6} {:<17} {:<6} {:<who_width$} {:>4}  {}{}",
+            task.id.to_string(),
+            task.status.as_str(),
+            task.priority.as_str(),
+            who,
+            time::age(task.created_at, now),
+            task.subject,
+            marks(view, now)
+        );
+    }
+    text
+}
+
+/// One task in full, with its thread.
+pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
+    let task = &view.task;
+    let mut text = format!("{} {}{}\n", task.id, task.subject, marks(view, now));
+    let _ = writeln!(
+        text,
+        "  status:   {} ({} priority)",
+        task.status, task.priority
+    );
+    let _ = writeln!(
+        text,
+        "  from:     {}  to: {}  reviewer: {}",
+        task.from,
+        task.to,
+        task.reviewer()
+    );
+    if let Some(owner) = &view.turn {
+        let _ = writeln!(text, "  turn:     {owner}");
+    }
+    if !task.after.is_empty() {
+        let _ = writeln!(text, "  after:    {}", ids(&task.after));
+    }
+    if !task.files.is_empty() {
+        let _ = writeln!(text, "  files:    {}", task.files.join(", "));
+    }
+    if task.review {
+        let _ = writeln!(text, "  review:   required");
+    }
+    let _ = writeln!(
+        text,
+        "  created:  {} ({} ago)",
+        task.created_at,
+        time::age(task.created_at, now)
+    );
+    if let Some(result) = &task.result {
+        let _ = writeln!(text, "  result:   {result}");
+    }
+    if !task.body.is_empty() {
+        let _ = writeln!(text, "\n{}", indent(&task.body, "  "));
+    }
+    if !task.thread.is_empty() {
+        let _ = writeln!(text, "\nthread:");
+        for entry in &task.thread {
+            let words = if entry.text.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", entry.text)
+            };
+            let _ = writeln!(
+                text,
+                "  {} {} {}{}",
+                entry.at,
+                entry.by,
+                entry.kind.as_str().replace('_', " "),
+                words
+            );
+        }
+    }
+    text
+}
+
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|line| format!("{prefix}{line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The commands that move a task on from where it is in someone's inbox.
+fn next_steps(entry: &InboxEntry) -> String {
+    let id = entry.task.id.0;
+    match entry.reason {
+        Reason::Assigned | Reason::ChangesRequested => {
+            let finish = if entry.task.review {
+                format!("baton review {id} --body WHAT-YOU-DID")
+            } else {
+                format!("baton done {id} --result WHAT-YOU-DID")
+            };
+            format!("baton claim {id} · baton ask {id} --body QUESTION · {finish}")
+        }
+        Reason::Question => format!("baton answer {id} --body ANSWER"),
+        Reason::ReviewRequested => {
+            format!("baton approve {id} · baton request-changes {id} --body WHAT")
+        }
+        Reason::Stalled => format!(
+            "ask {} how it goes (baton msg), baton reassign {id} --to NAME, or baton cancel {id}",
+            entry.task.to
+        ),
+    }
+}
+
+/// Everything needed to act on an inbox entry without another call.
+pub fn inbox_entry(entry: &InboxEntry, now: Timestamp) -> String {
+    let task: &Task = &entry.task;
+    let mut text = format!(
+        "{} [{}] {}: {}\n",
+        task.id,
+        task.priority,
+        entry.reason.what_to_do(),
+        task.subject
+    );
+    let _ = writeln!(
+        text,
+        "  from {} to {}, sent {} ago; {} is waiting on you",
+        task.from,
+        task.to,
+        time::age(task.created_at, now),
+        entry.waiting
+    );
+    if !task.body.is_empty() {
+        let _ = writeln!(text, "{}", indent(&task.body, "  | "));
+    }
+    if !task.files.is_empty() {
+        let _ = writeln!(text, "  files: {}", task.files.join(", "));
+    }
+    if let Some(word) = &entry.last_word {
+        let _ = writeln!(
+            text,
+            "  last {} by {} ({} ago): {}",
+            word.kind.as_str().replace('_', " "),
+            word.by,
+            time::age(word.at, now),
+            word.text
+        );
+    }
+    let _ = writeln!(text, "  → {}", next_steps(entry));
+    text
+}
+
+pub fn inbox(inbox: &Inbox, now: Timestamp) -> String {
+    if inbox.tasks.is_empty() {
+        return format!(
+            "inbox of {} in project {}: nothing waits for you",
+            inbox.agent, inbox.project
+        );
+    }
+    let mut text = format!(
+        "inbox of {} in project {}: {} task{}\n\n",
+        inbox.agent,
+        inbox.project,
+        inbox.tasks.len(),
+        if inbox.tasks.len() == 1 { "" } else { "s" }
+    );
+    for entry in &inbox.tasks {
+        text.push_str(&inbox_entry(entry, now));
+        text.push('\n');
+    }
+    text
+}
+
+/// `status`: one line.
+pub fn status_line(inbox: &Inbox) -> String {
+    if inbox.tasks.is_empty() {
+        return format!(
+            "baton: nothing waits for {} in {}",
+            inbox.agent, inbox.project
+        );
+    }
+    let items: Vec<String> = inbox
+        .tasks
+        .iter()
+        .take(5)
+        .map(|entry| format!("{} {}", entry.task.id, entry.reason.what_to_do()))
+        .collect();
+    let more = inbox.tasks.len().saturating_sub(items.len());
+    let more = if more > 0 {
+        format!(", +{more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "baton: {} task{} for {} in {} ({}{more}); run `baton inbox`",
+        inbox.tasks.len(),
+        if inbox.tasks.len() == 1 { "" } else { "s" },
+        inbox.agent,
+        inbox.project,
+        items.join(", ")
+    )
+}
+
+pub fn activity_line(record: &ActivityRecord) -> String {
+    let mut text = format!("{} {} {}", record.at, record.actor, record.action);
+    if let Some(task) = record.task {
+        let _ = write!(text, " {task}");
+    }
+    match (record.from_status, record.to_status) {
+        (Some(from), Some(to)) => {
+            let _ = write!(text, " {from} → {to}");
+        }
+        (None, Some(to)) => {
+            let _ = write!(text, " → {to}");
+        }
+        _ => {}
+    }
+    if let Some(words) = &record.text {
+        let _ = write!(text, ": {words}");
+    }
+    text
+}
+
+pub fn archived(archived: &Archived) -> String {
+    let verb = if archived.dry_run {
+        "would move"
+    } else {
+        "moved"
+    };
+    if archived.tasks.is_empty() {
+        return format!("project {}: no finished task to archive", archived.project);
+    }
+    format!(
+        "project {}: {verb} {} finished task{} to the archive: {}",
+        archived.project,
+        archived.tasks.len(),
+        if archived.tasks.len() == 1 { "" } else { "s" },
+        ids(&archived.tasks)
+    )
+}

@@ -1,0 +1,103 @@
+//! The library's error: one enum over the domains, each variant carrying what the user needs
+//! to act on it. The binary maps it to an exit code in one place (`cli::exit_code`).
+
+use std::path::PathBuf;
+
+use crate::board::task::TaskId;
+use crate::board::transition::TransitionError;
+use crate::names::InvalidName;
+use crate::store::StoreError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Name(#[from] InvalidName),
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("no identity: pass --as NAME or set BATON_AGENT")]
+    NoIdentity,
+    #[error("no task {task} in project {project}")]
+    UnknownTask { task: TaskId, project: String },
+    #[error("unknown agent `{name}`; known agents: {}", list_or_none(known))]
+    UnknownAgent { name: String, known: Vec<String> },
+    #[error(
+        "project {project} does not exist; known projects: {}",
+        list_or_none(known)
+    )]
+    UnknownProject { project: String, known: Vec<String> },
+    #[error(
+        "project {project} is bound to {workspace}; you are in {cwd}",
+        workspace = workspace.display(),
+        cwd = cwd.display()
+    )]
+    OutsideWorkspace {
+        project: String,
+        workspace: PathBuf,
+        cwd: PathBuf,
+    },
+    /// Any other request that cannot be carried out as asked.
+    #[error("{message}")]
+    Invalid {
+        message: String,
+        hint: Option<String>,
+    },
+    #[error("no work arrived within {seconds}s")]
+    WaitTimedOut { seconds: u64 },
+}
+
+impl Error {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::Invalid {
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn invalid_with_hint(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::Invalid {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+
+    /// A second line that tells the user how to get unstuck, where there is one.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Invalid { hint, .. } => hint.clone(),
+            Error::NoIdentity => Some("e.g. `baton --as claude inbox`".into()),
+            Error::UnknownAgent { name, .. } => Some(format!(
+                "agents are known once they run a baton command, or by `baton agent add {name}`"
+            )),
+            Error::UnknownProject { .. } => {
+                Some("create it with `baton project init --name NAME --workspace DIR`".into())
+            }
+            Error::OutsideWorkspace { workspace, .. } => Some(format!(
+                "cd into {} or pass --project for a project bound here",
+                workspace.display()
+            )),
+            Error::Store(StoreError::Corrupt { path, .. }) if path.ends_with("board.json") => {
+                Some(format!(
+                    "baton will not overwrite it; inspect it, or bring back the previous board \
+                     with `baton doctor --restore PROJECT` (it keeps {}.bak)",
+                    path.display()
+                ))
+            }
+            Error::Store(StoreError::LockTimeout { .. }) => Some(
+                "another baton command is still writing; retry, or raise BATON_LOCK_TIMEOUT".into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none yet".to_string()
+    } else {
+        names.join(", ")
+    }
+}

@@ -1,0 +1,27 @@
+//! baton: a task board on the local disk that coding agents and humans share.
+//!
+//! The library never prints and never exits; the CLI (`src/cli`), the MCP server and the
+//! hooks are thin faces over [`session::Session`].
+
+/// The activity log: one line per change, rotated.
+pub mod activity;
+/// Finished tasks moved off the board, and finding them again.
+pub mod archive;
+/// The model: tasks, the state machine, whose turn it is.
+pub mod board;
+/// The crate's error type.
+pub mod error;
+/// Agent and project names, checked before they touch a path.
+pub mod names;
+/// Projects, workspaces and isolation.
+pub mod project;
+/// The agent registry.
+pub mod registry;
+/// An identity acting in a project: the operations every face calls.
+pub mod session;
+/// Locks, atomic writes, paths and the board's read-change-write.
+pub mod store;
+/// Timestamps and the clock.
+pub mod time;
+
+pub use error::{Error, Result};

@@ -1,0 +1,428 @@
+//! Projects: one board each, optionally bound to a workspace directory (SPEC section 7).
+//!
+//! A command finds its project from `--project` or from the current directory (the longest
+//! bound workspace containing it, else `default`), and a bound project refuses commands
+//! from outside its workspace.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::names::{self, NameKind};
+use crate::store::lock::{FileLock, LockPolicy};
+use crate::store::paths::Home;
+use crate::store::{StoreError, atomic};
+use crate::time::Timestamp;
+
+pub const PROJECT_SCHEMA: u32 = 1;
+/// The project of every directory not inside a bound workspace.
+pub const DEFAULT_PROJECT: &str = "default";
+
+/// Per-project knobs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// How long a claim holds before the task counts as stalled.
+    #[serde(default = "default_lease_minutes")]
+    pub lease_minutes: u32,
+    /// Whether handing work over starts the receiver's wake command.
+    #[serde(default = "default_true")]
+    pub wake: bool,
+    /// Human identities that may change the coordinator.
+    #[serde(default)]
+    pub humans: Vec<String>,
+}
+
+fn default_lease_minutes() -> u32 {
+    30
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            lease_minutes: default_lease_minutes(),
+            wake: true,
+            humans: Vec::new(),
+        }
+    }
+}
+
+/// A note in the project's shared context, kept with who wrote it and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextNote {
+    pub at: Timestamp,
+    pub by: String,
+    pub text: String,
+}
+
+/// The contents of `project.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Project {
+    #[serde(default = "default_schema")]
+    pub schema: u32,
+    pub id: String,
+    /// The canonical workspace directory, or none for a project usable from anywhere.
+    pub workspace: Option<PathBuf>,
+    #[serde(default)]
+    pub goal: Option<String>,
+    #[serde(default)]
+    pub coordinator: Option<String>,
+    pub created_at: Timestamp,
+    #[serde(default)]
+    pub settings: Settings,
+    #[serde(default)]
+    pub context: Vec<ContextNote>,
+}
+
+fn default_schema() -> u32 {
+    PROJECT_SCHEMA
+}
+
+impl Project {
+    fn new(id: &str, workspace: Option<PathBuf>, goal: Option<String>, now: Timestamp) -> Self {
+        Project {
+            schema: PROJECT_SCHEMA,
+            id: id.to_string(),
+            workspace,
+            goal,
+            coordinator: None,
+            created_at: now,
+            settings: Settings::default(),
+            context: Vec::new(),
+        }
+    }
+
+    pub fn lease(&self) -> chrono::Duration {
+        chrono::Duration::minutes(i64::from(self.settings.lease_minutes.max(1)))
+    }
+
+    /// Refuses `cwd` when this project is bound to a workspace that does not contain it.
+    pub fn check_access(&self, cwd: &Path) -> Result<()> {
+        match &self.workspace {
+            Some(workspace) if !canonical(cwd).starts_with(workspace) => {
+                Err(Error::OutsideWorkspace {
+                    project: self.id.clone(),
+                    workspace: workspace.clone(),
+                    cwd: cwd.to_path_buf(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Resolves symlinks so that two spellings of one directory compare equal.
+pub fn canonical(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Reads `project.json` of `id`, or `None` when the project does not exist.
+pub fn load(home: &Home, id: &str) -> Result<Option<Project>> {
+    names::check(NameKind::Project, id)?;
+    let path = home.project_file(id);
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(StoreError::io(&path)(error).into()),
+    };
+    let project: Project = serde_json::from_slice(&bytes).map_err(|error| StoreError::Corrupt {
+        path: path.clone(),
+        detail: error.to_string(),
+    })?;
+    if project.schema > PROJECT_SCHEMA {
+        return Err(StoreError::NewerSchema {
+            path,
+            found: u64::from(project.schema),
+            known: PROJECT_SCHEMA,
+        }
+        .into());
+    }
+    Ok(Some(project))
+}
+
+/// Every project in the home, sorted by id. Unreadable ones are errors, not skipped.
+pub fn list(home: &Home) -> Result<Vec<Project>> {
+    let mut projects = Vec::new();
+    for id in project_ids(home)? {
+        if let Some(project) = load(home, &id)? {
+            projects.push(project);
+        }
+    }
+    Ok(projects)
+}
+
+/// The names of the project directories, sorted.
+pub fn project_ids(home: &Home) -> Result<Vec<String>> {
+    let dir = home.projects_dir();
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(StoreError::io(&dir)(error).into()),
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.path().join("project.json").is_file())
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| names::check(NameKind::Project, name).is_ok())
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
+
+/// Finds the project a command acts on and checks that `cwd` may use it.
+/// `default` springs into being on first use; any other named project must exist.
+pub fn resolve(
+    home: &Home,
+    requested: Option<&str>,
+    cwd: &Path,
+    lock: LockPolicy,
+    now: Timestamp,
+) -> Result<Project> {
+    let project = match requested {
+        Some(id) => match load(home, id)? {
+            Some(project) => project,
+            None if id == DEFAULT_PROJECT => ensure_default(home, lock, now)?,
+            None => {
+                return Err(Error::UnknownProject {
+                    project: id.to_string(),
+                    known: project_ids(home)?,
+                });
+            }
+        },
+        None => match bound_project_for(home, cwd)? {
+            Some(project) => project,
+            None => ensure_default(home, lock, now)?,
+        },
+    };
+    project.check_access(cwd)?;
+    Ok(project)
+}
+
+/// The project whose workspace is the longest prefix of `cwd`.
+fn bound_project_for(home: &Home, cwd: &Path) -> Result<Option<Project>> {
+    let cwd = canonical(cwd);
+    Ok(list(home)?
+        .into_iter()
+        .filter(|project| {
+            project
+                .workspace
+                .as_ref()
+                .is_some_and(|workspace| cwd.starts_with(workspace))
+        })
+        .max_by_key(|project| {
+            project
+                .workspace
+                .as_ref()
+                .map_or(0, |w| w.as_os_str().len())
+        }))
+}
+
+fn ensure_default(home: &Home, lock: LockPolicy, now: Timestamp) -> Result<Project> {
+    if let Some(project) = load(home, DEFAULT_PROJECT)? {
+        return Ok(project);
+    }
+    update(home, DEFAULT_PROJECT, lock, |project| {
+        Ok(project
+            .get_or_insert_with(|| Project::new(DEFAULT_PROJECT, None, None, now))
+            .clone())
+    })
+}
+
+/// A locked read-change-write of `project.json` (under the board lock, so a project change
+/// and a board change never interleave). The closure gets `None` for a new project.
+pub fn update<T>(
+    home: &Home,
+    id: &str,
+    lock: LockPolicy,
+    change: impl FnOnce(&mut Option<Project>) -> Result<T>,
+) -> Result<T> {
+    names::check(NameKind::Project, id)?;
+    let _guard = FileLock::acquire(&home.board_lock(id), "the board lock", lock)?;
+    update_locked(home, id, change)
+}
+
+/// [`update`] for a caller that already holds the board lock.
+pub fn update_locked<T>(
+    home: &Home,
+    id: &str,
+    change: impl FnOnce(&mut Option<Project>) -> Result<T>,
+) -> Result<T> {
+    let mut project = load(home, id)?;
+    let before = project.clone();
+    let result = change(&mut project)?;
+    if project != before
+        && let Some(project) = &project
+    {
+        let path = home.project_file(id);
+        let mut text = serde_json::to_vec_pretty(project).map_err(|error| StoreError::Corrupt {
+            path: path.clone(),
+            detail: error.to_string(),
+        })?;
+        text.push(b'\n');
+        atomic::replace(&path, &text, None)?;
+    }
+    Ok(result)
+}
+
+/// `project init`: creates a project bound to `workspace`. Without a name, the workspace's
+/// directory name is used, made unique so two workspaces called `api` get two projects.
+pub fn init(
+    home: &Home,
+    name: Option<&str>,
+    workspace: &Path,
+    goal: Option<String>,
+    lock: LockPolicy,
+    now: Timestamp,
+) -> Result<Project> {
+    let workspace = fs::canonicalize(workspace).map_err(|error| {
+        Error::invalid(format!(
+            "workspace {} is not a directory I can use: {error}",
+            workspace.display()
+        ))
+    })?;
+    if !workspace.is_dir() {
+        return Err(Error::invalid(format!(
+            "workspace {} is not a directory",
+            workspace.display()
+        )));
+    }
+    let existing = list(home)?;
+    if let Some(bound) = existing
+        .iter()
+        .find(|project| project.workspace.as_deref() == Some(workspace.as_path()))
+    {
+        return Err(Error::invalid_with_hint(
+            format!(
+                "{} is already the workspace of project {}",
+                workspace.display(),
+                bound.id
+            ),
+            format!("see it with `baton project show --project {}`", bound.id),
+        ));
+    }
+    let id = match name {
+        Some(name) => {
+            names::check(NameKind::Project, name)?;
+            if existing.iter().any(|project| project.id == name) {
+                return Err(Error::invalid(format!("project {name} already exists")));
+            }
+            name.to_string()
+        }
+        None => unique_id(&workspace, &existing),
+    };
+    update(home, &id, lock, |slot| {
+        if slot.is_some() {
+            return Err(Error::invalid(format!("project {id} already exists")));
+        }
+        Ok(slot
+            .insert(Project::new(&id, Some(workspace.clone()), goal, now))
+            .clone())
+    })
+}
+
+/// A project id from the workspace's directory name, numbered when already taken.
+fn unique_id(workspace: &Path, existing: &[Project]) -> String {
+    let base: String = workspace
+        .file_name()
+        .map(|name| name.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        .take(56)
+        .collect();
+    let base = if base.is_empty() {
+        "project".to_string()
+    } else {
+        base
+    };
+    let taken = |id: &str| existing.iter().any(|project| project.id == id);
+    if !taken(&base) {
+        return base;
+    }
+    (2..)
+        .map(|number| format!("{base}-{number}"))
+        .find(|id| !taken(id))
+        .unwrap_or(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quiet() -> LockPolicy {
+        LockPolicy {
+            timeout: std::time::Duration::from_secs(5),
+            on_wait: |_| {},
+        }
+    }
+
+    fn now() -> Timestamp {
+        "2026-11-29T12:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn nested_workspaces_pick_the_longest_and_outsiders_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().join("home"));
+        let outer = root.path().join("src");
+        let inner = outer.join("api");
+        let elsewhere = root.path().join("web");
+        for dir in [&inner, &elsewhere] {
+            fs::create_dir_all(dir).unwrap();
+        }
+        init(&home, Some("outer"), &outer, None, quiet(), now()).unwrap();
+        init(&home, None, &inner, None, quiet(), now()).unwrap();
+        let deep = inner.join("src");
+        fs::create_dir_all(&deep).unwrap();
+        assert_eq!(
+            resolve(&home, None, &deep, quiet(), now()).unwrap().id,
+            "api"
+        );
+        assert_eq!(
+            resolve(&home, None, &outer, quiet(), now()).unwrap().id,
+            "outer"
+        );
+        assert_eq!(
+            resolve(&home, None, &elsewhere, quiet(), now()).unwrap().id,
+            "default"
+        );
+        let refused = resolve(&home, Some("api"), &elsewhere, quiet(), now()).unwrap_err();
+        assert!(
+            matches!(refused, Error::OutsideWorkspace { .. }),
+            "{refused}"
+        );
+        let unknown = resolve(&home, Some("nope"), &elsewhere, quiet(), now()).unwrap_err();
+        assert!(matches!(unknown, Error::UnknownProject { .. }), "{unknown}");
+        assert!(!home.project_dir("nope").exists(), "no silent new board");
+    }
+
+    #[test]
+    fn two_workspaces_with_one_name_get_two_projects() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().join("home"));
+        let first = root.path().join("a/api");
+        let second = root.path().join("b/api");
+        fs::create_dir_all(&first).unwrap();
+        fs::create_dir_all(&second).unwrap();
+        let one = init(&home, None, &first, None, quiet(), now()).unwrap();
+        let two = init(&home, None, &second, None, quiet(), now()).unwrap();
+        assert_eq!((one.id.as_str(), two.id.as_str()), ("api", "api-2"));
+        assert!(
+            init(&home, None, &first, None, quiet(), now()).is_err(),
+            "bound twice"
+        );
+    }
+}

@@ -1,0 +1,711 @@
+//! An identity acting in a project: the operations the CLI, the MCP server and the hooks all
+//! call, so the three faces can never drift apart. Nothing here prints or exits.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::activity::{self, ActivityRecord};
+use crate::archive;
+use crate::board::inbox::{Reason, Turn};
+use crate::board::task::{Priority, Status, Task, TaskId, ThreadEntry};
+use crate::board::transition::{self, Action, Event, Rules};
+use crate::board::{Board, InboxItem};
+use crate::error::{Error, Result};
+use crate::names::{self, NameKind};
+use crate::project::{self, Project};
+use crate::registry;
+use crate::store::board_file;
+use crate::store::lock::LockPolicy;
+use crate::store::paths::Home;
+use crate::time::{self, Timestamp};
+
+/// Where the hub lives and how it locks: the same for every command of one process.
+#[derive(Debug, Clone)]
+pub struct Hub {
+    pub home: Home,
+    pub lock: LockPolicy,
+}
+
+impl Hub {
+    pub fn new(home: Home, lock: LockPolicy) -> Self {
+        Hub { home, lock }
+    }
+}
+
+/// What a command asked for before the project is known.
+#[derive(Debug, Clone, Default)]
+pub struct Request<'a> {
+    pub agent: Option<&'a str>,
+    pub project: Option<&'a str>,
+    pub cwd: Option<&'a Path>,
+}
+
+/// An identity (perhaps none) in a resolved project.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub hub: Hub,
+    pub project: Project,
+    agent: Option<String>,
+    pub now: Timestamp,
+}
+
+/// Someone whose inbox just gained a task: the cue to wake and notify them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Handover {
+    pub agent: String,
+    pub project: String,
+    pub task: TaskId,
+    pub reason: Reason,
+    pub subject: String,
+}
+
+/// A task with what the board knows about it beyond its own fields.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskView {
+    #[serde(flatten)]
+    pub task: Task,
+    /// Whose inbox holds it, if anyone's.
+    pub turn: Option<String>,
+    pub reason: Option<Reason>,
+    /// Unfinished tasks it waits on.
+    pub blocked_by: Vec<TaskId>,
+    pub stalled: bool,
+    pub archived: bool,
+}
+
+/// The answer to a command that changed a task.
+#[derive(Debug, Clone, Serialize)]
+pub struct Changed {
+    pub project: String,
+    pub task: TaskView,
+    pub handovers: Vec<Handover>,
+    /// Set when `send --skill` chose the assignee: the skill it matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routed_by_skill: Option<String>,
+}
+
+/// What `send` needs.
+#[derive(Debug, Clone, Default)]
+pub struct NewTask {
+    pub to: Option<String>,
+    pub skill: Option<String>,
+    pub subject: String,
+    pub body: String,
+    pub files: Vec<String>,
+    pub priority: Priority,
+    pub after: Vec<TaskId>,
+    pub review: bool,
+    pub reviewer: Option<String>,
+}
+
+/// One task in an inbox, with all that is needed to act on it.
+#[derive(Debug, Clone, Serialize)]
+pub struct InboxEntry {
+    #[serde(flatten)]
+    pub task: Task,
+    pub reason: Reason,
+    /// Who is waiting on the owner of the inbox.
+    pub waiting: String,
+    /// The last question, answer or review note.
+    pub last_word: Option<ThreadEntry>,
+}
+
+/// The caller's inbox.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inbox {
+    pub agent: String,
+    pub project: String,
+    pub tasks: Vec<InboxEntry>,
+}
+
+/// What `board` shows.
+#[derive(Debug, Clone, Default)]
+pub struct BoardFilter {
+    pub status: Option<Status>,
+    pub mine: bool,
+    pub all: bool,
+}
+
+/// Which finished tasks `archive` moved (or would move).
+#[derive(Debug, Clone, Serialize)]
+pub struct Archived {
+    pub project: String,
+    pub dry_run: bool,
+    pub tasks: Vec<TaskId>,
+}
+
+impl Session {
+    /// Resolves the project, checks names and workspace access, and records the identity
+    /// (registering it on first sight, refreshing its leases and last-seen).
+    pub fn open(hub: Hub, request: Request<'_>) -> Result<Session> {
+        let now = time::now();
+        if let Some(agent) = request.agent {
+            names::check(NameKind::Agent, agent)?;
+        }
+        let cwd = match request.cwd {
+            Some(cwd) => cwd.to_path_buf(),
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        };
+        let project = project::resolve(&hub.home, request.project, &cwd, hub.lock, now)?;
+        let session = Session {
+            hub,
+            project,
+            agent: request.agent.map(str::to_string),
+            now,
+        };
+        if let Some(agent) = &session.agent {
+            registry::heartbeat(&session.hub.home, agent, session.hub.lock, now)?;
+            session.renew_leases(agent)?;
+        }
+        Ok(session)
+    }
+
+    /// The caller's name, or the error every identity-needing command gives.
+    pub fn agent(&self) -> Result<&str> {
+        self.agent.as_deref().ok_or(Error::NoIdentity)
+    }
+
+    pub fn home(&self) -> &Home {
+        &self.hub.home
+    }
+
+    pub fn project_id(&self) -> &str {
+        &self.project.id
+    }
+
+    /// A signed-in agent keeps its claims alive by using baton. Renews only once half the
+    /// lease has passed, so frequent commands do not each write the board.
+    fn renew_leases(&self, agent: &str) -> Result<()> {
+        let board = self.board()?;
+        let lease = self.project.lease();
+        let half = lease / 2;
+        let is_due = |task: &Task| {
+            task.status == Status::Working
+                && task.to == agent
+                && task
+                    .lease_expires_at
+                    .is_some_and(|until| self.now.until(until) < half)
+        };
+        if !board.tasks.iter().any(is_due) {
+            return Ok(());
+        }
+        board_file::update(
+            &self.hub.home,
+            &self.project.id,
+            self.hub.lock,
+            self.now,
+            |tx| {
+                let now = tx.now;
+                let mut renewed = false;
+                for task in tx.board.tasks.iter_mut().filter(|task| is_due(task)) {
+                    transition::renew_lease(task, now, lease);
+                    renewed = true;
+                }
+                if renewed {
+                    tx.touch();
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// The board as it is now (no lock).
+    pub fn board(&self) -> Result<Board> {
+        Ok(board_file::read(&self.hub.home, &self.project.id)?)
+    }
+
+    fn view(&self, board: &Board, task: &Task, archived: bool) -> TaskView {
+        let (turn, reason, blocked_by) = match board.turn(task, self.now) {
+            Turn::Of { agent, reason } => (Some(agent.to_string()), Some(reason), Vec::new()),
+            Turn::Blocked(ids) => (None, None, ids),
+            Turn::Nobody => (None, None, Vec::new()),
+        };
+        TaskView {
+            task: task.clone(),
+            turn,
+            reason,
+            blocked_by,
+            stalled: task.is_stalled(self.now),
+            archived,
+        }
+    }
+
+    fn record(&self, actor: &str, event: &Event) -> ActivityRecord {
+        ActivityRecord {
+            at: self.now,
+            project: self.project.id.clone(),
+            actor: actor.to_string(),
+            action: event.action.to_string(),
+            task: Some(event.task),
+            from_status: Some(event.from_status),
+            to_status: Some(event.to_status),
+            text: Some(event.text.clone()).filter(|text| !text.is_empty()),
+        }
+    }
+
+    /// `send`: puts a new pending task on the board.
+    pub fn send(&self, new: NewTask) -> Result<Changed> {
+        let sender = self.agent()?.to_string();
+        if new.subject.trim().is_empty() {
+            return Err(Error::invalid("send needs --subject with some words"));
+        }
+        let to = match (&new.to, &new.skill) {
+            (Some(to), _) => {
+                names::check(NameKind::Agent, to)?;
+                registry::require(&self.hub.home, to)?;
+                to.clone()
+            }
+            (None, Some(skill)) => self.route_by_skill(skill, &sender)?,
+            (None, None) => {
+                return Err(Error::invalid_with_hint(
+                    "send needs --to NAME or --skill TAG",
+                    "`baton agents` lists who is here and what they are good at",
+                ));
+            }
+        };
+        if let Some(reviewer) = &new.reviewer {
+            registry::require(&self.hub.home, reviewer)?;
+        }
+        let home = &self.hub.home;
+        let project_id = self.project.id.clone();
+        board_file::update(home, &project_id, self.hub.lock, self.now, |tx| {
+            for id in &new.after {
+                if tx.board.task(*id).is_none() && archive::find(home, &project_id, *id)?.is_none()
+                {
+                    return Err(Error::UnknownTask {
+                        task: *id,
+                        project: project_id.clone(),
+                    });
+                }
+            }
+            let before = owners(&tx.board, self.now);
+            let id = TaskId(tx.board.next_id);
+            tx.board.next_id += 1;
+            let task = Task {
+                id,
+                subject: new.subject.trim().to_string(),
+                body: new.body.trim().to_string(),
+                files: new.files.clone(),
+                from: sender.clone(),
+                to: to.clone(),
+                reviewer: new.reviewer.clone().filter(|reviewer| *reviewer != sender),
+                status: Status::Pending,
+                priority: new.priority,
+                after: new.after.clone(),
+                skill: new.skill.clone(),
+                review: new.review || new.reviewer.is_some(),
+                created_at: self.now,
+                updated_at: self.now,
+                claimed_at: None,
+                lease_expires_at: None,
+                result: None,
+                thread: Vec::new(),
+            };
+            tx.board.tasks.push(task.clone());
+            tx.record(ActivityRecord {
+                at: self.now,
+                project: project_id.clone(),
+                actor: sender.clone(),
+                action: "send".into(),
+                task: Some(id),
+                from_status: None,
+                to_status: Some(Status::Pending),
+                text: Some(format!("{} → {}: {}", sender, to, task.subject)),
+            });
+            project::update_locked(home, &project_id, |project| {
+                if let Some(project) = project
+                    && project.coordinator.is_none()
+                {
+                    project.coordinator = Some(sender.clone());
+                }
+                Ok(())
+            })?;
+            let handovers = handovers(&before, &tx.board, self.now, &sender);
+            Ok(Changed {
+                project: project_id.clone(),
+                task: self.view(&tx.board, &task, false),
+                handovers,
+                routed_by_skill: if new.to.is_none() {
+                    new.skill.clone()
+                } else {
+                    None
+                },
+            })
+        })
+    }
+
+    /// Skill routing: among agents with `skill` (never the sender), the one with the fewest
+    /// open tasks, then the most recently seen.
+    fn route_by_skill(&self, skill: &str, sender: &str) -> Result<String> {
+        let (agents, _) = registry::list(&self.hub.home)?;
+        let board = self.board()?;
+        let open_count = |name: &str| board.open_tasks().filter(|task| task.to == name).count();
+        let chosen = agents
+            .iter()
+            .filter(|agent| agent.name != sender && agent.skills.iter().any(|s| s == skill))
+            .min_by(|left, right| {
+                open_count(&left.name)
+                    .cmp(&open_count(&right.name))
+                    .then(right.last_seen.cmp(&left.last_seen))
+                    .then(left.name.cmp(&right.name))
+            });
+        match chosen {
+            Some(agent) => Ok(agent.name.clone()),
+            None => {
+                let mut offered: Vec<String> = agents
+                    .iter()
+                    .filter(|agent| agent.name != sender)
+                    .flat_map(|agent| agent.skills.iter().cloned())
+                    .collect();
+                offered.sort();
+                offered.dedup();
+                let offered = if offered.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    offered.join(", ")
+                };
+                Err(Error::invalid_with_hint(
+                    format!("no agent but you has the skill `{skill}`; skills on offer: {offered}"),
+                    "give an agent a skill with `baton agent add NAME --skills a,b`",
+                ))
+            }
+        }
+    }
+
+    /// Every transition of SPEC section 3 other than `send`.
+    pub fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
+        let actor = self.agent()?.to_string();
+        if let Action::Reassign { to, .. } = &action {
+            registry::require(&self.hub.home, to)?;
+        }
+        let project_id = self.project.id.clone();
+        let lease = self.project.lease();
+        board_file::update(&self.hub.home, &project_id, self.hub.lock, self.now, |tx| {
+            let Some(task) = tx.board.task(id) else {
+                return Err(self.missing_task(id));
+            };
+            // The coordinator may change between resolving and locking; read it under the lock.
+            let coordinator =
+                project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
+            let waiting_on = tx.board.waiting_on(task);
+            let rules = Rules {
+                now: self.now,
+                lease,
+                coordinator: coordinator.as_deref(),
+                waiting_on: &waiting_on,
+            };
+            let (next, event) = transition::transition(task, &action, &actor, rules)?;
+            let before = owners(&tx.board, self.now);
+            let record = self.record(&actor, &event);
+            if let Some(slot) = tx.board.task_mut(id) {
+                *slot = next.clone();
+            }
+            tx.record(record);
+            let handovers = handovers(&before, &tx.board, self.now, &actor);
+            Ok(Changed {
+                project: project_id.clone(),
+                task: self.view(&tx.board, &next, false),
+                handovers,
+                routed_by_skill: None,
+            })
+        })
+    }
+
+    fn missing_task(&self, id: TaskId) -> Error {
+        match archive::find(&self.hub.home, &self.project.id, id) {
+            Ok(Some(task)) => Error::invalid(format!(
+                "{id} is {} and archived; nothing moves it again",
+                task.status
+            )),
+            _ => Error::UnknownTask {
+                task: id,
+                project: self.project.id.clone(),
+            },
+        }
+    }
+
+    /// `show`: one task, from the board or the archive.
+    pub fn show(&self, id: TaskId) -> Result<TaskView> {
+        let board = self.board()?;
+        if let Some(task) = board.task(id) {
+            return Ok(self.view(&board, task, false));
+        }
+        match archive::find(&self.hub.home, &self.project.id, id)? {
+            Some(task) => Ok(self.view(&board, &task, true)),
+            None => Err(Error::UnknownTask {
+                task: id,
+                project: self.project.id.clone(),
+            }),
+        }
+    }
+
+    /// `board`: open tasks (with `all`, finished ones too), oldest first.
+    pub fn list(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
+        let board = self.board()?;
+        let me = if filter.mine {
+            Some(self.agent()?.to_string())
+        } else {
+            None
+        };
+        Ok(board
+            .tasks
+            .iter()
+            .filter(|task| match filter.status {
+                Some(status) => task.status == status,
+                None => filter.all || task.status.is_open(),
+            })
+            .filter(|task| {
+                me.as_deref()
+                    .is_none_or(|me| task.to == me || task.from == me || task.reviewer() == me)
+            })
+            .map(|task| self.view(&board, task, false))
+            .collect())
+    }
+
+    /// `inbox`: the tasks whose turn is the caller's.
+    pub fn inbox(&self) -> Result<Inbox> {
+        let agent = self.agent()?.to_string();
+        let board = self.board()?;
+        let tasks = board
+            .inbox(&agent, self.now)
+            .into_iter()
+            .map(|InboxItem { task, reason }| InboxEntry {
+                waiting: match reason {
+                    Reason::Assigned | Reason::ChangesRequested => task.from.clone(),
+                    Reason::Question | Reason::ReviewRequested | Reason::Stalled => task.to.clone(),
+                },
+                last_word: task.last_word().cloned(),
+                reason,
+                task: task.clone(),
+            })
+            .collect();
+        Ok(Inbox {
+            agent,
+            project: self.project.id.clone(),
+            tasks,
+        })
+    }
+
+    /// `log`: activity records, oldest first; the last `limit` of those at or after `since`.
+    pub fn log(
+        &self,
+        limit: Option<usize>,
+        since: Option<Timestamp>,
+    ) -> Result<Vec<ActivityRecord>> {
+        let mut records = activity::read(&self.hub.home.activity_file(&self.project.id))?;
+        if let Some(since) = since {
+            records.retain(|record| record.at >= since);
+        }
+        if let Some(limit) = limit {
+            let skip = records.len().saturating_sub(limit);
+            records.drain(..skip);
+        }
+        Ok(records)
+    }
+
+    /// `note`: a line in the activity log from the caller.
+    pub fn note(&self, text: &str) -> Result<ActivityRecord> {
+        let actor = self.agent()?.to_string();
+        if text.trim().is_empty() {
+            return Err(Error::invalid("note needs some words"));
+        }
+        let record = ActivityRecord {
+            at: self.now,
+            project: self.project.id.clone(),
+            actor,
+            action: "note".into(),
+            task: None,
+            from_status: None,
+            to_status: None,
+            text: Some(text.trim().to_string()),
+        };
+        board_file::update(
+            &self.hub.home,
+            &self.project.id,
+            self.hub.lock,
+            self.now,
+            |tx| {
+                tx.record(record.clone());
+                Ok(())
+            },
+        )?;
+        Ok(record)
+    }
+
+    /// `archive`: moves finished tasks older than `older_than_days` off the board now.
+    pub fn archive(&self, older_than_days: u32, dry_run: bool) -> Result<Archived> {
+        let older_than = chrono::Duration::days(i64::from(older_than_days));
+        let home = &self.hub.home;
+        let project_id = self.project.id.clone();
+        if dry_run {
+            let board = self.board()?;
+            return Ok(Archived {
+                project: project_id,
+                dry_run,
+                tasks: archive::select(&board, self.now, older_than),
+            });
+        }
+        let actor = self.agent.clone().unwrap_or_else(|| "baton".to_string());
+        board_file::update(home, &project_id, self.hub.lock, self.now, |tx| {
+            let ids = archive::select(&tx.board, self.now, older_than);
+            archive::move_off(home, &mut tx.board, &ids)?;
+            if !ids.is_empty() {
+                tx.record(ActivityRecord {
+                    at: self.now,
+                    project: project_id.clone(),
+                    actor,
+                    action: "archive".into(),
+                    task: None,
+                    from_status: None,
+                    to_status: None,
+                    text: Some(format!("{} finished tasks archived", ids.len())),
+                });
+            }
+            Ok(Archived {
+                project: project_id.clone(),
+                dry_run,
+                tasks: ids,
+            })
+        })
+    }
+}
+
+/// Whose inbox each open task is in.
+fn owners(board: &Board, now: Timestamp) -> HashMap<TaskId, (String, Reason)> {
+    board
+        .open_tasks()
+        .filter_map(|task| match board.turn(task, now) {
+            Turn::Of { agent, reason } => Some((task.id, (agent.to_string(), reason))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The tasks that entered someone's inbox (other than the actor's) with this change.
+fn handovers(
+    before: &HashMap<TaskId, (String, Reason)>,
+    board: &Board,
+    now: Timestamp,
+    actor: &str,
+) -> Vec<Handover> {
+    let mut arrived: Vec<Handover> = owners(board, now)
+        .into_iter()
+        .filter(|(id, (agent, reason))| {
+            agent != actor && before.get(id) != Some(&(agent.clone(), *reason))
+        })
+        .filter_map(|(id, (agent, reason))| {
+            board.task(id).map(|task| Handover {
+                agent,
+                project: board.project.clone(),
+                task: id,
+                reason,
+                subject: task.subject.clone(),
+            })
+        })
+        .collect();
+    arrived.sort_by_key(|handover| handover.task);
+    arrived
+}
+
+/// One row of the capability matrix.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentRow {
+    pub name: String,
+    pub strengths: String,
+    pub skills: Vec<String>,
+    pub clients: Vec<String>,
+    pub last_seen: Timestamp,
+    /// Open tasks assigned to the agent in this project.
+    pub open: usize,
+    /// Of those, the ones it is working on now.
+    pub working: usize,
+    /// Tasks whose turn is the agent's.
+    pub inbox: usize,
+    pub wake: bool,
+}
+
+impl Session {
+    /// `agents`: who is here and what they are good at, with their load in this project.
+    pub fn agents(&self) -> Result<Vec<AgentRow>> {
+        let (records, problems) = registry::list(&self.hub.home)?;
+        if let Some(problem) = problems.into_iter().next() {
+            return Err(problem);
+        }
+        let board = self.board()?;
+        Ok(records
+            .into_iter()
+            .map(|record| {
+                let open = board.open_tasks().filter(|task| task.to == record.name);
+                let (open, working) = open.fold((0, 0), |(open, working), task| {
+                    (
+                        open + 1,
+                        working + usize::from(task.status == Status::Working),
+                    )
+                });
+                AgentRow {
+                    inbox: board.inbox(&record.name, self.now).len(),
+                    name: record.name,
+                    strengths: record.strengths,
+                    skills: record.skills,
+                    clients: record.clients,
+                    last_seen: record.last_seen,
+                    open,
+                    working,
+                    wake: record.wake.is_some_and(|argv| !argv.is_empty()),
+                }
+            })
+            .collect())
+    }
+
+    /// `coordinator --set NAME`: only the coordinator (or a human named in the project's
+    /// settings, or anyone while there is none) may hand the role on.
+    pub fn set_coordinator(&self, name: &str) -> Result<Project> {
+        let actor = self.agent()?.to_string();
+        registry::require(&self.hub.home, name)?;
+        project::update(&self.hub.home, &self.project.id, self.hub.lock, |slot| {
+            let Some(project) = slot else {
+                return Err(Error::UnknownProject {
+                    project: self.project.id.clone(),
+                    known: Vec::new(),
+                });
+            };
+            let may = match &project.coordinator {
+                None => true,
+                Some(current) => *current == actor || project.settings.humans.contains(&actor),
+            };
+            if !may {
+                return Err(Error::invalid(format!(
+                    "only {} (the coordinator) or a human of project {} can change the coordinator",
+                    project.coordinator.as_deref().unwrap_or("nobody"),
+                    project.id
+                )));
+            }
+            project.coordinator = Some(name.to_string());
+            Ok(project.clone())
+        })
+    }
+
+    /// `context --add`: a shared project note, kept with who wrote it and when.
+    pub fn add_context(&self, text: &str) -> Result<Project> {
+        let actor = self.agent()?.to_string();
+        if text.trim().is_empty() {
+            return Err(Error::invalid("context --add needs some words"));
+        }
+        project::update(&self.hub.home, &self.project.id, self.hub.lock, |slot| {
+            let Some(project) = slot else {
+                return Err(Error::UnknownProject {
+                    project: self.project.id.clone(),
+                    known: Vec::new(),
+                });
+            };
+            project.context.push(project::ContextNote {
+                at: self.now,
+                by: actor.clone(),
+                text: text.trim().to_string(),
+            });
+            Ok(project.clone())
+        })
+    }
+}

@@ -1,0 +1,117 @@
+//! Crash-safe replacement of a whole file: temp file in the same directory, fsync, rename,
+//! fsync the directory. A reader sees the old file or the new one, never a mix.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use super::StoreError;
+
+/// Open options that create files readable by their owner only (0600).
+pub fn private_open_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.mode(0o600);
+    options
+}
+
+/// Creates `dir` and its missing parents with mode 0700.
+pub fn create_private_dir_all(dir: &Path) -> Result<(), StoreError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(StoreError::io(dir))
+}
+
+/// The temp file a replacement of `path` is written to. One fixed name per file is safe
+/// because every writer holds that file's lock, and it means a writer killed mid-write
+/// leaves at most one stray temp file, which the next writer overwrites.
+pub fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// Replaces `path` with `contents` atomically. With `backup`, the previous contents stay
+/// reachable there (hard-linked, so keeping them costs no copy). The caller holds the lock
+/// that guards `path`.
+pub fn replace(path: &Path, contents: &[u8], backup: Option<&Path>) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    create_private_dir_all(dir)?;
+    let temp = temp_path(path);
+    let mut file = private_open_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temp)
+        .map_err(StoreError::io(&temp))?;
+    file.write_all(contents).map_err(StoreError::io(&temp))?;
+    file.sync_all().map_err(StoreError::io(&temp))?;
+    drop(file);
+    if let Some(backup) = backup
+        && path.exists()
+    {
+        keep_backup(path, backup)?;
+    }
+    fs::rename(&temp, path).map_err(StoreError::io(path))?;
+    sync_dir(dir)
+}
+
+/// Points `backup` at the current contents of `path` without a moment where `backup` is
+/// missing or half-written.
+fn keep_backup(path: &Path, backup: &Path) -> Result<(), StoreError> {
+    let staged = temp_path(backup);
+    match fs::remove_file(&staged) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(StoreError::io(&staged)(error)),
+    }
+    if fs::hard_link(path, &staged).is_err() {
+        // Some filesystems refuse hard links; a copy is slower but just as safe.
+        fs::copy(path, &staged).map_err(StoreError::io(&staged))?;
+        File::open(&staged)
+            .and_then(|file| file.sync_all())
+            .map_err(StoreError::io(&staged))?;
+    }
+    fs::rename(&staged, backup).map_err(StoreError::io(backup))
+}
+
+/// Makes a rename in `dir` durable.
+pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir)
+        .and_then(|handle| handle.sync_all())
+        .map_err(StoreError::io(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn replaces_keeps_a_backup_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/board.json");
+        let backup = dir.path().join("sub/board.json.bak");
+        replace(&path, b"one", Some(&backup)).unwrap();
+        assert!(!backup.exists(), "no backup of a file that did not exist");
+        replace(&path, b"two", Some(&backup)).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(fs::read(&backup).unwrap(), b"one");
+        replace(&path, b"three", Some(&backup)).unwrap();
+        assert_eq!(fs::read(&backup).unwrap(), b"two");
+        assert!(!temp_path(&path).exists());
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let dir_mode = fs::metadata(dir.path().join("sub"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(dir_mode, 0o700);
+    }
+}

@@ -1,0 +1,114 @@
+//! The one way to change a board: lock `board.lock`, re-read `board.json`, change it, write
+//! it atomically (keeping `board.json.bak`), append the activity lines, release.
+//! Readers never lock: [`read`] sees the whole old board or the whole new one.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::lock::{FileLock, LockPolicy};
+use super::paths::Home;
+use super::{StoreError, atomic};
+use crate::activity::{self, ActivityRecord};
+use crate::archive;
+use crate::board::{BOARD_SCHEMA, Board};
+use crate::error::Result;
+use crate::time::Timestamp;
+
+/// Reads a project's board without locking; a project with no board yet has an empty one.
+pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
+    let path = home.board_file(project);
+    match fs::read(&path) {
+        Ok(bytes) => parse(&path, &bytes),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(Board::new(project)),
+        Err(error) => Err(StoreError::io(&path)(error)),
+    }
+}
+
+/// Parses board bytes, refusing anything that does not parse or has a newer schema.
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
+    #[derive(Deserialize)]
+    struct SchemaOnly {
+        schema: u64,
+    }
+    match serde_json::from_slice::<Board>(bytes) {
+        Ok(board) if board.schema > BOARD_SCHEMA => Err(StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found: u64::from(board.schema),
+            known: BOARD_SCHEMA,
+        }),
+        Ok(board) => Ok(board),
+        Err(error) => match serde_json::from_slice::<SchemaOnly>(bytes) {
+            Ok(probe) if probe.schema > u64::from(BOARD_SCHEMA) => Err(StoreError::NewerSchema {
+                path: path.to_path_buf(),
+                found: probe.schema,
+                known: BOARD_SCHEMA,
+            }),
+            _ => Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: error.to_string(),
+            }),
+        },
+    }
+}
+
+/// A change in progress, holding the lock. Record one activity line per change made.
+pub struct Transaction {
+    pub board: Board,
+    pub now: Timestamp,
+    records: Vec<ActivityRecord>,
+    is_changed: bool,
+}
+
+impl Transaction {
+    /// Notes a change for the activity log; a transaction with none writes nothing.
+    pub fn record(&mut self, record: ActivityRecord) {
+        self.records.push(record);
+        self.is_changed = true;
+    }
+
+    /// Marks the board changed without an activity line (lease renewals).
+    pub fn touch(&mut self) {
+        self.is_changed = true;
+    }
+}
+
+/// Runs `change` on the board under the lock and persists what it did. When `change`
+/// fails, nothing is written.
+pub fn update<T>(
+    home: &Home,
+    project: &str,
+    lock: LockPolicy,
+    now: Timestamp,
+    change: impl FnOnce(&mut Transaction) -> Result<T>,
+) -> Result<T> {
+    let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
+    let board = read(home, project)?;
+    let mut transaction = Transaction {
+        board,
+        now,
+        records: Vec::new(),
+        is_changed: false,
+    };
+    let result = change(&mut transaction)?;
+    if transaction.is_changed {
+        archive::sweep(home, &mut transaction.board, now)?;
+        write(home, project, &transaction.board)?;
+        activity::append(&home.activity_file(project), &transaction.records)?;
+    }
+    Ok(result)
+}
+
+/// Writes the board atomically, keeping the previous one as `board.json.bak`.
+/// The caller holds the board lock.
+pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
+    let path = home.board_file(project);
+    let mut text = serde_json::to_vec_pretty(board).map_err(|error| StoreError::Corrupt {
+        path: path.clone(),
+        detail: error.to_string(),
+    })?;
+    text.push(b'\n');
+    atomic::replace(&path, &text, Some(&home.board_backup(project)))
+}

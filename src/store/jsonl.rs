@@ -1,0 +1,131 @@
+//! Append-only files of one JSON object per line: the activity log, mail and archives.
+//!
+//! Appends happen under the lock of the file's owner, so lines never interleave. A writer
+//! killed mid-append can leave a torn last line; readers skip it rather than fail, and the
+//! next append starts on a fresh line so the torn bytes never glue onto a good record.
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::StoreError;
+use super::atomic::{create_private_dir_all, private_open_options};
+
+/// Appends `records` as lines, then fsyncs, so an append that returned is on disk.
+pub fn append<T: Serialize>(path: &Path, records: &[T]) -> Result<(), StoreError> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        create_private_dir_all(parent)?;
+    }
+    let mut file = private_open_options()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(StoreError::io(path))?;
+    let mut text = String::new();
+    if ends_with_torn_line(&mut file).map_err(StoreError::io(path))? {
+        text.push('\n');
+    }
+    for record in records {
+        // Serializing plain data structures cannot fail: no maps with non-string keys.
+        let line = serde_json::to_string(record).map_err(|error| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: error.to_string(),
+        })?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(StoreError::io(path))
+}
+
+fn ends_with_torn_line(file: &mut File) -> std::io::Result<bool> {
+    let length = file.metadata()?.len();
+    if length == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(length - 1))?;
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
+}
+
+/// What reading a JSON-lines file found.
+#[derive(Debug)]
+pub struct Lines<T> {
+    pub records: Vec<T>,
+    /// Line numbers (1-based) that did not parse: torn by a crash, or edited by hand.
+    pub skipped: Vec<usize>,
+}
+
+/// Reads every record of `path`; a missing file reads as empty.
+pub fn read_all<T: DeserializeOwned>(path: &Path) -> Result<Lines<T>, StoreError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            return Ok(Lines {
+                records: Vec::new(),
+                skipped: Vec::new(),
+            });
+        }
+        Err(error) => return Err(StoreError::io(path)(error)),
+    };
+    let mut records = Vec::new();
+    let mut skipped = Vec::new();
+    for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
+        let line = line.map_err(StoreError::io(path))?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice(&line) {
+            Ok(record) => records.push(record),
+            Err(_) => skipped.push(index + 1),
+        }
+    }
+    Ok(Lines { records, skipped })
+}
+
+/// Counts the lines of `path` (0 when missing).
+pub fn count_lines(path: &Path) -> Result<usize, StoreError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(bytes.iter().filter(|&&byte| byte == b'\n').count()),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(0),
+        Err(error) => Err(StoreError::io(path)(error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn a_torn_last_line_is_skipped_and_never_glued_to_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        append(&path, &[json!({"n": 1})]).unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"n\": 2, \"tor")
+            .unwrap();
+        append(&path, &[json!({"n": 3}), json!({"n": 4})]).unwrap();
+        let lines: Lines<Value> = read_all(&path).unwrap();
+        let numbers: Vec<_> = lines
+            .records
+            .iter()
+            .map(|record| record["n"].clone())
+            .collect();
+        assert_eq!(numbers, vec![json!(1), json!(3), json!(4)]);
+        assert_eq!(lines.skipped, vec![2]);
+        assert_eq!(count_lines(&path).unwrap(), 4);
+    }
+}

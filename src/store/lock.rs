@@ -1,0 +1,179 @@
+//! The only place that locks: an exclusive `fs4` lock on a sidecar file that is never
+//! deleted and never renamed over. The holder writes its pid into it so that a waiter can
+//! say whom it waits for.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use fs4::{FileExt, TryLockError};
+
+use super::StoreError;
+use super::atomic::{create_private_dir_all, private_open_options};
+
+/// How long to wait for a lock and whom to tell about the wait.
+#[derive(Debug, Clone, Copy)]
+pub struct LockPolicy {
+    pub timeout: Duration,
+    /// Called once, with a line like `waiting for the board lock held by pid 42`, when the
+    /// lock is busy. The CLI prints it to stderr; tests may collect it.
+    pub on_wait: fn(&str),
+}
+
+impl LockPolicy {
+    /// `BATON_LOCK_TIMEOUT` seconds (default 10), announcing waits on stderr.
+    pub fn from_environment() -> Self {
+        let seconds = std::env::var("BATON_LOCK_TIMEOUT")
+            .ok()
+            .and_then(|value| value.trim().parse::<f64>().ok())
+            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+            .unwrap_or(10.0);
+        LockPolicy {
+            timeout: Duration::from_secs_f64(seconds),
+            on_wait: |line| eprintln!("{line}"),
+        }
+    }
+}
+
+/// A held lock; released when dropped (closing the file releases the `flock`).
+#[derive(Debug)]
+pub struct FileLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl FileLock {
+    /// Takes the lock at `path`, creating the file if needed. `what` names the lock in the
+    /// waiting line ("the board lock").
+    pub fn acquire(path: &Path, what: &str, policy: LockPolicy) -> Result<FileLock, StoreError> {
+        if let Some(parent) = path.parent() {
+            create_private_dir_all(parent)?;
+        }
+        let mut file = private_open_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(StoreError::io(path))?;
+        match FileExt::try_lock(&file) {
+            Ok(()) => {}
+            Err(TryLockError::Error(source)) => {
+                return Err(StoreError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+            Err(TryLockError::WouldBlock) => {
+                let holder = read_holder(&mut file);
+                let who =
+                    holder.map_or_else(|| "another process".into(), |pid| format!("pid {pid}"));
+                (policy.on_wait)(&format!("waiting for {what} held by {who}"));
+                wait_for(&file, path, policy.timeout, holder)?;
+            }
+        }
+        let mut lock = FileLock {
+            file,
+            path: path.to_path_buf(),
+        };
+        lock.record_holder()?;
+        Ok(lock)
+    }
+
+    fn record_holder(&mut self) -> Result<(), StoreError> {
+        let pid = std::process::id().to_string();
+        let result = self
+            .file
+            .set_len(0)
+            .and_then(|()| self.file.seek(SeekFrom::Start(0)))
+            .and_then(|_| self.file.write_all(pid.as_bytes()));
+        result.map_err(StoreError::io(&self.path))
+    }
+}
+
+/// The pid recorded by the current holder, if it wrote one.
+pub fn read_holder_of(path: &Path) -> Option<u32> {
+    let mut file = File::open(path).ok()?;
+    read_holder(&mut file)
+}
+
+fn read_holder(file: &mut File) -> Option<u32> {
+    let mut text = String::new();
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.take(32).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+/// Whether `path` is locked by someone right now (probing without waiting).
+pub fn is_locked(path: &Path) -> bool {
+    let Ok(file) = OpenOptions::new().read(true).write(true).open(path) else {
+        return false;
+    };
+    matches!(FileExt::try_lock(&file), Err(TryLockError::WouldBlock))
+}
+
+/// Polls with a growing pause: `flock` has no timed wait, and a blocked thread could not
+/// give up on time.
+fn wait_for(
+    file: &File,
+    path: &Path,
+    timeout: Duration,
+    holder: Option<u32>,
+) -> Result<(), StoreError> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match FileExt::try_lock(file) {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::Error(source)) => {
+                return Err(StoreError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+            Err(TryLockError::WouldBlock) => {}
+        }
+        let waited = started.elapsed();
+        if waited >= timeout {
+            return Err(StoreError::LockTimeout {
+                path: path.to_path_buf(),
+                holder,
+                seconds: timeout.as_secs(),
+            });
+        }
+        thread::sleep(pause.min(timeout - waited));
+        pause = (pause * 2).min(Duration::from_millis(25));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quiet(timeout_ms: u64) -> LockPolicy {
+        LockPolicy {
+            timeout: Duration::from_millis(timeout_ms),
+            on_wait: |_| {},
+        }
+    }
+
+    #[test]
+    fn a_second_holder_times_out_naming_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("board.lock");
+        let held = FileLock::acquire(&path, "the board lock", quiet(100)).unwrap();
+        assert_eq!(read_holder_of(&path), Some(std::process::id()));
+        assert!(is_locked(&path));
+        let error = FileLock::acquire(&path, "the board lock", quiet(50)).unwrap_err();
+        match error {
+            StoreError::LockTimeout { holder, .. } => assert_eq!(holder, Some(std::process::id())),
+            other => panic!("expected a timeout, got {other}"),
+        }
+        drop(held);
+        assert!(!is_locked(&path));
+        FileLock::acquire(&path, "the board lock", quiet(50)).unwrap();
+        assert!(path.exists(), "the lock file is never deleted");
+    }
+}

@@ -1,0 +1,49 @@
+//! Everything that touches the disk: where files live, the one lock, atomic writes, and the
+//! locked read-change-write of a board.
+
+pub mod atomic;
+pub mod board_file;
+pub mod jsonl;
+pub mod lock;
+pub mod paths;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A failure to read or write stored data.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}", path = path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error(
+        "gave up after {seconds}s waiting for the lock {path} held by pid {holder}",
+        path = path.display(),
+        holder = holder.map_or_else(|| "unknown".to_string(), |pid| pid.to_string())
+    )]
+    LockTimeout {
+        path: PathBuf,
+        holder: Option<u32>,
+        seconds: u64,
+    },
+    #[error("{path} is unreadable: {detail}", path = path.display())]
+    Corrupt { path: PathBuf, detail: String },
+    #[error(
+        "{path} has schema {found}, newer than this baton understands ({known}); upgrade baton",
+        path = path.display()
+    )]
+    NewerSchema {
+        path: PathBuf,
+        found: u64,
+        known: u32,
+    },
+}
+
+impl StoreError {
+    /// Wraps an I/O error with the path it happened on.
+    pub fn io(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+        move |source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

@@ -112,7 +112,15 @@ impl Context {
 
 /// Parses the command line, runs it, and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap exits 2 on bad arguments, but 2 is baton's "outside the workspace":
+            // bad arguments are a wrong request, 1.
+            let _ = error.print();
+            return if error.use_stderr() { 1 } else { 0 };
+        }
+    };
     let Some(home) = Home::from_environment() else {
         return fail(&Error::invalid(
             "cannot find a home directory for baton's data; set BATON_HOME",

@@ -1,0 +1,173 @@
+//! A private hub for one test: a temporary `BATON_HOME`, a workspace directory, and helpers
+//! that run the real binary in it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The path of the binary under test.
+pub fn baton_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_baton"))
+}
+
+pub struct TestEnv {
+    pub root: tempfile::TempDir,
+}
+
+/// A finished run of the binary.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Asserts success and returns stdout.
+    #[track_caller]
+    pub fn ok(&self) -> &str {
+        assert_eq!(
+            self.code, 0,
+            "expected success\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        &self.stdout
+    }
+
+    /// Asserts success and parses stdout as JSON.
+    #[track_caller]
+    pub fn json(&self) -> Value {
+        let text = self.ok();
+        serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
+    }
+
+    /// Asserts the exit code and returns stderr.
+    #[track_caller]
+    pub fn fails(&self, code: i32) -> &str {
+        assert_eq!(
+            self.code, code,
+            "wrong exit code\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        &self.stderr
+    }
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        std::fs::create_dir_all(root.path().join("work")).unwrap();
+        std::fs::create_dir_all(root.path().join("home")).unwrap();
+        TestEnv { root }
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.root.path().join("home")
+    }
+
+    /// The directory commands run in unless told otherwise.
+    pub fn work(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+
+    pub fn project_dir(&self, project: &str) -> PathBuf {
+        self.home().join("projects").join(project)
+    }
+
+    pub fn board_path(&self, project: &str) -> PathBuf {
+        self.project_dir(project).join("board.json")
+    }
+
+    /// A command with a clean environment: private home, no identity, no wake, no notify.
+    pub fn command(&self, cwd: &Path) -> Command {
+        let mut command = Command::new(baton_bin());
+        command
+            .current_dir(cwd)
+            .env_remove("BATON_AGENT")
+            .env_remove("BATON_PROJECT")
+            .env_remove("BATON_NOW")
+            .env("BATON_HOME", self.home())
+            .env("BATON_NOTIFY", "0")
+            .env("BATON_LOCK_TIMEOUT", "20")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs `baton --as AGENT ARGS…` in the workspace.
+    pub fn run(&self, agent: &str, args: &[&str]) -> Run {
+        self.run_in(&self.work(), agent, args)
+    }
+
+    pub fn run_in(&self, cwd: &Path, agent: &str, args: &[&str]) -> Run {
+        let mut command = self.command(cwd);
+        if !agent.is_empty() {
+            command.args(["--as", agent]);
+        }
+        Run::from(command.args(args).output().expect("the baton binary runs"))
+    }
+
+    /// Runs with extra environment variables.
+    pub fn run_env(&self, agent: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut command = self.command(&self.work());
+        if !agent.is_empty() {
+            command.args(["--as", agent]);
+        }
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Run::from(command.args(args).output().expect("the baton binary runs"))
+    }
+
+    /// Registers agents by having each run a harmless command.
+    pub fn register(&self, agents: &[&str]) {
+        for agent in agents {
+            self.run(agent, &["whoami"]).ok();
+        }
+    }
+
+    /// Sends a task and returns its number.
+    pub fn send(&self, from: &str, to: &str, subject: &str, extra: &[&str]) -> u64 {
+        let mut args = vec!["--json", "send", "--to", to, "--subject", subject];
+        args.extend_from_slice(extra);
+        let value = self.run(from, &args).json();
+        value["task"]["id"].as_u64().expect("a task id")
+    }
+
+    /// The board as stored on disk.
+    pub fn board(&self, project: &str) -> Value {
+        let text = std::fs::read_to_string(self.board_path(project)).expect("board.json exists");
+        serde_json::from_str(&text).expect("board.json parses")
+    }
+
+    /// Task numbers in `agent`'s inbox, in inbox order.
+    pub fn inbox_ids(&self, agent: &str) -> Vec<u64> {
+        let value = self.run(agent, &["--json", "inbox", "--peek"]).json();
+        value["tasks"]
+            .as_array()
+            .expect("tasks list")
+            .iter()
+            .map(|task| task["id"].as_u64().unwrap())
+            .collect()
+    }
+
+    /// The activity log lines of a project, parsed.
+    pub fn activity(&self, project: &str) -> Vec<Value> {
+        let path = self.project_dir(project).join("activity.jsonl");
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("activity line parses"))
+            .collect()
+    }
+}

@@ -1,0 +1,6 @@
+//! The integration test binary: every test runs the real `baton` in a private `BATON_HOME`.
+//! One binary (not one per file) keeps link time down; each area has its own module.
+
+mod common;
+
+mod board;

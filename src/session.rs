@@ -10,7 +10,7 @@ use crate::activity::{self, ActivityRecord};
 use crate::archive;
 use crate::board::inbox::{Reason, Turn};
 use crate::board::task::{Priority, Status, Task, TaskId, ThreadEntry};
-use crate::board::transition::{self, Action, Event, Rules};
+use crate::board::transition::{self, Action, Event};
 use crate::board::{Board, InboxItem};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
@@ -383,25 +383,20 @@ impl Session {
         let project_id = self.project.id.clone();
         let lease = self.project.lease();
         board_file::update(&self.hub.home, &project_id, self.hub.lock, self.now, |tx| {
-            let Some(task) = tx.board.task(id) else {
-                return Err(self.missing_task(id));
-            };
             // The coordinator may change between resolving and locking; read it under the lock.
             let coordinator =
                 project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
-            let waiting_on = tx.board.waiting_on(task);
-            let rules = Rules {
-                now: self.now,
-                lease,
-                coordinator: coordinator.as_deref(),
-                waiting_on: &waiting_on,
-            };
-            let (next, event) = transition::transition(task, &action, &actor, rules)?;
             let before = owners(&tx.board, self.now);
+            let event = tx
+                .board
+                .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)
+                .ok_or_else(|| self.missing_task(id))??;
+            let next = tx
+                .board
+                .task(id)
+                .cloned()
+                .ok_or_else(|| self.missing_task(id))?;
             let record = self.record(&actor, &event);
-            if let Some(slot) = tx.board.task_mut(id) {
-                *slot = next.clone();
-            }
             tx.record(record);
             let handovers = handovers(&before, &tx.board, self.now, &actor);
             Ok(Changed {

@@ -61,14 +61,6 @@ fn parse_task_id(text: &str) -> Result<TaskId, String> {
     text.parse()
 }
 
-fn parse_task_ids(text: &str) -> Result<Vec<TaskId>, String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .map(str::parse)
-        .collect()
-}
-
 fn parse_time(text: &str) -> Result<Timestamp, String> {
     text.parse()
 }
@@ -101,8 +93,8 @@ pub struct SendArgs {
     #[arg(long, short, default_value = "normal")]
     pub priority: Priority,
     /// Only take it up once these tasks are completed, e.g. 3,4
-    #[arg(long, value_parser = parse_task_ids, value_name = "IDS")]
-    pub after: Option<Vec<TaskId>>,
+    #[arg(long, value_delimiter = ',', value_parser = parse_task_id, value_name = "IDS")]
+    pub after: Vec<TaskId>,
     /// It must be reviewed (by you, or --reviewer) before it completes
     #[arg(long)]
     pub review: bool,
@@ -252,7 +244,7 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
                 body: words(Some(args.body))?,
                 files: args.files,
                 priority: args.priority,
-                after: args.after.unwrap_or_default(),
+                after: args.after,
                 review: args.review,
                 reviewer: args.reviewer,
             })?;

@@ -40,25 +40,62 @@ pub fn temp_path(path: &Path) -> PathBuf {
 /// reachable there (hard-linked, so keeping them costs no copy). The caller holds the lock
 /// that guards `path`.
 pub fn replace(path: &Path, contents: &[u8], backup: Option<&Path>) -> Result<(), StoreError> {
+    stage(path, contents)?.commit(backup)
+}
+
+/// New contents written and synced beside their file, not yet in place.
+#[must_use = "a staged file does nothing until committed"]
+pub struct Staged {
+    temp: PathBuf,
+    path: PathBuf,
+}
+
+/// Writes `contents` to the temp file of `path` and syncs it. Nothing a reader sees changes
+/// until [`Staged::commit`]; a full disk fails here, with `path` untouched.
+pub fn stage(path: &Path, contents: &[u8]) -> Result<Staged, StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_private_dir_all(dir)?;
     let temp = temp_path(path);
+    let written = write_synced(&temp, contents);
+    if written.is_err() {
+        // Give the space back at once; the next writer would truncate it anyway.
+        let _ = fs::remove_file(&temp);
+    }
+    written?;
+    Ok(Staged {
+        temp,
+        path: path.to_path_buf(),
+    })
+}
+
+fn write_synced(temp: &Path, contents: &[u8]) -> Result<(), StoreError> {
     let mut file = private_open_options()
         .write(true)
         .create(true)
         .truncate(true)
-        .open(&temp)
-        .map_err(StoreError::io(&temp))?;
-    file.write_all(contents).map_err(StoreError::io(&temp))?;
-    file.sync_all().map_err(StoreError::io(&temp))?;
-    drop(file);
-    if let Some(backup) = backup
-        && path.exists()
-    {
-        keep_backup(path, backup)?;
+        .open(temp)
+        .map_err(StoreError::io(temp))?;
+    file.write_all(contents).map_err(StoreError::io(temp))?;
+    file.sync_all().map_err(StoreError::io(temp))
+}
+
+impl Staged {
+    /// Renames the staged contents over the file (keeping the old one at `backup`) and
+    /// makes the rename durable.
+    pub fn commit(self, backup: Option<&Path>) -> Result<(), StoreError> {
+        if let Some(backup) = backup
+            && self.path.exists()
+        {
+            keep_backup(&self.path, backup)?;
+        }
+        fs::rename(&self.temp, &self.path).map_err(StoreError::io(&self.path))?;
+        sync_dir(self.path.parent().unwrap_or(Path::new(".")))
     }
-    fs::rename(&temp, path).map_err(StoreError::io(path))?;
-    sync_dir(dir)
+
+    /// Drops the staged contents.
+    pub fn discard(self) {
+        let _ = fs::remove_file(&self.temp);
+    }
 }
 
 /// Points `backup` at the current contents of `path` without a moment where `backup` is

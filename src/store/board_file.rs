@@ -95,20 +95,61 @@ pub fn update<T>(
     let result = change(&mut transaction)?;
     if transaction.is_changed {
         archive::sweep(home, &mut transaction.board, now)?;
-        write(home, project, &transaction.board)?;
-        activity::append(&home.activity_file(project), &transaction.records)?;
+        persist(home, project, &transaction.board, &transaction.records)?;
     }
     Ok(result)
 }
 
-/// Writes the board atomically, keeping the previous one as `board.json.bak`.
-/// The caller holds the board lock.
-pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
+/// Writes the board and its activity lines so that a failure (a full disk, say) leaves both
+/// as they were: the new board is staged and synced first, then the log is appended, then
+/// the board is renamed into place; if that rename fails the log is cut back. (A crash
+/// between the append and the rename can leave a log line for a change that never landed:
+/// the board, not the log, is the record of what happened.)
+fn persist(
+    home: &Home,
+    project: &str,
+    board: &Board,
+    records: &[ActivityRecord],
+) -> Result<(), StoreError> {
     let path = home.board_file(project);
+    let staged = atomic::stage(&path, &encode(&path, board)?)?;
+    let log = home.activity_file(project);
+    let log_length = match fs::metadata(&log) {
+        Ok(metadata) => metadata.len(),
+        Err(error) if error.kind() == ErrorKind::NotFound => 0,
+        Err(error) => {
+            staged.discard();
+            return Err(StoreError::io(&log)(error));
+        }
+    };
+    if let Err(error) = activity::append(&log, records) {
+        staged.discard();
+        activity::truncate(&log, log_length);
+        return Err(error);
+    }
+    staged
+        .commit(Some(&home.board_backup(project)))
+        .inspect_err(|_| {
+            activity::truncate(&log, log_length);
+        })
+}
+
+fn encode(path: &Path, board: &Board) -> Result<Vec<u8>, StoreError> {
     let mut text = serde_json::to_vec_pretty(board).map_err(|error| StoreError::Corrupt {
-        path: path.clone(),
+        path: path.to_path_buf(),
         detail: error.to_string(),
     })?;
     text.push(b'\n');
-    atomic::replace(&path, &text, Some(&home.board_backup(project)))
+    Ok(text)
+}
+
+/// Writes the board atomically, keeping the previous one as `board.json.bak`, with no
+/// activity line (restores and repairs). The caller holds the board lock.
+pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
+    let path = home.board_file(project);
+    atomic::replace(
+        &path,
+        &encode(&path, board)?,
+        Some(&home.board_backup(project)),
+    )
 }

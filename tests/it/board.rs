@@ -714,3 +714,150 @@ fn writers_killed_at_random_points_never_break_the_board_or_lose_a_reported_chan
         "temp files do not pile up: {leftovers:?}"
     );
 }
+
+#[test]
+fn the_demo_walks_the_whole_lifecycle_without_touching_the_real_home() {
+    let env = TestEnv::new();
+    let run = env.run("", &["demo"]);
+    let out = run.ok();
+    for step in [
+        "send",
+        "claim",
+        "ask",
+        "answer",
+        "review",
+        "request-changes",
+        "approve",
+    ] {
+        assert!(
+            out.contains(&format!("$ baton {step}")),
+            "demo shows {step}: {out}"
+        );
+    }
+    assert!(out.contains("T-1 completed"), "{out}");
+    assert!(
+        out.contains("1 task for codex") && out.contains("1 task for claude"),
+        "both inboxes"
+    );
+    assert!(
+        !env.home().join("projects").exists(),
+        "the demo used a throwaway home"
+    );
+}
+
+#[test]
+fn log_shows_the_latest_lines_and_filters_by_time() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    for (n, at) in [
+        "2026-11-29T08:00:00.000Z",
+        "2026-11-29T09:00:00.000Z",
+        "2026-11-29T10:00:00.000Z",
+    ]
+    .iter()
+    .enumerate()
+    {
+        env.run_env(
+            "lead",
+            &["note", &format!("note {n}")],
+            &[("BATON_NOW", at)],
+        )
+        .ok();
+    }
+    let texts = |args: &[&str]| -> Vec<String> {
+        env.run("lead", args)
+            .ok()
+            .lines()
+            .map(|line| {
+                serde_json::from_str::<Value>(line).unwrap()["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    assert_eq!(texts(&["--json", "log", "-n", "2"]), ["note 1", "note 2"]);
+    assert_eq!(
+        texts(&["--json", "log", "--since", "2026-11-29T09:00:00Z"]),
+        ["note 1", "note 2"]
+    );
+    let human = env.run("lead", &["log"]).ok().to_string();
+    assert!(human.contains("lead note: note 0"), "{human}");
+    let run = env.run("lead", &["log", "--since", "yesterday"]);
+    assert!(
+        run.fails(1).contains("not an RFC 3339 time"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn log_follow_prints_new_lines_as_they_come() {
+    use std::io::{BufRead, BufReader};
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    let mut child = env
+        .command(&env.work())
+        .args(["--as", "lead", "log", "--follow", "-n", "0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    env.send("lead", "dev", "watched task", &[]);
+    let line = lines.next().expect("a line arrives").unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        line.contains("send T-1") && line.contains("watched task"),
+        "{line}"
+    );
+}
+
+#[test]
+fn archive_moves_finished_tasks_on_demand_and_dry_run_moves_nothing() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    let done = env.send("lead", "dev", "finished", &[]).to_string();
+    env.send("lead", "dev", "open", &[]);
+    env.run("dev", &["done", &done, "--result", "ok"]).ok();
+    let dry = env
+        .run(
+            "lead",
+            &["--json", "archive", "--older-than", "0", "--dry-run"],
+        )
+        .json();
+    assert_eq!(dry["tasks"], serde_json::json!([1]));
+    assert_eq!(
+        env.board("default")["tasks"].as_array().unwrap().len(),
+        2,
+        "dry run moved nothing"
+    );
+    let moved = env
+        .run("lead", &["--json", "archive", "--older-than", "0"])
+        .json();
+    assert_eq!(moved["tasks"], serde_json::json!([1]));
+    assert_eq!(env.board("default")["tasks"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        env.run("lead", &["--json", "show", &done]).json()["archived"],
+        true
+    );
+}
+
+#[test]
+fn help_teaches_and_exits_zero_while_bad_arguments_exit_one() {
+    let env = TestEnv::new();
+    let help = env.run("", &["--help"]);
+    let text = help.ok();
+    assert!(
+        text.contains("Exit codes") && text.contains("inbox"),
+        "{text}"
+    );
+    let run = env.run("", &["send", "--to", "x"]);
+    assert_eq!(
+        run.code, 1,
+        "missing --subject is a wrong request: {}",
+        run.stderr
+    );
+    let run = env.run("", &["frobnicate"]);
+    assert_eq!(run.code, 1);
+}

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Whole-process benchmarks for baton: latency, throughput, MCP calls and peak memory.
+
+    python3 bench/bench.py            # builds the release binary, prints the table
+    python3 bench/bench.py --quick    # fewer repetitions, for a smoke run
+    python3 bench/bench.py --binary target/release/baton
+
+Each figure is the median of several runs of the real binary against a private
+BATON_HOME with boards generated to size. Peak memory is each process's max RSS (from
+wait4). Nothing here asserts a time: it prints figures for people to read.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def stamp(seconds_ago=0):
+    t = time.gmtime(time.time() - seconds_ago)
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", t)
+
+
+def task(n, status="pending", to="dev", finished_ago=0):
+    return {
+        "id": n,
+        "subject": f"Task number {n}: make the widget frobnicate correctly",
+        "body": "A body of ordinary length that says what is wanted and why it matters.",
+        "files": ["src/widget.rs"],
+        "from": "lead",
+        "to": to,
+        "reviewer": None,
+        "status": status,
+        "priority": "normal",
+        "after": [],
+        "skill": None,
+        "review": False,
+        "created_at": stamp(3600 + finished_ago),
+        "updated_at": stamp(finished_ago),
+        "claimed_at": None,
+        "lease_expires_at": None,
+        "result": "done" if status == "completed" else None,
+        "thread": [],
+    }
+
+
+class Hub:
+    """A private BATON_HOME holding one generated board."""
+
+    def __init__(self, binary, open_tasks, finished_history=0):
+        self.binary = binary
+        self.dir = tempfile.mkdtemp(prefix="baton-bench-")
+        self.home = os.path.join(self.dir, "home")
+        self.work = os.path.join(self.dir, "work")
+        os.makedirs(self.work)
+        self.env = dict(os.environ, BATON_HOME=self.home, BATON_NOTIFY="0")
+        self.env.pop("BATON_AGENT", None)
+        for agent in ("lead", "dev"):
+            self.run(["--as", agent, "whoami"])
+        project = os.path.join(self.home, "projects", "default")
+        tasks = [task(n) for n in range(1, open_tasks + 1)]
+        next_id = open_tasks + 1
+        if finished_history:
+            # History: all but the newest 200 finished tasks live in the archive.
+            archived = finished_history - 200
+            archive_dir = os.path.join(project, "archive")
+            os.makedirs(archive_dir, exist_ok=True)
+            with open(os.path.join(archive_dir, "2026-01.jsonl"), "w") as out:
+                for n in range(next_id, next_id + archived):
+                    out.write(json.dumps(task(n, "completed", finished_ago=86400)) + "\n")
+            next_id += archived
+            tasks += [task(n, "completed", finished_ago=60) for n in range(next_id, next_id + 200)]
+            next_id += 200
+        board = {"schema": 1, "project": "default", "next_id": next_id, "tasks": tasks}
+        with open(os.path.join(project, "board.json"), "w") as out:
+            json.dump(board, out, indent=2)
+        self.next_pending = 1
+
+    def run(self, args):
+        """Runs baton for setup or load; returns its stdout."""
+        proc = subprocess.run([self.binary] + args, cwd=self.work, env=self.env,
+                              stdin=subprocess.DEVNULL, capture_output=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"baton {' '.join(args)} failed: {proc.stderr.decode()}")
+        return proc.stdout
+
+    def measure(self, args):
+        """Runs baton once in the hub's workspace; returns (milliseconds, peak RSS in MiB).
+        posix_spawn + wait4 give this one child's own peak RSS."""
+        os.chdir(self.work)
+        started = time.perf_counter()
+        pid = os.posix_spawn(self.binary, [self.binary] + args, self.env,
+                             file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+                                           (os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
+                                           (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
+        _, status, usage = os.wait4(pid, 0)
+        elapsed = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"baton {' '.join(args)} exited {os.waitstatus_to_exitcode(status)}")
+        return elapsed * 1000, usage.ru_maxrss / 1024
+
+    def close(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def has_command(binary, *words):
+    probe = subprocess.run([binary, *words, "--help"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    return probe.returncode == 0
+
+
+def latency_rows(binary, repeats):
+    scales = [("10 open", 10, 0), ("1,000 open", 1000, 0), ("10,000 open", 10000, 0),
+              ("1,000 open + 50,000 finished", 1000, 50000)]
+    commands = ["send", "claim", "done", "inbox", "status"]
+    hook = has_command(binary, "hook")
+    if hook:
+        commands.append("hook prompt")
+    rows = []
+    for label, open_tasks, history in scales:
+        hub = Hub(binary, open_tasks, history)
+        figures = {}
+        claimed = []
+        for command in commands:
+            times, peaks = [], []
+            for i in range(repeats):
+                if command == "send":
+                    args = ["--as", "lead", "send", "--to", "dev", "--subject", f"bench {i}"]
+                elif command == "claim":
+                    args = ["--as", "dev", "claim", str(hub.next_pending)]
+                    claimed.append(hub.next_pending)
+                    hub.next_pending += 1
+                elif command == "done":
+                    args = ["--as", "dev", "done", str(claimed.pop(0)), "--result", "ok"]
+                elif command == "inbox":
+                    args = ["--as", "dev", "inbox", "--peek"]
+                elif command == "status":
+                    args = ["--as", "dev", "status"]
+                else:
+                    args = ["--as", "dev", "hook", "prompt", "--client", "claude"]
+                ms, peak = hub.measure(args)
+                times.append(ms)
+                peaks.append(peak)
+            figures[command] = (statistics.median(times), max(peaks))
+        rows.append((label, figures))
+        hub.close()
+    return commands, rows
+
+
+def throughput(binary, writers, per_writer):
+    hub = Hub(binary, 100)
+    errors = []
+
+    def writer(index):
+        for n in range(per_writer):
+            try:
+                hub.run(["--as", "lead", "send", "--to", "dev", "--subject", f"w{index}-{n}"])
+            except RuntimeError as error:
+                errors.append(str(error))
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    hub.close()
+    if errors:
+        raise RuntimeError(errors[0])
+    return writers * per_writer / elapsed
+
+
+def mcp_latency(binary, calls):
+    if not has_command(binary, "mcp"):
+        return None
+    hub = Hub(binary, 1000)
+    proc = subprocess.Popen([binary, "--as", "dev", "mcp"], cwd=hub.work, env=hub.env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def rpc(message):
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        if "id" not in message:
+            return None
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError("baton mcp closed its output")
+            reply = json.loads(line)
+            if reply.get("id") == message["id"]:
+                return reply
+
+    rpc({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "1"}}})
+    rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    figures = {}
+    for tool, arguments in (("inbox", {}), ("board", {})):
+        times = []
+        for i in range(calls):
+            started = time.perf_counter()
+            reply = rpc({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                         "params": {"name": tool, "arguments": arguments}})
+            times.append((time.perf_counter() - started) * 1000)
+            if "error" in reply:
+                raise RuntimeError(f"tools/call {tool}: {reply['error']}")
+        figures[tool] = statistics.median(times)
+    proc.stdin.close()
+    proc.wait(timeout=10)
+    hub.close()
+    return figures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", help="a built baton (default: build target/release/baton)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    options = parser.parse_args()
+    binary = options.binary
+    if not binary:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+        binary = os.path.join(ROOT, "target", "release", "baton")
+    binary = os.path.abspath(binary)
+    repeats = 5 if options.quick else 15
+
+    print(f"baton benchmarks: {subprocess.check_output([binary, '--version'], text=True).strip()}, "
+          f"{os.cpu_count()} cores, median of {repeats} runs")
+    print()
+    commands, rows = latency_rows(binary, repeats)
+    header = "| board | " + " | ".join(commands) + " |"
+    print("Latency per command, median ms (peak RSS MiB)")
+    print(header)
+    print("|" + "---|" * (len(commands) + 1))
+    peak_overall = 0.0
+    for label, figures in rows:
+        cells = []
+        for command in commands:
+            ms, peak = figures[command]
+            peak_overall = max(peak_overall, peak)
+            cells.append(f"{ms:.2f} ({peak:.1f})")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    print()
+    per_writer = 20 if options.quick else 50
+    print("Throughput, `send` from N processes at once onto one board (100 open tasks)")
+    print("| writers | changes/s |")
+    print("|---|---|")
+    for writers in (1, 4, 16):
+        print(f"| {writers} | {throughput(binary, writers, per_writer):.0f} |")
+    print()
+    mcp = mcp_latency(binary, 20 if options.quick else 100)
+    if mcp is None:
+        print("MCP: this binary has no `mcp` command")
+    else:
+        print("MCP tool call on a running `baton mcp`, 1,000 open tasks, median ms")
+        print("| tool | ms |")
+        print("|---|---|")
+        for tool, ms in mcp.items():
+            print(f"| {tool} | {ms:.2f} |")
+    print()
+    print(f"Peak RSS over every command measured: {peak_overall:.1f} MiB")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

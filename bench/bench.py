@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 
+HAS_TIME = os.access("/usr/bin/time", os.X_OK)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -93,19 +94,31 @@ class Hub:
         return proc.stdout
 
     def measure(self, args):
-        """Runs baton once in the hub's workspace; returns (milliseconds, peak RSS in MiB).
-        posix_spawn + wait4 give this one child's own peak RSS."""
+        """Runs baton once in the hub's workspace; returns wall milliseconds."""
         os.chdir(self.work)
         started = time.perf_counter()
         pid = os.posix_spawn(self.binary, [self.binary] + args, self.env,
                              file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
                                            (os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
                                            (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
-        _, status, usage = os.wait4(pid, 0)
+        _, status, _ = os.wait4(pid, 0)
         elapsed = time.perf_counter() - started
         if os.waitstatus_to_exitcode(status) != 0:
             raise RuntimeError(f"baton {' '.join(args)} exited {os.waitstatus_to_exitcode(status)}")
-        return elapsed * 1000, usage.ru_maxrss / 1024
+        return elapsed * 1000
+
+    def peak_memory(self, args):
+        """Peak RSS in MiB of one run, from GNU time. (wait4 on a child spawned from Python
+        would report Python's own RSS: the kernel keeps the larger of the pre-exec and
+        post-exec peaks, and a spawned child starts as a view of this process.)"""
+        report = os.path.join(self.dir, "time.out")
+        proc = subprocess.run(["/usr/bin/time", "-o", report, "-f", "%M", self.binary] + args,
+                              cwd=self.work, env=self.env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise RuntimeError(f"baton {' '.join(args)} exited {proc.returncode}")
+        with open(report) as text:
+            return int(text.read().split()[-1]) / 1024
 
     def close(self):
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -130,8 +143,9 @@ def latency_rows(binary, repeats):
         figures = {}
         claimed = []
         for command in commands:
-            times, peaks = [], []
-            for i in range(repeats):
+            times = []
+            peak = 0.0
+            for i in range(repeats + 1):
                 if command == "send":
                     args = ["--as", "lead", "send", "--to", "dev", "--subject", f"bench {i}"]
                 elif command == "claim":
@@ -146,10 +160,11 @@ def latency_rows(binary, repeats):
                     args = ["--as", "dev", "status"]
                 else:
                     args = ["--as", "dev", "hook", "prompt", "--client", "claude"]
-                ms, peak = hub.measure(args)
-                times.append(ms)
-                peaks.append(peak)
-            figures[command] = (statistics.median(times), max(peaks))
+                if i == repeats:
+                    peak = hub.peak_memory(args) if HAS_TIME else float("nan")
+                else:
+                    times.append(hub.measure(args))
+            figures[command] = (statistics.median(times), peak)
         rows.append((label, figures))
         hub.close()
     return commands, rows

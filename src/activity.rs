@@ -39,7 +39,7 @@ pub struct ActivityRecord {
 /// Appends `records` and rotates when the log has passed [`ROTATE_AT_LINES`].
 /// The caller holds the board lock.
 pub fn append(path: &Path, records: &[ActivityRecord]) -> Result<(), StoreError> {
-    jsonl::append(path, records)?;
+    jsonl::append_unsynced(path, records)?;
     let size = match fs::metadata(path) {
         Ok(metadata) => metadata.len(),
         Err(error) if error.kind() == ErrorKind::NotFound => 0,

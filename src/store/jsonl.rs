@@ -16,6 +16,21 @@ use super::atomic::{create_private_dir_all, private_open_options};
 
 /// Appends `records` as lines, then fsyncs, so an append that returned is on disk.
 pub fn append<T: Serialize>(path: &Path, records: &[T]) -> Result<(), StoreError> {
+    write_lines(path, records, true)
+}
+
+/// Appends without waiting for the disk: for the activity log, a record of changes whose
+/// truth is the board. The lines survive a killed process (they are in the page cache), only
+/// a power cut can lose the last few; the saved fsync is most of the cost of a change.
+pub fn append_unsynced<T: Serialize>(path: &Path, records: &[T]) -> Result<(), StoreError> {
+    write_lines(path, records, false)
+}
+
+fn write_lines<T: Serialize>(
+    path: &Path,
+    records: &[T],
+    is_synced: bool,
+) -> Result<(), StoreError> {
     if records.is_empty() {
         return Ok(());
     }
@@ -42,7 +57,7 @@ pub fn append<T: Serialize>(path: &Path, records: &[T]) -> Result<(), StoreError
         text.push('\n');
     }
     file.write_all(text.as_bytes())
-        .and_then(|()| file.sync_data())
+        .and_then(|()| if is_synced { file.sync_data() } else { Ok(()) })
         .map_err(StoreError::io(path))
 }
 

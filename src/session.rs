@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
-use crate::store::board_file;
+use crate::store::board_file::{self, Transaction};
 use crate::store::lock::LockPolicy;
 use crate::store::paths::Home;
 use crate::time::{self, Timestamp};
@@ -157,7 +157,6 @@ impl Session {
         };
         if let Some(agent) = &session.agent {
             registry::heartbeat(&session.hub.home, agent, session.hub.lock, now)?;
-            session.renew_leases(agent)?;
         }
         Ok(session)
     }
@@ -175,45 +174,35 @@ impl Session {
         &self.project.id
     }
 
-    /// A signed-in agent keeps its claims alive by using baton. Renews only once half the
-    /// lease has passed, so frequent commands do not each write the board.
-    fn renew_leases(&self, agent: &str) -> Result<()> {
-        let board = self.board()?;
-        let lease = self.project.lease();
-        let half = lease / 2;
-        let is_due = |task: &Task| {
-            task.status == Status::Working
-                && task.to == agent
-                && task
-                    .lease_expires_at
-                    .is_some_and(|until| self.now.until(until) < half)
-        };
-        if !board.tasks.iter().any(is_due) {
-            return Ok(());
+    /// The board as it is now, read without the lock. A signed-in agent keeps its claims
+    /// alive by using baton: when its leases are due for renewal, this read becomes a write.
+    pub fn board(&self) -> Result<Board> {
+        let board = board_file::read(&self.hub.home, &self.project.id)?;
+        match &self.agent {
+            Some(agent) if has_due_leases(&board, agent, self.now, self.project.lease()) => {
+                self.update(|tx| Ok(tx.board.clone()))
+            }
+            _ => Ok(board),
         }
+    }
+
+    /// The locked read-change-write every change goes through; it also renews the caller's
+    /// due leases, so a renewal never costs a write of its own.
+    fn update<T>(&self, change: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
         board_file::update(
             &self.hub.home,
             &self.project.id,
             self.hub.lock,
             self.now,
             |tx| {
-                let now = tx.now;
-                let mut renewed = false;
-                for task in tx.board.tasks.iter_mut().filter(|task| is_due(task)) {
-                    transition::renew_lease(task, now, lease);
-                    renewed = true;
-                }
-                if renewed {
+                if let Some(agent) = &self.agent
+                    && renew_due_leases(&mut tx.board, agent, self.now, self.project.lease())
+                {
                     tx.touch();
                 }
-                Ok(())
+                change(tx)
             },
         )
-    }
-
-    /// The board as it is now (no lock).
-    pub fn board(&self) -> Result<Board> {
-        Ok(board_file::read(&self.hub.home, &self.project.id)?)
     }
 
     fn view(&self, board: &Board, task: &Task, archived: bool) -> TaskView {
@@ -270,7 +259,7 @@ impl Session {
         }
         let home = &self.hub.home;
         let project_id = self.project.id.clone();
-        board_file::update(home, &project_id, self.hub.lock, self.now, |tx| {
+        self.update(|tx| {
             for id in &new.after {
                 if tx.board.task(*id).is_none() && archive::find(home, &project_id, *id)?.is_none()
                 {
@@ -382,7 +371,7 @@ impl Session {
         }
         let project_id = self.project.id.clone();
         let lease = self.project.lease();
-        board_file::update(&self.hub.home, &project_id, self.hub.lock, self.now, |tx| {
+        self.update(|tx| {
             // The coordinator may change between resolving and locking; read it under the lock.
             let coordinator =
                 project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
@@ -516,16 +505,10 @@ impl Session {
             to_status: None,
             text: Some(text.trim().to_string()),
         };
-        board_file::update(
-            &self.hub.home,
-            &self.project.id,
-            self.hub.lock,
-            self.now,
-            |tx| {
-                tx.record(record.clone());
-                Ok(())
-            },
-        )?;
+        self.update(|tx| {
+            tx.record(record.clone());
+            Ok(())
+        })?;
         Ok(record)
     }
 
@@ -543,7 +526,7 @@ impl Session {
             });
         }
         let actor = self.agent.clone().unwrap_or_else(|| "baton".to_string());
-        board_file::update(home, &project_id, self.hub.lock, self.now, |tx| {
+        self.update(|tx| {
             let ids = archive::select(&tx.board, self.now, older_than);
             archive::move_off(home, &mut tx.board, &ids)?;
             if !ids.is_empty() {
@@ -565,6 +548,42 @@ impl Session {
             })
         })
     }
+}
+
+/// Working tasks of `agent` with less than half their lease left.
+fn is_due(task: &Task, agent: &str, now: Timestamp, lease: chrono::Duration) -> bool {
+    task.status == Status::Working
+        && task.to == agent
+        && task
+            .lease_expires_at
+            .is_some_and(|until| now.until(until) < lease / 2)
+}
+
+fn has_due_leases(board: &Board, agent: &str, now: Timestamp, lease: chrono::Duration) -> bool {
+    board
+        .tasks
+        .iter()
+        .any(|task| is_due(task, agent, now, lease))
+}
+
+/// Renews the due leases of `agent`; true when any was renewed. Renewing only past half the
+/// lease keeps frequent commands from each writing the board.
+fn renew_due_leases(
+    board: &mut Board,
+    agent: &str,
+    now: Timestamp,
+    lease: chrono::Duration,
+) -> bool {
+    let mut renewed = false;
+    for task in board
+        .tasks
+        .iter_mut()
+        .filter(|task| is_due(task, agent, now, lease))
+    {
+        transition::renew_lease(task, now, lease);
+        renewed = true;
+    }
+    renewed
 }
 
 /// Whose inbox each open task is in.

@@ -269,7 +269,7 @@ impl Session {
                     });
                 }
             }
-            let before = owners(&tx.board, self.now);
+            let before = HashMap::new();
             let id = TaskId(tx.board.next_id);
             tx.board.next_id += 1;
             let task = Task {
@@ -311,7 +311,7 @@ impl Session {
                 }
                 Ok(())
             })?;
-            let handovers = handovers(&before, &tx.board, self.now, &sender);
+            let handovers = handovers(&before, &tx.board, &[id], self.now, &sender);
             Ok(Changed {
                 project: project_id.clone(),
                 task: self.view(&tx.board, &task, false),
@@ -375,7 +375,8 @@ impl Session {
             // The coordinator may change between resolving and locking; read it under the lock.
             let coordinator =
                 project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
-            let before = owners(&tx.board, self.now);
+            let affected = affected_by(&tx.board, id);
+            let before = owners(&tx.board, &affected, self.now);
             let event = tx
                 .board
                 .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)
@@ -387,7 +388,7 @@ impl Session {
                 .ok_or_else(|| self.missing_task(id))?;
             let record = self.record(&actor, &event);
             tx.record(record);
-            let handovers = handovers(&before, &tx.board, self.now, &actor);
+            let handovers = handovers(&before, &tx.board, &affected, self.now, &actor);
             Ok(Changed {
                 project: project_id.clone(),
                 task: self.view(&tx.board, &next, false),
@@ -586,10 +587,24 @@ fn renew_due_leases(
     renewed
 }
 
-/// Whose inbox each open task is in.
-fn owners(board: &Board, now: Timestamp) -> HashMap<TaskId, (String, Reason)> {
-    board
-        .open_tasks()
+/// The tasks a change to `id` can move between inboxes: itself, and the tasks waiting on
+/// it (its completion unblocks them). Looking only at these keeps a change's cost from
+/// growing with the board.
+fn affected_by(board: &Board, id: TaskId) -> Vec<TaskId> {
+    std::iter::once(id)
+        .chain(
+            board
+                .open_tasks()
+                .filter(|task| task.after.contains(&id))
+                .map(|task| task.id),
+        )
+        .collect()
+}
+
+/// Whose inbox each of `ids` is in.
+fn owners(board: &Board, ids: &[TaskId], now: Timestamp) -> HashMap<TaskId, (String, Reason)> {
+    ids.iter()
+        .filter_map(|id| board.task(*id))
         .filter_map(|task| match board.turn(task, now) {
             Turn::Of { agent, reason } => Some((task.id, (agent.to_string(), reason))),
             _ => None,
@@ -597,14 +612,16 @@ fn owners(board: &Board, now: Timestamp) -> HashMap<TaskId, (String, Reason)> {
         .collect()
 }
 
-/// The tasks that entered someone's inbox (other than the actor's) with this change.
+/// The tasks among `ids` that entered someone's inbox (other than the actor's) with this
+/// change.
 fn handovers(
     before: &HashMap<TaskId, (String, Reason)>,
     board: &Board,
+    ids: &[TaskId],
     now: Timestamp,
     actor: &str,
 ) -> Vec<Handover> {
-    let mut arrived: Vec<Handover> = owners(board, now)
+    let mut arrived: Vec<Handover> = owners(board, ids, now)
         .into_iter()
         .filter(|(id, (agent, reason))| {
             agent != actor && before.get(id) != Some(&(agent.clone(), *reason))

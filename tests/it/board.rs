@@ -861,3 +861,43 @@ fn help_teaches_and_exits_zero_while_bad_arguments_exit_one() {
     let run = env.run("", &["frobnicate"]);
     assert_eq!(run.code, 1);
 }
+
+#[test]
+fn a_change_reports_every_inbox_it_fills_including_unblocked_tasks() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev", "qa"]);
+    let build = env.send("lead", "dev", "Build", &[]).to_string();
+    let sent = env
+        .run(
+            "lead",
+            &[
+                "--json",
+                "send",
+                "--to",
+                "qa",
+                "--subject",
+                "Test",
+                "--after",
+                &build,
+            ],
+        )
+        .json();
+    assert_eq!(
+        sent["handovers"],
+        serde_json::json!([]),
+        "a blocked task fills no inbox"
+    );
+    let done = env
+        .run("dev", &["--json", "done", &build, "--result", "built"])
+        .json();
+    let handovers = done["handovers"].as_array().unwrap();
+    assert_eq!(handovers.len(), 1, "{handovers:?}");
+    assert_eq!(handovers[0]["agent"], "qa");
+    assert_eq!(handovers[0]["task"], 2);
+    assert_eq!(handovers[0]["reason"], "assigned");
+    let asked = env
+        .run("qa", &["--json", "ask", "2", "--body", "Which build?"])
+        .json();
+    assert_eq!(asked["handovers"][0]["agent"], "lead");
+    assert_eq!(asked["handovers"][0]["reason"], "question");
+}

@@ -4,6 +4,7 @@
 mod agents;
 mod board;
 mod demo;
+mod messages;
 mod output;
 mod projects;
 mod render;
@@ -70,6 +71,8 @@ pub enum Command {
     Board(board::BoardCommand),
     #[command(flatten)]
     Agents(agents::AgentsCommand),
+    #[command(flatten)]
+    Messages(messages::MessagesCommand),
     /// Create, list and show projects
     #[command(subcommand)]
     Project(projects::ProjectCommand),
@@ -133,6 +136,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Board(command) => board::run(&context, command),
         Command::Agents(command) => agents::run(&context, command),
+        Command::Messages(command) => messages::run(&context, command),
         Command::Project(command) => projects::run(&context, command),
         Command::Context(args) => projects::context(&context, args),
         Command::Demo => demo::run(&context),

@@ -5,3 +5,4 @@ mod common;
 
 mod board;
 mod faults;
+mod mail;

@@ -5,4 +5,5 @@ mod common;
 
 mod board;
 mod faults;
+mod hook;
 mod mail;

@@ -125,7 +125,6 @@ fn answer(
             cwd,
         },
     )?;
-    session.agent()?;
     Ok(match event {
         HookEvent::SessionStart | HookEvent::Prompt => {
             let inbox = session.inbox_and_mark_read()?;

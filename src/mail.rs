@@ -504,13 +504,14 @@ pub fn notifications(before: &Task, after: &Task, actor: &str, action: &Action) 
     match after.status {
         Status::Completed if finished => {
             let result = after.result.as_deref().unwrap_or("").trim();
+            let verb = match action {
+                Action::Approve { .. } => "approved",
+                _ => "completed",
+            };
             let body = if result.is_empty() {
-                format!("{actor} completed {id} ({}).", after.subject)
+                format!("{actor} {verb} {id} ({}).", after.subject)
             } else {
-                format!(
-                    "{actor} completed {id} ({}). Result: {result}",
-                    after.subject
-                )
+                format!("{actor} {verb} {id} ({}). Result: {result}", after.subject)
             };
             tell(
                 &after.from,
@@ -963,6 +964,20 @@ mod tests {
         assert_eq!(drafts.len(), 1);
         assert_eq!(drafts[0].to, "codex");
         assert!(drafts[0].body.contains("Note: codex is busy"));
+
+        let approve = Action::Approve {
+            note: "good".into(),
+        };
+        let mut reviewed = task(Status::ReviewRequested);
+        reviewed.reviewer = Some("gemini".into());
+        let approved = notifications(&reviewed, &completed, "gemini", &approve);
+        assert_eq!(approved.len(), 1);
+        assert_eq!(approved[0].to, "claude");
+        assert!(
+            approved[0].body.starts_with("gemini approved T-4"),
+            "{}",
+            approved[0].body
+        );
 
         let claimed = notifications(&task(Status::Pending), &working, "codex", &Action::Claim);
         assert!(claimed.is_empty(), "a claim tells nobody");

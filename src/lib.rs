@@ -11,6 +11,10 @@ pub mod archive;
 pub mod board;
 /// The crate's error type.
 pub mod error;
+/// Client hook events in, client hook answers out.
+pub mod hook;
+/// Messages between agents, read positions, notifications, the mail archive.
+pub mod mail;
 /// Agent and project names, checked before they touch a path.
 pub mod names;
 /// Projects, workspaces and isolation.

@@ -13,6 +13,7 @@ use crate::board::task::{Priority, Status, Task, TaskId, ThreadEntry};
 use crate::board::transition::{self, Action, Event};
 use crate::board::{Board, InboxItem};
 use crate::error::{Error, Result};
+use crate::mail::{Delivery, Message};
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
@@ -84,6 +85,12 @@ pub struct Changed {
     /// Set when `send --skill` chose the assignee: the skill it matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routed_by_skill: Option<String>,
+    /// The notifications baton wrote about this change (SPEC section 6).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notifications: Vec<Delivery>,
+    /// What went wrong after the change was made (it stands): one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What `send` needs.
@@ -112,12 +119,46 @@ pub struct InboxEntry {
     pub last_word: Option<ThreadEntry>,
 }
 
+impl InboxEntry {
+    /// The commands that move the task on from where it is in this inbox.
+    pub fn next_steps(&self) -> String {
+        let id = self.task.id.0;
+        match self.reason {
+            Reason::Assigned | Reason::ChangesRequested => {
+                let finish = if self.task.review {
+                    format!("baton review {id} --body WHAT-YOU-DID")
+                } else {
+                    format!("baton done {id} --result WHAT-YOU-DID")
+                };
+                format!("baton claim {id} · baton ask {id} --body QUESTION · {finish}")
+            }
+            Reason::Question => format!("baton answer {id} --body ANSWER"),
+            Reason::ReviewRequested => {
+                format!("baton approve {id} · baton request-changes {id} --body WHAT")
+            }
+            Reason::Stalled => format!(
+                "ask {} how it goes (baton msg), baton reassign {id} --to NAME, or baton cancel {id}",
+                self.task.to
+            ),
+        }
+    }
+}
+
 /// The caller's inbox.
 #[derive(Debug, Clone, Serialize)]
 pub struct Inbox {
     pub agent: String,
     pub project: String,
     pub tasks: Vec<InboxEntry>,
+    /// Unread messages, oldest first.
+    pub messages: Vec<Message>,
+}
+
+impl Inbox {
+    /// Nothing waits: no task and no unread message.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty() && self.messages.is_empty()
+    }
 }
 
 /// What `board` shows.
@@ -321,6 +362,8 @@ impl Session {
                 } else {
                     None
                 },
+                notifications: Vec::new(),
+                warnings: Vec::new(),
             })
         })
     }
@@ -371,7 +414,9 @@ impl Session {
         }
         let project_id = self.project.id.clone();
         let lease = self.project.lease();
-        self.update(|tx| {
+        let mut previous = None;
+        let result = self.update(|tx| {
+            previous = tx.board.task(id).cloned();
             // The coordinator may change between resolving and locking; read it under the lock.
             let coordinator =
                 project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
@@ -394,8 +439,21 @@ impl Session {
                 task: self.view(&tx.board, &next, false),
                 handovers,
                 routed_by_skill: None,
+                notifications: Vec::new(),
+                warnings: Vec::new(),
             })
-        })
+        });
+        let mut changed = result?;
+        // After the board lock is released: the change stands whatever happens to the mail.
+        if let Some(previous) = previous {
+            match self.notify_change(&previous, &changed.task.task, &action) {
+                Ok(notifications) => changed.notifications = notifications,
+                Err(error) => changed.warnings.push(format!(
+                    "the change was made, but its notifications were not sent: {error}"
+                )),
+            }
+        }
+        Ok(changed)
     }
 
     fn missing_task(&self, id: TaskId) -> Error {
@@ -449,8 +507,18 @@ impl Session {
             .collect())
     }
 
-    /// `inbox`: the tasks whose turn is the caller's.
+    /// `inbox --peek`: the tasks whose turn is the caller's and its unread messages,
+    /// marking nothing read.
     pub fn inbox(&self) -> Result<Inbox> {
+        self.inbox_marking(false)
+    }
+
+    /// `inbox`: as [`Session::inbox`], and the messages it returns count as read.
+    pub fn inbox_and_mark_read(&self) -> Result<Inbox> {
+        self.inbox_marking(true)
+    }
+
+    fn inbox_marking(&self, mark_read: bool) -> Result<Inbox> {
         let agent = self.agent()?.to_string();
         let board = self.board()?;
         let tasks = board
@@ -470,6 +538,7 @@ impl Session {
             agent,
             project: self.project.id.clone(),
             tasks,
+            messages: self.unread_messages(mark_read)?,
         })
     }
 

@@ -218,7 +218,7 @@ pub struct ArchiveArgs {
 }
 
 /// `-` means: read the words from stdin.
-fn words(value: Option<String>) -> Result<String, Error> {
+pub(super) fn words(value: Option<String>) -> Result<String, Error> {
     match value {
         Some(dash) if dash == "-" => {
             let mut text = String::new();
@@ -306,9 +306,13 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
                 render::board_table(&session.project.id, views, session.now)
             });
         }
-        BoardCommand::Inbox(_args) => {
+        BoardCommand::Inbox(args) => {
             let session = context.session()?;
-            let inbox = session.inbox()?;
+            let inbox = if args.peek {
+                session.inbox()?
+            } else {
+                session.inbox_and_mark_read()?
+            };
             output::emit(as_json, &inbox, |inbox| render::inbox(inbox, session.now));
         }
         BoardCommand::Status(args) => {
@@ -316,7 +320,7 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
             let inbox = session.inbox()?;
             if as_json {
                 output::json(&inbox);
-            } else if !(args.quiet && inbox.tasks.is_empty()) {
+            } else if !(args.quiet && inbox.is_empty()) {
                 output::line(&render::status_line(&inbox));
             }
         }
@@ -342,9 +346,12 @@ fn act(context: &Context, id: TaskId, action: Action) -> Result<(), Error> {
     Ok(())
 }
 
-/// Prints the result of a change.
+/// Prints the result of a change, and on stderr what went wrong after it was made.
 fn finish_change(context: &Context, changed: &Changed) {
     output::emit(context.global.json, changed, render::changed);
+    for warning in &changed.warnings {
+        eprintln!("warning: {warning}");
+    }
 }
 
 fn log(context: &Context, args: LogArgs) -> Result<(), Error> {

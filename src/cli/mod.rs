@@ -4,6 +4,8 @@
 mod agents;
 mod board;
 mod demo;
+mod hook;
+mod messages;
 mod output;
 mod projects;
 mod render;
@@ -70,6 +72,10 @@ pub enum Command {
     Board(board::BoardCommand),
     #[command(flatten)]
     Agents(agents::AgentsCommand),
+    #[command(flatten)]
+    Messages(messages::MessagesCommand),
+    /// Answer an agent client's hook (session-start, prompt, stop); always exits 0
+    Hook(hook::HookArgs),
     /// Create, list and show projects
     #[command(subcommand)]
     Project(projects::ProjectCommand),
@@ -133,6 +139,8 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Board(command) => board::run(&context, command),
         Command::Agents(command) => agents::run(&context, command),
+        Command::Messages(command) => messages::run(&context, command),
+        Command::Hook(args) => Ok(hook::run(&context, args)),
         Command::Project(command) => projects::run(&context, command),
         Command::Context(args) => projects::context(&context, args),
         Command::Demo => demo::run(&context),

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use baton::activity::ActivityRecord;
 use baton::board::inbox::Reason;
 use baton::board::task::Task;
+use baton::mail::{Mail, Message, MessageType, Sent};
 use baton::session::{Archived, Changed, Inbox, InboxEntry, TaskView};
 use baton::time::{self, Timestamp};
 
@@ -29,6 +30,14 @@ pub fn changed(changed: &Changed) -> String {
             let _ = write!(text, "\n  {} is on it", task.to);
         }
         _ => {}
+    }
+    if !changed.notifications.is_empty() {
+        let told: Vec<&str> = changed
+            .notifications
+            .iter()
+            .map(|delivery| delivery.agent.as_str())
+            .collect();
+        let _ = write!(text, "\n  baton told {}", told.join(" and "));
     }
     if let Some(skill) = &changed.routed_by_skill {
         let _ = write!(
@@ -184,29 +193,6 @@ fn indent(text: &str, prefix: &str) -> String {
         .join("\n")
 }
 
-/// The commands that move a task on from where it is in someone's inbox.
-fn next_steps(entry: &InboxEntry) -> String {
-    let id = entry.task.id.0;
-    match entry.reason {
-        Reason::Assigned | Reason::ChangesRequested => {
-            let finish = if entry.task.review {
-                format!("baton review {id} --body WHAT-YOU-DID")
-            } else {
-                format!("baton done {id} --result WHAT-YOU-DID")
-            };
-            format!("baton claim {id} · baton ask {id} --body QUESTION · {finish}")
-        }
-        Reason::Question => format!("baton answer {id} --body ANSWER"),
-        Reason::ReviewRequested => {
-            format!("baton approve {id} · baton request-changes {id} --body WHAT")
-        }
-        Reason::Stalled => format!(
-            "ask {} how it goes (baton msg), baton reassign {id} --to NAME, or baton cancel {id}",
-            entry.task.to
-        ),
-    }
-}
-
 /// Everything needed to act on an inbox entry without another call.
 pub fn inbox_entry(entry: &InboxEntry, now: Timestamp) -> String {
     let task: &Task = &entry.task;
@@ -241,34 +227,120 @@ pub fn inbox_entry(entry: &InboxEntry, now: Timestamp) -> String {
             word.text
         );
     }
-    let _ = writeln!(text, "  → {}", next_steps(entry));
+    let _ = writeln!(text, "  → {}", entry.next_steps());
     text
 }
 
 pub fn inbox(inbox: &Inbox, now: Timestamp) -> String {
-    if inbox.tasks.is_empty() {
+    if inbox.is_empty() {
         return format!(
             "inbox of {} in project {}: nothing waits for you",
             inbox.agent, inbox.project
         );
     }
     let mut text = format!(
-        "inbox of {} in project {}: {} task{}\n\n",
+        "inbox of {} in project {}: {}\n\n",
         inbox.agent,
         inbox.project,
-        inbox.tasks.len(),
-        if inbox.tasks.len() == 1 { "" } else { "s" }
+        waiting(inbox)
     );
     for entry in &inbox.tasks {
         text.push_str(&inbox_entry(entry, now));
         text.push('\n');
+    }
+    if !inbox.messages.is_empty() {
+        text.push_str("unread messages:\n");
+        for message in &inbox.messages {
+            text.push_str(&message_entry(message, now));
+        }
+    }
+    text
+}
+
+fn plural(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
+/// "2 tasks and 1 unread message".
+fn waiting(inbox: &Inbox) -> String {
+    let tasks = plural(inbox.tasks.len(), "task", "tasks");
+    let messages = plural(inbox.messages.len(), "unread message", "unread messages");
+    match (inbox.tasks.is_empty(), inbox.messages.is_empty()) {
+        (false, true) => tasks,
+        (true, false) => messages,
+        _ => format!("{tasks} and {messages}"),
+    }
+}
+
+/// A message: who wrote it, when, its type unless plain text, and its words.
+pub fn message_entry(message: &Message, now: Timestamp) -> String {
+    let mut text = format!("  #{} from {}", message.seq, message.from);
+    if message.is_broadcast() {
+        text.push_str(" to everyone");
+    } else {
+        let _ = write!(text, " to {}", message.to);
+    }
+    let _ = write!(text, ", {} ago", time::age(message.at, now));
+    if message.kind != MessageType::Text {
+        let _ = write!(text, " [{}]", message.kind);
+    }
+    let body = message.body.trim();
+    if message.summary.is_empty() || message.summary == body {
+        let _ = writeln!(text, ": {body}");
+    } else {
+        let _ = writeln!(text, ": {}", message.summary);
+        let _ = writeln!(text, "{}", indent(body, "    | "));
+    }
+    text
+}
+
+/// `msg`: what was sent and who has it now.
+pub fn sent(sent: &Sent) -> String {
+    let message = &sent.message;
+    let to: Vec<&str> = sent
+        .deliveries
+        .iter()
+        .map(|delivery| delivery.agent.as_str())
+        .collect();
+    format!(
+        "message #{} ({}) sent in project {}; now in the inbox of {}",
+        message.seq,
+        message.kind,
+        sent.project,
+        to.join(", ")
+    )
+}
+
+/// `messages`: the caller's mail, unread ones marked.
+pub fn mail(mail: &Mail, now: Timestamp) -> String {
+    if mail.messages.is_empty() {
+        return format!(
+            "messages of {} in project {}: none unread (--all shows the rest)",
+            mail.agent, mail.project
+        );
+    }
+    let unread = mail.messages.iter().filter(|entry| entry.unread).count();
+    let mut text = format!(
+        "messages of {} in project {}: {}, {unread} unread\n",
+        mail.agent,
+        mail.project,
+        plural(mail.messages.len(), "message", "messages")
+    );
+    for entry in &mail.messages {
+        let line = message_entry(&entry.message, now);
+        if entry.unread {
+            text.push('*');
+            text.push_str(&line[1..]);
+        } else {
+            text.push_str(&line);
+        }
     }
     text
 }
 
 /// `status`: one line.
 pub fn status_line(inbox: &Inbox) -> String {
-    if inbox.tasks.is_empty() {
+    if inbox.is_empty() {
         return format!(
             "baton: nothing waits for {} in {}",
             inbox.agent, inbox.project
@@ -286,13 +358,16 @@ pub fn status_line(inbox: &Inbox) -> String {
     } else {
         String::new()
     };
+    let items = if items.is_empty() {
+        String::new()
+    } else {
+        format!(" ({}{more})", items.join(", "))
+    };
     format!(
-        "baton: {} task{} for {} in {} ({}{more}); run `baton inbox`",
-        inbox.tasks.len(),
-        if inbox.tasks.len() == 1 { "" } else { "s" },
+        "baton: {} for {} in {}{items}; run `baton inbox`",
+        waiting(inbox),
         inbox.agent,
         inbox.project,
-        items.join(", ")
     )
 }
 

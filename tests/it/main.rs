@@ -5,3 +5,5 @@ mod common;
 
 mod board;
 mod faults;
+mod hook;
+mod mail;

@@ -1,0 +1,10 @@
+#!/bin/sh
+# Codex SessionStart hook: puts the agent's baton inbox in its context as a session starts.
+# The agent's name comes from BATON_AGENT (default: codex); set BATON_BIN when baton is
+# not on PATH. The client's turn always goes on: this script exits 0 whatever happens.
+: "${BATON_AGENT:=codex}"
+export BATON_AGENT
+baton="${BATON_BIN:-baton}"
+command -v "$baton" >/dev/null 2>&1 || exit 0
+"$baton" hook session-start --client codex || true
+exit 0

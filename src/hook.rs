@@ -1,0 +1,365 @@
+//! Client hook events in, client hook answers out (SPEC section 9).
+//!
+//! Claude Code, Codex and Gemini CLI run `baton hook EVENT --client CLIENT` at the start of
+//! a session, on each prompt and when the agent is about to stop. The hook puts the agent's
+//! inbox in front of it, and keeps it working while tasks wait for it. A hook must never
+//! break the client's turn, so [`run`] cannot fail: an error becomes a short note in the
+//! answer, in the shape the client parses.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::error::Result;
+use crate::mail::{BROADCAST, Message, MessageType};
+use crate::project::Project;
+use crate::session::{Hub, Inbox, InboxEntry, Request, Session};
+
+/// The agent clients whose hook formats baton speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+/// The moments a hook runs at, named for what they mean rather than per client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    /// Claude Code and Codex `SessionStart`, Gemini CLI `SessionStart`.
+    SessionStart,
+    /// Claude Code and Codex `UserPromptSubmit`, Gemini CLI `BeforeAgent`.
+    Prompt,
+    /// Claude Code and Codex `Stop`, Gemini CLI `AfterAgent`.
+    Stop,
+}
+
+impl HookEvent {
+    /// The event's name in `client`'s own configuration and answers.
+    pub fn client_name(self, client: Client) -> &'static str {
+        match (self, client) {
+            (HookEvent::SessionStart, _) => "SessionStart",
+            (HookEvent::Prompt, Client::Gemini) => "BeforeAgent",
+            (HookEvent::Prompt, Client::Claude | Client::Codex) => "UserPromptSubmit",
+            (HookEvent::Stop, Client::Gemini) => "AfterAgent",
+            (HookEvent::Stop, Client::Claude | Client::Codex) => "Stop",
+        }
+    }
+}
+
+/// What the client said on stdin. Every field may be missing: a hook run by hand, or by a
+/// client version that sends less, still answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookInput {
+    /// The directory the agent works in; it decides the project.
+    pub cwd: Option<PathBuf>,
+    /// Set by the client when the agent is already going on because a stop hook said so.
+    pub stop_hook_active: bool,
+}
+
+impl HookInput {
+    /// Reads the client's JSON, taking what it understands and ignoring the rest (empty or
+    /// garbled input reads as no input at all).
+    pub fn parse(text: &str) -> HookInput {
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            return HookInput::default();
+        };
+        HookInput {
+            cwd: value["cwd"]
+                .as_str()
+                .filter(|cwd| !cwd.trim().is_empty())
+                .map(PathBuf::from),
+            stop_hook_active: value["stop_hook_active"].as_bool().unwrap_or(false),
+        }
+    }
+}
+
+/// What the hook has to say, before it is put in the client's format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Nothing waits: the client goes on as if there were no hook.
+    Nothing,
+    /// Text to add to the agent's context.
+    Context(String),
+    /// Keep the agent working, for this reason (only at `stop`).
+    KeepWorking(String),
+    /// Something went wrong; a short line for the user.
+    Note(String),
+}
+
+/// Runs the whole hook: finds the project (from the client's `cwd` unless `project` is
+/// given), reads the inbox, and returns what to print on stdout, which may be empty.
+/// At session start and on a prompt, the messages shown count as read.
+pub fn run(
+    hub: Hub,
+    agent: Option<&str>,
+    project: Option<&str>,
+    event: HookEvent,
+    client: Client,
+    stdin: &str,
+) -> String {
+    let input = HookInput::parse(stdin);
+    let answer = answer(hub, agent, project, event, &input)
+        .unwrap_or_else(|error| Answer::Note(format!("baton hook: {error}")));
+    render(client, event, &answer)
+}
+
+fn answer(
+    hub: Hub,
+    agent: Option<&str>,
+    project: Option<&str>,
+    event: HookEvent,
+    input: &HookInput,
+) -> Result<Answer> {
+    if event == HookEvent::Stop && input.stop_hook_active {
+        // The agent already went on once for its inbox; stopping now cannot loop.
+        return Ok(Answer::Nothing);
+    }
+    let cwd = input.cwd.as_deref().filter(|cwd| cwd.is_dir());
+    let session = Session::open(
+        hub,
+        Request {
+            agent,
+            project,
+            cwd,
+        },
+    )?;
+    Ok(match event {
+        HookEvent::SessionStart | HookEvent::Prompt => {
+            let inbox = session.inbox_and_mark_read()?;
+            context(&inbox, &session.project).map_or(Answer::Nothing, Answer::Context)
+        }
+        HookEvent::Stop => {
+            let inbox = session.inbox()?;
+            stop_reason(&inbox).map_or(Answer::Nothing, Answer::KeepWorking)
+        }
+    })
+}
+
+/// The answer as `client` expects it on stdout for `event`. Claude Code and Codex take
+/// silence for "nothing to add"; Gemini CLI wants JSON and nothing else, so it gets `{}`.
+pub fn render(client: Client, event: HookEvent, answer: &Answer) -> String {
+    let value = match answer {
+        Answer::Nothing => match client {
+            Client::Claude | Client::Codex => return String::new(),
+            Client::Gemini => json!({}),
+        },
+        Answer::Context(text) => json!({
+            "hookSpecificOutput": {
+                "hookEventName": event.client_name(client),
+                "additionalContext": text,
+            }
+        }),
+        Answer::KeepWorking(reason) => json!({
+            "decision": match client {
+                Client::Claude | Client::Codex => "block",
+                Client::Gemini => "deny",
+            },
+            "reason": reason,
+        }),
+        Answer::Note(text) => json!({ "systemMessage": text }),
+    };
+    format!("{value}\n")
+}
+
+/// The reminder every context ends with: an agent's words in its own session reach nobody.
+const REMINDER: &str = "Your plain replies here are not seen by your teammates: they hear from \
+     you only through baton (the task commands above, `baton msg --to NAME TEXT`, or baton's \
+     MCP tools).";
+
+/// What the agent should know at the start of a session or a prompt: who it is, where, each
+/// task whose turn is its own with all it needs to act, and its unread messages. `None` when
+/// nothing waits.
+pub fn context(inbox: &Inbox, project: &Project) -> Option<String> {
+    if inbox.is_empty() {
+        return None;
+    }
+    let mut text = format!("baton: you are {} in project {}", inbox.agent, project.id);
+    if let Some(workspace) = &project.workspace {
+        let _ = write!(text, " (workspace {})", workspace.display());
+    }
+    text.push_str(".\n");
+    if let Some(goal) = project
+        .goal
+        .as_deref()
+        .filter(|goal| !goal.trim().is_empty())
+    {
+        let _ = writeln!(text, "Project goal: {}", goal.trim());
+    }
+    if !inbox.tasks.is_empty() {
+        let _ = writeln!(
+            text,
+            "\n{} waiting for you:",
+            count(inbox.tasks.len(), "task", "tasks")
+        );
+        for entry in &inbox.tasks {
+            text.push('\n');
+            text.push_str(&task_text(entry));
+        }
+    }
+    if !inbox.messages.is_empty() {
+        let _ = writeln!(
+            text,
+            "\n{}:",
+            count(inbox.messages.len(), "unread message", "unread messages")
+        );
+        for message in &inbox.messages {
+            text.push('\n');
+            text.push_str(&message_text(message));
+        }
+    }
+    let _ = write!(text, "\n{REMINDER}");
+    Some(text)
+}
+
+fn count(number: usize, one: &str, many: &str) -> String {
+    format!("{number} {}", if number == 1 { one } else { many })
+}
+
+fn task_text(entry: &InboxEntry) -> String {
+    let task = &entry.task;
+    let mut text = format!(
+        "{} [{}] {}: {}\n",
+        task.id,
+        task.priority,
+        entry.reason.what_to_do(),
+        task.subject
+    );
+    let _ = writeln!(
+        text,
+        "  from {} to {}; {} is waiting on you",
+        task.from, task.to, entry.waiting
+    );
+    for line in task.body.lines() {
+        let _ = writeln!(text, "  | {line}");
+    }
+    if !task.files.is_empty() {
+        let _ = writeln!(text, "  files: {}", task.files.join(", "));
+    }
+    if let Some(word) = &entry.last_word {
+        let _ = writeln!(
+            text,
+            "  last {} by {}: {}",
+            word.kind.as_str().replace('_', " "),
+            word.by,
+            word.text
+        );
+    }
+    let _ = writeln!(text, "  next: {}", entry.next_steps());
+    text
+}
+
+fn message_text(message: &Message) -> String {
+    let mut text = format!("#{} from {}", message.seq, message.from);
+    if message.to == BROADCAST {
+        text.push_str(" to everyone");
+    }
+    if message.kind != MessageType::Text {
+        let _ = write!(text, " ({})", message.kind);
+    }
+    let body = message.body.trim();
+    if message.summary.is_empty() || message.summary == body {
+        let _ = writeln!(text, ": {body}");
+        return text;
+    }
+    let _ = writeln!(text, ": {}", message.summary);
+    for line in body.lines() {
+        let _ = writeln!(text, "  | {line}");
+    }
+    text
+}
+
+/// Why the agent should not stop yet: the tasks whose turn is its own. `None` lets it stop.
+pub fn stop_reason(inbox: &Inbox) -> Option<String> {
+    if inbox.tasks.is_empty() {
+        return None;
+    }
+    let items: Vec<String> = inbox
+        .tasks
+        .iter()
+        .map(|entry| {
+            format!(
+                "{} {}: {}",
+                entry.task.id,
+                entry.reason.what_to_do(),
+                entry.task.subject
+            )
+        })
+        .collect();
+    Some(format!(
+        "baton: {} still waiting for {} in project {}: {}. Act on {} before you stop \
+         (`baton inbox` shows everything needed); your teammates hear from you only through baton.",
+        count(inbox.tasks.len(), "task is", "tasks are"),
+        inbox.agent,
+        inbox.project,
+        items.join("; "),
+        if inbox.tasks.len() == 1 { "it" } else { "them" },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_is_read_tolerantly() {
+        assert_eq!(HookInput::parse(""), HookInput::default());
+        assert_eq!(HookInput::parse("not json {"), HookInput::default());
+        assert_eq!(HookInput::parse("[1, 2]"), HookInput::default());
+        let input = HookInput::parse(
+            r#"{"session_id":"x","cwd":"/src/api","hook_event_name":"Stop","stop_hook_active":true}"#,
+        );
+        assert_eq!(input.cwd, Some(PathBuf::from("/src/api")));
+        assert!(input.stop_hook_active);
+        let odd = HookInput::parse(r#"{"cwd": 7, "stop_hook_active": "yes"}"#);
+        assert_eq!(odd, HookInput::default(), "wrong types count as missing");
+    }
+
+    #[test]
+    fn answers_take_each_clients_shape() {
+        let context = Answer::Context("hello".into());
+        for client in [Client::Claude, Client::Codex] {
+            assert_eq!(render(client, HookEvent::Stop, &Answer::Nothing), "");
+            let value: Value =
+                serde_json::from_str(&render(client, HookEvent::Prompt, &context)).unwrap();
+            assert_eq!(
+                value["hookSpecificOutput"]["hookEventName"],
+                "UserPromptSubmit"
+            );
+            assert_eq!(value["hookSpecificOutput"]["additionalContext"], "hello");
+            let stop = render(client, HookEvent::Stop, &Answer::KeepWorking("T-1".into()));
+            assert_eq!(
+                serde_json::from_str::<Value>(&stop).unwrap(),
+                json!({"decision": "block", "reason": "T-1"})
+            );
+        }
+        assert_eq!(
+            render(Client::Gemini, HookEvent::Stop, &Answer::Nothing),
+            "{}\n"
+        );
+        let value: Value =
+            serde_json::from_str(&render(Client::Gemini, HookEvent::Prompt, &context)).unwrap();
+        assert_eq!(value["hookSpecificOutput"]["hookEventName"], "BeforeAgent");
+        let stop = render(
+            Client::Gemini,
+            HookEvent::Stop,
+            &Answer::KeepWorking("T-1".into()),
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&stop).unwrap(),
+            json!({"decision": "deny", "reason": "T-1"})
+        );
+        for client in [Client::Claude, Client::Codex, Client::Gemini] {
+            let note = render(
+                client,
+                HookEvent::SessionStart,
+                &Answer::Note("oops".into()),
+            );
+            assert_eq!(
+                serde_json::from_str::<Value>(&note).unwrap(),
+                json!({"systemMessage": "oops"})
+            );
+        }
+    }
+}

@@ -5,5 +5,6 @@ mod common;
 
 mod board;
 mod faults;
+mod fuzz;
 mod hook;
 mod mail;

@@ -1,0 +1,122 @@
+//! Fuzzing, proptest-style, of every parser of stored files and of hook input: arbitrary
+//! bytes and damaged copies of valid files must give a value or a clear error naming the
+//! file, never a panic. `PROPTEST_CASES` sets the number of cases (256 by default, a short
+//! run that CI can afford).
+
+use std::fs;
+
+use proptest::prelude::*;
+
+use baton::board::task::{Status, TaskId};
+use baton::hook::HookInput;
+use baton::store::StoreError;
+use baton::store::paths::Home;
+use baton::time::Timestamp;
+use baton::{mail, store};
+
+const VALID_BOARD: &str = r#"{
+  "schema": 1,
+  "project": "default",
+  "next_id": 3,
+  "tasks": [
+    {"id": 1, "subject": "a", "body": "", "files": ["x.rs"], "from": "lead", "to": "dev",
+     "reviewer": null, "status": "working", "priority": "high", "after": [], "skill": null,
+     "review": true, "created_at": "2026-11-29T10:00:00.000Z",
+     "updated_at": "2026-11-29T10:05:00.000Z", "claimed_at": "2026-11-29T10:05:00.000Z",
+     "lease_expires_at": "2026-11-29T10:35:00.000Z", "result": null,
+     "thread": [{"at": "2026-11-29T10:05:00.000Z", "by": "dev", "kind": "claim", "text": ""}]},
+    {"id": 2, "subject": "b", "from": "lead", "to": "dev", "status": "pending",
+     "after": [1], "created_at": "2026-11-29T10:00:00.000Z",
+     "updated_at": "2026-11-29T10:00:00.000Z"}
+  ]
+}"#;
+
+/// Valid text damaged in one of the ways a crash or a hand edit damages files.
+fn damaged(valid: &'static str) -> impl Strategy<Value = Vec<u8>> {
+    let length = valid.len();
+    prop_oneof![
+        (0..length).prop_map(move |cut| valid.as_bytes()[..cut].to_vec()),
+        (0..length, any::<u8>()).prop_map(move |(at, byte)| {
+            let mut bytes = valid.as_bytes().to_vec();
+            bytes[at] = byte;
+            bytes
+        }),
+        (0..length, proptest::collection::vec(any::<u8>(), 1..16)).prop_map(move |(at, junk)| {
+            let mut bytes = valid.as_bytes().to_vec();
+            bytes.splice(at..at, junk);
+            bytes
+        }),
+        proptest::collection::vec(any::<u8>(), 0..512),
+    ]
+}
+
+fn names_the_file(error: &StoreError, file: &str) -> bool {
+    match error {
+        StoreError::Corrupt { path, .. } | StoreError::NewerSchema { path, .. } => {
+            path.ends_with(file)
+        }
+        _ => false,
+    }
+}
+
+proptest! {
+    #[test]
+    fn board_parsing_never_panics_and_names_the_file(bytes in damaged(VALID_BOARD)) {
+        let path = std::path::Path::new("/hub/projects/p/board.json");
+        match store::board_file::parse(path, &bytes) {
+            Ok(board) => prop_assert!(board.schema <= baton::board::BOARD_SCHEMA),
+            Err(error) => prop_assert!(names_the_file(&error, "board.json"), "{error}"),
+        }
+    }
+
+    #[test]
+    fn jsonl_reading_skips_what_it_cannot_read(lines in proptest::collection::vec(
+        prop_oneof![
+            Just(r#"{"at":"2026-11-29T10:00:00.000Z","project":"p","actor":"a","action":"note"}"#.as_bytes().to_vec()),
+            proptest::collection::vec(any::<u8>(), 0..80),
+        ],
+        0..20,
+    )) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.jsonl");
+        fs::write(&path, lines.join(&b'\n')).unwrap();
+        let read = baton::activity::read(&path).expect("a log with bad lines still reads");
+        prop_assert!(read.len() <= lines.len());
+    }
+
+    #[test]
+    fn mail_and_read_positions_never_panic(mail_bytes in proptest::collection::vec(any::<u8>(), 0..600),
+                                           positions in damaged(r#"{"schema": 1, "positions": {"dev": 3, "lead": 1}}"#)) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        fs::create_dir_all(home.project_dir("p")).unwrap();
+        fs::write(home.mail_file("p"), &mail_bytes).unwrap();
+        fs::write(home.mail_cursor_file("p"), &positions).unwrap();
+        let _ = mail::read(&home, "p").expect("mail with bad lines still reads");
+        if let Err(error) = mail::read_positions(&home, "p") {
+            prop_assert!(names_the_file(&error, "mail.read.json"), "{error}");
+        }
+    }
+
+    #[test]
+    fn hook_input_of_any_shape_is_taken_or_ignored(text in prop_oneof![
+        ".*",
+        damaged(r#"{"session_id":"s","cwd":"/work/api","hook_event_name":"Stop","stop_hook_active":true}"#)
+            .prop_map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
+    ]) {
+        let input = HookInput::parse(&text);
+        if input.stop_hook_active {
+            prop_assert!(text.contains("true"));
+        }
+    }
+
+    #[test]
+    fn ids_statuses_and_times_parse_or_refuse(text in ".{0,40}") {
+        let _ = text.parse::<TaskId>();
+        let _ = text.parse::<Status>();
+        if let Ok(at) = text.parse::<Timestamp>() {
+            // Whatever parses prints in the stored form and reads back the same.
+            prop_assert_eq!(at.to_string().parse::<Timestamp>().unwrap(), at);
+        }
+    }
+}

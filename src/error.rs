@@ -86,6 +86,15 @@ impl Error {
                     path.display()
                 ))
             }
+            Error::Store(StoreError::Corrupt { path, .. })
+                if path.parent().is_some_and(|dir| dir.ends_with("agents")) =>
+            {
+                let name = path.file_stem().unwrap_or_default().to_string_lossy();
+                Some(format!(
+                    "baton will not overwrite it; fix it by hand, or `baton agent rm {name}` \
+                     and register it again; `baton doctor` checks every file"
+                ))
+            }
             Error::Store(StoreError::LockTimeout { .. }) => Some(
                 "another baton command is still writing; retry, or raise BATON_LOCK_TIMEOUT".into(),
             ),

@@ -102,16 +102,32 @@ impl Project {
         chrono::Duration::minutes(i64::from(self.settings.lease_minutes.max(1)))
     }
 
+    /// Whether `cwd` lies inside this project's workspace (always, for an unbound project).
+    /// Both sides are compared with symlinks resolved.
+    pub fn contains(&self, cwd: &Path) -> bool {
+        match &self.workspace {
+            Some(workspace) => canonical(cwd).starts_with(canonical(workspace)),
+            None => true,
+        }
+    }
+
+    /// Whether `name` may change the coordinator: the coordinator, a human named in the
+    /// settings, or anyone while there is no coordinator.
+    pub fn may_change_coordinator(&self, name: &str) -> bool {
+        match &self.coordinator {
+            None => true,
+            Some(current) => current == name || self.settings.humans.iter().any(|h| h == name),
+        }
+    }
+
     /// Refuses `cwd` when this project is bound to a workspace that does not contain it.
     pub fn check_access(&self, cwd: &Path) -> Result<()> {
         match &self.workspace {
-            Some(workspace) if !canonical(cwd).starts_with(workspace) => {
-                Err(Error::OutsideWorkspace {
-                    project: self.id.clone(),
-                    workspace: workspace.clone(),
-                    cwd: cwd.to_path_buf(),
-                })
-            }
+            Some(workspace) if !self.contains(cwd) => Err(Error::OutsideWorkspace {
+                project: self.id.clone(),
+                workspace: workspace.clone(),
+                cwd: cwd.to_path_buf(),
+            }),
             _ => Ok(()),
         }
     }
@@ -204,23 +220,19 @@ pub fn resolve(
     Ok(project)
 }
 
-/// The project whose workspace is the longest prefix of `cwd`.
+/// The project whose workspace is the longest prefix of `cwd`. Workspaces that contain
+/// `cwd` are nested in one another, so the longest path is the innermost.
 fn bound_project_for(home: &Home, cwd: &Path) -> Result<Option<Project>> {
     let cwd = canonical(cwd);
     Ok(list(home)?
         .into_iter()
-        .filter(|project| {
-            project
-                .workspace
-                .as_ref()
-                .is_some_and(|workspace| cwd.starts_with(workspace))
+        .filter_map(|project| {
+            let workspace = canonical(project.workspace.as_deref()?);
+            cwd.starts_with(&workspace)
+                .then(|| (workspace.as_os_str().len(), project))
         })
-        .max_by_key(|project| {
-            project
-                .workspace
-                .as_ref()
-                .map_or(0, |w| w.as_os_str().len())
-        }))
+        .max_by_key(|(length, _)| *length)
+        .map(|(_, project)| project))
 }
 
 fn ensure_default(home: &Home, lock: LockPolicy, now: Timestamp) -> Result<Project> {
@@ -270,16 +282,21 @@ pub fn update_locked<T>(
     Ok(result)
 }
 
-/// `project init`: creates a project bound to `workspace`. Without a name, the workspace's
-/// directory name is used, made unique so two workspaces called `api` get two projects.
+/// `project init`: creates a project bound to `workspace`, with `humans` allowed to change
+/// its coordinator. Without a name, the workspace's directory name is used, made unique so
+/// two workspaces called `api` get two projects.
 pub fn init(
     home: &Home,
     name: Option<&str>,
     workspace: &Path,
     goal: Option<String>,
+    humans: &[String],
     lock: LockPolicy,
     now: Timestamp,
 ) -> Result<Project> {
+    for human in humans {
+        names::check(NameKind::Agent, human)?;
+    }
     let workspace = fs::canonicalize(workspace).map_err(|error| {
         Error::invalid(format!(
             "workspace {} is not a directory I can use: {error}",
@@ -306,28 +323,48 @@ pub fn init(
             format!("see it with `baton project show --project {}`", bound.id),
         ));
     }
-    let id = match name {
+    let goal = goal
+        .map(|goal| goal.trim().to_string())
+        .filter(|goal| !goal.is_empty());
+    let create = |id: &str| {
+        update(home, id, lock, |slot| {
+            if slot.is_some() {
+                return Err(Error::invalid(format!("project {id} already exists")));
+            }
+            let mut project = Project::new(id, Some(workspace.clone()), goal.clone(), now);
+            project.settings.humans = humans.to_vec();
+            Ok(slot.insert(project).clone())
+        })
+    };
+    match name {
         Some(name) => {
             names::check(NameKind::Project, name)?;
-            if existing.iter().any(|project| project.id == name) {
-                return Err(Error::invalid(format!("project {name} already exists")));
+            if name == DEFAULT_PROJECT {
+                return Err(Error::invalid_with_hint(
+                    "`default` is the project of every directory outside a workspace; it cannot \
+                     be bound to one",
+                    "pick another --name, or leave it out to use the directory's name",
+                ));
             }
-            name.to_string()
+            create(name)
         }
-        None => unique_id(&workspace, &existing),
-    };
-    update(home, &id, lock, |slot| {
-        if slot.is_some() {
-            return Err(Error::invalid(format!("project {id} already exists")));
+        None => {
+            // Another `project init` may take the same name between listing and creating;
+            // then the next number is tried, so two workspaces never share a project.
+            let mut taken: Vec<String> = existing.into_iter().map(|project| project.id).collect();
+            loop {
+                let id = unique_id(&workspace, &taken);
+                match create(&id) {
+                    Err(Error::Invalid { .. }) if load(home, &id)?.is_some() => taken.push(id),
+                    result => return result,
+                }
+            }
         }
-        Ok(slot
-            .insert(Project::new(&id, Some(workspace.clone()), goal, now))
-            .clone())
-    })
+    }
 }
 
 /// A project id from the workspace's directory name, numbered when already taken.
-fn unique_id(workspace: &Path, existing: &[Project]) -> String {
+fn unique_id(workspace: &Path, taken: &[String]) -> String {
     let base: String = workspace
         .file_name()
         .map(|name| name.to_string_lossy().to_lowercase())
@@ -343,12 +380,12 @@ fn unique_id(workspace: &Path, existing: &[Project]) -> String {
         .skip_while(|c| !c.is_ascii_alphanumeric())
         .take(56)
         .collect();
-    let base = if base.is_empty() {
+    let base = if base.is_empty() || base == DEFAULT_PROJECT {
         "project".to_string()
     } else {
         base
     };
-    let taken = |id: &str| existing.iter().any(|project| project.id == id);
+    let taken = |id: &str| taken.iter().any(|other| other == id);
     if !taken(&base) {
         return base;
     }
@@ -383,8 +420,8 @@ mod tests {
         for dir in [&inner, &elsewhere] {
             fs::create_dir_all(dir).unwrap();
         }
-        init(&home, Some("outer"), &outer, None, quiet(), now()).unwrap();
-        init(&home, None, &inner, None, quiet(), now()).unwrap();
+        init(&home, Some("outer"), &outer, None, &[], quiet(), now()).unwrap();
+        init(&home, None, &inner, None, &[], quiet(), now()).unwrap();
         let deep = inner.join("src");
         fs::create_dir_all(&deep).unwrap();
         assert_eq!(
@@ -417,11 +454,11 @@ mod tests {
         let second = root.path().join("b/api");
         fs::create_dir_all(&first).unwrap();
         fs::create_dir_all(&second).unwrap();
-        let one = init(&home, None, &first, None, quiet(), now()).unwrap();
-        let two = init(&home, None, &second, None, quiet(), now()).unwrap();
+        let one = init(&home, None, &first, None, &[], quiet(), now()).unwrap();
+        let two = init(&home, None, &second, None, &[], quiet(), now()).unwrap();
         assert_eq!((one.id.as_str(), two.id.as_str()), ("api", "api-2"));
         assert!(
-            init(&home, None, &first, None, quiet(), now()).is_err(),
+            init(&home, None, &first, None, &[], quiet(), now()).is_err(),
             "bound twice"
         );
     }

@@ -108,15 +108,23 @@ pub fn names(home: &Home) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Every readable record; unreadable ones come back as errors beside them.
-pub fn list(home: &Home) -> Result<(Vec<AgentRecord>, Vec<Error>)> {
+/// A registry record that could not be read, named.
+#[derive(Debug)]
+pub struct Unreadable {
+    pub name: String,
+    pub error: Error,
+}
+
+/// Every readable record; unreadable ones come back beside them, so one bad file hides
+/// nobody else.
+pub fn list(home: &Home) -> Result<(Vec<AgentRecord>, Vec<Unreadable>)> {
     let mut records = Vec::new();
     let mut problems = Vec::new();
     for name in names(home)? {
         match load(home, &name) {
             Ok(Some(record)) => records.push(record),
             Ok(None) => {}
-            Err(error) => problems.push(error),
+            Err(error) => problems.push(Unreadable { name, error }),
         }
     }
     Ok((records, problems))
@@ -159,20 +167,62 @@ pub fn update<T>(
     Ok(result)
 }
 
+/// Whether `last_seen` is old enough to be written again at `now`.
+fn is_heartbeat_due(record: &AgentRecord, now: Timestamp) -> bool {
+    record.last_seen.until(now) >= HEARTBEAT_EVERY
+}
+
 /// Records that `name` is active: registers it on first sight and refreshes `last_seen` at
-/// most once per [`HEARTBEAT_EVERY`]. Cheap when nothing is due: one read, no lock.
+/// most once per [`HEARTBEAT_EVERY`]. Cheap when nothing is due: one read, no lock. A record
+/// that does not parse is an error, never replaced by a fresh one.
 pub fn heartbeat(home: &Home, name: &str, lock: LockPolicy, now: Timestamp) -> Result<()> {
     if let Some(record) = load(home, name)?
-        && record.last_seen.until(now) < HEARTBEAT_EVERY
+        && !is_heartbeat_due(&record, now)
     {
         return Ok(());
     }
-    update(home, name, lock, now, |record, _| {
-        if record.last_seen < now {
+    update(home, name, lock, now, |record, is_new| {
+        // Checked again under the lock: another process may have just written it.
+        if !is_new && is_heartbeat_due(record, now) {
             record.last_seen = now;
         }
         Ok(())
     })
+}
+
+/// What an agent says about itself: the fields anyone may set, from the CLI or over MCP.
+/// The wake command is not among them: it runs programs, so only the CLI sets it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// Replaces the strengths when given.
+    pub strengths: Option<String>,
+    /// Replaces the skills when given.
+    pub skills: Option<Vec<String>>,
+}
+
+impl Profile {
+    /// Writes the given fields into `record`, leaving the others as they are.
+    pub fn apply(&self, record: &mut AgentRecord) {
+        if let Some(strengths) = &self.strengths {
+            record.strengths = strengths.trim().to_string();
+        }
+        if let Some(skills) = &self.skills {
+            record.skills = normalize_skills(skills);
+        }
+    }
+}
+
+/// Skill tags as stored and matched: trimmed, lowercase, no blanks, no repeats, in the order
+/// given.
+pub fn normalize_skills(skills: &[String]) -> Vec<String> {
+    let mut tags: Vec<String> = Vec::new();
+    for skill in skills {
+        let tag = skill.trim().to_lowercase();
+        if !tag.is_empty() && !tags.contains(&tag) {
+            tags.push(tag);
+        }
+    }
+    tags
 }
 
 /// Removes the record (the lock file stays, as every lock file does).
@@ -187,5 +237,98 @@ pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<()> {
             known: names(home).unwrap_or_default(),
         }),
         Err(error) => Err(StoreError::io(&path)(error).into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quiet() -> LockPolicy {
+        LockPolicy {
+            timeout: std::time::Duration::from_secs(5),
+            on_wait: |_| {},
+        }
+    }
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn heartbeats_write_at_most_once_a_minute_and_never_move_back() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        let start = at("2026-11-29T12:00:00Z");
+        heartbeat(&home, "codex", quiet(), start).unwrap();
+        let seen = |home: &Home| load(home, "codex").unwrap().unwrap().last_seen;
+        assert_eq!(seen(&home), start);
+        heartbeat(&home, "codex", quiet(), at("2026-11-29T12:00:59Z")).unwrap();
+        assert_eq!(seen(&home), start, "not due yet");
+        heartbeat(&home, "codex", quiet(), at("2026-11-29T12:01:00Z")).unwrap();
+        assert_eq!(seen(&home), at("2026-11-29T12:01:00Z"));
+        heartbeat(&home, "codex", quiet(), at("2026-11-29T11:00:00Z")).unwrap();
+        assert_eq!(seen(&home), at("2026-11-29T12:01:00Z"), "an older clock");
+    }
+
+    #[test]
+    fn a_record_that_does_not_parse_is_refused_by_name_and_left_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        fs::create_dir_all(home.agents_dir()).unwrap();
+        let path = home.agent_file("codex");
+        fs::write(&path, b"{\"name\": \"codex\", \"stren").unwrap();
+        let now = at("2026-11-29T12:00:00Z");
+        for error in [
+            heartbeat(&home, "codex", quiet(), now).unwrap_err(),
+            update(&home, "codex", quiet(), now, |record, _| {
+                record.strengths = "x".into();
+                Ok(())
+            })
+            .unwrap_err(),
+        ] {
+            assert!(
+                matches!(&error, Error::Store(StoreError::Corrupt { path: bad, .. }) if *bad == path),
+                "{error}"
+            );
+            assert!(error.to_string().contains("agents/codex.json"), "{error}");
+        }
+        assert_eq!(fs::read(&path).unwrap(), b"{\"name\": \"codex\", \"stren");
+        let (records, problems) = list(&home).unwrap();
+        assert!(records.is_empty());
+        assert_eq!(problems.len(), 1);
+    }
+
+    #[test]
+    fn fields_from_a_newer_baton_survive_a_change() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        fs::create_dir_all(home.agents_dir()).unwrap();
+        fs::write(
+            home.agent_file("gemini"),
+            br#"{"name": "gemini", "created_at": "2026-11-01T00:00:00Z",
+                "last_seen": "2026-11-01T00:00:00Z", "mood": "sunny"}"#,
+        )
+        .unwrap();
+        let profile = Profile {
+            strengths: Some("  docs ".into()),
+            skills: Some(vec!["Rust".into(), " ".into(), "rust".into(), "go".into()]),
+        };
+        update(
+            &home,
+            "gemini",
+            quiet(),
+            at("2026-11-29T12:00:00Z"),
+            |record, _| {
+                profile.apply(record);
+                Ok(())
+            },
+        )
+        .unwrap();
+        let record = load(&home, "gemini").unwrap().unwrap();
+        assert_eq!(record.strengths, "docs");
+        assert_eq!(record.skills, vec!["rust", "go"]);
+        assert_eq!(record.other["mood"], "sunny");
+        assert_eq!(record.created_at, at("2026-11-01T00:00:00Z"));
     }
 }

@@ -281,13 +281,18 @@ impl Session {
         if new.subject.trim().is_empty() {
             return Err(Error::invalid("send needs --subject with some words"));
         }
-        let to = match (&new.to, &new.skill) {
+        // With --skill, the candidates are read now and the choice is made under the board
+        // lock, so two sends at once both see each other's load.
+        let route = match (&new.to, &new.skill) {
             (Some(to), _) => {
                 names::check(NameKind::Agent, to)?;
                 registry::require(&self.hub.home, to)?;
-                to.clone()
+                Route::To(to.clone())
             }
-            (None, Some(skill)) => self.route_by_skill(skill, &sender)?,
+            (None, Some(skill)) => Route::BySkill {
+                skill: skill.trim().to_lowercase(),
+                candidates: registry::list(&self.hub.home)?.0,
+            },
             (None, None) => {
                 return Err(Error::invalid_with_hint(
                     "send needs --to NAME or --skill TAG",
@@ -310,6 +315,12 @@ impl Session {
                     });
                 }
             }
+            let to = match &route {
+                Route::To(to) => to.clone(),
+                Route::BySkill { skill, candidates } => {
+                    choose_by_skill(candidates, &tx.board, skill, &sender)?
+                }
+            };
             let before = HashMap::new();
             let id = TaskId(tx.board.next_id);
             tx.board.next_id += 1;
@@ -324,7 +335,10 @@ impl Session {
                 status: Status::Pending,
                 priority: new.priority,
                 after: new.after.clone(),
-                skill: new.skill.clone(),
+                skill: match &route {
+                    Route::To(_) => new.skill.clone(),
+                    Route::BySkill { skill, .. } => Some(skill.clone()),
+                },
                 review: new.review || new.reviewer.is_some(),
                 created_at: self.now,
                 updated_at: self.now,
@@ -357,53 +371,14 @@ impl Session {
                 project: project_id.clone(),
                 task: self.view(&tx.board, &task, false),
                 handovers,
-                routed_by_skill: if new.to.is_none() {
-                    new.skill.clone()
-                } else {
-                    None
+                routed_by_skill: match &route {
+                    Route::To(_) => None,
+                    Route::BySkill { skill, .. } => Some(skill.clone()),
                 },
                 notifications: Vec::new(),
                 warnings: Vec::new(),
             })
         })
-    }
-
-    /// Skill routing: among agents with `skill` (never the sender), the one with the fewest
-    /// open tasks, then the most recently seen.
-    fn route_by_skill(&self, skill: &str, sender: &str) -> Result<String> {
-        let (agents, _) = registry::list(&self.hub.home)?;
-        let board = self.board()?;
-        let open_count = |name: &str| board.open_tasks().filter(|task| task.to == name).count();
-        let chosen = agents
-            .iter()
-            .filter(|agent| agent.name != sender && agent.skills.iter().any(|s| s == skill))
-            .min_by(|left, right| {
-                open_count(&left.name)
-                    .cmp(&open_count(&right.name))
-                    .then(right.last_seen.cmp(&left.last_seen))
-                    .then(left.name.cmp(&right.name))
-            });
-        match chosen {
-            Some(agent) => Ok(agent.name.clone()),
-            None => {
-                let mut offered: Vec<String> = agents
-                    .iter()
-                    .filter(|agent| agent.name != sender)
-                    .flat_map(|agent| agent.skills.iter().cloned())
-                    .collect();
-                offered.sort();
-                offered.dedup();
-                let offered = if offered.is_empty() {
-                    "none yet".to_string()
-                } else {
-                    offered.join(", ")
-                };
-                Err(Error::invalid_with_hint(
-                    format!("no agent but you has the skill `{skill}`; skills on offer: {offered}"),
-                    "give an agent a skill with `baton agent add NAME --skills a,b`",
-                ))
-            }
-        }
     }
 
     /// Every transition of SPEC section 3 other than `send`.
@@ -709,6 +684,61 @@ fn handovers(
     arrived
 }
 
+/// How `send` picks the assignee.
+enum Route {
+    To(String),
+    BySkill {
+        skill: String,
+        candidates: Vec<registry::AgentRecord>,
+    },
+}
+
+/// Skill routing: among the agents with `skill`, never the sender, the one with the fewest
+/// open tasks on `board`, then the most recently seen (then by name, so the choice is
+/// stable). With nobody to choose, the error lists the skills on offer.
+fn choose_by_skill(
+    agents: &[registry::AgentRecord],
+    board: &Board,
+    skill: &str,
+    sender: &str,
+) -> Result<String> {
+    let open_count = |name: &str| board.open_tasks().filter(|task| task.to == name).count();
+    let has_skill = |agent: &registry::AgentRecord| {
+        agent
+            .skills
+            .iter()
+            .any(|tag| tag.trim().eq_ignore_ascii_case(skill))
+    };
+    let chosen = agents
+        .iter()
+        .filter(|agent| agent.name != sender && has_skill(agent))
+        .min_by(|left, right| {
+            open_count(&left.name)
+                .cmp(&open_count(&right.name))
+                .then(right.last_seen.cmp(&left.last_seen))
+                .then(left.name.cmp(&right.name))
+        });
+    if let Some(agent) = chosen {
+        return Ok(agent.name.clone());
+    }
+    let mut offered: Vec<String> = agents
+        .iter()
+        .filter(|agent| agent.name != sender)
+        .flat_map(|agent| registry::normalize_skills(&agent.skills))
+        .collect();
+    offered.sort();
+    offered.dedup();
+    let offered = if offered.is_empty() {
+        "none yet".to_string()
+    } else {
+        offered.join(", ")
+    };
+    Err(Error::invalid_with_hint(
+        format!("no agent but you has the skill `{skill}`; skills on offer: {offered}"),
+        "give an agent a skill with `baton agent add NAME --skills a,b`, or send with --to NAME",
+    ))
+}
+
 /// One row of the capability matrix.
 #[derive(Debug, Clone, Serialize)]
 pub struct AgentRow {
@@ -723,18 +753,35 @@ pub struct AgentRow {
     pub working: usize,
     /// Tasks whose turn is the agent's.
     pub inbox: usize,
+    /// Whether a wake command is set.
     pub wake: bool,
+    /// Seconds from `last_seen` to now, so a reader need not know the time.
+    pub seen_seconds_ago: i64,
+}
+
+/// `agents`: the rows a coordinator reads to decide who gets what.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentMatrix {
+    pub project: String,
+    pub agents: Vec<AgentRow>,
+    /// Registry records that could not be read; their agents are missing from `agents`.
+    pub problems: Vec<UnreadableRecord>,
+}
+
+/// A registry record that did not parse (or has a newer schema), named.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnreadableRecord {
+    pub agent: String,
+    pub error: String,
 }
 
 impl Session {
     /// `agents`: who is here and what they are good at, with their load in this project.
-    pub fn agents(&self) -> Result<Vec<AgentRow>> {
+    /// A record that does not parse is listed in `problems`, not allowed to hide the rest.
+    pub fn agents(&self) -> Result<AgentMatrix> {
         let (records, problems) = registry::list(&self.hub.home)?;
-        if let Some(problem) = problems.into_iter().next() {
-            return Err(problem);
-        }
         let board = self.board()?;
-        Ok(records
+        let agents = records
             .into_iter()
             .map(|record| {
                 let open = board.open_tasks().filter(|task| task.to == record.name);
@@ -754,9 +801,21 @@ impl Session {
                     open,
                     working,
                     wake: record.wake.is_some_and(|argv| !argv.is_empty()),
+                    seen_seconds_ago: record.last_seen.until(self.now).num_seconds(),
                 }
             })
-            .collect())
+            .collect();
+        Ok(AgentMatrix {
+            project: self.project.id.clone(),
+            agents,
+            problems: problems
+                .into_iter()
+                .map(|problem| UnreadableRecord {
+                    agent: problem.name,
+                    error: problem.error.to_string(),
+                })
+                .collect(),
+        })
     }
 
     /// `coordinator --set NAME`: only the coordinator (or a human named in the project's
@@ -771,18 +830,30 @@ impl Session {
                     known: Vec::new(),
                 });
             };
-            let may = match &project.coordinator {
-                None => true,
-                Some(current) => *current == actor || project.settings.humans.contains(&actor),
-            };
-            if !may {
-                return Err(Error::invalid(format!(
-                    "only {} (the coordinator) or a human of project {} can change the coordinator",
-                    project.coordinator.as_deref().unwrap_or("nobody"),
-                    project.id
-                )));
-            }
+            check_may_change_coordinator(project, &actor)?;
             project.coordinator = Some(name.to_string());
+            Ok(project.clone())
+        })
+    }
+
+    /// `coordinator --human NAME` / `--not-human NAME`: names (or stops naming) a human who
+    /// may change the coordinator. Whoever may change the coordinator may do this.
+    pub fn set_human(&self, name: &str, is_human: bool) -> Result<Project> {
+        let actor = self.agent()?.to_string();
+        names::check(NameKind::Agent, name)?;
+        project::update(&self.hub.home, &self.project.id, self.hub.lock, |slot| {
+            let Some(project) = slot else {
+                return Err(Error::UnknownProject {
+                    project: self.project.id.clone(),
+                    known: Vec::new(),
+                });
+            };
+            check_may_change_coordinator(project, &actor)?;
+            let humans = &mut project.settings.humans;
+            humans.retain(|human| human != name);
+            if is_human {
+                humans.push(name.to_string());
+            }
             Ok(project.clone())
         })
     }
@@ -808,4 +879,23 @@ impl Session {
             Ok(project.clone())
         })
     }
+}
+
+fn check_may_change_coordinator(project: &Project, actor: &str) -> Result<()> {
+    if project.may_change_coordinator(actor) {
+        return Ok(());
+    }
+    let humans = if project.settings.humans.is_empty() {
+        String::new()
+    } else {
+        format!(" or {}", project.settings.humans.join(", "))
+    };
+    Err(Error::invalid_with_hint(
+        format!(
+            "only {} (the coordinator){humans} can change the coordinator of project {}",
+            project.coordinator.as_deref().unwrap_or("nobody"),
+            project.id
+        ),
+        "ask one of them to run `baton coordinator --set NAME`",
+    ))
 }

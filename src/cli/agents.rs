@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use baton::error::Error;
 use baton::registry::{self, AgentRecord};
-use baton::time;
+use baton::session::AgentMatrix;
+use baton::time::{self, Timestamp};
 
 use super::{Context, output};
 
@@ -33,27 +34,46 @@ pub enum AgentCommand {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Example: baton agent add codex --strengths 'careful Rust' --skills rust,parsers \\
+           --wake -- codex exec --skip-git-repo-check
+
+Everything after `--` is the wake command, one argument per word, never split again.
+The wake command can only be set here, never over MCP.")]
 pub struct AddArgs {
     pub name: String,
     /// What it is good at, in a few words
     #[arg(long)]
     pub strengths: Option<String>,
-    /// Skill tags for `send --skill`, comma-separated
+    /// Skill tags for `send --skill`, comma-separated (an empty value clears them)
     #[arg(long, value_delimiter = ',', value_name = "a,b")]
     pub skills: Option<Vec<String>>,
-    /// The headless command that wakes it, after `--`: `--wake -- claude -p`
-    #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "CMD")]
-    pub wake: Option<Vec<String>>,
+    /// Set the headless command that wakes it: the words after `--`
+    #[arg(long, requires = "command")]
+    pub wake: bool,
     /// Remove its wake command
     #[arg(long, conflicts_with = "wake")]
     pub no_wake_command: bool,
+    /// The wake command and its arguments, after `--` (with --wake)
+    #[arg(last = true, value_name = "CMD ARGS", requires = "wake")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+The coordinator is the first agent to send a task in the project. Only the coordinator, or
+a human named with --human, can hand the role on or name humans; anyone can while the
+project has no coordinator.")]
 pub struct CoordinatorArgs {
     /// Hand the coordinator role to this agent
     #[arg(long, value_name = "NAME")]
     pub set: Option<String>,
+    /// Name a human of the project, who may change the coordinator too
+    #[arg(long, value_name = "NAME", conflicts_with = "not_human")]
+    pub human: Option<String>,
+    /// Stop naming NAME a human of the project
+    #[arg(long, value_name = "NAME")]
+    pub not_human: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -71,59 +91,41 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
     match command {
         AgentsCommand::Agents => {
             let session = context.session()?;
-            let rows = session.agents()?;
-            output::emit(as_json, &rows, |rows| {
-                if rows.is_empty() {
-                    return "no agents yet: they appear when they first run baton, or by \
-                            `baton agent add NAME`"
-                        .to_string();
+            let matrix = session.agents()?;
+            if !as_json {
+                for problem in &matrix.problems {
+                    eprintln!(
+                        "warning: agent {} left out: {}",
+                        problem.agent, problem.error
+                    );
                 }
-                let mut text = format!(
-                    "{:<16} {:>4} {:>4} {:>5} {:>9} {:<4} {:<20} STRENGTHS\n",
-                    "AGENT", "OPEN", "WORK", "INBOX", "SEEN", "WAKE", "SKILLS"
-                );
-                for row in rows {
-                    text.push_str(&format!(
-                        "{:<16} {:>4} {:>4} {:>5} {:>9} {:<4} {:<20} {}\n",
-                        row.name,
-                        row.open,
-                        row.working,
-                        row.inbox,
-                        format!("{} ago", time::age(row.last_seen, session.now)),
-                        if row.wake { "yes" } else { "-" },
-                        if row.skills.is_empty() {
-                            "-".to_string()
-                        } else {
-                            row.skills.join(",")
-                        },
-                        row.strengths
-                    ));
+                if !matrix.problems.is_empty() {
+                    eprintln!("hint: `baton doctor` checks every record");
                 }
-                text
-            });
+            }
+            output::emit(as_json, &matrix, |matrix| matrix_table(matrix, session.now));
         }
         AgentsCommand::Agent(AgentCommand::Add(args)) => {
             let now = time::now();
-            if let Some(wake) = &args.wake
-                && wake.first().is_none_or(|program| program.trim().is_empty())
+            if args.wake
+                && args
+                    .command
+                    .first()
+                    .is_none_or(|program| program.trim().is_empty())
             {
-                return Err(Error::invalid(
-                    "--wake needs a command: --wake -- claude -p",
+                return Err(Error::invalid_with_hint(
+                    "--wake needs a command after `--`",
+                    "e.g. `baton agent add codex --wake -- codex exec --skip-git-repo-check`",
                 ));
             }
+            let profile = registry::Profile {
+                strengths: args.strengths,
+                skills: args.skills,
+            };
             let record = registry::update(home, &args.name, context.hub.lock, now, |record, _| {
-                if let Some(strengths) = args.strengths {
-                    record.strengths = strengths.trim().to_string();
-                }
-                if let Some(skills) = args.skills {
-                    record.skills = skills
-                        .into_iter()
-                        .map(|skill| skill.trim().to_string())
-                        .filter(|skill| !skill.is_empty())
-                        .collect();
-                }
-                if let Some(wake) = args.wake {
-                    record.wake = Some(wake);
+                profile.apply(record);
+                if args.wake {
+                    record.wake = Some(args.command);
                 }
                 if args.no_wake_command {
                     record.wake = None;
@@ -166,24 +168,96 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
         }
         AgentsCommand::Coordinator(args) => {
             let session = context.session()?;
-            let project = match args.set {
-                Some(name) => session.set_coordinator(&name)?,
-                None => session.project.clone(),
-            };
+            let mut project = session.project.clone();
+            if let Some(name) = &args.human {
+                project = session.set_human(name, true)?;
+            }
+            if let Some(name) = &args.not_human {
+                project = session.set_human(name, false)?;
+            }
+            if let Some(name) = &args.set {
+                project = session.set_coordinator(name)?;
+            }
             let value = serde_json::json!({
                 "project": project.id,
                 "coordinator": project.coordinator,
+                "humans": project.settings.humans,
             });
-            output::emit(as_json, &value, |_| match &project.coordinator {
-                Some(name) => format!("{name} coordinates project {}", project.id),
-                None => format!(
-                    "project {} has no coordinator yet: the first agent to send a task becomes it",
-                    project.id
-                ),
+            output::emit(as_json, &value, |_| {
+                let mut text = match &project.coordinator {
+                    Some(name) => format!("{name} coordinates project {}", project.id),
+                    None => format!(
+                        "project {} has no coordinator yet: the first agent to send a task \
+                         becomes it",
+                        project.id
+                    ),
+                };
+                if !project.settings.humans.is_empty() {
+                    text.push_str(&format!(
+                        "\nhumans who may change it: {}",
+                        project.settings.humans.join(", ")
+                    ));
+                }
+                text
             });
         }
     }
     Ok(0)
+}
+
+fn matrix_table(matrix: &AgentMatrix, now: Timestamp) -> String {
+    if matrix.agents.is_empty() {
+        return "no agents yet: they appear when they first run baton, or by \
+                `baton agent add NAME`"
+            .to_string();
+    }
+    let skills: Vec<String> = matrix
+        .agents
+        .iter()
+        .map(|row| {
+            if row.skills.is_empty() {
+                "-".to_string()
+            } else {
+                row.skills.join(",")
+            }
+        })
+        .collect();
+    let name_width = matrix
+        .agents
+        .iter()
+        .map(|row| row.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let skills_width = skills
+        .iter()
+        .map(|text| text.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let mut text = format!("project {}\n", matrix.project);
+    text.push_str(&format!(
+        "{:<name_width$} {:>4} {:>4} {:>5} {:>9} {:<4} {:<skills_width$} STRENGTHS\n",
+        "AGENT", "OPEN", "WORK", "INBOX", "SEEN", "WAKE", "SKILLS"
+    ));
+    for (row, skills) in matrix.agents.iter().zip(&skills) {
+        text.push_str(&format!(
+            "{:<name_width$} {:>4} {:>4} {:>5} {:>9} {:<4} {:<skills_width$} {}\n",
+            row.name,
+            row.open,
+            row.working,
+            row.inbox,
+            format!("{} ago", time::age(row.last_seen, now)),
+            if row.wake { "yes" } else { "-" },
+            skills,
+            if row.strengths.is_empty() {
+                "-"
+            } else {
+                &row.strengths
+            }
+        ));
+    }
+    text
 }
 
 fn describe(record: &AgentRecord) -> String {

@@ -31,6 +31,9 @@ pub struct InitArgs {
     /// What the project is for, for agents planning work
     #[arg(long)]
     pub goal: Option<String>,
+    /// A human who may change the coordinator (repeat, or comma-separate, for several)
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub human: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -53,6 +56,7 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
                 args.name.as_deref(),
                 &workspace,
                 args.goal,
+                &args.human,
                 context.hub.lock,
                 time::now(),
             )?;

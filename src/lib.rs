@@ -9,6 +9,8 @@ pub mod activity;
 pub mod archive;
 /// The model: tasks, the state machine, whose turn it is.
 pub mod board;
+/// Checks of the hub home, and bringing a board back from its backup.
+pub mod doctor;
 /// The crate's error type.
 pub mod error;
 /// Client hook events in, client hook answers out.

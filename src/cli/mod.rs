@@ -4,6 +4,7 @@
 mod agents;
 mod board;
 mod demo;
+mod doctor;
 mod hook;
 mod messages;
 mod output;
@@ -83,6 +84,8 @@ pub enum Command {
     Context(projects::ContextArgs),
     /// Walk two agents through a task's whole life in a throwaway home
     Demo,
+    /// Check the hub home; bring a board back from its backup
+    Doctor(doctor::DoctorArgs),
 }
 
 /// What every command needs: the parsed globals and the hub.
@@ -144,6 +147,7 @@ pub fn main() -> i32 {
         Command::Project(command) => projects::run(&context, command),
         Command::Context(args) => projects::context(&context, args),
         Command::Demo => demo::run(&context),
+        Command::Doctor(args) => doctor::run(&context, args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,193 @@
+//! `doctor`: one line per check of the hub home; `doctor --restore PROJECT` brings a board
+//! back from its backup after showing what that loses.
+
+use std::fmt::Write;
+
+use clap::Args;
+use serde::Serialize;
+
+use baton::doctor::{self, Check, RestorePlan, Verdict};
+use baton::error::Error;
+use baton::project;
+use baton::time;
+
+use super::{Context, current_dir, output, render};
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Checks: the home and its permissions (0700 directories, 0600 files); that every project,
+board, registry record and log parses with a schema this baton knows; locks held by a
+process that is gone or held for long; half-written files left by a killed writer; agents
+not seen for 7 days; wake programs that are not on PATH.
+
+Prints one line per finding: ok, warn or fail. Exits 0 when nothing fails (warnings
+included), 1 when something does.
+
+--restore PROJECT shows what bringing back board.json.bak would lose (it works when
+board.json does not parse) and exits 1; add --yes to restore. The replaced board becomes
+board.json.bak, so running it again undoes it until the next change.")]
+pub struct DoctorArgs {
+    /// Bring back the project's board.json.bak (shows what would be lost; needs --yes)
+    #[arg(long, value_name = "PROJECT")]
+    pub restore: Option<String>,
+    /// With --restore: really restore
+    #[arg(long, requires = "restore")]
+    pub yes: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    home: &'a std::path::Path,
+    healthy: bool,
+    checks: &'a [Check],
+}
+
+pub fn run(context: &Context, args: DoctorArgs) -> Result<i32, Error> {
+    match args.restore {
+        Some(project) => restore(context, &project, args.yes),
+        None => check(context),
+    }
+}
+
+fn check(context: &Context) -> Result<i32, Error> {
+    let home = &context.hub.home;
+    let checks = doctor::run(home, time::now());
+    let healthy = doctor::is_healthy(&checks);
+    let report = Report {
+        home: home.root(),
+        healthy,
+        checks: &checks,
+    };
+    output::emit(context.global.json, &report, |report| {
+        let width = report
+            .checks
+            .iter()
+            .map(|check| check.name.len())
+            .max()
+            .unwrap_or(0);
+        let mut text = String::new();
+        for check in report.checks {
+            let _ = writeln!(
+                text,
+                "{:<4}  {:<width$}  {}",
+                check.status.as_str(),
+                check.name,
+                check.detail
+            );
+        }
+        let failures = count(report.checks, Verdict::Fail);
+        let warnings = count(report.checks, Verdict::Warn);
+        let _ = write!(
+            text,
+            "doctor: {}",
+            match (failures, warnings) {
+                (0, 0) => "all is well".to_string(),
+                (0, warnings) =>
+                    format!("{} to look at, nothing broken", noun(warnings, "warning")),
+                (failures, 0) => noun(failures, "failure"),
+                (failures, warnings) => format!(
+                    "{} and {}",
+                    noun(failures, "failure"),
+                    noun(warnings, "warning")
+                ),
+            }
+        );
+        text
+    });
+    Ok(if healthy { 0 } else { 1 })
+}
+
+fn count(checks: &[Check], status: Verdict) -> usize {
+    checks.iter().filter(|check| check.status == status).count()
+}
+
+fn noun(number: usize, noun: &str) -> String {
+    format!("{number} {noun}{}", if number == 1 { "" } else { "s" })
+}
+
+fn restore(context: &Context, project_id: &str, confirmed: bool) -> Result<i32, Error> {
+    let home = &context.hub.home;
+    let now = time::now();
+    // A bound project is repaired from inside its workspace, like every other command.
+    project::resolve(
+        home,
+        Some(project_id),
+        &current_dir()?,
+        context.hub.lock,
+        now,
+    )?;
+    if !confirmed {
+        let plan = doctor::plan_restore(home, project_id)?;
+        output::emit(context.global.json, &plan, describe);
+        eprintln!(
+            "hint: nothing changed; run `baton doctor --restore {project_id} --yes` to restore"
+        );
+        return Ok(1);
+    }
+    let actor = context.agent().unwrap_or_else(|| "doctor".to_string());
+    let plan = doctor::restore(home, project_id, context.hub.lock, now, &actor)?;
+    output::emit(context.global.json, &plan, describe);
+    Ok(0)
+}
+
+fn describe(plan: &RestorePlan) -> String {
+    let mut text = String::new();
+    let verb = if plan.restored {
+        "restored"
+    } else {
+        "restoring"
+    };
+    match &plan.current_error {
+        Some(error) => {
+            let _ = writeln!(
+                text,
+                "project {}: board.json cannot be read ({error}).\n{verb} board.json.bak \
+                 ({}) loses whatever board.json held beyond it; that cannot be listed.",
+                plan.project,
+                noun(plan.backup_tasks, "task")
+            );
+            if !plan.recent_activity.is_empty() {
+                let _ = writeln!(text, "the latest activity, the last of it perhaps lost:");
+                for record in &plan.recent_activity {
+                    let _ = writeln!(text, "  {}", render::activity_line(record));
+                }
+            }
+        }
+        None if plan.changes.is_empty() => {
+            let _ = writeln!(
+                text,
+                "project {}: board.json and board.json.bak hold the same tasks; {verb} loses \
+                 nothing",
+                plan.project
+            );
+        }
+        None => {
+            let _ = writeln!(
+                text,
+                "project {}: {verb} board.json.bak ({} → {}) changes {}:",
+                plan.project,
+                noun(plan.current_tasks.unwrap_or(0), "task"),
+                noun(plan.backup_tasks, "task"),
+                noun(plan.changes.len(), "task")
+            );
+            for change in &plan.changes {
+                let _ = writeln!(
+                    text,
+                    "  {} {}: {}",
+                    change.task,
+                    change.subject,
+                    change.describe()
+                );
+            }
+        }
+    }
+    let _ = write!(text, "the next task will be T-{}", plan.next_id);
+    if plan.restored {
+        text.push_str(if plan.current_error.is_some() {
+            "\nthe unreadable board is kept as board.json.bak until the next change"
+        } else {
+            "\nthe replaced board is now board.json.bak: run this again to undo"
+        });
+    }
+    text
+}

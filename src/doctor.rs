@@ -1,0 +1,1186 @@
+//! `baton doctor`: looks the hub home over and reports, one line per finding, what is
+//! wrong with it; and `doctor --restore`, which brings a board back from `board.json.bak`.
+//!
+//! The checks only read. Each is a plain function in [`CHECKS`]; adding one (say, which
+//! agent clients are wired) is writing a function and listing it there.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::ErrorKind;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration as WallDuration, SystemTime};
+
+use chrono::Duration;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::activity::{self, ActivityRecord, GENERATIONS};
+use crate::board::Board;
+use crate::board::task::{Status, Task, TaskId};
+use crate::error::{Error, Result};
+use crate::names::{self, NameKind};
+use crate::project;
+use crate::registry::{self, AgentRecord};
+use crate::store::lock::{self, FileLock, LockPolicy};
+use crate::store::paths::Home;
+use crate::store::{StoreError, board_file};
+use crate::time::{self, Timestamp};
+
+/// Agents not seen for this long are reported.
+pub const STALE_AFTER: Duration = Duration::days(7);
+/// A write takes milliseconds; a temp file older than this was left by a writer that died.
+pub const LEFTOVER_AFTER: WallDuration = WallDuration::from_secs(60);
+/// A board or registry lock held longer than this is reported: commands wait for it and
+/// give up after `BATON_LOCK_TIMEOUT`.
+pub const LONG_HELD_AFTER: WallDuration = WallDuration::from_secs(60);
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Ok,
+    /// Worth knowing, nothing is broken: doctor still exits 0.
+    Warn,
+    /// Something is broken or will break: doctor exits non-zero.
+    Fail,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Warn => "warn",
+            Verdict::Fail => "fail",
+        }
+    }
+}
+
+/// One finding: which check, how it came out, and what it saw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub status: Verdict,
+    pub detail: String,
+}
+
+impl Check {
+    pub fn ok(name: &str, detail: impl Into<String>) -> Check {
+        Check::new(name, Verdict::Ok, detail)
+    }
+
+    pub fn warn(name: &str, detail: impl Into<String>) -> Check {
+        Check::new(name, Verdict::Warn, detail)
+    }
+
+    pub fn fail(name: &str, detail: impl Into<String>) -> Check {
+        Check::new(name, Verdict::Fail, detail)
+    }
+
+    fn new(name: &str, status: Verdict, detail: impl Into<String>) -> Check {
+        Check {
+            name: name.to_string(),
+            status,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What every check looks at.
+pub struct Inspection<'a> {
+    pub home: &'a Home,
+    /// The clock of the board (honours `BATON_NOW`), for `last_seen`.
+    pub now: Timestamp,
+    /// The real clock, for file times, which are always real.
+    pub wall_now: SystemTime,
+}
+
+impl Inspection<'_> {
+    /// `path` as shown in findings: relative to the home, which the first line names.
+    fn show(&self, path: &Path) -> String {
+        match path.strip_prefix(self.home.root()) {
+            Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
+            _ => path.display().to_string(),
+        }
+    }
+
+    /// How long ago `path` was last modified, by the real clock.
+    fn age_of(&self, path: &Path) -> Option<WallDuration> {
+        let modified = fs::metadata(path).ok()?.modified().ok()?;
+        self.wall_now.duration_since(modified).ok()
+    }
+
+    /// The project directories: every entry of `projects/` that is a directory.
+    fn project_dirs(&self) -> Vec<(String, PathBuf)> {
+        let mut dirs: Vec<(String, PathBuf)> = read_dir_sorted(&self.home.projects_dir())
+            .into_iter()
+            .filter(|path| path.is_dir())
+            .filter_map(|path| Some((path.file_name()?.to_str()?.to_string(), path)))
+            .collect();
+        dirs.sort();
+        dirs
+    }
+
+    /// The project ids baton itself would see (a valid name and a project.json).
+    fn project_ids(&self) -> Vec<String> {
+        self.project_dirs()
+            .into_iter()
+            .filter(|(id, path)| {
+                names::check(NameKind::Project, id).is_ok() && path.join("project.json").is_file()
+            })
+            .map(|(id, _)| id)
+            .collect()
+    }
+}
+
+/// A check: looks at the home and returns its findings, at least one line.
+pub type CheckFn = fn(&Inspection<'_>) -> Vec<Check>;
+
+/// Every check, in the order they print.
+pub const CHECKS: &[CheckFn] = &[
+    check_permissions,
+    check_projects,
+    check_boards,
+    check_logs,
+    check_agents,
+    check_last_seen,
+    check_wake_commands,
+    check_locks,
+    check_leftovers,
+];
+
+/// Runs every check on `home`. A home that does not exist yet is one warning and nothing
+/// more: the first baton command creates it.
+pub fn run(home: &Home, now: Timestamp) -> Vec<Check> {
+    let inspection = Inspection {
+        home,
+        now,
+        wall_now: SystemTime::now(),
+    };
+    let root = home.root();
+    let mut checks = vec![match fs::metadata(root) {
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            return vec![Check::warn(
+                "home",
+                format!(
+                    "{} does not exist yet; the first baton command creates it",
+                    root.display()
+                ),
+            )];
+        }
+        Err(error) => {
+            return vec![Check::fail("home", format!("{}: {error}", root.display()))];
+        }
+        Ok(metadata) if !metadata.is_dir() => {
+            return vec![Check::fail(
+                "home",
+                format!("{} is not a directory", root.display()),
+            )];
+        }
+        Ok(_) => Check::ok("home", root.display().to_string()),
+    }];
+    for check in CHECKS {
+        checks.extend(check(&inspection));
+    }
+    checks
+}
+
+/// Whether nothing failed (warnings allowed).
+pub fn is_healthy(checks: &[Check]) -> bool {
+    checks.iter().all(|check| check.status != Verdict::Fail)
+}
+
+/// Directories are 0700 and files 0600: anything open to others is reported. Writable by
+/// others fails (anyone could change the board); readable only warns.
+fn check_permissions(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "permissions";
+    let mut writable = Vec::new();
+    let mut readable = Vec::new();
+    let (mut dirs, mut files) = (0, 0);
+    for (path, metadata) in walk(inspection.home.root()) {
+        let mode = metadata.permissions().mode() & 0o777;
+        if metadata.is_dir() {
+            dirs += 1;
+        } else {
+            files += 1;
+        }
+        let shown = format!("{} {mode:04o}", inspection.show(&path));
+        if mode & 0o022 != 0 {
+            writable.push(shown);
+        } else if mode & 0o077 != 0 {
+            readable.push(shown);
+        }
+    }
+    let fix = format!("fix: chmod -R go-rwx {}", inspection.home.root().display());
+    let mut checks = Vec::new();
+    if !writable.is_empty() {
+        checks.push(Check::fail(
+            NAME,
+            format!("writable by others: {}; {fix}", listing(&writable)),
+        ));
+    }
+    if !readable.is_empty() {
+        checks.push(Check::warn(
+            NAME,
+            format!("readable by others: {}; {fix}", listing(&readable)),
+        ));
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            format!("{dirs} directories 0700 and {files} files 0600, as they should be"),
+        ));
+    }
+    checks
+}
+
+/// Every project.json parses, has a schema this baton knows and names its own directory;
+/// bound workspaces still exist.
+fn check_projects(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "projects";
+    let home = inspection.home;
+    let mut checks = Vec::new();
+    let mut good = Vec::new();
+    let mut workspaces: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
+    for (id, dir) in inspection.project_dirs() {
+        if names::check(NameKind::Project, &id).is_err() {
+            checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{} is not a valid project name; baton ignores it",
+                    inspection.show(&dir)
+                ),
+            ));
+            continue;
+        }
+        if !dir.join("project.json").exists() {
+            checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{} has no project.json; baton does not see this project",
+                    inspection.show(&dir)
+                ),
+            ));
+            continue;
+        }
+        match project::load(home, &id) {
+            Err(error) => checks.push(Check::fail(NAME, error.to_string())),
+            Ok(None) => {}
+            Ok(Some(found)) if found.id != id => checks.push(Check::fail(
+                NAME,
+                format!(
+                    "{} names itself `{}`, not `{id}`",
+                    inspection.show(&home.project_file(&id)),
+                    found.id
+                ),
+            )),
+            Ok(Some(found)) => {
+                if let Some(workspace) = &found.workspace {
+                    if !workspace.is_dir() {
+                        checks.push(Check::warn(
+                            NAME,
+                            format!(
+                                "project {id} is bound to {}, which is gone; nobody can use \
+                                 the project until it is back",
+                                workspace.display()
+                            ),
+                        ));
+                    }
+                    workspaces
+                        .entry(project::canonical(workspace))
+                        .or_default()
+                        .push(id.clone());
+                }
+                good.push(id);
+            }
+        }
+    }
+    for (workspace, ids) in workspaces {
+        if ids.len() > 1 {
+            checks.push(Check::fail(
+                NAME,
+                format!(
+                    "projects {} are all bound to {}; a directory picks one arbitrarily",
+                    ids.join(", "),
+                    workspace.display()
+                ),
+            ));
+        }
+    }
+    if good.is_empty() && checks.is_empty() {
+        checks.push(Check::ok(NAME, "no projects yet"));
+    } else if !good.is_empty() {
+        checks.insert(
+            0,
+            Check::ok(
+                NAME,
+                format!(
+                    "{} readable: {}",
+                    count(good.len(), "project"),
+                    good.join(", ")
+                ),
+            ),
+        );
+    }
+    checks
+}
+
+/// Every board.json parses with a known schema; every board.json.bak too (a warning: it
+/// only matters to `--restore`).
+fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "boards";
+    let home = inspection.home;
+    let mut checks = Vec::new();
+    let (mut boards, mut tasks) = (0, 0);
+    for id in inspection.project_ids() {
+        let path = home.board_file(&id);
+        match read_board(&path) {
+            Ok(None) => {}
+            Ok(Some(board)) => {
+                boards += 1;
+                tasks += board.tasks.len();
+                if board.project != id {
+                    checks.push(Check::warn(
+                        NAME,
+                        format!(
+                            "{} says it is the board of `{}`",
+                            inspection.show(&path),
+                            board.project
+                        ),
+                    ));
+                }
+            }
+            Err(error) => checks.push(Check::fail(
+                NAME,
+                format!(
+                    "{}; see what the backup holds with `baton doctor --restore {id}`",
+                    show_error(inspection, &error)
+                ),
+            )),
+        }
+        let backup = home.board_backup(&id);
+        if let Err(error) = read_board(&backup) {
+            checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{}; `--restore {id}` cannot use it",
+                    show_error(inspection, &error)
+                ),
+            ));
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            format!(
+                "{} (schema {}), {} on them",
+                count_parse(boards, "board"),
+                crate::board::BOARD_SCHEMA,
+                count(tasks, "task")
+            ),
+        ));
+    }
+    checks
+}
+
+/// What a JSON-lines file holds, line by line.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LineReport {
+    pub lines: usize,
+    /// Lines cut short (the JSON ends early): a writer was interrupted. Readers skip them.
+    pub torn: Vec<usize>,
+    /// Lines that are not a record at all, with why.
+    pub bad: Vec<(usize, String)>,
+}
+
+/// Reads `bytes` as JSON lines of `T`. A line that ends before its JSON does is torn (what
+/// a crash mid-append leaves, even once a later append has started a fresh line after it);
+/// anything else that does not parse is bad.
+pub fn inspect_lines<T: DeserializeOwned>(bytes: &[u8]) -> LineReport {
+    let mut report = LineReport::default();
+    for (index, line) in bytes.split(|&byte| byte == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        report.lines += 1;
+        match serde_json::from_slice::<T>(line) {
+            Ok(_) => {}
+            Err(error) if error.is_eof() => report.torn.push(index + 1),
+            Err(error) => report.bad.push((index + 1, error.to_string())),
+        }
+    }
+    report
+}
+
+/// Every activity log (and its rotated generations), mail file and archive parses line by
+/// line; the mail read positions parse.
+fn check_logs(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "logs";
+    let home = inspection.home;
+    let mut checks = Vec::new();
+    let (mut files, mut lines) = (0, 0);
+    let mut look = |path: &Path, inspect: fn(&[u8]) -> LineReport| {
+        let bytes = match fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == ErrorKind::NotFound => return,
+            Err(error) => {
+                checks.push(Check::fail(
+                    NAME,
+                    format!("{}: {error}", inspection.show(path)),
+                ));
+                return;
+            }
+        };
+        let report = inspect(&bytes);
+        files += 1;
+        lines += report.lines;
+        let shown = inspection.show(path);
+        if !report.bad.is_empty() {
+            let (line, why) = &report.bad[0];
+            checks.push(Check::fail(
+                NAME,
+                format!(
+                    "{shown}: {} not a record (line {line}: {why}); readers skip {}",
+                    plural_lines(report.bad.len(), "is", "are"),
+                    if report.bad.len() == 1 { "it" } else { "them" }
+                ),
+            ));
+        }
+        if !report.torn.is_empty() {
+            checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{shown}: {} cut short by an interrupted write (line {}); readers skip {}",
+                    plural_lines(report.torn.len(), "was", "were"),
+                    numbers(&report.torn),
+                    if report.torn.len() == 1 { "it" } else { "them" }
+                ),
+            ));
+        }
+    };
+    for id in inspection.project_ids() {
+        let activity_file = home.activity_file(&id);
+        for number in (1..=GENERATIONS).rev() {
+            look(
+                &activity::generation(&activity_file, number),
+                inspect_lines::<ActivityRecord>,
+            );
+        }
+        look(&activity_file, inspect_lines::<ActivityRecord>);
+        look(
+            &home.mail_file(&id),
+            inspect_lines::<serde_json::Map<String, serde_json::Value>>,
+        );
+        for path in read_dir_sorted(&home.archive_dir(&id)) {
+            if path
+                .extension()
+                .is_some_and(|extension| extension == "jsonl")
+            {
+                look(&path, inspect_lines::<Task>);
+            }
+        }
+    }
+    for id in inspection.project_ids() {
+        let cursors = home.mail_cursor_file(&id);
+        if let Ok(bytes) = fs::read(&cursors)
+            && let Err(error) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        {
+            checks.push(Check::fail(
+                NAME,
+                format!("{} does not parse: {error}", inspection.show(&cursors)),
+            ));
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            format!(
+                "{}, {}",
+                count_parse(files, "log file"),
+                count(lines, "line")
+            ),
+        ));
+    }
+    checks
+}
+
+/// Every registry record parses, has a known schema, and names its own file.
+fn check_agents(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "agents";
+    let home = inspection.home;
+    let mut checks = Vec::new();
+    let mut good = 0;
+    for path in read_dir_sorted(&home.agents_dir()) {
+        let Some(name) = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .and_then(|name| name.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        if names::check(NameKind::Agent, name).is_err() {
+            checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{} is not named after a valid agent; baton ignores it",
+                    inspection.show(&path)
+                ),
+            ));
+            continue;
+        }
+        match registry::load(home, name) {
+            Err(error) => checks.push(Check::fail(
+                NAME,
+                format!(
+                    "agent {name}: {}; baton will not overwrite it",
+                    show_error(inspection, &error)
+                ),
+            )),
+            Ok(None) => {}
+            Ok(Some(record)) if record.name != name => checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{} names itself `{}`; baton knows it as {name}",
+                    inspection.show(&path),
+                    record.name
+                ),
+            )),
+            Ok(Some(_)) => good += 1,
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            format!(
+                "{} (schema {})",
+                count_parse(good, "registry record"),
+                registry::AGENT_SCHEMA
+            ),
+        ));
+    }
+    checks
+}
+
+/// The records that parse (the others are `check_agents`' business).
+fn readable_agents(home: &Home) -> Vec<AgentRecord> {
+    registry::list(home)
+        .map(|(records, _)| records)
+        .unwrap_or_default()
+}
+
+/// Agents not seen for [`STALE_AFTER`]: perhaps gone, perhaps renamed.
+fn check_last_seen(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "last-seen";
+    let agents = readable_agents(inspection.home);
+    let mut checks: Vec<Check> = agents
+        .iter()
+        .filter(|record| record.last_seen.until(inspection.now) >= STALE_AFTER)
+        .map(|record| {
+            Check::warn(
+                NAME,
+                format!(
+                    "{} was last seen {} ago ({}); if it is gone for good: \
+                     `baton agent rm {}`",
+                    record.name,
+                    time::age(record.last_seen, inspection.now),
+                    record.last_seen,
+                    record.name
+                ),
+            )
+        })
+        .collect();
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            if agents.is_empty() {
+                "no agents yet".to_string()
+            } else {
+                format!(
+                    "every agent seen within the last {} days",
+                    STALE_AFTER.num_days()
+                )
+            },
+        ));
+    }
+    checks
+}
+
+/// Where a wake command's program is, if it can be found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ProgramLookup {
+    Found(PathBuf),
+    Missing,
+    /// A relative path with a slash: it depends on the project's workspace.
+    Relative,
+}
+
+/// Finds `program` the way the wake supervisor's `exec` will: a path if it has a slash,
+/// else the first executable file of that name on `path_variable`.
+pub fn find_program(program: &str, path_variable: Option<&std::ffi::OsStr>) -> ProgramLookup {
+    let is_executable = |path: &Path| {
+        fs::metadata(path)
+            .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let path = Path::new(program);
+        return if path.is_relative() {
+            ProgramLookup::Relative
+        } else if is_executable(path) {
+            ProgramLookup::Found(path.to_path_buf())
+        } else {
+            ProgramLookup::Missing
+        };
+    }
+    path_variable
+        .into_iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+        .map_or(ProgramLookup::Missing, ProgramLookup::Found)
+}
+
+/// Every wake command's program can be found on this process's PATH (hooks and MCP servers
+/// that hand work over usually run with the same PATH as the shell).
+fn check_wake_commands(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "wake";
+    let path_variable = std::env::var_os("PATH");
+    let mut checks = Vec::new();
+    let mut found = 0;
+    for record in readable_agents(inspection.home) {
+        let Some(argv) = &record.wake else {
+            continue;
+        };
+        let Some(program) = argv.first().filter(|program| !program.trim().is_empty()) else {
+            checks.push(Check::fail(
+                NAME,
+                format!(
+                    "{} has an empty wake command; set one with `baton agent add {} --wake -- \
+                     CMD ARGS` or remove it with --no-wake-command",
+                    record.name, record.name
+                ),
+            ));
+            continue;
+        };
+        match find_program(program, path_variable.as_deref()) {
+            ProgramLookup::Found(_) => found += 1,
+            ProgramLookup::Relative => checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{}'s wake program `{program}` is a relative path; it is looked up in each \
+                     project's workspace",
+                    record.name
+                ),
+            )),
+            ProgramLookup::Missing => checks.push(Check::fail(
+                NAME,
+                format!(
+                    "{}'s wake program `{program}` is not {}; waking {} will fail",
+                    record.name,
+                    if program.contains('/') {
+                        "an executable file"
+                    } else {
+                        "on PATH"
+                    },
+                    record.name
+                ),
+            )),
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            if found == 0 {
+                "no wake commands set".to_string()
+            } else {
+                format!("{} found", count(found, "wake program"))
+            },
+        ));
+    }
+    checks
+}
+
+/// Whether process `pid` is running: `None` where the system cannot tell (no `/proc`).
+fn is_process_alive(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return None;
+    }
+    Some(proc.join(pid.to_string()).exists())
+}
+
+/// Lock files. With `flock` the kernel drops a lock when its process dies, so a dead
+/// command never blocks anyone and an unheld lock file is normal. What can go wrong is a
+/// lock that stays held: by a child process that inherited it after the process that took
+/// it (the pid in the file) died, or for a long time by a stuck command.
+fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "locks";
+    let wake_dir = inspection.home.wake_dir();
+    let mut checks = Vec::new();
+    let (mut files, mut held) = (0, 0);
+    for (path, _) in walk(inspection.home.root()) {
+        if path.extension().is_none_or(|extension| extension != "lock") || !path.is_file() {
+            continue;
+        }
+        files += 1;
+        if !lock::is_locked(&path) {
+            continue;
+        }
+        held += 1;
+        let shown = inspection.show(&path);
+        let holder = lock::read_holder_of(&path);
+        let is_gone = match holder {
+            Some(pid) => is_process_alive(pid) == Some(false),
+            None => false,
+        };
+        if is_gone {
+            checks.push(Check::fail(
+                NAME,
+                format!(
+                    "{shown} is held, but pid {} that took it is gone: a process it started \
+                     still holds it, and baton commands will wait and fail with exit 3 until \
+                     that ends (`fuser {}` names it)",
+                    holder.unwrap_or_default(),
+                    path.display()
+                ),
+            ));
+            continue;
+        }
+        // A wake supervisor holds its lock for as long as the agent works: that is normal.
+        if path.starts_with(&wake_dir) {
+            continue;
+        }
+        if let Some(age) = inspection.age_of(&path)
+            && age >= LONG_HELD_AFTER
+        {
+            checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{shown} has been held by {} for {}; baton commands wait for it \
+                     (BATON_LOCK_TIMEOUT) and then fail with exit 3",
+                    holder.map_or_else(
+                        || "an unknown process".to_string(),
+                        |pid| format!("pid {pid}")
+                    ),
+                    wall_age(age)
+                ),
+            ));
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            format!(
+                "{}, {held} held now; a lock dies with its process, so none is stale",
+                count(files, "lock file")
+            ),
+        ));
+    }
+    checks
+}
+
+/// Temp files (`*.tmp`) older than [`LEFTOVER_AFTER`]: a writer was killed between writing
+/// and renaming. What they hold was never committed; the next write replaces them.
+fn check_leftovers(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "leftovers";
+    let mut checks = Vec::new();
+    for (path, metadata) in walk(inspection.home.root()) {
+        if !metadata.is_file() || path.extension().is_none_or(|extension| extension != "tmp") {
+            continue;
+        }
+        if let Some(age) = inspection.age_of(&path)
+            && age >= LEFTOVER_AFTER
+        {
+            checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{} was left {} ago by a write that never finished (the writer was \
+                     killed); nothing in it was committed, and it is safe to delete",
+                    inspection.show(&path),
+                    wall_age(age)
+                ),
+            ));
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(NAME, "no half-written files"));
+    }
+    checks
+}
+
+/// Every entry under `root` (not `root` itself), depth first, without following symlinks.
+fn walk(root: &Path) -> Vec<(PathBuf, fs::Metadata)> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    if let Ok(metadata) = fs::symlink_metadata(root) {
+        found.push((root.to_path_buf(), metadata));
+    }
+    while let Some(dir) = pending.pop() {
+        for path in read_dir_sorted(&dir) {
+            let Ok(metadata) = fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if metadata.is_symlink() {
+                continue;
+            }
+            if metadata.is_dir() {
+                pending.push(path.clone());
+            }
+            found.push((path, metadata));
+        }
+    }
+    found
+}
+
+fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                .collect()
+        })
+        .unwrap_or_default();
+    paths.sort();
+    paths
+}
+
+/// Reads a board file; `None` when there is none.
+fn read_board(path: &Path) -> Result<Option<Board>, StoreError> {
+    match fs::read(path) {
+        Ok(bytes) => board_file::parse(path, &bytes).map(Some),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(StoreError::io(path)(error)),
+    }
+}
+
+/// An error with the home's prefix taken off its path.
+fn show_error(inspection: &Inspection<'_>, error: &dyn std::fmt::Display) -> String {
+    let root = format!("{}/", inspection.home.root().display());
+    error.to_string().replace(&root, "")
+}
+
+fn count(number: usize, noun: &str) -> String {
+    format!("{number} {noun}{}", if number == 1 { "" } else { "s" })
+}
+
+/// "1 board parses", "3 boards parse".
+fn count_parse(number: usize, noun: &str) -> String {
+    format!(
+        "{} parse{}",
+        count(number, noun),
+        if number == 1 { "s" } else { "" }
+    )
+}
+
+fn plural_lines(number: usize, one: &str, many: &str) -> String {
+    if number == 1 {
+        format!("1 line {one}")
+    } else {
+        format!("{number} lines {many}")
+    }
+}
+
+/// Up to five items, then how many more.
+fn listing(items: &[String]) -> String {
+    let mut text = items.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    if items.len() > 5 {
+        text.push_str(&format!(" and {} more", items.len() - 5));
+    }
+    text
+}
+
+fn numbers(numbers: &[usize]) -> String {
+    let shown: Vec<String> = numbers.iter().map(usize::to_string).collect();
+    listing(&shown)
+}
+
+fn wall_age(age: WallDuration) -> String {
+    let seconds = i64::try_from(age.as_secs()).unwrap_or(i64::MAX);
+    let start = Timestamp::from_datetime(chrono::DateTime::UNIX_EPOCH);
+    time::age(start, start.plus(Duration::seconds(seconds)))
+}
+
+/// What `doctor --restore` does, or would do, to a board.
+#[derive(Debug, Clone, Serialize)]
+pub struct RestorePlan {
+    pub project: String,
+    /// Why board.json cannot be read, when it cannot; then `changes` cannot list what the
+    /// current board holds beyond the backup, and `recent_activity` hints at it.
+    pub current_error: Option<String>,
+    pub current_tasks: Option<usize>,
+    pub backup_tasks: usize,
+    /// Every task that restoring changes.
+    pub changes: Vec<TaskChange>,
+    /// The last lines of the activity log, when the current board cannot be read.
+    pub recent_activity: Vec<ActivityRecord>,
+    /// The id the next task gets after restoring: past every id already handed out, so a
+    /// lost task's number is never reused.
+    pub next_id: u64,
+    pub restored: bool,
+}
+
+/// One task that restoring changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskChange {
+    pub task: TaskId,
+    pub subject: String,
+    /// Its status in board.json now (none: not on the current board).
+    pub current: Option<Status>,
+    /// Its status once restored (none: it vanishes).
+    pub restored: Option<Status>,
+    /// Thread entries (questions, answers, notes) that would be lost.
+    pub lost_thread_entries: usize,
+}
+
+impl TaskChange {
+    /// What restoring does to this task, in words.
+    pub fn describe(&self) -> String {
+        let lost = match self.lost_thread_entries {
+            0 => String::new(),
+            1 => "; 1 thread entry lost".to_string(),
+            entries => format!("; {entries} thread entries lost"),
+        };
+        match (self.current, self.restored) {
+            (Some(current), None) => format!("vanishes (it is {current} now){lost}"),
+            (None, Some(restored)) => format!("comes back as {restored}{lost}"),
+            (Some(current), Some(restored)) if current != restored => {
+                format!("goes back from {current} to {restored}{lost}")
+            }
+            _ => format!("loses its latest edits{lost}"),
+        }
+    }
+}
+
+/// The tasks that differ between the current board and the backup.
+pub fn compare(current: &Board, backup: &Board) -> Vec<TaskChange> {
+    let mut ids: Vec<TaskId> = current
+        .tasks
+        .iter()
+        .chain(&backup.tasks)
+        .map(|task| task.id)
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids.into_iter()
+        .filter_map(|id| {
+            let now = current.task(id);
+            let then = backup.task(id);
+            if now == then {
+                return None;
+            }
+            let subject = now.or(then).map(|task| task.subject.clone())?;
+            let lost_thread_entries = match (now, then) {
+                (Some(now), Some(then)) => now.thread.len().saturating_sub(then.thread.len()),
+                (Some(now), None) => now.thread.len(),
+                _ => 0,
+            };
+            Some(TaskChange {
+                task: id,
+                subject,
+                current: now.map(|task| task.status),
+                restored: then.map(|task| task.status),
+                lost_thread_entries,
+            })
+        })
+        .collect()
+}
+
+/// Reads both boards of `project` and works out what restoring the backup would do.
+/// Refuses when there is no backup or it does not parse: it would not be worth restoring.
+fn plan(home: &Home, project: &str) -> Result<(RestorePlan, Board)> {
+    let backup_path = home.board_backup(project);
+    let backup = read_board(&backup_path)?.ok_or_else(|| {
+        Error::invalid_with_hint(
+            format!("project {project} has no board.json.bak: there is nothing to restore"),
+            "a backup is kept from the second change to a board on",
+        )
+    })?;
+    let (current, current_error) = match read_board(&home.board_file(project)) {
+        Ok(current) => (current, None),
+        Err(error) => (None, Some(error.to_string())),
+    };
+    let activity = activity::read(&home.activity_file(project)).unwrap_or_default();
+    let highest_logged = activity
+        .iter()
+        .filter_map(|record| record.task)
+        .map(|id| id.0)
+        .max()
+        .unwrap_or(0);
+    let next_id = backup
+        .next_id
+        .max(current.as_ref().map_or(0, |board| board.next_id))
+        .max(highest_logged + 1);
+    let changes = match &current {
+        Some(current) => compare(current, &backup),
+        None if current_error.is_none() => compare(&Board::new(project), &backup),
+        None => Vec::new(),
+    };
+    let recent_activity = if current_error.is_some() {
+        let skip = activity.len().saturating_sub(5);
+        activity[skip..].to_vec()
+    } else {
+        Vec::new()
+    };
+    let plan = RestorePlan {
+        project: project.to_string(),
+        current_error,
+        current_tasks: current.as_ref().map(|board| board.tasks.len()),
+        backup_tasks: backup.tasks.len(),
+        changes,
+        recent_activity,
+        next_id,
+        restored: false,
+    };
+    Ok((plan, backup))
+}
+
+/// What `restore` would do, changing nothing.
+pub fn plan_restore(home: &Home, project: &str) -> Result<RestorePlan> {
+    names::check(NameKind::Project, project)?;
+    Ok(plan(home, project)?.0)
+}
+
+/// Puts `board.json.bak` back as the board, under the board lock, and logs it. The board it
+/// replaces becomes the backup (as every write does), so running it again undoes it until
+/// the next change. Returns the plan as it stood under the lock.
+pub fn restore(
+    home: &Home,
+    project: &str,
+    lock: LockPolicy,
+    now: Timestamp,
+    actor: &str,
+) -> Result<RestorePlan> {
+    names::check(NameKind::Project, project)?;
+    let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
+    let (mut plan, mut board) = plan(home, project)?;
+    board.next_id = plan.next_id;
+    board_file::write(home, project, &board)?;
+    activity::append(
+        &home.activity_file(project),
+        &[ActivityRecord {
+            at: now,
+            project: project.to_string(),
+            actor: actor.to_string(),
+            action: "restore".into(),
+            task: None,
+            from_status: None,
+            to_status: None,
+            text: Some(format!(
+                "board.json brought back from board.json.bak ({} changed)",
+                count(plan.changes.len(), "task")
+            )),
+        }],
+    )?;
+    plan.restored = true;
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::task::Priority;
+
+    fn task(id: u64, status: Status, thread: usize) -> Task {
+        let at: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
+        Task {
+            id: TaskId(id),
+            subject: format!("task {id}"),
+            body: String::new(),
+            files: Vec::new(),
+            from: "claude".into(),
+            to: "codex".into(),
+            reviewer: None,
+            status,
+            priority: Priority::Normal,
+            after: Vec::new(),
+            skill: None,
+            review: false,
+            created_at: at,
+            updated_at: at,
+            claimed_at: None,
+            lease_expires_at: None,
+            result: None,
+            thread: (0..thread)
+                .map(|n| crate::board::task::ThreadEntry {
+                    at,
+                    by: "codex".into(),
+                    kind: crate::board::task::EntryKind::Question,
+                    text: format!("q{n}"),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn torn_lines_are_told_apart_from_garbage() {
+        let text = b"{\"a\": 1}\n{\"a\": 2, \"b\n\n{\"a\": 3}\nnot json\n{\"a\": [1, 2";
+        let report = inspect_lines::<serde_json::Value>(text);
+        assert_eq!(report.lines, 5);
+        assert_eq!(report.torn, vec![2, 6]);
+        assert_eq!(
+            report.bad.iter().map(|(line, _)| *line).collect::<Vec<_>>(),
+            vec![5]
+        );
+        let typed = inspect_lines::<ActivityRecord>(b"{\"at\": 3}\n");
+        assert_eq!(
+            typed.bad.len(),
+            1,
+            "JSON of the wrong shape is bad, not torn"
+        );
+    }
+
+    #[test]
+    fn compare_lists_what_a_restore_loses() {
+        let mut backup = Board::new("api");
+        backup.tasks = vec![
+            task(1, Status::Completed, 0),
+            task(2, Status::Working, 1),
+            task(3, Status::Pending, 0),
+        ];
+        let mut current = Board::new("api");
+        current.tasks = vec![
+            task(2, Status::InputRequired, 3),
+            task(3, Status::Pending, 0),
+            task(4, Status::Pending, 0),
+        ];
+        let changes = compare(&current, &backup);
+        let described: Vec<(u64, String)> = changes
+            .iter()
+            .map(|change| (change.task.0, change.describe()))
+            .collect();
+        assert_eq!(
+            described,
+            vec![
+                (1, "comes back as completed".to_string()),
+                (
+                    2,
+                    "goes back from input_required to working; 2 thread entries lost".to_string()
+                ),
+                (4, "vanishes (it is pending now)".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn programs_are_found_on_the_path_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("wake-me");
+        fs::write(&program, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([Path::new("/nonexistent"), dir.path()]).unwrap();
+        assert_eq!(
+            find_program("wake-me", Some(&path)),
+            ProgramLookup::Found(program.clone())
+        );
+        assert_eq!(
+            find_program("no-such-program", Some(&path)),
+            ProgramLookup::Missing
+        );
+        assert_eq!(
+            find_program(program.to_str().unwrap(), None),
+            ProgramLookup::Found(program.clone())
+        );
+        fs::set_permissions(&program, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(find_program("wake-me", Some(&path)), ProgramLookup::Missing);
+        assert_eq!(find_program("bin/x", Some(&path)), ProgramLookup::Relative);
+    }
+}

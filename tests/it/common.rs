@@ -129,6 +129,18 @@ impl TestEnv {
         Run::from(command.args(args).output().expect("the baton binary runs"))
     }
 
+    /// Runs in `cwd` with extra environment variables: the most general form.
+    pub fn run_with(&self, cwd: &Path, agent: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut command = self.command(cwd);
+        if !agent.is_empty() {
+            command.args(["--as", agent]);
+        }
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Run::from(command.args(args).output().expect("the baton binary runs"))
+    }
+
     /// Registers agents by having each run a harmless command.
     pub fn register(&self, agents: &[&str]) {
         for agent in agents {

@@ -3,8 +3,11 @@
 
 mod common;
 
+mod agents;
 mod board;
+mod doctor;
 mod faults;
 mod fuzz;
 mod hook;
 mod mail;
+mod projects;

@@ -472,10 +472,19 @@ fn check_logs(inspection: &Inspection<'_>) -> Vec<Check> {
             inspect_lines::<serde_json::Map<String, serde_json::Value>>,
         );
         for path in read_dir_sorted(&home.archive_dir(&id)) {
-            if path
-                .extension()
-                .is_some_and(|extension| extension == "jsonl")
-            {
+            let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+                continue;
+            };
+            if !name.ends_with(".jsonl") {
+                continue;
+            }
+            // Archived mail (`mail-*.jsonl`) sits beside archived tasks.
+            if name.starts_with("mail-") {
+                look(
+                    &path,
+                    inspect_lines::<serde_json::Map<String, serde_json::Value>>,
+                );
+            } else {
                 look(&path, inspect_lines::<Task>);
             }
         }

@@ -1062,9 +1062,10 @@ pub fn restore(
     let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
     let (mut plan, mut board) = plan(home, project)?;
     board.next_id = plan.next_id;
-    board_file::write(home, project, &board)?;
-    activity::append(
-        &home.activity_file(project),
+    board_file::persist(
+        home,
+        project,
+        &board,
         &[ActivityRecord {
             at: now,
             project: project.to_string(),

@@ -104,8 +104,8 @@ pub fn update<T>(
 /// as they were: the new board is staged and synced first, then the log is appended, then
 /// the board is renamed into place; if that rename fails the log is cut back. (A crash
 /// between the append and the rename can leave a log line for a change that never landed:
-/// the board, not the log, is the record of what happened.)
-fn persist(
+/// the board, not the log, is the record of what happened.) The caller holds the board lock.
+pub fn persist(
     home: &Home,
     project: &str,
     board: &Board,

@@ -25,7 +25,8 @@ included), 1 when something does.
 
 --restore PROJECT shows what bringing back board.json.bak would lose (it works when
 board.json does not parse) and exits 1; add --yes to restore. The replaced board becomes
-board.json.bak, so running it again undoes it until the next change.")]
+board.json.bak, so running it again undoes it until the next change. Like every command on
+a bound project, it runs only from inside the project's workspace (exit 2 elsewhere).")]
 pub struct DoctorArgs {
     /// Bring back the project's board.json.bak (shows what would be lost; needs --yes)
     #[arg(long, value_name = "PROJECT")]

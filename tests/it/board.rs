@@ -621,12 +621,16 @@ fn writers_killed_at_random_points_never_break_the_board_or_lose_a_reported_chan
         env.send("lead", "dev", &format!("seed {n} {}", "x".repeat(200)), &[]);
     }
     // Kill within twice the time a whole send takes here, so the kills land before, during
-    // and after the write whatever the speed of the machine.
+    // and after the write whatever the speed of the machine. The window then follows what
+    // happens: it widens while every send is killed and narrows while none is, so a sudden
+    // change of load cannot leave the storm one-sided.
     let started = Instant::now();
     for n in 0..5 {
         env.send("lead", "dev", &format!("timing {n}"), &[]);
     }
-    let window = (started.elapsed().as_micros() as u64 / 5 * 2).max(1);
+    let window = Arc::new(Mutex::new(
+        (started.elapsed().as_micros() as u64 / 5 * 2).max(1),
+    ));
     let reported = Arc::new(Mutex::new(Vec::<(u64, String)>::new()));
     let killed = Arc::new(Mutex::new(0usize));
     let mut threads = Vec::new();
@@ -634,9 +638,11 @@ fn writers_killed_at_random_points_never_break_the_board_or_lose_a_reported_chan
         let env = Arc::clone(&env);
         let reported = Arc::clone(&reported);
         let killed = Arc::clone(&killed);
+        let window = Arc::clone(&window);
         threads.push(thread::spawn(move || {
             let mut random = Lcg(worker * 7919 + u64::from(std::process::id()));
             for round in 0..40 {
+                let current = *window.lock().unwrap();
                 let subject = format!("w{worker}-r{round}");
                 let mut child = env
                     .command(&env.work())
@@ -654,12 +660,20 @@ fn writers_killed_at_random_points_never_break_the_board_or_lose_a_reported_chan
                     .stderr(Stdio::null())
                     .spawn()
                     .unwrap();
-                thread::sleep(Duration::from_micros(random.next(window)));
+                thread::sleep(Duration::from_micros(random.next(current)));
                 let _ = child.kill();
                 let output = child.wait_with_output().unwrap();
-                if output.status.code().is_none() {
+                let was_killed = output.status.code().is_none();
+                if was_killed {
                     *killed.lock().unwrap() += 1;
                 }
+                let mut window = window.lock().unwrap();
+                *window = if was_killed {
+                    *window * 5 / 4 + 1
+                } else {
+                    (*window * 4 / 5).max(1)
+                };
+                drop(window);
                 if output.status.success() {
                     let value: Value = serde_json::from_slice(&output.stdout).unwrap();
                     reported

@@ -19,6 +19,8 @@ pub mod hook;
 pub mod mail;
 /// Agent and project names, checked before they touch a path.
 pub mod names;
+/// Desktop notifications on hand-overs.
+pub mod notify;
 /// Projects, workspaces and isolation.
 pub mod project;
 /// The agent registry.
@@ -29,5 +31,9 @@ pub mod session;
 pub mod store;
 /// Timestamps and the clock.
 pub mod time;
+/// Waking agents that are not running: the detached wake supervisor.
+pub mod wake;
+/// Waiting for a board to change: what `wait` and `watch` block on.
+pub mod watch;
 
 pub use error::{Error, Result};

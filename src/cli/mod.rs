@@ -10,6 +10,8 @@ mod messages;
 mod output;
 mod projects;
 mod render;
+mod wake;
+mod watch;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -77,6 +79,10 @@ pub enum Command {
     Messages(messages::MessagesCommand),
     /// Answer an agent client's hook (session-start, prompt, stop); always exits 0
     Hook(hook::HookArgs),
+    #[command(flatten)]
+    Wake(wake::WakeCommand),
+    #[command(flatten)]
+    Watch(watch::WatchCommand),
     /// Create, list and show projects
     #[command(subcommand)]
     Project(projects::ProjectCommand),
@@ -144,6 +150,8 @@ pub fn main() -> i32 {
         Command::Agents(command) => agents::run(&context, command),
         Command::Messages(command) => messages::run(&context, command),
         Command::Hook(args) => Ok(hook::run(&context, args)),
+        Command::Wake(command) => wake::run(&context, command),
+        Command::Watch(command) => watch::run(&context, command),
         Command::Project(command) => projects::run(&context, command),
         Command::Context(args) => projects::context(&context, args),
         Command::Demo => demo::run(&context),

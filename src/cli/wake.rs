@@ -1,0 +1,99 @@
+//! Wake commands: `wake NAME`, the line a change prints about whom it woke, and the hidden
+//! commands that baton's own detached processes run.
+
+use std::io::Write;
+
+use clap::{Args, Subcommand};
+
+use baton::error::Error;
+use baton::notify::{self, Note};
+use baton::session::Handover;
+use baton::wake::{self, WakeOptions, WakeOutcome};
+
+use super::{Context, output};
+
+#[derive(Debug, Subcommand)]
+pub enum WakeCommand {
+    /// Start an agent's wake command now, as work handed to it would
+    Wake(WakeArgs),
+    /// The wake supervisor, started detached by baton itself
+    #[command(name = "__wake-supervisor", hide = true)]
+    WakeSupervisor(SupervisorArgs),
+    /// Shows desktop notifications, started detached by baton itself
+    #[command(name = "__notify", hide = true)]
+    Notify(NotifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WakeArgs {
+    /// The agent to wake
+    pub name: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SupervisorArgs {
+    pub agent: String,
+    pub project: String,
+    /// Run even when nothing waits
+    #[arg(long)]
+    pub by_hand: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct NotifyArgs {
+    /// The notes, as a JSON list of {summary, body}
+    pub notes: String,
+}
+
+pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
+    match command {
+        WakeCommand::Wake(args) => {
+            let session = context.session()?;
+            let outcome = wake::wake_by_hand(
+                &context.hub,
+                &args.name,
+                session.project_id(),
+                &WakeOptions::from_environment(false),
+            )?;
+            output::emit(context.global.json, &outcome, describe);
+        }
+        WakeCommand::WakeSupervisor(args) => {
+            wake::supervise(&context.hub, &args.agent, &args.project, args.by_hand)?;
+        }
+        WakeCommand::Notify(args) => {
+            let notes: Vec<Note> = serde_json::from_str(&args.notes)
+                .map_err(|error| Error::invalid(format!("notes are not JSON: {error}")))?;
+            notify::show(&notes).map_err(Error::invalid)?;
+        }
+    }
+    Ok(0)
+}
+
+/// After a change: wakes and notifies whoever received work, and says in one line per
+/// agent on stderr whom it woke. Never waits for them.
+pub fn after_change(context: &Context, handovers: &[Handover]) {
+    if handovers.is_empty() {
+        return;
+    }
+    let options = WakeOptions::from_environment(context.global.no_wake);
+    let outcomes = wake::after_handover(&context.hub, handovers, &options);
+    let mut stderr = std::io::stderr().lock();
+    for outcome in &outcomes {
+        let _ = writeln!(stderr, "{}", describe(outcome));
+    }
+}
+
+fn describe(outcome: &WakeOutcome) -> String {
+    match outcome {
+        WakeOutcome::Started { agent, log, .. } => {
+            format!("woke {agent} (log: {})", log.display())
+        }
+        WakeOutcome::AlreadyAwake { agent, log, .. } => format!(
+            "{agent} is already awake and looks at its inbox again when its run ends (log: {})",
+            log.display()
+        ),
+        WakeOutcome::Failed { agent, error, .. } => {
+            format!("could not wake {agent}: {error}; the work waits in its inbox")
+        }
+    }
+}

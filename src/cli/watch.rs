@@ -1,0 +1,88 @@
+//! Commands that block on the board: `wait` for scripted agent loops, `watch` for people.
+
+use std::io::IsTerminal;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+
+use baton::error::Error;
+use baton::session::BoardFilter;
+use baton::watch::{self, FileWatch, POLL_EVERY};
+
+use super::board::BoardArgs;
+use super::{Context, output, render};
+
+/// A terminal's board is redrawn this often even when nothing was written, so that ages,
+/// leases and stalled marks stay true.
+const REDRAW_EVERY: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Subcommand)]
+pub enum WatchCommand {
+    /// Block until your inbox holds something (exit 0) or the timeout passes (exit 5)
+    Wait(WaitArgs),
+    /// A live board: redrawn when it changes; printed once per change when not on a terminal
+    Watch(BoardArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// Give up after this many seconds (default: wait for ever)
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+}
+
+pub fn run(context: &Context, command: WatchCommand) -> Result<i32, Error> {
+    match command {
+        WatchCommand::Wait(args) => {
+            let session = context.session()?;
+            let timeout = args.timeout.map(Duration::from_secs);
+            let inbox = watch::wait_for_work(&session, timeout)?;
+            if context.global.json {
+                output::json(&inbox);
+            } else {
+                output::line(&render::status_line(&inbox));
+            }
+            Ok(0)
+        }
+        WatchCommand::Watch(args) => watch_board(context, args),
+    }
+}
+
+fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
+    let session = context.session()?;
+    let filter = BoardFilter {
+        status: args.status,
+        mine: args.mine,
+        all: args.all,
+    };
+    let is_terminal = std::io::stdout().is_terminal();
+    let mut files = FileWatch::project(session.home(), session.project_id());
+    let mut drawn_at: Option<Instant> = None;
+    loop {
+        let is_changed = files.has_changed();
+        let is_stale = is_terminal && drawn_at.is_some_and(|at| at.elapsed() >= REDRAW_EVERY);
+        if is_changed || is_stale {
+            let now_session = watch::at_now(&session);
+            let views = now_session.list(&filter)?;
+            if context.global.json {
+                // One line per change: a stream a script can read line by line.
+                output::line(&serde_json::to_string(&views).unwrap_or_default());
+            } else {
+                let table = render::board_table(&session.project.id, &views, now_session.now);
+                if is_terminal {
+                    // Home the cursor and clear the screen, then draw.
+                    output::print(&format!(
+                        "\x1b[H\x1b[2Jbaton watch · {} · Ctrl-C to stop\n\n{}\n",
+                        now_session.now,
+                        table.trim_end()
+                    ));
+                } else {
+                    output::print(&format!("{}\n\n", table.trim_end()));
+                }
+            }
+            drawn_at = Some(Instant::now());
+        }
+        thread::sleep(POLL_EVERY);
+    }
+}

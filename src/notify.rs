@@ -1,0 +1,145 @@
+//! Desktop notifications on hand-overs (SPEC section 8): best-effort, and off with
+//! `BATON_NOTIFY=0`.
+//!
+//! The command that made the change never talks to the notification service itself: a
+//! desktop without one can make a D-Bus call hang for its whole timeout. It starts
+//! `baton __notify` detached instead, which gives up after [`SHOW_TIMEOUT`].
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::Handover;
+use crate::store::paths::Home;
+use crate::wake;
+
+/// The hidden subcommand that shows notes: `baton __notify JSON`.
+pub const NOTIFY_COMMAND: &str = "__notify";
+/// How long the detached notifier waits for the notification service, for all notes.
+pub const SHOW_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One desktop notification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Note {
+    pub summary: String,
+    pub body: String,
+}
+
+/// False when `BATON_NOTIFY` is `0`, `false`, `off` or `no`.
+pub fn is_enabled() -> bool {
+    std::env::var("BATON_NOTIFY").map_or(true, |value| {
+        !matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "0" | "false" | "off" | "no"
+        )
+    })
+}
+
+/// One note per agent that received work, listing each task it received.
+pub fn notes_for(handovers: &[Handover]) -> Vec<Note> {
+    let mut by_agent: BTreeMap<&str, Vec<&Handover>> = BTreeMap::new();
+    for handover in handovers {
+        by_agent
+            .entry(handover.agent.as_str())
+            .or_default()
+            .push(handover);
+    }
+    by_agent
+        .into_iter()
+        .map(|(agent, handovers)| {
+            let project = &handovers[0].project;
+            let body = handovers
+                .iter()
+                .map(|handover| {
+                    format!(
+                        "{} {}: {}",
+                        handover.task,
+                        handover.reason.what_to_do(),
+                        handover.subject
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            Note {
+                summary: format!("baton: work for {agent} in {project}"),
+                body,
+            }
+        })
+        .collect()
+}
+
+/// Starts the detached notifier for `notes`; returns once it is started.
+pub fn spawn(program: &Path, home: &Home, notes: &[Note]) -> io::Result<()> {
+    if notes.is_empty() {
+        return Ok(());
+    }
+    let json = serde_json::to_string(notes).map_err(io::Error::other)?;
+    wake::spawn_detached(program, &[NOTIFY_COMMAND, &json], home)
+}
+
+/// Shows `notes` (in the detached notifier), giving up after [`SHOW_TIMEOUT`].
+pub fn show(notes: &[Note]) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| format!("cannot start the notifier: {error}"))?;
+    runtime.block_on(async {
+        let all = async {
+            for note in notes {
+                notify_rust::Notification::new()
+                    .appname("baton")
+                    .summary(&note.summary)
+                    .body(&note.body)
+                    .show_async()
+                    .await
+                    .map_err(|error| format!("no desktop notification: {error}"))?;
+            }
+            Ok(())
+        };
+        tokio::time::timeout(SHOW_TIMEOUT, all)
+            .await
+            .map_err(|_| "the notification service did not answer in time".to_string())?
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::inbox::Reason;
+    use crate::board::task::TaskId;
+
+    fn handover(agent: &str, task: u64, reason: Reason, subject: &str) -> Handover {
+        Handover {
+            agent: agent.into(),
+            project: "api".into(),
+            task: TaskId(task),
+            reason,
+            subject: subject.into(),
+        }
+    }
+
+    #[test]
+    fn one_note_per_agent_naming_each_task() {
+        let notes = notes_for(&[
+            handover("codex", 3, Reason::Assigned, "Fix the parser"),
+            handover("claude", 2, Reason::Question, "Pick a name"),
+            handover("codex", 4, Reason::ChangesRequested, "Add tests"),
+        ]);
+        assert_eq!(
+            notes,
+            vec![
+                Note {
+                    summary: "baton: work for claude in api".into(),
+                    body: "T-2 question for you: Pick a name".into(),
+                },
+                Note {
+                    summary: "baton: work for codex in api".into(),
+                    body: "T-3 to do: Fix the parser\nT-4 changes requested: Add tests".into(),
+                },
+            ]
+        );
+    }
+}

@@ -1,0 +1,572 @@
+//! Waking agents that are not running (SPEC section 8).
+//!
+//! When a change puts work into an agent's inbox and the agent has a wake command, the
+//! command that made the change starts a supervisor, `baton __wake-supervisor`, detached
+//! from it, and returns at once. The supervisor holds `wake/<agent>.lock`, so at most one
+//! runs per agent; it runs the wake command with a prompt appended, and runs it again while
+//! work that arrived during a run still waits, at most [`MAX_RUNS_IN_A_ROW`] times. What it
+//! does and what the agent prints go to `wake/<agent>.log`, kept under [`LOG_LIMIT`].
+
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::board::inbox::Reason;
+use crate::board::task::TaskId;
+use crate::error::{Error, Result};
+use crate::names::{self, NameKind};
+use crate::notify;
+use crate::project::{self, Project};
+use crate::registry;
+use crate::session::{Handover, Hub};
+use crate::store::atomic::{self, private_open_options};
+use crate::store::board_file;
+use crate::store::lock::{self, FileLock};
+use crate::store::paths::Home;
+use crate::time;
+
+/// A supervisor stops after this many runs in a row, so two agents handing work back and
+/// forth cannot keep each other awake for ever. What still waits stays in the inbox.
+pub const MAX_RUNS_IN_A_ROW: usize = 3;
+/// The log is cut back to its last [`LOG_KEEP`] bytes before a run once it passes this.
+pub const LOG_LIMIT: u64 = 1024 * 1024;
+pub const LOG_KEEP: u64 = 256 * 1024;
+/// The hidden subcommand that runs the supervisor.
+pub const SUPERVISOR_COMMAND: &str = "__wake-supervisor";
+
+/// How a change wakes and notifies the agents it handed work to.
+#[derive(Debug, Clone)]
+pub struct WakeOptions {
+    /// Start wake commands (off with `--no-wake`).
+    pub wake: bool,
+    /// Send desktop notifications (off with `BATON_NOTIFY=0`).
+    pub notify: bool,
+    /// The `baton` binary that runs the supervisor and the notifier: this very program.
+    pub program: Option<PathBuf>,
+}
+
+impl WakeOptions {
+    /// Waking unless `no_wake`; notifying unless `BATON_NOTIFY=0`; this executable.
+    pub fn from_environment(no_wake: bool) -> Self {
+        WakeOptions {
+            wake: !no_wake,
+            notify: notify::is_enabled(),
+            program: std::env::current_exe().ok(),
+        }
+    }
+}
+
+/// What became of waking one agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum WakeOutcome {
+    /// A supervisor was started for it.
+    Started {
+        agent: String,
+        project: String,
+        log: PathBuf,
+    },
+    /// Its supervisor runs already; it looks at the inbox again when its run ends.
+    AlreadyAwake {
+        agent: String,
+        project: String,
+        log: PathBuf,
+    },
+    /// The supervisor could not be started; the work waits in the inbox all the same.
+    Failed {
+        agent: String,
+        project: String,
+        error: String,
+    },
+}
+
+/// After a change: notifies about every hand-over and wakes each receiving agent that has
+/// a wake command, unless waking is off (by `options` or the project's settings). Never
+/// waits for the agents, and never fails: a change stands whatever becomes of its wake.
+pub fn after_handover(
+    hub: &Hub,
+    handovers: &[Handover],
+    options: &WakeOptions,
+) -> Vec<WakeOutcome> {
+    if options.notify
+        && let Some(program) = &options.program
+    {
+        // Best-effort by contract: a desktop without notifications is no error.
+        let _ = notify::spawn(program, &hub.home, &notify::notes_for(handovers));
+    }
+    if !options.wake {
+        return Vec::new();
+    }
+    let mut outcomes = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for handover in handovers {
+        if seen.contains(&handover.agent.as_str()) {
+            continue;
+        }
+        seen.push(&handover.agent);
+        let has_wake_command = registry::load(&hub.home, &handover.agent)
+            .ok()
+            .flatten()
+            .is_some_and(|record| wake_command(&record).is_some());
+        let is_on = project::load(&hub.home, &handover.project)
+            .ok()
+            .flatten()
+            .is_none_or(|project| project.settings.wake);
+        if has_wake_command && is_on {
+            outcomes.push(start(
+                hub,
+                &handover.agent,
+                &handover.project,
+                options,
+                false,
+            ));
+        }
+    }
+    outcomes
+}
+
+/// `baton wake NAME`: starts the agent's supervisor now, whatever its inbox holds.
+pub fn wake_by_hand(
+    hub: &Hub,
+    agent: &str,
+    project: &str,
+    options: &WakeOptions,
+) -> Result<WakeOutcome> {
+    let record = registry::require(&hub.home, agent)?;
+    if wake_command(&record).is_none() {
+        return Err(Error::invalid_with_hint(
+            format!("{agent} has no wake command"),
+            format!("give it one with `baton agent add {agent} --wake -- CMD ARGS…`"),
+        ));
+    }
+    match start(hub, agent, project, options, true) {
+        WakeOutcome::Failed { error, .. } => {
+            Err(Error::invalid(format!("cannot wake {agent}: {error}")))
+        }
+        outcome => Ok(outcome),
+    }
+}
+
+/// The agent's wake command, when it has a usable one.
+fn wake_command(record: &registry::AgentRecord) -> Option<&[String]> {
+    record.wake.as_deref().filter(|argv| {
+        argv.first()
+            .is_some_and(|program| !program.trim().is_empty())
+    })
+}
+
+/// Starts the supervisor of `agent` unless one runs already.
+fn start(
+    hub: &Hub,
+    agent: &str,
+    project: &str,
+    options: &WakeOptions,
+    by_hand: bool,
+) -> WakeOutcome {
+    let log = hub.home.wake_log(agent);
+    // A peek, not a promise: if a supervisor finishes right after it, that supervisor's
+    // look at the inbox after releasing its lock still sees this change's work.
+    if lock::is_locked(&hub.home.wake_lock(agent)) {
+        return WakeOutcome::AlreadyAwake {
+            agent: agent.to_string(),
+            project: project.to_string(),
+            log,
+        };
+    }
+    let failed = |error: String| WakeOutcome::Failed {
+        agent: agent.to_string(),
+        project: project.to_string(),
+        error,
+    };
+    let Some(program) = &options.program else {
+        return failed("cannot find the baton executable to run the supervisor".into());
+    };
+    let mut args = vec![SUPERVISOR_COMMAND, agent, project];
+    if by_hand {
+        args.push("--by-hand");
+    }
+    match spawn_detached(program, &args, &hub.home) {
+        Ok(()) => WakeOutcome::Started {
+            agent: agent.to_string(),
+            project: project.to_string(),
+            log,
+        },
+        Err(error) => failed(format!("cannot start {}: {error}", program.display())),
+    }
+}
+
+/// Where setsid(1) may be.
+const SETSID: [&str; 2] = ["/usr/bin/setsid", "/bin/setsid"];
+
+/// Starts `program args…` detached from the caller: no terminal, no standard streams, not
+/// waited for. `BATON_HOME` is passed on so that the child uses the caller's hub.
+pub(crate) fn spawn_detached(program: &Path, args: &[&str], home: &Home) -> io::Result<()> {
+    // A session of its own takes the child away from the terminal for good: no SIGHUP when
+    // the terminal closes, and an agent CLI run inside cannot open /dev/tty and wait for
+    // keys nobody will press. Calling setsid() ourselves would need `unsafe` (pre_exec), so
+    // use setsid(1), which execs in place (the child is not a group leader, so it does not
+    // fork). Without it, a process group of its own still keeps the terminal's Ctrl-C and
+    // job control away from the child.
+    let mut command = match SETSID.iter().find(|path| Path::new(path).is_file()) {
+        Some(setsid) => {
+            let mut command = Command::new(setsid);
+            command.arg(program);
+            command
+        }
+        None => {
+            let mut command = Command::new(program);
+            command.process_group(0);
+            command
+        }
+    };
+    command
+        .args(args)
+        .env("BATON_HOME", home.root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = command.spawn()?;
+    // Reap it when it ends, so that a long-lived caller (the MCP server) gathers no
+    // zombies; a CLI command exits long before and leaves it to init.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
+}
+
+/// The words appended to the wake command.
+pub fn prompt(agent: &str, project: &Project) -> String {
+    let mut text = format!(
+        "You are {agent}, and baton woke you because work waits for you in project {id}. \
+         Run `baton inbox` and act on every task in it: claim a task (`baton claim ID`) \
+         before you start on it, ask its sender when something is unclear (`baton ask ID \
+         --body QUESTION`), and finish with `baton done ID --result WHAT-YOU-DID`, or \
+         `baton review ID --body WHAT-YOU-DID` where a review is required. Answer the \
+         questions and give the reviews that wait for you too. Your teammates hear from you \
+         only through baton, so put every question, answer and result there. Stop when \
+         `baton inbox` shows nothing more for you.",
+        id = project.id
+    );
+    if project.workspace.is_none() {
+        text.push_str(&format!(
+            " Pass `--project {}` to every baton command.",
+            project.id
+        ));
+    }
+    text
+}
+
+/// One piece of work in an agent's inbox, at one step of its task's life. The same task
+/// back in the inbox after another move is another piece of work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Work {
+    project: String,
+    task: TaskId,
+    reason: Reason,
+    /// How many moves the task has had: every transition adds one thread entry.
+    step: usize,
+    /// Who made the last move: work an agent hands itself does not wake it again.
+    by: String,
+}
+
+impl Work {
+    fn describe(items: &[Work]) -> String {
+        items
+            .iter()
+            .map(|work| {
+                format!(
+                    "{} ({}, project {})",
+                    work.task,
+                    work.reason.what_to_do(),
+                    work.project
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Everything in `agent`'s inboxes, across projects. Unreadable boards are skipped: the
+/// supervisor has nobody to report them to, and the next command will.
+fn waiting(home: &Home, agent: &str) -> Vec<Work> {
+    let now = time::now();
+    let mut work = Vec::new();
+    for project in project::project_ids(home).unwrap_or_default() {
+        let Ok(board) = board_file::read(home, &project) else {
+            continue;
+        };
+        work.extend(board.inbox(agent, now).into_iter().map(|item| {
+            Work {
+                project: project.clone(),
+                task: item.task.id,
+                reason: item.reason,
+                step: item.task.thread.len(),
+                by: item
+                    .task
+                    .thread
+                    .last()
+                    .map_or_else(|| item.task.from.clone(), |entry| entry.by.clone()),
+            }
+        }));
+    }
+    work
+}
+
+/// The work that is waiting now and was not when `before` was taken, other than the
+/// agent's own moves.
+fn arrived(home: &Home, agent: &str, before: &[Work]) -> Vec<Work> {
+    waiting(home, agent)
+        .into_iter()
+        .filter(|work| work.by != agent && !before.contains(work))
+        .collect()
+}
+
+/// `baton __wake-supervisor AGENT PROJECT`: the detached process that runs the agent's wake
+/// command while work arrives for it. Returns at once when another supervisor of the agent
+/// holds the lock. Everything it has to say goes to the wake log.
+pub fn supervise(hub: &Hub, agent: &str, project: &str, by_hand: bool) -> Result<()> {
+    names::check(NameKind::Agent, agent)?;
+    names::check(NameKind::Project, project)?;
+    let home = &hub.home;
+    let Some(held) = FileLock::try_acquire(&home.wake_lock(agent))? else {
+        // One runs already, and looks at the inbox again when its run ends.
+        return Ok(());
+    };
+    let mut held = Some(held);
+    let log = WakeLog::new(home, agent);
+    log.line(&format!(
+        "supervisor of {agent} started (pid {})",
+        std::process::id()
+    ));
+    if !by_hand && waiting(home, agent).is_empty() {
+        log.line(&format!(
+            "supervisor of {agent} ends: nothing waits any more (an earlier run saw to it)"
+        ));
+        return Ok(());
+    }
+    let mut project = project.to_string();
+    let mut runs = 0;
+    loop {
+        runs += 1;
+        let before = waiting(home, agent);
+        if !run_once(hub, agent, &project, runs, &log) {
+            log.line(&format!("supervisor of {agent} ends: the wake command did not run; what waits stays in the inbox"));
+            return Ok(());
+        }
+        let mut fresh = arrived(home, agent, &before);
+        if fresh.is_empty() {
+            // Release, then look again: a command that handed over work just before the
+            // release found the lock held and started no supervisor, counting on this one.
+            drop(held.take());
+            fresh = arrived(home, agent, &before);
+            if fresh.is_empty() {
+                log.line(&format!("supervisor of {agent} ends: nothing new waits"));
+                return Ok(());
+            }
+            if runs < MAX_RUNS_IN_A_ROW {
+                match FileLock::try_acquire(&home.wake_lock(agent))? {
+                    Some(again) => held = Some(again),
+                    None => {
+                        log.line(&format!(
+                            "supervisor of {agent} ends: another one took over"
+                        ));
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        if runs >= MAX_RUNS_IN_A_ROW {
+            log.line(&format!(
+                "supervisor of {agent} ends after {runs} runs in a row; still waiting: {}; \
+                 `baton wake {agent}` runs it again",
+                Work::describe(&fresh)
+            ));
+            return Ok(());
+        }
+        log.line(&format!(
+            "{} arrived during run {runs} and still waits: running again",
+            Work::describe(&fresh)
+        ));
+        project = fresh[0].project.clone();
+    }
+}
+
+/// One run of the wake command in `project`'s workspace; false when it could not start.
+fn run_once(hub: &Hub, agent: &str, project_id: &str, run: usize, log: &WakeLog) -> bool {
+    let home = &hub.home;
+    let argv = match registry::load(home, agent) {
+        Ok(Some(record)) => match wake_command(&record) {
+            Some(argv) => argv.to_vec(),
+            None => {
+                log.line(&format!("{agent} has no wake command any more"));
+                return false;
+            }
+        },
+        Ok(None) => {
+            log.line(&format!("{agent} is not registered any more"));
+            return false;
+        }
+        Err(error) => {
+            log.line(&format!("cannot read {agent}'s record: {error}"));
+            return false;
+        }
+    };
+    let project = match project::load(home, project_id) {
+        Ok(Some(project)) => project,
+        Ok(None) => {
+            log.line(&format!("project {project_id} does not exist any more"));
+            return false;
+        }
+        Err(error) => {
+            log.line(&format!("cannot read project {project_id}: {error}"));
+            return false;
+        }
+    };
+    // A project bound to a workspace runs there; an unbound one (`default`) runs where the
+    // command that woke the agent ran, which is where its sender was working.
+    let dir = match &project.workspace {
+        Some(workspace) => workspace.clone(),
+        None => std::env::current_dir().unwrap_or_else(|_| home.root().to_path_buf()),
+    };
+    log.trim();
+    log.line(&format!(
+        "run {run} of at most {MAX_RUNS_IN_A_ROW} in project {project_id} ({}): {}",
+        dir.display(),
+        argv.join(" ")
+    ));
+    let started = Instant::now();
+    let result = log.open().and_then(|out| {
+        let err = out.try_clone()?;
+        Command::new(&argv[0])
+            .args(&argv[1..])
+            .arg(prompt(agent, &project))
+            .env("BATON_AGENT", agent)
+            .env("BATON_HOME", home.root())
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .status()
+    });
+    match result {
+        Ok(status) => {
+            log.line(&format!(
+                "run {run} ended after {}s: {status}",
+                started.elapsed().as_secs()
+            ));
+            true
+        }
+        Err(error) => {
+            log.line(&format!(
+                "cannot start `{}` in {}: {error}",
+                argv[0],
+                dir.display()
+            ));
+            false
+        }
+    }
+}
+
+/// `wake/<agent>.log`: the supervisor's lines and the agent's output.
+struct WakeLog {
+    path: PathBuf,
+}
+
+impl WakeLog {
+    fn new(home: &Home, agent: &str) -> Self {
+        WakeLog {
+            path: home.wake_log(agent),
+        }
+    }
+
+    fn open(&self) -> io::Result<File> {
+        private_open_options()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+    }
+
+    /// Appends one line of the supervisor's own; best-effort, as there is nobody to tell.
+    fn line(&self, text: &str) {
+        if let Ok(mut file) = self.open() {
+            let _ = writeln!(file, "[{}] baton wake: {text}", time::now());
+        }
+    }
+
+    /// Keeps the log bounded; called between runs, when nobody else writes to it.
+    fn trim(&self) {
+        if let Ok(true) = trim_log(&self.path, LOG_LIMIT, LOG_KEEP) {
+            self.line(&format!(
+                "(older lines dropped to keep this log under {} KB)",
+                LOG_LIMIT / 1024
+            ));
+        }
+    }
+}
+
+/// Cuts `path` back to about its last `keep` bytes, from a line start, once it is longer
+/// than `limit`. Returns whether it cut.
+pub fn trim_log(path: &Path, limit: u64, keep: u64) -> io::Result<bool> {
+    let length = match fs::metadata(path) {
+        Ok(meta) => meta.len(),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(error),
+    };
+    if length <= limit {
+        return Ok(false);
+    }
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(length.saturating_sub(keep)))?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail)?;
+    let start = tail
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .map_or(0, |newline| newline + 1);
+    atomic::replace(path, &tail[start..], None).map_err(io::Error::other)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_log_keeps_its_last_whole_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("codex.log");
+        let text: String = (0..100).map(|n| format!("line {n:03}\n")).collect();
+        fs::write(&path, &text).unwrap();
+        assert!(!trim_log(&path, 10_000, 100).unwrap(), "under the limit");
+        assert!(trim_log(&path, 500, 100).unwrap());
+        let kept = fs::read_to_string(&path).unwrap();
+        assert!(kept.len() <= 100, "{kept}");
+        assert!(kept.starts_with("line "), "cut at a line start: {kept}");
+        assert!(kept.ends_with("line 099\n"), "{kept}");
+        assert!(!trim_log(&dir.path().join("none.log"), 1, 1).unwrap());
+    }
+
+    #[test]
+    fn the_prompt_names_the_agent_and_the_inbox() {
+        let mut project: Project = serde_json::from_value(serde_json::json!({
+            "id": "api",
+            "workspace": "/src/api",
+            "created_at": "2026-11-29T12:00:00.000Z",
+        }))
+        .unwrap();
+        let text = prompt("codex", &project);
+        assert!(text.starts_with("You are codex"), "{text}");
+        assert!(text.contains("`baton inbox`") && text.contains("project api"));
+        assert!(
+            !text.contains("--project"),
+            "a bound workspace resolves itself"
+        );
+        project.workspace = None;
+        assert!(prompt("codex", &project).contains("`--project api`"));
+    }
+}

@@ -11,3 +11,4 @@ mod fuzz;
 mod hook;
 mod mail;
 mod projects;
+mod wake;

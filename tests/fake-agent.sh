@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A stand-in for a coding agent, run as a wake command by tests/it/wake.rs.
+#
+# Each start appends one line to $FAKE_AGENT_RECORD: the time, the identity and directory it
+# was started with, the tasks its inbox held, and the prompt (its last argument). It then
+# claims and completes those tasks with $BATON_BIN and appends an `end` line. By default it
+# looks again until its inbox is empty, as an agent told to act on every task would; with
+# $FAKE_AGENT_GATE set, it waits for that file to exist and handles only what it first saw.
+set -u
+record=${FAKE_AGENT_RECORD:?FAKE_AGENT_RECORD is not set}
+baton=${BATON_BIN:-baton}
+prompt=${!#}
+
+inbox_ids() {
+    "$baton" --json inbox --peek | grep -o '"id": [0-9]*' | grep -o '[0-9]*$' | tr '\n' ' '
+}
+
+seen=$(inbox_ids)
+echo "start $(date +%s%N) agent=${BATON_AGENT:-} pwd=$PWD saw=[${seen% }] prompt=$prompt" >>"$record"
+if [ -n "${FAKE_AGENT_GATE:-}" ]; then
+    for _ in $(seq 600); do
+        [ -e "$FAKE_AGENT_GATE" ] && break
+        sleep 0.1
+    done
+fi
+sleep "${FAKE_AGENT_PAUSE:-0.2}"
+while [ -n "${seen// /}" ]; do
+    for id in $seen; do
+        "$baton" claim "$id" >/dev/null &&
+            "$baton" done "$id" --result "done by ${BATON_AGENT:-}" >/dev/null
+    done
+    [ -n "${FAKE_AGENT_GATE:-}" ] && break
+    seen=$(inbox_ids)
+done
+echo "end $(date +%s%N)" >>"$record"

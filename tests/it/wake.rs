@@ -1,0 +1,468 @@
+//! Wake, wait and watch: work reaches agents that are not running, and people see it live.
+//!
+//! The wake tests use tests/fake-agent.sh as the wake command: it records each start and
+//! what it was started with, then claims and completes what waits in its inbox. Everything
+//! here is asynchronous, so the tests poll for the outcome with a generous deadline and
+//! never assert how long anything took.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use baton::registry;
+use baton::store::lock::LockPolicy;
+use baton::store::paths::Home;
+
+use crate::common::{Run, TestEnv, baton_bin};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Polls `check` until it holds, failing with `what` (and the state it saw) after
+/// [`DEADLINE`].
+#[track_caller]
+fn eventually(what: &str, mut check: impl FnMut() -> Result<(), String>) {
+    let started = Instant::now();
+    loop {
+        let last = match check() {
+            Ok(()) => return,
+            Err(state) => state,
+        };
+        if started.elapsed() > DEADLINE {
+            panic!("timed out waiting until {what}; last seen:\n{last}");
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn fake_agent() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-agent.sh")
+}
+
+/// A hub with project `app` bound to the workspace, `lead` who sends, and `worker` whose
+/// wake command is the fake agent.
+struct Team {
+    env: TestEnv,
+}
+
+impl Team {
+    fn new() -> Team {
+        let env = TestEnv::new();
+        let work = env.work();
+        env.run(
+            "",
+            &[
+                "project",
+                "init",
+                "--name",
+                "app",
+                "--workspace",
+                work.to_str().unwrap(),
+            ],
+        )
+        .ok();
+        env.register(&["lead", "worker"]);
+        let team = Team { env };
+        team.set_wake("worker", &["bash", fake_agent().to_str().unwrap()]);
+        team
+    }
+
+    /// Sets an agent's wake command in its registry record. Setting it is the agents
+    /// issue's `agent add --wake`; what matters here is the record the supervisor reads.
+    fn set_wake(&self, agent: &str, argv: &[&str]) {
+        let policy = LockPolicy {
+            timeout: Duration::from_secs(20),
+            on_wait: |_| {},
+        };
+        let home = Home::new(self.env.home());
+        registry::update(&home, agent, policy, baton::time::now(), |record, _| {
+            record.wake = Some(argv.iter().map(|word| word.to_string()).collect());
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    fn record_path(&self) -> PathBuf {
+        self.env.root.path().join("fake-agent.record")
+    }
+
+    fn gate_path(&self) -> PathBuf {
+        self.env.root.path().join("fake-agent.gate")
+    }
+
+    /// Runs `baton ARGS…` as `lead`, identified by `BATON_AGENT` (which the woken agent
+    /// must not inherit), with what the fake agent needs in the environment.
+    fn lead(&self, args: &[&str], gated: bool) -> Run {
+        let record = self.record_path();
+        let gate = self.gate_path();
+        let bin = baton_bin();
+        let mut env = vec![
+            ("BATON_AGENT", "lead"),
+            ("FAKE_AGENT_RECORD", record.to_str().unwrap()),
+            ("BATON_BIN", bin.to_str().unwrap()),
+        ];
+        if gated {
+            env.push(("FAKE_AGENT_GATE", gate.to_str().unwrap()));
+        }
+        self.env.run_env("", args, &env)
+    }
+
+    fn send(&self, subject: &str, extra: &[&str], gated: bool) -> Run {
+        let mut args = vec!["send", "--to", "worker", "--subject", subject];
+        args.extend_from_slice(extra);
+        self.lead(&args, gated)
+    }
+
+    fn record(&self) -> Vec<String> {
+        std::fs::read_to_string(self.record_path())
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn starts(&self) -> Vec<String> {
+        self.record()
+            .into_iter()
+            .filter(|line| line.starts_with("start "))
+            .collect()
+    }
+
+    fn log(&self, agent: &str) -> String {
+        std::fs::read_to_string(self.env.home().join("wake").join(format!("{agent}.log")))
+            .unwrap_or_default()
+    }
+
+    /// Statuses of the tasks on the board, by id order.
+    fn statuses(&self) -> Vec<String> {
+        let board = self.env.board("app");
+        board["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|task| task["status"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Until every task is completed, every supervisor that started has ended, and every
+    /// run of the fake agent has ended.
+    fn until_all_done(&self, tasks: usize) {
+        eventually("every task is completed and every run has ended", || {
+            let statuses = self.statuses();
+            let log = self.log("worker");
+            let supervisors = log.matches("supervisor of worker started").count();
+            let ended = log.matches("supervisor of worker ends").count();
+            let record = self.record();
+            let starts = record
+                .iter()
+                .filter(|line| line.starts_with("start "))
+                .count();
+            let ends = record
+                .iter()
+                .filter(|line| line.starts_with("end "))
+                .count();
+            let done = statuses.len() == tasks
+                && statuses.iter().all(|status| status == "completed")
+                && supervisors > 0
+                && supervisors == ended
+                && starts == ends;
+            if done {
+                Ok(())
+            } else {
+                Err(format!(
+                    "statuses {statuses:?}\nrecord {record:#?}\nlog:\n{log}"
+                ))
+            }
+        });
+    }
+}
+
+/// The value of `key=` in a start line of the fake agent's record.
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    let start = line
+        .find(&format!(" {key}="))
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        + key.len()
+        + 2;
+    let rest = &line[start..];
+    if key == "prompt" {
+        return rest;
+    }
+    rest.split(' ').next().unwrap_or("")
+}
+
+/// `saw=[1 2]` of a start line, as numbers.
+fn saw(line: &str) -> Vec<u64> {
+    let rest = &line[line.find(" saw=[").expect("saw") + 6..];
+    rest[..rest.find(']').unwrap()]
+        .split_whitespace()
+        .map(|id| id.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn ten_tasks_in_quick_succession_wake_one_run_at_a_time_and_all_get_done() {
+    let team = Team::new();
+    for n in 1..=10 {
+        let run = team.send(&format!("Task number {n}"), &[], false);
+        run.ok();
+        assert!(
+            run.stderr.contains("woke worker") || run.stderr.contains("worker is already awake"),
+            "the sender says whom it woke: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.lines().count() <= 2,
+            "one line about waking: {}",
+            run.stderr
+        );
+    }
+    team.until_all_done(10);
+
+    let record = team.record();
+    for (index, line) in record.iter().enumerate() {
+        let expected = if index % 2 == 0 { "start " } else { "end " };
+        assert!(
+            line.starts_with(expected),
+            "two runs overlapped (a start before the previous end):\n{record:#?}"
+        );
+    }
+    let workspace = std::fs::canonicalize(team.env.work()).unwrap();
+    for line in team.starts() {
+        assert_eq!(
+            field(&line, "agent"),
+            "worker",
+            "the woken agent, not the sender"
+        );
+        assert_eq!(Path::new(field(&line, "pwd")), workspace);
+        let prompt = field(&line, "prompt");
+        assert!(
+            prompt.starts_with("You are worker") && prompt.contains("`baton inbox`"),
+            "{prompt}"
+        );
+    }
+    let board = team.env.board("app");
+    for task in board["tasks"].as_array().unwrap() {
+        assert_eq!(task["result"], "done by worker");
+    }
+}
+
+#[test]
+fn work_sent_during_a_run_causes_exactly_one_more_run() {
+    let team = Team::new();
+    let first = team.send("First task", &[], true);
+    first.ok();
+    assert!(first.stderr.contains("woke worker"), "{}", first.stderr);
+    eventually("the first run has looked at its inbox", || {
+        match team.starts().len() {
+            1 => Ok(()),
+            _ => Err(format!("{:#?}\n{}", team.record(), team.log("worker"))),
+        }
+    });
+
+    let second = team.send("Second task", &[], true);
+    second.ok();
+    assert!(
+        second.stderr.contains("worker is already awake"),
+        "no second supervisor while one runs: {}",
+        second.stderr
+    );
+    std::fs::write(team.gate_path(), "go").unwrap();
+    team.until_all_done(2);
+
+    let starts = team.starts();
+    assert_eq!(starts.len(), 2, "exactly one more run: {starts:#?}");
+    assert_eq!(saw(&starts[0]), vec![1]);
+    assert_eq!(saw(&starts[1]), vec![2]);
+    let log = team.log("worker");
+    assert_eq!(log.matches("supervisor of worker started").count(), 1);
+    assert!(
+        log.contains("T-2 (to do, project app) arrived during run 1"),
+        "{log}"
+    );
+}
+
+#[test]
+fn no_wake_flag_and_the_project_setting_keep_the_agent_asleep_until_woken_by_hand() {
+    let team = Team::new();
+    let quiet = team.send("Not now", &["--no-wake"], false);
+    quiet.ok();
+    assert!(!quiet.stderr.contains("woke"), "{}", quiet.stderr);
+
+    let project_file = team.env.project_dir("app").join("project.json");
+    let mut project: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&project_file).unwrap()).unwrap();
+    project["settings"]["wake"] = false.into();
+    std::fs::write(&project_file, project.to_string()).unwrap();
+    let off = team.send("Not now either", &[], false);
+    off.ok();
+    assert!(!off.stderr.contains("woke"), "{}", off.stderr);
+
+    // Give a wrongly started supervisor time to show itself.
+    thread::sleep(Duration::from_secs(1));
+    assert_eq!(team.log("worker"), "", "no supervisor ran");
+    assert!(team.record().is_empty());
+    assert_eq!(team.env.inbox_ids("worker"), vec![1, 2]);
+
+    let by_hand = team.lead(&["wake", "worker"], false);
+    assert!(by_hand.ok().contains("woke worker"), "{}", by_hand.stdout);
+    team.until_all_done(2);
+    let starts = team.starts();
+    assert_eq!(starts.len(), 1, "{starts:#?}");
+    assert_eq!(saw(&starts[0]), vec![1, 2]);
+}
+
+#[test]
+fn a_wake_command_that_does_not_exist_leaves_the_task_and_a_line_in_the_log() {
+    let team = Team::new();
+    team.set_wake("worker", &["/nonexistent/agent-cli", "--headless"]);
+    let run = team.send("Anyone there?", &[], false);
+    run.ok();
+    assert!(run.stderr.contains("woke worker"), "{}", run.stderr);
+    eventually("the supervisor has given up", || {
+        let log = team.log("worker");
+        if log.contains("supervisor of worker ends") {
+            Ok(())
+        } else {
+            Err(log)
+        }
+    });
+    let log = team.log("worker");
+    assert!(
+        log.contains("cannot start `/nonexistent/agent-cli`"),
+        "{log}"
+    );
+    assert_eq!(
+        team.env.inbox_ids("worker"),
+        vec![1],
+        "the task still waits"
+    );
+}
+
+#[test]
+fn wake_by_hand_needs_a_wake_command() {
+    let env = TestEnv::new();
+    env.register(&["lead", "idle"]);
+    let stderr = env.run("lead", &["wake", "idle"]).fails(1).to_string();
+    assert!(stderr.contains("idle has no wake command"), "{stderr}");
+    let stderr = env.run("lead", &["wake", "ghost"]).fails(1).to_string();
+    assert!(stderr.contains("unknown agent `ghost`"), "{stderr}");
+}
+
+/// Starts `baton ARGS…` with stdout piped, and a thread that forwards its lines.
+fn spawn_lines(env: &TestEnv, args: &[&str]) -> (Child, Receiver<String>) {
+    let mut child = env
+        .command(&env.work())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("baton starts");
+    let stdout = child.stdout.take().unwrap();
+    let (sender, receiver) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, receiver)
+}
+
+/// Reads lines until one satisfies `check`; returns everything read.
+#[track_caller]
+fn read_until(lines: &Receiver<String>, what: &str, check: impl Fn(&str) -> bool) -> Vec<String> {
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    while started.elapsed() < DEADLINE {
+        if let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
+            let is_it = check(&line);
+            seen.push(line);
+            if is_it {
+                return seen;
+            }
+        }
+    }
+    panic!("no line with {what}; saw:\n{}", seen.join("\n"));
+}
+
+#[test]
+fn wait_returns_when_a_task_arrives_from_another_process() {
+    let env = TestEnv::new();
+    env.register(&["lead", "worker"]);
+    let (mut waiting, lines) = spawn_lines(&env, &["--as", "worker", "wait", "--timeout", "120"]);
+    thread::sleep(Duration::from_millis(500));
+    assert!(
+        waiting.try_wait().unwrap().is_none(),
+        "wait returned while the inbox was empty"
+    );
+    env.send("lead", "worker", "Wake up", &[]);
+    let seen = read_until(&lines, "the task", |line| line.contains("T-1"));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = waiting.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < DEADLINE, "wait did not exit");
+        thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0), "{seen:?}");
+    assert!(seen.concat().contains("1 task for worker"), "{seen:?}");
+
+    let run = env.run("worker", &["--json", "wait", "--timeout", "0"]);
+    assert_eq!(
+        run.json()["tasks"][0]["id"],
+        1,
+        "work already waiting returns at once"
+    );
+}
+
+#[test]
+fn wait_times_out_with_exit_5() {
+    let env = TestEnv::new();
+    env.register(&["lead", "worker"]);
+    env.send("worker", "lead", "For lead, not worker", &[]);
+    let stderr = env
+        .run("worker", &["wait", "--timeout", "1"])
+        .fails(5)
+        .to_string();
+    assert!(stderr.contains("no work arrived within 1s"), "{stderr}");
+    let stderr = env
+        .run("", &["wait", "--timeout", "1"])
+        .fails(1)
+        .to_string();
+    assert!(stderr.contains("no identity"), "{stderr}");
+}
+
+#[test]
+fn watch_prints_the_board_again_on_each_change_when_not_on_a_terminal() {
+    let env = TestEnv::new();
+    env.register(&["lead", "worker"]);
+    let (mut watching, lines) = spawn_lines(&env, &["watch"]);
+    read_until(&lines, "the empty board", |line| {
+        line.contains("no tasks to show")
+    });
+
+    env.send("lead", "worker", "Paint the fence", &[]);
+    read_until(&lines, "the new task", |line| {
+        line.contains("Paint the fence")
+    });
+    env.send("lead", "worker", "Varnish the fence", &["--after", "1"]);
+    read_until(&lines, "the blocked mark", |line| {
+        line.contains("Varnish the fence") && line.contains("blocked by T-1")
+    });
+    env.run("worker", &["ask", "1", "--body", "Which colour?"])
+        .ok();
+    read_until(&lines, "whom the task waits for", |line| {
+        line.contains("Paint the fence")
+            && line.contains("input_required")
+            && line.contains("waiting for lead")
+    });
+
+    watching.kill().unwrap();
+    watching.wait().unwrap();
+}

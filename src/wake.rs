@@ -99,9 +99,6 @@ pub fn after_handover(
         // Best-effort by contract: a desktop without notifications is no error.
         let _ = notify::spawn(program, &hub.home, &notify::notes_for(handovers));
     }
-    if !options.wake {
-        return Vec::new();
-    }
     let mut outcomes = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     for handover in handovers {
@@ -109,25 +106,32 @@ pub fn after_handover(
             continue;
         }
         seen.push(&handover.agent);
-        let has_wake_command = registry::load(&hub.home, &handover.agent)
-            .ok()
-            .flatten()
-            .is_some_and(|record| wake_command(&record).is_some());
-        let is_on = project::load(&hub.home, &handover.project)
-            .ok()
-            .flatten()
-            .is_none_or(|project| project.settings.wake);
-        if has_wake_command && is_on {
-            outcomes.push(start(
-                hub,
-                &handover.agent,
-                &handover.project,
-                options,
-                false,
-            ));
-        }
+        outcomes.extend(wake_agent(hub, &handover.agent, &handover.project, options));
     }
     outcomes
+}
+
+/// Wakes `agent` for work that arrived for it in `project`, if it has a wake command and
+/// neither `options` nor the project's settings turn waking off; `None` when it sleeps on.
+/// For anything other than a board change that puts work into an inbox (messages).
+pub fn wake_agent(
+    hub: &Hub,
+    agent: &str,
+    project: &str,
+    options: &WakeOptions,
+) -> Option<WakeOutcome> {
+    if !options.wake {
+        return None;
+    }
+    let has_wake_command = registry::load(&hub.home, agent)
+        .ok()
+        .flatten()
+        .is_some_and(|record| wake_command(&record).is_some());
+    let is_on = project::load(&hub.home, project)
+        .ok()
+        .flatten()
+        .is_none_or(|project| project.settings.wake);
+    (has_wake_command && is_on).then(|| start(hub, agent, project, options, false))
 }
 
 /// `baton wake NAME`: starts the agent's supervisor now, whatever its inbox holds.
@@ -292,7 +296,8 @@ impl Work {
 }
 
 /// Everything in `agent`'s inboxes, across projects. Unreadable boards are skipped: the
-/// supervisor has nobody to report them to, and the next command will.
+/// supervisor has nobody to report them to, and the next command will. Unread messages
+/// belong here too once the inbox carries them, or a wake for a message finds nothing.
 fn waiting(home: &Home, agent: &str) -> Vec<Work> {
     let now = time::now();
     let mut work = Vec::new();
@@ -333,11 +338,10 @@ pub fn supervise(hub: &Hub, agent: &str, project: &str, by_hand: bool) -> Result
     names::check(NameKind::Agent, agent)?;
     names::check(NameKind::Project, project)?;
     let home = &hub.home;
-    let Some(held) = FileLock::try_acquire(&home.wake_lock(agent))? else {
+    let Some(mut lock) = FileLock::try_acquire(&home.wake_lock(agent))? else {
         // One runs already, and looks at the inbox again when its run ends.
         return Ok(());
     };
-    let mut held = Some(held);
     let log = WakeLog::new(home, agent);
     log.line(&format!(
         "supervisor of {agent} started (pid {})",
@@ -355,30 +359,21 @@ pub fn supervise(hub: &Hub, agent: &str, project: &str, by_hand: bool) -> Result
         runs += 1;
         let before = waiting(home, agent);
         if !run_once(hub, agent, &project, runs, &log) {
-            log.line(&format!("supervisor of {agent} ends: the wake command did not run; what waits stays in the inbox"));
+            log.line(&format!(
+                "supervisor of {agent} ends: the wake command did not run; \
+                 what waits stays in the inbox"
+            ));
             return Ok(());
         }
-        let mut fresh = arrived(home, agent, &before);
+        // Release first, then look: a command that handed work over while the lock was
+        // held started no supervisor and counts on this one, so the look must come after
+        // the release. Work handed over after the look finds the lock free and starts a
+        // supervisor of its own.
+        drop(lock);
+        let fresh = arrived(home, agent, &before);
         if fresh.is_empty() {
-            // Release, then look again: a command that handed over work just before the
-            // release found the lock held and started no supervisor, counting on this one.
-            drop(held.take());
-            fresh = arrived(home, agent, &before);
-            if fresh.is_empty() {
-                log.line(&format!("supervisor of {agent} ends: nothing new waits"));
-                return Ok(());
-            }
-            if runs < MAX_RUNS_IN_A_ROW {
-                match FileLock::try_acquire(&home.wake_lock(agent))? {
-                    Some(again) => held = Some(again),
-                    None => {
-                        log.line(&format!(
-                            "supervisor of {agent} ends: another one took over"
-                        ));
-                        return Ok(());
-                    }
-                }
-            }
+            log.line(&format!("supervisor of {agent} ends: nothing new waits"));
+            return Ok(());
         }
         if runs >= MAX_RUNS_IN_A_ROW {
             log.line(&format!(
@@ -388,6 +383,17 @@ pub fn supervise(hub: &Hub, agent: &str, project: &str, by_hand: bool) -> Result
             ));
             return Ok(());
         }
+        lock = match FileLock::try_acquire(&home.wake_lock(agent))? {
+            Some(lock) => lock,
+            None => {
+                // Whoever took it in between runs for this work, or starts a supervisor
+                // that does.
+                log.line(&format!(
+                    "supervisor of {agent} ends: another one took over"
+                ));
+                return Ok(());
+            }
+        };
         log.line(&format!(
             "{} arrived during run {runs} and still waits: running again",
             Work::describe(&fresh)
@@ -435,7 +441,7 @@ fn run_once(hub: &Hub, agent: &str, project_id: &str, run: usize, log: &WakeLog)
     };
     log.trim();
     log.line(&format!(
-        "run {run} of at most {MAX_RUNS_IN_A_ROW} in project {project_id} ({}): {}",
+        "run {run} of at most {MAX_RUNS_IN_A_ROW} in project {project_id} ({}): {} PROMPT",
         dir.display(),
         argv.join(" ")
     ));
@@ -456,8 +462,8 @@ fn run_once(hub: &Hub, agent: &str, project_id: &str, run: usize, log: &WakeLog)
     match result {
         Ok(status) => {
             log.line(&format!(
-                "run {run} ended after {}s: {status}",
-                started.elapsed().as_secs()
+                "run {run} ended after {:.1}s: {status}",
+                started.elapsed().as_secs_f64()
             ));
             true
         }

@@ -5,7 +5,8 @@
 # was started with, the tasks its inbox held, and the prompt (its last argument). It then
 # claims and completes those tasks with $BATON_BIN and appends an `end` line. By default it
 # looks again until its inbox is empty, as an agent told to act on every task would; with
-# $FAKE_AGENT_GATE set, it waits for that file to exist and handles only what it first saw.
+# $FAKE_AGENT_GATE set, it waits for that file to exist, removes it (so the next run waits
+# for it again), and handles only what it first saw.
 set -u
 record=${FAKE_AGENT_RECORD:?FAKE_AGENT_RECORD is not set}
 baton=${BATON_BIN:-baton}
@@ -22,6 +23,7 @@ if [ -n "${FAKE_AGENT_GATE:-}" ]; then
         [ -e "$FAKE_AGENT_GATE" ] && break
         sleep 0.1
     done
+    rm -f "$FAKE_AGENT_GATE"
 fi
 sleep "${FAKE_AGENT_PAUSE:-0.2}"
 while [ -n "${seen// /}" ]; do

@@ -115,6 +115,22 @@ impl Team {
         self.lead(&args, gated)
     }
 
+    /// Lets the fake agent's current run go on (it waits for the gate with `gated`).
+    fn open_gate(&self) {
+        std::fs::write(self.gate_path(), "go").unwrap();
+    }
+
+    /// Until the fake agent has started `count` runs (and looked at its inbox in each).
+    fn until_starts(&self, count: usize) {
+        eventually(&format!("{count} runs have started"), || {
+            if self.starts().len() >= count {
+                Ok(())
+            } else {
+                Err(format!("{:#?}\n{}", self.record(), self.log("worker")))
+            }
+        });
+    }
+
     fn record(&self) -> Vec<String> {
         std::fs::read_to_string(self.record_path())
             .unwrap_or_default()
@@ -255,12 +271,7 @@ fn work_sent_during_a_run_causes_exactly_one_more_run() {
     let first = team.send("First task", &[], true);
     first.ok();
     assert!(first.stderr.contains("woke worker"), "{}", first.stderr);
-    eventually("the first run has looked at its inbox", || {
-        match team.starts().len() {
-            1 => Ok(()),
-            _ => Err(format!("{:#?}\n{}", team.record(), team.log("worker"))),
-        }
-    });
+    team.until_starts(1);
 
     let second = team.send("Second task", &[], true);
     second.ok();
@@ -269,7 +280,9 @@ fn work_sent_during_a_run_causes_exactly_one_more_run() {
         "no second supervisor while one runs: {}",
         second.stderr
     );
-    std::fs::write(team.gate_path(), "go").unwrap();
+    team.open_gate();
+    team.until_starts(2);
+    team.open_gate();
     team.until_all_done(2);
 
     let starts = team.starts();
@@ -281,6 +294,42 @@ fn work_sent_during_a_run_causes_exactly_one_more_run() {
     assert!(
         log.contains("T-2 (to do, project app) arrived during run 1"),
         "{log}"
+    );
+}
+
+#[test]
+fn a_supervisor_stops_after_three_runs_in_a_row_and_the_work_stays() {
+    let team = Team::new();
+    team.send("Task 1", &[], true).ok();
+    for run in 1..=3 {
+        team.until_starts(run);
+        let during = team.send(&format!("Task {}", run + 1), &[], true);
+        during.ok();
+        assert!(during.stderr.contains("already awake"), "{}", during.stderr);
+        team.open_gate();
+    }
+    eventually("the supervisor has stopped", || {
+        let log = team.log("worker");
+        if log.contains("supervisor of worker ends") {
+            Ok(())
+        } else {
+            Err(log)
+        }
+    });
+    let log = team.log("worker");
+    assert!(
+        log.contains("ends after 3 runs in a row; still waiting: T-4 (to do, project app)"),
+        "{log}"
+    );
+    assert_eq!(team.starts().len(), 3);
+    assert_eq!(
+        team.env.inbox_ids("worker"),
+        vec![4],
+        "the fourth task waits"
+    );
+    assert_eq!(
+        team.statuses()[..3],
+        ["completed", "completed", "completed"]
     );
 }
 
@@ -465,4 +514,25 @@ fn watch_prints_the_board_again_on_each_change_when_not_on_a_terminal() {
 
     watching.kill().unwrap();
     watching.wait().unwrap();
+}
+
+#[test]
+fn a_notification_service_that_never_answers_does_not_hold_up_the_command() {
+    let env = TestEnv::new();
+    env.register(&["lead", "worker"]);
+    // A session bus that accepts connections and never says a word.
+    let socket = env.root.path().join("silent-bus");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let address = format!("unix:path={}", socket.display());
+    let run = env.run_env(
+        "lead",
+        &["--json", "send", "--to", "worker", "--subject", "Ping"],
+        &[
+            ("BATON_NOTIFY", "1"),
+            ("DBUS_SESSION_BUS_ADDRESS", &address),
+        ],
+    );
+    assert_eq!(run.json()["task"]["id"], 1);
+    assert_eq!(run.stderr, "", "notifying is silent and best-effort");
+    assert_eq!(env.inbox_ids("worker"), vec![1]);
 }

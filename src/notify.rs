@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::mail::{Delivery, MessageType};
 use crate::session::Handover;
 use crate::store::paths::Home;
 use crate::wake;
@@ -38,35 +39,35 @@ pub fn is_enabled() -> bool {
     })
 }
 
-/// One note per agent that received work, listing each task it received.
-pub fn notes_for(handovers: &[Handover]) -> Vec<Note> {
-    let mut by_agent: BTreeMap<&str, Vec<&Handover>> = BTreeMap::new();
+/// One note per agent that received work, with a line per task and per message.
+pub fn notes_for(handovers: &[Handover], deliveries: &[Delivery]) -> Vec<Note> {
+    let mut by_agent: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
     for handover in handovers {
         by_agent
-            .entry(handover.agent.as_str())
+            .entry((&handover.agent, &handover.project))
             .or_default()
-            .push(handover);
+            .push(format!(
+                "{} {}: {}",
+                handover.task,
+                handover.reason.what_to_do(),
+                handover.subject
+            ));
+    }
+    for delivery in deliveries {
+        let kind = match delivery.kind {
+            MessageType::Text => "message",
+            other => other.as_str(),
+        };
+        by_agent
+            .entry((&delivery.agent, &delivery.project))
+            .or_default()
+            .push(format!("{kind}: {}", delivery.summary));
     }
     by_agent
         .into_iter()
-        .map(|(agent, handovers)| {
-            let project = &handovers[0].project;
-            let body = handovers
-                .iter()
-                .map(|handover| {
-                    format!(
-                        "{} {}: {}",
-                        handover.task,
-                        handover.reason.what_to_do(),
-                        handover.subject
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            Note {
-                summary: format!("baton: work for {agent} in {project}"),
-                body,
-            }
+        .map(|((agent, project), lines)| Note {
+            summary: format!("baton: work for {agent} in {project}"),
+            body: lines.join("\n"),
         })
         .collect()
 }
@@ -122,12 +123,22 @@ mod tests {
     }
 
     #[test]
-    fn one_note_per_agent_naming_each_task() {
-        let notes = notes_for(&[
-            handover("codex", 3, Reason::Assigned, "Fix the parser"),
-            handover("claude", 2, Reason::Question, "Pick a name"),
-            handover("codex", 4, Reason::ChangesRequested, "Add tests"),
-        ]);
+    fn one_note_per_agent_naming_each_task_and_message() {
+        let message = Delivery {
+            agent: "codex".into(),
+            project: "api".into(),
+            seq: 7,
+            kind: MessageType::Text,
+            summary: "the benchmarks are in bench/".into(),
+        };
+        let notes = notes_for(
+            &[
+                handover("codex", 3, Reason::Assigned, "Fix the parser"),
+                handover("claude", 2, Reason::Question, "Pick a name"),
+                handover("codex", 4, Reason::ChangesRequested, "Add tests"),
+            ],
+            &[message],
+        );
         assert_eq!(
             notes,
             vec![
@@ -137,7 +148,9 @@ mod tests {
                 },
                 Note {
                     summary: "baton: work for codex in api".into(),
-                    body: "T-3 to do: Fix the parser\nT-4 changes requested: Add tests".into(),
+                    body: "T-3 to do: Fix the parser\nT-4 changes requested: Add tests\n\
+                           message: the benchmarks are in bench/"
+                        .into(),
                 },
             ]
         );

@@ -19,6 +19,7 @@ use serde::Serialize;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
+use crate::mail::{self, Delivery};
 use crate::names::{self, NameKind};
 use crate::notify;
 use crate::project::{self, Project};
@@ -85,35 +86,45 @@ pub enum WakeOutcome {
     },
 }
 
-/// After a change: notifies about every hand-over and wakes each receiving agent that has
-/// a wake command, unless waking is off (by `options` or the project's settings). Never
-/// waits for the agents, and never fails: a change stands whatever becomes of its wake.
-pub fn after_handover(
+/// After a change: notifies about everything that arrived in an inbox (tasks handed over,
+/// messages delivered) and wakes each receiving agent that has a wake command, unless
+/// waking is off (by `options` or the project's settings). Never waits for the agents,
+/// and never fails: a change stands whatever becomes of its wake. One outcome per agent.
+pub fn after_change(
     hub: &Hub,
     handovers: &[Handover],
+    deliveries: &[Delivery],
     options: &WakeOptions,
 ) -> Vec<WakeOutcome> {
     if options.notify
         && let Some(program) = &options.program
     {
         // Best-effort by contract: a desktop without notifications is no error.
-        let _ = notify::spawn(program, &hub.home, &notify::notes_for(handovers));
+        let notes = notify::notes_for(handovers, deliveries);
+        let _ = notify::spawn(program, &hub.home, &notes);
     }
+    let arrivals = handovers
+        .iter()
+        .map(|handover| (&handover.agent, &handover.project))
+        .chain(
+            deliveries
+                .iter()
+                .map(|delivery| (&delivery.agent, &delivery.project)),
+        );
     let mut outcomes = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
-    for handover in handovers {
-        if seen.contains(&handover.agent.as_str()) {
+    for (agent, project) in arrivals {
+        if seen.contains(&agent.as_str()) {
             continue;
         }
-        seen.push(&handover.agent);
-        outcomes.extend(wake_agent(hub, &handover.agent, &handover.project, options));
+        seen.push(agent);
+        outcomes.extend(wake_agent(hub, agent, project, options));
     }
     outcomes
 }
 
 /// Wakes `agent` for work that arrived for it in `project`, if it has a wake command and
 /// neither `options` nor the project's settings turn waking off; `None` when it sleeps on.
-/// For anything other than a board change that puts work into an inbox (messages).
 pub fn wake_agent(
     hub: &Hub,
     agent: &str,
@@ -265,65 +276,88 @@ pub fn prompt(agent: &str, project: &Project) -> String {
     text
 }
 
-/// One piece of work in an agent's inbox, at one step of its task's life. The same task
-/// back in the inbox after another move is another piece of work.
+/// One piece of work in an agent's inbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Work {
     project: String,
-    task: TaskId,
-    reason: Reason,
-    /// How many moves the task has had: every transition adds one thread entry.
-    step: usize,
-    /// Who made the last move: work an agent hands itself does not wake it again.
+    item: Item,
+    /// Who put it there: work an agent hands itself does not wake it again.
     by: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Item {
+    /// A task at one step of its life: the same task back after another move is new work.
+    Task {
+        id: TaskId,
+        reason: Reason,
+        /// How many moves the task has had: every transition adds one thread entry.
+        step: usize,
+    },
+    /// An unread message.
+    Message { seq: u64 },
 }
 
 impl Work {
     fn describe(items: &[Work]) -> String {
         items
             .iter()
-            .map(|work| {
-                format!(
-                    "{} ({}, project {})",
-                    work.task,
-                    work.reason.what_to_do(),
-                    work.project
-                )
+            .map(|work| match &work.item {
+                Item::Task { id, reason, .. } => {
+                    format!("{id} ({}, project {})", reason.what_to_do(), work.project)
+                }
+                Item::Message { seq } => {
+                    format!("message {seq} from {} (project {})", work.by, work.project)
+                }
             })
             .collect::<Vec<_>>()
             .join(", ")
     }
 }
 
-/// Everything in `agent`'s inboxes, across projects. Unreadable boards are skipped: the
-/// supervisor has nobody to report them to, and the next command will. Unread messages
-/// belong here too once the inbox carries them, or a wake for a message finds nothing.
+/// Everything in `agent`'s inboxes, across projects: tasks whose turn is the agent's and
+/// unread messages. What cannot be read is skipped: the supervisor has nobody to report it
+/// to, and the next command will.
 fn waiting(home: &Home, agent: &str) -> Vec<Work> {
     let now = time::now();
+    let joined = registry::load(home, agent)
+        .ok()
+        .flatten()
+        .map(|record| record.created_at);
     let mut work = Vec::new();
     for project in project::project_ids(home).unwrap_or_default() {
-        let Ok(board) = board_file::read(home, &project) else {
-            continue;
-        };
-        work.extend(board.inbox(agent, now).into_iter().map(|item| {
-            Work {
+        if let Ok(board) = board_file::read(home, &project) {
+            work.extend(board.inbox(agent, now).into_iter().map(|entry| {
+                Work {
+                    project: project.clone(),
+                    item: Item::Task {
+                        id: entry.task.id,
+                        reason: entry.reason,
+                        step: entry.task.thread.len(),
+                    },
+                    by: entry
+                        .task
+                        .thread
+                        .last()
+                        .map_or_else(|| entry.task.from.clone(), |last| last.by.clone()),
+                }
+            }));
+        }
+        if let Some(joined) = joined
+            && let Ok(messages) = mail::unread(home, &project, agent, joined)
+        {
+            work.extend(messages.into_iter().map(|message| Work {
                 project: project.clone(),
-                task: item.task.id,
-                reason: item.reason,
-                step: item.task.thread.len(),
-                by: item
-                    .task
-                    .thread
-                    .last()
-                    .map_or_else(|| item.task.from.clone(), |entry| entry.by.clone()),
-            }
-        }));
+                item: Item::Message { seq: message.seq },
+                by: message.from,
+            }));
+        }
     }
     work
 }
 
 /// The work that is waiting now and was not when `before` was taken, other than the
-/// agent's own moves.
+/// agent's own.
 fn arrived(home: &Home, agent: &str, before: &[Work]) -> Vec<Work> {
     waiting(home, agent)
         .into_iter()

@@ -76,14 +76,8 @@ pub fn at_now(session: &Session) -> Session {
     fresh
 }
 
-/// Whether anything in the inbox is for its owner to act on.
-fn has_work(inbox: &Inbox) -> bool {
-    // Unread messages will count here too, once the inbox carries them.
-    !inbox.tasks.is_empty()
-}
-
-/// `wait`: blocks until the caller's inbox is not empty and returns it, or fails with
-/// [`Error::WaitTimedOut`] once `timeout` has passed.
+/// `wait`: blocks until the caller's inbox holds a task or an unread message and returns
+/// it, or fails with [`Error::WaitTimedOut`] once `timeout` has passed.
 pub fn wait_for_work(session: &Session, timeout: Option<Duration>) -> Result<Inbox> {
     session.agent()?;
     let started = Instant::now();
@@ -95,7 +89,7 @@ pub fn wait_for_work(session: &Session, timeout: Option<Duration>) -> Result<Inb
         if is_due {
             last_look = Some(Instant::now());
             let inbox = at_now(session).inbox()?;
-            if has_work(&inbox) {
+            if !inbox.is_empty() {
                 return Ok(inbox);
             }
         }

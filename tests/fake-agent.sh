@@ -2,22 +2,27 @@
 # A stand-in for a coding agent, run as a wake command by tests/it/wake.rs.
 #
 # Each start appends one line to $FAKE_AGENT_RECORD: the time, the identity and directory it
-# was started with, the tasks its inbox held, and the prompt (its last argument). It then
-# claims and completes those tasks with $BATON_BIN and appends an `end` line. By default it
-# looks again until its inbox is empty, as an agent told to act on every task would; with
-# $FAKE_AGENT_GATE set, it waits for that file to exist, removes it (so the next run waits
-# for it again), and handles only what it first saw.
+# was started with, the tasks and unread messages its inbox held (reading the messages), and
+# the prompt (its last argument). It then claims and completes those tasks with $BATON_BIN
+# and appends an `end` line. By default it looks again until no task is left, as an agent
+# told to act on every task would; with $FAKE_AGENT_GATE set, it waits for that file to
+# exist, removes it (so the next run waits for it again), and handles only what it first saw.
 set -u
 record=${FAKE_AGENT_RECORD:?FAKE_AGENT_RECORD is not set}
 baton=${BATON_BIN:-baton}
 prompt=${!#}
 
-inbox_ids() {
-    "$baton" --json inbox --peek | grep -o '"id": [0-9]*' | grep -o '[0-9]*$' | tr '\n' ' '
+# Looks at the inbox as an agent does (its messages then count as read); sets `seen` to the
+# task numbers and `messages` to how many unread messages it held.
+look() {
+    local inbox
+    inbox=$("$baton" --json inbox)
+    seen=$(echo "$inbox" | grep -o '"id": [0-9]*' | grep -o '[0-9]*$' | tr '\n' ' ')
+    messages=$(echo "$inbox" | grep -c '"seq": ')
 }
 
-seen=$(inbox_ids)
-echo "start $(date +%s%N) agent=${BATON_AGENT:-} pwd=$PWD saw=[${seen% }] prompt=$prompt" >>"$record"
+look
+echo "start $(date +%s%N) agent=${BATON_AGENT:-} pwd=$PWD saw=[${seen% }] messages=$messages prompt=$prompt" >>"$record"
 if [ -n "${FAKE_AGENT_GATE:-}" ]; then
     for _ in $(seq 600); do
         [ -e "$FAKE_AGENT_GATE" ] && break
@@ -32,6 +37,6 @@ while [ -n "${seen// /}" ]; do
             "$baton" done "$id" --result "done by ${BATON_AGENT:-}" >/dev/null
     done
     [ -n "${FAKE_AGENT_GATE:-}" ] && break
-    seen=$(inbox_ids)
+    look
 done
 echo "end $(date +%s%N)" >>"$record"

@@ -353,7 +353,7 @@ fn finish_change(context: &Context, changed: &Changed) {
     for warning in &changed.warnings {
         eprintln!("warning: {warning}");
     }
-    super::wake::after_change(context, &changed.handovers);
+    super::wake::after_change(context, &changed.handovers, &changed.notifications);
 }
 
 fn log(context: &Context, args: LogArgs) -> Result<(), Error> {

@@ -6,6 +6,7 @@ use std::io::Write;
 use clap::{Args, Subcommand};
 
 use baton::error::Error;
+use baton::mail::Delivery;
 use baton::notify::{self, Note};
 use baton::session::Handover;
 use baton::wake::{self, WakeOptions, WakeOutcome};
@@ -69,14 +70,14 @@ pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// After a change: wakes and notifies whoever received work, and says in one line per
-/// agent on stderr whom it woke. Never waits for them.
-pub fn after_change(context: &Context, handovers: &[Handover]) {
-    if handovers.is_empty() {
+/// After a change: wakes and notifies whoever received work (tasks handed over, messages
+/// delivered), and says in one line per agent on stderr whom it woke. Never waits for them.
+pub fn after_change(context: &Context, handovers: &[Handover], deliveries: &[Delivery]) {
+    if handovers.is_empty() && deliveries.is_empty() {
         return;
     }
     let options = WakeOptions::from_environment(context.global.no_wake);
-    let outcomes = wake::after_handover(&context.hub, handovers, &options);
+    let outcomes = wake::after_change(&context.hub, handovers, deliveries, &options);
     let mut stderr = std::io::stderr().lock();
     for outcome in &outcomes {
         let _ = writeln!(stderr, "{}", describe(outcome));

@@ -12,10 +12,6 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use baton::registry;
-use baton::store::lock::LockPolicy;
-use baton::store::paths::Home;
-
 use crate::common::{Run, TestEnv, baton_bin};
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -69,19 +65,11 @@ impl Team {
         team
     }
 
-    /// Sets an agent's wake command in its registry record. Setting it is the agents
-    /// issue's `agent add --wake`; what matters here is the record the supervisor reads.
+    /// Sets an agent's wake command, as a user does.
     fn set_wake(&self, agent: &str, argv: &[&str]) {
-        let policy = LockPolicy {
-            timeout: Duration::from_secs(20),
-            on_wait: |_| {},
-        };
-        let home = Home::new(self.env.home());
-        registry::update(&home, agent, policy, baton::time::now(), |record, _| {
-            record.wake = Some(argv.iter().map(|word| word.to_string()).collect());
-            Ok(())
-        })
-        .unwrap();
+        let mut args = vec!["agent", "add", agent, "--wake", "--"];
+        args.extend_from_slice(argv);
+        self.env.run("", &args).ok();
     }
 
     fn record_path(&self) -> PathBuf {
@@ -129,6 +117,25 @@ impl Team {
                 Err(format!("{:#?}\n{}", self.record(), self.log("worker")))
             }
         });
+    }
+
+    /// Until `count` supervisors of `agent` have started and every one has ended.
+    fn until_supervisors_end(&self, agent: &str, count: usize) {
+        eventually(
+            &format!("{count} supervisors of {agent} have ended"),
+            || {
+                let log = self.log(agent);
+                let started = log
+                    .matches(&format!("supervisor of {agent} started"))
+                    .count();
+                let ended = log.matches(&format!("supervisor of {agent} ends")).count();
+                if started >= count && ended == started {
+                    Ok(())
+                } else {
+                    Err(format!("{:#?}\n{log}", self.record()))
+                }
+            },
+        );
     }
 
     fn record(&self) -> Vec<String> {
@@ -334,6 +341,36 @@ fn a_supervisor_stops_after_three_runs_in_a_row_and_the_work_stays() {
 }
 
 #[test]
+fn a_message_wakes_its_recipient_and_a_completed_task_wakes_its_sender() {
+    let team = Team::new();
+    team.set_wake("lead", &["bash", fake_agent().to_str().unwrap()]);
+    let run = team.lead(
+        &["msg", "--to", "worker", "The benchmarks are in bench/"],
+        false,
+    );
+    run.ok();
+    assert!(run.stderr.contains("woke worker"), "{}", run.stderr);
+    team.until_supervisors_end("worker", 1);
+    let starts = team.starts();
+    assert_eq!(starts.len(), 1, "{starts:#?}");
+    assert_eq!(field(&starts[0], "agent"), "worker");
+    assert_eq!(field(&starts[0], "messages"), "1", "it read the message");
+
+    // The worker's run completes the task; the notification to lead wakes lead.
+    team.send("Measure it", &[], false).ok();
+    team.until_supervisors_end("worker", 2);
+    team.until_supervisors_end("lead", 1);
+    let lead_starts: Vec<String> = team
+        .starts()
+        .into_iter()
+        .filter(|line| field(line, "agent") == "lead")
+        .collect();
+    assert_eq!(lead_starts.len(), 1, "{:#?}", team.record());
+    assert_eq!(field(&lead_starts[0], "messages"), "1", "the notification");
+    assert_eq!(team.statuses(), ["completed"]);
+}
+
+#[test]
 fn no_wake_flag_and_the_project_setting_keep_the_agent_asleep_until_woken_by_hand() {
     let team = Team::new();
     let quiet = team.send("Not now", &["--no-wake"], false);
@@ -467,6 +504,15 @@ fn wait_returns_when_a_task_arrives_from_another_process() {
         run.json()["tasks"][0]["id"],
         1,
         "work already waiting returns at once"
+    );
+
+    env.run("worker", &["msg", "--to", "lead", "Starting on it"])
+        .ok();
+    let run = env.run("lead", &["--json", "wait", "--timeout", "0"]);
+    assert_eq!(
+        run.json()["messages"][0]["summary"],
+        "Starting on it",
+        "an unread message counts as work"
     );
 }
 

@@ -206,3 +206,160 @@ fn torn_and_garbage_log_lines_are_skipped_and_later_lines_still_read() {
         .collect();
     assert_eq!(texts, ["lead → dev: first", "lead → dev: second"]);
 }
+
+/// Runs `baton` with `args(round)` again and again, killing each run at a random moment in a
+/// window that adapts until both killed and finished runs happen. Returns the rounds whose
+/// run finished successfully, with their stdout, after checking `still_parses` after every
+/// kill.
+fn kill_storm(
+    env: &TestEnv,
+    rounds: usize,
+    args: impl Fn(usize) -> Vec<String>,
+    still_parses: impl Fn(&TestEnv),
+) -> Vec<(usize, String)> {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let started = Instant::now();
+    env.command(&env.work())
+        .args(args(usize::MAX))
+        .output()
+        .unwrap();
+    let mut window = (started.elapsed().as_micros() as u64 * 2).max(1);
+    let mut seed = u64::from(std::process::id()) | 1;
+    let (mut finished, mut killed) = (Vec::new(), 0);
+    for round in 0..rounds {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut child = env
+            .command(&env.work())
+            .args(args(round))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros((seed >> 33) % window));
+        let _ = child.kill();
+        let output = child.wait_with_output().unwrap();
+        if output.status.success() {
+            finished.push((round, String::from_utf8_lossy(&output.stdout).into_owned()));
+            window = (window * 4 / 5).max(1);
+        } else {
+            killed += 1;
+            window = window * 5 / 4 + 1;
+        }
+        still_parses(env);
+    }
+    assert!(
+        killed > 0 && !finished.is_empty(),
+        "{killed} killed, {} finished",
+        finished.len()
+    );
+    finished
+}
+
+#[test]
+fn killed_mail_writers_leave_mail_readable_and_lose_no_reported_message() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    let finished = kill_storm(
+        &env,
+        80,
+        |round| {
+            [
+                "--as",
+                "lead",
+                "--json",
+                "msg",
+                "--to",
+                "dev",
+                &format!("message {round}"),
+            ]
+            .map(String::from)
+            .to_vec()
+        },
+        |env| {
+            // Readers take every whole line; a torn last one is skipped, never fatal.
+            env.run("dev", &["--json", "messages", "--peek"]).json();
+        },
+    );
+    let all = env
+        .run("dev", &["--json", "messages", "--all", "--peek"])
+        .json();
+    let bodies: Vec<String> = all["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["body"].as_str().unwrap().to_string())
+        .collect();
+    for (round, _) in &finished {
+        assert!(
+            bodies.contains(&format!("message {round}")),
+            "message {round} was reported sent"
+        );
+    }
+    let seqs: Vec<u64> = all["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["seq"].as_u64().unwrap())
+        .collect();
+    let mut sorted = seqs.clone();
+    sorted.dedup();
+    assert_eq!(seqs, sorted, "sequence numbers stay unique and in order");
+    // Mail still takes new messages after the storm.
+    env.run("lead", &["msg", "--to", "dev", "after the storm"])
+        .ok();
+}
+
+#[test]
+fn killed_registry_writers_leave_every_record_readable_with_the_last_reported_change() {
+    let env = TestEnv::new();
+    env.register(&["lead"]);
+    let finished = kill_storm(
+        &env,
+        80,
+        |round| {
+            [
+                "--json",
+                "agent",
+                "add",
+                "dev",
+                "--strengths",
+                &format!("round {round}"),
+                "--skills",
+                "rust,go",
+            ]
+            .map(String::from)
+            .to_vec()
+        },
+        |env| {
+            let path = env.home().join("agents/dev.json");
+            if path.exists() {
+                let text = fs::read_to_string(&path).unwrap();
+                serde_json::from_str::<serde_json::Value>(&text).expect("the record always parses");
+            }
+        },
+    );
+    let record = env.run("", &["--json", "agent", "show", "dev"]).json();
+    let (last, _) = finished.last().unwrap();
+    // Runs are one at a time: the last to report success wrote last, unless a later killed
+    // run got its write in before dying.
+    let strengths = record["strengths"].as_str().unwrap();
+    let round: usize = strengths.trim_start_matches("round ").parse().unwrap();
+    assert!(
+        round >= *last,
+        "the record holds round {round}, older than reported round {last}"
+    );
+    assert_eq!(record["skills"], serde_json::json!(["rust", "go"]));
+    let temp_files: Vec<_> = fs::read_dir(env.home().join("agents"))
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(
+        temp_files.len() <= 1,
+        "at most the one temp file a killed writer left"
+    );
+}

@@ -17,6 +17,8 @@ pub mod error;
 pub mod hook;
 /// Messages between agents, read positions, notifications, the mail archive.
 pub mod mail;
+/// The MCP server's tools, over the same session functions as the CLI.
+pub mod mcp;
 /// Agent and project names, checked before they touch a path.
 pub mod names;
 /// Desktop notifications on hand-overs.

@@ -6,6 +6,7 @@ mod board;
 mod demo;
 mod doctor;
 mod hook;
+mod mcp;
 mod messages;
 mod output;
 mod projects;
@@ -92,6 +93,8 @@ pub enum Command {
     Demo,
     /// Check the hub home; bring a board back from its backup
     Doctor(doctor::DoctorArgs),
+    /// Serve the board's tools to an agent over MCP (stdio), acting as --as NAME
+    Mcp,
 }
 
 /// What every command needs: the parsed globals and the hub.
@@ -156,6 +159,7 @@ pub fn main() -> i32 {
         Command::Context(args) => projects::context(&context, args),
         Command::Demo => demo::run(&context),
         Command::Doctor(args) => doctor::run(&context, args),
+        Command::Mcp => mcp::run(&context),
     };
     match result {
         Ok(code) => code,

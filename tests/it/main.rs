@@ -10,5 +10,6 @@ mod faults;
 mod fuzz;
 mod hook;
 mod mail;
+mod mcp;
 mod projects;
 mod wake;

@@ -1,0 +1,614 @@
+//! The MCP face of baton (SPEC section 9): one tool per thing an agent does on the board,
+//! each calling the same [`Session`] method as the CLI and answering with the same JSON as
+//! the CLI's `--json`, as structured content and as text.
+//!
+//! The identity is fixed when the server starts; the project follows the working directory
+//! or a tool's `project` argument, with the CLI's isolation. A refused action is a tool result
+//! with `isError` and the CLI's `error:`/`hint:` lines, never a protocol error. Registering
+//! agents and wake commands is left to the CLI on purpose.
+//!
+//! Every agent pays for the `tools/list` answer in context on every session, so descriptions
+//! are short and the argument schemas are kept plain.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ClientJsonRpcMessage, ClientRequest, ContentBlock, GetMeta, Implementation,
+    ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::board::task::{Priority, Status, TaskId};
+use crate::board::transition::Action;
+use crate::error::{Error, Result};
+use crate::session::{BoardFilter, Hub, NewTask, Request, Session};
+
+/// The MCP server of one identity.
+#[derive(Debug, Clone)]
+pub struct BatonServer {
+    hub: Hub,
+    agent: String,
+    /// The project of calls that name none (`baton mcp --project ID`); else the working
+    /// directory decides.
+    project: Option<String>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// A task number as an argument: `12`, or the `"T-12"` a model copies from a listing.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskNumber(pub TaskId);
+
+impl<'de> Deserialize<'de> for TaskNumber {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl de::Visitor<'_> for Visitor {
+            type Value = TaskNumber;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a task number such as 12 or \"T-12\"")
+            }
+
+            fn visit_u64<E: de::Error>(self, number: u64) -> Result<TaskNumber, E> {
+                self.visit_str(&number.to_string())
+            }
+
+            fn visit_i64<E: de::Error>(self, number: i64) -> Result<TaskNumber, E> {
+                self.visit_str(&number.to_string())
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<TaskNumber, E> {
+                text.parse().map(TaskNumber).map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+// Hand-written schemas: plain and small, with no `format` that some clients warn about.
+impl JsonSchema for TaskNumber {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "TaskNumber".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "integer", "minimum": 1 })
+    }
+}
+
+impl JsonSchema for Status {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "Status".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = Status::ALL.iter().map(|status| status.as_str()).collect();
+        json_schema!({ "type": "string", "enum": names })
+    }
+}
+
+impl JsonSchema for Priority {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "Priority".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = [
+            Priority::Urgent,
+            Priority::High,
+            Priority::Normal,
+            Priority::Low,
+        ]
+        .iter()
+        .map(|priority| priority.as_str())
+        .collect();
+        json_schema!({ "type": "string", "enum": names })
+    }
+}
+
+fn status_schema(generator: &mut SchemaGenerator) -> Schema {
+    Status::json_schema(generator)
+}
+
+/// An optional text argument: absent and empty mean the same, and the schema says `string`
+/// rather than `string or null`.
+fn text_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string" })
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ProjectArgs {
+    /// Project id (default: from the working directory)
+    #[serde(default)]
+    #[schemars(schema_with = "text_schema")]
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskArgs {
+    pub id: TaskNumber,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BoardArgs {
+    /// Only tasks in this status
+    #[serde(default)]
+    #[schemars(schema_with = "status_schema")]
+    pub status: Option<Status>,
+    /// Only tasks you sent, hold or review
+    #[serde(default)]
+    pub mine: bool,
+    /// Finished tasks too
+    #[serde(default)]
+    pub all: bool,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SendArgs {
+    /// Agent to give it to
+    #[serde(default)]
+    #[schemars(schema_with = "text_schema")]
+    pub to: Option<String>,
+    /// Instead of `to`: the least busy agent with this skill
+    #[serde(default)]
+    #[schemars(schema_with = "text_schema")]
+    pub skill: Option<String>,
+    /// One line saying what is wanted
+    pub subject: String,
+    #[serde(default)]
+    pub body: String,
+    #[serde(default)]
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub priority: Priority,
+    /// Task numbers to wait for
+    #[serde(default)]
+    pub after: Vec<TaskNumber>,
+    /// Must be reviewed before it completes
+    #[serde(default)]
+    pub review: bool,
+    /// Who reviews it (implies review); default: you
+    #[serde(default)]
+    #[schemars(schema_with = "text_schema")]
+    pub reviewer: Option<String>,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
+/// A transition that needs words: ask, answer, request_changes.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WordsArgs {
+    pub id: TaskNumber,
+    pub body: String,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
+/// A transition with an optional note: review, approve.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NoteArgs {
+    pub id: TaskNumber,
+    #[serde(default)]
+    pub body: String,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DoneArgs {
+    pub id: TaskNumber,
+    /// What was done
+    pub result: String,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FailArgs {
+    pub id: TaskNumber,
+    pub reason: String,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CancelArgs {
+    pub id: TaskNumber,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReassignArgs {
+    pub id: TaskNumber,
+    /// Agent who takes it over
+    pub to: String,
+    /// Why, for the new assignee
+    #[serde(default)]
+    pub body: String,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
+type ToolResult = std::result::Result<CallToolResult, ErrorData>;
+
+#[tool_router]
+impl BatonServer {
+    /// A server acting as `agent` (a checked name) on the hub.
+    pub fn new(hub: Hub, agent: String, project: Option<String>) -> Self {
+        BatonServer {
+            hub,
+            agent,
+            project,
+            tool_router: compact(Self::tool_router()),
+        }
+    }
+
+    /// The identity this server acts as.
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    #[tool(description = "Your turn: tasks waiting for you, with all needed to act. Start here.")]
+    async fn inbox(&self, Parameters(args): Parameters<ProjectArgs>) -> ToolResult {
+        self.respond(args.project, |session| session.inbox()).await
+    }
+
+    #[tool(
+        description = "Open tasks of the project.",
+        annotations(read_only_hint = true)
+    )]
+    async fn board(&self, Parameters(args): Parameters<BoardArgs>) -> ToolResult {
+        let filter = BoardFilter {
+            status: args.status,
+            mine: args.mine,
+            all: args.all,
+        };
+        self.respond_list(args.project.project, "tasks", move |session| {
+            session.list(&filter)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "One task with its whole thread.",
+        annotations(read_only_hint = true)
+    )]
+    async fn show(&self, Parameters(args): Parameters<TaskArgs>) -> ToolResult {
+        let TaskNumber(id) = args.id;
+        self.respond(args.project.project, move |session| session.show(id))
+            .await
+    }
+
+    #[tool(description = "Give a new task to an agent (`to`) or by `skill`.")]
+    async fn send(&self, Parameters(args): Parameters<SendArgs>) -> ToolResult {
+        let new = NewTask {
+            to: args.to.filter(|to| !to.is_empty()),
+            skill: args.skill.filter(|skill| !skill.is_empty()),
+            subject: args.subject,
+            body: args.body,
+            files: args.files,
+            priority: args.priority,
+            after: args.after.into_iter().map(|TaskNumber(id)| id).collect(),
+            review: args.review,
+            reviewer: args.reviewer.filter(|reviewer| !reviewer.is_empty()),
+        };
+        self.respond(args.project.project, move |session| session.send(new))
+            .await
+    }
+
+    #[tool(description = "Start work on a task assigned to you.")]
+    async fn claim(&self, Parameters(args): Parameters<TaskArgs>) -> ToolResult {
+        self.act(args.id, args.project, Action::Claim).await
+    }
+
+    #[tool(description = "Give back a task you claimed.")]
+    async fn release(&self, Parameters(args): Parameters<TaskArgs>) -> ToolResult {
+        self.act(args.id, args.project, Action::Release).await
+    }
+
+    #[tool(description = "Ask the sender a question about your task.")]
+    async fn ask(&self, Parameters(args): Parameters<WordsArgs>) -> ToolResult {
+        let question = args.body;
+        self.act(args.id, args.project, Action::Ask { question })
+            .await
+    }
+
+    #[tool(description = "Answer the question on a task you sent.")]
+    async fn answer(&self, Parameters(args): Parameters<WordsArgs>) -> ToolResult {
+        let answer = args.body;
+        self.act(args.id, args.project, Action::Answer { answer })
+            .await
+    }
+
+    #[tool(description = "Ask for a review of your work on a task.")]
+    async fn review(&self, Parameters(args): Parameters<NoteArgs>) -> ToolResult {
+        let note = args.body;
+        self.act(args.id, args.project, Action::Review { note })
+            .await
+    }
+
+    #[tool(description = "Approve work you review: the task completes.")]
+    async fn approve(&self, Parameters(args): Parameters<NoteArgs>) -> ToolResult {
+        let note = args.body;
+        self.act(args.id, args.project, Action::Approve { note })
+            .await
+    }
+
+    #[tool(description = "Send work you review back, saying what to change.")]
+    async fn request_changes(&self, Parameters(args): Parameters<WordsArgs>) -> ToolResult {
+        let what = args.body;
+        self.act(args.id, args.project, Action::RequestChanges { what })
+            .await
+    }
+
+    #[tool(description = "Complete your task (not one sent for review).")]
+    async fn done(&self, Parameters(args): Parameters<DoneArgs>) -> ToolResult {
+        let result = args.result;
+        self.act(args.id, args.project, Action::Done { result })
+            .await
+    }
+
+    #[tool(description = "Give up on your task, saying why.")]
+    async fn fail(&self, Parameters(args): Parameters<FailArgs>) -> ToolResult {
+        let reason = args.reason;
+        self.act(args.id, args.project, Action::Fail { reason })
+            .await
+    }
+
+    #[tool(description = "Withdraw a task you sent (or any, as coordinator).")]
+    async fn cancel(&self, Parameters(args): Parameters<CancelArgs>) -> ToolResult {
+        let reason = args.reason;
+        self.act(args.id, args.project, Action::Cancel { reason })
+            .await
+    }
+
+    #[tool(description = "Hand a task you sent (or any, as coordinator) to another agent.")]
+    async fn reassign(&self, Parameters(args): Parameters<ReassignArgs>) -> ToolResult {
+        let action = Action::Reassign {
+            to: args.to,
+            note: args.body,
+        };
+        self.act(args.id, args.project, action).await
+    }
+
+    #[tool(
+        description = "Who is here: strengths, skills, load.",
+        annotations(read_only_hint = true)
+    )]
+    async fn agents(&self, Parameters(args): Parameters<ProjectArgs>) -> ToolResult {
+        self.respond(args.project, |session| session.agents()).await
+    }
+}
+
+impl BatonServer {
+    async fn act(
+        &self,
+        TaskNumber(id): TaskNumber,
+        project: ProjectArgs,
+        action: Action,
+    ) -> ToolResult {
+        self.respond(project.project, move |session| session.act(id, action))
+            .await
+    }
+
+    /// Runs `operation` in a session of this identity; the result is the CLI's `--json`.
+    async fn respond<T, F>(&self, project: Option<String>, operation: F) -> ToolResult
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce(&Session) -> Result<T> + Send + 'static,
+    {
+        match self.run(project, operation).await? {
+            Ok(value) => {
+                let value = to_json(&value)?;
+                let text = value.to_string();
+                Ok(reply(value, text))
+            }
+            Err(error) => Ok(refusal(&error)),
+        }
+    }
+
+    /// Like [`Self::respond`] for commands whose `--json` is a list: structured content must
+    /// be an object, so it holds the list under `key`; the text is the list itself.
+    async fn respond_list<T, F>(
+        &self,
+        project: Option<String>,
+        key: &'static str,
+        operation: F,
+    ) -> ToolResult
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce(&Session) -> Result<Vec<T>> + Send + 'static,
+    {
+        match self.run(project, operation).await? {
+            Ok(list) => {
+                let list = to_json(&list)?;
+                let text = list.to_string();
+                Ok(reply(serde_json::json!({ key: list }), text))
+            }
+            Err(error) => Ok(refusal(&error)),
+        }
+    }
+
+    /// Opens a session and runs `operation` on a blocking thread: sessions read and lock
+    /// files, and a lock wait must not stall the protocol (pings, other calls).
+    async fn run<T, F>(
+        &self,
+        project: Option<String>,
+        operation: F,
+    ) -> std::result::Result<Result<T>, ErrorData>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Session) -> Result<T> + Send + 'static,
+    {
+        let hub = self.hub.clone();
+        let agent = self.agent.clone();
+        let project = project
+            .filter(|project| !project.is_empty())
+            .or_else(|| self.project.clone());
+        tokio::task::spawn_blocking(move || {
+            let session = Session::open(
+                hub,
+                Request {
+                    agent: Some(&agent),
+                    project: project.as_deref(),
+                    cwd: None,
+                },
+            )?;
+            operation(&session)
+        })
+        .await
+        .map_err(|error| ErrorData::internal_error(format!("the tool stopped: {error}"), None))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for BatonServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!(
+                "baton: the task board shared by the agents of this machine. You act as `{}`. \
+                 Call `inbox` first and act on each task in it; ids are task numbers.",
+                self.agent
+            ))
+    }
+}
+
+/// Trims what schemars writes but no client needs: `$schema` (2020-12 is MCP's default
+/// dialect) and the `"default": null` of optional arguments, which also contradicts their
+/// `"type": "string"`.
+fn compact(mut router: ToolRouter<BatonServer>) -> ToolRouter<BatonServer> {
+    for route in router.map.values_mut() {
+        let mut schema = route.attr.input_schema.as_ref().clone();
+        schema.remove("$schema");
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            for property in properties.values_mut() {
+                if let Value::Object(property) = property
+                    && property.get("default") == Some(&Value::Null)
+                {
+                    property.remove("default");
+                }
+            }
+        }
+        route.attr.input_schema = Arc::new(schema);
+    }
+    router
+}
+
+fn to_json<T: Serialize>(value: &T) -> std::result::Result<Value, ErrorData> {
+    serde_json::to_value(value).map_err(|error| {
+        ErrorData::internal_error(format!("cannot encode the result: {error}"), None)
+    })
+}
+
+fn reply(structured: Value, text: String) -> CallToolResult {
+    let mut result = CallToolResult::structured(structured);
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+/// The CLI's stderr lines for `error`, as a tool result the model reads.
+fn refusal(error: &Error) -> CallToolResult {
+    let mut text = format!("error: {error}");
+    if let Some(hint) = error.hint() {
+        text.push_str("\nhint: ");
+        text.push_str(&hint);
+    }
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// A server transport that drops the notifications and responses a client sends before the
+/// lifecycle has begun. rmcp ends the whole connection on any of them, and a client that
+/// gave up waiting on a probe (`notifications/cancelled`) should not lose its server for it.
+/// Everything else passes untouched, so both `initialize` and the stateless 2026-07-28
+/// lifecycle (`server/discover`, then requests carrying their own `_meta`) keep working.
+pub struct PreInitializeFilter<T> {
+    inner: T,
+    has_begun: bool,
+}
+
+impl<T> PreInitializeFilter<T> {
+    pub fn new(inner: T) -> Self {
+        PreInitializeFilter {
+            inner,
+            has_begun: false,
+        }
+    }
+}
+
+/// Whether rmcp starts serving on `request`: `initialize`, or a request that brings the
+/// whole 2026-07-28 `_meta` with a known version. A probe (`ping`, `server/discover`) or a
+/// request it answers with an error leaves it waiting for the lifecycle still.
+fn begins_lifecycle(request: &ClientRequest) -> bool {
+    match request {
+        ClientRequest::InitializeRequest(_) => true,
+        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
+        request => {
+            let meta = request.get_meta();
+            meta.missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                .is_empty()
+                && meta
+                    .protocol_version()
+                    .is_some_and(|version| ProtocolVersion::KNOWN_VERSIONS.contains(&version))
+        }
+    }
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for PreInitializeFilter<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = std::result::Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let message = self.inner.receive().await?;
+            if self.has_begun {
+                return Some(message);
+            }
+            match &message {
+                ClientJsonRpcMessage::Request(request) => {
+                    self.has_begun = begins_lifecycle(&request.request);
+                    return Some(message);
+                }
+                _ => continue,
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = std::result::Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}

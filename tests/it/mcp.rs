@@ -1,0 +1,944 @@
+//! `baton mcp` driven by real MCP clients over stdio: rmcp's own client (the initialize
+//! handshake and the stateless 2026-07-28 lifecycle), raw JSON-RPC lines for the protocol's
+//! edges, and the official Python SDK through tests/mcp_python.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError};
+use serde_json::{Value, json};
+
+use crate::common::{TestEnv, baton_bin};
+
+/// What the issue allows the whole `tools/list` answer to weigh.
+const TOOLS_LIST_LIMIT: usize = 12 * 1024;
+
+/// Every tool the server must offer, and nothing else (no wake registration).
+const TOOLS: [&str; 16] = [
+    "agents",
+    "answer",
+    "approve",
+    "ask",
+    "board",
+    "cancel",
+    "claim",
+    "done",
+    "fail",
+    "inbox",
+    "reassign",
+    "release",
+    "request_changes",
+    "review",
+    "send",
+    "show",
+];
+
+/// A `baton mcp` process and the rmcp client session talking to it.
+struct Server {
+    client: RunningService<RoleClient, ()>,
+}
+
+/// `baton [--as AGENT] mcp EXTRA…` in `cwd`, with the test's private home.
+fn mcp_command(env: &TestEnv, cwd: &Path, agent: &str, extra: &[&str]) -> Command {
+    let mut command = env.command(cwd);
+    if !agent.is_empty() {
+        command.args(["--as", agent]);
+    }
+    command.arg("mcp").args(extra);
+    command
+}
+
+impl Server {
+    /// Starts a server and opens a session with the `initialize` handshake.
+    async fn start(env: &TestEnv, cwd: &Path, agent: &str) -> Server {
+        Server::start_with(
+            mcp_command(env, cwd, agent, &[]),
+            ClientLifecycleMode::Initialize,
+        )
+        .await
+    }
+
+    async fn start_with(command: Command, lifecycle: ClientLifecycleMode) -> Server {
+        Server::start_quiet(command, lifecycle, Stdio::inherit()).await
+    }
+
+    async fn start_quiet(
+        command: Command,
+        lifecycle: ClientLifecycleMode,
+        stderr: Stdio,
+    ) -> Server {
+        let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(command))
+            .stderr(stderr)
+            .spawn()
+            .expect("baton mcp starts");
+        let client =
+            ().serve_with_lifecycle(transport, lifecycle)
+                .await
+                .expect("the MCP session opens");
+        Server { client }
+    }
+
+    fn protocol_version(&self) -> String {
+        self.client
+            .peer_info()
+            .expect("server info")
+            .protocol_version
+            .to_string()
+    }
+
+    async fn call(&self, name: &str, arguments: Value) -> CallToolResult {
+        let Value::Object(arguments) = arguments else {
+            panic!("tool arguments are an object")
+        };
+        self.client
+            .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments))
+            .await
+            .unwrap_or_else(|error| panic!("{name}: protocol error {error:?}"))
+    }
+
+    /// Calls a tool that must succeed. Checks that the text is the CLI's JSON and the
+    /// structured content the same data, and returns the structured content.
+    async fn ok(&self, name: &str, arguments: Value) -> Value {
+        let result = self.call(name, arguments).await;
+        assert_eq!(
+            result.is_error,
+            Some(false),
+            "{name} was refused: {}",
+            text_of(&result)
+        );
+        let structured = result
+            .structured_content
+            .clone()
+            .expect("structured content");
+        let text: Value = serde_json::from_str(text_of(&result)).expect("the text is JSON");
+        match &text {
+            // Structured content is an object, so a list travels under one key.
+            Value::Array(_) => {
+                let object = structured.as_object().expect("an object");
+                assert_eq!(object.len(), 1, "{structured}");
+                assert_eq!(object.values().next(), Some(&text));
+            }
+            _ => assert_eq!(text, structured),
+        }
+        structured
+    }
+
+    /// Calls a tool that must be refused and returns its message.
+    async fn refused(&self, name: &str, arguments: Value) -> String {
+        let result = self.call(name, arguments).await;
+        assert_eq!(
+            result.is_error,
+            Some(true),
+            "{name} should be refused: {}",
+            text_of(&result)
+        );
+        assert!(result.structured_content.is_none());
+        text_of(&result).to_string()
+    }
+
+    async fn stop(self) {
+        self.client.cancel().await.expect("the session closes");
+    }
+}
+
+fn text_of(result: &CallToolResult) -> &str {
+    &result
+        .content
+        .first()
+        .and_then(|content| content.as_text())
+        .expect("a text content block")
+        .text
+}
+
+fn task_numbers(list: &Value) -> Vec<u64> {
+    list.as_array()
+        .expect("a list")
+        .iter()
+        .map(|task| task["id"].as_u64().expect("a task id"))
+        .collect()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn two_servers_walk_a_task_through_its_whole_life() {
+    let env = TestEnv::new();
+    let claude = Server::start(&env, &env.work(), "claude").await;
+    let codex = Server::start(&env, &env.work(), "codex").await;
+
+    // Each server acts as the identity it was started with.
+    let inbox = codex.ok("inbox", json!({})).await;
+    assert_eq!(inbox["agent"], "codex");
+    assert_eq!(inbox["project"], "default");
+    assert_eq!(inbox["tasks"], json!([]));
+
+    let sent = claude
+        .ok(
+            "send",
+            json!({
+                "to": "codex",
+                "subject": "Fix the date parser",
+                "body": "It drops the time zone",
+                "files": ["src/date.rs"],
+                "priority": "high",
+                "review": true,
+            }),
+        )
+        .await;
+    assert_eq!(sent["project"], "default");
+    assert_eq!(sent["task"]["id"], 1);
+    assert_eq!(sent["task"]["from"], "claude");
+    assert_eq!(sent["task"]["to"], "codex");
+    assert_eq!(sent["task"]["status"], "pending");
+    assert_eq!(sent["task"]["priority"], "high");
+    assert_eq!(sent["task"]["files"], json!(["src/date.rs"]));
+    assert_eq!(sent["handovers"][0]["agent"], "codex");
+
+    // The inbox is the CLI's, field for field.
+    let inbox = codex.ok("inbox", json!({})).await;
+    assert_eq!(task_numbers(&inbox["tasks"]), [1]);
+    assert_eq!(inbox["tasks"][0]["reason"], "assigned");
+    assert_eq!(inbox["tasks"][0]["waiting"], "claude");
+    assert_eq!(inbox, env.run("codex", &["--json", "inbox"]).json());
+
+    let claimed = codex.ok("claim", json!({"id": 1})).await;
+    assert_eq!(claimed["task"]["status"], "working");
+    assert!(claimed["task"]["lease_expires_at"].is_string());
+
+    // A question goes to the sender's inbox; "T-1" is accepted as well as 1.
+    let asked = codex
+        .ok(
+            "ask",
+            json!({"id": "T-1", "body": "Which zone is the default?"}),
+        )
+        .await;
+    assert_eq!(asked["task"]["status"], "input_required");
+    assert_eq!(asked["handovers"][0]["agent"], "claude");
+    let inbox = claude.ok("inbox", json!({})).await;
+    assert_eq!(task_numbers(&inbox["tasks"]), [1]);
+    assert_eq!(inbox["tasks"][0]["reason"], "question");
+    assert_eq!(
+        inbox["tasks"][0]["last_word"]["text"],
+        "Which zone is the default?"
+    );
+
+    let answered = claude.ok("answer", json!({"id": 1, "body": "UTC"})).await;
+    assert_eq!(answered["task"]["status"], "pending");
+    codex.ok("claim", json!({"id": 1})).await;
+
+    // Review, changes, review again, approval.
+    let reviewed = codex.ok("review", json!({"id": 1, "body": "Ready"})).await;
+    assert_eq!(reviewed["task"]["status"], "review_requested");
+    let inbox = claude.ok("inbox", json!({})).await;
+    assert_eq!(inbox["tasks"][0]["reason"], "review_requested");
+
+    let sent_back = claude
+        .ok("request_changes", json!({"id": 1, "body": "Add a test"}))
+        .await;
+    assert_eq!(sent_back["task"]["status"], "changes_requested");
+    let inbox = codex.ok("inbox", json!({})).await;
+    assert_eq!(inbox["tasks"][0]["reason"], "changes_requested");
+    assert_eq!(inbox["tasks"][0]["last_word"]["text"], "Add a test");
+
+    codex.ok("claim", json!({"id": 1})).await;
+    codex
+        .ok("review", json!({"id": 1, "body": "Test added"}))
+        .await;
+
+    // Only the reviewer approves; the refusal is the CLI's message, as a tool result.
+    let refusal = codex.refused("approve", json!({"id": 1})).await;
+    let cli = env.run("codex", &["approve", "1"]);
+    assert_eq!(refusal, cli.fails(1).trim_end());
+    assert!(
+        refusal.starts_with("error: T-1 is review_requested"),
+        "{refusal}"
+    );
+
+    let approved = claude
+        .ok("approve", json!({"id": 1, "body": "Thanks"}))
+        .await;
+    assert_eq!(approved["task"]["status"], "completed");
+    assert_eq!(approved["task"]["turn"], Value::Null);
+
+    // Nothing moves a finished task.
+    let refusal = codex.refused("done", json!({"id": 1, "result": "x"})).await;
+    assert_eq!(
+        refusal,
+        env.run("codex", &["done", "1", "--result", "x"])
+            .fails(1)
+            .trim_end()
+    );
+
+    // `show` and `board` answer exactly what the CLI's --json prints.
+    let shown = claude.ok("show", json!({"id": 1})).await;
+    assert_eq!(shown, env.run("claude", &["--json", "show", "1"]).json());
+    let kinds: Vec<&str> = shown["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "claim",
+            "question",
+            "answer",
+            "claim",
+            "review_request",
+            "changes_request",
+            "claim",
+            "review_request",
+            "approval"
+        ]
+    );
+    let board = codex.ok("board", json!({"all": true})).await;
+    assert_eq!(
+        board["tasks"],
+        env.run("codex", &["--json", "board", "--all"]).json()
+    );
+    let open = codex.ok("board", json!({})).await;
+    assert_eq!(open["tasks"], json!([]));
+    let completed = codex.ok("board", json!({"status": "completed"})).await;
+    assert_eq!(task_numbers(&completed["tasks"]), [1]);
+
+    // The activity log holds every step, by the right actor.
+    let steps: Vec<(String, String)> = env
+        .activity("default")
+        .iter()
+        .map(|line| {
+            (
+                line["actor"].as_str().unwrap().to_string(),
+                line["action"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("claude", "send"),
+        ("codex", "claim"),
+        ("codex", "ask"),
+        ("claude", "answer"),
+        ("codex", "claim"),
+        ("codex", "review"),
+        ("claude", "request_changes"),
+        ("codex", "claim"),
+        ("codex", "review"),
+        ("claude", "approve"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(actor, action)| (actor.to_string(), action.to_string()))
+        .collect();
+    assert_eq!(steps, expected);
+
+    let agents = claude.ok("agents", json!({})).await;
+    assert_eq!(agents["project"], "default");
+    assert_eq!(agents["problems"], json!([]));
+    let mut names: Vec<&str> = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["claude", "codex"]);
+
+    claude.stop().await;
+    codex.stop().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_other_transitions_work_and_refusals_are_tool_results() {
+    let env = TestEnv::new();
+    env.register(&["gemini"]);
+    let claude = Server::start(&env, &env.work(), "claude").await;
+    let codex = Server::start(&env, &env.work(), "codex").await;
+    codex.ok("inbox", json!({})).await;
+
+    let first = claude
+        .ok("send", json!({"to": "codex", "subject": "One"}))
+        .await;
+    assert_eq!(first["task"]["id"], 1);
+    codex.ok("claim", json!({"id": 1})).await;
+    let released = codex.ok("release", json!({"id": 1})).await;
+    assert_eq!(released["task"]["status"], "pending");
+    let done = codex.ok("done", json!({"id": 1, "result": "Did it"})).await;
+    assert_eq!(done["task"]["status"], "completed");
+    assert_eq!(done["task"]["result"], "Did it");
+
+    claude
+        .ok("send", json!({"to": "codex", "subject": "Two"}))
+        .await;
+    let failed = codex
+        .ok("fail", json!({"id": 2, "reason": "Cannot reach it"}))
+        .await;
+    assert_eq!(failed["task"]["status"], "failed");
+
+    claude
+        .ok(
+            "send",
+            json!({"to": "codex", "subject": "Three", "after": [1]}),
+        )
+        .await;
+    let reassigned = claude
+        .ok(
+            "reassign",
+            json!({"id": 3, "to": "gemini", "body": "Yours now"}),
+        )
+        .await;
+    assert_eq!(reassigned["task"]["to"], "gemini");
+    assert_eq!(reassigned["task"]["after"], json!([1]));
+    let canceled = claude
+        .ok("cancel", json!({"id": 3, "reason": "Not needed"}))
+        .await;
+    assert_eq!(canceled["task"]["status"], "canceled");
+
+    // Refusals carry the CLI's lines, hint included.
+    let refusal = codex.refused("claim", json!({"id": 9})).await;
+    assert_eq!(
+        refusal,
+        env.run("codex", &["claim", "9"]).fails(1).trim_end()
+    );
+    let refusal = claude
+        .refused("send", json!({"to": "nobody", "subject": "Hello"}))
+        .await;
+    assert_eq!(
+        refusal,
+        env.run("claude", &["send", "--to", "nobody", "--subject", "Hello"])
+            .fails(1)
+            .trim_end()
+    );
+    assert!(refusal.contains("\nhint: "), "{refusal}");
+    let refusal = codex.refused("ask", json!({"id": 1, "body": "Why?"})).await;
+    assert!(refusal.starts_with("error: T-1 is completed"), "{refusal}");
+
+    // Bad arguments are tool results too, not protocol errors.
+    let refusal = codex.refused("claim", json!({"id": "soon"})).await;
+    assert!(refusal.contains("`soon` is not a task id"), "{refusal}");
+    let refusal = codex.refused("claim", json!({})).await;
+    assert!(refusal.contains("id"), "{refusal}");
+    let refusal = codex.refused("board", json!({"status": "sleeping"})).await;
+    assert!(refusal.contains("sleeping"), "{refusal}");
+
+    // An unknown tool is the protocol's invalid-params error.
+    let error = codex
+        .client
+        .call_tool(CallToolRequestParams::new("add_wake_command"))
+        .await
+        .expect_err("an unknown tool is a protocol error");
+    match error {
+        ServiceError::McpError(error) => assert_eq!(error.code.0, -32602, "{error:?}"),
+        other => panic!("unexpected error {other:?}"),
+    }
+
+    claude.stop().await;
+    codex.stop().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_bound_project_refuses_servers_outside_its_workspace() {
+    let env = TestEnv::new();
+    let api = env.root.path().join("api");
+    std::fs::create_dir_all(&api).unwrap();
+    env.run(
+        "claude",
+        &[
+            "project",
+            "init",
+            "--name",
+            "api",
+            "--workspace",
+            api.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    env.register(&["codex"]);
+
+    // Inside the workspace the project follows the working directory.
+    let inside = Server::start(&env, &api, "claude").await;
+    let sent = inside
+        .ok("send", json!({"to": "codex", "subject": "In api"}))
+        .await;
+    assert_eq!(sent["project"], "api");
+    let board = inside.ok("board", json!({})).await;
+    assert_eq!(board["tasks"][0]["subject"], "In api");
+    // The `project` argument picks another project.
+    let board = inside.ok("board", json!({"project": "default"})).await;
+    assert_eq!(board["tasks"], json!([]));
+
+    // Outside, naming the project is refused with the CLI's exit-2 message.
+    let outside = Server::start(&env, &env.work(), "codex").await;
+    let refusal = outside.refused("board", json!({"project": "api"})).await;
+    let cli = env.run("codex", &["--project", "api", "board"]);
+    assert_eq!(refusal, cli.fails(2).trim_end());
+    assert!(
+        refusal.starts_with("error: project api is bound to "),
+        "{refusal}"
+    );
+    let refusal = outside
+        .refused("claim", json!({"id": 1, "project": "api"}))
+        .await;
+    assert!(
+        refusal.starts_with("error: project api is bound to "),
+        "{refusal}"
+    );
+    // Without the argument it works in the default project, which has no task 1.
+    let refusal = outside.refused("claim", json!({"id": 1})).await;
+    assert!(
+        refusal.contains("no task T-1 in project default"),
+        "{refusal}"
+    );
+    let refusal = outside
+        .refused("inbox", json!({"project": "nowhere"}))
+        .await;
+    assert!(
+        refusal.starts_with("error: project nowhere does not exist"),
+        "{refusal}"
+    );
+
+    // A server started for the project (`--project api`) from outside is refused too.
+    let pinned = Server::start_with(
+        mcp_command(&env, &env.work(), "codex", &["--project", "api"]),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
+    let refusal = pinned.refused("inbox", json!({})).await;
+    assert_eq!(refusal, cli.fails(2).trim_end());
+
+    // Nothing leaked into the api board from outside.
+    let board = env.board("api");
+    assert_eq!(board["tasks"].as_array().unwrap().len(), 1);
+    assert_eq!(board["tasks"][0]["status"], "pending");
+
+    inside.stop().await;
+    outside.stop().await;
+    pinned.stop().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn stateless_clients_use_discover_and_2026_07_28() {
+    let env = TestEnv::new();
+    let auto = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    };
+    let claude =
+        Server::start_with(mcp_command(&env, &env.work(), "claude", &[]), auto.clone()).await;
+    assert_eq!(claude.protocol_version(), "2026-07-28");
+    // An initialize-era client on the same board at the same time.
+    let codex = Server::start(&env, &env.work(), "codex").await;
+    assert_eq!(codex.protocol_version(), "2025-11-25");
+    codex.ok("inbox", json!({})).await;
+
+    let tools = claude.client.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), TOOLS.len());
+    claude
+        .ok("send", json!({"to": "codex", "subject": "Stateless"}))
+        .await;
+    codex.ok("claim", json!({"id": 1})).await;
+    codex.ok("review", json!({"id": 1})).await;
+    let approved = claude.ok("approve", json!({"id": 1})).await;
+    assert_eq!(approved["task"]["status"], "completed");
+    let refusal = claude.refused("approve", json!({"id": 1})).await;
+    assert!(refusal.starts_with("error: T-1 is completed"), "{refusal}");
+
+    claude.stop().await;
+    codex.stop().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_identity_can_come_from_the_environment() {
+    let env = TestEnv::new();
+    let mut command = mcp_command(&env, &env.work(), "", &[]);
+    command.env("BATON_AGENT", "gemini");
+    let gemini = Server::start_with(command, ClientLifecycleMode::Initialize).await;
+    let inbox = gemini.ok("inbox", json!({})).await;
+    assert_eq!(inbox["agent"], "gemini");
+    gemini.stop().await;
+}
+
+#[test]
+fn without_an_identity_the_server_refuses_to_start() {
+    let env = TestEnv::new();
+    let output = mcp_command(&env, &env.work(), "", &[])
+        .output()
+        .expect("baton runs");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        output.stdout.is_empty(),
+        "stdout is for protocol frames only"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.lines().next(),
+        Some("error: no identity: pass --as NAME or set BATON_AGENT"),
+        "{stderr}"
+    );
+
+    let output = mcp_command(&env, &env.work(), "Not A Name", &[])
+        .output()
+        .expect("baton runs");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("error: invalid agent name `Not A Name`"),
+        "{stderr}"
+    );
+}
+
+/// A server spoken to line by line, for what a client library smooths over.
+struct RawServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl RawServer {
+    fn start(env: &TestEnv, agent: &str) -> RawServer {
+        let mut child = mcp_command(env, &env.work(), agent, &[])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("baton mcp starts");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        RawServer {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{message}").expect("the server reads stdin");
+        stdin.flush().unwrap();
+    }
+
+    /// The next line the server writes, which must be JSON-RPC. The wait is only a guard
+    /// against hanging the test; the protocol checks below do not depend on it.
+    fn receive_line(&self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server answers")
+    }
+
+    fn receive(&self) -> Value {
+        let line = self.receive_line();
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|error| panic!("stdout carries only JSON-RPC ({error}): {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        message
+    }
+
+    fn initialize(&mut self, version: &str) -> Value {
+        self.send(json!({
+            "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "1"},
+            },
+        }));
+        let answer = self.receive();
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
+    /// Closes stdin and waits for the server to end.
+    fn finish(mut self) -> i32 {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("the server ends");
+        assert!(
+            self.lines.recv_timeout(Duration::from_secs(10)).is_err(),
+            "nothing more on stdout"
+        );
+        status.code().unwrap_or(-1)
+    }
+}
+
+#[test]
+fn every_handshake_version_is_served() {
+    let env = TestEnv::new();
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut server = RawServer::start(&env, "codex");
+        let answer = server.initialize(version);
+        assert_eq!(answer["id"], "init");
+        assert_eq!(answer["result"]["protocolVersion"], version);
+        assert_eq!(answer["result"]["serverInfo"]["name"], "baton");
+        assert!(answer["result"]["capabilities"]["tools"].is_object());
+        server.send(json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "inbox", "arguments": {}},
+        }));
+        let answer = server.receive();
+        assert_eq!(answer["id"], 2);
+        assert_eq!(answer["result"]["structuredContent"]["agent"], "codex");
+        assert_eq!(server.finish(), 0, "exits 0 on stdin EOF ({version})");
+    }
+}
+
+#[test]
+fn probes_and_stray_messages_before_initialize_are_survived() {
+    let env = TestEnv::new();
+    let mut server = RawServer::start(&env, "claude");
+    // A notification before initialize (a client that gave up on a probe) is dropped
+    // rather than ending the connection.
+    server.send(json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 0, "reason": "timeout"},
+    }));
+    // A bare `server/discover` gets an error at once, so a probing client falls back.
+    server.send(json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover"}));
+    let answer = server.receive();
+    assert_eq!(answer["id"], 0);
+    assert!(answer["error"]["code"].is_i64(), "{answer}");
+    server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+    assert_eq!(
+        server.receive(),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+    );
+
+    let answer = server.initialize("2025-06-18");
+    assert_eq!(answer["result"]["protocolVersion"], "2025-06-18");
+    let instructions = answer["result"]["instructions"].as_str().unwrap();
+    assert!(instructions.contains("`claude`"), "{instructions}");
+
+    // Unknown methods are answered at once with -32601.
+    server.send(json!({"jsonrpc": "2.0", "id": 3, "method": "resources/list"}));
+    let answer = server.receive();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(answer["error"]["code"], -32601);
+    server.send(json!({"jsonrpc": "2.0", "id": 4, "method": "baton/wake"}));
+    assert_eq!(server.receive()["error"]["code"], -32601);
+    assert_eq!(server.finish(), 0);
+}
+
+#[test]
+fn the_tools_list_answer_stays_under_12_kb() {
+    let env = TestEnv::new();
+    let mut server = RawServer::start(&env, "claude");
+    server.initialize("2025-11-25");
+    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    // Measured as it travels: the whole JSON-RPC line.
+    let line = server.receive_line();
+    println!(
+        "tools/list answer: {} bytes (limit {TOOLS_LIST_LIMIT})",
+        line.len()
+    );
+    assert!(
+        line.len() < TOOLS_LIST_LIMIT,
+        "tools/list is {} bytes",
+        line.len()
+    );
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    let tools = answer["result"]["tools"].as_array().expect("tools");
+    let mut names: Vec<&str> = tools
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, TOOLS);
+    for tool in tools {
+        let description = tool["description"].as_str().expect("a description");
+        assert!(
+            !description.is_empty() && description.len() <= 80,
+            "{description}"
+        );
+        let schema = &tool["inputSchema"];
+        assert_eq!(schema["type"], "object");
+        // Every tool can name its project.
+        assert_eq!(schema["properties"]["project"]["type"], "string");
+        // No integer `format` (clients warn about uint64) and no contradictory null default.
+        let text = schema.to_string();
+        assert!(!text.contains("\"format\""), "{text}");
+        assert!(!text.contains("null"), "{text}");
+    }
+    assert_eq!(server.finish(), 0);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn eight_servers_on_one_board_lose_nothing() {
+    const SERVERS: usize = 8;
+    const TASKS_EACH: usize = 12;
+    let env = TestEnv::new();
+    env.register(&["sink"]);
+    let mut servers = Vec::new();
+    for number in 0..SERVERS {
+        let agent = format!("agent{number}");
+        // Lock waits are announced on stderr; keep the test output readable.
+        let server = Server::start_quiet(
+            mcp_command(&env, &env.work(), &agent, &[]),
+            ClientLifecycleMode::Initialize,
+            Stdio::null(),
+        )
+        .await;
+        servers.push((agent, server));
+    }
+    let mut running = tokio::task::JoinSet::new();
+    for (agent, server) in servers {
+        running.spawn(async move {
+            let mut sent = Vec::new();
+            for index in 0..TASKS_EACH {
+                let subject = format!("{agent} #{index}");
+                let changed = server
+                    .ok("send", json!({"to": "sink", "subject": subject}))
+                    .await;
+                sent.push((changed["task"]["id"].as_u64().unwrap(), subject));
+            }
+            server.stop().await;
+            sent
+        });
+    }
+    let mut reported = Vec::new();
+    while let Some(result) = running.join_next().await {
+        reported.extend(result.expect("a server's client task"));
+    }
+    let total = SERVERS * TASKS_EACH;
+    assert_eq!(reported.len(), total);
+
+    // Every task is on the board once, under the id its sender was told, ids dense.
+    let board = env.board("default");
+    assert_eq!(board["next_id"], total as u64 + 1);
+    let tasks = board["tasks"].as_array().unwrap();
+    let mut on_board: Vec<(u64, String)> = tasks
+        .iter()
+        .map(|task| {
+            (
+                task["id"].as_u64().unwrap(),
+                task["subject"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    on_board.sort();
+    reported.sort();
+    assert_eq!(on_board, reported);
+    let ids: Vec<u64> = on_board.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, (1..=total as u64).collect::<Vec<_>>());
+    for task in tasks {
+        let subject = task["subject"].as_str().unwrap();
+        assert!(
+            subject.starts_with(task["from"].as_str().unwrap()),
+            "{task}"
+        );
+    }
+
+    // One activity line per send, by the sender, naming its task.
+    let mut logged: Vec<(u64, String)> = env
+        .activity("default")
+        .iter()
+        .filter(|line| line["action"] == "send")
+        .map(|line| {
+            (
+                line["task"].as_u64().unwrap(),
+                line["actor"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    logged.sort();
+    let mut expected: Vec<(u64, String)> = tasks
+        .iter()
+        .map(|task| {
+            (
+                task["id"].as_u64().unwrap(),
+                task["from"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(logged, expected);
+    assert_eq!(env.inbox_ids("sink").len(), total);
+}
+
+/// The scenario driven by the official Python SDK (`mcp` from PyPI, pinned in
+/// tests/mcp_python/requirements.txt). `.ci/run` installs it into a virtual environment and
+/// sets `BATON_TEST_PYTHON` to that environment's python; this test then must pass.
+#[test]
+fn the_python_sdk_drives_the_same_scenario() {
+    let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
+    else {
+        eprintln!(
+            "NOT RUN: the Python MCP client scenario needs BATON_TEST_PYTHON=<venv>/bin/python \
+             with tests/mcp_python/requirements.txt installed (.ci/run sets it)"
+        );
+        return;
+    };
+    let env = TestEnv::new();
+    let api = env.root.path().join("api");
+    std::fs::create_dir_all(&api).unwrap();
+    env.run(
+        "claude",
+        &[
+            "project",
+            "init",
+            "--name",
+            "api",
+            "--workspace",
+            api.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/scenario.py");
+    let output = Command::new(&python)
+        .arg(&script)
+        .arg(baton_bin())
+        .current_dir(env.work())
+        .env("BATON_HOME", env.home())
+        .env("BATON_NOTIFY", "0")
+        .env_remove("BATON_AGENT")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|error| panic!("cannot run {}: {error}", PathBuf::from(&python).display()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the Python scenario failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(stdout.contains("python scenario: ok"), "{stdout}");
+
+    // What the Python clients did is on disk, as the CLI sees it.
+    let shown = env.run("claude", &["--json", "show", "1"]).json();
+    assert_eq!(shown["status"], "completed");
+    assert_eq!(shown["from"], "claude");
+    assert_eq!(shown["to"], "codex");
+    let actions: Vec<String> = env
+        .activity("default")
+        .iter()
+        .map(|line| line["action"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "send",
+            "claim",
+            "ask",
+            "answer",
+            "claim",
+            "review",
+            "request_changes",
+            "claim",
+            "review",
+            "approve"
+        ]
+    );
+    // The refused call left the api project untouched.
+    let api_board = env
+        .run_in(&api, "claude", &["--json", "board", "--all"])
+        .json();
+    assert_eq!(api_board, json!([]));
+}

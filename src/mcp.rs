@@ -612,3 +612,112 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for PreInitializeFilter<T> 
         self.inner.close()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::lock::LockPolicy;
+    use crate::store::paths::Home;
+
+    fn task_number(value: Value) -> std::result::Result<TaskId, String> {
+        serde_json::from_value::<TaskNumber>(value)
+            .map(|TaskNumber(id)| id)
+            .map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn task_numbers_are_numbers_or_what_a_listing_shows() {
+        assert_eq!(task_number(json!(12)), Ok(TaskId(12)));
+        assert_eq!(task_number(json!("12")), Ok(TaskId(12)));
+        assert_eq!(task_number(json!("T-12")), Ok(TaskId(12)));
+        assert_eq!(task_number(json!("t-12")), Ok(TaskId(12)));
+        for refused in [
+            json!(0),
+            json!(-3),
+            json!(1.5),
+            json!("T-"),
+            json!("soon"),
+            json!(null),
+        ] {
+            assert!(task_number(refused.clone()).is_err(), "{refused}");
+        }
+    }
+
+    fn request(value: Value) -> ClientRequest {
+        match serde_json::from_value(value).expect("a JSON-RPC message") {
+            ClientJsonRpcMessage::Request(request) => request.request,
+            other => panic!("not a request: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn only_initialize_or_a_whole_stateless_request_begins_the_lifecycle() {
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}},
+        });
+        assert!(begins_lifecycle(&request(initialize)));
+        let stateless = json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta},
+        });
+        assert!(begins_lifecycle(&request(stateless)));
+
+        let probes = [
+            json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "server/discover"}),
+            json!({"jsonrpc": "2.0", "id": 5, "method": "server/discover",
+                   "params": {"_meta": meta}}),
+            // No _meta, or an unknown version: rmcp answers with an error and keeps waiting.
+            json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }}}),
+        ];
+        for probe in probes {
+            assert!(!begins_lifecycle(&request(probe.clone())), "{probe}");
+        }
+    }
+
+    #[test]
+    fn tool_schemas_are_plain() {
+        let hub = Hub::new(
+            Home::new("/nonexistent/baton".into()),
+            LockPolicy {
+                timeout: Duration::ZERO,
+                on_wait: |_| {},
+            },
+        );
+        let server = BatonServer::new(hub, "claude".into(), None);
+        let tools = server.tool_router.list_all();
+        assert!(!tools.is_empty());
+        for tool in tools {
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            let text = schema.to_string();
+            assert!(!text.contains("$schema"), "{}: {text}", tool.name);
+            assert!(!text.contains("null"), "{}: {text}", tool.name);
+            assert!(!text.contains("format"), "{}: {text}", tool.name);
+            assert_eq!(
+                schema["properties"]["project"],
+                json!({
+                    "type": "string",
+                    "description": "Project id (default: from the working directory)",
+                })
+            );
+        }
+        let send = server.tool_router.get("send").expect("send");
+        assert_eq!(
+            Value::Object(send.input_schema.as_ref().clone())["required"],
+            json!(["subject"])
+        );
+    }
+}

@@ -31,6 +31,7 @@ use serde_json::Value;
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
+use crate::mail::MessageType;
 use crate::session::{BoardFilter, Hub, NewTask, Request, Session};
 
 /// The MCP server of one identity.
@@ -131,6 +132,16 @@ fn status_schema(generator: &mut SchemaGenerator) -> Schema {
     Status::json_schema(generator)
 }
 
+/// The types an agent may send (default `text`); `notification` is baton's own.
+fn message_type_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = MessageType::ALL
+        .iter()
+        .filter(|kind| **kind != MessageType::Notification)
+        .map(|kind| kind.as_str())
+        .collect();
+    json_schema!({ "type": "string", "enum": names })
+}
+
 /// An optional text argument: absent and empty mean the same, and the schema says `string`
 /// rather than `string or null`.
 fn text_schema(_: &mut SchemaGenerator) -> Schema {
@@ -143,6 +154,15 @@ pub struct ProjectArgs {
     #[serde(default)]
     #[schemars(schema_with = "text_schema")]
     pub project: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct InboxArgs {
+    /// Look without marking messages read
+    #[serde(default)]
+    pub peek: bool,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -257,6 +277,22 @@ pub struct ReassignArgs {
     pub project: ProjectArgs,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct MessageArgs {
+    /// Agent name, or @all for every agent but you
+    pub to: String,
+    pub text: String,
+    #[serde(default, rename = "type")]
+    #[schemars(schema_with = "message_type_schema")]
+    pub kind: Option<MessageType>,
+    /// One line for lists (default: the text's first line)
+    #[serde(default)]
+    #[schemars(schema_with = "text_schema")]
+    pub summary: Option<String>,
+    #[serde(flatten)]
+    pub project: ProjectArgs,
+}
+
 type ToolResult = std::result::Result<CallToolResult, ErrorData>;
 
 #[tool_router]
@@ -276,9 +312,17 @@ impl BatonServer {
         &self.agent
     }
 
-    #[tool(description = "Your turn: tasks waiting for you, with all needed to act. Start here.")]
-    async fn inbox(&self, Parameters(args): Parameters<ProjectArgs>) -> ToolResult {
-        self.respond(args.project, |session| session.inbox()).await
+    #[tool(description = "Start here: tasks waiting for you and unread messages (marked read).")]
+    async fn inbox(&self, Parameters(args): Parameters<InboxArgs>) -> ToolResult {
+        if args.peek {
+            self.respond(args.project.project, |session| session.inbox())
+                .await
+        } else {
+            self.respond(args.project.project, |session| {
+                session.inbox_and_mark_read()
+            })
+            .await
+        }
     }
 
     #[tool(
@@ -397,6 +441,15 @@ impl BatonServer {
             note: args.body,
         };
         self.act(args.id, args.project, action).await
+    }
+
+    #[tool(description = "Message an agent, or @all.")]
+    async fn message(&self, Parameters(args): Parameters<MessageArgs>) -> ToolResult {
+        let kind = args.kind.unwrap_or(MessageType::Text);
+        self.respond(args.project.project, move |session| {
+            session.message(&args.to, &args.text, kind, args.summary.as_deref())
+        })
+        .await
     }
 
     #[tool(

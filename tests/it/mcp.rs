@@ -20,7 +20,7 @@ use crate::common::{TestEnv, baton_bin};
 const TOOLS_LIST_LIMIT: usize = 12 * 1024;
 
 /// Every tool the server must offer, and nothing else (no wake registration).
-const TOOLS: [&str; 16] = [
+const TOOLS: [&str; 17] = [
     "agents",
     "answer",
     "approve",
@@ -31,6 +31,7 @@ const TOOLS: [&str; 16] = [
     "done",
     "fail",
     "inbox",
+    "message",
     "reassign",
     "release",
     "request_changes",
@@ -334,6 +335,74 @@ async fn two_servers_walk_a_task_through_its_whole_life() {
         .map(|(actor, action)| (actor.to_string(), action.to_string()))
         .collect();
     assert_eq!(steps, expected);
+
+    // A message, read through the inbox: peeking leaves it unread, reading marks it read.
+    let sent = claude
+        .ok(
+            "message",
+            json!({"to": "codex", "text": "Thanks for the fix\nThe tests read well."}),
+        )
+        .await;
+    assert_eq!(sent["project"], "default");
+    assert_eq!(sent["message"]["from"], "claude");
+    assert_eq!(sent["message"]["to"], "codex");
+    assert_eq!(sent["message"]["type"], "text");
+    assert_eq!(sent["message"]["summary"], "Thanks for the fix");
+    let bodies = |inbox: &Value| -> Vec<String> {
+        inbox["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|message| message["body"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let peeked = codex.ok("inbox", json!({"peek": true})).await;
+    assert_eq!(
+        bodies(&peeked),
+        ["Thanks for the fix\nThe tests read well."]
+    );
+    let read = codex.ok("inbox", json!({})).await;
+    assert_eq!(read["messages"], peeked["messages"]);
+    let again = codex.ok("inbox", json!({})).await;
+    assert_eq!(again["messages"], json!([]));
+    assert_eq!(again, env.run("codex", &["--json", "inbox"]).json());
+
+    // A broadcast reaches everyone but its sender; refusals are the CLI's.
+    codex
+        .ok(
+            "message",
+            json!({"to": "@all", "text": "Release at five", "type": "shutdown_request"}),
+        )
+        .await;
+    let inbox = claude.ok("inbox", json!({"peek": true})).await;
+    assert!(
+        inbox["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|message| message["body"] == "Release at five"
+                && message["type"] == "shutdown_request"),
+        "{inbox}"
+    );
+    let refusal = claude
+        .refused("message", json!({"to": "nobody", "text": "Hello"}))
+        .await;
+    assert_eq!(
+        refusal,
+        env.run("claude", &["msg", "--to", "nobody", "Hello"])
+            .fails(1)
+            .trim_end()
+    );
+    let refusal = claude
+        .refused(
+            "message",
+            json!({"to": "codex", "text": "Hi", "type": "notification"}),
+        )
+        .await;
+    assert!(
+        refusal.starts_with("error: notifications are written by baton itself"),
+        "{refusal}"
+    );
 
     let agents = claude.ok("agents", json!({})).await;
     assert_eq!(agents["project"], "default");

@@ -17,7 +17,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 TOOLS = {
     "agents", "answer", "approve", "ask", "board", "cancel", "claim", "done", "fail",
-    "inbox", "reassign", "release", "request_changes", "review", "send", "show",
+    "inbox", "message", "reassign", "release", "request_changes", "review", "send", "show",
 }
 
 
@@ -117,6 +117,16 @@ async def main(baton):
         ], shown
         board = await ok(codex, "board", all=True)
         assert [t["id"] for t in board["tasks"]] == [1], board
+
+        # A message, read through the inbox (which marks it read).
+        sent = await ok(claude, "message", to="codex", text="Thanks for the fix")
+        assert (sent["message"]["from"], sent["message"]["to"]) == ("claude", "codex"), sent
+        inbox = await ok(codex, "inbox")
+        assert [m["body"] for m in inbox["messages"]] == ["Thanks for the fix"], inbox
+        inbox = await ok(codex, "inbox")
+        assert inbox["messages"] == [], inbox
+        message = await refused(claude, "message", to="nobody", text="Hello")
+        assert message.startswith("error: unknown agent `nobody`"), message
 
         # Isolation: project api is bound to a workspace this process is not in.
         message = await refused(claude, "board", project="api")

@@ -978,6 +978,7 @@ fn the_python_sdk_drives_the_same_scenario() {
         output.status.success(),
         "the Python scenario failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
+    print!("{stdout}");
     assert!(stdout.contains("python scenario: ok"), "{stdout}");
 
     // What the Python clients did is on disk, as the CLI sees it.

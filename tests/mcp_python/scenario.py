@@ -11,6 +11,8 @@ import json
 import os
 import sys
 from contextlib import AsyncExitStack
+from importlib.metadata import version
+from pathlib import Path
 
 import anyio
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
@@ -59,6 +61,15 @@ async def refused(session, tool, **arguments):
     result = await session.call_tool(tool, arguments)
     assert result.is_error, f"{tool} should be refused: {text_of(result)}"
     return text_of(result)
+
+
+def check_pinned_sdk():
+    """The SDK under test is the version requirements.txt pins, not whatever is installed."""
+    requirements = Path(__file__).with_name("requirements.txt").read_text()
+    pinned = next(line.split("==")[1].strip() for line in requirements.splitlines()
+                  if line.startswith("mcp=="))
+    assert version("mcp") == pinned, f"mcp {version('mcp')} is installed, {pinned} is pinned"
+    print(f"python scenario: mcp {pinned}")
 
 
 async def main(baton):
@@ -151,4 +162,5 @@ async def main(baton):
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: scenario.py PATH_TO_BATON")
+    check_pinned_sdk()
     anyio.run(main, sys.argv[1])

@@ -4,8 +4,8 @@
 //!
 //! The identity is fixed when the server starts; the project follows the working directory
 //! or a tool's `project` argument, with the CLI's isolation. A refused action is a tool result
-//! with `isError` and the CLI's `error:`/`hint:` lines, never a protocol error. Registering
-//! agents and wake commands is left to the CLI on purpose.
+//! with `isError` and the CLI's `error:`/`hint:` lines, never a protocol error. Editing agent
+//! records and wake commands is left to the CLI on purpose (SPEC section 8).
 //!
 //! Every agent pays for the `tools/list` answer in context on every session, so descriptions
 //! are short and the argument schemas are kept plain.
@@ -305,11 +305,6 @@ impl BatonServer {
             project,
             tool_router: compact(Self::tool_router()),
         }
-    }
-
-    /// The identity this server acts as.
-    pub fn agent(&self) -> &str {
-        &self.agent
     }
 
     #[tool(description = "Start here: tasks waiting for you and unread messages (marked read).")]

@@ -31,8 +31,9 @@ use serde_json::Value;
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
-use crate::mail::MessageType;
-use crate::session::{BoardFilter, Hub, NewTask, Request, Session};
+use crate::mail::{Delivery, MessageType};
+use crate::session::{BoardFilter, Handover, Hub, NewTask, Request, Session};
+use crate::wake::{self, WakeOptions, WakeOutcome};
 
 /// The MCP server of one identity.
 #[derive(Debug, Clone)]
@@ -42,7 +43,16 @@ pub struct BatonServer {
     /// The project of calls that name none (`baton mcp --project ID`); else the working
     /// directory decides.
     project: Option<String>,
+    wake: Wake,
     tool_router: ToolRouter<Self>,
+}
+
+/// How the server wakes and notifies whoever its changes hand work to, as the CLI does.
+#[derive(Debug, Clone)]
+pub struct Wake {
+    pub options: WakeOptions,
+    /// Told each outcome; `baton mcp` writes the CLI's line for it to stderr.
+    pub report: fn(&WakeOutcome),
 }
 
 /// A task number as an argument: `12`, or the `"T-12"` a model copies from a listing.
@@ -298,11 +308,12 @@ type ToolResult = std::result::Result<CallToolResult, ErrorData>;
 #[tool_router]
 impl BatonServer {
     /// A server acting as `agent` (a checked name) on the hub.
-    pub fn new(hub: Hub, agent: String, project: Option<String>) -> Self {
+    pub fn new(hub: Hub, agent: String, project: Option<String>, wake: Wake) -> Self {
         BatonServer {
             hub,
             agent,
             project,
+            wake,
             tool_router: compact(Self::tool_router()),
         }
     }
@@ -359,8 +370,13 @@ impl BatonServer {
             review: args.review,
             reviewer: args.reviewer.filter(|reviewer| !reviewer.is_empty()),
         };
-        self.respond(args.project.project, move |session| session.send(new))
-            .await
+        let wake = self.wake.clone();
+        self.respond(args.project.project, move |session| {
+            let changed = session.send(new)?;
+            wake.after_change(&session.hub, &changed.handovers, &changed.notifications);
+            Ok(changed)
+        })
+        .await
     }
 
     #[tool(description = "Start work on a task assigned to you.")]
@@ -441,8 +457,11 @@ impl BatonServer {
     #[tool(description = "Message an agent, or @all.")]
     async fn message(&self, Parameters(args): Parameters<MessageArgs>) -> ToolResult {
         let kind = args.kind.unwrap_or(MessageType::Text);
+        let wake = self.wake.clone();
         self.respond(args.project.project, move |session| {
-            session.message(&args.to, &args.text, kind, args.summary.as_deref())
+            let sent = session.message(&args.to, &args.text, kind, args.summary.as_deref())?;
+            wake.after_change(&session.hub, &[], &sent.deliveries);
+            Ok(sent)
         })
         .await
     }
@@ -463,8 +482,13 @@ impl BatonServer {
         project: ProjectArgs,
         action: Action,
     ) -> ToolResult {
-        self.respond(project.project, move |session| session.act(id, action))
-            .await
+        let wake = self.wake.clone();
+        self.respond(project.project, move |session| {
+            let changed = session.act(id, action)?;
+            wake.after_change(&session.hub, &changed.handovers, &changed.notifications);
+            Ok(changed)
+        })
+        .await
     }
 
     /// Runs `operation` in a session of this identity; the result is the CLI's `--json`.
@@ -547,6 +571,19 @@ impl ServerHandler for BatonServer {
                  Call `inbox` first and act on each task in it; ids are task numbers.",
                 self.agent
             ))
+    }
+}
+
+impl Wake {
+    /// Wakes and notifies the receivers of a change that was made; the change stands
+    /// whatever becomes of this.
+    fn after_change(&self, hub: &Hub, handovers: &[Handover], deliveries: &[Delivery]) {
+        if handovers.is_empty() && deliveries.is_empty() {
+            return;
+        }
+        for outcome in wake::after_change(hub, handovers, deliveries, &self.options) {
+            (self.report)(&outcome);
+        }
     }
 }
 
@@ -745,7 +782,15 @@ mod tests {
                 on_wait: |_| {},
             },
         );
-        let server = BatonServer::new(hub, "claude".into(), None);
+        let wake = Wake {
+            options: WakeOptions {
+                wake: false,
+                notify: false,
+                program: None,
+            },
+            report: |_| {},
+        };
+        let server = BatonServer::new(hub, "claude".into(), None, wake);
         let tools = server.tool_router.list_all();
         assert!(!tools.is_empty());
         for tool in tools {

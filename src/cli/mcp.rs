@@ -6,8 +6,9 @@ use rmcp::service::ServerInitializeError;
 use rmcp::transport::async_rw::AsyncRwTransport;
 
 use baton::error::Error;
-use baton::mcp::{BatonServer, PreInitializeFilter};
+use baton::mcp::{BatonServer, PreInitializeFilter, Wake};
 use baton::names::{self, NameKind};
+use baton::wake::WakeOptions;
 
 use super::Context;
 
@@ -21,7 +22,17 @@ pub fn run(context: &Context) -> Result<i32, Error> {
         ));
     };
     names::check(NameKind::Agent, &agent)?;
-    let server = BatonServer::new(context.hub.clone(), agent, context.global.project.clone());
+    // Whoever a tool hands work to is woken as by the CLI; `baton mcp --no-wake` turns it off.
+    let wake = Wake {
+        options: WakeOptions::from_environment(context.global.no_wake),
+        report: |outcome| eprintln!("{}", super::wake::describe(outcome)),
+    };
+    let server = BatonServer::new(
+        context.hub.clone(),
+        agent,
+        context.global.project.clone(),
+        wake,
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -84,7 +84,8 @@ pub fn after_change(context: &Context, handovers: &[Handover], deliveries: &[Del
     }
 }
 
-fn describe(outcome: &WakeOutcome) -> String {
+/// The line the CLI (and `baton mcp`, on stderr) writes about a wake.
+pub fn describe(outcome: &WakeOutcome) -> String {
     match outcome {
         WakeOutcome::Started { agent, log, .. } => {
             format!("woke {agent} (log: {})", log.display())

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
 use rmcp::service::RunningService;
@@ -72,7 +72,7 @@ impl Server {
     async fn start_quiet(
         command: Command,
         lifecycle: ClientLifecycleMode,
-        stderr: Stdio,
+        stderr: impl Into<Stdio>,
     ) -> Server {
         let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(command))
             .stderr(stderr)
@@ -628,6 +628,97 @@ async fn the_identity_can_come_from_the_environment() {
     let inbox = gemini.ok("inbox", json!({})).await;
     assert_eq!(inbox["agent"], "gemini");
     gemini.stop().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn work_handed_over_through_mcp_wakes_the_receiver() {
+    let env = TestEnv::new();
+    let work = env.work();
+    env.run(
+        "",
+        &[
+            "project",
+            "init",
+            "--name",
+            "app",
+            "--workspace",
+            work.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    // The stand-in agent of tests/it/wake.rs: it claims and completes what it finds.
+    let fake_agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fake-agent.sh");
+    env.run(
+        "",
+        &[
+            "agent",
+            "add",
+            "worker",
+            "--wake",
+            "--",
+            "bash",
+            fake_agent.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let record = env.root.path().join("fake-agent.record");
+    let start = |extra: &[&str], stderr: &Path| {
+        let mut command = mcp_command(&env, &work, "lead", extra);
+        // The woken agent inherits these through the supervisor the server starts.
+        command
+            .env("FAKE_AGENT_RECORD", &record)
+            .env("BATON_BIN", baton_bin());
+        let stderr = std::fs::File::create(stderr).unwrap();
+        Server::start_quiet(command, ClientLifecycleMode::Initialize, stderr)
+    };
+
+    // With --no-wake the server hands work over without waking anyone.
+    let quiet_log = env.root.path().join("quiet.stderr");
+    let quiet = start(&["--no-wake"], &quiet_log).await;
+    quiet
+        .ok("send", json!({"to": "worker", "subject": "Not yet"}))
+        .await;
+    quiet.stop().await;
+    let said = std::fs::read_to_string(&quiet_log).unwrap();
+    assert!(!said.contains("woke"), "{said}");
+    assert_eq!(env.board("app")["tasks"][0]["status"], "pending");
+
+    // Without it, handing over work starts the receiver's wake command, which does it all.
+    let log = env.root.path().join("lead.stderr");
+    let lead = start(&[], &log).await;
+    let sent = lead
+        .ok("send", json!({"to": "worker", "subject": "Now"}))
+        .await;
+    assert_eq!(sent["task"]["id"], 2);
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(said.contains("woke worker (log: "), "{said}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let statuses: Vec<String> = env.board("app")["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|task| task["status"].as_str().unwrap().to_string())
+            .collect();
+        // Done once the tasks are, and the supervisor has ended (it leaves the home alone).
+        let wake_log =
+            std::fs::read_to_string(env.home().join("wake/worker.log")).unwrap_or_default();
+        if statuses == ["completed", "completed"] && wake_log.contains("supervisor of worker ends")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the woken agent did not finish: {statuses:?}\n{}",
+            std::fs::read_to_string(&record).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let shown = lead.ok("show", json!({"id": 2})).await;
+    assert_eq!(shown["result"], "done by worker");
+    let record = std::fs::read_to_string(&record).unwrap();
+    assert!(record.contains("agent=worker"), "{record}");
+    lead.stop().await;
 }
 
 #[test]

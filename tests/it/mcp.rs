@@ -1031,6 +1031,11 @@ async fn eight_servers_on_one_board_lose_nothing() {
 fn the_python_sdk_drives_the_same_scenario() {
     let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
     else {
+        // CI must run it: a CI run that forgot the install step fails here, loudly.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install the Python client"
+        );
         eprintln!(
             "NOT RUN: the Python MCP client scenario needs BATON_TEST_PYTHON=<venv>/bin/python \
              with tests/mcp_python/requirements.txt installed (.ci/run sets it)"

@@ -29,6 +29,8 @@ pub mod project;
 pub mod registry;
 /// An identity acting in a project: the operations every face calls.
 pub mod session;
+/// Wiring agent clients (Claude Code, Codex, Gemini CLI, opencode) to baton, and back.
+pub mod setup;
 /// Locks, atomic writes, paths and the board's read-change-write.
 pub mod store;
 /// Timestamps and the clock.

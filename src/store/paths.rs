@@ -94,4 +94,14 @@ impl Home {
     pub fn wake_log(&self, agent: &str) -> PathBuf {
         self.wake_dir().join(format!("{agent}.log"))
     }
+
+    /// What `baton setup` created around its entries in the clients' files, so uninstall can
+    /// remove exactly that.
+    pub fn setup_manifest(&self) -> PathBuf {
+        self.root.join("setup.json")
+    }
+
+    pub fn setup_lock(&self) -> PathBuf {
+        self.root.join("setup.lock")
+    }
 }

@@ -1,0 +1,67 @@
+//! Claude Code: the MCP server in `~/.claude.json` (user scope), hooks in
+//! `~/.claude/settings.json`, and a skill in `~/.claude/skills/baton/`. With
+//! `CLAUDE_CONFIG_DIR` set, all three live in that directory instead (`.claude.json` too).
+
+use jsonc_parser::cst::CstInputValue;
+
+use super::command::{HookEvent, Launch};
+use super::json::{object, string_map, strings};
+use super::{Environment, HookSlot, InstructionSlot, Layout, ServerSlot};
+
+/// Seconds Claude Code gives a hook before it gives up on it.
+const HOOK_TIMEOUT_SECONDS: u64 = 10;
+
+pub(super) fn layout(env: &Environment) -> Layout {
+    let (config_dir, state_file) = match &env.claude_config_dir {
+        Some(dir) => (dir.clone(), dir.join(".claude.json")),
+        None => (env.home.join(".claude"), env.home.join(".claude.json")),
+    };
+    Layout {
+        server: ServerSlot::Json {
+            file: state_file,
+            container: "mcpServers",
+            entry: server_entry,
+            args_key: "args",
+        },
+        hooks: Some(HookSlot {
+            file: config_dir.join("settings.json"),
+            events: [
+                (HookEvent::SessionStart, "SessionStart"),
+                (HookEvent::Prompt, "UserPromptSubmit"),
+                (HookEvent::Stop, "Stop"),
+            ],
+            group: hook_group,
+        }),
+        instructions: InstructionSlot::Skill(config_dir.join("skills/baton/SKILL.md")),
+        config_dir,
+        notes: Vec::new(),
+    }
+}
+
+fn server_entry(launch: &Launch) -> CstInputValue {
+    let mut members = vec![
+        ("type", "stdio".into()),
+        ("command", launch.baton.display().to_string().into()),
+        ("args", strings(&launch.mcp_args())),
+    ];
+    let env = launch.mcp_env();
+    if !env.is_empty() {
+        members.push(("env", string_map(env)));
+    }
+    object(members)
+}
+
+/// A matcher group with no matcher: it runs for every source of the event.
+fn hook_group(launch: &Launch, event: HookEvent) -> CstInputValue {
+    object(vec![(
+        "hooks",
+        CstInputValue::Array(vec![object(vec![
+            ("type", "command".into()),
+            (
+                "command",
+                launch.hook_command(event, super::Client::Claude).into(),
+            ),
+            ("timeout", HOOK_TIMEOUT_SECONDS.into()),
+        ])]),
+    )])
+}

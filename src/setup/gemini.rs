@@ -1,0 +1,67 @@
+//! Gemini CLI: the MCP server and the hooks both in `~/.gemini/settings.json` (hook timeouts
+//! in milliseconds), and a block in `~/.gemini/GEMINI.md`. `GEMINI_CLI_HOME` moves `.gemini`.
+
+use jsonc_parser::cst::CstInputValue;
+
+use super::command::{HookEvent, Launch};
+use super::json::{object, string_map, strings};
+use super::{Client, Environment, HookSlot, InstructionSlot, Layout, ServerSlot};
+
+/// Milliseconds Gemini CLI gives a hook.
+const HOOK_TIMEOUT_MILLISECONDS: u64 = 10_000;
+
+pub(super) fn layout(env: &Environment) -> Layout {
+    let config_dir = env
+        .gemini_cli_home
+        .as_ref()
+        .unwrap_or(&env.home)
+        .join(".gemini");
+    let settings = config_dir.join("settings.json");
+    Layout {
+        server: ServerSlot::Json {
+            file: settings.clone(),
+            container: "mcpServers",
+            entry: server_entry,
+            args_key: "args",
+        },
+        hooks: Some(HookSlot {
+            file: settings,
+            events: [
+                (HookEvent::SessionStart, "SessionStart"),
+                (HookEvent::Prompt, "BeforeAgent"),
+                (HookEvent::Stop, "AfterAgent"),
+            ],
+            group: hook_group,
+        }),
+        instructions: InstructionSlot::Block(config_dir.join("GEMINI.md")),
+        config_dir,
+        notes: Vec::new(),
+    }
+}
+
+/// `trust` spares the user a confirmation for every baton tool call: the server is baton's
+/// own and only touches the board.
+fn server_entry(launch: &Launch) -> CstInputValue {
+    let mut members = vec![
+        ("command", launch.baton.display().to_string().into()),
+        ("args", strings(&launch.mcp_args())),
+    ];
+    let env = launch.mcp_env();
+    if !env.is_empty() {
+        members.push(("env", string_map(env)));
+    }
+    members.push(("trust", true.into()));
+    object(members)
+}
+
+fn hook_group(launch: &Launch, event: HookEvent) -> CstInputValue {
+    object(vec![(
+        "hooks",
+        CstInputValue::Array(vec![object(vec![
+            ("type", "command".into()),
+            ("name", format!("baton {}", event.name()).into()),
+            ("command", launch.hook_command(event, Client::Gemini).into()),
+            ("timeout", HOOK_TIMEOUT_MILLISECONDS.into()),
+        ])]),
+    )])
+}

@@ -1,0 +1,1118 @@
+//! `baton setup`: wires agent clients (Claude Code, Codex, Gemini CLI, opencode) to baton.
+//!
+//! For each client setup registers the agent, adds `baton mcp` to the client's MCP servers,
+//! wires the session-start, prompt and stop hooks where the client has shell hooks, and
+//! installs the short instructions the client reads. Everything is computed before anything
+//! is written: the clients' files become a list of [`FileEdit`]s (the text now, the text
+//! wanted, and why), which a dry run only shows and [`run`] writes.
+//!
+//! Edits touch only baton's own entries and keep every other byte: JSON and JSONC through a
+//! concrete syntax tree, TOML through `toml_edit`, Markdown as a marked block. What setup adds
+//! is recognisable on sight (the server key `baton`, hook commands running `baton … hook`,
+//! the `<!-- baton:start -->` block, `skills/baton/`), so running it again changes nothing
+//! and uninstall finds it all. What setup created around its entries (a file, a directory,
+//! an `mcpServers` object that was not there) is remembered in `$BATON_HOME/setup.json`, so
+//! uninstall removes that too and gives a file back byte for byte; without that record,
+//! uninstall still removes every entry and leaves the emptied containers.
+//!
+//! Before setup changes a file the user had, it copies it to
+//! `<file>.baton-backup-<UTC time>`, one copy per run that changes the file. Files wholly
+//! setup's own (the skill) get no copy. Symbolic links are written through, and a file
+//! keeps its permissions.
+
+mod claude;
+mod codex;
+pub mod command;
+pub mod diff;
+mod gemini;
+mod instructions;
+mod json;
+mod manifest;
+mod opencode;
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs;
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use jsonc_parser::cst::CstInputValue;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::names::{self, NameKind};
+use crate::registry;
+use crate::store::lock::{FileLock, LockPolicy};
+use crate::store::paths::Home;
+use crate::store::{StoreError, atomic};
+use crate::time::Timestamp;
+
+pub use command::{HookEvent, Launch};
+use json::{Document, KeyPath, Outcome};
+use manifest::Manifest;
+
+/// An agent client setup knows how to wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Client {
+    Claude,
+    Codex,
+    Gemini,
+    Opencode,
+}
+
+impl Client {
+    pub const ALL: [Client; 4] = [
+        Client::Claude,
+        Client::Codex,
+        Client::Gemini,
+        Client::Opencode,
+    ];
+
+    /// The client's name, which is also its program's name and the default agent name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::Claude => "claude",
+            Client::Codex => "codex",
+            Client::Gemini => "gemini",
+            Client::Opencode => "opencode",
+        }
+    }
+
+    /// What the agent is registered as good at until the user says otherwise.
+    pub fn default_strengths(self) -> &'static str {
+        match self {
+            Client::Claude => "careful multi-file changes, refactoring, code review, tests",
+            Client::Codex => "focused implementation, debugging, shell and build work",
+            Client::Gemini => "reading large codebases, research, long documents, summaries",
+            Client::Opencode => "general coding with the model provider of your choice",
+        }
+    }
+
+    /// The headless command that wakes the agent; the supervisor appends the prompt as the
+    /// last argument.
+    pub fn wake_command(self) -> Vec<String> {
+        let words: &[&str] = match self {
+            Client::Claude => &[
+                "claude",
+                "-p",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "mcp__baton",
+            ],
+            Client::Codex => &[
+                "codex",
+                "exec",
+                "--skip-git-repo-check",
+                "-s",
+                "workspace-write",
+            ],
+            Client::Gemini => &["gemini", "--approval-mode", "auto_edit", "-p"],
+            Client::Opencode => &["opencode", "run"],
+        };
+        words.iter().map(|word| word.to_string()).collect()
+    }
+
+    fn layout(self, env: &Environment) -> Layout {
+        match self {
+            Client::Claude => claude::layout(env),
+            Client::Codex => codex::layout(env),
+            Client::Gemini => gemini::layout(env),
+            Client::Opencode => opencode::layout(env),
+        }
+    }
+}
+
+impl fmt::Display for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Client {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Client> {
+        Client::ALL
+            .into_iter()
+            .find(|client| client.name() == text.trim().to_ascii_lowercase())
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "unknown client `{text}`; baton can set up claude, codex, gemini, opencode"
+                ))
+            })
+    }
+}
+
+/// Where the clients keep their files, from the variables they honour. Read once from the
+/// process environment by the CLI; tests build it directly.
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    pub home: PathBuf,
+    /// `CLAUDE_CONFIG_DIR`: Claude Code's `.claude.json`, settings and skills live there.
+    pub claude_config_dir: Option<PathBuf>,
+    /// `CODEX_HOME` (default `~/.codex`).
+    pub codex_home: Option<PathBuf>,
+    /// `GEMINI_CLI_HOME`: the directory that holds `.gemini` instead of the home directory.
+    pub gemini_cli_home: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME` (default `~/.config`), for opencode.
+    pub xdg_config_home: Option<PathBuf>,
+    /// `PATH`, to find the clients' programs.
+    pub path: Option<OsString>,
+}
+
+impl Environment {
+    /// The environment of this process; `None` without a home directory.
+    pub fn from_process() -> Option<Environment> {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        };
+        let home = var("HOME")
+            .or_else(|| directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf()))?;
+        Some(Environment {
+            home,
+            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            codex_home: var("CODEX_HOME"),
+            gemini_cli_home: var("GEMINI_CLI_HOME"),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
+            path: std::env::var_os("PATH"),
+        })
+    }
+
+    /// The executable `program` on `PATH`, if there is one.
+    pub fn find_program(&self, program: &str) -> Option<PathBuf> {
+        let path = self.path.as_ref()?;
+        std::env::split_paths(path)
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .map(|dir| dir.join(program))
+            .find(|candidate| {
+                fs::metadata(candidate)
+                    .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+            })
+    }
+}
+
+/// Where one client keeps the things setup wires (built by each client's module).
+struct Layout {
+    /// The client's configuration directory: its existence means the client is used here.
+    config_dir: PathBuf,
+    server: ServerSlot,
+    hooks: Option<HookSlot>,
+    instructions: InstructionSlot,
+    /// Told to the user when setup changes something for this client.
+    notes: Vec<String>,
+}
+
+enum ServerSlot {
+    /// `container.baton` in a JSON file.
+    Json {
+        file: PathBuf,
+        container: &'static str,
+        entry: fn(&Launch) -> CstInputValue,
+        /// Where in the entry the argument list is (`args`, or opencode's `command`).
+        args_key: &'static str,
+    },
+    /// `[mcp_servers.baton]` in Codex's config.toml.
+    Toml { file: PathBuf },
+}
+
+struct HookSlot {
+    /// A JSON file with a `hooks` object of events, each a list of matcher groups.
+    file: PathBuf,
+    /// baton's events and the client's names for them.
+    events: [(HookEvent, &'static str); 3],
+    /// The matcher group for one event.
+    group: fn(&Launch, HookEvent) -> CstInputValue,
+}
+
+enum InstructionSlot {
+    /// A skill file wholly setup's own, in a directory of its own.
+    Skill(PathBuf),
+    /// A marked block in a Markdown file the client reads.
+    Block(PathBuf),
+}
+
+/// The key of baton's MCP server in every client's configuration.
+pub const SERVER_NAME: &str = "baton";
+
+/// What setup is asked to do.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Wire the clients. `agent` is the name to register (default: the client's name).
+    Install {
+        agent: Option<String>,
+        baton: PathBuf,
+        hub_home: Option<PathBuf>,
+    },
+    /// Remove what setup added.
+    Uninstall,
+}
+
+/// One file's change.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileEdit {
+    pub path: PathBuf,
+    /// The text now; `None` when the file does not exist.
+    #[serde(skip)]
+    pub before: Option<String>,
+    /// The text wanted; `None` to delete the file.
+    #[serde(skip)]
+    pub after: Option<String>,
+    /// What changes, one line each.
+    pub changes: Vec<String>,
+    /// Where the previous contents were copied, once written.
+    pub backup: Option<PathBuf>,
+    #[serde(skip)]
+    format: Format,
+    #[serde(skip)]
+    created_keys: Vec<KeyPath>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Json,
+    Toml,
+    Markdown,
+    /// A file whose whole content is setup's (the skill).
+    Owned,
+}
+
+/// What a file edit does, as the user sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileAction {
+    Create,
+    Edit,
+    Delete,
+}
+
+impl FileEdit {
+    fn read(path: &Path, format: Format) -> Result<FileEdit> {
+        let before = read_text(path)?;
+        Ok(FileEdit {
+            path: path.to_path_buf(),
+            after: before.clone(),
+            before,
+            changes: Vec::new(),
+            backup: None,
+            format,
+            created_keys: Vec::new(),
+        })
+    }
+
+    pub fn is_change(&self) -> bool {
+        self.before != self.after
+    }
+
+    pub fn action(&self) -> FileAction {
+        match (&self.before, &self.after) {
+            (None, _) => FileAction::Create,
+            (Some(_), None) => FileAction::Delete,
+            (Some(_), Some(_)) => FileAction::Edit,
+        }
+    }
+
+    /// The changed lines, for a dry run.
+    pub fn diff(&self) -> Vec<diff::DiffLine> {
+        diff::diff_lines(
+            self.before.as_deref().unwrap_or(""),
+            self.after.as_deref().unwrap_or(""),
+        )
+    }
+
+    fn document(&self) -> Result<Document> {
+        Document::parse(&self.path, self.after.as_deref())
+    }
+}
+
+/// Everything setup will do (or did) for one client.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientPlan {
+    pub client: Client,
+    /// The agent wired to the client (for uninstall: the one found wired, if any).
+    pub agent: Option<String>,
+    /// Files that change; unchanged files are left out.
+    pub files: Vec<FileEdit>,
+    /// Changes to the agent's registry record, one line each.
+    pub registry: Vec<String>,
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    registration: Option<Registration>,
+}
+
+impl ClientPlan {
+    /// True when there is nothing to change.
+    pub fn is_unchanged(&self) -> bool {
+        self.files.is_empty() && self.registry.is_empty()
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Registration {
+    Wire { agent: String, client: Client },
+    Unwire { agent: String, client: Client },
+}
+
+/// Plans (with `dry_run`, only plans) and carries out `action` for `clients`, under the
+/// setup lock. Returns what changed, client by client.
+pub fn run(
+    hub: &Home,
+    lock: LockPolicy,
+    env: &Environment,
+    clients: &[Client],
+    action: &Action,
+    dry_run: bool,
+    now: Timestamp,
+) -> Result<Vec<ClientPlan>> {
+    if let Action::Install {
+        agent: Some(agent), ..
+    } = action
+    {
+        names::check(NameKind::Agent, agent)?;
+        if clients.len() > 1 {
+            return Err(Error::invalid_with_hint(
+                format!(
+                    "--as {agent} names one agent, but {} clients were asked for",
+                    clients.len()
+                ),
+                "each client is its own agent: set them up one at a time with --client and --as",
+            ));
+        }
+    }
+    if dry_run {
+        let manifest = Manifest::load(hub)?;
+        return clients
+            .iter()
+            .map(|client| plan(hub, env, &manifest, *client, action))
+            .collect();
+    }
+    let _guard = FileLock::acquire(&hub.setup_lock(), "the setup lock", lock)?;
+    let mut manifest = Manifest::load(hub)?;
+    let mut done = Vec::new();
+    for client in clients {
+        done.push(carry_out(
+            hub,
+            lock,
+            env,
+            &mut manifest,
+            *client,
+            action,
+            now,
+        )?);
+    }
+    Ok(done)
+}
+
+/// How often a client's plan is made again when the client rewrites its file meanwhile
+/// (Claude Code writes `.claude.json` while it runs).
+const ATTEMPTS: usize = 3;
+
+fn carry_out(
+    hub: &Home,
+    lock: LockPolicy,
+    env: &Environment,
+    manifest: &mut Manifest,
+    client: Client,
+    action: &Action,
+    now: Timestamp,
+) -> Result<ClientPlan> {
+    for _ in 0..ATTEMPTS {
+        let mut plan = plan(hub, env, manifest, client, action)?;
+        let mut is_current = true;
+        for edit in &plan.files {
+            is_current &= read_text(&edit.path)? == edit.before;
+        }
+        if !is_current {
+            continue;
+        }
+        let mut emptied_dirs = Vec::new();
+        for edit in &mut plan.files {
+            write_edit(edit, manifest, &mut emptied_dirs, action, now)?;
+        }
+        // Deepest first, so a directory is empty by the time its parent is tried.
+        emptied_dirs.sort_by_key(|dir| std::cmp::Reverse(dir.components().count()));
+        for dir in emptied_dirs {
+            // Not empty means someone else put something there: it stays.
+            let _ = fs::remove_dir(&dir);
+        }
+        manifest.save(hub)?;
+        if let Some(registration) = &plan.registration {
+            register(hub, lock, now, registration)?;
+        }
+        return Ok(plan);
+    }
+    Err(Error::invalid_with_hint(
+        format!("{client} kept changing its files while setup was editing them"),
+        format!("quit {client} and run `baton setup` again"),
+    ))
+}
+
+/// Backs up, writes (or deletes) one file and keeps the manifest in step.
+fn write_edit(
+    edit: &mut FileEdit,
+    manifest: &mut Manifest,
+    emptied_dirs: &mut Vec<PathBuf>,
+    action: &Action,
+    now: Timestamp,
+) -> Result<()> {
+    let record = manifest.record(&edit.path).cloned().unwrap_or_default();
+    let is_setups_own = edit.format == Format::Owned
+        || (edit.after.is_none() && record.created_file)
+        || edit.before.is_none();
+    if !is_setups_own {
+        edit.backup = Some(back_up(&edit.path, now)?);
+    }
+    match &edit.after {
+        Some(text) => {
+            let mode = if edit.format == Format::Json || edit.format == Format::Toml {
+                0o600
+            } else {
+                0o644
+            };
+            let created_dirs = write_file(&edit.path, text, mode)?;
+            if matches!(action, Action::Install { .. }) {
+                manifest.remember(
+                    &edit.path,
+                    edit.before.is_none(),
+                    &edit.created_keys,
+                    &created_dirs,
+                );
+            }
+        }
+        None => {
+            fs::remove_file(&edit.path).map_err(StoreError::io(&edit.path))?;
+            if let Some(record) = manifest.forget(&edit.path) {
+                emptied_dirs.extend(record.created_dirs);
+            }
+            // The skill's own directory goes with it.
+            if edit.format == Format::Owned
+                && let Some(dir) = edit.path.parent()
+            {
+                emptied_dirs.push(dir.to_path_buf());
+            }
+        }
+    }
+    if matches!(action, Action::Uninstall) && edit.after.is_some() {
+        manifest.forget(&edit.path);
+    }
+    Ok(())
+}
+
+/// Computes what `action` changes for `client`, reading but writing nothing.
+fn plan(
+    hub: &Home,
+    env: &Environment,
+    manifest: &Manifest,
+    client: Client,
+    action: &Action,
+) -> Result<ClientPlan> {
+    let layout = client.layout(env);
+    let mut staging = Staging::default();
+    let (agent, registration) = match action {
+        Action::Install {
+            agent,
+            baton,
+            hub_home,
+        } => {
+            let agent = agent.clone().unwrap_or_else(|| client.name().to_string());
+            let launch = Launch {
+                baton: baton.clone(),
+                agent: agent.clone(),
+                hub_home: hub_home.clone(),
+            };
+            install(&layout, client, &launch, &mut staging)?;
+            let registration = Registration::Wire {
+                agent: agent.clone(),
+                client,
+            };
+            (Some(agent), Some(registration))
+        }
+        Action::Uninstall => {
+            let (_, agent) = wired_server(&layout)?;
+            uninstall(&layout, manifest, &mut staging)?;
+            let registration = agent
+                .clone()
+                .map(|agent| Registration::Unwire { agent, client });
+            (agent, registration)
+        }
+    };
+    let registry = match &registration {
+        Some(registration) => describe_registration(hub, registration)?,
+        None => Vec::new(),
+    };
+    let files: Vec<FileEdit> = staging
+        .edits
+        .into_iter()
+        .filter(FileEdit::is_change)
+        .collect();
+    let notes = if files.is_empty() || matches!(action, Action::Uninstall) {
+        Vec::new()
+    } else {
+        layout.notes
+    };
+    Ok(ClientPlan {
+        client,
+        agent,
+        files,
+        registry,
+        notes,
+        registration,
+    })
+}
+
+/// The files of one plan, each read once however many things change in it.
+#[derive(Default)]
+struct Staging {
+    edits: Vec<FileEdit>,
+}
+
+impl Staging {
+    fn file(&mut self, path: &Path, format: Format) -> Result<&mut FileEdit> {
+        let index = match self.edits.iter().position(|edit| edit.path == path) {
+            Some(index) => index,
+            None => {
+                self.edits.push(FileEdit::read(path, format)?);
+                self.edits.len() - 1
+            }
+        };
+        Ok(&mut self.edits[index])
+    }
+}
+
+fn describe_outcome(outcome: Outcome, what: String) -> Option<String> {
+    match outcome {
+        Outcome::Added => Some(format!("add {what}")),
+        Outcome::Updated => Some(format!("update {what}")),
+        Outcome::Unchanged => None,
+    }
+}
+
+fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Staging) -> Result<()> {
+    match &layout.server {
+        ServerSlot::Json {
+            file,
+            container,
+            entry,
+            ..
+        } => {
+            let edit = staging.file(file, Format::Json)?;
+            let document = edit.document()?;
+            let outcome = document.set_entry(
+                container,
+                SERVER_NAME,
+                entry(launch),
+                &mut edit.created_keys,
+            )?;
+            if let Some(change) = describe_outcome(
+                outcome,
+                format!(
+                    "MCP server {container}.{SERVER_NAME}: {}",
+                    server_line(launch)
+                ),
+            ) {
+                edit.changes.push(change);
+                edit.after = Some(document.text());
+            }
+        }
+        ServerSlot::Toml { file } => {
+            let edit = staging.file(file, Format::Toml)?;
+            let (text, outcome, created) =
+                codex::set_server(&edit.path, edit.after.as_deref(), launch)?;
+            if let Some(change) = describe_outcome(
+                outcome,
+                format!(
+                    "MCP server [mcp_servers.{SERVER_NAME}]: {}",
+                    server_line(launch)
+                ),
+            ) {
+                edit.changes.push(change);
+                edit.created_keys.extend(created);
+                edit.after = Some(text);
+            }
+        }
+    }
+    if let Some(hooks) = &layout.hooks {
+        let edit = staging.file(&hooks.file, Format::Json)?;
+        let document = edit.document()?;
+        for (event, client_event) in hooks.events {
+            let outcome = document.set_hook(
+                "hooks",
+                client_event,
+                (hooks.group)(launch, event),
+                &mut edit.created_keys,
+            )?;
+            if let Some(change) = describe_outcome(
+                outcome,
+                format!(
+                    "hook {client_event}: {}",
+                    launch.hook_command(event, client)
+                ),
+            ) {
+                edit.changes.push(change);
+            }
+        }
+        edit.after = Some(document.text());
+    }
+    match &layout.instructions {
+        InstructionSlot::Skill(path) => {
+            let edit = staging.file(path, Format::Owned)?;
+            let text = instructions::skill(&launch.agent);
+            if edit.after.as_deref() != Some(&text) {
+                edit.changes.push(if edit.before.is_none() {
+                    "add the baton skill".to_string()
+                } else {
+                    "update the baton skill".to_string()
+                });
+                edit.after = Some(text);
+            }
+        }
+        InstructionSlot::Block(path) => {
+            let edit = staging.file(path, Format::Markdown)?;
+            let text = instructions::with_block(
+                edit.after.as_deref(),
+                &instructions::guide(&launch.agent),
+            );
+            if edit.after.as_deref() != Some(&text) {
+                let verb = if edit.before.as_deref().is_some_and(instructions::has_block) {
+                    "update"
+                } else {
+                    "add"
+                };
+                edit.changes
+                    .push(format!("{verb} the baton instructions block"));
+                edit.after = Some(text);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn server_line(launch: &Launch) -> String {
+    let mut words = vec![command::shell_quote(&launch.baton.display().to_string())];
+    words.extend(launch.mcp_args());
+    words.join(" ")
+}
+
+fn uninstall(layout: &Layout, manifest: &Manifest, staging: &mut Staging) -> Result<()> {
+    match &layout.server {
+        ServerSlot::Json {
+            file, container, ..
+        } => {
+            let edit = staging.file(file, Format::Json)?;
+            let document = edit.document()?;
+            if document.remove_entry(container, SERVER_NAME) {
+                edit.changes
+                    .push(format!("remove MCP server {container}.{SERVER_NAME}"));
+                edit.after = Some(document.text());
+            }
+        }
+        ServerSlot::Toml { file } => {
+            let edit = staging.file(file, Format::Toml)?;
+            if let Some(text) = codex::remove_server(&edit.path, edit.after.as_deref())? {
+                edit.changes
+                    .push(format!("remove MCP server [mcp_servers.{SERVER_NAME}]"));
+                edit.after = Some(text);
+            }
+        }
+    }
+    if let Some(hooks) = &layout.hooks {
+        let edit = staging.file(&hooks.file, Format::Json)?;
+        let document = edit.document()?;
+        let events = document.remove_hooks("hooks");
+        if !events.is_empty() {
+            edit.changes
+                .push(format!("remove baton hooks: {}", events.join(", ")));
+            edit.after = Some(document.text());
+        }
+    }
+    match &layout.instructions {
+        InstructionSlot::Skill(path) => {
+            let edit = staging.file(path, Format::Owned)?;
+            if edit.before.is_some() {
+                edit.changes.push("remove the baton skill".to_string());
+                edit.after = None;
+            }
+        }
+        InstructionSlot::Block(path) => {
+            let edit = staging.file(path, Format::Markdown)?;
+            if let Some(text) = edit.after.as_deref().and_then(instructions::without_block) {
+                edit.changes
+                    .push("remove the baton instructions block".to_string());
+                edit.after = Some(text);
+            }
+        }
+    }
+    // What setup created around its entries goes once they are gone, if nothing else moved in.
+    for edit in staging.edits.iter_mut().filter(|edit| edit.is_change()) {
+        let Some(record) = manifest.record(&edit.path) else {
+            continue;
+        };
+        let Some(text) = edit.after.clone() else {
+            continue;
+        };
+        let mut keys = record.created_keys.clone();
+        keys.sort_by_key(|key| std::cmp::Reverse(key.len()));
+        let (text, is_empty) = match edit.format {
+            Format::Json => {
+                let document = Document::parse(&edit.path, Some(&text))?;
+                for key in &keys {
+                    document.prune(key);
+                }
+                (document.text(), document.is_empty())
+            }
+            Format::Toml => codex::prune(&edit.path, &text, &keys)?,
+            Format::Markdown | Format::Owned => {
+                let is_empty = text.trim().is_empty();
+                (text, is_empty)
+            }
+        };
+        edit.after = if record.created_file && is_empty {
+            None
+        } else {
+            Some(text)
+        };
+    }
+    Ok(())
+}
+
+/// Whether the client's configuration holds baton's MCP server, and the agent it is wired
+/// as (from `--as NAME` in its arguments, else `BATON_AGENT` in its environment).
+fn wired_server(layout: &Layout) -> Result<(bool, Option<String>)> {
+    let entry = match &layout.server {
+        ServerSlot::Json {
+            file, container, ..
+        } => {
+            let text = read_text(file)?;
+            Document::parse(file, text.as_deref())?.entry(container, SERVER_NAME)
+        }
+        ServerSlot::Toml { file } => codex::server_entry(file, read_text(file)?.as_deref())?,
+    };
+    let Some(entry) = entry else {
+        return Ok((false, None));
+    };
+    let args_key = match &layout.server {
+        ServerSlot::Json { args_key, .. } => *args_key,
+        ServerSlot::Toml { .. } => "args",
+    };
+    let args: Vec<&str> = entry
+        .get(args_key)
+        .and_then(|args| args.as_array())
+        .map(|args| args.iter().filter_map(|arg| arg.as_str()).collect())
+        .unwrap_or_default();
+    let from_env = ["env", "environment"].iter().find_map(|key| {
+        entry
+            .get(*key)
+            .and_then(|env| env.get("BATON_AGENT"))
+            .and_then(|agent| agent.as_str())
+            .map(str::to_string)
+    });
+    let agent = command::agent_in_args(args)
+        .or(from_env)
+        .filter(|name| names::check(NameKind::Agent, name).is_ok());
+    Ok((true, agent))
+}
+
+fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<String>> {
+    let mut changes = Vec::new();
+    match registration {
+        Registration::Wire { agent, client } => {
+            let record = registry::load(hub, agent)?;
+            match &record {
+                None => changes.push(format!("register agent {agent}")),
+                Some(record) if !record.clients.contains(&client.name().to_string()) => {
+                    changes.push(format!("add {client} to the clients of agent {agent}"));
+                }
+                Some(_) => {}
+            }
+            if record
+                .as_ref()
+                .is_none_or(|record| record.strengths.is_empty())
+            {
+                changes.push(format!("strengths: {}", client.default_strengths()));
+            }
+            if record.as_ref().is_none_or(|record| record.wake.is_none()) {
+                changes.push(format!("wake command: {}", client.wake_command().join(" ")));
+            }
+        }
+        Registration::Unwire { agent, client } => {
+            if registry::load(hub, agent)?
+                .is_some_and(|record| record.clients.contains(&client.name().to_string()))
+            {
+                changes.push(format!("remove {client} from the clients of agent {agent}"));
+            }
+        }
+    }
+    Ok(changes)
+}
+
+/// Registers the agent: a wake command or strengths the user set are never replaced.
+fn register(
+    hub: &Home,
+    lock: LockPolicy,
+    now: Timestamp,
+    registration: &Registration,
+) -> Result<()> {
+    match registration {
+        Registration::Wire { agent, client } => {
+            registry::update(hub, agent, lock, now, |record, _| {
+                if record.strengths.is_empty() {
+                    record.strengths = client.default_strengths().to_string();
+                }
+                if record.wake.is_none() {
+                    record.wake = Some(client.wake_command());
+                }
+                if !record.clients.iter().any(|name| name == client.name()) {
+                    record.clients.push(client.name().to_string());
+                }
+                Ok(())
+            })
+        }
+        Registration::Unwire { agent, client } => {
+            if registry::load(hub, agent)?.is_none() {
+                return Ok(());
+            }
+            registry::update(hub, agent, lock, now, |record, _| {
+                record.clients.retain(|name| name != client.name());
+                Ok(())
+            })
+        }
+    }
+}
+
+/// How one client stands: found on this machine, and what of baton is wired into it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientStatus {
+    pub client: Client,
+    /// The client's program on `PATH`.
+    pub program: Option<PathBuf>,
+    pub config_dir: PathBuf,
+    pub has_config_dir: bool,
+    /// baton's MCP server is in the client's configuration.
+    pub server: bool,
+    /// The agent the server is wired as, when it says.
+    pub agent: Option<String>,
+    /// The client events that run a baton hook.
+    pub hooks: Vec<String>,
+    /// Whether baton's instructions (skill or block) are in place.
+    pub instructions: bool,
+    /// A file that could not be read, which makes the rest uncertain.
+    pub problem: Option<String>,
+}
+
+impl ClientStatus {
+    /// Found on this machine: its program is on `PATH` or its configuration directory exists.
+    pub fn is_found(&self) -> bool {
+        self.program.is_some() || self.has_config_dir
+    }
+
+    /// Anything of baton is wired into the client.
+    pub fn is_wired(&self) -> bool {
+        self.server || !self.hooks.is_empty() || self.instructions
+    }
+}
+
+/// How every client stands (for `setup --auto`, `doctor` and plain `setup`).
+pub fn status(env: &Environment) -> Vec<ClientStatus> {
+    Client::ALL
+        .iter()
+        .map(|client| client_status(env, *client))
+        .collect()
+}
+
+fn client_status(env: &Environment, client: Client) -> ClientStatus {
+    let layout = client.layout(env);
+    let mut status = ClientStatus {
+        client,
+        program: env.find_program(client.name()),
+        has_config_dir: layout.config_dir.is_dir(),
+        config_dir: layout.config_dir.clone(),
+        server: false,
+        agent: None,
+        hooks: Vec::new(),
+        instructions: false,
+        problem: None,
+    };
+    let result = (|| -> Result<()> {
+        (status.server, status.agent) = wired_server(&layout)?;
+        if let Some(hooks) = &layout.hooks {
+            let text = read_text(&hooks.file)?;
+            status.hooks =
+                Document::parse(&hooks.file, text.as_deref())?.baton_hook_events("hooks");
+        }
+        status.instructions = match &layout.instructions {
+            InstructionSlot::Skill(path) => path.is_file(),
+            InstructionSlot::Block(path) => {
+                read_text(path)?.is_some_and(|text| instructions::has_block(&text))
+            }
+        };
+        Ok(())
+    })();
+    if let Err(error) = result {
+        status.problem = Some(error.to_string());
+    }
+    status
+}
+
+/// The clients `--auto` wires: those found on this machine.
+pub fn found_clients(env: &Environment) -> Vec<Client> {
+    status(env)
+        .into_iter()
+        .filter(ClientStatus::is_found)
+        .map(|status| status.client)
+        .collect()
+}
+
+/// The clients that have baton wired (what a plain `--uninstall` removes).
+pub fn wired_clients(env: &Environment) -> Vec<Client> {
+    status(env)
+        .into_iter()
+        .filter(ClientStatus::is_wired)
+        .map(|status| status.client)
+        .collect()
+}
+
+/// The path clients should start baton by: the running binary, under the name `PATH` finds
+/// it by when that is the same file (so a symlinked install keeps working after an upgrade).
+pub fn baton_program(env: &Environment) -> Result<PathBuf> {
+    let current = std::env::current_exe()
+        .map_err(|error| Error::invalid(format!("cannot tell where baton is: {error}")))?;
+    if let Some(on_path) = env.find_program("baton")
+        && fs::canonicalize(&on_path).ok() == fs::canonicalize(&current).ok()
+    {
+        return Ok(on_path);
+    }
+    Ok(current)
+}
+
+/// A file's text; `None` when it does not exist.
+fn read_text(path: &Path) -> Result<Option<String>> {
+    match fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+            Error::invalid(format!(
+                "cannot edit {}: it is not UTF-8 text",
+                path.display()
+            ))
+        }),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(StoreError::io(path)(error).into()),
+    }
+}
+
+/// Copies `path` to `<path>.baton-backup-<time>` (a free name) before it changes.
+fn back_up(path: &Path, now: Timestamp) -> Result<PathBuf> {
+    let stamp = now.datetime().format("%Y%m%dT%H%M%SZ").to_string();
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut backup = path.with_file_name(format!("{name}.baton-backup-{stamp}"));
+    let mut counter = 1;
+    while fs::symlink_metadata(&backup).is_ok() {
+        counter += 1;
+        backup = path.with_file_name(format!("{name}.baton-backup-{stamp}-{counter}"));
+    }
+    // fs::copy follows a symbolic link and keeps the permissions, as a backup should.
+    fs::copy(path, &backup).map_err(StoreError::io(&backup))?;
+    Ok(backup)
+}
+
+/// Replaces the file at `path` (through a symbolic link, keeping its permissions) with a
+/// temp-file-and-rename write. Returns the directories it had to create.
+fn write_file(path: &Path, text: &str, mode_if_new: u32) -> Result<Vec<PathBuf>> {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
+    let target = if is_link {
+        fs::canonicalize(path).map_err(StoreError::io(path))?
+    } else {
+        path.to_path_buf()
+    };
+    let dir = target.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let mut created_dirs = Vec::new();
+    let mut missing = dir.as_path();
+    while !missing.exists() {
+        created_dirs.push(missing.to_path_buf());
+        match missing.parent() {
+            Some(parent) => missing = parent,
+            None => break,
+        }
+    }
+    fs::create_dir_all(&dir).map_err(StoreError::io(&dir))?;
+    let mode = fs::metadata(&target)
+        .map(|meta| meta.permissions().mode() & 0o7777)
+        .unwrap_or(mode_if_new);
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let temp = dir.join(format!(".{name}.baton-tmp"));
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&temp)
+        .map_err(StoreError::io(&temp))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
+        .and_then(|()| file.sync_all())
+        .map_err(StoreError::io(&temp))?;
+    drop(file);
+    fs::rename(&temp, &target).map_err(StoreError::io(&target))?;
+    atomic::sync_dir(&dir)?;
+    Ok(created_dirs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clients_parse_by_name() {
+        assert_eq!("Codex".parse::<Client>().unwrap(), Client::Codex);
+        assert!("cursor".parse::<Client>().is_err());
+    }
+
+    #[test]
+    fn finds_programs_on_path_only_when_executable() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("claude");
+        fs::write(&program, "#!/bin/sh\n").unwrap();
+        let env = Environment {
+            path: Some(dir.path().as_os_str().to_owned()),
+            ..Environment::default()
+        };
+        assert_eq!(env.find_program("claude"), None);
+        fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(env.find_program("claude"), Some(program));
+        assert_eq!(env.find_program("codex"), None);
+    }
+
+    #[test]
+    fn writes_through_symlinks_and_keeps_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("dotfiles/settings.json");
+        fs::create_dir_all(real.parent().unwrap()).unwrap();
+        fs::write(&real, "{}").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("settings.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_file(&link, "{\"a\": 1}", 0o600).unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), "{\"a\": 1}");
+        assert_eq!(
+            fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+
+        let fresh = dir.path().join("a/b/new.json");
+        let created = write_file(&fresh, "{}", 0o600).unwrap();
+        assert_eq!(created, vec![dir.path().join("a/b"), dir.path().join("a")]);
+        assert_eq!(
+            fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+}

@@ -11,6 +11,7 @@ mod messages;
 mod output;
 mod projects;
 mod render;
+mod setup;
 mod wake;
 mod watch;
 
@@ -95,6 +96,8 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Serve the board's tools to an agent over MCP (stdio), acting as --as NAME
     Mcp,
+    /// Wire Claude Code, Codex, Gemini CLI and opencode to baton (or --uninstall)
+    Setup(setup::SetupArgs),
 }
 
 /// What every command needs: the parsed globals and the hub.
@@ -160,6 +163,7 @@ pub fn main() -> i32 {
         Command::Demo => demo::run(&context),
         Command::Doctor(args) => doctor::run(&context, args),
         Command::Mcp => mcp::run(&context),
+        Command::Setup(args) => setup::run(&context, args),
     };
     match result {
         Ok(code) => code,

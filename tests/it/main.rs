@@ -12,4 +12,5 @@ mod hook;
 mod mail;
 mod mcp;
 mod projects;
+mod setup;
 mod wake;

@@ -1,0 +1,246 @@
+//! `baton setup`: wire agent clients to baton (or unwire them), and show how they stand.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use baton::error::Error;
+use baton::setup::diff::DiffLine;
+use baton::setup::{self, Action, Client, ClientPlan, ClientStatus, Environment, FileAction};
+use baton::time;
+
+use super::{Context, output};
+
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// Wire this client: claude, codex, gemini, opencode (repeat, or separate with commas)
+    #[arg(long = "client", value_name = "CLIENT", value_delimiter = ',', value_parser = parse_client)]
+    pub clients: Vec<Client>,
+    /// Wire every client found here: its program is on PATH or its config directory exists
+    #[arg(long)]
+    pub auto: bool,
+    /// Remove what setup added (from the clients named, else from every client wired)
+    #[arg(long)]
+    pub uninstall: bool,
+    /// Show what would change, and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+fn parse_client(text: &str) -> Result<Client, String> {
+    text.parse().map_err(|error: Error| error.to_string())
+}
+
+pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
+    let env = Environment::from_process()
+        .ok_or_else(|| Error::invalid("cannot find your home directory; set HOME"))?;
+    let mut clients = args.clients.clone();
+    if args.auto {
+        clients.extend(setup::found_clients(&env));
+    }
+    if clients.is_empty() && args.uninstall {
+        clients = setup::wired_clients(&env);
+    }
+    clients.sort();
+    clients.dedup();
+
+    if clients.is_empty() {
+        let statuses = setup::status(&env);
+        let hint = if args.auto {
+            "no agent client found here (none of claude, codex, gemini, opencode is on PATH \
+             or has its config directory); install one, or name it with --client"
+        } else if args.uninstall {
+            "no client has baton wired: nothing to remove"
+        } else {
+            "wire them with `baton setup --auto`, or one with `baton setup --client NAME [--as AGENT]`"
+        };
+        output::emit(context.global.json, &statuses, |statuses| {
+            format!("{}\n{hint}", render_status(statuses))
+        });
+        return Ok(0);
+    }
+
+    let action = if args.uninstall {
+        Action::Uninstall
+    } else {
+        Action::Install {
+            // Only an explicit --as: a BATON_AGENT left in the shell must not rename every
+            // client's agent.
+            agent: context.global.agent.clone(),
+            baton: setup::baton_program(&env)?,
+            hub_home: hub_home_override()?,
+        }
+    };
+    let plans = setup::run(
+        &context.hub.home,
+        context.hub.lock,
+        &env,
+        &clients,
+        &action,
+        args.dry_run,
+        time::now(),
+    )?;
+    let value = plans_json(&plans, args.dry_run);
+    output::emit(context.global.json, &value, |_| {
+        render_plans(&plans, args.dry_run, args.uninstall)
+    });
+    Ok(0)
+}
+
+/// `$BATON_HOME` when the user set one, made absolute: the clients start baton from other
+/// directories and with their own environment, so they are told it explicitly.
+fn hub_home_override() -> Result<Option<PathBuf>, Error> {
+    let Some(home) = std::env::var_os("BATON_HOME").filter(|value| !value.is_empty()) else {
+        return Ok(None);
+    };
+    let home = PathBuf::from(home);
+    if home.is_absolute() {
+        return Ok(Some(home));
+    }
+    Ok(Some(super::current_dir()?.join(home)))
+}
+
+/// How every client stands, one line each: for plain `baton setup` and `doctor`.
+pub fn render_status(statuses: &[ClientStatus]) -> String {
+    let mut text = format!("{:<9} {:<40} {}\n", "CLIENT", "FOUND", "BATON");
+    for status in statuses {
+        let found = match (&status.program, status.has_config_dir) {
+            (Some(program), _) => program.display().to_string(),
+            (None, true) => status.config_dir.display().to_string(),
+            (None, false) => "-".to_string(),
+        };
+        let mut wired = Vec::new();
+        if status.server {
+            wired.push(match &status.agent {
+                Some(agent) => format!("mcp as {agent}"),
+                None => "mcp".to_string(),
+            });
+        }
+        if !status.hooks.is_empty() {
+            wired.push(format!("hooks {}", status.hooks.join(",")));
+        }
+        if status.instructions {
+            wired.push("instructions".to_string());
+        }
+        if let Some(problem) = &status.problem {
+            wired.push(format!("problem: {problem}"));
+        }
+        let wired = if wired.is_empty() {
+            "not wired".to_string()
+        } else {
+            wired.join(" · ")
+        };
+        text.push_str(&format!("{:<9} {:<40} {}\n", status.client, found, wired));
+    }
+    text.trim_end().to_string()
+}
+
+fn verb(action: FileAction, dry_run: bool) -> &'static str {
+    match (action, dry_run) {
+        (FileAction::Create, false) => "created",
+        (FileAction::Edit, false) => "edited",
+        (FileAction::Delete, false) => "deleted",
+        (FileAction::Create, true) => "would create",
+        (FileAction::Edit, true) => "would edit",
+        (FileAction::Delete, true) => "would delete",
+    }
+}
+
+fn render_plans(plans: &[ClientPlan], dry_run: bool, uninstall: bool) -> String {
+    let mut text = String::new();
+    if dry_run {
+        text.push_str("dry run: nothing was written\n");
+    }
+    for plan in plans {
+        let who = plan
+            .agent
+            .as_ref()
+            .map(|agent| format!(" (agent {agent})"))
+            .unwrap_or_default();
+        if plan.is_unchanged() {
+            let status = if uninstall {
+                "nothing of baton's to remove"
+            } else {
+                "already wired, nothing to change"
+            };
+            text.push_str(&format!("{}{who}: {status}\n", plan.client));
+            continue;
+        }
+        text.push_str(&format!("{}{who}:\n", plan.client));
+        for file in &plan.files {
+            text.push_str(&format!(
+                "  {} {}\n",
+                verb(file.action(), dry_run),
+                file.path.display()
+            ));
+            for change in &file.changes {
+                text.push_str(&format!("      {change}\n"));
+            }
+            if let Some(backup) = &file.backup {
+                text.push_str(&format!("      backup: {}\n", backup.display()));
+            }
+            if dry_run {
+                for line in file.diff() {
+                    match line {
+                        DiffLine::Hunk(number) => {
+                            text.push_str(&format!("      @@ line {number}\n"))
+                        }
+                        DiffLine::Removed(line) => text.push_str(&format!("      - {line}\n")),
+                        DiffLine::Added(line) => text.push_str(&format!("      + {line}\n")),
+                    }
+                }
+            }
+        }
+        if !plan.registry.is_empty() {
+            let verb = if dry_run { "would update" } else { "updated" };
+            text.push_str(&format!(
+                "  {verb} the registry: {}\n",
+                plan.registry.join("; ")
+            ));
+        }
+        for note in &plan.notes {
+            text.push_str(&format!("  note: {note}\n"));
+        }
+    }
+    if !dry_run && !uninstall && plans.iter().any(|plan| !plan.is_unchanged()) {
+        text.push_str(
+            "change an agent's strengths or wake command with `baton agent add NAME \
+             --strengths … --wake -- CMD …`\n",
+        );
+    }
+    text.trim_end().to_string()
+}
+
+fn plans_json(plans: &[ClientPlan], dry_run: bool) -> Value {
+    let clients: Vec<Value> = plans
+        .iter()
+        .map(|plan| {
+            let files: Vec<Value> = plan
+                .files
+                .iter()
+                .map(|file| {
+                    let mut value = json!({
+                        "path": file.path,
+                        "action": file.action(),
+                        "changes": file.changes,
+                        "backup": file.backup,
+                    });
+                    if dry_run {
+                        value["after"] = json!(file.after);
+                    }
+                    value
+                })
+                .collect();
+            json!({
+                "client": plan.client,
+                "agent": plan.agent,
+                "changed": !plan.is_unchanged(),
+                "files": files,
+                "registry": plan.registry,
+                "notes": plan.notes,
+            })
+        })
+        .collect();
+    json!({"dry_run": dry_run, "clients": clients})
+}

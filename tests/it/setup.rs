@@ -1,0 +1,744 @@
+//! `baton setup` in a throwaway home holding the user's own configs: what it writes for each
+//! client, what it keeps, that a second run changes nothing, that uninstall gives every byte
+//! back, and that a dry run writes nothing.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::common::{Run, TestEnv, baton_bin};
+
+const CLIENTS: [&str; 4] = ["claude", "codex", "gemini", "opencode"];
+
+/// A hub plus a user's home with each client's config directory where its variables say.
+struct Machine {
+    env: TestEnv,
+}
+
+impl Machine {
+    fn new() -> Machine {
+        let env = TestEnv::new();
+        for dir in ["user", "codex-home", "xdg-config", "bin"] {
+            fs::create_dir_all(env.root.path().join(dir)).unwrap();
+        }
+        Machine { env }
+    }
+
+    fn user(&self) -> PathBuf {
+        self.env.root.path().join("user")
+    }
+
+    /// `CODEX_HOME`, deliberately not `~/.codex`.
+    fn codex_home(&self) -> PathBuf {
+        self.env.root.path().join("codex-home")
+    }
+
+    /// `XDG_CONFIG_HOME`, deliberately not `~/.config`.
+    fn xdg_config(&self) -> PathBuf {
+        self.env.root.path().join("xdg-config")
+    }
+
+    /// The only directory on `PATH`: empty unless a test puts a program there.
+    fn bin(&self) -> PathBuf {
+        self.env.root.path().join("bin")
+    }
+
+    fn setup(&self, args: &[&str]) -> Run {
+        self.setup_env(args, &[])
+    }
+
+    fn setup_env(&self, args: &[&str], extra: &[(&str, &Path)]) -> Run {
+        let mut command = self.env.command(&self.env.work());
+        command
+            .env("HOME", self.user())
+            .env("CODEX_HOME", self.codex_home())
+            .env("XDG_CONFIG_HOME", self.xdg_config())
+            .env("PATH", self.bin())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("GEMINI_CLI_HOME")
+            .arg("setup")
+            .args(args);
+        for (key, value) in extra {
+            command.env(key, value);
+        }
+        let output = command.output().expect("the baton binary runs");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    fn write(&self, path: &Path, text: &str) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    /// The user's own configs: other servers, other hooks, comments, and each file formatted
+    /// its own way.
+    fn with_user_configs(self) -> Machine {
+        self.write(&self.user().join(".claude.json"), CLAUDE_STATE);
+        self.write(&self.user().join(".claude/settings.json"), CLAUDE_SETTINGS);
+        self.write(&self.codex_home().join("config.toml"), CODEX_CONFIG);
+        self.write(&self.codex_home().join("hooks.json"), CODEX_HOOKS);
+        self.write(&self.codex_home().join("AGENTS.md"), CODEX_AGENTS);
+        self.write(&self.user().join(".gemini/settings.json"), GEMINI_SETTINGS);
+        self.write(&self.user().join(".gemini/GEMINI.md"), GEMINI_MD);
+        self.write(&self.xdg_config().join("opencode/opencode.json"), OPENCODE);
+        self
+    }
+
+    /// Every file under the user's home, `CODEX_HOME` and `XDG_CONFIG_HOME`, with its bytes.
+    fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        for root in [self.user(), self.codex_home(), self.xdg_config()] {
+            collect(&root, &mut files);
+        }
+        files
+    }
+
+    /// Like [`files`], without setup's backup copies.
+    fn files_without_backups(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        self.files()
+            .into_iter()
+            .filter(|(path, _)| !is_backup(path))
+            .collect()
+    }
+
+    fn json(&self, path: &Path) -> Value {
+        let text = fs::read_to_string(path).unwrap();
+        jsonc(&text)
+    }
+
+    fn agent(&self, name: &str) -> Value {
+        self.env.run("", &["--json", "agent", "show", name]).json()
+    }
+}
+
+fn collect(dir: &Path, files: &mut BTreeMap<PathBuf, Vec<u8>>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            // An empty directory counts too: uninstall must not leave them behind.
+            files.insert(path.join(""), Vec::new());
+            collect(&path, files);
+        } else {
+            files.insert(path.clone(), fs::read(&path).unwrap());
+        }
+    }
+}
+
+fn is_backup(path: &Path) -> bool {
+    path.to_string_lossy().contains(".baton-backup-")
+}
+
+/// Parses JSON that may hold comments and trailing commas, as the clients allow.
+fn jsonc(text: &str) -> Value {
+    jsonc_parser::cst::CstRootNode::parse(text, &Default::default())
+        .unwrap_or_else(|error| panic!("not JSON ({error}):\n{text}"))
+        .value()
+        .and_then(|value| value.to_serde_value())
+        .unwrap_or_else(|| panic!("no JSON value in:\n{text}"))
+}
+
+fn baton() -> String {
+    baton_bin().display().to_string()
+}
+
+fn hook(env: &TestEnv, agent: &str, event: &str, client: &str) -> String {
+    format!(
+        "BATON_HOME={} {} --as {agent} hook {event} --client {client}",
+        env.home().display(),
+        baton()
+    )
+}
+
+/// The commands of every hook handler of `event`.
+fn hook_commands(settings: &Value, event: &str) -> Vec<String> {
+    settings["hooks"][event]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|group| group["hooks"].as_array().cloned().unwrap_or_default())
+        .map(|handler| handler["command"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const CLAUDE_STATE: &str = r#"{
+  "numStartups": 12,
+  "userID": "0123abcd",
+  "mcpServers": {
+    "docs": {
+      "type": "stdio",
+      "command": "docs-server",
+      "args": [
+        "--port",
+        "0"
+      ],
+      "env": {}
+    }
+  },
+  "projects": {
+    "/src/app": {
+      "allowedTools": []
+    }
+  }
+}"#;
+
+const CLAUDE_SETTINGS: &str = r#"{
+    "model": "opus",
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [{"type": "command", "command": "audit-bash"}]
+            }
+        ],
+        "Stop": [
+            {
+                "hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]
+            }
+        ]
+    }
+}
+"#;
+
+const CODEX_CONFIG: &str = r#"# My Codex settings: keep this comment.
+model = "o4"            # aligned comment
+approval_policy = "on-request"
+
+[mcp_servers.docs]
+command = "docs-server"
+args = ["--port", "0"]
+
+[mcp_servers.docs.env]
+DOCS_TOKEN = "secret"   # keep me too
+
+[profiles.fast]
+model = "o4-mini"
+"#;
+
+const CODEX_HOOKS: &str = r#"{
+  "hooks": {
+    "SessionStart": [
+      {"hooks": [{"type": "command", "command": "echo hello", "timeout": 3}]}
+    ]
+  }
+}
+"#;
+
+const CODEX_AGENTS: &str = "# My global rules\n\nAlways run the tests.\n";
+
+const GEMINI_SETTINGS: &str = r#"{
+  // Gemini accepts comments here; they must survive.
+  "theme": "Dracula",
+  "mcpServers": {
+    "docs": {"command": "docs-server", "args": []},
+  },
+  "hooks": {
+    "BeforeTool": [
+      {"matcher": "write_file", "hooks": [{"type": "command", "command": "lint-it", "timeout": 2000}]}
+    ]
+  }
+}
+"#;
+
+const GEMINI_MD: &str = "Prefer small functions.\n";
+
+const OPENCODE: &str = r#"{
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    "docs": {
+      "type": "local",
+      "command": ["docs-server"],
+      "enabled": true
+    }
+  }
+}
+"#;
+
+#[test]
+fn claude_gets_server_hooks_skill_and_registration_and_keeps_the_rest() {
+    let machine = Machine::new().with_user_configs();
+    machine.setup(&["--client", "claude"]).ok();
+
+    let state = machine.json(&machine.user().join(".claude.json"));
+    assert_eq!(
+        state["mcpServers"]["baton"],
+        json!({
+            "type": "stdio",
+            "command": baton(),
+            "args": ["--as", "claude", "mcp"],
+            "env": {"BATON_HOME": machine.env.home().display().to_string()}
+        })
+    );
+    let original: Value = serde_json::from_str(CLAUDE_STATE).unwrap();
+    assert_eq!(state["mcpServers"]["docs"], original["mcpServers"]["docs"]);
+    assert_eq!(state["projects"], original["projects"]);
+    assert_eq!(state["numStartups"], 12);
+    let text = fs::read_to_string(machine.user().join(".claude.json")).unwrap();
+    assert!(
+        text.starts_with("{\n  \"numStartups\": 12,\n  \"userID\": \"0123abcd\",\n"),
+        "key order and layout kept:\n{text}"
+    );
+
+    let settings = machine.json(&machine.user().join(".claude/settings.json"));
+    assert_eq!(settings["model"], "opus");
+    assert_eq!(hook_commands(&settings, "PreToolUse"), ["audit-bash"]);
+    assert_eq!(
+        hook_commands(&settings, "Stop"),
+        [
+            "notify-send done".to_string(),
+            hook(&machine.env, "claude", "stop", "claude")
+        ]
+    );
+    assert_eq!(
+        hook_commands(&settings, "SessionStart"),
+        [hook(&machine.env, "claude", "session-start", "claude")]
+    );
+    assert_eq!(
+        hook_commands(&settings, "UserPromptSubmit"),
+        [hook(&machine.env, "claude", "prompt", "claude")]
+    );
+    assert_eq!(settings["hooks"]["Stop"][1]["hooks"][0]["timeout"], 10);
+    let text = fs::read_to_string(machine.user().join(".claude/settings.json")).unwrap();
+    assert!(
+        text.contains("\n    \"model\": \"opus\",\n"),
+        "4-space indent kept:\n{text}"
+    );
+
+    let skill = fs::read_to_string(machine.user().join(".claude/skills/baton/SKILL.md")).unwrap();
+    assert!(
+        skill.starts_with("---\nname: baton\ndescription: "),
+        "{skill}"
+    );
+    assert!(skill.contains("You are `claude` on baton"));
+
+    let agent = machine.agent("claude");
+    assert_eq!(agent["clients"], json!(["claude"]));
+    assert_eq!(
+        agent["wake"],
+        json!([
+            "claude",
+            "-p",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "mcp__baton"
+        ])
+    );
+    assert!(!agent["strengths"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn codex_follows_codex_home_and_keeps_toml_comments() {
+    let machine = Machine::new().with_user_configs();
+    let run = machine.setup(&["--client", "codex"]);
+    assert!(
+        run.ok().contains("/hooks"),
+        "tells the user to trust the hooks: {}",
+        run.stdout
+    );
+    assert!(
+        !machine.user().join(".codex").exists(),
+        "CODEX_HOME is used, not ~/.codex"
+    );
+
+    let text = fs::read_to_string(machine.codex_home().join("config.toml")).unwrap();
+    let added = format!(
+        "[mcp_servers.baton]\ncommand = \"{}\"\nargs = [\"--as\", \"codex\", \"mcp\"]\n\n\
+         [mcp_servers.baton.env]\nBATON_HOME = \"{}\"\n\n",
+        baton(),
+        machine.env.home().display()
+    );
+    assert!(text.contains(&added), "{text}");
+    assert_eq!(
+        text.replacen(&added, "", 1),
+        CODEX_CONFIG,
+        "every byte of the user's TOML kept"
+    );
+    let config: toml_edit::DocumentMut = text.parse().unwrap();
+    let server = &config["mcp_servers"]["baton"];
+    assert_eq!(server["command"].as_str(), Some(baton().as_str()));
+    let args: Vec<&str> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap())
+        .collect();
+    assert_eq!(args, ["--as", "codex", "mcp"]);
+    assert_eq!(
+        server["env"]["BATON_HOME"].as_str(),
+        Some(machine.env.home().to_str().unwrap())
+    );
+
+    let hooks = machine.json(&machine.codex_home().join("hooks.json"));
+    assert_eq!(
+        hook_commands(&hooks, "SessionStart"),
+        [
+            "echo hello".to_string(),
+            hook(&machine.env, "codex", "session-start", "codex")
+        ]
+    );
+    assert_eq!(
+        hook_commands(&hooks, "UserPromptSubmit"),
+        [hook(&machine.env, "codex", "prompt", "codex")]
+    );
+    assert_eq!(
+        hook_commands(&hooks, "Stop"),
+        [hook(&machine.env, "codex", "stop", "codex")]
+    );
+
+    let agents = fs::read_to_string(machine.codex_home().join("AGENTS.md")).unwrap();
+    assert!(agents.starts_with(&format!("{CODEX_AGENTS}\n<!-- baton:start -->\n")));
+    assert!(agents.ends_with("<!-- baton:end -->\n"));
+    assert!(agents.contains("You are `codex` on baton"));
+
+    assert_eq!(
+        machine.agent("codex")["wake"],
+        json!([
+            "codex",
+            "exec",
+            "--skip-git-repo-check",
+            "-s",
+            "workspace-write"
+        ])
+    );
+}
+
+#[test]
+fn gemini_gets_trusted_server_and_millisecond_hooks_in_one_file_with_its_comments() {
+    let machine = Machine::new().with_user_configs();
+    machine.setup(&["--client", "gemini"]).ok();
+    let path = machine.user().join(".gemini/settings.json");
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains("  // Gemini accepts comments here; they must survive.\n"));
+
+    let settings = machine.json(&path);
+    assert_eq!(settings["theme"], "Dracula");
+    assert_eq!(settings["mcpServers"]["docs"]["command"], "docs-server");
+    assert_eq!(
+        settings["mcpServers"]["baton"],
+        json!({
+            "command": baton(),
+            "args": ["--as", "gemini", "mcp"],
+            "env": {"BATON_HOME": machine.env.home().display().to_string()},
+            "trust": true
+        })
+    );
+    assert_eq!(hook_commands(&settings, "BeforeTool"), ["lint-it"]);
+    for (event, baton_event) in [
+        ("SessionStart", "session-start"),
+        ("BeforeAgent", "prompt"),
+        ("AfterAgent", "stop"),
+    ] {
+        assert_eq!(
+            hook_commands(&settings, event),
+            [hook(&machine.env, "gemini", baton_event, "gemini")]
+        );
+        assert_eq!(settings["hooks"][event][0]["hooks"][0]["timeout"], 10_000);
+    }
+    let instructions = fs::read_to_string(machine.user().join(".gemini/GEMINI.md")).unwrap();
+    assert!(instructions.starts_with("Prefer small functions.\n\n<!-- baton:start -->\n"));
+    assert_eq!(
+        machine.agent("gemini")["wake"],
+        json!(["gemini", "--approval-mode", "auto_edit", "-p"])
+    );
+}
+
+#[test]
+fn opencode_follows_xdg_config_home_and_gets_no_hooks() {
+    let machine = Machine::new().with_user_configs();
+    let run = machine.setup(&["--client", "opencode"]);
+    assert!(
+        run.ok().contains("opencode has no shell hooks"),
+        "{}",
+        run.stdout
+    );
+    let config = machine.json(&machine.xdg_config().join("opencode/opencode.json"));
+    assert_eq!(config["$schema"], "https://opencode.ai/config.json");
+    assert_eq!(config["mcp"]["docs"]["command"], json!(["docs-server"]));
+    assert_eq!(
+        config["mcp"]["baton"],
+        json!({
+            "type": "local",
+            "command": [baton(), "--as", "opencode", "mcp"],
+            "environment": {"BATON_HOME": machine.env.home().display().to_string()},
+            "enabled": true
+        })
+    );
+    let agents = fs::read_to_string(machine.xdg_config().join("opencode/AGENTS.md")).unwrap();
+    assert!(agents.starts_with("<!-- baton:start -->\n"));
+    assert!(agents.contains("You are `opencode` on baton"));
+    assert!(!machine.user().join(".config").exists());
+    assert_eq!(
+        machine.agent("opencode")["wake"],
+        json!(["opencode", "run"])
+    );
+}
+
+#[test]
+fn a_second_run_changes_nothing_and_uninstall_gives_every_byte_back() {
+    let machine = Machine::new().with_user_configs();
+    let original = machine.files();
+
+    machine
+        .setup(&["--client", "claude,codex,gemini,opencode"])
+        .ok();
+    let wired = machine.files();
+    assert_ne!(wired, original);
+    let agents_before = machine.env.run("", &["--json", "agents"]).json();
+
+    let again = machine.setup(&["--client", "claude,codex,gemini,opencode"]);
+    for client in CLIENTS {
+        assert!(
+            again.ok().contains(&format!(
+                "{client} (agent {client}): already wired, nothing to change"
+            )),
+            "{}",
+            again.stdout
+        );
+    }
+    assert_eq!(machine.files(), wired, "the second run wrote something");
+    assert_eq!(
+        machine.env.run("", &["--json", "agents"]).json(),
+        agents_before
+    );
+
+    let run = machine.setup(&["--uninstall"]);
+    for client in CLIENTS {
+        assert!(
+            run.ok().contains(&format!("{client} (agent {client}):")),
+            "{}",
+            run.stdout
+        );
+    }
+    assert_eq!(
+        machine.files_without_backups(),
+        original,
+        "uninstall left something different"
+    );
+    for client in CLIENTS {
+        assert_eq!(machine.agent(client)["clients"], json!([]));
+    }
+    let run = machine.setup(&["--uninstall", "--client", "claude"]);
+    assert!(
+        run.ok().contains("nothing of baton's to remove"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn in_an_empty_home_uninstall_removes_every_file_and_directory_setup_made() {
+    let machine = Machine::new();
+    machine
+        .setup(&["--client", "claude,codex,gemini,opencode"])
+        .ok();
+    assert!(
+        machine
+            .user()
+            .join(".claude/skills/baton/SKILL.md")
+            .is_file()
+    );
+    assert!(machine.user().join(".gemini/settings.json").is_file());
+    assert!(
+        machine.files().keys().all(|path| !is_backup(path)),
+        "no backup of files that did not exist"
+    );
+    machine.setup(&["--uninstall"]).ok();
+    assert_eq!(machine.files(), BTreeMap::new());
+}
+
+#[test]
+fn backups_hold_what_the_file_held_before() {
+    let machine = Machine::new().with_user_configs();
+    machine.setup(&["--client", "gemini"]).ok();
+    let backups: Vec<PathBuf> = machine
+        .files()
+        .into_keys()
+        .filter(|path| is_backup(path))
+        .collect();
+    assert_eq!(backups.len(), 2, "settings.json and GEMINI.md: {backups:?}");
+    for backup in backups {
+        let text = fs::read_to_string(&backup).unwrap();
+        let expected = if backup.to_string_lossy().contains("settings.json") {
+            GEMINI_SETTINGS
+        } else {
+            GEMINI_MD
+        };
+        assert_eq!(text, expected, "{}", backup.display());
+    }
+}
+
+#[test]
+fn dry_run_shows_the_changes_and_writes_nothing() {
+    let machine = Machine::new().with_user_configs();
+    let before = machine.files();
+    let run = machine.setup(&["--client", "claude,codex,gemini,opencode", "--dry-run"]);
+    let out = run.ok();
+    assert!(out.starts_with("dry run: nothing was written\n"), "{out}");
+    assert!(out.contains(&format!(
+        "would edit {}",
+        machine.codex_home().join("config.toml").display()
+    )));
+    assert!(out.contains("      + [mcp_servers.baton]\n"), "{out}");
+    assert!(out.contains(&format!(
+        "would create {}",
+        machine.user().join(".claude/skills/baton/SKILL.md").display()
+    )));
+    assert!(out.contains("would update the registry: register agent claude"));
+    assert_eq!(machine.files(), before);
+    assert!(
+        !machine.env.home().join("agents").exists(),
+        "no agent registered"
+    );
+
+    let value = machine
+        .setup(&["--client", "codex", "--dry-run", "--json"])
+        .json();
+    assert_eq!(value["dry_run"], true);
+    let files = value["clients"][0]["files"].as_array().unwrap();
+    let config = files
+        .iter()
+        .find(|file| file["path"].as_str().unwrap().ends_with("config.toml"))
+        .unwrap();
+    assert_eq!(config["action"], "edit");
+    assert!(
+        config["after"]
+            .as_str()
+            .unwrap()
+            .contains("[mcp_servers.baton]")
+    );
+    assert_eq!(machine.files(), before);
+
+    machine.setup(&["--client", "codex"]).ok();
+    let wired = machine.files();
+    machine.setup(&["--uninstall", "--dry-run"]).ok();
+    assert_eq!(machine.files(), wired, "a dry uninstall removed something");
+}
+
+#[test]
+fn auto_wires_the_clients_found_on_path_or_by_their_config_directory() {
+    let machine = Machine::new();
+    let program = machine.bin().join("codex");
+    fs::write(&program, "#!/bin/sh\n").unwrap();
+    fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::create_dir_all(machine.user().join(".gemini")).unwrap();
+
+    let status = machine.setup(&[]);
+    assert!(
+        status.ok().contains("baton setup --auto"),
+        "{}",
+        status.stdout
+    );
+    machine.setup(&["--auto"]).ok();
+    assert!(machine.codex_home().join("config.toml").is_file());
+    assert!(machine.user().join(".gemini/settings.json").is_file());
+    assert!(!machine.user().join(".claude.json").exists());
+    assert!(!machine.xdg_config().join("opencode").exists());
+
+    let statuses = machine.setup(&["--json"]).json();
+    let wired: Vec<(&str, bool)> = statuses
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|status| {
+            (
+                status["client"].as_str().unwrap(),
+                status["server"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        wired,
+        [
+            ("claude", false),
+            ("codex", true),
+            ("gemini", true),
+            ("opencode", false)
+        ]
+    );
+    assert_eq!(statuses[1]["agent"], "codex");
+    assert_eq!(statuses[1]["program"], program.display().to_string());
+}
+
+#[test]
+fn as_names_the_agent_and_a_customised_wake_command_stays() {
+    let machine = Machine::new();
+    machine
+        .env
+        .run(
+            "",
+            &[
+                "agent",
+                "add",
+                "reviewer",
+                "--strengths",
+                "reviews",
+                "--wake",
+                "my-wake",
+                "-x",
+            ],
+        )
+        .ok();
+    machine
+        .setup_env(&["--client", "codex", "--as", "reviewer"], &[])
+        .ok();
+    let config = fs::read_to_string(machine.codex_home().join("config.toml")).unwrap();
+    assert!(
+        config.contains("args = [\"--as\", \"reviewer\", \"mcp\"]"),
+        "{config}"
+    );
+    let agent = machine.agent("reviewer");
+    assert_eq!(agent["wake"], json!(["my-wake", "-x"]));
+    assert_eq!(agent["strengths"], "reviews");
+    assert_eq!(agent["clients"], json!(["codex"]));
+
+    let error = machine
+        .setup(&["--client", "claude,gemini", "--as", "both"])
+        .fails(1)
+        .to_string();
+    assert!(error.contains("--as both names one agent"), "{error}");
+    let error = machine
+        .setup(&["--client", "claude", "--as", "Bad Name"])
+        .fails(1)
+        .to_string();
+    assert!(error.contains("Bad Name"), "{error}");
+    assert!(!machine.user().join(".claude.json").exists());
+}
+
+#[test]
+fn a_file_it_cannot_parse_is_refused_and_nothing_is_written() {
+    let machine = Machine::new().with_user_configs();
+    let broken = "{\n  \"model\": \"opus\",\n";
+    machine.write(&machine.user().join(".claude/settings.json"), broken);
+    let before = machine.files();
+    let error = machine.setup(&["--client", "claude"]).fails(1).to_string();
+    assert!(
+        error.contains(".claude/settings.json: it is not valid JSON"),
+        "{error}"
+    );
+    assert!(error.contains("hint: "), "{error}");
+    assert_eq!(machine.files(), before);
+}
+
+#[test]
+fn claude_config_dir_moves_every_claude_file() {
+    let machine = Machine::new();
+    let dir = machine.env.root.path().join("claude-config");
+    machine
+        .setup_env(&["--client", "claude"], &[("CLAUDE_CONFIG_DIR", &dir)])
+        .ok();
+    assert!(dir.join(".claude.json").is_file());
+    assert!(dir.join("settings.json").is_file());
+    assert!(dir.join("skills/baton/SKILL.md").is_file());
+    assert!(!machine.user().join(".claude.json").exists());
+    assert!(!machine.user().join(".claude").exists());
+}

@@ -5,6 +5,7 @@ mod common;
 
 mod agents;
 mod board;
+mod clients;
 mod doctor;
 mod faults;
 mod fuzz;

@@ -14,12 +14,12 @@ use crate::common::{Run, TestEnv, baton_bin};
 const CLIENTS: [&str; 4] = ["claude", "codex", "gemini", "opencode"];
 
 /// A hub plus a user's home with each client's config directory where its variables say.
-struct Machine {
-    env: TestEnv,
+pub struct Machine {
+    pub env: TestEnv,
 }
 
 impl Machine {
-    fn new() -> Machine {
+    pub fn new() -> Machine {
         let env = TestEnv::new();
         for dir in ["user", "codex-home", "xdg-config", "bin"] {
             fs::create_dir_all(env.root.path().join(dir)).unwrap();
@@ -27,30 +27,30 @@ impl Machine {
         Machine { env }
     }
 
-    fn user(&self) -> PathBuf {
+    pub fn user(&self) -> PathBuf {
         self.env.root.path().join("user")
     }
 
     /// `CODEX_HOME`, deliberately not `~/.codex`.
-    fn codex_home(&self) -> PathBuf {
+    pub fn codex_home(&self) -> PathBuf {
         self.env.root.path().join("codex-home")
     }
 
     /// `XDG_CONFIG_HOME`, deliberately not `~/.config`.
-    fn xdg_config(&self) -> PathBuf {
+    pub fn xdg_config(&self) -> PathBuf {
         self.env.root.path().join("xdg-config")
     }
 
     /// The only directory on `PATH`: empty unless a test puts a program there.
-    fn bin(&self) -> PathBuf {
+    pub fn bin(&self) -> PathBuf {
         self.env.root.path().join("bin")
     }
 
-    fn setup(&self, args: &[&str]) -> Run {
+    pub fn setup(&self, args: &[&str]) -> Run {
         self.setup_env(args, &[])
     }
 
-    fn setup_env(&self, args: &[&str], extra: &[(&str, &Path)]) -> Run {
+    pub fn setup_env(&self, args: &[&str], extra: &[(&str, &Path)]) -> Run {
         let mut command = self.env.command(&self.env.work());
         command
             .env("HOME", self.user())
@@ -72,14 +72,14 @@ impl Machine {
         }
     }
 
-    fn write(&self, path: &Path, text: &str) {
+    pub fn write(&self, path: &Path, text: &str) {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, text).unwrap();
     }
 
     /// The user's own configs: other servers, other hooks, comments, and each file formatted
     /// its own way.
-    fn with_user_configs(self) -> Machine {
+    pub fn with_user_configs(self) -> Machine {
         self.write(&self.user().join(".claude.json"), CLAUDE_STATE);
         self.write(&self.user().join(".claude/settings.json"), CLAUDE_SETTINGS);
         self.write(&self.codex_home().join("config.toml"), CODEX_CONFIG);
@@ -92,7 +92,7 @@ impl Machine {
     }
 
     /// Every file under the user's home, `CODEX_HOME` and `XDG_CONFIG_HOME`, with its bytes.
-    fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+    pub fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut files = BTreeMap::new();
         for root in [self.user(), self.codex_home(), self.xdg_config()] {
             collect(&root, &mut files);
@@ -101,19 +101,19 @@ impl Machine {
     }
 
     /// Like [`files`], without setup's backup copies.
-    fn files_without_backups(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+    pub fn files_without_backups(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         self.files()
             .into_iter()
             .filter(|(path, _)| !is_backup(path))
             .collect()
     }
 
-    fn json(&self, path: &Path) -> Value {
+    pub fn json(&self, path: &Path) -> Value {
         let text = fs::read_to_string(path).unwrap();
         jsonc(&text)
     }
 
-    fn agent(&self, name: &str) -> Value {
+    pub fn agent(&self, name: &str) -> Value {
         self.env.run("", &["--json", "agent", "show", name]).json()
     }
 }
@@ -160,7 +160,7 @@ fn hook(env: &TestEnv, agent: &str, event: &str, client: &str) -> String {
 }
 
 /// The commands of every hook handler of `event`.
-fn hook_commands(settings: &Value, event: &str) -> Vec<String> {
+pub fn hook_commands(settings: &Value, event: &str) -> Vec<String> {
     settings["hooks"][event]
         .as_array()
         .into_iter()

@@ -1,0 +1,249 @@
+//! The clients' own checks of what `baton setup` wrote: the real Claude Code, Codex, Gemini
+//! CLI and opencode, pinned versions from npm, each in a throwaway home that also holds the
+//! user's other servers and hooks.
+//!
+//! They need the clients installed, which takes the npm registry and a few hundred MB, so
+//! plain `cargo test` leaves them out (`#[ignore]`). `.ci/run` installs the clients with
+//! `tests/clients/install.sh` and runs these with `BATON_TEST_CLIENTS` set to the directory
+//! of their programs; run by hand the same way:
+//!
+//! ```text
+//! BATON_TEST_CLIENTS=$(bash tests/clients/install.sh) cargo test --test it clients:: -- --ignored
+//! ```
+//!
+//! Started with `--ignored` and without `BATON_TEST_CLIENTS`, they fail rather than pass
+//! having checked nothing.
+
+use std::fs::{self, File};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{Run, baton_bin};
+use crate::setup::Machine;
+
+/// Longest a client's check may take before the test gives up on it.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(180);
+
+fn clients_bin() -> PathBuf {
+    let dir = std::env::var_os("BATON_TEST_CLIENTS").unwrap_or_else(|| {
+        panic!(
+            "BATON_TEST_CLIENTS is not set: run `bash tests/clients/install.sh` and set it to \
+             the directory it prints"
+        )
+    });
+    PathBuf::from(dir)
+}
+
+/// Runs a client program in the machine's throwaway home, with a deadline.
+fn client(machine: &Machine, program: &str, args: &[&str], extra: &[(&str, &str)]) -> Run {
+    let bin = clients_bin();
+    let program_path = bin.join(program);
+    assert!(
+        program_path.exists(),
+        "{} is missing",
+        program_path.display()
+    );
+    // The clients are Node programs: keep the system PATH (for `node`) after theirs.
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let root = machine.env.root.path();
+    let out_path = root.join(format!("{program}.stdout"));
+    let err_path = root.join(format!("{program}.stderr"));
+    let mut command = Command::new(&program_path);
+    command
+        .args(args)
+        .current_dir(machine.env.work())
+        .env("HOME", machine.user())
+        .env("CODEX_HOME", machine.codex_home())
+        .env("XDG_CONFIG_HOME", machine.xdg_config())
+        .env("XDG_DATA_HOME", root.join("xdg-data"))
+        .env("XDG_STATE_HOME", root.join("xdg-state"))
+        .env("XDG_CACHE_HOME", root.join("xdg-cache"))
+        .env("BATON_HOME", machine.env.home())
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("GEMINI_CLI_HOME")
+        .env_remove("BATON_AGENT")
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path).unwrap())
+        .stderr(File::create(&err_path).unwrap());
+    for (key, value) in extra {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("the client starts");
+    let deadline = Instant::now() + CLIENT_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`{program} {}` took longer than {CLIENT_TIMEOUT:?}; it printed:\n{}\n{}",
+                args.join(" "),
+                fs::read_to_string(&out_path).unwrap_or_default(),
+                fs::read_to_string(&err_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
+    }
+}
+
+/// The line of a listing that names server `name`.
+fn server_line<'a>(listing: &'a str, name: &str) -> Option<&'a str> {
+    listing.lines().find(|line| {
+        line.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+            .any(|word| word == name)
+    })
+}
+
+fn wired(client: &str) -> Machine {
+    let machine = Machine::new().with_user_configs();
+    machine.setup(&["--client", client]).ok();
+    machine
+}
+
+#[test]
+#[ignore = "needs the npm clients: .ci/run installs them with tests/clients/install.sh"]
+fn claude_lists_baton_connected_and_its_doctor_finds_no_invalid_settings() {
+    let machine = wired("claude");
+    let listing = client(&machine, "claude", &["mcp", "list"], &[]);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
+    assert!(
+        baton.contains("Connected"),
+        "baton is not connected:\n{out}"
+    );
+    assert!(
+        baton.contains(&baton_bin().display().to_string()),
+        "{baton}"
+    );
+    assert!(
+        server_line(&out, "docs").is_some(),
+        "the user's server is gone:\n{out}"
+    );
+
+    let doctor = client(&machine, "claude", &["doctor"], &[]);
+    let report = format!("{}{}", doctor.stdout, doctor.stderr);
+    assert!(
+        report.contains("Claude Code doctor"),
+        "claude doctor did not run:\n{report}"
+    );
+    assert!(
+        !report.contains("Invalid settings"),
+        "claude doctor finds invalid settings:\n{report}"
+    );
+
+    machine.setup(&["--uninstall", "--client", "claude"]).ok();
+    let listing = client(&machine, "claude", &["mcp", "list"], &[]);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    assert!(
+        server_line(&out, "baton").is_none(),
+        "baton still listed:\n{out}"
+    );
+    assert!(server_line(&out, "docs").is_some(), "{out}");
+}
+
+/// baton's entry in `codex mcp list --json`, if it is there.
+fn codex_entry(machine: &Machine) -> Option<Value> {
+    let listing = client(machine, "codex", &["mcp", "list", "--json"], &[]);
+    let servers: Value = serde_json::from_str(listing.ok())
+        .unwrap_or_else(|error| panic!("not JSON ({error}):\n{}", listing.stdout));
+    let servers = servers.as_array().expect("a list of servers");
+    assert!(
+        servers.iter().any(|server| server["name"] == "docs"),
+        "the user's server is gone: {servers:?}"
+    );
+    servers
+        .iter()
+        .find(|server| server["name"] == "baton")
+        .cloned()
+}
+
+#[test]
+#[ignore = "needs the npm clients: .ci/run installs them with tests/clients/install.sh"]
+fn codex_lists_baton_with_its_identity() {
+    let machine = wired("codex");
+    let baton = codex_entry(&machine).expect("codex lists baton");
+    assert_eq!(baton["enabled"], true, "{baton}");
+    let transport = &baton["transport"];
+    assert_eq!(transport["type"], "stdio");
+    assert_eq!(
+        transport["command"],
+        baton_bin().display().to_string().as_str()
+    );
+    assert_eq!(
+        transport["args"],
+        serde_json::json!(["--as", "codex", "mcp"])
+    );
+    assert_eq!(
+        transport["env"]["BATON_HOME"],
+        machine.env.home().display().to_string().as_str()
+    );
+
+    machine.setup(&["--uninstall", "--client", "codex"]).ok();
+    assert_eq!(codex_entry(&machine), None);
+}
+
+#[test]
+#[ignore = "needs the npm clients: .ci/run installs them with tests/clients/install.sh"]
+fn gemini_lists_baton_connected() {
+    let machine = wired("gemini");
+    let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
+    let listing = client(&machine, "gemini", &["mcp", "list"], &trust);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
+    assert!(
+        baton.contains("Connected") && !baton.contains("Disconnected"),
+        "baton is not connected:\n{out}"
+    );
+    assert!(
+        server_line(&out, "docs").is_some(),
+        "the user's server is gone:\n{out}"
+    );
+
+    machine.setup(&["--uninstall", "--client", "gemini"]).ok();
+    let listing = client(&machine, "gemini", &["mcp", "list"], &trust);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    assert!(
+        server_line(&out, "baton").is_none(),
+        "baton still listed:\n{out}"
+    );
+}
+
+#[test]
+#[ignore = "needs the npm clients: .ci/run installs them with tests/clients/install.sh"]
+fn opencode_lists_baton_connected() {
+    let machine = wired("opencode");
+    let listing = client(&machine, "opencode", &["mcp", "list"], &[]);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
+    assert!(
+        baton.contains("connected") && !baton.contains("failed"),
+        "baton is not connected:\n{out}"
+    );
+    assert!(
+        server_line(&out, "docs").is_some(),
+        "the user's server is gone:\n{out}"
+    );
+
+    machine.setup(&["--uninstall", "--client", "opencode"]).ok();
+    let listing = client(&machine, "opencode", &["mcp", "list"], &[]);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    assert!(
+        server_line(&out, "baton").is_none(),
+        "baton still listed:\n{out}"
+    );
+}

@@ -103,37 +103,53 @@ fn hub_home_override() -> Result<Option<PathBuf>, Error> {
 
 /// How every client stands, one line each: for plain `baton setup` and `doctor`.
 pub fn render_status(statuses: &[ClientStatus]) -> String {
-    let mut text = format!("{:<9} {:<40} {}\n", "CLIENT", "FOUND", "BATON");
-    for status in statuses {
-        let found = match (&status.program, status.has_config_dir) {
-            (Some(program), _) => program.display().to_string(),
-            (None, true) => status.config_dir.display().to_string(),
-            (None, false) => "-".to_string(),
-        };
-        let mut wired = Vec::new();
-        if status.server {
-            wired.push(match &status.agent {
-                Some(agent) => format!("mcp as {agent}"),
-                None => "mcp".to_string(),
-            });
-        }
-        if !status.hooks.is_empty() {
-            wired.push(format!("hooks {}", status.hooks.join(",")));
-        }
-        if status.instructions {
-            wired.push("instructions".to_string());
-        }
-        if let Some(problem) = &status.problem {
-            wired.push(format!("problem: {problem}"));
-        }
-        let wired = if wired.is_empty() {
-            "not wired".to_string()
-        } else {
-            wired.join(" · ")
-        };
-        text.push_str(&format!("{:<9} {:<40} {}\n", status.client, found, wired));
+    let rows: Vec<(String, String, String)> = statuses
+        .iter()
+        .map(|status| {
+            let found = match (&status.program, status.has_config_dir) {
+                (Some(program), _) => program.display().to_string(),
+                (None, true) => status.config_dir.display().to_string(),
+                (None, false) => "-".to_string(),
+            };
+            (status.client.to_string(), found, wiring(status))
+        })
+        .collect();
+    let width = rows
+        .iter()
+        .map(|(_, found, _)| found.chars().count())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let mut text = format!("{:<9} {:<width$}  {}\n", "CLIENT", "FOUND", "BATON");
+    for (client, found, wired) in rows {
+        text.push_str(&format!("{client:<9} {found:<width$}  {wired}\n"));
     }
     text.trim_end().to_string()
+}
+
+/// What of baton is wired into one client, in a few words.
+pub fn wiring(status: &ClientStatus) -> String {
+    let mut wired = Vec::new();
+    if status.server {
+        wired.push(match &status.agent {
+            Some(agent) => format!("mcp as {agent}"),
+            None => "mcp".to_string(),
+        });
+    }
+    if !status.hooks.is_empty() {
+        wired.push(format!("hooks {}", status.hooks.join(",")));
+    }
+    if status.instructions {
+        wired.push("instructions".to_string());
+    }
+    if let Some(problem) = &status.problem {
+        wired.push(format!("problem: {problem}"));
+    }
+    if wired.is_empty() {
+        "not wired".to_string()
+    } else {
+        wired.join(" · ")
+    }
 }
 
 fn verb(action: FileAction, dry_run: bool) -> &'static str {

@@ -239,7 +239,7 @@ const GEMINI_SETTINGS: &str = r#"{
   // Gemini accepts comments here; they must survive.
   "theme": "Dracula",
   "mcpServers": {
-    "docs": {"command": "docs-server", "args": []},
+    "docs": {"command": "docs-server", "args": []}
   },
   "hooks": {
     "BeforeTool": [

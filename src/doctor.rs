@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::project;
 use crate::registry::{self, AgentRecord};
+use crate::setup;
 use crate::store::lock::{self, FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::{StoreError, board_file};
@@ -147,6 +148,7 @@ pub const CHECKS: &[CheckFn] = &[
     check_wake_commands,
     check_locks,
     check_leftovers,
+    check_clients,
 ];
 
 /// Runs every check on `home`. A home that does not exist yet is one warning and nothing
@@ -703,6 +705,71 @@ fn check_wake_commands(inspection: &Inspection<'_>) -> Vec<Check> {
             } else {
                 format!("{} found", count(found, "wake program"))
             },
+        ));
+    }
+    checks
+}
+
+/// Which agent clients are on this machine and what `baton setup` wired into each: one line
+/// per client found or wired. A client whose baton server points at a program that is gone,
+/// or is wired only in part, or as an agent baton does not know, is worth a warning.
+fn check_clients(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "clients";
+    let Some(env) = setup::Environment::from_process() else {
+        return vec![Check::warn(
+            NAME,
+            "no home directory: cannot look for agent clients",
+        )];
+    };
+    let mut checks = Vec::new();
+    for status in setup::status(&env) {
+        let client = status.client;
+        if let Some(problem) = &status.problem {
+            checks.push(Check::warn(NAME, format!("{client}: {problem}")));
+            continue;
+        }
+        if !status.is_wired() {
+            if status.is_found() {
+                checks.push(Check::ok(
+                    NAME,
+                    format!("{client}: found, not wired (`baton setup --client {client}`)"),
+                ));
+            }
+            continue;
+        }
+        let rerun = format!("run `baton setup --client {client}` again");
+        let summary = status.summary();
+        if let Some(program) = &status.server_program
+            && !program.is_file()
+        {
+            checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{client} starts baton as {}, which is not there; {rerun}",
+                    program.display()
+                ),
+            ));
+        } else if !status.is_fully_wired() {
+            checks.push(Check::warn(
+                NAME,
+                format!("{client} is wired only in part ({summary}); {rerun}"),
+            ));
+        } else if let Some(agent) = &status.agent
+            && !matches!(registry::load(inspection.home, agent), Ok(Some(_)))
+        {
+            checks.push(Check::warn(
+                NAME,
+                format!("{client} is wired as agent {agent}, which is not registered; {rerun}"),
+            ));
+        } else {
+            checks.push(Check::ok(NAME, format!("{client}: {summary}")));
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            "no agent client found (claude, codex, gemini, opencode); `baton setup --auto` \
+             wires those it finds",
         ));
     }
     checks

@@ -127,28 +127,11 @@ pub fn render_status(statuses: &[ClientStatus]) -> String {
     text.trim_end().to_string()
 }
 
-/// What of baton is wired into one client, in a few words.
-pub fn wiring(status: &ClientStatus) -> String {
-    let mut wired = Vec::new();
-    if status.server {
-        wired.push(match &status.agent {
-            Some(agent) => format!("mcp as {agent}"),
-            None => "mcp".to_string(),
-        });
-    }
-    if !status.hooks.is_empty() {
-        wired.push(format!("hooks {}", status.hooks.join(",")));
-    }
-    if status.instructions {
-        wired.push("instructions".to_string());
-    }
-    if let Some(problem) = &status.problem {
-        wired.push(format!("problem: {problem}"));
-    }
-    if wired.is_empty() {
-        "not wired".to_string()
-    } else {
-        wired.join(" · ")
+/// What of baton is wired into one client, and any problem reading its files.
+fn wiring(status: &ClientStatus) -> String {
+    match &status.problem {
+        Some(problem) => format!("{} · problem: {problem}", status.summary()),
+        None => status.summary(),
     }
 }
 

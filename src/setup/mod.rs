@@ -40,7 +40,9 @@ use std::str::FromStr;
 
 use jsonc_parser::cst::CstInputValue;
 use serde::Serialize;
+use serde_json::Value;
 
+use crate::doctor::{self, ProgramLookup};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::registry;
@@ -186,14 +188,10 @@ impl Environment {
 
     /// The executable `program` on `PATH`, if there is one.
     pub fn find_program(&self, program: &str) -> Option<PathBuf> {
-        let path = self.path.as_ref()?;
-        std::env::split_paths(path)
-            .filter(|dir| !dir.as_os_str().is_empty())
-            .map(|dir| dir.join(program))
-            .find(|candidate| {
-                fs::metadata(candidate)
-                    .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-            })
+        match doctor::find_program(program, self.path.as_deref()) {
+            ProgramLookup::Found(path) => Some(path),
+            ProgramLookup::Missing | ProgramLookup::Relative => None,
+        }
     }
 }
 
@@ -533,7 +531,7 @@ fn plan(
             (Some(agent), Some(registration))
         }
         Action::Uninstall => {
-            let (_, agent) = wired_server(&layout)?;
+            let agent = wired_server(&layout)?.and_then(|server| server.agent);
             uninstall(&layout, manifest, &mut staging)?;
             let registration = agent
                 .clone()
@@ -780,24 +778,34 @@ fn uninstall(layout: &Layout, manifest: &Manifest, staging: &mut Staging) -> Res
     Ok(())
 }
 
-/// Whether the client's configuration holds baton's MCP server, and the agent it is wired
-/// as (from `--as NAME` in its arguments, else `BATON_AGENT` in its environment).
-fn wired_server(layout: &Layout) -> Result<(bool, Option<String>)> {
-    let entry = match &layout.server {
+/// baton's MCP server as a client's configuration holds it.
+struct WiredServer {
+    /// From `--as NAME` in its arguments, else `BATON_AGENT` in its environment.
+    agent: Option<String>,
+    /// The program the client starts.
+    program: Option<PathBuf>,
+}
+
+/// baton's MCP server in the client's configuration, if it is there.
+fn wired_server(layout: &Layout) -> Result<Option<WiredServer>> {
+    let (entry, args_key) = match &layout.server {
         ServerSlot::Json {
-            file, container, ..
+            file,
+            container,
+            args_key,
+            ..
         } => {
             let text = read_text(file)?;
-            Document::parse(file, text.as_deref())?.entry(container, SERVER_NAME)
+            let entry = Document::parse(file, text.as_deref())?.entry(container, SERVER_NAME);
+            (entry, *args_key)
         }
-        ServerSlot::Toml { file } => codex::server_entry(file, read_text(file)?.as_deref())?,
+        ServerSlot::Toml { file } => (
+            codex::server_entry(file, read_text(file)?.as_deref())?,
+            "args",
+        ),
     };
     let Some(entry) = entry else {
-        return Ok((false, None));
-    };
-    let args_key = match &layout.server {
-        ServerSlot::Json { args_key, .. } => *args_key,
-        ServerSlot::Toml { .. } => "args",
+        return Ok(None);
     };
     let args: Vec<&str> = entry
         .get(args_key)
@@ -811,10 +819,17 @@ fn wired_server(layout: &Layout) -> Result<(bool, Option<String>)> {
             .and_then(|agent| agent.as_str())
             .map(str::to_string)
     });
-    let agent = command::agent_in_args(args)
+    let agent = command::agent_in_args(args.iter().copied())
         .or(from_env)
         .filter(|name| names::check(NameKind::Agent, name).is_ok());
-    Ok((true, agent))
+    // opencode keeps the program as the first word of its `command` list.
+    let program = match entry.get("command") {
+        Some(Value::String(program)) => Some(program.as_str()),
+        Some(Value::Array(words)) => words.first().and_then(Value::as_str),
+        _ => None,
+    }
+    .map(PathBuf::from);
+    Ok(Some(WiredServer { agent, program }))
 }
 
 fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<String>> {
@@ -896,6 +911,8 @@ pub struct ClientStatus {
     pub server: bool,
     /// The agent the server is wired as, when it says.
     pub agent: Option<String>,
+    /// The program the client starts as baton's server.
+    pub server_program: Option<PathBuf>,
     /// The client events that run a baton hook.
     pub hooks: Vec<String>,
     /// Whether baton's instructions (skill or block) are in place.
@@ -913,6 +930,35 @@ impl ClientStatus {
     /// Anything of baton is wired into the client.
     pub fn is_wired(&self) -> bool {
         self.server || !self.hooks.is_empty() || self.instructions
+    }
+
+    /// Everything setup wires is there: the server, the instructions, and the hooks where
+    /// the client has them.
+    pub fn is_fully_wired(&self) -> bool {
+        let wants_hooks = self.client != Client::Opencode;
+        self.server && self.instructions && (!wants_hooks || self.hooks.len() == 3)
+    }
+
+    /// What of baton is wired, in a few words: `mcp as claude · hooks … · instructions`.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if self.server {
+            parts.push(match &self.agent {
+                Some(agent) => format!("mcp as {agent}"),
+                None => "mcp".to_string(),
+            });
+        }
+        if !self.hooks.is_empty() {
+            parts.push(format!("hooks {}", self.hooks.join(",")));
+        }
+        if self.instructions {
+            parts.push("instructions".to_string());
+        }
+        if parts.is_empty() {
+            "not wired".to_string()
+        } else {
+            parts.join(" · ")
+        }
     }
 }
 
@@ -933,12 +979,17 @@ fn client_status(env: &Environment, client: Client) -> ClientStatus {
         config_dir: layout.config_dir.clone(),
         server: false,
         agent: None,
+        server_program: None,
         hooks: Vec::new(),
         instructions: false,
         problem: None,
     };
     let result = (|| -> Result<()> {
-        (status.server, status.agent) = wired_server(&layout)?;
+        if let Some(server) = wired_server(&layout)? {
+            status.server = true;
+            status.agent = server.agent;
+            status.server_program = server.program;
+        }
         if let Some(hooks) = &layout.hooks {
             let text = read_text(&hooks.file)?;
             status.hooks =

@@ -98,6 +98,12 @@ impl TestEnv {
             .env_remove("BATON_PROJECT")
             .env_remove("BATON_NOW")
             .env("BATON_HOME", self.home())
+            // A home of its own, so `setup` and `doctor` never see the real agent clients.
+            .env("HOME", self.root.path().join("user-home"))
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("GEMINI_CLI_HOME")
+            .env_remove("XDG_CONFIG_HOME")
             .env("BATON_NOTIFY", "0")
             .env("BATON_LOCK_TIMEOUT", "20")
             .stdin(Stdio::null());

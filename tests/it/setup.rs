@@ -51,15 +51,19 @@ impl Machine {
     }
 
     pub fn setup_env(&self, args: &[&str], extra: &[(&str, &Path)]) -> Run {
+        let mut all = vec!["setup"];
+        all.extend_from_slice(args);
+        self.baton(&all, extra)
+    }
+
+    /// Runs `baton ARGS…` with the machine's home, client variables and `PATH`.
+    pub fn baton(&self, args: &[&str], extra: &[(&str, &Path)]) -> Run {
         let mut command = self.env.command(&self.env.work());
         command
             .env("HOME", self.user())
             .env("CODEX_HOME", self.codex_home())
             .env("XDG_CONFIG_HOME", self.xdg_config())
             .env("PATH", self.bin())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("GEMINI_CLI_HOME")
-            .arg("setup")
             .args(args);
         for (key, value) in extra {
             command.env(key, value);
@@ -683,6 +687,7 @@ fn as_names_the_agent_and_a_customised_wake_command_stays() {
                 "--strengths",
                 "reviews",
                 "--wake",
+                "--",
                 "my-wake",
                 "-x",
             ],
@@ -741,4 +746,67 @@ fn claude_config_dir_moves_every_claude_file() {
     assert!(dir.join("skills/baton/SKILL.md").is_file());
     assert!(!machine.user().join(".claude.json").exists());
     assert!(!machine.user().join(".claude").exists());
+}
+
+#[test]
+fn doctor_reports_which_clients_are_wired_and_what_is_amiss() {
+    let machine = Machine::new();
+    // The wake commands setup registers must find their programs, or doctor fails on them.
+    for program in ["claude", "codex", "opencode"] {
+        let path = machine.bin().join(program);
+        fs::write(&path, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    fs::create_dir_all(machine.user().join(".gemini")).unwrap();
+    machine.setup(&["--client", "claude,codex,opencode"]).ok();
+    let clients = |machine: &Machine| -> Vec<(String, String)> {
+        let value = machine.baton(&["--json", "doctor"], &[]).json();
+        value["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|check| check["name"] == "clients")
+            .map(|check| {
+                (
+                    check["status"].as_str().unwrap().to_string(),
+                    check["detail"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let ok = |detail: &str| ("ok".to_string(), detail.to_string());
+    assert_eq!(
+        clients(&machine),
+        [
+            ok("claude: mcp as claude · hooks SessionStart,UserPromptSubmit,Stop · instructions"),
+            ok("codex: mcp as codex · hooks SessionStart,UserPromptSubmit,Stop · instructions"),
+            ok("gemini: found, not wired (`baton setup --client gemini`)"),
+            ok("opencode: mcp as opencode · instructions"),
+        ]
+    );
+
+    fs::remove_file(machine.user().join(".claude/skills/baton/SKILL.md")).unwrap();
+    let config = machine.xdg_config().join("opencode/opencode.json");
+    let text = fs::read_to_string(&config).unwrap();
+    fs::write(&config, text.replace(&baton(), "/gone/baton")).unwrap();
+    let found = clients(&machine);
+    assert_eq!(found[0].0, "warn");
+    assert!(
+        found[0]
+            .1
+            .starts_with("claude is wired only in part (mcp as claude · hooks"),
+        "{found:?}"
+    );
+    assert_eq!(
+        found[3],
+        (
+            "warn".to_string(),
+            "opencode starts baton as /gone/baton, which is not there; run `baton setup \
+             --client opencode` again"
+                .to_string()
+        )
+    );
+
+    machine.setup(&["--client", "claude,opencode"]).ok();
+    assert!(clients(&machine).iter().all(|(status, _)| status == "ok"));
 }

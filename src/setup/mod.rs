@@ -428,6 +428,7 @@ fn carry_out(
         if !is_current {
             continue;
         }
+        let manifest_before = manifest.clone();
         let mut emptied_dirs = Vec::new();
         for edit in &mut plan.files {
             write_edit(edit, manifest, &mut emptied_dirs, action, now)?;
@@ -438,7 +439,9 @@ fn carry_out(
             // Not empty means someone else put something there: it stays.
             let _ = fs::remove_dir(&dir);
         }
-        manifest.save(hub)?;
+        if *manifest != manifest_before {
+            manifest.save(hub)?;
+        }
         if let Some(registration) = &plan.registration {
             register(hub, lock, now, registration)?;
         }

@@ -32,7 +32,10 @@ impl Drop for TinyDisk {
 fn a_full_disk_fails_changes_clearly_and_leaves_the_board_as_it_was() {
     if !is_root() {
         // CI runs as root; a developer without root cannot mount the tiny disk.
-        assert!(std::env::var_os("CI").is_none(), "CI must run this test as root");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test as root"
+        );
         eprintln!("SKIPPED a_full_disk_fails_changes_clearly: needs root to mount a tmpfs");
         return;
     }

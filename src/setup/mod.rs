@@ -252,22 +252,18 @@ pub enum Action {
 }
 
 /// One file's change.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct FileEdit {
     pub path: PathBuf,
     /// The text now; `None` when the file does not exist.
-    #[serde(skip)]
     pub before: Option<String>,
     /// The text wanted; `None` to delete the file.
-    #[serde(skip)]
     pub after: Option<String>,
     /// What changes, one line each.
     pub changes: Vec<String>,
     /// Where the previous contents were copied, once written.
     pub backup: Option<PathBuf>,
-    #[serde(skip)]
     format: Format,
-    #[serde(skip)]
     created_keys: Vec<KeyPath>,
 }
 
@@ -329,7 +325,7 @@ impl FileEdit {
 }
 
 /// Everything setup will do (or did) for one client.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ClientPlan {
     pub client: Client,
     /// The agent wired to the client (for uninstall: the one found wired, if any).
@@ -339,7 +335,6 @@ pub struct ClientPlan {
     /// Changes to the agent's registry record, one line each.
     pub registry: Vec<String>,
     pub notes: Vec<String>,
-    #[serde(skip)]
     registration: Option<Registration>,
 }
 

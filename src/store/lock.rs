@@ -5,8 +5,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::thread;
 use std::sync::mpsc;
+use std::thread;
 use std::time::Duration;
 
 use fs4::{FileExt, TryLockError};

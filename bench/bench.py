@@ -220,7 +220,7 @@ def mcp_latency(binary, calls):
                     "clientInfo": {"name": "bench", "version": "1"}}})
     rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
     figures = {}
-    for tool, arguments in (("inbox", {}), ("board", {})):
+    for tool, arguments in (("show", {"id": 1}), ("inbox", {"peek": True}), ("board", {})):
         times = []
         for i in range(calls):
             started = time.perf_counter()
@@ -254,6 +254,7 @@ def main():
     commands, rows = latency_rows(binary, repeats)
     header = "| board | " + " | ".join(commands) + " |"
     print("Latency per command, median ms (peak RSS MiB)")
+    print()
     print(header)
     print("|" + "---|" * (len(commands) + 1))
     peak_overall = 0.0
@@ -267,6 +268,7 @@ def main():
     print()
     per_writer = 20 if options.quick else 50
     print("Throughput, `send` from N processes at once onto one board (100 open tasks)")
+    print()
     print("| writers | changes/s |")
     print("|---|---|")
     for writers in (1, 4, 16):
@@ -277,6 +279,7 @@ def main():
         print("MCP: this binary has no `mcp` command")
     else:
         print("MCP tool call on a running `baton mcp`, 1,000 open tasks, median ms")
+        print()
         print("| tool | ms |")
         print("|---|---|")
         for tool, ms in mcp.items():

@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use crate::error::Result;
 use crate::mail::{BROADCAST, Message, MessageType};
 use crate::project::Project;
-use crate::session::{Hub, Inbox, InboxEntry, Request, Session};
+use crate::session::{Hub, Inbox, Request, Session};
+use crate::time::Timestamp;
 
 /// The agent clients whose hook formats baton speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +129,7 @@ fn answer(
     Ok(match event {
         HookEvent::SessionStart | HookEvent::Prompt => {
             let inbox = session.inbox_and_mark_read()?;
-            context(&inbox, &session.project).map_or(Answer::Nothing, Answer::Context)
+            context(&inbox, &session.project, session.now).map_or(Answer::Nothing, Answer::Context)
         }
         HookEvent::Stop => {
             let inbox = session.inbox()?;
@@ -171,7 +172,7 @@ const REMINDER: &str = "Your plain replies here are not seen by your teammates: 
 /// What the agent should know at the start of a session or a prompt: who it is, where, each
 /// task whose turn is its own with all it needs to act, and its unread messages. `None` when
 /// nothing waits.
-pub fn context(inbox: &Inbox, project: &Project) -> Option<String> {
+pub fn context(inbox: &Inbox, project: &Project, now: Timestamp) -> Option<String> {
     if inbox.is_empty() {
         return None;
     }
@@ -195,7 +196,7 @@ pub fn context(inbox: &Inbox, project: &Project) -> Option<String> {
         );
         for entry in &inbox.tasks {
             text.push('\n');
-            text.push_str(&task_text(entry));
+            text.push_str(&entry.describe(now));
         }
     }
     if !inbox.messages.is_empty() {
@@ -215,39 +216,6 @@ pub fn context(inbox: &Inbox, project: &Project) -> Option<String> {
 
 fn count(number: usize, one: &str, many: &str) -> String {
     format!("{number} {}", if number == 1 { one } else { many })
-}
-
-fn task_text(entry: &InboxEntry) -> String {
-    let task = &entry.task;
-    let mut text = format!(
-        "{} [{}] {}: {}\n",
-        task.id,
-        task.priority,
-        entry.reason.what_to_do(),
-        task.subject
-    );
-    let _ = writeln!(
-        text,
-        "  from {} to {}; {} is waiting on you",
-        task.from, task.to, entry.waiting
-    );
-    for line in task.body.lines() {
-        let _ = writeln!(text, "  | {line}");
-    }
-    if !task.files.is_empty() {
-        let _ = writeln!(text, "  files: {}", task.files.join(", "));
-    }
-    if let Some(word) = &entry.last_word {
-        let _ = writeln!(
-            text,
-            "  last {} by {}: {}",
-            word.kind.as_str().replace('_', " "),
-            word.by,
-            word.text
-        );
-    }
-    let _ = writeln!(text, "  next: {}", entry.next_steps());
-    text
 }
 
 fn message_text(message: &Message) -> String {

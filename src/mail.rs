@@ -753,7 +753,6 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::task::{Priority, TaskId};
 
     fn at(day: i64) -> Timestamp {
         let start: Timestamp = "2026-11-01T12:00:00Z".parse().unwrap();
@@ -778,26 +777,7 @@ mod tests {
     }
 
     fn task(status: Status) -> Task {
-        Task {
-            id: TaskId(4),
-            subject: "fix the parser".into(),
-            body: String::new(),
-            files: vec![],
-            from: "claude".into(),
-            to: "codex".into(),
-            reviewer: None,
-            status,
-            priority: Priority::Normal,
-            after: vec![],
-            skill: None,
-            review: false,
-            created_at: at(0),
-            updated_at: at(0),
-            claimed_at: None,
-            lease_expires_at: None,
-            result: None,
-            thread: vec![],
-        }
+        Task::example(status, at(0))
     }
 
     #[test]

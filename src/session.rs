@@ -120,6 +120,46 @@ pub struct InboxEntry {
 }
 
 impl InboxEntry {
+    /// Everything needed to act on the entry without another call, as the CLI's inbox and
+    /// the hooks show it: subject, who waits, body, files, the last word, the next commands.
+    pub fn describe(&self, now: Timestamp) -> String {
+        use std::fmt::Write;
+        let task = &self.task;
+        let mut text = format!(
+            "{} [{}] {}: {}\n",
+            task.id,
+            task.priority,
+            self.reason.what_to_do(),
+            task.subject
+        );
+        let _ = writeln!(
+            text,
+            "  from {} to {}, sent {} ago; {} is waiting on you",
+            task.from,
+            task.to,
+            time::age(task.created_at, now),
+            self.waiting
+        );
+        for line in task.body.lines() {
+            let _ = writeln!(text, "  | {line}");
+        }
+        if !task.files.is_empty() {
+            let _ = writeln!(text, "  files: {}", task.files.join(", "));
+        }
+        if let Some(word) = &self.last_word {
+            let _ = writeln!(
+                text,
+                "  last {} by {} ({} ago): {}",
+                word.kind.as_str().replace('_', " "),
+                word.by,
+                time::age(word.at, now),
+                word.text
+            );
+        }
+        let _ = writeln!(text, "  next: {}", self.next_steps());
+        text
+    }
+
     /// The commands that move the task on from where it is in this inbox.
     pub fn next_steps(&self) -> String {
         let id = self.task.id.0;

@@ -280,6 +280,33 @@ impl Task {
 }
 
 #[cfg(test)]
+impl Task {
+    /// A task for unit tests: T-4, "fix the parser", from claude to codex, made at `at`.
+    pub(crate) fn example(status: Status, at: Timestamp) -> Task {
+        Task {
+            id: TaskId(4),
+            subject: "fix the parser".into(),
+            body: String::new(),
+            files: vec![],
+            from: "claude".into(),
+            to: "codex".into(),
+            reviewer: None,
+            status,
+            priority: Priority::Normal,
+            after: vec![],
+            skill: None,
+            review: false,
+            created_at: at,
+            updated_at: at,
+            claimed_at: None,
+            lease_expires_at: None,
+            result: None,
+            thread: vec![],
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -365,7 +365,6 @@ fn join_with(items: &[&str], word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::task::Priority;
     use Status::*;
 
     fn at(minute: i64) -> Timestamp {
@@ -374,26 +373,7 @@ mod tests {
     }
 
     fn task(status: Status) -> Task {
-        Task {
-            id: TaskId(4),
-            subject: "fix the parser".into(),
-            body: String::new(),
-            files: vec![],
-            from: "claude".into(),
-            to: "codex".into(),
-            reviewer: None,
-            status,
-            priority: Priority::Normal,
-            after: vec![],
-            skill: None,
-            review: false,
-            created_at: at(0),
-            updated_at: at(0),
-            claimed_at: None,
-            lease_expires_at: None,
-            result: None,
-            thread: vec![],
-        }
+        Task::example(status, at(0))
     }
 
     fn rules(coordinator: Option<&str>) -> Rules<'_> {

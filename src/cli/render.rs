@@ -5,9 +5,8 @@ use std::fmt::Write;
 
 use baton::activity::ActivityRecord;
 use baton::board::inbox::Reason;
-use baton::board::task::Task;
 use baton::mail::{Mail, Message, MessageType, Sent};
-use baton::session::{Archived, Changed, Inbox, InboxEntry, TaskView};
+use baton::session::{Archived, Changed, Inbox, TaskView};
 use baton::time::{self, Timestamp};
 
 /// One line saying what a change did, plus who now has the task.
@@ -193,44 +192,6 @@ fn indent(text: &str, prefix: &str) -> String {
         .join("\n")
 }
 
-/// Everything needed to act on an inbox entry without another call.
-pub fn inbox_entry(entry: &InboxEntry, now: Timestamp) -> String {
-    let task: &Task = &entry.task;
-    let mut text = format!(
-        "{} [{}] {}: {}\n",
-        task.id,
-        task.priority,
-        entry.reason.what_to_do(),
-        task.subject
-    );
-    let _ = writeln!(
-        text,
-        "  from {} to {}, sent {} ago; {} is waiting on you",
-        task.from,
-        task.to,
-        time::age(task.created_at, now),
-        entry.waiting
-    );
-    if !task.body.is_empty() {
-        let _ = writeln!(text, "{}", indent(&task.body, "  | "));
-    }
-    if !task.files.is_empty() {
-        let _ = writeln!(text, "  files: {}", task.files.join(", "));
-    }
-    if let Some(word) = &entry.last_word {
-        let _ = writeln!(
-            text,
-            "  last {} by {} ({} ago): {}",
-            word.kind.as_str().replace('_', " "),
-            word.by,
-            time::age(word.at, now),
-            word.text
-        );
-    }
-    let _ = writeln!(text, "  → {}", entry.next_steps());
-    text
-}
-
 pub fn inbox(inbox: &Inbox, now: Timestamp) -> String {
     if inbox.is_empty() {
         return format!(
@@ -245,7 +206,7 @@ pub fn inbox(inbox: &Inbox, now: Timestamp) -> String {
         waiting(inbox)
     );
     for entry in &inbox.tasks {
-        text.push_str(&inbox_entry(entry, now));
+        text.push_str(&entry.describe(now));
         text.push('\n');
     }
     if !inbox.messages.is_empty() {

@@ -49,69 +49,34 @@ impl FileLock {
     /// Takes the lock at `path`, creating the file if needed. `what` names the lock in the
     /// waiting line ("the board lock").
     pub fn acquire(path: &Path, what: &str, policy: LockPolicy) -> Result<FileLock, StoreError> {
-        if let Some(parent) = path.parent() {
-            create_private_dir_all(parent)?;
+        let mut file = open_lock_file(path)?;
+        if !try_lock(&file, path)? {
+            let holder = read_holder(&mut file);
+            let who = holder.map_or_else(|| "another process".into(), |pid| format!("pid {pid}"));
+            (policy.on_wait)(&format!("waiting for {what} held by {who}"));
+            wait_for(&file, path, policy.timeout, holder)?;
         }
-        let mut file = private_open_options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(StoreError::io(path))?;
-        match FileExt::try_lock(&file) {
-            Ok(()) => {}
-            Err(TryLockError::Error(source)) => {
-                return Err(StoreError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
-            Err(TryLockError::WouldBlock) => {
-                let holder = read_holder(&mut file);
-                let who =
-                    holder.map_or_else(|| "another process".into(), |pid| format!("pid {pid}"));
-                (policy.on_wait)(&format!("waiting for {what} held by {who}"));
-                wait_for(&file, path, policy.timeout, holder)?;
-            }
+        FileLock::held(file, path)
+    }
+
+    /// Takes the lock at `path` if nobody holds it; `None` when someone does. For locks
+    /// whose holder is doing the job already (the wake supervisor), so waiting is pointless.
+    pub fn try_acquire(path: &Path) -> Result<Option<FileLock>, StoreError> {
+        let file = open_lock_file(path)?;
+        if !try_lock(&file, path)? {
+            return Ok(None);
         }
+        FileLock::held(file, path).map(Some)
+    }
+
+    /// Wraps a file whose lock this process now holds, and signs it with our pid.
+    fn held(file: File, path: &Path) -> Result<FileLock, StoreError> {
         let mut lock = FileLock {
             file,
             path: path.to_path_buf(),
         };
         lock.record_holder()?;
         Ok(lock)
-    }
-
-    /// Takes the lock at `path` if nobody holds it; `None` when someone does. For locks
-    /// whose holder is doing the job already (the wake supervisor), so waiting is pointless.
-    pub fn try_acquire(path: &Path) -> Result<Option<FileLock>, StoreError> {
-        if let Some(parent) = path.parent() {
-            create_private_dir_all(parent)?;
-        }
-        let file = private_open_options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(StoreError::io(path))?;
-        match FileExt::try_lock(&file) {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => return Ok(None),
-            Err(TryLockError::Error(source)) => {
-                return Err(StoreError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
-        }
-        let mut lock = FileLock {
-            file,
-            path: path.to_path_buf(),
-        };
-        lock.record_holder()?;
-        Ok(Some(lock))
     }
 
     fn record_holder(&mut self) -> Result<(), StoreError> {
@@ -122,6 +87,33 @@ impl FileLock {
             .and_then(|()| self.file.seek(SeekFrom::Start(0)))
             .and_then(|_| self.file.write_all(pid.as_bytes()));
         result.map_err(StoreError::io(&self.path))
+    }
+}
+
+/// Opens (creating when needed) a lock file; it is never truncated here, so the holder's
+/// pid stays readable to waiters.
+fn open_lock_file(path: &Path) -> Result<File, StoreError> {
+    if let Some(parent) = path.parent() {
+        create_private_dir_all(parent)?;
+    }
+    private_open_options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(StoreError::io(path))
+}
+
+/// One attempt: `true` when the lock is now ours, `false` when someone else holds it.
+fn try_lock(file: &File, path: &Path) -> Result<bool, StoreError> {
+    match FileExt::try_lock(file) {
+        Ok(()) => Ok(true),
+        Err(TryLockError::WouldBlock) => Ok(false),
+        Err(TryLockError::Error(source)) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 

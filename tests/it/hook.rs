@@ -220,7 +220,7 @@ fn the_context_says_who_where_what_and_how_to_answer() {
         "| Tabs break the tokenizer.",
         "files: src/lexer.rs, src/token.rs",
         "T-2 [normal] question for you: Review the grammar",
-        "last question by claude: Which grammar file?",
+        "last question by claude (0s ago): Which grammar file?",
         "The benchmarks are in bench/",
         "Wrapping up at six",
         "Please push your work before six.",

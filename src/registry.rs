@@ -245,10 +245,7 @@ mod tests {
     use super::*;
 
     fn quiet() -> LockPolicy {
-        LockPolicy {
-            timeout: std::time::Duration::from_secs(5),
-            on_wait: |_| {},
-        }
+        LockPolicy::silent(std::time::Duration::from_secs(5))
     }
 
     fn at(text: &str) -> Timestamp {

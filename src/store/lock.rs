@@ -38,6 +38,17 @@ impl LockPolicy {
     }
 }
 
+#[cfg(test)]
+impl LockPolicy {
+    /// A policy for unit tests: waits up to `timeout`, announces nothing.
+    pub(crate) fn silent(timeout: Duration) -> Self {
+        LockPolicy {
+            timeout,
+            on_wait: |_| {},
+        }
+    }
+}
+
 /// A held lock; released when dropped (closing the file releases the `flock`).
 #[derive(Debug)]
 pub struct FileLock {
@@ -177,10 +188,7 @@ mod tests {
     use super::*;
 
     fn quiet(timeout_ms: u64) -> LockPolicy {
-        LockPolicy {
-            timeout: Duration::from_millis(timeout_ms),
-            on_wait: |_| {},
-        }
+        LockPolicy::silent(Duration::from_millis(timeout_ms))
     }
 
     #[test]

@@ -367,3 +367,62 @@ fn killed_registry_writers_leave_every_record_readable_with_the_last_reported_ch
         "at most the one temp file a killed writer left"
     );
 }
+
+#[test]
+fn bad_mail_files_and_archives_are_named_or_skipped_never_rewritten() {
+    for (label, contents) in BAD_CONTENTS {
+        let env = TestEnv::new();
+        env.register(&["lead", "dev"]);
+        env.run("lead", &["msg", "--to", "dev", "hello"]).ok();
+        env.run("dev", &["inbox"]).ok();
+        let positions = env.project_dir("default").join("mail.read.json");
+        fs::write(&positions, contents).unwrap();
+        let run = env.run("dev", &["inbox"]);
+        assert_eq!(run.code, 4, "{label}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("mail.read.json"),
+            "{label}: {}",
+            run.stderr
+        );
+        assert_eq!(
+            &fs::read(&positions).unwrap(),
+            contents,
+            "{label}: never rewritten"
+        );
+        let run = env.run("lead", &["msg", "--to", "dev", "again"]);
+        assert!(run.code == 0 || run.code == 4, "{label}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{label}: {}", run.stderr);
+        assert_eq!(
+            &fs::read(&positions).unwrap(),
+            contents,
+            "{label}: never rewritten"
+        );
+    }
+    // Garbage beside a good archived task: the good one is still found.
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    let id = env.send("lead", "dev", "old", &[]).to_string();
+    env.run("dev", &["done", &id, "--result", "ok"]).ok();
+    env.run("lead", &["archive", "--older-than", "0"]).ok();
+    let archive = fs::read_dir(env.project_dir("default").join("archive"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| {
+            !path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("mail-")
+        })
+        .unwrap();
+    let mut text = b"\x00garbage\n[1,2]\n".to_vec();
+    text.extend(fs::read(&archive).unwrap());
+    text.extend_from_slice(b"{\"torn");
+    fs::write(&archive, &text).unwrap();
+    let shown = env.run("lead", &["--json", "show", &id]).json();
+    assert_eq!(shown["archived"], true);
+    assert_eq!(shown["result"], "ok");
+    let run = env.run("lead", &["show", "99"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(fs::read(&archive).unwrap(), text, "never rewritten");
+}

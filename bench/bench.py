@@ -4,6 +4,7 @@
     python3 bench/bench.py            # builds the release binary, prints the table
     python3 bench/bench.py --quick    # fewer repetitions, for a smoke run
     python3 bench/bench.py --binary target/release/baton
+    python3 bench/bench.py --instructions   # adds instruction counts (valgrind)
 
 Each figure is the median of several runs of the real binary against a private
 BATON_HOME with boards generated to size. Peak memory is each process's max RSS (from
@@ -120,6 +121,18 @@ class Hub:
         with open(report) as text:
             return int(text.read().split()[-1]) / 1024
 
+    def instructions(self, args):
+        """Millions of instructions one run executes, counted by callgrind: unlike seconds,
+        the count repeats exactly whatever else the machine is doing."""
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                               self.binary] + args, cwd=self.work, env=self.env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        for line in proc.stderr.splitlines():
+            if "refs:" in line:
+                return int(line.split("refs:")[1].replace(",", "").strip()) / 1e6
+        raise RuntimeError(f"callgrind gave no count for baton {' '.join(args)}")
+
     def close(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -130,7 +143,24 @@ def has_command(binary, *words):
     return probe.returncode == 0
 
 
-def latency_rows(binary, repeats):
+def command_args(hub, command, i, claimed):
+    """The argument list for one run of `command` against `hub`."""
+    if command == "send":
+        return ["--as", "lead", "send", "--to", "dev", "--subject", f"bench {i}"]
+    if command == "claim":
+        claimed.append(hub.next_pending)
+        hub.next_pending += 1
+        return ["--as", "dev", "claim", str(claimed[-1])]
+    if command == "done":
+        return ["--as", "dev", "done", str(claimed.pop(0)), "--result", "ok"]
+    if command == "inbox":
+        return ["--as", "dev", "inbox", "--peek"]
+    if command == "status":
+        return ["--as", "dev", "status"]
+    return ["--as", "dev", "hook", "prompt", "--client", "claude"]
+
+
+def latency_rows(binary, repeats, count_instructions):
     scales = [("10 open", 10, 0), ("1,000 open", 1000, 0), ("10,000 open", 10000, 0),
               ("1,000 open + 50,000 finished", 1000, 50000)]
     commands = ["send", "claim", "done", "inbox", "status"]
@@ -141,31 +171,21 @@ def latency_rows(binary, repeats):
     for label, open_tasks, history in scales:
         hub = Hub(binary, open_tasks, history)
         figures = {}
+        counts = {}
         claimed = []
         for command in commands:
             times = []
             peak = 0.0
             for i in range(repeats + 1):
-                if command == "send":
-                    args = ["--as", "lead", "send", "--to", "dev", "--subject", f"bench {i}"]
-                elif command == "claim":
-                    args = ["--as", "dev", "claim", str(hub.next_pending)]
-                    claimed.append(hub.next_pending)
-                    hub.next_pending += 1
-                elif command == "done":
-                    args = ["--as", "dev", "done", str(claimed.pop(0)), "--result", "ok"]
-                elif command == "inbox":
-                    args = ["--as", "dev", "inbox", "--peek"]
-                elif command == "status":
-                    args = ["--as", "dev", "status"]
-                else:
-                    args = ["--as", "dev", "hook", "prompt", "--client", "claude"]
+                args = command_args(hub, command, i, claimed)
                 if i == repeats:
                     peak = hub.peak_memory(args) if HAS_TIME else float("nan")
                 else:
                     times.append(hub.measure(args))
+            if count_instructions:
+                counts[command] = hub.instructions(command_args(hub, command, repeats + 1, claimed))
             figures[command] = (statistics.median(times), peak)
-        rows.append((label, figures))
+        rows.append((label, figures, counts))
         hub.close()
     return commands, rows
 
@@ -240,6 +260,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", help="a built baton (default: build target/release/baton)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each command's instructions with callgrind")
     options = parser.parse_args()
     binary = options.binary
     if not binary:
@@ -251,14 +273,15 @@ def main():
     print(f"baton benchmarks: {subprocess.check_output([binary, '--version'], text=True).strip()}, "
           f"{os.cpu_count()} cores, median of {repeats} runs")
     print()
-    commands, rows = latency_rows(binary, repeats)
+    count_instructions = options.instructions and shutil.which("valgrind") is not None
+    commands, rows = latency_rows(binary, repeats, count_instructions)
     header = "| board | " + " | ".join(commands) + " |"
     print("Latency per command, median ms (peak RSS MiB)")
     print()
     print(header)
     print("|" + "---|" * (len(commands) + 1))
     peak_overall = 0.0
-    for label, figures in rows:
+    for label, figures, _ in rows:
         cells = []
         for command in commands:
             ms, peak = figures[command]
@@ -266,6 +289,14 @@ def main():
             cells.append(f"{ms:.2f} ({peak:.1f})")
         print(f"| {label} | " + " | ".join(cells) + " |")
     print()
+    if count_instructions:
+        print("Instructions per command, millions (callgrind; repeatable on any load)")
+        print()
+        print(header)
+        print("|" + "---|" * (len(commands) + 1))
+        for label, _, counts in rows:
+            print(f"| {label} | " + " | ".join(f"{counts[c]:.1f}" for c in commands) + " |")
+        print()
     per_writer = 20 if options.quick else 50
     print("Throughput, `send` from N processes at once onto one board (100 open tasks)")
     print()

@@ -44,11 +44,21 @@ impl Board {
     }
 
     pub fn task(&self, id: TaskId) -> Option<&Task> {
-        self.tasks.iter().find(|task| task.id == id)
+        self.position(id).map(|index| &self.tasks[index])
     }
 
     pub fn task_mut(&mut self, id: TaskId) -> Option<&mut Task> {
-        self.tasks.iter_mut().find(|task| task.id == id)
+        self.position(id).map(|index| &mut self.tasks[index])
+    }
+
+    /// Where task `id` is. baton keeps tasks in id order (they are appended as numbered and
+    /// only ever removed), so a binary search finds them; a board edited out of order by hand
+    /// still gets the right answer from the linear search behind it.
+    fn position(&self, id: TaskId) -> Option<usize> {
+        self.tasks
+            .binary_search_by_key(&id, |task| task.id)
+            .ok()
+            .or_else(|| self.tasks.iter().position(|task| task.id == id))
     }
 
     /// The ids in `task.after` that are not completed. A dependency no longer on the board
@@ -228,6 +238,23 @@ mod tests {
             result: None,
             thread: vec![],
         });
+    }
+
+    #[test]
+    fn tasks_are_found_in_order_and_out_of_order() {
+        let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
+        let mut board = Board::new("p");
+        for _ in 0..5 {
+            new_task(&mut board, "ada", "bob", false, vec![], now);
+        }
+        board.tasks.remove(2);
+        assert_eq!(board.task(TaskId(4)).map(|task| task.id), Some(TaskId(4)));
+        assert!(board.task(TaskId(3)).is_none());
+        board.tasks.swap(0, 3);
+        for id in [1, 2, 4, 5] {
+            assert_eq!(board.task(TaskId(id)).map(|task| task.id), Some(TaskId(id)));
+        }
+        assert!(board.task(TaskId(9)).is_none());
     }
 
     proptest! {

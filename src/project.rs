@@ -211,10 +211,17 @@ pub fn resolve(
                 });
             }
         },
-        None => match bound_project_for(home, cwd)? {
-            Some(project) => project,
-            None => ensure_default(home, lock, now)?,
-        },
+        None => {
+            let projects = list(home)?;
+            let default = projects
+                .iter()
+                .find(|project| project.id == DEFAULT_PROJECT)
+                .cloned();
+            match (bound_project_for(projects, cwd), default) {
+                (Some(project), _) | (None, Some(project)) => project,
+                (None, None) => ensure_default(home, lock, now)?,
+            }
+        }
     };
     project.check_access(cwd)?;
     Ok(project)
@@ -222,9 +229,9 @@ pub fn resolve(
 
 /// The project whose workspace is the longest prefix of `cwd`. Workspaces that contain
 /// `cwd` are nested in one another, so the longest path is the innermost.
-fn bound_project_for(home: &Home, cwd: &Path) -> Result<Option<Project>> {
+fn bound_project_for(projects: Vec<Project>, cwd: &Path) -> Option<Project> {
     let cwd = canonical(cwd);
-    Ok(list(home)?
+    projects
         .into_iter()
         .filter_map(|project| {
             let workspace = canonical(project.workspace.as_deref()?);
@@ -232,7 +239,7 @@ fn bound_project_for(home: &Home, cwd: &Path) -> Result<Option<Project>> {
                 .then(|| (workspace.as_os_str().len(), project))
         })
         .max_by_key(|(length, _)| *length)
-        .map(|(_, project)| project))
+        .map(|(_, project)| project)
 }
 
 fn ensure_default(home: &Home, lock: LockPolicy, now: Timestamp) -> Result<Project> {

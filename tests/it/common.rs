@@ -147,6 +147,16 @@ impl TestEnv {
         Run::from(command.args(args).output().expect("the baton binary runs"))
     }
 
+    /// Binds a project named `name` to the directory `workspace`, as `agent` (may be "").
+    pub fn init_project(&self, agent: &str, name: &str, workspace: &Path) {
+        let workspace = workspace.to_str().expect("a UTF-8 test path");
+        self.run(
+            agent,
+            &["project", "init", "--name", name, "--workspace", workspace],
+        )
+        .ok();
+    }
+
     /// Registers agents by having each run a harmless command.
     pub fn register(&self, agents: &[&str]) {
         for agent in agents {

@@ -513,18 +513,7 @@ async fn a_bound_project_refuses_servers_outside_its_workspace() {
     let env = TestEnv::new();
     let api = env.root.path().join("api");
     std::fs::create_dir_all(&api).unwrap();
-    env.run(
-        "claude",
-        &[
-            "project",
-            "init",
-            "--name",
-            "api",
-            "--workspace",
-            api.to_str().unwrap(),
-        ],
-    )
-    .ok();
+    env.init_project("claude", "api", &api);
     env.register(&["codex"]);
 
     // Inside the workspace the project follows the working directory.
@@ -634,18 +623,7 @@ async fn the_identity_can_come_from_the_environment() {
 async fn work_handed_over_through_mcp_wakes_the_receiver() {
     let env = TestEnv::new();
     let work = env.work();
-    env.run(
-        "",
-        &[
-            "project",
-            "init",
-            "--name",
-            "app",
-            "--workspace",
-            work.to_str().unwrap(),
-        ],
-    )
-    .ok();
+    env.init_project("", "app", &work);
     // The stand-in agent of tests/it/wake.rs: it claims and completes what it finds.
     let fake_agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fake-agent.sh");
     env.run(
@@ -1045,18 +1023,7 @@ fn the_python_sdk_drives_the_same_scenario() {
     let env = TestEnv::new();
     let api = env.root.path().join("api");
     std::fs::create_dir_all(&api).unwrap();
-    env.run(
-        "claude",
-        &[
-            "project",
-            "init",
-            "--name",
-            "api",
-            "--workspace",
-            api.to_str().unwrap(),
-        ],
-    )
-    .ok();
+    env.init_project("claude", "api", &api);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/scenario.py");
     let output = Command::new(&python)
         .arg(&script)

@@ -47,18 +47,7 @@ impl Team {
     fn new() -> Team {
         let env = TestEnv::new();
         let work = env.work();
-        env.run(
-            "",
-            &[
-                "project",
-                "init",
-                "--name",
-                "app",
-                "--workspace",
-                work.to_str().unwrap(),
-            ],
-        )
-        .ok();
+        env.init_project("", "app", &work);
         env.register(&["lead", "worker"]);
         let team = Team { env };
         team.set_wake("worker", &["bash", fake_agent().to_str().unwrap()]);

@@ -8,7 +8,7 @@ use std::io::ErrorKind;
 use chrono::Duration;
 
 use crate::board::Board;
-use crate::board::task::{Task, TaskId};
+use crate::board::task::{Head, Task, TaskId};
 use crate::store::paths::Home;
 use crate::store::{StoreError, jsonl};
 use crate::time::Timestamp;
@@ -23,12 +23,11 @@ pub const KEEP_FINISHED_AT_MOST: usize = 200;
 /// can always be read from the board.
 pub fn select(board: &Board, now: Timestamp, older_than: Duration) -> Vec<TaskId> {
     let waited_on: HashSet<TaskId> = board
-        .open_tasks()
+        .open_heads()
         .flat_map(|task| task.after.iter().copied())
         .collect();
-    let mut finished: Vec<&Task> = board
-        .tasks
-        .iter()
+    let mut finished: Vec<&Head> = board
+        .heads()
         .filter(|task| task.status.is_finished() && !waited_on.contains(&task.id))
         .collect();
     finished.sort_by_key(|task| std::cmp::Reverse((task.updated_at, task.id)));
@@ -50,10 +49,7 @@ pub fn move_off(home: &Home, board: &mut Board, ids: &[TaskId]) -> Result<usize,
         return Ok(0);
     }
     let wanted: HashSet<TaskId> = ids.iter().copied().collect();
-    let (leaving, staying): (Vec<Task>, Vec<Task>) = std::mem::take(&mut board.tasks)
-        .into_iter()
-        .partition(|task| wanted.contains(&task.id));
-    board.tasks = staying;
+    let leaving = board.remove(&wanted)?;
     let mut by_month: Vec<(String, Vec<&Task>)> = Vec::new();
     for task in &leaving {
         let month = task.updated_at.month();

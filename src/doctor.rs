@@ -340,7 +340,7 @@ fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
             Ok(None) => {}
             Ok(Some(board)) => {
                 boards += 1;
-                tasks += board.tasks.len();
+                tasks += board.len();
                 if board.project != id {
                     checks.push(Check::warn(
                         NAME,
@@ -919,10 +919,15 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
     paths
 }
 
-/// Reads a board file; `None` when there is none.
+/// Reads a board file, every task of it whole (commands decode only the tasks they touch;
+/// the doctor looks at all); `None` when there is none.
 fn read_board(path: &Path) -> Result<Option<Board>, StoreError> {
     match fs::read(path) {
-        Ok(bytes) => board_file::parse(path, &bytes).map(Some),
+        Ok(bytes) => {
+            let board = board_file::parse(path, &bytes)?;
+            board.tasks().try_for_each(|task| task.map(drop))?;
+            Ok(Some(board))
+        }
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
         Err(error) => Err(StoreError::io(path)(error)),
     }
@@ -1029,17 +1034,17 @@ impl TaskChange {
 /// The tasks that differ between the current board and the backup.
 pub fn compare(current: &Board, backup: &Board) -> Vec<TaskChange> {
     let mut ids: Vec<TaskId> = current
-        .tasks
-        .iter()
-        .chain(&backup.tasks)
+        .heads()
+        .chain(backup.heads())
         .map(|task| task.id)
         .collect();
     ids.sort();
     ids.dedup();
     ids.into_iter()
         .filter_map(|id| {
-            let now = current.task(id);
-            let then = backup.task(id);
+            // Both boards were read whole by `read_board`, so every task decodes.
+            let now = current.task(id).ok().flatten();
+            let then = backup.task(id).ok().flatten();
             if now == then {
                 return None;
             }
@@ -1099,8 +1104,8 @@ fn plan(home: &Home, project: &str) -> Result<(RestorePlan, Board)> {
     let plan = RestorePlan {
         project: project.to_string(),
         current_error,
-        current_tasks: current.as_ref().map(|board| board.tasks.len()),
-        backup_tasks: backup.tasks.len(),
+        current_tasks: current.as_ref().map(Board::len),
+        backup_tasks: backup.len(),
         changes,
         recent_activity,
         next_id,
@@ -1207,18 +1212,21 @@ mod tests {
 
     #[test]
     fn compare_lists_what_a_restore_loses() {
-        let mut backup = Board::new("api");
-        backup.tasks = vec![
+        let board = |tasks: [Task; 3]| {
+            let mut board = Board::new("api");
+            tasks.into_iter().for_each(|task| board.push(task));
+            board
+        };
+        let backup = board([
             task(1, Status::Completed, 0),
             task(2, Status::Working, 1),
             task(3, Status::Pending, 0),
-        ];
-        let mut current = Board::new("api");
-        current.tasks = vec![
+        ]);
+        let current = board([
             task(2, Status::InputRequired, 3),
             task(3, Status::Pending, 0),
             task(4, Status::Pending, 0),
-        ];
+        ]);
         let changes = compare(&current, &backup);
         let described: Vec<(u64, String)> = changes
             .iter()

@@ -128,11 +128,11 @@ fn answer(
     )?;
     Ok(match event {
         HookEvent::SessionStart | HookEvent::Prompt => {
-            let inbox = session.inbox_and_mark_read()?;
+            let inbox = session.inbox_preview(true)?;
             context(&inbox, &session.project, session.now).map_or(Answer::Nothing, Answer::Context)
         }
         HookEvent::Stop => {
-            let inbox = session.inbox()?;
+            let inbox = session.inbox_preview(false)?;
             stop_reason(&inbox).map_or(Answer::Nothing, Answer::KeepWorking)
         }
     })
@@ -192,11 +192,18 @@ pub fn context(inbox: &Inbox, project: &Project, now: Timestamp) -> Option<Strin
         let _ = writeln!(
             text,
             "\n{} waiting for you:",
-            count(inbox.tasks.len(), "task", "tasks")
+            count(inbox.task_count(), "task", "tasks")
         );
         for entry in &inbox.tasks {
             text.push('\n');
             text.push_str(&entry.describe(now));
+        }
+        if inbox.more_tasks > 0 {
+            let _ = writeln!(
+                text,
+                "\n…and {} more; `baton inbox` lists every one.",
+                inbox.more_tasks
+            );
         }
     }
     if !inbox.messages.is_empty() {
@@ -243,7 +250,7 @@ pub fn stop_reason(inbox: &Inbox) -> Option<String> {
     if inbox.tasks.is_empty() {
         return None;
     }
-    let items: Vec<String> = inbox
+    let mut items: Vec<String> = inbox
         .tasks
         .iter()
         .map(|entry| {
@@ -255,14 +262,21 @@ pub fn stop_reason(inbox: &Inbox) -> Option<String> {
             )
         })
         .collect();
+    if inbox.more_tasks > 0 {
+        items.push(format!("and {} more", inbox.more_tasks));
+    }
     Some(format!(
         "baton: {} still waiting for {} in project {}: {}. Act on {} before you stop \
          (`baton inbox` shows everything needed); your teammates hear from you only through baton.",
-        count(inbox.tasks.len(), "task is", "tasks are"),
+        count(inbox.task_count(), "task is", "tasks are"),
         inbox.agent,
         inbox.project,
         items.join("; "),
-        if inbox.tasks.len() == 1 { "it" } else { "them" },
+        if inbox.task_count() == 1 {
+            "it"
+        } else {
+            "them"
+        },
     ))
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::activity::{self, ActivityRecord};
 use crate::archive;
 use crate::board::inbox::{Reason, Turn};
-use crate::board::task::{Priority, Status, Task, TaskId, ThreadEntry};
+use crate::board::task::{Head, Priority, Status, Task, TaskId, ThreadEntry};
 use crate::board::transition::{self, Action, Event};
 use crate::board::{Board, InboxItem};
 use crate::error::{Error, Result};
@@ -190,14 +190,29 @@ pub struct Inbox {
     pub agent: String,
     pub project: String,
     pub tasks: Vec<InboxEntry>,
+    /// Tasks in the inbox beyond those in `tasks` (a preview lists only the first few).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub more_tasks: usize,
     /// Unread messages, oldest first.
     pub messages: Vec<Message>,
 }
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
+/// How many inbox tasks `status` and the hooks show in full.
+pub const PREVIEW: usize = 10;
 
 impl Inbox {
     /// Nothing waits: no task and no unread message.
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty() && self.messages.is_empty()
+    }
+
+    /// How many tasks wait, listed or not.
+    pub fn task_count(&self) -> usize {
+        self.tasks.len() + self.more_tasks
     }
 }
 
@@ -277,7 +292,7 @@ impl Session {
             self.now,
             |tx| {
                 if let Some(agent) = &self.agent
-                    && renew_due_leases(&mut tx.board, agent, self.now, self.project.lease())
+                    && renew_due_leases(&mut tx.board, agent, self.now, self.project.lease())?
                 {
                     tx.touch();
                 }
@@ -287,7 +302,8 @@ impl Session {
     }
 
     fn view(&self, board: &Board, task: &Task, archived: bool) -> TaskView {
-        let (turn, reason, blocked_by) = match board.turn(task, self.now) {
+        let head = Head::of(task);
+        let (turn, reason, blocked_by) = match board.turn(&head, self.now) {
             Turn::Of { agent, reason } => (Some(agent.to_string()), Some(reason), Vec::new()),
             Turn::Blocked(ids) => (None, None, ids),
             Turn::Nobody => (None, None, Vec::new()),
@@ -347,8 +363,7 @@ impl Session {
         let project_id = self.project.id.clone();
         self.update(|tx| {
             for id in &new.after {
-                if tx.board.task(*id).is_none() && archive::find(home, &project_id, *id)?.is_none()
-                {
+                if !tx.board.contains(*id) && archive::find(home, &project_id, *id)?.is_none() {
                     return Err(Error::UnknownTask {
                         task: *id,
                         project: project_id.clone(),
@@ -387,7 +402,7 @@ impl Session {
                 result: None,
                 thread: Vec::new(),
             };
-            tx.board.tasks.push(task.clone());
+            tx.board.push(task.clone());
             tx.record(ActivityRecord {
                 at: self.now,
                 project: project_id.clone(),
@@ -431,7 +446,7 @@ impl Session {
         let lease = self.project.lease();
         let mut previous = None;
         let result = self.update(|tx| {
-            previous = tx.board.task(id).cloned();
+            previous = tx.board.task(id)?.cloned();
             // The coordinator may change between resolving and locking; read it under the lock.
             let coordinator =
                 project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
@@ -439,11 +454,11 @@ impl Session {
             let before = owners(&tx.board, &affected, self.now);
             let event = tx
                 .board
-                .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)
+                .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)?
                 .ok_or_else(|| self.missing_task(id))??;
             let next = tx
                 .board
-                .task(id)
+                .task(id)?
                 .cloned()
                 .ok_or_else(|| self.missing_task(id))?;
             let record = self.record(&actor, &event);
@@ -487,7 +502,7 @@ impl Session {
     /// `show`: one task, from the board or the archive.
     pub fn show(&self, id: TaskId) -> Result<TaskView> {
         let board = self.board()?;
-        if let Some(task) = board.task(id) {
+        if let Some(task) = board.task(id)? {
             return Ok(self.view(&board, task, false));
         }
         match archive::find(&self.hub.home, &self.project.id, id)? {
@@ -507,9 +522,8 @@ impl Session {
         } else {
             None
         };
-        Ok(board
-            .tasks
-            .iter()
+        board
+            .heads()
             .filter(|task| match filter.status {
                 Some(status) => task.status == status,
                 None => filter.all || task.status.is_open(),
@@ -518,41 +532,59 @@ impl Session {
                 me.as_deref()
                     .is_none_or(|me| task.to == me || task.from == me || task.reviewer() == me)
             })
-            .map(|task| self.view(&board, task, false))
-            .collect())
+            .filter_map(|head| board.task(head.id).transpose())
+            .map(|task| Ok(self.view(&board, task?, false)))
+            .collect()
     }
 
     /// `inbox --peek`: the tasks whose turn is the caller's and its unread messages,
     /// marking nothing read.
     pub fn inbox(&self) -> Result<Inbox> {
-        self.inbox_marking(false)
+        self.inbox_marking(false, None)
     }
 
     /// `inbox`: as [`Session::inbox`], and the messages it returns count as read.
     pub fn inbox_and_mark_read(&self) -> Result<Inbox> {
-        self.inbox_marking(true)
+        self.inbox_marking(true, None)
     }
 
-    fn inbox_marking(&self, mark_read: bool) -> Result<Inbox> {
+    /// The first [`PREVIEW`] tasks of the inbox in full and how many more there are, and
+    /// the unread messages (with `mark_read`, marking them read): what `status` and the
+    /// hooks show. Only
+    /// the tasks shown are read whole, so a long inbox costs little more than a short one.
+    pub fn inbox_preview(&self, mark_read: bool) -> Result<Inbox> {
+        self.inbox_marking(mark_read, Some(PREVIEW))
+    }
+
+    fn inbox_marking(&self, mark_read: bool, limit: Option<usize>) -> Result<Inbox> {
         let agent = self.agent()?.to_string();
         let board = self.board()?;
-        let tasks = board
-            .inbox(&agent, self.now)
-            .into_iter()
-            .map(|InboxItem { task, reason }| InboxEntry {
-                waiting: match reason {
-                    Reason::Assigned | Reason::ChangesRequested => task.from.clone(),
-                    Reason::Question | Reason::ReviewRequested | Reason::Stalled => task.to.clone(),
-                },
-                last_word: task.last_word().cloned(),
-                reason,
-                task: task.clone(),
+        let items = board.inbox(&agent, self.now);
+        let shown = limit.unwrap_or(items.len()).min(items.len());
+        let tasks = items[..shown]
+            .iter()
+            .map(|&InboxItem { task, reason }| {
+                let task = board
+                    .task(task.id)?
+                    .ok_or_else(|| self.missing_task(task.id))?;
+                Ok(InboxEntry {
+                    waiting: match reason {
+                        Reason::Assigned | Reason::ChangesRequested => task.from.clone(),
+                        Reason::Question | Reason::ReviewRequested | Reason::Stalled => {
+                            task.to.clone()
+                        }
+                    },
+                    last_word: task.last_word().cloned(),
+                    reason,
+                    task: task.clone(),
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(Inbox {
             agent,
             project: self.project.id.clone(),
             tasks,
+            more_tasks: items.len() - shown,
             messages: self.unread_messages(mark_read)?,
         })
     }
@@ -636,7 +668,7 @@ impl Session {
 }
 
 /// Working tasks of `agent` with less than half their lease left.
-fn is_due(task: &Task, agent: &str, now: Timestamp, lease: chrono::Duration) -> bool {
+fn is_due(task: &Head, agent: &str, now: Timestamp, lease: chrono::Duration) -> bool {
     task.status == Status::Working
         && task.to == agent
         && task
@@ -645,10 +677,7 @@ fn is_due(task: &Task, agent: &str, now: Timestamp, lease: chrono::Duration) -> 
 }
 
 fn has_due_leases(board: &Board, agent: &str, now: Timestamp, lease: chrono::Duration) -> bool {
-    board
-        .tasks
-        .iter()
-        .any(|task| is_due(task, agent, now, lease))
+    board.heads().any(|task| is_due(task, agent, now, lease))
 }
 
 /// Renews the due leases of `agent`; true when any was renewed. Renewing only past half the
@@ -658,17 +687,16 @@ fn renew_due_leases(
     agent: &str,
     now: Timestamp,
     lease: chrono::Duration,
-) -> bool {
-    let mut renewed = false;
-    for task in board
-        .tasks
-        .iter_mut()
+) -> Result<bool> {
+    let due: Vec<TaskId> = board
+        .heads()
         .filter(|task| is_due(task, agent, now, lease))
-    {
-        transition::renew_lease(task, now, lease);
-        renewed = true;
+        .map(|task| task.id)
+        .collect();
+    for id in &due {
+        board.modify(*id, |task| transition::renew_lease(task, now, lease))?;
     }
-    renewed
+    Ok(!due.is_empty())
 }
 
 /// The tasks a change to `id` can move between inboxes: itself, and the tasks waiting on
@@ -678,7 +706,7 @@ fn affected_by(board: &Board, id: TaskId) -> Vec<TaskId> {
     std::iter::once(id)
         .chain(
             board
-                .open_tasks()
+                .open_heads()
                 .filter(|task| task.after.contains(&id))
                 .map(|task| task.id),
         )
@@ -688,7 +716,7 @@ fn affected_by(board: &Board, id: TaskId) -> Vec<TaskId> {
 /// Whose inbox each of `ids` is in.
 fn owners(board: &Board, ids: &[TaskId], now: Timestamp) -> HashMap<TaskId, (String, Reason)> {
     ids.iter()
-        .filter_map(|id| board.task(*id))
+        .filter_map(|id| board.head(*id))
         .filter_map(|task| match board.turn(task, now) {
             Turn::Of { agent, reason } => Some((task.id, (agent.to_string(), reason))),
             _ => None,
@@ -711,7 +739,7 @@ fn handovers(
             agent != actor && before.get(id) != Some(&(agent.clone(), *reason))
         })
         .filter_map(|(id, (agent, reason))| {
-            board.task(id).map(|task| Handover {
+            board.task(id).ok().flatten().map(|task| Handover {
                 agent,
                 project: board.project.clone(),
                 task: id,
@@ -742,7 +770,7 @@ fn choose_by_skill(
     skill: &str,
     sender: &str,
 ) -> Result<String> {
-    let open_count = |name: &str| board.open_tasks().filter(|task| task.to == name).count();
+    let open_count = |name: &str| board.open_heads().filter(|task| task.to == name).count();
     let has_skill = |agent: &registry::AgentRecord| {
         agent
             .skills
@@ -824,7 +852,7 @@ impl Session {
         let agents = records
             .into_iter()
             .map(|record| {
-                let open = board.open_tasks().filter(|task| task.to == record.name);
+                let open = board.open_heads().filter(|task| task.to == record.name);
                 let (open, working) = open.fold((0, 0), |(open, working), task| {
                     (
                         open + 1,

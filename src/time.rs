@@ -84,6 +84,15 @@ impl Timestamp {
         out
     }
 
+    /// Reads a stored time: the form baton writes quickly, any other RFC 3339 time the
+    /// general way.
+    pub fn parse_stored(text: &str) -> Result<Self, String> {
+        match Timestamp::from_stored(text) {
+            Some(at) => Ok(at),
+            None => text.parse(),
+        }
+    }
+
     /// Reads exactly the stored form without the general RFC 3339 parser; `None` for
     /// anything else, which then goes the general way.
     fn from_stored(text: &str) -> Option<Self> {
@@ -135,10 +144,7 @@ impl<'de> Deserialize<'de> for Timestamp {
             }
 
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Timestamp, E> {
-                match Timestamp::from_stored(text) {
-                    Some(at) => Ok(at),
-                    None => text.parse().map_err(E::custom),
-                }
+                Timestamp::parse_stored(text).map_err(E::custom)
             }
         }
         deserializer.deserialize_str(Visitor)

@@ -327,20 +327,21 @@ fn waiting(home: &Home, agent: &str) -> Vec<Work> {
     let mut work = Vec::new();
     for project in project::project_ids(home).unwrap_or_default() {
         if let Ok(board) = board_file::read(home, &project) {
-            work.extend(board.inbox(agent, now).into_iter().map(|entry| {
-                Work {
+            work.extend(board.inbox(agent, now).into_iter().filter_map(|entry| {
+                // A task that does not decode is left for the agent's own commands to report.
+                let task = board.task(entry.task.id).ok().flatten()?;
+                Some(Work {
                     project: project.clone(),
                     item: Item::Task {
-                        id: entry.task.id,
+                        id: task.id,
                         reason: entry.reason,
-                        step: entry.task.thread.len(),
+                        step: task.thread.len(),
                     },
-                    by: entry
-                        .task
+                    by: task
                         .thread
                         .last()
-                        .map_or_else(|| entry.task.from.clone(), |last| last.by.clone()),
-                }
+                        .map_or_else(|| task.from.clone(), |last| last.by.clone()),
+                })
             }));
         }
         if let Some(joined) = joined

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::task::{Status, Task, TaskId};
+use super::task::{Head, Status, TaskId};
 use crate::time::Timestamp;
 
 /// Why a task is in someone's inbox.
@@ -46,7 +46,7 @@ pub enum Turn<'a> {
 }
 
 /// Whose turn `task` is. `waiting_on` are the ids in its `after` list not yet completed.
-pub fn turn<'a>(task: &'a Task, waiting_on: Vec<TaskId>, now: Timestamp) -> Turn<'a> {
+pub fn turn<'a>(task: &'a Head, waiting_on: Vec<TaskId>, now: Timestamp) -> Turn<'a> {
     match task.status {
         Status::Pending | Status::ChangesRequested if !waiting_on.is_empty() => {
             Turn::Blocked(waiting_on)
@@ -76,7 +76,7 @@ pub fn turn<'a>(task: &'a Task, waiting_on: Vec<TaskId>, now: Timestamp) -> Turn
 }
 
 /// Inbox order: most urgent first, then oldest first, then by id.
-pub fn inbox_order(left: &Task, right: &Task) -> std::cmp::Ordering {
+pub fn inbox_order(left: &Head, right: &Head) -> std::cmp::Ordering {
     left.priority
         .cmp(&right.priority)
         .then(left.created_at.cmp(&right.created_at))

@@ -259,6 +259,50 @@ pub struct Task {
     pub thread: Vec<ThreadEntry>,
 }
 
+/// The part of a task that decides whose turn it is and where it sorts: what a command
+/// needs of every task on the board. The rest of a task is decoded only when it is shown or
+/// changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub id: TaskId,
+    pub status: Status,
+    pub priority: Priority,
+    pub from: String,
+    pub to: String,
+    pub reviewer: Option<String>,
+    pub after: Vec<TaskId>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub lease_expires_at: Option<Timestamp>,
+}
+
+impl Head {
+    pub fn of(task: &Task) -> Head {
+        Head {
+            id: task.id,
+            status: task.status,
+            priority: task.priority,
+            from: task.from.clone(),
+            to: task.to.clone(),
+            reviewer: task.reviewer.clone(),
+            after: task.after.clone(),
+            created_at: task.created_at,
+            updated_at: task.updated_at,
+            lease_expires_at: task.lease_expires_at,
+        }
+    }
+
+    /// The agent who approves or requests changes: `reviewer`, else the sender.
+    pub fn reviewer(&self) -> &str {
+        self.reviewer.as_deref().unwrap_or(&self.from)
+    }
+
+    /// A working task whose lease ran out: its assignee has gone quiet.
+    pub fn is_stalled(&self, now: Timestamp) -> bool {
+        self.status == Status::Working && self.lease_expires_at.is_some_and(|until| until <= now)
+    }
+}
+
 impl Task {
     /// The agent who approves or requests changes: `reviewer`, else the sender.
     pub fn reviewer(&self) -> &str {

@@ -317,7 +317,7 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
         }
         BoardCommand::Status(args) => {
             let session = context.session()?;
-            let inbox = session.inbox()?;
+            let inbox = session.inbox_preview(false)?;
             if as_json {
                 output::json(&inbox);
             } else if !(args.quiet && inbox.is_empty()) {

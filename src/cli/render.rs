@@ -224,7 +224,7 @@ fn plural(count: usize, one: &str, many: &str) -> String {
 
 /// "2 tasks and 1 unread message".
 fn waiting(inbox: &Inbox) -> String {
-    let tasks = plural(inbox.tasks.len(), "task", "tasks");
+    let tasks = plural(inbox.task_count(), "task", "tasks");
     let messages = plural(inbox.messages.len(), "unread message", "unread messages");
     match (inbox.tasks.is_empty(), inbox.messages.is_empty()) {
         (false, true) => tasks,
@@ -313,7 +313,7 @@ pub fn status_line(inbox: &Inbox) -> String {
         .take(5)
         .map(|entry| format!("{} {}", entry.task.id, entry.reason.what_to_do()))
         .collect();
-    let more = inbox.tasks.len().saturating_sub(items.len());
+    let more = inbox.task_count().saturating_sub(items.len());
     let more = if more > 0 {
         format!(", +{more} more")
     } else {

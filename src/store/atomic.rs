@@ -2,7 +2,7 @@
 //! fsync the directory. A reader sees the old file or the new one, never a mix.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -53,10 +53,19 @@ pub struct Staged {
 /// Writes `contents` to the temp file of `path` and syncs it. Nothing a reader sees changes
 /// until [`Staged::commit`]; a full disk fails here, with `path` untouched.
 pub fn stage(path: &Path, contents: &[u8]) -> Result<Staged, StoreError> {
+    stage_with(path, |file| file.write_all(contents))
+}
+
+/// As [`stage`], with the contents written by `write` (buffered), so a large file need not
+/// be built in memory first.
+pub fn stage_with(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
+) -> Result<Staged, StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_private_dir_all(dir)?;
     let temp = temp_path(path);
-    let written = write_synced(&temp, contents);
+    let written = write_synced(&temp, write);
     if written.is_err() {
         // Give the space back at once; the next writer would truncate it anyway.
         let _ = fs::remove_file(&temp);
@@ -68,14 +77,21 @@ pub fn stage(path: &Path, contents: &[u8]) -> Result<Staged, StoreError> {
     })
 }
 
-fn write_synced(temp: &Path, contents: &[u8]) -> Result<(), StoreError> {
-    let mut file = private_open_options()
+fn write_synced(
+    temp: &Path,
+    write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
+) -> Result<(), StoreError> {
+    let file = private_open_options()
         .write(true)
         .create(true)
         .truncate(true)
         .open(temp)
         .map_err(StoreError::io(temp))?;
-    file.write_all(contents).map_err(StoreError::io(temp))?;
+    let mut out = BufWriter::with_capacity(64 * 1024, &file);
+    write(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(StoreError::io(temp))?;
+    drop(out);
     file.sync_all().map_err(StoreError::io(temp))
 }
 

@@ -6,14 +6,16 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
 
-use serde::Deserialize;
+use std::ops::Range;
 
 use super::lock::{FileLock, LockPolicy};
 use super::paths::Home;
+use super::scan::{Kind, ScanError, Scanner};
 use super::{StoreError, atomic};
 use crate::activity::{self, ActivityRecord};
 use crate::archive;
-use crate::board::{BOARD_SCHEMA, Board};
+use crate::board::task::{Head, Priority, Status, TaskId};
+use crate::board::{BOARD_SCHEMA, Board, Source};
 use crate::error::Result;
 use crate::time::Timestamp;
 
@@ -21,7 +23,7 @@ use crate::time::Timestamp;
 pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
     let path = home.board_file(project);
     match fs::read(&path) {
-        Ok(bytes) => parse(&path, &bytes),
+        Ok(bytes) => parse_owned(&path, bytes),
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(Board::new(project)),
         Err(error) => Err(StoreError::io(&path)(error)),
     }
@@ -29,35 +31,274 @@ pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
 
 /// Parses board bytes, refusing anything that does not parse or has a newer schema.
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
-    #[derive(Deserialize)]
-    struct SchemaOnly {
-        schema: u64,
-    }
-    // Checking the whole text as UTF-8 once lets the parser skip checking each string, a
-    // tenth of the cost of reading a large board.
-    let text = std::str::from_utf8(bytes).map_err(|error| StoreError::Corrupt {
+    parse_owned(path, bytes.to_vec())
+}
+
+/// Parses board bytes, keeping them as the text its unchanged tasks are written back from.
+/// The whole text is checked as JSON, and every task's head (and the type of each of its
+/// fields) as a task; the rest of a task is decoded when a command needs it.
+fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
+    let corrupt = |detail: String| StoreError::Corrupt {
         path: path.to_path_buf(),
-        detail: format!("not UTF-8 text ({error})"),
-    })?;
-    match serde_json::from_str::<Board>(text) {
-        Ok(board) if board.schema > BOARD_SCHEMA => Err(StoreError::NewerSchema {
+        detail,
+    };
+    let text = String::from_utf8(bytes)
+        .map_err(|error| corrupt(format!("not UTF-8 text ({})", error.utf8_error())))?;
+    let mut found = Found::default();
+    let scanned = scan_board(&text, &mut found);
+    if let Some(schema) = found
+        .schema
+        .filter(|schema| *schema > u64::from(BOARD_SCHEMA))
+    {
+        return Err(StoreError::NewerSchema {
             path: path.to_path_buf(),
-            found: u64::from(board.schema),
+            found: schema,
             known: BOARD_SCHEMA,
-        }),
-        Ok(board) => Ok(board),
-        Err(error) => match serde_json::from_str::<SchemaOnly>(text) {
-            Ok(probe) if probe.schema > u64::from(BOARD_SCHEMA) => Err(StoreError::NewerSchema {
-                path: path.to_path_buf(),
-                found: probe.schema,
-                known: BOARD_SCHEMA,
-            }),
-            _ => Err(StoreError::Corrupt {
-                path: path.to_path_buf(),
-                detail: error.to_string(),
-            }),
-        },
+        });
     }
+    scanned.map_err(|error| corrupt(error.to_string()))?;
+    let missing = |field: &str| corrupt(format!("missing field `{field}`"));
+    let schema = found.schema.ok_or_else(|| missing("schema"))?;
+    let project = found.project.ok_or_else(|| missing("project"))?;
+    let next_id = found.next_id.ok_or_else(|| missing("next_id"))?;
+    let tasks = found.tasks.ok_or_else(|| missing("tasks"))?;
+    let source = Source {
+        text,
+        path: path.to_path_buf(),
+    };
+    // The schema is at most BOARD_SCHEMA here, so it fits.
+    Ok(Board::stored(
+        schema as u32,
+        project,
+        next_id,
+        source,
+        tasks,
+    ))
+}
+
+#[derive(Default)]
+struct Found {
+    schema: Option<u64>,
+    project: Option<String>,
+    next_id: Option<u64>,
+    tasks: Option<Vec<(Head, Range<usize>)>>,
+}
+
+fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
+    let mut scanner = Scanner::new(text);
+    scanner.object(|scanner, key| {
+        let key = key.value();
+        match key.as_ref() {
+            "schema" => once(scanner, &key, found.schema.is_some())
+                .and_then(|()| whole_number(scanner, &key))
+                .map(|schema| found.schema = Some(schema)),
+            "project" => once(scanner, &key, found.project.is_some())
+                .and_then(|()| string(scanner, &key))
+                .map(|project| found.project = Some(project)),
+            "next_id" => once(scanner, &key, found.next_id.is_some())
+                .and_then(|()| whole_number(scanner, &key))
+                .map(|next_id| found.next_id = Some(next_id)),
+            "tasks" => {
+                once(scanner, &key, found.tasks.is_some())?;
+                if found
+                    .schema
+                    .is_some_and(|schema| schema > u64::from(BOARD_SCHEMA))
+                {
+                    // A newer board is refused as such; its tasks need not make sense to us.
+                    return scanner.value().map(drop);
+                }
+                expect(scanner, &key, Kind::Array)?;
+                let mut tasks = Vec::new();
+                scanner.array(|scanner| {
+                    let start = scanner.next_start();
+                    let head = task_head(scanner)?;
+                    tasks.push((head, start..scanner.position()));
+                    Ok(())
+                })?;
+                found.tasks = Some(tasks);
+                Ok(())
+            }
+            _ => scanner.value().map(drop),
+        }
+    })?;
+    scanner.finish()
+}
+
+/// The fields of a stored task, by the bit that marks each as seen.
+const TASK_FIELDS: [&str; 18] = [
+    "id",
+    "subject",
+    "body",
+    "files",
+    "from",
+    "to",
+    "reviewer",
+    "status",
+    "priority",
+    "after",
+    "skill",
+    "review",
+    "created_at",
+    "updated_at",
+    "claimed_at",
+    "lease_expires_at",
+    "result",
+    "thread",
+];
+const REQUIRED: [&str; 7] = [
+    "id",
+    "subject",
+    "from",
+    "to",
+    "status",
+    "created_at",
+    "updated_at",
+];
+
+/// Reads one task's head, and checks the type of each of its other fields, so that a task
+/// decoded later fails only on damage deep inside a list.
+fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
+    expect(scanner, "task", Kind::Object)?;
+    let start = scanner.next_start();
+    let mut head = Head {
+        id: TaskId(0),
+        status: Status::Pending,
+        priority: Priority::Normal,
+        from: String::new(),
+        to: String::new(),
+        reviewer: None,
+        after: Vec::new(),
+        created_at: Timestamp::from_datetime(chrono::DateTime::UNIX_EPOCH),
+        updated_at: Timestamp::from_datetime(chrono::DateTime::UNIX_EPOCH),
+        lease_expires_at: None,
+    };
+    let mut seen = 0u32;
+    scanner.object(|scanner, key| {
+        let key = key.value();
+        let Some(bit) = TASK_FIELDS.iter().position(|field| *field == key) else {
+            return scanner.value().map(drop);
+        };
+        once(scanner, &key, seen & (1 << bit) != 0)?;
+        seen |= 1 << bit;
+        match key.as_ref() {
+            "id" => head.id = TaskId(whole_number(scanner, &key)?),
+            "status" => head.status = named(scanner, &key, &Status::ALL, |status| status.as_str())?,
+            "priority" => {
+                head.priority = named(
+                    scanner,
+                    &key,
+                    &[
+                        Priority::Urgent,
+                        Priority::High,
+                        Priority::Normal,
+                        Priority::Low,
+                    ],
+                    |priority| priority.as_str(),
+                )?;
+            }
+            "from" => head.from = string(scanner, &key)?,
+            "to" => head.to = string(scanner, &key)?,
+            "reviewer" => head.reviewer = optional(scanner, |scanner| string(scanner, &key))?,
+            "after" => {
+                expect(scanner, &key, Kind::Array)?;
+                scanner.array(|scanner| {
+                    head.after.push(TaskId(whole_number(scanner, &key)?));
+                    Ok(())
+                })?;
+            }
+            "created_at" => head.created_at = time(scanner, &key)?,
+            "updated_at" => head.updated_at = time(scanner, &key)?,
+            "lease_expires_at" => {
+                head.lease_expires_at = optional(scanner, |scanner| time(scanner, &key))?;
+            }
+            "claimed_at" => optional(scanner, |scanner| time(scanner, &key)).map(drop)?,
+            "subject" | "body" => string(scanner, &key).map(drop)?,
+            "skill" | "result" => optional(scanner, |scanner| string(scanner, &key)).map(drop)?,
+            "review" => {
+                expect(scanner, &key, Kind::Bool).and_then(|()| scanner.value().map(drop))?
+            }
+            // "files" and "thread": lists, checked item by item when the task is decoded.
+            _ => expect(scanner, &key, Kind::Array).and_then(|()| scanner.value().map(drop))?,
+        }
+        Ok(())
+    })?;
+    if let Some(field) = REQUIRED.iter().find(|field| {
+        let bit = TASK_FIELDS
+            .iter()
+            .position(|known| known == *field)
+            .unwrap_or(0);
+        seen & (1 << bit) == 0
+    }) {
+        return Err(scanner.error_at(start, &format!("task without `{field}`")));
+    }
+    Ok(head)
+}
+
+fn once(scanner: &Scanner<'_>, key: &str, seen: bool) -> Result<(), ScanError> {
+    match seen {
+        true => Err(scanner.error(&format!("duplicate field `{key}`"))),
+        false => Ok(()),
+    }
+}
+
+fn expect(scanner: &mut Scanner<'_>, field: &str, kind: Kind) -> Result<(), ScanError> {
+    let found = scanner.peek()?;
+    match found == kind {
+        true => Ok(()),
+        false => Err(scanner.error(&format!(
+            "`{field}` is {}, expected {}",
+            found.name(),
+            kind.name()
+        ))),
+    }
+}
+
+fn whole_number(scanner: &mut Scanner<'_>, field: &str) -> Result<u64, ScanError> {
+    expect(scanner, field, Kind::Number)?;
+    scanner.unsigned()
+}
+
+fn string(scanner: &mut Scanner<'_>, field: &str) -> Result<String, ScanError> {
+    expect(scanner, field, Kind::String)?;
+    Ok(scanner.string()?.value().into_owned())
+}
+
+fn optional<T>(
+    scanner: &mut Scanner<'_>,
+    read: impl FnOnce(&mut Scanner<'_>) -> Result<T, ScanError>,
+) -> Result<Option<T>, ScanError> {
+    match scanner.null()? {
+        true => Ok(None),
+        false => read(scanner).map(Some),
+    }
+}
+
+fn time(scanner: &mut Scanner<'_>, field: &str) -> Result<Timestamp, ScanError> {
+    expect(scanner, field, Kind::String)?;
+    let value = scanner.string()?.value();
+    Timestamp::parse_stored(&value).map_err(|error| scanner.error(&format!("`{field}`: {error}")))
+}
+
+/// One of a fixed set of names, spelled exactly as stored.
+fn named<T: Copy>(
+    scanner: &mut Scanner<'_>,
+    field: &str,
+    choices: &[T],
+    name: impl Fn(T) -> &'static str,
+) -> Result<T, ScanError> {
+    expect(scanner, field, Kind::String)?;
+    let value = scanner.string()?.value();
+    choices
+        .iter()
+        .copied()
+        .find(|choice| name(*choice) == value)
+        .ok_or_else(|| {
+            let names: Vec<_> = choices.iter().map(|choice| name(*choice)).collect();
+            scanner.error(&format!(
+                "`{field}` is `{value}`, expected one of {}",
+                names.join(", ")
+            ))
+        })
 }
 
 /// A change in progress, holding the lock. Record one activity line per change made.
@@ -118,7 +359,7 @@ pub fn persist(
     records: &[ActivityRecord],
 ) -> Result<(), StoreError> {
     let path = home.board_file(project);
-    let staged = atomic::stage(&path, &encode(&path, board)?)?;
+    let staged = atomic::stage_with(&path, |out| board.write_to(out))?;
     let log = home.activity_file(project);
     let log_length = match fs::metadata(&log) {
         Ok(metadata) => metadata.len(),
@@ -140,25 +381,9 @@ pub fn persist(
         })
 }
 
-fn encode(path: &Path, board: &Board) -> Result<Vec<u8>, StoreError> {
-    // A pretty task takes well under 2 KiB unless it carries a long thread; reserving that
-    // up front spares the repeated regrowing that otherwise shows in profiles of big boards.
-    let mut text = Vec::with_capacity(4096 + board.tasks.len() * 2048);
-    serde_json::to_writer_pretty(&mut text, board).map_err(|error| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: error.to_string(),
-    })?;
-    text.push(b'\n');
-    Ok(text)
-}
-
 /// Writes the board atomically, keeping the previous one as `board.json.bak`, with no
 /// activity line (restores and repairs). The caller holds the board lock.
 pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
     let path = home.board_file(project);
-    atomic::replace(
-        &path,
-        &encode(&path, board)?,
-        Some(&home.board_backup(project)),
-    )
+    atomic::stage_with(&path, |out| board.write_to(out))?.commit(Some(&home.board_backup(project)))
 }

@@ -6,6 +6,7 @@ pub mod board_file;
 pub mod jsonl;
 pub mod lock;
 pub mod paths;
+pub mod scan;
 
 use std::io;
 use std::path::{Path, PathBuf};

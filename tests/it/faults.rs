@@ -151,6 +151,54 @@ fn a_bad_board_is_reported_by_name_and_never_rewritten() {
     }
 }
 
+/// A task damaged deep inside (a thread entry of an unknown kind) is found when a command
+/// reads that task whole: that command fails naming the file and the task, while commands
+/// on other tasks go on and carry the damaged task's text over unchanged for a repair.
+#[test]
+fn a_task_damaged_deep_inside_is_named_when_read_and_never_lost() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    for subject in ["one", "two", "three"] {
+        env.send("lead", "dev", subject, &[]);
+    }
+    env.run("dev", &["ask", "2", "--body", "which way?"]).ok();
+    let path = env.board_path("default");
+    let text = fs::read_to_string(&path).unwrap();
+    let damaged = text.replacen("\"kind\": \"question\"", "\"kind\": \"musing\"", 1);
+    assert_ne!(damaged, text, "the question entry is there to damage");
+    fs::write(&path, &damaged).unwrap();
+    let start = damaged.find("\"id\": 2").unwrap();
+    let task_two = &damaged[start..damaged[start..].find("\n    }").unwrap() + start];
+
+    let show = env.run("lead", &["show", "2"]);
+    assert_eq!(show.code, 4, "{}", show.stderr);
+    assert!(show.stderr.contains("board.json"), "{}", show.stderr);
+    assert!(show.stderr.contains("T-2"), "{}", show.stderr);
+    assert!(show.stderr.contains("musing"), "{}", show.stderr);
+    assert_eq!(
+        env.run("lead", &["inbox"]).code,
+        4,
+        "T-2 waits in lead's inbox"
+    );
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        damaged,
+        "reads change nothing"
+    );
+
+    env.run("dev", &["claim", "1"]).ok();
+    env.send("lead", "dev", "four", &[]);
+    let after = fs::read_to_string(&path).unwrap();
+    assert!(
+        after.contains(task_two),
+        "T-2 carried over as it was:\n{after}"
+    );
+    assert!(after.contains("\"subject\": \"four\""));
+    let doctor = env.run("", &["doctor"]);
+    assert_eq!(doctor.code, 1, "{}", doctor.stdout);
+    assert!(doctor.stdout.contains("T-2"), "{}", doctor.stdout);
+}
+
 #[test]
 fn bad_project_and_agent_records_are_reported_by_name_and_never_rewritten() {
     for (label, contents) in BAD_CONTENTS {

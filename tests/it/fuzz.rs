@@ -64,7 +64,17 @@ proptest! {
     fn board_parsing_never_panics_and_names_the_file(bytes in damaged(VALID_BOARD)) {
         let path = std::path::Path::new("/hub/projects/p/board.json");
         match store::board_file::parse(path, &bytes) {
-            Ok(board) => prop_assert!(board.schema <= baton::board::BOARD_SCHEMA),
+            Ok(board) => {
+                prop_assert!(board.schema <= baton::board::BOARD_SCHEMA);
+                // Tasks are decoded whole only when used; damage found then is named too,
+                // and a task that decodes agrees with the head read up front.
+                for (head, task) in board.heads().zip(board.tasks()) {
+                    match task {
+                        Ok(task) => prop_assert_eq!(head, &baton::board::task::Head::of(task)),
+                        Err(error) => prop_assert!(names_the_file(&error, "board.json"), "{error}"),
+                    }
+                }
+            }
             Err(error) => prop_assert!(names_the_file(&error, "board.json"), "{error}"),
         }
     }

@@ -124,27 +124,33 @@ fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
     scanner.finish()
 }
 
-/// The fields of a stored task, by the bit that marks each as seen.
-const TASK_FIELDS: [&str; 18] = [
-    "id",
-    "subject",
-    "body",
-    "files",
-    "from",
-    "to",
-    "reviewer",
-    "status",
-    "priority",
-    "after",
-    "skill",
-    "review",
-    "created_at",
-    "updated_at",
-    "claimed_at",
-    "lease_expires_at",
-    "result",
-    "thread",
-];
+/// The fields of a stored task, each with the bit that marks it seen.
+fn task_field(name: &str) -> Option<u32> {
+    let bit = match name {
+        "id" => 0,
+        "subject" => 1,
+        "body" => 2,
+        "files" => 3,
+        "from" => 4,
+        "to" => 5,
+        "reviewer" => 6,
+        "status" => 7,
+        "priority" => 8,
+        "after" => 9,
+        "skill" => 10,
+        "review" => 11,
+        "created_at" => 12,
+        "updated_at" => 13,
+        "claimed_at" => 14,
+        "lease_expires_at" => 15,
+        "result" => 16,
+        "thread" => 17,
+        _ => return None,
+    };
+    Some(1 << bit)
+}
+
+/// The fields a task must have.
 const REQUIRED: [&str; 7] = [
     "id",
     "subject",
@@ -175,11 +181,11 @@ fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
     let mut seen = 0u32;
     scanner.object(|scanner, key| {
         let key = key.value();
-        let Some(bit) = TASK_FIELDS.iter().position(|field| *field == key) else {
+        let Some(bit) = task_field(&key) else {
             return scanner.value().map(drop);
         };
-        once(scanner, &key, seen & (1 << bit) != 0)?;
-        seen |= 1 << bit;
+        once(scanner, &key, seen & bit != 0)?;
+        seen |= bit;
         match key.as_ref() {
             "id" => head.id = TaskId(whole_number(scanner, &key)?),
             "status" => head.status = named(scanner, &key, &Status::ALL, |status| status.as_str())?,
@@ -222,13 +228,10 @@ fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
         }
         Ok(())
     })?;
-    if let Some(field) = REQUIRED.iter().find(|field| {
-        let bit = TASK_FIELDS
-            .iter()
-            .position(|known| known == *field)
-            .unwrap_or(0);
-        seen & (1 << bit) == 0
-    }) {
+    if let Some(field) = REQUIRED
+        .iter()
+        .find(|field| task_field(field).is_some_and(|bit| seen & bit == 0))
+    {
         return Err(scanner.error_at(start, &format!("task without `{field}`")));
     }
     Ok(head)

@@ -402,7 +402,9 @@ fn plain_run(bytes: &[u8]) -> usize {
             | (quote.wrapping_sub(ONES) & !quote)
             | (backslash.wrapping_sub(ONES) & !backslash);
         if special & HIGH != 0 {
-            break;
+            // The lowest flagged byte is the first special one (the trick can only flag
+            // bytes above a true match by mistake).
+            return offset + ((special & HIGH).trailing_zeros() / 8) as usize;
         }
         offset += 8;
     }

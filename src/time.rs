@@ -13,6 +13,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct Timestamp(DateTime<Utc>);
 
 impl Timestamp {
+    /// 1970-01-01T00:00:00Z, a placeholder before a real time is read.
+    pub const EPOCH: Timestamp = Timestamp(DateTime::UNIX_EPOCH);
+
     pub fn from_datetime(at: DateTime<Utc>) -> Self {
         // Stored values have millisecond precision; keep in-memory values identical so a
         // round trip through the file compares equal.

@@ -648,6 +648,9 @@ mod tests {
                 let text = written(&board);
                 let path = std::path::Path::new("/hub/projects/p/board.json");
                 let reread = crate::store::board_file::parse(path, &text).unwrap();
+                prop_assert!(crate::store::board_layout::read(std::str::from_utf8(&text).unwrap()).is_some());
+                let strict = crate::store::board_file::parse_strict(path, &text).unwrap();
+                prop_assert!(reread.heads().eq(strict.heads()), "both readers read the same heads");
                 prop_assert_eq!(&reread, &board);
                 for task in reread.tasks().map(Result::unwrap) {
                     prop_assert_eq!(reread.head(task.id), Some(&Head::of(task)));

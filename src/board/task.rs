@@ -133,6 +133,13 @@ pub enum Priority {
 }
 
 impl Priority {
+    pub const ALL: [Priority; 4] = [
+        Priority::Urgent,
+        Priority::High,
+        Priority::Normal,
+        Priority::Low,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Priority::Urgent => "urgent",

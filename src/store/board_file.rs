@@ -11,7 +11,7 @@ use std::ops::Range;
 use super::lock::{FileLock, LockPolicy};
 use super::paths::Home;
 use super::scan::{Kind, ScanError, Scanner};
-use super::{StoreError, atomic};
+use super::{StoreError, atomic, board_layout};
 use crate::activity::{self, ActivityRecord};
 use crate::archive;
 use crate::board::task::{Head, Priority, Status, TaskId};
@@ -38,6 +38,20 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
 /// The whole text is checked as JSON, and every task's head (and the type of each of its
 /// fields) as a task; the rest of a task is decoded when a command needs it.
 fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
+    parse_with(path, bytes, board_layout::read)
+}
+
+/// As [`parse`], reading with the strict scanner alone: what the line reader must agree
+/// with wherever it reads a board itself.
+pub fn parse_strict(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
+    parse_with(path, bytes.to_vec(), |_| None)
+}
+
+fn parse_with(
+    path: &Path,
+    bytes: Vec<u8>,
+    laid_out: impl FnOnce(&str) -> Option<board_layout::Laid>,
+) -> Result<Board, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail,
@@ -45,7 +59,20 @@ fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
     let text = String::from_utf8(bytes)
         .map_err(|error| corrupt(format!("not UTF-8 text ({})", error.utf8_error())))?;
     let mut found = Found::default();
-    let scanned = scan_board(&text, &mut found);
+    // Boards as baton lays them out are read line by line; any other text, and any damage,
+    // goes to the strict scanner, which reads all JSON and names what is wrong.
+    let scanned = match laid_out(&text) {
+        Some(laid) => {
+            found = Found {
+                schema: Some(laid.schema),
+                project: Some(laid.project),
+                next_id: Some(laid.next_id),
+                tasks: Some(laid.tasks),
+            };
+            Ok(())
+        }
+        None => scan_board(&text, &mut found),
+    };
     if let Some(schema) = found
         .schema
         .filter(|schema| *schema > u64::from(BOARD_SCHEMA))
@@ -174,8 +201,8 @@ fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
         to: String::new(),
         reviewer: None,
         after: Vec::new(),
-        created_at: Timestamp::from_datetime(chrono::DateTime::UNIX_EPOCH),
-        updated_at: Timestamp::from_datetime(chrono::DateTime::UNIX_EPOCH),
+        created_at: Timestamp::EPOCH,
+        updated_at: Timestamp::EPOCH,
         lease_expires_at: None,
     };
     let mut seen = 0u32;

@@ -3,6 +3,7 @@
 
 pub mod atomic;
 pub mod board_file;
+pub mod board_layout;
 pub mod jsonl;
 pub mod lock;
 pub mod paths;

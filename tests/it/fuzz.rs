@@ -31,6 +31,58 @@ const VALID_BOARD: &str = r#"{
   ]
 }"#;
 
+/// A board as baton lays it out, which the line reader reads without the strict scanner.
+const LAID_OUT_BOARD: &str = r#"{
+  "schema": 1,
+  "project": "default",
+  "next_id": 3,
+  "tasks": [
+    {
+      "id": 1,
+      "subject": "a",
+      "body": "b\u00e9",
+      "files": [
+        "x.rs"
+      ],
+      "from": "lead",
+      "to": "dev",
+      "reviewer": null,
+      "status": "working",
+      "priority": "high",
+      "after": [],
+      "skill": null,
+      "review": true,
+      "created_at": "2026-11-29T10:00:00.000Z",
+      "updated_at": "2026-11-29T10:05:00.000Z",
+      "claimed_at": "2026-11-29T10:05:00.000Z",
+      "lease_expires_at": "2026-11-29T10:35:00.000Z",
+      "result": null,
+      "thread": [
+        {
+          "at": "2026-11-29T10:05:00.000Z",
+          "by": "dev",
+          "kind": "claim",
+          "text": ""
+        }
+      ]
+    },
+    {
+      "id": 2,
+      "subject": "b",
+      "from": "lead",
+      "to": "dev",
+      "reviewer": "qa",
+      "status": "pending",
+      "after": [
+        1
+      ],
+      "created_at": "2026-11-29T10:00:00.000Z",
+      "updated_at": "2026-11-29T10:00:00.000Z"
+    }
+  ]
+}
+"#;
+
 /// Valid text damaged in one of the ways a crash or a hand edit damages files.
 fn damaged(valid: &'static str) -> impl Strategy<Value = Vec<u8>> {
     let length = valid.len();
@@ -76,6 +128,43 @@ proptest! {
                 }
             }
             Err(error) => prop_assert!(names_the_file(&error, "board.json"), "{error}"),
+        }
+    }
+
+    /// The line reader reads a board without checking the words inside its tasks; whatever
+    /// it reads, the strict reader reads the same, or the damage it stepped over shows the
+    /// moment a command reads the tasks whole.
+    #[test]
+    fn the_line_reader_never_hides_what_the_strict_reader_refuses(bytes in damaged(LAID_OUT_BOARD)) {
+        let path = std::path::Path::new("/hub/projects/p/board.json");
+        let laid_out = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(store::board_layout::read)
+            .is_some();
+        match (store::board_file::parse(path, &bytes), store::board_file::parse_strict(path, &bytes)) {
+            (Ok(lazy), Ok(strict)) => prop_assert!(lazy.heads().eq(strict.heads())),
+            (Ok(lazy), Err(error)) => {
+                prop_assert!(laid_out);
+                prop_assert!(lazy.tasks().any(|task| task.is_err()), "hidden: {error}");
+                // And the damage is not on a line of a task's head, which the line reader
+                // reads as closely as the strict one.
+                let text = String::from_utf8_lossy(&bytes);
+                let line = error
+                    .to_string()
+                    .rsplit_once(" at line ")
+                    .and_then(|(_, place)| place.split(' ').next()?.parse::<usize>().ok())
+                    .and_then(|number| text.lines().nth(number - 1))
+                    .unwrap_or_default()
+                    .to_string();
+                let head_fields = ["id", "status", "priority", "from", "to", "reviewer", "after",
+                    "created_at", "updated_at", "lease_expires_at"];
+                prop_assert!(
+                    !head_fields.iter().any(|field| line.starts_with(&format!("      \"{field}\""))),
+                    "a head line the line reader should have refused: {line:?} ({error})"
+                );
+            }
+            (Err(lazy), Err(_)) => prop_assert!(names_the_file(&lazy, "board.json")),
+            (Err(lazy), Ok(_)) => prop_assert!(false, "only the line reader refused: {lazy}"),
         }
     }
 

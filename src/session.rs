@@ -530,7 +530,7 @@ impl Session {
             })
             .filter(|task| {
                 me.as_deref()
-                    .is_none_or(|me| task.to == me || task.from == me || task.reviewer() == me)
+                    .is_none_or(|me| &*task.to == me || &*task.from == me || task.reviewer() == me)
             })
             .filter_map(|head| board.task(head.id).transpose())
             .map(|task| Ok(self.view(&board, task?, false)))
@@ -670,7 +670,7 @@ impl Session {
 /// Working tasks of `agent` with less than half their lease left.
 fn is_due(task: &Head, agent: &str, now: Timestamp, lease: chrono::Duration) -> bool {
     task.status == Status::Working
-        && task.to == agent
+        && &*task.to == agent
         && task
             .lease_expires_at
             .is_some_and(|until| now.until(until) < lease / 2)
@@ -770,7 +770,7 @@ fn choose_by_skill(
     skill: &str,
     sender: &str,
 ) -> Result<String> {
-    let open_count = |name: &str| board.open_heads().filter(|task| task.to == name).count();
+    let open_count = |name: &str| board.open_heads().filter(|task| &*task.to == name).count();
     let has_skill = |agent: &registry::AgentRecord| {
         agent
             .skills
@@ -852,7 +852,7 @@ impl Session {
         let agents = records
             .into_iter()
             .map(|record| {
-                let open = board.open_heads().filter(|task| task.to == record.name);
+                let open = board.open_heads().filter(|task| *task.to == *record.name);
                 let (open, working) = open.fold((0, 0), |(open, working), task| {
                     (
                         open + 1,

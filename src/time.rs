@@ -99,7 +99,11 @@ impl Timestamp {
     /// Reads exactly the stored form without the general RFC 3339 parser; `None` for
     /// anything else, which then goes the general way.
     fn from_stored(text: &str) -> Option<Self> {
-        let bytes = text.as_bytes();
+        Timestamp::from_stored_bytes(text.as_bytes())
+    }
+
+    /// As [`Timestamp::parse_stored`], for the stored form only, from bytes.
+    pub fn from_stored_bytes(bytes: &[u8]) -> Option<Self> {
         if bytes.len() != 24
             || bytes[4] != b'-'
             || bytes[7] != b'-'

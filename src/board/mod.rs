@@ -50,13 +50,14 @@ struct Slot {
 
 #[derive(Debug, Clone)]
 enum Body {
-    /// As read: where its text is in the source, and the task once decoded.
+    /// As read: where its text is in the source, and the task once decoded. (Boxed, so
+    /// the thousands of tasks a command never decodes take no room for one.)
     Stored {
         span: Range<usize>,
-        task: OnceLock<Task>,
+        task: OnceLock<Box<Task>>,
     },
     /// Made or changed by this command.
-    Owned(Task),
+    Owned(Box<Task>),
 }
 
 /// A task in someone's inbox, with why it is there.
@@ -164,7 +165,7 @@ impl Board {
                             ),
                         }
                     })?;
-                Ok(task.get_or_init(|| decoded))
+                Ok(task.get_or_init(|| Box::new(decoded)))
             }
         }
     }
@@ -173,7 +174,7 @@ impl Board {
     pub fn push(&mut self, task: Task) {
         self.slots.push(Slot {
             head: Head::of(&task),
-            body: Body::Owned(task),
+            body: Body::Owned(Box::new(task)),
         });
     }
 
@@ -190,7 +191,7 @@ impl Board {
         change(&mut task);
         self.slots[index] = Slot {
             head: Head::of(&task),
-            body: Body::Owned(task),
+            body: Body::Owned(Box::new(task)),
         };
         Ok(true)
     }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -274,9 +275,10 @@ pub struct Head {
     pub id: TaskId,
     pub status: Status,
     pub priority: Priority,
-    pub from: String,
-    pub to: String,
-    pub reviewer: Option<String>,
+    /// Agent names are shared: a board of thousands of tasks names a handful of agents.
+    pub from: Arc<str>,
+    pub to: Arc<str>,
+    pub reviewer: Option<Arc<str>>,
     pub after: Vec<TaskId>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -289,9 +291,9 @@ impl Head {
             id: task.id,
             status: task.status,
             priority: task.priority,
-            from: task.from.clone(),
-            to: task.to.clone(),
-            reviewer: task.reviewer.clone(),
+            from: Arc::from(task.from.as_str()),
+            to: Arc::from(task.to.as_str()),
+            reviewer: task.reviewer.as_deref().map(Arc::from),
             after: task.after.clone(),
             created_at: task.created_at,
             updated_at: task.updated_at,

@@ -7,6 +7,7 @@ use std::io::ErrorKind;
 use std::path::Path;
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::lock::{FileLock, LockPolicy};
 use super::paths::Home;
@@ -197,8 +198,8 @@ fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
         id: TaskId(0),
         status: Status::Pending,
         priority: Priority::Normal,
-        from: String::new(),
-        to: String::new(),
+        from: Arc::from(""),
+        to: Arc::from(""),
         reviewer: None,
         after: Vec::new(),
         created_at: Timestamp::EPOCH,
@@ -229,9 +230,11 @@ fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
                     |priority| priority.as_str(),
                 )?;
             }
-            "from" => head.from = string(scanner, &key)?,
-            "to" => head.to = string(scanner, &key)?,
-            "reviewer" => head.reviewer = optional(scanner, |scanner| string(scanner, &key))?,
+            "from" => head.from = Arc::from(string(scanner, &key)?),
+            "to" => head.to = Arc::from(string(scanner, &key)?),
+            "reviewer" => {
+                head.reviewer = optional(scanner, |scanner| string(scanner, &key))?.map(Arc::from);
+            }
             "after" => {
                 expect(scanner, &key, Kind::Array)?;
                 scanner.array(|scanner| {

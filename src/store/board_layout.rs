@@ -10,7 +10,9 @@
 //! which reads any JSON and names exactly what is wrong.
 
 use std::ops::Range;
+use std::sync::Arc;
 
+use super::scan::plain_run;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::time::Timestamp;
 
@@ -22,96 +24,135 @@ pub struct Laid {
     pub tasks: Vec<(Head, Range<usize>)>,
 }
 
-/// The lines of a text with the offset each starts at, found with one vectorised pass for
-/// line breaks (the lines of a board are short; a search per line would cost more).
+/// The agent names of a board, each kept once however many tasks name it.
+#[derive(Default)]
+pub struct Names(Vec<Arc<str>>);
+
+impl Names {
+    pub fn get(&mut self, name: &[u8]) -> Option<Arc<str>> {
+        if let Some(known) = self.0.iter().find(|known| known.as_bytes() == name) {
+            return Some(Arc::clone(known));
+        }
+        let new: Arc<str> = Arc::from(std::str::from_utf8(name).ok()?);
+        // A board names a handful of agents; past that, searching costs more than it saves.
+        if self.0.len() < 32 {
+            self.0.push(Arc::clone(&new));
+        }
+        Some(new)
+    }
+}
+
+/// The lines of a text with the offset each starts at, as bytes: a board's layout is all
+/// ASCII, and the few values read closely are checked as they are taken.
 struct Lines<'a> {
-    text: &'a str,
+    bytes: &'a [u8],
     at: usize,
-    breaks: memchr::Memchr<'a>,
 }
 
 impl<'a> Lines<'a> {
     fn new(text: &'a str) -> Self {
         Lines {
-            text,
+            bytes: text.as_bytes(),
             at: 0,
-            breaks: memchr::memchr_iter(b'\n', text.as_bytes()),
         }
+    }
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, &'a [u8])> {
+        let start = self.at;
+        let rest = self.bytes.get(start..).filter(|rest| !rest.is_empty())?;
+        let length = line_break(rest).unwrap_or(rest.len());
+        self.at = start + length + 1;
+        Some((start, &rest[..length]))
+    }
+
+    fn line(&mut self) -> Option<&'a [u8]> {
+        self.next().map(|(_, line)| line)
     }
 }
 
-impl<'a> Iterator for Lines<'a> {
-    type Item = (usize, &'a str);
-
-    fn next(&mut self) -> Option<(usize, &'a str)> {
-        let start = self.at;
-        if start >= self.text.len() {
-            return None;
+/// Where the first line break in `bytes` is. The lines of a board are short, so eight bytes
+/// at a time beats setting up a vectorised search per line; a long line gets one.
+#[inline(always)]
+fn line_break(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut offset = 0;
+    while let Some(chunk) = bytes.get(offset..offset + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])) ^ (ONES * 0x0a);
+        let found = word.wrapping_sub(ONES) & !word & HIGH;
+        if found != 0 {
+            return Some(offset + (found.trailing_zeros() / 8) as usize);
         }
-        let end = self.breaks.next().unwrap_or(self.text.len());
-        self.at = end + 1;
-        // A line break is one byte, so both ends fall on character boundaries.
-        self.text.get(start..end).map(|line| (start, line))
+        offset += 8;
+        if offset == 64 {
+            return memchr::memchr(b'\n', &bytes[offset..]).map(|at| offset + at);
+        }
     }
+    bytes[offset..]
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .map(|at| offset + at)
 }
 
 pub fn read(text: &str) -> Option<Laid> {
     let mut lines = Lines::new(text);
-    let mut next = || lines.next().map(|(_, line)| line);
-    if next()? != "{" {
+    if lines.line()? != b"{" {
         return None;
     }
-    let schema = number(field(next()?, "  ", "schema")?.strip_suffix(',')?)?;
-    let project = plain_string(field(next()?, "  ", "project")?.strip_suffix(',')?)?.to_string();
-    let next_id = number(field(next()?, "  ", "next_id")?.strip_suffix(',')?)?;
-    let tasks_line = field(next()?, "  ", "tasks")?;
-    let mut tasks = Vec::new();
-    if tasks_line == "[" {
+    let schema = number(field(lines.line()?, b"  \"schema\": ")?.strip_suffix(b",")?)?;
+    let project = std::str::from_utf8(plain_string(
+        field(lines.line()?, b"  \"project\": ")?.strip_suffix(b",")?,
+    )?)
+    .ok()?;
+    let next_id = number(field(lines.line()?, b"  \"next_id\": ")?.strip_suffix(b",")?)?;
+    let tasks_line = field(lines.line()?, b"  \"tasks\": ")?;
+    // A task takes some 600 bytes laid out; room for that many spares regrowing the list.
+    let mut tasks = Vec::with_capacity(text.len() / 512);
+    let mut names = Names::default();
+    if tasks_line == b"[" {
         loop {
             let (start, line) = lines.next()?;
-            if line != "    {" {
+            if line != b"    {" {
                 return None;
             }
-            let (head, end, more) = task(&mut lines)?;
+            let (head, end, more) = task(&mut lines, &mut names)?;
             tasks.push((head, start + 4..end));
             if !more {
                 break;
             }
         }
-        if lines.next()?.1 != "  ]" {
+        if lines.line()? != b"  ]" {
             return None;
         }
-    } else if tasks_line != "[]" {
+    } else if tasks_line != b"[]" {
         return None;
     }
-    if lines.next()?.1 != "}" || lines.next().is_some() {
+    if lines.line()? != b"}" || lines.next().is_some() {
         return None;
     }
     Some(Laid {
         schema,
-        project,
+        project: project.to_string(),
         next_id,
         tasks,
     })
 }
 
-/// The value on a line `<indent>"name": value`.
-fn field<'a>(line: &'a str, indent: &str, name: &str) -> Option<&'a str> {
-    line.strip_prefix(indent)?
-        .strip_prefix('"')?
-        .strip_prefix(name)?
-        .strip_prefix("\": ")
+/// The value on a line that starts with `prefix` (indent, quoted name, colon and space).
+fn field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    line.strip_prefix(prefix)
 }
 
 /// One task, its opening line taken: its head, where its closing brace ends, and whether
 /// another task follows.
-fn task(lines: &mut Lines<'_>) -> Option<(Head, usize, bool)> {
+fn task(lines: &mut Lines<'_>, names: &mut Names) -> Option<(Head, usize, bool)> {
     let mut head = Head {
         id: TaskId(0),
         status: Status::Pending,
         priority: Priority::Normal,
-        from: String::new(),
-        to: String::new(),
+        from: names.get(b"")?,
+        to: names.get(b"")?,
         reviewer: None,
         after: Vec::new(),
         created_at: Timestamp::EPOCH,
@@ -120,121 +161,219 @@ fn task(lines: &mut Lines<'_>) -> Option<(Head, usize, bool)> {
     };
     let mut seen = 0u32;
     let mut comma = true;
+    let mut expected = 0;
     loop {
         let (start, line) = lines.next()?;
-        if let Some(close) = line.strip_prefix("    }") {
-            // The last field has no comma; the task's closing brace has one unless last.
-            if REQUIRED & !seen != 0 {
+        // Fields come in the order baton writes them; a line that starts as expected needs
+        // no name read.
+        if let Some((field, prefix)) = IN_ORDER.get(expected)
+            && let Some(value) = line.strip_prefix(*prefix)
+        {
+            expected += 1;
+            if !comma {
                 return None;
             }
-            return match (comma, close) {
-                (false, ",") => Some((head, start + 5, true)),
-                (false, "") => Some((head, start + 5, false)),
-                _ => None,
-            };
+            take(
+                *field, value, lines, names, &mut head, &mut seen, &mut comma,
+            )?;
+            continue;
         }
+        expected = usize::MAX;
+        let Some(field) = line.strip_prefix(b"      \"") else {
+            // Not a field: it must be the task's closing brace, after a last field without
+            // a comma, with a comma of its own unless it is the last task.
+            let more = match line {
+                b"    }," => true,
+                b"    }" => false,
+                _ => return None,
+            };
+            return (!comma && REQUIRED & !seen == 0).then_some((head, start + 5, more));
+        };
         if !comma {
             return None;
         }
-        let field = line.strip_prefix("      \"")?;
-        let (name, value) = field.split_at(field.find('"')?);
-        let value = value.strip_prefix("\": ")?;
-        let value = match value.strip_suffix(',') {
-            Some(value) => value,
-            None => {
-                comma = false;
-                value
-            }
-        };
-        let bit = bit(name);
-        if seen & bit != 0 {
-            return None;
+        let quote = field.iter().position(|byte| *byte == b'"')?;
+        let (name, value) = field.split_at(quote);
+        let value = value.strip_prefix(b"\": ")?;
+        take(
+            Field::named(name),
+            value,
+            lines,
+            names,
+            &mut head,
+            &mut seen,
+            &mut comma,
+        )?;
+    }
+}
+
+/// The fields as baton writes them, each with the start of its line.
+const IN_ORDER: [(Field, &[u8]); 18] = [
+    (Field::Id, b"      \"id\": "),
+    (Field::Subject, b"      \"subject\": "),
+    (Field::Body, b"      \"body\": "),
+    (Field::Files, b"      \"files\": "),
+    (Field::From, b"      \"from\": "),
+    (Field::To, b"      \"to\": "),
+    (Field::Reviewer, b"      \"reviewer\": "),
+    (Field::Status, b"      \"status\": "),
+    (Field::Priority, b"      \"priority\": "),
+    (Field::After, b"      \"after\": "),
+    (Field::Skill, b"      \"skill\": "),
+    (Field::Review, b"      \"review\": "),
+    (Field::CreatedAt, b"      \"created_at\": "),
+    (Field::UpdatedAt, b"      \"updated_at\": "),
+    (Field::ClaimedAt, b"      \"claimed_at\": "),
+    (Field::LeaseExpiresAt, b"      \"lease_expires_at\": "),
+    (Field::Result, b"      \"result\": "),
+    (Field::Thread, b"      \"thread\": "),
+];
+
+/// Takes the value of one field of a task into `head`, or checks it and steps over it.
+fn take(
+    field: Field,
+    value: &[u8],
+    lines: &mut Lines<'_>,
+    names: &mut Names,
+    head: &mut Head,
+    seen: &mut u32,
+    comma: &mut bool,
+) -> Option<()> {
+    let value = match value.strip_suffix(b",") {
+        Some(value) => value,
+        None => {
+            *comma = false;
+            value
         }
-        seen |= bit;
+    };
+    let bit = field.bit();
+    if *seen & bit != 0 {
+        return None;
+    }
+    *seen |= bit;
+    match field {
+        Field::Id => head.id = TaskId(number(value)?),
+        Field::Status => head.status = named(value, &Status::ALL, Status::as_str)?,
+        Field::Priority => head.priority = named(value, &Priority::ALL, Priority::as_str)?,
+        Field::From => head.from = names.get(plain_string(value)?)?,
+        Field::To => head.to = names.get(plain_string(value)?)?,
+        Field::Reviewer => {
+            head.reviewer = nullable(value, |value| names.get(plain_string(value)?))?
+        }
+        Field::CreatedAt => head.created_at = time(value)?,
+        Field::UpdatedAt => head.updated_at = time(value)?,
+        Field::LeaseExpiresAt => head.lease_expires_at = nullable(value, time)?,
+        Field::After => match value {
+            b"[]" => {}
+            b"[" => (head.after, *comma) = numbers(lines)?,
+            _ => return None,
+        },
+        _ => {
+            // Not part of the head: check the kind of value, and step over it whole.
+            let first = *value.first()?;
+            let fits = match field {
+                Field::Subject | Field::Body => first == b'"',
+                Field::Files | Field::Thread => first == b'[',
+                Field::Review => value == b"true" || value == b"false",
+                Field::Skill | Field::Result | Field::ClaimedAt => {
+                    first == b'"' || value == b"null"
+                }
+                _ => true,
+            };
+            if !fits {
+                return None;
+            }
+            match value {
+                b"[" => *comma = close(lines, b"      ]")?,
+                b"{" => *comma = close(lines, b"      }")?,
+                _ => {}
+            }
+        }
+    }
+    Some(())
+}
+
+/// The fields of a stored task.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Id,
+    Subject,
+    Body,
+    Files,
+    From,
+    To,
+    Reviewer,
+    Status,
+    Priority,
+    After,
+    Skill,
+    Review,
+    CreatedAt,
+    UpdatedAt,
+    ClaimedAt,
+    LeaseExpiresAt,
+    Result,
+    Thread,
+    /// Not a field baton knows: stepped over, and it may repeat (serde ignores it too).
+    Unknown,
+}
+
+impl Field {
+    fn named(name: &[u8]) -> Field {
         match name {
-            "id" => head.id = TaskId(number(value)?),
-            "status" => head.status = named(value, &Status::ALL, Status::as_str)?,
-            "priority" => head.priority = named(value, &Priority::ALL, Priority::as_str)?,
-            "from" => head.from = plain_string(value)?.to_string(),
-            "to" => head.to = plain_string(value)?.to_string(),
-            "reviewer" => {
-                head.reviewer = nullable(value, |value| Some(plain_string(value)?.to_string()))?
-            }
-            "created_at" => head.created_at = time(value)?,
-            "updated_at" => head.updated_at = time(value)?,
-            "lease_expires_at" => head.lease_expires_at = nullable(value, time)?,
-            "after" => match value {
-                "[]" => {}
-                "[" => (head.after, comma) = numbers(lines)?,
-                _ => return None,
-            },
-            _ => {
-                // Not part of the head: check the kind of value, and step over it whole.
-                let first = value.bytes().next()?;
-                let fits = match name {
-                    "subject" | "body" => first == b'"',
-                    "files" | "thread" => first == b'[',
-                    "review" => value == "true" || value == "false",
-                    "skill" | "result" | "claimed_at" => first == b'"' || value == "null",
-                    _ => true,
-                };
-                if !fits {
-                    return None;
-                }
-                match value {
-                    "[" => comma = close(lines, "      ]")?,
-                    "{" => comma = close(lines, "      }")?,
-                    _ => {}
-                }
-            }
+            b"id" => Field::Id,
+            b"subject" => Field::Subject,
+            b"body" => Field::Body,
+            b"files" => Field::Files,
+            b"from" => Field::From,
+            b"to" => Field::To,
+            b"reviewer" => Field::Reviewer,
+            b"status" => Field::Status,
+            b"priority" => Field::Priority,
+            b"after" => Field::After,
+            b"skill" => Field::Skill,
+            b"review" => Field::Review,
+            b"created_at" => Field::CreatedAt,
+            b"updated_at" => Field::UpdatedAt,
+            b"claimed_at" => Field::ClaimedAt,
+            b"lease_expires_at" => Field::LeaseExpiresAt,
+            b"result" => Field::Result,
+            b"thread" => Field::Thread,
+            _ => Field::Unknown,
+        }
+    }
+
+    /// The bit that marks the field seen; none for unknown fields.
+    fn bit(self) -> u32 {
+        match self {
+            Field::Unknown => 0,
+            known => 1 << known as u32,
         }
     }
 }
 
 /// id, subject, from, to, status, created_at and updated_at: what a task must have.
-const REQUIRED: u32 = 1 | 1 << 1 | 1 << 4 | 1 << 5 | 1 << 7 | 1 << 12 | 1 << 13;
-
-/// The bit of each known task field (the same order as the stored task's fields); unknown
-/// fields share bit 31 and are stepped over.
-fn bit(name: &str) -> u32 {
-    let bit = match name {
-        "id" => 0,
-        "subject" => 1,
-        "body" => 2,
-        "files" => 3,
-        "from" => 4,
-        "to" => 5,
-        "reviewer" => 6,
-        "status" => 7,
-        "priority" => 8,
-        "after" => 9,
-        "skill" => 10,
-        "review" => 11,
-        "created_at" => 12,
-        "updated_at" => 13,
-        "claimed_at" => 14,
-        "lease_expires_at" => 15,
-        "result" => 16,
-        "thread" => 17,
-        // An unknown field may repeat as far as this reader cares; serde ignores it too.
-        _ => return 0,
-    };
-    1 << bit
-}
+const REQUIRED: u32 = 1 << Field::Id as u32
+    | 1 << Field::Subject as u32
+    | 1 << Field::From as u32
+    | 1 << Field::To as u32
+    | 1 << Field::Status as u32
+    | 1 << Field::CreatedAt as u32
+    | 1 << Field::UpdatedAt as u32;
 
 /// Steps over the lines of a nested value up to its closing line, `closing` with or
 /// without a comma; whether it had one.
-fn close(lines: &mut Lines<'_>, closing: &str) -> Option<bool> {
+fn close(lines: &mut Lines<'_>, closing: &[u8]) -> Option<bool> {
     loop {
-        let (_, line) = lines.next()?;
+        let line = lines.line()?;
         if let Some(rest) = line.strip_prefix(closing) {
             return match rest {
-                "" => Some(false),
-                "," => Some(true),
+                b"" => Some(false),
+                b"," => Some(true),
                 _ => None,
             };
         }
-        if !line.starts_with("        ") {
+        if !line.starts_with(b"        ") {
             return None;
         }
     }
@@ -246,19 +385,19 @@ fn numbers(lines: &mut Lines<'_>) -> Option<(Vec<TaskId>, bool)> {
     let mut ids = Vec::new();
     let mut comma = true;
     loop {
-        let (_, line) = lines.next()?;
-        if let Some(rest) = line.strip_prefix("      ]") {
+        let line = lines.line()?;
+        if let Some(rest) = line.strip_prefix(b"      ]") {
             return match (comma, rest) {
-                (false, "") => Some((ids, false)),
-                (false, ",") => Some((ids, true)),
+                (false, b"") => Some((ids, false)),
+                (false, b",") => Some((ids, true)),
                 _ => None,
             };
         }
         if !comma {
             return None;
         }
-        let item = line.strip_prefix("        ")?;
-        let item = match item.strip_suffix(',') {
+        let item = line.strip_prefix(b"        ")?;
+        let item = match item.strip_suffix(b",") {
             Some(item) => item,
             None => {
                 comma = false;
@@ -270,37 +409,40 @@ fn numbers(lines: &mut Lines<'_>) -> Option<(Vec<TaskId>, bool)> {
 }
 
 /// A whole number as JSON writes it: digits, no leading zero.
-fn number(text: &str) -> Option<u64> {
-    let plain = !text.is_empty()
-        && text.bytes().all(|byte| byte.is_ascii_digit())
-        && (text == "0" || !text.starts_with('0'));
-    plain.then(|| text.parse().ok()).flatten()
+fn number(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || text.len() > 19 || (text.len() > 1 && text[0] == b'0') {
+        return None;
+    }
+    text.iter().try_fold(0u64, |value, byte| {
+        byte.is_ascii_digit()
+            .then(|| value * 10 + u64::from(byte - b'0'))
+    })
 }
 
 /// A string with nothing to unescape: quotes around text with no quote, backslash or
 /// control character.
-fn plain_string(text: &str) -> Option<&str> {
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    let plain = inner
-        .bytes()
-        .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\');
-    plain.then_some(inner)
+fn plain_string(text: &[u8]) -> Option<&[u8]> {
+    let inner = text.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    (plain_run(inner) == inner.len()).then_some(inner)
 }
 
-fn nullable<T>(text: &str, read: impl FnOnce(&str) -> Option<T>) -> Option<Option<T>> {
+fn nullable<T>(text: &[u8], read: impl FnOnce(&[u8]) -> Option<T>) -> Option<Option<T>> {
     match text {
-        "null" => Some(None),
+        b"null" => Some(None),
         _ => read(text).map(Some),
     }
 }
 
-fn time(text: &str) -> Option<Timestamp> {
-    Timestamp::parse_stored(plain_string(text)?).ok()
+fn time(text: &[u8]) -> Option<Timestamp> {
+    Timestamp::from_stored_bytes(plain_string(text)?)
 }
 
-fn named<T: Copy>(text: &str, choices: &[T], name: impl Fn(T) -> &'static str) -> Option<T> {
+fn named<T: Copy>(text: &[u8], choices: &[T], name: impl Fn(T) -> &'static str) -> Option<T> {
     let text = plain_string(text)?;
-    choices.iter().copied().find(|choice| name(*choice) == text)
+    choices
+        .iter()
+        .copied()
+        .find(|choice| name(*choice).as_bytes() == text)
 }
 
 #[cfg(test)]

@@ -389,7 +389,7 @@ impl<'a> Scanner<'a> {
 
 /// How many bytes at the start of `bytes` can sit in a string as they are: up to the first
 /// quote, backslash or control character. Eight bytes at a time; strings are most of a board.
-fn plain_run(bytes: &[u8]) -> usize {
+pub fn plain_run(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut offset = 0;

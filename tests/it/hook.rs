@@ -443,3 +443,43 @@ fn the_scripts_call_baton_as_their_client_and_never_fail() {
         "BeforeAgent"
     );
 }
+
+/// A long inbox is shown in part: the first ten tasks in full and a count of the rest, in
+/// the prompt context, the stop reason and `status`, so an agent's prompt stays readable
+/// and the hook's cost does not grow with the inbox.
+#[test]
+fn a_long_inbox_shows_its_first_ten_tasks_and_counts_the_rest() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    for n in 1..=12 {
+        env.send("lead", "dev", &format!("job {n}"), &[]);
+    }
+    let run = client_hook(&env, "dev", "claude", "prompt");
+    let context = run.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(context.contains("12 tasks waiting for you"), "{context}");
+    assert!(
+        context.contains("T-10") && !context.contains("T-11"),
+        "{context}"
+    );
+    assert!(
+        context.contains("…and 2 more; `baton inbox` lists every one."),
+        "{context}"
+    );
+
+    let run = client_hook(&env, "dev", "claude", "stop");
+    let reason = run.json()["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("12 tasks are still waiting"), "{reason}");
+    assert!(
+        reason.contains("T-10 to do: job 10; and 2 more."),
+        "{reason}"
+    );
+
+    let status = env.run("dev", &["status"]).ok().to_string();
+    assert!(status.starts_with("baton: 12 tasks for dev"), "{status}");
+    assert!(status.contains("+7 more"), "{status}");
+    let full = env.run("dev", &["inbox", "--peek", "--json"]).json();
+    assert_eq!(full["tasks"].as_array().unwrap().len(), 12);
+}

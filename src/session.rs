@@ -565,7 +565,7 @@ impl Session {
             .iter()
             .map(|&InboxItem { task, reason }| {
                 let task = board
-                    .task(task.id)?
+                    .task_owned(task.id)?
                     .ok_or_else(|| self.missing_task(task.id))?;
                 Ok(InboxEntry {
                     waiting: match reason {
@@ -576,7 +576,7 @@ impl Session {
                     },
                     last_word: task.last_word().cloned(),
                     reason,
-                    task: task.clone(),
+                    task,
                 })
             })
             .collect::<Result<_>>()?;

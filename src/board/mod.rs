@@ -138,6 +138,21 @@ impl Board {
         }
     }
 
+    /// Task `id` whole, as a value of its own: decoded afresh when it was not yet, without
+    /// keeping a second copy on the board (for answers that list many tasks).
+    pub fn task_owned(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        let Some(index) = self.position(id) else {
+            return Ok(None);
+        };
+        let slot = &self.slots[index];
+        match &slot.body {
+            Body::Stored { span, task } if task.get().is_none() => {
+                self.decode_text(slot, span).map(Some)
+            }
+            _ => self.decode(slot).cloned().map(Some),
+        }
+    }
+
     /// Every task whole, in board order.
     pub fn tasks(&self) -> impl Iterator<Item = Result<&Task, StoreError>> {
         self.slots.iter().map(|slot| self.decode(slot))
@@ -146,28 +161,33 @@ impl Board {
     fn decode<'a>(&'a self, slot: &'a Slot) -> Result<&'a Task, StoreError> {
         match &slot.body {
             Body::Owned(task) => Ok(task),
-            Body::Stored { span, task } => {
-                if let Some(task) = task.get() {
-                    return Ok(task);
+            Body::Stored { span, task } => match task.get() {
+                Some(task) => Ok(task),
+                None => {
+                    let decoded = self.decode_text(slot, span)?;
+                    Ok(task.get_or_init(|| Box::new(decoded)))
                 }
-                let source = self.source.as_ref().ok_or_else(|| StoreError::Corrupt {
-                    path: PathBuf::from("board.json"),
-                    detail: format!("{} has no stored text", slot.head.id),
-                })?;
-                let decoded =
-                    serde_json::from_str::<Task>(&source.text[span.clone()]).map_err(|error| {
-                        StoreError::Corrupt {
-                            path: source.path.clone(),
-                            detail: format!(
-                                "{}: {}",
-                                slot.head.id,
-                                placed_in_file(&error, &source.text, span.start)
-                            ),
-                        }
-                    })?;
-                Ok(task.get_or_init(|| Box::new(decoded)))
-            }
+            },
         }
+    }
+
+    /// Decodes the stored text of `slot`. A task whose text does not decode makes the board
+    /// unreadable, named by its file, the task and the line.
+    fn decode_text(&self, slot: &Slot, span: &Range<usize>) -> Result<Task, StoreError> {
+        let source = self.source.as_ref().ok_or_else(|| StoreError::Corrupt {
+            path: PathBuf::from("board.json"),
+            detail: format!("{} has no stored text", slot.head.id),
+        })?;
+        serde_json::from_str::<Task>(&source.text[span.clone()]).map_err(|error| {
+            StoreError::Corrupt {
+                path: source.path.clone(),
+                detail: format!(
+                    "{}: {}",
+                    slot.head.id,
+                    placed_in_file(&error, &source.text, span.start)
+                ),
+            }
+        })
     }
 
     /// Adds a new task at the end of the board.

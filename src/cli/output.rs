@@ -5,13 +5,10 @@ use std::io::{ErrorKind, Write};
 
 use serde::Serialize;
 
-/// Writes `text` to stdout as is.
-pub fn print(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    if let Err(error) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+/// Writes to stdout through `write`, buffered; a closed pipe ends the process quietly.
+fn write_out(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    if let Err(error) = write(&mut stdout).and_then(|()| stdout.flush()) {
         if error.kind() == ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
@@ -20,20 +17,32 @@ pub fn print(text: &str) {
     }
 }
 
-/// Writes `text` followed by a newline.
-pub fn line(text: &str) {
-    print(&format!("{text}\n"));
+/// Writes `text` to stdout as is.
+pub fn print(text: &str) {
+    write_out(|out| out.write_all(text.as_bytes()));
 }
 
-/// Writes `value` as pretty JSON.
+/// Writes `text` followed by a newline.
+pub fn line(text: &str) {
+    write_out(|out| {
+        out.write_all(text.as_bytes())?;
+        out.write_all(b"\n")
+    });
+}
+
+/// Writes `value` as pretty JSON, streamed: a long answer is never held twice in memory.
 pub fn json<T: Serialize + ?Sized>(value: &T) {
-    match serde_json::to_string_pretty(value) {
-        Ok(text) => line(&text),
-        Err(error) => {
-            eprintln!("error: cannot encode the result as JSON: {error}");
-            std::process::exit(1);
-        }
-    }
+    write_out(|out| {
+        serde_json::to_writer_pretty(&mut *out, value).map_err(|error| {
+            if error.is_io() {
+                std::io::Error::from(error)
+            } else {
+                eprintln!("error: cannot encode the result as JSON: {error}");
+                std::process::exit(1);
+            }
+        })?;
+        out.write_all(b"\n")
+    });
 }
 
 /// JSON when `--json` was given, else the human rendering.

@@ -301,19 +301,19 @@ impl Session {
         )
     }
 
-    fn view(&self, board: &Board, task: &Task, archived: bool) -> TaskView {
-        let head = Head::of(task);
+    fn view(&self, board: &Board, task: Task, archived: bool) -> TaskView {
+        let head = Head::of(&task);
         let (turn, reason, blocked_by) = match board.turn(&head, self.now) {
             Turn::Of { agent, reason } => (Some(agent.to_string()), Some(reason), Vec::new()),
             Turn::Blocked(ids) => (None, None, ids),
             Turn::Nobody => (None, None, Vec::new()),
         };
         TaskView {
-            task: task.clone(),
+            stalled: task.is_stalled(self.now),
+            task,
             turn,
             reason,
             blocked_by,
-            stalled: task.is_stalled(self.now),
             archived,
         }
     }
@@ -424,7 +424,7 @@ impl Session {
             let handovers = handovers(&before, &tx.board, &[id], self.now, &sender);
             Ok(Changed {
                 project: project_id.clone(),
-                task: self.view(&tx.board, &task, false),
+                task: self.view(&tx.board, task.clone(), false),
                 handovers,
                 routed_by_skill: match &route {
                     Route::To(_) => None,
@@ -466,7 +466,7 @@ impl Session {
             let handovers = handovers(&before, &tx.board, &affected, self.now, &actor);
             Ok(Changed {
                 project: project_id.clone(),
-                task: self.view(&tx.board, &next, false),
+                task: self.view(&tx.board, next, false),
                 handovers,
                 routed_by_skill: None,
                 notifications: Vec::new(),
@@ -503,10 +503,10 @@ impl Session {
     pub fn show(&self, id: TaskId) -> Result<TaskView> {
         let board = self.board()?;
         if let Some(task) = board.task(id)? {
-            return Ok(self.view(&board, task, false));
+            return Ok(self.view(&board, task.clone(), false));
         }
         match archive::find(&self.hub.home, &self.project.id, id)? {
-            Some(task) => Ok(self.view(&board, &task, true)),
+            Some(task) => Ok(self.view(&board, task, true)),
             None => Err(Error::UnknownTask {
                 task: id,
                 project: self.project.id.clone(),
@@ -532,7 +532,7 @@ impl Session {
                 me.as_deref()
                     .is_none_or(|me| &*task.to == me || &*task.from == me || task.reviewer() == me)
             })
-            .filter_map(|head| board.task(head.id).transpose())
+            .filter_map(|head| board.task_owned(head.id).transpose())
             .map(|task| Ok(self.view(&board, task?, false)))
             .collect()
     }
@@ -561,25 +561,23 @@ impl Session {
         let board = self.board()?;
         let items = board.inbox(&agent, self.now);
         let shown = limit.unwrap_or(items.len()).min(items.len());
-        let tasks = items[..shown]
-            .iter()
-            .map(|&InboxItem { task, reason }| {
-                let task = board
-                    .task_owned(task.id)?
-                    .ok_or_else(|| self.missing_task(task.id))?;
-                Ok(InboxEntry {
-                    waiting: match reason {
-                        Reason::Assigned | Reason::ChangesRequested => task.from.clone(),
-                        Reason::Question | Reason::ReviewRequested | Reason::Stalled => {
-                            task.to.clone()
-                        }
-                    },
-                    last_word: task.last_word().cloned(),
-                    reason,
-                    task,
-                })
-            })
-            .collect::<Result<_>>()?;
+        // Sized up front: a list of thousands regrown by doubling would briefly need twice
+        // the room.
+        let mut tasks = Vec::with_capacity(shown);
+        for &InboxItem { task, reason } in &items[..shown] {
+            let task = board
+                .task_owned(task.id)?
+                .ok_or_else(|| self.missing_task(task.id))?;
+            tasks.push(InboxEntry {
+                waiting: match reason {
+                    Reason::Assigned | Reason::ChangesRequested => task.from.clone(),
+                    Reason::Question | Reason::ReviewRequested | Reason::Stalled => task.to.clone(),
+                },
+                last_word: task.last_word().cloned(),
+                reason,
+                task,
+            });
+        }
         Ok(Inbox {
             agent,
             project: self.project.id.clone(),

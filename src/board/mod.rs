@@ -333,7 +333,11 @@ impl Board {
         for slot in &self.slots {
             if let Body::Stored { span, .. } = &slot.body {
                 match &mut run {
-                    Some(open) if only_a_comma_between(&text[open.end..span.start]) => {
+                    Some(open)
+                        if text
+                            .get(open.end..span.start)
+                            .is_some_and(only_a_comma_between) =>
+                    {
                         open.end = span.end;
                     }
                     _ => {

@@ -230,6 +230,8 @@ const IN_ORDER: [(Field, &[u8]); 18] = [
 ];
 
 /// Takes the value of one field of a task into `head`, or checks it and steps over it.
+/// (Inlined: it runs once a line, and the call cost a tenth of reading a board.)
+#[inline(always)]
 fn take(
     field: Field,
     value: &[u8],

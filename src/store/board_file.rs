@@ -9,10 +9,11 @@ use std::path::Path;
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::board_layout::{self, Field};
 use super::lock::{FileLock, LockPolicy};
 use super::paths::Home;
 use super::scan::{Kind, ScanError, Scanner};
-use super::{StoreError, atomic, board_layout};
+use super::{StoreError, atomic};
 use crate::activity::{self, ActivityRecord};
 use crate::archive;
 use crate::board::task::{Head, Priority, Status, TaskId};
@@ -152,43 +153,6 @@ fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
     scanner.finish()
 }
 
-/// The fields of a stored task, each with the bit that marks it seen.
-fn task_field(name: &str) -> Option<u32> {
-    let bit = match name {
-        "id" => 0,
-        "subject" => 1,
-        "body" => 2,
-        "files" => 3,
-        "from" => 4,
-        "to" => 5,
-        "reviewer" => 6,
-        "status" => 7,
-        "priority" => 8,
-        "after" => 9,
-        "skill" => 10,
-        "review" => 11,
-        "created_at" => 12,
-        "updated_at" => 13,
-        "claimed_at" => 14,
-        "lease_expires_at" => 15,
-        "result" => 16,
-        "thread" => 17,
-        _ => return None,
-    };
-    Some(1 << bit)
-}
-
-/// The fields a task must have.
-const REQUIRED: [&str; 7] = [
-    "id",
-    "subject",
-    "from",
-    "to",
-    "status",
-    "created_at",
-    "updated_at",
-];
-
 /// Reads one task's head, and checks the type of each of its other fields, so that a task
 /// decoded later fails only on damage deep inside a list.
 fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
@@ -209,59 +173,51 @@ fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
     let mut seen = 0u32;
     scanner.object(|scanner, key| {
         let key = key.value();
-        let Some(bit) = task_field(&key) else {
+        let field = Field::named(key.as_bytes());
+        if field == Field::Unknown {
             return scanner.value().map(drop);
-        };
-        once(scanner, &key, seen & bit != 0)?;
-        seen |= bit;
-        match key.as_ref() {
-            "id" => head.id = TaskId(whole_number(scanner, &key)?),
-            "status" => head.status = named(scanner, &key, &Status::ALL, |status| status.as_str())?,
-            "priority" => {
-                head.priority = named(
-                    scanner,
-                    &key,
-                    &[
-                        Priority::Urgent,
-                        Priority::High,
-                        Priority::Normal,
-                        Priority::Low,
-                    ],
-                    |priority| priority.as_str(),
-                )?;
+        }
+        once(scanner, &key, seen & field.bit() != 0)?;
+        seen |= field.bit();
+        match field {
+            Field::Id => head.id = TaskId(whole_number(scanner, &key)?),
+            Field::Status => head.status = named(scanner, &key, &Status::ALL, Status::as_str)?,
+            Field::Priority => {
+                head.priority = named(scanner, &key, &Priority::ALL, Priority::as_str)?;
             }
-            "from" => head.from = Arc::from(string(scanner, &key)?),
-            "to" => head.to = Arc::from(string(scanner, &key)?),
-            "reviewer" => {
+            Field::From => head.from = Arc::from(string(scanner, &key)?),
+            Field::To => head.to = Arc::from(string(scanner, &key)?),
+            Field::Reviewer => {
                 head.reviewer = optional(scanner, |scanner| string(scanner, &key))?.map(Arc::from);
             }
-            "after" => {
+            Field::After => {
                 expect(scanner, &key, Kind::Array)?;
                 scanner.array(|scanner| {
                     head.after.push(TaskId(whole_number(scanner, &key)?));
                     Ok(())
                 })?;
             }
-            "created_at" => head.created_at = time(scanner, &key)?,
-            "updated_at" => head.updated_at = time(scanner, &key)?,
-            "lease_expires_at" => {
+            Field::CreatedAt => head.created_at = time(scanner, &key)?,
+            Field::UpdatedAt => head.updated_at = time(scanner, &key)?,
+            Field::LeaseExpiresAt => {
                 head.lease_expires_at = optional(scanner, |scanner| time(scanner, &key))?;
             }
-            "claimed_at" => optional(scanner, |scanner| time(scanner, &key)).map(drop)?,
-            "subject" | "body" => string(scanner, &key).map(drop)?,
-            "skill" | "result" => optional(scanner, |scanner| string(scanner, &key)).map(drop)?,
-            "review" => {
+            Field::ClaimedAt => optional(scanner, |scanner| time(scanner, &key)).map(drop)?,
+            Field::Subject | Field::Body => string(scanner, &key).map(drop)?,
+            Field::Skill | Field::Result => {
+                optional(scanner, |scanner| string(scanner, &key)).map(drop)?
+            }
+            Field::Review => {
                 expect(scanner, &key, Kind::Bool).and_then(|()| scanner.value().map(drop))?
             }
-            // "files" and "thread": lists, checked item by item when the task is decoded.
-            _ => expect(scanner, &key, Kind::Array).and_then(|()| scanner.value().map(drop))?,
+            // Lists, checked item by item when the task is decoded.
+            Field::Files | Field::Thread | Field::Unknown => {
+                expect(scanner, &key, Kind::Array).and_then(|()| scanner.value().map(drop))?
+            }
         }
         Ok(())
     })?;
-    if let Some(field) = REQUIRED
-        .iter()
-        .find(|field| task_field(field).is_some_and(|bit| seen & bit == 0))
-    {
+    if let Some(field) = Field::missing(seen) {
         return Err(scanner.error_at(start, &format!("task without `{field}`")));
     }
     Ok(head)

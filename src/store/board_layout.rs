@@ -187,7 +187,7 @@ fn task(lines: &mut Lines<'_>, names: &mut Names) -> Option<(Head, usize, bool)>
                 b"    }" => false,
                 _ => return None,
             };
-            return (!comma && REQUIRED & !seen == 0).then_some((head, start + 5, more));
+            return (!comma && Field::missing(seen).is_none()).then_some((head, start + 5, more));
         };
         if !comma {
             return None;
@@ -295,9 +295,9 @@ fn take(
     Some(())
 }
 
-/// The fields of a stored task.
+/// The fields of a stored task (both readers of a board know them by this).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Field {
+pub(super) enum Field {
     Id,
     Subject,
     Body,
@@ -321,7 +321,7 @@ enum Field {
 }
 
 impl Field {
-    fn named(name: &[u8]) -> Field {
+    pub(super) fn named(name: &[u8]) -> Field {
         match name {
             b"id" => Field::Id,
             b"subject" => Field::Subject,
@@ -346,22 +346,29 @@ impl Field {
     }
 
     /// The bit that marks the field seen; none for unknown fields.
-    fn bit(self) -> u32 {
+    pub(super) fn bit(self) -> u32 {
         match self {
             Field::Unknown => 0,
             known => 1 << known as u32,
         }
     }
-}
 
-/// id, subject, from, to, status, created_at and updated_at: what a task must have.
-const REQUIRED: u32 = 1 << Field::Id as u32
-    | 1 << Field::Subject as u32
-    | 1 << Field::From as u32
-    | 1 << Field::To as u32
-    | 1 << Field::Status as u32
-    | 1 << Field::CreatedAt as u32
-    | 1 << Field::UpdatedAt as u32;
+    /// The first field a task must have that is not among `seen`, by its name.
+    pub(super) fn missing(seen: u32) -> Option<&'static str> {
+        [
+            (Field::Id, "id"),
+            (Field::Subject, "subject"),
+            (Field::From, "from"),
+            (Field::To, "to"),
+            (Field::Status, "status"),
+            (Field::CreatedAt, "created_at"),
+            (Field::UpdatedAt, "updated_at"),
+        ]
+        .into_iter()
+        .find(|(field, _)| seen & field.bit() == 0)
+        .map(|(_, name)| name)
+    }
+}
 
 /// Steps over the lines of a nested value up to its closing line, `closing` with or
 /// without a comma; whether it had one.

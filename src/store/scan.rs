@@ -80,10 +80,6 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    pub fn text(&self) -> &'a str {
-        self.text
-    }
-
     /// An error at the current position.
     pub fn error(&self, what: &str) -> ScanError {
         self.error_at(self.position, what)

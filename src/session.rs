@@ -550,8 +550,8 @@ impl Session {
 
     /// The first [`PREVIEW`] tasks of the inbox in full and how many more there are, and
     /// the unread messages (with `mark_read`, marking them read): what `status` and the
-    /// hooks show. Only
-    /// the tasks shown are read whole, so a long inbox costs little more than a short one.
+    /// hooks show. Only the tasks shown are read whole, so a long inbox costs little more
+    /// than a short one.
     pub fn inbox_preview(&self, mark_read: bool) -> Result<Inbox> {
         self.inbox_marking(mark_read, Some(PREVIEW))
     }

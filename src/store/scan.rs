@@ -246,27 +246,26 @@ impl<'a> Scanner<'a> {
             _ => return Err(self.error("invalid number")),
         }
         if self.take(b'.') {
-            if !self
-                .bytes
-                .get(self.position)
-                .is_some_and(u8::is_ascii_digit)
-            {
-                return Err(self.error("invalid number"));
-            }
-            self.digits();
+            self.some_digits()?;
         }
         if self.take(b'e') || self.take(b'E') {
             let _ = self.take(b'+') || self.take(b'-');
-            if !self
-                .bytes
-                .get(self.position)
-                .is_some_and(u8::is_ascii_digit)
-            {
-                return Err(self.error("invalid number"));
-            }
-            self.digits();
+            self.some_digits()?;
         }
         Ok(&self.text[start..self.position])
+    }
+
+    /// One digit or more, as a fraction and an exponent need.
+    fn some_digits(&mut self) -> Result<(), ScanError> {
+        if !self
+            .bytes
+            .get(self.position)
+            .is_some_and(u8::is_ascii_digit)
+        {
+            return Err(self.error("invalid number"));
+        }
+        self.digits();
+        Ok(())
     }
 
     fn digits(&mut self) {
@@ -302,63 +301,60 @@ impl<'a> Scanner<'a> {
         &mut self,
         mut field: impl FnMut(&mut Self, JsonStr<'a>) -> Result<(), ScanError>,
     ) -> Result<(), ScanError> {
-        self.open(b'{', "expected an object")?;
-        self.skip_whitespace();
-        if self.take(b'}') {
-            self.depth -= 1;
-            return Ok(());
-        }
-        loop {
-            let key = self.string()?;
-            self.skip_whitespace();
-            if !self.take(b':') {
-                return Err(self.error("expected `:`"));
-            }
-            field(self, key)?;
-            self.skip_whitespace();
-            if self.take(b'}') {
-                self.depth -= 1;
-                return Ok(());
-            }
-            if !self.take(b',') {
-                return Err(self.error("expected `,` or `}`"));
-            }
-        }
+        self.sequence(
+            [b'{', b'}'],
+            "an object",
+            "expected `,` or `}`",
+            |scanner| {
+                let key = scanner.string()?;
+                scanner.skip_whitespace();
+                if !scanner.take(b':') {
+                    return Err(scanner.error("expected `:`"));
+                }
+                field(scanner, key)
+            },
+        )
     }
 
     /// Walks an array, calling `item` for each element; `item` must take the element.
     pub fn array(
         &mut self,
-        mut item: impl FnMut(&mut Self) -> Result<(), ScanError>,
+        item: impl FnMut(&mut Self) -> Result<(), ScanError>,
     ) -> Result<(), ScanError> {
-        self.open(b'[', "expected an array")?;
-        self.skip_whitespace();
-        if self.take(b']') {
-            self.depth -= 1;
-            return Ok(());
-        }
-        loop {
-            item(self)?;
-            self.skip_whitespace();
-            if self.take(b']') {
-                self.depth -= 1;
-                return Ok(());
-            }
-            if !self.take(b',') {
-                return Err(self.error("expected `,` or `]`"));
-            }
-        }
+        self.sequence([b'[', b']'], "an array", "expected `,` or `]`", item)
     }
 
-    fn open(&mut self, byte: u8, expected: &str) -> Result<(), ScanError> {
+    /// What objects and arrays share: an opening byte, members split by commas, a closing
+    /// byte, and a bound on nesting.
+    fn sequence(
+        &mut self,
+        [open, close]: [u8; 2],
+        kind: &str,
+        expected_after_member: &str,
+        mut member: impl FnMut(&mut Self) -> Result<(), ScanError>,
+    ) -> Result<(), ScanError> {
         self.skip_whitespace();
-        if !self.take(byte) {
-            return Err(self.error(expected));
+        if !self.take(open) {
+            return Err(self.error(&format!("expected {kind}")));
         }
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(self.error("nested too deeply"));
         }
+        self.skip_whitespace();
+        if !self.take(close) {
+            loop {
+                member(self)?;
+                self.skip_whitespace();
+                if self.take(close) {
+                    break;
+                }
+                if !self.take(b',') {
+                    return Err(self.error(expected_after_member));
+                }
+            }
+        }
+        self.depth -= 1;
         Ok(())
     }
 

@@ -12,7 +12,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::scan::plain_run;
+use super::scan::{equal, first_byte, plain_run};
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::time::Timestamp;
 
@@ -75,24 +75,12 @@ impl<'a> Lines<'a> {
 /// at a time beats setting up a vectorised search per line; a long line gets one.
 #[inline(always)]
 fn line_break(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut offset = 0;
-    while let Some(chunk) = bytes.get(offset..offset + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])) ^ (ONES * 0x0a);
-        let found = word.wrapping_sub(ONES) & !word & HIGH;
-        if found != 0 {
-            return Some(offset + (found.trailing_zeros() / 8) as usize);
-        }
-        offset += 8;
-        if offset == 64 {
-            return memchr::memchr(b'\n', &bytes[offset..]).map(|at| offset + at);
-        }
-    }
-    bytes[offset..]
-        .iter()
-        .position(|byte| *byte == b'\n')
-        .map(|at| offset + at)
+    const WORDWISE: usize = 64;
+    let head = &bytes[..bytes.len().min(WORDWISE)];
+    first_byte(head, |word| equal(word, b'\n'), |byte| byte == b'\n').or_else(|| {
+        let rest = bytes.get(WORDWISE..)?;
+        memchr::memchr(b'\n', rest).map(|at| WORDWISE + at)
+    })
 }
 
 pub fn read(text: &str) -> Option<Laid> {
@@ -514,6 +502,17 @@ mod tests {
   ]
 }
 "#;
+
+    #[test]
+    fn line_breaks_are_found_in_short_and_long_lines() {
+        for length in 0..160 {
+            let mut bytes = vec![b'x'; length];
+            assert_eq!(line_break(&bytes), None);
+            bytes.push(b'\n');
+            bytes.extend_from_slice(b"more\n");
+            assert_eq!(line_break(&bytes), Some(length), "a line of {length}");
+        }
+    }
 
     #[test]
     fn reads_a_board_as_baton_lays_it_out() {

@@ -380,31 +380,54 @@ impl<'a> Scanner<'a> {
 }
 
 /// How many bytes at the start of `bytes` can sit in a string as they are: up to the first
-/// quote, backslash or control character. Eight bytes at a time; strings are most of a board.
+/// quote, backslash or control character. Strings are most of a board.
 pub fn plain_run(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
+    first_byte(
+        bytes,
+        |word| below(word, 0x20) | equal(word, b'"') | equal(word, b'\\'),
+        |byte| matches!(byte, b'"' | b'\\' | 0..=0x1f),
+    )
+    .unwrap_or(bytes.len())
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Where the first byte that `flags` (eight bytes at a time) and `is` (for the last few)
+/// pick out is. `flags` sets the high bit of the bytes it picks in a word read little-endian,
+/// built from [`equal`] and [`below`]: each may also flag bytes above a true match, never
+/// below one, so the lowest flag is exact.
+#[inline(always)]
+pub fn first_byte(
+    bytes: &[u8],
+    flags: impl Fn(u64) -> u64,
+    is: impl Fn(u8) -> bool,
+) -> Option<usize> {
     let mut offset = 0;
     while let Some(chunk) = bytes.get(offset..offset + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        let quote = word ^ (ONES * u64::from(b'"'));
-        let backslash = word ^ (ONES * u64::from(b'\\'));
-        // A byte below 0x20, or equal to a quote or a backslash, sets its high bit here.
-        let special = (word.wrapping_sub(ONES * 0x20) & !word)
-            | (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash);
-        if special & HIGH != 0 {
-            // The lowest flagged byte is the first special one (the trick can only flag
-            // bytes above a true match by mistake).
-            return offset + ((special & HIGH).trailing_zeros() / 8) as usize;
+        let found = flags(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])));
+        if found != 0 {
+            return Some(offset + (found.trailing_zeros() / 8) as usize);
         }
         offset += 8;
     }
-    offset
-        + bytes[offset..]
-            .iter()
-            .position(|byte| matches!(byte, b'"' | b'\\' | 0..=0x1f))
-            .unwrap_or(bytes.len() - offset)
+    bytes[offset..]
+        .iter()
+        .position(|byte| is(*byte))
+        .map(|at| offset + at)
+}
+
+/// Flags the bytes of `word` equal to `byte`.
+#[inline(always)]
+pub fn equal(word: u64, byte: u8) -> u64 {
+    let diff = word ^ (ONES * u64::from(byte));
+    diff.wrapping_sub(ONES) & !diff & HIGH
+}
+
+/// Flags the bytes of `word` below `limit` (at most 0x80).
+#[inline(always)]
+pub fn below(word: u64, limit: u8) -> u64 {
+    word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGH
 }
 
 #[cfg(test)]
@@ -462,6 +485,25 @@ mod tests {
             check("{\n  \"a\": 1\n  \"b\": 2\n}").unwrap_err().0,
             "expected `,` or `}` at line 3 column 3"
         );
+    }
+
+    #[test]
+    fn a_plain_run_ends_at_the_first_special_byte_wherever_it_is() {
+        for length in 0..40 {
+            let plain = vec![b'a'; length];
+            assert_eq!(plain_run(&plain), length);
+            for special in [b'"', b'\\', b'\n', 0x1f, 0] {
+                for at in 0..length {
+                    let mut bytes = plain.clone();
+                    bytes[at] = special;
+                    // Bytes the word-wise test could flag by mistake sit after a match.
+                    for later in at + 1..length {
+                        bytes[later] = [0x21, 0x5d, 0x23, 0x80][later % 4];
+                    }
+                    assert_eq!(plain_run(&bytes), at, "{special:#x} at {at} of {length}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -207,13 +207,28 @@ impl Board {
         let Some(index) = self.position(id) else {
             return Ok(false);
         };
-        let mut task = self.decode(&self.slots[index])?.clone();
+        // The slot is replaced below, so a task already decoded is moved out, not copied.
+        let decoded = match &mut self.slots[index].body {
+            Body::Stored { task, .. } => task.take(),
+            Body::Owned(_) => None,
+        };
+        let slot = &self.slots[index];
+        let mut task = match (decoded, &slot.body) {
+            (Some(decoded), _) => *decoded,
+            (None, Body::Stored { span, .. }) => self.decode_text(slot, span)?,
+            (None, Body::Owned(task)) => Task::clone(task),
+        };
         change(&mut task);
+        self.set(index, task);
+        Ok(true)
+    }
+
+    /// Puts `task` at `index`, its head taken from it.
+    fn set(&mut self, index: usize, task: Task) {
         self.slots[index] = Slot {
             head: Head::of(&task),
             body: Body::Owned(Box::new(task)),
         };
-        Ok(true)
     }
 
     /// Takes the tasks in `ids` off the board, whole, in board order.
@@ -295,7 +310,7 @@ impl Board {
         };
         match transition::transition(task, action, actor, rules) {
             Ok((next, event)) => {
-                self.modify(id, |task| *task = next)?;
+                self.set(index, next);
                 Ok(Some(Ok(event)))
             }
             Err(refused) => Ok(Some(Err(refused))),

@@ -39,7 +39,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
 /// Parses board bytes, keeping them as the text its unchanged tasks are written back from.
 /// The whole text is checked as JSON, and every task's head (and the type of each of its
 /// fields) as a task; the rest of a task is decoded when a command needs it.
-fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
+pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
     parse_with(path, bytes, board_layout::read)
 }
 

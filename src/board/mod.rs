@@ -11,8 +11,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use chrono::Duration;
-use serde::Serialize;
-
 use inbox::{Reason, Turn};
 use task::{Head, Status, Task, TaskId};
 use transition::{Action, Event, Rules, TransitionError};
@@ -321,20 +319,13 @@ impl Board {
     /// copying the text of every task read from the file and not changed since (runs of
     /// such tasks in one piece) instead of encoding it again.
     pub(crate) fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
-        #[derive(Serialize)]
-        struct Header<'a> {
-            schema: u32,
-            project: &'a str,
-            next_id: u64,
-        }
-        let header = serde_json::to_string_pretty(&Header {
-            schema: self.schema,
-            project: &self.project,
-            next_id: self.next_id,
-        })?;
-        // `{\n  "schema": …,\n  "next_id": N\n}` less its closing line.
-        out.write_all(header.trim_end_matches('}').trim_end().as_bytes())?;
-        out.write_all(b",\n  \"tasks\": [")?;
+        write!(
+            out,
+            "{{\n  \"schema\": {},\n  \"project\": {},\n  \"next_id\": {},\n  \"tasks\": [",
+            self.schema,
+            serde_json::to_string(&self.project)?,
+            self.next_id
+        )?;
         if self.slots.is_empty() {
             return out.write_all(b"]\n}\n");
         }
@@ -443,6 +434,7 @@ impl PartialEq for Board {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use serde::Serialize;
     use task::Priority;
 
     const AGENTS: [&str; 4] = ["ada", "bob", "cy", "lead"];

@@ -4,9 +4,12 @@ pub mod inbox;
 pub mod task;
 pub mod transition;
 
+use std::borrow::Cow;
 use std::collections::HashSet;
+use std::fs::File;
 use std::io::{self, Write};
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -33,12 +36,86 @@ pub struct Board {
     source: Option<Arc<Source>>,
 }
 
-/// The text a board was read from, and the file it came from (for errors).
+/// Where the tasks of a board read from disk are: its file, held open, or its whole text.
 #[derive(Debug)]
 pub struct Source {
-    pub text: String,
-    pub path: PathBuf,
+    path: PathBuf,
+    stored: Stored,
 }
+
+#[derive(Debug)]
+enum Stored {
+    /// The board file itself, read again where a task is needed. board.json is only ever
+    /// replaced by a rename, never written in place (SPEC section 2), so an open handle
+    /// keeps reading the very bytes the board was read from, whatever is written since.
+    File(File),
+    Text(String),
+}
+
+impl Source {
+    /// An open board file whose every task the line reader has read: consecutive tasks in
+    /// it are separated by exactly [`BETWEEN_TASKS`].
+    pub(crate) fn laid_out(path: PathBuf, file: File) -> Self {
+        Source {
+            path,
+            stored: Stored::File(file),
+        }
+    }
+
+    pub(crate) fn text(path: PathBuf, text: String) -> Self {
+        Source {
+            path,
+            stored: Stored::Text(text),
+        }
+    }
+
+    /// The bytes at `span`.
+    fn bytes(&self, span: Range<usize>) -> io::Result<Cow<'_, [u8]>> {
+        match &self.stored {
+            Stored::Text(text) => text
+                .as_bytes()
+                .get(span)
+                .map(Cow::Borrowed)
+                .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof)),
+            Stored::File(file) => {
+                let mut bytes = vec![0; span.len()];
+                file.read_exact_at(&mut bytes, span.start as u64)?;
+                Ok(Cow::Owned(bytes))
+            }
+        }
+    }
+
+    /// Writes the bytes at `span` to `out`, a piece at a time.
+    fn copy(&self, span: Range<usize>, out: &mut impl Write) -> io::Result<()> {
+        const PIECE: usize = 64 * 1024;
+        match &self.stored {
+            Stored::Text(_) => out.write_all(&self.bytes(span)?),
+            Stored::File(file) => {
+                let mut piece = vec![0; span.len().min(PIECE)];
+                let mut at = span.start;
+                while at < span.end {
+                    let part = &mut piece[..(span.end - at).min(PIECE)];
+                    file.read_exact_at(part, at as u64)?;
+                    out.write_all(part)?;
+                    at += part.len();
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether the task ending at `end` and the one starting at `start` have only a comma
+    /// between them, so both can be copied as one piece.
+    fn adjacent(&self, end: usize, start: usize) -> bool {
+        match &self.stored {
+            Stored::File(_) => start == end + BETWEEN_TASKS.len(),
+            Stored::Text(text) => text.get(end..start).is_some_and(|gap| gap.trim() == ","),
+        }
+    }
+}
+
+/// What separates two tasks in baton's layout of a board.
+pub(crate) const BETWEEN_TASKS: &str = ",\n    ";
 
 #[derive(Debug, Clone)]
 struct Slot {
@@ -56,6 +133,34 @@ enum Body {
     },
     /// Made or changed by this command.
     Owned(Box<Task>),
+}
+
+/// The tasks of a board as a reader finds them: each one's head and where its text is.
+#[derive(Debug, Default)]
+pub struct StoredTasks(Vec<Slot>);
+
+impl StoredTasks {
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        StoredTasks(Vec::with_capacity(capacity))
+    }
+
+    pub(crate) fn push(&mut self, head: Head, span: Range<usize>) {
+        self.0.push(Slot {
+            head,
+            body: Body::Stored {
+                span,
+                task: OnceLock::new(),
+            },
+        });
+    }
+
+    /// Each task's head and where its text is, in board order.
+    pub fn heads(&self) -> impl Iterator<Item = (&Head, &Range<usize>)> {
+        self.0.iter().filter_map(|slot| match &slot.body {
+            Body::Stored { span, .. } => Some((&slot.head, span)),
+            Body::Owned(_) => None,
+        })
+    }
 }
 
 /// A task in someone's inbox, with why it is there.
@@ -82,22 +187,13 @@ impl Board {
         project: String,
         next_id: u64,
         source: Source,
-        tasks: Vec<(Head, Range<usize>)>,
+        tasks: StoredTasks,
     ) -> Self {
         Board {
             schema,
             project,
             next_id,
-            slots: tasks
-                .into_iter()
-                .map(|(head, span)| Slot {
-                    head,
-                    body: Body::Stored {
-                        span,
-                        task: OnceLock::new(),
-                    },
-                })
-                .collect(),
+            slots: tasks.0,
             source: Some(Arc::new(source)),
         }
     }
@@ -176,15 +272,17 @@ impl Board {
             path: PathBuf::from("board.json"),
             detail: format!("{} has no stored text", slot.head.id),
         })?;
-        serde_json::from_str::<Task>(&source.text[span.clone()]).map_err(|error| {
-            StoreError::Corrupt {
-                path: source.path.clone(),
-                detail: format!(
-                    "{}: {}",
-                    slot.head.id,
-                    placed_in_file(&error, &source.text, span.start)
-                ),
-            }
+        let corrupt = |detail: String| StoreError::Corrupt {
+            path: source.path.clone(),
+            detail: format!("{}: {detail}", slot.head.id),
+        };
+        let text = source
+            .bytes(span.clone())
+            .map_err(|error| corrupt(format!("could not be read again ({error})")))?;
+        serde_json::from_slice::<Task>(&text).map_err(|error| {
+            // Only now is the text before the task needed: to say where in the file it is.
+            let before = source.bytes(0..span.start).unwrap_or_default();
+            corrupt(placed_in_file(&error, &before))
         })
     }
 
@@ -318,7 +416,7 @@ impl Board {
     /// Writes the board as pretty-printed JSON, exactly as serde_json would print it, but
     /// copying the text of every task read from the file and not changed since (runs of
     /// such tasks in one piece) instead of encoding it again.
-    pub(crate) fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
         write!(
             out,
             "{{\n  \"schema\": {},\n  \"project\": {},\n  \"next_id\": {},\n  \"tasks\": [",
@@ -329,10 +427,11 @@ impl Board {
         if self.slots.is_empty() {
             return out.write_all(b"]\n}\n");
         }
-        let text = self
-            .source
-            .as_ref()
-            .map_or("", |source| source.text.as_str());
+        let source = self.source.as_deref();
+        let copy = |span: Range<usize>, out: &mut W| match source {
+            Some(source) => source.copy(span, out),
+            None => Ok(()),
+        };
         let mut run: Option<Range<usize>> = None;
         let mut first = true;
         let mut encoded = Vec::new();
@@ -340,16 +439,14 @@ impl Board {
             if let Body::Stored { span, .. } = &slot.body {
                 match &mut run {
                     Some(open)
-                        if text
-                            .get(open.end..span.start)
-                            .is_some_and(only_a_comma_between) =>
+                        if source.is_some_and(|source| source.adjacent(open.end, span.start)) =>
                     {
                         open.end = span.end;
                     }
                     _ => {
                         if let Some(done) = run.replace(span.clone()) {
                             out.write_all(separator(&mut first))?;
-                            out.write_all(text[done].as_bytes())?;
+                            copy(done, out)?;
                         }
                     }
                 }
@@ -357,7 +454,7 @@ impl Board {
             }
             if let Some(done) = run.take() {
                 out.write_all(separator(&mut first))?;
-                out.write_all(text[done].as_bytes())?;
+                copy(done, out)?;
             }
             let Body::Owned(task) = &slot.body else {
                 continue;
@@ -376,18 +473,17 @@ impl Board {
         }
         if let Some(done) = run {
             out.write_all(separator(&mut first))?;
-            out.write_all(text[done].as_bytes())?;
+            copy(done, out)?;
         }
         out.write_all(b"\n  ]\n}\n")
     }
 }
 
 /// serde_json's message for an error in a task's text, with the place counted in the
-/// whole file rather than in the task.
-fn placed_in_file(error: &serde_json::Error, text: &str, start: usize) -> String {
-    let before = &text[..start];
-    let first_line = before.matches('\n').count() + 1;
-    let first_column = before.len() - before.rfind('\n').map_or(0, |at| at + 1) + 1;
+/// whole file (whose text up to the task is `before`) rather than in the task.
+fn placed_in_file(error: &serde_json::Error, before: &[u8]) -> String {
+    let first_line = memchr::memchr_iter(b'\n', before).count() + 1;
+    let first_column = before.len() - memchr::memrchr(b'\n', before).map_or(0, |at| at + 1) + 1;
     let message = error.to_string();
     let message = message
         .rsplit_once(" at line ")
@@ -408,13 +504,6 @@ fn separator(first: &mut bool) -> &'static [u8] {
     } else {
         b",\n    "
     }
-}
-
-/// Two stored tasks with nothing but a comma and whitespace between them can be copied as
-/// one piece.
-fn only_a_comma_between(gap: &str) -> bool {
-    let gap = gap.trim();
-    gap == ","
 }
 
 impl PartialEq for Board {
@@ -657,6 +746,9 @@ mod tests {
             let mut board = Board::new("p");
             let mut now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
             let lease = Duration::minutes(30);
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("board.json");
+            let staged = dir.path().join("board.json.tmp");
             for step in steps {
                 let before = board.clone();
                 match step {
@@ -677,17 +769,24 @@ mod tests {
 
                 // Written and read back, the board is the same, and reads as its own heads;
                 // the next step then works on the stored text, as every command does.
+                // Read from its file (replaced by a rename, as baton replaces it), from the
+                // same bytes in memory, and by the strict reader alone: all three agree.
                 let text = written(&board);
-                let path = std::path::Path::new("/hub/projects/p/board.json");
-                let reread = crate::store::board_file::parse(path, &text).unwrap();
-                prop_assert!(crate::store::board_layout::read(std::str::from_utf8(&text).unwrap()).is_some());
-                let strict = crate::store::board_file::parse_strict(path, &text).unwrap();
+                std::fs::write(&staged, &text).unwrap();
+                std::fs::rename(&staged, &path).unwrap();
+                let reread = crate::store::board_file::read_path(path.clone(), "p").unwrap();
+                let from_file = reread.source.as_ref().is_some_and(|source| matches!(source.stored, Stored::File(_)));
+                prop_assert!(from_file, "a board in baton's layout is read from its file");
+                let in_memory = crate::store::board_file::parse(&path, &text).unwrap();
+                let strict = crate::store::board_file::parse_strict(&path, &text).unwrap();
                 prop_assert!(reread.heads().eq(strict.heads()), "both readers read the same heads");
+                prop_assert!(reread.heads().eq(in_memory.heads()));
                 prop_assert_eq!(&reread, &board);
                 for task in reread.tasks().map(Result::unwrap) {
                     prop_assert_eq!(reread.head(task.id), Some(&Head::of(task)));
                 }
-                prop_assert_eq!(written(&reread), text, "unchanged tasks are copied as they were");
+                prop_assert_eq!(written(&reread), text.clone(), "unchanged tasks are copied as they were");
+                prop_assert_eq!(written(&in_memory), text);
                 board = reread;
 
                 // Ids are unique and dense, and next_id follows the last.

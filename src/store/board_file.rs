@@ -2,11 +2,9 @@
 //! it atomically (keeping `board.json.bak`), append the activity lines, release.
 //! Readers never lock: [`read`] sees the whole old board or the whole new one.
 
-use std::fs;
-use std::io::ErrorKind;
-use std::path::Path;
-
-use std::ops::Range;
+use std::fs::{self, File};
+use std::io::{ErrorKind, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::board_layout::{self, Field};
@@ -17,18 +15,45 @@ use super::{StoreError, atomic};
 use crate::activity::{self, ActivityRecord};
 use crate::archive;
 use crate::board::task::{Head, Priority, Status, TaskId};
-use crate::board::{BOARD_SCHEMA, Board, Source};
+use crate::board::{BOARD_SCHEMA, Board, Source, StoredTasks};
 use crate::error::Result;
 use crate::time::Timestamp;
 
 /// Reads a project's board without locking; a project with no board yet has an empty one.
+///
+/// A board in baton's layout is read a piece at a time and its file kept open: only the
+/// heads of its tasks are held, and a task's text is read again when a command needs it.
+/// Any other board is read whole and scanned strictly.
 pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
-    let path = home.board_file(project);
-    match fs::read(&path) {
-        Ok(bytes) => parse_owned(&path, bytes),
-        Err(error) if error.kind() == ErrorKind::NotFound => Ok(Board::new(project)),
-        Err(error) => Err(StoreError::io(&path)(error)),
+    read_path(home.board_file(project), project)
+}
+
+/// As [`read`], from the board file at `path`.
+pub fn read_path(path: PathBuf, project: &str) -> Result<Board, StoreError> {
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Board::new(project)),
+        Err(error) => return Err(StoreError::io(&path)(error)),
+    };
+    let size = file
+        .metadata()
+        .map_or(0, |metadata| metadata.len() as usize);
+    if let Some(laid) = board_layout::read(&file, size) {
+        check_schema(&path, laid.schema)?;
+        return Ok(Board::stored(
+            laid.schema as u32,
+            laid.project,
+            laid.next_id,
+            Source::laid_out(path, file),
+            laid.tasks,
+        ));
     }
+    let mut bytes = Vec::with_capacity(size);
+    (&file)
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| (&file).read_to_end(&mut bytes))
+        .map_err(StoreError::io(&path))?;
+    parse_with(&path, bytes, |_| None)
 }
 
 /// Parses board bytes, refusing anything that does not parse or has a newer schema.
@@ -40,13 +65,27 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
 /// The whole text is checked as JSON, and every task's head (and the type of each of its
 /// fields) as a task; the rest of a task is decoded when a command needs it.
 pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
-    parse_with(path, bytes, board_layout::read)
+    parse_with(path, bytes, |text| {
+        board_layout::read(text.as_bytes(), text.len())
+    })
 }
 
 /// As [`parse`], reading with the strict scanner alone: what the line reader must agree
 /// with wherever it reads a board itself.
 pub fn parse_strict(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
     parse_with(path, bytes.to_vec(), |_| None)
+}
+
+/// Refuses a board with a newer schema than this binary knows.
+fn check_schema(path: &Path, schema: u64) -> Result<(), StoreError> {
+    if schema > u64::from(BOARD_SCHEMA) {
+        return Err(StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found: schema,
+            known: BOARD_SCHEMA,
+        });
+    }
+    Ok(())
 }
 
 fn parse_with(
@@ -75,15 +114,8 @@ fn parse_with(
         }
         None => scan_board(&text, &mut found),
     };
-    if let Some(schema) = found
-        .schema
-        .filter(|schema| *schema > u64::from(BOARD_SCHEMA))
-    {
-        return Err(StoreError::NewerSchema {
-            path: path.to_path_buf(),
-            found: schema,
-            known: BOARD_SCHEMA,
-        });
+    if let Some(schema) = found.schema {
+        check_schema(path, schema)?;
     }
     scanned.map_err(|error| corrupt(error.to_string()))?;
     let missing = |field: &str| corrupt(format!("missing field `{field}`"));
@@ -91,10 +123,7 @@ fn parse_with(
     let project = found.project.ok_or_else(|| missing("project"))?;
     let next_id = found.next_id.ok_or_else(|| missing("next_id"))?;
     let tasks = found.tasks.ok_or_else(|| missing("tasks"))?;
-    let source = Source {
-        text,
-        path: path.to_path_buf(),
-    };
+    let source = Source::text(path.to_path_buf(), text);
     // The schema is at most BOARD_SCHEMA here, so it fits.
     Ok(Board::stored(
         schema as u32,
@@ -110,7 +139,7 @@ struct Found {
     schema: Option<u64>,
     project: Option<String>,
     next_id: Option<u64>,
-    tasks: Option<Vec<(Head, Range<usize>)>>,
+    tasks: Option<StoredTasks>,
 }
 
 fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
@@ -137,11 +166,11 @@ fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
                     return scanner.value().map(drop);
                 }
                 expect(scanner, &key, Kind::Array)?;
-                let mut tasks = Vec::new();
+                let mut tasks = StoredTasks::default();
                 scanner.array(|scanner| {
                     let start = scanner.next_start();
                     let head = task_head(scanner)?;
-                    tasks.push((head, start..scanner.position()));
+                    tasks.push(head, start..scanner.position());
                     Ok(())
                 })?;
                 found.tasks = Some(tasks);

@@ -9,10 +9,11 @@
 //! missing field — gives `None`, and the board is read by the strict scanner instead,
 //! which reads any JSON and names exactly what is wrong.
 
-use std::ops::Range;
+use std::io::{ErrorKind, Read};
 use std::sync::Arc;
 
 use super::scan::{equal, first_byte, plain_run};
+use crate::board::StoredTasks;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::time::Timestamp;
 
@@ -21,7 +22,7 @@ pub struct Laid {
     pub schema: u64,
     pub project: String,
     pub next_id: u64,
-    pub tasks: Vec<(Head, Range<usize>)>,
+    pub tasks: StoredTasks,
 }
 
 /// The agent names of a board, each kept once however many tasks name it.
@@ -42,32 +43,107 @@ impl Names {
     }
 }
 
-/// The lines of a text with the offset each starts at, as bytes: a board's layout is all
-/// ASCII, and the few values read closely are checked as they are taken.
-struct Lines<'a> {
-    bytes: &'a [u8],
+/// The lines of a board, each with the offset in the file it starts at, read a piece at a
+/// time into one buffer, so a board of any size is read without holding all of it. A
+/// board's layout is ASCII; the rest is checked to be UTF-8 as it is read.
+struct Lines<R> {
+    reader: R,
+    buffer: Vec<u8>,
+    /// The offset in the file of `buffer[0]`.
+    base: usize,
+    /// Where the next line starts in `buffer`.
     at: usize,
+    /// How much of `buffer` holds what was read.
+    filled: usize,
+    /// How much of `buffer` is checked: whole lines, valid UTF-8.
+    checked: usize,
+    /// Whether the reader is at its end.
+    ended: bool,
+    /// Whether reading failed (which must not pass for the end of the text).
+    failed: bool,
 }
 
-impl<'a> Lines<'a> {
-    fn new(text: &'a str) -> Self {
+/// How much is read at a time.
+const PIECE: usize = 64 * 1024;
+
+impl<R: Read> Lines<R> {
+    fn new(reader: R) -> Self {
         Lines {
-            bytes: text.as_bytes(),
+            reader,
+            buffer: vec![0; PIECE],
+            base: 0,
             at: 0,
+            filled: 0,
+            checked: 0,
+            ended: false,
+            failed: false,
         }
     }
 
     #[inline(always)]
-    fn next(&mut self) -> Option<(usize, &'a [u8])> {
-        let start = self.at;
-        let rest = self.bytes.get(start..).filter(|rest| !rest.is_empty())?;
-        let length = line_break(rest).unwrap_or(rest.len());
-        self.at = start + length + 1;
-        Some((start, &rest[..length]))
+    fn next(&mut self) -> Option<(usize, &[u8])> {
+        loop {
+            let rest = &self.buffer[self.at..self.checked];
+            if let Some(length) = line_break(rest) {
+                let start = self.at;
+                self.at = start + length + 1;
+                return Some((self.base + start, &self.buffer[start..start + length]));
+            }
+            if self.ended {
+                // The last line, with no line break after it.
+                if rest.is_empty() {
+                    return None;
+                }
+                let start = self.at;
+                self.at = self.checked;
+                return Some((self.base + start, &self.buffer[start..self.checked]));
+            }
+            self.fill()?;
+        }
     }
 
-    fn line(&mut self) -> Option<&'a [u8]> {
+    fn line(&mut self) -> Option<&[u8]> {
         self.next().map(|(_, line)| line)
+    }
+
+    /// Reads the next piece, keeping the line not yet whole; `None` when the reader fails
+    /// or the text is not UTF-8 (the strict reader then says which).
+    #[cold]
+    fn fill(&mut self) -> Option<()> {
+        self.buffer.copy_within(self.at..self.filled, 0);
+        self.base += self.at;
+        self.filled -= self.at;
+        self.checked -= self.at;
+        self.at = 0;
+        if self.filled == self.buffer.len() {
+            // One line longer than the buffer: make room for it.
+            self.buffer.resize(self.buffer.len() * 2, 0);
+        }
+        let read = loop {
+            match self.reader.read(&mut self.buffer[self.filled..]) {
+                Ok(read) => break read,
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.failed = true;
+                    return None;
+                }
+            }
+        };
+        let unchecked = self.checked..self.filled + read;
+        self.filled += read;
+        let whole = match read {
+            0 => {
+                self.ended = true;
+                self.filled
+            }
+            _ => match memchr::memrchr(b'\n', &self.buffer[unchecked.clone()]) {
+                Some(at) => unchecked.start + at + 1,
+                None => return Some(()),
+            },
+        };
+        std::str::from_utf8(&self.buffer[self.checked..whole]).ok()?;
+        self.checked = whole;
+        Some(())
     }
 }
 
@@ -83,8 +159,9 @@ fn line_break(bytes: &[u8]) -> Option<usize> {
     })
 }
 
-pub fn read(text: &str) -> Option<Laid> {
-    let mut lines = Lines::new(text);
+/// Reads a board from `reader`; `size` (its length, if known) sizes the list of tasks.
+pub fn read(reader: impl Read, size: usize) -> Option<Laid> {
+    let mut lines = Lines::new(reader);
     if lines.line()? != b"{" {
         return None;
     }
@@ -92,12 +169,13 @@ pub fn read(text: &str) -> Option<Laid> {
     let project = std::str::from_utf8(plain_string(
         field(lines.line()?, b"  \"project\": ")?.strip_suffix(b",")?,
     )?)
-    .ok()?;
+    .ok()?
+    .to_string();
     let next_id = number(field(lines.line()?, b"  \"next_id\": ")?.strip_suffix(b",")?)?;
-    let tasks_line = field(lines.line()?, b"  \"tasks\": ")?;
     // A task takes some 600 bytes laid out; room for that many spares regrowing the list.
-    let mut tasks = Vec::with_capacity(text.len() / 512);
+    let mut tasks = StoredTasks::with_capacity(size / 512);
     let mut names = Names::default();
+    let tasks_line = field(lines.line()?, b"  \"tasks\": ")?;
     if tasks_line == b"[" {
         loop {
             let (start, line) = lines.next()?;
@@ -105,7 +183,7 @@ pub fn read(text: &str) -> Option<Laid> {
                 return None;
             }
             let (head, end, more) = task(&mut lines, &mut names)?;
-            tasks.push((head, start + 4..end));
+            tasks.push(head, start + 4..end);
             if !more {
                 break;
             }
@@ -116,12 +194,12 @@ pub fn read(text: &str) -> Option<Laid> {
     } else if tasks_line != b"[]" {
         return None;
     }
-    if lines.line()? != b"}" || lines.next().is_some() {
+    if lines.line()? != b"}" || lines.next().is_some() || lines.failed {
         return None;
     }
     Some(Laid {
         schema,
-        project: project.to_string(),
+        project,
         next_id,
         tasks,
     })
@@ -134,7 +212,7 @@ fn field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 
 /// One task, its opening line taken: its head, where its closing brace ends, and whether
 /// another task follows.
-fn task(lines: &mut Lines<'_>, names: &mut Names) -> Option<(Head, usize, bool)> {
+fn task(lines: &mut Lines<impl Read>, names: &mut Names) -> Option<(Head, usize, bool)> {
     let mut head = Head {
         id: TaskId(0),
         status: Status::Pending,
@@ -161,9 +239,8 @@ fn task(lines: &mut Lines<'_>, names: &mut Names) -> Option<(Head, usize, bool)>
             if !comma {
                 return None;
             }
-            take(
-                *field, value, lines, names, &mut head, &mut seen, &mut comma,
-            )?;
+            let more = take(*field, value, names, &mut head, &mut seen, &mut comma)?;
+            more.read(lines, &mut head, &mut comma)?;
             continue;
         }
         expected = usize::MAX;
@@ -183,15 +260,15 @@ fn task(lines: &mut Lines<'_>, names: &mut Names) -> Option<(Head, usize, bool)>
         let quote = field.iter().position(|byte| *byte == b'"')?;
         let (name, value) = field.split_at(quote);
         let value = value.strip_prefix(b"\": ")?;
-        take(
+        let more = take(
             Field::named(name),
             value,
-            lines,
             names,
             &mut head,
             &mut seen,
             &mut comma,
         )?;
+        more.read(lines, &mut head, &mut comma)?;
     }
 }
 
@@ -217,18 +294,39 @@ const IN_ORDER: [(Field, &[u8]); 18] = [
     (Field::Thread, b"      \"thread\": "),
 ];
 
-/// Takes the value of one field of a task into `head`, or checks it and steps over it.
-/// (Inlined: it runs once a line, and the call cost a tenth of reading a board.)
+/// What follows the line of a field whose value goes on over more lines.
+enum More {
+    Nothing,
+    /// The ids of `after`, one to a line.
+    Ids,
+    /// A nested value, up to its closing line.
+    Until(&'static [u8]),
+}
+
+impl More {
+    #[inline(always)]
+    fn read(self, lines: &mut Lines<impl Read>, head: &mut Head, comma: &mut bool) -> Option<()> {
+        match self {
+            More::Nothing => {}
+            More::Ids => (head.after, *comma) = numbers(lines)?,
+            More::Until(closing) => *comma = close(lines, closing)?,
+        }
+        Some(())
+    }
+}
+
+/// Takes the value of one field of a task into `head`, or checks it; says what of it is on
+/// the lines that follow. (Inlined: it runs once a line, and the call cost a tenth of
+/// reading a board.)
 #[inline(always)]
 fn take(
     field: Field,
     value: &[u8],
-    lines: &mut Lines<'_>,
     names: &mut Names,
     head: &mut Head,
     seen: &mut u32,
     comma: &mut bool,
-) -> Option<()> {
+) -> Option<More> {
     let value = match value.strip_suffix(b",") {
         Some(value) => value,
         None => {
@@ -255,7 +353,7 @@ fn take(
         Field::LeaseExpiresAt => head.lease_expires_at = nullable(value, time)?,
         Field::After => match value {
             b"[]" => {}
-            b"[" => (head.after, *comma) = numbers(lines)?,
+            b"[" => return Some(More::Ids),
             _ => return None,
         },
         _ => {
@@ -274,13 +372,13 @@ fn take(
                 return None;
             }
             match value {
-                b"[" => *comma = close(lines, b"      ]")?,
-                b"{" => *comma = close(lines, b"      }")?,
+                b"[" => return Some(More::Until(b"      ]")),
+                b"{" => return Some(More::Until(b"      }")),
                 _ => {}
             }
         }
     }
-    Some(())
+    Some(More::Nothing)
 }
 
 /// The fields of a stored task (both readers of a board know them by this).
@@ -360,7 +458,7 @@ impl Field {
 
 /// Steps over the lines of a nested value up to its closing line, `closing` with or
 /// without a comma; whether it had one.
-fn close(lines: &mut Lines<'_>, closing: &[u8]) -> Option<bool> {
+fn close(lines: &mut Lines<impl Read>, closing: &[u8]) -> Option<bool> {
     loop {
         let line = lines.line()?;
         if let Some(rest) = line.strip_prefix(closing) {
@@ -378,7 +476,7 @@ fn close(lines: &mut Lines<'_>, closing: &[u8]) -> Option<bool> {
 
 /// The numbers of a list laid out one to a line, up to its closing line; and whether that
 /// line had a comma.
-fn numbers(lines: &mut Lines<'_>) -> Option<(Vec<TaskId>, bool)> {
+fn numbers(lines: &mut Lines<impl Read>) -> Option<(Vec<TaskId>, bool)> {
     let mut ids = Vec::new();
     let mut comma = true;
     loop {
@@ -445,6 +543,7 @@ fn named<T: Copy>(text: &[u8], choices: &[T], name: impl Fn(T) -> &'static str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ops::Range;
 
     const BOARD: &str = r#"{
   "schema": 1,
@@ -516,12 +615,13 @@ mod tests {
 
     #[test]
     fn reads_a_board_as_baton_lays_it_out() {
-        let laid = read(BOARD).expect("the layout is baton's");
+        let laid = read(BOARD.as_bytes(), BOARD.len()).expect("the layout is baton's");
         assert_eq!(
             (laid.schema, laid.project.as_str(), laid.next_id),
             (1, "p", 3)
         );
-        let (first, second) = (&laid.tasks[0], &laid.tasks[1]);
+        let tasks: Vec<_> = laid.tasks.heads().collect();
+        let (first, second) = (tasks[0], tasks[1]);
         assert_eq!(first.0.status, Status::Completed);
         assert!(BOARD[first.1.clone()].starts_with("{\n      \"id\": 1,"));
         assert!(BOARD[first.1.clone()].ends_with("]\n    }"));
@@ -532,11 +632,82 @@ mod tests {
         assert!(BOARD[second.1.clone()].ends_with("}\n    }"));
     }
 
+    /// Hands out its bytes a few at a time, as a short read would.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+            let length = self.step.min(buffer.len()).min(self.bytes.len());
+            buffer[..length].copy_from_slice(&self.bytes[..length]);
+            self.bytes = &self.bytes[length..];
+            Ok(length)
+        }
+    }
+
+    fn heads(laid: &Laid) -> Vec<(Head, Range<usize>)> {
+        laid.tasks
+            .heads()
+            .map(|(head, span)| (head.clone(), span.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_board_read_in_small_pieces_or_with_long_lines_reads_the_same() {
+        // A subject of two-byte characters longer than the buffer: it grows, and the
+        // characters split between pieces are checked whole.
+        let long_subject = format!("\"subject\": \"{}\"", "é".repeat(PIECE));
+        let long = BOARD.replacen("\"subject\": \"two\"", &long_subject, 1);
+        for text in [BOARD.to_string(), long] {
+            let whole = read(text.as_bytes(), text.len()).expect("read at once");
+            assert_eq!(whole.tasks.heads().count(), 2);
+            for step in [1, 2, 3, 7, 4096, PIECE + 1] {
+                let pieces = read(
+                    Trickle {
+                        bytes: text.as_bytes(),
+                        step,
+                    },
+                    0,
+                )
+                .unwrap_or_else(|| panic!("read {step} bytes at a time"));
+                assert_eq!(heads(&pieces), heads(&whole), "{step} at a time");
+                assert_eq!(pieces.next_id, whole.next_id);
+            }
+            for (_, span) in heads(&whole) {
+                assert!(text[span].ends_with("\n    }"));
+            }
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_or_cannot_be_read_is_left_to_the_strict_reader() {
+        let mut bytes = BOARD.as_bytes().to_vec();
+        let at = BOARD.find("\"two\"").unwrap() + 2;
+        bytes[at] = 0xff;
+        for step in [1, 5, PIECE] {
+            let trickle = Trickle {
+                bytes: &bytes,
+                step,
+            };
+            assert!(read(trickle, 0).is_none(), "{step} at a time");
+        }
+
+        struct Failing;
+        impl Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("the disk is gone"))
+            }
+        }
+        assert!(read(BOARD.as_bytes().chain(Failing), 0).is_none());
+    }
+
     #[test]
     fn anything_else_is_left_to_the_strict_reader() {
         let empty =
             "{\n  \"schema\": 1,\n  \"project\": \"p\",\n  \"next_id\": 1,\n  \"tasks\": []\n}\n";
-        assert!(read(empty).is_some());
+        assert!(read(empty.as_bytes(), 0).is_some());
         for (from, to) in [
             ("\"status\": \"working\"", "\"status\": \"resting\""),
             ("\"id\": 2,", "\"id\": 2"),
@@ -558,7 +729,7 @@ mod tests {
         ] {
             assert!(BOARD.contains(from), "{from}");
             let changed = BOARD.replacen(from, to, 1);
-            assert!(read(&changed).is_none(), "{to}");
+            assert!(read(changed.as_bytes(), 0).is_none(), "{to}");
         }
     }
 }

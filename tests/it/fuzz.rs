@@ -137,10 +137,7 @@ proptest! {
     #[test]
     fn the_line_reader_never_hides_what_the_strict_reader_refuses(bytes in damaged(LAID_OUT_BOARD)) {
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let laid_out = std::str::from_utf8(&bytes)
-            .ok()
-            .and_then(store::board_layout::read)
-            .is_some();
+        let laid_out = store::board_layout::read(&bytes[..], bytes.len()).is_some();
         match (store::board_file::parse(path, &bytes), store::board_file::parse_strict(path, &bytes)) {
             (Ok(lazy), Ok(strict)) => prop_assert!(lazy.heads().eq(strict.heads())),
             (Ok(lazy), Err(error)) => {
@@ -165,6 +162,30 @@ proptest! {
             }
             (Err(lazy), Err(_)) => prop_assert!(names_the_file(&lazy, "board.json")),
             (Err(lazy), Ok(_)) => prop_assert!(false, "only the line reader refused: {lazy}"),
+        }
+    }
+
+    /// From its file (read a piece at a time, tasks read again when needed), a board reads
+    /// as from the same bytes in memory: the same heads, tasks and errors.
+    #[test]
+    fn a_board_read_from_its_file_reads_as_its_bytes(bytes in damaged(LAID_OUT_BOARD)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("board.json");
+        std::fs::write(&path, &bytes).unwrap();
+        match (store::board_file::read_path(path.clone(), "p"), store::board_file::parse(&path, &bytes)) {
+            (Ok(from_file), Ok(in_memory)) => {
+                prop_assert!(from_file.heads().eq(in_memory.heads()));
+                prop_assert_eq!(from_file.len(), in_memory.len());
+                for (left, right) in from_file.tasks().zip(in_memory.tasks()) {
+                    match (left, right) {
+                        (Ok(left), Ok(right)) => prop_assert_eq!(left, right),
+                        (Err(left), Err(right)) => prop_assert_eq!(left.to_string(), right.to_string()),
+                        (left, right) => prop_assert!(false, "{:?} / {:?}", left.err(), right.err()),
+                    }
+                }
+            }
+            (Err(left), Err(right)) => prop_assert_eq!(left.to_string(), right.to_string()),
+            (left, right) => prop_assert!(false, "{:?} / {:?}", left.err(), right.err()),
         }
     }
 

@@ -313,7 +313,9 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
             } else {
                 session.inbox_and_mark_read()?
             };
-            output::emit(as_json, &inbox, |inbox| render::inbox(inbox, session.now));
+            output::emit_streamed(as_json, &inbox, |out, inbox| {
+                render::inbox(out, inbox, session.now)
+            });
         }
         BoardCommand::Status(args) => {
             let session = context.session()?;

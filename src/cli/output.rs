@@ -17,6 +17,20 @@ fn write_out(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
     }
 }
 
+/// As [`emit`], with the human form written out as it is made rather than built whole
+/// first: for answers that can run to thousands of tasks.
+pub fn emit_streamed<T: Serialize + ?Sized>(
+    as_json: bool,
+    value: &T,
+    human: impl FnOnce(&mut dyn Write, &T) -> std::io::Result<()>,
+) {
+    if as_json {
+        json(value);
+    } else {
+        write_out(|out| human(out, value));
+    }
+}
+
 /// Writes `text` to stdout as is.
 pub fn print(text: &str) {
     write_out(|out| out.write_all(text.as_bytes()));

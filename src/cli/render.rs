@@ -2,6 +2,7 @@
 //! form for scripts.
 
 use std::fmt::Write;
+use std::io;
 
 use baton::activity::ActivityRecord;
 use baton::board::inbox::Reason;
@@ -192,30 +193,33 @@ fn indent(text: &str, prefix: &str) -> String {
         .join("\n")
 }
 
-pub fn inbox(inbox: &Inbox, now: Timestamp) -> String {
+/// The inbox, written out a task at a time (it can run to thousands).
+pub fn inbox(out: &mut dyn io::Write, inbox: &Inbox, now: Timestamp) -> io::Result<()> {
     if inbox.is_empty() {
-        return format!(
+        return writeln!(
+            out,
             "inbox of {} in project {}: nothing waits for you",
             inbox.agent, inbox.project
         );
     }
-    let mut text = format!(
+    write!(
+        out,
         "inbox of {} in project {}: {}\n\n",
         inbox.agent,
         inbox.project,
         waiting(inbox)
-    );
+    )?;
     for entry in &inbox.tasks {
-        text.push_str(&entry.describe(now));
-        text.push('\n');
+        out.write_all(entry.describe(now).as_bytes())?;
+        out.write_all(b"\n")?;
     }
     if !inbox.messages.is_empty() {
-        text.push_str("unread messages:\n");
+        out.write_all(b"unread messages:\n")?;
         for message in &inbox.messages {
-            text.push_str(&message_entry(message, now));
+            out.write_all(message_entry(message, now).as_bytes())?;
         }
     }
-    text
+    Ok(())
 }
 
 fn plural(count: usize, one: &str, many: &str) -> String {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whole-process benchmarks for baton: latency, throughput, MCP calls and peak memory.
 
-    python3 bench/bench.py            # builds the release binary, prints the table
+    python3 bench/bench.py            # builds baton as install.sh does, prints the table
     python3 bench/bench.py --quick    # fewer repetitions, for a smoke run
     python3 bench/bench.py --binary target/release/baton
     python3 bench/bench.py --instructions   # adds instruction counts (valgrind)
@@ -258,15 +258,16 @@ def mcp_latency(binary, calls):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", help="a built baton (default: build target/release/baton)")
+    parser.add_argument("--binary", help="a built baton (default: build it as install.sh does)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--instructions", action="store_true",
                         help="also count each command's instructions with callgrind")
     options = parser.parse_args()
     binary = options.binary
     if not binary:
-        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-        binary = os.path.join(ROOT, "target", "release", "baton")
+        # The binary install.sh installs (install/build.sh says how it is built).
+        binary = subprocess.check_output(["bash", os.path.join(ROOT, "install", "build.sh")],
+                                         cwd=ROOT, text=True).strip()
     binary = os.path.abspath(binary)
     repeats = 5 if options.quick else 15
 

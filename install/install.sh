@@ -30,11 +30,11 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 echo "==> building baton (release; the first build takes a few minutes)"
-cargo build --release --locked --manifest-path "$here/Cargo.toml"
+built="$(bash "$here/install/build.sh")"
 
 bindir="${prefix}/bin"
 mkdir -p "$bindir"
-install -m 0755 "$here/target/release/baton" "$bindir/baton"
+install -m 0755 "$built" "$bindir/baton"
 echo "==> installed $bindir/baton ($("$bindir/baton" --version))"
 
 case ":${PATH}:" in

@@ -8,9 +8,12 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-/// The path of the binary under test.
+/// The path of the binary under test: the one cargo built for these tests, or the one in
+/// `BATON_TEST_BINARY` (CI runs the suite again on the binary `install/build.sh` makes).
 pub fn baton_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_baton"))
+    std::env::var_os("BATON_TEST_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_baton")))
 }
 
 pub struct TestEnv {

@@ -130,7 +130,12 @@ fn keep_backup(path: &Path, backup: &Path) -> Result<(), StoreError> {
             .and_then(|file| file.sync_all())
             .map_err(StoreError::io(&staged))?;
     }
-    fs::rename(&staged, backup).map_err(StoreError::io(backup))
+    fs::rename(&staged, backup).map_err(StoreError::io(backup))?;
+    // A rename between two links to one file does nothing and leaves both names, and that
+    // is what a writer killed after keeping the backup but before renaming its new file
+    // into place leaves behind: the backup and the file are then one file already.
+    let _ = fs::remove_file(&staged);
+    Ok(())
 }
 
 /// Makes a rename in `dir` durable.
@@ -144,6 +149,23 @@ pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_backup_already_linked_to_the_file_leaves_no_temp_file() {
+        // As a writer killed between keeping the backup and its rename leaves them.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("board.json");
+        let backup = dir.path().join("board.json.bak");
+        fs::write(&path, b"one").unwrap();
+        fs::hard_link(&path, &backup).unwrap();
+        replace(&path, b"two", Some(&backup)).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(fs::read(&backup).unwrap(), b"one");
+        assert!(
+            !temp_path(&backup).exists(),
+            "the backup's temp file is gone"
+        );
+    }
 
     #[test]
     fn replaces_keeps_a_backup_and_leaves_no_temp_file() {

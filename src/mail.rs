@@ -328,24 +328,36 @@ pub fn look(
     joined: Timestamp,
     mark_read: bool,
 ) -> Result<(Vec<Message>, u64)> {
-    if !mark_read {
-        let position = read_positions(home, project)?.of(agent);
-        return Ok((read(home, project)?, position));
+    let position = read_positions(home, project)?.of(agent);
+    let messages = read(home, project)?;
+    // With nothing unread there is nothing to mark, and no lock to take: the hooks look on
+    // every prompt, and most of those looks find no mail.
+    if !mark_read || newest_unread(&messages, agent, joined, position).is_none() {
+        return Ok((messages, position));
     }
     let _guard = lock(home, project, policy)?;
     let mut positions = read_positions(home, project)?;
     let messages = read(home, project)?;
     let before = positions.of(agent);
-    let newest = messages
-        .iter()
-        .filter(|message| message.seq > before && message.reaches(agent, joined))
-        .map(|message| message.seq)
-        .max();
-    if let Some(newest) = newest {
+    if let Some(newest) = newest_unread(&messages, agent, joined, before) {
         positions.positions.insert(agent.to_string(), newest);
         write_positions(home, project, &positions)?;
     }
     Ok((messages, before))
+}
+
+/// The number of the newest message past `position` that reaches `agent`.
+fn newest_unread(
+    messages: &[Message],
+    agent: &str,
+    joined: Timestamp,
+    position: u64,
+) -> Option<u64> {
+    messages
+        .iter()
+        .filter(|message| message.seq > position && message.reaches(agent, joined))
+        .map(|message| message.seq)
+        .max()
 }
 
 /// [`unread`], and marks what it returns as read (see [`look`]).

@@ -148,6 +148,40 @@ fn peek_and_status_leave_messages_unread_and_inbox_marks_them_read() {
 }
 
 #[test]
+fn marking_mail_read_takes_the_mail_lock_only_when_there_is_mail_to_mark() {
+    use fs4::FileExt;
+    let env = TestEnv::new();
+    env.register(&["claude", "codex"]);
+    env.run("claude", &["msg", "--to", "codex", "the lexer"])
+        .ok();
+    assert_eq!(read_texts(&env, "codex"), ["the lexer"]);
+    env.run("codex", &["msg", "--to", "claude", "on it"]).ok();
+    // Now codex has nothing unread and claude one message.
+
+    let lock_path = env.project_dir("default").join("mail.lock");
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    FileExt::lock(&lock).unwrap();
+    let timeout = [("BATON_LOCK_TIMEOUT", "1")];
+    // Nothing unread: the look marks nothing, so a held lock does not stand in its way.
+    env.run_env("codex", &["inbox"], &timeout).ok();
+    env.run_env("codex", &["--json", "messages"], &timeout).ok();
+    // Something to mark: that waits for the lock, and gives up when it is not freed.
+    let run = env.run_env("claude", &["inbox"], &timeout);
+    assert!(run.fails(3).contains("the mail lock"), "{}", run.stderr);
+    FileExt::unlock(&lock).unwrap();
+    assert_eq!(
+        read_texts(&env, "claude"),
+        ["on it"],
+        "still unread, then read"
+    );
+    assert!(read_texts(&env, "claude").is_empty());
+}
+
+#[test]
 fn unknown_types_and_recipients_are_refused() {
     let env = TestEnv::new();
     env.register(&["claude", "codex"]);

@@ -312,8 +312,14 @@ fn unread_after(
 ) -> Vec<Message> {
     messages
         .into_iter()
-        .filter(|message| message.seq > position && message.reaches(agent, joined))
+        .filter(|message| is_unread(message, agent, joined, position))
         .collect()
+}
+
+/// Whether `message` reaches `agent` (who joined at `joined`) and comes after the agent's
+/// read `position`.
+fn is_unread(message: &Message, agent: &str, joined: Timestamp, position: u64) -> bool {
+    message.seq > position && message.reaches(agent, joined)
 }
 
 /// Every message in `mail.jsonl` and `agent`'s read position before this look. With
@@ -346,18 +352,17 @@ pub fn look(
     Ok((messages, before))
 }
 
-/// The number of the newest message past `position` that reaches `agent`.
+/// The number of the newest message unread by `agent`.
 fn newest_unread(
     messages: &[Message],
     agent: &str,
     joined: Timestamp,
     position: u64,
 ) -> Option<u64> {
-    messages
+    let unread = messages
         .iter()
-        .filter(|message| message.seq > position && message.reaches(agent, joined))
-        .map(|message| message.seq)
-        .max()
+        .filter(|message| is_unread(message, agent, joined, position));
+    unread.map(|message| message.seq).max()
 }
 
 /// [`unread`], and marks what it returns as read (see [`look`]).

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use chrono::Duration;
 use inbox::{Reason, Turn};
@@ -48,9 +48,20 @@ enum Stored {
     /// The board file itself, read again where a task is needed. board.json is only ever
     /// replaced by a rename, never written in place (SPEC section 2), so an open handle
     /// keeps reading the very bytes the board was read from, whatever is written since.
-    File(File),
+    File(File, Mutex<Window>),
     Text(String),
 }
+
+/// The stretch of the file read last. Tasks are mostly read in the order they are stored
+/// (an inbox, a listing, the first few for a hook), so one read fetches many of them.
+#[derive(Debug, Default)]
+struct Window {
+    start: usize,
+    bytes: Vec<u8>,
+}
+
+/// How much of the file is read at once for a task needed whole.
+const READ_AHEAD: usize = 64 * 1024;
 
 impl Source {
     /// An open board file whose every task the line reader has read: consecutive tasks in
@@ -58,7 +69,7 @@ impl Source {
     pub(crate) fn laid_out(path: PathBuf, file: File) -> Self {
         Source {
             path,
-            stored: Stored::File(file),
+            stored: Stored::File(file, Mutex::default()),
         }
     }
 
@@ -77,10 +88,20 @@ impl Source {
                 .get(span)
                 .map(Cow::Borrowed)
                 .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof)),
-            Stored::File(file) => {
-                let mut bytes = vec![0; span.len()];
-                file.read_exact_at(&mut bytes, span.start as u64)?;
-                Ok(Cow::Owned(bytes))
+            Stored::File(file, window) => {
+                let mut window = window.lock().unwrap_or_else(PoisonError::into_inner);
+                let held = window.start..window.start + window.bytes.len();
+                if span.start < held.start || span.end > held.end {
+                    window.start = span.start;
+                    window.bytes.resize(span.len().max(READ_AHEAD), 0);
+                    let read = read_at_most(file, &mut window.bytes, span.start)?;
+                    window.bytes.truncate(read);
+                    if read < span.len() {
+                        return Err(io::ErrorKind::UnexpectedEof.into());
+                    }
+                }
+                let at = span.start - window.start;
+                Ok(Cow::Owned(window.bytes[at..at + span.len()].to_vec()))
             }
         }
     }
@@ -90,7 +111,7 @@ impl Source {
         const PIECE: usize = 64 * 1024;
         match &self.stored {
             Stored::Text(_) => out.write_all(&self.bytes(span)?),
-            Stored::File(file) => {
+            Stored::File(file, _) => {
                 let mut piece = vec![0; span.len().min(PIECE)];
                 let mut at = span.start;
                 while at < span.end {
@@ -108,10 +129,24 @@ impl Source {
     /// between them, so both can be copied as one piece.
     fn adjacent(&self, end: usize, start: usize) -> bool {
         match &self.stored {
-            Stored::File(_) => start == end + BETWEEN_TASKS.len(),
+            Stored::File(..) => start == end + BETWEEN_TASKS.len(),
             Stored::Text(text) => text.get(end..start).is_some_and(|gap| gap.trim() == ","),
         }
     }
+}
+
+/// Fills `buffer` from `file` at `offset`, short only where the file ends; how much it read.
+fn read_at_most(file: &File, buffer: &mut [u8], offset: usize) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read_at(&mut buffer[filled..], (offset + filled) as u64) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(filled)
 }
 
 /// What separates two tasks in baton's layout of a board.
@@ -605,6 +640,35 @@ mod tests {
         text
     }
 
+    #[test]
+    fn tasks_read_again_from_the_file_in_any_order_are_the_tasks_written() {
+        // Many small tasks and a few larger than what is read at once, so reads hit, miss
+        // and straddle the stretch of the file held.
+        let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
+        let mut board = Board::new("p");
+        for n in 0..400 {
+            new_task(&mut board, "ada", "bob", false, vec![], now);
+            if n % 97 == 0 {
+                let id = TaskId(board.next_id - 1);
+                board
+                    .modify(id, |task| task.body = "é".repeat(READ_AHEAD / 2 + n))
+                    .unwrap();
+            }
+        }
+        let text = written(&board);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("board.json");
+        std::fs::write(&path, &text).unwrap();
+        let ids: Vec<TaskId> = board.heads().map(|head| head.id).collect();
+        for order in [ids.clone(), ids.iter().rev().copied().collect()] {
+            let from_file = crate::store::board_file::read_path(path.clone(), "p").unwrap();
+            for id in order {
+                let read = from_file.task_owned(id).unwrap().unwrap();
+                assert_eq!(Some(&read), board.task(id).unwrap(), "{id}");
+            }
+        }
+    }
+
     /// Pretty JSON of the whole board the plain serde way: what baton wrote before it
     /// learned to copy unchanged tasks, and must still write byte for byte.
     fn serde_pretty(board: &Board) -> Vec<u8> {
@@ -775,7 +839,7 @@ mod tests {
                 std::fs::write(&staged, &text).unwrap();
                 std::fs::rename(&staged, &path).unwrap();
                 let reread = crate::store::board_file::read_path(path.clone(), "p").unwrap();
-                let from_file = reread.source.as_ref().is_some_and(|source| matches!(source.stored, Stored::File(_)));
+                let from_file = reread.source.as_ref().is_some_and(|source| matches!(source.stored, Stored::File(..)));
                 prop_assert!(from_file, "a board in baton's layout is read from its file");
                 let in_memory = crate::store::board_file::parse(&path, &text).unwrap();
                 let strict = crate::store::board_file::parse_strict(&path, &text).unwrap();

@@ -644,16 +644,10 @@ mod tests {
     fn tasks_read_again_from_the_file_in_any_order_are_the_tasks_written() {
         // Many small tasks and a few larger than what is read at once, so reads hit, miss
         // and straddle the stretch of the file held.
-        let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
-        let mut board = Board::new("p");
-        for n in 0..400 {
-            new_task(&mut board, "ada", "bob", false, vec![], now);
-            if n % 97 == 0 {
-                let id = TaskId(board.next_id - 1);
-                board
-                    .modify(id, |task| task.body = "é".repeat(READ_AHEAD / 2 + n))
-                    .unwrap();
-            }
+        let mut board = pending_board(400);
+        for id in (1..=400).step_by(97) {
+            let body = "é".repeat(READ_AHEAD / 2 + id as usize);
+            board.modify(TaskId(id), |task| task.body = body).unwrap();
         }
         let text = written(&board);
         let dir = tempfile::tempdir().unwrap();
@@ -779,13 +773,19 @@ mod tests {
         });
     }
 
-    #[test]
-    fn tasks_are_found_in_order_and_out_of_order() {
+    /// A board of `count` pending tasks from ada to bob.
+    fn pending_board(count: usize) -> Board {
         let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
         let mut board = Board::new("p");
-        for _ in 0..5 {
+        for _ in 0..count {
             new_task(&mut board, "ada", "bob", false, vec![], now);
         }
+        board
+    }
+
+    #[test]
+    fn tasks_are_found_in_order_and_out_of_order() {
+        let mut board = pending_board(5);
         board.slots.remove(2);
         assert_eq!(
             board.task(TaskId(4)).unwrap().map(|task| task.id),

@@ -286,6 +286,23 @@ pub struct Head {
 }
 
 impl Head {
+    /// What a reader of a stored board starts a task's head from, before any field is read;
+    /// `nobody` stands in for the names until they are.
+    pub fn unread(nobody: Arc<str>) -> Head {
+        Head {
+            id: TaskId(0),
+            status: Status::Pending,
+            priority: Priority::Normal,
+            from: Arc::clone(&nobody),
+            to: nobody,
+            reviewer: None,
+            after: Vec::new(),
+            created_at: Timestamp::EPOCH,
+            updated_at: Timestamp::EPOCH,
+            lease_expires_at: None,
+        }
+    }
+
     pub fn of(task: &Task) -> Head {
         Head {
             id: task.id,

@@ -187,18 +187,7 @@ fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
 fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
     expect(scanner, "task", Kind::Object)?;
     let start = scanner.next_start();
-    let mut head = Head {
-        id: TaskId(0),
-        status: Status::Pending,
-        priority: Priority::Normal,
-        from: Arc::from(""),
-        to: Arc::from(""),
-        reviewer: None,
-        after: Vec::new(),
-        created_at: Timestamp::EPOCH,
-        updated_at: Timestamp::EPOCH,
-        lease_expires_at: None,
-    };
+    let mut head = Head::unread(Arc::from(""));
     let mut seen = 0u32;
     scanner.object(|scanner, key| {
         let key = key.value();

@@ -205,18 +205,7 @@ fn field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 /// One task, its opening line taken: its head, where its closing brace ends, and whether
 /// another task follows.
 fn task(lines: &mut Lines<impl Read>, names: &mut Names) -> Option<(Head, usize, bool)> {
-    let mut head = Head {
-        id: TaskId(0),
-        status: Status::Pending,
-        priority: Priority::Normal,
-        from: Arc::clone(&names.none),
-        to: Arc::clone(&names.none),
-        reviewer: None,
-        after: Vec::new(),
-        created_at: Timestamp::EPOCH,
-        updated_at: Timestamp::EPOCH,
-        lease_expires_at: None,
-    };
+    let mut head = Head::unread(Arc::clone(&names.none));
     let mut seen = 0u32;
     let mut comma = true;
     let mut expected = 0;

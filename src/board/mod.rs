@@ -60,7 +60,8 @@ struct Window {
     bytes: Vec<u8>,
 }
 
-/// How much of the file is read at once for a task needed whole.
+/// How much of the file is read at once: for a task needed whole, and for unchanged tasks
+/// copied into a new board.
 const READ_AHEAD: usize = 64 * 1024;
 
 impl Source {
@@ -94,8 +95,10 @@ impl Source {
                 if span.start < held.start || span.end > held.end {
                     window.start = span.start;
                     window.bytes.resize(span.len().max(READ_AHEAD), 0);
-                    let read = read_at_most(file, &mut window.bytes, span.start)?;
-                    window.bytes.truncate(read);
+                    let read = read_at_most(file, &mut window.bytes, span.start);
+                    // What failed to be read is not kept as if it had been.
+                    window.bytes.truncate(*read.as_ref().unwrap_or(&0));
+                    let read = read?;
                     if read < span.len() {
                         return Err(io::ErrorKind::UnexpectedEof.into());
                     }
@@ -108,14 +111,13 @@ impl Source {
 
     /// Writes the bytes at `span` to `out`, a piece at a time.
     fn copy(&self, span: Range<usize>, out: &mut impl Write) -> io::Result<()> {
-        const PIECE: usize = 64 * 1024;
         match &self.stored {
             Stored::Text(_) => out.write_all(&self.bytes(span)?),
             Stored::File(file, _) => {
-                let mut piece = vec![0; span.len().min(PIECE)];
+                let mut piece = vec![0; span.len().min(READ_AHEAD)];
                 let mut at = span.start;
                 while at < span.end {
-                    let part = &mut piece[..(span.end - at).min(PIECE)];
+                    let part = &mut piece[..(span.end - at).min(READ_AHEAD)];
                     file.read_exact_at(part, at as u64)?;
                     out.write_all(part)?;
                     at += part.len();

@@ -502,8 +502,8 @@ impl Session {
     /// `show`: one task, from the board or the archive.
     pub fn show(&self, id: TaskId) -> Result<TaskView> {
         let board = self.board()?;
-        if let Some(task) = board.task(id)? {
-            return Ok(self.view(&board, task.clone(), false));
+        if let Some(task) = board.task_owned(id)? {
+            return Ok(self.view(&board, task, false));
         }
         match archive::find(&self.hub.home, &self.project.id, id)? {
             Some(task) => Ok(self.view(&board, task, true)),

@@ -29,6 +29,8 @@ fn healthy_home(env: &TestEnv) -> PathBuf {
     let workspace = env.root.path().join("api");
     fs::create_dir_all(&workspace).unwrap();
     run(env, &workspace, "", &["project", "init"]).ok();
+    // Work is handed to codex without waking it: a wake supervisor still running when a
+    // test runs the doctor would hold a lock the doctor counts.
     run(
         env,
         &workspace,
@@ -42,22 +44,22 @@ fn healthy_home(env: &TestEnv) -> PathBuf {
         env,
         &workspace,
         "claude",
-        &["send", "--to", "codex", "-s", "one"],
+        &["--no-wake", "send", "--to", "codex", "-s", "one"],
     )
     .ok();
     run(
         env,
         &workspace,
         "claude",
-        &["send", "--to", "codex", "-s", "two"],
+        &["--no-wake", "send", "--to", "codex", "-s", "two"],
     )
     .ok();
-    run(env, &workspace, "codex", &["claim", "1"]).ok();
+    run(env, &workspace, "codex", &["--no-wake", "claim", "1"]).ok();
     run(
         env,
         &workspace,
         "claude",
-        &["send", "--to", "codex", "-s", "three"],
+        &["--no-wake", "send", "--to", "codex", "-s", "three"],
     )
     .ok();
     run(

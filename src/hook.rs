@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::mail::{BROADCAST, Message, MessageType};
 use crate::project::Project;
 use crate::session::{Hub, Inbox, Request, Session};
+use crate::text;
 use crate::time::Timestamp;
 
 /// The agent clients whose hook formats baton speaks.
@@ -101,8 +102,11 @@ pub fn run(
     stdin: &str,
 ) -> String {
     let input = HookInput::parse(stdin);
-    let answer = answer(hub, agent, project, event, &input)
-        .unwrap_or_else(|error| Answer::Note(format!("baton hook: {error}")));
+    let answer = answer(hub, agent, project, event, &input).unwrap_or_else(|error| {
+        let error = error.to_string();
+        let (error, _) = text::cut(&error, TEXT_LIMIT / 2);
+        Answer::Note(format!("baton hook: {}", text::inline(error)))
+    });
     render(client, event, &answer)
 }
 
@@ -169,62 +173,132 @@ const REMINDER: &str = "Your plain replies here are not seen by your teammates: 
      you only through baton (the task commands above, `baton msg --to NAME TEXT`, or baton's \
      MCP tools).";
 
+/// The most of one task's text (or one message's) a hook shows, in characters (SPEC
+/// section 10): the rest is a `baton show` away.
+pub const TEXT_LIMIT: usize = 2_000;
+/// The most a hook's answer holds, in bytes as the client receives it.
+pub const ANSWER_LIMIT: usize = 16 * 1024;
+/// What the JSON around the context and the closing lines may take of [`ANSWER_LIMIT`].
+const ANSWER_RESERVE: usize = 1024;
+
 /// What the agent should know at the start of a session or a prompt: who it is, where, each
 /// task whose turn is its own with all it needs to act, and its unread messages. `None` when
-/// nothing waits.
+/// nothing waits. Whatever the board holds, the text stays under [`ANSWER_LIMIT`] once put
+/// in the client's JSON: each task's and message's text is cut at [`TEXT_LIMIT`]
+/// characters, and the tasks and messages that do not fit are counted instead of shown.
 pub fn context(inbox: &Inbox, project: &Project, now: Timestamp) -> Option<String> {
     if inbox.is_empty() {
         return None;
     }
-    let mut text = format!("baton: you are {} in project {}", inbox.agent, project.id);
+    let mut text = Budget::new(ANSWER_LIMIT - ANSWER_RESERVE);
+    text.push(&format!(
+        "baton: you are {} in project {}",
+        inbox.agent, project.id
+    ));
     if let Some(workspace) = &project.workspace {
-        let _ = write!(text, " (workspace {})", workspace.display());
+        text.push(&format!(
+            " (workspace {})",
+            text::inline(&workspace.display().to_string())
+        ));
     }
-    text.push_str(".\n");
+    text.push(".\n");
     if let Some(goal) = project
         .goal
         .as_deref()
         .filter(|goal| !goal.trim().is_empty())
     {
-        let _ = writeln!(text, "Project goal: {}", goal.trim());
+        let (goal, left) = text::cut(goal.trim(), TEXT_LIMIT / 4);
+        let more = if left > 0 { "…" } else { "" };
+        text.push(&format!("Project goal: {}{more}\n", text::inline(goal)));
     }
     if !inbox.tasks.is_empty() {
-        let _ = writeln!(
-            text,
-            "\n{} waiting for you:",
+        text.push(&format!(
+            "\n{} waiting for you:\n",
             count(inbox.task_count(), "task", "tasks")
-        );
+        ));
+        let mut unshown = inbox.more_tasks;
         for entry in &inbox.tasks {
-            text.push('\n');
-            text.push_str(&entry.describe(now));
+            let piece = format!("\n{}", entry.describe(now, Some(TEXT_LIMIT)));
+            if unshown > inbox.more_tasks || !text.try_push(&piece) {
+                unshown += 1;
+            }
         }
-        if inbox.more_tasks > 0 {
-            let _ = writeln!(
-                text,
-                "\n…and {} more; `baton inbox` lists every one.",
-                inbox.more_tasks
-            );
+        if unshown > 0 {
+            text.push(&format!(
+                "\n…and {unshown} more; `baton inbox` lists every one.\n"
+            ));
         }
     }
     if !inbox.messages.is_empty() {
-        let _ = writeln!(
-            text,
-            "\n{}:",
+        text.push(&format!(
+            "\n{}:\n",
             count(inbox.messages.len(), "unread message", "unread messages")
-        );
+        ));
+        let mut unshown = 0;
         for message in &inbox.messages {
-            text.push('\n');
-            text.push_str(&message_text(message));
+            let piece = format!("\n{}", message_text(message));
+            if unshown > 0 || !text.try_push(&piece) {
+                unshown += 1;
+            }
+        }
+        if unshown > 0 {
+            text.push(&format!(
+                "\n…and {unshown} more; `baton messages` shows them.\n"
+            ));
         }
     }
-    let _ = write!(text, "\n{REMINDER}");
-    Some(text)
+    text.push(&format!("\n{REMINDER}"));
+    Some(text.text)
+}
+
+/// Text that grows while it fits in a number of bytes, counted as JSON will carry it.
+struct Budget {
+    text: String,
+    left: usize,
+}
+
+impl Budget {
+    fn new(bytes: usize) -> Self {
+        Budget {
+            text: String::new(),
+            left: bytes,
+        }
+    }
+
+    /// Adds `piece` whatever its size: for baton's own short lines, which the reserve covers.
+    fn push(&mut self, piece: &str) {
+        self.left = self.left.saturating_sub(json_size(piece));
+        self.text.push_str(piece);
+    }
+
+    /// Adds `piece` if it fits.
+    fn try_push(&mut self, piece: &str) -> bool {
+        let size = json_size(piece);
+        if size > self.left {
+            return false;
+        }
+        self.left -= size;
+        self.text.push_str(piece);
+        true
+    }
+}
+
+/// The bytes `text` takes inside a JSON string.
+fn json_size(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\t' | '\r' | '\u{8}' | '\u{c}' => 2,
+            c if u32::from(c) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum()
 }
 
 fn count(number: usize, one: &str, many: &str) -> String {
     format!("{number} {}", if number == 1 { one } else { many })
 }
 
+/// One unread message, its words cut at [`TEXT_LIMIT`] characters and framed.
 fn message_text(message: &Message) -> String {
     let mut text = format!("#{} from {}", message.seq, message.from);
     if message.to == BROADCAST {
@@ -234,14 +308,26 @@ fn message_text(message: &Message) -> String {
         let _ = write!(text, " ({})", message.kind);
     }
     let body = message.body.trim();
-    if message.summary.is_empty() || message.summary == body {
-        let _ = writeln!(text, ": {body}");
+    let (kept, left) = text::cut(body, TEXT_LIMIT);
+    let more = if left > 0 {
+        format!("… ({left} more: baton messages)")
+    } else {
+        String::new()
+    };
+    let body = format!("{kept}{more}");
+    if (message.summary.is_empty() || message.summary == message.body.trim())
+        && !text::is_multiline(&body)
+    {
+        let _ = writeln!(text, ": {}", text::inline(&body));
         return text;
     }
-    let _ = writeln!(text, ": {}", message.summary);
-    for line in body.lines() {
-        let _ = writeln!(text, "  | {line}");
-    }
+    let (summary, _) = text::cut(&message.summary, TEXT_LIMIT / 10);
+    let _ = write!(
+        text,
+        ": {}\n{}",
+        text::inline(summary),
+        text::framed(&body, "  | ")
+    );
     text
 }
 
@@ -254,11 +340,13 @@ pub fn stop_reason(inbox: &Inbox) -> Option<String> {
         .tasks
         .iter()
         .map(|entry| {
+            let (subject, left) = text::cut(&entry.task.subject, TEXT_LIMIT / 20);
             format!(
-                "{} {}: {}",
+                "{} {}: {}{}",
                 entry.task.id,
                 entry.reason.what_to_do(),
-                entry.task.subject
+                text::inline(subject),
+                if left > 0 { "…" } else { "" }
             )
         })
         .collect();

@@ -33,6 +33,8 @@ pub mod session;
 pub mod setup;
 /// Locks, atomic writes, paths and the board's read-change-write.
 pub mod store;
+/// Participants' text: checked on the way in, made safe to show on the way out.
+pub mod text;
 /// Timestamps and the clock.
 pub mod time;
 /// Waking agents that are not running: the detached wake supervisor.

@@ -640,6 +640,10 @@ impl Session {
         if body.is_empty() {
             return Err(Error::invalid("msg needs some words"));
         }
+        crate::text::check_long("message", text)?;
+        if let Some(summary) = summary {
+            crate::text::check_line("summary", summary)?;
+        }
         match kind {
             MessageType::Notification => {
                 return Err(Error::invalid_with_hint(

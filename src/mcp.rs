@@ -622,10 +622,10 @@ fn reply(structured: Value, text: String) -> CallToolResult {
 
 /// The CLI's stderr lines for `error`, as a tool result the model reads.
 fn refusal(error: &Error) -> CallToolResult {
-    let mut text = format!("error: {error}");
+    // As on the CLI's stderr, each line is one line, whatever the error quotes.
+    let mut text = format!("error: {}", crate::text::inline(&error.to_string()));
     if let Some(hint) = error.hint() {
-        text.push_str("\nhint: ");
-        text.push_str(&hint);
+        text.push_str(&format!("\nhint: {}", crate::text::inline(&hint)));
     }
     CallToolResult::error(vec![ContentBlock::text(text)])
 }

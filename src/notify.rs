@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::mail::{Delivery, MessageType};
 use crate::session::Handover;
 use crate::store::paths::Home;
+use crate::text;
 use crate::wake;
 
 /// The hidden subcommand that shows notes: `baton __notify JSON`.
@@ -50,7 +51,7 @@ pub fn notes_for(handovers: &[Handover], deliveries: &[Delivery]) -> Vec<Note> {
                 "{} {}: {}",
                 handover.task,
                 handover.reason.what_to_do(),
-                handover.subject
+                shown(&handover.subject)
             ));
     }
     for delivery in deliveries {
@@ -61,7 +62,7 @@ pub fn notes_for(handovers: &[Handover], deliveries: &[Delivery]) -> Vec<Note> {
         by_agent
             .entry((&delivery.agent, &delivery.project))
             .or_default()
-            .push(format!("{kind}: {}", delivery.summary));
+            .push(format!("{kind}: {}", shown(&delivery.summary)));
     }
     by_agent
         .into_iter()
@@ -71,6 +72,16 @@ pub fn notes_for(handovers: &[Handover], deliveries: &[Delivery]) -> Vec<Note> {
         })
         .collect()
 }
+
+/// A participant's line as a notification shows it: escaped (SPEC section 10) and short,
+/// since a notification has room for a glance.
+fn shown(line: &str) -> String {
+    let (kept, left) = text::cut(line, NOTE_LINE_CHARS);
+    format!("{}{}", text::inline(kept), if left > 0 { "…" } else { "" })
+}
+
+/// The most of a subject or summary a notification shows, in characters.
+const NOTE_LINE_CHARS: usize = 120;
 
 /// Starts the detached notifier for `notes`; returns once it is started.
 pub fn spawn(program: &Path, home: &Home, notes: &[Note]) -> io::Result<()> {

@@ -15,6 +15,7 @@ use crate::names::{self, NameKind};
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::{StoreError, atomic};
+use crate::text;
 use crate::time::Timestamp;
 
 pub const PROJECT_SCHEMA: u32 = 1;
@@ -303,6 +304,9 @@ pub fn init(
 ) -> Result<Project> {
     for human in humans {
         names::check(NameKind::Agent, human)?;
+    }
+    if let Some(goal) = &goal {
+        text::check_long("goal", goal)?;
     }
     let workspace = fs::canonicalize(workspace).map_err(|error| {
         Error::invalid(format!(

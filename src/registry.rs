@@ -15,6 +15,7 @@ use crate::names::{self, NameKind};
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::{StoreError, atomic};
+use crate::text;
 use crate::time::Timestamp;
 
 pub const AGENT_SCHEMA: u32 = 1;
@@ -201,14 +202,20 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Writes the given fields into `record`, leaving the others as they are.
-    pub fn apply(&self, record: &mut AgentRecord) {
+    /// Writes the given fields into `record`, leaving the others as they are; refuses
+    /// strengths over the size limit and skills that are not one line (SPEC section 10).
+    pub fn apply(&self, record: &mut AgentRecord) -> Result<()> {
         if let Some(strengths) = &self.strengths {
+            text::check_long("strengths", strengths)?;
             record.strengths = strengths.trim().to_string();
         }
         if let Some(skills) = &self.skills {
+            for skill in skills {
+                text::check_line("skill", skill)?;
+            }
             record.skills = normalize_skills(skills);
         }
+        Ok(())
     }
 }
 
@@ -317,7 +324,7 @@ mod tests {
             quiet(),
             at("2026-11-29T12:00:00Z"),
             |record, _| {
-                profile.apply(record);
+                profile.apply(record)?;
                 Ok(())
             },
         )

@@ -20,6 +20,7 @@ use crate::registry;
 use crate::store::board_file::{self, Transaction};
 use crate::store::lock::LockPolicy;
 use crate::store::paths::Home;
+use crate::text;
 use crate::time::{self, Timestamp};
 
 /// Where the hub lives and how it locks: the same for every command of one process.
@@ -122,42 +123,63 @@ pub struct InboxEntry {
 impl InboxEntry {
     /// Everything needed to act on the entry without another call, as the CLI's inbox and
     /// the hooks show it: subject, who waits, body, files, the last word, the next commands.
-    pub fn describe(&self, now: Timestamp) -> String {
+    /// Participants' text is shown by SPEC section 10's rules; with `limit`, the subject,
+    /// body and last word are each cut to about that many characters, saying what was left
+    /// out and where to read it whole.
+    pub fn describe(&self, now: Timestamp, limit: Option<usize>) -> String {
         use std::fmt::Write;
         let task = &self.task;
-        let mut text = format!(
+        let id = task.id;
+        let cut = |text: &'_ str, limit: Option<usize>| -> String {
+            match limit.map(|limit| text::cut(text, limit)) {
+                Some((kept, left)) if left > 0 => {
+                    format!("{kept}… ({left} more: baton show {id})")
+                }
+                _ => text.to_string(),
+            }
+        };
+        let subject_limit = limit.map(|limit| (limit / 10).max(80));
+        let mut out = format!(
             "{} [{}] {}: {}\n",
-            task.id,
+            id,
             task.priority,
             self.reason.what_to_do(),
-            task.subject
+            text::inline(&cut(&task.subject, subject_limit))
         );
         let _ = writeln!(
-            text,
+            out,
             "  from {} to {}, sent {} ago; {} is waiting on you",
             task.from,
             task.to,
             time::age(task.created_at, now),
             self.waiting
         );
-        for line in task.body.lines() {
-            let _ = writeln!(text, "  | {line}");
-        }
+        out.push_str(&text::framed(&cut(&task.body, limit), "  | ").to_string());
         if !task.files.is_empty() {
-            let _ = writeln!(text, "  files: {}", task.files.join(", "));
+            let files: Vec<String> = task
+                .files
+                .iter()
+                .map(|file| text::inline(file).to_string())
+                .collect();
+            let _ = writeln!(out, "  files: {}", cut(&files.join(", "), subject_limit));
         }
         if let Some(word) = &self.last_word {
-            let _ = writeln!(
-                text,
-                "  last {} by {} ({} ago): {}",
+            let _ = write!(
+                out,
+                "  last {} by {} ({} ago):",
                 word.kind.as_str().replace('_', " "),
                 word.by,
                 time::age(word.at, now),
-                word.text
             );
+            let said = cut(&word.text, limit);
+            if text::is_multiline(&said) {
+                let _ = write!(out, "\n{}", text::framed(&said, "  | "));
+            } else {
+                let _ = writeln!(out, " {}", text::inline(&said));
+            }
         }
-        let _ = writeln!(text, "  next: {}", self.next_steps());
-        text
+        let _ = writeln!(out, "  next: {}", self.next_steps());
+        out
     }
 
     /// The commands that move the task on from where it is in this inbox.
@@ -337,6 +359,20 @@ impl Session {
         if new.subject.trim().is_empty() {
             return Err(Error::invalid("send needs --subject with some words"));
         }
+        text::check_line("subject", &new.subject)?;
+        text::check_long("body", &new.body)?;
+        for file in &new.files {
+            if file.trim().is_empty() {
+                return Err(Error::invalid_with_hint(
+                    "--files holds an empty file name",
+                    "separate file names with single commas: --files src/a.rs,src/b.rs",
+                ));
+            }
+            text::check_line("file name", file)?;
+        }
+        if let Some(skill) = &new.skill {
+            text::check_line("skill", skill)?;
+        }
         // With --skill, the candidates are read now and the choice is made under the board
         // lock, so two sends at once both see each other's load.
         let route = match (&new.to, &new.skill) {
@@ -439,6 +475,7 @@ impl Session {
     /// Every transition of SPEC section 3 other than `send`.
     pub fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
         let actor = self.agent()?.to_string();
+        text::check_long(action.text_name(), action.text())?;
         if let Action::Reassign { to, .. } = &action {
             registry::require(&self.hub.home, to)?;
         }
@@ -610,6 +647,7 @@ impl Session {
         if text.trim().is_empty() {
             return Err(Error::invalid("note needs some words"));
         }
+        text::check_long("note", text)?;
         let record = ActivityRecord {
             at: self.now,
             project: self.project.id.clone(),
@@ -930,6 +968,7 @@ impl Session {
         if text.trim().is_empty() {
             return Err(Error::invalid("context --add needs some words"));
         }
+        text::check_long("note", text)?;
         project::update(&self.hub.home, &self.project.id, self.hub.lock, |slot| {
             let Some(project) = slot else {
                 return Err(Error::UnknownProject {

@@ -132,6 +132,19 @@ impl Action {
         }
     }
 
+    /// What the words of [`Action::text`] are called in an error about them.
+    pub fn text_name(&self) -> &'static str {
+        match self {
+            Action::Claim | Action::Release => "text",
+            Action::Ask { .. } => "question",
+            Action::Answer { .. } => "answer",
+            Action::Review { .. } | Action::Approve { .. } | Action::Reassign { .. } => "note",
+            Action::RequestChanges { .. } => "request",
+            Action::Done { .. } => "result",
+            Action::Fail { .. } | Action::Cancel { .. } => "reason",
+        }
+    }
+
     /// The flag that must carry words for this action, if any.
     fn required_text(&self) -> Option<&'static str> {
         match self {

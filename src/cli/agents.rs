@@ -6,6 +6,7 @@ use serde::Serialize;
 use baton::error::Error;
 use baton::registry::{self, AgentRecord};
 use baton::session::AgentMatrix;
+use baton::text::inline;
 use baton::time::{self, Timestamp};
 
 use super::{Context, output};
@@ -96,7 +97,8 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
                 for problem in &matrix.problems {
                     eprintln!(
                         "warning: agent {} left out: {}",
-                        problem.agent, problem.error
+                        inline(&problem.agent),
+                        inline(&problem.error.to_string())
                     );
                 }
                 if !matrix.problems.is_empty() {
@@ -123,7 +125,7 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
                 skills: args.skills,
             };
             let record = registry::update(home, &args.name, context.hub.lock, now, |record, _| {
-                profile.apply(record);
+                profile.apply(record)?;
                 if args.wake {
                     record.wake = Some(args.command);
                 }
@@ -218,7 +220,7 @@ fn matrix_table(matrix: &AgentMatrix, now: Timestamp) -> String {
             if row.skills.is_empty() {
                 "-".to_string()
             } else {
-                row.skills.join(",")
+                inline(&row.skills.join(",")).to_string()
             }
         })
         .collect();
@@ -251,9 +253,9 @@ fn matrix_table(matrix: &AgentMatrix, now: Timestamp) -> String {
             if row.wake { "yes" } else { "-" },
             skills,
             if row.strengths.is_empty() {
-                "-"
+                "-".to_string()
             } else {
-                &row.strengths
+                inline(&row.strengths).to_string()
             }
         ));
     }
@@ -262,27 +264,29 @@ fn matrix_table(matrix: &AgentMatrix, now: Timestamp) -> String {
 
 fn describe(record: &AgentRecord) -> String {
     let wake = match &record.wake {
-        Some(argv) if !argv.is_empty() => format!("{argv:?}"),
+        // Debug quotes each word and escapes control characters; `inline` escapes what it
+        // leaves (bidirectional overrides).
+        Some(argv) if !argv.is_empty() => inline(&format!("{argv:?}")).to_string(),
         _ => "none".to_string(),
     };
     format!(
         "{}\n  strengths: {}\n  skills:    {}\n  wake:      {}\n  clients:   {}\n  created:   {}\n  last seen: {}",
         record.name,
         if record.strengths.is_empty() {
-            "-"
+            "-".to_string()
         } else {
-            &record.strengths
+            inline(&record.strengths).to_string()
         },
         if record.skills.is_empty() {
             "-".to_string()
         } else {
-            record.skills.join(", ")
+            inline(&record.skills.join(", ")).to_string()
         },
         wake,
         if record.clients.is_empty() {
             "-".to_string()
         } else {
-            record.clients.join(", ")
+            inline(&record.clients.join(", ")).to_string()
         },
         record.created_at,
         record.last_seen

@@ -353,7 +353,7 @@ fn act(context: &Context, id: TaskId, action: Action) -> Result<(), Error> {
 fn finish_change(context: &Context, changed: &Changed) {
     output::emit(context.global.json, changed, render::changed);
     for warning in &changed.warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", baton::text::inline(warning));
     }
     super::wake::after_change(context, &changed.handovers, &changed.notifications);
 }
@@ -363,7 +363,7 @@ fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
     let records = session.log(Some(args.lines), args.since)?;
     for record in &records {
         if context.global.json {
-            output::line(&serde_json::to_string(record).unwrap_or_default());
+            output::line_exact(&serde_json::to_string(record).unwrap_or_default());
         } else {
             output::line(&render::activity_line(record));
         }
@@ -402,7 +402,7 @@ fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
                 continue;
             }
             if context.global.json {
-                output::line(line);
+                output::line_exact(line);
             } else if let Ok(record) = serde_json::from_str(line) {
                 output::line(&render::activity_line(&record));
             }

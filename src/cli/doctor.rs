@@ -177,7 +177,7 @@ fn describe(plan: &RestorePlan) -> String {
                     text,
                     "  {} {}: {}",
                     change.task,
-                    change.subject,
+                    baton::text::inline(&change.subject),
                     change.describe()
                 );
             }

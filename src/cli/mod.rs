@@ -25,6 +25,7 @@ use baton::session::{Hub, Request, Session};
 use baton::store::StoreError;
 use baton::store::lock::LockPolicy;
 use baton::store::paths::Home;
+use baton::text;
 
 const ABOUT: &str = "A task board on the local disk that coding agents and humans share";
 
@@ -173,10 +174,12 @@ pub fn main() -> i32 {
 
 /// Prints `error:` and, where there is one, `hint:`; returns the exit code.
 fn fail(error: &Error) -> i32 {
+    // An error can quote what was asked for (a name, a path, a task's words): it is shown
+    // on one line with every control character escaped, like all participants' text.
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "error: {error}");
+    let _ = writeln!(stderr, "error: {}", text::inline(&error.to_string()));
     if let Some(hint) = error.hint() {
-        let _ = writeln!(stderr, "hint: {hint}");
+        let _ = writeln!(stderr, "hint: {}", text::inline(&hint));
     }
     exit_code(error)
 }

@@ -6,9 +6,10 @@ use clap::{Args, Subcommand};
 
 use baton::error::Error;
 use baton::project::{self, Project};
+use baton::text::inline;
 use baton::time;
 
-use super::{Context, current_dir, output};
+use super::{Context, current_dir, output, render};
 
 #[derive(Debug, Subcommand)]
 pub enum ProjectCommand {
@@ -64,11 +65,14 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
                 format!(
                     "created project {} bound to {}",
                     project.id,
-                    project
-                        .workspace
-                        .as_deref()
-                        .unwrap_or(std::path::Path::new("-"))
-                        .display()
+                    inline(
+                        &project
+                            .workspace
+                            .as_deref()
+                            .unwrap_or(std::path::Path::new("-"))
+                            .display()
+                            .to_string()
+                    )
                 )
             });
         }
@@ -87,7 +91,8 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
             output::emit(as_json, &session.project, |project| {
                 let mut text = summary(project);
                 if let Some(goal) = &project.goal {
-                    text.push_str(&format!("\n  goal: {goal}"));
+                    text.push_str(&format!("\n  goal:{}", render::words(goal, "    | ")));
+                    text.pop();
                 }
                 text.push_str(&format!(
                     "\n  coordinator: {}\n  lease: {} minutes, wake: {}",
@@ -108,7 +113,7 @@ fn summary(project: &Project) -> String {
         project.id,
         project.workspace.as_ref().map_or_else(
             || "(any directory)".to_string(),
-            |dir| dir.display().to_string()
+            |dir| inline(&dir.display().to_string()).to_string()
         )
     )
 }
@@ -128,9 +133,15 @@ pub fn context(context: &Context, args: ContextArgs) -> Result<i32, Error> {
         }
         notes
             .iter()
-            .map(|note| format!("{} {}: {}", note.at, note.by, note.text))
-            .collect::<Vec<_>>()
-            .join("\n")
+            .map(|note| {
+                format!(
+                    "{} {}:{}",
+                    note.at,
+                    note.by,
+                    render::words(&note.text, "  | ")
+                )
+            })
+            .collect::<String>()
     });
     Ok(0)
 }

@@ -8,13 +8,14 @@ use baton::activity::ActivityRecord;
 use baton::board::inbox::Reason;
 use baton::mail::{Mail, Message, MessageType, Sent};
 use baton::session::{Archived, Changed, Inbox, TaskView};
+use baton::text::{framed, inline};
 use baton::time::{self, Timestamp};
 
 /// One line saying what a change did, plus who now has the task.
 pub fn changed(changed: &Changed) -> String {
     let view = &changed.task;
     let task = &view.task;
-    let mut text = format!("{} {}: {}", task.id, task.status, task.subject);
+    let mut text = format!("{} {}: {}", task.id, task.status, inline(&task.subject));
     match (&view.turn, view.reason) {
         (Some(owner), Some(reason)) => {
             let _ = write!(text, "\n  now in {owner}'s inbox ({})", reason.what_to_do());
@@ -42,9 +43,10 @@ pub fn changed(changed: &Changed) -> String {
     if let Some(skill) = &changed.routed_by_skill {
         let _ = write!(
             text,
-            "\n  chose {} for skill `{skill}` (fewest open tasks, then most recently seen); \
+            "\n  chose {} for skill `{}` (fewest open tasks, then most recently seen); \
              pass --to NAME to choose yourself",
-            task.to
+            task.to,
+            inline(skill)
         );
     }
     text
@@ -118,7 +120,7 @@ pub fn board_table(project: &str, views: &[TaskView], now: Timestamp) -> String 
             task.priority.as_str(),
             who,
             time::age(task.created_at, now),
-            task.subject,
+            inline(&task.subject),
             marks(view, now)
         );
     }
@@ -128,7 +130,12 @@ pub fn board_table(project: &str, views: &[TaskView], now: Timestamp) -> String 
 /// One task in full, with its thread.
 pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
     let task = &view.task;
-    let mut text = format!("{} {}{}\n", task.id, task.subject, marks(view, now));
+    let mut text = format!(
+        "{} {}{}\n",
+        task.id,
+        inline(&task.subject),
+        marks(view, now)
+    );
     let _ = writeln!(
         text,
         "  status:   {} ({} priority)",
@@ -148,7 +155,7 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
         let _ = writeln!(text, "  after:    {}", ids(&task.after));
     }
     if !task.files.is_empty() {
-        let _ = writeln!(text, "  files:    {}", task.files.join(", "));
+        let _ = writeln!(text, "  files:    {}", files(&task.files));
     }
     if task.review {
         let _ = writeln!(text, "  review:   required");
@@ -160,37 +167,48 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
         time::age(task.created_at, now)
     );
     if let Some(result) = &task.result {
-        let _ = writeln!(text, "  result:   {result}");
+        let _ = write!(text, "  result:{}", words(result, "    | "));
     }
     if !task.body.is_empty() {
-        let _ = writeln!(text, "\n{}", indent(&task.body, "  "));
+        let _ = write!(text, "\n{}", framed(&task.body, "  | "));
     }
     if !task.thread.is_empty() {
         let _ = writeln!(text, "\nthread:");
         for entry in &task.thread {
-            let words = if entry.text.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", entry.text)
-            };
-            let _ = writeln!(
+            let _ = write!(
                 text,
                 "  {} {} {}{}",
                 entry.at,
                 entry.by,
                 entry.kind.as_str().replace('_', " "),
-                words
+                if entry.text.is_empty() {
+                    "\n".to_string()
+                } else {
+                    format!(":{}", words(&entry.text, "    | "))
+                }
             );
         }
     }
     text
 }
 
-fn indent(text: &str, prefix: &str) -> String {
-    text.lines()
-        .map(|line| format!("{prefix}{line}"))
+/// A list of file names, each on the line it is shown on.
+pub fn files(files: &[String]) -> String {
+    files
+        .iter()
+        .map(|file| inline(file).to_string())
         .collect::<Vec<_>>()
-        .join("\n")
+        .join(", ")
+}
+
+/// Words after a label: one line goes on the label's line (after a space); more go on the
+/// lines below, each behind `frame`. Ends with a newline.
+pub fn words(text: &str, frame: &str) -> String {
+    if baton::text::is_multiline(text) {
+        format!("\n{}", framed(text, frame))
+    } else {
+        format!(" {}\n", inline(text))
+    }
 }
 
 /// The inbox, written out a task at a time (it can run to thousands).
@@ -210,7 +228,7 @@ pub fn inbox(out: &mut dyn io::Write, inbox: &Inbox, now: Timestamp) -> io::Resu
         waiting(inbox)
     )?;
     for entry in &inbox.tasks {
-        out.write_all(entry.describe(now).as_bytes())?;
+        out.write_all(entry.describe(now, None).as_bytes())?;
         out.write_all(b"\n")?;
     }
     if !inbox.messages.is_empty() {
@@ -251,10 +269,15 @@ pub fn message_entry(message: &Message, now: Timestamp) -> String {
     }
     let body = message.body.trim();
     if message.summary.is_empty() || message.summary == body {
-        let _ = writeln!(text, ": {body}");
+        text.push(':');
+        text.push_str(&words(body, "    | "));
     } else {
-        let _ = writeln!(text, ": {}", message.summary);
-        let _ = writeln!(text, "{}", indent(body, "    | "));
+        let _ = write!(
+            text,
+            ": {}\n{}",
+            inline(&message.summary),
+            framed(body, "    | ")
+        );
     }
     text
 }
@@ -351,7 +374,7 @@ pub fn activity_line(record: &ActivityRecord) -> String {
         _ => {}
     }
     if let Some(words) = &record.text {
-        let _ = write!(text, ": {words}");
+        let _ = write!(text, ": {}", inline(words));
     }
     text
 }

@@ -67,13 +67,15 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
             let views = now_session.list(&filter)?;
             if context.global.json {
                 // One line per change: a stream a script can read line by line.
-                output::line(&serde_json::to_string(&views).unwrap_or_default());
+                output::line_exact(&serde_json::to_string(&views).unwrap_or_default());
             } else {
                 let table = render::board_table(&session.project.id, &views, now_session.now);
                 if is_terminal {
-                    // Home the cursor and clear the screen, then draw.
+                    // Home the cursor and clear the screen (baton's own sequence, the one
+                    // escape written raw), then draw the board with everything in it escaped.
+                    output::print_exact("\x1b[H\x1b[2J");
                     output::print(&format!(
-                        "\x1b[H\x1b[2Jbaton watch · {} · Ctrl-C to stop\n\n{}\n",
+                        "baton watch · {} · Ctrl-C to stop\n\n{}\n",
                         now_session.now,
                         table.trim_end()
                     ));

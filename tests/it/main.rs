@@ -14,4 +14,5 @@ mod mail;
 mod mcp;
 mod projects;
 mod setup;
+mod untrusted;
 mod wake;

@@ -1,0 +1,275 @@
+//! Text from participants, checked on the way in and made safe on the way out (SPEC
+//! section 10).
+//!
+//! Whatever an agent writes is read by other agents (in hook context, in their inbox) and by
+//! humans (in a terminal, in a notification). Two rules keep that text from doing anything
+//! but being read:
+//! - On the way in, one-line fields refuse control characters and long text has a size cap
+//!   ([`check_line`], [`check_long`]); what is accepted is kept exactly.
+//! - On the way out, every human-readable rendering goes through [`inline`] or [`framed`]:
+//!   control characters and bidirectional overrides become visible escapes (`\u{1b}`), and
+//!   the lines of multi-line text sit behind a prefix, so none can pass for baton's own.
+//!   [`escape_controls`] is the last line of defence on whole outputs.
+
+use std::fmt::{self, Write};
+
+use crate::error::{Error, Result};
+
+/// The most a multi-line field (a body, a result, a message) may hold, in bytes.
+pub const LONG_TEXT_LIMIT: usize = 256 * 1024;
+
+/// Whether `c` is shown as an escape wherever it appears: control characters (C0, DEL, C1),
+/// bidirectional embeddings, overrides and isolates (which reorder what a reader sees),
+/// and the Unicode line and paragraph separators (which some readers take as line breaks).
+/// Newline and tab are included: [`framed`] lets those two through itself.
+pub fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}'
+        )
+}
+
+/// `text` on one line: every character [`is_hidden`] says is written as `\u{…}`, newlines
+/// included, so it can neither move the cursor nor start a line of its own.
+pub fn inline(text: &str) -> Inline<'_> {
+    Inline(text)
+}
+
+/// See [`inline`].
+#[derive(Debug, Clone, Copy)]
+pub struct Inline<'a>(&'a str);
+
+impl fmt::Display for Inline<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_escaped(out, self.0, |_| false)
+    }
+}
+
+/// Writes `text` with every hidden character escaped but those `keep` lets through.
+fn write_escaped(out: &mut impl Write, text: &str, keep: impl Fn(char) -> bool) -> fmt::Result {
+    let mut rest = text;
+    while let Some(at) = rest.find(|c: char| is_hidden(c) && !keep(c)) {
+        out.write_str(&rest[..at])?;
+        // `find` matched a character at `at`, so there is one.
+        let c = rest[at..].chars().next().unwrap_or_default();
+        write!(out, "\\u{{{:x}}}", u32::from(c))?;
+        rest = &rest[at + c.len_utf8()..];
+    }
+    out.write_str(rest)
+}
+
+/// Multi-line `text`, each of its lines written as `prefix` followed by the line, with
+/// hidden characters escaped but tabs. Lines end with `\n` (the last one too); a carriage
+/// return is escaped, so it cannot rewrite the prefix. Empty text writes nothing.
+pub fn framed<'a>(text: &'a str, prefix: &'a str) -> Framed<'a> {
+    Framed { text, prefix }
+}
+
+/// See [`framed`].
+#[derive(Debug, Clone, Copy)]
+pub struct Framed<'a> {
+    text: &'a str,
+    prefix: &'a str,
+}
+
+impl fmt::Display for Framed<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.text.is_empty() {
+            return Ok(());
+        }
+        let text = self.text.strip_suffix('\n').unwrap_or(self.text);
+        for line in text.split('\n') {
+            out.write_str(self.prefix)?;
+            write_escaped(out, line, |c| c == '\t')?;
+            out.write_char('\n')?;
+        }
+        Ok(())
+    }
+}
+
+/// `text` with every hidden character escaped but newlines and tabs: for whole outputs
+/// whose line structure is baton's own, as a last guard against raw control characters.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let keep = |c: char| c == '\n' || c == '\t';
+    if !text.chars().any(|c| is_hidden(c) && !keep(c)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    // Writing to a String cannot fail.
+    let _ = write_escaped(&mut out, text, keep);
+    std::borrow::Cow::Owned(out)
+}
+
+/// At most `limit` characters of `text`, and how many were left out.
+pub fn cut(text: &str, limit: usize) -> (&str, usize) {
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => (&text[..at], text[at..].chars().count()),
+        None => (text, 0),
+    }
+}
+
+/// Whether `text` holds more than one line (or a carriage return, which acts like one).
+pub fn is_multiline(text: &str) -> bool {
+    text.contains(['\n', '\r'])
+}
+
+/// Refuses a one-line field (`subject`, a file name, a skill, a summary) holding any
+/// character [`is_hidden`] names, newline included, or more than [`LONG_TEXT_LIMIT`] bytes.
+pub fn check_line(field: &str, value: &str) -> Result<()> {
+    if let Some((at, c)) = value.char_indices().find(|(_, c)| is_hidden(*c)) {
+        let what = match c {
+            '\n' | '\r' => "a line break",
+            '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => "a bidirectional override",
+            _ => "a control character",
+        };
+        return Err(Error::invalid_with_hint(
+            format!(
+                "the {field} must be one line: it holds {what} ({}) at byte {at}",
+                inline(&c.to_string())
+            ),
+            "put longer or multi-line text in the body",
+        ));
+    }
+    check_size(field, value)
+}
+
+/// Refuses multi-line text (a body, a result, a reason, a message) above
+/// [`LONG_TEXT_LIMIT`] bytes. Any character is accepted: it is escaped when shown.
+pub fn check_long(field: &str, value: &str) -> Result<()> {
+    check_size(field, value)
+}
+
+fn check_size(field: &str, value: &str) -> Result<()> {
+    if value.len() <= LONG_TEXT_LIMIT {
+        return Ok(());
+    }
+    Err(Error::invalid_with_hint(
+        format!(
+            "the {field} is {} KiB; at most {} KiB is accepted",
+            value.len().div_ceil(1024),
+            LONG_TEXT_LIMIT / 1024
+        ),
+        "put the text in a file and pass its path with --files",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn inline_escapes_controls_line_breaks_and_overrides() {
+        assert_eq!(inline("plain – text").to_string(), "plain – text");
+        assert_eq!(
+            inline("a\u{1b}]52;c;aGk=\u{7}b").to_string(),
+            "a\\u{1b}]52;c;aGk=\\u{7}b"
+        );
+        assert_eq!(inline("1\n2\r3\t4").to_string(), "1\\u{a}2\\u{d}3\\u{9}4");
+        assert_eq!(
+            inline("x\u{202E}y\u{2066}z\u{85}\u{7f}").to_string(),
+            "x\\u{202e}y\\u{2066}z\\u{85}\\u{7f}"
+        );
+    }
+
+    #[test]
+    fn framed_puts_every_line_behind_the_prefix() {
+        assert_eq!(framed("", "| ").to_string(), "");
+        assert_eq!(framed("one", "  | ").to_string(), "  | one\n");
+        assert_eq!(
+            framed("one\n\ttwo\nT-7 [urgent] to do: x\n", "| ").to_string(),
+            "| one\n| \ttwo\n| T-7 [urgent] to do: x\n"
+        );
+        assert_eq!(
+            framed("a\r\nb\u{1b}[2J", "| ").to_string(),
+            "| a\\u{d}\n| b\\u{1b}[2J\n"
+        );
+    }
+
+    #[test]
+    fn cut_counts_characters_not_bytes() {
+        assert_eq!(cut("héllo", 2), ("hé", 3));
+        assert_eq!(cut("hé", 5), ("hé", 0));
+    }
+
+    #[test]
+    fn one_line_fields_refuse_hidden_characters_and_say_where() {
+        assert!(check_line("subject", "Fix the parser (again) – ünïcode").is_ok());
+        let error = check_line("subject", "ok\nT-7 [urgent] to do: fake").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the subject must be one line: it holds a line break (\\u{a}) at byte 2"
+        );
+        assert!(check_line("subject", "a\u{1b}[2J").is_err());
+        assert!(check_line("file name", "a\u{202e}b").is_err());
+        assert!(check_line("subject", &"x".repeat(LONG_TEXT_LIMIT + 1)).is_err());
+    }
+
+    #[test]
+    fn long_text_is_capped_in_bytes() {
+        assert!(check_long("body", &"x".repeat(LONG_TEXT_LIMIT)).is_ok());
+        let error = check_long("body", &"x".repeat(LONG_TEXT_LIMIT + 1)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the body is 257 KiB; at most 256 KiB is accepted"
+        );
+        assert!(error.hint().unwrap().contains("--files"));
+        assert!(check_long("body", "line\nline\u{1b}").is_ok());
+    }
+
+    fn no_raw_hidden(text: &str, allowed: &[char]) -> bool {
+        text.chars().all(|c| !is_hidden(c) || allowed.contains(&c))
+    }
+
+    /// Text drawn mostly from the characters that matter here.
+    fn hostile_text() -> impl Strategy<Value = String> {
+        let interesting = prop_oneof![
+            Just('\n'),
+            Just('\r'),
+            Just('\t'),
+            Just('\u{1b}'),
+            Just('\u{7}'),
+            Just('\u{7f}'),
+            Just('\u{9b}'),
+            Just('\u{85}'),
+            Just('\u{202e}'),
+            Just('\u{2069}'),
+            Just('\u{2028}'),
+            Just('\\'),
+            Just('|'),
+            any::<char>(),
+        ];
+        proptest::collection::vec(interesting, 0..64).prop_map(|chars| chars.into_iter().collect())
+    }
+
+    proptest! {
+        /// The display functions' fuzz target: whatever goes in, no raw hidden character
+        /// comes out (but the newlines and tabs `framed` keeps), an inline rendering is one
+        /// line, every framed line starts with the prefix, and text with nothing hidden is
+        /// shown as it is.
+        #[test]
+        fn nothing_hidden_comes_out_raw(text in hostile_text()) {
+            let one = inline(&text).to_string();
+            prop_assert!(no_raw_hidden(&one, &[]));
+            prop_assert!(!one.contains('\n'));
+            let block = framed(&text, "  | ").to_string();
+            prop_assert!(no_raw_hidden(&block, &['\n', '\t']));
+            for line in block.lines() {
+                prop_assert!(line.starts_with("  | "));
+            }
+            prop_assert!(no_raw_hidden(&escape_controls(&text), &['\n', '\t']));
+            if !text.chars().any(is_hidden) {
+                prop_assert_eq!(&one, &text);
+            }
+        }
+
+        #[test]
+        fn arbitrary_strings_too(text in any::<String>()) {
+            prop_assert!(no_raw_hidden(&inline(&text).to_string(), &[]));
+            prop_assert!(no_raw_hidden(&framed(&text, "| ").to_string(), &['\n', '\t']));
+            let (kept, left) = cut(&text, 7);
+            prop_assert_eq!(kept.chars().count() + left, text.chars().count());
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! The process edges: a hook that must answer in time whatever its stdin and its locks do.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::TestEnv;
+
+/// Long enough for a loaded machine; a process that hangs is killed at it and fails.
+const WATCHDOG: Duration = Duration::from_secs(10);
+
+/// A finished process, stdout and stderr in full.
+struct Finished {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Waits for `child` to exit, killing it and failing the test if it runs past the watchdog.
+/// `stdin` stays open (when given) until the child has exited: the client kept it open.
+#[track_caller]
+fn finish(mut child: Child, stdin: Option<ChildStdin>) -> Finished {
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > WATCHDOG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the process still ran after {WATCHDOG:?}: it hangs");
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Finished {
+        code: status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+    }
+}
+
+/// Holds the exclusive lock on `path` as another baton process would, until dropped.
+struct HeldLock(File);
+
+impl HeldLock {
+    fn on(path: &Path) -> HeldLock {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .unwrap();
+        fs4::FileExt::lock(&file).unwrap();
+        HeldLock(file)
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        let _ = fs4::FileExt::unlock(&self.0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Hooks
+
+const NOW: &str = "2026-11-29T12:00:00.000Z";
+
+/// A hub where codex has T-1 from claude to act on and one unread message from claude.
+fn codex_has_work() -> TestEnv {
+    let env = TestEnv::new();
+    for agent in ["claude", "codex"] {
+        env.run_env(agent, &["whoami"], &[("BATON_NOW", NOW)]).ok();
+    }
+    env.run_env(
+        "claude",
+        &["send", "--to", "codex", "--subject", "Fix the lexer"],
+        &[("BATON_NOW", NOW)],
+    )
+    .ok();
+    env.run_env(
+        "claude",
+        &["msg", "--to", "codex", "the benchmarks are in bench/"],
+        &[("BATON_NOW", NOW)],
+    )
+    .ok();
+    env
+}
+
+/// `baton hook ARGS…` as codex's client starts it: stdin a pipe the test controls.
+fn start_hook(env: &TestEnv, args: &[&str], now: &str) -> (Child, ChildStdin) {
+    let mut child = env
+        .command(env.root.path())
+        .env("BATON_AGENT", "codex")
+        .env("BATON_NOW", now)
+        // As long as a user may set it: the hook must not wait this long for any lock.
+        .env("BATON_LOCK_TIMEOUT", "60")
+        .arg("hook")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the hook runs");
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
+/// Runs a hook whose client writes `input` and then keeps stdin open until the hook exits.
+fn hook_with_open_stdin(env: &TestEnv, args: &[&str], input: &str, now: &str) -> Finished {
+    let (child, mut stdin) = start_hook(env, args, now);
+    stdin.write_all(input.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    finish(child, Some(stdin))
+}
+
+/// Runs a hook whose client writes `input` and closes stdin.
+fn hook_with_input(env: &TestEnv, args: &[&str], input: &str, now: &str) -> Finished {
+    let (child, mut stdin) = start_hook(env, args, now);
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    finish(child, None)
+}
+
+fn client_input(env: &TestEnv) -> String {
+    json!({
+        "session_id": "s-1",
+        "cwd": env.work(),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "carry on",
+    })
+    .to_string()
+}
+
+/// The context a prompt hook added, from Claude Code's answer shape.
+#[track_caller]
+fn added_context(run: &Finished) -> String {
+    assert_eq!(run.code, 0, "a hook exits 0\nstderr: {}", run.stderr);
+    let answer: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|error| panic!("not JSON ({error}): {:?}", run.stdout));
+    answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no context in {answer}"))
+        .to_string()
+}
+
+fn unread_messages(env: &TestEnv) -> Vec<String> {
+    let inbox = env.run("codex", &["--json", "inbox", "--peek"]).json();
+    inbox["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["body"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_hook_with_an_unknown_event_or_client_exits_0_without_reading_stdin() {
+    let env = codex_has_work();
+    for args in [
+        &["bogus", "--client", "claude"][..],
+        &["prompt", "--client", "vim"],
+        &["prompt"],
+    ] {
+        // Nothing is ever written and stdin never closes: a hook that reads it hangs.
+        let (child, stdin) = start_hook(&env, args, NOW);
+        let run = finish(child, Some(stdin));
+        assert_eq!(
+            run.code, 0,
+            "{args:?}: a hook always exits 0: {}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "", "{args:?}: nothing for the client to parse");
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    }
+    let (child, stdin) = start_hook(&env, &["Stop", "--client", "VIM"], NOW);
+    let run = finish(child, Some(stdin));
+    assert!(
+        run.stderr.contains("unknown hook client \"VIM\""),
+        "{}",
+        run.stderr
+    );
+    let (child, stdin) = start_hook(&env, &["bogus", "--client", "claude"], NOW);
+    let run = finish(child, Some(stdin));
+    assert!(
+        run.stderr.contains("unknown hook event \"bogus\""),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_hook_answers_when_the_client_keeps_stdin_open() {
+    let env = codex_has_work();
+    // The client's whole JSON, then nothing more and no end of input.
+    let run = hook_with_open_stdin(
+        &env,
+        &["prompt", "--client", "claude"],
+        &client_input(&env),
+        NOW,
+    );
+    let context = added_context(&run);
+    assert!(context.contains("T-1"), "{context}");
+    assert!(context.contains("Fix the lexer"), "{context}");
+
+    // Half a JSON object and no end: the hook answers from its own directory after a moment.
+    let run = hook_with_open_stdin(&env, &["stop", "--client", "claude"], "{\"cwd\": ", NOW);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let answer: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(answer["decision"], "block", "{answer}");
+}
+
+#[test]
+fn a_prompt_hook_with_the_mail_lock_held_shows_the_inbox_and_leaves_the_mail_unread() {
+    let env = codex_has_work();
+    let _held = HeldLock::on(&env.project_dir("default").join("mail.lock"));
+    let run = hook_with_input(
+        &env,
+        &["prompt", "--client", "claude"],
+        &client_input(&env),
+        NOW,
+    );
+    let context = added_context(&run);
+    assert!(context.contains("T-1"), "{context}");
+    assert!(context.contains("Fix the lexer"), "{context}");
+    assert!(
+        context.contains("the benchmarks are in bench/"),
+        "{context}"
+    );
+    assert_eq!(
+        unread_messages(&env),
+        ["the benchmarks are in bench/"],
+        "not marked read: the hook could not take the mail lock"
+    );
+}
+
+#[test]
+fn hooks_with_the_board_lock_held_show_the_inbox_and_renew_no_lease() {
+    let env = codex_has_work();
+    env.run_env(
+        "claude",
+        &["send", "--to", "codex", "--subject", "Port the parser"],
+        &[("BATON_NOW", NOW)],
+    )
+    .ok();
+    env.run_env("codex", &["claim", "2"], &[("BATON_NOW", NOW)])
+        .ok();
+    let lease = env.board("default")["tasks"][1]["lease_expires_at"].clone();
+    assert!(lease.is_string(), "claimed: {lease}");
+    // Twenty minutes on, less than half of the 30-minute lease is left: due for renewal,
+    // which is a write under the board lock.
+    let later = "2026-11-29T12:20:00.000Z";
+    let _held = HeldLock::on(&env.project_dir("default").join("board.lock"));
+
+    let run = hook_with_input(
+        &env,
+        &["prompt", "--client", "claude"],
+        &client_input(&env),
+        later,
+    );
+    let context = added_context(&run);
+    assert!(context.contains("T-1"), "{context}");
+    assert!(context.contains("Fix the lexer"), "{context}");
+    assert!(
+        context.contains("the benchmarks are in bench/"),
+        "{context}"
+    );
+
+    let run = hook_with_input(
+        &env,
+        &["stop", "--client", "claude"],
+        &client_input(&env),
+        later,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let answer: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert!(
+        answer["reason"].as_str().unwrap().contains("T-1"),
+        "{answer}"
+    );
+
+    assert_eq!(
+        env.board("default")["tasks"][1]["lease_expires_at"],
+        lease,
+        "the lease was not renewed: the board lock was busy"
+    );
+}

@@ -1,6 +1,7 @@
-//! The process edges: a hook that must answer in time whatever its stdin and its locks do.
+//! The process edges: a hook that must answer in time whatever its stdin and its locks do,
+//! and a setup uninstall that gives a file back byte for byte.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Stdio};
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::TestEnv;
+use crate::setup::Machine;
 
 /// Long enough for a loaded machine; a process that hangs is killed at it and fails.
 const WATCHDOG: Duration = Duration::from_secs(10);
@@ -307,4 +309,69 @@ fn hooks_with_the_board_lock_held_show_the_inbox_and_renew_no_lease() {
         lease,
         "the lease was not renewed: the board lock was busy"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// setup --uninstall
+
+/// Compact, hand-made files of each format setup edits, none ending the way setup would.
+fn compact_user_files(machine: &Machine) -> Vec<(std::path::PathBuf, &'static str)> {
+    vec![
+        (machine.user().join(".gemini/settings.json"), "{\"a\":1}"),
+        (machine.user().join(".claude/settings.json"), "{\"a\":1}\n"),
+        (
+            machine.user().join(".claude.json"),
+            "{\"numStartups\":3,\"mcpServers\":{\"other\":{\"command\":\"x\"}}}",
+        ),
+        (
+            machine.xdg_config().join("opencode/opencode.json"),
+            "// mine\n{\"x\":[1,2],/* keep */\"z\":true,}",
+        ),
+        (
+            machine.codex_home().join("config.toml"),
+            "model = \"o3\"\n[x]\na=1",
+        ),
+        (machine.codex_home().join("hooks.json"), "{\"hooks\":{}}"),
+    ]
+}
+
+#[test]
+fn setup_then_uninstall_gives_compact_files_back_byte_for_byte() {
+    let machine = Machine::new();
+    for (path, text) in compact_user_files(&machine) {
+        machine.write(&path, text);
+    }
+    let original = machine.files();
+    machine
+        .setup(&["--client", "claude,codex,gemini,opencode"])
+        .ok();
+    let gemini = machine.user().join(".gemini/settings.json");
+    assert_ne!(fs::read_to_string(&gemini).unwrap(), "{\"a\":1}");
+    // Setup creates files of its own too (the skill, GEMINI.md, AGENTS.md…): all go.
+    assert!(machine.files().len() > original.len());
+
+    machine.setup(&["--uninstall"]).ok();
+    assert_eq!(fs::read_to_string(&gemini).unwrap(), "{\"a\":1}");
+    assert_eq!(
+        machine.files_without_backups(),
+        original,
+        "uninstall left something different"
+    );
+}
+
+#[test]
+fn uninstall_keeps_what_the_user_changed_after_setup() {
+    let machine = Machine::new();
+    let gemini = machine.user().join(".gemini/settings.json");
+    machine.write(&gemini, "{\"a\":1}");
+    machine.setup(&["--client", "gemini"]).ok();
+    let wired = fs::read_to_string(&gemini).unwrap();
+    let edited = wired.replacen("\"a\":1", "\"a\":2", 1);
+    assert_ne!(edited, wired);
+    fs::write(&gemini, &edited).unwrap();
+
+    machine.setup(&["--uninstall"]).ok();
+    let after = fs::read_to_string(&gemini).unwrap();
+    let value: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(value, json!({"a": 2}), "the user's change stays: {after}");
 }

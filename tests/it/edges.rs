@@ -1,10 +1,12 @@
-//! The process edges: a hook that must answer in time whatever its stdin and its locks do,
-//! and a setup uninstall that gives a file back byte for byte.
+//! The process edges: what `baton mcp` answers to lines that are not one JSON-RPC message,
+//! a hook that must answer in time whatever its stdin and its locks do, and a setup
+//! uninstall that gives a file back byte for byte.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -42,18 +44,13 @@ fn finish(mut child: Child, stdin: Option<ChildStdin>) -> Finished {
     drop(stdin);
     let mut stdout = String::new();
     let mut stderr = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    // Either may have been taken already, by a reader of the answers as they come.
+    if let Some(mut pipe) = child.stdout.take() {
+        pipe.read_to_string(&mut stdout).unwrap();
+    }
+    if let Some(mut pipe) = child.stderr.take() {
+        pipe.read_to_string(&mut stderr).unwrap();
+    }
     Finished {
         code: status.code().unwrap_or(-1),
         stdout,
@@ -82,6 +79,195 @@ impl Drop for HeldLock {
     fn drop(&mut self) {
         let _ = fs4::FileExt::unlock(&self.0);
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// baton mcp
+
+/// `baton --as codex mcp` spoken to in raw lines, as a client library would not.
+struct RawMcp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl RawMcp {
+    fn start(env: &TestEnv) -> RawMcp {
+        let mut child = env
+            .command(&env.work())
+            .args(["--as", "codex", "mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("baton mcp starts");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        RawMcp {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).expect("the server reads stdin");
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_bytes(format!("{message}\n").as_bytes());
+    }
+
+    /// The next line from the server, as JSON. A server that stays silent fails the test
+    /// at the watchdog: its client would hang.
+    #[track_caller]
+    fn receive(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(WATCHDOG)
+            .expect("an answer: silence leaves the client hanging");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|error| panic!("stdout carries only JSON-RPC ({error}): {line}"))
+    }
+
+    /// A `ping` is answered: the server still serves.
+    #[track_caller]
+    fn still_serves(&mut self, id: u64) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+        assert_eq!(
+            self.receive(),
+            json!({"jsonrpc": "2.0", "id": id, "result": {}})
+        );
+    }
+
+    /// Closes stdin; the server must end, with exit 0.
+    #[track_caller]
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let run = finish(self.child, None);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+}
+
+/// An error answer with `code` and an `id` that is present and null.
+#[track_caller]
+fn assert_error_with_null_id(answer: &Value, code: i64) {
+    assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+    assert_eq!(answer["error"]["code"], code, "{answer}");
+    assert_eq!(answer.get("id"), Some(&Value::Null), "{answer}");
+}
+
+#[test]
+fn mcp_answers_a_line_that_is_not_json_with_a_parse_error() {
+    let env = TestEnv::new();
+    let mut server = RawMcp::start(&env);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "edges", "version": "1"},
+        },
+    }));
+    assert_eq!(server.receive()["id"], 1);
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    for garbage in [
+        &b"{not json\n"[..],
+        b"{\"jsonrpc\": \"2.0\", \"id\": 2,\n",
+        b"\xff\xfe\n",
+    ] {
+        server.send_bytes(garbage);
+        let answer = server.receive();
+        assert_error_with_null_id(&answer, -32700);
+    }
+    server.still_serves(3);
+    // JSON that is not a message keeps the id it gave, so its requester hears back.
+    server.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": 5}));
+    let answer = server.receive();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(answer["id"], 4, "{answer}");
+    server.still_serves(5);
+    server.finish();
+}
+
+#[test]
+fn mcp_answers_a_batch_with_an_error_for_each_request() {
+    let env = TestEnv::new();
+    let mut server = RawMcp::start(&env);
+    server.send(json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "two", "method": "tools/list"},
+    ]));
+    let answer = server.receive();
+    let answers = answer.as_array().unwrap_or_else(|| panic!("{answer}"));
+    let ids: Vec<&Value> = answers.iter().map(|answer| &answer["id"]).collect();
+    assert_eq!(ids, [&json!(1), &json!("two")], "{answer}");
+    for answer in answers {
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("batches are not supported"), "{message}");
+    }
+    // A batch with no request in it is not passed over in silence either.
+    server.send(json!([]));
+    assert_error_with_null_id(&server.receive(), -32600);
+    server.still_serves(3);
+    server.finish();
+}
+
+#[test]
+fn mcp_answers_an_over_long_line_and_serves_the_next() {
+    let env = TestEnv::new();
+    let mut server = RawMcp::start(&env);
+    server.still_serves(1);
+    // A `send` whose body alone passes 4 MiB, in one line.
+    let body = "x".repeat(5 * 1024 * 1024);
+    server.send(json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "send", "arguments": {"to": "codex", "subject": "big", "body": body}},
+    }));
+    let answer = server.receive();
+    assert_error_with_null_id(&answer, -32600);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("longer than 4 MiB"), "{message}");
+    server.still_serves(3);
+    // The same again without its newline, then the end of input: the server still ends.
+    server.send_bytes(&vec![b' '; 5 * 1024 * 1024]);
+    assert_error_with_null_id(&server.receive(), -32600);
+    server.finish();
+    let inbox = env.run("codex", &["--json", "inbox", "--peek"]).json();
+    assert_eq!(
+        inbox["tasks"],
+        json!([]),
+        "the over-long send was not carried out"
+    );
+}
+
+#[test]
+fn mcp_with_a_project_that_does_not_exist_refuses_to_start() {
+    let env = TestEnv::new();
+    let run = env.run("codex", &["--project", "nope", "mcp"]);
+    let stderr = run.fails(1);
+    assert!(run.stdout.is_empty(), "stdout is for protocol frames only");
+    assert!(
+        stderr.starts_with("error: project nope does not exist"),
+        "{stderr}"
+    );
+    // `default` comes into being on first use, as everywhere: the server starts (and ends
+    // at once, its stdin being empty).
+    env.run("codex", &["--project", "default", "mcp"]).ok();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -119,7 +119,7 @@ fn answer(
         return Ok(Answer::Nothing);
     }
     let cwd = input.cwd.as_deref().filter(|cwd| cwd.is_dir());
-    let session = Session::open(
+    let session = Session::open_unless_busy(
         hub,
         Request {
             agent,

@@ -237,6 +237,17 @@ impl Session {
     /// Resolves the project, checks names and workspace access, and records the identity
     /// (registering it on first sight, refreshing its leases and last-seen).
     pub fn open(hub: Hub, request: Request<'_>) -> Result<Session> {
+        Session::open_with(hub, request, WhenBusy::Fail)
+    }
+
+    /// What the hooks open: [`Session::open`], except that a registry lock still busy when
+    /// the hub's lock policy gives up skips the heartbeat (the next look refreshes it)
+    /// rather than failing.
+    pub fn open_unless_busy(hub: Hub, request: Request<'_>) -> Result<Session> {
+        Session::open_with(hub, request, WhenBusy::ShowUnmarked)
+    }
+
+    fn open_with(hub: Hub, request: Request<'_>, when_busy: WhenBusy) -> Result<Session> {
         let now = time::now();
         if let Some(agent) = request.agent {
             names::check(NameKind::Agent, agent)?;
@@ -253,7 +264,10 @@ impl Session {
             now,
         };
         if let Some(agent) = &session.agent {
-            registry::heartbeat(&session.hub.home, agent, session.hub.lock, now)?;
+            match registry::heartbeat(&session.hub.home, agent, session.hub.lock, now) {
+                Err(error) if when_busy.shows_unmarked(&error) => {}
+                heartbeat => heartbeat?,
+            }
         }
         Ok(session)
     }

@@ -497,6 +497,26 @@ fn hooks_with_the_board_lock_held_show_the_inbox_and_renew_no_lease() {
     );
 }
 
+#[test]
+fn a_hook_with_the_registry_lock_held_shows_the_inbox() {
+    let env = codex_has_work();
+    let seen = env.run("", &["--json", "agent", "show", "codex"]).json()["last_seen"].clone();
+    // An hour on, codex's heartbeat is due, which is a write under its registry lock.
+    let later = "2026-11-29T13:00:00.000Z";
+    let _held = HeldLock::on(&env.home().join("agents").join("codex.lock"));
+    let run = hook_with_input(
+        &env,
+        &["prompt", "--client", "claude"],
+        &client_input(&env),
+        later,
+    );
+    let context = added_context(&run);
+    assert!(context.contains("T-1"), "{context}");
+    assert!(context.contains("Fix the lexer"), "{context}");
+    let after = env.run("", &["--json", "agent", "show", "codex"]).json()["last_seen"].clone();
+    assert_eq!(after, seen, "no heartbeat: the registry lock was busy");
+}
+
 // ---------------------------------------------------------------------------------------
 // setup --uninstall
 

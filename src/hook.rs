@@ -92,7 +92,8 @@ pub enum Answer {
 
 /// Runs the whole hook: finds the project (from the client's `cwd` unless `project` is
 /// given), reads the inbox, and returns what to print on stdout, which may be empty.
-/// At session start and on a prompt, the messages shown count as read.
+/// At session start and on a prompt, the messages shown count as read, unless the mail
+/// lock stays busy past the hub's lock policy: then they are shown and left unread.
 pub fn run(
     hub: Hub,
     agent: Option<&str>,
@@ -122,7 +123,7 @@ fn answer(
         return Ok(Answer::Nothing);
     }
     let cwd = input.cwd.as_deref().filter(|cwd| cwd.is_dir());
-    let session = Session::open(
+    let session = Session::open_unless_busy(
         hub,
         Request {
             agent,
@@ -132,11 +133,11 @@ fn answer(
     )?;
     Ok(match event {
         HookEvent::SessionStart | HookEvent::Prompt => {
-            let inbox = session.inbox_preview(true)?;
+            let inbox = session.inbox_preview_unless_busy(true)?;
             context(&inbox, &session.project, session.now).map_or(Answer::Nothing, Answer::Context)
         }
         HookEvent::Stop => {
-            let inbox = session.inbox_preview(false)?;
+            let inbox = session.inbox_preview_unless_busy(false)?;
             stop_reason(&inbox).map_or(Answer::Nothing, Answer::KeepWorking)
         }
     })

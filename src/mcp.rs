@@ -10,6 +10,8 @@
 //! Every agent pays for the `tools/list` answer in context on every session, so descriptions
 //! are short and the argument schemas are kept plain.
 
+pub mod stdio;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;

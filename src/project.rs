@@ -228,6 +228,19 @@ pub fn resolve(
     Ok(project)
 }
 
+/// Refuses `id` unless it names a project that exists, or `default`, which springs into
+/// being on first use: the check [`resolve`] makes, for a command that names its project
+/// once and resolves it later, call by call (`baton mcp --project ID`).
+pub fn check_exists(home: &Home, id: &str) -> Result<()> {
+    if id == DEFAULT_PROJECT || load(home, id)?.is_some() {
+        return Ok(());
+    }
+    Err(Error::UnknownProject {
+        project: id.to_string(),
+        known: project_ids(home)?,
+    })
+}
+
 /// The project whose workspace is the longest prefix of `cwd`. Workspaces that contain
 /// `cwd` are nested in one another, so the longest path is the innermost.
 fn bound_project_for(projects: Vec<Project>, cwd: &Path) -> Option<Project> {

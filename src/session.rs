@@ -17,6 +17,7 @@ use crate::mail::{Delivery, Message};
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
+use crate::store::StoreError;
 use crate::store::board_file::{self, Transaction};
 use crate::store::lock::LockPolicy;
 use crate::store::paths::Home;
@@ -258,6 +259,17 @@ impl Session {
     /// Resolves the project, checks names and workspace access, and records the identity
     /// (registering it on first sight, refreshing its leases and last-seen).
     pub fn open(hub: Hub, request: Request<'_>) -> Result<Session> {
+        Session::open_with(hub, request, WhenBusy::Fail)
+    }
+
+    /// What the hooks open: [`Session::open`], except that a registry lock still busy when
+    /// the hub's lock policy gives up skips the heartbeat (the next look refreshes it)
+    /// rather than failing.
+    pub fn open_unless_busy(hub: Hub, request: Request<'_>) -> Result<Session> {
+        Session::open_with(hub, request, WhenBusy::ShowUnmarked)
+    }
+
+    fn open_with(hub: Hub, request: Request<'_>, when_busy: WhenBusy) -> Result<Session> {
         let now = time::now();
         if let Some(agent) = request.agent {
             names::check(NameKind::Agent, agent)?;
@@ -274,7 +286,10 @@ impl Session {
             now,
         };
         if let Some(agent) = &session.agent {
-            registry::heartbeat(&session.hub.home, agent, session.hub.lock, now)?;
+            match registry::heartbeat(&session.hub.home, agent, session.hub.lock, now) {
+                Err(error) if when_busy.shows_unmarked(&error) => {}
+                heartbeat => heartbeat?,
+            }
         }
         Ok(session)
     }
@@ -577,12 +592,12 @@ impl Session {
     /// `inbox --peek`: the tasks whose turn is the caller's and its unread messages,
     /// marking nothing read.
     pub fn inbox(&self) -> Result<Inbox> {
-        self.inbox_marking(false, None)
+        self.inbox_marking(false, None, WhenBusy::Fail)
     }
 
     /// `inbox`: as [`Session::inbox`], and the messages it returns count as read.
     pub fn inbox_and_mark_read(&self) -> Result<Inbox> {
-        self.inbox_marking(true, None)
+        self.inbox_marking(true, None, WhenBusy::Fail)
     }
 
     /// The first [`PREVIEW`] tasks of the inbox in full and how many more there are, and
@@ -590,12 +605,31 @@ impl Session {
     /// hooks show. Only the tasks shown are read whole, so a long inbox costs little more
     /// than a short one.
     pub fn inbox_preview(&self, mark_read: bool) -> Result<Inbox> {
-        self.inbox_marking(mark_read, Some(PREVIEW))
+        self.inbox_marking(mark_read, Some(PREVIEW), WhenBusy::Fail)
     }
 
-    fn inbox_marking(&self, mark_read: bool, limit: Option<usize>) -> Result<Inbox> {
+    /// What the hooks show: [`Session::inbox_preview`], except that a lock still busy when
+    /// the hub's lock policy gives up does not fail it. The inbox is then shown unmarked:
+    /// the messages stay unread and the caller's leases are not renewed, both left for the
+    /// next look. A hook must answer before its client stops waiting, lock or no lock.
+    pub fn inbox_preview_unless_busy(&self, mark_read: bool) -> Result<Inbox> {
+        self.inbox_marking(mark_read, Some(PREVIEW), WhenBusy::ShowUnmarked)
+    }
+
+    fn inbox_marking(
+        &self,
+        mark_read: bool,
+        limit: Option<usize>,
+        when_busy: WhenBusy,
+    ) -> Result<Inbox> {
         let agent = self.agent()?.to_string();
-        let board = self.board()?;
+        // Renewing leases makes this read a write under the board lock.
+        let board = match self.board() {
+            Err(error) if when_busy.shows_unmarked(&error) => {
+                board_file::read(&self.hub.home, &self.project.id)?
+            }
+            board => board?,
+        };
         let items = board.inbox(&agent, self.now);
         let shown = limit.unwrap_or(items.len()).min(items.len());
         // Sized up front: a list of thousands regrown by doubling would briefly need twice
@@ -620,7 +654,10 @@ impl Session {
             project: self.project.id.clone(),
             tasks,
             more_tasks: items.len() - shown,
-            messages: self.unread_messages(mark_read)?,
+            messages: match self.unread_messages(mark_read) {
+                Err(error) if when_busy.shows_unmarked(&error) => self.unread_messages(false)?,
+                messages => messages?,
+            },
         })
     }
 
@@ -700,6 +737,23 @@ impl Session {
                 tasks: ids,
             })
         })
+    }
+}
+
+/// What a look that also writes (renewing leases, marking mail read) does when a lock it
+/// needs stays busy past the hub's lock timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WhenBusy {
+    /// Fails with the lock timeout, as every command does.
+    Fail,
+    /// Looks without writing instead.
+    ShowUnmarked,
+}
+
+impl WhenBusy {
+    fn shows_unmarked(self, error: &Error) -> bool {
+        self == WhenBusy::ShowUnmarked
+            && matches!(error, Error::Store(StoreError::LockTimeout { .. }))
     }
 }
 

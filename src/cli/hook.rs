@@ -1,8 +1,10 @@
 //! `hook EVENT --client CLIENT`: what an agent client runs at session start, on each prompt
 //! and before it stops. It always exits 0 and prints only what the client parses.
 
-use std::io::{IsTerminal, Read, Write};
-use std::time::Duration;
+use std::io::{ErrorKind, IsTerminal, Read, Write};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 
@@ -12,19 +14,31 @@ use baton::store::lock::LockPolicy;
 
 use super::Context;
 
-/// A hook waits for a busy lock at most this long: the client is waiting on it.
-const HOOK_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a hook tries a busy lock before it answers without it (the inbox shown, nothing
+/// marked). A hook may meet up to four locks (project, registry, board, mail) and has two
+/// seconds in all (SPEC section 10), stdin included; a writer holds a lock for milliseconds.
+const HOOK_LOCK_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// The most of stdin a hook reads. A client's hook JSON is a few hundred bytes; a prompt
+/// pasted whole may be large, but nothing past the `cwd` matters here.
+const STDIN_LIMIT: usize = 1024 * 1024;
+
+/// How long a hook waits for the end of stdin. A client that leaves stdin open has sent all
+/// it will send long before this.
+const STDIN_DEADLINE: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// When the client runs the hook
-    #[arg(value_enum)]
-    pub event: EventArg,
-    /// The client running it, whose answer format to use
-    #[arg(long, value_enum)]
-    pub client: ClientArg,
+    /// When the client runs the hook: session-start, prompt or stop (or the client's own
+    /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent)
+    pub event: String,
+    /// The client running it, whose answer format to use: claude, codex or gemini
+    #[arg(long)]
+    pub client: Option<String>,
 }
 
+// Not parsed by clap: a hook must exit 0 whatever it is given, so an unknown name is
+// refused here, after parsing, with one line on stderr.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum EventArg {
     /// At the start of a session: the inbox joins the context
@@ -46,21 +60,16 @@ pub enum ClientArg {
 }
 
 pub fn run(context: &Context, args: HookArgs) -> i32 {
-    let event = match args.event {
-        EventArg::SessionStart => HookEvent::SessionStart,
-        EventArg::Prompt => HookEvent::Prompt,
-        EventArg::Stop => HookEvent::Stop,
+    // Refused before stdin is read: nothing the client sends could make the hook useful.
+    let (event, client) = match event_and_client(&args) {
+        Ok(both) => both,
+        Err(line) => {
+            // Nothing on stdout, which the client would parse; exit 0, which it expects.
+            eprintln!("error: {line}; this hook does nothing");
+            return 0;
+        }
     };
-    let client = match args.client {
-        ClientArg::Claude => Client::Claude,
-        ClientArg::Codex => Client::Codex,
-        ClientArg::Gemini => Client::Gemini,
-    };
-    // Run by hand from a terminal, there is no client JSON to wait for.
-    let mut stdin = String::new();
-    if !std::io::stdin().is_terminal() {
-        let _ = std::io::stdin().read_to_string(&mut stdin);
-    }
+    let stdin = read_client_input();
     let hub = Hub::new(
         context.hub.home.clone(),
         LockPolicy {
@@ -83,4 +92,94 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
         .write_all(answer.as_bytes())
         .and_then(|()| stdout.flush());
     0
+}
+
+/// The event and the client named on the command line, or a line saying which is unknown.
+fn event_and_client(args: &HookArgs) -> Result<(HookEvent, Client), String> {
+    let event = EventArg::from_str(&args.event, true).map_err(|_| {
+        format!(
+            "unknown hook event {:?}: expected session-start, prompt or stop",
+            args.event
+        )
+    })?;
+    let Some(client) = &args.client else {
+        return Err("no client: pass --client claude, codex or gemini".into());
+    };
+    let client = ClientArg::from_str(client, true)
+        .map_err(|_| format!("unknown hook client {client:?}: expected claude, codex or gemini"))?;
+    let event = match event {
+        EventArg::SessionStart => HookEvent::SessionStart,
+        EventArg::Prompt => HookEvent::Prompt,
+        EventArg::Stop => HookEvent::Stop,
+    };
+    let client = match client {
+        ClientArg::Claude => Client::Claude,
+        ClientArg::Codex => Client::Codex,
+        ClientArg::Gemini => Client::Gemini,
+    };
+    Ok((event, client))
+}
+
+/// The client's hook JSON from stdin: up to [`STDIN_LIMIT`] bytes, read until the end of
+/// stdin, one whole JSON object, or [`STDIN_DEADLINE`], whichever comes first. A client
+/// that sends its JSON and keeps stdin open is answered at once; one that sends nothing
+/// and keeps it open, after the deadline.
+fn read_client_input() -> String {
+    let stdin = std::io::stdin();
+    // Run by hand from a terminal, there is no client JSON to wait for.
+    if stdin.is_terminal() {
+        return String::new();
+    }
+    let (sender, receiver) = mpsc::channel::<Vec<u8>>();
+    // A read cannot be given a deadline, so it runs on a thread of its own. If the deadline
+    // passes, that thread stays blocked until the process exits, which does not wait for it.
+    thread::spawn(move || {
+        let mut stdin = stdin.lock();
+        let mut chunk = vec![0; 64 * 1024];
+        loop {
+            match stdin.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(read) => {
+                    if sender.send(chunk[..read].to_vec()).is_err() {
+                        break;
+                    }
+                }
+                Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+    });
+    let deadline = Instant::now() + STDIN_DEADLINE;
+    let mut input = Vec::new();
+    // Ends at the deadline, or when the reader ends (end of stdin, or an error).
+    while let Ok(chunk) = receiver.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+    {
+        let room = STDIN_LIMIT - input.len();
+        input.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if input.len() == STDIN_LIMIT || is_whole_object(&input) {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&input).into_owned()
+}
+
+/// Whether `input` is one whole JSON object. Parsed only when it ends in `}`, so a large
+/// input arriving in many small reads is not parsed again after each.
+fn is_whole_object(input: &[u8]) -> bool {
+    input.trim_ascii_end().ends_with(b"}")
+        && serde_json::from_slice::<serde::de::IgnoredAny>(input).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_object_ends_the_read() {
+        assert!(is_whole_object(b"{\"cwd\": \"/src\"}\n"));
+        assert!(!is_whole_object(b"{\"cwd\": "));
+        assert!(!is_whole_object(b"{\"a\": {\"b\": 1}"));
+        assert!(!is_whole_object(b"[1, 2]"));
+        assert!(!is_whole_object(b""));
+    }
 }

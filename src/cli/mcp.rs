@@ -3,11 +3,12 @@
 
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
-use rmcp::transport::async_rw::AsyncRwTransport;
 
 use baton::error::Error;
+use baton::mcp::stdio::LineTransport;
 use baton::mcp::{BatonServer, PreInitializeFilter, Wake};
 use baton::names::{self, NameKind};
+use baton::project;
 use baton::wake::WakeOptions;
 
 use super::Context;
@@ -22,6 +23,11 @@ pub fn run(context: &Context) -> Result<i32, Error> {
         ));
     };
     names::check(NameKind::Agent, &agent)?;
+    // A project named at start must exist, or every call would fail the same way; refusing
+    // now shows the client (and the user reading its log) why.
+    if let Some(project) = &context.global.project {
+        project::check_exists(&context.hub.home, project)?;
+    }
     // Whoever a tool hands work to is woken as by the CLI; `baton mcp --no-wake` turns it off.
     let wake = Wake {
         options: WakeOptions::from_environment(context.global.no_wake),
@@ -43,7 +49,7 @@ pub fn run(context: &Context) -> Result<i32, Error> {
 
 async fn serve(server: BatonServer) -> Result<(), Error> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    let transport = PreInitializeFilter::new(AsyncRwTransport::new_server(stdin, stdout));
+    let transport = PreInitializeFilter::new(LineTransport::new(stdin, stdout));
     let running = match server.serve(transport).await {
         Ok(running) => running,
         // The client went away before starting a session: nothing was asked, nothing failed.

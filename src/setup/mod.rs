@@ -478,6 +478,11 @@ fn write_edit(
                     &edit.created_keys,
                     &created_dirs,
                 );
+                if let Some(before) = &edit.before
+                    && edit.format != Format::Owned
+                {
+                    manifest.remember_original(&edit.path, before, text);
+                }
             }
         }
         None => {
@@ -748,6 +753,15 @@ fn uninstall(layout: &Layout, manifest: &Manifest, staging: &mut Staging) -> Res
         let Some(record) = manifest.record(&edit.path) else {
             continue;
         };
+        // A file nobody but setup has written since it was the user's goes back byte for byte.
+        if let Some(original) = edit
+            .before
+            .as_deref()
+            .and_then(|current| manifest.original_if_untouched(&edit.path, current))
+        {
+            edit.after = Some(original.to_string());
+            continue;
+        }
         let Some(text) = edit.after.clone() else {
             continue;
         };

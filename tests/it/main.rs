@@ -7,6 +7,7 @@ mod agents;
 mod board;
 mod clients;
 mod doctor;
+mod edges;
 mod faults;
 mod fuzz;
 mod hook;

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic};
+use crate::store::{StoreError, atomic, regular};
 use crate::time::Timestamp;
 
 pub const PROJECT_SCHEMA: u32 = 1;
@@ -142,7 +142,7 @@ pub fn canonical(path: &Path) -> PathBuf {
 pub fn load(home: &Home, id: &str) -> Result<Option<Project>> {
     names::check(NameKind::Project, id)?;
     let path = home.project_file(id);
-    let bytes = match fs::read(&path) {
+    let bytes = match regular::read(&path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(StoreError::io(&path)(error).into()),

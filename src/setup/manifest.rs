@@ -3,7 +3,6 @@
 //! too and nothing else. Entries themselves need no record: they are recognised on sight.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
@@ -11,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic};
+use crate::store::{StoreError, atomic, regular};
 
 use super::json::KeyPath;
 
@@ -51,7 +50,7 @@ pub struct FileRecord {
 impl Manifest {
     pub fn load(home: &Home) -> Result<Manifest> {
         let path = home.setup_manifest();
-        let bytes = match fs::read(&path) {
+        let bytes = match regular::read(&path) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Manifest::default()),
             Err(error) => return Err(StoreError::io(&path)(error).into()),

@@ -48,7 +48,7 @@ use crate::names::{self, NameKind};
 use crate::registry;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic};
+use crate::store::{StoreError, atomic, regular};
 use crate::time::Timestamp;
 
 pub use command::{HookEvent, Launch};
@@ -1040,7 +1040,7 @@ pub fn baton_program(env: &Environment) -> Result<PathBuf> {
 
 /// A file's text; `None` when it does not exist.
 fn read_text(path: &Path) -> Result<Option<String>> {
-    match fs::read(path) {
+    match regular::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
             Error::invalid(format!(
                 "cannot edit {}: it is not UTF-8 text",

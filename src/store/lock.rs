@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use fs4::{FileExt, TryLockError};
 
-use super::StoreError;
 use super::atomic::{create_private_dir_all, private_open_options};
+use super::{StoreError, regular};
 
 /// How long to wait for a lock and whom to tell about the wait.
 #[derive(Debug, Clone, Copy)]
@@ -113,13 +113,15 @@ fn open_lock_file(path: &Path) -> Result<File, StoreError> {
     if let Some(parent) = path.parent() {
         create_private_dir_all(parent)?;
     }
-    private_open_options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(StoreError::io(path))
+    regular::open_with(
+        path,
+        private_open_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(StoreError::io(path))
 }
 
 /// One attempt: `true` when the lock is now ours, `false` when someone else holds it.
@@ -136,7 +138,7 @@ fn try_lock(file: &File, path: &Path) -> Result<bool, StoreError> {
 
 /// The pid recorded by the current holder, if it wrote one.
 pub fn read_holder_of(path: &Path) -> Option<u32> {
-    let mut file = File::open(path).ok()?;
+    let mut file = regular::open(path).ok()?;
     read_holder(&mut file)
 }
 
@@ -149,7 +151,7 @@ fn read_holder(file: &mut File) -> Option<u32> {
 
 /// Whether `path` is locked by someone right now (probing without waiting).
 pub fn is_locked(path: &Path) -> bool {
-    let Ok(file) = OpenOptions::new().read(true).write(true).open(path) else {
+    let Ok(file) = regular::open_with(path, OpenOptions::new().read(true).write(true)) else {
         return false;
     };
     matches!(FileExt::try_lock(&file), Err(TryLockError::WouldBlock))

@@ -7,6 +7,7 @@ pub mod board_layout;
 pub mod jsonl;
 pub mod lock;
 pub mod paths;
+pub mod regular;
 pub mod scan;
 
 use std::io;
@@ -27,6 +28,9 @@ pub enum StoreError {
         holder: Option<u32>,
         seconds: u64,
     },
+    /// A directory, FIFO, socket or device where a baton file should be.
+    #[error("{path} is {kind}, not a regular file", path = path.display())]
+    NotRegular { path: PathBuf, kind: &'static str },
     #[error("{path} is unreadable: {detail}", path = path.display())]
     Corrupt { path: PathBuf, detail: String },
     #[error(
@@ -41,11 +45,18 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Wraps an I/O error with the path it happened on.
+    /// Wraps an I/O error with the path it happened on; a refusal of
+    /// [`regular::open_with`] becomes [`StoreError::NotRegular`].
     pub fn io(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
-        move |source| StoreError::Io {
-            path: path.to_path_buf(),
-            source,
+        move |source| match regular::NotRegularFile::of(&source) {
+            Some(found) => StoreError::NotRegular {
+                path: path.to_path_buf(),
+                kind: found.kind,
+            },
+            None => StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
         }
     }
 }

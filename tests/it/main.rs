@@ -10,6 +10,7 @@ mod doctor;
 mod faults;
 mod fuzz;
 mod hook;
+mod hostile_files;
 mod mail;
 mod mcp;
 mod projects;

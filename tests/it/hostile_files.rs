@@ -1,0 +1,319 @@
+//! A hostile or confused environment: a FIFO or a directory where a baton file should be,
+//! junk in `BATON_LOCK_TIMEOUT`, a relative `BATON_HOME`, a deleted working directory, a
+//! workspace that would capture everything, and a lock held by something that does not
+//! sign it. baton answers each with a clear error and the right exit code, and nothing
+//! waits forever: every run here is under a watchdog that kills it and fails the test.
+
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::common::{Run, TestEnv};
+
+/// Far longer than any of these commands needs, short enough that a hang fails the test
+/// instead of blocking the suite.
+const WATCHDOG: Duration = Duration::from_secs(10);
+
+/// Waits for `child` under the watchdog: kills it and fails the test if it is still running
+/// after [`WATCHDOG`].
+#[track_caller]
+fn finish(mut child: Child, what: &str) -> Run {
+    let started = Instant::now();
+    loop {
+        match child.try_wait().expect("the child can be waited for") {
+            Some(status) => {
+                let mut stdout = String::new();
+                let mut stderr = String::new();
+                if let Some(mut out) = child.stdout.take() {
+                    out.read_to_string(&mut stdout).unwrap();
+                }
+                if let Some(mut err) = child.stderr.take() {
+                    err.read_to_string(&mut stderr).unwrap();
+                }
+                return Run {
+                    code: status.code().unwrap_or(-1),
+                    stdout,
+                    stderr,
+                };
+            }
+            None if started.elapsed() > WATCHDOG => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("`{what}` still ran after {WATCHDOG:?}: it hangs");
+            }
+            None => thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+fn spawn(mut command: Command) -> Child {
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the baton binary runs")
+}
+
+/// `baton --as AGENT ARGS…` in the workspace, under the watchdog.
+#[track_caller]
+fn run_guarded(env: &TestEnv, agent: &str, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let mut command = env.command(&env.work());
+    command.args(["--as", agent]).args(args);
+    for (key, value) in vars {
+        command.env(key, value);
+    }
+    finish(spawn(command), &args.join(" "))
+}
+
+fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// A hub where every file named in the tests exists: two agents, a task, a message that
+/// was read (so `mail.read.json` exists), and an activity log.
+fn populated() -> TestEnv {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    env.send("lead", "dev", "first", &["--no-wake"]);
+    env.run("dev", &["msg", "--to", "lead", "hello"]).ok();
+    env.run("lead", &["inbox"]).ok();
+    for file in [
+        "projects/default/board.json",
+        "projects/default/project.json",
+        "projects/default/mail.jsonl",
+        "projects/default/mail.read.json",
+        "projects/default/activity.jsonl",
+        "projects/default/board.lock",
+        "projects/default/mail.lock",
+        "agents/lead.json",
+        "agents/dev.json",
+    ] {
+        assert!(env.home().join(file).is_file(), "{file} exists");
+    }
+    env
+}
+
+/// Puts a FIFO at `relative` (keeping the real file aside), runs `check`, and puts the file
+/// back.
+fn with_fifo_at(env: &TestEnv, relative: &str, check: impl FnOnce(&Path)) {
+    let path = env.home().join(relative);
+    let aside = path.with_extension("aside");
+    fs::rename(&path, &aside).unwrap();
+    mkfifo(&path);
+    check(&path);
+    fs::remove_file(&path).unwrap();
+    fs::rename(&aside, &path).unwrap();
+}
+
+#[track_caller]
+fn assert_refused(run: &Run, path: &Path, what: &str) {
+    let stderr = run.fails(4);
+    let expected = format!("error: {} is a FIFO, not a regular file", path.display());
+    assert!(stderr.contains(&expected), "{what}: {stderr}");
+    assert!(stderr.contains("hint: "), "{what}: {stderr}");
+}
+
+/// Every command that needs the file refuses it with exit 4 naming it; every other one goes
+/// on without it (exit 0, or 5 for `wait`); none hangs.
+#[test]
+fn a_fifo_at_any_baton_file_is_refused_naming_it_and_nothing_hangs() {
+    let env = populated();
+    let commands: &[&[&str]] = &[
+        &["board"],
+        &["inbox", "--peek"],
+        &["send", "--to", "dev", "--subject", "more", "--no-wake"],
+        &["show", "1"],
+        &["status"],
+        &["msg", "--to", "dev", "hi"],
+        &["messages"],
+        &["agents"],
+        &["wait", "--timeout", "2"],
+    ];
+    // For each file, the commands that cannot do without it.
+    let needed_by: &[(&str, &[&str])] = &[
+        (
+            "projects/default/board.json",
+            &["board", "inbox", "send", "show", "status", "wait"],
+        ),
+        (
+            "projects/default/project.json",
+            &[
+                "board", "inbox", "send", "show", "status", "msg", "messages", "agents", "wait",
+            ],
+        ),
+        (
+            "projects/default/mail.jsonl",
+            &["inbox", "status", "msg", "messages", "wait"],
+        ),
+        (
+            "projects/default/mail.read.json",
+            &["inbox", "status", "messages", "wait"],
+        ),
+        ("projects/default/activity.jsonl", &["send"]),
+        ("projects/default/board.lock", &["send"]),
+        ("projects/default/mail.lock", &["msg"]),
+        (
+            "agents/lead.json",
+            &[
+                "board", "inbox", "send", "show", "status", "msg", "messages", "agents", "wait",
+            ],
+        ),
+        ("agents/dev.json", &["send", "msg"]),
+    ];
+    for (relative, needing) in needed_by {
+        with_fifo_at(&env, relative, |path| {
+            for args in commands {
+                let what = format!("{} with a FIFO at {relative}", args.join(" "));
+                let run = run_guarded(&env, "lead", args, &[]);
+                if needing.contains(&args[0]) {
+                    assert_refused(&run, path, &what);
+                } else if run.code == 4 {
+                    // Reading it was not needed, but refusing it is right too.
+                    assert_refused(&run, path, &what);
+                } else {
+                    let expected = if args[0] == "wait" { 5 } else { 0 };
+                    run.fails(expected);
+                }
+            }
+
+            // A hook answers, exit 0, with a note naming the file.
+            let mut hook = env.command(&env.work());
+            hook.args(["--as", "lead", "hook", "prompt", "--client", "claude"]);
+            let run = finish(spawn(hook), &format!("hook prompt, FIFO at {relative}"));
+            if needing.contains(&"inbox") {
+                assert_eq!(run.code, 0, "{relative}: {}", run.stderr);
+                let note: serde_json::Value = serde_json::from_str(&run.stdout)
+                    .unwrap_or_else(|_| panic!("{relative}: a note, not {:?}", run.stdout));
+                let text = note["systemMessage"].as_str().unwrap();
+                assert!(
+                    text.contains(&format!("{} is a FIFO", path.display())),
+                    "{relative}: {text}"
+                );
+            } else {
+                run.ok();
+            }
+
+            // The doctor names it as a failure, and goes on to its other checks.
+            let mut doctor = env.command(&env.work());
+            doctor.arg("doctor");
+            let run = finish(spawn(doctor), &format!("doctor, FIFO at {relative}"));
+            assert_eq!(run.code, 1, "{relative}: {}{}", run.stdout, run.stderr);
+            assert!(
+                run.stdout.lines().any(|line| line.starts_with("fail")
+                    && line.contains(relative)
+                    && line.contains("a FIFO")),
+                "{relative}: {}",
+                run.stdout
+            );
+            assert!(run.stdout.contains("clients"), "{}", run.stdout);
+        });
+    }
+    // Nothing was lost on the way.
+    let board = env.run("lead", &["--json", "show", "1"]).json();
+    assert_eq!(board["subject"], "first", "{board}");
+}
+
+/// A command that meets a FIFO gives up at once, so it never sits on the board lock while
+/// other writers wait for it. (`send` reads the board under the board lock; `context --add`
+/// takes the same lock but does not read the board.)
+#[test]
+fn a_command_meeting_a_fifo_does_not_lock_out_other_writers() {
+    let env = populated();
+    with_fifo_at(&env, "projects/default/board.json", |path| {
+        let mut stuck = env.command(&env.work());
+        stuck
+            .args(["--as", "lead", "send", "--to", "dev", "--subject", "more"])
+            .args(["--no-wake"]);
+        let mut stuck = spawn(stuck);
+        // Go on once the send has either ended or is inside the board lock.
+        let lock = fs::File::open(env.project_dir("default").join("board.lock")).unwrap();
+        let started = Instant::now();
+        while stuck.try_wait().unwrap().is_none() && started.elapsed() < WATCHDOG {
+            match fs4::FileExt::try_lock(&lock) {
+                Ok(()) => fs4::FileExt::unlock(&lock).unwrap(),
+                Err(_) => break,
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        let other = run_guarded(
+            &env,
+            "lead",
+            &["context", "--add", "still writable"],
+            &[("BATON_LOCK_TIMEOUT", "3")],
+        );
+        // Finished (or killed by the watchdog) before any assertion can leave it running.
+        let stuck = finish(stuck, "send");
+        other.ok();
+        assert_refused(&stuck, path, "send");
+    });
+    let context = env.run("lead", &["context"]);
+    assert!(
+        context.ok().contains("still writable"),
+        "{}",
+        context.stdout
+    );
+    let board = env.board("default");
+    assert_eq!(board["tasks"].as_array().unwrap().len(), 1, "{board}");
+}
+
+/// `watch` gives up on a FIFO board instead of waiting on it, and an archive file that is a
+/// FIFO is refused when a command looks for an archived task.
+#[test]
+fn watch_and_the_archive_refuse_a_fifo_too() {
+    let env = populated();
+    with_fifo_at(&env, "projects/default/board.json", |path| {
+        let mut watch = env.command(&env.work());
+        watch.args(["--as", "lead", "watch"]);
+        assert_refused(&finish(spawn(watch), "watch"), path, "watch");
+    });
+
+    env.run("dev", &["claim", "1"]).ok();
+    env.run("dev", &["done", "1", "--result", "shipped"]).ok();
+    env.run("lead", &["archive", "--older-than", "0"]).ok();
+    let archive = env.project_dir("default").join("archive");
+    let month = fs::read_dir(&archive)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "jsonl")
+        })
+        .expect("an archive file");
+    let relative = month.strip_prefix(env.home()).unwrap().to_str().unwrap();
+    env.run("lead", &["show", "1"]).ok();
+    with_fifo_at(&env, relative, |path| {
+        let run = run_guarded(&env, "lead", &["show", "1"], &[]);
+        assert_refused(&run, path, "show of an archived task");
+    });
+    env.run("lead", &["show", "1"]).ok();
+}
+
+#[test]
+fn a_directory_at_board_json_is_stored_data_unreadable_exit_4() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    let path = env.board_path("default");
+    fs::create_dir_all(&path).unwrap();
+    for args in [
+        &["board"][..],
+        &["send", "--to", "dev", "--subject", "x", "--no-wake"],
+    ] {
+        let run = run_guarded(&env, "lead", args, &[]);
+        let stderr = run.fails(4);
+        assert!(
+            stderr.contains(&format!(
+                "error: {} is a directory, not a regular file",
+                path.display()
+            )),
+            "{stderr}"
+        );
+    }
+    assert!(path.is_dir(), "left as it was");
+}

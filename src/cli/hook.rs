@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use baton::hook::{self, Client, HookEvent};
+use baton::error::Error;
+use baton::hook::{self, Answer, Client, HookEvent};
 use baton::session::Hub;
 use baton::store::lock::LockPolicy;
 
@@ -46,16 +47,7 @@ pub enum ClientArg {
 }
 
 pub fn run(context: &Context, args: HookArgs) -> i32 {
-    let event = match args.event {
-        EventArg::SessionStart => HookEvent::SessionStart,
-        EventArg::Prompt => HookEvent::Prompt,
-        EventArg::Stop => HookEvent::Stop,
-    };
-    let client = match args.client {
-        ClientArg::Claude => Client::Claude,
-        ClientArg::Codex => Client::Codex,
-        ClientArg::Gemini => Client::Gemini,
-    };
+    let (event, client) = event_and_client(&args);
     // Run by hand from a terminal, there is no client JSON to wait for.
     let mut stdin = String::new();
     if !std::io::stdin().is_terminal() {
@@ -77,6 +69,33 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
         client,
         &stdin,
     );
+    answer_with(&answer)
+}
+
+/// Answers with a note when baton cannot start at all (a bad `BATON_HOME` or
+/// `BATON_LOCK_TIMEOUT`): the client shows it, and the hook still exits 0.
+pub fn refuse(args: &HookArgs, error: &Error) -> i32 {
+    let (event, client) = event_and_client(args);
+    let note = Answer::Note(format!("baton hook: {error}"));
+    answer_with(&hook::render(client, event, &note))
+}
+
+fn event_and_client(args: &HookArgs) -> (HookEvent, Client) {
+    let event = match args.event {
+        EventArg::SessionStart => HookEvent::SessionStart,
+        EventArg::Prompt => HookEvent::Prompt,
+        EventArg::Stop => HookEvent::Stop,
+    };
+    let client = match args.client {
+        ClientArg::Claude => Client::Claude,
+        ClientArg::Codex => Client::Codex,
+        ClientArg::Gemini => Client::Gemini,
+    };
+    (event, client)
+}
+
+/// Prints the answer; returns the hook's exit code, always 0.
+fn answer_with(answer: &str) -> i32 {
     // Nothing to be done if the client stopped listening; the exit code must stay 0.
     let mut stdout = std::io::stdout().lock();
     let _ = stdout

@@ -142,14 +142,19 @@ pub fn main() -> i32 {
             return if error.use_stderr() { 1 } else { 0 };
         }
     };
-    let Some(home) = Home::from_environment() else {
-        return fail(&Error::invalid(
-            "cannot find a home directory for baton's data; set BATON_HOME",
-        ));
+    let hub = match Home::from_environment()
+        .and_then(|home| Ok(Hub::new(home, LockPolicy::from_environment()?)))
+    {
+        Ok(hub) => hub,
+        // A hook always exits 0 and answers in its client's format, even to say this.
+        Err(error) => match cli.command {
+            Command::Hook(args) => return hook::refuse(&args, &error),
+            _ => return fail(&error),
+        },
     };
     let context = Context {
         global: cli.global,
-        hub: Hub::new(home, LockPolicy::from_environment()),
+        hub,
     };
     let result = match cli.command {
         Command::Board(command) => board::run(&context, command),

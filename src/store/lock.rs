@@ -13,6 +13,7 @@ use fs4::{FileExt, TryLockError};
 
 use super::atomic::{create_private_dir_all, private_open_options};
 use super::{StoreError, regular};
+use crate::error::Error;
 
 /// How long to wait for a lock and whom to tell about the wait.
 #[derive(Debug, Clone, Copy)]
@@ -23,19 +24,48 @@ pub struct LockPolicy {
     pub on_wait: fn(&str),
 }
 
+/// How long a lock is waited for when `BATON_LOCK_TIMEOUT` is unset (or empty).
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest wait `BATON_LOCK_TIMEOUT` may ask for: an hour.
+pub const MAX_LOCK_TIMEOUT_SECONDS: f64 = 3600.0;
+
 impl LockPolicy {
-    /// `BATON_LOCK_TIMEOUT` seconds (default 10), announcing waits on stderr.
-    pub fn from_environment() -> Self {
-        let seconds = std::env::var("BATON_LOCK_TIMEOUT")
-            .ok()
-            .and_then(|value| value.trim().parse::<f64>().ok())
-            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-            .unwrap_or(10.0);
-        LockPolicy {
-            timeout: Duration::from_secs_f64(seconds),
+    /// `BATON_LOCK_TIMEOUT` seconds (default 10; empty counts as unset), announcing waits
+    /// on stderr. Any value but a number of seconds from 0 to 3600 is refused rather than
+    /// guessed at: `abc` silently meaning 10, or `1e300` overflowing a `Duration`, hid the
+    /// mistake.
+    pub fn from_environment() -> Result<Self, Error> {
+        let timeout = match std::env::var_os("BATON_LOCK_TIMEOUT") {
+            None => DEFAULT_LOCK_TIMEOUT,
+            Some(value) if value.is_empty() => DEFAULT_LOCK_TIMEOUT,
+            Some(value) => value.to_str().and_then(parse_lock_timeout).ok_or_else(|| {
+                Error::invalid_with_hint(
+                    format!(
+                        "BATON_LOCK_TIMEOUT must be a number of seconds from 0 to 3600, \
+                             not `{}`",
+                        value.to_string_lossy().escape_debug()
+                    ),
+                    "e.g. BATON_LOCK_TIMEOUT=10 (the default), or 2.5; unset it for \
+                         the default",
+                )
+            })?,
+        };
+        Ok(LockPolicy {
+            timeout,
             on_wait: |line| eprintln!("{line}"),
-        }
+        })
     }
+}
+
+/// A lock timeout in seconds, `0` to `3600`, fractions allowed; `None` for anything else
+/// (words, `inf`, `NaN`, negatives, more than an hour).
+pub fn parse_lock_timeout(text: &str) -> Option<Duration> {
+    let seconds: f64 = text.trim().parse().ok()?;
+    // NaN compares false with both ends, so it is refused here too.
+    (0.0..=MAX_LOCK_TIMEOUT_SECONDS)
+        .contains(&seconds)
+        .then(|| Duration::from_secs_f64(seconds))
 }
 
 #[cfg(test)]
@@ -194,6 +224,22 @@ fn wait_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_timeout_is_seconds_from_zero_to_an_hour() {
+        for (text, seconds) in [("0", 0.0), ("2.5", 2.5), (" 10 ", 10.0), ("3600", 3600.0)] {
+            assert_eq!(
+                parse_lock_timeout(text),
+                Some(Duration::from_secs_f64(seconds)),
+                "{text:?}"
+            );
+        }
+        for text in [
+            "1e300", "inf", "-inf", "NaN", "-1", "abc", "3601", "", "10s",
+        ] {
+            assert_eq!(parse_lock_timeout(text), None, "{text:?}");
+        }
+    }
 
     fn quiet(timeout_ms: u64) -> LockPolicy {
         LockPolicy::silent(Duration::from_millis(timeout_ms))

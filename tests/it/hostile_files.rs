@@ -317,3 +317,115 @@ fn a_directory_at_board_json_is_stored_data_unreadable_exit_4() {
     }
     assert!(path.is_dir(), "left as it was");
 }
+
+/// A hook run with `BATON_LOCK_TIMEOUT` set to `value`: exit 0, and its answer.
+fn hook_with_timeout(env: &TestEnv, value: &str) -> Run {
+    let mut hook = env.command(&env.work());
+    hook.args(["--as", "dev", "hook", "prompt", "--client", "claude"])
+        .env("BATON_LOCK_TIMEOUT", value);
+    let run = finish(spawn(hook), &format!("hook, BATON_LOCK_TIMEOUT={value}"));
+    assert_eq!(run.code, 0, "a hook always exits 0: {}", run.stderr);
+    run
+}
+
+fn mcp_with_timeout(env: &TestEnv, value: &str) -> Run {
+    let mut mcp = env.command(&env.work());
+    mcp.args(["--as", "dev", "mcp"])
+        .env("BATON_LOCK_TIMEOUT", value);
+    finish(spawn(mcp), &format!("mcp, BATON_LOCK_TIMEOUT={value}"))
+}
+
+#[test]
+fn a_lock_timeout_is_seconds_from_0_to_3600_and_anything_else_is_refused() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    env.send("lead", "dev", "waiting", &["--no-wake"]);
+    for junk in ["1e300", "inf", "-1", "abc", "NaN", "3601"] {
+        let vars = [("BATON_LOCK_TIMEOUT", junk)];
+        let run = run_guarded(&env, "lead", &["status"], &vars);
+        let stderr = run.fails(1);
+        assert!(
+            stderr.contains(&format!(
+                "error: BATON_LOCK_TIMEOUT must be a number of seconds from 0 to 3600, not `{junk}`"
+            )),
+            "{junk}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{junk}: {stderr}");
+
+        let hook = hook_with_timeout(&env, junk);
+        let note: serde_json::Value = serde_json::from_str(&hook.stdout)
+            .unwrap_or_else(|_| panic!("{junk}: a note, not {:?}", hook.stdout));
+        assert!(
+            note["systemMessage"]
+                .as_str()
+                .unwrap()
+                .contains("BATON_LOCK_TIMEOUT must be a number"),
+            "{junk}: {note}"
+        );
+
+        let mcp = mcp_with_timeout(&env, junk);
+        assert!(
+            mcp.fails(1).contains("BATON_LOCK_TIMEOUT must be a number"),
+            "{junk}: {}",
+            mcp.stderr
+        );
+        assert!(mcp.stdout.is_empty(), "no server started: {}", mcp.stdout);
+    }
+    for good in ["0", "2.5", ""] {
+        let vars = [("BATON_LOCK_TIMEOUT", good)];
+        run_guarded(&env, "lead", &["status"], &vars).ok();
+        let hook = hook_with_timeout(&env, good);
+        assert!(hook.stdout.contains("waiting"), "{good:?}: {}", hook.stdout);
+        // With stdin closed at once, the server starts and ends quietly.
+        mcp_with_timeout(&env, good).ok();
+    }
+}
+
+#[test]
+fn a_relative_baton_home_is_refused_and_makes_no_hub() {
+    let env = TestEnv::new();
+    let mut command = env.command(&env.work());
+    command
+        .env("BATON_HOME", "hub")
+        .args(["--as", "lead", "status"]);
+    let run = finish(spawn(command), "status, BATON_HOME=hub");
+    let stderr = run.fails(1);
+    assert!(
+        stderr.contains("error: BATON_HOME must be an absolute path, not `hub`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("BATON_HOME={}", env.work().join("hub").display())),
+        "the hint suggests the absolute path: {stderr}"
+    );
+
+    let mut hook = env.command(&env.work());
+    hook.env("BATON_HOME", "hub")
+        .args(["--as", "lead", "hook", "prompt", "--client", "gemini"]);
+    let run = finish(spawn(hook), "hook, BATON_HOME=hub");
+    let note: serde_json::Value = serde_json::from_str(run.ok()).unwrap();
+    assert!(
+        note["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("BATON_HOME must be an absolute path"),
+        "{note}"
+    );
+    assert!(
+        !env.work().join("hub").exists(),
+        "no hub made in the working directory"
+    );
+
+    // Empty counts as unset: the platform's data directory under the test's own HOME.
+    let mut command = env.command(&env.work());
+    command
+        .env("BATON_HOME", "")
+        .args(["--as", "lead", "status"]);
+    finish(spawn(command), "status, BATON_HOME empty").ok();
+    assert!(
+        env.root
+            .path()
+            .join("user-home/.local/share/baton")
+            .is_dir()
+    );
+}

@@ -133,6 +133,21 @@ impl Project {
     }
 }
 
+/// The directory a command runs in. One that was deleted under the caller is an error
+/// rather than a guess: taken for `/`, it routed commands to `default` without a word.
+pub fn current_dir() -> Result<PathBuf> {
+    std::env::current_dir().map_err(|error| {
+        let message = match error.kind() {
+            ErrorKind::NotFound => "the current directory no longer exists".to_string(),
+            _ => format!("cannot read the current directory: {error}"),
+        };
+        Error::invalid_with_hint(
+            message,
+            "cd into a directory that exists, or pass --project ID",
+        )
+    })
+}
+
 /// Resolves symlinks so that two spellings of one directory compare equal.
 pub fn canonical(path: &Path) -> PathBuf {
     fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())

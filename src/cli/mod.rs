@@ -210,6 +210,5 @@ pub fn exit_code(error: &Error) -> i32 {
 
 /// The current directory, for commands that bind to it.
 pub fn current_dir() -> Result<PathBuf, Error> {
-    std::env::current_dir()
-        .map_err(|error| Error::invalid(format!("cannot read the current directory: {error}")))
+    baton::project::current_dir()
 }

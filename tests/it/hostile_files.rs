@@ -429,3 +429,88 @@ fn a_relative_baton_home_is_refused_and_makes_no_hub() {
             .is_dir()
     );
 }
+
+/// Runs `baton ARGS…` from inside `dir` after deleting it.
+fn run_in_deleted(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
+    fs::create_dir_all(dir).unwrap();
+    // The test's environment, on a shell that deletes its directory and then runs baton.
+    let template = env.command(dir);
+    let mut shell = Command::new("sh");
+    shell.current_dir(dir);
+    for (key, value) in template.get_envs() {
+        match value {
+            Some(value) => shell.env(key, value),
+            None => shell.env_remove(key),
+        };
+    }
+    shell
+        .args(["-c", r#"rmdir "$PWD" && exec "$0" "$@""#])
+        .arg(crate::common::baton_bin())
+        .args(args)
+        .stdin(Stdio::null());
+    finish(
+        spawn(shell),
+        &format!("{} from a deleted directory", args.join(" ")),
+    )
+}
+
+#[test]
+fn a_deleted_working_directory_is_an_error_unless_the_project_is_named() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    let api = env.root.path().join("api");
+    fs::create_dir_all(&api).unwrap();
+    env.init_project("lead", "api", &api);
+    env.send("lead", "dev", "in default", &["--no-wake"]);
+
+    let gone = api.join("gone");
+    let run = run_in_deleted(&env, &gone, &["--as", "lead", "board"]);
+    let stderr = run.fails(1);
+    assert!(
+        stderr.contains("error: the current directory no longer exists"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("in default"), "{stderr}");
+    assert!(
+        run.stdout.is_empty(),
+        "nothing routed to default: {}",
+        run.stdout
+    );
+
+    // A project bound to no workspace can be named.
+    let run = run_in_deleted(
+        &env,
+        &gone,
+        &["--as", "lead", "--json", "board", "--project", "default"],
+    );
+    assert!(run.ok().contains("in default"), "{}", run.stdout);
+
+    // A bound one cannot tell whether the caller is inside it.
+    let run = run_in_deleted(&env, &gone, &["--as", "lead", "board", "--project", "api"]);
+    let stderr = run.fails(1);
+    assert!(
+        stderr.contains(&format!(
+            "project api is bound to {}",
+            fs::canonicalize(&api).unwrap().display()
+        )),
+        "{stderr}"
+    );
+
+    // A hook whose client names a directory that does not exist says so, and exits 0.
+    let mut hook = env.command(&env.work());
+    hook.args(["--as", "dev", "hook", "prompt", "--client", "claude"])
+        .stdin(Stdio::piped());
+    let mut child = spawn(hook);
+    let input = serde_json::json!({"cwd": gone.display().to_string()}).to_string();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let run = finish(child, "hook with a missing client cwd");
+    let note: serde_json::Value = serde_json::from_str(run.ok()).unwrap();
+    let text = note["systemMessage"].as_str().unwrap();
+    assert!(
+        text.contains(&format!(
+            "working directory {} does not exist",
+            gone.display()
+        )),
+        "{text}"
+    );
+}

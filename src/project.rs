@@ -148,6 +148,28 @@ pub fn current_dir() -> Result<PathBuf> {
     })
 }
 
+/// Refuses a workspace that would capture every directory (`/`) or every repository of the
+/// user (their home directory itself): every command run anywhere under it would belong to
+/// this project and be refused elsewhere.
+fn check_not_too_wide(workspace: &Path) -> Result<()> {
+    let user_home = directories::BaseDirs::new().map(|dirs| canonical(dirs.home_dir()));
+    let what = if workspace.parent().is_none() {
+        "the root directory"
+    } else if user_home.as_deref() == Some(workspace) {
+        "your home directory"
+    } else {
+        return Ok(());
+    };
+    Err(Error::invalid_with_hint(
+        format!(
+            "workspace {} is {what}: the project would capture every directory beneath it",
+            workspace.display()
+        ),
+        "bind the project to the repository it is for, e.g. \
+         `baton project init --name api --workspace ~/src/api`",
+    ))
+}
+
 /// Resolves symlinks so that two spellings of one directory compare equal.
 pub fn canonical(path: &Path) -> PathBuf {
     fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
@@ -331,6 +353,7 @@ pub fn init(
             workspace.display()
         )));
     }
+    check_not_too_wide(&workspace)?;
     let existing = list(home)?;
     if let Some(bound) = existing
         .iter()

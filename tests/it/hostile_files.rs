@@ -514,3 +514,38 @@ fn a_deleted_working_directory_is_an_error_unless_the_project_is_named() {
         "{text}"
     );
 }
+
+#[test]
+fn a_workspace_of_root_or_the_home_directory_is_refused() {
+    let env = TestEnv::new();
+    let user_home = env.root.path().join("user-home");
+    fs::create_dir_all(&user_home).unwrap();
+    for (workspace, what) in [
+        (std::path::PathBuf::from("/"), "the root directory"),
+        (user_home.clone(), "your home directory"),
+    ] {
+        let workspace_text = workspace.to_str().unwrap();
+        let run = run_guarded(
+            &env,
+            "lead",
+            &[
+                "project",
+                "init",
+                "--name",
+                "wide",
+                "--workspace",
+                workspace_text,
+            ],
+            &[],
+        );
+        let stderr = run.fails(1);
+        assert!(stderr.contains(what), "{stderr}");
+        assert!(stderr.contains("hint: "), "{stderr}");
+    }
+    let list = env.run("lead", &["--json", "project", "list"]).json();
+    assert!(!list.to_string().contains("wide"), "{list}");
+    // A directory inside the home is a workspace like any other.
+    let repo = user_home.join("src/api");
+    fs::create_dir_all(&repo).unwrap();
+    env.init_project("lead", "api", &repo);
+}

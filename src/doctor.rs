@@ -782,15 +782,6 @@ fn check_clients(inspection: &Inspection<'_>) -> Vec<Check> {
     checks
 }
 
-/// Whether process `pid` is running: `None` where the system cannot tell (no `/proc`).
-fn is_process_alive(pid: u32) -> Option<bool> {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return None;
-    }
-    Some(proc.join(pid.to_string()).exists())
-}
-
 /// Lock files. With `flock` the kernel drops a lock when its process dies, so a dead
 /// command never blocks anyone and an unheld lock file is normal. What can go wrong is a
 /// lock that stays held: by a child process that inherited it after the process that took
@@ -824,7 +815,7 @@ fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
         let shown = inspection.show(&path);
         let holder = lock::read_holder_of(&path);
         let is_gone = match holder {
-            Some(pid) => is_process_alive(pid) == Some(false),
+            Some(pid) => lock::is_process_alive(pid) == Some(false),
             None => false,
         };
         if is_gone {

@@ -92,9 +92,8 @@ impl FileLock {
     pub fn acquire(path: &Path, what: &str, policy: LockPolicy) -> Result<FileLock, StoreError> {
         let mut file = open_lock_file(path)?;
         if !try_lock(&file, path)? {
-            let holder = read_holder(&mut file);
-            let who = holder.map_or_else(|| "another process".into(), |pid| format!("pid {pid}"));
-            (policy.on_wait)(&format!("waiting for {what} held by {who}"));
+            let holder = Holder::of(read_holder(&mut file));
+            (policy.on_wait)(&format!("waiting for {what} held by {holder}"));
             wait_for(&file, path, policy.timeout, holder)?;
         }
         FileLock::held(file, path)
@@ -166,6 +165,51 @@ fn try_lock(file: &File, path: &Path) -> Result<bool, StoreError> {
     }
 }
 
+/// Who holds a busy lock, as far as a waiter can tell from the pid in the lock file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// The recorded pid, a process that is running.
+    Pid(u32),
+    /// The recorded pid has exited, so something that does not sign the file holds the
+    /// lock: a child that inherited it, or a tool such as `flock(1)`.
+    Exited(u32),
+    /// No pid is recorded.
+    Unknown,
+}
+
+impl Holder {
+    /// Judges the pid read from a busy lock's file.
+    pub fn of(recorded: Option<u32>) -> Holder {
+        match recorded {
+            Some(pid) if is_process_alive(pid) == Some(false) => Holder::Exited(pid),
+            Some(pid) => Holder::Pid(pid),
+            None => Holder::Unknown,
+        }
+    }
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Holder::Pid(pid) => write!(formatter, "pid {pid}"),
+            Holder::Exited(pid) => write!(
+                formatter,
+                "another process (pid {pid}, recorded as its holder, has exited)"
+            ),
+            Holder::Unknown => write!(formatter, "another process"),
+        }
+    }
+}
+
+/// Whether process `pid` is running: `None` where the system cannot tell (no `/proc`).
+pub fn is_process_alive(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return None;
+    }
+    Some(proc.join(pid.to_string()).exists())
+}
+
 /// The pid recorded by the current holder, if it wrote one.
 pub fn read_holder_of(path: &Path) -> Option<u32> {
     let mut file = regular::open(path).ok()?;
@@ -193,12 +237,7 @@ pub fn is_locked(path: &Path) -> bool {
 /// throughput of sixteen writers. `flock` has no timed wait: on timeout the helper stays
 /// blocked, and if it gets the lock after all it lets go at once, nobody being left to
 /// receive it.
-fn wait_for(
-    file: &File,
-    path: &Path,
-    timeout: Duration,
-    holder: Option<u32>,
-) -> Result<(), StoreError> {
+fn wait_for(file: &File, path: &Path, timeout: Duration, holder: Holder) -> Result<(), StoreError> {
     let waiter = file.try_clone().map_err(StoreError::io(path))?;
     let (sender, receiver) = mpsc::channel();
     thread::spawn(move || {
@@ -216,7 +255,7 @@ fn wait_for(
         Err(_) => Err(StoreError::LockTimeout {
             path: path.to_path_buf(),
             holder,
-            seconds: timeout.as_secs(),
+            seconds: timeout.as_secs_f64(),
         }),
     }
 }
@@ -254,7 +293,9 @@ mod tests {
         assert!(is_locked(&path));
         let error = FileLock::acquire(&path, "the board lock", quiet(50)).unwrap_err();
         match error {
-            StoreError::LockTimeout { holder, .. } => assert_eq!(holder, Some(std::process::id())),
+            StoreError::LockTimeout { holder, .. } => {
+                assert_eq!(holder, Holder::Pid(std::process::id()))
+            }
             other => panic!("expected a timeout, got {other}"),
         }
         assert!(FileLock::try_acquire(&path).unwrap().is_none(), "held");
@@ -262,6 +303,24 @@ mod tests {
         assert!(!is_locked(&path));
         FileLock::acquire(&path, "the board lock", quiet(50)).unwrap();
         assert!(path.exists(), "the lock file is never deleted");
+    }
+
+    #[test]
+    fn a_recorded_holder_that_exited_is_not_named_as_the_holder() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let exited = child.id();
+        child.wait().unwrap();
+        let holder = Holder::of(Some(exited));
+        assert_eq!(holder, Holder::Exited(exited));
+        assert_eq!(
+            holder.to_string(),
+            format!("another process (pid {exited}, recorded as its holder, has exited)")
+        );
+        assert_eq!(
+            Holder::of(Some(std::process::id())),
+            Holder::Pid(std::process::id())
+        );
+        assert_eq!(Holder::of(None).to_string(), "another process");
     }
 
     #[test]

@@ -19,14 +19,13 @@ pub enum StoreError {
     #[error("{path}: {source}", path = path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error(
-        "gave up after {seconds}s waiting for the lock {path} held by pid {holder}",
-        path = path.display(),
-        holder = holder.map_or_else(|| "unknown".to_string(), |pid| pid.to_string())
+        "gave up after {seconds}s waiting for the lock {path} held by {holder}",
+        path = path.display()
     )]
     LockTimeout {
         path: PathBuf,
-        holder: Option<u32>,
-        seconds: u64,
+        holder: lock::Holder,
+        seconds: f64,
     },
     /// A directory, FIFO, socket or device where a baton file should be.
     #[error("{path} is {kind}, not a regular file", path = path.display())]

@@ -549,3 +549,48 @@ fn a_workspace_of_root_or_the_home_directory_is_refused() {
     fs::create_dir_all(&repo).unwrap();
     env.init_project("lead", "api", &repo);
 }
+
+/// The pid of a process that has exited (and been reaped).
+fn exited_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn a_lock_held_by_an_unsigned_process_does_not_name_the_dead_recorded_pid() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    env.send("lead", "dev", "x", &["--no-wake"]);
+    let lock_path = env.project_dir("default").join("board.lock");
+    let dead = exited_pid();
+    fs::write(&lock_path, format!("{dead:<10}\n")).unwrap();
+    // This process holds the lock without writing its pid, as flock(1) or a process that
+    // inherited the lock would.
+    let holder = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    fs4::FileExt::lock(&holder).unwrap();
+    let run = run_guarded(
+        &env,
+        "lead",
+        &["send", "--to", "dev", "--subject", "y", "--no-wake"],
+        &[("BATON_LOCK_TIMEOUT", "0.5")],
+    );
+    fs4::FileExt::unlock(&holder).unwrap();
+    let stderr = run.fails(3);
+    assert!(
+        !stderr.contains(&format!("held by pid {dead}")),
+        "the dead pid is not the holder: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "held by another process (pid {dead}, recorded as its holder, has exited)"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("gave up after 0.5s"), "{stderr}");
+}

@@ -127,7 +127,7 @@ impl Inspection<'_> {
         self.project_dirs()
             .into_iter()
             .filter(|(id, path)| {
-                names::check(NameKind::Project, id).is_ok() && path.join("project.json").is_file()
+                names::check(NameKind::Project, id).is_ok() && path.join("project.json").exists()
             })
             .map(|(id, _)| id)
             .collect()

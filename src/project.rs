@@ -220,7 +220,9 @@ pub fn project_ids(home: &Home) -> Result<Vec<String>> {
     };
     let mut ids: Vec<String> = entries
         .filter_map(|entry| entry.ok())
-        .filter(|entry| entry.path().join("project.json").is_file())
+        // Whatever sits at project.json counts: skipping one that is not a regular file
+        // would route its workspace's commands to `default` without a word.
+        .filter(|entry| entry.path().join("project.json").exists())
         .filter_map(|entry| entry.file_name().into_string().ok())
         .filter(|name| names::check(NameKind::Project, name).is_ok())
         .collect();

@@ -295,6 +295,36 @@ fn watch_and_the_archive_refuse_a_fifo_too() {
     env.run("lead", &["show", "1"]).ok();
 }
 
+/// A bound project whose project.json is a FIFO is refused from its workspace, not left out
+/// so that its commands land on `default`.
+#[test]
+fn a_fifo_project_json_does_not_send_its_workspace_to_default() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    let api = env.root.path().join("api");
+    fs::create_dir_all(&api).unwrap();
+    env.init_project("lead", "api", &api);
+    let path = env.project_dir("api").join("project.json");
+    fs::rename(&path, path.with_extension("aside")).unwrap();
+    mkfifo(&path);
+    let mut command = env.command(&api);
+    command.args([
+        "--as",
+        "lead",
+        "send",
+        "--to",
+        "dev",
+        "--subject",
+        "for api",
+        "--no-wake",
+    ]);
+    assert_refused(&finish(spawn(command), "send in api"), &path, "send in api");
+    assert!(
+        !env.board_path("default").exists(),
+        "nothing went to the default board"
+    );
+}
+
 #[test]
 fn a_directory_at_board_json_is_stored_data_unreadable_exit_4() {
     let env = TestEnv::new();

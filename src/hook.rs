@@ -123,8 +123,12 @@ fn answer(
     if let Some(missing) = cwd.filter(|cwd| !cwd.is_dir())
         && project.is_none()
     {
+        let problem = match missing.exists() {
+            true => "is not a directory",
+            false => "does not exist",
+        };
         return Err(Error::invalid(format!(
-            "the client's working directory {} does not exist",
+            "the client's working directory {} {problem}",
             missing.display()
         )));
     }

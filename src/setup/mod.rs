@@ -1092,13 +1092,15 @@ fn write_file(path: &Path, text: &str, mode_if_new: u32) -> Result<Vec<PathBuf>>
         .unwrap_or(mode_if_new);
     let name = target.file_name().unwrap_or_default().to_string_lossy();
     let temp = dir.join(format!(".{name}.baton-tmp"));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(&temp)
-        .map_err(StoreError::io(&temp))?;
+    let mut file = regular::open_with(
+        &temp,
+        fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(mode),
+    )
+    .map_err(StoreError::io(&temp))?;
     file.write_all(text.as_bytes())
         .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
         .and_then(|()| file.sync_all())

@@ -543,6 +543,26 @@ fn a_deleted_working_directory_is_an_error_unless_the_project_is_named() {
         )),
         "{text}"
     );
+
+    // Nor does one that names a file.
+    let file = env.work().join("notes.txt");
+    fs::write(&file, "not a directory").unwrap();
+    let mut hook = env.command(&env.work());
+    hook.args(["--as", "dev", "hook", "prompt", "--client", "claude"])
+        .stdin(Stdio::piped());
+    let mut child = spawn(hook);
+    let input = serde_json::json!({"cwd": file.display().to_string()}).to_string();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let run = finish(child, "hook with a file as its client cwd");
+    let note: serde_json::Value = serde_json::from_str(run.ok()).unwrap();
+    let text = note["systemMessage"].as_str().unwrap();
+    assert!(
+        text.contains(&format!(
+            "working directory {} is not a directory",
+            file.display()
+        )),
+        "{text}"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::board::task::{Status, TaskId};
-use crate::store::{StoreError, jsonl};
+use crate::store::{StoreError, jsonl, regular};
 use crate::time::Timestamp;
 
 /// Lines a log holds before it is rotated.
@@ -57,7 +57,7 @@ pub fn append(path: &Path, records: &[ActivityRecord]) -> Result<(), StoreError>
 /// log never records a change the board does not hold. Best-effort: the change has already
 /// failed, and that error is the one reported.
 pub fn truncate(path: &Path, length: u64) {
-    if let Ok(file) = fs::OpenOptions::new().write(true).open(path)
+    if let Ok(file) = regular::open_with(path, fs::OpenOptions::new().write(true))
         && file
             .metadata()
             .is_ok_and(|metadata| metadata.len() > length)

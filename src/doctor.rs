@@ -25,7 +25,7 @@ use crate::registry::{self, AgentRecord};
 use crate::setup;
 use crate::store::lock::{self, FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, board_file};
+use crate::store::{StoreError, board_file, regular};
 use crate::time::{self, Timestamp};
 
 /// Agents not seen for this long are reported.
@@ -127,7 +127,7 @@ impl Inspection<'_> {
         self.project_dirs()
             .into_iter()
             .filter(|(id, path)| {
-                names::check(NameKind::Project, id).is_ok() && path.join("project.json").is_file()
+                names::check(NameKind::Project, id).is_ok() && path.join("project.json").exists()
             })
             .map(|(id, _)| id)
             .collect()
@@ -422,13 +422,13 @@ fn check_logs(inspection: &Inspection<'_>) -> Vec<Check> {
     let mut checks = Vec::new();
     let (mut files, mut lines) = (0, 0);
     let mut look = |path: &Path, inspect: fn(&[u8]) -> LineReport| {
-        let bytes = match fs::read(path) {
+        let bytes = match regular::read(path) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == ErrorKind::NotFound => return,
             Err(error) => {
                 checks.push(Check::fail(
                     NAME,
-                    format!("{}: {error}", inspection.show(path)),
+                    show_error(inspection, &StoreError::io(path)(error)),
                 ));
                 return;
             }
@@ -493,13 +493,20 @@ fn check_logs(inspection: &Inspection<'_>) -> Vec<Check> {
     }
     for id in inspection.project_ids() {
         let cursors = home.mail_cursor_file(&id);
-        if let Ok(bytes) = fs::read(&cursors)
-            && let Err(error) = serde_json::from_slice::<serde_json::Value>(&bytes)
-        {
-            checks.push(Check::fail(
+        match regular::read(&cursors) {
+            Ok(bytes) => {
+                if let Err(error) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                    checks.push(Check::fail(
+                        NAME,
+                        format!("{} does not parse: {error}", inspection.show(&cursors)),
+                    ));
+                }
+            }
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(error) => checks.push(Check::fail(
                 NAME,
-                format!("{} does not parse: {error}", inspection.show(&cursors)),
-            ));
+                show_error(inspection, &StoreError::io(&cursors)(error)),
+            )),
         }
     }
     if checks.is_empty() {
@@ -775,15 +782,6 @@ fn check_clients(inspection: &Inspection<'_>) -> Vec<Check> {
     checks
 }
 
-/// Whether process `pid` is running: `None` where the system cannot tell (no `/proc`).
-fn is_process_alive(pid: u32) -> Option<bool> {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return None;
-    }
-    Some(proc.join(pid.to_string()).exists())
-}
-
 /// Lock files. With `flock` the kernel drops a lock when its process dies, so a dead
 /// command never blocks anyone and an unheld lock file is normal. What can go wrong is a
 /// lock that stays held: by a child process that inherited it after the process that took
@@ -794,7 +792,19 @@ fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
     let mut checks = Vec::new();
     let (mut files, mut held) = (0, 0);
     for (path, _) in walk(inspection.home.root()) {
-        if path.extension().is_none_or(|extension| extension != "lock") || !path.is_file() {
+        if path.extension().is_none_or(|extension| extension != "lock") {
+            continue;
+        }
+        if let Some(found) = regular::not_regular(&path) {
+            checks.push(Check::fail(
+                NAME,
+                format!(
+                    "{} is {}, not a regular file: commands that take this lock fail (exit 4) \
+                     until it is moved away",
+                    inspection.show(&path),
+                    found.kind
+                ),
+            ));
             continue;
         }
         files += 1;
@@ -805,7 +815,7 @@ fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
         let shown = inspection.show(&path);
         let holder = lock::read_holder_of(&path);
         let is_gone = match holder {
-            Some(pid) => is_process_alive(pid) == Some(false),
+            Some(pid) => lock::is_process_alive(pid) == Some(false),
             None => false,
         };
         if is_gone {
@@ -922,7 +932,7 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 /// Reads a board file, every task of it whole (commands decode only the tasks they touch;
 /// the doctor looks at all); `None` when there is none.
 fn read_board(path: &Path) -> Result<Option<Board>, StoreError> {
-    match fs::read(path) {
+    match regular::read(path) {
         Ok(bytes) => {
             let board = board_file::parse_owned(path, bytes)?;
             board.tasks().try_for_each(|task| task.map(drop))?;

@@ -95,6 +95,11 @@ impl Error {
                      and register it again; `baton doctor` checks every file"
                 ))
             }
+            Error::Store(StoreError::NotRegular { path, .. }) => Some(format!(
+                "baton reads only regular files there; move it away (`mv {0} {0}.aside`) \
+                 and run `baton doctor`",
+                path.display()
+            )),
             Error::Store(StoreError::LockTimeout { .. }) => Some(
                 "another baton command is still writing; retry, or raise BATON_LOCK_TIMEOUT".into(),
             ),

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mail::{BROADCAST, Message, MessageType};
 use crate::project::Project;
 use crate::session::{Hub, Inbox, Request, Session};
@@ -122,7 +122,21 @@ fn answer(
         // The agent already went on once for its inbox; stopping now cannot loop.
         return Ok(Answer::Nothing);
     }
-    let cwd = input.cwd.as_deref().filter(|cwd| cwd.is_dir());
+    // A directory the client names but that does not exist would leave the project to a
+    // guess; with --project, it is still compared as a path with the project's workspace.
+    let cwd = input.cwd.as_deref();
+    if let Some(missing) = cwd.filter(|cwd| !cwd.is_dir())
+        && project.is_none()
+    {
+        let problem = match missing.exists() {
+            true => "is not a directory",
+            false => "does not exist",
+        };
+        return Err(Error::invalid(format!(
+            "the client's working directory {} {problem}",
+            missing.display()
+        )));
+    }
     let session = Session::open_unless_busy(
         hub,
         Request {

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs;
 use std::io::ErrorKind;
 use std::str::FromStr;
 
@@ -24,7 +23,7 @@ use crate::registry;
 use crate::session::Session;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic, jsonl};
+use crate::store::{StoreError, atomic, jsonl, regular};
 use crate::time::Timestamp;
 
 /// The `to` of a broadcast: every agent but the sender.
@@ -204,7 +203,7 @@ pub fn read(home: &Home, project: &str) -> Result<Vec<Message>, StoreError> {
 /// Reads `mail.read.json`; a missing file means nobody has read anything yet.
 pub fn read_positions(home: &Home, project: &str) -> Result<ReadPositions, StoreError> {
     let path = home.mail_cursor_file(project);
-    let bytes = match fs::read(&path) {
+    let bytes = match regular::read(&path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(ReadPositions::default()),
         Err(error) => return Err(StoreError::io(&path)(error)),
@@ -387,7 +386,7 @@ struct RawLine {
 
 fn raw_lines(home: &Home, project: &str) -> Result<Vec<RawLine>, StoreError> {
     let path = home.mail_file(project);
-    let text = match fs::read_to_string(&path) {
+    let text = match regular::read_to_string(&path) {
         Ok(text) => text,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
         Err(error) => return Err(StoreError::io(&path)(error)),

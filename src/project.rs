@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic};
+use crate::store::{StoreError, atomic, regular};
 use crate::text;
 use crate::time::Timestamp;
 
@@ -134,6 +134,43 @@ impl Project {
     }
 }
 
+/// The directory a command runs in. One that was deleted under the caller is an error
+/// rather than a guess: taken for `/`, it routed commands to `default` without a word.
+pub fn current_dir() -> Result<PathBuf> {
+    std::env::current_dir().map_err(|error| {
+        let message = match error.kind() {
+            ErrorKind::NotFound => "the current directory no longer exists".to_string(),
+            _ => format!("cannot read the current directory: {error}"),
+        };
+        Error::invalid_with_hint(
+            message,
+            "cd into a directory that exists, or pass --project ID",
+        )
+    })
+}
+
+/// Refuses a workspace that would capture every directory (`/`) or every repository of the
+/// user (their home directory itself): every command run anywhere under it would belong to
+/// this project and be refused elsewhere.
+fn check_not_too_wide(workspace: &Path) -> Result<()> {
+    let user_home = directories::BaseDirs::new().map(|dirs| canonical(dirs.home_dir()));
+    let what = if workspace.parent().is_none() {
+        "the root directory"
+    } else if user_home.as_deref() == Some(workspace) {
+        "your home directory"
+    } else {
+        return Ok(());
+    };
+    Err(Error::invalid_with_hint(
+        format!(
+            "workspace {} is {what}: the project would capture every directory beneath it",
+            workspace.display()
+        ),
+        "bind the project to the repository it is for, e.g. \
+         `baton project init --name api --workspace ~/src/api`",
+    ))
+}
+
 /// Resolves symlinks so that two spellings of one directory compare equal.
 pub fn canonical(path: &Path) -> PathBuf {
     fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
@@ -143,7 +180,7 @@ pub fn canonical(path: &Path) -> PathBuf {
 pub fn load(home: &Home, id: &str) -> Result<Option<Project>> {
     names::check(NameKind::Project, id)?;
     let path = home.project_file(id);
-    let bytes = match fs::read(&path) {
+    let bytes = match regular::read(&path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(StoreError::io(&path)(error).into()),
@@ -184,7 +221,9 @@ pub fn project_ids(home: &Home) -> Result<Vec<String>> {
     };
     let mut ids: Vec<String> = entries
         .filter_map(|entry| entry.ok())
-        .filter(|entry| entry.path().join("project.json").is_file())
+        // Whatever sits at project.json counts: skipping one that is not a regular file
+        // would route its workspace's commands to `default` without a word.
+        .filter(|entry| entry.path().join("project.json").exists())
         .filter_map(|entry| entry.file_name().into_string().ok())
         .filter(|name| names::check(NameKind::Project, name).is_ok())
         .collect();
@@ -333,6 +372,7 @@ pub fn init(
             workspace.display()
         )));
     }
+    check_not_too_wide(&workspace)?;
     let existing = list(home)?;
     if let Some(bound) = existing
         .iter()

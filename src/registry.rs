@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic};
+use crate::store::{StoreError, atomic, regular};
 use crate::text;
 use crate::time::Timestamp;
 
@@ -70,7 +70,7 @@ impl AgentRecord {
 pub fn load(home: &Home, name: &str) -> Result<Option<AgentRecord>> {
     names::check(NameKind::Agent, name)?;
     let path = home.agent_file(name);
-    let bytes = match fs::read(&path) {
+    let bytes = match regular::read(&path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(StoreError::io(&path)(error).into()),

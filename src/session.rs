@@ -276,7 +276,29 @@ impl Session {
         }
         let cwd = match request.cwd {
             Some(cwd) => cwd.to_path_buf(),
-            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            None => match project::current_dir() {
+                Ok(cwd) => cwd,
+                // From a deleted directory only a project named with --project will do, and
+                // only one bound to no workspace: inside a bound one or not, nobody can say.
+                Err(gone) => {
+                    let Some(id) = request.project else {
+                        return Err(gone);
+                    };
+                    match project::load(&hub.home, id)?.and_then(|found| found.workspace) {
+                        None => PathBuf::from("/"),
+                        Some(workspace) => {
+                            return Err(Error::invalid_with_hint(
+                                format!(
+                                    "the current directory no longer exists, and project {id} \
+                                     is bound to {}",
+                                    workspace.display()
+                                ),
+                                format!("cd into {}", workspace.display()),
+                            ));
+                        }
+                    }
+                }
+            },
         };
         let project = project::resolve(&hub.home, request.project, &cwd, hub.lock, now)?;
         let session = Session {

@@ -29,6 +29,7 @@ use crate::store::atomic::{self, private_open_options};
 use crate::store::board_file;
 use crate::store::lock::{self, FileLock};
 use crate::store::paths::Home;
+use crate::store::regular;
 use crate::time;
 
 /// A supervisor stops after this many runs in a row, so two agents handing work back and
@@ -526,10 +527,7 @@ impl WakeLog {
     }
 
     fn open(&self) -> io::Result<File> {
-        private_open_options()
-            .create(true)
-            .append(true)
-            .open(&self.path)
+        regular::open_with(&self.path, private_open_options().create(true).append(true))
     }
 
     /// Appends one line of the supervisor's own; best-effort, as there is nobody to tell.
@@ -561,7 +559,7 @@ pub fn trim_log(path: &Path, limit: u64, keep: u64) -> io::Result<bool> {
     if length <= limit {
         return Ok(false);
     }
-    let mut file = File::open(path)?;
+    let mut file = regular::open(path)?;
     file.seek(SeekFrom::Start(length.saturating_sub(keep)))?;
     let mut tail = Vec::new();
     file.read_to_end(&mut tail)?;

@@ -1,6 +1,5 @@
 //! Board commands: send, the transitions, show, board, inbox, status, log, note, archive.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::thread;
 use std::time::Duration;
@@ -11,6 +10,7 @@ use baton::board::task::{Priority, Status, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
 use baton::session::{BoardFilter, Changed, NewTask};
+use baton::store::regular;
 use baton::time::Timestamp;
 
 use super::{Context, output, render};
@@ -386,7 +386,7 @@ fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
         if length == offset {
             continue;
         }
-        let Ok(mut file) = File::open(&path) else {
+        let Ok(mut file) = regular::open(&path) else {
             continue;
         };
         let mut fresh = String::new();

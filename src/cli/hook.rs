@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 
-use baton::hook::{self, Client, HookEvent};
+use baton::error::Error;
+use baton::hook::{self, Answer, Client, HookEvent};
 use baton::session::Hub;
 use baton::store::lock::LockPolicy;
 
@@ -61,13 +62,8 @@ pub enum ClientArg {
 
 pub fn run(context: &Context, args: HookArgs) -> i32 {
     // Refused before stdin is read: nothing the client sends could make the hook useful.
-    let (event, client) = match event_and_client(&args) {
-        Ok(both) => both,
-        Err(line) => {
-            // Nothing on stdout, which the client would parse; exit 0, which it expects.
-            eprintln!("error: {line}; this hook does nothing");
-            return 0;
-        }
+    let Ok((event, client)) = event_and_client(&args) else {
+        return run_unknown(&args);
     };
     let stdin = read_client_input();
     let hub = Hub::new(
@@ -86,6 +82,31 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
         client,
         &stdin,
     );
+    answer_with(&answer)
+}
+
+/// Answers with a note when baton cannot start at all (a bad `BATON_HOME` or
+/// `BATON_LOCK_TIMEOUT`): the client shows it, and the hook still exits 0.
+pub fn refuse(args: &HookArgs, error: &Error) -> i32 {
+    let Ok((event, client)) = event_and_client(args) else {
+        // An unknown event or client is said as `run` says it; the note has no format.
+        return run_unknown(args);
+    };
+    let note = Answer::Note(format!("baton hook: {}", baton::text::inline(&error.to_string())));
+    answer_with(&hook::render(client, event, &note))
+}
+
+/// An unknown event or client: one line on stderr, nothing on stdout (which the client
+/// would parse), and exit 0, which the client expects.
+fn run_unknown(args: &HookArgs) -> i32 {
+    if let Err(line) = event_and_client(args) {
+        eprintln!("error: {}; this hook does nothing", baton::text::inline(&line));
+    }
+    0
+}
+
+/// Prints the answer; returns the hook's exit code, always 0.
+fn answer_with(answer: &str) -> i32 {
     // Nothing to be done if the client stopped listening; the exit code must stay 0.
     let mut stdout = std::io::stdout().lock();
     let _ = stdout

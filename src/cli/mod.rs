@@ -143,14 +143,19 @@ pub fn main() -> i32 {
             return if error.use_stderr() { 1 } else { 0 };
         }
     };
-    let Some(home) = Home::from_environment() else {
-        return fail(&Error::invalid(
-            "cannot find a home directory for baton's data; set BATON_HOME",
-        ));
+    let hub = match Home::from_environment()
+        .and_then(|home| Ok(Hub::new(home, LockPolicy::from_environment()?)))
+    {
+        Ok(hub) => hub,
+        // A hook always exits 0 and answers in its client's format, even to say this.
+        Err(error) => match cli.command {
+            Command::Hook(args) => return hook::refuse(&args, &error),
+            _ => return fail(&error),
+        },
     };
     let context = Context {
         global: cli.global,
-        hub: Hub::new(home, LockPolicy::from_environment()),
+        hub,
     };
     let result = match cli.command {
         Command::Board(command) => board::run(&context, command),
@@ -189,7 +194,11 @@ pub fn exit_code(error: &Error) -> i32 {
     match error {
         Error::OutsideWorkspace { .. } => 2,
         Error::Store(StoreError::LockTimeout { .. }) => 3,
-        Error::Store(StoreError::Corrupt { .. } | StoreError::NewerSchema { .. }) => 4,
+        Error::Store(
+            StoreError::Corrupt { .. }
+            | StoreError::NewerSchema { .. }
+            | StoreError::NotRegular { .. },
+        ) => 4,
         Error::WaitTimedOut { .. } => 5,
         Error::Name(_)
         | Error::Transition(_)
@@ -204,6 +213,5 @@ pub fn exit_code(error: &Error) -> i32 {
 
 /// The current directory, for commands that bind to it.
 pub fn current_dir() -> Result<PathBuf, Error> {
-    std::env::current_dir()
-        .map_err(|error| Error::invalid(format!("cannot read the current directory: {error}")))
+    baton::project::current_dir()
 }

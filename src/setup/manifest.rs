@@ -5,7 +5,6 @@
 //! recognised on sight.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic};
+use crate::store::{StoreError, atomic, regular};
 
 use super::json::KeyPath;
 
@@ -85,7 +84,7 @@ pub fn fingerprint(text: &str) -> String {
 impl Manifest {
     pub fn load(home: &Home) -> Result<Manifest> {
         let path = home.setup_manifest();
-        let bytes = match fs::read(&path) {
+        let bytes = match regular::read(&path) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Manifest::default()),
             Err(error) => return Err(StoreError::io(&path)(error).into()),

@@ -48,7 +48,7 @@ use crate::names::{self, NameKind};
 use crate::registry;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic};
+use crate::store::{StoreError, atomic, regular};
 use crate::time::Timestamp;
 
 pub use command::{HookEvent, Launch};
@@ -1054,7 +1054,7 @@ pub fn baton_program(env: &Environment) -> Result<PathBuf> {
 
 /// A file's text; `None` when it does not exist.
 fn read_text(path: &Path) -> Result<Option<String>> {
-    match fs::read(path) {
+    match regular::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
             Error::invalid(format!(
                 "cannot edit {}: it is not UTF-8 text",
@@ -1106,13 +1106,15 @@ fn write_file(path: &Path, text: &str, mode_if_new: u32) -> Result<Vec<PathBuf>>
         .unwrap_or(mode_if_new);
     let name = target.file_name().unwrap_or_default().to_string_lossy();
     let temp = dir.join(format!(".{name}.baton-tmp"));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(&temp)
-        .map_err(StoreError::io(&temp))?;
+    let mut file = regular::open_with(
+        &temp,
+        fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(mode),
+    )
+    .map_err(StoreError::io(&temp))?;
     file.write_all(text.as_bytes())
         .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
         .and_then(|()| file.sync_all())

@@ -6,7 +6,7 @@ use std::io::{BufWriter, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::StoreError;
+use super::{StoreError, regular};
 
 /// Open options that create files readable by their owner only (0600).
 pub fn private_open_options() -> OpenOptions {
@@ -81,12 +81,14 @@ fn write_synced(
     temp: &Path,
     write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
 ) -> Result<(), StoreError> {
-    let file = private_open_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(temp)
-        .map_err(StoreError::io(temp))?;
+    let file = regular::open_with(
+        temp,
+        private_open_options()
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+    .map_err(StoreError::io(temp))?;
     let mut out = BufWriter::with_capacity(64 * 1024, &file);
     write(&mut out)
         .and_then(|()| out.flush())

@@ -2,7 +2,7 @@
 //! it atomically (keeping `board.json.bak`), append the activity lines, release.
 //! Readers never lock: [`read`] sees the whole old board or the whole new one.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use super::board_layout::{self, Field};
 use super::lock::{FileLock, LockPolicy};
 use super::paths::Home;
 use super::scan::{Kind, ScanError, Scanner};
-use super::{StoreError, atomic};
+use super::{StoreError, atomic, regular};
 use crate::activity::{self, ActivityRecord};
 use crate::archive;
 use crate::board::task::{Head, Priority, Status, TaskId};
@@ -30,7 +30,7 @@ pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
 
 /// As [`read`], from the board file at `path`.
 pub fn read_path(path: PathBuf, project: &str) -> Result<Board, StoreError> {
-    let file = match File::open(&path) {
+    let file = match regular::open(&path) {
         Ok(file) => file,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Board::new(project)),
         Err(error) => return Err(StoreError::io(&path)(error)),

@@ -4,15 +4,15 @@
 //! killed mid-append can leave a torn last line; readers skip it rather than fail, and the
 //! next append starts on a fresh line so the torn bytes never glue onto a good record.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::StoreError;
 use super::atomic::{create_private_dir_all, private_open_options};
+use super::{StoreError, regular};
 
 /// Appends `records` as lines, then fsyncs, so an append that returned is on disk.
 pub fn append<T: Serialize>(path: &Path, records: &[T]) -> Result<(), StoreError> {
@@ -37,12 +37,11 @@ fn write_lines<T: Serialize>(
     if let Some(parent) = path.parent() {
         create_private_dir_all(parent)?;
     }
-    let mut file = private_open_options()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(StoreError::io(path))?;
+    let mut file = regular::open_with(
+        path,
+        private_open_options().read(true).append(true).create(true),
+    )
+    .map_err(StoreError::io(path))?;
     let mut text = String::new();
     if ends_with_torn_line(&mut file).map_err(StoreError::io(path))? {
         text.push('\n');
@@ -82,7 +81,7 @@ pub struct Lines<T> {
 
 /// Reads every record of `path`; a missing file reads as empty.
 pub fn read_all<T: DeserializeOwned>(path: &Path) -> Result<Lines<T>, StoreError> {
-    let file = match File::open(path) {
+    let file = match regular::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == ErrorKind::NotFound => {
             return Ok(Lines {
@@ -109,7 +108,7 @@ pub fn read_all<T: DeserializeOwned>(path: &Path) -> Result<Lines<T>, StoreError
 
 /// Counts the lines of `path` (0 when missing).
 pub fn count_lines(path: &Path) -> Result<usize, StoreError> {
-    match fs::read(path) {
+    match regular::read(path) {
         Ok(bytes) => Ok(bytes.iter().filter(|&&byte| byte == b'\n').count()),
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(0),
         Err(error) => Err(StoreError::io(path)(error)),
@@ -126,7 +125,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
         append(&path, &[json!({"n": 1})]).unwrap();
-        fs::OpenOptions::new()
+        std::fs::OpenOptions::new()
             .append(true)
             .open(&path)
             .unwrap()

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use fs4::{FileExt, TryLockError};
 
-use super::StoreError;
 use super::atomic::{create_private_dir_all, private_open_options};
+use super::{StoreError, regular};
+use crate::error::Error;
 
 /// How long to wait for a lock and whom to tell about the wait.
 #[derive(Debug, Clone, Copy)]
@@ -23,19 +24,48 @@ pub struct LockPolicy {
     pub on_wait: fn(&str),
 }
 
+/// How long a lock is waited for when `BATON_LOCK_TIMEOUT` is unset (or empty).
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest wait `BATON_LOCK_TIMEOUT` may ask for: an hour.
+pub const MAX_LOCK_TIMEOUT_SECONDS: f64 = 3600.0;
+
 impl LockPolicy {
-    /// `BATON_LOCK_TIMEOUT` seconds (default 10), announcing waits on stderr.
-    pub fn from_environment() -> Self {
-        let seconds = std::env::var("BATON_LOCK_TIMEOUT")
-            .ok()
-            .and_then(|value| value.trim().parse::<f64>().ok())
-            .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-            .unwrap_or(10.0);
-        LockPolicy {
-            timeout: Duration::from_secs_f64(seconds),
+    /// `BATON_LOCK_TIMEOUT` seconds (default 10; empty counts as unset), announcing waits
+    /// on stderr. Any value but a number of seconds from 0 to 3600 is refused rather than
+    /// guessed at: `abc` silently meaning 10, or `1e300` overflowing a `Duration`, hid the
+    /// mistake.
+    pub fn from_environment() -> Result<Self, Error> {
+        let timeout = match std::env::var_os("BATON_LOCK_TIMEOUT") {
+            None => DEFAULT_LOCK_TIMEOUT,
+            Some(value) if value.is_empty() => DEFAULT_LOCK_TIMEOUT,
+            Some(value) => value.to_str().and_then(parse_lock_timeout).ok_or_else(|| {
+                Error::invalid_with_hint(
+                    format!(
+                        "BATON_LOCK_TIMEOUT must be a number of seconds from 0 to 3600, \
+                             not `{}`",
+                        value.to_string_lossy().escape_debug()
+                    ),
+                    "e.g. BATON_LOCK_TIMEOUT=10 (the default), or 2.5; unset it for \
+                         the default",
+                )
+            })?,
+        };
+        Ok(LockPolicy {
+            timeout,
             on_wait: |line| eprintln!("{line}"),
-        }
+        })
     }
+}
+
+/// A lock timeout in seconds, `0` to `3600`, fractions allowed; `None` for anything else
+/// (words, `inf`, `NaN`, negatives, more than an hour).
+pub fn parse_lock_timeout(text: &str) -> Option<Duration> {
+    let seconds: f64 = text.trim().parse().ok()?;
+    // NaN compares false with both ends, so it is refused here too.
+    (0.0..=MAX_LOCK_TIMEOUT_SECONDS)
+        .contains(&seconds)
+        .then(|| Duration::from_secs_f64(seconds))
 }
 
 #[cfg(test)]
@@ -62,9 +92,8 @@ impl FileLock {
     pub fn acquire(path: &Path, what: &str, policy: LockPolicy) -> Result<FileLock, StoreError> {
         let mut file = open_lock_file(path)?;
         if !try_lock(&file, path)? {
-            let holder = read_holder(&mut file);
-            let who = holder.map_or_else(|| "another process".into(), |pid| format!("pid {pid}"));
-            (policy.on_wait)(&format!("waiting for {what} held by {who}"));
+            let holder = Holder::of(read_holder(&mut file));
+            (policy.on_wait)(&format!("waiting for {what} held by {holder}"));
             wait_for(&file, path, policy.timeout, holder)?;
         }
         FileLock::held(file, path)
@@ -113,13 +142,15 @@ fn open_lock_file(path: &Path) -> Result<File, StoreError> {
     if let Some(parent) = path.parent() {
         create_private_dir_all(parent)?;
     }
-    private_open_options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(StoreError::io(path))
+    regular::open_with(
+        path,
+        private_open_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(StoreError::io(path))
 }
 
 /// One attempt: `true` when the lock is now ours, `false` when someone else holds it.
@@ -134,9 +165,54 @@ fn try_lock(file: &File, path: &Path) -> Result<bool, StoreError> {
     }
 }
 
+/// Who holds a busy lock, as far as a waiter can tell from the pid in the lock file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// The recorded pid, a process that is running.
+    Pid(u32),
+    /// The recorded pid has exited, so something that does not sign the file holds the
+    /// lock: a child that inherited it, or a tool such as `flock(1)`.
+    Exited(u32),
+    /// No pid is recorded.
+    Unknown,
+}
+
+impl Holder {
+    /// Judges the pid read from a busy lock's file.
+    pub fn of(recorded: Option<u32>) -> Holder {
+        match recorded {
+            Some(pid) if is_process_alive(pid) == Some(false) => Holder::Exited(pid),
+            Some(pid) => Holder::Pid(pid),
+            None => Holder::Unknown,
+        }
+    }
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Holder::Pid(pid) => write!(formatter, "pid {pid}"),
+            Holder::Exited(pid) => write!(
+                formatter,
+                "another process (pid {pid}, recorded as its holder, has exited)"
+            ),
+            Holder::Unknown => write!(formatter, "another process"),
+        }
+    }
+}
+
+/// Whether process `pid` is running: `None` where the system cannot tell (no `/proc`).
+pub fn is_process_alive(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return None;
+    }
+    Some(proc.join(pid.to_string()).exists())
+}
+
 /// The pid recorded by the current holder, if it wrote one.
 pub fn read_holder_of(path: &Path) -> Option<u32> {
-    let mut file = File::open(path).ok()?;
+    let mut file = regular::open(path).ok()?;
     read_holder(&mut file)
 }
 
@@ -149,7 +225,7 @@ fn read_holder(file: &mut File) -> Option<u32> {
 
 /// Whether `path` is locked by someone right now (probing without waiting).
 pub fn is_locked(path: &Path) -> bool {
-    let Ok(file) = OpenOptions::new().read(true).write(true).open(path) else {
+    let Ok(file) = regular::open_with(path, OpenOptions::new().read(true).write(true)) else {
         return false;
     };
     matches!(FileExt::try_lock(&file), Err(TryLockError::WouldBlock))
@@ -161,12 +237,7 @@ pub fn is_locked(path: &Path) -> bool {
 /// throughput of sixteen writers. `flock` has no timed wait: on timeout the helper stays
 /// blocked, and if it gets the lock after all it lets go at once, nobody being left to
 /// receive it.
-fn wait_for(
-    file: &File,
-    path: &Path,
-    timeout: Duration,
-    holder: Option<u32>,
-) -> Result<(), StoreError> {
+fn wait_for(file: &File, path: &Path, timeout: Duration, holder: Holder) -> Result<(), StoreError> {
     let waiter = file.try_clone().map_err(StoreError::io(path))?;
     let (sender, receiver) = mpsc::channel();
     thread::spawn(move || {
@@ -184,7 +255,7 @@ fn wait_for(
         Err(_) => Err(StoreError::LockTimeout {
             path: path.to_path_buf(),
             holder,
-            seconds: timeout.as_secs(),
+            seconds: timeout.as_secs_f64(),
         }),
     }
 }
@@ -192,6 +263,22 @@ fn wait_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_timeout_is_seconds_from_zero_to_an_hour() {
+        for (text, seconds) in [("0", 0.0), ("2.5", 2.5), (" 10 ", 10.0), ("3600", 3600.0)] {
+            assert_eq!(
+                parse_lock_timeout(text),
+                Some(Duration::from_secs_f64(seconds)),
+                "{text:?}"
+            );
+        }
+        for text in [
+            "1e300", "inf", "-inf", "NaN", "-1", "abc", "3601", "", "10s",
+        ] {
+            assert_eq!(parse_lock_timeout(text), None, "{text:?}");
+        }
+    }
 
     fn quiet(timeout_ms: u64) -> LockPolicy {
         LockPolicy::silent(Duration::from_millis(timeout_ms))
@@ -206,7 +293,9 @@ mod tests {
         assert!(is_locked(&path));
         let error = FileLock::acquire(&path, "the board lock", quiet(50)).unwrap_err();
         match error {
-            StoreError::LockTimeout { holder, .. } => assert_eq!(holder, Some(std::process::id())),
+            StoreError::LockTimeout { holder, .. } => {
+                assert_eq!(holder, Holder::Pid(std::process::id()))
+            }
             other => panic!("expected a timeout, got {other}"),
         }
         assert!(FileLock::try_acquire(&path).unwrap().is_none(), "held");
@@ -214,6 +303,24 @@ mod tests {
         assert!(!is_locked(&path));
         FileLock::acquire(&path, "the board lock", quiet(50)).unwrap();
         assert!(path.exists(), "the lock file is never deleted");
+    }
+
+    #[test]
+    fn a_recorded_holder_that_exited_is_not_named_as_the_holder() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let exited = child.id();
+        child.wait().unwrap();
+        let holder = Holder::of(Some(exited));
+        assert_eq!(holder, Holder::Exited(exited));
+        assert_eq!(
+            holder.to_string(),
+            format!("another process (pid {exited}, recorded as its holder, has exited)")
+        );
+        assert_eq!(
+            Holder::of(Some(std::process::id())),
+            Holder::Pid(std::process::id())
+        );
+        assert_eq!(Holder::of(None).to_string(), "another process");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod board_layout;
 pub mod jsonl;
 pub mod lock;
 pub mod paths;
+pub mod regular;
 pub mod scan;
 
 use std::io;
@@ -18,15 +19,17 @@ pub enum StoreError {
     #[error("{path}: {source}", path = path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error(
-        "gave up after {seconds}s waiting for the lock {path} held by pid {holder}",
-        path = path.display(),
-        holder = holder.map_or_else(|| "unknown".to_string(), |pid| pid.to_string())
+        "gave up after {seconds}s waiting for the lock {path} held by {holder}",
+        path = path.display()
     )]
     LockTimeout {
         path: PathBuf,
-        holder: Option<u32>,
-        seconds: u64,
+        holder: lock::Holder,
+        seconds: f64,
     },
+    /// A directory, FIFO, socket or device where a baton file should be.
+    #[error("{path} is {kind}, not a regular file", path = path.display())]
+    NotRegular { path: PathBuf, kind: &'static str },
     #[error("{path} is unreadable: {detail}", path = path.display())]
     Corrupt { path: PathBuf, detail: String },
     #[error(
@@ -41,11 +44,18 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Wraps an I/O error with the path it happened on.
+    /// Wraps an I/O error with the path it happened on; a refusal of
+    /// [`regular::open_with`] becomes [`StoreError::NotRegular`].
     pub fn io(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
-        move |source| StoreError::Io {
-            path: path.to_path_buf(),
-            source,
+        move |source| match regular::NotRegularFile::of(&source) {
+            Some(found) => StoreError::NotRegular {
+                path: path.to_path_buf(),
+                kind: found.kind,
+            },
+            None => StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
         }
     }
 }

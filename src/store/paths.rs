@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
+
 /// The hub home and the layout beneath it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Home {
@@ -14,12 +16,32 @@ impl Home {
     }
 
     /// `$BATON_HOME`, else the platform data directory (`~/.local/share/baton` on Linux).
-    pub fn from_environment() -> Option<Self> {
+    /// An empty `BATON_HOME` counts as unset, as XDG treats its empty variables. A relative
+    /// one is refused: it would make a new hub in every directory a command runs in.
+    pub fn from_environment() -> Result<Self, Error> {
         if let Some(root) = std::env::var_os("BATON_HOME").filter(|value| !value.is_empty()) {
-            return Some(Home::new(PathBuf::from(root)));
+            let root = PathBuf::from(root);
+            if !root.is_absolute() {
+                let example = std::env::current_dir()
+                    .map(|cwd| format!("BATON_HOME={}", cwd.join(&root).display()))
+                    .unwrap_or_else(|_| "BATON_HOME=$HOME/.local/share/baton".to_string());
+                return Err(Error::invalid_with_hint(
+                    format!(
+                        "BATON_HOME must be an absolute path, not `{}`",
+                        root.display().to_string().escape_debug()
+                    ),
+                    format!(
+                        "a relative home would be a new hub in every directory; e.g. {example}"
+                    ),
+                ));
+            }
+            return Ok(Home::new(root));
         }
         directories::ProjectDirs::from("", "", "baton")
             .map(|dirs| Home::new(dirs.data_dir().to_path_buf()))
+            .ok_or_else(|| {
+                Error::invalid("cannot find a home directory for baton's data; set BATON_HOME")
+            })
     }
 
     pub fn root(&self) -> &Path {

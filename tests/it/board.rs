@@ -337,7 +337,10 @@ fn a_held_lock_gives_exit_3_naming_the_holder() {
         .open(&lock_path)
         .unwrap();
     FileExt::lock(&lock).unwrap();
-    fs::write(&lock_path, "4242").unwrap();
+    // The holder signs the lock file with its pid; baton names a recorded pid that still
+    // runs (one that has exited is not the holder).
+    let holder = std::process::id();
+    fs::write(&lock_path, holder.to_string()).unwrap();
     let run = env.run_env(
         "lead",
         &["send", "--to", "dev", "--subject", "y"],
@@ -345,7 +348,7 @@ fn a_held_lock_gives_exit_3_naming_the_holder() {
     );
     let stderr = run.fails(3);
     assert!(
-        stderr.contains("waiting for the board lock held by pid 4242"),
+        stderr.contains(&format!("waiting for the board lock held by pid {holder}")),
         "{stderr}"
     );
     assert!(stderr.contains("gave up after 1s"), "{stderr}");

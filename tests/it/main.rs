@@ -11,6 +11,7 @@ mod edges;
 mod faults;
 mod fuzz;
 mod hook;
+mod hostile_files;
 mod mail;
 mod mcp;
 mod projects;

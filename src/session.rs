@@ -203,6 +203,11 @@ impl InboxEntry {
                 "ask {} how it goes (baton msg), baton reassign {id} --to NAME, or baton cancel {id}",
                 self.task.to
             ),
+            Reason::DependencyEnded { .. } => format!(
+                "baton cancel {id} --reason WHY, or baton reassign {id} --to NAME to go ahead \
+                 without it (NAME may be {})",
+                self.task.to
+            ),
         }
     }
 }
@@ -436,11 +441,27 @@ impl Session {
         let project_id = self.project.id.clone();
         self.update(|tx| {
             for id in &new.after {
-                if !tx.board.contains(*id) && archive::find(home, &project_id, *id)?.is_none() {
-                    return Err(Error::UnknownTask {
-                        task: *id,
-                        project: project_id.clone(),
-                    });
+                let status = match tx.board.head(*id) {
+                    Some(dependency) => dependency.status,
+                    None => match archive::find(home, &project_id, *id)? {
+                        Some(archived) => archived.status,
+                        None => {
+                            return Err(Error::UnknownTask {
+                                task: *id,
+                                project: project_id.clone(),
+                            });
+                        }
+                    },
+                };
+                // A task waiting on one that can never complete could never start.
+                if matches!(status, Status::Failed | Status::Canceled) {
+                    return Err(Error::invalid_with_hint(
+                        format!("{id} is {status}: a task sent --after it could never start"),
+                        format!(
+                            "send it without {id} in --after, or after a task that can still \
+                             complete"
+                        ),
+                    ));
                 }
             }
             let to = match &route {
@@ -664,7 +685,10 @@ impl Session {
             tasks.push(InboxEntry {
                 waiting: match reason {
                     Reason::Assigned | Reason::ChangesRequested => task.from.clone(),
-                    Reason::Question | Reason::ReviewRequested | Reason::Stalled => task.to.clone(),
+                    Reason::Question
+                    | Reason::ReviewRequested
+                    | Reason::Stalled
+                    | Reason::DependencyEnded { .. } => task.to.clone(),
                 },
                 last_word: task.last_word().cloned(),
                 reason,

@@ -1,13 +1,14 @@
 //! Whose turn it is (SPEC section 4): every open task is in exactly one inbox, or in none.
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Serialize, Serializer};
 
 use super::task::{Head, Status, TaskId};
 use crate::time::Timestamp;
 
 /// Why a task is in someone's inbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reason {
     /// Pending and free to start.
     Assigned,
@@ -19,18 +20,48 @@ pub enum Reason {
     ReviewRequested,
     /// Claimed, but the lease ran out: the sender should chase or reassign it.
     Stalled,
+    /// It waits on `task`, which ended `status` (failed or canceled) and so can never
+    /// complete: the sender should cancel it or reassign it to go ahead without.
+    DependencyEnded { task: TaskId, status: Status },
 }
 
 impl Reason {
-    /// What the one whose turn it is should do, in a few words.
-    pub fn what_to_do(self) -> &'static str {
+    /// The reason's name in `--json` output: one word, whatever the variant holds.
+    pub fn name(self) -> &'static str {
         match self {
-            Reason::Assigned => "to do",
-            Reason::ChangesRequested => "changes requested",
-            Reason::Question => "question for you",
-            Reason::ReviewRequested => "review requested",
-            Reason::Stalled => "stalled: lease expired",
+            Reason::Assigned => "assigned",
+            Reason::ChangesRequested => "changes_requested",
+            Reason::Question => "question",
+            Reason::ReviewRequested => "review_requested",
+            Reason::Stalled => "stalled",
+            Reason::DependencyEnded {
+                status: Status::Failed,
+                ..
+            } => "dependency_failed",
+            Reason::DependencyEnded { .. } => "dependency_canceled",
         }
+    }
+
+    /// What the one whose turn it is should do, in a few words.
+    pub fn what_to_do(self) -> Cow<'static, str> {
+        match self {
+            Reason::Assigned => "to do".into(),
+            Reason::ChangesRequested => "changes requested".into(),
+            Reason::Question => "question for you".into(),
+            Reason::ReviewRequested => "review requested".into(),
+            Reason::Stalled => "stalled: lease expired".into(),
+            Reason::DependencyEnded { task, status } => {
+                format!("waits on {task}, which was {status}").into()
+            }
+        }
+    }
+}
+
+/// A reason is written as its name, a string, as it always was; the task a dependency
+/// reason names is in the task's `after` list and in the words of `what_to_do`.
+impl Serialize for Reason {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 
@@ -45,11 +76,22 @@ pub enum Turn<'a> {
     Nobody,
 }
 
-/// Whose turn `task` is. `waiting_on` are the ids in its `after` list not yet completed.
-pub fn turn<'a>(task: &'a Head, waiting_on: Vec<TaskId>, now: Timestamp) -> Turn<'a> {
+/// Whose turn `task` is. `waiting_on` are the tasks in its `after` list not completed,
+/// with their status. One that ended failed or canceled can never complete, so a task
+/// waiting on it is not blocked but back with its sender, who decides what becomes of it.
+pub fn turn<'a>(task: &'a Head, waiting_on: &[(TaskId, Status)], now: Timestamp) -> Turn<'a> {
     match task.status {
         Status::Pending | Status::ChangesRequested if !waiting_on.is_empty() => {
-            Turn::Blocked(waiting_on)
+            match ended_dependency(waiting_on) {
+                Some((dependency, status)) => Turn::Of {
+                    agent: &task.from,
+                    reason: Reason::DependencyEnded {
+                        task: dependency,
+                        status,
+                    },
+                },
+                None => Turn::Blocked(waiting_on.iter().map(|(id, _)| *id).collect()),
+            }
         }
         Status::Pending => Turn::Of {
             agent: &task.to,
@@ -75,10 +117,86 @@ pub fn turn<'a>(task: &'a Head, waiting_on: Vec<TaskId>, now: Timestamp) -> Turn
     }
 }
 
+/// The first of `waiting_on` that ended without completing, if any.
+pub fn ended_dependency(waiting_on: &[(TaskId, Status)]) -> Option<(TaskId, Status)> {
+    waiting_on
+        .iter()
+        .copied()
+        .find(|(_, status)| status.is_finished())
+}
+
 /// Inbox order: most urgent first, then oldest first, then by id.
 pub fn inbox_order(left: &Head, right: &Head) -> std::cmp::Ordering {
     left.priority
         .cmp(&right.priority)
         .then(left.created_at.cmp(&right.created_at))
         .then(left.id.cmp(&right.id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::task::Task;
+    use Status::*;
+
+    #[test]
+    fn a_task_waiting_on_an_ended_task_is_its_senders_and_otherwise_blocked_or_free() {
+        let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
+        // (its status, what it waits on, whose inbox, why)
+        let cases: &[(Status, &[(TaskId, Status)], Option<(&str, Reason)>)] = &[
+            (Pending, &[], Some(("codex", Reason::Assigned))),
+            (Pending, &[(TaskId(1), Working)], None),
+            (
+                Pending,
+                &[(TaskId(1), Canceled)],
+                Some((
+                    "claude",
+                    Reason::DependencyEnded {
+                        task: TaskId(1),
+                        status: Canceled,
+                    },
+                )),
+            ),
+            (
+                ChangesRequested,
+                &[(TaskId(1), Pending), (TaskId(2), Failed)],
+                Some((
+                    "claude",
+                    Reason::DependencyEnded {
+                        task: TaskId(2),
+                        status: Failed,
+                    },
+                )),
+            ),
+            // Only a task that could still start waits on its dependencies.
+            (
+                InputRequired,
+                &[(TaskId(1), Canceled)],
+                Some(("claude", Reason::Question)),
+            ),
+            (Canceled, &[(TaskId(1), Canceled)], None),
+        ];
+        for (status, waiting_on, expected) in cases {
+            let task = Task::example(*status, now);
+            let head = Head::of(&task);
+            let found = match turn(&head, waiting_on, now) {
+                Turn::Of { agent, reason } => Some((agent, reason)),
+                Turn::Blocked(_) | Turn::Nobody => None,
+            };
+            assert_eq!(found, *expected, "{status} waiting on {waiting_on:?}");
+        }
+        let ended = Reason::DependencyEnded {
+            task: TaskId(1),
+            status: Canceled,
+        };
+        assert_eq!(ended.what_to_do(), "waits on T-1, which was canceled");
+        assert_eq!(
+            serde_json::to_value(ended).unwrap(),
+            serde_json::json!("dependency_canceled")
+        );
+        assert_eq!(
+            serde_json::to_value(Reason::ChangesRequested).unwrap(),
+            serde_json::json!("changes_requested")
+        );
+    }
 }

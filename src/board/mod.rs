@@ -386,21 +386,20 @@ impl Board {
             .or_else(|| self.slots.iter().position(|slot| slot.head.id == id))
     }
 
-    /// The ids in `task.after` that are not completed. A dependency no longer on the board
-    /// was archived, which only happens to finished tasks nothing open waits on.
-    pub fn waiting_on(&self, task: &Head) -> Vec<TaskId> {
+    /// The tasks in `task.after` that are not completed, with their status. A dependency no
+    /// longer on the board was archived, which only happens to finished tasks nothing open
+    /// waits on (and `send` refuses to wait on an archived task that did not complete).
+    pub fn waiting_on(&self, task: &Head) -> Vec<(TaskId, Status)> {
         task.after
             .iter()
-            .copied()
-            .filter(|id| {
-                self.head(*id)
-                    .is_some_and(|dependency| dependency.status != Status::Completed)
-            })
+            .filter_map(|id| self.head(*id))
+            .filter(|dependency| dependency.status != Status::Completed)
+            .map(|dependency| (dependency.id, dependency.status))
             .collect()
     }
 
     pub fn turn<'a>(&'a self, task: &'a Head, now: Timestamp) -> Turn<'a> {
-        inbox::turn(task, self.waiting_on(task), now)
+        inbox::turn(task, &self.waiting_on(task), now)
     }
 
     /// The tasks whose turn is `agent`'s, in inbox order.
@@ -883,7 +882,17 @@ mod tests {
                         Status::InputRequired => Some(task.from.as_str()),
                         Status::ReviewRequested => Some(task.reviewer()),
                         Status::Working if task.is_stalled(now) => Some(task.from.as_str()),
-                        Status::Pending | Status::ChangesRequested if board.waiting_on(&Head::of(task)).is_empty() => Some(task.to.as_str()),
+                        Status::Pending | Status::ChangesRequested => {
+                            let waiting_on = board.waiting_on(&Head::of(task));
+                            if waiting_on.iter().any(|(_, status)| matches!(status, Status::Failed | Status::Canceled)) {
+                                // It can never start as sent: its sender decides.
+                                Some(task.from.as_str())
+                            } else if waiting_on.is_empty() {
+                                Some(task.to.as_str())
+                            } else {
+                                None
+                            }
+                        }
                         _ => None,
                     };
                     prop_assert_eq!(holders.first().copied(), expected, "{} {}", task.id, task.status);

@@ -6,6 +6,7 @@
 
 use chrono::Duration;
 
+use super::inbox::ended_dependency;
 use super::task::{EntryKind, Status, Task, TaskId, ThreadEntry};
 use crate::time::Timestamp;
 
@@ -182,8 +183,10 @@ pub struct Rules<'a> {
     pub lease: Duration,
     /// The project's coordinator, who may cancel and reassign any task.
     pub coordinator: Option<&'a str>,
-    /// Tasks in `after` that are not completed yet; a task waiting on them cannot be claimed.
-    pub waiting_on: &'a [TaskId],
+    /// Tasks in `after` that are not completed yet, with their status: a task waiting on
+    /// them cannot be claimed or finished, and one that waits on a failed or canceled task
+    /// is the sender's to cancel or reassign.
+    pub waiting_on: &'a [(TaskId, Status)],
 }
 
 /// A change the state machine made: recorded as one line in the activity log.
@@ -281,14 +284,30 @@ pub fn transition(
                 task.reviewer()
             )));
         }
-        Action::Claim if !rules.waiting_on.is_empty() => {
-            let ids: Vec<_> = rules.waiting_on.iter().map(|id| id.to_string()).collect();
-            return Err(refuse(format!(
-                "it is blocked until {} completed",
-                and_list(&ids)
-            )));
+        Action::Claim | Action::Done { .. } | Action::Review { .. }
+            if !rules.waiting_on.is_empty() =>
+        {
+            return Err(refuse(match ended_dependency(rules.waiting_on) {
+                Some((dependency, status)) => format!(
+                    "it waits on {dependency}, which was {status}, so it cannot go ahead: \
+                     {} (the sender) can cancel it, or reassign it to go ahead without",
+                    task.from
+                ),
+                None => {
+                    let ids: Vec<_> = rules
+                        .waiting_on
+                        .iter()
+                        .map(|(id, _)| id.to_string())
+                        .collect();
+                    format!("it is blocked until {} completed", and_list(&ids))
+                }
+            }));
         }
-        Action::Reassign { to, .. } if *to == task.to => {
+        // Reassigning a task whose dependency ended sends it on without that dependency,
+        // to the same assignee too: that is how its sender says "go ahead without".
+        Action::Reassign { to, .. }
+            if *to == task.to && ended_dependency(rules.waiting_on).is_none() =>
+        {
             return Err(refuse(format!("it is already assigned to {to}")));
         }
         _ => {}
@@ -324,6 +343,21 @@ pub fn transition(
             } else {
                 format!("reassigned from {} to {to}: {}", task.to, note.trim())
             };
+            let ended: Vec<(TaskId, Status)> = rules
+                .waiting_on
+                .iter()
+                .copied()
+                .filter(|(_, status)| status.is_finished())
+                .collect();
+            if !ended.is_empty() {
+                next.after
+                    .retain(|id| ended.iter().all(|(gone, _)| gone != id));
+                let words: Vec<String> = ended
+                    .iter()
+                    .map(|(id, status)| format!("{id} ({status})"))
+                    .collect();
+                text.push_str(&format!("; no longer waits on {}", words.join(", ")));
+            }
         }
         _ => {}
     }
@@ -695,7 +729,7 @@ mod tests {
 
     #[test]
     fn blocked_tasks_cannot_be_claimed() {
-        let waiting = [TaskId(2), TaskId(3)];
+        let waiting = [(TaskId(2), Pending), (TaskId(3), Working)];
         let error = transition(
             &task(Pending),
             &Action::Claim,
@@ -712,6 +746,122 @@ mod tests {
                 .contains("blocked until T-2 and T-3 are completed"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_task_waiting_on_others_cannot_be_started_or_finished_by_any_road() {
+        // (what it waits on, the words of the refusal)
+        let cases: &[(&[(TaskId, Status)], &str)] = &[
+            (&[(TaskId(2), Pending)], "blocked until T-2 is completed"),
+            (
+                &[(TaskId(2), Working), (TaskId(3), InputRequired)],
+                "blocked until T-2 and T-3 are completed",
+            ),
+            (
+                &[(TaskId(2), Canceled)],
+                "waits on T-2, which was canceled, so it cannot go ahead: claude (the sender) \
+                 can cancel it, or reassign it to go ahead without",
+            ),
+            (
+                &[(TaskId(2), Pending), (TaskId(3), Failed)],
+                "waits on T-3, which was failed",
+            ),
+        ];
+        let finishing = [
+            Action::Claim,
+            Action::Done {
+                result: "fixed".into(),
+            },
+            Action::Review {
+                note: "ready".into(),
+            },
+        ];
+        for (waiting, words) in cases {
+            for action in &finishing {
+                for status in [Pending, ChangesRequested] {
+                    let error = transition(
+                        &task(status),
+                        action,
+                        "codex",
+                        Rules {
+                            waiting_on: waiting,
+                            ..rules(None)
+                        },
+                    )
+                    .unwrap_err();
+                    assert!(
+                        error.to_string().contains(words),
+                        "{} from {status}: {error}",
+                        action.name()
+                    );
+                }
+            }
+        }
+        // Once what it waits on is completed (so no longer listed), it goes ahead.
+        for action in &finishing {
+            assert!(transition(&task(Pending), action, "codex", rules(None)).is_ok());
+        }
+    }
+
+    #[test]
+    fn reassigning_a_task_whose_dependency_ended_sends_it_on_without_it() {
+        let mut waiting = task(Pending);
+        waiting.after = vec![TaskId(2), TaskId(3), TaskId(5)];
+        let ended = [(TaskId(2), Canceled), (TaskId(3), Pending)];
+        let with = |waiting_on| Rules {
+            waiting_on,
+            ..rules(None)
+        };
+        for to in ["codex", "gemini"] {
+            let (next, event) = transition(
+                &waiting,
+                &Action::Reassign {
+                    to: to.into(),
+                    note: String::new(),
+                },
+                "claude",
+                with(&ended),
+            )
+            .unwrap();
+            assert_eq!(next.to, to);
+            assert_eq!(
+                next.after,
+                vec![TaskId(3), TaskId(5)],
+                "only the ended one goes"
+            );
+            assert_eq!(
+                event.text,
+                format!("reassigned from codex to {to}; no longer waits on T-2 (canceled)")
+            );
+        }
+        // Without an ended dependency, reassigning to the assignee is refused as before,
+        // and reassigning elsewhere keeps what it waits on.
+        let blocked = [(TaskId(3), Pending)];
+        let error = transition(
+            &waiting,
+            &Action::Reassign {
+                to: "codex".into(),
+                note: String::new(),
+            },
+            "claude",
+            with(&blocked),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("already assigned to codex"),
+            "{error}"
+        );
+        let (next, _) = transition(
+            &waiting,
+            &Action::Reassign {
+                to: "gemini".into(),
+                note: String::new(),
+            },
+            "claude",
+            with(&blocked),
+        )
+        .unwrap();
+        assert_eq!(next.after, waiting.after);
     }
 
     #[test]

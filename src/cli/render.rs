@@ -71,6 +71,9 @@ fn marks(view: &TaskView, now: Timestamp) -> String {
     if let (Some(owner), Some(reason)) = (&view.turn, view.reason)
         && reason != Reason::Assigned
     {
+        if let Reason::DependencyEnded { .. } = reason {
+            marks.push(reason.what_to_do().into_owned());
+        }
         marks.push(format!("waiting for {owner}"));
     }
     if view.task.status.is_open()

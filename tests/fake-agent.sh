@@ -3,13 +3,13 @@
 #
 # Each start appends one line to $FAKE_AGENT_RECORD: the time, the identity and directory it
 # was started with, the tasks and unread messages its inbox held (reading the messages), and
-# the prompt (its last argument). It then claims and completes those tasks with $BATON_BIN
+# the prompt (its last argument). It then claims and completes those tasks with $FAKE_AGENT_BATON
 # and appends an `end` line. By default it looks again until no task is left, as an agent
 # told to act on every task would; with $FAKE_AGENT_GATE set, it waits for that file to
 # exist, removes it (so the next run waits for it again), and handles only what it first saw.
 set -u
 record=${FAKE_AGENT_RECORD:?FAKE_AGENT_RECORD is not set}
-baton=${BATON_BIN:-baton}
+baton=${FAKE_AGENT_BATON:-baton}
 prompt=${!#}
 
 # Looks at the inbox as an agent does (its messages then count as read); sets `seen` to the

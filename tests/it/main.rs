@@ -19,3 +19,4 @@ mod projects;
 mod setup;
 mod untrusted;
 mod wake;
+mod wake_env;

@@ -645,7 +645,7 @@ async fn work_handed_over_through_mcp_wakes_the_receiver() {
         // The woken agent inherits these through the supervisor the server starts.
         command
             .env("FAKE_AGENT_RECORD", &record)
-            .env("BATON_BIN", baton_bin());
+            .env("FAKE_AGENT_BATON", baton_bin());
         let stderr = std::fs::File::create(stderr).unwrap();
         Server::start_quiet(command, ClientLifecycleMode::Initialize, stderr)
     };

@@ -78,7 +78,7 @@ impl Team {
         let mut env = vec![
             ("BATON_AGENT", "lead"),
             ("FAKE_AGENT_RECORD", record.to_str().unwrap()),
-            ("BATON_BIN", bin.to_str().unwrap()),
+            ("FAKE_AGENT_BATON", bin.to_str().unwrap()),
         ];
         if gated {
             env.push(("FAKE_AGENT_GATE", gate.to_str().unwrap()));

@@ -1104,3 +1104,44 @@ fn check_may_change_coordinator(project: &Project, actor: &str) -> Result<()> {
         "ask one of them to run `baton coordinator --set NAME`",
     ))
 }
+
+/// `agent rm NAME`: removes an agent's record, unless work would be left with nobody to do
+/// it: a task open in any project that it is assigned to, or that waits on it now (its
+/// question to answer, its review to give, its stalled or unstartable task to decide on).
+/// Those are named, with the way to hand them on first.
+pub fn remove_agent(hub: &Hub, name: &str) -> Result<()> {
+    names::check(NameKind::Agent, name)?;
+    let now = time::now();
+    let mut held = Vec::new();
+    for project in project::project_ids(&hub.home)? {
+        // A board that cannot be read stops the removal: its tasks cannot be checked.
+        let board = board_file::read(&hub.home, &project)?;
+        for task in board.open_heads() {
+            let role = if *task.to == *name {
+                "assigned to it"
+            } else if let Turn::Of { agent, reason } = board.turn(task, now)
+                && agent == name
+            {
+                match reason {
+                    Reason::Question => "its question to answer",
+                    Reason::ReviewRequested => "its review to give",
+                    _ => "its decision to make",
+                }
+            } else {
+                continue;
+            };
+            held.push(format!("{} in {project} ({role})", task.id));
+        }
+    }
+    if !held.is_empty() {
+        return Err(Error::invalid_with_hint(
+            format!(
+                "{name} has open tasks, which would be left with nobody: {}",
+                held.join(", ")
+            ),
+            "hand each on first: `baton reassign ID --to NAME` or `baton cancel ID` \
+             (--project ID for another project), then remove it",
+        ));
+    }
+    registry::remove(&hub.home, name, hub.lock)
+}

@@ -169,6 +169,30 @@ pub fn wake_by_hand(
     }
 }
 
+/// Checks a wake command given to `agent add --wake`. Its program must be a name looked up
+/// on `PATH` or an absolute path: a relative path would be looked up from wherever the
+/// command that wakes the agent happens to run.
+pub fn check_wake_command(argv: &[String]) -> Result<()> {
+    let Some(program) = argv.first() else {
+        return Ok(());
+    };
+    let path = Path::new(program);
+    if program.contains('/') && !path.is_absolute() {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        return Err(Error::invalid_with_hint(
+            format!(
+                "the wake program `{program}` is a relative path, which would be looked up \
+                 from wherever the agent is woken from"
+            ),
+            format!(
+                "give its absolute path (`--wake -- {}`), or a program name on PATH",
+                absolute.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The agent's wake command, when it has a usable one.
 fn wake_command(record: &registry::AgentRecord) -> Option<&[String]> {
     record.wake.as_deref().filter(|argv| {

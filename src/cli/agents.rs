@@ -5,9 +5,10 @@ use serde::Serialize;
 
 use baton::error::Error;
 use baton::registry::{self, AgentRecord};
-use baton::session::AgentMatrix;
+use baton::session::{self, AgentMatrix};
 use baton::text::inline;
 use baton::time::{self, Timestamp};
+use baton::wake;
 
 use super::{Context, output};
 
@@ -120,6 +121,9 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
                     "e.g. `baton agent add codex --wake -- codex exec --skip-git-repo-check`",
                 ));
             }
+            if args.wake {
+                wake::check_wake_command(&args.command)?;
+            }
             let profile = registry::Profile {
                 strengths: args.strengths,
                 skills: args.skills,
@@ -137,7 +141,7 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
             output::emit(as_json, &record, describe);
         }
         AgentsCommand::Agent(AgentCommand::Rm { name }) => {
-            registry::remove(home, &name, context.hub.lock)?;
+            session::remove_agent(&context.hub, &name)?;
             output::emit(as_json, &serde_json::json!({"removed": name}), |_| {
                 format!("removed agent {name}")
             });

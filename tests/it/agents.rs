@@ -366,3 +366,107 @@ fn skill_routing_picks_the_least_busy_then_the_freshest_and_never_the_sender() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_relative_wake_program_is_refused_with_its_absolute_path_as_the_hint() {
+    let env = TestEnv::new();
+    env.run(
+        "",
+        &["agent", "add", "codex", "--wake", "--", "codex", "exec"],
+    )
+    .ok();
+    for relative in ["./x.sh", "bin/wake.sh", "../x.sh"] {
+        let run = env.run(
+            "",
+            &["agent", "add", "codex", "--wake", "--", relative, "go"],
+        );
+        let stderr = run.fails(1);
+        assert!(
+            stderr.starts_with(&format!(
+                "error: the wake program `{relative}` is a relative path"
+            )),
+            "{stderr}"
+        );
+        let absolute = std::path::absolute(env.work().join(relative)).unwrap();
+        assert!(
+            stderr.contains(&format!(
+                "hint: give its absolute path (`--wake -- {}`)",
+                absolute.display()
+            )),
+            "{stderr}"
+        );
+        assert_eq!(
+            record(&env, "codex")["wake"],
+            json!(["codex", "exec"]),
+            "left alone"
+        );
+    }
+    env.run("", &["agent", "add", "gemini", "--wake", "--", "./x.sh"])
+        .fails(1);
+    assert!(
+        !env.home().join("agents/gemini.json").exists(),
+        "no record made"
+    );
+    // A name on PATH and an absolute path are fine.
+    env.run(
+        "",
+        &["agent", "add", "codex", "--wake", "--", "/bin/sh", "./x.sh"],
+    )
+    .ok();
+    assert_eq!(record(&env, "codex")["wake"], json!(["/bin/sh", "./x.sh"]));
+}
+
+#[test]
+fn an_agent_with_open_tasks_cannot_be_removed_and_nothing_is_lost() {
+    let env = TestEnv::new();
+    let api = env.root.path().join("api");
+    fs::create_dir(&api).unwrap();
+    env.init_project("", "api", &api);
+    env.register(&["lead", "worker"]);
+    // default: T-1 assigned to worker. api: T-1 asks lead a question.
+    env.send("lead", "worker", "Fix the parser", &[]);
+    env.run_in(
+        &api,
+        "lead",
+        &["send", "--to", "worker", "--subject", "Pick a name"],
+    )
+    .ok();
+    env.run_in(&api, "worker", &["ask", "1", "--body", "Which one?"])
+        .ok();
+    let boards = (env.board("default"), env.board("api"));
+
+    let stderr = env.run("", &["agent", "rm", "worker"]).fails(1).to_string();
+    assert!(
+        stderr.starts_with(
+            "error: worker has open tasks, which would be left with nobody: \
+             T-1 in api (assigned to it), T-1 in default (assigned to it)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: hand each on first: `baton reassign ID --to NAME`"),
+        "{stderr}"
+    );
+    let stderr = env.run("", &["agent", "rm", "lead"]).fails(1).to_string();
+    assert!(
+        stderr.contains("lead has open tasks, which would be left with nobody: T-1 in api (its question to answer)"),
+        "{stderr}"
+    );
+    assert_eq!(
+        (env.board("default"), env.board("api")),
+        boards,
+        "nothing changed"
+    );
+    assert_eq!(record(&env, "worker")["name"], "worker", "still registered");
+    assert_eq!(record(&env, "lead")["name"], "lead");
+
+    // Once the work is handed on or finished, both can go.
+    env.run("lead", &["cancel", "1"]).ok();
+    env.run_in(&api, "lead", &["answer", "1", "--body", "baton"])
+        .ok();
+    env.run_in(&api, "worker", &["done", "1", "--result", "named"])
+        .ok();
+    env.run("", &["agent", "rm", "worker"]).ok();
+    env.run("", &["agent", "rm", "lead"]).ok();
+    assert!(!env.home().join("agents/worker.json").exists());
+}

@@ -142,8 +142,13 @@ mod tests {
     #[test]
     fn a_task_waiting_on_an_ended_task_is_its_senders_and_otherwise_blocked_or_free() {
         let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
-        // (its status, what it waits on, whose inbox, why)
-        let cases: &[(Status, &[(TaskId, Status)], Option<(&str, Reason)>)] = &[
+        // (its status, what it waits on, whose inbox and why)
+        type Case = (
+            Status,
+            &'static [(TaskId, Status)],
+            Option<(&'static str, Reason)>,
+        );
+        let cases: &[Case] = &[
             (Pending, &[], Some(("codex", Reason::Assigned))),
             (Pending, &[(TaskId(1), Working)], None),
             (

@@ -197,6 +197,7 @@ fn the_sender_can_cancel_a_task_whose_dependency_ended() {
     env.send("lead", "worker", "Build it", &[]);
     env.send("lead", "worker", "Ship it", &["--after", "1"]);
     env.run("lead", &["cancel", "1"]).ok();
+    assert_eq!(env.inbox_ids("lead"), vec![2]);
     env.run("lead", &["cancel", "2", "--reason", "nothing to ship"])
         .ok();
     assert!(env.inbox_ids("lead").is_empty());
@@ -249,13 +250,16 @@ fn recording_wake_command(dir: &Path) -> String {
 #[test]
 fn the_sender_is_woken_when_a_dependency_of_its_task_fails() {
     let env = team();
+    env.register(&["builder"]);
     let script = recording_wake_command(env.root.path());
     env.run(
         "",
         &["agent", "add", "lead", "--wake", "--", "/bin/sh", &script],
     )
     .ok();
-    env.send("lead", "worker", "Build it", &["--no-wake"]);
+    // T-1 is builder's, so that lead hears of its failure only through T-2 (baton's
+    // notification that T-1 failed goes to builder).
+    env.send("builder", "worker", "Build it", &["--no-wake"]);
     env.send("lead", "worker", "Ship it", &["--after", "1", "--no-wake"]);
     // Wake is on for this one command.
     env.run("worker", &["fail", "1", "--reason", "broken"]).ok();

@@ -10,7 +10,6 @@
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -346,11 +345,19 @@ pub fn detached_environment(
     environment
 }
 
-/// Closes every descriptor above 2 that this process inherited, so that a detached process
-/// holds nothing of its caller's open: a caller reading the waker's output through a pipe
-/// on descriptor 7 would otherwise wait for the whole agent run. Call it first thing, before
-/// this process opens anything of its own, which it would close too.
-pub fn close_inherited_descriptors() {
+/// What a process baton started detached (the supervisor, the notifier) does first: it
+/// takes a session of its own, unless setsid(1) gave it one already, and closes every
+/// descriptor above 2 that it inherited, so that it holds nothing of its caller's open (a
+/// caller reading the waker's output through a pipe on descriptor 7 would otherwise wait
+/// for the whole agent run). Call it before this process opens anything of its own, which
+/// it would close too.
+pub fn detach_from_caller() {
+    // Fails only where the process leads its group or session already: setsid(1) ran it.
+    let _ = nix::unistd::setsid();
+    close_inherited_descriptors();
+}
+
+fn close_inherited_descriptors() {
     let open: Vec<i32> = match fs::read_dir("/proc/self/fd") {
         Ok(entries) => entries
             .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
@@ -371,25 +378,21 @@ const SETSID: [&str; 2] = ["/usr/bin/setsid", "/bin/setsid"];
 /// Starts `program args…` detached from the caller: no terminal, no standard streams, not
 /// waited for, in the environment of [`detached_environment`], so that the child uses the
 /// caller's hub. The child closes the other descriptors it inherits itself, at its start
-/// ([`close_inherited_descriptors`]).
+/// ([`detach_from_caller`]).
 pub(crate) fn spawn_detached(program: &Path, args: &[&str], home: &Home) -> io::Result<()> {
     // A session of its own takes the child away from the terminal for good: no SIGHUP when
     // the terminal closes, and an agent CLI run inside cannot open /dev/tty and wait for
-    // keys nobody will press. Calling setsid() ourselves would need `unsafe` (pre_exec), so
-    // use setsid(1), which execs in place (the child is not a group leader, so it does not
-    // fork). Without it, a process group of its own still keeps the terminal's Ctrl-C and
-    // job control away from the child.
+    // keys nobody will press. Calling setsid() between fork and exec would need `unsafe`
+    // (pre_exec), so use setsid(1), which execs in place (the child is not a group leader,
+    // so it does not fork). Without it, the child calls setsid() itself as it starts
+    // ([`detach_from_caller`]); it must not lead a process group of its own for that.
     let mut command = match SETSID.iter().find(|path| Path::new(path).is_file()) {
         Some(setsid) => {
             let mut command = Command::new(setsid);
             command.arg(program);
             command
         }
-        None => {
-            let mut command = Command::new(program);
-            command.process_group(0);
-            command
-        }
+        None => Command::new(program),
     };
     command
         .args(args)

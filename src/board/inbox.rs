@@ -50,9 +50,7 @@ impl Reason {
             Reason::Question => "question for you".into(),
             Reason::ReviewRequested => "review requested".into(),
             Reason::Stalled => "stalled: lease expired".into(),
-            Reason::DependencyEnded { task, status } => {
-                format!("waits on {task}, which was {status}").into()
-            }
+            Reason::DependencyEnded { task, status } => waits_on_ended(task, status).into(),
         }
     }
 }
@@ -115,6 +113,16 @@ pub fn turn<'a>(task: &'a Head, waiting_on: &[(TaskId, Status)], now: Timestamp)
         },
         Status::Working | Status::Completed | Status::Failed | Status::Canceled => Turn::Nobody,
     }
+}
+
+/// "waits on T-1, which was canceled" (or "which failed").
+pub fn waits_on_ended(task: TaskId, status: Status) -> String {
+    let ended = match status {
+        Status::Failed => "failed",
+        Status::Canceled => "was canceled",
+        _ => "did not complete",
+    };
+    format!("waits on {task}, which {ended}")
 }
 
 /// The first of `waiting_on` that ended without completing, if any.

@@ -6,7 +6,7 @@
 
 use chrono::Duration;
 
-use super::inbox::ended_dependency;
+use super::inbox::{ended_dependency, waits_on_ended};
 use super::task::{EntryKind, Status, Task, TaskId, ThreadEntry};
 use crate::time::Timestamp;
 
@@ -289,8 +289,9 @@ pub fn transition(
         {
             return Err(refuse(match ended_dependency(rules.waiting_on) {
                 Some((dependency, status)) => format!(
-                    "it waits on {dependency}, which was {status}, so it cannot go ahead: \
-                     {} (the sender) can cancel it, or reassign it to go ahead without",
+                    "it {}, so it cannot go ahead: {} (the sender) can cancel it, or \
+                     reassign it to go ahead without",
+                    waits_on_ended(dependency, status),
                     task.from
                 ),
                 None => {
@@ -764,7 +765,7 @@ mod tests {
             ),
             (
                 &[(TaskId(2), Pending), (TaskId(3), Failed)],
-                "waits on T-3, which was failed",
+                "waits on T-3, which failed",
             ),
         ];
         let finishing = [

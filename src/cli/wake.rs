@@ -59,11 +59,11 @@ pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
             output::emit(context.global.json, &outcome, describe);
         }
         WakeCommand::WakeSupervisor(args) => {
-            wake::close_inherited_descriptors();
+            wake::detach_from_caller();
             wake::supervise(&context.hub, &args.agent, &args.project, args.by_hand)?;
         }
         WakeCommand::Notify(args) => {
-            wake::close_inherited_descriptors();
+            wake::detach_from_caller();
             let notes: Vec<Note> = serde_json::from_str(&args.notes)
                 .map_err(|error| Error::invalid(format!("notes are not JSON: {error}")))?;
             notify::show(&notes).map_err(Error::invalid)?;

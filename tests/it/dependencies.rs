@@ -128,19 +128,22 @@ fn dependency_ends_and_the_sender_is_told(end: &[&str], status: &str) {
         assert_eq!(handovers[0]["reason"], format!("dependency_{status}"));
     }
 
-    let words = format!("waits on T-1, which was {status}");
+    let words = match status {
+        "failed" => "waits on T-1, which failed",
+        _ => "waits on T-1, which was canceled",
+    };
     // In exactly one inbox: the sender's.
     assert_eq!(env.inbox_ids("lead"), vec![2]);
     assert!(env.inbox_ids("worker").is_empty());
     let inbox = env.run("lead", &["--json", "inbox", "--peek"]).json();
     assert_eq!(inbox["tasks"][0]["reason"], format!("dependency_{status}"));
     let text = env.run("lead", &["inbox", "--peek"]).ok().to_string();
-    assert!(text.contains(&words), "{text}");
+    assert!(text.contains(words), "{text}");
     assert!(text.contains("baton cancel 2"), "the next step: {text}");
     let board = env.run("lead", &["board"]).ok().to_string();
-    assert!(board.contains(&words), "{board}");
+    assert!(board.contains(words), "{board}");
     let show = env.run("lead", &["show", "2"]).ok().to_string();
-    assert!(show.contains(&words), "{show}");
+    assert!(show.contains(words), "{show}");
     let shown: Value = env.run("lead", &["--json", "show", "2"]).json();
     assert_eq!(shown["turn"], "lead");
     assert_eq!(shown["reason"], format!("dependency_{status}"));
@@ -153,7 +156,7 @@ fn dependency_ends_and_the_sender_is_told(end: &[&str], status: &str) {
         .run("lead", &["hook", "session-start", "--client", "claude"])
         .ok()
         .to_string();
-    assert!(hook.contains(&words), "{hook}");
+    assert!(hook.contains(words), "{hook}");
     assert!(
         hook.contains("baton cancel 2"),
         "the hook's next step: {hook}"
@@ -162,7 +165,7 @@ fn dependency_ends_and_the_sender_is_told(end: &[&str], status: &str) {
     // It can go no further as it is: worker can neither claim nor finish it.
     for refused in [vec!["claim", "2"], vec!["done", "2", "--result", "shipped"]] {
         let stderr = env.run("worker", &refused).fails(1).to_string();
-        assert!(stderr.contains(&words), "{stderr}");
+        assert!(stderr.contains(words), "{stderr}");
     }
     assert_eq!(status_of(&env, 2), "pending");
 

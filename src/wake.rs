@@ -30,6 +30,7 @@ use crate::store::board_file;
 use crate::store::lock::{self, FileLock};
 use crate::store::paths::Home;
 use crate::store::regular;
+use crate::text;
 use crate::time;
 
 /// A supervisor stops after this many runs in a row, so two agents handing work back and
@@ -180,12 +181,13 @@ pub fn check_wake_command(argv: &[String]) -> Result<()> {
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         return Err(Error::invalid_with_hint(
             format!(
-                "the wake program `{program}` is a relative path, which would be looked up \
-                 from wherever the agent is woken from"
+                "the wake program `{}` is a relative path, which would be looked up from \
+                 wherever the agent is woken from",
+                text::inline(program)
             ),
             format!(
                 "give its absolute path (`--wake -- {}`), or a program name on PATH",
-                absolute.display()
+                text::inline(&absolute.to_string_lossy())
             ),
         ));
     }

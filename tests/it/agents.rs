@@ -403,6 +403,18 @@ fn a_relative_wake_program_is_refused_with_its_absolute_path_as_the_hint() {
     }
     env.run("", &["agent", "add", "gemini", "--wake", "--", "./x.sh"])
         .fails(1);
+    // The refusal shows the path it was given, escapes and all, without acting on them.
+    let stderr = env
+        .run(
+            "",
+            &["agent", "add", "gemini", "--wake", "--", "./x\u{1b}[2J.sh"],
+        )
+        .fails(1)
+        .to_string();
+    assert!(
+        stderr.contains("`./x\\u{1b}[2J.sh`") && !stderr.contains('\u{1b}'),
+        "{stderr:?}"
+    );
     assert!(
         !env.home().join("agents/gemini.json").exists(),
         "no record made"

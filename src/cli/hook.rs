@@ -92,7 +92,10 @@ pub fn refuse(args: &HookArgs, error: &Error) -> i32 {
         // An unknown event or client is said as `run` says it; the note has no format.
         return run_unknown(args);
     };
-    let note = Answer::Note(format!("baton hook: {}", baton::text::inline(&error.to_string())));
+    let note = Answer::Note(format!(
+        "baton hook: {}",
+        baton::text::inline(&error.to_string())
+    ));
     answer_with(&hook::render(client, event, &note))
 }
 
@@ -100,7 +103,10 @@ pub fn refuse(args: &HookArgs, error: &Error) -> i32 {
 /// would parse), and exit 0, which the client expects.
 fn run_unknown(args: &HookArgs) -> i32 {
     if let Err(line) = event_and_client(args) {
-        eprintln!("error: {}; this hook does nothing", baton::text::inline(&line));
+        eprintln!(
+            "error: {}; this hook does nothing",
+            baton::text::inline(&line)
+        );
     }
     0
 }

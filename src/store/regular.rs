@@ -56,7 +56,10 @@ pub fn open_with(path: &Path, options: &OpenOptions) -> io::Result<File> {
     // O_NONBLOCK makes open(2) of a FIFO return at once (or fail, for writing with no
     // reader) should one appear between the check and here; on a regular file it changes
     // nothing.
-    let file = options.clone().custom_flags(nix::libc::O_NONBLOCK).open(path)?;
+    let file = options
+        .clone()
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)?;
     check(file.metadata()?.file_type())?;
     Ok(file)
 }

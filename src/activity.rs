@@ -53,19 +53,6 @@ pub fn append(path: &Path, records: &[ActivityRecord]) -> Result<(), StoreError>
     Ok(())
 }
 
-/// Cuts the log back to `length` bytes after a change that could not be completed, so the
-/// log never records a change the board does not hold. Best-effort: the change has already
-/// failed, and that error is the one reported.
-pub fn truncate(path: &Path, length: u64) {
-    if let Ok(file) = fs::OpenOptions::new().write(true).open(path)
-        && file
-            .metadata()
-            .is_ok_and(|metadata| metadata.len() > length)
-    {
-        let _ = file.set_len(length);
-    }
-}
-
 /// `activity.jsonl.N` for generation N.
 pub fn generation(path: &Path, number: usize) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();

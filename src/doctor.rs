@@ -1132,6 +1132,7 @@ pub fn restore(
 ) -> Result<RestorePlan> {
     names::check(NameKind::Project, project)?;
     let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
+    board_file::recover_log(home, project)?;
     let (mut plan, mut board) = plan(home, project)?;
     board.next_id = plan.next_id;
     board_file::persist(

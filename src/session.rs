@@ -593,6 +593,7 @@ impl Session {
         limit: Option<usize>,
         since: Option<Timestamp>,
     ) -> Result<Vec<ActivityRecord>> {
+        self.catch_up_log()?;
         let mut records = activity::read(&self.hub.home.activity_file(&self.project.id))?;
         if let Some(since) = since {
             records.retain(|record| record.at >= since);
@@ -602,6 +603,14 @@ impl Session {
             records.drain(..skip);
         }
         Ok(records)
+    }
+
+    /// Logs a change whose writer was killed after it committed but before it was logged
+    /// (or drops the journal of one that never committed), unless a writer holds the board
+    /// lock: that writer does it first itself. Costs one `stat` when there is nothing to do.
+    pub fn catch_up_log(&self) -> Result<()> {
+        board_file::try_recover_log(&self.hub.home, &self.project.id)?;
+        Ok(())
     }
 
     /// `note`: a line in the activity log from the caller.

@@ -186,7 +186,11 @@ pub fn exit_code(error: &Error) -> i32 {
     match error {
         Error::OutsideWorkspace { .. } => 2,
         Error::Store(StoreError::LockTimeout { .. }) => 3,
-        Error::Store(StoreError::Corrupt { .. } | StoreError::NewerSchema { .. }) => 4,
+        Error::Store(
+            StoreError::Corrupt { .. }
+            | StoreError::NewerSchema { .. }
+            | StoreError::DuplicateId { .. },
+        ) => 4,
         Error::WaitTimedOut { .. } => 5,
         Error::Name(_)
         | Error::Transition(_)

@@ -10,6 +10,7 @@ mod doctor;
 mod faults;
 mod fuzz;
 mod hook;
+mod log_truth;
 mod mail;
 mod mcp;
 mod projects;

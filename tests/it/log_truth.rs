@@ -127,9 +127,15 @@ fn a_sigkill_storm_leaves_exactly_one_line_for_each_change_that_committed() {
     env.register(&["lead", "dev"]);
     env.send("lead", "dev", "before the storm", &[]);
     const WRITERS: usize = 8;
-    const ROUNDS: usize = 6;
+    const ROUNDS: usize = 8;
 
-    // How long a round of writers takes unhindered: the kills land within that.
+    // The log is filled until a rotation is 24 changes away once the calibration round
+    // below has written its eight: the storm runs first on a log past 640 KB (where every
+    // append counts the log's lines, which takes a while), then crosses the rotation.
+    fill_log(&env, 10_000 - 24 - WRITERS - log_lines(&env).len());
+
+    // How long a round of writers takes unhindered: the kills land within that (adapted
+    // round by round so that some writers finish and some are killed).
     let started = Instant::now();
     let calibration: Vec<Child> = (0..WRITERS)
         .map(|writer| spawn_send(&env, &format!("calibration {writer}")))
@@ -137,9 +143,7 @@ fn a_sigkill_storm_leaves_exactly_one_line_for_each_change_that_committed() {
     for child in calibration {
         assert!(child.wait_with_output().unwrap().status.success());
     }
-    let window = started.elapsed().as_micros() as u64 + 1;
-    // Three lines short of a rotation: the storm crosses it.
-    fill_log(&env, 10_000 - 3 - log_lines(&env).len());
+    let mut window = started.elapsed().as_micros() as u64 + 1;
 
     let mut seed = u64::from(std::process::id()) | 1;
     let mut random = move |below: u64| {
@@ -149,12 +153,15 @@ fn a_sigkill_storm_leaves_exactly_one_line_for_each_change_that_committed() {
         seed % below.max(1)
     };
     let (mut reported, mut killed) = (Vec::new(), 0);
-    for round in 0..ROUNDS {
+    let rotated = env.project_dir("default").join("activity.jsonl.1");
+    let mut round = 0;
+    while round < ROUNDS || (!rotated.exists() && round < 3 * ROUNDS) {
+        round += 1;
         let mut children: Vec<(String, Child, u64)> = (0..WRITERS)
             .map(|writer| {
                 let subject = format!("storm {round}.{writer}");
                 let child = spawn_send(&env, &subject);
-                (subject, child, random(window))
+                (subject, child, random(window / 2))
             })
             .collect();
         children.sort_by_key(|(_, _, kill_at)| *kill_at);
@@ -166,6 +173,7 @@ fn a_sigkill_storm_leaves_exactly_one_line_for_each_change_that_committed() {
             }
             let _ = child.kill();
         }
+        let (reported_before, killed_before) = (reported.len(), killed);
         for (subject, child, _) in children {
             let output = child.wait_with_output().unwrap();
             if output.status.success() {
@@ -174,6 +182,11 @@ fn a_sigkill_storm_leaves_exactly_one_line_for_each_change_that_committed() {
             } else {
                 killed += 1;
             }
+        }
+        if reported.len() == reported_before {
+            window = window * 3 / 2;
+        } else if killed == killed_before {
+            window = window * 2 / 3 + 1;
         }
     }
     eprintln!("{killed} writers killed, {} finished", reported.len());
@@ -207,10 +220,7 @@ fn a_sigkill_storm_leaves_exactly_one_line_for_each_change_that_committed() {
             "the send line of T-{id} is a task on the board"
         );
     }
-    assert!(
-        env.project_dir("default").join("activity.jsonl.1").exists(),
-        "the storm crossed a rotation"
-    );
+    assert!(rotated.exists(), "the storm crossed a rotation");
     assert!(!env.project_dir("default").join("activity.journal").exists());
     for check in checks["checks"].as_array().unwrap() {
         if check["name"] == "activity" {

@@ -57,6 +57,7 @@ pub fn write(
     if let Some(parent) = log.parent() {
         create_private_dir_all(parent)?;
     }
+    check_regular(log)?;
     let log_identity = private_open_options()
         .append(true)
         .create(true)
@@ -102,6 +103,9 @@ pub fn discard(path: &Path) {
 /// Completes or drops the journal a killed writer left, if any: see the module's comment.
 /// The caller holds the board lock, so nothing else writes the board or the log meanwhile.
 pub fn recover(path: &Path, board: &Path, log: &Path) -> Result<Option<Recovered>, StoreError> {
+    if !check_regular(path)? {
+        return Ok(None);
+    }
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
@@ -127,6 +131,19 @@ pub fn recover(path: &Path, board: &Path, log: &Path) -> Result<Option<Recovered
     match fs::remove_file(path) {
         Ok(()) => Ok(Some(recovered)),
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(Some(recovered)),
+        Err(error) => Err(StoreError::io(path)(error)),
+    }
+}
+
+/// Whether `path` is there; refuses anything but a regular file (opening a FIFO would hang).
+fn check_regular(path: &Path) -> Result<bool, StoreError> {
+    match fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => Ok(true),
+        Ok(_) => Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: "not a regular file".into(),
+        }),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(false),
         Err(error) => Err(StoreError::io(path)(error)),
     }
 }

@@ -537,3 +537,46 @@ fn two_tasks_with_one_id_are_both_shown_reported_and_never_acted_on() {
     assert_eq!(tasks[&1], ["alpha", "beta"]);
     assert_eq!(tasks[&3], ["gamma"]);
 }
+
+#[test]
+fn a_fifo_where_the_journal_or_the_log_should_be_is_refused_never_a_hang() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    env.send("lead", "dev", "one", &[]);
+    let dir = env.project_dir("default");
+    for name in ["activity.journal", "activity.jsonl"] {
+        let path = dir.join(name);
+        let saved = fs::read(&path).ok();
+        let _ = fs::remove_file(&path);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let mut child = env
+            .command(&env.work())
+            .args(["--as", "lead", "send", "--to", "dev", "--subject", "two"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A watchdog: a command that hangs on the FIFO is killed, and fails the test.
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(4), "{name}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(name),
+            "{stderr}"
+        );
+        fs::remove_file(&path).unwrap();
+        if let Some(saved) = saved {
+            fs::write(&path, saved).unwrap();
+        }
+    }
+    assert_eq!(env.send("lead", "dev", "two", &[]), 2);
+    assert_eq!(send_lines(&env).len(), 2);
+}

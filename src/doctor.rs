@@ -543,8 +543,9 @@ fn check_logs(inspection: &Inspection<'_>) -> Vec<Check> {
 }
 
 /// The activity log and the board agree (SPEC section 2): first a change a killed writer
-/// left unlogged is logged, or its journal dropped if it never committed; then, under the
-/// board lock so that no change is half made while it looks, every line that names a task
+/// left unlogged is logged, or its journal dropped if it never committed; then, with board
+/// and log read under the board lock so that no change is half made while it looks, and the
+/// archive after, every line that names a task
 /// names one on the board or in the archive, no task has two `send` lines and each matches
 /// its task, every task has its `send` line (unless it is older than the oldest line kept:
 /// rotation drops the sixth generation), each task's last logged status is its status, and
@@ -590,13 +591,15 @@ fn check_activity(inspection: &Inspection<'_>) -> Vec<Check> {
         let Ok(records) = activity::read(&home.activity_file(&id)) else {
             continue;
         };
+        // The archive only gains tasks that were on the board just read, so it can be read
+        // (it may be large) without keeping writers waiting.
+        drop(guard);
         let mut archived = Vec::new();
         for path in archive::task_files(home, &id).unwrap_or_default() {
             if let Ok(lines) = jsonl::read_all::<Task>(&path) {
                 archived.extend(lines.records);
             }
         }
-        drop(guard);
         let findings = disagreements(&board, &archived, &records);
         if findings.is_empty() {
             agreeing += 1;

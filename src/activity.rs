@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::board::task::{Status, TaskId};
-use crate::store::{StoreError, jsonl, regular};
+use crate::store::{StoreError, jsonl};
 use crate::time::Timestamp;
 
 /// Lines a log holds before it is rotated.
@@ -51,19 +51,6 @@ pub fn append(path: &Path, records: &[ActivityRecord]) -> Result<(), StoreError>
         rotate(path)?;
     }
     Ok(())
-}
-
-/// Cuts the log back to `length` bytes after a change that could not be completed, so the
-/// log never records a change the board does not hold. Best-effort: the change has already
-/// failed, and that error is the one reported.
-pub fn truncate(path: &Path, length: u64) {
-    if let Ok(file) = regular::open_with(path, fs::OpenOptions::new().write(true))
-        && file
-            .metadata()
-            .is_ok_and(|metadata| metadata.len() > length)
-    {
-        let _ = file.set_len(length);
-    }
 }
 
 /// `activity.jsonl.N` for generation N.

@@ -100,6 +100,11 @@ impl Error {
                  and run `baton doctor`",
                 path.display()
             )),
+            Error::Store(StoreError::DuplicateId { path, task }) => Some(format!(
+                "`baton board --all` shows them all and `baton doctor` names them; give all but \
+                 one of the tasks numbered {task} an id no task has, in {} by hand",
+                path.display()
+            )),
             Error::Store(StoreError::LockTimeout { .. }) => Some(
                 "another baton command is still writing; retry, or raise BATON_LOCK_TIMEOUT".into(),
             ),

@@ -441,6 +441,7 @@ impl Session {
         let project_id = self.project.id.clone();
         self.update(|tx| {
             for id in &new.after {
+                tx.board.check_unambiguous(*id)?;
                 let status = match tx.board.head(*id) {
                     Some(dependency) => dependency.status,
                     None => match archive::find(home, &project_id, *id)? {
@@ -471,8 +472,10 @@ impl Session {
                 }
             };
             let before = HashMap::new();
-            let id = TaskId(tx.board.next_id);
-            tx.board.next_id += 1;
+            let id = tx
+                .board
+                .next_free_id(archive::highest_id(home, &project_id)?);
+            tx.board.next_id = id.0 + 1;
             let task = Task {
                 id,
                 subject: new.subject.trim().to_string(),
@@ -617,18 +620,19 @@ impl Session {
         } else {
             None
         };
+        // Every task by its place on the board, so two with one id are both listed.
         board
             .heads()
-            .filter(|task| match filter.status {
+            .enumerate()
+            .filter(|(_, task)| match filter.status {
                 Some(status) => task.status == status,
                 None => filter.all || task.status.is_open(),
             })
-            .filter(|task| {
+            .filter(|(_, task)| {
                 me.as_deref()
                     .is_none_or(|me| &*task.to == me || &*task.from == me || task.reviewer() == me)
             })
-            .filter_map(|head| board.task_owned(head.id).transpose())
-            .map(|task| Ok(self.view(&board, task?, false)))
+            .map(|(index, _)| Ok(self.view(&board, board.task_at(index)?, false)))
             .collect()
     }
 
@@ -678,10 +682,9 @@ impl Session {
         // Sized up front: a list of thousands regrown by doubling would briefly need twice
         // the room.
         let mut tasks = Vec::with_capacity(shown);
-        for &InboxItem { task, reason } in &items[..shown] {
-            let task = board
-                .task_owned(task.id)?
-                .ok_or_else(|| self.missing_task(task.id))?;
+        for &InboxItem { reason, index, .. } in &items[..shown] {
+            // By place, not id: two tasks with one id (a board edited by hand) are both shown.
+            let task = board.task_at(index)?;
             tasks.push(InboxEntry {
                 waiting: match reason {
                     Reason::Assigned | Reason::ChangesRequested => task.from.clone(),
@@ -713,6 +716,7 @@ impl Session {
         limit: Option<usize>,
         since: Option<Timestamp>,
     ) -> Result<Vec<ActivityRecord>> {
+        self.catch_up_log()?;
         let mut records = activity::read(&self.hub.home.activity_file(&self.project.id))?;
         if let Some(since) = since {
             records.retain(|record| record.at >= since);
@@ -722,6 +726,14 @@ impl Session {
             records.drain(..skip);
         }
         Ok(records)
+    }
+
+    /// Logs a change whose writer was killed after it committed but before it was logged
+    /// (or drops the journal of one that never committed), unless a writer holds the board
+    /// lock: that writer does it first itself. Costs one `stat` when there is nothing to do.
+    pub fn catch_up_log(&self) -> Result<()> {
+        board_file::try_recover_log(&self.hub.home, &self.project.id)?;
+        Ok(())
     }
 
     /// `note`: a line in the activity log from the caller.
@@ -824,13 +836,14 @@ fn renew_due_leases(
     now: Timestamp,
     lease: chrono::Duration,
 ) -> Result<bool> {
-    let due: Vec<TaskId> = board
+    let due: Vec<usize> = board
         .heads()
-        .filter(|task| is_due(task, agent, now, lease))
-        .map(|task| task.id)
+        .enumerate()
+        .filter(|(_, task)| is_due(task, agent, now, lease))
+        .map(|(index, _)| index)
         .collect();
-    for id in &due {
-        board.modify(*id, |task| transition::renew_lease(task, now, lease))?;
+    for index in &due {
+        board.modify_at(*index, |task| transition::renew_lease(task, now, lease))?;
     }
     Ok(!due.is_empty())
 }

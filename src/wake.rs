@@ -487,7 +487,8 @@ fn waiting(home: &Home, agent: &str) -> Vec<Work> {
         if let Ok(board) = board_file::read(home, &project) {
             work.extend(board.inbox(agent, now).into_iter().filter_map(|entry| {
                 // A task that does not decode is left for the agent's own commands to report.
-                let task = board.task(entry.task.id).ok().flatten()?;
+                // By place: two tasks with one id (a board edited by hand) are both work.
+                let task = board.task_at(entry.index).ok()?;
                 Some(Work {
                     project: project.clone(),
                     item: Item::Task {

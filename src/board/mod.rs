@@ -34,6 +34,9 @@ pub struct Board {
     pub next_id: u64,
     slots: Vec<Slot>,
     source: Option<Arc<Source>>,
+    /// Ids that more than one task has (a board edited by hand, or written by an old baton
+    /// that could reuse ids), sorted; nearly always none. Nothing acts on such an id.
+    duplicated: Vec<TaskId>,
 }
 
 /// Where the tasks of a board read from disk are: its file, held open, or its whole text.
@@ -205,6 +208,8 @@ impl StoredTasks {
 pub struct InboxItem<'a> {
     pub task: &'a Head,
     pub reason: Reason,
+    /// Where the task is in board order, for [`Board::task_at`].
+    pub index: usize,
 }
 
 impl Board {
@@ -215,6 +220,7 @@ impl Board {
             next_id: 1,
             slots: Vec::new(),
             source: None,
+            duplicated: Vec::new(),
         }
     }
 
@@ -226,13 +232,50 @@ impl Board {
         source: Source,
         tasks: StoredTasks,
     ) -> Self {
+        let duplicated = duplicated_ids(&tasks.0);
         Board {
             schema,
             project,
             next_id,
             slots: tasks.0,
             source: Some(Arc::new(source)),
+            duplicated,
         }
+    }
+
+    /// The ids more than one task on the board has, in order; nearly always none.
+    pub fn duplicated_ids(&self) -> &[TaskId] {
+        &self.duplicated
+    }
+
+    /// Refuses an id that more than one task has: a command that names it cannot be told
+    /// which one is meant, and must not act on either at random.
+    pub fn check_unambiguous(&self, id: TaskId) -> Result<(), StoreError> {
+        match self.duplicated.binary_search(&id) {
+            Ok(_) => Err(StoreError::DuplicateId {
+                path: self.path(),
+                task: id,
+            }),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Where the board was read from (its usual name for a board made in memory).
+    pub fn path(&self) -> PathBuf {
+        self.source
+            .as_ref()
+            .map_or_else(|| PathBuf::from("board.json"), |source| source.path.clone())
+    }
+
+    /// The id the next task gets: above every id on the board and `highest_archived`,
+    /// whatever `next_id` says (it may have been edited by hand), so no id is used twice.
+    pub fn next_free_id(&self, highest_archived: u64) -> TaskId {
+        let highest_here = self.heads().map(|head| head.id.0).max().unwrap_or(0);
+        TaskId(
+            self.next_id
+                .max(highest_here.saturating_add(1))
+                .max(highest_archived.saturating_add(1)),
+        )
     }
 
     pub fn len(&self) -> usize {
@@ -261,9 +304,10 @@ impl Board {
     }
 
     /// Task `id` whole, decoded from the stored text on first use. A task whose text does not
-    /// decode makes the board unreadable, named by its file, like any other damage.
+    /// decode makes the board unreadable, named by its file, like any other damage; so does
+    /// an id that more than one task has.
     pub fn task(&self, id: TaskId) -> Result<Option<&Task>, StoreError> {
-        match self.position(id) {
+        match self.locate(id)? {
             Some(index) => self.decode(&self.slots[index]).map(Some),
             None => Ok(None),
         }
@@ -272,15 +316,24 @@ impl Board {
     /// Task `id` whole, as a value of its own: decoded afresh when it was not yet, without
     /// keeping a second copy on the board (for answers that list many tasks).
     pub fn task_owned(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
-        let Some(index) = self.position(id) else {
-            return Ok(None);
+        match self.locate(id)? {
+            Some(index) => self.task_at(index).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The task at `index` in board order, as a value of its own (as [`Board::task_owned`]):
+    /// for listings, which show every task, two with one id included.
+    pub fn task_at(&self, index: usize) -> Result<Task, StoreError> {
+        let Some(slot) = self.slots.get(index) else {
+            return Err(StoreError::Corrupt {
+                path: self.path(),
+                detail: format!("no task at place {index}"),
+            });
         };
-        let slot = &self.slots[index];
         match &slot.body {
-            Body::Stored { span, task } if task.get().is_none() => {
-                self.decode_text(slot, span).map(Some)
-            }
-            _ => self.decode(slot).cloned().map(Some),
+            Body::Stored { span, task } if task.get().is_none() => self.decode_text(slot, span),
+            _ => self.decode(slot).cloned(),
         }
     }
 
@@ -325,6 +378,11 @@ impl Board {
 
     /// Adds a new task at the end of the board.
     pub fn push(&mut self, task: Task) {
+        if self.position(task.id).is_some() {
+            self.duplicated.push(task.id);
+            self.duplicated.sort();
+            self.duplicated.dedup();
+        }
         self.slots.push(Slot {
             head: Head::of(&task),
             body: Body::Owned(Box::new(task)),
@@ -337,9 +395,24 @@ impl Board {
         id: TaskId,
         change: impl FnOnce(&mut Task),
     ) -> Result<bool, StoreError> {
-        let Some(index) = self.position(id) else {
-            return Ok(false);
-        };
+        match self.locate(id)? {
+            Some(index) => self.modify_at(index, change).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Changes the task at `index` in board order with `change`.
+    pub fn modify_at(
+        &mut self,
+        index: usize,
+        change: impl FnOnce(&mut Task),
+    ) -> Result<(), StoreError> {
+        if index >= self.slots.len() {
+            return Err(StoreError::Corrupt {
+                path: self.path(),
+                detail: format!("no task at place {index}"),
+            });
+        }
         // The slot is replaced below, so a task already decoded is moved out, not copied.
         let decoded = match &mut self.slots[index].body {
             Body::Stored { task, .. } => task.take(),
@@ -353,7 +426,7 @@ impl Board {
         };
         change(&mut task);
         self.set(index, task);
-        Ok(true)
+        Ok(())
     }
 
     /// Puts `task` at `index`, its head taken from it.
@@ -373,6 +446,7 @@ impl Board {
             }
         }
         self.slots.retain(|slot| !ids.contains(&slot.head.id));
+        self.duplicated.retain(|id| !ids.contains(id));
         Ok(removed)
     }
 
@@ -384,6 +458,12 @@ impl Board {
             .binary_search_by_key(&id, |slot| slot.head.id)
             .ok()
             .or_else(|| self.slots.iter().position(|slot| slot.head.id == id))
+    }
+
+    /// Where task `id` is, refusing an id more than one task has.
+    fn locate(&self, id: TaskId) -> Result<Option<usize>, StoreError> {
+        self.check_unambiguous(id)?;
+        Ok(self.position(id))
     }
 
     /// The tasks in `task.after` that are not completed, with their status. A dependency no
@@ -405,12 +485,18 @@ impl Board {
     /// The tasks whose turn is `agent`'s, in inbox order.
     pub fn inbox(&self, agent: &str, now: Timestamp) -> Vec<InboxItem<'_>> {
         let mut items: Vec<InboxItem<'_>> = self
-            .open_heads()
-            .filter_map(|task| match self.turn(task, now) {
+            .heads()
+            .enumerate()
+            .filter(|(_, task)| task.status.is_open())
+            .filter_map(|(index, task)| match self.turn(task, now) {
                 Turn::Of {
                     agent: owner,
                     reason,
-                } if owner == agent => Some(InboxItem { task, reason }),
+                } if owner == agent => Some(InboxItem {
+                    task,
+                    reason,
+                    index,
+                }),
                 _ => None,
             })
             .collect();
@@ -429,7 +515,7 @@ impl Board {
         lease: Duration,
         now: Timestamp,
     ) -> Result<Option<Result<Event, TransitionError>>, StoreError> {
-        let Some(index) = self.position(id) else {
+        let Some(index) = self.locate(id)? else {
             return Ok(None);
         };
         let waiting_on = self.waiting_on(&self.slots[index].head);
@@ -513,6 +599,26 @@ impl Board {
         }
         out.write_all(b"\n  ]\n}\n")
     }
+}
+
+/// The ids more than one of `slots` has, sorted. baton writes tasks in id order, so the
+/// usual board is told apart from any other in one pass without a set.
+fn duplicated_ids(slots: &[Slot]) -> Vec<TaskId> {
+    if slots
+        .windows(2)
+        .all(|pair| pair[0].head.id < pair[1].head.id)
+    {
+        return Vec::new();
+    }
+    let mut ids: Vec<TaskId> = slots.iter().map(|slot| slot.head.id).collect();
+    ids.sort();
+    let mut duplicated: Vec<TaskId> = ids
+        .windows(2)
+        .filter(|pair| pair[0] == pair[1])
+        .map(|pair| pair[0])
+        .collect();
+    duplicated.dedup();
+    duplicated
 }
 
 /// serde_json's message for an error in a task's text, with the place counted in the

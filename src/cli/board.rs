@@ -1,6 +1,7 @@
 //! Board commands: send, the transitions, show, board, inbox, status, log, note, archive.
 
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
 use std::thread;
 use std::time::Duration;
 
@@ -371,16 +372,26 @@ fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
     if !args.follow {
         return Ok(());
     }
-    // Follow the live file by offset; when it is rotated away (shorter, or gone), start
-    // again at the beginning of the new one.
+    // Follow the live file by offset; when it is rotated away (another file, or gone), start
+    // again at the beginning of the new one. The same file grown shorter was cut back past
+    // the torn lines of a killed writer: go on from where it now ends.
     let path = session.home().activity_file(session.project_id());
-    let mut offset = std::fs::metadata(&path).map(|meta| meta.len()).unwrap_or(0);
+    let identity = |path: &std::path::Path| {
+        std::fs::metadata(path).map_or((0, 0), |meta| (meta.ino(), meta.len()))
+    };
+    let (mut inode, mut offset) = identity(&path);
     let mut pending = String::new();
     loop {
         thread::sleep(Duration::from_millis(200));
-        let length = std::fs::metadata(&path).map(|meta| meta.len()).unwrap_or(0);
-        if length < offset {
+        // A writer killed before logging its change leaves its lines to be added.
+        let _ = session.catch_up_log();
+        let (now_inode, length) = identity(&path);
+        if now_inode != inode {
+            inode = now_inode;
             offset = 0;
+            pending.clear();
+        } else if length < offset {
+            offset = length;
             pending.clear();
         }
         if length == offset {

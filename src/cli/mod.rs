@@ -197,7 +197,8 @@ pub fn exit_code(error: &Error) -> i32 {
         Error::Store(
             StoreError::Corrupt { .. }
             | StoreError::NewerSchema { .. }
-            | StoreError::NotRegular { .. },
+            | StoreError::NotRegular { .. }
+            | StoreError::DuplicateId { .. },
         ) => 4,
         Error::WaitTimedOut { .. } => 5,
         Error::Name(_)

@@ -3,7 +3,7 @@
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::{StoreError, regular};
@@ -48,6 +48,34 @@ pub fn replace(path: &Path, contents: &[u8], backup: Option<&Path>) -> Result<()
 pub struct Staged {
     temp: PathBuf,
     path: PathBuf,
+    identity: FileIdentity,
+}
+
+/// Which file a path names, told apart from any other: its inode number and length. A rename
+/// keeps both, so the file at `path` after [`Staged::commit`] has the staged file's identity,
+/// and as long as the staged file exists no other file can have its inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FileIdentity {
+    pub inode: u64,
+    pub length: u64,
+}
+
+impl FileIdentity {
+    pub fn of(metadata: &fs::Metadata) -> Self {
+        FileIdentity {
+            inode: metadata.ino(),
+            length: metadata.len(),
+        }
+    }
+
+    /// The identity of the file at `path` now; `None` when there is none.
+    pub fn at(path: &Path) -> Result<Option<Self>, StoreError> {
+        match fs::metadata(path) {
+            Ok(metadata) => Ok(Some(FileIdentity::of(&metadata))),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(StoreError::io(path)(error)),
+        }
+    }
 }
 
 /// Writes `contents` to the temp file of `path` and syncs it. Nothing a reader sees changes
@@ -70,8 +98,8 @@ pub fn stage_with(
         // Give the space back at once; the next writer would truncate it anyway.
         let _ = fs::remove_file(&temp);
     }
-    written?;
     Ok(Staged {
+        identity: written?,
         temp,
         path: path.to_path_buf(),
     })
@@ -80,7 +108,7 @@ pub fn stage_with(
 fn write_synced(
     temp: &Path,
     write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
-) -> Result<(), StoreError> {
+) -> Result<FileIdentity, StoreError> {
     let file = regular::open_with(
         temp,
         private_open_options()
@@ -94,10 +122,37 @@ fn write_synced(
         .and_then(|()| out.flush())
         .map_err(StoreError::io(temp))?;
     drop(out);
-    file.sync_all().map_err(StoreError::io(temp))
+    file.sync_all()
+        .and_then(|()| file.metadata())
+        .map(|metadata| FileIdentity::of(&metadata))
+        .map_err(StoreError::io(temp))
+}
+
+/// Replaces `path` with `contents` by a rename, without syncing: for files that can be made
+/// again from others (caches), where a power cut may leave the old file, an empty one or
+/// none, and the reader copes with each.
+pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<(), StoreError> {
+    let temp = temp_path(path);
+    let written = private_open_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temp)
+        .and_then(|mut file| file.write_all(contents))
+        .map_err(StoreError::io(&temp));
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written?;
+    fs::rename(&temp, path).map_err(StoreError::io(path))
 }
 
 impl Staged {
+    /// The staged file's identity, which the file at its path has once committed.
+    pub fn identity(&self) -> FileIdentity {
+        self.identity
+    }
+
     /// Renames the staged contents over the file (keeping the old one at `backup`) and
     /// makes the rename durable.
     pub fn commit(self, backup: Option<&Path>) -> Result<(), StoreError> {

@@ -1,18 +1,19 @@
 //! The one way to change a board: lock `board.lock`, re-read `board.json`, change it, write
-//! it atomically (keeping `board.json.bak`), append the activity lines, release.
+//! it atomically (keeping `board.json.bak`) with its activity lines journaled, append the
+//! lines, release.
 //! Readers never lock: [`read`] sees the whole old board or the whole new one.
 
-use std::fs;
 use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::board_layout::{self, Field};
+use super::journal::{self, Recovered};
 use super::lock::{FileLock, LockPolicy};
 use super::paths::Home;
 use super::scan::{Kind, ScanError, Scanner};
 use super::{StoreError, atomic, regular};
-use crate::activity::{self, ActivityRecord};
+use crate::activity::ActivityRecord;
 use crate::archive;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::{BOARD_SCHEMA, Board, Source, StoredTasks};
@@ -330,7 +331,8 @@ impl Transaction {
 }
 
 /// Runs `change` on the board under the lock and persists what it did. When `change`
-/// fails, nothing is written.
+/// fails, nothing is written. A change a killed writer left half-logged is completed (or
+/// dropped) first, so its lines come before this change's.
 pub fn update<T>(
     home: &Home,
     project: &str,
@@ -339,6 +341,7 @@ pub fn update<T>(
     change: impl FnOnce(&mut Transaction) -> Result<T>,
 ) -> Result<T> {
     let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
+    recover_log(home, project)?;
     let board = read(home, project)?;
     let mut transaction = Transaction {
         board,
@@ -354,11 +357,42 @@ pub fn update<T>(
     Ok(result)
 }
 
-/// Writes the board and its activity lines so that a failure (a full disk, say) leaves both
-/// as they were: the new board is staged and synced first, then the log is appended, then
-/// the board is renamed into place; if that rename fails the log is cut back. (A crash
-/// between the append and the rename can leave a log line for a change that never landed:
-/// the board, not the log, is the record of what happened.) The caller holds the board lock.
+/// Completes or drops the journal of a change whose writer was killed (`store::journal`).
+/// The caller holds the board lock.
+pub fn recover_log(home: &Home, project: &str) -> Result<Option<Recovered>, StoreError> {
+    journal::recover(
+        &home.activity_journal(project),
+        &home.board_file(project),
+        &home.activity_file(project),
+    )
+}
+
+/// As [`recover_log`] for a reader that holds no lock: when a journal is there and nobody
+/// holds the board lock, takes it and recovers; when a writer holds it, that writer is
+/// finishing its change (or will recover the journal first), so this leaves it alone.
+pub fn try_recover_log(home: &Home, project: &str) -> Result<Option<Recovered>, StoreError> {
+    if !home.activity_journal(project).exists() {
+        return Ok(None);
+    }
+    match FileLock::try_acquire(&home.board_lock(project))? {
+        Some(_guard) => recover_log(home, project),
+        None => Ok(None),
+    }
+}
+
+/// Writes the board and its activity lines so that the log holds a change's lines exactly
+/// when the change committed, whatever moment the writer is killed at: the new board is
+/// staged and synced, its journal written, the board renamed into place (and the directory
+/// synced), and only then are the lines appended and the journal removed. A writer killed
+/// in between leaves the journal, which the next writer completes or drops
+/// (`store::journal`). A failure (a full disk) before the rename leaves board and log as
+/// they were; once the rename is done the change stands.
+///
+/// On a power cut the promise is weaker, as neither the journal nor the log is synced (an
+/// fsync more per change would cost about as much as the rest of the write): the board is
+/// the one that was last renamed and synced, a line is never in the log for a change that
+/// did not commit (the lines are written after the synced rename), but the last lines
+/// before the cut may be missing. The caller holds the board lock.
 pub fn persist(
     home: &Home,
     project: &str,
@@ -366,26 +400,26 @@ pub fn persist(
     records: &[ActivityRecord],
 ) -> Result<(), StoreError> {
     let path = home.board_file(project);
+    let backup = home.board_backup(project);
     let staged = atomic::stage_with(&path, |out| board.write_to(out))?;
+    if records.is_empty() {
+        return staged.commit(Some(&backup));
+    }
+    let journal_path = home.activity_journal(project);
     let log = home.activity_file(project);
-    let log_length = match fs::metadata(&log) {
-        Ok(metadata) => metadata.len(),
-        Err(error) if error.kind() == ErrorKind::NotFound => 0,
-        Err(error) => {
-            staged.discard();
-            return Err(StoreError::io(&log)(error));
-        }
-    };
-    if let Err(error) = activity::append(&log, records) {
+    if let Err(error) = journal::write(&journal_path, staged.identity(), &log, records) {
         staged.discard();
-        activity::truncate(&log, log_length);
+        journal::discard(&journal_path);
         return Err(error);
     }
-    staged
-        .commit(Some(&home.board_backup(project)))
-        .inspect_err(|_| {
-            activity::truncate(&log, log_length);
-        })
+    if let Err(error) = staged.commit(Some(&backup)) {
+        // The rename may have happened with only the directory's sync failing: the journal
+        // tells, and logs the change if it stands.
+        let _ = recover_log(home, project);
+        return Err(error);
+    }
+    journal::finish(&journal_path, &log, records);
+    Ok(())
 }
 
 /// Writes the board atomically, keeping the previous one as `board.json.bak`, with no

@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod board_file;
 pub mod board_layout;
+pub mod journal;
 pub mod jsonl;
 pub mod lock;
 pub mod paths;
@@ -12,6 +13,8 @@ pub mod scan;
 
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::board::task::TaskId;
 
 /// A failure to read or write stored data.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +44,11 @@ pub enum StoreError {
         found: u64,
         known: u32,
     },
+    #[error(
+        "{task} is the id of more than one task in {path}; baton will not guess which is meant",
+        path = path.display()
+    )]
+    DuplicateId { path: PathBuf, task: TaskId },
 }
 
 impl StoreError {

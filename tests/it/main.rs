@@ -13,6 +13,7 @@ mod faults;
 mod fuzz;
 mod hook;
 mod hostile_files;
+mod log_truth;
 mod mail;
 mod mcp;
 mod projects;

@@ -94,9 +94,12 @@ impl Client {
     }
 
     /// The headless command that wakes the agent; the supervisor appends the prompt as the
-    /// last argument.
+    /// last argument, so each command ends where the client takes its prompt whatever the
+    /// prompt says: after `--`, or as the value of the flag that names it.
     pub fn wake_command(self) -> Vec<String> {
         let words: &[&str] = match self {
+            // `--allowedTools` takes any number of values: without the `--` it swallows the
+            // prompt, and `claude -p` stops with "Input must be provided".
             Client::Claude => &[
                 "claude",
                 "-p",
@@ -104,6 +107,7 @@ impl Client {
                 "acceptEdits",
                 "--allowedTools",
                 "mcp__baton",
+                "--",
             ],
             Client::Codex => &[
                 "codex",
@@ -116,6 +120,28 @@ impl Client {
             Client::Opencode => &["opencode", "run"],
         };
         words.iter().map(|word| word.to_string()).collect()
+    }
+
+    /// Whether `wake` is a wake command an earlier baton registered for this client and that
+    /// does not work: setup replaces it, where it keeps any other the user set.
+    fn is_former_wake_command(self, wake: &[String]) -> bool {
+        let former: &[&[&str]] = match self {
+            Client::Claude => &[&[
+                "claude",
+                "-p",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "mcp__baton",
+            ]],
+            Client::Codex | Client::Gemini | Client::Opencode => &[],
+        };
+        former.iter().any(|words| words.iter().eq(wake.iter()))
+    }
+
+    /// Whether setup is to (re)register its wake command over `wake`, what the agent has.
+    fn wants_wake_command(self, wake: Option<&[String]>) -> bool {
+        wake.is_none_or(|wake| self.is_former_wake_command(wake))
     }
 
     fn layout(self, env: &Environment) -> Layout {
@@ -848,7 +874,8 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
             {
                 changes.push(format!("strengths: {}", client.default_strengths()));
             }
-            if record.as_ref().is_none_or(|record| record.wake.is_none()) {
+            if client.wants_wake_command(record.as_ref().and_then(|record| record.wake.as_deref()))
+            {
                 changes.push(format!("wake command: {}", client.wake_command().join(" ")));
             }
         }
@@ -863,7 +890,8 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
     Ok(changes)
 }
 
-/// Registers the agent: a wake command or strengths the user set are never replaced.
+/// Registers the agent: a wake command or strengths the user set are never replaced (a wake
+/// command an earlier setup registered that does not work is).
 fn register(
     hub: &Home,
     lock: LockPolicy,
@@ -876,7 +904,7 @@ fn register(
                 if record.strengths.is_empty() {
                     record.strengths = client.default_strengths().to_string();
                 }
-                if record.wake.is_none() {
+                if client.wants_wake_command(record.wake.as_deref()) {
                     record.wake = Some(client.wake_command());
                 }
                 if !record.clients.iter().any(|name| name == client.name()) {

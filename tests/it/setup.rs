@@ -334,7 +334,8 @@ fn claude_gets_server_hooks_skill_and_registration_and_keeps_the_rest() {
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
-            "mcp__baton"
+            "mcp__baton",
+            "--"
         ])
     );
     assert!(!agent["strengths"].as_str().unwrap().is_empty());
@@ -717,6 +718,31 @@ fn as_names_the_agent_and_a_customised_wake_command_stays() {
         .to_string();
     assert!(error.contains("Bad Name"), "{error}");
     assert!(!machine.user().join(".claude.json").exists());
+}
+
+#[test]
+fn the_wake_command_an_earlier_setup_registered_for_claude_is_replaced() {
+    // The old command's `--allowedTools` swallowed the prompt appended to it.
+    let machine = Machine::new();
+    let former = [
+        "claude",
+        "-p",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        "mcp__baton",
+    ];
+    let mut args = vec!["agent", "add", "claude", "--wake", "--"];
+    args.extend(former);
+    machine.env.run("", &args).ok();
+    let out = machine.setup(&["--client", "claude"]).ok().to_string();
+    assert!(out.contains("wake command: claude -p"), "{out}");
+    let wake = machine.agent("claude")["wake"].clone();
+    assert_eq!(wake.as_array().unwrap().last().unwrap(), "--", "{wake}");
+    assert_eq!(
+        wake.as_array().unwrap()[..former.len()],
+        json!(former).as_array().unwrap()[..]
+    );
 }
 
 #[test]

@@ -93,14 +93,15 @@ impl Client {
         }
     }
 
-    /// The headless command that wakes the agent; the supervisor appends the prompt as the
-    /// last argument, so each command ends where the client takes its prompt whatever the
-    /// prompt says: after `--`, or as the value of the flag that names it.
-    pub fn wake_command(self) -> Vec<String> {
-        let words: &[&str] = match self {
+    /// The headless command that wakes the agent of the hub at `hub`; the supervisor appends
+    /// the prompt as the last argument, so each command ends where the client takes its
+    /// prompt whatever the prompt says: after `--`, or as the value of the flag that names it.
+    pub fn wake_command(self, hub: &Path) -> Vec<String> {
+        let words = |words: &[&str]| words.iter().map(|word| word.to_string()).collect();
+        match self {
             // `--allowedTools` takes any number of values: without the `--` it swallows the
             // prompt, and `claude -p` stops with "Input must be provided".
-            Client::Claude => &[
+            Client::Claude => words(&[
                 "claude",
                 "-p",
                 "--permission-mode",
@@ -108,18 +109,25 @@ impl Client {
                 "--allowedTools",
                 "mcp__baton",
                 "--",
-            ],
-            Client::Codex => &[
-                "codex",
-                "exec",
-                "--skip-git-repo-check",
-                "-s",
-                "workspace-write",
-            ],
-            Client::Gemini => &["gemini", "--approval-mode", "auto_edit", "-p"],
-            Client::Opencode => &["opencode", "run"],
-        };
-        words.iter().map(|word| word.to_string()).collect()
+            ]),
+            // Its sandbox lets a shell command write only in the workspace and /tmp: the hub,
+            // where `baton claim` writes, is added, or the agent could change nothing.
+            Client::Codex => {
+                let hub = std::path::absolute(hub).unwrap_or_else(|_| hub.to_path_buf());
+                words(&[
+                    "codex",
+                    "exec",
+                    "--skip-git-repo-check",
+                    "-s",
+                    "workspace-write",
+                    "--add-dir",
+                    &hub.display().to_string(),
+                    "--",
+                ])
+            }
+            Client::Gemini => words(&["gemini", "--approval-mode", "auto_edit", "-p"]),
+            Client::Opencode => words(&["opencode", "run"]),
+        }
     }
 
     /// Whether `wake` is a wake command an earlier baton registered for this client and that
@@ -134,7 +142,14 @@ impl Client {
                 "--allowedTools",
                 "mcp__baton",
             ]],
-            Client::Codex | Client::Gemini | Client::Opencode => &[],
+            Client::Codex => &[&[
+                "codex",
+                "exec",
+                "--skip-git-repo-check",
+                "-s",
+                "workspace-write",
+            ]],
+            Client::Gemini | Client::Opencode => &[],
         };
         former.iter().any(|words| words.iter().eq(wake.iter()))
     }
@@ -876,7 +891,10 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
             }
             if client.wants_wake_command(record.as_ref().and_then(|record| record.wake.as_deref()))
             {
-                changes.push(format!("wake command: {}", client.wake_command().join(" ")));
+                changes.push(format!(
+                    "wake command: {}",
+                    client.wake_command(hub.root()).join(" ")
+                ));
             }
         }
         Registration::Unwire { agent, client } => {
@@ -905,7 +923,7 @@ fn register(
                     record.strengths = client.default_strengths().to_string();
                 }
                 if client.wants_wake_command(record.wake.as_deref()) {
-                    record.wake = Some(client.wake_command());
+                    record.wake = Some(client.wake_command(hub.root()));
                 }
                 if !record.clients.iter().any(|name| name == client.name()) {
                     record.clients.push(client.name().to_string());

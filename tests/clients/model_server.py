@@ -43,10 +43,11 @@ MAX_CALLS = 16
 class Script:
     """What the model says: the result it reports and the question it asks."""
 
-    def __init__(self, result, question, route):
+    def __init__(self, result, question, route, baton):
         self.result = result
         self.question = question
         self.route = route  # "mcp" or "shell"
+        self.baton = baton  # the program the shell route runs
 
 
 # ----------------------------------------------------------------------------------------
@@ -270,9 +271,10 @@ def action_of(name, args):
             words = shlex.split(command)
         except ValueError:
             return None
-        if "baton" not in words:
+        programs = [i for i, word in enumerate(words) if word.rsplit("/", 1)[-1] == "baton"]
+        if not programs:
             return None
-        words = [word for word in words[words.index("baton") + 1 :] if word != "--json"]
+        words = [word for word in words[programs[0] + 1 :] if word != "--json"]
         if not words or words[0] not in ACTIONS:
             return None
         numbers = [int(word) for word in words[1:] if word.isdigit()]
@@ -290,7 +292,7 @@ def action_of(name, args):
 def decide(events, tools, script):
     """The next step: ("call", name, args) or ("text", words)."""
     calls = [event for event in events if event[0] == "call"]
-    if len(calls) >= MAX_CALLS:
+    if len(calls) >= MAX_CALLS or (len(calls) >= 3 and calls[-1] == calls[-2] == calls[-3]):
         return ("text", "I am going in circles; stopping here.")
     # The turn starts at the last user message; what came before it is history.
     turn_start = max((i for i, event in enumerate(events) if event[0] == "user"), default=0)
@@ -316,7 +318,7 @@ def decide(events, tools, script):
 
     def call(action, args):
         if script.route == "shell":
-            return shell_call(tools, action, args)
+            return shell_call(tools, script.baton, action, args)
         return tool_call(events, tools, action, args)
 
     for task in sorted(claimed - done):
@@ -370,19 +372,17 @@ def tool_call(events, tools, action, args):
     return ("text", "I have no baton tool called {}; offered: {}".format(action, tools))
 
 
-def shell_call(tools, action, args):
+def shell_call(tools, baton, action, args):
     shell = next((name for name in ("exec_command", "shell", "bash") if name in tools), None)
     if shell is None:
         return ("text", "I have no shell tool; offered: {}".format(tools))
-    words = ["baton", "--json", action]
+    words = [baton, "--json", action]
     if "id" in args:
         words.append(str(args["id"]))
     if action == "ask":
         words += ["--body", args["body"]]
     if action == "done":
         words += ["--result", args["result"]]
-    if action == "inbox":
-        words = ["baton", "--json", "inbox"]
     key = "cmd" if shell == "exec_command" else "command"
     return ("call", shell, {key: " ".join(shlex.quote(word) for word in words)})
 
@@ -625,10 +625,11 @@ def main():
     parser.add_argument("--log", required=True, help="file to append each request to")
     parser.add_argument("--result", default="Done as asked.", help="the result done reports")
     parser.add_argument("--question", default="Which way do you want it?", help="what ask asks")
-    parser.add_argument("--route", choices=("mcp", "shell"), default="mcp")
+    parser.add_argument("--route", choices=("mcp", "shell"), default="mcp", help="how to call baton")
+    parser.add_argument("--baton", default="baton", help="the program the shell route runs")
     parser.add_argument("--idle", type=float, default=600, help="stop after this many idle seconds")
     options = parser.parse_args()
-    server = Server(Script(options.result, options.question, options.route), options.log)
+    server = Server(Script(options.result, options.question, options.route, options.baton), options.log)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print("PORT {}".format(server.server_address[1]), flush=True)
 

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::clients::clients_bin;
-use crate::common::Run;
+use crate::common::{Run, baton_bin};
 use crate::setup::Machine;
 
 /// Longest one wake (every run of its supervisor) may take before the test gives up on it.
@@ -126,7 +126,9 @@ struct Rig {
 
 impl Rig {
     fn new(bin: PathBuf, dialect: Dialect, server_args: &[&str]) -> Rig {
-        let machine = Machine::new();
+        // Away from /tmp, which Codex's sandbox lets every shell command write: the hub must
+        // be as out of reach as `~/.local/share/baton` is, for the test to see the sandbox.
+        let machine = Machine::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
         let server = ModelServer::start(machine.env.root.path(), server_args);
         (dialect.configure)(&machine, &server);
         machine.setup(&["--client", dialect.client]).ok();
@@ -400,11 +402,21 @@ fn prove(dialect: Dialect, server_args: &[&str]) {
     );
     let calls = rig.calls(0);
     assert!(
-        calls
-            .iter()
-            .any(|(name, args)| name == claim_tool && args["id"] == first),
+        calls.iter().any(|(name, args)| name == claim_tool
+            && (args["id"] == first
+                || args["cmd"]
+                    .as_str()
+                    .is_some_and(|cmd| cmd.ends_with(&format!(" claim {first}"))))),
         "the model did not claim T-{first} through {claim_tool}: {calls:?}"
     );
+    let looked = |calls: &[(String, Value)]| {
+        calls.iter().any(|(name, args)| {
+            name.ends_with("inbox")
+                || args["cmd"]
+                    .as_str()
+                    .is_some_and(|cmd| cmd.ends_with(" inbox"))
+        })
+    };
     let sent = rig.sent_text(0);
     if rig.dialect.has_hook_context {
         // The hook put the task in front of the model, which acted on it without looking.
@@ -413,12 +425,12 @@ fn prove(dialect: Dialect, server_args: &[&str]) {
             "no hook context in what the client sent:\n{sent}"
         );
         assert!(
-            !calls.iter().any(|(name, _)| name.ends_with("inbox")),
+            !looked(&calls),
             "the model had to look at the inbox itself: {calls:?}"
         );
     } else {
         assert!(
-            calls.iter().any(|(name, _)| name.ends_with("inbox")),
+            looked(&calls),
             "the model never looked at the inbox: {calls:?}"
         );
         assert!(sent.contains("Fix the date parser"), "{sent}");
@@ -508,5 +520,52 @@ fn claude_code_woken_by_baton_takes_and_finishes_its_tasks() {
             configure: |_, _| {},
         },
         &[],
+    );
+}
+
+/// Codex's provider for the scripted model, in the user's config.toml before setup runs.
+fn configure_codex(machine: &Machine, server: &ModelServer) {
+    machine.write(
+        &machine.codex_home().join("config.toml"),
+        &format!(
+            "model = \"scripted-model\"\n\
+             model_provider = \"scripted\"\n\
+             \n\
+             [model_providers.scripted]\n\
+             name = \"scripted\"\n\
+             base_url = \"{}/v1\"\n\
+             wire_api = \"responses\"\n\
+             env_key = \"SCRIPTED_API_KEY\"\n",
+            server.url()
+        ),
+    );
+}
+
+fn codex(claim_tool: &'static str) -> Dialect {
+    Dialect {
+        client: "codex",
+        claim_tool,
+        // Codex skips hooks the user has not trusted in its /hooks screen, and setup does
+        // not trust them for the user: the model looks at the inbox itself.
+        has_hook_context: false,
+        has_stop_hook: false,
+        env: |_| env_pairs(&[("SCRIPTED_API_KEY", "scripted".into())]),
+        configure: configure_codex,
+    }
+}
+
+#[test]
+fn codex_woken_by_baton_takes_and_finishes_its_tasks_through_baton_tools() {
+    // `exec` runs with approvals off: baton's server must be approved in its table.
+    prove(codex("mcp__baton__claim"), &[]);
+}
+
+#[test]
+fn codex_woken_by_baton_takes_and_finishes_its_tasks_with_baton_in_its_shell() {
+    // The shell runs in Codex's sandbox: the hub must be writable there.
+    let baton = baton_bin().display().to_string();
+    prove(
+        codex("exec_command"),
+        &["--route", "shell", "--baton", &baton],
     );
 }

@@ -20,7 +20,15 @@ pub struct Machine {
 
 impl Machine {
     pub fn new() -> Machine {
-        let env = TestEnv::new();
+        Machine::with_env(TestEnv::new())
+    }
+
+    /// A machine under `parent` rather than in /tmp.
+    pub fn new_in(parent: &Path) -> Machine {
+        Machine::with_env(TestEnv::new_in(parent))
+    }
+
+    fn with_env(env: TestEnv) -> Machine {
         for dir in ["user", "codex-home", "xdg-config", "bin"] {
             fs::create_dir_all(env.root.path().join(dir)).unwrap();
         }
@@ -357,7 +365,8 @@ fn codex_follows_codex_home_and_keeps_toml_comments() {
 
     let text = fs::read_to_string(machine.codex_home().join("config.toml")).unwrap();
     let added = format!(
-        "[mcp_servers.baton]\ncommand = \"{}\"\nargs = [\"--as\", \"codex\", \"mcp\"]\n\n\
+        "[mcp_servers.baton]\ncommand = \"{}\"\nargs = [\"--as\", \"codex\", \"mcp\"]\n\
+         default_tools_approval_mode = \"approve\"\n\n\
          [mcp_servers.baton.env]\nBATON_HOME = \"{}\"\n\n",
         baton(),
         machine.env.home().display()
@@ -412,7 +421,10 @@ fn codex_follows_codex_home_and_keeps_toml_comments() {
             "exec",
             "--skip-git-repo-check",
             "-s",
-            "workspace-write"
+            "workspace-write",
+            "--add-dir",
+            machine.env.home().display().to_string(),
+            "--"
         ])
     );
 }

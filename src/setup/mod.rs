@@ -125,7 +125,15 @@ impl Client {
                     "--",
                 ])
             }
-            Client::Gemini => words(&["gemini", "--approval-mode", "auto_edit", "-p"]),
+            // Headless in a folder the user has not trusted it exits at once (55), and the
+            // wake runs in the project's workspace, where the user bound baton to work.
+            Client::Gemini => words(&[
+                "gemini",
+                "--skip-trust",
+                "--approval-mode",
+                "auto_edit",
+                "-p",
+            ]),
             Client::Opencode => words(&["opencode", "run"]),
         }
     }
@@ -149,7 +157,8 @@ impl Client {
                 "-s",
                 "workspace-write",
             ]],
-            Client::Gemini | Client::Opencode => &[],
+            Client::Gemini => &[&["gemini", "--approval-mode", "auto_edit", "-p"]],
+            Client::Opencode => &[],
         };
         former.iter().any(|words| words.iter().eq(wake.iter()))
     }

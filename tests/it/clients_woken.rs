@@ -569,3 +569,32 @@ fn codex_woken_by_baton_takes_and_finishes_its_tasks_with_baton_in_its_shell() {
         &["--route", "shell", "--baton", &baton],
     );
 }
+
+#[test]
+fn gemini_cli_woken_by_baton_takes_and_finishes_its_tasks() {
+    prove(
+        Dialect {
+            client: "gemini",
+            claim_tool: "mcp_baton_claim",
+            has_hook_context: true,
+            has_stop_hook: true,
+            env: |server| {
+                env_pairs(&[
+                    ("GOOGLE_GEMINI_BASE_URL", server.url()),
+                    ("GEMINI_API_KEY", "scripted".into()),
+                ])
+            },
+            // An API key as the way in, and a fixed model, so that no model router asks
+            // first.
+            configure: |machine, _| {
+                machine.write(
+                    &machine.user().join(".gemini/settings.json"),
+                    r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
+ "model": {"name": "gemini-2.5-pro"}}
+"#,
+                );
+            },
+        },
+        &[],
+    );
+}

@@ -465,7 +465,13 @@ fn gemini_gets_trusted_server_and_millisecond_hooks_in_one_file_with_its_comment
     assert!(instructions.starts_with("Prefer small functions.\n\n<!-- baton:start -->\n"));
     assert_eq!(
         machine.agent("gemini")["wake"],
-        json!(["gemini", "--approval-mode", "auto_edit", "-p"])
+        json!([
+            "gemini",
+            "--skip-trust",
+            "--approval-mode",
+            "auto_edit",
+            "-p"
+        ])
     );
 }
 

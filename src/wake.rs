@@ -488,6 +488,9 @@ fn run_once(hub: &Hub, agent: &str, project_id: &str, run: usize, log: &WakeLog)
             .arg(prompt(agent, &project))
             .env("BATON_AGENT", agent)
             .env("BATON_HOME", home.root())
+            // The waker's PWD would name the waker's directory: opencode takes its working
+            // directory (and its MCP servers' one, hence baton's project) from PWD.
+            .env("PWD", &dir)
             .current_dir(&dir)
             .stdin(Stdio::null())
             .stdout(out)

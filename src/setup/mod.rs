@@ -134,7 +134,7 @@ impl Client {
                 "auto_edit",
                 "-p",
             ]),
-            Client::Opencode => words(&["opencode", "run"]),
+            Client::Opencode => words(&["opencode", "run", "--"]),
         }
     }
 
@@ -158,7 +158,7 @@ impl Client {
                 "workspace-write",
             ]],
             Client::Gemini => &[&["gemini", "--approval-mode", "auto_edit", "-p"]],
-            Client::Opencode => &[],
+            Client::Opencode => &[&["opencode", "run"]],
         };
         former.iter().any(|words| words.iter().eq(wake.iter()))
     }

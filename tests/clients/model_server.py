@@ -291,6 +291,9 @@ def action_of(name, args):
 
 def decide(events, tools, script):
     """The next step: ("call", name, args) or ("text", words)."""
+    if not tools:
+        # A side request (opencode names its session first): no tools, no baton.
+        return ("text", "Baton tasks")
     calls = [event for event in events if event[0] == "call"]
     if len(calls) >= MAX_CALLS or (len(calls) >= 3 and calls[-1] == calls[-2] == calls[-3]):
         return ("text", "I am going in circles; stopping here.")

@@ -344,9 +344,14 @@ impl Rig {
         assert_eq!(
             task["status"],
             status,
-            "T-{id}: {task:#}\nwake log:\n{}\nmodel answers:\n{}",
+            "T-{id}: {task:#}\nwake log:\n{}\nmodel answers:\n{}\nthe last request:\n{}",
             self.wake_log(),
-            self.answers(0)
+            self.answers(0),
+            self.server
+                .requests()
+                .last()
+                .map(|request| request["body"].to_string())
+                .unwrap_or_default()
         );
         task
     }
@@ -592,6 +597,36 @@ fn gemini_cli_woken_by_baton_takes_and_finishes_its_tasks() {
                     r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
  "model": {"name": "gemini-2.5-pro"}}
 "#,
+                );
+            },
+        },
+        &[],
+    );
+}
+
+#[test]
+fn opencode_woken_by_baton_takes_and_finishes_its_tasks() {
+    prove(
+        Dialect {
+            client: "opencode",
+            claim_tool: "baton_claim",
+            // Its hooks are JavaScript plugins, which setup does not install: the model
+            // learns of its work from the wake prompt and baton's `inbox` tool.
+            has_hook_context: false,
+            has_stop_hook: false,
+            env: |_| Vec::new(),
+            configure: |machine, server| {
+                machine.write(
+                    &machine.xdg_config().join("opencode/opencode.json"),
+                    &json!({
+                        "model": "scripted/scripted-model",
+                        "provider": {"scripted": {
+                            "npm": "@ai-sdk/openai-compatible",
+                            "options": {"baseURL": format!("{}/v1", server.url()), "apiKey": "scripted"},
+                            "models": {"scripted-model": {}}
+                        }}
+                    })
+                    .to_string(),
                 );
             },
         },

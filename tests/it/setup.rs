@@ -502,7 +502,7 @@ fn opencode_follows_xdg_config_home_and_gets_no_hooks() {
     assert!(!machine.user().join(".config").exists());
     assert_eq!(
         machine.agent("opencode")["wake"],
-        json!(["opencode", "run"])
+        json!(["opencode", "run", "--"])
     );
 }
 

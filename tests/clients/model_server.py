@@ -35,6 +35,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ACTIONS = ("inbox", "claim", "ask", "done")
+# The clients' shell tools: Codex, Claude Code, Gemini CLI, opencode.
+SHELLS = ("exec_command", "Bash", "run_shell_command", "bash")
 ASK_MARKER = "ASK FIRST"
 # A conversation that runs this long is going in circles: the model ends its turn.
 MAX_CALLS = 16
@@ -263,7 +265,7 @@ def inbox_view(text):
 
 def action_of(name, args):
     """baton's action and arguments for a call the model made, or None for other tools."""
-    if name in ("exec_command", "shell", "bash", "run_shell_command"):
+    if name in SHELLS:
         command = args.get("cmd") or args.get("command") or ""
         if isinstance(command, list):
             command = " ".join(command)
@@ -376,7 +378,7 @@ def tool_call(events, tools, action, args):
 
 
 def shell_call(tools, baton, action, args):
-    shell = next((name for name in ("exec_command", "shell", "bash") if name in tools), None)
+    shell = next((name for name in SHELLS if name in tools), None)
     if shell is None:
         return ("text", "I have no shell tool; offered: {}".format(tools))
     words = [baton, "--json", action]
@@ -386,8 +388,10 @@ def shell_call(tools, baton, action, args):
         words += ["--body", args["body"]]
     if action == "done":
         words += ["--result", args["result"]]
-    key = "cmd" if shell == "exec_command" else "command"
-    return ("call", shell, {key: " ".join(shlex.quote(word) for word in words)})
+    command = " ".join(shlex.quote(word) for word in words)
+    if shell == "exec_command":
+        return ("call", shell, {"cmd": command})
+    return ("call", shell, {"command": command, "description": "baton " + action})
 
 
 # ----------------------------------------------------------------------------------------

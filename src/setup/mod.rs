@@ -138,8 +138,8 @@ impl Client {
         }
     }
 
-    /// Whether `wake` is a wake command an earlier baton registered for this client and that
-    /// does not work: setup replaces it, where it keeps any other the user set.
+    /// Whether `wake` is a wake command an earlier baton's setup registered for this client
+    /// (so not one the user chose): setup brings it up to date, where it keeps any other.
     fn is_former_wake_command(self, wake: &[String]) -> bool {
         let former: &[&[&str]] = match self {
             Client::Claude => &[&[
@@ -918,7 +918,7 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
 }
 
 /// Registers the agent: a wake command or strengths the user set are never replaced (a wake
-/// command an earlier setup registered that does not work is).
+/// command an earlier setup registered is brought up to date).
 fn register(
     hub: &Home,
     lock: LockPolicy,

@@ -7,7 +7,7 @@
 //! the directory of their programs; by hand:
 //!
 //! ```text
-//! BATON_TEST_CLIENTS=$(bash tests/clients/install.sh) cargo test --test it clients::
+//! BATON_TEST_CLIENTS=$(bash tests/clients/install.sh) cargo test --test it clients
 //! ```
 //!
 //! Without it they say they were not run, except in CI, where they fail: there only

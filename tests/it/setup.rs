@@ -739,28 +739,46 @@ fn as_names_the_agent_and_a_customised_wake_command_stays() {
 }
 
 #[test]
-fn the_wake_command_an_earlier_setup_registered_for_claude_is_replaced() {
-    // The old command's `--allowedTools` swallowed the prompt appended to it.
-    let machine = Machine::new();
-    let former = [
-        "claude",
-        "-p",
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        "mcp__baton",
+fn the_wake_commands_earlier_setups_registered_are_replaced() {
+    // Claude Code's `--allowedTools` swallowed the prompt, Codex's sandbox kept the board
+    // read-only, Gemini CLI refused the untrusted workspace, and opencode's took a prompt
+    // starting with `-` for an option.
+    let former: [(&str, &[&str]); 4] = [
+        (
+            "claude",
+            &[
+                "claude",
+                "-p",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "mcp__baton",
+            ],
+        ),
+        (
+            "codex",
+            &[
+                "codex",
+                "exec",
+                "--skip-git-repo-check",
+                "-s",
+                "workspace-write",
+            ],
+        ),
+        ("gemini", &["gemini", "--approval-mode", "auto_edit", "-p"]),
+        ("opencode", &["opencode", "run"]),
     ];
-    let mut args = vec!["agent", "add", "claude", "--wake", "--"];
-    args.extend(former);
-    machine.env.run("", &args).ok();
-    let out = machine.setup(&["--client", "claude"]).ok().to_string();
-    assert!(out.contains("wake command: claude -p"), "{out}");
-    let wake = machine.agent("claude")["wake"].clone();
-    assert_eq!(wake.as_array().unwrap().last().unwrap(), "--", "{wake}");
-    assert_eq!(
-        wake.as_array().unwrap()[..former.len()],
-        json!(former).as_array().unwrap()[..]
-    );
+    let machine = Machine::new();
+    for (client, words) in former {
+        let mut args = vec!["agent", "add", client, "--wake", "--"];
+        args.extend(words);
+        machine.env.run("", &args).ok();
+        let out = machine.setup(&["--client", client]).ok().to_string();
+        assert!(out.contains(&format!("wake command: {client} ")), "{out}");
+        let wake = machine.agent(client)["wake"].clone();
+        assert_ne!(wake, json!(words), "{client} kept its broken wake command");
+        assert_eq!(wake[0], client);
+    }
 }
 
 #[test]

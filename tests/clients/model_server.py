@@ -368,10 +368,10 @@ def tool_call(events, tools, action, args):
     wanted = [name for name in tools if re.search(r"(^|_)baton_+{}$".format(action), name or "")]
     if wanted:
         return ("call", wanted[0], args)
-    # Claude Code defers MCP tools behind ToolSearch: load baton's, once.
-    if "ToolSearch" in tools and not any(
-        event[0] == "call" and event[1] == "ToolSearch" for event in events
-    ):
+    # Claude Code defers MCP tools behind ToolSearch: load baton's (again, if the server was
+    # still connecting the first time, as a model would).
+    searches = sum(1 for event in events if event[0] == "call" and event[1] == "ToolSearch")
+    if "ToolSearch" in tools and searches < 3:
         names = ",".join("mcp__baton__" + name for name in ACTIONS)
         return ("call", "ToolSearch", {"query": "select:" + names})
     return ("text", "I have no baton tool called {}; offered: {}".format(action, tools))

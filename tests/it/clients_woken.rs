@@ -442,7 +442,6 @@ fn prove(dialect: Dialect, server_args: &[&str]) {
     }
 
     // 2. A question round trip: ask, answer, and a second wake that finishes it.
-    let from = rig.server.requests().len();
     let second = rig.send(
         "Decide on invalid dates",
         "Clamp or refuse? ASK FIRST.",
@@ -474,7 +473,6 @@ fn prove(dialect: Dialect, server_args: &[&str]) {
             (agent, "done"),
         ],
     );
-    assert!(rig.sent_text(from).contains(ANSWER));
 
     // 3. The stop hook keeps one session going while work waits for it.
     if rig.dialect.has_stop_hook {

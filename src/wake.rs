@@ -412,23 +412,27 @@ pub(crate) fn spawn_detached(program: &Path, args: &[&str], home: &Home) -> io::
     Ok(())
 }
 
-/// The words appended to the wake command.
+/// The words appended to the wake command. They lead with baton's MCP tools, the one way
+/// that works in every client's headless run: Claude Code's wake allows only those, and
+/// Gemini CLI's offers no shell; Codex and opencode can also run `baton` in theirs.
 pub fn prompt(agent: &str, project: &Project) -> String {
     let mut text = format!(
         "You are {agent}, and baton woke you because work waits for you in project {id}. \
-         Run `baton inbox` and act on every task in it: claim a task (`baton claim ID`) \
-         before you start on it, ask its sender when something is unclear (`baton ask ID \
-         --body QUESTION`), and finish with `baton done ID --result WHAT-YOU-DID`, or \
-         `baton review ID --body WHAT-YOU-DID` where a review is required. Answer the \
-         questions and give the reviews that wait for you too. Your teammates hear from you \
-         only through baton, so put every question, answer and result there. Stop when \
-         `baton inbox` shows nothing more for you.",
+         Act through baton's MCP tools (`inbox`, `claim`, `ask`, `done`, `review`, …), or \
+         the `baton` command if you have a shell. Look at your inbox (the `inbox` tool, or \
+         `baton inbox`) and act on every task in it: claim a task before you start on it, \
+         ask its sender when something is unclear (`ask` with your question), and finish \
+         with `done` and a one-line result of what you did, or `review` where a review is \
+         required. Answer the questions and give the reviews that wait for you too. Your \
+         teammates hear from you only through baton, so put every question, answer and \
+         result there. Stop when your inbox shows nothing more for you.",
         id = project.id
     );
     if project.workspace.is_none() {
         text.push_str(&format!(
-            " Pass `--project {}` to every baton command.",
-            project.id
+            " Pass `project: {id}` to every baton tool, or `--project {id}` to every baton \
+             command.",
+            id = project.id
         ));
     }
     text
@@ -651,6 +655,9 @@ fn run_once(hub: &Hub, agent: &str, project_id: &str, run: usize, log: &WakeLog)
                 home.root(),
                 Some(agent),
             ))
+            // The waker's PWD would name the waker's directory: opencode takes its working
+            // directory (and its MCP servers' one, hence baton's project) from PWD.
+            .env("PWD", &dir)
             .current_dir(&dir)
             .stdin(Stdio::null())
             .stdout(out)
@@ -818,6 +825,10 @@ mod tests {
         let text = prompt("codex", &project);
         assert!(text.starts_with("You are codex"), "{text}");
         assert!(text.contains("`baton inbox`") && text.contains("project api"));
+        assert!(
+            text.contains("baton's MCP tools (`inbox`, `claim`, `ask`, `done`, `review`"),
+            "the way every client's headless run can act: {text}"
+        );
         assert!(
             !text.contains("--project"),
             "a bound workspace resolves itself"

@@ -87,6 +87,9 @@ fn server_table(launch: &Launch) -> Table {
     let mut table = Table::new();
     table["command"] = toml_edit::value(launch.baton.display().to_string());
     table["args"] = toml_edit::value(launch.mcp_args().into_iter().collect::<Array>());
+    // `codex exec` (the wake command) runs with approvals off and then refuses every MCP
+    // call that would need one; baton's tools only act on the board as this agent.
+    table["default_tools_approval_mode"] = toml_edit::value("approve");
     let env = launch.mcp_env();
     if !env.is_empty() {
         let mut env_table = Table::new();
@@ -242,7 +245,8 @@ model = "o4-mini"
         assert!(text.starts_with("# my Codex settings\nmodel = \"o4\" # the one I like\n"));
         assert!(text.contains("command = \"docs-server\"   # keep this comment\n"));
         assert!(text.contains(
-            "[mcp_servers.baton]\ncommand = \"/opt/bin/baton\"\nargs = [\"--as\", \"codex\", \"mcp\"]\n"
+            "[mcp_servers.baton]\ncommand = \"/opt/bin/baton\"\nargs = [\"--as\", \"codex\", \"mcp\"]\n\
+             default_tools_approval_mode = \"approve\"\n"
         ), "{text}");
         assert!(text.contains("[mcp_servers.baton.env]\nBATON_HOME = \"/tmp/hub\"\n"));
         let entry = server_entry(path, Some(&text)).unwrap().unwrap();

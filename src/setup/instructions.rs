@@ -22,7 +22,8 @@ pub fn guide(agent: &str) -> String {
          - When you are finished, `review` if the task asks for a review, else `done` with a \
          one-line result; `fail` with the reason if it cannot be done.\n\
          - Hand work to a teammate with `send` (`agents` shows who is good at what) and talk \
-         with `msg`. Answer questions and review requests that reach your inbox.\n\
+         with `message` (`baton msg` in a shell). Answer questions and review requests that \
+         reach your inbox.\n\
          - While your inbox holds tasks for you, keep working on them.\n"
     )
 }

@@ -93,29 +93,79 @@ impl Client {
         }
     }
 
-    /// The headless command that wakes the agent; the supervisor appends the prompt as the
-    /// last argument.
-    pub fn wake_command(self) -> Vec<String> {
-        let words: &[&str] = match self {
-            Client::Claude => &[
+    /// The headless command that wakes the agent of the hub at `hub`; the supervisor appends
+    /// the prompt as the last argument, so each command ends where the client takes its
+    /// prompt whatever the prompt says: after `--`, or as the value of the flag that names it.
+    pub fn wake_command(self, hub: &Path) -> Vec<String> {
+        let words = |words: &[&str]| words.iter().map(|word| word.to_string()).collect();
+        match self {
+            // `--allowedTools` takes any number of values: without the `--` it swallows the
+            // prompt, and `claude -p` stops with "Input must be provided".
+            Client::Claude => words(&[
                 "claude",
                 "-p",
                 "--permission-mode",
                 "acceptEdits",
                 "--allowedTools",
                 "mcp__baton",
-            ],
-            Client::Codex => &[
+                "--",
+            ]),
+            // Its sandbox lets a shell command write only in the workspace and /tmp: the hub,
+            // where `baton claim` writes, is added, or the agent could change nothing.
+            Client::Codex => {
+                let hub = std::path::absolute(hub).unwrap_or_else(|_| hub.to_path_buf());
+                words(&[
+                    "codex",
+                    "exec",
+                    "--skip-git-repo-check",
+                    "-s",
+                    "workspace-write",
+                    "--add-dir",
+                    &hub.display().to_string(),
+                    "--",
+                ])
+            }
+            // Headless in a folder the user has not trusted it exits at once (55), and the
+            // wake runs in the project's workspace, where the user bound baton to work.
+            Client::Gemini => words(&[
+                "gemini",
+                "--skip-trust",
+                "--approval-mode",
+                "auto_edit",
+                "-p",
+            ]),
+            Client::Opencode => words(&["opencode", "run", "--"]),
+        }
+    }
+
+    /// Whether `wake` is a wake command an earlier baton's setup registered for this client
+    /// (so not one the user chose): setup brings it up to date, where it keeps any other.
+    fn is_former_wake_command(self, wake: &[String]) -> bool {
+        let former: &[&[&str]] = match self {
+            Client::Claude => &[&[
+                "claude",
+                "-p",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "mcp__baton",
+            ]],
+            Client::Codex => &[&[
                 "codex",
                 "exec",
                 "--skip-git-repo-check",
                 "-s",
                 "workspace-write",
-            ],
-            Client::Gemini => &["gemini", "--approval-mode", "auto_edit", "-p"],
-            Client::Opencode => &["opencode", "run"],
+            ]],
+            Client::Gemini => &[&["gemini", "--approval-mode", "auto_edit", "-p"]],
+            Client::Opencode => &[&["opencode", "run"]],
         };
-        words.iter().map(|word| word.to_string()).collect()
+        former.iter().any(|words| words.iter().eq(wake.iter()))
+    }
+
+    /// Whether setup is to (re)register its wake command over `wake`, what the agent has.
+    fn wants_wake_command(self, wake: Option<&[String]>) -> bool {
+        wake.is_none_or(|wake| self.is_former_wake_command(wake))
     }
 
     fn layout(self, env: &Environment) -> Layout {
@@ -862,8 +912,12 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
             {
                 changes.push(format!("strengths: {}", client.default_strengths()));
             }
-            if record.as_ref().is_none_or(|record| record.wake.is_none()) {
-                changes.push(format!("wake command: {}", client.wake_command().join(" ")));
+            if client.wants_wake_command(record.as_ref().and_then(|record| record.wake.as_deref()))
+            {
+                changes.push(format!(
+                    "wake command: {}",
+                    client.wake_command(hub.root()).join(" ")
+                ));
             }
         }
         Registration::Unwire { agent, client } => {
@@ -877,7 +931,8 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
     Ok(changes)
 }
 
-/// Registers the agent: a wake command or strengths the user set are never replaced.
+/// Registers the agent: a wake command or strengths the user set are never replaced (a wake
+/// command an earlier setup registered is brought up to date).
 fn register(
     hub: &Home,
     lock: LockPolicy,
@@ -890,8 +945,8 @@ fn register(
                 if record.strengths.is_empty() {
                     record.strengths = client.default_strengths().to_string();
                 }
-                if record.wake.is_none() {
-                    record.wake = Some(client.wake_command());
+                if client.wants_wake_command(record.wake.as_deref()) {
+                    record.wake = Some(client.wake_command(hub.root()));
                 }
                 if !record.clients.iter().any(|name| name == client.name()) {
                     record.clients.push(client.name().to_string());

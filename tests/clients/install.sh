@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the agent clients whose own checks test `baton setup` (tests/it/clients.rs):
-# pinned versions from npm, into a cache directory outside the repository.
+# Installs the agent clients whose own checks test `baton setup` (tests/it/clients.rs) and
+# that prove, woken by baton against a scripted model, that each works through baton
+# (tests/it/clients_woken.rs): pinned versions from npm, into a cache directory outside the
+# repository.
 #
 #   bash tests/clients/install.sh [CACHE_DIR]
 #

@@ -7,7 +7,7 @@
 //! the directory of their programs; by hand:
 //!
 //! ```text
-//! BATON_TEST_CLIENTS=$(bash tests/clients/install.sh) cargo test --test it clients::
+//! BATON_TEST_CLIENTS=$(bash tests/clients/install.sh) cargo test --test it clients
 //! ```
 //!
 //! Without it they say they were not run, except in CI, where they fail: there only
@@ -29,7 +29,7 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// The directory of the clients' programs; `None` (after saying why) when the test is not
 /// to run.
-fn clients_bin() -> Option<PathBuf> {
+pub fn clients_bin() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("BATON_TEST_CLIENTS").filter(|dir| !dir.is_empty()) {
         return Some(PathBuf::from(dir));
     }

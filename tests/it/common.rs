@@ -69,7 +69,16 @@ impl Run {
 
 impl TestEnv {
     pub fn new() -> TestEnv {
-        let root = tempfile::tempdir().expect("a temporary directory");
+        TestEnv::with_root(tempfile::tempdir().expect("a temporary directory"))
+    }
+
+    /// A hub in a directory under `parent`, for a test that needs it away from /tmp.
+    pub fn new_in(parent: &Path) -> TestEnv {
+        std::fs::create_dir_all(parent).unwrap();
+        TestEnv::with_root(tempfile::tempdir_in(parent).expect("a temporary directory"))
+    }
+
+    fn with_root(root: tempfile::TempDir) -> TestEnv {
         std::fs::create_dir_all(root.path().join("work")).unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
         TestEnv { root }

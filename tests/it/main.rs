@@ -6,6 +6,7 @@ mod common;
 mod agents;
 mod board;
 mod clients;
+mod clients_woken;
 mod dependencies;
 mod doctor;
 mod edges;

@@ -20,7 +20,15 @@ pub struct Machine {
 
 impl Machine {
     pub fn new() -> Machine {
-        let env = TestEnv::new();
+        Machine::with_env(TestEnv::new())
+    }
+
+    /// A machine under `parent` rather than in /tmp.
+    pub fn new_in(parent: &Path) -> Machine {
+        Machine::with_env(TestEnv::new_in(parent))
+    }
+
+    fn with_env(env: TestEnv) -> Machine {
         for dir in ["user", "codex-home", "xdg-config", "bin"] {
             fs::create_dir_all(env.root.path().join(dir)).unwrap();
         }
@@ -334,7 +342,8 @@ fn claude_gets_server_hooks_skill_and_registration_and_keeps_the_rest() {
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
-            "mcp__baton"
+            "mcp__baton",
+            "--"
         ])
     );
     assert!(!agent["strengths"].as_str().unwrap().is_empty());
@@ -356,7 +365,8 @@ fn codex_follows_codex_home_and_keeps_toml_comments() {
 
     let text = fs::read_to_string(machine.codex_home().join("config.toml")).unwrap();
     let added = format!(
-        "[mcp_servers.baton]\ncommand = \"{}\"\nargs = [\"--as\", \"codex\", \"mcp\"]\n\n\
+        "[mcp_servers.baton]\ncommand = \"{}\"\nargs = [\"--as\", \"codex\", \"mcp\"]\n\
+         default_tools_approval_mode = \"approve\"\n\n\
          [mcp_servers.baton.env]\nBATON_HOME = \"{}\"\n\n",
         baton(),
         machine.env.home().display()
@@ -411,7 +421,10 @@ fn codex_follows_codex_home_and_keeps_toml_comments() {
             "exec",
             "--skip-git-repo-check",
             "-s",
-            "workspace-write"
+            "workspace-write",
+            "--add-dir",
+            machine.env.home().display().to_string(),
+            "--"
         ])
     );
 }
@@ -452,7 +465,13 @@ fn gemini_gets_trusted_server_and_millisecond_hooks_in_one_file_with_its_comment
     assert!(instructions.starts_with("Prefer small functions.\n\n<!-- baton:start -->\n"));
     assert_eq!(
         machine.agent("gemini")["wake"],
-        json!(["gemini", "--approval-mode", "auto_edit", "-p"])
+        json!([
+            "gemini",
+            "--skip-trust",
+            "--approval-mode",
+            "auto_edit",
+            "-p"
+        ])
     );
 }
 
@@ -483,7 +502,7 @@ fn opencode_follows_xdg_config_home_and_gets_no_hooks() {
     assert!(!machine.user().join(".config").exists());
     assert_eq!(
         machine.agent("opencode")["wake"],
-        json!(["opencode", "run"])
+        json!(["opencode", "run", "--"])
     );
 }
 
@@ -717,6 +736,49 @@ fn as_names_the_agent_and_a_customised_wake_command_stays() {
         .to_string();
     assert!(error.contains("Bad Name"), "{error}");
     assert!(!machine.user().join(".claude.json").exists());
+}
+
+#[test]
+fn the_wake_commands_earlier_setups_registered_are_replaced() {
+    // Claude Code's `--allowedTools` swallowed the prompt, Codex's sandbox kept the board
+    // read-only, Gemini CLI refused the untrusted workspace, and opencode's took a prompt
+    // starting with `-` for an option.
+    let former: [(&str, &[&str]); 4] = [
+        (
+            "claude",
+            &[
+                "claude",
+                "-p",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "mcp__baton",
+            ],
+        ),
+        (
+            "codex",
+            &[
+                "codex",
+                "exec",
+                "--skip-git-repo-check",
+                "-s",
+                "workspace-write",
+            ],
+        ),
+        ("gemini", &["gemini", "--approval-mode", "auto_edit", "-p"]),
+        ("opencode", &["opencode", "run"]),
+    ];
+    let machine = Machine::new();
+    for (client, words) in former {
+        let mut args = vec!["agent", "add", client, "--wake", "--"];
+        args.extend(words);
+        machine.env.run("", &args).ok();
+        let out = machine.setup(&["--client", client]).ok().to_string();
+        assert!(out.contains(&format!("wake command: {client} ")), "{out}");
+        let wake = machine.agent(client)["wake"].clone();
+        assert_ne!(wake, json!(words), "{client} kept its broken wake command");
+        assert_eq!(wake[0], client);
+    }
 }
 
 #[test]

@@ -1,0 +1,633 @@
+//! Real clients, scripted models: each agent client, woken by baton with the exact wake
+//! command `baton setup` registered, takes a task through baton and finishes it.
+//!
+//! The model is `tests/clients/model_server.py`, a scripted server on 127.0.0.1 that speaks
+//! the client's model API and answers with tool calls to baton (see its docstring). Each
+//! test wires one real, pinned client in a throwaway home with `baton setup`, points it at
+//! the server, and goes through three rounds, asserting what a user would check:
+//!
+//! 1. a task sent to the agent wakes it; the client shows the model the task (from its
+//!    hooks where it has them, else the model looks with baton's `inbox`), and the task ends
+//!    `completed` with the scripted result, by that agent, one activity line per change;
+//! 2. a question round trip: the woken agent asks, the sender answers, which wakes it again,
+//!    and it finishes with the answer it was given;
+//! 3. where the client has a stop hook baton wires: with two tasks waiting and a model that
+//!    deals with one task per turn, the stop hook keeps the one session going to the second.
+//!
+//! Like `clients.rs`, they need `BATON_TEST_CLIENTS` (see there), and python3.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::clients::clients_bin;
+use crate::common::{Run, baton_bin};
+use crate::setup::Machine;
+
+/// Longest one wake (every run of its supervisor) may take before the test gives up on it.
+const WAKE_TIMEOUT: Duration = Duration::from_secs(240);
+
+const RESULT: &str = "Refused invalid dates in the parser";
+const QUESTION: &str = "Should 2026-02-30 be refused or clamped to the month end?";
+const ANSWER: &str = "Refuse it";
+const PROJECT: &str = "app";
+
+/// The scripted model, running until the test ends.
+struct ModelServer {
+    child: Child,
+    /// Held so that the server sees its stdin close when the test ends, however it ends.
+    _stdin: ChildStdin,
+    port: u16,
+    log: PathBuf,
+}
+
+impl ModelServer {
+    fn start(dir: &Path, extra: &[&str]) -> ModelServer {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/model_server.py");
+        let log = dir.join("model-requests.jsonl");
+        let mut child = Command::new("python3")
+            .arg(&script)
+            .arg("--log")
+            .arg(&log)
+            .args(["--result", RESULT, "--question", QUESTION])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 runs the scripted model server");
+        let stdin = child.stdin.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("the model server did not say its port: {line:?}"));
+        ModelServer {
+            child,
+            _stdin: stdin,
+            port,
+            log,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request the clients sent, in order.
+    fn requests(&self) -> Vec<Value> {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a request record parses"))
+            .collect()
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What differs between the clients.
+struct Dialect {
+    client: &'static str,
+    /// How the client spells baton's `claim` tool in the model's tool calls.
+    claim_tool: &'static str,
+    /// The client shows the model baton's inbox from its hooks (setup's hooks run).
+    has_hook_context: bool,
+    /// The client has a stop hook that setup wires and that runs without the user's say.
+    has_stop_hook: bool,
+    /// Variables that point the client at the model server.
+    env: fn(&ModelServer) -> Vec<(String, String)>,
+    /// Writes the client's model settings into the user's config, before setup runs.
+    configure: fn(&Machine, &ModelServer),
+}
+
+/// One client wired by setup in a throwaway home, and its scripted model.
+struct Rig {
+    machine: Machine,
+    server: ModelServer,
+    bin: PathBuf,
+    dialect: Dialect,
+    /// Supervisors of the agent that have ended so far.
+    ended: usize,
+}
+
+impl Rig {
+    fn new(bin: PathBuf, dialect: Dialect, server_args: &[&str]) -> Rig {
+        // Away from /tmp, which Codex's sandbox lets every shell command write: the hub must
+        // be as out of reach as `~/.local/share/baton` is, for the test to see the sandbox.
+        let machine = Machine::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
+        let server = ModelServer::start(machine.env.root.path(), server_args);
+        (dialect.configure)(&machine, &server);
+        machine.setup(&["--client", dialect.client]).ok();
+        let rig = Rig {
+            machine,
+            server,
+            bin,
+            dialect,
+            ended: 0,
+        };
+        let workspace = rig.machine.env.work();
+        rig.lead(&[
+            "project",
+            "init",
+            "--name",
+            PROJECT,
+            "--workspace",
+            workspace.to_str().unwrap(),
+        ])
+        .ok();
+        rig
+    }
+
+    fn agent(&self) -> &'static str {
+        self.dialect.client
+    }
+
+    /// Runs `baton --as lead ARGS…` in the workspace, with everything a wake run needs: the
+    /// clients on `PATH` and the variables that point them at the model server. The
+    /// supervisor it starts inherits them.
+    fn lead(&self, args: &[&str]) -> Run {
+        let machine = &self.machine;
+        let root = machine.env.root.path();
+        let path = std::env::join_paths([self.bin.clone()].into_iter().chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap();
+        let mut command = machine.env.command(&machine.env.work());
+        command
+            .env("HOME", machine.user())
+            .env("CODEX_HOME", machine.codex_home())
+            .env("XDG_CONFIG_HOME", machine.xdg_config())
+            .env("XDG_DATA_HOME", root.join("xdg-data"))
+            .env("XDG_STATE_HOME", root.join("xdg-state"))
+            .env("XDG_CACHE_HOME", root.join("xdg-cache"))
+            .env("PATH", path)
+            .env("NO_COLOR", "1")
+            .args(["--as", "lead"])
+            .args(args);
+        for (key, value) in (self.dialect.env)(&self.server) {
+            command.env(key, value);
+        }
+        let output = command.output().expect("baton runs");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Sends a task to the agent and returns its number; `wake` says whether it must wake
+    /// the agent.
+    fn send(&mut self, subject: &str, body: &str, wake: bool) -> u64 {
+        let agent = self.agent();
+        let mut args = vec![
+            "--json",
+            "send",
+            "--to",
+            agent,
+            "--subject",
+            subject,
+            "--body",
+            body,
+        ];
+        if !wake {
+            args.push("--no-wake");
+        }
+        let run = self.lead(&args);
+        let id = run.json()["task"]["id"].as_u64().expect("a task id");
+        if wake {
+            self.woke(&run);
+        }
+        id
+    }
+
+    /// Checks that `run` woke the agent, and waits until that wake is over.
+    fn woke(&mut self, run: &Run) {
+        assert!(
+            run.stderr.contains(&format!("woke {}", self.agent())),
+            "the agent was not woken: {}",
+            run.stderr
+        );
+        self.until_supervisor_ends();
+    }
+
+    fn wake_log(&self) -> String {
+        fs::read_to_string(
+            self.machine
+                .env
+                .home()
+                .join(format!("wake/{}.log", self.agent())),
+        )
+        .unwrap_or_default()
+    }
+
+    /// Waits until one more supervisor of the agent has ended; on the deadline, kills what
+    /// runs and fails with everything there is to see.
+    fn until_supervisor_ends(&mut self) {
+        let ends = format!("baton wake: supervisor of {} ends", self.agent());
+        let deadline = Instant::now() + WAKE_TIMEOUT;
+        loop {
+            let log = self.wake_log();
+            if log.matches(&ends).count() > self.ended {
+                self.ended += 1;
+                return;
+            }
+            if Instant::now() > deadline {
+                self.kill_supervisors(&log);
+                panic!(
+                    "the wake of {} did not end within {WAKE_TIMEOUT:?}\nwake log:\n{log}\n\
+                     model requests:\n{}",
+                    self.agent(),
+                    self.answers(0)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Kills every supervisor the log names, with the client it runs (its session).
+    fn kill_supervisors(&self, log: &str) {
+        for line in log.lines() {
+            if let Some(pid) = line
+                .split("(pid ")
+                .nth(1)
+                .and_then(|rest| rest.split(')').next())
+            {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{pid}")])
+                    .status();
+            }
+        }
+    }
+
+    /// The model's answers from request `from` on, one line each, for failure messages.
+    fn answers(&self, from: usize) -> String {
+        self.server
+            .requests()
+            .iter()
+            .skip(from)
+            .map(|request| {
+                format!(
+                    "{} {} -> {}",
+                    request["n"], request["path"], request["answer"]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The tool calls the model made from request `from` on: (tool name, arguments).
+    fn calls(&self, from: usize) -> Vec<(String, Value)> {
+        self.server
+            .requests()
+            .iter()
+            .skip(from)
+            .filter(|request| request["answer"][0] == "call")
+            .map(|request| {
+                (
+                    request["answer"][1].as_str().unwrap().to_string(),
+                    request["answer"][2].clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn task(&self, id: u64) -> Value {
+        self.lead(&["--json", "show", &id.to_string()]).json()
+    }
+
+    /// The activity lines of task `id`: (actor, action).
+    fn activity(&self, id: u64) -> Vec<(String, String)> {
+        self.machine
+            .env
+            .activity(PROJECT)
+            .iter()
+            .filter(|line| line["task"] == id)
+            .map(|line| {
+                (
+                    line["actor"].as_str().unwrap().to_string(),
+                    line["action"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn expect_activity(&self, id: u64, expected: &[(&str, &str)]) {
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(actor, action)| (actor.to_string(), action.to_string()))
+            .collect();
+        assert_eq!(
+            self.activity(id),
+            expected,
+            "T-{id}'s activity; model answers:\n{}",
+            self.answers(0)
+        );
+    }
+
+    /// Asserts that task `id` is `status`, with everything to see when it is not.
+    fn expect_status(&self, id: u64, status: &str) -> Value {
+        let task = self.task(id);
+        assert_eq!(
+            task["status"],
+            status,
+            "T-{id}: {task:#}\nwake log:\n{}\nmodel answers:\n{}\nthe last request:\n{}",
+            self.wake_log(),
+            self.answers(0),
+            self.server
+                .requests()
+                .last()
+                .map(|request| request["body"].to_string())
+                .unwrap_or_default()
+        );
+        task
+    }
+
+    /// The text of every request from `from` on, as the client sent it.
+    fn sent_text(&self, from: usize) -> String {
+        self.server
+            .requests()
+            .iter()
+            .skip(from)
+            .map(|request| request["body"].to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// The whole proof for one client.
+fn prove(dialect: Dialect, server_args: &[&str]) {
+    let Some(bin) = clients_bin() else {
+        return;
+    };
+    let mut rig = Rig::new(bin, dialect, server_args);
+    let agent = rig.agent();
+    let claim_tool = rig.dialect.claim_tool;
+
+    // The wake command is setup's, word for word, and it is what the supervisor ran.
+    let wake = rig.machine.agent(agent)["wake"].clone();
+    let wake_words: Vec<&str> = wake
+        .as_array()
+        .unwrap_or_else(|| panic!("setup registered no wake command: {wake}"))
+        .iter()
+        .map(|word| word.as_str().unwrap())
+        .collect();
+    assert_eq!(wake_words[0], agent, "{wake}");
+
+    // 1. A task wakes the agent, which finishes it.
+    let first = rig.send(
+        "Fix the date parser",
+        "It accepts 2026-02-30; make it refuse invalid days.",
+        true,
+    );
+    let log = rig.wake_log();
+    assert!(
+        log.contains(&format!("run 1 of at most 3 in project {PROJECT}"))
+            && log.contains(&format!("{} PROMPT", wake_words.join(" "))),
+        "the supervisor did not run setup's wake command:\n{log}"
+    );
+    let task = rig.expect_status(first, "completed");
+    assert_eq!(task["result"], RESULT);
+    rig.expect_activity(
+        first,
+        &[("lead", "send"), (agent, "claim"), (agent, "done")],
+    );
+    let calls = rig.calls(0);
+    assert!(
+        calls.iter().any(|(name, args)| name == claim_tool
+            && (args["id"] == first
+                || args["cmd"]
+                    .as_str()
+                    .is_some_and(|cmd| cmd.ends_with(&format!(" claim {first}"))))),
+        "the model did not claim T-{first} through {claim_tool}: {calls:?}"
+    );
+    let looked = |calls: &[(String, Value)]| {
+        calls.iter().any(|(name, args)| {
+            name.ends_with("inbox")
+                || args["cmd"]
+                    .as_str()
+                    .is_some_and(|cmd| cmd.ends_with(" inbox"))
+        })
+    };
+    let sent = rig.sent_text(0);
+    if rig.dialect.has_hook_context {
+        // The hook put the task in front of the model, which acted on it without looking.
+        assert!(
+            sent.contains(&format!("T-{first} [normal] to do: Fix the date parser")),
+            "no hook context in what the client sent:\n{sent}"
+        );
+        assert!(
+            !looked(&calls),
+            "the model had to look at the inbox itself: {calls:?}"
+        );
+    } else {
+        assert!(
+            looked(&calls),
+            "the model never looked at the inbox: {calls:?}"
+        );
+        assert!(sent.contains("Fix the date parser"), "{sent}");
+    }
+
+    // 2. A question round trip: ask, answer, and a second wake that finishes it.
+    let second = rig.send(
+        "Decide on invalid dates",
+        "Clamp or refuse? ASK FIRST.",
+        true,
+    );
+    let task = rig.expect_status(second, "input_required");
+    let question = task["thread"].as_array().unwrap().last().cloned().unwrap();
+    assert_eq!(
+        (&question["by"], &question["kind"], &question["text"]),
+        (&json!(agent), &json!("question"), &json!(QUESTION)),
+        "{task:#}"
+    );
+    let answer = rig.lead(&["answer", &second.to_string(), "--body", ANSWER]);
+    answer.ok();
+    rig.woke(&answer);
+    let task = rig.expect_status(second, "completed");
+    assert_eq!(
+        task["result"],
+        format!("{RESULT} (answer used: {ANSWER})"),
+        "the model did not get the answer"
+    );
+    rig.expect_activity(
+        second,
+        &[
+            ("lead", "send"),
+            (agent, "ask"),
+            ("lead", "answer"),
+            (agent, "claim"),
+            (agent, "done"),
+        ],
+    );
+
+    // 3. The stop hook keeps one session going while work waits for it.
+    if rig.dialect.has_stop_hook {
+        let from = rig.server.requests().len();
+        let runs_before = rig.wake_log().matches(" of at most 3 in project ").count();
+        let waiting = rig.send("Update the changelog", "One line for the fix.", false);
+        let last = rig.send("Tag the release", "After the changelog.", true);
+        for id in [waiting, last] {
+            rig.expect_status(id, "completed");
+            rig.expect_activity(id, &[("lead", "send"), (agent, "claim"), (agent, "done")]);
+        }
+        let log = rig.wake_log();
+        assert_eq!(
+            log.matches(" of at most 3 in project ").count(),
+            runs_before + 1,
+            "both tasks must be done in one run, kept going by the stop hook:\n{log}"
+        );
+        assert!(
+            rig.sent_text(from)
+                .contains(&format!("still waiting for {agent} in project {PROJECT}")),
+            "the stop hook's word never reached the model:\n{}",
+            rig.answers(from)
+        );
+    }
+}
+
+fn env_pairs(pairs: &[(&str, String)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(key, value)| (key.to_string(), value.clone()))
+        .collect()
+}
+
+#[test]
+fn claude_code_woken_by_baton_takes_and_finishes_its_tasks() {
+    prove(
+        Dialect {
+            client: "claude",
+            claim_tool: "mcp__baton__claim",
+            has_hook_context: true,
+            has_stop_hook: true,
+            env: |server| {
+                env_pairs(&[
+                    ("ANTHROPIC_BASE_URL", server.url()),
+                    ("ANTHROPIC_API_KEY", "scripted".into()),
+                ])
+            },
+            configure: |_, _| {},
+        },
+        &[],
+    );
+}
+
+/// Codex's provider for the scripted model, in the user's config.toml before setup runs.
+fn configure_codex(machine: &Machine, server: &ModelServer) {
+    machine.write(
+        &machine.codex_home().join("config.toml"),
+        &format!(
+            "model = \"scripted-model\"\n\
+             model_provider = \"scripted\"\n\
+             \n\
+             [model_providers.scripted]\n\
+             name = \"scripted\"\n\
+             base_url = \"{}/v1\"\n\
+             wire_api = \"responses\"\n\
+             env_key = \"SCRIPTED_API_KEY\"\n",
+            server.url()
+        ),
+    );
+}
+
+fn codex(claim_tool: &'static str) -> Dialect {
+    Dialect {
+        client: "codex",
+        claim_tool,
+        // Codex skips hooks the user has not trusted in its /hooks screen, and setup does
+        // not trust them for the user: the model looks at the inbox itself.
+        has_hook_context: false,
+        has_stop_hook: false,
+        env: |_| env_pairs(&[("SCRIPTED_API_KEY", "scripted".into())]),
+        configure: configure_codex,
+    }
+}
+
+#[test]
+fn codex_woken_by_baton_takes_and_finishes_its_tasks_through_baton_tools() {
+    // `exec` runs with approvals off: baton's server must be approved in its table.
+    prove(codex("mcp__baton__claim"), &[]);
+}
+
+#[test]
+fn codex_woken_by_baton_takes_and_finishes_its_tasks_with_baton_in_its_shell() {
+    // The shell runs in Codex's sandbox: the hub must be writable there.
+    let baton = baton_bin().display().to_string();
+    prove(
+        codex("exec_command"),
+        &["--route", "shell", "--baton", &baton],
+    );
+}
+
+#[test]
+fn gemini_cli_woken_by_baton_takes_and_finishes_its_tasks() {
+    prove(
+        Dialect {
+            client: "gemini",
+            claim_tool: "mcp_baton_claim",
+            has_hook_context: true,
+            has_stop_hook: true,
+            env: |server| {
+                env_pairs(&[
+                    ("GOOGLE_GEMINI_BASE_URL", server.url()),
+                    ("GEMINI_API_KEY", "scripted".into()),
+                ])
+            },
+            // An API key as the way in, and a fixed model, so that no model router asks
+            // first.
+            configure: |machine, _| {
+                machine.write(
+                    &machine.user().join(".gemini/settings.json"),
+                    r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
+ "model": {"name": "gemini-2.5-pro"}}
+"#,
+                );
+            },
+        },
+        &[],
+    );
+}
+
+#[test]
+fn opencode_woken_by_baton_takes_and_finishes_its_tasks() {
+    prove(
+        Dialect {
+            client: "opencode",
+            claim_tool: "baton_claim",
+            // Its hooks are JavaScript plugins, which setup does not install: the model
+            // learns of its work from the wake prompt and baton's `inbox` tool.
+            has_hook_context: false,
+            has_stop_hook: false,
+            env: |_| Vec::new(),
+            configure: |machine, server| {
+                machine.write(
+                    &machine.xdg_config().join("opencode/opencode.json"),
+                    &json!({
+                        "model": "scripted/scripted-model",
+                        "provider": {"scripted": {
+                            "npm": "@ai-sdk/openai-compatible",
+                            "options": {"baseURL": format!("{}/v1", server.url()), "apiKey": "scripted"},
+                            "models": {"scripted-model": {}}
+                        }}
+                    })
+                    .to_string(),
+                );
+            },
+        },
+        &[],
+    );
+}

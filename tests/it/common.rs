@@ -147,6 +147,27 @@ impl TestEnv {
         Run::from(command.args(args).output().expect("the baton binary runs"))
     }
 
+    /// Runs `command` with `stdin` written to its standard input (closed after): for words
+    /// longer than one argument may be (128 KiB on Linux), or a hook's JSON.
+    pub fn run_piped(&self, mut command: Command, stdin: &str) -> Run {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the baton binary runs");
+        // A command that exits without reading all of it closes the pipe early: not an error.
+        let _ = std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes());
+        Run::from(child.wait_with_output().expect("the baton binary runs"))
+    }
+
+    /// Runs `baton --as AGENT ARGS…` in the workspace with `stdin` as standard input.
+    pub fn run_stdin(&self, agent: &str, args: &[&str], stdin: &str) -> Run {
+        let mut command = self.command(&self.work());
+        command.args(["--as", agent]).args(args);
+        self.run_piped(command, stdin)
+    }
+
     /// Runs in `cwd` with extra environment variables: the most general form.
     pub fn run_with(&self, cwd: &Path, agent: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut command = self.command(cwd);

@@ -232,47 +232,15 @@ fn hook_answers_show_agents_text_escaped_and_framed() {
     }
 }
 
-/// `baton hook EVENT --client CLIENT` with the client's JSON on stdin.
+/// `baton hook EVENT --client CLIENT` with the client's JSON on stdin; hooks always exit 0.
 fn hook(env: &TestEnv, agent: &str, client: &str, event: &str, stdin: &str) -> Run {
-    let mut child = env
-        .command(&env.work())
+    let mut command = env.command(&env.work());
+    command
         .env("BATON_AGENT", agent)
-        .args(["hook", event, "--client", client])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    let output = child.wait_with_output().unwrap();
-    let run = Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    };
+        .args(["hook", event, "--client", client]);
+    let run = env.run_piped(command, stdin);
     assert_eq!(run.code, 0, "{}", run.stderr);
     run
-}
-
-/// `baton --as AGENT ARGS…` with `stdin` as its standard input: for words longer than one
-/// argument may be (128 KiB on Linux), passed as `-`.
-fn run_stdin(env: &TestEnv, agent: &str, args: &[&str], stdin: &str) -> Run {
-    let mut child = env
-        .command(&env.work())
-        .args(["--as", agent])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    let output = child.wait_with_output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
 }
 
 #[test]
@@ -310,8 +278,7 @@ fn many_long_tasks_and_messages_give_a_small_hook_answer() {
     let long = "y".repeat(200 * 1024);
     for number in 0..12 {
         let subject = format!("task {number}");
-        run_stdin(
-            &env,
+        env.run_stdin(
             "claude",
             &[
                 "send",
@@ -325,7 +292,8 @@ fn many_long_tasks_and_messages_give_a_small_hook_answer() {
             &long,
         )
         .ok();
-        run_stdin(&env, "claude", &["msg", "--to", "codex", "-"], &long).ok();
+        env.run_stdin("claude", &["msg", "--to", "codex", "-"], &long)
+            .ok();
     }
     for client in ["claude", "codex", "gemini"] {
         let run = hook(&env, "codex", client, "prompt", "{}");
@@ -407,8 +375,8 @@ fn text_over_256_kib_is_refused_with_a_hint() {
     let most = "z".repeat(256 * 1024);
     let too_much = format!("{most}z");
     let send = ["send", "--to", "codex", "--subject", "s", "--body", "-"];
-    run_stdin(&env, "claude", &send, &most).ok();
-    let refused = run_stdin(&env, "claude", &send, &too_much);
+    env.run_stdin("claude", &send, &most).ok();
+    let refused = env.run_stdin("claude", &send, &too_much);
     assert_eq!(
         refused.fails(1),
         "error: the body is 257 KiB; at most 256 KiB is accepted\n\
@@ -424,10 +392,10 @@ fn text_over_256_kib_is_refused_with_a_hint() {
             "error: the question is 257 KiB",
         ),
     ] {
-        let run = run_stdin(&env, "codex", &args, &too_much);
+        let run = env.run_stdin("codex", &args, &too_much);
         assert!(run.fails(1).starts_with(error), "{}", run.stderr);
     }
-    let refused = run_stdin(&env, "claude", &["msg", "--to", "codex", "-"], &too_much);
+    let refused = env.run_stdin("claude", &["msg", "--to", "codex", "-"], &too_much);
     assert!(
         refused
             .fails(1)

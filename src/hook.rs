@@ -11,44 +11,13 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use crate::client::{Client, HookEvent};
 use crate::error::{Error, Result};
 use crate::mail::{BROADCAST, Message, MessageType};
 use crate::project::Project;
 use crate::session::{Hub, Inbox, Request, Session};
 use crate::text;
 use crate::time::Timestamp;
-
-/// The agent clients whose hook formats baton speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
-    Claude,
-    Codex,
-    Gemini,
-}
-
-/// The moments a hook runs at, named for what they mean rather than per client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookEvent {
-    /// Claude Code and Codex `SessionStart`, Gemini CLI `SessionStart`.
-    SessionStart,
-    /// Claude Code and Codex `UserPromptSubmit`, Gemini CLI `BeforeAgent`.
-    Prompt,
-    /// Claude Code and Codex `Stop`, Gemini CLI `AfterAgent`.
-    Stop,
-}
-
-impl HookEvent {
-    /// The event's name in `client`'s own configuration and answers.
-    pub fn client_name(self, client: Client) -> &'static str {
-        match (self, client) {
-            (HookEvent::SessionStart, _) => "SessionStart",
-            (HookEvent::Prompt, Client::Gemini) => "BeforeAgent",
-            (HookEvent::Prompt, Client::Claude | Client::Codex) => "UserPromptSubmit",
-            (HookEvent::Stop, Client::Gemini) => "AfterAgent",
-            (HookEvent::Stop, Client::Claude | Client::Codex) => "Stop",
-        }
-    }
-}
 
 /// What the client said on stdin. Every field may be missing: a hook run by hand, or by a
 /// client version that sends less, still answers.
@@ -157,25 +126,22 @@ fn answer(
     })
 }
 
-/// The answer as `client` expects it on stdout for `event`. Claude Code and Codex take
-/// silence for "nothing to add"; Gemini CLI wants JSON and nothing else, so it gets `{}`.
+/// The answer as `client` expects it on stdout for `event`, in the shape its row of the
+/// client table gives. A client without shell hooks never runs one, so has nothing printed.
 pub fn render(client: Client, event: HookEvent, answer: &Answer) -> String {
+    let Some(hooks) = client.hooks() else {
+        return String::new();
+    };
     let value = match answer {
-        Answer::Nothing => match client {
-            Client::Claude | Client::Codex => return String::new(),
-            Client::Gemini => json!({}),
-        },
+        Answer::Nothing => return hooks.nothing_to_add.to_string(),
         Answer::Context(text) => json!({
             "hookSpecificOutput": {
-                "hookEventName": event.client_name(client),
+                "hookEventName": hooks.event_name(event),
                 "additionalContext": text,
             }
         }),
         Answer::KeepWorking(reason) => json!({
-            "decision": match client {
-                Client::Claude | Client::Codex => "block",
-                Client::Gemini => "deny",
-            },
+            "decision": hooks.keep_working_decision,
             "reason": reason,
         }),
         Answer::Note(text) => json!({ "systemMessage": text }),

@@ -9,6 +9,8 @@ pub mod activity;
 pub mod archive;
 /// The model: tasks, the state machine, whose turn it is.
 pub mod board;
+/// The agent clients and their hook events, with each client's spellings in one table.
+pub mod client;
 /// Checks of the hub home, and bringing a board back from its backup.
 pub mod doctor;
 /// The crate's error type.

@@ -23,6 +23,7 @@ use crate::registry;
 use crate::session::Session;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
+use crate::store::versioned::{self, Versioned};
 use crate::store::{StoreError, atomic, jsonl, regular};
 use crate::time::Timestamp;
 
@@ -168,6 +169,14 @@ pub struct ReadPositions {
     pub archived_through: u64,
 }
 
+impl Versioned for ReadPositions {
+    const SCHEMA: u32 = POSITIONS_SCHEMA;
+
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
 impl Default for ReadPositions {
     fn default() -> Self {
         ReadPositions {
@@ -202,36 +211,12 @@ pub fn read(home: &Home, project: &str) -> Result<Vec<Message>, StoreError> {
 
 /// Reads `mail.read.json`; a missing file means nobody has read anything yet.
 pub fn read_positions(home: &Home, project: &str) -> Result<ReadPositions, StoreError> {
-    let path = home.mail_cursor_file(project);
-    let bytes = match regular::read(&path) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(ReadPositions::default()),
-        Err(error) => return Err(StoreError::io(&path)(error)),
-    };
-    let positions: ReadPositions =
-        serde_json::from_slice(&bytes).map_err(|error| StoreError::Corrupt {
-            path: path.clone(),
-            detail: error.to_string(),
-        })?;
-    if positions.schema > POSITIONS_SCHEMA {
-        return Err(StoreError::NewerSchema {
-            path,
-            found: u64::from(positions.schema),
-            known: POSITIONS_SCHEMA,
-        });
-    }
-    Ok(positions)
+    Ok(versioned::load(&home.mail_cursor_file(project))?.unwrap_or_default())
 }
 
 /// Writes `mail.read.json` atomically. The caller holds the mail lock.
 fn write_positions(home: &Home, project: &str, positions: &ReadPositions) -> Result<()> {
-    let path = home.mail_cursor_file(project);
-    let mut text = serde_json::to_vec_pretty(positions).map_err(|error| StoreError::Corrupt {
-        path: path.clone(),
-        detail: error.to_string(),
-    })?;
-    text.push(b'\n');
-    Ok(atomic::replace(&path, &text, None)?)
+    Ok(versioned::save(&home.mail_cursor_file(project), positions)?)
 }
 
 fn lock(home: &Home, project: &str, policy: LockPolicy) -> Result<FileLock> {

@@ -12,9 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
+use crate::store::StoreError;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic, regular};
+use crate::store::versioned::{self, Versioned};
 use crate::text;
 use crate::time::Timestamp;
 
@@ -79,6 +80,14 @@ pub struct Project {
     pub settings: Settings,
     #[serde(default)]
     pub context: Vec<ContextNote>,
+}
+
+impl Versioned for Project {
+    const SCHEMA: u32 = PROJECT_SCHEMA;
+
+    fn schema(&self) -> u32 {
+        self.schema
+    }
 }
 
 fn default_schema() -> u32 {
@@ -179,25 +188,7 @@ pub fn canonical(path: &Path) -> PathBuf {
 /// Reads `project.json` of `id`, or `None` when the project does not exist.
 pub fn load(home: &Home, id: &str) -> Result<Option<Project>> {
     names::check(NameKind::Project, id)?;
-    let path = home.project_file(id);
-    let bytes = match regular::read(&path) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(StoreError::io(&path)(error).into()),
-    };
-    let project: Project = serde_json::from_slice(&bytes).map_err(|error| StoreError::Corrupt {
-        path: path.clone(),
-        detail: error.to_string(),
-    })?;
-    if project.schema > PROJECT_SCHEMA {
-        return Err(StoreError::NewerSchema {
-            path,
-            found: u64::from(project.schema),
-            known: PROJECT_SCHEMA,
-        }
-        .into());
-    }
-    Ok(Some(project))
+    Ok(versioned::load(&home.project_file(id))?)
 }
 
 /// Every project in the home, sorted by id. Unreadable ones are errors, not skipped.
@@ -331,13 +322,7 @@ pub fn update_locked<T>(
     if project != before
         && let Some(project) = &project
     {
-        let path = home.project_file(id);
-        let mut text = serde_json::to_vec_pretty(project).map_err(|error| StoreError::Corrupt {
-            path: path.clone(),
-            detail: error.to_string(),
-        })?;
-        text.push(b'\n');
-        atomic::replace(&path, &text, None)?;
+        versioned::save(&home.project_file(id), project)?;
     }
     Ok(result)
 }

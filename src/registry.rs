@@ -12,9 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
+use crate::store::StoreError;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic, regular};
+use crate::store::versioned::{self, Versioned};
 use crate::text;
 use crate::time::Timestamp;
 
@@ -46,6 +47,14 @@ pub struct AgentRecord {
     pub other: serde_json::Map<String, serde_json::Value>,
 }
 
+impl Versioned for AgentRecord {
+    const SCHEMA: u32 = AGENT_SCHEMA;
+
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
 fn default_schema() -> u32 {
     AGENT_SCHEMA
 }
@@ -69,26 +78,7 @@ impl AgentRecord {
 /// Reads one record; `None` when the agent is not registered.
 pub fn load(home: &Home, name: &str) -> Result<Option<AgentRecord>> {
     names::check(NameKind::Agent, name)?;
-    let path = home.agent_file(name);
-    let bytes = match regular::read(&path) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(StoreError::io(&path)(error).into()),
-    };
-    let record: AgentRecord =
-        serde_json::from_slice(&bytes).map_err(|error| StoreError::Corrupt {
-            path: path.clone(),
-            detail: error.to_string(),
-        })?;
-    if record.schema > AGENT_SCHEMA {
-        return Err(StoreError::NewerSchema {
-            path,
-            found: u64::from(record.schema),
-            known: AGENT_SCHEMA,
-        }
-        .into());
-    }
-    Ok(Some(record))
+    Ok(versioned::load(&home.agent_file(name))?)
 }
 
 /// The names of every registered agent, sorted.
@@ -157,13 +147,7 @@ pub fn update<T>(
         .unwrap_or_else(|| AgentRecord::new(name, now));
     let result = change(&mut record, is_new)?;
     if existing.as_ref() != Some(&record) {
-        let path = home.agent_file(name);
-        let mut text = serde_json::to_vec_pretty(&record).map_err(|error| StoreError::Corrupt {
-            path: path.clone(),
-            detail: error.to_string(),
-        })?;
-        text.push(b'\n');
-        atomic::replace(&path, &text, None)?;
+        versioned::save(&home.agent_file(name), &record)?;
     }
     Ok(result)
 }

@@ -6,10 +6,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
+use baton::client::{Client, HookEvent};
 use baton::error::Error;
-use baton::hook::{self, Answer, Client, HookEvent};
+use baton::hook::{self, Answer};
 use baton::session::Hub;
 use baton::store::lock::LockPolicy;
 
@@ -36,28 +37,6 @@ pub struct HookArgs {
     /// The client running it, whose answer format to use: claude, codex or gemini
     #[arg(long)]
     pub client: Option<String>,
-}
-
-// Not parsed by clap: a hook must exit 0 whatever it is given, so an unknown name is
-// refused here, after parsing, with one line on stderr.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum EventArg {
-    /// At the start of a session: the inbox joins the context
-    #[value(alias = "SessionStart")]
-    SessionStart,
-    /// On each prompt: the inbox joins the context
-    #[value(alias = "UserPromptSubmit", alias = "BeforeAgent")]
-    Prompt,
-    /// Before the agent stops: it goes on while tasks wait for it
-    #[value(alias = "Stop", alias = "AfterAgent")]
-    Stop,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ClientArg {
-    Claude,
-    Codex,
-    Gemini,
 }
 
 pub fn run(context: &Context, args: HookArgs) -> i32 {
@@ -122,8 +101,10 @@ fn answer_with(answer: &str) -> i32 {
 }
 
 /// The event and the client named on the command line, or a line saying which is unknown.
+/// Not parsed by clap: a hook must exit 0 whatever it is given, so an unknown name is
+/// refused here, after parsing, with one line on stderr.
 fn event_and_client(args: &HookArgs) -> Result<(HookEvent, Client), String> {
-    let event = EventArg::from_str(&args.event, true).map_err(|_| {
+    let event = HookEvent::from_name(&args.event).ok_or_else(|| {
         format!(
             "unknown hook event {:?}: expected session-start, prompt or stop",
             args.event
@@ -132,18 +113,12 @@ fn event_and_client(args: &HookArgs) -> Result<(HookEvent, Client), String> {
     let Some(client) = &args.client else {
         return Err("no client: pass --client claude, codex or gemini".into());
     };
-    let client = ClientArg::from_str(client, true)
-        .map_err(|_| format!("unknown hook client {client:?}: expected claude, codex or gemini"))?;
-    let event = match event {
-        EventArg::SessionStart => HookEvent::SessionStart,
-        EventArg::Prompt => HookEvent::Prompt,
-        EventArg::Stop => HookEvent::Stop,
-    };
-    let client = match client {
-        ClientArg::Claude => Client::Claude,
-        ClientArg::Codex => Client::Codex,
-        ClientArg::Gemini => Client::Gemini,
-    };
+    // Only a client with shell hooks runs this (opencode's hooks are plugins).
+    let client = Client::from_name(client)
+        .filter(|client| client.hooks().is_some())
+        .ok_or_else(|| {
+            format!("unknown hook client {client:?}: expected claude, codex or gemini")
+        })?;
     Ok((event, client))
 }
 

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{Value, json};
 
+use baton::client::Client;
 use baton::error::Error;
 use baton::setup::diff::DiffLine;
-use baton::setup::{self, Action, Client, ClientPlan, ClientStatus, Environment, FileAction};
+use baton::setup::{self, ClientPlan, ClientStatus, Environment, FileAction, Wiring};
 use baton::time;
 
 use super::{Context, output};
@@ -61,10 +62,10 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
         return Ok(0);
     }
 
-    let action = if args.uninstall {
-        Action::Uninstall
+    let wiring = if args.uninstall {
+        Wiring::Uninstall
     } else {
-        Action::Install {
+        Wiring::Install {
             // Only an explicit --as: a BATON_AGENT left in the shell must not rename every
             // client's agent.
             agent: context.global.agent.clone(),
@@ -77,7 +78,7 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
         context.hub.lock,
         &env,
         &clients,
-        &action,
+        &wiring,
         args.dry_run,
         time::now(),
     )?;

@@ -4,12 +4,11 @@
 
 use jsonc_parser::cst::CstInputValue;
 
-use super::command::{HookEvent, Launch};
+use crate::client::{Client, ClientHooks, HookEvent};
+
+use super::command::Launch;
 use super::json::{object, string_map, strings};
 use super::{Environment, HookSlot, InstructionSlot, Layout, ServerSlot};
-
-/// Seconds Claude Code gives a hook before it gives up on it.
-const HOOK_TIMEOUT_SECONDS: u64 = 10;
 
 pub(super) fn layout(env: &Environment) -> Layout {
     let (config_dir, state_file) = match &env.claude_config_dir {
@@ -25,11 +24,6 @@ pub(super) fn layout(env: &Environment) -> Layout {
         },
         hooks: Some(HookSlot {
             file: config_dir.join("settings.json"),
-            events: [
-                (HookEvent::SessionStart, "SessionStart"),
-                (HookEvent::Prompt, "UserPromptSubmit"),
-                (HookEvent::Stop, "Stop"),
-            ],
             group: hook_group,
         }),
         instructions: InstructionSlot::Skill(config_dir.join("skills/baton/SKILL.md")),
@@ -52,16 +46,13 @@ fn server_entry(launch: &Launch) -> CstInputValue {
 }
 
 /// A matcher group with no matcher: it runs for every source of the event.
-fn hook_group(launch: &Launch, event: HookEvent) -> CstInputValue {
+fn hook_group(launch: &Launch, event: HookEvent, hooks: &ClientHooks) -> CstInputValue {
     object(vec![(
         "hooks",
         CstInputValue::Array(vec![object(vec![
             ("type", "command".into()),
-            (
-                "command",
-                launch.hook_command(event, super::Client::Claude).into(),
-            ),
-            ("timeout", HOOK_TIMEOUT_SECONDS.into()),
+            ("command", launch.hook_command(event, Client::Claude).into()),
+            ("timeout", hooks.timeout.in_client_unit().into()),
         ])]),
     )])
 }

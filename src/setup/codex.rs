@@ -9,18 +9,21 @@ use jsonc_parser::cst::CstInputValue;
 use serde_json::Value;
 use toml_edit::{Array, DocumentMut, Item, Table};
 
+use crate::client::{Client, ClientHooks, HookEvent};
 use crate::error::{Error, Result};
 
-use super::command::{HookEvent, Launch};
+use super::command::Launch;
 use super::json::{KeyPath, Outcome, object};
-use super::{Client, Environment, HookSlot, InstructionSlot, Layout, SERVER_NAME, ServerSlot};
-
-/// Seconds Codex gives a hook.
-const HOOK_TIMEOUT_SECONDS: u64 = 10;
+use super::{Environment, HookSlot, InstructionSlot, Layout, SERVER_NAME, ServerSlot};
 
 const SERVERS: &str = "mcp_servers";
 
 pub(super) fn layout(env: &Environment) -> Layout {
+    let [start, prompt, stop] = HookEvent::ALL.map(|event| {
+        Client::Codex
+            .hooks()
+            .map_or(event.name(), |hooks| hooks.event_name(event))
+    });
     let config_dir = env
         .codex_home
         .clone()
@@ -31,31 +34,24 @@ pub(super) fn layout(env: &Environment) -> Layout {
         },
         hooks: Some(HookSlot {
             file: config_dir.join("hooks.json"),
-            events: [
-                (HookEvent::SessionStart, "SessionStart"),
-                (HookEvent::Prompt, "UserPromptSubmit"),
-                (HookEvent::Stop, "Stop"),
-            ],
             group: hook_group,
         }),
         instructions: InstructionSlot::Block(config_dir.join("AGENTS.md")),
         config_dir,
-        notes: vec![
+        notes: vec![format!(
             "Codex runs hooks only once you trust them: start `codex`, open /hooks and trust \
-             baton's SessionStart, UserPromptSubmit and Stop hooks (setup does not do that \
-             for you)"
-                .to_string(),
-        ],
+             baton's {start}, {prompt} and {stop} hooks (setup does not do that for you)"
+        )],
     }
 }
 
-fn hook_group(launch: &Launch, event: HookEvent) -> CstInputValue {
+fn hook_group(launch: &Launch, event: HookEvent, hooks: &ClientHooks) -> CstInputValue {
     object(vec![(
         "hooks",
         CstInputValue::Array(vec![object(vec![
             ("type", "command".into()),
             ("command", launch.hook_command(event, Client::Codex).into()),
-            ("timeout", HOOK_TIMEOUT_SECONDS.into()),
+            ("timeout", hooks.timeout.in_client_unit().into()),
         ])]),
     )])
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Client;
+use crate::client::{Client, HookEvent};
 
 /// How a client starts baton for one agent.
 #[derive(Debug, Clone)]
@@ -13,27 +13,6 @@ pub struct Launch {
     pub agent: String,
     /// The hub home to pass on, when it is not the default one.
     pub hub_home: Option<PathBuf>,
-}
-
-/// The three moments baton hooks into.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookEvent {
-    SessionStart,
-    Prompt,
-    Stop,
-}
-
-impl HookEvent {
-    pub const ALL: [HookEvent; 3] = [HookEvent::SessionStart, HookEvent::Prompt, HookEvent::Stop];
-
-    /// The `EVENT` of `baton hook EVENT`.
-    pub fn name(self) -> &'static str {
-        match self {
-            HookEvent::SessionStart => "session-start",
-            HookEvent::Prompt => "prompt",
-            HookEvent::Stop => "stop",
-        }
-    }
 }
 
 impl Launch {

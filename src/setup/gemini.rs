@@ -3,12 +3,11 @@
 
 use jsonc_parser::cst::CstInputValue;
 
-use super::command::{HookEvent, Launch};
-use super::json::{object, string_map, strings};
-use super::{Client, Environment, HookSlot, InstructionSlot, Layout, ServerSlot};
+use crate::client::{Client, ClientHooks, HookEvent};
 
-/// Milliseconds Gemini CLI gives a hook.
-const HOOK_TIMEOUT_MILLISECONDS: u64 = 10_000;
+use super::command::Launch;
+use super::json::{object, string_map, strings};
+use super::{Environment, HookSlot, InstructionSlot, Layout, ServerSlot};
 
 pub(super) fn layout(env: &Environment) -> Layout {
     let config_dir = env
@@ -26,11 +25,6 @@ pub(super) fn layout(env: &Environment) -> Layout {
         },
         hooks: Some(HookSlot {
             file: settings,
-            events: [
-                (HookEvent::SessionStart, "SessionStart"),
-                (HookEvent::Prompt, "BeforeAgent"),
-                (HookEvent::Stop, "AfterAgent"),
-            ],
             group: hook_group,
         }),
         instructions: InstructionSlot::Block(config_dir.join("GEMINI.md")),
@@ -54,14 +48,14 @@ fn server_entry(launch: &Launch) -> CstInputValue {
     object(members)
 }
 
-fn hook_group(launch: &Launch, event: HookEvent) -> CstInputValue {
+fn hook_group(launch: &Launch, event: HookEvent, hooks: &ClientHooks) -> CstInputValue {
     object(vec![(
         "hooks",
         CstInputValue::Array(vec![object(vec![
             ("type", "command".into()),
             ("name", format!("baton {}", event.name()).into()),
             ("command", launch.hook_command(event, Client::Gemini).into()),
-            ("timeout", HOOK_TIMEOUT_MILLISECONDS.into()),
+            ("timeout", hooks.timeout.in_client_unit().into()),
         ])]),
     )])
 }

@@ -5,14 +5,13 @@
 //! recognised on sight.
 
 use std::collections::BTreeMap;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic, regular};
+use crate::store::versioned::{self, Versioned};
 
 use super::json::KeyPath;
 
@@ -24,6 +23,14 @@ pub struct Manifest {
     /// By absolute path of the client file.
     #[serde(default)]
     pub files: BTreeMap<PathBuf, FileRecord>,
+}
+
+impl Versioned for Manifest {
+    const SCHEMA: u32 = MANIFEST_SCHEMA;
+
+    fn schema(&self) -> u32 {
+        self.schema
+    }
 }
 
 impl Default for Manifest {
@@ -83,37 +90,11 @@ pub fn fingerprint(text: &str) -> String {
 
 impl Manifest {
     pub fn load(home: &Home) -> Result<Manifest> {
-        let path = home.setup_manifest();
-        let bytes = match regular::read(&path) {
-            Ok(bytes) => bytes,
-            Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Manifest::default()),
-            Err(error) => return Err(StoreError::io(&path)(error).into()),
-        };
-        let manifest: Manifest =
-            serde_json::from_slice(&bytes).map_err(|error| StoreError::Corrupt {
-                path: path.clone(),
-                detail: error.to_string(),
-            })?;
-        if manifest.schema > MANIFEST_SCHEMA {
-            return Err(StoreError::NewerSchema {
-                path,
-                found: u64::from(manifest.schema),
-                known: MANIFEST_SCHEMA,
-            }
-            .into());
-        }
-        Ok(manifest)
+        Ok(versioned::load(&home.setup_manifest())?.unwrap_or_default())
     }
 
     pub fn save(&self, home: &Home) -> Result<()> {
-        let path = home.setup_manifest();
-        let mut text = serde_json::to_vec_pretty(self).map_err(|error| StoreError::Corrupt {
-            path: path.clone(),
-            detail: error.to_string(),
-        })?;
-        text.push(b'\n');
-        atomic::replace(&path, &text, None)?;
-        Ok(())
+        Ok(versioned::save(&home.setup_manifest(), self)?)
     }
 
     pub fn record(&self, path: &Path) -> Option<&FileRecord> {

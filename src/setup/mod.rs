@@ -31,17 +31,16 @@ mod manifest;
 mod opencode;
 
 use std::ffi::OsString;
-use std::fmt;
 use std::fs;
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use jsonc_parser::cst::CstInputValue;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::client::{Client, ClientHooks, HookEvent};
 use crate::doctor::{self, ProgramLookup};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
@@ -51,151 +50,23 @@ use crate::store::paths::Home;
 use crate::store::{StoreError, atomic, regular};
 use crate::time::Timestamp;
 
-pub use command::{HookEvent, Launch};
+pub use command::Launch;
 use json::{Document, KeyPath, Outcome};
 use manifest::Manifest;
 
-/// An agent client setup knows how to wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Client {
-    Claude,
-    Codex,
-    Gemini,
-    Opencode,
+/// Whether setup is to (re)register its wake command for `client` over `wake`, what the
+/// agent has: a command the user chose stays.
+fn wants_wake_command(client: Client, wake: Option<&[String]>) -> bool {
+    wake.is_none_or(|wake| client.is_former_wake_command(wake))
 }
 
-impl Client {
-    pub const ALL: [Client; 4] = [
-        Client::Claude,
-        Client::Codex,
-        Client::Gemini,
-        Client::Opencode,
-    ];
-
-    /// The client's name, which is also its program's name and the default agent name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Client::Claude => "claude",
-            Client::Codex => "codex",
-            Client::Gemini => "gemini",
-            Client::Opencode => "opencode",
-        }
-    }
-
-    /// What the agent is registered as good at until the user says otherwise.
-    pub fn default_strengths(self) -> &'static str {
-        match self {
-            Client::Claude => "careful multi-file changes, refactoring, code review, tests",
-            Client::Codex => "focused implementation, debugging, shell and build work",
-            Client::Gemini => "reading large codebases, research, long documents, summaries",
-            Client::Opencode => "general coding with the model provider of your choice",
-        }
-    }
-
-    /// The headless command that wakes the agent of the hub at `hub`; the supervisor appends
-    /// the prompt as the last argument, so each command ends where the client takes its
-    /// prompt whatever the prompt says: after `--`, or as the value of the flag that names it.
-    pub fn wake_command(self, hub: &Path) -> Vec<String> {
-        let words = |words: &[&str]| words.iter().map(|word| word.to_string()).collect();
-        match self {
-            // `--allowedTools` takes any number of values: without the `--` it swallows the
-            // prompt, and `claude -p` stops with "Input must be provided".
-            Client::Claude => words(&[
-                "claude",
-                "-p",
-                "--permission-mode",
-                "acceptEdits",
-                "--allowedTools",
-                "mcp__baton",
-                "--",
-            ]),
-            // Its sandbox lets a shell command write only in the workspace and /tmp: the hub,
-            // where `baton claim` writes, is added, or the agent could change nothing.
-            Client::Codex => {
-                let hub = std::path::absolute(hub).unwrap_or_else(|_| hub.to_path_buf());
-                words(&[
-                    "codex",
-                    "exec",
-                    "--skip-git-repo-check",
-                    "-s",
-                    "workspace-write",
-                    "--add-dir",
-                    &hub.display().to_string(),
-                    "--",
-                ])
-            }
-            // Headless in a folder the user has not trusted it exits at once (55), and the
-            // wake runs in the project's workspace, where the user bound baton to work.
-            Client::Gemini => words(&[
-                "gemini",
-                "--skip-trust",
-                "--approval-mode",
-                "auto_edit",
-                "-p",
-            ]),
-            Client::Opencode => words(&["opencode", "run", "--"]),
-        }
-    }
-
-    /// Whether `wake` is a wake command an earlier baton's setup registered for this client
-    /// (so not one the user chose): setup brings it up to date, where it keeps any other.
-    fn is_former_wake_command(self, wake: &[String]) -> bool {
-        let former: &[&[&str]] = match self {
-            Client::Claude => &[&[
-                "claude",
-                "-p",
-                "--permission-mode",
-                "acceptEdits",
-                "--allowedTools",
-                "mcp__baton",
-            ]],
-            Client::Codex => &[&[
-                "codex",
-                "exec",
-                "--skip-git-repo-check",
-                "-s",
-                "workspace-write",
-            ]],
-            Client::Gemini => &[&["gemini", "--approval-mode", "auto_edit", "-p"]],
-            Client::Opencode => &[&["opencode", "run"]],
-        };
-        former.iter().any(|words| words.iter().eq(wake.iter()))
-    }
-
-    /// Whether setup is to (re)register its wake command over `wake`, what the agent has.
-    fn wants_wake_command(self, wake: Option<&[String]>) -> bool {
-        wake.is_none_or(|wake| self.is_former_wake_command(wake))
-    }
-
-    fn layout(self, env: &Environment) -> Layout {
-        match self {
-            Client::Claude => claude::layout(env),
-            Client::Codex => codex::layout(env),
-            Client::Gemini => gemini::layout(env),
-            Client::Opencode => opencode::layout(env),
-        }
-    }
-}
-
-impl fmt::Display for Client {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Client {
-    type Err = Error;
-
-    fn from_str(text: &str) -> Result<Client> {
-        Client::ALL
-            .into_iter()
-            .find(|client| client.name() == text.trim().to_ascii_lowercase())
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "unknown client `{text}`; baton can set up claude, codex, gemini, opencode"
-                ))
-            })
+/// Where `client` keeps the things setup wires.
+fn layout(client: Client, env: &Environment) -> Layout {
+    match client {
+        Client::Claude => claude::layout(env),
+        Client::Codex => codex::layout(env),
+        Client::Gemini => gemini::layout(env),
+        Client::Opencode => opencode::layout(env),
     }
 }
 
@@ -272,10 +143,9 @@ enum ServerSlot {
 struct HookSlot {
     /// A JSON file with a `hooks` object of events, each a list of matcher groups.
     file: PathBuf,
-    /// baton's events and the client's names for them.
-    events: [(HookEvent, &'static str); 3],
-    /// The matcher group for one event.
-    group: fn(&Launch, HookEvent) -> CstInputValue,
+    /// The matcher group for one event; the client's names for the events, and its hook
+    /// timeout, come from [`Client::hooks`].
+    group: fn(&Launch, HookEvent, &ClientHooks) -> CstInputValue,
 }
 
 enum InstructionSlot {
@@ -288,9 +158,10 @@ enum InstructionSlot {
 /// The key of baton's MCP server in every client's configuration.
 pub const SERVER_NAME: &str = "baton";
 
-/// What setup is asked to do.
+/// What setup is asked to do with the clients' wiring: install it (as which agent, running
+/// which baton, for which hub), or take it out.
 #[derive(Debug, Clone)]
-pub enum Action {
+pub enum Wiring {
     /// Wire the clients. `agent` is the name to register (default: the client's name).
     Install {
         agent: Option<String>,
@@ -401,20 +272,20 @@ enum Registration {
     Unwire { agent: String, client: Client },
 }
 
-/// Plans (with `dry_run`, only plans) and carries out `action` for `clients`, under the
+/// Plans (with `dry_run`, only plans) and carries out `wiring` for `clients`, under the
 /// setup lock. Returns what changed, client by client.
 pub fn run(
     hub: &Home,
     lock: LockPolicy,
     env: &Environment,
     clients: &[Client],
-    action: &Action,
+    wiring: &Wiring,
     dry_run: bool,
     now: Timestamp,
 ) -> Result<Vec<ClientPlan>> {
-    if let Action::Install {
+    if let Wiring::Install {
         agent: Some(agent), ..
-    } = action
+    } = wiring
     {
         names::check(NameKind::Agent, agent)?;
         if clients.len() > 1 {
@@ -431,7 +302,7 @@ pub fn run(
         let manifest = Manifest::load(hub)?;
         return clients
             .iter()
-            .map(|client| plan(hub, env, &manifest, *client, action))
+            .map(|client| plan(hub, env, &manifest, *client, wiring))
             .collect();
     }
     let _guard = FileLock::acquire(&hub.setup_lock(), "the setup lock", lock)?;
@@ -444,7 +315,7 @@ pub fn run(
             env,
             &mut manifest,
             *client,
-            action,
+            wiring,
             now,
         )?);
     }
@@ -461,11 +332,11 @@ fn carry_out(
     env: &Environment,
     manifest: &mut Manifest,
     client: Client,
-    action: &Action,
+    wiring: &Wiring,
     now: Timestamp,
 ) -> Result<ClientPlan> {
     for _ in 0..ATTEMPTS {
-        let mut plan = plan(hub, env, manifest, client, action)?;
+        let mut plan = plan(hub, env, manifest, client, wiring)?;
         let mut is_current = true;
         for edit in &plan.files {
             is_current &= read_text(&edit.path)? == edit.before;
@@ -476,7 +347,7 @@ fn carry_out(
         let manifest_before = manifest.clone();
         let mut emptied_dirs = Vec::new();
         for edit in &mut plan.files {
-            write_edit(edit, manifest, &mut emptied_dirs, action, now)?;
+            write_edit(edit, manifest, &mut emptied_dirs, wiring, now)?;
         }
         // Deepest first, so a directory is empty by the time its parent is tried.
         emptied_dirs.sort_by_key(|dir| std::cmp::Reverse(dir.components().count()));
@@ -503,7 +374,7 @@ fn write_edit(
     edit: &mut FileEdit,
     manifest: &mut Manifest,
     emptied_dirs: &mut Vec<PathBuf>,
-    action: &Action,
+    wiring: &Wiring,
     now: Timestamp,
 ) -> Result<()> {
     let record = manifest.record(&edit.path).cloned().unwrap_or_default();
@@ -521,7 +392,7 @@ fn write_edit(
                 0o644
             };
             let created_dirs = write_file(&edit.path, text, mode)?;
-            if matches!(action, Action::Install { .. }) {
+            if matches!(wiring, Wiring::Install { .. }) {
                 manifest.remember(
                     &edit.path,
                     edit.before.is_none(),
@@ -548,24 +419,24 @@ fn write_edit(
             }
         }
     }
-    if matches!(action, Action::Uninstall) && edit.after.is_some() {
+    if matches!(wiring, Wiring::Uninstall) && edit.after.is_some() {
         manifest.forget(&edit.path);
     }
     Ok(())
 }
 
-/// Computes what `action` changes for `client`, reading but writing nothing.
+/// Computes what `wiring` changes for `client`, reading but writing nothing.
 fn plan(
     hub: &Home,
     env: &Environment,
     manifest: &Manifest,
     client: Client,
-    action: &Action,
+    wiring: &Wiring,
 ) -> Result<ClientPlan> {
-    let layout = client.layout(env);
+    let layout = layout(client, env);
     let mut staging = Staging::default();
-    let (agent, registration) = match action {
-        Action::Install {
+    let (agent, registration) = match wiring {
+        Wiring::Install {
             agent,
             baton,
             hub_home,
@@ -583,7 +454,7 @@ fn plan(
             };
             (Some(agent), Some(registration))
         }
-        Action::Uninstall => {
+        Wiring::Uninstall => {
             let agent = wired_server(&layout)?.and_then(|server| server.agent);
             uninstall(&layout, manifest, &mut staging)?;
             let registration = agent
@@ -601,7 +472,7 @@ fn plan(
         .into_iter()
         .filter(FileEdit::is_change)
         .collect();
-    let notes = if files.is_empty() || matches!(action, Action::Uninstall) {
+    let notes = if files.is_empty() || matches!(wiring, Wiring::Uninstall) {
         Vec::new()
     } else {
         layout.notes
@@ -687,14 +558,17 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
             }
         }
     }
-    if let Some(hooks) = &layout.hooks {
+    if let Some(hooks) = &layout.hooks
+        && let Some(client_hooks) = client.hooks()
+    {
         let edit = staging.file(&hooks.file, Format::Json)?;
         let document = edit.document()?;
-        for (event, client_event) in hooks.events {
+        for event in HookEvent::ALL {
+            let client_event = client_hooks.event_name(event);
             let outcome = document.set_hook(
                 "hooks",
                 client_event,
-                (hooks.group)(launch, event),
+                (hooks.group)(launch, event, client_hooks),
                 &mut edit.created_keys,
             )?;
             if let Some(change) = describe_outcome(
@@ -912,8 +786,10 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
             {
                 changes.push(format!("strengths: {}", client.default_strengths()));
             }
-            if client.wants_wake_command(record.as_ref().and_then(|record| record.wake.as_deref()))
-            {
+            if wants_wake_command(
+                *client,
+                record.as_ref().and_then(|record| record.wake.as_deref()),
+            ) {
                 changes.push(format!(
                     "wake command: {}",
                     client.wake_command(hub.root()).join(" ")
@@ -945,7 +821,7 @@ fn register(
                 if record.strengths.is_empty() {
                     record.strengths = client.default_strengths().to_string();
                 }
-                if client.wants_wake_command(record.wake.as_deref()) {
+                if wants_wake_command(*client, record.wake.as_deref()) {
                     record.wake = Some(client.wake_command(hub.root()));
                 }
                 if !record.clients.iter().any(|name| name == client.name()) {
@@ -1002,7 +878,7 @@ impl ClientStatus {
     /// Everything setup wires is there: the server, the instructions, and the hooks where
     /// the client has them.
     pub fn is_fully_wired(&self) -> bool {
-        let wants_hooks = self.client != Client::Opencode;
+        let wants_hooks = self.client.hooks().is_some();
         self.server && self.instructions && (!wants_hooks || self.hooks.len() == 3)
     }
 
@@ -1038,7 +914,7 @@ pub fn status(env: &Environment) -> Vec<ClientStatus> {
 }
 
 fn client_status(env: &Environment, client: Client) -> ClientStatus {
-    let layout = client.layout(env);
+    let layout = layout(client, env);
     let mut status = ClientStatus {
         client,
         program: env.find_program(client.name()),
@@ -1188,6 +1064,21 @@ mod tests {
     fn clients_parse_by_name() {
         assert_eq!("Codex".parse::<Client>().unwrap(), Client::Codex);
         assert!("cursor".parse::<Client>().is_err());
+    }
+
+    #[test]
+    fn a_client_has_a_hook_file_exactly_when_the_client_table_gives_it_hooks() {
+        let env = Environment {
+            home: PathBuf::from("/home/someone"),
+            ..Environment::default()
+        };
+        for client in Client::ALL {
+            assert_eq!(
+                layout(client, &env).hooks.is_some(),
+                client.hooks().is_some(),
+                "{client}"
+            );
+        }
     }
 
     #[test]

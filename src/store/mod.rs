@@ -10,6 +10,7 @@ pub mod lock;
 pub mod paths;
 pub mod regular;
 pub mod scan;
+pub mod versioned;
 
 use std::io;
 use std::path::{Path, PathBuf};

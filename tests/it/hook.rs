@@ -328,6 +328,53 @@ fn errors_become_a_short_note_and_exit_zero() {
 }
 
 #[test]
+fn clients_own_event_names_are_accepted_in_any_case() {
+    let env = busy();
+    let spellings = [
+        ("SessionStart", "claude"),
+        ("sessionstart", "codex"),
+        ("UserPromptSubmit", "claude"),
+        ("BeforeAgent", "gemini"),
+        ("PROMPT", "Codex"),
+        ("Stop", "codex"),
+        ("AfterAgent", "GEMINI"),
+    ];
+    for (event, client) in spellings {
+        let run = hook(&env, "codex", client, event, None);
+        assert!(!run.stdout.is_empty(), "{event} --client {client}");
+        assert_eq!(run.stderr, "", "{event} --client {client}");
+    }
+}
+
+#[test]
+fn an_unknown_event_or_client_says_so_on_stderr_and_exits_zero() {
+    let env = busy();
+    let refusals = [
+        (
+            vec!["PreToolUse", "--client", "claude"],
+            "error: unknown hook event \"PreToolUse\": expected session-start, prompt or stop; \
+             this hook does nothing\n",
+        ),
+        (
+            vec!["stop"],
+            "error: no client: pass --client claude, codex or gemini; this hook does nothing\n",
+        ),
+        (
+            vec!["stop", "--client", "opencode"],
+            "error: unknown hook client \"opencode\": expected claude, codex or gemini; this \
+             hook does nothing\n",
+        ),
+    ];
+    for (args, stderr) in refusals {
+        let mut command = env.command(env.root.path());
+        command.env("BATON_AGENT", "codex").arg("hook").args(&args);
+        let run = run_command(command, None);
+        assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{args:?}");
+        assert_eq!(run.stderr, stderr, "{args:?}");
+    }
+}
+
+#[test]
 fn the_project_follows_the_cwd_the_client_reports() {
     let env = TestEnv::new();
     let api = env.root.path().join("api");

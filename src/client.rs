@@ -1,0 +1,364 @@
+//! The agent clients baton works with (Claude Code, Codex, Gemini CLI, opencode) and the
+//! moments their hooks run at: one type for each, and every per-client spelling (names,
+//! hook events, hook answers, wake commands) as data in one table, [`DEFINITIONS`].
+//!
+//! Both `hook` (answering a client) and `setup` (wiring one) read this table, so a client's
+//! name for an event is written once. Where a client keeps its files depends on the
+//! variables it honours; that stays with setup, one module per client.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// An agent client baton can wire and answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Client {
+    Claude,
+    Codex,
+    Gemini,
+    Opencode,
+}
+
+/// The moments a hook runs at, named for what they mean rather than per client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    /// The start of a session: the inbox joins the context.
+    SessionStart,
+    /// Each prompt: the inbox joins the context.
+    Prompt,
+    /// The agent is about to stop: it goes on while tasks wait for it.
+    Stop,
+}
+
+/// What baton knows of one client: one row of [`DEFINITIONS`].
+struct Definition {
+    client: Client,
+    /// The client's name, which is also its program's name and the default agent name.
+    name: &'static str,
+    /// What the agent is registered as good at until the user says otherwise.
+    default_strengths: &'static str,
+    /// The client's shell hooks; `None` for a client without any.
+    hooks: Option<ClientHooks>,
+    /// The headless command that wakes the agent; the supervisor appends the prompt.
+    wake: &'static [WakeWord],
+    /// Wake commands earlier batons' setup registered, replaced when setup runs again.
+    former_wakes: &'static [&'static [&'static str]],
+}
+
+/// How a client runs baton's hooks and reads their answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientHooks {
+    /// The client's own names for [`HookEvent::ALL`], in that order.
+    event_names: [&'static str; 3],
+    /// How long the client gives a hook before it gives up on it.
+    pub timeout: HookTimeout,
+    /// The `decision` that keeps the agent working when it is about to stop.
+    pub keep_working_decision: &'static str,
+    /// What the hook prints when it has nothing to add.
+    pub nothing_to_add: &'static str,
+}
+
+/// A hook's time limit, in the unit the client's configuration counts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookTimeout {
+    Seconds(u64),
+    Milliseconds(u64),
+}
+
+impl HookTimeout {
+    /// The number written in the client's configuration.
+    pub fn in_client_unit(self) -> u64 {
+        match self {
+            HookTimeout::Seconds(amount) | HookTimeout::Milliseconds(amount) => amount,
+        }
+    }
+}
+
+/// One word of a wake command.
+enum WakeWord {
+    Word(&'static str),
+    /// The hub home's absolute path.
+    HubHome,
+}
+
+use WakeWord::{HubHome, Word};
+
+/// Every client, in [`Client`]'s order. Each wake command ends where the client takes its
+/// prompt whatever the prompt says: after `--`, or as the value of the flag that names it.
+const DEFINITIONS: [Definition; 4] = [
+    Definition {
+        client: Client::Claude,
+        name: "claude",
+        default_strengths: "careful multi-file changes, refactoring, code review, tests",
+        hooks: Some(ClientHooks {
+            event_names: ["SessionStart", "UserPromptSubmit", "Stop"],
+            timeout: HookTimeout::Seconds(10),
+            keep_working_decision: "block",
+            // Claude Code takes silence for "nothing to add".
+            nothing_to_add: "",
+        }),
+        // `--allowedTools` takes any number of values: without the `--` it swallows the
+        // prompt, and `claude -p` stops with "Input must be provided".
+        wake: &[
+            Word("claude"),
+            Word("-p"),
+            Word("--permission-mode"),
+            Word("acceptEdits"),
+            Word("--allowedTools"),
+            Word("mcp__baton"),
+            Word("--"),
+        ],
+        former_wakes: &[&[
+            "claude",
+            "-p",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "mcp__baton",
+        ]],
+    },
+    Definition {
+        client: Client::Codex,
+        name: "codex",
+        default_strengths: "focused implementation, debugging, shell and build work",
+        // Codex's hooks take Claude Code's shape.
+        hooks: Some(ClientHooks {
+            event_names: ["SessionStart", "UserPromptSubmit", "Stop"],
+            timeout: HookTimeout::Seconds(10),
+            keep_working_decision: "block",
+            nothing_to_add: "",
+        }),
+        // Its sandbox lets a shell command write only in the workspace and /tmp: the hub,
+        // where `baton claim` writes, is added, or the agent could change nothing.
+        wake: &[
+            Word("codex"),
+            Word("exec"),
+            Word("--skip-git-repo-check"),
+            Word("-s"),
+            Word("workspace-write"),
+            Word("--add-dir"),
+            HubHome,
+            Word("--"),
+        ],
+        former_wakes: &[&[
+            "codex",
+            "exec",
+            "--skip-git-repo-check",
+            "-s",
+            "workspace-write",
+        ]],
+    },
+    Definition {
+        client: Client::Gemini,
+        name: "gemini",
+        default_strengths: "reading large codebases, research, long documents, summaries",
+        hooks: Some(ClientHooks {
+            event_names: ["SessionStart", "BeforeAgent", "AfterAgent"],
+            timeout: HookTimeout::Milliseconds(10_000),
+            keep_working_decision: "deny",
+            // Gemini CLI wants JSON on stdout and nothing else.
+            nothing_to_add: "{}\n",
+        }),
+        // Headless in a folder the user has not trusted it exits at once (55), and the
+        // wake runs in the project's workspace, where the user bound baton to work.
+        wake: &[
+            Word("gemini"),
+            Word("--skip-trust"),
+            Word("--approval-mode"),
+            Word("auto_edit"),
+            Word("-p"),
+        ],
+        former_wakes: &[&["gemini", "--approval-mode", "auto_edit", "-p"]],
+    },
+    Definition {
+        client: Client::Opencode,
+        name: "opencode",
+        default_strengths: "general coding with the model provider of your choice",
+        // Its hooks are JavaScript plugins, not shell commands.
+        hooks: None,
+        wake: &[Word("opencode"), Word("run"), Word("--")],
+        former_wakes: &[&["opencode", "run"]],
+    },
+];
+
+impl Client {
+    pub const ALL: [Client; 4] = [
+        Client::Claude,
+        Client::Codex,
+        Client::Gemini,
+        Client::Opencode,
+    ];
+
+    fn definition(self) -> &'static Definition {
+        DEFINITIONS
+            .iter()
+            .find(|definition| definition.client == self)
+            // Every client has its row; a test walks them all.
+            .expect("every client is in DEFINITIONS")
+    }
+
+    /// The client's name, which is also its program's name and the default agent name.
+    pub fn name(self) -> &'static str {
+        self.definition().name
+    }
+
+    /// The client named `name`, in any case.
+    pub fn from_name(name: &str) -> Option<Client> {
+        Client::ALL
+            .into_iter()
+            .find(|client| client.name().eq_ignore_ascii_case(name))
+    }
+
+    /// What the agent is registered as good at until the user says otherwise.
+    pub fn default_strengths(self) -> &'static str {
+        self.definition().default_strengths
+    }
+
+    /// How the client runs shell hooks, or `None` when it has none.
+    pub fn hooks(self) -> Option<&'static ClientHooks> {
+        self.definition().hooks.as_ref()
+    }
+
+    /// The headless command that wakes the agent of the hub at `hub`; the supervisor appends
+    /// the prompt as the last argument.
+    pub fn wake_command(self, hub: &Path) -> Vec<String> {
+        self.definition()
+            .wake
+            .iter()
+            .map(|word| match word {
+                Word(word) => word.to_string(),
+                HubHome => std::path::absolute(hub)
+                    .unwrap_or_else(|_| hub.to_path_buf())
+                    .display()
+                    .to_string(),
+            })
+            .collect()
+    }
+
+    /// Whether `wake` is a wake command an earlier baton's setup registered for this client
+    /// (so not one the user chose).
+    pub fn is_former_wake_command(self, wake: &[String]) -> bool {
+        self.definition()
+            .former_wakes
+            .iter()
+            .any(|words| words.iter().eq(wake.iter()))
+    }
+}
+
+impl fmt::Display for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Client {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Client> {
+        Client::from_name(text.trim()).ok_or_else(|| {
+            let names: Vec<&str> = Client::ALL.iter().map(|client| client.name()).collect();
+            Error::invalid(format!(
+                "unknown client `{text}`; baton can set up {}",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+impl ClientHooks {
+    /// The client's own name for `event`.
+    pub fn event_name(&self, event: HookEvent) -> &'static str {
+        self.event_names[event as usize]
+    }
+}
+
+impl HookEvent {
+    /// In the order of [`ClientHooks`]' event names.
+    pub const ALL: [HookEvent; 3] = [HookEvent::SessionStart, HookEvent::Prompt, HookEvent::Stop];
+
+    /// The `EVENT` of `baton hook EVENT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "session-start",
+            HookEvent::Prompt => "prompt",
+            HookEvent::Stop => "stop",
+        }
+    }
+
+    /// The event called `name`, in any case: baton's own name, or any client's name for it,
+    /// so a hook can be wired by hand with the name the client's documentation uses.
+    pub fn from_name(name: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|event| {
+            event.name().eq_ignore_ascii_case(name)
+                || Client::ALL
+                    .iter()
+                    .filter_map(|client| client.hooks())
+                    .any(|hooks| hooks.event_name(*event).eq_ignore_ascii_case(name))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_client_has_one_row_and_events_index_their_names() {
+        for client in Client::ALL {
+            let rows = DEFINITIONS.iter().filter(|row| row.client == client);
+            assert_eq!(rows.count(), 1, "{client}");
+        }
+        for (index, event) in HookEvent::ALL.into_iter().enumerate() {
+            assert_eq!(event as usize, index);
+        }
+    }
+
+    #[test]
+    fn events_go_by_baton_s_name_or_any_client_s_in_any_case() {
+        let cases = [
+            ("session-start", Some(HookEvent::SessionStart)),
+            ("SessionStart", Some(HookEvent::SessionStart)),
+            ("sessionstart", Some(HookEvent::SessionStart)),
+            ("prompt", Some(HookEvent::Prompt)),
+            ("UserPromptSubmit", Some(HookEvent::Prompt)),
+            ("BeforeAgent", Some(HookEvent::Prompt)),
+            ("stop", Some(HookEvent::Stop)),
+            ("STOP", Some(HookEvent::Stop)),
+            ("AfterAgent", Some(HookEvent::Stop)),
+            ("PreToolUse", None),
+            ("session_start", None),
+            ("", None),
+        ];
+        for (name, event) in cases {
+            assert_eq!(HookEvent::from_name(name), event, "{name}");
+        }
+    }
+
+    #[test]
+    fn clients_go_by_name_in_any_case() {
+        assert_eq!(Client::from_name("Gemini"), Some(Client::Gemini));
+        assert_eq!(Client::from_name(" claude"), None);
+        assert_eq!(" claude".parse::<Client>().unwrap(), Client::Claude);
+        assert_eq!(
+            "cursor".parse::<Client>().unwrap_err().to_string(),
+            "unknown client `cursor`; baton can set up claude, codex, gemini, opencode"
+        );
+    }
+
+    #[test]
+    fn only_codex_s_wake_command_names_the_hub() {
+        let hub = Path::new("/hub");
+        assert_eq!(
+            Client::Codex.wake_command(hub)[5..],
+            ["--add-dir".to_string(), "/hub".into(), "--".into()]
+        );
+        for client in [Client::Claude, Client::Gemini, Client::Opencode] {
+            assert!(!client.wake_command(hub).contains(&"/hub".to_string()));
+        }
+    }
+}

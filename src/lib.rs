@@ -23,6 +23,8 @@ pub mod mcp;
 pub mod names;
 /// Desktop notifications on hand-overs.
 pub mod notify;
+/// Starting other programs: finding them on PATH, spawning baton's detached processes.
+pub mod process;
 /// Projects, workspaces and isolation.
 pub mod project;
 /// The agent registry.

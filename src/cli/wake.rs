@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use baton::error::Error;
 use baton::mail::Delivery;
 use baton::notify::{self, Note};
+use baton::process;
 use baton::session::Handover;
 use baton::wake::{self, WakeOptions, WakeOutcome};
 
@@ -59,11 +60,11 @@ pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
             output::emit(context.global.json, &outcome, describe);
         }
         WakeCommand::WakeSupervisor(args) => {
-            wake::detach_from_caller();
+            process::detach_from_caller();
             wake::supervise(&context.hub, &args.agent, &args.project, args.by_hand)?;
         }
         WakeCommand::Notify(args) => {
-            wake::detach_from_caller();
+            process::detach_from_caller();
             let notes: Vec<Note> = serde_json::from_str(&args.notes)
                 .map_err(|error| Error::invalid(format!("notes are not JSON: {error}")))?;
             notify::show(&notes).map_err(Error::invalid)?;

@@ -30,11 +30,12 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::board::handover::Handover;
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::mail::{Delivery, MessageType};
-use crate::session::{BoardFilter, Handover, Hub, NewTask, Request, Session};
+use crate::session::{BoardFilter, Hub, NewTask, Request, Session};
 use crate::wake::{self, WakeOptions, WakeOutcome};
 
 /// The MCP server of one identity.

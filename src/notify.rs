@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::board::handover::Handover;
 use crate::mail::{Delivery, MessageType};
 use crate::process;
-use crate::session::Handover;
 use crate::store::paths::Home;
 use crate::text;
 

@@ -1,16 +1,19 @@
 //! An identity acting in a project: the operations the CLI, the MCP server and the hooks all
 //! call, so the three faces can never drift apart. Nothing here prints or exits.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::activity::{self, ActivityRecord};
 use crate::archive;
+use crate::board::handover::{self, Handover};
 use crate::board::inbox::{Reason, Turn};
-use crate::board::task::{Head, Priority, Status, Task, TaskId, ThreadEntry};
-use crate::board::transition::{self, Action, Event};
+use crate::board::lease;
+pub use crate::board::new_task::NewTask;
+use crate::board::routing::{self, Candidate, NobodyHasSkill};
+use crate::board::task::{Head, Status, Task, TaskId, ThreadEntry};
+use crate::board::transition::{Action, Event};
 use crate::board::{Board, InboxItem};
 use crate::error::{Error, Result};
 use crate::mail::{Delivery, Message};
@@ -54,16 +57,6 @@ pub struct Session {
     pub now: Timestamp,
 }
 
-/// Someone whose inbox just gained a task: the cue to wake and notify them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Handover {
-    pub agent: String,
-    pub project: String,
-    pub task: TaskId,
-    pub reason: Reason,
-    pub subject: String,
-}
-
 /// A task with what the board knows about it beyond its own fields.
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskView {
@@ -93,20 +86,6 @@ pub struct Changed {
     /// What went wrong after the change was made (it stands): one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-}
-
-/// What `send` needs.
-#[derive(Debug, Clone, Default)]
-pub struct NewTask {
-    pub to: Option<String>,
-    pub skill: Option<String>,
-    pub subject: String,
-    pub body: String,
-    pub files: Vec<String>,
-    pub priority: Priority,
-    pub after: Vec<TaskId>,
-    pub review: bool,
-    pub reviewer: Option<String>,
 }
 
 /// One task in an inbox, with all that is needed to act on it.
@@ -339,7 +318,7 @@ impl Session {
     pub fn board(&self) -> Result<Board> {
         let board = board_file::read(&self.hub.home, &self.project.id)?;
         match &self.agent {
-            Some(agent) if has_due_leases(&board, agent, self.now, self.project.lease()) => {
+            Some(agent) if lease::has_due_leases(&board, agent, self.now, self.project.lease()) => {
                 self.update(|tx| Ok(tx.board.clone()))
             }
             _ => Ok(board),
@@ -356,7 +335,12 @@ impl Session {
             self.now,
             |tx| {
                 if let Some(agent) = &self.agent
-                    && renew_due_leases(&mut tx.board, agent, self.now, self.project.lease())?
+                    && lease::renew_due_leases(
+                        &mut tx.board,
+                        agent,
+                        self.now,
+                        self.project.lease(),
+                    )?
                 {
                     tx.touch();
                 }
@@ -468,37 +452,28 @@ impl Session {
             let to = match &route {
                 Route::To(to) => to.clone(),
                 Route::BySkill { skill, candidates } => {
-                    choose_by_skill(candidates, &tx.board, skill, &sender)?
+                    let candidates: Vec<Candidate<'_>> = candidates
+                        .iter()
+                        .map(|agent| Candidate {
+                            name: &agent.name,
+                            skills: &agent.skills,
+                            last_seen: agent.last_seen,
+                        })
+                        .collect();
+                    routing::choose_by_skill(&candidates, &tx.board, skill, &sender)
+                        .map_err(nobody_has_skill)?
                 }
             };
-            let before = HashMap::new();
+            let before = handover::Owners::new();
             let id = tx
                 .board
                 .next_free_id(archive::highest_id(home, &project_id)?);
             tx.board.next_id = id.0 + 1;
-            let task = Task {
-                id,
-                subject: new.subject.trim().to_string(),
-                body: new.body.trim().to_string(),
-                files: new.files.clone(),
-                from: sender.clone(),
-                to: to.clone(),
-                reviewer: new.reviewer.clone().filter(|reviewer| *reviewer != sender),
-                status: Status::Pending,
-                priority: new.priority,
-                after: new.after.clone(),
-                skill: match &route {
-                    Route::To(_) => new.skill.clone(),
-                    Route::BySkill { skill, .. } => Some(skill.clone()),
-                },
-                review: new.review || new.reviewer.is_some(),
-                created_at: self.now,
-                updated_at: self.now,
-                claimed_at: None,
-                lease_expires_at: None,
-                result: None,
-                thread: Vec::new(),
+            let skill = match &route {
+                Route::To(_) => new.skill.clone(),
+                Route::BySkill { skill, .. } => Some(skill.clone()),
             };
+            let task = new.clone().into_task(id, &sender, &to, skill, self.now);
             tx.board.push(task.clone());
             tx.record(ActivityRecord {
                 at: self.now,
@@ -518,7 +493,7 @@ impl Session {
                 }
                 Ok(())
             })?;
-            let handovers = handovers(&before, &tx.board, &[id], self.now, &sender);
+            let handovers = handover::handovers(&before, &tx.board, &[id], self.now, &sender);
             Ok(Changed {
                 project: project_id.clone(),
                 task: self.view(&tx.board, task.clone(), false),
@@ -548,8 +523,8 @@ impl Session {
             // The coordinator may change between resolving and locking; read it under the lock.
             let coordinator =
                 project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
-            let affected = affected_by(&tx.board, id);
-            let before = owners(&tx.board, &affected, self.now);
+            let affected = handover::affected_by(&tx.board, id);
+            let before = handover::owners(&tx.board, &affected, self.now);
             let event = tx
                 .board
                 .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)?
@@ -561,7 +536,7 @@ impl Session {
                 .ok_or_else(|| self.missing_task(id))?;
             let record = self.record(&actor, &event);
             tx.record(record);
-            let handovers = handovers(&before, &tx.board, &affected, self.now, &actor);
+            let handovers = handover::handovers(&before, &tx.board, &affected, self.now, &actor);
             Ok(Changed {
                 project: project_id.clone(),
                 task: self.view(&tx.board, next, false),
@@ -686,13 +661,7 @@ impl Session {
             // By place, not id: two tasks with one id (a board edited by hand) are both shown.
             let task = board.task_at(index)?;
             tasks.push(InboxEntry {
-                waiting: match reason {
-                    Reason::Assigned | Reason::ChangesRequested => task.from.clone(),
-                    Reason::Question
-                    | Reason::ReviewRequested
-                    | Reason::Stalled
-                    | Reason::DependencyEnded { .. } => task.to.clone(),
-                },
+                waiting: reason.who_waits(&task.from, &task.to).to_string(),
                 last_word: task.last_word().cloned(),
                 reason,
                 task,
@@ -815,92 +784,6 @@ impl WhenBusy {
     }
 }
 
-/// Working tasks of `agent` with less than half their lease left.
-fn is_due(task: &Head, agent: &str, now: Timestamp, lease: chrono::Duration) -> bool {
-    task.status == Status::Working
-        && &*task.to == agent
-        && task
-            .lease_expires_at
-            .is_some_and(|until| now.until(until) < lease / 2)
-}
-
-fn has_due_leases(board: &Board, agent: &str, now: Timestamp, lease: chrono::Duration) -> bool {
-    board.heads().any(|task| is_due(task, agent, now, lease))
-}
-
-/// Renews the due leases of `agent`; true when any was renewed. Renewing only past half the
-/// lease keeps frequent commands from each writing the board.
-fn renew_due_leases(
-    board: &mut Board,
-    agent: &str,
-    now: Timestamp,
-    lease: chrono::Duration,
-) -> Result<bool> {
-    let due: Vec<usize> = board
-        .heads()
-        .enumerate()
-        .filter(|(_, task)| is_due(task, agent, now, lease))
-        .map(|(index, _)| index)
-        .collect();
-    for index in &due {
-        board.modify_at(*index, |task| transition::renew_lease(task, now, lease))?;
-    }
-    Ok(!due.is_empty())
-}
-
-/// The tasks a change to `id` can move between inboxes: itself, and the tasks waiting on
-/// it (its completion unblocks them). Looking only at these keeps a change's cost from
-/// growing with the board.
-fn affected_by(board: &Board, id: TaskId) -> Vec<TaskId> {
-    std::iter::once(id)
-        .chain(
-            board
-                .open_heads()
-                .filter(|task| task.after.contains(&id))
-                .map(|task| task.id),
-        )
-        .collect()
-}
-
-/// Whose inbox each of `ids` is in.
-fn owners(board: &Board, ids: &[TaskId], now: Timestamp) -> HashMap<TaskId, (String, Reason)> {
-    ids.iter()
-        .filter_map(|id| board.head(*id))
-        .filter_map(|task| match board.turn(task, now) {
-            Turn::Of { agent, reason } => Some((task.id, (agent.to_string(), reason))),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The tasks among `ids` that entered someone's inbox (other than the actor's) with this
-/// change.
-fn handovers(
-    before: &HashMap<TaskId, (String, Reason)>,
-    board: &Board,
-    ids: &[TaskId],
-    now: Timestamp,
-    actor: &str,
-) -> Vec<Handover> {
-    let mut arrived: Vec<Handover> = owners(board, ids, now)
-        .into_iter()
-        .filter(|(id, (agent, reason))| {
-            agent != actor && before.get(id) != Some(&(agent.clone(), *reason))
-        })
-        .filter_map(|(id, (agent, reason))| {
-            board.task(id).ok().flatten().map(|task| Handover {
-                agent,
-                project: board.project.clone(),
-                task: id,
-                reason,
-                subject: task.subject.clone(),
-            })
-        })
-        .collect();
-    arrived.sort_by_key(|handover| handover.task);
-    arrived
-}
-
 /// How `send` picks the assignee.
 enum Route {
     To(String),
@@ -910,50 +793,20 @@ enum Route {
     },
 }
 
-/// Skill routing: among the agents with `skill`, never the sender, the one with the fewest
-/// open tasks on `board`, then the most recently seen (then by name, so the choice is
-/// stable). With nobody to choose, the error lists the skills on offer.
-fn choose_by_skill(
-    agents: &[registry::AgentRecord],
-    board: &Board,
-    skill: &str,
-    sender: &str,
-) -> Result<String> {
-    let open_count = |name: &str| board.open_heads().filter(|task| &*task.to == name).count();
-    let has_skill = |agent: &registry::AgentRecord| {
-        agent
-            .skills
-            .iter()
-            .any(|tag| tag.trim().eq_ignore_ascii_case(skill))
-    };
-    let chosen = agents
-        .iter()
-        .filter(|agent| agent.name != sender && has_skill(agent))
-        .min_by(|left, right| {
-            open_count(&left.name)
-                .cmp(&open_count(&right.name))
-                .then(right.last_seen.cmp(&left.last_seen))
-                .then(left.name.cmp(&right.name))
-        });
-    if let Some(agent) = chosen {
-        return Ok(agent.name.clone());
-    }
-    let mut offered: Vec<String> = agents
-        .iter()
-        .filter(|agent| agent.name != sender)
-        .flat_map(|agent| registry::normalize_skills(&agent.skills))
-        .collect();
-    offered.sort();
-    offered.dedup();
-    let offered = if offered.is_empty() {
+/// The error `send --skill` gives when nobody but the sender has the skill.
+fn nobody_has_skill(refused: NobodyHasSkill) -> Error {
+    let offered = if refused.offered.is_empty() {
         "none yet".to_string()
     } else {
-        offered.join(", ")
+        refused.offered.join(", ")
     };
-    Err(Error::invalid_with_hint(
-        format!("no agent but you has the skill `{skill}`; skills on offer: {offered}"),
+    Error::invalid_with_hint(
+        format!(
+            "no agent but you has the skill `{}`; skills on offer: {offered}",
+            refused.skill
+        ),
         "give an agent a skill with `baton agent add NAME --skills a,b`, or send with --to NAME",
-    ))
+    )
 }
 
 /// One row of the capability matrix.

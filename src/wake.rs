@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::board::handover::Handover;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
@@ -24,7 +25,7 @@ use crate::notify;
 use crate::process::{detached_environment, spawn_detached};
 use crate::project::{self, Project};
 use crate::registry;
-use crate::session::{Handover, Hub};
+use crate::session::Hub;
 use crate::store::atomic::{self, private_open_options};
 use crate::store::board_file;
 use crate::store::lock::{self, FileLock};

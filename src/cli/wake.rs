@@ -5,11 +5,11 @@ use std::io::Write;
 
 use clap::{Args, Subcommand};
 
+use baton::board::handover::Handover;
 use baton::error::Error;
 use baton::mail::Delivery;
 use baton::notify::{self, Note};
 use baton::process;
-use baton::session::Handover;
 use baton::wake::{self, WakeOptions, WakeOutcome};
 
 use super::{Context, output};

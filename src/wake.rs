@@ -15,17 +15,14 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::board::handover::Handover;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
-use crate::mail::{self, Delivery};
+use crate::mail;
 use crate::names::{self, NameKind};
-use crate::notify;
 use crate::process::{detached_environment, spawn_detached};
 use crate::project::{self, Project};
 use crate::registry;
-use crate::session::Hub;
 use crate::store::atomic::{self, private_open_options};
 use crate::store::board_file;
 use crate::store::lock::{self, FileLock};
@@ -42,28 +39,6 @@ pub const LOG_LIMIT: u64 = 1024 * 1024;
 pub const LOG_KEEP: u64 = 256 * 1024;
 /// The hidden subcommand that runs the supervisor.
 pub const SUPERVISOR_COMMAND: &str = "__wake-supervisor";
-
-/// How a change wakes and notifies the agents it handed work to.
-#[derive(Debug, Clone)]
-pub struct WakeOptions {
-    /// Start wake commands (off with `--no-wake`).
-    pub wake: bool,
-    /// Send desktop notifications (off with `BATON_NOTIFY=0`).
-    pub notify: bool,
-    /// The `baton` binary that runs the supervisor and the notifier: this very program.
-    pub program: Option<PathBuf>,
-}
-
-impl WakeOptions {
-    /// Waking unless `no_wake`; notifying unless `BATON_NOTIFY=0`; this executable.
-    pub fn from_environment(no_wake: bool) -> Self {
-        WakeOptions {
-            wake: !no_wake,
-            notify: notify::is_enabled(),
-            program: std::env::current_exe().ok(),
-        }
-    }
-}
 
 /// What became of waking one agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -89,80 +64,41 @@ pub enum WakeOutcome {
     },
 }
 
-/// After a change: notifies about everything that arrived in an inbox (tasks handed over,
-/// messages delivered) and wakes each receiving agent that has a wake command, unless
-/// waking is off (by `options` or the project's settings). Never waits for the agents,
-/// and never fails: a change stands whatever becomes of its wake. One outcome per agent.
-pub fn after_change(
-    hub: &Hub,
-    handovers: &[Handover],
-    deliveries: &[Delivery],
-    options: &WakeOptions,
-) -> Vec<WakeOutcome> {
-    if options.notify
-        && let Some(program) = &options.program
-    {
-        // Best-effort by contract: a desktop without notifications is no error.
-        let notes = notify::notes_for(handovers, deliveries);
-        let _ = notify::spawn(program, &hub.home, &notes);
-    }
-    let arrivals = handovers
-        .iter()
-        .map(|handover| (&handover.agent, &handover.project))
-        .chain(
-            deliveries
-                .iter()
-                .map(|delivery| (&delivery.agent, &delivery.project)),
-        );
-    let mut outcomes = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
-    for (agent, project) in arrivals {
-        if seen.contains(&agent.as_str()) {
-            continue;
-        }
-        seen.push(agent);
-        outcomes.extend(wake_agent(hub, agent, project, options));
-    }
-    outcomes
-}
-
 /// Wakes `agent` for work that arrived for it in `project`, if it has a wake command and
-/// neither `options` nor the project's settings turn waking off; `None` when it sleeps on.
+/// the project's settings do not turn waking off; `None` when it sleeps on. `program` is
+/// the `baton` binary that runs the supervisor: this very program.
 pub fn wake_agent(
-    hub: &Hub,
+    home: &Home,
     agent: &str,
     project: &str,
-    options: &WakeOptions,
+    program: Option<&Path>,
 ) -> Option<WakeOutcome> {
-    if !options.wake {
-        return None;
-    }
-    let has_wake_command = registry::load(&hub.home, agent)
+    let has_wake_command = registry::load(home, agent)
         .ok()
         .flatten()
         .is_some_and(|record| wake_command(&record).is_some());
-    let is_on = project::load(&hub.home, project)
+    let is_on = project::load(home, project)
         .ok()
         .flatten()
         .is_none_or(|project| project.settings.wake);
-    (has_wake_command && is_on).then(|| start(hub, agent, project, options, false))
+    (has_wake_command && is_on).then(|| start(home, agent, project, program, false))
 }
 
 /// `baton wake NAME`: starts the agent's supervisor now, whatever its inbox holds.
 pub fn wake_by_hand(
-    hub: &Hub,
+    home: &Home,
     agent: &str,
     project: &str,
-    options: &WakeOptions,
+    program: Option<&Path>,
 ) -> Result<WakeOutcome> {
-    let record = registry::require(&hub.home, agent)?;
+    let record = registry::require(home, agent)?;
     if wake_command(&record).is_none() {
         return Err(Error::invalid_with_hint(
             format!("{agent} has no wake command"),
             format!("give it one with `baton agent add {agent} --wake -- CMD ARGS…`"),
         ));
     }
-    match start(hub, agent, project, options, true) {
+    match start(home, agent, project, program, true) {
         WakeOutcome::Failed { error, .. } => {
             Err(Error::invalid(format!("cannot wake {agent}: {error}")))
         }
@@ -205,16 +141,16 @@ fn wake_command(record: &registry::AgentRecord) -> Option<&[String]> {
 
 /// Starts the supervisor of `agent` unless one runs already.
 fn start(
-    hub: &Hub,
+    home: &Home,
     agent: &str,
     project: &str,
-    options: &WakeOptions,
+    program: Option<&Path>,
     by_hand: bool,
 ) -> WakeOutcome {
-    let log = hub.home.wake_log(agent);
+    let log = home.wake_log(agent);
     // A peek, not a promise: if a supervisor finishes right after it, that supervisor's
     // look at the inbox after releasing its lock still sees this change's work.
-    if lock::is_locked(&hub.home.wake_lock(agent)) {
+    if lock::is_locked(&home.wake_lock(agent)) {
         return WakeOutcome::AlreadyAwake {
             agent: agent.to_string(),
             project: project.to_string(),
@@ -226,14 +162,14 @@ fn start(
         project: project.to_string(),
         error,
     };
-    let Some(program) = &options.program else {
+    let Some(program) = program else {
         return failed("cannot find the baton executable to run the supervisor".into());
     };
     let mut args = vec![SUPERVISOR_COMMAND, agent, project];
     if by_hand {
         args.push("--by-hand");
     }
-    match spawn_detached(program, &args, hub.home.root()) {
+    match spawn_detached(program, &args, home.root()) {
         Ok(()) => WakeOutcome::Started {
             agent: agent.to_string(),
             project: project.to_string(),
@@ -363,10 +299,9 @@ fn arrived(home: &Home, agent: &str, before: &[Work]) -> Vec<Work> {
 /// `baton __wake-supervisor AGENT PROJECT`: the detached process that runs the agent's wake
 /// command while work arrives for it. Returns at once when another supervisor of the agent
 /// holds the lock. Everything it has to say goes to the wake log.
-pub fn supervise(hub: &Hub, agent: &str, project: &str, by_hand: bool) -> Result<()> {
+pub fn supervise(home: &Home, agent: &str, project: &str, by_hand: bool) -> Result<()> {
     names::check(NameKind::Agent, agent)?;
     names::check(NameKind::Project, project)?;
-    let home = &hub.home;
     let Some(mut lock) = FileLock::try_acquire(&home.wake_lock(agent))? else {
         // One runs already, and looks at the inbox again when its run ends.
         return Ok(());
@@ -387,7 +322,7 @@ pub fn supervise(hub: &Hub, agent: &str, project: &str, by_hand: bool) -> Result
     loop {
         runs += 1;
         let before = waiting(home, agent);
-        if !run_once(hub, agent, &project, runs, &log) {
+        if !run_once(home, agent, &project, runs, &log) {
             log.line(&format!(
                 "supervisor of {agent} ends: the wake command did not run; \
                  what waits stays in the inbox"
@@ -432,8 +367,7 @@ pub fn supervise(hub: &Hub, agent: &str, project: &str, by_hand: bool) -> Result
 }
 
 /// One run of the wake command in `project`'s workspace; false when it could not start.
-fn run_once(hub: &Hub, agent: &str, project_id: &str, run: usize, log: &WakeLog) -> bool {
-    let home = &hub.home;
+fn run_once(home: &Home, agent: &str, project_id: &str, run: usize, log: &WakeLog) -> bool {
     let argv = match registry::load(home, agent) {
         Ok(Some(record)) => match wake_command(&record) {
             Some(argv) => argv.to_vec(),

@@ -15,6 +15,7 @@ use crate::mail::{
 use crate::names::{self, NameKind};
 use crate::registry;
 use crate::time::Timestamp;
+use crate::wake::WakeOutcome;
 
 /// The answer to `msg`.
 #[derive(Debug, Clone, Serialize)]
@@ -23,6 +24,9 @@ pub struct Sent {
     pub message: Message,
     /// Whose inbox gained it.
     pub deliveries: Vec<Delivery>,
+    /// Whom the message woke, for the face to tell the user; not part of `--json`.
+    #[serde(skip)]
+    pub woken: Vec<WakeOutcome>,
 }
 
 /// A message as `messages` lists it.
@@ -116,10 +120,13 @@ impl Session {
         )?;
         // One draft in, one message out: `append` numbers every draft it is given.
         let message = written.remove(0);
+        let deliveries = deliveries(&message, &self.project.id, &agents);
+        let woken = self.after_change(&[], &deliveries);
         Ok(Sent {
             project: self.project.id.clone(),
-            deliveries: deliveries(&message, &self.project.id, &agents),
+            deliveries,
             message,
+            woken,
         })
     }
 

@@ -5,12 +5,14 @@
 //! the model under the board lock, and then carries out every after-effect of the change
 //! itself (notifications, waking), so that no face can forget one.
 
+mod after_change;
 mod agents;
 mod inbox;
 mod log;
 mod messages;
 mod tasks;
 
+pub use after_change::AfterEffects;
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};
 pub use log::Archived;
@@ -39,17 +41,24 @@ use crate::store::board_file::{self, Transaction};
 use crate::store::lock::LockPolicy;
 use crate::store::paths::Home;
 use crate::time::{self, Timestamp};
+use crate::wake::WakeOutcome;
 
-/// Where the hub lives and how it locks: the same for every command of one process.
+/// Where the hub lives, how it locks, and what follows a change: the same for every command
+/// of one process.
 #[derive(Debug, Clone)]
 pub struct Hub {
     pub home: Home,
     pub lock: LockPolicy,
+    pub after_effects: AfterEffects,
 }
 
 impl Hub {
-    pub fn new(home: Home, lock: LockPolicy) -> Self {
-        Hub { home, lock }
+    pub fn new(home: Home, lock: LockPolicy, after_effects: AfterEffects) -> Self {
+        Hub {
+            home,
+            lock,
+            after_effects,
+        }
     }
 }
 
@@ -99,6 +108,9 @@ pub struct Changed {
     /// What went wrong after the change was made (it stands): one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Whom the change woke, for the face to tell the user; not part of `--json`.
+    #[serde(skip)]
+    pub woken: Vec<WakeOutcome>,
 }
 
 impl Session {

@@ -23,8 +23,14 @@ pub struct BoardFilter {
 }
 
 impl Session {
-    /// `send`: puts a new pending task on the board.
+    /// `send`: puts a new pending task on the board, then wakes and notifies its assignee.
     pub fn send(&self, new: NewTask) -> Result<Changed> {
+        let mut changed = self.put_new_task(new)?;
+        changed.woken = self.after_change(&changed.handovers, &changed.notifications);
+        Ok(changed)
+    }
+
+    fn put_new_task(&self, new: NewTask) -> Result<Changed> {
         let sender = self.agent()?.to_string();
         if new.subject.trim().is_empty() {
             return Err(Error::invalid("send needs --subject with some words"));
@@ -148,11 +154,13 @@ impl Session {
                 },
                 notifications: Vec::new(),
                 warnings: Vec::new(),
+                woken: Vec::new(),
             })
         })
     }
 
-    /// Every transition of SPEC section 3 other than `send`.
+    /// Every transition of SPEC section 3 other than `send`; then notifies whom the change
+    /// concerns and wakes whoever it handed work to.
     pub fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
         let actor = self.agent()?.to_string();
         text::check_long(action.text_name(), action.text())?;
@@ -188,6 +196,7 @@ impl Session {
                 routed_by_skill: None,
                 notifications: Vec::new(),
                 warnings: Vec::new(),
+                woken: Vec::new(),
             })
         });
         let mut changed = result?;
@@ -200,6 +209,7 @@ impl Session {
                 )),
             }
         }
+        changed.woken = self.after_change(&changed.handovers, &changed.notifications);
         Ok(changed)
     }
 

@@ -28,7 +28,6 @@ use crate::store::board_file;
 use crate::store::lock::{self, FileLock};
 use crate::store::paths::Home;
 use crate::store::regular;
-use crate::text;
 use crate::time;
 
 /// A supervisor stops after this many runs in a row, so two agents handing work back and
@@ -104,31 +103,6 @@ pub fn wake_by_hand(
         }
         outcome => Ok(outcome),
     }
-}
-
-/// Checks a wake command given to `agent add --wake`. Its program must be a name looked up
-/// on `PATH` or an absolute path: a relative path would be looked up from wherever the
-/// command that wakes the agent happens to run.
-pub fn check_wake_command(argv: &[String]) -> Result<()> {
-    let Some(program) = argv.first() else {
-        return Ok(());
-    };
-    let path = Path::new(program);
-    if program.contains('/') && !path.is_absolute() {
-        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        return Err(Error::invalid_with_hint(
-            format!(
-                "the wake program `{}` is a relative path, which would be looked up from \
-                 wherever the agent is woken from",
-                text::inline(program)
-            ),
-            format!(
-                "give its absolute path (`--wake -- {}`), or a program name on PATH",
-                text::inline(&absolute.to_string_lossy())
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// The agent's wake command, when it has a usable one.

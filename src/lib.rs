@@ -7,7 +7,7 @@
 pub mod activity;
 /// Finished tasks moved off the board, and finding them again.
 pub mod archive;
-/// The model: tasks, the state machine, whose turn it is.
+/// The model: tasks, the state machine, whose turn it is, routing, handovers, leases.
 pub mod board;
 /// Checks of the hub home, and bringing a board back from its backup.
 pub mod doctor;
@@ -29,7 +29,8 @@ pub mod process;
 pub mod project;
 /// The agent registry.
 pub mod registry;
-/// An identity acting in a project: the operations every face calls.
+/// An identity acting in a project: the operations every face calls, and the after-effects
+/// of each change (notifying, waking) that no face must forget.
 pub mod session;
 /// Wiring agent clients (Claude Code, Codex, Gemini CLI, opencode) to baton, and back.
 pub mod setup;

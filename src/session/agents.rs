@@ -93,18 +93,31 @@ impl Session {
         })
     }
 
+    /// A locked read-change-write of this session's project record, which must still exist.
+    fn update_project(
+        &self,
+        change: impl FnOnce(&mut Project) -> Result<Project>,
+    ) -> Result<Project> {
+        project::update(
+            &self.hub.home,
+            &self.project.id,
+            self.hub.lock,
+            |slot| match slot {
+                Some(project) => change(project),
+                None => Err(Error::UnknownProject {
+                    project: self.project.id.clone(),
+                    known: Vec::new(),
+                }),
+            },
+        )
+    }
+
     /// `coordinator --set NAME`: only the coordinator (or a human named in the project's
     /// settings, or anyone while there is none) may hand the role on.
     pub fn set_coordinator(&self, name: &str) -> Result<Project> {
         let actor = self.agent()?.to_string();
         registry::require(&self.hub.home, name)?;
-        project::update(&self.hub.home, &self.project.id, self.hub.lock, |slot| {
-            let Some(project) = slot else {
-                return Err(Error::UnknownProject {
-                    project: self.project.id.clone(),
-                    known: Vec::new(),
-                });
-            };
+        self.update_project(|project| {
             check_may_change_coordinator(project, &actor)?;
             project.coordinator = Some(name.to_string());
             Ok(project.clone())
@@ -116,13 +129,7 @@ impl Session {
     pub fn set_human(&self, name: &str, is_human: bool) -> Result<Project> {
         let actor = self.agent()?.to_string();
         names::check(NameKind::Agent, name)?;
-        project::update(&self.hub.home, &self.project.id, self.hub.lock, |slot| {
-            let Some(project) = slot else {
-                return Err(Error::UnknownProject {
-                    project: self.project.id.clone(),
-                    known: Vec::new(),
-                });
-            };
+        self.update_project(|project| {
             check_may_change_coordinator(project, &actor)?;
             let humans = &mut project.settings.humans;
             humans.retain(|human| human != name);
@@ -140,13 +147,7 @@ impl Session {
             return Err(Error::invalid("context --add needs some words"));
         }
         text::check_long("note", text)?;
-        project::update(&self.hub.home, &self.project.id, self.hub.lock, |slot| {
-            let Some(project) = slot else {
-                return Err(Error::UnknownProject {
-                    project: self.project.id.clone(),
-                    known: Vec::new(),
-                });
-            };
+        self.update_project(|project| {
             project.context.push(project::ContextNote {
                 at: self.now,
                 by: actor.clone(),

@@ -19,6 +19,9 @@ pub use log::Archived;
 pub use messages::{Mail, MailEntry, Sent};
 pub use tasks::BoardFilter;
 
+/// What `send` needs; defined with the rule that makes it a task.
+pub use crate::board::new_task::NewTask;
+
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -28,7 +31,6 @@ use crate::board::Board;
 use crate::board::handover::Handover;
 use crate::board::inbox::{Reason, Turn};
 use crate::board::lease;
-pub use crate::board::new_task::NewTask;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
 use crate::error::{Error, Result};

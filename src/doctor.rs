@@ -23,6 +23,7 @@ use crate::board::Board;
 use crate::board::task::{Status, Task, TaskId};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
+use crate::process::{ProgramLookup, find_program};
 use crate::project;
 use crate::registry::{self, AgentRecord};
 use crate::setup;
@@ -952,40 +953,6 @@ fn check_last_seen(inspection: &Inspection<'_>) -> Vec<Check> {
     checks
 }
 
-/// Where a wake command's program is, if it can be found.
-#[derive(Debug, PartialEq, Eq)]
-pub enum ProgramLookup {
-    Found(PathBuf),
-    Missing,
-    /// A relative path with a slash: it depends on the project's workspace.
-    Relative,
-}
-
-/// Finds `program` the way the wake supervisor's `exec` will: a path if it has a slash,
-/// else the first executable file of that name on `path_variable`.
-pub fn find_program(program: &str, path_variable: Option<&std::ffi::OsStr>) -> ProgramLookup {
-    let is_executable = |path: &Path| {
-        fs::metadata(path)
-            .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        let path = Path::new(program);
-        return if path.is_relative() {
-            ProgramLookup::Relative
-        } else if is_executable(path) {
-            ProgramLookup::Found(path.to_path_buf())
-        } else {
-            ProgramLookup::Missing
-        };
-    }
-    path_variable
-        .into_iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join(program))
-        .find(|candidate| is_executable(candidate))
-        .map_or(ProgramLookup::Missing, ProgramLookup::Found)
-}
-
 /// Every wake command's program can be found on this process's PATH (hooks and MCP servers
 /// that hand work over usually run with the same PATH as the shell).
 fn check_wake_commands(inspection: &Inspection<'_>) -> Vec<Check> {
@@ -1642,29 +1609,5 @@ mod tests {
             findings.len() == 1 && findings[0].1.contains("send line in the log: T-2"),
             "{findings:?}"
         );
-    }
-
-    #[test]
-    fn programs_are_found_on_the_path_given() {
-        let dir = tempfile::tempdir().unwrap();
-        let program = dir.path().join("wake-me");
-        fs::write(&program, "#!/bin/sh\n").unwrap();
-        fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
-        let path = std::env::join_paths([Path::new("/nonexistent"), dir.path()]).unwrap();
-        assert_eq!(
-            find_program("wake-me", Some(&path)),
-            ProgramLookup::Found(program.clone())
-        );
-        assert_eq!(
-            find_program("no-such-program", Some(&path)),
-            ProgramLookup::Missing
-        );
-        assert_eq!(
-            find_program(program.to_str().unwrap(), None),
-            ProgramLookup::Found(program.clone())
-        );
-        fs::set_permissions(&program, fs::Permissions::from_mode(0o644)).unwrap();
-        assert_eq!(find_program("wake-me", Some(&path)), ProgramLookup::Missing);
-        assert_eq!(find_program("bin/x", Some(&path)), ProgramLookup::Relative);
     }
 }

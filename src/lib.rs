@@ -7,7 +7,7 @@
 pub mod activity;
 /// Finished tasks moved off the board, and finding them again.
 pub mod archive;
-/// The model: tasks, the state machine, whose turn it is.
+/// The model: tasks, the state machine, whose turn it is, routing, handovers, leases.
 pub mod board;
 /// The agent clients and their hook events, with each client's spellings in one table.
 pub mod client;
@@ -25,11 +25,14 @@ pub mod mcp;
 pub mod names;
 /// Desktop notifications on hand-overs.
 pub mod notify;
+/// Starting other programs: finding them on PATH, spawning baton's detached processes.
+pub mod process;
 /// Projects, workspaces and isolation.
 pub mod project;
 /// The agent registry.
 pub mod registry;
-/// An identity acting in a project: the operations every face calls.
+/// An identity acting in a project: the operations every face calls, and the after-effects
+/// of each change (notifying, waking) that no face must forget.
 pub mod session;
 /// Wiring agent clients (Claude Code, Codex, Gemini CLI, opencode) to baton, and back.
 pub mod setup;

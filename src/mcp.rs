@@ -33,9 +33,9 @@ use serde_json::Value;
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
-use crate::mail::{Delivery, MessageType};
-use crate::session::{BoardFilter, Handover, Hub, NewTask, Request, Session};
-use crate::wake::{self, WakeOptions, WakeOutcome};
+use crate::mail::MessageType;
+use crate::session::{BoardFilter, Hub, NewTask, Request, Session};
+use crate::wake::WakeOutcome;
 
 /// The MCP server of one identity.
 #[derive(Debug, Clone)]
@@ -45,16 +45,10 @@ pub struct BatonServer {
     /// The project of calls that name none (`baton mcp --project ID`); else the working
     /// directory decides.
     project: Option<String>,
-    wake: Wake,
+    /// Told whom each change woke (the session wakes and notifies them, as for the CLI);
+    /// `baton mcp` writes the CLI's line for it to stderr.
+    report_wake: fn(&WakeOutcome),
     tool_router: ToolRouter<Self>,
-}
-
-/// How the server wakes and notifies whoever its changes hand work to, as the CLI does.
-#[derive(Debug, Clone)]
-pub struct Wake {
-    pub options: WakeOptions,
-    /// Told each outcome; `baton mcp` writes the CLI's line for it to stderr.
-    pub report: fn(&WakeOutcome),
 }
 
 /// A task number as an argument: `12`, or the `"T-12"` a model copies from a listing.
@@ -309,13 +303,19 @@ type ToolResult = std::result::Result<CallToolResult, ErrorData>;
 
 #[tool_router]
 impl BatonServer {
-    /// A server acting as `agent` (a checked name) on the hub.
-    pub fn new(hub: Hub, agent: String, project: Option<String>, wake: Wake) -> Self {
+    /// A server acting as `agent` (a checked name) on the hub, telling `report_wake` whom
+    /// its changes woke.
+    pub fn new(
+        hub: Hub,
+        agent: String,
+        project: Option<String>,
+        report_wake: fn(&WakeOutcome),
+    ) -> Self {
         BatonServer {
             hub,
             agent,
             project,
-            wake,
+            report_wake,
             tool_router: compact(Self::tool_router()),
         }
     }
@@ -372,10 +372,10 @@ impl BatonServer {
             review: args.review,
             reviewer: args.reviewer.filter(|reviewer| !reviewer.is_empty()),
         };
-        let wake = self.wake.clone();
+        let report_wake = self.report_wake;
         self.respond(args.project.project, move |session| {
             let changed = session.send(new)?;
-            wake.after_change(&session.hub, &changed.handovers, &changed.notifications);
+            changed.woken.iter().for_each(report_wake);
             Ok(changed)
         })
         .await
@@ -459,10 +459,10 @@ impl BatonServer {
     #[tool(description = "Message an agent, or @all.")]
     async fn message(&self, Parameters(args): Parameters<MessageArgs>) -> ToolResult {
         let kind = args.kind.unwrap_or(MessageType::Text);
-        let wake = self.wake.clone();
+        let report_wake = self.report_wake;
         self.respond(args.project.project, move |session| {
             let sent = session.message(&args.to, &args.text, kind, args.summary.as_deref())?;
-            wake.after_change(&session.hub, &[], &sent.deliveries);
+            sent.woken.iter().for_each(report_wake);
             Ok(sent)
         })
         .await
@@ -484,10 +484,10 @@ impl BatonServer {
         project: ProjectArgs,
         action: Action,
     ) -> ToolResult {
-        let wake = self.wake.clone();
+        let report_wake = self.report_wake;
         self.respond(project.project, move |session| {
             let changed = session.act(id, action)?;
-            wake.after_change(&session.hub, &changed.handovers, &changed.notifications);
+            changed.woken.iter().for_each(report_wake);
             Ok(changed)
         })
         .await
@@ -573,19 +573,6 @@ impl ServerHandler for BatonServer {
                  Call `inbox` first and act on each task in it; ids are task numbers.",
                 self.agent
             ))
-    }
-}
-
-impl Wake {
-    /// Wakes and notifies the receivers of a change that was made; the change stands
-    /// whatever becomes of this.
-    fn after_change(&self, hub: &Hub, handovers: &[Handover], deliveries: &[Delivery]) {
-        if handovers.is_empty() && deliveries.is_empty() {
-            return;
-        }
-        for outcome in wake::after_change(hub, handovers, deliveries, &self.options) {
-            (self.report)(&outcome);
-        }
     }
 }
 
@@ -707,6 +694,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::session::AfterEffects;
     use crate::store::lock::LockPolicy;
     use crate::store::paths::Home;
 
@@ -783,16 +771,9 @@ mod tests {
                 timeout: Duration::ZERO,
                 on_wait: |_| {},
             },
+            AfterEffects::none(),
         );
-        let wake = Wake {
-            options: WakeOptions {
-                wake: false,
-                notify: false,
-                program: None,
-            },
-            report: |_| {},
-        };
-        let server = BatonServer::new(hub, "claude".into(), None, wake);
+        let server = BatonServer::new(hub, "claude".into(), None, |_| {});
         let tools = server.tool_router.list_all();
         assert!(!tools.is_empty());
         for tool in tools {

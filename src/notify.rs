@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::board::handover::Handover;
 use crate::mail::{Delivery, MessageType};
-use crate::session::Handover;
+use crate::process;
 use crate::store::paths::Home;
 use crate::text;
-use crate::wake;
 
 /// The hidden subcommand that shows notes: `baton __notify JSON`.
 pub const NOTIFY_COMMAND: &str = "__notify";
@@ -89,7 +89,7 @@ pub fn spawn(program: &Path, home: &Home, notes: &[Note]) -> io::Result<()> {
         return Ok(());
     }
     let json = serde_json::to_string(notes).map_err(io::Error::other)?;
-    wake::spawn_detached(program, &[NOTIFY_COMMAND, &json], home)
+    process::spawn_detached(program, &[NOTIFY_COMMAND, &json], home.root())
 }
 
 /// Shows `notes` (in the detached notifier), giving up after [`SHOW_TIMEOUT`].

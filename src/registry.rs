@@ -6,6 +6,7 @@
 
 use std::fs;
 use std::io::ErrorKind;
+use std::path::Path;
 
 use chrono::Duration;
 use serde::{Deserialize, Serialize};
@@ -203,6 +204,73 @@ impl Profile {
     }
 }
 
+/// What `agent add` does to an agent's wake command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WakeCommandChange {
+    Keep,
+    /// Sets it to this program and its arguments (`--wake -- CMD ARGS…`).
+    Set(Vec<String>),
+    /// Removes it (`--no-wake-command`).
+    Remove,
+}
+
+/// `agent add`: registers `name`, or changes its record: the `profile` fields given and
+/// the wake command. The wake command is checked before anything is written: it must name
+/// a program, on `PATH` or by an absolute path. The wake command runs programs, so only the
+/// CLI offers this; over MCP an agent changes only its [`Profile`].
+pub fn add(
+    home: &Home,
+    name: &str,
+    lock: LockPolicy,
+    now: Timestamp,
+    profile: &Profile,
+    wake: WakeCommandChange,
+) -> Result<AgentRecord> {
+    if let WakeCommandChange::Set(argv) = &wake {
+        if argv.first().is_none_or(|program| program.trim().is_empty()) {
+            return Err(Error::invalid_with_hint(
+                "--wake needs a command after `--`",
+                "e.g. `baton agent add codex --wake -- codex exec --skip-git-repo-check`",
+            ));
+        }
+        check_wake_command(argv)?;
+    }
+    update(home, name, lock, now, |record, _| {
+        profile.apply(record)?;
+        match wake {
+            WakeCommandChange::Keep => {}
+            WakeCommandChange::Set(argv) => record.wake = Some(argv),
+            WakeCommandChange::Remove => record.wake = None,
+        }
+        Ok(record.clone())
+    })
+}
+
+/// Checks a wake command given to `agent add --wake`. Its program must be a name looked up
+/// on `PATH` or an absolute path: a relative path would be looked up from wherever the
+/// command that wakes the agent happens to run.
+fn check_wake_command(argv: &[String]) -> Result<()> {
+    let Some(program) = argv.first() else {
+        return Ok(());
+    };
+    let path = Path::new(program);
+    if program.contains('/') && !path.is_absolute() {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        return Err(Error::invalid_with_hint(
+            format!(
+                "the wake program `{}` is a relative path, which would be looked up from \
+                 wherever the agent is woken from",
+                text::inline(program)
+            ),
+            format!(
+                "give its absolute path (`--wake -- {}`), or a program name on PATH",
+                text::inline(&absolute.to_string_lossy())
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Skill tags as stored and matched: trimmed, lowercase, no blanks, no repeats, in the order
 /// given.
 pub fn normalize_skills(skills: &[String]) -> Vec<String> {
@@ -241,6 +309,49 @@ mod tests {
 
     fn at(text: &str) -> Timestamp {
         text.parse().unwrap()
+    }
+
+    #[test]
+    fn agent_add_checks_a_wake_command_before_writing_it() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        let now = at("2026-11-29T12:00:00Z");
+        let argv = |words: &[&str]| words.iter().map(|word| word.to_string()).collect();
+        let profile = Profile::default();
+        // (the change asked for, the wake command after it; None where it is refused)
+        let cases: Vec<(WakeCommandChange, Option<Option<Vec<String>>>)> = vec![
+            (WakeCommandChange::Set(argv(&[])), None),
+            (WakeCommandChange::Set(argv(&[" "])), None),
+            (WakeCommandChange::Set(argv(&["bin/codex", "exec"])), None),
+            (
+                WakeCommandChange::Set(argv(&["codex", "exec"])),
+                Some(Some(argv(&["codex", "exec"]))),
+            ),
+            (
+                WakeCommandChange::Keep,
+                Some(Some(argv(&["codex", "exec"]))),
+            ),
+            (
+                WakeCommandChange::Set(argv(&["/usr/bin/codex"])),
+                Some(Some(argv(&["/usr/bin/codex"]))),
+            ),
+            (WakeCommandChange::Remove, Some(None)),
+        ];
+        for (change, expected) in cases {
+            let before = load(&home, "codex").unwrap().and_then(|record| record.wake);
+            let added = add(&home, "codex", quiet(), now, &profile, change.clone());
+            let after = load(&home, "codex").unwrap().and_then(|record| record.wake);
+            match expected {
+                None => {
+                    assert!(added.is_err(), "{change:?} is refused");
+                    assert_eq!(after, before, "{change:?} writes nothing");
+                }
+                Some(wake) => {
+                    assert_eq!(added.unwrap().wake, wake, "{change:?}");
+                    assert_eq!(after, wake, "{change:?} is stored");
+                }
+            }
+        }
     }
 
     #[test]

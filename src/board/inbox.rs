@@ -53,6 +53,19 @@ impl Reason {
             Reason::DependencyEnded { task, status } => waits_on_ended(task, status).into(),
         }
     }
+
+    /// Who is waiting on the one whose turn it is, of a task sent by `from` to `to`: the
+    /// sender waits on work assigned or sent back; the assignee waits on an answer, a
+    /// verdict, or the sender's decision on a stalled or unstartable task.
+    pub fn who_waits<'a>(self, from: &'a str, to: &'a str) -> &'a str {
+        match self {
+            Reason::Assigned | Reason::ChangesRequested => from,
+            Reason::Question
+            | Reason::ReviewRequested
+            | Reason::Stalled
+            | Reason::DependencyEnded { .. } => to,
+        }
+    }
 }
 
 /// A reason is written as its name, a string, as it always was; the task a dependency
@@ -211,5 +224,24 @@ mod tests {
             serde_json::to_value(Reason::ChangesRequested).unwrap(),
             serde_json::json!("changes_requested")
         );
+    }
+
+    #[test]
+    fn the_sender_waits_on_work_and_the_assignee_on_words() {
+        let ended = Reason::DependencyEnded {
+            task: TaskId(1),
+            status: Failed,
+        };
+        let cases = [
+            (Reason::Assigned, "claude"),
+            (Reason::ChangesRequested, "claude"),
+            (Reason::Question, "codex"),
+            (Reason::ReviewRequested, "codex"),
+            (Reason::Stalled, "codex"),
+            (ended, "codex"),
+        ];
+        for (reason, waiting) in cases {
+            assert_eq!(reason.who_waits("claude", "codex"), waiting, "{reason:?}");
+        }
     }
 }

@@ -1,6 +1,10 @@
 //! The model: tasks, the state machine that moves them, and whose turn each one is.
 
+pub mod handover;
 pub mod inbox;
+pub mod lease;
+pub mod new_task;
+pub mod routing;
 pub mod task;
 pub mod transition;
 

@@ -4,11 +4,10 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use baton::error::Error;
-use baton::registry::{self, AgentRecord};
+use baton::registry::{self, AgentRecord, WakeCommandChange};
 use baton::session::{self, AgentMatrix};
 use baton::text::inline;
 use baton::time::{self, Timestamp};
-use baton::wake;
 
 use super::{Context, output};
 
@@ -109,35 +108,25 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
             output::emit(as_json, &matrix, |matrix| matrix_table(matrix, session.now));
         }
         AgentsCommand::Agent(AgentCommand::Add(args)) => {
-            let now = time::now();
-            if args.wake
-                && args
-                    .command
-                    .first()
-                    .is_none_or(|program| program.trim().is_empty())
-            {
-                return Err(Error::invalid_with_hint(
-                    "--wake needs a command after `--`",
-                    "e.g. `baton agent add codex --wake -- codex exec --skip-git-repo-check`",
-                ));
-            }
-            if args.wake {
-                wake::check_wake_command(&args.command)?;
-            }
             let profile = registry::Profile {
                 strengths: args.strengths,
                 skills: args.skills,
             };
-            let record = registry::update(home, &args.name, context.hub.lock, now, |record, _| {
-                profile.apply(record)?;
-                if args.wake {
-                    record.wake = Some(args.command);
-                }
-                if args.no_wake_command {
-                    record.wake = None;
-                }
-                Ok(record.clone())
-            })?;
+            let wake = if args.wake {
+                WakeCommandChange::Set(args.command)
+            } else if args.no_wake_command {
+                WakeCommandChange::Remove
+            } else {
+                WakeCommandChange::Keep
+            };
+            let record = registry::add(
+                home,
+                &args.name,
+                context.hub.lock,
+                time::now(),
+                &profile,
+                wake,
+            )?;
             output::emit(as_json, &record, describe);
         }
         AgentsCommand::Agent(AgentCommand::Rm { name }) => {

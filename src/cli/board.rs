@@ -349,14 +349,14 @@ fn act(context: &Context, id: TaskId, action: Action) -> Result<(), Error> {
     Ok(())
 }
 
-/// Prints the result of a change, and on stderr what went wrong after it was made; then
-/// wakes and notifies whoever received work.
+/// Prints the result of a change, and on stderr what went wrong after it was made and whom
+/// it woke.
 fn finish_change(context: &Context, changed: &Changed) {
     output::emit(context.global.json, changed, render::changed);
     for warning in &changed.warnings {
         eprintln!("warning: {}", baton::text::inline(warning));
     }
-    super::wake::after_change(context, &changed.handovers, &changed.notifications);
+    super::wake::report(&changed.woken);
 }
 
 fn log(context: &Context, args: LogArgs) -> Result<(), Error> {

@@ -7,7 +7,7 @@ use baton::board::task::{Priority, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
 use baton::registry;
-use baton::session::{BoardFilter, Changed, Hub, NewTask, Request, Session};
+use baton::session::{AfterEffects, BoardFilter, Changed, Hub, NewTask, Request, Session};
 use baton::store::paths::Home;
 use baton::time;
 
@@ -31,7 +31,12 @@ pub fn run(context: &Context) -> Result<i32, Error> {
     let workspace = scratch.0.join("workspace");
     std::fs::create_dir_all(&workspace)
         .map_err(|error| Error::invalid(format!("cannot make a scratch directory: {error}")))?;
-    let hub = Hub::new(Home::new(scratch.0.join("home")), context.hub.lock);
+    // The scratch hub's agents have no wake commands and nobody watches its desktop notes.
+    let hub = Hub::new(
+        Home::new(scratch.0.join("home")),
+        context.hub.lock,
+        AfterEffects::none(),
+    );
     let open = |agent: &str| -> Result<Session, Error> {
         Session::open(
             hub.clone(),

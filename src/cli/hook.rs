@@ -45,13 +45,13 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
         return run_unknown(&args);
     };
     let stdin = read_client_input();
-    let hub = Hub::new(
-        context.hub.home.clone(),
-        LockPolicy {
+    let hub = Hub {
+        lock: LockPolicy {
             timeout: context.hub.lock.timeout.min(HOOK_LOCK_TIMEOUT),
             on_wait: |_| {},
         },
-    );
+        ..context.hub.clone()
+    };
     let agent = context.agent();
     let answer = hook::run(
         hub,

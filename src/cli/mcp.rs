@@ -6,10 +6,9 @@ use rmcp::service::ServerInitializeError;
 
 use baton::error::Error;
 use baton::mcp::stdio::LineTransport;
-use baton::mcp::{BatonServer, PreInitializeFilter, Wake};
+use baton::mcp::{BatonServer, PreInitializeFilter};
 use baton::names::{self, NameKind};
 use baton::project;
-use baton::wake::WakeOptions;
 
 use super::Context;
 
@@ -28,16 +27,13 @@ pub fn run(context: &Context) -> Result<i32, Error> {
     if let Some(project) = &context.global.project {
         project::check_exists(&context.hub.home, project)?;
     }
-    // Whoever a tool hands work to is woken as by the CLI; `baton mcp --no-wake` turns it off.
-    let wake = Wake {
-        options: WakeOptions::from_environment(context.global.no_wake),
-        report: |outcome| eprintln!("{}", super::wake::describe(outcome)),
-    };
+    // Whoever a tool hands work to is woken as by the CLI (the hub carries `--no-wake`);
+    // the lines saying so go to stderr, as the CLI's do.
     let server = BatonServer::new(
         context.hub.clone(),
         agent,
         context.global.project.clone(),
-        wake,
+        |outcome| eprintln!("{}", super::wake::describe(outcome)),
     );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

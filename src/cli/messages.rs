@@ -50,7 +50,7 @@ pub fn run(context: &Context, command: MessagesCommand) -> Result<i32, Error> {
             let session = context.session()?;
             let sent = session.message(&args.to, &text, kind, args.summary.as_deref())?;
             output::emit(as_json, &sent, render::sent);
-            super::wake::after_change(context, &[], &sent.deliveries);
+            super::wake::report(&sent.woken);
         }
         MessagesCommand::Messages(args) => {
             let session = context.session()?;

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use baton::error::Error;
-use baton::session::{Hub, Request, Session};
+use baton::session::{AfterEffects, Hub, Request, Session};
 use baton::store::StoreError;
 use baton::store::lock::LockPolicy;
 use baton::store::paths::Home;
@@ -143,9 +143,14 @@ pub fn main() -> i32 {
             return if error.use_stderr() { 1 } else { 0 };
         }
     };
-    let hub = match Home::from_environment()
-        .and_then(|home| Ok(Hub::new(home, LockPolicy::from_environment()?)))
-    {
+    let after_effects = AfterEffects::from_environment(cli.global.no_wake);
+    let hub = match Home::from_environment().and_then(|home| {
+        Ok(Hub::new(
+            home,
+            LockPolicy::from_environment()?,
+            after_effects,
+        ))
+    }) {
         Ok(hub) => hub,
         // A hook always exits 0 and answers in its client's format, even to say this.
         Err(error) => match cli.command {

@@ -6,8 +6,8 @@ use std::io;
 
 use baton::activity::ActivityRecord;
 use baton::board::inbox::Reason;
-use baton::mail::{Mail, Message, MessageType, Sent};
-use baton::session::{Archived, Changed, Inbox, TaskView};
+use baton::mail::{Message, MessageType};
+use baton::session::{Archived, Changed, Inbox, Mail, Sent, TaskView};
 use baton::text::{framed, inline};
 use baton::time::{self, Timestamp};
 

@@ -1,4 +1,4 @@
-//! Wake commands: `wake NAME`, the line a change prints about whom it woke, and the hidden
+//! Wake commands: `wake NAME`, the lines a change prints about whom it woke, and the hidden
 //! commands that baton's own detached processes run.
 
 use std::io::Write;
@@ -6,10 +6,9 @@ use std::io::Write;
 use clap::{Args, Subcommand};
 
 use baton::error::Error;
-use baton::mail::Delivery;
 use baton::notify::{self, Note};
-use baton::session::Handover;
-use baton::wake::{self, WakeOptions, WakeOutcome};
+use baton::process;
+use baton::wake::{self, WakeOutcome};
 
 use super::{Context, output};
 
@@ -49,21 +48,15 @@ pub struct NotifyArgs {
 pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
     match command {
         WakeCommand::Wake(args) => {
-            let session = context.session()?;
-            let outcome = wake::wake_by_hand(
-                &context.hub,
-                &args.name,
-                session.project_id(),
-                &WakeOptions::from_environment(false),
-            )?;
+            let outcome = context.session()?.wake_by_hand(&args.name)?;
             output::emit(context.global.json, &outcome, describe);
         }
         WakeCommand::WakeSupervisor(args) => {
-            wake::detach_from_caller();
-            wake::supervise(&context.hub, &args.agent, &args.project, args.by_hand)?;
+            process::detach_from_caller();
+            wake::supervise(&context.hub.home, &args.agent, &args.project, args.by_hand)?;
         }
         WakeCommand::Notify(args) => {
-            wake::detach_from_caller();
+            process::detach_from_caller();
             let notes: Vec<Note> = serde_json::from_str(&args.notes)
                 .map_err(|error| Error::invalid(format!("notes are not JSON: {error}")))?;
             notify::show(&notes).map_err(Error::invalid)?;
@@ -72,16 +65,10 @@ pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// After a change: wakes and notifies whoever received work (tasks handed over, messages
-/// delivered), and says in one line per agent on stderr whom it woke. Never waits for them.
-pub fn after_change(context: &Context, handovers: &[Handover], deliveries: &[Delivery]) {
-    if handovers.is_empty() && deliveries.is_empty() {
-        return;
-    }
-    let options = WakeOptions::from_environment(context.global.no_wake);
-    let outcomes = wake::after_change(&context.hub, handovers, deliveries, &options);
+/// Says on stderr, one line per agent, whom a change woke (the session woke them).
+pub fn report(outcomes: &[WakeOutcome]) {
     let mut stderr = std::io::stderr().lock();
-    for outcome in &outcomes {
+    for outcome in outcomes {
         let _ = writeln!(stderr, "{}", describe(outcome));
     }
 }

@@ -41,9 +41,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::client::{Client, ClientHooks, HookEvent};
-use crate::doctor::{self, ProgramLookup};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
+use crate::process::{self, ProgramLookup};
 use crate::registry;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
@@ -109,7 +109,7 @@ impl Environment {
 
     /// The executable `program` on `PATH`, if there is one.
     pub fn find_program(&self, program: &str) -> Option<PathBuf> {
-        match doctor::find_program(program, self.path.as_deref()) {
+        match process::find_program(program, self.path.as_deref()) {
             ProgramLookup::Found(path) => Some(path),
             ProgramLookup::Missing | ProgramLookup::Relative => None,
         }

@@ -1,0 +1,103 @@
+//! A new task as `send` puts it on the board (SPEC section 3): what the sender asked for,
+//! made into a pending [`Task`]. Pure: the id, the assignee and the time are handed in.
+
+use super::task::{Priority, Status, Task, TaskId};
+use crate::time::Timestamp;
+
+/// What `send` needs.
+#[derive(Debug, Clone, Default)]
+pub struct NewTask {
+    pub to: Option<String>,
+    pub skill: Option<String>,
+    pub subject: String,
+    pub body: String,
+    pub files: Vec<String>,
+    pub priority: Priority,
+    pub after: Vec<TaskId>,
+    pub review: bool,
+    pub reviewer: Option<String>,
+}
+
+impl NewTask {
+    /// The pending task `sender` sends to `to` as `id` at `now`, tagged with `skill` (the
+    /// skill it was routed by, or the one it was sent with). A reviewer implies review, and
+    /// the sender naming itself reviewer is the same as naming nobody: it reviews by default.
+    pub fn into_task(
+        self,
+        id: TaskId,
+        sender: &str,
+        to: &str,
+        skill: Option<String>,
+        now: Timestamp,
+    ) -> Task {
+        Task {
+            id,
+            subject: self.subject.trim().to_string(),
+            body: self.body.trim().to_string(),
+            files: self.files,
+            from: sender.to_string(),
+            to: to.to_string(),
+            review: self.review || self.reviewer.is_some(),
+            reviewer: self.reviewer.filter(|reviewer| reviewer != sender),
+            status: Status::Pending,
+            priority: self.priority,
+            after: self.after,
+            skill,
+            created_at: now,
+            updated_at: now,
+            claimed_at: None,
+            lease_expires_at: None,
+            result: None,
+            thread: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_task_is_pending_trimmed_and_reviewed_when_a_reviewer_is_named() {
+        let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
+        // (review asked, reviewer named, the task's review flag and reviewer)
+        let cases: &[(bool, Option<&str>, bool, Option<&str>)] = &[
+            (false, None, false, None),
+            (true, None, true, None),
+            (false, Some("gemini"), true, Some("gemini")),
+            // The sender reviews by default, so naming itself names nobody.
+            (false, Some("claude"), true, None),
+        ];
+        for (review, reviewer, reviewed, kept) in cases {
+            let new = NewTask {
+                subject: "  fix the parser \n".into(),
+                body: "\n it fails on `\\u` \n".into(),
+                files: vec!["src/scan.rs".into()],
+                priority: Priority::High,
+                after: vec![TaskId(2)],
+                review: *review,
+                reviewer: reviewer.map(str::to_string),
+                ..NewTask::default()
+            };
+            let task = new.into_task(TaskId(7), "claude", "codex", Some("rust".into()), now);
+            assert_eq!(
+                (task.review, task.reviewer.as_deref()),
+                (*reviewed, *kept),
+                "review {review}, reviewer {reviewer:?}"
+            );
+            assert_eq!((task.id, task.status), (TaskId(7), Status::Pending));
+            assert_eq!((task.from.as_str(), task.to.as_str()), ("claude", "codex"));
+            assert_eq!(task.subject, "fix the parser");
+            assert_eq!(task.body, "it fails on `\\u`");
+            assert_eq!(task.files, ["src/scan.rs"]);
+            assert_eq!(
+                (task.priority, task.after.as_slice()),
+                (Priority::High, &[TaskId(2)][..])
+            );
+            assert_eq!(task.skill.as_deref(), Some("rust"));
+            assert_eq!((task.created_at, task.updated_at), (now, now));
+            assert!(task.claimed_at.is_none() && task.lease_expires_at.is_none());
+            assert!(task.result.is_none() && task.thread.is_empty());
+        }
+    }
+}

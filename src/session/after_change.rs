@@ -1,0 +1,107 @@
+//! The after-effects of a change, carried out by the session so that no face can forget
+//! them: a desktop note about everything that arrived in an inbox (tasks handed over,
+//! messages delivered), and the wake command of each agent that received work. Neither is
+//! waited for, and neither can undo the change: what becomes of them is returned for the
+//! face to show, one [`WakeOutcome`] per agent woken.
+
+use std::path::PathBuf;
+
+use super::Session;
+use crate::board::handover::Handover;
+use crate::error::Result;
+use crate::mail::Delivery;
+use crate::notify;
+use crate::wake::{self, WakeOutcome};
+
+/// What a process does after each change it makes: the same for every command of one
+/// process, so it is set once, with the [`super::Hub`].
+#[derive(Debug, Clone)]
+pub struct AfterEffects {
+    /// Start wake commands (off with `--no-wake`).
+    pub wake: bool,
+    /// Send desktop notifications (off with `BATON_NOTIFY=0`).
+    pub notify: bool,
+    /// The `baton` binary that runs the wake supervisor and the notifier: this very program.
+    pub program: Option<PathBuf>,
+}
+
+impl AfterEffects {
+    /// Waking unless `no_wake`; notifying unless `BATON_NOTIFY=0`; this executable.
+    pub fn from_environment(no_wake: bool) -> Self {
+        AfterEffects {
+            wake: !no_wake,
+            notify: notify::is_enabled(),
+            program: std::env::current_exe().ok(),
+        }
+    }
+
+    /// Neither waking nor notifying: for a hub with nobody in it to tell (the demo's).
+    pub fn none() -> Self {
+        AfterEffects {
+            wake: false,
+            notify: false,
+            program: None,
+        }
+    }
+}
+
+impl Session {
+    /// After a change: notifies about everything that arrived in an inbox and wakes each
+    /// receiving agent that has a wake command, unless waking is off (by the hub's
+    /// [`AfterEffects`] or the project's settings). Never waits for the agents, and never
+    /// fails: a change stands whatever becomes of its wake. One outcome per agent.
+    pub(super) fn after_change(
+        &self,
+        handovers: &[Handover],
+        deliveries: &[Delivery],
+    ) -> Vec<WakeOutcome> {
+        let effects = &self.hub.after_effects;
+        if handovers.is_empty() && deliveries.is_empty() {
+            return Vec::new();
+        }
+        if effects.notify
+            && let Some(program) = &effects.program
+        {
+            // Best-effort by contract: a desktop without notifications is no error.
+            let notes = notify::notes_for(handovers, deliveries);
+            let _ = notify::spawn(program, &self.hub.home, &notes);
+        }
+        if !effects.wake {
+            return Vec::new();
+        }
+        let arrivals = handovers
+            .iter()
+            .map(|handover| (&handover.agent, &handover.project))
+            .chain(
+                deliveries
+                    .iter()
+                    .map(|delivery| (&delivery.agent, &delivery.project)),
+            );
+        let mut outcomes = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
+        for (agent, project) in arrivals {
+            if seen.contains(&agent.as_str()) {
+                continue;
+            }
+            seen.push(agent);
+            outcomes.extend(wake::wake_agent(
+                &self.hub.home,
+                agent,
+                project,
+                effects.program.as_deref(),
+            ));
+        }
+        outcomes
+    }
+
+    /// `wake NAME`: starts the agent's wake supervisor in this project now, whatever its
+    /// inbox holds. Asked for by name, it runs even under `--no-wake`.
+    pub fn wake_by_hand(&self, agent: &str) -> Result<WakeOutcome> {
+        wake::wake_by_hand(
+            &self.hub.home,
+            agent,
+            &self.project.id,
+            self.hub.after_effects.program.as_deref(),
+        )
+    }
+}

@@ -1,0 +1,219 @@
+//! The caller's inbox: the tasks whose turn is theirs, with all that is needed to act on
+//! each, and their unread messages.
+
+use serde::Serialize;
+
+use super::{Session, WhenBusy};
+use crate::board::InboxItem;
+use crate::board::inbox::Reason;
+use crate::board::task::{Task, ThreadEntry};
+use crate::error::Result;
+use crate::mail::Message;
+use crate::store::board_file;
+use crate::text;
+use crate::time::{self, Timestamp};
+
+/// One task in an inbox, with all that is needed to act on it.
+#[derive(Debug, Clone, Serialize)]
+pub struct InboxEntry {
+    #[serde(flatten)]
+    pub task: Task,
+    pub reason: Reason,
+    /// Who is waiting on the owner of the inbox.
+    pub waiting: String,
+    /// The last question, answer or review note.
+    pub last_word: Option<ThreadEntry>,
+}
+
+impl InboxEntry {
+    /// Everything needed to act on the entry without another call, as the CLI's inbox and
+    /// the hooks show it: subject, who waits, body, files, the last word, the next commands.
+    /// Participants' text is shown by SPEC section 10's rules; with `limit`, the subject,
+    /// body and last word are each cut to about that many characters, saying what was left
+    /// out and where to read it whole.
+    pub fn describe(&self, now: Timestamp, limit: Option<usize>) -> String {
+        use std::fmt::Write;
+        let task = &self.task;
+        let id = task.id;
+        let cut = |text: &'_ str, limit: Option<usize>| -> String {
+            match limit.map(|limit| text::cut(text, limit)) {
+                Some((kept, left)) if left > 0 => {
+                    format!("{kept}… ({left} more: baton show {id})")
+                }
+                _ => text.to_string(),
+            }
+        };
+        let subject_limit = limit.map(|limit| (limit / 10).max(80));
+        let mut out = format!(
+            "{} [{}] {}: {}\n",
+            id,
+            task.priority,
+            self.reason.what_to_do(),
+            text::inline(&cut(&task.subject, subject_limit))
+        );
+        let _ = writeln!(
+            out,
+            "  from {} to {}, sent {} ago; {} is waiting on you",
+            task.from,
+            task.to,
+            time::age(task.created_at, now),
+            self.waiting
+        );
+        out.push_str(&text::framed(&cut(&task.body, limit), "  | ").to_string());
+        if !task.files.is_empty() {
+            let files: Vec<String> = task
+                .files
+                .iter()
+                .map(|file| text::inline(file).to_string())
+                .collect();
+            let _ = writeln!(out, "  files: {}", cut(&files.join(", "), subject_limit));
+        }
+        if let Some(word) = &self.last_word {
+            let _ = write!(
+                out,
+                "  last {} by {} ({} ago):",
+                word.kind.as_str().replace('_', " "),
+                word.by,
+                time::age(word.at, now),
+            );
+            let said = cut(&word.text, limit);
+            if text::is_multiline(&said) {
+                let _ = write!(out, "\n{}", text::framed(&said, "  | "));
+            } else {
+                let _ = writeln!(out, " {}", text::inline(&said));
+            }
+        }
+        let _ = writeln!(out, "  next: {}", self.next_steps());
+        out
+    }
+
+    /// The commands that move the task on from where it is in this inbox.
+    pub fn next_steps(&self) -> String {
+        let id = self.task.id.0;
+        match self.reason {
+            Reason::Assigned | Reason::ChangesRequested => {
+                let finish = if self.task.review {
+                    format!("baton review {id} --body WHAT-YOU-DID")
+                } else {
+                    format!("baton done {id} --result WHAT-YOU-DID")
+                };
+                format!("baton claim {id} · baton ask {id} --body QUESTION · {finish}")
+            }
+            Reason::Question => format!("baton answer {id} --body ANSWER"),
+            Reason::ReviewRequested => {
+                format!("baton approve {id} · baton request-changes {id} --body WHAT")
+            }
+            Reason::Stalled => format!(
+                "ask {} how it goes (baton msg), baton reassign {id} --to NAME, or baton cancel {id}",
+                self.task.to
+            ),
+            Reason::DependencyEnded { .. } => format!(
+                "baton cancel {id} --reason WHY, or baton reassign {id} --to NAME to go ahead \
+                 without it (NAME may be {})",
+                self.task.to
+            ),
+        }
+    }
+}
+
+/// The caller's inbox.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inbox {
+    pub agent: String,
+    pub project: String,
+    pub tasks: Vec<InboxEntry>,
+    /// Tasks in the inbox beyond those in `tasks` (a preview lists only the first few).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub more_tasks: usize,
+    /// Unread messages, oldest first.
+    pub messages: Vec<Message>,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
+/// How many inbox tasks `status` and the hooks show in full.
+pub const PREVIEW: usize = 10;
+
+impl Inbox {
+    /// Nothing waits: no task and no unread message.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty() && self.messages.is_empty()
+    }
+
+    /// How many tasks wait, listed or not.
+    pub fn task_count(&self) -> usize {
+        self.tasks.len() + self.more_tasks
+    }
+}
+
+impl Session {
+    /// `inbox --peek`: the tasks whose turn is the caller's and its unread messages,
+    /// marking nothing read.
+    pub fn inbox(&self) -> Result<Inbox> {
+        self.inbox_marking(false, None, WhenBusy::Fail)
+    }
+
+    /// `inbox`: as [`Session::inbox`], and the messages it returns count as read.
+    pub fn inbox_and_mark_read(&self) -> Result<Inbox> {
+        self.inbox_marking(true, None, WhenBusy::Fail)
+    }
+
+    /// The first [`PREVIEW`] tasks of the inbox in full and how many more there are, and
+    /// the unread messages (with `mark_read`, marking them read): what `status` and the
+    /// hooks show. Only the tasks shown are read whole, so a long inbox costs little more
+    /// than a short one.
+    pub fn inbox_preview(&self, mark_read: bool) -> Result<Inbox> {
+        self.inbox_marking(mark_read, Some(PREVIEW), WhenBusy::Fail)
+    }
+
+    /// What the hooks show: [`Session::inbox_preview`], except that a lock still busy when
+    /// the hub's lock policy gives up does not fail it. The inbox is then shown unmarked:
+    /// the messages stay unread and the caller's leases are not renewed, both left for the
+    /// next look. A hook must answer before its client stops waiting, lock or no lock.
+    pub fn inbox_preview_unless_busy(&self, mark_read: bool) -> Result<Inbox> {
+        self.inbox_marking(mark_read, Some(PREVIEW), WhenBusy::ShowUnmarked)
+    }
+
+    fn inbox_marking(
+        &self,
+        mark_read: bool,
+        limit: Option<usize>,
+        when_busy: WhenBusy,
+    ) -> Result<Inbox> {
+        let agent = self.agent()?.to_string();
+        // Renewing leases makes this read a write under the board lock.
+        let board = match self.board() {
+            Err(error) if when_busy.shows_unmarked(&error) => {
+                board_file::read(&self.hub.home, &self.project.id)?
+            }
+            board => board?,
+        };
+        let items = board.inbox(&agent, self.now);
+        let shown = limit.unwrap_or(items.len()).min(items.len());
+        // Sized up front: a list of thousands regrown by doubling would briefly need twice
+        // the room.
+        let mut tasks = Vec::with_capacity(shown);
+        for &InboxItem { reason, index, .. } in &items[..shown] {
+            // By place, not id: two tasks with one id (a board edited by hand) are both shown.
+            let task = board.task_at(index)?;
+            tasks.push(InboxEntry {
+                waiting: reason.who_waits(&task.from, &task.to).to_string(),
+                last_word: task.last_word().cloned(),
+                reason,
+                task,
+            });
+        }
+        Ok(Inbox {
+            agent,
+            project: self.project.id.clone(),
+            tasks,
+            more_tasks: items.len() - shown,
+            messages: match self.unread_messages(mark_read) {
+                Err(error) if when_busy.shows_unmarked(&error) => self.unread_messages(false)?,
+                messages => messages?,
+            },
+        })
+    }
+}

@@ -1,0 +1,200 @@
+//! The mail operations of a session: `msg`, `messages`, the caller's unread messages, and
+//! the notifications written about a change the caller made.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Session;
+use crate::board::task::Task;
+use crate::board::transition::Action;
+use crate::error::{Error, Result};
+use crate::mail::{
+    BROADCAST, Delivery, Draft, Message, MessageType, append, deliveries, look, notifications,
+    summarize, take_unread, unread,
+};
+use crate::names::{self, NameKind};
+use crate::registry;
+use crate::time::Timestamp;
+use crate::wake::WakeOutcome;
+
+/// The answer to `msg`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sent {
+    pub project: String,
+    pub message: Message,
+    /// Whose inbox gained it.
+    pub deliveries: Vec<Delivery>,
+    /// Whom the message woke, for the face to tell the user; not part of `--json`.
+    #[serde(skip)]
+    pub woken: Vec<WakeOutcome>,
+}
+
+/// A message as `messages` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MailEntry {
+    #[serde(flatten)]
+    pub message: Message,
+    /// Not shown to the caller before this listing.
+    pub unread: bool,
+}
+
+/// The answer to `messages`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Mail {
+    pub agent: String,
+    pub project: String,
+    pub messages: Vec<MailEntry>,
+}
+
+impl Session {
+    /// When the caller joined the hub: broadcasts from before then are not theirs.
+    fn joined(&self, agent: &str) -> Result<Timestamp> {
+        Ok(registry::require(self.home(), agent)?.created_at)
+    }
+
+    /// `msg`: one message to an agent, or one record for everyone else ([`BROADCAST`]).
+    pub fn message(
+        &self,
+        to: &str,
+        text: &str,
+        kind: MessageType,
+        summary: Option<&str>,
+    ) -> Result<Sent> {
+        let sender = self.agent()?.to_string();
+        let body = text.trim();
+        if body.is_empty() {
+            return Err(Error::invalid("msg needs some words"));
+        }
+        crate::text::check_long("message", text)?;
+        if let Some(summary) = summary {
+            crate::text::check_line("summary", summary)?;
+        }
+        match kind {
+            MessageType::Notification => {
+                return Err(Error::invalid_with_hint(
+                    "notifications are written by baton itself",
+                    "send `--type text` (the default) instead",
+                ));
+            }
+            MessageType::PlanApprovalResponse
+                if self.project.coordinator.as_deref() != Some(sender.as_str()) =>
+            {
+                return Err(Error::invalid(format!(
+                    "only the coordinator of project {} ({}) can send plan_approval_response",
+                    self.project.id,
+                    self.project.coordinator.as_deref().unwrap_or("nobody yet")
+                )));
+            }
+            _ => {}
+        }
+        let (agents, _unreadable) = registry::list(self.home())?;
+        if to == BROADCAST {
+            if !agents.iter().any(|agent| agent.name != sender) {
+                return Err(Error::invalid_with_hint(
+                    "nobody but you is here to receive a broadcast",
+                    "agents are known once they run a baton command",
+                ));
+            }
+        } else {
+            names::check(NameKind::Agent, to)?;
+            registry::require(self.home(), to)?;
+        }
+        let summary = summary
+            .map(str::trim)
+            .filter(|summary| !summary.is_empty())
+            .map_or_else(|| summarize(body), str::to_string);
+        let draft = Draft {
+            from: sender,
+            to: to.to_string(),
+            kind,
+            summary,
+            body: body.to_string(),
+            payload: Value::Null,
+        };
+        let mut written = append(
+            self.home(),
+            self.project_id(),
+            self.hub.lock,
+            self.now,
+            vec![draft],
+        )?;
+        // One draft in, one message out: `append` numbers every draft it is given.
+        let message = written.remove(0);
+        let deliveries = deliveries(&message, &self.project.id, &agents);
+        let woken = self.after_change(&[], &deliveries);
+        Ok(Sent {
+            project: self.project.id.clone(),
+            deliveries,
+            message,
+            woken,
+        })
+    }
+
+    /// The caller's unread messages, oldest first; with `mark_read`, they count as shown.
+    pub fn unread_messages(&self, mark_read: bool) -> Result<Vec<Message>> {
+        let agent = self.agent()?;
+        let joined = self.joined(agent)?;
+        if mark_read {
+            take_unread(self.home(), self.project_id(), self.hub.lock, agent, joined)
+        } else {
+            Ok(unread(self.home(), self.project_id(), agent, joined)?)
+        }
+    }
+
+    /// `messages`: the caller's unread messages, or with `all` every message they sent or
+    /// received that is still in `mail.jsonl`. Unless `peek`, what it shows counts as read.
+    pub fn messages(&self, all: bool, peek: bool) -> Result<Mail> {
+        let agent = self.agent()?.to_string();
+        let joined = self.joined(&agent)?;
+        let (messages, position) = look(
+            self.home(),
+            self.project_id(),
+            self.hub.lock,
+            &agent,
+            joined,
+            !peek,
+        )?;
+        let entries = messages
+            .into_iter()
+            .filter_map(|message| {
+                let reaches = message.reaches(&agent, joined);
+                let unread = reaches && message.seq > position;
+                let shown = unread || (all && (reaches || message.from == agent));
+                shown.then_some(MailEntry { message, unread })
+            })
+            .collect();
+        Ok(Mail {
+            agent,
+            project: self.project.id.clone(),
+            messages: entries,
+        })
+    }
+
+    /// Writes the notifications for a change the caller just made to a task.
+    pub(crate) fn notify_change(
+        &self,
+        before: &Task,
+        after: &Task,
+        action: &Action,
+    ) -> Result<Vec<Delivery>> {
+        let actor = self.agent()?;
+        let drafts = notifications(before, after, actor, action);
+        let written = append(
+            self.home(),
+            self.project_id(),
+            self.hub.lock,
+            self.now,
+            drafts,
+        )?;
+        Ok(written
+            .iter()
+            .map(|message| Delivery {
+                agent: message.to.clone(),
+                project: self.project.id.clone(),
+                seq: message.seq,
+                kind: message.kind,
+                summary: message.summary.clone(),
+            })
+            .collect())
+    }
+}

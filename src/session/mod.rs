@@ -1,0 +1,274 @@
+//! An identity acting in a project: the operations the CLI, the MCP server and the hooks all
+//! call, so the three faces can never drift apart. Nothing here prints or exits.
+//!
+//! The session is the floor between the faces and the domains: it opens the project, calls
+//! the model under the board lock, and then carries out every after-effect of the change
+//! itself (notifications, waking), so that no face can forget one.
+
+mod after_change;
+mod agents;
+mod inbox;
+mod log;
+mod messages;
+mod tasks;
+
+pub use after_change::AfterEffects;
+pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
+pub use inbox::{Inbox, InboxEntry, PREVIEW};
+pub use log::Archived;
+pub use messages::{Mail, MailEntry, Sent};
+pub use tasks::BoardFilter;
+
+/// What `send` needs; defined with the rule that makes it a task.
+pub use crate::board::new_task::NewTask;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::activity::ActivityRecord;
+use crate::board::Board;
+use crate::board::handover::Handover;
+use crate::board::inbox::{Reason, Turn};
+use crate::board::lease;
+use crate::board::task::{Head, Task, TaskId};
+use crate::board::transition::Event;
+use crate::error::{Error, Result};
+use crate::mail::Delivery;
+use crate::names::{self, NameKind};
+use crate::project::{self, Project};
+use crate::registry;
+use crate::store::StoreError;
+use crate::store::board_file::{self, Transaction};
+use crate::store::lock::LockPolicy;
+use crate::store::paths::Home;
+use crate::time::{self, Timestamp};
+use crate::wake::WakeOutcome;
+
+/// Where the hub lives, how it locks, and what follows a change: the same for every command
+/// of one process.
+#[derive(Debug, Clone)]
+pub struct Hub {
+    pub home: Home,
+    pub lock: LockPolicy,
+    pub after_effects: AfterEffects,
+}
+
+impl Hub {
+    pub fn new(home: Home, lock: LockPolicy, after_effects: AfterEffects) -> Self {
+        Hub {
+            home,
+            lock,
+            after_effects,
+        }
+    }
+}
+
+/// What a command asked for before the project is known.
+#[derive(Debug, Clone, Default)]
+pub struct Request<'a> {
+    pub agent: Option<&'a str>,
+    pub project: Option<&'a str>,
+    pub cwd: Option<&'a Path>,
+}
+
+/// An identity (perhaps none) in a resolved project.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub hub: Hub,
+    pub project: Project,
+    agent: Option<String>,
+    pub now: Timestamp,
+}
+
+/// A task with what the board knows about it beyond its own fields.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskView {
+    #[serde(flatten)]
+    pub task: Task,
+    /// Whose inbox holds it, if anyone's.
+    pub turn: Option<String>,
+    pub reason: Option<Reason>,
+    /// Unfinished tasks it waits on.
+    pub blocked_by: Vec<TaskId>,
+    pub stalled: bool,
+    pub archived: bool,
+}
+
+/// The answer to a command that changed a task.
+#[derive(Debug, Clone, Serialize)]
+pub struct Changed {
+    pub project: String,
+    pub task: TaskView,
+    pub handovers: Vec<Handover>,
+    /// Set when `send --skill` chose the assignee: the skill it matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routed_by_skill: Option<String>,
+    /// The notifications baton wrote about this change (SPEC section 6).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notifications: Vec<Delivery>,
+    /// What went wrong after the change was made (it stands): one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Whom the change woke, for the face to tell the user; not part of `--json`.
+    #[serde(skip)]
+    pub woken: Vec<WakeOutcome>,
+}
+
+impl Session {
+    /// Resolves the project, checks names and workspace access, and records the identity
+    /// (registering it on first sight, refreshing its leases and last-seen).
+    pub fn open(hub: Hub, request: Request<'_>) -> Result<Session> {
+        Session::open_with(hub, request, WhenBusy::Fail)
+    }
+
+    /// What the hooks open: [`Session::open`], except that a registry lock still busy when
+    /// the hub's lock policy gives up skips the heartbeat (the next look refreshes it)
+    /// rather than failing.
+    pub fn open_unless_busy(hub: Hub, request: Request<'_>) -> Result<Session> {
+        Session::open_with(hub, request, WhenBusy::ShowUnmarked)
+    }
+
+    fn open_with(hub: Hub, request: Request<'_>, when_busy: WhenBusy) -> Result<Session> {
+        let now = time::now();
+        if let Some(agent) = request.agent {
+            names::check(NameKind::Agent, agent)?;
+        }
+        let cwd = match request.cwd {
+            Some(cwd) => cwd.to_path_buf(),
+            None => match project::current_dir() {
+                Ok(cwd) => cwd,
+                // From a deleted directory only a project named with --project will do, and
+                // only one bound to no workspace: inside a bound one or not, nobody can say.
+                Err(gone) => {
+                    let Some(id) = request.project else {
+                        return Err(gone);
+                    };
+                    match project::load(&hub.home, id)?.and_then(|found| found.workspace) {
+                        None => PathBuf::from("/"),
+                        Some(workspace) => {
+                            return Err(Error::invalid_with_hint(
+                                format!(
+                                    "the current directory no longer exists, and project {id} \
+                                     is bound to {}",
+                                    workspace.display()
+                                ),
+                                format!("cd into {}", workspace.display()),
+                            ));
+                        }
+                    }
+                }
+            },
+        };
+        let project = project::resolve(&hub.home, request.project, &cwd, hub.lock, now)?;
+        let session = Session {
+            hub,
+            project,
+            agent: request.agent.map(str::to_string),
+            now,
+        };
+        if let Some(agent) = &session.agent {
+            match registry::heartbeat(&session.hub.home, agent, session.hub.lock, now) {
+                Err(error) if when_busy.shows_unmarked(&error) => {}
+                heartbeat => heartbeat?,
+            }
+        }
+        Ok(session)
+    }
+
+    /// The caller's name, or the error every identity-needing command gives.
+    pub fn agent(&self) -> Result<&str> {
+        self.agent.as_deref().ok_or(Error::NoIdentity)
+    }
+
+    pub fn home(&self) -> &Home {
+        &self.hub.home
+    }
+
+    pub fn project_id(&self) -> &str {
+        &self.project.id
+    }
+
+    /// The board as it is now, read without the lock. A signed-in agent keeps its claims
+    /// alive by using baton: when its leases are due for renewal, this read becomes a write.
+    pub fn board(&self) -> Result<Board> {
+        let board = board_file::read(&self.hub.home, &self.project.id)?;
+        match &self.agent {
+            Some(agent) if lease::has_due_leases(&board, agent, self.now, self.project.lease()) => {
+                self.update(|tx| Ok(tx.board.clone()))
+            }
+            _ => Ok(board),
+        }
+    }
+
+    /// The locked read-change-write every change goes through; it also renews the caller's
+    /// due leases, so a renewal never costs a write of its own.
+    fn update<T>(&self, change: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
+        board_file::update(
+            &self.hub.home,
+            &self.project.id,
+            self.hub.lock,
+            self.now,
+            |tx| {
+                if let Some(agent) = &self.agent
+                    && lease::renew_due_leases(
+                        &mut tx.board,
+                        agent,
+                        self.now,
+                        self.project.lease(),
+                    )?
+                {
+                    tx.touch();
+                }
+                change(tx)
+            },
+        )
+    }
+
+    fn view(&self, board: &Board, task: Task, archived: bool) -> TaskView {
+        let head = Head::of(&task);
+        let (turn, reason, blocked_by) = match board.turn(&head, self.now) {
+            Turn::Of { agent, reason } => (Some(agent.to_string()), Some(reason), Vec::new()),
+            Turn::Blocked(ids) => (None, None, ids),
+            Turn::Nobody => (None, None, Vec::new()),
+        };
+        TaskView {
+            stalled: task.is_stalled(self.now),
+            task,
+            turn,
+            reason,
+            blocked_by,
+            archived,
+        }
+    }
+
+    fn record(&self, actor: &str, event: &Event) -> ActivityRecord {
+        ActivityRecord {
+            at: self.now,
+            project: self.project.id.clone(),
+            actor: actor.to_string(),
+            action: event.action.to_string(),
+            task: Some(event.task),
+            from_status: Some(event.from_status),
+            to_status: Some(event.to_status),
+            text: Some(event.text.clone()).filter(|text| !text.is_empty()),
+        }
+    }
+}
+
+/// What a look that also writes (renewing leases, marking mail read) does when a lock it
+/// needs stays busy past the hub's lock timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WhenBusy {
+    /// Fails with the lock timeout, as every command does.
+    Fail,
+    /// Looks without writing instead.
+    ShowUnmarked,
+}
+
+impl WhenBusy {
+    fn shows_unmarked(self, error: &Error) -> bool {
+        self == WhenBusy::ShowUnmarked
+            && matches!(error, Error::Store(StoreError::LockTimeout { .. }))
+    }
+}

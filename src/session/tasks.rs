@@ -1,0 +1,292 @@
+//! The task operations of a session: `send`, every other transition, `show` and `board`.
+
+use super::{Changed, Session, TaskView};
+use crate::activity::ActivityRecord;
+use crate::archive;
+use crate::board::handover;
+use crate::board::new_task::NewTask;
+use crate::board::routing::{self, Candidate, NobodyHasSkill};
+use crate::board::task::{Status, TaskId};
+use crate::board::transition::Action;
+use crate::error::{Error, Result};
+use crate::names::{self, NameKind};
+use crate::project;
+use crate::registry;
+use crate::text;
+
+/// What `board` shows.
+#[derive(Debug, Clone, Default)]
+pub struct BoardFilter {
+    pub status: Option<Status>,
+    pub mine: bool,
+    pub all: bool,
+}
+
+impl Session {
+    /// `send`: puts a new pending task on the board, then wakes and notifies its assignee.
+    pub fn send(&self, new: NewTask) -> Result<Changed> {
+        let mut changed = self.put_new_task(new)?;
+        changed.woken = self.after_change(&changed.handovers, &changed.notifications);
+        Ok(changed)
+    }
+
+    fn put_new_task(&self, new: NewTask) -> Result<Changed> {
+        let sender = self.agent()?.to_string();
+        if new.subject.trim().is_empty() {
+            return Err(Error::invalid("send needs --subject with some words"));
+        }
+        text::check_line("subject", &new.subject)?;
+        text::check_long("body", &new.body)?;
+        for file in &new.files {
+            if file.trim().is_empty() {
+                return Err(Error::invalid_with_hint(
+                    "--files holds an empty file name",
+                    "separate file names with single commas: --files src/a.rs,src/b.rs",
+                ));
+            }
+            text::check_line("file name", file)?;
+        }
+        if let Some(skill) = &new.skill {
+            text::check_line("skill", skill)?;
+        }
+        // With --skill, the candidates are read now and the choice is made under the board
+        // lock, so two sends at once both see each other's load.
+        let route = match (&new.to, &new.skill) {
+            (Some(to), _) => {
+                names::check(NameKind::Agent, to)?;
+                registry::require(&self.hub.home, to)?;
+                Route::To(to.clone())
+            }
+            (None, Some(skill)) => Route::BySkill {
+                skill: skill.trim().to_lowercase(),
+                candidates: registry::list(&self.hub.home)?.0,
+            },
+            (None, None) => {
+                return Err(Error::invalid_with_hint(
+                    "send needs --to NAME or --skill TAG",
+                    "`baton agents` lists who is here and what they are good at",
+                ));
+            }
+        };
+        if let Some(reviewer) = &new.reviewer {
+            registry::require(&self.hub.home, reviewer)?;
+        }
+        let home = &self.hub.home;
+        let project_id = self.project.id.clone();
+        self.update(|tx| {
+            for id in &new.after {
+                tx.board.check_unambiguous(*id)?;
+                let status = match tx.board.head(*id) {
+                    Some(dependency) => dependency.status,
+                    None => match archive::find(home, &project_id, *id)? {
+                        Some(archived) => archived.status,
+                        None => {
+                            return Err(Error::UnknownTask {
+                                task: *id,
+                                project: project_id.clone(),
+                            });
+                        }
+                    },
+                };
+                // A task waiting on one that can never complete could never start.
+                if matches!(status, Status::Failed | Status::Canceled) {
+                    return Err(Error::invalid_with_hint(
+                        format!("{id} is {status}: a task sent --after it could never start"),
+                        format!(
+                            "send it without {id} in --after, or after a task that can still \
+                             complete"
+                        ),
+                    ));
+                }
+            }
+            let to = match &route {
+                Route::To(to) => to.clone(),
+                Route::BySkill { skill, candidates } => {
+                    let candidates: Vec<Candidate<'_>> = candidates
+                        .iter()
+                        .map(|agent| Candidate {
+                            name: &agent.name,
+                            skills: &agent.skills,
+                            last_seen: agent.last_seen,
+                        })
+                        .collect();
+                    routing::choose_by_skill(&candidates, &tx.board, skill, &sender)
+                        .map_err(nobody_has_skill)?
+                }
+            };
+            let before = handover::Owners::new();
+            let id = tx
+                .board
+                .next_free_id(archive::highest_id(home, &project_id)?);
+            tx.board.next_id = id.0 + 1;
+            let skill = match &route {
+                Route::To(_) => new.skill.clone(),
+                Route::BySkill { skill, .. } => Some(skill.clone()),
+            };
+            let task = new.clone().into_task(id, &sender, &to, skill, self.now);
+            tx.board.push(task.clone());
+            tx.record(ActivityRecord {
+                at: self.now,
+                project: project_id.clone(),
+                actor: sender.clone(),
+                action: "send".into(),
+                task: Some(id),
+                from_status: None,
+                to_status: Some(Status::Pending),
+                text: Some(format!("{} → {}: {}", sender, to, task.subject)),
+            });
+            project::update_locked(home, &project_id, |project| {
+                if let Some(project) = project
+                    && project.coordinator.is_none()
+                {
+                    project.coordinator = Some(sender.clone());
+                }
+                Ok(())
+            })?;
+            let handovers = handover::handovers(&before, &tx.board, &[id], self.now, &sender);
+            Ok(Changed {
+                project: project_id.clone(),
+                task: self.view(&tx.board, task.clone(), false),
+                handovers,
+                routed_by_skill: match &route {
+                    Route::To(_) => None,
+                    Route::BySkill { skill, .. } => Some(skill.clone()),
+                },
+                notifications: Vec::new(),
+                warnings: Vec::new(),
+                woken: Vec::new(),
+            })
+        })
+    }
+
+    /// Every transition of SPEC section 3 other than `send`; then notifies whom the change
+    /// concerns and wakes whoever it handed work to.
+    pub fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
+        let actor = self.agent()?.to_string();
+        text::check_long(action.text_name(), action.text())?;
+        if let Action::Reassign { to, .. } = &action {
+            registry::require(&self.hub.home, to)?;
+        }
+        let project_id = self.project.id.clone();
+        let lease = self.project.lease();
+        let mut previous = None;
+        let result = self.update(|tx| {
+            previous = tx.board.task(id)?.cloned();
+            // The coordinator may change between resolving and locking; read it under the lock.
+            let coordinator =
+                project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
+            let affected = handover::affected_by(&tx.board, id);
+            let before = handover::owners(&tx.board, &affected, self.now);
+            let event = tx
+                .board
+                .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)?
+                .ok_or_else(|| self.missing_task(id))??;
+            let next = tx
+                .board
+                .task(id)?
+                .cloned()
+                .ok_or_else(|| self.missing_task(id))?;
+            let record = self.record(&actor, &event);
+            tx.record(record);
+            let handovers = handover::handovers(&before, &tx.board, &affected, self.now, &actor);
+            Ok(Changed {
+                project: project_id.clone(),
+                task: self.view(&tx.board, next, false),
+                handovers,
+                routed_by_skill: None,
+                notifications: Vec::new(),
+                warnings: Vec::new(),
+                woken: Vec::new(),
+            })
+        });
+        let mut changed = result?;
+        // After the board lock is released: the change stands whatever happens to the mail.
+        if let Some(previous) = previous {
+            match self.notify_change(&previous, &changed.task.task, &action) {
+                Ok(notifications) => changed.notifications = notifications,
+                Err(error) => changed.warnings.push(format!(
+                    "the change was made, but its notifications were not sent: {error}"
+                )),
+            }
+        }
+        changed.woken = self.after_change(&changed.handovers, &changed.notifications);
+        Ok(changed)
+    }
+
+    fn missing_task(&self, id: TaskId) -> Error {
+        match archive::find(&self.hub.home, &self.project.id, id) {
+            Ok(Some(task)) => Error::invalid(format!(
+                "{id} is {} and archived; nothing moves it again",
+                task.status
+            )),
+            _ => Error::UnknownTask {
+                task: id,
+                project: self.project.id.clone(),
+            },
+        }
+    }
+
+    /// `show`: one task, from the board or the archive.
+    pub fn show(&self, id: TaskId) -> Result<TaskView> {
+        let board = self.board()?;
+        if let Some(task) = board.task_owned(id)? {
+            return Ok(self.view(&board, task, false));
+        }
+        match archive::find(&self.hub.home, &self.project.id, id)? {
+            Some(task) => Ok(self.view(&board, task, true)),
+            None => Err(Error::UnknownTask {
+                task: id,
+                project: self.project.id.clone(),
+            }),
+        }
+    }
+
+    /// `board`: open tasks (with `all`, finished ones too), oldest first.
+    pub fn list(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
+        let board = self.board()?;
+        let me = if filter.mine {
+            Some(self.agent()?.to_string())
+        } else {
+            None
+        };
+        // Every task by its place on the board, so two with one id are both listed.
+        board
+            .heads()
+            .enumerate()
+            .filter(|(_, task)| match filter.status {
+                Some(status) => task.status == status,
+                None => filter.all || task.status.is_open(),
+            })
+            .filter(|(_, task)| {
+                me.as_deref()
+                    .is_none_or(|me| &*task.to == me || &*task.from == me || task.reviewer() == me)
+            })
+            .map(|(index, _)| Ok(self.view(&board, board.task_at(index)?, false)))
+            .collect()
+    }
+}
+
+/// How `send` picks the assignee.
+enum Route {
+    To(String),
+    BySkill {
+        skill: String,
+        candidates: Vec<registry::AgentRecord>,
+    },
+}
+
+/// The error `send --skill` gives when nobody but the sender has the skill.
+fn nobody_has_skill(refused: NobodyHasSkill) -> Error {
+    let offered = if refused.offered.is_empty() {
+        "none yet".to_string()
+    } else {
+        refused.offered.join(", ")
+    };
+    Error::invalid_with_hint(
+        format!(
+            "no agent but you has the skill `{}`; skills on offer: {offered}",
+            refused.skill
+        ),
+        "give an agent a skill with `baton agent add NAME --skills a,b`, or send with --to NAME",
+    )
+}

@@ -293,7 +293,7 @@ impl<'text> Visitor<'text> for TaskHead {
 }
 
 /// serde_json's message for an error in `text`, with the place counted in the whole file,
-/// whose text before `text` is `before`.
+/// whose text before `text` is `before`. serde_json counts columns in bytes, as this does.
 pub(crate) fn placed_in_file(error: &serde_json::Error, before: &[u8], text: &[u8]) -> String {
     let message = error.to_string();
     let message = message
@@ -305,8 +305,8 @@ pub(crate) fn placed_in_file(error: &serde_json::Error, before: &[u8], text: &[u
         return message.to_string();
     }
     if column == 0 && line > 1 {
-        // serde_json places an error on a line break it has just read (one inside a
-        // string) at column 0 of the next line; it is at the end of the line it ends.
+        // serde_json places an error found just past a line break (the text ending there)
+        // at column 0 of the next line: it is at the end of the line the break ends.
         line -= 1;
         let ended = text.split(|byte| *byte == b'\n').nth(line - 1);
         column = ended.map_or(0, <[u8]>::len) + 1;
@@ -440,4 +440,159 @@ pub fn persist(
 pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
     let path = home.board_file(project);
     atomic::stage_with(&path, |out| board.write_to(out))?.commit(Some(&home.board_backup(project)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PATH: &str = "/hub/projects/p/board.json";
+
+    /// A board in no layout of baton's, so that serde_json reads it.
+    fn board(tasks: &str) -> String {
+        format!(r#"{{"schema": 1, "project": "p", "next_id": 9, "tasks": [{tasks}]}}"#)
+    }
+
+    const TASK: &str = r#"{"id": 1, "subject": "s", "from": "ada", "to": "bob",
+        "status": "pending", "created_at": "2026-11-29T10:00:00.000Z",
+        "updated_at": "2026-11-29T10:00:00.000Z"}"#;
+
+    fn error(text: &str) -> String {
+        parse_strict(Path::new(PATH), text.as_bytes())
+            .expect_err(text)
+            .to_string()
+    }
+
+    #[test]
+    fn a_board_in_any_layout_reads_with_the_text_of_each_task() {
+        let text = board(&format!("{TASK},\n {TASK}"));
+        let board = parse_strict(Path::new(PATH), text.as_bytes()).unwrap();
+        assert_eq!((board.project.as_str(), board.next_id), ("p", 9));
+        assert_eq!(board.len(), 2);
+        for task in board.tasks() {
+            assert_eq!(task.unwrap().subject, "s");
+        }
+    }
+
+    #[test]
+    fn what_is_wrong_is_named_with_its_line_and_column() {
+        for (text, what) in [
+            (
+                "{\n  \"schema\": 1\n  \"project\": \"p\"\n}",
+                "expected `,` or `}` at line 3 column 3",
+            ),
+            ("[]", "expected a board at line 1 column"),
+            (
+                &board("").replace("9", "-1"),
+                "expected u64 at line 1 column",
+            ),
+            (
+                &board(&TASK.replace("\"pending\"", "\"resting\"")),
+                "unknown variant `resting`",
+            ),
+            (&board(&TASK.replace("\"s\"", "\"\\ud800\"")), "hex escape"),
+            (
+                &board(&TASK.replace("\"s\"", "1")),
+                "invalid type: integer `1`, expected a string",
+            ),
+            (
+                &board(&TASK.replace("\"id\": 1,", "")),
+                "missing field `id`",
+            ),
+            (
+                &board(TASK).replace("\"next_id\": 9,", ""),
+                "missing field `next_id`",
+            ),
+            (&format!("{} {{}}", board("")), "trailing characters"),
+        ] {
+            let error = error(text);
+            assert!(error.contains(what), "{text}: {error}");
+            assert!(error.contains("board.json"), "{error}");
+        }
+        // A task's place is counted in the whole file.
+        let text = board(&format!("{TASK},\n{}", TASK.replace("\"bob\"", "7")));
+        assert!(
+            error(&text).ends_with("at line 4 column 48"),
+            "{}",
+            error(&text)
+        );
+    }
+
+    #[test]
+    fn an_error_just_past_a_line_break_is_placed_at_the_end_of_its_line() {
+        // serde_json says "line 2 column 0" for the end of the text after a line break.
+        let text = "{\"schema\": 1,\n";
+        assert!(
+            error(text).ends_with("at line 1 column 14"),
+            "{}",
+            error(text)
+        );
+        let text = board(&TASK.replace("\"s\"", "\"s\n"));
+        assert!(
+            error(&text).contains("at line 1 column"),
+            "{}",
+            error(&text)
+        );
+    }
+
+    #[test]
+    fn a_field_given_twice_is_refused_on_the_board_and_in_a_task() {
+        let text = board("").replace(
+            "\"project\": \"p\"",
+            "\"project\": \"p\", \"project\": \"q\"",
+        );
+        assert!(error(&text).contains("duplicate field `project`"));
+        // Every field the line reader knows is known here too: given twice, it is refused.
+        let fields = TASK.replace('\n', " ").replace("{", "").replace("}", "");
+        let known = [
+            ("id", "1"),
+            ("body", "\"\""),
+            ("files", "[]"),
+            ("reviewer", "null"),
+            ("priority", "\"low\""),
+            ("after", "[]"),
+            ("skill", "null"),
+            ("review", "false"),
+            ("claimed_at", "null"),
+            ("lease_expires_at", "null"),
+            ("result", "null"),
+            ("thread", "[]"),
+        ];
+        for (field, value) in known {
+            let task = format!("{{{fields}, \"{field}\": {value}, \"{field}\": {value}}}");
+            let text = board(&task);
+            assert!(
+                error(&text).contains(&format!("duplicate field `{field}`")),
+                "{field}"
+            );
+        }
+        // A field baton does not know may repeat, as serde lets it.
+        let task = format!("{{{fields}, \"later\": 1, \"later\": 2}}");
+        assert!(parse_strict(Path::new(PATH), board(&task).as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_as_such_whatever_follows_it() {
+        for text in [
+            r#"{"schema": 7, "tasks": [ oops"#,
+            r#"{"schema": 7, "project": "p", "next_id": 1, "tasks": [{"id": "one"}]}"#,
+        ] {
+            let refused = parse_strict(Path::new(PATH), text.as_bytes()).unwrap_err();
+            assert!(
+                matches!(refused, StoreError::NewerSchema { found: 7, .. }),
+                "{refused}"
+            );
+        }
+    }
+
+    #[test]
+    fn damage_deep_inside_a_task_is_named_when_the_task_is_read() {
+        let text = board(&TASK.replace("\"id\": 1,", "\"id\": 1, \"files\": [3],"));
+        let board = parse_strict(Path::new(PATH), text.as_bytes()).expect("the heads read");
+        let error = board.tasks().next().unwrap().unwrap_err().to_string();
+        assert!(
+            error.contains("T-1") && error.contains("expected a string"),
+            "{error}"
+        );
+    }
 }

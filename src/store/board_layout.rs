@@ -777,6 +777,7 @@ mod tests {
         }
     }
 
+    #[test]
     fn a_plain_run_ends_at_the_first_special_byte_wherever_it_is() {
         for length in 0..40 {
             let plain = vec![b'a'; length];
@@ -793,5 +794,81 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The fields of a task are written out in several places here (the order they are
+    /// written in, their names, which a task must have) and once more in `Task`: a field
+    /// added to one and not the others would read fine and fail later as damage.
+    #[test]
+    fn the_line_reader_knows_every_field_of_a_task_and_no_other() {
+        use crate::board::task::{EntryKind, Task, ThreadEntry};
+        let at = Timestamp::EPOCH;
+        // Every field given a value, so that every one is written.
+        let task = Task {
+            id: TaskId(1),
+            subject: "s".into(),
+            body: "b".into(),
+            files: vec!["f".into()],
+            from: "ada".into(),
+            to: "bob".into(),
+            reviewer: Some("cy".into()),
+            status: Status::Working,
+            priority: Priority::High,
+            after: vec![TaskId(2)],
+            skill: Some("rust".into()),
+            review: true,
+            created_at: at,
+            updated_at: at,
+            claimed_at: Some(at),
+            lease_expires_at: Some(at),
+            result: Some("r".into()),
+            thread: vec![ThreadEntry {
+                at,
+                by: "bob".into(),
+                kind: EntryKind::Claim,
+                text: String::new(),
+            }],
+        };
+        let serde_json::Value::Object(written) = serde_json::to_value(&task).unwrap() else {
+            panic!("a task is written as an object");
+        };
+        // The keys in the order Task writes them: one to a line, indented two spaces.
+        let pretty = serde_json::to_string_pretty(&task).unwrap();
+        let names: Vec<&str> = pretty
+            .lines()
+            .filter_map(|line| line.strip_prefix("  \"")?.split_once('"'))
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(names.len(), written.len());
+        let in_order: Vec<&str> = IN_ORDER
+            .iter()
+            .map(|(_, prefix)| {
+                let name = prefix.strip_prefix(b"      \"").unwrap();
+                std::str::from_utf8(name.strip_suffix(b"\": ").unwrap()).unwrap()
+            })
+            .collect();
+        assert_eq!(
+            in_order, names,
+            "the line reader's order is the order Task writes"
+        );
+        let mut every = 0;
+        for ((field, _), name) in IN_ORDER.iter().zip(&names) {
+            assert!(
+                Field::named(name.as_bytes()) == *field,
+                "`{name}` is its own field"
+            );
+            assert!(every & field.bit() == 0, "`{name}` has a bit of its own");
+            every |= field.bit();
+        }
+        for ((field, _), name) in IN_ORDER.iter().zip(&names) {
+            // A task must have the field exactly when Task cannot be read without it.
+            let mut without = written.clone();
+            without.remove(*name);
+            let required = serde_json::from_value::<Task>(without.into()).is_err();
+            let missing = Field::missing(every & !field.bit());
+            assert_eq!(missing == Some(*name), required, "`{name}` required");
+            assert!(missing.is_none() || required, "only `{name}` is missing");
+        }
+        assert_eq!(Field::missing(every), None);
     }
 }

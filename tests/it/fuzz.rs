@@ -31,7 +31,7 @@ const VALID_BOARD: &str = r#"{
   ]
 }"#;
 
-/// A board as baton lays it out, which the line reader reads without the strict scanner.
+/// A board as baton lays it out, which the line reader reads without serde_json.
 const LAID_OUT_BOARD: &str = r#"{
   "schema": 1,
   "project": "default",

@@ -23,6 +23,7 @@ use task::{Head, Status, Task, TaskId};
 use transition::{Action, Event, Rules, TransitionError};
 
 use crate::store::StoreError;
+use crate::store::board_file::placed_in_file;
 use crate::time::Timestamp;
 
 /// The `schema` this binary writes and the highest it reads.
@@ -376,7 +377,7 @@ impl Board {
         serde_json::from_slice::<Task>(&text).map_err(|error| {
             // Only now is the text before the task needed: to say where in the file it is.
             let before = source.bytes(0..span.start).unwrap_or_default();
-            corrupt(placed_in_file(&error, &before))
+            corrupt(placed_in_file(&error, &before, &text))
         })
     }
 
@@ -623,25 +624,6 @@ fn duplicated_ids(slots: &[Slot]) -> Vec<TaskId> {
         .collect();
     duplicated.dedup();
     duplicated
-}
-
-/// serde_json's message for an error in a task's text, with the place counted in the
-/// whole file (whose text up to the task is `before`) rather than in the task.
-fn placed_in_file(error: &serde_json::Error, before: &[u8]) -> String {
-    let first_line = memchr::memchr_iter(b'\n', before).count() + 1;
-    let first_column = before.len() - memchr::memrchr(b'\n', before).map_or(0, |at| at + 1) + 1;
-    let message = error.to_string();
-    let message = message
-        .rsplit_once(" at line ")
-        .map_or(message.as_str(), |(what, _)| what);
-    let column = match error.line() {
-        1 => first_column + error.column() - 1,
-        _ => error.column(),
-    };
-    format!(
-        "{message} at line {} column {column}",
-        first_line + error.line() - 1
-    )
 }
 
 fn separator(first: &mut bool) -> &'static [u8] {

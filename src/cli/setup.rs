@@ -183,9 +183,8 @@ fn render_plans(plans: &[ClientPlan], dry_run: bool, uninstall: bool) -> String 
             if dry_run {
                 for line in file.diff() {
                     match line {
-                        DiffLine::Hunk(number) => {
-                            text.push_str(&format!("      @@ line {number}\n"))
-                        }
+                        DiffLine::Hunk(header) => text.push_str(&format!("      {header}\n")),
+                        DiffLine::Context(line) => text.push_str(&format!("        {line}\n")),
                         DiffLine::Removed(line) => text.push_str(&format!("      - {line}\n")),
                         DiffLine::Added(line) => text.push_str(&format!("      + {line}\n")),
                     }

@@ -1,131 +1,108 @@
-//! A line diff of one file's change, for `baton setup --dry-run`.
+//! A unified line diff of one file's change, for `baton setup --dry-run`, made by the
+//! `similar` crate (Myers' algorithm: memory grows with the files, not with their product).
+
+use similar::{ChangeTag, TextDiff};
+
+/// How many unchanged lines are shown around each change, as `diff -u` shows them.
+const CONTEXT_LINES: usize = 3;
 
 /// One line of a diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DiffLine {
-    /// The first changed line of a hunk is at this line number (1-based) of the new text.
-    Hunk(usize),
+    /// A hunk starts: where its lines are in the old and the new text, as `diff -u` writes
+    /// it (`@@ -3,4 +3,5 @@`).
+    Hunk(String),
+    /// An unchanged line shown around a change.
+    Context(String),
     Removed(String),
     Added(String),
 }
 
-/// Above this many lines between the common start and end, the middle is shown as removed
-/// and added whole rather than matched line by line.
-const MAX_MATCHED_LINES: usize = 2_000;
-
-/// The lines removed from `before` and added in `after`, in hunks.
+/// The lines removed from `before` and added in `after`, in hunks with a few unchanged
+/// lines around them; nothing when the texts are the same.
 pub fn diff_lines(before: &str, after: &str) -> Vec<DiffLine> {
-    let old: Vec<&str> = before.lines().collect();
-    let new: Vec<&str> = after.lines().collect();
-    let prefix = old
-        .iter()
-        .zip(&new)
-        .take_while(|(left, right)| left == right)
-        .count();
-    let suffix = old[prefix..]
-        .iter()
-        .rev()
-        .zip(new[prefix..].iter().rev())
-        .take_while(|(left, right)| left == right)
-        .count();
-    let old_middle = &old[prefix..old.len() - suffix];
-    let new_middle = &new[prefix..new.len() - suffix];
-    let steps = if old_middle.len() <= MAX_MATCHED_LINES && new_middle.len() <= MAX_MATCHED_LINES {
-        matched_steps(old_middle, new_middle)
-    } else {
-        let mut steps = vec![Step::Remove; old_middle.len()];
-        steps.extend(vec![Step::Add; new_middle.len()]);
-        steps
-    };
-
+    let diff = TextDiff::from_lines(before, after);
     let mut lines = Vec::new();
-    let (mut old_index, mut new_index) = (0, 0);
-    let mut in_hunk = false;
-    for step in steps {
-        match step {
-            Step::Keep => {
-                old_index += 1;
-                new_index += 1;
-                in_hunk = false;
-            }
-            Step::Remove | Step::Add => {
-                if !in_hunk {
-                    lines.push(DiffLine::Hunk(prefix + new_index + 1));
-                    in_hunk = true;
-                }
-                if step == Step::Remove {
-                    lines.push(DiffLine::Removed(old_middle[old_index].to_string()));
-                    old_index += 1;
-                } else {
-                    lines.push(DiffLine::Added(new_middle[new_index].to_string()));
-                    new_index += 1;
-                }
-            }
+    for hunk in diff
+        .unified_diff()
+        .context_radius(CONTEXT_LINES)
+        .iter_hunks()
+    {
+        lines.push(DiffLine::Hunk(hunk.header().to_string()));
+        for change in hunk.iter_changes() {
+            // A line keeps its line break in `similar`; the printed diff adds its own.
+            let text = change.value().trim_end_matches(['\n', '\r']).to_string();
+            lines.push(match change.tag() {
+                ChangeTag::Equal => DiffLine::Context(text),
+                ChangeTag::Delete => DiffLine::Removed(text),
+                ChangeTag::Insert => DiffLine::Added(text),
+            });
         }
     }
     lines
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    Keep,
-    Remove,
-    Add,
-}
-
-/// The steps of a longest-common-subsequence alignment of two short line lists.
-fn matched_steps(old: &[&str], new: &[&str]) -> Vec<Step> {
-    // common[i][j] = length of the longest common subsequence of old[i..] and new[j..].
-    let mut common = vec![vec![0usize; new.len() + 1]; old.len() + 1];
-    for i in (0..old.len()).rev() {
-        for j in (0..new.len()).rev() {
-            common[i][j] = if old[i] == new[j] {
-                common[i + 1][j + 1] + 1
-            } else {
-                common[i + 1][j].max(common[i][j + 1])
-            };
-        }
-    }
-    let mut steps = Vec::with_capacity(old.len() + new.len());
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        if i < old.len() && j < new.len() && old[i] == new[j] {
-            steps.push(Step::Keep);
-            i += 1;
-            j += 1;
-        } else if j < new.len() && (i == old.len() || common[i][j + 1] > common[i + 1][j]) {
-            steps.push(Step::Add);
-            j += 1;
-        } else {
-            steps.push(Step::Remove);
-            i += 1;
-        }
-    }
-    steps
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn context(text: &str) -> DiffLine {
+        DiffLine::Context(text.into())
+    }
+
     #[test]
-    fn shows_only_what_changed_in_separate_hunks() {
+    fn shows_what_changed_with_the_lines_around_it() {
         let before = "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3\n}\n";
         let after = "{\n  \"a\": 1,\n  \"x\": 0,\n  \"b\": 2,\n  \"c\": 4\n}\n";
         assert_eq!(
             diff_lines(before, after),
             vec![
-                DiffLine::Hunk(3),
+                DiffLine::Hunk("@@ -1,5 +1,6 @@".into()),
+                context("{"),
+                context("  \"a\": 1,"),
                 DiffLine::Added("  \"x\": 0,".into()),
-                DiffLine::Hunk(5),
+                context("  \"b\": 2,"),
                 DiffLine::Removed("  \"c\": 3".into()),
                 DiffLine::Added("  \"c\": 4".into()),
+                context("}"),
             ]
         );
         assert!(diff_lines(before, before).is_empty());
         assert_eq!(
             diff_lines("", "one\n"),
-            vec![DiffLine::Hunk(1), DiffLine::Added("one".into())]
+            vec![
+                DiffLine::Hunk("@@ -0,0 +1 @@".into()),
+                DiffLine::Added("one".into())
+            ]
         );
+    }
+
+    #[test]
+    fn changes_far_apart_are_separate_hunks_with_their_own_context() {
+        let before: String = (1..=20).map(|number| format!("line {number}\n")).collect();
+        let after = before
+            .replace("line 2\n", "line two\n")
+            .replace("line 18\n", "line eighteen\n");
+        let lines = diff_lines(&before, &after);
+        let hunks: Vec<_> = lines
+            .iter()
+            .filter_map(|line| match line {
+                DiffLine::Hunk(header) => Some(header.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(hunks, ["@@ -1,5 +1,5 @@", "@@ -15,6 +15,6 @@"]);
+        assert!(lines.contains(&context("line 5")));
+        assert!(!lines.contains(&context("line 10")), "far from any change");
+    }
+
+    #[test]
+    fn large_files_are_diffed_without_a_table_of_every_pair_of_lines() {
+        let before: String = (0..20_000).map(|number| format!("{number}\n")).collect();
+        let after = before.replace("\n10000\n", "\nten thousand\n");
+        let lines = diff_lines(&before, &after);
+        assert!(lines.contains(&DiffLine::Removed("10000".into())));
+        assert!(lines.contains(&DiffLine::Added("ten thousand".into())));
+        assert_eq!(lines.len(), 1 + 3 + 2 + 3);
     }
 }

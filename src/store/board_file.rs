@@ -3,19 +3,23 @@
 //! lines, release.
 //! Readers never lock: [`read`] sees the whole old board or the whole new one.
 
+use std::fmt;
 use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
 
 use super::board_layout::{self, Field};
 use super::journal::{self, Recovered};
 use super::lock::{FileLock, LockPolicy};
 use super::paths::Home;
-use super::scan::{Kind, ScanError, Scanner};
 use super::{StoreError, atomic, regular};
 use crate::activity::ActivityRecord;
 use crate::archive;
-use crate::board::task::{Head, Priority, Status, TaskId};
+use crate::board::task::Head;
 use crate::board::{BOARD_SCHEMA, Board, Source, StoredTasks};
 use crate::error::Result;
 use crate::time::Timestamp;
@@ -24,7 +28,7 @@ use crate::time::Timestamp;
 ///
 /// A board in baton's layout is read a piece at a time and its file kept open: only the
 /// heads of its tasks are held, and a task's text is read again when a command needs it.
-/// Any other board is read whole and scanned strictly.
+/// Any other board is read whole, strictly, by serde_json.
 pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
     read_path(home.board_file(project), project)
 }
@@ -71,7 +75,7 @@ pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
     })
 }
 
-/// As [`parse`], reading with the strict scanner alone: what the line reader must agree
+/// As [`parse`], reading with serde_json alone (the strict reader): what the line reader must agree
 /// with wherever it reads a board itself.
 pub fn parse_strict(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
     parse_with(path, bytes.to_vec(), |_| None)
@@ -100,30 +104,15 @@ fn parse_with(
     };
     let text = String::from_utf8(bytes)
         .map_err(|error| corrupt(format!("not UTF-8 text ({})", error.utf8_error())))?;
-    let mut found = Found::default();
     // Boards as baton lays them out are read line by line; any other text, and any damage,
-    // goes to the strict scanner, which reads all JSON and names what is wrong.
-    let scanned = match laid_out(&text) {
+    // is read whole by serde_json, which reads all JSON and names what is wrong.
+    let (schema, project, next_id, tasks) = match laid_out(&text) {
         Some(laid) => {
-            found = Found {
-                schema: Some(laid.schema),
-                project: Some(laid.project),
-                next_id: Some(laid.next_id),
-                tasks: Some(laid.tasks),
-            };
-            Ok(())
+            check_schema(path, laid.schema)?;
+            (laid.schema, laid.project, laid.next_id, laid.tasks)
         }
-        None => scan_board(&text, &mut found),
+        None => read_whole(path, &text)?,
     };
-    if let Some(schema) = found.schema {
-        check_schema(path, schema)?;
-    }
-    scanned.map_err(|error| corrupt(error.to_string()))?;
-    let missing = |field: &str| corrupt(format!("missing field `{field}`"));
-    let schema = found.schema.ok_or_else(|| missing("schema"))?;
-    let project = found.project.ok_or_else(|| missing("project"))?;
-    let next_id = found.next_id.ok_or_else(|| missing("next_id"))?;
-    let tasks = found.tasks.ok_or_else(|| missing("tasks"))?;
     let source = Source::text(path.to_path_buf(), text);
     // The schema is at most BOARD_SCHEMA here, so it fits.
     Ok(Board::stored(
@@ -135,178 +124,202 @@ fn parse_with(
     ))
 }
 
+/// Reads a board in any layout with serde_json: its own fields, and each task's head with
+/// where the task's text is. A newer schema is refused as such even when what follows it
+/// would not read as this version's board.
+fn read_whole(path: &Path, text: &str) -> Result<(u64, String, u64, StoredTasks), StoreError> {
+    let corrupt = |detail: String| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let mut found = Found::default();
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let read = BoardFields(&mut found)
+        .deserialize(&mut deserializer)
+        .and_then(|()| deserializer.end());
+    if let Some(schema) = found.schema {
+        check_schema(path, schema)?;
+    }
+    read.map_err(|error| corrupt(placed_in_file(&error, b"", text.as_bytes())))?;
+    let missing = |field: &str| corrupt(format!("missing field `{field}`"));
+    let schema = found.schema.ok_or_else(|| missing("schema"))?;
+    let project = found.project.ok_or_else(|| missing("project"))?;
+    let next_id = found.next_id.ok_or_else(|| missing("next_id"))?;
+    let raw_tasks = found.tasks.ok_or_else(|| missing("tasks"))?;
+    let mut tasks = StoredTasks::with_capacity(raw_tasks.len());
+    for raw in raw_tasks {
+        let task = raw.get();
+        // A raw value borrows its text from `text`: where it starts is how far it is in.
+        let start = task.as_ptr() as usize - text.as_ptr() as usize;
+        let span = start..start + task.len();
+        debug_assert_eq!(&text[span.clone()], task);
+        let head = serde_json::Deserializer::from_str(task)
+            .deserialize_map(TaskHead)
+            .map_err(|error| {
+                corrupt(placed_in_file(
+                    &error,
+                    &text.as_bytes()[..start],
+                    task.as_bytes(),
+                ))
+            })?;
+        tasks.push(head, span);
+    }
+    Ok((schema, project, next_id, tasks))
+}
+
+/// A board's own fields as far as they were read: kept when a later part of the text
+/// fails, so that a newer schema is still told as such.
 #[derive(Default)]
-struct Found {
+struct Found<'text> {
     schema: Option<u64>,
     project: Option<String>,
     next_id: Option<u64>,
-    tasks: Option<StoredTasks>,
+    tasks: Option<Vec<&'text RawValue>>,
 }
 
-fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
-    let mut scanner = Scanner::new(text);
-    scanner.object(|scanner, key| {
-        let key = key.value();
-        match key.as_ref() {
-            "schema" => once(scanner, &key, found.schema.is_some())
-                .and_then(|()| whole_number(scanner, &key))
-                .map(|schema| found.schema = Some(schema)),
-            "project" => once(scanner, &key, found.project.is_some())
-                .and_then(|()| string(scanner, &key))
-                .map(|project| found.project = Some(project)),
-            "next_id" => once(scanner, &key, found.next_id.is_some())
-                .and_then(|()| whole_number(scanner, &key))
-                .map(|next_id| found.next_id = Some(next_id)),
-            "tasks" => {
-                once(scanner, &key, found.tasks.is_some())?;
-                if found
-                    .schema
-                    .is_some_and(|schema| schema > u64::from(BOARD_SCHEMA))
-                {
-                    // A newer board is refused as such; its tasks need not make sense to us.
-                    return scanner.value().map(drop);
+/// Reads a board's object into [`Found`], field by field.
+struct BoardFields<'found, 'text>(&'found mut Found<'text>);
+
+impl<'text> DeserializeSeed<'text> for BoardFields<'_, 'text> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'text>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'text> Visitor<'text> for BoardFields<'_, 'text> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a board")
+    }
+
+    fn visit_map<A: MapAccess<'text>>(self, mut map: A) -> Result<(), A::Error> {
+        let found = self.0;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "schema" => found.schema = Some(once(&found.schema, &key, &mut map)?),
+                "project" => found.project = Some(once(&found.project, &key, &mut map)?),
+                "next_id" => found.next_id = Some(once(&found.next_id, &key, &mut map)?),
+                "tasks" => {
+                    if found.tasks.is_some() {
+                        return Err(duplicate(&key));
+                    }
+                    if found
+                        .schema
+                        .is_some_and(|schema| schema > u64::from(BOARD_SCHEMA))
+                    {
+                        // A newer board is refused as such; its tasks need not make sense
+                        // to us.
+                        map.next_value::<IgnoredAny>()?;
+                        found.tasks = Some(Vec::new());
+                    } else {
+                        found.tasks = Some(map.next_value()?);
+                    }
                 }
-                expect(scanner, &key, Kind::Array)?;
-                let mut tasks = StoredTasks::default();
-                scanner.array(|scanner| {
-                    let start = scanner.next_start();
-                    let head = task_head(scanner)?;
-                    tasks.push(head, start..scanner.position());
-                    Ok(())
-                })?;
-                found.tasks = Some(tasks);
-                Ok(())
-            }
-            _ => scanner.value().map(drop),
-        }
-    })?;
-    scanner.finish()
-}
-
-/// Reads one task's head, and checks the type of each of its other fields, so that a task
-/// decoded later fails only on damage deep inside a list.
-fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
-    expect(scanner, "task", Kind::Object)?;
-    let start = scanner.next_start();
-    let mut head = Head::unread(Arc::from(""));
-    let mut seen = 0u32;
-    scanner.object(|scanner, key| {
-        let key = key.value();
-        let field = Field::named(key.as_bytes());
-        if field == Field::Unknown {
-            return scanner.value().map(drop);
-        }
-        once(scanner, &key, seen & field.bit() != 0)?;
-        seen |= field.bit();
-        match field {
-            Field::Id => head.id = TaskId(whole_number(scanner, &key)?),
-            Field::Status => head.status = named(scanner, &key, &Status::ALL, Status::as_str)?,
-            Field::Priority => {
-                head.priority = named(scanner, &key, &Priority::ALL, Priority::as_str)?;
-            }
-            Field::From => head.from = Arc::from(string(scanner, &key)?),
-            Field::To => head.to = Arc::from(string(scanner, &key)?),
-            Field::Reviewer => {
-                head.reviewer = optional(scanner, |scanner| string(scanner, &key))?.map(Arc::from);
-            }
-            Field::After => {
-                expect(scanner, &key, Kind::Array)?;
-                scanner.array(|scanner| {
-                    head.after.push(TaskId(whole_number(scanner, &key)?));
-                    Ok(())
-                })?;
-            }
-            Field::CreatedAt => head.created_at = time(scanner, &key)?,
-            Field::UpdatedAt => head.updated_at = time(scanner, &key)?,
-            Field::LeaseExpiresAt => {
-                head.lease_expires_at = optional(scanner, |scanner| time(scanner, &key))?;
-            }
-            Field::ClaimedAt => optional(scanner, |scanner| time(scanner, &key)).map(drop)?,
-            Field::Subject | Field::Body => string(scanner, &key).map(drop)?,
-            Field::Skill | Field::Result => {
-                optional(scanner, |scanner| string(scanner, &key)).map(drop)?
-            }
-            Field::Review => {
-                expect(scanner, &key, Kind::Bool).and_then(|()| scanner.value().map(drop))?
-            }
-            // Lists, checked item by item when the task is decoded.
-            Field::Files | Field::Thread | Field::Unknown => {
-                expect(scanner, &key, Kind::Array).and_then(|()| scanner.value().map(drop))?
+                _ => drop(map.next_value::<IgnoredAny>()?),
             }
         }
         Ok(())
-    })?;
-    if let Some(field) = Field::missing(seen) {
-        return Err(scanner.error_at(start, &format!("task without `{field}`")));
     }
-    Ok(head)
 }
 
-fn once(scanner: &Scanner<'_>, key: &str, seen: bool) -> Result<(), ScanError> {
+/// The value of a field that may be given once, `seen` telling whether it was.
+fn once<'text, T: Deserialize<'text>, A: MapAccess<'text>>(
+    seen: &Option<T>,
+    key: &str,
+    map: &mut A,
+) -> Result<T, A::Error> {
     match seen {
-        true => Err(scanner.error(&format!("duplicate field `{key}`"))),
-        false => Ok(()),
+        Some(_) => Err(duplicate(key)),
+        None => map.next_value(),
     }
 }
 
-fn expect(scanner: &mut Scanner<'_>, field: &str, kind: Kind) -> Result<(), ScanError> {
-    let found = scanner.peek()?;
-    match found == kind {
-        true => Ok(()),
-        false => Err(scanner.error(&format!(
-            "`{field}` is {}, expected {}",
-            found.name(),
-            kind.name()
-        ))),
+fn duplicate<E: de::Error>(key: &str) -> E {
+    E::custom(format_args!("duplicate field `{key}`"))
+}
+
+/// Reads one task's head, and checks the type of each of its other fields, so that a task
+/// decoded later fails only on damage deep inside a list. The fields are the line reader's
+/// ([`Field`]), so both readers know the same ones.
+struct TaskHead;
+
+impl<'text> Visitor<'text> for TaskHead {
+    type Value = Head;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a task")
+    }
+
+    fn visit_map<A: MapAccess<'text>>(self, mut map: A) -> Result<Head, A::Error> {
+        let mut head = Head::unread(Arc::from(""));
+        let mut seen = 0u32;
+        while let Some(key) = map.next_key::<String>()? {
+            let field = Field::named(key.as_bytes());
+            if seen & field.bit() != 0 {
+                return Err(duplicate(&key));
+            }
+            seen |= field.bit();
+            match field {
+                Field::Id => head.id = map.next_value()?,
+                Field::Status => head.status = map.next_value()?,
+                Field::Priority => head.priority = map.next_value()?,
+                Field::From => head.from = Arc::from(map.next_value::<String>()?),
+                Field::To => head.to = Arc::from(map.next_value::<String>()?),
+                Field::Reviewer => {
+                    head.reviewer = map.next_value::<Option<String>>()?.map(Arc::from);
+                }
+                Field::After => head.after = map.next_value()?,
+                Field::CreatedAt => head.created_at = map.next_value()?,
+                Field::UpdatedAt => head.updated_at = map.next_value()?,
+                Field::LeaseExpiresAt => head.lease_expires_at = map.next_value()?,
+                Field::ClaimedAt => drop(map.next_value::<Option<Timestamp>>()?),
+                Field::Subject | Field::Body => drop(map.next_value::<String>()?),
+                Field::Skill | Field::Result => drop(map.next_value::<Option<String>>()?),
+                Field::Review => drop(map.next_value::<bool>()?),
+                // Lists, checked item by item when the task is decoded.
+                Field::Files | Field::Thread => drop(map.next_value::<Vec<IgnoredAny>>()?),
+                // Not a field baton knows: stepped over, and it may repeat (as serde allows).
+                Field::Unknown => drop(map.next_value::<IgnoredAny>()?),
+            }
+        }
+        match Field::missing(seen) {
+            Some(field) => Err(de::Error::missing_field(field)),
+            None => Ok(head),
+        }
     }
 }
 
-fn whole_number(scanner: &mut Scanner<'_>, field: &str) -> Result<u64, ScanError> {
-    expect(scanner, field, Kind::Number)?;
-    scanner.unsigned()
-}
-
-fn string(scanner: &mut Scanner<'_>, field: &str) -> Result<String, ScanError> {
-    expect(scanner, field, Kind::String)?;
-    Ok(scanner.string()?.value().into_owned())
-}
-
-fn optional<T>(
-    scanner: &mut Scanner<'_>,
-    read: impl FnOnce(&mut Scanner<'_>) -> Result<T, ScanError>,
-) -> Result<Option<T>, ScanError> {
-    match scanner.null()? {
-        true => Ok(None),
-        false => read(scanner).map(Some),
+/// serde_json's message for an error in `text`, with the place counted in the whole file,
+/// whose text before `text` is `before`. serde_json counts columns in bytes, as this does.
+pub(crate) fn placed_in_file(error: &serde_json::Error, before: &[u8], text: &[u8]) -> String {
+    let message = error.to_string();
+    let message = message
+        .rsplit_once(" at line ")
+        .map_or(message.as_str(), |(what, _)| what);
+    let (mut line, mut column) = (error.line(), error.column());
+    if line == 0 {
+        // Not placed (serde_json places every error in text it reads).
+        return message.to_string();
     }
-}
-
-fn time(scanner: &mut Scanner<'_>, field: &str) -> Result<Timestamp, ScanError> {
-    expect(scanner, field, Kind::String)?;
-    let value = scanner.string()?.value();
-    Timestamp::parse_stored(&value).map_err(|error| scanner.error(&format!("`{field}`: {error}")))
-}
-
-/// One of a fixed set of names, spelled exactly as stored.
-fn named<T: Copy>(
-    scanner: &mut Scanner<'_>,
-    field: &str,
-    choices: &[T],
-    name: impl Fn(T) -> &'static str,
-) -> Result<T, ScanError> {
-    expect(scanner, field, Kind::String)?;
-    let value = scanner.string()?.value();
-    choices
-        .iter()
-        .copied()
-        .find(|choice| name(*choice) == value)
-        .ok_or_else(|| {
-            let names: Vec<_> = choices.iter().map(|choice| name(*choice)).collect();
-            scanner.error(&format!(
-                "`{field}` is `{value}`, expected one of {}",
-                names.join(", ")
-            ))
-        })
+    if column == 0 && line > 1 {
+        // serde_json places an error found just past a line break (the text ending there)
+        // at column 0 of the next line: it is at the end of the line the break ends.
+        line -= 1;
+        let ended = text.split(|byte| *byte == b'\n').nth(line - 1);
+        column = ended.map_or(0, <[u8]>::len) + 1;
+    }
+    let first_line = memchr::memchr_iter(b'\n', before).count() + 1;
+    let first_column = before.len() - memchr::memrchr(b'\n', before).map_or(0, |at| at + 1) + 1;
+    if line == 1 {
+        column += first_column - 1;
+    }
+    format!(
+        "{message} at line {} column {column}",
+        first_line + line - 1
+    )
 }
 
 /// A change in progress, holding the lock. Record one activity line per change made.
@@ -427,4 +440,159 @@ pub fn persist(
 pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
     let path = home.board_file(project);
     atomic::stage_with(&path, |out| board.write_to(out))?.commit(Some(&home.board_backup(project)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PATH: &str = "/hub/projects/p/board.json";
+
+    /// A board in no layout of baton's, so that serde_json reads it.
+    fn board(tasks: &str) -> String {
+        format!(r#"{{"schema": 1, "project": "p", "next_id": 9, "tasks": [{tasks}]}}"#)
+    }
+
+    const TASK: &str = r#"{"id": 1, "subject": "s", "from": "ada", "to": "bob",
+        "status": "pending", "created_at": "2026-11-29T10:00:00.000Z",
+        "updated_at": "2026-11-29T10:00:00.000Z"}"#;
+
+    fn error(text: &str) -> String {
+        parse_strict(Path::new(PATH), text.as_bytes())
+            .expect_err(text)
+            .to_string()
+    }
+
+    #[test]
+    fn a_board_in_any_layout_reads_with_the_text_of_each_task() {
+        let text = board(&format!("{TASK},\n {TASK}"));
+        let board = parse_strict(Path::new(PATH), text.as_bytes()).unwrap();
+        assert_eq!((board.project.as_str(), board.next_id), ("p", 9));
+        assert_eq!(board.len(), 2);
+        for task in board.tasks() {
+            assert_eq!(task.unwrap().subject, "s");
+        }
+    }
+
+    #[test]
+    fn what_is_wrong_is_named_with_its_line_and_column() {
+        for (text, what) in [
+            (
+                "{\n  \"schema\": 1\n  \"project\": \"p\"\n}",
+                "expected `,` or `}` at line 3 column 3",
+            ),
+            ("[]", "expected a board at line 1 column"),
+            (
+                &board("").replace("9", "-1"),
+                "expected u64 at line 1 column",
+            ),
+            (
+                &board(&TASK.replace("\"pending\"", "\"resting\"")),
+                "unknown variant `resting`",
+            ),
+            (&board(&TASK.replace("\"s\"", "\"\\ud800\"")), "hex escape"),
+            (
+                &board(&TASK.replace("\"s\"", "1")),
+                "invalid type: integer `1`, expected a string",
+            ),
+            (
+                &board(&TASK.replace("\"id\": 1,", "")),
+                "missing field `id`",
+            ),
+            (
+                &board(TASK).replace("\"next_id\": 9,", ""),
+                "missing field `next_id`",
+            ),
+            (&format!("{} {{}}", board("")), "trailing characters"),
+        ] {
+            let error = error(text);
+            assert!(error.contains(what), "{text}: {error}");
+            assert!(error.contains("board.json"), "{error}");
+        }
+        // A task's place is counted in the whole file.
+        let text = board(&format!("{TASK},\n{}", TASK.replace("\"bob\"", "7")));
+        assert!(
+            error(&text).ends_with("at line 4 column 48"),
+            "{}",
+            error(&text)
+        );
+    }
+
+    #[test]
+    fn an_error_just_past_a_line_break_is_placed_at_the_end_of_its_line() {
+        // serde_json says "line 2 column 0" for the end of the text after a line break.
+        let text = "{\"schema\": 1,\n";
+        assert!(
+            error(text).ends_with("at line 1 column 14"),
+            "{}",
+            error(text)
+        );
+        let text = board(&TASK.replace("\"s\"", "\"s\n"));
+        assert!(
+            error(&text).contains("at line 1 column"),
+            "{}",
+            error(&text)
+        );
+    }
+
+    #[test]
+    fn a_field_given_twice_is_refused_on_the_board_and_in_a_task() {
+        let text = board("").replace(
+            "\"project\": \"p\"",
+            "\"project\": \"p\", \"project\": \"q\"",
+        );
+        assert!(error(&text).contains("duplicate field `project`"));
+        // Every field the line reader knows is known here too: given twice, it is refused.
+        let fields = TASK.replace('\n', " ").replace("{", "").replace("}", "");
+        let known = [
+            ("id", "1"),
+            ("body", "\"\""),
+            ("files", "[]"),
+            ("reviewer", "null"),
+            ("priority", "\"low\""),
+            ("after", "[]"),
+            ("skill", "null"),
+            ("review", "false"),
+            ("claimed_at", "null"),
+            ("lease_expires_at", "null"),
+            ("result", "null"),
+            ("thread", "[]"),
+        ];
+        for (field, value) in known {
+            let task = format!("{{{fields}, \"{field}\": {value}, \"{field}\": {value}}}");
+            let text = board(&task);
+            assert!(
+                error(&text).contains(&format!("duplicate field `{field}`")),
+                "{field}"
+            );
+        }
+        // A field baton does not know may repeat, as serde lets it.
+        let task = format!("{{{fields}, \"later\": 1, \"later\": 2}}");
+        assert!(parse_strict(Path::new(PATH), board(&task).as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_as_such_whatever_follows_it() {
+        for text in [
+            r#"{"schema": 7, "tasks": [ oops"#,
+            r#"{"schema": 7, "project": "p", "next_id": 1, "tasks": [{"id": "one"}]}"#,
+        ] {
+            let refused = parse_strict(Path::new(PATH), text.as_bytes()).unwrap_err();
+            assert!(
+                matches!(refused, StoreError::NewerSchema { found: 7, .. }),
+                "{refused}"
+            );
+        }
+    }
+
+    #[test]
+    fn damage_deep_inside_a_task_is_named_when_the_task_is_read() {
+        let text = board(&TASK.replace("\"id\": 1,", "\"id\": 1, \"files\": [3],"));
+        let board = parse_strict(Path::new(PATH), text.as_bytes()).expect("the heads read");
+        let error = board.tasks().next().unwrap().unwrap_err().to_string();
+        assert!(
+            error.contains("T-1") && error.contains("expected a string"),
+            "{error}"
+        );
+    }
 }

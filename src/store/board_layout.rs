@@ -6,13 +6,12 @@
 //! type of their value by its first character and decoded when a command needs the task.
 //!
 //! Anything else — another layout, escapes where the head is read, an unknown status, a
-//! missing field — gives `None`, and the board is read by the strict scanner instead,
-//! which reads any JSON and names exactly what is wrong.
+//! missing field — gives `None`, and the board is read whole by serde_json instead
+//! (`store::board_file`), which reads any JSON and names exactly what is wrong.
 
 use std::io::{ErrorKind, Read};
 use std::sync::Arc;
 
-use super::scan::plain_run;
 use crate::board::StoredTasks;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::time::Timestamp;
@@ -545,6 +544,57 @@ fn named<T: Copy>(text: &[u8], choices: &[T], name: impl Fn(T) -> &'static str) 
         .find(|choice| name(*choice).as_bytes() == text)
 }
 
+/// How many bytes at the start of `bytes` can sit in a string as they are: up to the first
+/// quote, backslash or control character. Strings are most of a board.
+pub fn plain_run(bytes: &[u8]) -> usize {
+    first_byte(
+        bytes,
+        |word| below(word, 0x20) | equal(word, b'"') | equal(word, b'\\'),
+        |byte| matches!(byte, b'"' | b'\\' | 0..=0x1f),
+    )
+    .unwrap_or(bytes.len())
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Where the first byte that `flags` (eight bytes at a time) and `is` (for the last few)
+/// pick out is. `flags` sets the high bit of the bytes it picks in a word read little-endian,
+/// built from [`equal`] and [`below`]: each may also flag bytes above a true match, never
+/// below one, so the lowest flag is exact.
+#[inline(always)]
+pub fn first_byte(
+    bytes: &[u8],
+    flags: impl Fn(u64) -> u64,
+    is: impl Fn(u8) -> bool,
+) -> Option<usize> {
+    let mut offset = 0;
+    while let Some(chunk) = bytes.get(offset..offset + 8) {
+        let found = flags(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])));
+        if found != 0 {
+            return Some(offset + (found.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    bytes[offset..]
+        .iter()
+        .position(|byte| is(*byte))
+        .map(|at| offset + at)
+}
+
+/// Flags the bytes of `word` equal to `byte`.
+#[inline(always)]
+pub fn equal(word: u64, byte: u8) -> u64 {
+    let diff = word ^ (ONES * u64::from(byte));
+    diff.wrapping_sub(ONES) & !diff & HIGH
+}
+
+/// Flags the bytes of `word` below `limit` (at most 0x80).
+#[inline(always)]
+pub fn below(word: u64, limit: u8) -> u64 {
+    word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGH
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -725,5 +775,100 @@ mod tests {
             let changed = BOARD.replacen(from, to, 1);
             assert!(read(changed.as_bytes(), 0).is_none(), "{to}");
         }
+    }
+
+    #[test]
+    fn a_plain_run_ends_at_the_first_special_byte_wherever_it_is() {
+        for length in 0..40 {
+            let plain = vec![b'a'; length];
+            assert_eq!(plain_run(&plain), length);
+            for special in [b'"', b'\\', b'\n', 0x1f, 0] {
+                for at in 0..length {
+                    let mut bytes = plain.clone();
+                    bytes[at] = special;
+                    // Bytes the word-wise test could flag by mistake sit after a match.
+                    for later in at + 1..length {
+                        bytes[later] = [0x21, 0x5d, 0x23, 0x80][later % 4];
+                    }
+                    assert_eq!(plain_run(&bytes), at, "{special:#x} at {at} of {length}");
+                }
+            }
+        }
+    }
+
+    /// The fields of a task are written out in several places here (the order they are
+    /// written in, their names, which a task must have) and once more in `Task`: a field
+    /// added to one and not the others would read fine and fail later as damage.
+    #[test]
+    fn the_line_reader_knows_every_field_of_a_task_and_no_other() {
+        use crate::board::task::{EntryKind, Task, ThreadEntry};
+        let at = Timestamp::EPOCH;
+        // Every field given a value, so that every one is written.
+        let task = Task {
+            id: TaskId(1),
+            subject: "s".into(),
+            body: "b".into(),
+            files: vec!["f".into()],
+            from: "ada".into(),
+            to: "bob".into(),
+            reviewer: Some("cy".into()),
+            status: Status::Working,
+            priority: Priority::High,
+            after: vec![TaskId(2)],
+            skill: Some("rust".into()),
+            review: true,
+            created_at: at,
+            updated_at: at,
+            claimed_at: Some(at),
+            lease_expires_at: Some(at),
+            result: Some("r".into()),
+            thread: vec![ThreadEntry {
+                at,
+                by: "bob".into(),
+                kind: EntryKind::Claim,
+                text: String::new(),
+            }],
+        };
+        let serde_json::Value::Object(written) = serde_json::to_value(&task).unwrap() else {
+            panic!("a task is written as an object");
+        };
+        // The keys in the order Task writes them: one to a line, indented two spaces.
+        let pretty = serde_json::to_string_pretty(&task).unwrap();
+        let names: Vec<&str> = pretty
+            .lines()
+            .filter_map(|line| line.strip_prefix("  \"")?.split_once('"'))
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(names.len(), written.len());
+        let in_order: Vec<&str> = IN_ORDER
+            .iter()
+            .map(|(_, prefix)| {
+                let name = prefix.strip_prefix(b"      \"").unwrap();
+                std::str::from_utf8(name.strip_suffix(b"\": ").unwrap()).unwrap()
+            })
+            .collect();
+        assert_eq!(
+            in_order, names,
+            "the line reader's order is the order Task writes"
+        );
+        let mut every = 0;
+        for ((field, _), name) in IN_ORDER.iter().zip(&names) {
+            assert!(
+                Field::named(name.as_bytes()) == *field,
+                "`{name}` is its own field"
+            );
+            assert!(every & field.bit() == 0, "`{name}` has a bit of its own");
+            every |= field.bit();
+        }
+        for ((field, _), name) in IN_ORDER.iter().zip(&names) {
+            // A task must have the field exactly when Task cannot be read without it.
+            let mut without = written.clone();
+            without.remove(*name);
+            let required = serde_json::from_value::<Task>(without.into()).is_err();
+            let missing = Field::missing(every & !field.bit());
+            assert_eq!(missing == Some(*name), required, "`{name}` required");
+            assert!(missing.is_none() || required, "only `{name}` is missing");
+        }
+        assert_eq!(Field::missing(every), None);
     }
 }

@@ -9,7 +9,6 @@ pub mod jsonl;
 pub mod lock;
 pub mod paths;
 pub mod regular;
-pub mod scan;
 pub mod versioned;
 
 use std::io;

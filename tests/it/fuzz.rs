@@ -31,7 +31,7 @@ const VALID_BOARD: &str = r#"{
   ]
 }"#;
 
-/// A board as baton lays it out, which the line reader reads without the strict scanner.
+/// A board as baton lays it out, which the line reader reads without serde_json.
 const LAID_OUT_BOARD: &str = r#"{
   "schema": 1,
   "project": "default",
@@ -86,6 +86,9 @@ const LAID_OUT_BOARD: &str = r#"{
 /// Valid text damaged in one of the ways a crash or a hand edit damages files.
 fn damaged(valid: &'static str) -> impl Strategy<Value = Vec<u8>> {
     let length = valid.len();
+    let quotes: Vec<usize> = (0..length)
+        .filter(|at| valid.as_bytes()[*at] == b'"')
+        .collect();
     prop_oneof![
         (0..length).prop_map(move |cut| valid.as_bytes()[..cut].to_vec()),
         (0..length, any::<u8>()).prop_map(move |(at, byte)| {
@@ -99,6 +102,31 @@ fn damaged(valid: &'static str) -> impl Strategy<Value = Vec<u8>> {
             bytes
         }),
         proptest::collection::vec(any::<u8>(), 0..512),
+        // A `\u` escape, good or bad, after a quote: in a string it must be read as serde_json
+        // reads it (a lone surrogate refused), and the line reader must not step over it
+        // where it reads closely.
+        (
+            0..quotes.len(),
+            prop_oneof![
+                Just(r"\u0041"),
+                Just(r"\u00e9"),
+                Just(r"\ud83d\ude00"),
+                Just(r"\ud800"),
+                Just(r"\udc00"),
+                Just(r"\ud800\u0041"),
+                Just(r"\u00"),
+                Just(r"\uzzzz"),
+                Just(r"\u0022"),
+                Just(r"\u005c"),
+            ]
+        )
+            .prop_map(move |(quote, escape)| {
+                // Just after a quote: inside a string half the time.
+                let at = quotes[quote] + 1;
+                let mut bytes = valid.as_bytes().to_vec();
+                bytes.splice(at..at, escape.bytes());
+                bytes
+            }),
     ]
 }
 

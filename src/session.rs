@@ -12,13 +12,14 @@ use crate::board::inbox::{Reason, Turn};
 use crate::board::task::{Head, Priority, Status, Task, TaskId, ThreadEntry};
 use crate::board::transition::{self, Action, Event};
 use crate::board::{Board, InboxItem};
+use crate::change::{self, Transaction};
 use crate::error::{Error, Result};
 use crate::mail::{Delivery, Message};
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
 use crate::store::StoreError;
-use crate::store::board_file::{self, Transaction};
+use crate::store::board_file;
 use crate::store::lock::LockPolicy;
 use crate::store::paths::Home;
 use crate::text;
@@ -349,7 +350,7 @@ impl Session {
     /// The locked read-change-write every change goes through; it also renews the caller's
     /// due leases, so a renewal never costs a write of its own.
     fn update<T>(&self, change: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
-        board_file::update(
+        change::update(
             &self.hub.home,
             &self.project.id,
             self.hub.lock,

@@ -1,7 +1,7 @@
-//! The one way to change a board: lock `board.lock`, re-read `board.json`, change it, write
-//! it atomically (keeping `board.json.bak`) with its activity lines journaled, append the
-//! lines, release.
-//! Readers never lock: [`read`] sees the whole old board or the whole new one.
+//! The board's file: reading `board.json`, and writing it atomically (keeping
+//! `board.json.bak`) with its activity lines journaled. A writer holds `board.lock` around
+//! both (`crate::change` is the one way to change a board); readers never lock: [`read`]
+//! sees the whole old board or the whole new one.
 
 use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -9,15 +9,13 @@ use std::sync::Arc;
 
 use super::board_layout::{self, Field};
 use super::journal::{self, Recovered};
-use super::lock::{FileLock, LockPolicy};
+use super::lock::FileLock;
 use super::paths::Home;
 use super::scan::{Kind, ScanError, Scanner};
 use super::{StoreError, atomic, regular};
 use crate::activity::ActivityRecord;
-use crate::archive;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::{BOARD_SCHEMA, Board, Source, StoredTasks};
-use crate::error::Result;
 use crate::time::Timestamp;
 
 /// Reads a project's board without locking; a project with no board yet has an empty one.
@@ -307,54 +305,6 @@ fn named<T: Copy>(
                 names.join(", ")
             ))
         })
-}
-
-/// A change in progress, holding the lock. Record one activity line per change made.
-pub struct Transaction {
-    pub board: Board,
-    pub now: Timestamp,
-    records: Vec<ActivityRecord>,
-    is_changed: bool,
-}
-
-impl Transaction {
-    /// Notes a change for the activity log; a transaction with none writes nothing.
-    pub fn record(&mut self, record: ActivityRecord) {
-        self.records.push(record);
-        self.is_changed = true;
-    }
-
-    /// Marks the board changed without an activity line (lease renewals).
-    pub fn touch(&mut self) {
-        self.is_changed = true;
-    }
-}
-
-/// Runs `change` on the board under the lock and persists what it did. When `change`
-/// fails, nothing is written. A change a killed writer left half-logged is completed (or
-/// dropped) first, so its lines come before this change's.
-pub fn update<T>(
-    home: &Home,
-    project: &str,
-    lock: LockPolicy,
-    now: Timestamp,
-    change: impl FnOnce(&mut Transaction) -> Result<T>,
-) -> Result<T> {
-    let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
-    recover_log(home, project)?;
-    let board = read(home, project)?;
-    let mut transaction = Transaction {
-        board,
-        now,
-        records: Vec::new(),
-        is_changed: false,
-    };
-    let result = change(&mut transaction)?;
-    if transaction.is_changed {
-        archive::sweep(home, &mut transaction.board, now)?;
-        persist(home, project, &transaction.board, &transaction.records)?;
-    }
-    Ok(result)
 }
 
 /// Completes or drops the journal of a change whose writer was killed (`store::journal`).

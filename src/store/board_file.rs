@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::board_layout::{self, Field};
+use super::board_source::Source;
 use super::journal::{self, Recovered};
 use super::lock::FileLock;
 use super::paths::Home;
@@ -15,7 +16,7 @@ use super::scan::{Kind, ScanError, Scanner};
 use super::{StoreError, atomic, regular};
 use crate::activity::ActivityRecord;
 use crate::board::task::{Head, Priority, Status, TaskId};
-use crate::board::{BOARD_SCHEMA, Board, Source, StoredTasks};
+use crate::board::{BOARD_SCHEMA, Board, StoredTasks};
 use crate::time::Timestamp;
 
 /// Reads a project's board without locking; a project with no board yet has an empty one.

@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod board_file;
 pub mod board_layout;
+pub mod board_source;
 pub mod journal;
 pub mod jsonl;
 pub mod lock;

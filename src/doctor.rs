@@ -1263,7 +1263,7 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 fn read_board(path: &Path) -> Result<Option<Board>, StoreError> {
     match regular::read(path) {
         Ok(bytes) => {
-            let board = board_file::parse_owned(path, bytes)?;
+            let board: Board = board_file::parse_owned(path, bytes)?;
             board.tasks().try_for_each(|task| task.map(drop))?;
             Ok(Some(board))
         }

@@ -12,15 +12,15 @@ use std::sync::{Arc, OnceLock};
 
 use chrono::Duration;
 use inbox::{Reason, Turn};
-use task::{Head, Status, Task, TaskId};
+use task::{Head, Priority, Status, Task, TaskId};
 use transition::{Action, Event, Rules, TransitionError};
 
 use crate::store::StoreError;
+use crate::store::board_file::{BoardModel, StoredBoard, StoredHead, TaskNames};
 use crate::store::board_source::Source;
 use crate::time::Timestamp;
 
-/// The `schema` this binary writes and the highest it reads.
-pub const BOARD_SCHEMA: u32 = 1;
+pub use crate::store::board_file::BOARD_SCHEMA;
 
 /// The contents of `board.json`. Tasks read from the file stay as their text until a
 /// command needs all of one: every task's [`Head`] is read up front, the rest on demand, and
@@ -55,34 +55,6 @@ enum Body {
     Owned(Box<Task>),
 }
 
-/// The tasks of a board as a reader finds them: each one's head and where its text is.
-#[derive(Debug, Default)]
-pub struct StoredTasks(Vec<Slot>);
-
-impl StoredTasks {
-    pub(crate) fn with_capacity(capacity: usize) -> Self {
-        StoredTasks(Vec::with_capacity(capacity))
-    }
-
-    pub(crate) fn push(&mut self, head: Head, span: Range<usize>) {
-        self.0.push(Slot {
-            head,
-            body: Body::Stored {
-                span,
-                task: OnceLock::new(),
-            },
-        });
-    }
-
-    /// Each task's head and where its text is, in board order.
-    pub fn heads(&self) -> impl Iterator<Item = (&Head, &Range<usize>)> {
-        self.0.iter().filter_map(|slot| match &slot.body {
-            Body::Stored { span, .. } => Some((&slot.head, span)),
-            Body::Owned(_) => None,
-        })
-    }
-}
-
 /// A task in someone's inbox, with why it is there.
 #[derive(Debug, Clone, Copy)]
 pub struct InboxItem<'a> {
@@ -104,25 +76,6 @@ impl Board {
         }
     }
 
-    /// A board read from `source`: the heads of its tasks and where each task's text is.
-    pub(crate) fn stored(
-        schema: u32,
-        project: String,
-        next_id: u64,
-        source: Source,
-        tasks: StoredTasks,
-    ) -> Self {
-        let duplicated = duplicated_ids(&tasks.0);
-        Board {
-            schema,
-            project,
-            next_id,
-            slots: tasks.0,
-            source: Some(Arc::new(source)),
-            duplicated,
-        }
-    }
-
     /// The ids more than one task on the board has, in order; nearly always none.
     pub fn duplicated_ids(&self) -> &[TaskId] {
         &self.duplicated
@@ -134,7 +87,7 @@ impl Board {
         match self.duplicated.binary_search(&id) {
             Ok(_) => Err(StoreError::DuplicateId {
                 path: self.path(),
-                task: id,
+                task: id.to_string(),
             }),
             Err(_) => Ok(()),
         }
@@ -482,6 +435,64 @@ impl Board {
     }
 }
 
+impl BoardModel for Board {
+    const NAMES: TaskNames = TaskNames {
+        statuses: &Status::NAMES,
+        priorities: &Priority::NAMES,
+    };
+
+    fn empty(project: &str) -> Self {
+        Board::new(project)
+    }
+
+    /// The heads of the tasks read, and where each task's text is.
+    fn from_stored(stored: StoredBoard) -> Self {
+        let slots: Vec<Slot> = stored
+            .tasks
+            .into_iter()
+            .map(|(head, span)| Slot {
+                head: head_of(head),
+                body: Body::Stored {
+                    span,
+                    task: OnceLock::new(),
+                },
+            })
+            .collect();
+        let duplicated = duplicated_ids(&slots);
+        Board {
+            schema: stored.schema,
+            project: stored.project,
+            next_id: stored.next_id,
+            slots,
+            source: Some(Arc::new(stored.source)),
+            duplicated,
+        }
+    }
+
+    fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        Board::write_to(self, out)
+    }
+}
+
+/// The model's head of a task from the store's: the words read as their place in
+/// [`Board::NAMES`], which the store checked.
+fn head_of(stored: StoredHead) -> Head {
+    Head {
+        id: TaskId(stored.id),
+        status: Status::ALL[stored.status],
+        priority: stored
+            .priority
+            .map_or_else(Priority::default, |place| Priority::ALL[place]),
+        from: stored.from,
+        to: stored.to,
+        reviewer: stored.reviewer,
+        after: stored.after.into_iter().map(TaskId).collect(),
+        created_at: stored.created_at,
+        updated_at: stored.updated_at,
+        lease_expires_at: stored.lease_expires_at,
+    }
+}
+
 /// The ids more than one of `slots` has, sorted. baton writes tasks in id order, so the
 /// usual board is told apart from any other in one pass without a set.
 fn duplicated_ids(slots: &[Slot]) -> Vec<TaskId> {
@@ -547,7 +558,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde::Serialize;
-    use task::Priority;
 
     const AGENTS: [&str; 4] = ["ada", "bob", "cy", "lead"];
 
@@ -643,7 +653,8 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let ids: Vec<TaskId> = board.heads().map(|head| head.id).collect();
         for order in [ids.clone(), ids.iter().rev().copied().collect()] {
-            let from_file = crate::store::board_file::read_path(path.clone(), "p").unwrap();
+            let from_file =
+                crate::store::board_file::read_path::<Board>(path.clone(), "p").unwrap();
             for id in order {
                 let read = from_file.task_owned(id).unwrap().unwrap();
                 assert_eq!(Some(&read), board.task(id).unwrap(), "{id}");
@@ -699,7 +710,7 @@ mod tests {
         );
         // Read back, then changed in the middle: still the same bytes as serde's.
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut reread = crate::store::board_file::parse(path, &text).unwrap();
+        let mut reread = crate::store::board_file::parse::<Board>(path, &text).unwrap();
         reread
             .modify(TaskId(2), |task| task.status = Status::Working)
             .unwrap();
@@ -715,7 +726,7 @@ mod tests {
 {"id":2,"subject":"two","from":"ada","to":"bob","status":"pending","priority":"high",
  "created_at":"2026-11-29T12:00:00.000Z","updated_at":"2026-11-29T12:00:00.000Z"}]}"#;
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut board = crate::store::board_file::parse(path, text.as_bytes()).unwrap();
+        let mut board = crate::store::board_file::parse::<Board>(path, text.as_bytes()).unwrap();
         assert_eq!(board.task(TaskId(1)).unwrap().unwrap().subject, "hand made");
         board
             .modify(TaskId(2), |task| task.status = Status::Working)
@@ -724,7 +735,7 @@ mod tests {
         let first = &text[text.find("{\"id\":1").unwrap()..text.find("} ,").unwrap() + 1];
         assert!(out.contains(first), "task 1 copied as it was:\n{out}");
         assert!(out.contains("\"status\": \"working\""), "{out}");
-        let reread = crate::store::board_file::parse(path, out.as_bytes()).unwrap();
+        let reread = crate::store::board_file::parse::<Board>(path, out.as_bytes()).unwrap();
         assert_eq!(reread, board);
         assert_eq!(reread.head(TaskId(2)).unwrap().priority, Priority::High);
     }
@@ -826,11 +837,11 @@ mod tests {
                 let text = written(&board);
                 std::fs::write(&staged, &text).unwrap();
                 std::fs::rename(&staged, &path).unwrap();
-                let reread = crate::store::board_file::read_path(path.clone(), "p").unwrap();
+                let reread = crate::store::board_file::read_path::<Board>(path.clone(), "p").unwrap();
                 let from_file = reread.source.as_ref().is_some_and(|source| source.is_held_open());
                 prop_assert!(from_file, "a board in baton's layout is read from its file");
-                let in_memory = crate::store::board_file::parse(&path, &text).unwrap();
-                let strict = crate::store::board_file::parse_strict(&path, &text).unwrap();
+                let in_memory = crate::store::board_file::parse::<Board>(&path, &text).unwrap();
+                let strict = crate::store::board_file::parse_strict::<Board>(&path, &text).unwrap();
                 prop_assert!(reread.heads().eq(strict.heads()), "both readers read the same heads");
                 prop_assert!(reread.heads().eq(in_memory.heads()));
                 prop_assert_eq!(&reread, &board);

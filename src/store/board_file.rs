@@ -3,7 +3,8 @@
 //! both (`crate::change` is the one way to change a board); readers never lock: [`read`]
 //! sees the whole old board or the whole new one.
 
-use std::io::{ErrorKind, Read, Seek, SeekFrom};
+use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,38 +16,147 @@ use super::paths::Home;
 use super::scan::{Kind, ScanError, Scanner};
 use super::{StoreError, atomic, regular};
 use crate::activity::ActivityRecord;
-use crate::board::task::{Head, Priority, Status, TaskId};
-use crate::board::{BOARD_SCHEMA, Board, StoredTasks};
 use crate::time::Timestamp;
+
+/// The `schema` this binary writes and the highest it reads.
+pub const BOARD_SCHEMA: u32 = 1;
+
+/// A board as a model holds it: built from what the store read, and written back as bytes.
+/// The model (`crate::board`) implements it, so the store reads and writes board files
+/// without knowing what a task means.
+pub trait BoardModel: Sized {
+    /// How a task's status and priority are spelled in the file.
+    const NAMES: TaskNames;
+    /// The board of a project that has none on disk yet.
+    fn empty(project: &str) -> Self;
+    /// The board read from a file: its own fields, and each task's head and byte range.
+    fn from_stored(stored: StoredBoard) -> Self;
+    /// Writes the board as its file holds it.
+    fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()>;
+}
+
+/// The words a task's head may hold, as the file spells them; a reader records a status or
+/// a priority as its place in these lists.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskNames {
+    pub statuses: &'static [&'static str],
+    pub priorities: &'static [&'static str],
+}
+
+/// A board file as read: its own fields, where its tasks' text is, and their heads.
+#[derive(Debug)]
+pub struct StoredBoard {
+    pub schema: u32,
+    pub project: String,
+    pub next_id: u64,
+    pub source: Source,
+    pub tasks: StoredTasks,
+}
+
+/// The fields of a stored task that both readers take in closely, as plain data: what a
+/// command needs of every task on a board. The rest of a task stays as its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredHead {
+    pub id: u64,
+    /// The place of the task's status in [`TaskNames::statuses`].
+    pub status: usize,
+    /// The place of its priority in [`TaskNames::priorities`]; `None` when it has none.
+    pub priority: Option<usize>,
+    /// Agent names are shared: a board of thousands of tasks names a handful of agents.
+    pub from: Arc<str>,
+    pub to: Arc<str>,
+    pub reviewer: Option<Arc<str>>,
+    pub after: Vec<u64>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub lease_expires_at: Option<Timestamp>,
+}
+
+impl StoredHead {
+    /// What a reader starts a task's head from, before any field is read; `nobody` stands
+    /// in for the names until they are.
+    pub fn unread(nobody: Arc<str>) -> StoredHead {
+        StoredHead {
+            id: 0,
+            status: 0,
+            priority: None,
+            from: Arc::clone(&nobody),
+            to: nobody,
+            reviewer: None,
+            after: Vec::new(),
+            created_at: Timestamp::EPOCH,
+            updated_at: Timestamp::EPOCH,
+            lease_expires_at: None,
+        }
+    }
+}
+
+/// The tasks of a board as a reader finds them: each one's head and where its text is, in
+/// board order.
+#[derive(Debug, Default)]
+pub struct StoredTasks(Vec<(StoredHead, Range<usize>)>);
+
+impl StoredTasks {
+    pub fn with_capacity(capacity: usize) -> Self {
+        StoredTasks(Vec::with_capacity(capacity))
+    }
+
+    pub fn push(&mut self, head: StoredHead, span: Range<usize>) {
+        self.0.push((head, span));
+    }
+
+    /// Each task's head and where its text is, in board order.
+    pub fn heads(&self) -> impl Iterator<Item = (&StoredHead, &Range<usize>)> {
+        self.0.iter().map(|(head, span)| (head, span))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl IntoIterator for StoredTasks {
+    type Item = (StoredHead, Range<usize>);
+    type IntoIter = std::vec::IntoIter<(StoredHead, Range<usize>)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
 
 /// Reads a project's board without locking; a project with no board yet has an empty one.
 ///
 /// A board in baton's layout is read a piece at a time and its file kept open: only the
 /// heads of its tasks are held, and a task's text is read again when a command needs it.
 /// Any other board is read whole and scanned strictly.
-pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
+pub fn read<B: BoardModel>(home: &Home, project: &str) -> Result<B, StoreError> {
     read_path(home.board_file(project), project)
 }
 
 /// As [`read`], from the board file at `path`.
-pub fn read_path(path: PathBuf, project: &str) -> Result<Board, StoreError> {
+pub fn read_path<B: BoardModel>(path: PathBuf, project: &str) -> Result<B, StoreError> {
     let file = match regular::open(&path) {
         Ok(file) => file,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Board::new(project)),
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(B::empty(project)),
         Err(error) => return Err(StoreError::io(&path)(error)),
     };
     let size = file
         .metadata()
         .map_or(0, |metadata| metadata.len() as usize);
-    if let Some(laid) = board_layout::read(&file, size) {
+    if let Some(laid) = board_layout::read(&file, size, &B::NAMES) {
         check_schema(&path, laid.schema)?;
-        return Ok(Board::stored(
-            laid.schema as u32,
-            laid.project,
-            laid.next_id,
-            Source::laid_out(path, file),
-            laid.tasks,
-        ));
+        return Ok(B::from_stored(StoredBoard {
+            // The schema is at most BOARD_SCHEMA here, so it fits.
+            schema: laid.schema as u32,
+            project: laid.project,
+            next_id: laid.next_id,
+            source: Source::laid_out(path, file),
+            tasks: laid.tasks,
+        }));
     }
     let mut bytes = Vec::with_capacity(size);
     (&file)
@@ -57,22 +167,22 @@ pub fn read_path(path: PathBuf, project: &str) -> Result<Board, StoreError> {
 }
 
 /// Parses board bytes, refusing anything that does not parse or has a newer schema.
-pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
+pub fn parse<B: BoardModel>(path: &Path, bytes: &[u8]) -> Result<B, StoreError> {
     parse_owned(path, bytes.to_vec())
 }
 
 /// Parses board bytes, keeping them as the text its unchanged tasks are written back from.
 /// The whole text is checked as JSON, and every task's head (and the type of each of its
 /// fields) as a task; the rest of a task is decoded when a command needs it.
-pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
+pub fn parse_owned<B: BoardModel>(path: &Path, bytes: Vec<u8>) -> Result<B, StoreError> {
     parse_with(path, bytes, |text| {
-        board_layout::read(text.as_bytes(), text.len())
+        board_layout::read(text.as_bytes(), text.len(), &B::NAMES)
     })
 }
 
 /// As [`parse`], reading with the strict scanner alone: what the line reader must agree
 /// with wherever it reads a board itself.
-pub fn parse_strict(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
+pub fn parse_strict<B: BoardModel>(path: &Path, bytes: &[u8]) -> Result<B, StoreError> {
     parse_with(path, bytes.to_vec(), |_| None)
 }
 
@@ -88,11 +198,11 @@ fn check_schema(path: &Path, schema: u64) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn parse_with(
+fn parse_with<B: BoardModel>(
     path: &Path,
     bytes: Vec<u8>,
     laid_out: impl FnOnce(&str) -> Option<board_layout::Laid>,
-) -> Result<Board, StoreError> {
+) -> Result<B, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail,
@@ -112,7 +222,7 @@ fn parse_with(
             };
             Ok(())
         }
-        None => scan_board(&text, &mut found),
+        None => scan_board(&text, &B::NAMES, &mut found),
     };
     if let Some(schema) = found.schema {
         check_schema(path, schema)?;
@@ -124,14 +234,14 @@ fn parse_with(
     let next_id = found.next_id.ok_or_else(|| missing("next_id"))?;
     let tasks = found.tasks.ok_or_else(|| missing("tasks"))?;
     let source = Source::text(path.to_path_buf(), text);
-    // The schema is at most BOARD_SCHEMA here, so it fits.
-    Ok(Board::stored(
-        schema as u32,
+    Ok(B::from_stored(StoredBoard {
+        // The schema is at most BOARD_SCHEMA here, so it fits.
+        schema: schema as u32,
         project,
         next_id,
         source,
         tasks,
-    ))
+    }))
 }
 
 #[derive(Default)]
@@ -142,7 +252,7 @@ struct Found {
     tasks: Option<StoredTasks>,
 }
 
-fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
+fn scan_board(text: &str, names: &TaskNames, found: &mut Found) -> Result<(), ScanError> {
     let mut scanner = Scanner::new(text);
     scanner.object(|scanner, key| {
         let key = key.value();
@@ -169,7 +279,7 @@ fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
                 let mut tasks = StoredTasks::default();
                 scanner.array(|scanner| {
                     let start = scanner.next_start();
-                    let head = task_head(scanner)?;
+                    let head = task_head(scanner, names)?;
                     tasks.push(head, start..scanner.position());
                     Ok(())
                 })?;
@@ -184,10 +294,10 @@ fn scan_board(text: &str, found: &mut Found) -> Result<(), ScanError> {
 
 /// Reads one task's head, and checks the type of each of its other fields, so that a task
 /// decoded later fails only on damage deep inside a list.
-fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
+fn task_head(scanner: &mut Scanner<'_>, names: &TaskNames) -> Result<StoredHead, ScanError> {
     expect(scanner, "task", Kind::Object)?;
     let start = scanner.next_start();
-    let mut head = Head::unread(Arc::from(""));
+    let mut head = StoredHead::unread(Arc::from(""));
     let mut seen = 0u32;
     scanner.object(|scanner, key| {
         let key = key.value();
@@ -198,11 +308,9 @@ fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
         once(scanner, &key, seen & field.bit() != 0)?;
         seen |= field.bit();
         match field {
-            Field::Id => head.id = TaskId(whole_number(scanner, &key)?),
-            Field::Status => head.status = named(scanner, &key, &Status::ALL, Status::as_str)?,
-            Field::Priority => {
-                head.priority = named(scanner, &key, &Priority::ALL, Priority::as_str)?;
-            }
+            Field::Id => head.id = whole_number(scanner, &key)?,
+            Field::Status => head.status = named(scanner, &key, names.statuses)?,
+            Field::Priority => head.priority = Some(named(scanner, &key, names.priorities)?),
             Field::From => head.from = Arc::from(string(scanner, &key)?),
             Field::To => head.to = Arc::from(string(scanner, &key)?),
             Field::Reviewer => {
@@ -211,7 +319,7 @@ fn task_head(scanner: &mut Scanner<'_>) -> Result<Head, ScanError> {
             Field::After => {
                 expect(scanner, &key, Kind::Array)?;
                 scanner.array(|scanner| {
-                    head.after.push(TaskId(whole_number(scanner, &key)?));
+                    head.after.push(whole_number(scanner, &key)?);
                     Ok(())
                 })?;
             }
@@ -286,24 +394,21 @@ fn time(scanner: &mut Scanner<'_>, field: &str) -> Result<Timestamp, ScanError> 
     Timestamp::parse_stored(&value).map_err(|error| scanner.error(&format!("`{field}`: {error}")))
 }
 
-/// One of a fixed set of names, spelled exactly as stored.
-fn named<T: Copy>(
+/// One of a fixed set of names, spelled exactly as stored: its place among them.
+fn named(
     scanner: &mut Scanner<'_>,
     field: &str,
-    choices: &[T],
-    name: impl Fn(T) -> &'static str,
-) -> Result<T, ScanError> {
+    choices: &[&'static str],
+) -> Result<usize, ScanError> {
     expect(scanner, field, Kind::String)?;
     let value = scanner.string()?.value();
     choices
         .iter()
-        .copied()
-        .find(|choice| name(*choice) == value)
+        .position(|choice| *choice == value)
         .ok_or_else(|| {
-            let names: Vec<_> = choices.iter().map(|choice| name(*choice)).collect();
             scanner.error(&format!(
                 "`{field}` is `{value}`, expected one of {}",
-                names.join(", ")
+                choices.join(", ")
             ))
         })
 }
@@ -347,7 +452,7 @@ pub fn try_recover_log(home: &Home, project: &str) -> Result<Option<Recovered>, 
 pub fn persist(
     home: &Home,
     project: &str,
-    board: &Board,
+    board: &impl BoardModel,
     records: &[ActivityRecord],
 ) -> Result<(), StoreError> {
     let path = home.board_file(project);
@@ -375,7 +480,7 @@ pub fn persist(
 
 /// Writes the board atomically, keeping the previous one as `board.json.bak`, with no
 /// activity line (restores and repairs). The caller holds the board lock.
-pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
+pub fn write(home: &Home, project: &str, board: &impl BoardModel) -> Result<(), StoreError> {
     let path = home.board_file(project);
     atomic::stage_with(&path, |out| board.write_to(out))?.commit(Some(&home.board_backup(project)))
 }

@@ -15,8 +15,6 @@ pub mod scan;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::board::task::TaskId;
-
 /// A failure to read or write stored data.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -49,7 +47,8 @@ pub enum StoreError {
         "{task} is the id of more than one task in {path}; baton will not guess which is meant",
         path = path.display()
     )]
-    DuplicateId { path: PathBuf, task: TaskId },
+    /// `task` is the id as shown.
+    DuplicateId { path: PathBuf, task: String },
 }
 
 impl StoreError {

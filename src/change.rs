@@ -45,7 +45,7 @@ pub fn update<T>(
     change: impl FnOnce(&mut Transaction) -> Result<T>,
 ) -> Result<T> {
     let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
-    board_file::recover_log(home, project)?;
+    board_file::recover_log::<ActivityRecord>(home, project)?;
     let board = board_file::read(home, project)?;
     let mut transaction = Transaction {
         board,

@@ -631,7 +631,7 @@ fn check_activity(inspection: &Inspection<'_>) -> Vec<Check> {
     checks
 }
 
-fn describe_recovered(recovered: &Recovered, journal: &str) -> String {
+fn describe_recovered(recovered: &Recovered<ActivityRecord>, journal: &str) -> String {
     let tasks = |records: &[ActivityRecord]| {
         let mut ids: Vec<String> = records
             .iter()
@@ -1471,7 +1471,7 @@ pub fn restore(
 ) -> Result<RestorePlan> {
     names::check(NameKind::Project, project)?;
     let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
-    board_file::recover_log(home, project)?;
+    board_file::recover_log::<ActivityRecord>(home, project)?;
     let (mut plan, mut board) = plan(home, project)?;
     board.next_id = plan.next_id;
     board_file::persist(

@@ -10,12 +10,11 @@ use std::sync::Arc;
 
 use super::board_layout::{self, Field};
 use super::board_source::Source;
-use super::journal::{self, Recovered};
+use super::journal::{self, Line, Recovered};
 use super::lock::FileLock;
 use super::paths::Home;
 use super::scan::{Kind, ScanError, Scanner};
 use super::{StoreError, atomic, regular};
-use crate::activity::ActivityRecord;
 use crate::time::Timestamp;
 
 /// The `schema` this binary writes and the highest it reads.
@@ -415,7 +414,10 @@ fn named(
 
 /// Completes or drops the journal of a change whose writer was killed (`store::journal`).
 /// The caller holds the board lock.
-pub fn recover_log(home: &Home, project: &str) -> Result<Option<Recovered>, StoreError> {
+pub fn recover_log<R: Line>(
+    home: &Home,
+    project: &str,
+) -> Result<Option<Recovered<R>>, StoreError> {
     journal::recover(
         &home.activity_journal(project),
         &home.board_file(project),
@@ -426,7 +428,10 @@ pub fn recover_log(home: &Home, project: &str) -> Result<Option<Recovered>, Stor
 /// As [`recover_log`] for a reader that holds no lock: when a journal is there and nobody
 /// holds the board lock, takes it and recovers; when a writer holds it, that writer is
 /// finishing its change (or will recover the journal first), so this leaves it alone.
-pub fn try_recover_log(home: &Home, project: &str) -> Result<Option<Recovered>, StoreError> {
+pub fn try_recover_log<R: Line>(
+    home: &Home,
+    project: &str,
+) -> Result<Option<Recovered<R>>, StoreError> {
     if !home.activity_journal(project).exists() {
         return Ok(None);
     }
@@ -449,11 +454,11 @@ pub fn try_recover_log(home: &Home, project: &str) -> Result<Option<Recovered>, 
 /// the one that was last renamed and synced, a line is never in the log for a change that
 /// did not commit (the lines are written after the synced rename), but the last lines
 /// before the cut may be missing. The caller holds the board lock.
-pub fn persist(
+pub fn persist<R: Line>(
     home: &Home,
     project: &str,
     board: &impl BoardModel,
-    records: &[ActivityRecord],
+    records: &[R],
 ) -> Result<(), StoreError> {
     let path = home.board_file(project);
     let backup = home.board_backup(project);
@@ -471,7 +476,7 @@ pub fn persist(
     if let Err(error) = staged.commit(Some(&backup)) {
         // The rename may have happened with only the directory's sync failing: the journal
         // tells, and logs the change if it stands.
-        let _ = recover_log(home, project);
+        let _ = recover_log::<R>(home, project);
         return Err(error);
     }
     journal::finish(&journal_path, &log, records);

@@ -8,6 +8,7 @@ pub mod board_source;
 pub mod journal;
 pub mod jsonl;
 pub mod lock;
+pub mod log;
 pub mod paths;
 pub mod regular;
 pub mod scan;

@@ -145,6 +145,7 @@ pub fn main() -> i32 {
     };
     let hub = match Home::from_environment()
         .and_then(|home| Ok(Hub::new(home, LockPolicy::from_environment()?)))
+        .map_err(Error::from)
     {
         Ok(hub) => hub,
         // A hook always exits 0 and answers in its client's format, even to say this.

@@ -13,8 +13,7 @@ use std::time::Duration;
 use fs4::{FileExt, TryLockError};
 
 use super::atomic::{create_private_dir_all, private_open_options};
-use super::{StoreError, regular};
-use crate::error::Error;
+use super::{SettingError, StoreError, regular};
 
 /// How long to wait for a lock and whom to tell about the wait.
 #[derive(Debug, Clone, Copy)]
@@ -36,19 +35,22 @@ impl LockPolicy {
     /// on stderr. Any value but a number of seconds from 0 to 3600 is refused rather than
     /// guessed at: `abc` silently meaning 10, or `1e300` overflowing a `Duration`, hid the
     /// mistake.
-    pub fn from_environment() -> Result<Self, Error> {
+    pub fn from_environment() -> Result<Self, SettingError> {
         let timeout = match std::env::var_os("BATON_LOCK_TIMEOUT") {
             None => DEFAULT_LOCK_TIMEOUT,
             Some(value) if value.is_empty() => DEFAULT_LOCK_TIMEOUT,
             Some(value) => value.to_str().and_then(parse_lock_timeout).ok_or_else(|| {
-                Error::invalid_with_hint(
+                SettingError::new(
                     format!(
                         "BATON_LOCK_TIMEOUT must be a number of seconds from 0 to 3600, \
                              not `{}`",
                         value.to_string_lossy().escape_debug()
                     ),
-                    "e.g. BATON_LOCK_TIMEOUT=10 (the default), or 2.5; unset it for \
-                         the default",
+                    Some(
+                        "e.g. BATON_LOCK_TIMEOUT=10 (the default), or 2.5; unset it for \
+                         the default"
+                            .into(),
+                    ),
                 )
             })?,
         };

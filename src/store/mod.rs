@@ -52,6 +52,24 @@ pub enum StoreError {
     DuplicateId { path: PathBuf, task: String },
 }
 
+/// A setting from the environment (`BATON_HOME`, `BATON_LOCK_TIMEOUT`) the store cannot
+/// use: what is wrong, and how to put it right where there is a way.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SettingError {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl SettingError {
+    pub fn new(message: impl Into<String>, hint: Option<String>) -> Self {
+        SettingError {
+            message: message.into(),
+            hint,
+        }
+    }
+}
+
 impl StoreError {
     /// Wraps an I/O error with the path it happened on; a refusal of
     /// [`regular::open_with`] becomes [`StoreError::NotRegular`].

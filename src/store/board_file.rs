@@ -108,14 +108,6 @@ impl StoredTasks {
     pub fn heads(&self) -> impl Iterator<Item = (&StoredHead, &Range<usize>)> {
         self.0.iter().map(|(head, span)| (head, span))
     }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 impl IntoIterator for StoredTasks {

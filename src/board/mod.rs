@@ -17,7 +17,7 @@ use transition::{Action, Event, Rules, TransitionError};
 
 use crate::store::StoreError;
 use crate::store::board_file::{BoardModel, StoredBoard, StoredHead, TaskNames};
-use crate::store::board_source::Source;
+use crate::store::board_source::{self, Header, Piece, Source};
 use crate::time::Timestamp;
 
 pub use crate::store::board_file::BOARD_SCHEMA;
@@ -369,69 +369,19 @@ impl Board {
         }
     }
 
-    /// Writes the board as pretty-printed JSON, exactly as serde_json would print it, but
-    /// copying the text of every task read from the file and not changed since (runs of
-    /// such tasks in one piece) instead of encoding it again.
+    /// Writes the board as its file holds it (`store::board_source::write`): every task
+    /// read from the file and not changed since as the text it was read from.
     pub(crate) fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
-        write!(
-            out,
-            "{{\n  \"schema\": {},\n  \"project\": {},\n  \"next_id\": {},\n  \"tasks\": [",
-            self.schema,
-            serde_json::to_string(&self.project)?,
-            self.next_id
-        )?;
-        if self.slots.is_empty() {
-            return out.write_all(b"]\n}\n");
-        }
-        let source = self.source.as_deref();
-        let copy = |span: Range<usize>, out: &mut W| match source {
-            Some(source) => source.copy(span, out),
-            None => Ok(()),
+        let tasks = self.slots.iter().map(|slot| match &slot.body {
+            Body::Stored { span, .. } => Piece::Stored(span.clone()),
+            Body::Owned(task) => Piece::Changed(&**task),
+        });
+        let header = Header {
+            schema: self.schema,
+            project: &self.project,
+            next_id: self.next_id,
         };
-        let mut run: Option<Range<usize>> = None;
-        let mut first = true;
-        let mut encoded = Vec::new();
-        for slot in &self.slots {
-            if let Body::Stored { span, .. } = &slot.body {
-                match &mut run {
-                    Some(open)
-                        if source.is_some_and(|source| source.adjacent(open.end, span.start)) =>
-                    {
-                        open.end = span.end;
-                    }
-                    _ => {
-                        if let Some(done) = run.replace(span.clone()) {
-                            out.write_all(separator(&mut first))?;
-                            copy(done, out)?;
-                        }
-                    }
-                }
-                continue;
-            }
-            if let Some(done) = run.take() {
-                out.write_all(separator(&mut first))?;
-                copy(done, out)?;
-            }
-            let Body::Owned(task) = &slot.body else {
-                continue;
-            };
-            encoded.clear();
-            serde_json::to_writer_pretty(&mut encoded, task)?;
-            out.write_all(separator(&mut first))?;
-            // Nested one level deeper than serde_json starts it; JSON strings hold no raw
-            // newline, so every newline in the text is formatting.
-            for (index, line) in encoded.split(|byte| *byte == b'\n').enumerate() {
-                if index > 0 {
-                    out.write_all(b"\n    ")?;
-                }
-                out.write_all(line)?;
-            }
-        }
-        if let Some(done) = run {
-            out.write_all(separator(&mut first))?;
-            copy(done, out)?;
-        }
-        out.write_all(b"\n  ]\n}\n")
+        board_source::write(out, &header, self.source.as_deref(), tasks)
     }
 }
 
@@ -530,14 +480,6 @@ fn placed_in_file(error: &serde_json::Error, before: &[u8]) -> String {
         "{message} at line {} column {column}",
         first_line + error.line() - 1
     )
-}
-
-fn separator(first: &mut bool) -> &'static [u8] {
-    if std::mem::take(first) {
-        b"\n    "
-    } else {
-        b",\n    "
-    }
 }
 
 impl PartialEq for Board {

@@ -11,6 +11,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use serde::Serialize;
+
 /// Where the tasks of a board read from disk are: its file, held open, or its whole text.
 #[derive(Debug)]
 pub struct Source {
@@ -139,3 +141,95 @@ fn read_at_most(file: &File, buffer: &mut [u8], offset: usize) -> io::Result<usi
 
 /// What separates two tasks in baton's layout of a board.
 pub const BETWEEN_TASKS: &str = ",\n    ";
+
+/// A board's own fields, written before its tasks.
+pub struct Header<'a> {
+    pub schema: u32,
+    pub project: &'a str,
+    pub next_id: u64,
+}
+
+/// One task of a board being written: the byte range of its text as read, unchanged, or
+/// the task to encode.
+pub enum Piece<'a, T> {
+    Stored(Range<usize>),
+    Changed(&'a T),
+}
+
+/// Writes a board as pretty-printed JSON, exactly as serde_json would print it, but copying
+/// the text of every task read from `source` and not changed since (runs of such tasks in
+/// one piece) instead of encoding it again.
+pub fn write<'a, W: Write, T: Serialize + 'a>(
+    out: &mut W,
+    header: &Header<'_>,
+    source: Option<&Source>,
+    tasks: impl Iterator<Item = Piece<'a, T>>,
+) -> io::Result<()> {
+    write!(
+        out,
+        "{{\n  \"schema\": {},\n  \"project\": {},\n  \"next_id\": {},\n  \"tasks\": [",
+        header.schema,
+        serde_json::to_string(header.project)?,
+        header.next_id
+    )?;
+    let copy = |span: Range<usize>, out: &mut W| match source {
+        Some(source) => source.copy(span, out),
+        None => Ok(()),
+    };
+    let mut run: Option<Range<usize>> = None;
+    let mut first = true;
+    let mut encoded = Vec::new();
+    for piece in tasks {
+        let task = match piece {
+            Piece::Stored(span) => {
+                match &mut run {
+                    Some(open)
+                        if source.is_some_and(|source| source.adjacent(open.end, span.start)) =>
+                    {
+                        open.end = span.end;
+                    }
+                    _ => {
+                        if let Some(done) = run.replace(span) {
+                            out.write_all(separator(&mut first))?;
+                            copy(done, out)?;
+                        }
+                    }
+                }
+                continue;
+            }
+            Piece::Changed(task) => task,
+        };
+        if let Some(done) = run.take() {
+            out.write_all(separator(&mut first))?;
+            copy(done, out)?;
+        }
+        encoded.clear();
+        serde_json::to_writer_pretty(&mut encoded, task)?;
+        out.write_all(separator(&mut first))?;
+        // Nested one level deeper than serde_json starts it; JSON strings hold no raw
+        // newline, so every newline in the text is formatting.
+        for (index, line) in encoded.split(|byte| *byte == b'\n').enumerate() {
+            if index > 0 {
+                out.write_all(b"\n    ")?;
+            }
+            out.write_all(line)?;
+        }
+    }
+    if let Some(done) = run {
+        out.write_all(separator(&mut first))?;
+        copy(done, out)?;
+    }
+    match first {
+        // No task: serde_json writes an empty list on one line.
+        true => out.write_all(b"]\n}\n"),
+        false => out.write_all(b"\n  ]\n}\n"),
+    }
+}
+
+fn separator(first: &mut bool) -> &'static [u8] {
+    if std::mem::take(first) {
+        b"\n    "
+    } else {
+        b",\n    "
+    }
+}

@@ -1,23 +1,15 @@
 //! The activity log: one JSON line per successful change, written in the same locked section
 //! as the change, rotated at 10,000 lines so `tail -f` stays cheap forever.
 
-use std::fs;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::board::task::{Status, TaskId};
-use crate::store::{StoreError, jsonl};
+use crate::store::{StoreError, log};
 use crate::time::Timestamp;
 
-/// Lines a log holds before it is rotated.
-pub const ROTATE_AT_LINES: usize = 10_000;
-/// Rotated generations kept: `activity.jsonl.1` … `.5`.
-pub const GENERATIONS: usize = 5;
-/// No record is shorter than this, so a smaller file cannot need rotating and the lines need
-/// not be counted (which keeps every write cheap until the log is large).
-const SHORTEST_RECORD_BYTES: u64 = 64;
+pub use crate::store::log::{GENERATIONS, ROTATE_AT_LINES};
 
 /// One line of `activity.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,48 +31,17 @@ pub struct ActivityRecord {
 /// Appends `records` and rotates when the log has passed [`ROTATE_AT_LINES`].
 /// The caller holds the board lock.
 pub fn append(path: &Path, records: &[ActivityRecord]) -> Result<(), StoreError> {
-    jsonl::append_unsynced(path, records)?;
-    let size = match fs::metadata(path) {
-        Ok(metadata) => metadata.len(),
-        Err(error) if error.kind() == ErrorKind::NotFound => 0,
-        Err(error) => return Err(StoreError::io(path)(error)),
-    };
-    if size > ROTATE_AT_LINES as u64 * SHORTEST_RECORD_BYTES
-        && jsonl::count_lines(path)? > ROTATE_AT_LINES
-    {
-        rotate(path)?;
-    }
-    Ok(())
+    log::append(path, records)
 }
 
 /// `activity.jsonl.N` for generation N.
 pub fn generation(path: &Path, number: usize) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{number}"));
-    path.with_file_name(name)
-}
-
-/// Shifts `.1`…`.4` up one (dropping `.5`), and moves the live log to `.1`.
-fn rotate(path: &Path) -> Result<(), StoreError> {
-    for number in (1..GENERATIONS).rev() {
-        let older = generation(path, number);
-        if older.exists() {
-            let target = generation(path, number + 1);
-            fs::rename(&older, &target).map_err(StoreError::io(&target))?;
-        }
-    }
-    let first = generation(path, 1);
-    fs::rename(path, &first).map_err(StoreError::io(&first))
+    log::generation(path, number)
 }
 
 /// Every record, oldest first, across the rotated generations and the live log.
 pub fn read(path: &Path) -> Result<Vec<ActivityRecord>, StoreError> {
-    let mut records = Vec::new();
-    for number in (1..=GENERATIONS).rev() {
-        records.extend(jsonl::read_all(&generation(path, number))?.records);
-    }
-    records.extend(jsonl::read_all(path)?.records);
-    Ok(records)
+    log::read(path)
 }
 
 #[cfg(test)]

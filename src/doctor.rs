@@ -632,7 +632,7 @@ fn check_activity(inspection: &Inspection<'_>) -> Vec<Check> {
     checks
 }
 
-fn describe_recovered(recovered: &Recovered, journal: &str) -> String {
+fn describe_recovered(recovered: &Recovered<ActivityRecord>, journal: &str) -> String {
     let tasks = |records: &[ActivityRecord]| {
         let mut ids: Vec<String> = records
             .iter()
@@ -1230,7 +1230,7 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 fn read_board(path: &Path) -> Result<Option<Board>, StoreError> {
     match regular::read(path) {
         Ok(bytes) => {
-            let board = board_file::parse_owned(path, bytes)?;
+            let board: Board = board_file::parse_owned(path, bytes)?;
             board.tasks().try_for_each(|task| task.map(drop))?;
             Ok(Some(board))
         }
@@ -1438,7 +1438,7 @@ pub fn restore(
 ) -> Result<RestorePlan> {
     names::check(NameKind::Project, project)?;
     let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
-    board_file::recover_log(home, project)?;
+    board_file::recover_log::<ActivityRecord>(home, project)?;
     let (mut plan, mut board) = plan(home, project)?;
     board.next_id = plan.next_id;
     board_file::persist(

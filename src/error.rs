@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::board::task::TaskId;
 use crate::board::transition::TransitionError;
 use crate::names::InvalidName;
-use crate::store::StoreError;
+use crate::store::{SettingError, StoreError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -47,6 +47,16 @@ pub enum Error {
     },
     #[error("no work arrived within {seconds}s")]
     WaitTimedOut { seconds: u64 },
+}
+
+/// A setting the store cannot use is a wrong request, as any other invalid input.
+impl From<SettingError> for Error {
+    fn from(setting: SettingError) -> Self {
+        Error::Invalid {
+            message: setting.message,
+            hint: setting.hint,
+        }
+    }
 }
 
 impl Error {

@@ -9,6 +9,8 @@ pub mod activity;
 pub mod archive;
 /// The model: tasks, the state machine, whose turn it is, routing, handovers, leases.
 pub mod board;
+/// The locked read-change-write of a board, with the archive sweep after each change.
+pub mod change;
 /// The agent clients and their hook events, with each client's spellings in one table.
 pub mod client;
 /// Checks of the hub home, and bringing a board back from its backup.
@@ -36,7 +38,7 @@ pub mod registry;
 pub mod session;
 /// Wiring agent clients (Claude Code, Codex, Gemini CLI, opencode) to baton, and back.
 pub mod setup;
-/// Locks, atomic writes, paths and the board's read-change-write.
+/// Bytes on disk: locks, atomic writes, paths, the board's file layout, jsonl.
 pub mod store;
 /// Participants' text: checked on the way in, made safe to show on the way out.
 pub mod text;

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::board::Board;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
@@ -229,7 +230,7 @@ fn waiting(home: &Home, agent: &str) -> Vec<Work> {
         .map(|record| record.created_at);
     let mut work = Vec::new();
     for project in project::project_ids(home).unwrap_or_default() {
-        if let Ok(board) = board_file::read(home, &project) {
+        if let Ok(board) = board_file::read::<Board>(home, &project) {
             work.extend(board.inbox(agent, now).into_iter().filter_map(|entry| {
                 // A task that does not decode is left for the agent's own commands to report.
                 // By place: two tasks with one id (a board edited by hand) are both work.

@@ -8,26 +8,23 @@ pub mod routing;
 pub mod task;
 pub mod transition;
 
-use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::{self, Write};
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 
 use chrono::Duration;
 use inbox::{Reason, Turn};
-use task::{Head, Status, Task, TaskId};
+use task::{Head, Priority, Status, Task, TaskId};
 use transition::{Action, Event, Rules, TransitionError};
 
 use crate::store::StoreError;
-use crate::store::board_file::placed_in_file;
+use crate::store::board_file::{BoardModel, StoredBoard, StoredHead, TaskNames, placed_in_file};
+use crate::store::board_source::{self, Header, Piece, Source};
 use crate::time::Timestamp;
 
-/// The `schema` this binary writes and the highest it reads.
-pub const BOARD_SCHEMA: u32 = 1;
+pub use crate::store::board_file::BOARD_SCHEMA;
 
 /// The contents of `board.json`. Tasks read from the file stay as their text until a
 /// command needs all of one: every task's [`Head`] is read up front, the rest on demand, and
@@ -43,124 +40,6 @@ pub struct Board {
     /// that could reuse ids), sorted; nearly always none. Nothing acts on such an id.
     duplicated: Vec<TaskId>,
 }
-
-/// Where the tasks of a board read from disk are: its file, held open, or its whole text.
-#[derive(Debug)]
-pub struct Source {
-    path: PathBuf,
-    stored: Stored,
-}
-
-#[derive(Debug)]
-enum Stored {
-    /// The board file itself, read again where a task is needed. board.json is only ever
-    /// replaced by a rename, never written in place (SPEC section 2), so an open handle
-    /// keeps reading the very bytes the board was read from, whatever is written since.
-    File(File, Mutex<Window>),
-    Text(String),
-}
-
-/// The stretch of the file read last. Tasks are mostly read in the order they are stored
-/// (an inbox, a listing, the first few for a hook), so one read fetches many of them.
-#[derive(Debug, Default)]
-struct Window {
-    start: usize,
-    bytes: Vec<u8>,
-}
-
-/// How much of the file is read at once: for a task needed whole, and for unchanged tasks
-/// copied into a new board.
-const READ_AHEAD: usize = 64 * 1024;
-
-impl Source {
-    /// An open board file whose every task the line reader has read: consecutive tasks in
-    /// it are separated by exactly [`BETWEEN_TASKS`].
-    pub(crate) fn laid_out(path: PathBuf, file: File) -> Self {
-        Source {
-            path,
-            stored: Stored::File(file, Mutex::default()),
-        }
-    }
-
-    pub(crate) fn text(path: PathBuf, text: String) -> Self {
-        Source {
-            path,
-            stored: Stored::Text(text),
-        }
-    }
-
-    /// The bytes at `span`.
-    fn bytes(&self, span: Range<usize>) -> io::Result<Cow<'_, [u8]>> {
-        match &self.stored {
-            Stored::Text(text) => text
-                .as_bytes()
-                .get(span)
-                .map(Cow::Borrowed)
-                .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof)),
-            Stored::File(file, window) => {
-                let mut window = window.lock().unwrap_or_else(PoisonError::into_inner);
-                let held = window.start..window.start + window.bytes.len();
-                if span.start < held.start || span.end > held.end {
-                    window.start = span.start;
-                    window.bytes.resize(span.len().max(READ_AHEAD), 0);
-                    let read = read_at_most(file, &mut window.bytes, span.start);
-                    // What failed to be read is not kept as if it had been.
-                    window.bytes.truncate(*read.as_ref().unwrap_or(&0));
-                    let read = read?;
-                    if read < span.len() {
-                        return Err(io::ErrorKind::UnexpectedEof.into());
-                    }
-                }
-                let at = span.start - window.start;
-                Ok(Cow::Owned(window.bytes[at..at + span.len()].to_vec()))
-            }
-        }
-    }
-
-    /// Writes the bytes at `span` to `out`, a piece at a time.
-    fn copy(&self, span: Range<usize>, out: &mut impl Write) -> io::Result<()> {
-        match &self.stored {
-            Stored::Text(_) => out.write_all(&self.bytes(span)?),
-            Stored::File(file, _) => {
-                let mut piece = vec![0; span.len().min(READ_AHEAD)];
-                let mut at = span.start;
-                while at < span.end {
-                    let part = &mut piece[..(span.end - at).min(READ_AHEAD)];
-                    file.read_exact_at(part, at as u64)?;
-                    out.write_all(part)?;
-                    at += part.len();
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// Whether the task ending at `end` and the one starting at `start` have only a comma
-    /// between them, so both can be copied as one piece.
-    fn adjacent(&self, end: usize, start: usize) -> bool {
-        match &self.stored {
-            Stored::File(..) => start == end + BETWEEN_TASKS.len(),
-            Stored::Text(text) => text.get(end..start).is_some_and(|gap| gap.trim() == ","),
-        }
-    }
-}
-
-/// Fills `buffer` from `file` at `offset`, short only where the file ends; how much it read.
-fn read_at_most(file: &File, buffer: &mut [u8], offset: usize) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match file.read_at(&mut buffer[filled..], (offset + filled) as u64) {
-            Ok(0) => break,
-            Ok(read) => filled += read,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(filled)
-}
-
-/// What separates two tasks in baton's layout of a board.
-pub(crate) const BETWEEN_TASKS: &str = ",\n    ";
 
 #[derive(Debug, Clone)]
 struct Slot {
@@ -178,34 +57,6 @@ enum Body {
     },
     /// Made or changed by this command.
     Owned(Box<Task>),
-}
-
-/// The tasks of a board as a reader finds them: each one's head and where its text is.
-#[derive(Debug, Default)]
-pub struct StoredTasks(Vec<Slot>);
-
-impl StoredTasks {
-    pub(crate) fn with_capacity(capacity: usize) -> Self {
-        StoredTasks(Vec::with_capacity(capacity))
-    }
-
-    pub(crate) fn push(&mut self, head: Head, span: Range<usize>) {
-        self.0.push(Slot {
-            head,
-            body: Body::Stored {
-                span,
-                task: OnceLock::new(),
-            },
-        });
-    }
-
-    /// Each task's head and where its text is, in board order.
-    pub fn heads(&self) -> impl Iterator<Item = (&Head, &Range<usize>)> {
-        self.0.iter().filter_map(|slot| match &slot.body {
-            Body::Stored { span, .. } => Some((&slot.head, span)),
-            Body::Owned(_) => None,
-        })
-    }
 }
 
 /// A task in someone's inbox, with why it is there.
@@ -229,25 +80,6 @@ impl Board {
         }
     }
 
-    /// A board read from `source`: the heads of its tasks and where each task's text is.
-    pub(crate) fn stored(
-        schema: u32,
-        project: String,
-        next_id: u64,
-        source: Source,
-        tasks: StoredTasks,
-    ) -> Self {
-        let duplicated = duplicated_ids(&tasks.0);
-        Board {
-            schema,
-            project,
-            next_id,
-            slots: tasks.0,
-            source: Some(Arc::new(source)),
-            duplicated,
-        }
-    }
-
     /// The ids more than one task on the board has, in order; nearly always none.
     pub fn duplicated_ids(&self) -> &[TaskId] {
         &self.duplicated
@@ -259,7 +91,7 @@ impl Board {
         match self.duplicated.binary_search(&id) {
             Ok(_) => Err(StoreError::DuplicateId {
                 path: self.path(),
-                task: id,
+                task: id.to_string(),
             }),
             Err(_) => Ok(()),
         }
@@ -267,9 +99,10 @@ impl Board {
 
     /// Where the board was read from (its usual name for a board made in memory).
     pub fn path(&self) -> PathBuf {
-        self.source
-            .as_ref()
-            .map_or_else(|| PathBuf::from("board.json"), |source| source.path.clone())
+        self.source.as_ref().map_or_else(
+            || PathBuf::from("board.json"),
+            |source| source.path().to_path_buf(),
+        )
     }
 
     /// The id the next task gets: above every id on the board and `highest_archived`,
@@ -368,7 +201,7 @@ impl Board {
             detail: format!("{} has no stored text", slot.head.id),
         })?;
         let corrupt = |detail: String| StoreError::Corrupt {
-            path: source.path.clone(),
+            path: source.path().to_path_buf(),
             detail: format!("{}: {detail}", slot.head.id),
         };
         let text = source
@@ -540,69 +373,82 @@ impl Board {
         }
     }
 
-    /// Writes the board as pretty-printed JSON, exactly as serde_json would print it, but
-    /// copying the text of every task read from the file and not changed since (runs of
-    /// such tasks in one piece) instead of encoding it again.
+    /// Writes the board as its file holds it (`store::board_source::write`): every task
+    /// read from the file and not changed since as the text it was read from.
     pub(crate) fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
-        write!(
-            out,
-            "{{\n  \"schema\": {},\n  \"project\": {},\n  \"next_id\": {},\n  \"tasks\": [",
-            self.schema,
-            serde_json::to_string(&self.project)?,
-            self.next_id
-        )?;
-        if self.slots.is_empty() {
-            return out.write_all(b"]\n}\n");
-        }
-        let source = self.source.as_deref();
-        let copy = |span: Range<usize>, out: &mut W| match source {
-            Some(source) => source.copy(span, out),
-            None => Ok(()),
+        let tasks = self.slots.iter().map(|slot| match &slot.body {
+            Body::Stored { span, .. } => Piece::Stored(span.clone()),
+            Body::Owned(task) => Piece::Changed(&**task),
+        });
+        let header = Header {
+            schema: self.schema,
+            project: &self.project,
+            next_id: self.next_id,
         };
-        let mut run: Option<Range<usize>> = None;
-        let mut first = true;
-        let mut encoded = Vec::new();
-        for slot in &self.slots {
-            if let Body::Stored { span, .. } = &slot.body {
-                match &mut run {
-                    Some(open)
-                        if source.is_some_and(|source| source.adjacent(open.end, span.start)) =>
-                    {
-                        open.end = span.end;
-                    }
-                    _ => {
-                        if let Some(done) = run.replace(span.clone()) {
-                            out.write_all(separator(&mut first))?;
-                            copy(done, out)?;
-                        }
-                    }
-                }
-                continue;
-            }
-            if let Some(done) = run.take() {
-                out.write_all(separator(&mut first))?;
-                copy(done, out)?;
-            }
-            let Body::Owned(task) = &slot.body else {
-                continue;
-            };
-            encoded.clear();
-            serde_json::to_writer_pretty(&mut encoded, task)?;
-            out.write_all(separator(&mut first))?;
-            // Nested one level deeper than serde_json starts it; JSON strings hold no raw
-            // newline, so every newline in the text is formatting.
-            for (index, line) in encoded.split(|byte| *byte == b'\n').enumerate() {
-                if index > 0 {
-                    out.write_all(b"\n    ")?;
-                }
-                out.write_all(line)?;
-            }
+        board_source::write(out, &header, self.source.as_deref(), tasks)
+    }
+}
+
+impl BoardModel for Board {
+    const NAMES: TaskNames = TaskNames {
+        statuses: &Status::NAMES,
+        priorities: &Priority::NAMES,
+    };
+
+    fn empty(project: &str) -> Self {
+        Board::new(project)
+    }
+
+    /// The heads of the tasks read, and where each task's text is.
+    fn from_stored(stored: StoredBoard) -> Self {
+        let slots: Vec<Slot> = stored
+            .tasks
+            .into_iter()
+            .map(|(head, span)| Slot {
+                head: head_of(head),
+                body: Body::Stored {
+                    span,
+                    task: OnceLock::new(),
+                },
+            })
+            .collect();
+        let duplicated = duplicated_ids(&slots);
+        Board {
+            schema: stored.schema,
+            project: stored.project,
+            next_id: stored.next_id,
+            slots,
+            source: Some(Arc::new(stored.source)),
+            duplicated,
         }
-        if let Some(done) = run {
-            out.write_all(separator(&mut first))?;
-            copy(done, out)?;
-        }
-        out.write_all(b"\n  ]\n}\n")
+    }
+
+    fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
+        Board::write_to(self, out)
+    }
+}
+
+/// The model's head of a task from the store's: the words read as their place in
+/// [`Board::NAMES`], which the store checked. (Inlined: it runs once a task.)
+#[inline(always)]
+fn head_of(stored: StoredHead) -> Head {
+    Head {
+        id: TaskId(stored.id),
+        status: Status::ALL[stored.status],
+        priority: stored
+            .priority
+            .map_or_else(Priority::default, |place| Priority::ALL[place]),
+        from: stored.from,
+        to: stored.to,
+        reviewer: stored.reviewer,
+        // Nearly every task waits on nothing: no list to convert.
+        after: match stored.after.is_empty() {
+            true => Vec::new(),
+            false => stored.after.into_iter().map(TaskId).collect(),
+        },
+        created_at: stored.created_at,
+        updated_at: stored.updated_at,
+        lease_expires_at: stored.lease_expires_at,
     }
 }
 
@@ -626,14 +472,6 @@ fn duplicated_ids(slots: &[Slot]) -> Vec<TaskId> {
     duplicated
 }
 
-fn separator(first: &mut bool) -> &'static [u8] {
-    if std::mem::take(first) {
-        b"\n    "
-    } else {
-        b",\n    "
-    }
-}
-
 impl PartialEq for Board {
     /// Boards are equal when they hold the same tasks, however each is held.
     fn eq(&self, other: &Board) -> bool {
@@ -652,7 +490,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde::Serialize;
-    use task::Priority;
 
     const AGENTS: [&str; 4] = ["ada", "bob", "cy", "lead"];
 
@@ -739,7 +576,7 @@ mod tests {
         // and straddle the stretch of the file held.
         let mut board = pending_board(400);
         for id in (1..=400).step_by(97) {
-            let body = "é".repeat(READ_AHEAD / 2 + id as usize);
+            let body = "é".repeat(crate::store::board_source::READ_AHEAD / 2 + id as usize);
             board.modify(TaskId(id), |task| task.body = body).unwrap();
         }
         let text = written(&board);
@@ -748,7 +585,8 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let ids: Vec<TaskId> = board.heads().map(|head| head.id).collect();
         for order in [ids.clone(), ids.iter().rev().copied().collect()] {
-            let from_file = crate::store::board_file::read_path(path.clone(), "p").unwrap();
+            let from_file =
+                crate::store::board_file::read_path::<Board>(path.clone(), "p").unwrap();
             for id in order {
                 let read = from_file.task_owned(id).unwrap().unwrap();
                 assert_eq!(Some(&read), board.task(id).unwrap(), "{id}");
@@ -804,7 +642,7 @@ mod tests {
         );
         // Read back, then changed in the middle: still the same bytes as serde's.
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut reread = crate::store::board_file::parse(path, &text).unwrap();
+        let mut reread = crate::store::board_file::parse::<Board>(path, &text).unwrap();
         reread
             .modify(TaskId(2), |task| task.status = Status::Working)
             .unwrap();
@@ -820,7 +658,7 @@ mod tests {
 {"id":2,"subject":"two","from":"ada","to":"bob","status":"pending","priority":"high",
  "created_at":"2026-11-29T12:00:00.000Z","updated_at":"2026-11-29T12:00:00.000Z"}]}"#;
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut board = crate::store::board_file::parse(path, text.as_bytes()).unwrap();
+        let mut board = crate::store::board_file::parse::<Board>(path, text.as_bytes()).unwrap();
         assert_eq!(board.task(TaskId(1)).unwrap().unwrap().subject, "hand made");
         board
             .modify(TaskId(2), |task| task.status = Status::Working)
@@ -829,7 +667,7 @@ mod tests {
         let first = &text[text.find("{\"id\":1").unwrap()..text.find("} ,").unwrap() + 1];
         assert!(out.contains(first), "task 1 copied as it was:\n{out}");
         assert!(out.contains("\"status\": \"working\""), "{out}");
-        let reread = crate::store::board_file::parse(path, out.as_bytes()).unwrap();
+        let reread = crate::store::board_file::parse::<Board>(path, out.as_bytes()).unwrap();
         assert_eq!(reread, board);
         assert_eq!(reread.head(TaskId(2)).unwrap().priority, Priority::High);
     }
@@ -931,11 +769,11 @@ mod tests {
                 let text = written(&board);
                 std::fs::write(&staged, &text).unwrap();
                 std::fs::rename(&staged, &path).unwrap();
-                let reread = crate::store::board_file::read_path(path.clone(), "p").unwrap();
-                let from_file = reread.source.as_ref().is_some_and(|source| matches!(source.stored, Stored::File(..)));
+                let reread = crate::store::board_file::read_path::<Board>(path.clone(), "p").unwrap();
+                let from_file = reread.source.as_ref().is_some_and(|source| source.is_held_open());
                 prop_assert!(from_file, "a board in baton's layout is read from its file");
-                let in_memory = crate::store::board_file::parse(&path, &text).unwrap();
-                let strict = crate::store::board_file::parse_strict(&path, &text).unwrap();
+                let in_memory = crate::store::board_file::parse::<Board>(&path, &text).unwrap();
+                let strict = crate::store::board_file::parse_strict::<Board>(&path, &text).unwrap();
                 prop_assert!(reread.heads().eq(strict.heads()), "both readers read the same heads");
                 prop_assert!(reread.heads().eq(in_memory.heads()));
                 prop_assert_eq!(&reread, &board);

@@ -77,6 +77,17 @@ impl Status {
         Status::Canceled,
     ];
 
+    /// Each status as a board file spells it, in the order of [`Status::ALL`].
+    pub const NAMES: [&'static str; 8] = {
+        let mut names = [""; 8];
+        let mut place = 0;
+        while place < names.len() {
+            names[place] = Status::ALL[place].as_str();
+            place += 1;
+        }
+        names
+    };
+
     pub fn is_finished(self) -> bool {
         matches!(self, Status::Completed | Status::Failed | Status::Canceled)
     }
@@ -85,7 +96,7 @@ impl Status {
         !self.is_finished()
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Status::Pending => "pending",
             Status::Working => "working",
@@ -141,7 +152,18 @@ impl Priority {
         Priority::Low,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    /// Each priority as a board file spells it, in the order of [`Priority::ALL`].
+    pub const NAMES: [&'static str; 4] = {
+        let mut names = [""; 4];
+        let mut place = 0;
+        while place < names.len() {
+            names[place] = Priority::ALL[place].as_str();
+            place += 1;
+        }
+        names
+    };
+
+    pub const fn as_str(self) -> &'static str {
         match self {
             Priority::Urgent => "urgent",
             Priority::High => "high",

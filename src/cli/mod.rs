@@ -144,13 +144,16 @@ pub fn main() -> i32 {
         }
     };
     let after_effects = AfterEffects::from_environment(cli.global.no_wake);
-    let hub = match Home::from_environment().and_then(|home| {
-        Ok(Hub::new(
-            home,
-            LockPolicy::from_environment()?,
-            after_effects,
-        ))
-    }) {
+    let hub = match Home::from_environment()
+        .and_then(|home| {
+            Ok(Hub::new(
+                home,
+                LockPolicy::from_environment()?,
+                after_effects,
+            ))
+        })
+        .map_err(Error::from)
+    {
         Ok(hub) => hub,
         // A hook always exits 0 and answers in its client's format, even to say this.
         Err(error) => match cli.command {

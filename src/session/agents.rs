@@ -187,7 +187,7 @@ pub fn remove_agent(hub: &Hub, name: &str) -> Result<()> {
     let mut held = Vec::new();
     for project in project::project_ids(&hub.home)? {
         // A board that cannot be read stops the removal: its tasks cannot be checked.
-        let board = board_file::read(&hub.home, &project)?;
+        let board: crate::board::Board = board_file::read(&hub.home, &project)?;
         for task in board.open_heads() {
             let role = if *task.to == *name {
                 "assigned to it"

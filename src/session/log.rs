@@ -43,7 +43,7 @@ impl Session {
     /// (or drops the journal of one that never committed), unless a writer holds the board
     /// lock: that writer does it first itself. Costs one `stat` when there is nothing to do.
     pub fn catch_up_log(&self) -> Result<()> {
-        board_file::try_recover_log(&self.hub.home, &self.project.id)?;
+        board_file::try_recover_log::<ActivityRecord>(&self.hub.home, &self.project.id)?;
         Ok(())
     }
 

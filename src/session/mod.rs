@@ -33,13 +33,14 @@ use crate::board::inbox::{Reason, Turn};
 use crate::board::lease;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
+use crate::change::{self, Transaction};
 use crate::error::{Error, Result};
 use crate::mail::Delivery;
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
 use crate::store::StoreError;
-use crate::store::board_file::{self, Transaction};
+use crate::store::board_file;
 use crate::store::lock::LockPolicy;
 use crate::store::paths::Home;
 use crate::time::{self, Timestamp};
@@ -204,7 +205,7 @@ impl Session {
     /// The locked read-change-write every change goes through; it also renews the caller's
     /// due leases, so a renewal never costs a write of its own.
     fn update<T>(&self, change: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
-        board_file::update(
+        change::update(
             &self.hub.home,
             &self.project.id,
             self.hub.lock,

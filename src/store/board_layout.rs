@@ -12,8 +12,7 @@
 use std::io::{ErrorKind, Read};
 use std::sync::Arc;
 
-use crate::board::StoredTasks;
-use crate::board::task::{Head, Priority, Status, TaskId};
+use super::board_file::{StoredHead, StoredTasks, TaskNames};
 use crate::time::Timestamp;
 
 /// The board's own fields and its tasks' heads with where each task's text is.
@@ -151,7 +150,7 @@ impl<R: Read> Lines<R> {
 }
 
 /// Reads a board from `reader`; `size` (its length, if known) sizes the list of tasks.
-pub fn read(reader: impl Read, size: usize) -> Option<Laid> {
+pub fn read(reader: impl Read, size: usize, words: &TaskNames) -> Option<Laid> {
     let mut lines = Lines::new(reader);
     if lines.line()? != b"{" {
         return None;
@@ -173,7 +172,7 @@ pub fn read(reader: impl Read, size: usize) -> Option<Laid> {
             if line != b"    {" {
                 return None;
             }
-            let (head, end, more) = task(&mut lines, &mut names)?;
+            let (head, end, more) = task(&mut lines, &mut names, words)?;
             tasks.push(head, start + 4..end);
             if !more {
                 break;
@@ -203,8 +202,12 @@ fn field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 
 /// One task, its opening line taken: its head, where its closing brace ends, and whether
 /// another task follows.
-fn task(lines: &mut Lines<impl Read>, names: &mut Names) -> Option<(Head, usize, bool)> {
-    let mut head = Head::unread(Arc::clone(&names.none));
+fn task(
+    lines: &mut Lines<impl Read>,
+    names: &mut Names,
+    words: &TaskNames,
+) -> Option<(StoredHead, usize, bool)> {
+    let mut head = StoredHead::unread(Arc::clone(&names.none));
     let mut seen = 0u32;
     let mut comma = true;
     let mut expected = 0;
@@ -219,7 +222,9 @@ fn task(lines: &mut Lines<impl Read>, names: &mut Names) -> Option<(Head, usize,
             if !comma {
                 return None;
             }
-            let more = take(*field, value, names, &mut head, &mut seen, &mut comma)?;
+            let more = take(
+                *field, value, names, words, &mut head, &mut seen, &mut comma,
+            )?;
             more.read(lines, &mut head, &mut comma)?;
             continue;
         }
@@ -244,6 +249,7 @@ fn task(lines: &mut Lines<impl Read>, names: &mut Names) -> Option<(Head, usize,
             Field::named(name),
             value,
             names,
+            words,
             &mut head,
             &mut seen,
             &mut comma,
@@ -307,7 +313,12 @@ enum More {
 
 impl More {
     #[inline(always)]
-    fn read(self, lines: &mut Lines<impl Read>, head: &mut Head, comma: &mut bool) -> Option<()> {
+    fn read(
+        self,
+        lines: &mut Lines<impl Read>,
+        head: &mut StoredHead,
+        comma: &mut bool,
+    ) -> Option<()> {
         match self {
             More::Nothing => {}
             More::Ids => (head.after, *comma) = numbers(lines)?,
@@ -325,7 +336,8 @@ fn take(
     field: Field,
     value: &[u8],
     names: &mut Names,
-    head: &mut Head,
+    words: &TaskNames,
+    head: &mut StoredHead,
     seen: &mut u32,
     comma: &mut bool,
 ) -> Option<More> {
@@ -342,9 +354,9 @@ fn take(
     }
     *seen |= bit;
     match field {
-        Field::Id => head.id = TaskId(number(value)?),
-        Field::Status => head.status = named(value, &Status::ALL, Status::as_str)?,
-        Field::Priority => head.priority = named(value, &Priority::ALL, Priority::as_str)?,
+        Field::Id => head.id = number(value)?,
+        Field::Status => head.status = named(value, words.statuses)?,
+        Field::Priority => head.priority = Some(named(value, words.priorities)?),
         Field::From => head.from = names.get(plain_string(value)?)?,
         Field::To => head.to = names.get(plain_string(value)?)?,
         Field::Reviewer => {
@@ -478,7 +490,7 @@ fn close(lines: &mut Lines<impl Read>, closing: &[u8]) -> Option<bool> {
 
 /// The numbers of a list laid out one to a line, up to its closing line; and whether that
 /// line had a comma.
-fn numbers(lines: &mut Lines<impl Read>) -> Option<(Vec<TaskId>, bool)> {
+fn numbers(lines: &mut Lines<impl Read>) -> Option<(Vec<u64>, bool)> {
     let mut ids = Vec::new();
     let mut comma = true;
     loop {
@@ -501,7 +513,7 @@ fn numbers(lines: &mut Lines<impl Read>) -> Option<(Vec<TaskId>, bool)> {
                 item
             }
         };
-        ids.push(TaskId(number(item)?));
+        ids.push(number(item)?);
     }
 }
 
@@ -535,13 +547,11 @@ fn time(text: &[u8]) -> Option<Timestamp> {
     Timestamp::from_stored_bytes(text.strip_prefix(b"\"")?.strip_suffix(b"\"")?)
 }
 
-fn named<T: Copy>(text: &[u8], choices: &[T], name: impl Fn(T) -> &'static str) -> Option<T> {
+/// The place of one of `choices` among them.
+fn named(text: &[u8], choices: &[&'static str]) -> Option<usize> {
     // The names hold nothing a string escapes, so matching one is reading it.
     let text = text.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
-    choices
-        .iter()
-        .copied()
-        .find(|choice| name(*choice).as_bytes() == text)
+    choices.iter().position(|choice| choice.as_bytes() == text)
 }
 
 /// How many bytes at the start of `bytes` can sit in a string as they are: up to the first
@@ -599,6 +609,21 @@ pub fn below(word: u64, limit: u8) -> u64 {
 mod tests {
     use super::*;
     use std::ops::Range;
+
+    /// The words of a task's head, as the board spells them (`crate::board` gives these).
+    const WORDS: TaskNames = TaskNames {
+        statuses: &[
+            "pending",
+            "working",
+            "input_required",
+            "review_requested",
+            "changes_requested",
+            "completed",
+            "failed",
+            "canceled",
+        ],
+        priorities: &["urgent", "high", "normal", "low"],
+    };
 
     const BOARD: &str = r#"{
   "schema": 1,
@@ -659,19 +684,22 @@ mod tests {
 
     #[test]
     fn reads_a_board_as_baton_lays_it_out() {
-        let laid = read(BOARD.as_bytes(), BOARD.len()).expect("the layout is baton's");
+        let laid = read(BOARD.as_bytes(), BOARD.len(), &WORDS).expect("the layout is baton's");
         assert_eq!(
             (laid.schema, laid.project.as_str(), laid.next_id),
             (1, "p", 3)
         );
         let tasks: Vec<_> = laid.tasks.heads().collect();
         let (first, second) = (tasks[0], tasks[1]);
-        assert_eq!(first.0.status, Status::Completed);
+        assert_eq!(WORDS.statuses[first.0.status], "completed");
         assert!(BOARD[first.1.clone()].starts_with("{\n      \"id\": 1,"));
         assert!(BOARD[first.1.clone()].ends_with("]\n    }"));
-        assert_eq!(second.0.after, vec![TaskId(1)]);
+        assert_eq!(second.0.after, vec![1]);
         assert_eq!(second.0.reviewer.as_deref(), Some("cy"));
-        assert_eq!(second.0.priority, Priority::High);
+        assert_eq!(
+            second.0.priority.map(|place| WORDS.priorities[place]),
+            Some("high")
+        );
         assert!(second.0.lease_expires_at.is_some());
         assert!(BOARD[second.1.clone()].ends_with("}\n    }"));
     }
@@ -691,7 +719,7 @@ mod tests {
         }
     }
 
-    fn heads(laid: &Laid) -> Vec<(Head, Range<usize>)> {
+    fn heads(laid: &Laid) -> Vec<(StoredHead, Range<usize>)> {
         laid.tasks
             .heads()
             .map(|(head, span)| (head.clone(), span.clone()))
@@ -705,7 +733,7 @@ mod tests {
         let long_subject = format!("\"subject\": \"{}\"", "é".repeat(PIECE));
         let long = BOARD.replacen("\"subject\": \"two\"", &long_subject, 1);
         for text in [BOARD.to_string(), long] {
-            let whole = read(text.as_bytes(), text.len()).expect("read at once");
+            let whole = read(text.as_bytes(), text.len(), &WORDS).expect("read at once");
             assert_eq!(whole.tasks.heads().count(), 2);
             for step in [1, 2, 3, 7, 4096, PIECE + 1] {
                 let pieces = read(
@@ -714,6 +742,7 @@ mod tests {
                         step,
                     },
                     0,
+                    &WORDS,
                 )
                 .unwrap_or_else(|| panic!("read {step} bytes at a time"));
                 assert_eq!(heads(&pieces), heads(&whole), "{step} at a time");
@@ -735,7 +764,7 @@ mod tests {
                 bytes: &bytes,
                 step,
             };
-            assert!(read(trickle, 0).is_none(), "{step} at a time");
+            assert!(read(trickle, 0, &WORDS).is_none(), "{step} at a time");
         }
 
         struct Failing;
@@ -744,14 +773,14 @@ mod tests {
                 Err(std::io::Error::other("the disk is gone"))
             }
         }
-        assert!(read(BOARD.as_bytes().chain(Failing), 0).is_none());
+        assert!(read(BOARD.as_bytes().chain(Failing), 0, &WORDS).is_none());
     }
 
     #[test]
     fn anything_else_is_left_to_the_strict_reader() {
         let empty =
             "{\n  \"schema\": 1,\n  \"project\": \"p\",\n  \"next_id\": 1,\n  \"tasks\": []\n}\n";
-        assert!(read(empty.as_bytes(), 0).is_some());
+        assert!(read(empty.as_bytes(), 0, &WORDS).is_some());
         for (from, to) in [
             ("\"status\": \"working\"", "\"status\": \"resting\""),
             ("\"id\": 2,", "\"id\": 2"),
@@ -773,7 +802,7 @@ mod tests {
         ] {
             assert!(BOARD.contains(from), "{from}");
             let changed = BOARD.replacen(from, to, 1);
-            assert!(read(changed.as_bytes(), 0).is_none(), "{to}");
+            assert!(read(changed.as_bytes(), 0, &WORDS).is_none(), "{to}");
         }
     }
 
@@ -801,7 +830,7 @@ mod tests {
     /// added to one and not the others would read fine and fail later as damage.
     #[test]
     fn the_line_reader_knows_every_field_of_a_task_and_no_other() {
-        use crate::board::task::{EntryKind, Task, ThreadEntry};
+        use crate::board::task::{EntryKind, Priority, Status, Task, TaskId, ThreadEntry};
         let at = Timestamp::EPOCH;
         // Every field given a value, so that every one is written.
         let task = Task {

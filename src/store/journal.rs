@@ -15,33 +15,39 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
 use super::atomic::{FileIdentity, create_private_dir_all, private_open_options};
-use super::regular;
-use crate::activity::{self, ActivityRecord};
+use super::{log, regular};
+
+/// What a journal's lines may be: whatever its log holds, one per line.
+pub trait Line: Clone + Serialize + DeserializeOwned {}
+
+impl<T: Clone + Serialize + DeserializeOwned> Line for T {}
 
 /// The `schema` of a journal this binary writes and the highest it reads.
 pub const JOURNAL_SCHEMA: u32 = 1;
 
 #[derive(Debug, Serialize, Deserialize)]
-struct Journal {
+#[serde(bound = "R: Line")]
+struct Journal<R> {
     schema: u32,
     /// The staged board: the board file is this very file once the change has committed.
     board: FileIdentity,
     /// The live log as it was before the lines were appended.
     log: FileIdentity,
-    records: Vec<ActivityRecord>,
+    records: Vec<R>,
 }
 
 /// What a journal left by a killed writer turned out to hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Recovered {
+pub enum Recovered<R> {
     /// The change had committed: its lines are in the log now (once).
-    Completed(Vec<ActivityRecord>),
+    Completed(Vec<R>),
     /// The change never committed: its lines were dropped.
-    Dropped(Vec<ActivityRecord>),
+    Dropped(Vec<R>),
     /// The writer was killed while writing the journal, so before its change committed.
     Torn,
 }
@@ -49,11 +55,11 @@ pub enum Recovered {
 /// Writes the journal of a change whose board is staged as `board`, before the rename. The
 /// log is created when missing, so that it has an inode to be known by. The caller holds the
 /// board lock. Not synced: see `board_file::persist` for what a power cut does.
-pub fn write(
+pub fn write<R: Line>(
     path: &Path,
     board: FileIdentity,
     log: &Path,
-    records: &[ActivityRecord],
+    records: &[R],
 ) -> Result<(), StoreError> {
     if let Some(parent) = log.parent() {
         create_private_dir_all(parent)?;
@@ -87,8 +93,8 @@ pub fn write(
 /// After the rename: appends the lines and removes the journal. When the append fails (a
 /// full disk), the change stands all the same and the journal stays for the next writer to
 /// complete, so this reports nothing.
-pub fn finish(path: &Path, log: &Path, records: &[ActivityRecord]) {
-    if activity::append(log, records).is_ok() {
+pub fn finish<R: Line>(path: &Path, log: &Path, records: &[R]) {
+    if log::append(log, records).is_ok() {
         // A journal that cannot be removed is completed again by the next writer, which
         // cuts the log back first, so the lines still appear once.
         let _ = fs::remove_file(path);
@@ -102,7 +108,11 @@ pub fn discard(path: &Path) {
 
 /// Completes or drops the journal a killed writer left, if any: see the module's comment.
 /// The caller holds the board lock, so nothing else writes the board or the log meanwhile.
-pub fn recover(path: &Path, board: &Path, log: &Path) -> Result<Option<Recovered>, StoreError> {
+pub fn recover<R: Line>(
+    path: &Path,
+    board: &Path,
+    log: &Path,
+) -> Result<Option<Recovered<R>>, StoreError> {
     if !check_regular(path)? {
         return Ok(None);
     }
@@ -111,7 +121,7 @@ pub fn recover(path: &Path, board: &Path, log: &Path) -> Result<Option<Recovered
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(StoreError::io(path)(error)),
     };
-    let recovered = match serde_json::from_slice::<Journal>(&bytes) {
+    let recovered = match serde_json::from_slice::<Journal<R>>(&bytes) {
         Err(_) => Recovered::Torn,
         Ok(journal) if journal.schema > JOURNAL_SCHEMA => {
             return Err(StoreError::NewerSchema {
@@ -145,10 +155,10 @@ fn check_regular(path: &Path) -> Result<bool, StoreError> {
 }
 
 /// Puts the lines of a committed change into the log exactly once.
-fn complete(log: &Path, journal: &Journal) -> Result<(), StoreError> {
+fn complete<R: Line>(log: &Path, journal: &Journal<R>) -> Result<(), StoreError> {
     let is_journal_log =
         |found: Option<FileIdentity>| found.is_some_and(|found| found.inode == journal.log.inode);
-    if is_journal_log(FileIdentity::at(&activity::generation(log, 1))?) {
+    if is_journal_log(FileIdentity::at(&log::generation(log, 1))?) {
         // The log the lines went to was rotated away, which happens only once they are all
         // in it.
         return Ok(());
@@ -166,7 +176,7 @@ fn complete(log: &Path, journal: &Journal) -> Result<(), StoreError> {
     }
     // Otherwise the log is another file than the one the lines were meant for (removed or
     // replaced by hand): the lines belong at its end all the same.
-    activity::append(log, &journal.records)
+    log::append(log, &journal.records)
 }
 
 #[cfg(test)]
@@ -174,24 +184,25 @@ mod tests {
     use super::*;
     use crate::store::atomic;
 
-    fn record(text: &str) -> ActivityRecord {
-        ActivityRecord {
-            at: "2026-11-29T12:00:00Z".parse().unwrap(),
-            project: "p".into(),
-            actor: "ada".into(),
-            action: "note".into(),
-            task: None,
-            from_status: None,
-            to_status: None,
-            text: Some(text.into()),
+    /// A line of a log, as long as an activity line is at its shortest.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    struct Note {
+        at: String,
+        text: String,
+    }
+
+    fn record(text: &str) -> Note {
+        Note {
+            at: "2026-11-29T12:00:00.000Z, a time as long as any".into(),
+            text: text.into(),
         }
     }
 
-    fn texts(log: &Path) -> Vec<String> {
-        activity::read(log)
+    fn texts(path: &Path) -> Vec<String> {
+        log::read::<Note>(path)
             .unwrap()
             .into_iter()
-            .filter_map(|record| record.text)
+            .map(|record| record.text)
             .collect()
     }
 
@@ -213,7 +224,7 @@ mod tests {
             _dir: dir,
         };
         atomic::replace(&scene.board, b"old", None).unwrap();
-        activity::append(&scene.log, &[record("before")]).unwrap();
+        log::append(&scene.log, &[record("before")]).unwrap();
         let staged = atomic::stage(&scene.board, b"new").unwrap();
         write(
             &scene.journal,
@@ -228,7 +239,7 @@ mod tests {
     #[test]
     fn a_change_killed_before_its_rename_leaves_no_line() {
         let (scene, _staged) = staged_change();
-        let recovered = recover(&scene.journal, &scene.board, &scene.log).unwrap();
+        let recovered = recover::<Note>(&scene.journal, &scene.board, &scene.log).unwrap();
         assert!(
             matches!(recovered, Some(Recovered::Dropped(_))),
             "{recovered:?}"
@@ -236,7 +247,7 @@ mod tests {
         assert_eq!(texts(&scene.log), ["before"]);
         assert!(!scene.journal.exists());
         assert_eq!(
-            recover(&scene.journal, &scene.board, &scene.log).unwrap(),
+            recover::<Note>(&scene.journal, &scene.board, &scene.log).unwrap(),
             None
         );
     }
@@ -252,7 +263,7 @@ mod tests {
                 .open(&scene.log)
                 .unwrap();
             std::io::Write::write_all(&mut log, &line.repeat(2).as_bytes()[..appended]).unwrap();
-            let recovered = recover(&scene.journal, &scene.board, &scene.log).unwrap();
+            let recovered = recover::<Note>(&scene.journal, &scene.board, &scene.log).unwrap();
             assert!(
                 matches!(recovered, Some(Recovered::Completed(_))),
                 "{recovered:?}"
@@ -266,9 +277,9 @@ mod tests {
     fn a_log_rotated_after_the_append_is_left_as_it_is() {
         let (scene, staged) = staged_change();
         staged.commit(None).unwrap();
-        activity::append(&scene.log, &[record("change")]).unwrap();
-        fs::rename(&scene.log, activity::generation(&scene.log, 1)).unwrap();
-        recover(&scene.journal, &scene.board, &scene.log).unwrap();
+        log::append(&scene.log, &[record("change")]).unwrap();
+        fs::rename(&scene.log, log::generation(&scene.log, 1)).unwrap();
+        recover::<Note>(&scene.journal, &scene.board, &scene.log).unwrap();
         assert_eq!(texts(&scene.log), ["before", "change"]);
     }
 
@@ -277,7 +288,7 @@ mod tests {
         let (scene, _staged) = staged_change();
         let bytes = fs::read(&scene.journal).unwrap();
         fs::write(&scene.journal, &bytes[..bytes.len() / 2]).unwrap();
-        let recovered = recover(&scene.journal, &scene.board, &scene.log).unwrap();
+        let recovered = recover::<Note>(&scene.journal, &scene.board, &scene.log).unwrap();
         assert_eq!(recovered, Some(Recovered::Torn));
         assert_eq!(texts(&scene.log), ["before"]);
     }

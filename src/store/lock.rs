@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
@@ -12,8 +13,7 @@ use std::time::Duration;
 use fs4::{FileExt, TryLockError};
 
 use super::atomic::{create_private_dir_all, private_open_options};
-use super::{StoreError, regular};
-use crate::error::Error;
+use super::{SettingError, StoreError, regular};
 
 /// How long to wait for a lock and whom to tell about the wait.
 #[derive(Debug, Clone, Copy)]
@@ -35,19 +35,22 @@ impl LockPolicy {
     /// on stderr. Any value but a number of seconds from 0 to 3600 is refused rather than
     /// guessed at: `abc` silently meaning 10, or `1e300` overflowing a `Duration`, hid the
     /// mistake.
-    pub fn from_environment() -> Result<Self, Error> {
+    pub fn from_environment() -> Result<Self, SettingError> {
         let timeout = match std::env::var_os("BATON_LOCK_TIMEOUT") {
             None => DEFAULT_LOCK_TIMEOUT,
             Some(value) if value.is_empty() => DEFAULT_LOCK_TIMEOUT,
             Some(value) => value.to_str().and_then(parse_lock_timeout).ok_or_else(|| {
-                Error::invalid_with_hint(
+                SettingError::new(
                     format!(
                         "BATON_LOCK_TIMEOUT must be a number of seconds from 0 to 3600, \
                              not `{}`",
                         value.to_string_lossy().escape_debug()
                     ),
-                    "e.g. BATON_LOCK_TIMEOUT=10 (the default), or 2.5; unset it for \
-                         the default",
+                    Some(
+                        "e.g. BATON_LOCK_TIMEOUT=10 (the default), or 2.5; unset it for \
+                         the default"
+                            .into(),
+                    ),
                 )
             })?,
         };
@@ -223,8 +226,70 @@ fn read_holder(file: &mut File) -> Option<u32> {
     text.trim().parse().ok()
 }
 
-/// Whether `path` is locked by someone right now (probing without waiting).
+/// Whether `path` is locked by someone right now, looking without taking the lock: a probe
+/// that took it, even for an instant, would make a writer arriving then wait and name the
+/// prober as the holder, and a wake supervisor starting then exit as if another ran. Linux
+/// lists every held `flock` in `/proc/locks`; where that list is missing or cannot tell
+/// this file apart, the lock is tried (and let go at once) instead.
 pub fn is_locked(path: &Path) -> bool {
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return false;
+    };
+    if !metadata.is_file() {
+        return false;
+    }
+    let listed = std::fs::read_to_string("/proc/locks")
+        .ok()
+        .and_then(|locks| listed_as_held(&locks, metadata.dev(), metadata.ino()));
+    listed.unwrap_or_else(|| is_locked_by_trying(path))
+}
+
+/// Whether the `flock` list `locks` (as `/proc/locks` writes it) has a lock held on the
+/// file `device`:`inode`; `None` when it cannot say, because a lock on that inode number is
+/// listed under a device that `stat` names differently (btrfs subvolumes, some overlays).
+fn listed_as_held(locks: &str, device: u64, inode: u64) -> Option<bool> {
+    let inode = inode.to_string();
+    let mut same_inode_elsewhere = false;
+    for line in locks.lines() {
+        // `1: FLOCK  ADVISORY  WRITE 42 fe:00:5686273 0 EOF`; a waiter's line has `->`
+        // before its kind and holds nothing.
+        let mut fields = line.split_whitespace().skip(1);
+        if fields.next() != Some("FLOCK") {
+            continue;
+        }
+        let Some(place) = fields.nth(3) else {
+            continue;
+        };
+        let mut parts = place.split(':');
+        let (Some(major), Some(minor), Some(listed_inode), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if listed_inode != inode {
+            continue;
+        }
+        let numbers = (
+            u64::from_str_radix(major, 16),
+            u64::from_str_radix(minor, 16),
+        );
+        match numbers {
+            (Ok(major), Ok(minor)) if (major, minor) == split_device(device) => return Some(true),
+            _ => same_inode_elsewhere = true,
+        }
+    }
+    (!same_inode_elsewhere).then_some(false)
+}
+
+/// The major and minor numbers of a device number, as Linux encodes them in `st_dev`.
+fn split_device(device: u64) -> (u64, u64) {
+    let major = ((device >> 32) & 0xffff_f000) | ((device >> 8) & 0x0fff);
+    let minor = ((device >> 12) & 0xffff_ff00) | (device & 0xff);
+    (major, minor)
+}
+
+/// The probe where the system lists no locks: tries the lock and lets it go at once.
+fn is_locked_by_trying(path: &Path) -> bool {
     let Ok(file) = regular::open_with(path, OpenOptions::new().read(true).write(true)) else {
         return false;
     };
@@ -343,5 +408,67 @@ mod tests {
             assert_eq!(std::fs::metadata(&path).unwrap().len(), 11);
             drop(held);
         }
+    }
+
+    #[test]
+    fn held_locks_are_read_from_the_list_of_flocks() {
+        let device = 0xfe00; // major fe, minor 00
+        let locks = "1: FLOCK  ADVISORY  WRITE 42 fe:00:77 0 EOF\n\
+                     1: -> FLOCK  ADVISORY  WRITE 43 fe:00:78 0 EOF\n\
+                     2: POSIX  ADVISORY  WRITE 44 fe:00:79 0 EOF\n\
+                     3: FLOCK  ADVISORY  WRITE 45 00:2e:80 0 EOF\n";
+        assert_eq!(listed_as_held(locks, device, 77), Some(true));
+        assert_eq!(
+            listed_as_held(locks, device, 78),
+            Some(false),
+            "only waited for"
+        );
+        assert_eq!(
+            listed_as_held(locks, device, 79),
+            Some(false),
+            "not a flock"
+        );
+        assert_eq!(listed_as_held(locks, device, 81), Some(false));
+        assert_eq!(
+            listed_as_held(locks, device, 80),
+            None,
+            "cannot tell: try it"
+        );
+        assert_eq!(split_device(0x1_2000_6783_459a), (0x12345, 0x6789a));
+    }
+
+    #[test]
+    fn looking_at_a_lock_never_takes_it_from_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("board.lock");
+        drop(FileLock::acquire(&path, "the board lock", quiet(100)).unwrap());
+        assert!(!is_locked(&path));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let looker = {
+            let (path, stop) = (path.clone(), stop.clone());
+            thread::spawn(move || {
+                let mut looks = 0u32;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    is_locked(&path);
+                    looks += 1;
+                }
+                looks
+            })
+        };
+        // Every try by a writer finds the lock free, and a waiter never hears of a holder:
+        // the only one looking never holds it.
+        let until = std::time::Instant::now() + Duration::from_millis(400);
+        while std::time::Instant::now() < until {
+            let held = FileLock::try_acquire(&path).unwrap();
+            assert!(held.is_some(), "a look took the lock from a writer");
+            drop(held);
+            drop(FileLock::acquire(&path, "the board lock", quiet(0)).unwrap());
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(looker.join().unwrap() > 0);
+        let held = FileLock::acquire(&path, "the board lock", quiet(100)).unwrap();
+        assert!(is_locked(&path), "a held lock is seen");
+        drop(held);
+        assert!(!is_locked(&path));
     }
 }

@@ -4,17 +4,17 @@
 pub mod atomic;
 pub mod board_file;
 pub mod board_layout;
+pub mod board_source;
 pub mod journal;
 pub mod jsonl;
 pub mod lock;
+pub mod log;
 pub mod paths;
 pub mod regular;
 pub mod versioned;
 
 use std::io;
 use std::path::{Path, PathBuf};
-
-use crate::board::task::TaskId;
 
 /// A failure to read or write stored data.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +48,26 @@ pub enum StoreError {
         "{task} is the id of more than one task in {path}; baton will not guess which is meant",
         path = path.display()
     )]
-    DuplicateId { path: PathBuf, task: TaskId },
+    /// `task` is the id as shown.
+    DuplicateId { path: PathBuf, task: String },
+}
+
+/// A setting from the environment (`BATON_HOME`, `BATON_LOCK_TIMEOUT`) the store cannot
+/// use: what is wrong, and how to put it right where there is a way.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SettingError {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl SettingError {
+    pub fn new(message: impl Into<String>, hint: Option<String>) -> Self {
+        SettingError {
+            message: message.into(),
+            hint,
+        }
+    }
 }
 
 impl StoreError {

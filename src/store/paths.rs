@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use super::SettingError;
 
 /// The hub home and the layout beneath it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,21 +18,21 @@ impl Home {
     /// `$BATON_HOME`, else the platform data directory (`~/.local/share/baton` on Linux).
     /// An empty `BATON_HOME` counts as unset, as XDG treats its empty variables. A relative
     /// one is refused: it would make a new hub in every directory a command runs in.
-    pub fn from_environment() -> Result<Self, Error> {
+    pub fn from_environment() -> Result<Self, SettingError> {
         if let Some(root) = std::env::var_os("BATON_HOME").filter(|value| !value.is_empty()) {
             let root = PathBuf::from(root);
             if !root.is_absolute() {
                 let example = std::env::current_dir()
                     .map(|cwd| format!("BATON_HOME={}", cwd.join(&root).display()))
                     .unwrap_or_else(|_| "BATON_HOME=$HOME/.local/share/baton".to_string());
-                return Err(Error::invalid_with_hint(
+                return Err(SettingError::new(
                     format!(
                         "BATON_HOME must be an absolute path, not `{}`",
                         root.display().to_string().escape_debug()
                     ),
-                    format!(
+                    Some(format!(
                         "a relative home would be a new hub in every directory; e.g. {example}"
-                    ),
+                    )),
                 ));
             }
             return Ok(Home::new(root));
@@ -40,7 +40,10 @@ impl Home {
         directories::ProjectDirs::from("", "", "baton")
             .map(|dirs| Home::new(dirs.data_dir().to_path_buf()))
             .ok_or_else(|| {
-                Error::invalid("cannot find a home directory for baton's data; set BATON_HOME")
+                SettingError::new(
+                    "cannot find a home directory for baton's data; set BATON_HOME",
+                    None,
+                )
             })
     }
 

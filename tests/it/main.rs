@@ -19,6 +19,7 @@ mod mail;
 mod mcp;
 mod projects;
 mod setup;
+mod snapshots_human;
 mod untrusted;
 mod wake;
 mod wake_env;

@@ -49,7 +49,7 @@ impl fmt::Display for Inline<'_> {
 /// Writes `text` with every hidden character escaped but those `keep` lets through.
 fn write_escaped(out: &mut impl Write, text: &str, keep: impl Fn(char) -> bool) -> fmt::Result {
     let mut rest = text;
-    while let Some(at) = rest.find(|c: char| is_hidden(c) && !keep(c)) {
+    while let Some(at) = first_hidden(rest, &keep) {
         out.write_str(&rest[..at])?;
         // `find` matched a character at `at`, so there is one.
         let c = rest[at..].chars().next().unwrap_or_default();
@@ -57,6 +57,29 @@ fn write_escaped(out: &mut impl Write, text: &str, keep: impl Fn(char) -> bool) 
         rest = &rest[at + c.len_utf8()..];
     }
     out.write_str(rest)
+}
+
+/// Where the first character [`is_hidden`] names and `keep` does not let through is.
+///
+/// Every output a human reads passes here, so it looks at bytes rather than decoding each
+/// character: a hidden character's UTF-8 starts with a byte below 0x20, 0x7f, 0xc2 (C1) or
+/// 0xe2 (the overrides and separators), and only there is a character decoded.
+fn first_hidden(text: &str, keep: impl Fn(char) -> bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(found) = bytes[from..]
+        .iter()
+        .position(|byte| *byte < 0x20 || matches!(byte, 0x7f | 0xc2 | 0xe2))
+    {
+        let at = from + found;
+        // Those bytes are never inside a character's encoding, only at its start.
+        let c = text[at..].chars().next().unwrap_or_default();
+        if is_hidden(c) && !keep(c) {
+            return Some(at);
+        }
+        from = at + c.len_utf8();
+    }
+    None
 }
 
 /// Multi-line `text`, each of its lines written as `prefix` followed by the line, with
@@ -92,7 +115,7 @@ impl fmt::Display for Framed<'_> {
 /// whose line structure is baton's own, as a last guard against raw control characters.
 pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     let keep = |c: char| c == '\n' || c == '\t';
-    if !text.chars().any(|c| is_hidden(c) && !keep(c)) {
+    if first_hidden(text, keep).is_none() {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -262,6 +285,9 @@ mod tests {
             if !text.chars().any(is_hidden) {
                 prop_assert_eq!(&one, &text);
             }
+            // The byte scan finds what decoding every character would.
+            let decoded = text.char_indices().find(|(_, c)| is_hidden(*c)).map(|(at, _)| at);
+            prop_assert_eq!(first_hidden(&text, |_| false), decoded);
         }
 
         #[test]

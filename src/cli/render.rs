@@ -170,7 +170,13 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
         time::age(task.created_at, now)
     );
     if let Some(result) = &task.result {
-        let _ = write!(text, "  result:{}", words(result, "    | "));
+        // One line lines up with the fields above; more go below, framed.
+        let label = if baton::text::is_multiline(result) {
+            "  result:"
+        } else {
+            "  result:  "
+        };
+        let _ = write!(text, "{label}{}", words(result, "    | "));
     }
     if !task.body.is_empty() {
         let _ = write!(text, "\n{}", framed(&task.body, "  | "));

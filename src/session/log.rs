@@ -97,7 +97,11 @@ impl Session {
                     task: None,
                     from_status: None,
                     to_status: None,
-                    text: Some(format!("{} finished tasks archived", ids.len())),
+                    text: Some(format!(
+                        "{} finished task{} archived",
+                        ids.len(),
+                        if ids.len() == 1 { "" } else { "s" }
+                    )),
                 });
             }
             Ok(Archived {

@@ -4,7 +4,8 @@
 //! waited for, and neither can undo the change: what becomes of them is returned for the
 //! face to show, one [`WakeOutcome`] per agent woken.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use super::Session;
 use crate::board::handover::Handover;
@@ -21,8 +22,11 @@ pub struct AfterEffects {
     pub wake: bool,
     /// Send desktop notifications (off with `BATON_NOTIFY=0`).
     pub notify: bool,
-    /// The `baton` binary that runs the wake supervisor and the notifier: this very program.
-    pub program: Option<PathBuf>,
+    /// Whether the wake supervisor and the notifier are run by this very program: they
+    /// are the only use of its path, which is looked up the first time one is started
+    /// rather than at every command's start.
+    runs_detached: bool,
+    program: OnceLock<Option<PathBuf>>,
 }
 
 impl AfterEffects {
@@ -31,7 +35,8 @@ impl AfterEffects {
         AfterEffects {
             wake: !no_wake,
             notify: notify::is_enabled(),
-            program: std::env::current_exe().ok(),
+            runs_detached: true,
+            program: OnceLock::new(),
         }
     }
 
@@ -40,8 +45,19 @@ impl AfterEffects {
         AfterEffects {
             wake: false,
             notify: false,
-            program: None,
+            runs_detached: false,
+            program: OnceLock::new(),
         }
+    }
+
+    /// The `baton` binary that runs the wake supervisor and the notifier: this program.
+    pub fn program(&self) -> Option<&Path> {
+        if !self.runs_detached {
+            return None;
+        }
+        self.program
+            .get_or_init(|| std::env::current_exe().ok())
+            .as_deref()
     }
 }
 
@@ -60,7 +76,7 @@ impl Session {
             return Vec::new();
         }
         if effects.notify
-            && let Some(program) = &effects.program
+            && let Some(program) = effects.program()
         {
             // Best-effort by contract: a desktop without notifications is no error.
             let notes = notify::notes_for(handovers, deliveries);
@@ -88,7 +104,7 @@ impl Session {
                 &self.hub.home,
                 agent,
                 project,
-                effects.program.as_deref(),
+                effects.program(),
             ));
         }
         outcomes
@@ -101,7 +117,7 @@ impl Session {
             &self.hub.home,
             agent,
             &self.project.id,
-            self.hub.after_effects.program.as_deref(),
+            self.hub.after_effects.program(),
         )
     }
 }

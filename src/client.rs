@@ -88,6 +88,15 @@ enum WakeWord {
 
 use WakeWord::{HubHome, Word};
 
+/// Claude Code's hooks, whose shape Codex's take too.
+const CLAUDE_CODE_HOOKS: ClientHooks = ClientHooks {
+    event_names: ["SessionStart", "UserPromptSubmit", "Stop"],
+    timeout: HookTimeout::Seconds(10),
+    keep_working_decision: "block",
+    // Both take silence for "nothing to add".
+    nothing_to_add: "",
+};
+
 /// Every client, in [`Client`]'s order. Each wake command ends where the client takes its
 /// prompt whatever the prompt says: after `--`, or as the value of the flag that names it.
 const DEFINITIONS: [Definition; 4] = [
@@ -95,13 +104,7 @@ const DEFINITIONS: [Definition; 4] = [
         client: Client::Claude,
         name: "claude",
         default_strengths: "careful multi-file changes, refactoring, code review, tests",
-        hooks: Some(ClientHooks {
-            event_names: ["SessionStart", "UserPromptSubmit", "Stop"],
-            timeout: HookTimeout::Seconds(10),
-            keep_working_decision: "block",
-            // Claude Code takes silence for "nothing to add".
-            nothing_to_add: "",
-        }),
+        hooks: Some(CLAUDE_CODE_HOOKS),
         // `--allowedTools` takes any number of values: without the `--` it swallows the
         // prompt, and `claude -p` stops with "Input must be provided".
         wake: &[
@@ -127,12 +130,7 @@ const DEFINITIONS: [Definition; 4] = [
         name: "codex",
         default_strengths: "focused implementation, debugging, shell and build work",
         // Codex's hooks take Claude Code's shape.
-        hooks: Some(ClientHooks {
-            event_names: ["SessionStart", "UserPromptSubmit", "Stop"],
-            timeout: HookTimeout::Seconds(10),
-            keep_working_decision: "block",
-            nothing_to_add: "",
-        }),
+        hooks: Some(CLAUDE_CODE_HOOKS),
         // Its sandbox lets a shell command write only in the workspace and /tmp: the hub,
         // where `baton claim` writes, is added, or the agent could change nothing.
         wake: &[

@@ -64,7 +64,6 @@ pub fn write<R: Line>(
     if let Some(parent) = log.parent() {
         create_private_dir_all(parent)?;
     }
-    check_regular(log)?;
     let log_identity = regular::open_with(log, private_open_options().append(true).create(true))
         .and_then(|file| file.metadata())
         .map_err(StoreError::io(log))?;
@@ -113,10 +112,8 @@ pub fn recover<R: Line>(
     board: &Path,
     log: &Path,
 ) -> Result<Option<Recovered<R>>, StoreError> {
-    if !check_regular(path)? {
-        return Ok(None);
-    }
-    let bytes = match fs::read(path) {
+    // Read through `regular`: a FIFO left where the journal should be must not hang.
+    let bytes = match regular::read(path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(StoreError::io(path)(error)),
@@ -141,15 +138,6 @@ pub fn recover<R: Line>(
     match fs::remove_file(path) {
         Ok(()) => Ok(Some(recovered)),
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(Some(recovered)),
-        Err(error) => Err(StoreError::io(path)(error)),
-    }
-}
-
-/// Whether `path` is there; refuses anything but a regular file (opening a FIFO would hang).
-fn check_regular(path: &Path) -> Result<bool, StoreError> {
-    match regular::open(path) {
-        Ok(_) => Ok(true),
-        Err(error) if error.kind() == ErrorKind::NotFound => Ok(false),
         Err(error) => Err(StoreError::io(path)(error)),
     }
 }

@@ -111,6 +111,16 @@ impl fmt::Display for Framed<'_> {
     }
 }
 
+/// Words after a label: one line goes on the label's line, after a space; more go on the
+/// lines below, each behind `frame` (see [`framed`]). Ends with a newline.
+pub fn after_label(text: &str, frame: &str) -> String {
+    if is_multiline(text) {
+        format!("\n{}", framed(text, frame))
+    } else {
+        format!(" {}\n", inline(text))
+    }
+}
+
 /// `text` with every hidden character escaped but newlines and tabs: for whole outputs
 /// whose line structure is baton's own, as a last guard against raw control characters.
 pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {

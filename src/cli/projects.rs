@@ -6,10 +6,10 @@ use clap::{Args, Subcommand};
 
 use baton::error::Error;
 use baton::project::{self, Project};
-use baton::text::inline;
+use baton::text::{self, inline};
 use baton::time;
 
-use super::{Context, current_dir, output, render};
+use super::{Context, current_dir, output};
 
 #[derive(Debug, Subcommand)]
 pub enum ProjectCommand {
@@ -91,7 +91,7 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
             output::emit(as_json, &session.project, |project| {
                 let mut text = summary(project);
                 if let Some(goal) = &project.goal {
-                    text.push_str(&format!("\n  goal:{}", render::words(goal, "    | ")));
+                    text.push_str(&format!("\n  goal:{}", text::after_label(goal, "    | ")));
                     text.pop();
                 }
                 text.push_str(&format!(
@@ -138,7 +138,7 @@ pub fn context(context: &Context, args: ContextArgs) -> Result<i32, Error> {
                     "{} {}:{}",
                     note.at,
                     note.by,
-                    render::words(&note.text, "  | ")
+                    text::after_label(&note.text, "  | ")
                 )
             })
             .collect::<String>()

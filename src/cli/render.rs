@@ -8,7 +8,7 @@ use baton::activity::ActivityRecord;
 use baton::board::inbox::Reason;
 use baton::mail::{Message, MessageType};
 use baton::session::{Archived, Changed, Inbox, Mail, Sent, TaskView};
-use baton::text::{framed, inline};
+use baton::text::{after_label, framed, inline};
 use baton::time::{self, Timestamp};
 
 /// One line saying what a change did, plus who now has the task.
@@ -176,7 +176,7 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
         } else {
             "  result:  "
         };
-        let _ = write!(text, "{label}{}", words(result, "    | "));
+        let _ = write!(text, "{label}{}", after_label(result, "    | "));
     }
     if !task.body.is_empty() {
         let _ = write!(text, "\n{}", framed(&task.body, "  | "));
@@ -193,7 +193,7 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
                 if entry.text.is_empty() {
                     "\n".to_string()
                 } else {
-                    format!(":{}", words(&entry.text, "    | "))
+                    format!(":{}", after_label(&entry.text, "    | "))
                 }
             );
         }
@@ -208,16 +208,6 @@ pub fn files(files: &[String]) -> String {
         .map(|file| inline(file).to_string())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Words after a label: one line goes on the label's line (after a space); more go on the
-/// lines below, each behind `frame`. Ends with a newline.
-pub fn words(text: &str, frame: &str) -> String {
-    if baton::text::is_multiline(text) {
-        format!("\n{}", framed(text, frame))
-    } else {
-        format!(" {}\n", inline(text))
-    }
 }
 
 /// The inbox, written out a task at a time (it can run to thousands).
@@ -279,7 +269,7 @@ pub fn message_entry(message: &Message, now: Timestamp) -> String {
     let body = message.body.trim();
     if message.summary.is_empty() || message.summary == body {
         text.push(':');
-        text.push_str(&words(body, "    | "));
+        text.push_str(&after_label(body, "    | "));
     } else {
         let _ = write!(
             text,

@@ -76,12 +76,7 @@ impl InboxEntry {
                 word.by,
                 time::age(word.at, now),
             );
-            let said = cut(&word.text, limit);
-            if text::is_multiline(&said) {
-                let _ = write!(out, "\n{}", text::framed(&said, "  | "));
-            } else {
-                let _ = writeln!(out, " {}", text::inline(&said));
-            }
+            out.push_str(&text::after_label(&cut(&word.text, limit), "  | "));
         }
         let _ = writeln!(out, "  next: {}", self.next_steps());
         out

@@ -353,6 +353,18 @@ fn added_context(run: &Finished) -> String {
         .to_string()
 }
 
+/// Asserts that a hook's context shows what [`codex_has_work`] left for codex: its task and
+/// its message.
+#[track_caller]
+fn assert_shows_codex_work(context: &str) {
+    assert!(context.contains("T-1"), "{context}");
+    assert!(context.contains("Fix the lexer"), "{context}");
+    assert!(
+        context.contains("the benchmarks are in bench/"),
+        "{context}"
+    );
+}
+
 fn unread_messages(env: &TestEnv) -> Vec<String> {
     let inbox = env.run("codex", &["--json", "inbox", "--peek"]).json();
     inbox["messages"]
@@ -431,12 +443,7 @@ fn a_prompt_hook_with_the_mail_lock_held_shows_the_inbox_and_leaves_the_mail_unr
         NOW,
     );
     let context = added_context(&run);
-    assert!(context.contains("T-1"), "{context}");
-    assert!(context.contains("Fix the lexer"), "{context}");
-    assert!(
-        context.contains("the benchmarks are in bench/"),
-        "{context}"
-    );
+    assert_shows_codex_work(&context);
     assert_eq!(
         unread_messages(&env),
         ["the benchmarks are in bench/"],
@@ -469,12 +476,7 @@ fn hooks_with_the_board_lock_held_show_the_inbox_and_renew_no_lease() {
         later,
     );
     let context = added_context(&run);
-    assert!(context.contains("T-1"), "{context}");
-    assert!(context.contains("Fix the lexer"), "{context}");
-    assert!(
-        context.contains("the benchmarks are in bench/"),
-        "{context}"
-    );
+    assert_shows_codex_work(&context);
 
     let run = hook_with_input(
         &env,

@@ -31,6 +31,7 @@ use crate::store::journal::Recovered;
 use crate::store::lock::{self, FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::{StoreError, board_file, jsonl, regular};
+use crate::text;
 use crate::time::{self, Timestamp};
 
 /// Agents not seen for this long are reported.
@@ -361,7 +362,11 @@ fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
                                 .filter(|(_, head)| head.id == *duplicated)
                                 .map(|(index, _)| board.task_at(index).map_or_else(
                                     |_| "?".to_string(),
-                                    |task| format!("`{}` from {}", task.subject, task.from)
+                                    |task| format!(
+                                        "`{}` from {}",
+                                        text::inline(&task.subject),
+                                        task.from
+                                    )
                                 ))
                                 .collect::<Vec<_>>()
                                 .join(" and "),
@@ -765,10 +770,16 @@ pub fn disagreements(
         .filter(|(_, lines)| lines.len() == 1)
         .filter_map(|(id, lines)| {
             let task = task_of(*id)?;
-            let text = lines[0].text.as_deref().unwrap_or("");
-            let matches = text.starts_with(&format!("{} → ", task.from))
-                && text.ends_with(&format!(": {}", task.subject));
-            (!matches).then(|| format!("{id} is `{}` but was sent as `{text}`", task.subject))
+            let logged = lines[0].text.as_deref().unwrap_or("");
+            let matches = logged.starts_with(&format!("{} → ", task.from))
+                && logged.ends_with(&format!(": {}", task.subject));
+            (!matches).then(|| {
+                format!(
+                    "{id} is `{}` but was sent as `{}`",
+                    text::inline(&task.subject),
+                    text::inline(logged)
+                )
+            })
         })
         .collect();
     if !mismatched.is_empty() {

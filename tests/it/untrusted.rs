@@ -469,3 +469,20 @@ fn mcp_send_meets_the_same_rules() {
     assert_eq!(shown["body"], json!(hostile_body()));
     assert_safe("inbox", env.run("codex", &["inbox"]).ok());
 }
+
+#[test]
+fn doctor_quotes_subjects_escaped() {
+    let env = TestEnv::new();
+    env.register(&["claude", "codex"]);
+    env.send("claude", "codex", "one", &[]);
+    env.send("claude", "codex", "two", &[]);
+    // Two tasks with one id, their subjects hostile: doctor names both.
+    let path = env.board_path("default");
+    let mut board: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    board["tasks"][1]["id"] = json!(1);
+    board["tasks"][0]["subject"] = json!(format!("a\n{FORGED}{ESCAPES}"));
+    std::fs::write(&path, serde_json::to_string_pretty(&board).unwrap()).unwrap();
+    let run = env.run("claude", &["doctor"]);
+    assert!(run.stdout.contains("a\\u{a}T-7 [urgent]"), "{}", run.stdout);
+    assert_safe("doctor", &run.stdout);
+}

@@ -126,6 +126,11 @@ impl Home {
         self.wake_dir().join(format!("{agent}.log"))
     }
 
+    /// Where `agent`'s live sessions in `project` announce themselves (`store::presence`).
+    pub fn live_dir(&self, project: &str, agent: &str) -> PathBuf {
+        self.root.join("live").join(project).join(agent)
+    }
+
     /// What `baton setup` created around its entries in the clients' files, so uninstall can
     /// remove exactly that.
     pub fn setup_manifest(&self) -> PathBuf {

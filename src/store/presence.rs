@@ -1,0 +1,156 @@
+//! Live sessions: a process that can take work into a session that is already running (an
+//! opencode plugin following the board, `baton mcp` serving a Claude Code session that takes
+//! channel pushes) says so by holding a lock file for as long as it lives:
+//!
+//! ```text
+//! $BATON_HOME/live/<project>/<agent>/<client>-<pid>.lock
+//! ```
+//!
+//! Anyone may ask which sessions are live without taking those locks ([`lock::is_locked`]);
+//! a file whose holder died without removing it is held by nobody, so it counts for nothing
+//! and the next look removes it.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use super::StoreError;
+use super::atomic::create_private_dir_all;
+use super::lock::{self, FileLock};
+use super::paths::Home;
+
+/// A live session, announced for as long as this value lives: dropping it takes the
+/// announcement back. (A process that is killed leaves the file behind, held by nobody.)
+#[derive(Debug)]
+pub struct Presence {
+    path: PathBuf,
+    _lock: FileLock,
+}
+
+impl Drop for Presence {
+    fn drop(&mut self) {
+        // Removed while still held, so no look in between can find it unheld.
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Announces that `agent` has a live session of `client` in `project`, for as long as the
+/// returned [`Presence`] is kept.
+pub fn announce(
+    home: &Home,
+    project: &str,
+    agent: &str,
+    client: &str,
+) -> Result<Presence, StoreError> {
+    let dir = home.live_dir(project, agent);
+    create_private_dir_all(&dir)?;
+    let pid = std::process::id();
+    // Locked under a name no look considers, then renamed into place: a look can never
+    // find the file before it is held (and remove it as a leftover).
+    let staging = dir.join(format!(".{client}-{pid}.new"));
+    let path = dir.join(format!("{client}-{pid}.lock"));
+    let lock = FileLock::try_acquire(&staging)?.ok_or_else(|| StoreError::Io {
+        path: staging.clone(),
+        source: std::io::Error::new(ErrorKind::WouldBlock, "held by another process"),
+    })?;
+    fs::rename(&staging, &path).map_err(StoreError::io(&path))?;
+    Ok(Presence { path, _lock: lock })
+}
+
+/// The clients of `agent`'s live sessions in `project`, one entry a session, sorted.
+/// Leftovers of sessions that died are removed on the way.
+pub fn live_clients(home: &Home, project: &str, agent: &str) -> Vec<String> {
+    let dir = home.live_dir(project, agent);
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut clients: Vec<String> = entries
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let client = session_client(&name)?.to_string();
+            let path = entry.path();
+            match lock::is_locked(&path) {
+                true => Some(client),
+                false => {
+                    remove_leftover(&path);
+                    None
+                }
+            }
+        })
+        .collect();
+    clients.sort();
+    clients
+}
+
+/// The client a session file is named after: `opencode-4242.lock` → `opencode`.
+fn session_client(file_name: &str) -> Option<&str> {
+    let stem = file_name.strip_suffix(".lock")?;
+    let (client, pid) = stem.rsplit_once('-')?;
+    let is_pid = !pid.is_empty() && pid.bytes().all(|byte| byte.is_ascii_digit());
+    (is_pid && !client.is_empty()).then_some(client)
+}
+
+/// Removes a session file nobody holds. Best effort: another look may have removed it.
+fn remove_leftover(path: &Path) {
+    let _ = fs::remove_file(path);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn home() -> (tempfile::TempDir, Home) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        (dir, home)
+    }
+
+    #[test]
+    fn a_session_is_live_while_announced_and_gone_after() {
+        let (_dir, home) = home();
+        assert!(live_clients(&home, "default", "codex").is_empty());
+        let presence = announce(&home, "default", "codex", "opencode").unwrap();
+        assert_eq!(live_clients(&home, "default", "codex"), ["opencode"]);
+        assert!(
+            live_clients(&home, "default", "claude").is_empty(),
+            "another agent"
+        );
+        assert!(
+            live_clients(&home, "api", "codex").is_empty(),
+            "another project"
+        );
+        drop(presence);
+        assert!(live_clients(&home, "default", "codex").is_empty());
+        let dir = home.live_dir("default", "codex");
+        assert_eq!(fs::read_dir(dir).unwrap().count(), 0, "no file left");
+    }
+
+    #[test]
+    fn a_file_left_by_a_dead_session_counts_for_nothing_and_is_removed() {
+        let (_dir, home) = home();
+        let dir = home.live_dir("default", "codex");
+        fs::create_dir_all(&dir).unwrap();
+        let leftover = dir.join("claude-999999.lock");
+        fs::write(&leftover, "999999\n").unwrap();
+        fs::write(dir.join("notes.txt"), "not a session").unwrap();
+        let _live = announce(&home, "default", "codex", "opencode").unwrap();
+        assert_eq!(live_clients(&home, "default", "codex"), ["opencode"]);
+        assert!(!leftover.exists(), "the dead session's file is removed");
+        assert!(dir.join("notes.txt").exists(), "other files are left alone");
+    }
+
+    #[test]
+    fn session_files_are_told_by_their_names() {
+        assert_eq!(session_client("opencode-4242.lock"), Some("opencode"));
+        assert_eq!(session_client("my-client-7.lock"), Some("my-client"));
+        for other in [
+            ".opencode-1.new",
+            "opencode.lock",
+            "-7.lock",
+            "opencode-.lock",
+        ] {
+            assert_eq!(session_client(other), None, "{other}");
+        }
+    }
+}

@@ -341,14 +341,16 @@ pub fn status_line(inbox: &Inbox) -> String {
         .collect();
     let more = inbox.task_count().saturating_sub(items.len());
     let more = if more > 0 {
-        format!(", +{more} more")
+        format!("; +{more} more")
     } else {
         String::new()
     };
     let items = if items.is_empty() {
         String::new()
     } else {
-        format!(" ({}{more})", items.join(", "))
+        // Items are parted by semicolons: a reason may hold a comma of its own
+        // ("waits on T-6, which was canceled").
+        format!(" ({}{more})", items.join("; "))
     };
     format!(
         "baton: {} for {} in {}{items}; run `baton inbox`",

@@ -51,13 +51,18 @@ impl InboxEntry {
             self.reason.what_to_do(),
             text::inline(&cut(&task.subject, subject_limit))
         );
+        // A stalled task waits on nobody: its assignee went quiet, and the one whose inbox
+        // it is in must check on them.
+        let waiting = match self.reason {
+            Reason::Stalled => format!("{} has not renewed its lease", task.to),
+            _ => format!("{} is waiting on you", self.waiting),
+        };
         let _ = writeln!(
             out,
-            "  from {} to {}, sent {} ago; {} is waiting on you",
+            "  from {} to {}, sent {} ago; {waiting}",
             task.from,
             task.to,
             time::age(task.created_at, now),
-            self.waiting
         );
         out.push_str(&text::framed(&cut(&task.body, limit), "  | ").to_string());
         if !task.files.is_empty() {

@@ -34,7 +34,8 @@ pub struct HookArgs {
     /// When the client runs the hook: session-start, prompt or stop (or the client's own
     /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent)
     pub event: String,
-    /// The client running it, whose answer format to use: claude, codex or gemini
+    /// The client running it, whose answer format to use: claude, codex, gemini or opencode
+    /// (whose plugin runs it)
     #[arg(long)]
     pub client: Option<String>,
 }
@@ -111,13 +112,13 @@ fn event_and_client(args: &HookArgs) -> Result<(HookEvent, Client), String> {
         )
     })?;
     let Some(client) = &args.client else {
-        return Err("no client: pass --client claude, codex or gemini".into());
+        return Err("no client: pass --client claude, codex, gemini or opencode".into());
     };
-    // Only a client with shell hooks runs this (opencode's hooks are plugins).
+    // Every client runs this: through its shell hooks, or through baton's plugin.
     let client = Client::from_name(client)
-        .filter(|client| client.hooks().is_some())
+        .filter(|client| client.runs_hooks())
         .ok_or_else(|| {
-            format!("unknown hook client {client:?}: expected claude, codex or gemini")
+            format!("unknown hook client {client:?}: expected claude, codex, gemini or opencode")
         })?;
     Ok((event, client))
 }

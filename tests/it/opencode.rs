@@ -142,3 +142,112 @@ fn the_opencode_plugin_passes_its_node_tests() {
     assert!(stdout.contains("# fail 0"), "{stdout}");
     assert!(!stdout.contains("# pass 0\n"), "no test ran: {stdout}");
 }
+
+/// The `opencode-<pid>.lock` files announcing live sessions of `agent`, in any project.
+fn live_sessions(env: &TestEnv, agent: &str) -> Vec<PathBuf> {
+    let Ok(projects) = std::fs::read_dir(env.home().join("live")) else {
+        return Vec::new();
+    };
+    projects
+        .filter_map(|project| std::fs::read_dir(project.ok()?.path().join(agent)).ok())
+        .flatten()
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("opencode-") && name.ends_with(".lock"))
+        })
+        .collect()
+}
+
+/// Waits (up to a generous deadline, never asserted as a time) until `done` holds.
+fn eventually(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn hook_follow_pushes_each_new_hand_over_to_its_agent_while_its_stdin_is_open() {
+    let env = TestEnv::new();
+    env.register(&["lead", "oc", "other"]);
+    env.send("lead", "oc", "Already there", &[]);
+    let mut child = env
+        .command(env.root.path())
+        .env("BATON_AGENT", "oc")
+        .args(["hook", "follow", "--client", "opencode"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hook follow runs");
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    eventually("the live session is announced", || {
+        live_sessions(&env, "oc").len() == 1
+    });
+    let next = || {
+        let line = received
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a pushed line");
+        parsed(&line)
+    };
+
+    env.send("lead", "oc", "First push", &[]);
+    let push = next();
+    assert_eq!(push["subject"], "First push", "{push}");
+    assert_eq!(push["from"], "lead");
+    assert_eq!(push["id"], json!(2), "{push}");
+    assert!(push["since"].is_string(), "{push}");
+
+    // Others' work is not pushed; the next line is oc's next hand-over.
+    env.send("lead", "other", "Not for oc", &[]);
+    env.send("lead", "oc", "Second push", &[]);
+    let push = next();
+    assert_eq!(push["subject"], "Second push", "{push}");
+    assert!(
+        received
+            .recv_timeout(std::time::Duration::from_millis(500))
+            .is_err(),
+        "one line per hand-over"
+    );
+
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    assert!(
+        live_sessions(&env, "oc").is_empty(),
+        "the announcement goes with it"
+    );
+}
+
+#[test]
+fn hook_follow_is_for_the_plugin_only() {
+    let env = TestEnv::new();
+    env.register(&["oc"]);
+    let mut command = env.command(env.root.path());
+    command
+        .env("BATON_AGENT", "oc")
+        .args(["hook", "follow", "--client", "claude"])
+        .stdin(Stdio::null());
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error: hook follow is for baton's opencode plugin: pass --client opencode\n"
+    );
+}

@@ -44,6 +44,9 @@ struct Definition {
     default_strengths: &'static str,
     /// The client's shell hooks; `None` for a client without any.
     hooks: Option<ClientHooks>,
+    /// The plugin file setup installs for a client whose hooks are plugins, which run
+    /// `baton hook` themselves and read its answers in baton's own shape.
+    plugin: Option<ClientPlugin>,
     /// The headless command that wakes the agent; the supervisor appends the prompt.
     wake: &'static [WakeWord],
     /// Wake commands earlier batons' setup registered, replaced when setup runs again.
@@ -61,6 +64,16 @@ pub struct ClientHooks {
     pub keep_working_decision: &'static str,
     /// What the hook prints when it has nothing to add.
     pub nothing_to_add: &'static str,
+}
+
+/// A client whose hooks are plugins: the file setup puts in its plugin directory, and what
+/// it holds. The plugin runs `baton hook EVENT --client NAME` and passes the answer on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientPlugin {
+    /// The plugin's file name in the client's plugin directory.
+    pub file_name: &'static str,
+    /// The plugin itself.
+    pub source: &'static str,
 }
 
 /// A hook's time limit, in the unit the client's configuration counts in.
@@ -105,6 +118,7 @@ const DEFINITIONS: [Definition; 4] = [
         name: "claude",
         default_strengths: "careful multi-file changes, refactoring, code review, tests",
         hooks: Some(CLAUDE_CODE_HOOKS),
+        plugin: None,
         // `--allowedTools` takes any number of values: without the `--` it swallows the
         // prompt, and `claude -p` stops with "Input must be provided".
         wake: &[
@@ -131,6 +145,7 @@ const DEFINITIONS: [Definition; 4] = [
         default_strengths: "focused implementation, debugging, shell and build work",
         // Codex's hooks take Claude Code's shape.
         hooks: Some(CLAUDE_CODE_HOOKS),
+        plugin: None,
         // Its sandbox lets a shell command write only in the workspace and /tmp: the hub,
         // where `baton claim` writes, is added, or the agent could change nothing.
         wake: &[
@@ -162,6 +177,7 @@ const DEFINITIONS: [Definition; 4] = [
             // Gemini CLI wants JSON on stdout and nothing else.
             nothing_to_add: "{}\n",
         }),
+        plugin: None,
         // Headless in a folder the user has not trusted it exits at once (55), and the
         // wake runs in the project's workspace, where the user bound baton to work.
         wake: &[
@@ -177,8 +193,13 @@ const DEFINITIONS: [Definition; 4] = [
         client: Client::Opencode,
         name: "opencode",
         default_strengths: "general coding with the model provider of your choice",
-        // Its hooks are JavaScript plugins, not shell commands.
+        // Its hooks are JavaScript plugins, not shell commands: baton's plugin runs
+        // `baton hook` and passes the answer on.
         hooks: None,
+        plugin: Some(ClientPlugin {
+            file_name: "baton.js",
+            source: include_str!("../hooks/opencode/baton.js"),
+        }),
         wake: &[Word("opencode"), Word("run"), Word("--")],
         former_wakes: &[&["opencode", "run"]],
     },
@@ -220,6 +241,17 @@ impl Client {
     /// How the client runs shell hooks, or `None` when it has none.
     pub fn hooks(self) -> Option<&'static ClientHooks> {
         self.definition().hooks.as_ref()
+    }
+
+    /// The plugin setup installs for the client, or `None` when its hooks are shell hooks
+    /// (or it has none).
+    pub fn plugin(self) -> Option<&'static ClientPlugin> {
+        self.definition().plugin.as_ref()
+    }
+
+    /// Whether the client runs `baton hook`: through shell hooks, or through baton's plugin.
+    pub fn runs_hooks(self) -> bool {
+        self.hooks().is_some() || self.plugin().is_some()
     }
 
     /// The headless command that wakes the agent of the hub at `hub`; the supervisor appends

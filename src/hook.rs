@@ -127,10 +127,14 @@ fn answer(
 }
 
 /// The answer as `client` expects it on stdout for `event`, in the shape its row of the
-/// client table gives. A client without shell hooks never runs one, so has nothing printed.
+/// client table gives. A client whose hooks are baton's plugin takes baton's own shape
+/// ([`render_for_plugin`]); one without hooks never runs one, so has nothing printed.
 pub fn render(client: Client, event: HookEvent, answer: &Answer) -> String {
     let Some(hooks) = client.hooks() else {
-        return String::new();
+        return match client.plugin() {
+            Some(_) => render_for_plugin(answer),
+            None => String::new(),
+        };
     };
     let value = match answer {
         Answer::Nothing => return hooks.nothing_to_add.to_string(),
@@ -145,6 +149,19 @@ pub fn render(client: Client, event: HookEvent, answer: &Answer) -> String {
             "reason": reason,
         }),
         Answer::Note(text) => json!({ "systemMessage": text }),
+    };
+    format!("{value}\n")
+}
+
+/// The answer in the shape baton's own plugins read: one JSON object on a line, with
+/// `context` (text for the agent's context), `prompt` (one more turn, with this text, before
+/// the session rests) or `note` (a line for the user); nothing at all when nothing waits.
+fn render_for_plugin(answer: &Answer) -> String {
+    let value = match answer {
+        Answer::Nothing => return String::new(),
+        Answer::Context(text) => json!({ "context": text }),
+        Answer::KeepWorking(reason) => json!({ "prompt": reason }),
+        Answer::Note(text) => json!({ "note": text }),
     };
     format!("{value}\n")
 }
@@ -401,6 +418,36 @@ mod tests {
             serde_json::from_str::<Value>(&stop).unwrap(),
             json!({"decision": "deny", "reason": "T-1"})
         );
+        assert_eq!(
+            render(Client::Opencode, HookEvent::Stop, &Answer::Nothing),
+            ""
+        );
+        let cases = [
+            (
+                HookEvent::SessionStart,
+                context.clone(),
+                json!({"context": "hello"}),
+            ),
+            (HookEvent::Prompt, context, json!({"context": "hello"})),
+            (
+                HookEvent::Stop,
+                Answer::KeepWorking("T-1".into()),
+                json!({"prompt": "T-1"}),
+            ),
+            (
+                HookEvent::Prompt,
+                Answer::Note("oops".into()),
+                json!({"note": "oops"}),
+            ),
+        ];
+        for (event, answer, expected) in cases {
+            let line = render(Client::Opencode, event, &answer);
+            assert!(
+                line.ends_with('\n') && line.lines().count() == 1,
+                "{line:?}"
+            );
+            assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), expected);
+        }
         for client in [Client::Claude, Client::Codex, Client::Gemini] {
             let note = render(
                 client,

@@ -11,7 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
-use crate::session::{Inbox, Session};
+use crate::session::{Inbox, Push, Session};
 use crate::store::paths::Home;
 use crate::time;
 
@@ -105,6 +105,33 @@ pub fn wait_for_work(session: &Session, timeout: Option<Duration>) -> Result<Inb
         }
         thread::sleep(pause);
     }
+}
+
+/// `hook follow`: hands each new hand-over to the caller to `push`, as the board changes
+/// (and every [`LOOK_AGAIN_EVERY`]), until `is_over` says the live session ended or `push`
+/// says its reader is gone. The tasks the inbox holds when it starts are not pushed.
+pub fn follow_handovers(
+    session: &Session,
+    is_over: impl Fn() -> bool,
+    mut push: impl FnMut(&Push) -> bool,
+) -> Result<()> {
+    session.agent()?;
+    let mut files = FileWatch::project(session.home(), session.project_id());
+    files.has_changed();
+    let mut pushed = session.pushed_so_far()?;
+    let mut last_look = Instant::now();
+    while !is_over() {
+        if files.has_changed() || last_look.elapsed() >= LOOK_AGAIN_EVERY {
+            last_look = Instant::now();
+            for handover in at_now(session).handovers_to_push(&mut pushed)? {
+                if !push(&handover) {
+                    return Ok(());
+                }
+            }
+        }
+        thread::sleep(POLL_EVERY);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! and before it stops. It always exits 0 and prints only what the client parses.
 
 use std::io::{ErrorKind, IsTerminal, Read, Write};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,8 @@ use baton::error::Error;
 use baton::hook::{self, Answer};
 use baton::session::Hub;
 use baton::store::lock::LockPolicy;
+use baton::store::presence;
+use baton::watch;
 
 use super::Context;
 
@@ -34,12 +37,16 @@ pub struct HookArgs {
     /// When the client runs the hook: session-start, prompt or stop (or the client's own
     /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent)
     pub event: String,
-    /// The client running it, whose answer format to use: claude, codex or gemini
+    /// The client running it, whose answer format to use: claude, codex, gemini or opencode
+    /// (whose plugin runs it)
     #[arg(long)]
     pub client: Option<String>,
 }
 
 pub fn run(context: &Context, args: HookArgs) -> i32 {
+    if args.event == FOLLOW {
+        return run_follow(context, &args);
+    }
     // Refused before stdin is read: nothing the client sends could make the hook useful.
     let Ok((event, client)) = event_and_client(&args) else {
         return run_unknown(&args);
@@ -62,6 +69,50 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
         &stdin,
     );
     answer_with(&answer)
+}
+
+/// The plumbing event baton's opencode plugin starts once: `hook follow --client opencode`.
+const FOLLOW: &str = "follow";
+
+/// `hook follow`: while its stdin stays open (the plugin's process lives), announces the
+/// agent's live session and prints one JSON line per hand-over to the agent that reaches its
+/// inbox, for the plugin to prompt its idle session with. Ends when stdin closes or stdout
+/// does; always exits 0, a problem said in one line on stderr.
+fn run_follow(context: &Context, args: &HookArgs) -> i32 {
+    let client = args.client.as_deref().and_then(Client::from_name);
+    let Some(client) = client.filter(|client| client.plugin().is_some()) else {
+        eprintln!("error: hook follow is for baton's opencode plugin: pass --client opencode");
+        return 0;
+    };
+    let result = (|| -> Result<(), Error> {
+        let session = context.session()?;
+        let agent = session.agent()?.to_string();
+        let _presence =
+            presence::announce(session.home(), session.project_id(), &agent, client.name())?;
+        let over = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&over);
+        // The plugin never writes; its stdin closes when the plugin's process ends.
+        thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            flag.store(true, Ordering::SeqCst);
+        });
+        watch::follow_handovers(
+            &session,
+            || over.load(Ordering::SeqCst),
+            |push| {
+                let mut stdout = std::io::stdout().lock();
+                serde_json::to_writer(&mut stdout, push)
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| stdout.write_all(b"\n"))
+                    .and_then(|()| stdout.flush())
+                    .is_ok()
+            },
+        )
+    })();
+    if let Err(error) = result {
+        eprintln!("error: {}", baton::text::inline(&error.to_string()));
+    }
+    0
 }
 
 /// Answers with a note when baton cannot start at all (a bad `BATON_HOME` or
@@ -111,13 +162,13 @@ fn event_and_client(args: &HookArgs) -> Result<(HookEvent, Client), String> {
         )
     })?;
     let Some(client) = &args.client else {
-        return Err("no client: pass --client claude, codex or gemini".into());
+        return Err("no client: pass --client claude, codex, gemini or opencode".into());
     };
-    // Only a client with shell hooks runs this (opencode's hooks are plugins).
+    // Every client runs this: through its shell hooks, or through baton's plugin.
     let client = Client::from_name(client)
-        .filter(|client| client.hooks().is_some())
+        .filter(|client| client.runs_hooks())
         .ok_or_else(|| {
-            format!("unknown hook client {client:?}: expected claude, codex or gemini")
+            format!("unknown hook client {client:?}: expected claude, codex, gemini or opencode")
         })?;
     Ok((event, client))
 }

@@ -7,6 +7,7 @@
 
 mod after_change;
 mod agents;
+mod follow;
 mod inbox;
 mod log;
 mod messages;
@@ -14,6 +15,7 @@ mod tasks;
 
 pub use after_change::AfterEffects;
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
+pub use follow::{Push, Pushed};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};
 pub use log::Archived;
 pub use messages::{Mail, MailEntry, Sent};

@@ -26,6 +26,7 @@ pub(super) fn layout(env: &Environment) -> Layout {
             file: config_dir.join("settings.json"),
             group: hook_group,
         }),
+        plugin: None,
         instructions: InstructionSlot::Skill(config_dir.join("skills/baton/SKILL.md")),
         config_dir,
         notes: Vec::new(),

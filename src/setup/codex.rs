@@ -36,6 +36,7 @@ pub(super) fn layout(env: &Environment) -> Layout {
             file: config_dir.join("hooks.json"),
             group: hook_group,
         }),
+        plugin: None,
         instructions: InstructionSlot::Block(config_dir.join("AGENTS.md")),
         config_dir,
         notes: vec![format!(

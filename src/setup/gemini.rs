@@ -27,6 +27,7 @@ pub(super) fn layout(env: &Environment) -> Layout {
             file: settings,
             group: hook_group,
         }),
+        plugin: None,
         instructions: InstructionSlot::Block(config_dir.join("GEMINI.md")),
         config_dir,
         notes: Vec::new(),

@@ -122,6 +122,8 @@ struct Layout {
     config_dir: PathBuf,
     server: ServerSlot,
     hooks: Option<HookSlot>,
+    /// Where baton's plugin goes, for a client whose hooks are plugins.
+    plugin: Option<PluginSlot>,
     instructions: InstructionSlot,
     /// Told to the user when setup changes something for this client.
     notes: Vec<String>,
@@ -146,6 +148,17 @@ struct HookSlot {
     /// The matcher group for one event; the client's names for the events, and its hook
     /// timeout, come from [`Client::hooks`].
     group: fn(&Launch, HookEvent, &ClientHooks) -> CstInputValue,
+}
+
+/// A plugin file wholly setup's own, in the client's plugin directory (which other plugins
+/// share).
+struct PluginSlot {
+    file: PathBuf,
+    /// The plugin's text for one wiring.
+    text: fn(&Launch) -> String,
+    /// Whether a file's text is baton's plugin (of this baton or another): a file of the same
+    /// name that is not is the user's, and setup neither replaces nor removes it.
+    is_batons: fn(&str) -> bool,
 }
 
 enum InstructionSlot {
@@ -195,6 +208,8 @@ enum Format {
     Markdown,
     /// A file whose whole content is setup's (the skill).
     Owned,
+    /// A file whose whole content is setup's, in a directory it shares (a plugin).
+    Plugin,
 }
 
 /// What a file edit does, as the user sees it.
@@ -378,7 +393,7 @@ fn write_edit(
     now: Timestamp,
 ) -> Result<()> {
     let record = manifest.record(&edit.path).cloned().unwrap_or_default();
-    let is_setups_own = edit.format == Format::Owned
+    let is_setups_own = matches!(edit.format, Format::Owned | Format::Plugin)
         || (edit.after.is_none() && record.created_file)
         || edit.before.is_none();
     if !is_setups_own {
@@ -400,7 +415,7 @@ fn write_edit(
                     &created_dirs,
                 );
                 if let Some(before) = &edit.before
-                    && edit.format != Format::Owned
+                    && !matches!(edit.format, Format::Owned | Format::Plugin)
                 {
                     manifest.remember_original(&edit.path, before, text);
                 }
@@ -583,6 +598,29 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
         }
         edit.after = Some(document.text());
     }
+    if let Some(plugin) = &layout.plugin {
+        let edit = staging.file(&plugin.file, Format::Plugin)?;
+        if let Some(before) = edit.before.as_deref()
+            && !(plugin.is_batons)(before)
+        {
+            return Err(Error::invalid_with_hint(
+                format!(
+                    "{} is not baton's plugin: setup leaves it as it is",
+                    edit.path.display()
+                ),
+                "move it aside and run `baton setup` again",
+            ));
+        }
+        let text = (plugin.text)(launch);
+        if edit.after.as_deref() != Some(&text) {
+            edit.changes.push(if edit.before.is_none() {
+                "add the baton plugin".to_string()
+            } else {
+                "update the baton plugin".to_string()
+            });
+            edit.after = Some(text);
+        }
+    }
     match &layout.instructions {
         InstructionSlot::Skill(path) => {
             let edit = staging.file(path, Format::Owned)?;
@@ -655,6 +693,13 @@ fn uninstall(layout: &Layout, manifest: &Manifest, staging: &mut Staging) -> Res
             edit.after = Some(document.text());
         }
     }
+    if let Some(plugin) = &layout.plugin {
+        let edit = staging.file(&plugin.file, Format::Plugin)?;
+        if edit.before.as_deref().is_some_and(plugin.is_batons) {
+            edit.changes.push("remove the baton plugin".to_string());
+            edit.after = None;
+        }
+    }
     match &layout.instructions {
         InstructionSlot::Skill(path) => {
             let edit = staging.file(path, Format::Owned)?;
@@ -700,7 +745,7 @@ fn uninstall(layout: &Layout, manifest: &Manifest, staging: &mut Staging) -> Res
                 (document.text(), document.is_empty())
             }
             Format::Toml => codex::prune(&edit.path, &text, &keys)?,
-            Format::Markdown | Format::Owned => {
+            Format::Markdown | Format::Owned | Format::Plugin => {
                 let is_empty = text.trim().is_empty();
                 (text, is_empty)
             }
@@ -858,6 +903,8 @@ pub struct ClientStatus {
     pub server_program: Option<PathBuf>,
     /// The client events that run a baton hook.
     pub hooks: Vec<String>,
+    /// baton's plugin is in the client's plugin directory.
+    pub plugin: bool,
     /// Whether baton's instructions (skill or block) are in place.
     pub instructions: bool,
     /// A file that could not be read, which makes the rest uncertain.
@@ -872,14 +919,18 @@ impl ClientStatus {
 
     /// Anything of baton is wired into the client.
     pub fn is_wired(&self) -> bool {
-        self.server || !self.hooks.is_empty() || self.instructions
+        self.server || !self.hooks.is_empty() || self.plugin || self.instructions
     }
 
-    /// Everything setup wires is there: the server, the instructions, and the hooks where
-    /// the client has them.
+    /// Everything setup wires is there: the server, the instructions, and the hooks or the
+    /// plugin where the client has them.
     pub fn is_fully_wired(&self) -> bool {
         let wants_hooks = self.client.hooks().is_some();
-        self.server && self.instructions && (!wants_hooks || self.hooks.len() == 3)
+        let wants_plugin = self.client.plugin().is_some();
+        self.server
+            && self.instructions
+            && (!wants_hooks || self.hooks.len() == 3)
+            && (!wants_plugin || self.plugin)
     }
 
     /// What of baton is wired, in a few words: `mcp as claude · hooks … · instructions`.
@@ -893,6 +944,9 @@ impl ClientStatus {
         }
         if !self.hooks.is_empty() {
             parts.push(format!("hooks {}", self.hooks.join(",")));
+        }
+        if self.plugin {
+            parts.push("plugin".to_string());
         }
         if self.instructions {
             parts.push("instructions".to_string());
@@ -924,6 +978,7 @@ fn client_status(env: &Environment, client: Client) -> ClientStatus {
         agent: None,
         server_program: None,
         hooks: Vec::new(),
+        plugin: false,
         instructions: false,
         problem: None,
     };
@@ -937,6 +992,9 @@ fn client_status(env: &Environment, client: Client) -> ClientStatus {
             let text = read_text(&hooks.file)?;
             status.hooks =
                 Document::parse(&hooks.file, text.as_deref())?.baton_hook_events("hooks");
+        }
+        if let Some(plugin) = &layout.plugin {
+            status.plugin = read_text(&plugin.file)?.is_some_and(|text| (plugin.is_batons)(&text));
         }
         status.instructions = match &layout.instructions {
             InstructionSlot::Skill(path) => path.is_file(),
@@ -1076,6 +1134,11 @@ mod tests {
             assert_eq!(
                 layout(client, &env).hooks.is_some(),
                 client.hooks().is_some(),
+                "{client}"
+            );
+            assert_eq!(
+                layout(client, &env).plugin.is_some(),
+                client.plugin().is_some(),
                 "{client}"
             );
         }

@@ -1,13 +1,17 @@
 //! opencode: the MCP server under `mcp` in `$XDG_CONFIG_HOME/opencode/opencode.json` (or the
 //! `opencode.jsonc` there, if that is the one in use), and a block in the `AGENTS.md` beside
-//! it. opencode's hooks are JavaScript plugins, not shell commands, so setup wires none: the
-//! agent learns of new work from its instructions, its inbox and its wake command.
+//! it. opencode's hooks are JavaScript plugins, not shell commands: setup puts baton's
+//! plugin (hooks/opencode/baton.js, built into baton) in `$XDG_CONFIG_HOME/opencode/plugins/`,
+//! with the baton program, agent and hub filled in, and the plugin runs `baton hook`.
 
 use jsonc_parser::cst::CstInputValue;
 
+use serde_json::json;
+
 use super::command::Launch;
 use super::json::{object, string_map, strings};
-use super::{Environment, InstructionSlot, Layout, ServerSlot};
+use super::{Environment, InstructionSlot, Layout, PluginSlot, ServerSlot};
+use crate::client::Client;
 
 pub(super) fn layout(env: &Environment) -> Layout {
     let config_dir = env
@@ -30,15 +34,47 @@ pub(super) fn layout(env: &Environment) -> Layout {
             args_key: "command",
         },
         hooks: None,
+        plugin: Some(PluginSlot {
+            file: config_dir.join("plugins").join(plugin().file_name),
+            text: plugin_text,
+            is_batons: is_batons_plugin,
+        }),
         instructions: InstructionSlot::Block(config_dir.join("AGENTS.md")),
         config_dir,
         notes: vec![
-            "opencode has no shell hooks (its hooks are JavaScript plugins), so none were \
-             wired: the agent checks its inbox as its instructions say, and is woken with \
-             `opencode run`"
+            "opencode takes baton's hooks through its plugin, loaded when opencode starts: \
+             a session already running sees it after a restart"
                 .to_string(),
         ],
     }
+}
+
+fn plugin() -> &'static crate::client::ClientPlugin {
+    Client::Opencode
+        .plugin()
+        .expect("opencode's row of the client table has its plugin")
+}
+
+/// The line of the plugin that setup fills in with the wiring.
+const WIRING_LINE: &str = "const WIRING = {};";
+
+/// The first line of every baton plugin, by which setup knows its own file.
+const FIRST_LINE: &str = "// baton's plugin for opencode";
+
+/// The plugin with `launch`'s baton program, agent and hub in its wiring line.
+fn plugin_text(launch: &Launch) -> String {
+    let wiring = json!({
+        "program": launch.baton.display().to_string(),
+        "agent": launch.agent,
+        "home": launch.hub_home.as_ref().map(|home| home.display().to_string()),
+    });
+    plugin()
+        .source
+        .replacen(WIRING_LINE, &format!("const WIRING = {wiring};"), 1)
+}
+
+fn is_batons_plugin(text: &str) -> bool {
+    text.starts_with(FIRST_LINE)
 }
 
 /// opencode takes the program and its arguments as one `command` list.
@@ -52,4 +88,30 @@ fn server_entry(launch: &Launch) -> CstInputValue {
     }
     members.push(("enabled", true.into()));
     object(members)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    #[test]
+    fn the_plugin_carries_the_wiring_as_json_and_is_known_for_baton_s() {
+        assert_eq!(plugin().source.matches(WIRING_LINE).count(), 1);
+        let launch = Launch {
+            baton: PathBuf::from("/opt/my \"tools\"/baton"),
+            agent: "oc".into(),
+            hub_home: None,
+        };
+        let text = plugin_text(&launch);
+        assert!(
+            text.contains(
+                r#"const WIRING = {"agent":"oc","home":null,"program":"/opt/my \"tools\"/baton"};"#
+            ),
+            "{text}"
+        );
+        assert!(is_batons_plugin(&text));
+        assert!(!is_batons_plugin("export default {}\n"));
+    }
 }

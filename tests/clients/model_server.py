@@ -291,8 +291,30 @@ def action_of(name, args):
 # The model.
 
 
+# The answers the model was shown, by task id, over every request so far. A client that
+# puts the context in the system prompt afresh before each model call (opencode's plugin)
+# sends a later request without what an earlier one showed; the model remembers it, as a
+# model remembers what it read earlier in its turn.
+SHOWN_ANSWERS = {}
+SHOWN_LOCK = threading.Lock()
+
+
+def shown_answers(events):
+    """The answers `events` show, by task id."""
+    answers = {}
+    for event in events:
+        if event[0] in ("user", "context", "result"):
+            shown = inbox_view(event[1]) if event[0] == "result" else hook_view(event[1])
+            for item in shown or []:
+                if item["answer"]:
+                    answers[item["id"]] = item["answer"]
+    return answers
+
+
 def decide(events, tools, script):
     """The next step: ("call", name, args) or ("text", words)."""
+    with SHOWN_LOCK:
+        SHOWN_ANSWERS.update(shown_answers(events))
     if not tools:
         # A side request (opencode names its session first): no tools, no baton.
         return ("text", "Baton tasks")
@@ -354,13 +376,10 @@ def decide(events, tools, script):
 
 def result_text(events, task, script):
     """The scripted result, with the answer the model was given, if any."""
-    answer = None
-    for event in events:
-        if event[0] in ("user", "context", "result"):
-            shown = inbox_view(event[1]) if event[0] == "result" else hook_view(event[1])
-            for item in shown or []:
-                if item["id"] == task and item["answer"]:
-                    answer = item["answer"]
+    answer = shown_answers(events).get(task)
+    if answer is None:
+        with SHOWN_LOCK:
+            answer = SHOWN_ANSWERS.get(task)
     return script.result + (" (answer used: {})".format(answer) if answer else "")
 
 

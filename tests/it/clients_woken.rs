@@ -608,9 +608,12 @@ fn opencode_woken_by_baton_takes_and_finishes_its_tasks() {
         Dialect {
             client: "opencode",
             claim_tool: "baton_claim",
-            // Its hooks are JavaScript plugins, which setup does not install: the model
-            // learns of its work from the wake prompt and baton's `inbox` tool.
-            has_hook_context: false,
+            // Its hooks are baton's plugin, which setup installs: the inbox joins the system
+            // prompt before each model call, so the model acts without looking. `opencode run`
+            // ends its process when the session goes idle, before the plugin's re-prompt
+            // can start a turn (seen with 1.18.33): the idle prompt serves interactive
+            // sessions, and a headless run relies on the supervisor's next run instead.
+            has_hook_context: true,
             has_stop_hook: false,
             env: |_| Vec::new(),
             configure: |machine, server| {

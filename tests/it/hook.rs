@@ -357,12 +357,13 @@ fn an_unknown_event_or_client_says_so_on_stderr_and_exits_zero() {
         ),
         (
             vec!["stop"],
-            "error: no client: pass --client claude, codex or gemini; this hook does nothing\n",
+            "error: no client: pass --client claude, codex, gemini or opencode; this hook does \
+             nothing\n",
         ),
         (
-            vec!["stop", "--client", "opencode"],
-            "error: unknown hook client \"opencode\": expected claude, codex or gemini; this \
-             hook does nothing\n",
+            vec!["stop", "--client", "cursor"],
+            "error: unknown hook client \"cursor\": expected claude, codex, gemini or opencode; \
+             this hook does nothing\n",
         ),
     ];
     for (args, stderr) in refusals {

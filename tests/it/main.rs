@@ -17,6 +17,7 @@ mod hostile_files;
 mod log_truth;
 mod mail;
 mod mcp;
+mod opencode;
 mod projects;
 mod setup;
 mod snapshots_human;

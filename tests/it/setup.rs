@@ -476,11 +476,23 @@ fn gemini_gets_trusted_server_and_millisecond_hooks_in_one_file_with_its_comment
 }
 
 #[test]
-fn opencode_follows_xdg_config_home_and_gets_no_hooks() {
+fn opencode_follows_xdg_config_home_and_gets_the_plugin() {
     let machine = Machine::new().with_user_configs();
+    let plugin = machine.xdg_config().join("opencode/plugins/baton.js");
+    let dry = machine.setup(&["--client", "opencode", "--dry-run"]);
+    assert!(
+        dry.ok().contains(&format!(
+            "would create {}\n      add the baton plugin",
+            plugin.display()
+        )),
+        "{}",
+        dry.stdout
+    );
+    assert!(!plugin.exists(), "a dry run writes nothing");
     let run = machine.setup(&["--client", "opencode"]);
     assert!(
-        run.ok().contains("opencode has no shell hooks"),
+        run.ok()
+            .contains("opencode takes baton's hooks through its plugin"),
         "{}",
         run.stdout
     );
@@ -496,6 +508,18 @@ fn opencode_follows_xdg_config_home_and_gets_no_hooks() {
             "enabled": true
         })
     );
+    // The plugin is the repository's, with the baton, agent and hub setup wired in.
+    let text = fs::read_to_string(&plugin).unwrap();
+    let source = include_str!("../../hooks/opencode/baton.js");
+    let wiring = json!({
+        "agent": "opencode",
+        "home": machine.env.home().display().to_string(),
+        "program": baton(),
+    });
+    assert_eq!(
+        text,
+        source.replace("const WIRING = {};", &format!("const WIRING = {wiring};"))
+    );
     let agents = fs::read_to_string(machine.xdg_config().join("opencode/AGENTS.md")).unwrap();
     assert!(agents.starts_with("<!-- baton:start -->\n"));
     assert!(agents.contains("You are `opencode` on baton"));
@@ -504,6 +528,35 @@ fn opencode_follows_xdg_config_home_and_gets_no_hooks() {
         machine.agent("opencode")["wake"],
         json!(["opencode", "run", "--"])
     );
+    let again = machine.setup(&["--client", "opencode"]);
+    assert!(!again.ok().contains("baton.js"), "{}", again.stdout);
+
+    machine.setup(&["--uninstall", "--client", "opencode"]).ok();
+    assert!(!plugin.exists(), "uninstall removes the plugin");
+    assert!(
+        !plugin.parent().unwrap().exists(),
+        "and the plugin directory setup made for it"
+    );
+}
+
+#[test]
+fn a_plugin_file_of_the_user_s_own_is_neither_replaced_nor_removed() {
+    let machine = Machine::new().with_user_configs();
+    let plugin = machine.xdg_config().join("opencode/plugins/baton.js");
+    fs::create_dir_all(plugin.parent().unwrap()).unwrap();
+    fs::write(&plugin, "export default {}\n").unwrap();
+    let before = machine.files();
+    let error = machine
+        .setup(&["--client", "opencode"])
+        .fails(1)
+        .to_string();
+    assert!(
+        error.contains("is not baton's plugin: setup leaves it as it is"),
+        "{error}"
+    );
+    assert_eq!(machine.files(), before, "nothing written");
+    machine.setup(&["--uninstall", "--client", "opencode"]).ok();
+    assert_eq!(fs::read_to_string(&plugin).unwrap(), "export default {}\n");
 }
 
 #[test]
@@ -843,7 +896,7 @@ fn doctor_reports_which_clients_are_wired_and_what_is_amiss() {
             ok("claude: mcp as claude · hooks SessionStart,UserPromptSubmit,Stop · instructions"),
             ok("codex: mcp as codex · hooks SessionStart,UserPromptSubmit,Stop · instructions"),
             ok("gemini: found, not wired (`baton setup --client gemini`)"),
-            ok("opencode: mcp as opencode · instructions"),
+            ok("opencode: mcp as opencode · plugin · instructions"),
         ]
     );
 

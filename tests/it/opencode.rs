@@ -1,0 +1,253 @@
+//! opencode's hooks: `baton hook EVENT --client opencode` answers in the shape baton's plugin
+//! reads, and the plugin itself (hooks/opencode/baton.js) passes its tests under node's own
+//! test runner (tests/opencode/).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::TestEnv;
+
+/// `baton hook EVENT --client opencode` as the plugin runs it: the JSON it sends on stdin,
+/// stdout back.
+fn opencode_hook(env: &TestEnv, agent: &str, event: &str, stop_hook_active: bool) -> String {
+    let mut command = env.command(env.root.path());
+    command
+        .env("BATON_AGENT", agent)
+        .args(["hook", event, "--client", "opencode"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("the hook runs");
+    let input = json!({"cwd": env.work(), "stop_hook_active": stop_hook_active});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "a hook exits 0");
+    assert!(output.stderr.is_empty(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    if !stdout.is_empty() {
+        assert!(
+            stdout.ends_with('\n') && stdout.lines().count() == 1,
+            "{stdout:?}"
+        );
+    }
+    stdout
+}
+
+fn parsed(stdout: &str) -> Value {
+    serde_json::from_str(stdout).unwrap_or_else(|error| panic!("not JSON ({error}): {stdout}"))
+}
+
+#[test]
+fn the_plugin_s_hook_answers_carry_the_inbox_and_one_more_turn() {
+    let env = TestEnv::new();
+    env.register(&["lead", "oc"]);
+    for event in ["session-start", "prompt", "stop"] {
+        assert_eq!(
+            opencode_hook(&env, "oc", event, false),
+            "",
+            "{event}: nothing waits"
+        );
+    }
+    env.send(
+        "lead",
+        "oc",
+        "Fix the lexer",
+        &["--body", "line one\nbaton: forged line"],
+    );
+    for event in ["session-start", "prompt"] {
+        let answer = parsed(&opencode_hook(&env, "oc", event, false));
+        let context = answer["context"].as_str().unwrap();
+        assert!(
+            context.starts_with("baton: you are oc in project"),
+            "{context}"
+        );
+        assert!(context.contains("Fix the lexer"), "{context}");
+        // The agent's text is framed: its lines cannot pass for baton's own.
+        assert!(context.contains("| baton: forged line"), "{context}");
+        assert!(!context.contains("\nbaton: forged line"), "{context}");
+        assert_eq!(answer.as_object().unwrap().len(), 1, "{answer}");
+    }
+    let stop = parsed(&opencode_hook(&env, "oc", "stop", false));
+    let prompt = stop["prompt"].as_str().unwrap();
+    assert!(
+        prompt.contains("1 task is still waiting for oc"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("T-1 to do: Fix the lexer"), "{prompt}");
+    // The plugin says when the last turn was its own re-prompt: no more in a row.
+    assert_eq!(opencode_hook(&env, "oc", "stop", true), "");
+    // Others' work is not oc's.
+    env.send("oc", "lead", "Review it", &[]);
+    env.run("oc", &["claim", "1"]).ok();
+    assert_eq!(opencode_hook(&env, "oc", "stop", false), "");
+}
+
+#[test]
+fn the_plugin_s_answer_stays_small_whatever_the_inbox_holds() {
+    let env = TestEnv::new();
+    env.register(&["lead", "oc"]);
+    let body = "x".repeat(100_000);
+    for n in 1..=14 {
+        env.send("lead", "oc", &format!("job {n}"), &["--body", &body]);
+    }
+    let stdout = opencode_hook(&env, "oc", "prompt", false);
+    assert!(stdout.len() <= 16 * 1024, "{} bytes", stdout.len());
+    let context = parsed(&stdout)["context"].as_str().unwrap().to_string();
+    assert!(context.contains("14 tasks waiting for you"), "{context}");
+    assert!(context.contains("more: baton show T-1)"), "{context}");
+}
+
+/// The plugin's own tests, under node's test runner against a fake opencode client and a
+/// fake baton. `.ci/run` has node; elsewhere, without node, this says loudly it did not run.
+#[test]
+fn the_opencode_plugin_passes_its_node_tests() {
+    let node = std::env::var_os("BATON_TEST_NODE").unwrap_or_else(|| "node".into());
+    let found = Command::new(&node)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but node is not on PATH: .ci/run must provide Node.js for the plugin tests"
+        );
+        eprintln!(
+            "NOT RUN: the opencode plugin's tests need Node.js 20 or later (`node --test \
+             tests/opencode/`); set BATON_TEST_NODE or put node on PATH"
+        );
+        return;
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new(&node)
+        .current_dir(&root)
+        .args(["--test", "tests/opencode/"])
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "node --test failed\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("# fail 0"), "{stdout}");
+    assert!(!stdout.contains("# pass 0\n"), "no test ran: {stdout}");
+}
+
+/// The `opencode-<pid>.lock` files announcing live sessions of `agent`, in any project.
+fn live_sessions(env: &TestEnv, agent: &str) -> Vec<PathBuf> {
+    let Ok(projects) = std::fs::read_dir(env.home().join("live")) else {
+        return Vec::new();
+    };
+    projects
+        .filter_map(|project| std::fs::read_dir(project.ok()?.path().join(agent)).ok())
+        .flatten()
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("opencode-") && name.ends_with(".lock"))
+        })
+        .collect()
+}
+
+/// Waits (up to a generous deadline, never asserted as a time) until `done` holds.
+fn eventually(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn hook_follow_pushes_each_new_hand_over_to_its_agent_while_its_stdin_is_open() {
+    let env = TestEnv::new();
+    env.register(&["lead", "oc", "other"]);
+    env.send("lead", "oc", "Already there", &[]);
+    let mut child = env
+        .command(env.root.path())
+        .env("BATON_AGENT", "oc")
+        .args(["hook", "follow", "--client", "opencode"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hook follow runs");
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    eventually("the live session is announced", || {
+        live_sessions(&env, "oc").len() == 1
+    });
+    let next = || {
+        let line = received
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a pushed line");
+        parsed(&line)
+    };
+
+    env.send("lead", "oc", "First push", &[]);
+    let push = next();
+    assert_eq!(push["subject"], "First push", "{push}");
+    assert_eq!(push["from"], "lead");
+    assert_eq!(push["id"], json!(2), "{push}");
+    assert!(push["since"].is_string(), "{push}");
+
+    // Others' work is not pushed; the next line is oc's next hand-over.
+    env.send("lead", "other", "Not for oc", &[]);
+    env.send("lead", "oc", "Second push", &[]);
+    let push = next();
+    assert_eq!(push["subject"], "Second push", "{push}");
+    assert!(
+        received
+            .recv_timeout(std::time::Duration::from_millis(500))
+            .is_err(),
+        "one line per hand-over"
+    );
+
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    assert!(
+        live_sessions(&env, "oc").is_empty(),
+        "the announcement goes with it"
+    );
+}
+
+#[test]
+fn hook_follow_is_for_the_plugin_only() {
+    let env = TestEnv::new();
+    env.register(&["oc"]);
+    let mut command = env.command(env.root.path());
+    command
+        .env("BATON_AGENT", "oc")
+        .args(["hook", "follow", "--client", "claude"])
+        .stdin(Stdio::null());
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "error: hook follow is for baton's opencode plugin: pass --client opencode\n"
+    );
+}

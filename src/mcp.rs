@@ -25,6 +25,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
 };
 use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
+use rmcp::service::NotificationContext;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -595,6 +596,23 @@ impl ServerHandler for BatonServer {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(supported_versions())
+    }
+
+    /// Once the client says the session is open, a client that takes pushes gets its
+    /// agent's new work pushed into it (see [`channel`]) for as long as it stays connected.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let Some(client) = context.peer.peer_info() else {
+            return;
+        };
+        if !channel::takes_pushes(&client.client_info) {
+            return;
+        }
+        let follower = channel::Follower {
+            hub: self.hub.clone(),
+            agent: self.agent.clone(),
+            project: self.project.clone(),
+        };
+        tokio::spawn(follower.follow(context.peer));
     }
 }
 

@@ -10,6 +10,7 @@
 //! Every agent pays for the `tools/list` answer in context on every session, so descriptions
 //! are short and the argument schemas are kept plain.
 
+pub mod channel;
 pub mod stdio;
 
 use std::borrow::Cow;
@@ -19,10 +20,12 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ClientJsonRpcMessage, ClientRequest, ContentBlock, GetMeta, Implementation,
-    ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolResult, ClientJsonRpcMessage, ClientRequest, ConstString, ContentBlock,
+    DiscoverRequestMethod, ExperimentalCapabilities, GetMeta, Implementation, ProtocolVersion,
+    ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
 };
 use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
+use rmcp::service::NotificationContext;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -563,16 +566,53 @@ impl BatonServer {
     }
 }
 
+/// The newest protocol version served. Claude Code drops channel pushes on a connection of
+/// the stateless 2026-07-28 era (it has no path for a notification nobody asked for), so
+/// baton stays on the `initialize` handshake: every version up to 2025-11-25.
+pub const NEWEST_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// The versions [`BatonServer`] serves, oldest first.
+pub fn supported_versions() -> &'static [ProtocolVersion] {
+    ProtocolVersion::known_up_to(&NEWEST_VERSION)
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for BatonServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let mut experimental = ExperimentalCapabilities::new();
+        experimental.insert(channel::CAPABILITY.to_string(), Default::default());
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_experimental_with(experimental)
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
                 "baton: the task board shared by the agents of this machine. You act as `{}`. \
                  Call `inbox` first and act on each task in it; ids are task numbers.",
                 self.agent
             ))
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(supported_versions())
+    }
+
+    /// Once the client says the session is open, a client that takes pushes gets its
+    /// agent's new work pushed into it (see [`channel`]) for as long as it stays connected.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let Some(client) = context.peer.peer_info() else {
+            return;
+        };
+        if !channel::takes_pushes(&client.client_info) {
+            return;
+        }
+        let follower = channel::Follower {
+            hub: self.hub.clone(),
+            agent: self.agent.clone(),
+            project: self.project.clone(),
+        };
+        tokio::spawn(follower.follow(context.peer));
     }
 }
 
@@ -619,19 +659,25 @@ fn refusal(error: &Error) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-/// A server transport that drops the notifications and responses a client sends before the
-/// lifecycle has begun. rmcp ends the whole connection on any of them, and a client that
-/// gave up waiting on a probe (`notifications/cancelled`) should not lose its server for it.
-/// Everything else passes untouched, so both `initialize` and the stateless 2026-07-28
-/// lifecycle (`server/discover`, then requests carrying their own `_meta`) keep working.
-pub struct PreInitializeFilter<T> {
+/// The server transport around the line transport that settles the handshake:
+/// - it drops the notifications and responses a client sends before the lifecycle has
+///   begun (rmcp ends the whole connection on any of them, and a client that gave up
+///   waiting on a probe, `notifications/cancelled`, should not lose its server for it);
+/// - it answers every `server/discover` at once with -32601 itself. A client that probes
+///   the stateless 2026-07-28 era first (Claude Code does) falls back to `initialize` on
+///   that error, and only an `initialize` connection takes channel pushes (see
+///   [`NEWEST_VERSION`]). rmcp would answer the probe itself with the versions served,
+///   which a client may read as an invitation to go on without `initialize`.
+///
+/// Everything else passes untouched.
+pub struct HandshakeFilter<T> {
     inner: T,
     has_begun: bool,
 }
 
-impl<T> PreInitializeFilter<T> {
+impl<T> HandshakeFilter<T> {
     pub fn new(inner: T) -> Self {
-        PreInitializeFilter {
+        HandshakeFilter {
             inner,
             has_begun: false,
         }
@@ -639,7 +685,7 @@ impl<T> PreInitializeFilter<T> {
 }
 
 /// Whether rmcp starts serving on `request`: `initialize`, or a request that brings the
-/// whole 2026-07-28 `_meta` with a known version. A probe (`ping`, `server/discover`) or a
+/// whole inline `_meta` with a version served. A probe (`ping`, `server/discover`) or a
 /// request it answers with an error leaves it waiting for the lifecycle still.
 fn begins_lifecycle(request: &ClientRequest) -> bool {
     match request {
@@ -651,12 +697,12 @@ fn begins_lifecycle(request: &ClientRequest) -> bool {
                 .is_empty()
                 && meta
                     .protocol_version()
-                    .is_some_and(|version| ProtocolVersion::KNOWN_VERSIONS.contains(&version))
+                    .is_some_and(|version| supported_versions().contains(&version))
         }
     }
 }
 
-impl<T: Transport<RoleServer>> Transport<RoleServer> for PreInitializeFilter<T> {
+impl<T: Transport<RoleServer>> Transport<RoleServer> for HandshakeFilter<T> {
     type Error = T::Error;
 
     fn send(
@@ -669,6 +715,23 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for PreInitializeFilter<T> 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             let message = self.inner.receive().await?;
+            if let ClientJsonRpcMessage::Request(request) = &message
+                // By name: a discover without params is read as a custom request.
+                && request.request.method() == DiscoverRequestMethod::VALUE
+            {
+                let refusal = ServerJsonRpcMessage::error(
+                    ErrorData::method_not_found::<DiscoverRequestMethod>(),
+                    Some(request.id.clone()),
+                );
+                // On a task of its own: rmcp may drop this `receive` while it waits, and
+                // the answer must not be cut short. A client that stopped reading learns
+                // nothing from a write error either.
+                let answer = self.inner.send(refusal);
+                tokio::spawn(async move {
+                    let _ = answer.await;
+                });
+                continue;
+            }
             if self.has_begun {
                 return Some(message);
             }
@@ -730,9 +793,9 @@ mod tests {
     }
 
     #[test]
-    fn only_initialize_or_a_whole_stateless_request_begins_the_lifecycle() {
+    fn only_initialize_or_a_whole_inline_request_on_a_served_version_begins_the_lifecycle() {
         let meta = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/protocolVersion": "2025-11-25",
             "io.modelcontextprotocol/clientCapabilities": {},
         });
         let initialize = json!({
@@ -751,8 +814,13 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 4, "method": "server/discover"}),
             json!({"jsonrpc": "2.0", "id": 5, "method": "server/discover",
                    "params": {"_meta": meta}}),
-            // No _meta, or an unknown version: rmcp answers with an error and keeps waiting.
+            // No _meta, or a version not served (the stateless era, or unknown): rmcp
+            // answers with an error and keeps waiting.
             json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }}}),
             json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2099-01-01",
                 "io.modelcontextprotocol/clientCapabilities": {},

@@ -6,7 +6,7 @@ use rmcp::service::ServerInitializeError;
 
 use baton::error::Error;
 use baton::mcp::stdio::LineTransport;
-use baton::mcp::{BatonServer, PreInitializeFilter};
+use baton::mcp::{BatonServer, HandshakeFilter};
 use baton::names::{self, NameKind};
 use baton::project;
 
@@ -45,7 +45,7 @@ pub fn run(context: &Context) -> Result<i32, Error> {
 
 async fn serve(server: BatonServer) -> Result<(), Error> {
     let (stdin, stdout) = rmcp::transport::stdio();
-    let transport = PreInitializeFilter::new(LineTransport::new(stdin, stdout));
+    let transport = HandshakeFilter::new(LineTransport::new(stdin, stdout));
     let running = match server.serve(transport).await {
         Ok(running) => running,
         // The client went away before starting a session: nothing was asked, nothing failed.

@@ -10,6 +10,12 @@ use super::command::Launch;
 use super::json::{object, string_map, strings};
 use super::{Environment, HookSlot, InstructionSlot, Layout, ServerSlot};
 
+/// How to start a Claude Code session that takes baton's pushes (CLIENTS.md: channels are
+/// a research preview, interactive sessions only, on a first-party login).
+pub const CHANNELS_NOTE: &str = "to have new work pushed into a running session, start it as \
+     `claude --dangerously-load-development-channels server:baton` (interactive sessions \
+     only, on a claude.ai or Console login; setup does not add the flag for you)";
+
 pub(super) fn layout(env: &Environment) -> Layout {
     let (config_dir, state_file) = match &env.claude_config_dir {
         Some(dir) => (dir.clone(), dir.join(".claude.json")),
@@ -29,7 +35,9 @@ pub(super) fn layout(env: &Environment) -> Layout {
         plugin: None,
         instructions: InstructionSlot::Skill(config_dir.join("skills/baton/SKILL.md")),
         config_dir,
-        notes: Vec::new(),
+        // Setup leaves the flag to the user on purpose: it is a research-preview switch
+        // that loads a development channel, for sessions started by hand.
+        notes: vec![CHANNELS_NOTE.to_string()],
     }
 }
 

@@ -5,6 +5,7 @@ mod common;
 
 mod agents;
 mod board;
+mod channels;
 mod clients;
 mod clients_woken;
 mod dependencies;

@@ -1,6 +1,7 @@
 //! `baton mcp` driven by real MCP clients over stdio: rmcp's own client (the initialize
-//! handshake and the stateless 2026-07-28 lifecycle), raw JSON-RPC lines for the protocol's
-//! edges, and the official Python SDK through tests/mcp_python.
+//! handshake, and a client that probes the stateless 2026-07-28 era first and falls back),
+//! raw JSON-RPC lines for the protocol's edges, and the official Python SDK through
+//! tests/mcp_python.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -577,8 +578,12 @@ async fn a_bound_project_refuses_servers_outside_its_workspace() {
     pinned.stop().await;
 }
 
+/// A client that prefers the stateless 2026-07-28 era probes `server/discover` first, as
+/// Claude Code does. baton refuses the probe (channel pushes are dropped on that era, see
+/// CLIENTS.md), so the client falls back to `initialize` on 2025-11-25 and works as usual.
+/// (Until issue 16 this test asserted that the stateless era was served.)
 #[tokio::test(flavor = "current_thread")]
-async fn stateless_clients_use_discover_and_2026_07_28() {
+async fn probing_clients_fall_back_from_discover_to_initialize() {
     let env = TestEnv::new();
     let auto = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -586,7 +591,7 @@ async fn stateless_clients_use_discover_and_2026_07_28() {
     };
     let claude =
         Server::start_with(mcp_command(&env, &env.work(), "claude", &[]), auto.clone()).await;
-    assert_eq!(claude.protocol_version(), "2026-07-28");
+    assert_eq!(claude.protocol_version(), "2025-11-25");
     // An initialize-era client on the same board at the same time.
     let codex = Server::start(&env, &env.work(), "codex").await;
     assert_eq!(codex.protocol_version(), "2025-11-25");
@@ -595,7 +600,7 @@ async fn stateless_clients_use_discover_and_2026_07_28() {
     let tools = claude.client.list_all_tools().await.expect("tools/list");
     assert_eq!(tools.len(), TOOLS.len());
     claude
-        .ok("send", json!({"to": "codex", "subject": "Stateless"}))
+        .ok("send", json!({"to": "codex", "subject": "Probed"}))
         .await;
     codex.ok("claim", json!({"id": 1})).await;
     codex.ok("review", json!({"id": 1})).await;
@@ -817,6 +822,10 @@ fn every_handshake_version_is_served() {
         let answer = server.initialize(version);
         assert_eq!(answer["id"], "init");
         assert_eq!(answer["result"]["protocolVersion"], version);
+        assert!(
+            answer["result"]["capabilities"]["experimental"]["claude/channel"].is_object(),
+            "{answer}"
+        );
         assert_eq!(answer["result"]["serverInfo"]["name"], "baton");
         assert!(answer["result"]["capabilities"]["tools"].is_object());
         server.send(json!({
@@ -828,6 +837,14 @@ fn every_handshake_version_is_served() {
         assert_eq!(answer["result"]["structuredContent"]["agent"], "codex");
         assert_eq!(server.finish(), 0, "exits 0 on stdin EOF ({version})");
     }
+    // A client asking for the stateless era by `initialize` gets the newest handshake.
+    let mut server = RawServer::start(&env, "claude");
+    let answer = server.initialize("2026-07-28");
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-11-25",
+        "{answer}"
+    );
+    assert_eq!(server.finish(), 0);
 }
 
 #[test]
@@ -840,10 +857,33 @@ fn probes_and_stray_messages_before_initialize_are_survived() {
         "jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 0, "reason": "timeout"},
     }));
-    // A bare `server/discover` gets an error at once, so a probing client falls back.
+    // A `server/discover`, bare or with the stateless era's whole `_meta` (as a probing
+    // client sends it), gets -32601 at once, so the client falls back to `initialize`.
     server.send(json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover"}));
     let answer = server.receive();
     assert_eq!(answer["id"], 0);
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    server.send(json!({
+        "jsonrpc": "2.0", "id": "probe", "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2"},
+        }},
+    }));
+    let answer = server.receive();
+    assert_eq!(answer["id"], "probe");
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    // A request of the stateless era is refused too: the server stays on initialize.
+    server.send(json!({
+        "jsonrpc": "2.0", "id": "stateless", "method": "tools/list",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }},
+    }));
+    let answer = server.receive();
+    assert_eq!(answer["id"], "stateless");
     assert!(answer["error"]["code"].is_i64(), "{answer}");
     server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
     assert_eq!(
@@ -853,6 +893,10 @@ fn probes_and_stray_messages_before_initialize_are_survived() {
 
     let answer = server.initialize("2025-06-18");
     assert_eq!(answer["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(
+        answer["result"]["capabilities"]["experimental"]["claude/channel"],
+        json!({})
+    );
     let instructions = answer["result"]["instructions"].as_str().unwrap();
     assert!(instructions.contains("`claude`"), "{instructions}");
 

@@ -278,7 +278,16 @@ const OPENCODE: &str = r#"{
 #[test]
 fn claude_gets_server_hooks_skill_and_registration_and_keeps_the_rest() {
     let machine = Machine::new().with_user_configs();
-    machine.setup(&["--client", "claude"]).ok();
+    let said = machine.setup(&["--client", "claude"]).ok().to_string();
+    // It says how to start a session that takes channel pushes, and leaves the flag to
+    // the user: no file it writes carries it.
+    assert!(
+        said.contains(
+            "note: to have new work pushed into a running session, start it as \
+             `claude --dangerously-load-development-channels server:baton`"
+        ),
+        "{said}"
+    );
 
     let state = machine.json(&machine.user().join(".claude.json"));
     assert_eq!(
@@ -324,6 +333,10 @@ fn claude_gets_server_hooks_skill_and_registration_and_keeps_the_rest() {
         text.contains("\n    \"model\": \"opus\",\n"),
         "4-space indent kept:\n{text}"
     );
+    for file in [".claude/settings.json", ".claude.json"] {
+        let text = fs::read_to_string(machine.user().join(file)).unwrap();
+        assert!(!text.contains("channels"), "{file}:\n{text}");
+    }
 
     let skill = fs::read_to_string(machine.user().join(".claude/skills/baton/SKILL.md")).unwrap();
     assert!(

@@ -3,7 +3,9 @@
 Usage: python scenario.py PATH_TO_BATON
 Run by tests/it/mcp.rs (the_python_sdk_drives_the_same_scenario) in a private BATON_HOME,
 from a directory outside the workspace of a bound project `api`. One client uses the
-`initialize` handshake, the other the stateless 2026-07-28 lifecycle (`server/discover`).
+`initialize` handshake; the other probes the stateless 2026-07-28 era first
+(`server/discover`, as Claude Code does), is refused with -32601 and falls back to
+`initialize` (baton stays on the handshake era, where channel pushes work).
 Exits non-zero with the failed check on any mismatch; prints "python scenario: ok" at the end.
 """
 
@@ -32,11 +34,16 @@ async def open_server(stack, baton, agent, lifecycle):
     )
     read, write = await stack.enter_async_context(stdio_client(params))
     session = await stack.enter_async_context(ClientSession(read, write))
-    if lifecycle == "initialize":
-        result = await session.initialize()
-        assert result.server_info.name == "baton", result
-    else:
-        await session.discover()
+    if lifecycle == "discover":
+        try:
+            await session.discover()
+        except MCPError as error:
+            assert error.code == -32601, error
+        else:
+            raise AssertionError("server/discover must be refused")
+    result = await session.initialize()
+    assert result.server_info.name == "baton", result
+    assert result.capabilities.experimental == {"claude/channel": {}}, result.capabilities
     return session
 
 
@@ -76,7 +83,7 @@ async def main(baton):
     async with AsyncExitStack() as stack:
         claude = await open_server(stack, baton, "claude", "discover")
         codex = await open_server(stack, baton, "codex", "initialize")
-        assert claude.protocol_version == "2026-07-28", claude.protocol_version
+        assert claude.protocol_version == "2025-11-25", claude.protocol_version
         assert codex.protocol_version == "2025-11-25", codex.protocol_version
 
         for session in (claude, codex):

@@ -1,0 +1,200 @@
+//! Pushing work into a running Claude Code session through channels (SPEC section 11,
+//! CLIENTS.md "Pushing into a session that is already running").
+//!
+//! `baton mcp` declares the `claude/channel` capability; once a client that takes pushes has
+//! opened its session, a [`Follower`] follows the board of the server's project (the file
+//! metadata [`watch::FileWatch`] looks at, as `wait` does) and sends one
+//! `notifications/claude/channel` for each hand-over to the server's agent that arrives
+//! while the session is open (see `due_pushes` for how a hand-over is told apart until
+//! the delivery record lands). It announces the live session ([`presence::announce`])
+//! while it runs, and ends when the connection does.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use rmcp::RoleServer;
+use rmcp::model::{CustomNotification, Implementation, ServerNotification};
+use rmcp::service::Peer;
+use serde_json::{Value, json};
+
+use crate::board::task::TaskId;
+use crate::error::Result;
+use crate::hook::TEXT_LIMIT;
+use crate::session::{Hub, InboxEntry, Request, Session};
+use crate::store::presence::{self, Presence};
+use crate::text;
+use crate::time::Timestamp;
+use crate::watch::{self, FileWatch};
+
+/// The experimental capability a channel server declares.
+pub const CAPABILITY: &str = "claude/channel";
+/// The notification that carries a push.
+pub const METHOD: &str = "notifications/claude/channel";
+/// The name under which a live session of this kind is announced.
+pub const CLIENT: &str = "claude";
+
+/// Whether the client on the other end takes channel pushes into its model's session.
+///
+/// Only Claude Code does (CLIENTS.md): Codex, Gemini and opencode drop MCP notifications
+/// without showing them to the model. A push counts as the agent having seen its task
+/// (SPEC section 11), so pushing to a client that drops it would report as delivered what
+/// never reached the agent; and announcing a live session for such a client would make a
+/// hand-over say the agent will see its work at once. So the follower runs for Claude Code's `clientInfo` name
+/// only. (Claude Code started without `--dangerously-load-development-channels` drops the
+/// push too, and no part of the handshake tells; `baton setup --client claude` says how
+/// to start a session that takes them.)
+pub fn takes_pushes(client: &Implementation) -> bool {
+    client.name == "claude-code"
+}
+
+/// What follows one server's board for its agent.
+#[derive(Debug, Clone)]
+pub struct Follower {
+    pub hub: Hub,
+    pub agent: String,
+    /// The server's project (`baton mcp --project ID`), else the working directory's.
+    pub project: Option<String>,
+}
+
+/// One hand-over: a task put in the agent's inbox at a time. A push goes once per pair.
+type Handover = (TaskId, Timestamp);
+
+impl Follower {
+    /// Follows the board until the connection ends, pushing each new hand-over into
+    /// `peer`. The board is looked at only when its files change (and every
+    /// [`watch::LOOK_AGAIN_EVERY`], for what changes without a write); between looks the
+    /// task sleeps, so an idle board costs a few `stat` calls a second and no reads.
+    pub async fn follow(self, peer: Peer<RoleServer>) {
+        let opened = {
+            let follower = self.clone();
+            tokio::task::spawn_blocking(move || follower.open()).await
+        };
+        let (session, _presence, present) = match opened {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(error)) => {
+                eprintln!(
+                    "baton mcp: no pushes into this session: {}",
+                    text::inline(&error.to_string())
+                );
+                return;
+            }
+            Err(_) => return,
+        };
+        let mut files = FileWatch::project(session.home(), session.project_id());
+        let mut pushed = present;
+        let mut last_look: Option<Instant> = None;
+        while !peer.is_transport_closed() {
+            let is_due = files.has_changed()
+                || last_look.is_none_or(|at| at.elapsed() >= watch::LOOK_AGAIN_EVERY);
+            if is_due {
+                last_look = Some(Instant::now());
+                let looked = {
+                    let session = watch::at_now(&session);
+                    let pushed = pushed.clone();
+                    tokio::task::spawn_blocking(move || due_pushes(&session, &pushed)).await
+                };
+                match looked {
+                    Ok(Ok(pushes)) => {
+                        for push in pushes {
+                            if peer.send_notification(push.notification).await.is_err() {
+                                return;
+                            }
+                            pushed.insert(push.handover);
+                        }
+                    }
+                    // A board being rewritten by hand, a lock held too long: the next
+                    // change or look tries again.
+                    Ok(Err(_)) => {}
+                    Err(_) => return,
+                }
+            }
+            tokio::time::sleep(watch::POLL_EVERY).await;
+        }
+    }
+
+    /// The session the follower looks through (opened once: opening records a heartbeat),
+    /// the announcement of the live session, held while the follower runs, and the
+    /// hand-overs already in the inbox.
+    fn open(&self) -> Result<(Session, Presence, HashSet<Handover>)> {
+        let session = Session::open(
+            self.hub.clone(),
+            Request {
+                agent: Some(&self.agent),
+                project: self.project.as_deref(),
+                cwd: None,
+            },
+        )?;
+        // Read before the announcement: whatever arrives once the session is announced
+        // live is pushed.
+        let present = due_pushes(&session, &HashSet::new())?
+            .into_iter()
+            .map(|push| push.handover)
+            .collect();
+        let presence =
+            presence::announce(session.home(), session.project_id(), &self.agent, CLIENT)?;
+        Ok((session, presence, present))
+    }
+}
+
+/// A push to send.
+struct Push {
+    handover: Handover,
+    notification: ServerNotification,
+}
+
+/// The hand-overs in the caller's inbox now, each with its push, but those in `pushed`.
+///
+/// Until the delivery record of SPEC section 11 is on the board (issue 16), a hand-over is
+/// known by its task and the time the task last changed while in the inbox, and a push is
+/// not recorded as seen; what was in the inbox when the session opened counts as pushed
+/// (the session-start hook has shown it).
+fn due_pushes(session: &Session, pushed: &HashSet<Handover>) -> Result<Vec<Push>> {
+    let inbox = session.inbox()?;
+    Ok(inbox
+        .tasks
+        .iter()
+        .filter_map(|entry| {
+            let handover = (entry.task.id, entry.task.updated_at);
+            (!pushed.contains(&handover)).then(|| Push {
+                handover,
+                notification: notification(entry, &inbox.agent, &inbox.project, session.now),
+            })
+        })
+        .collect())
+}
+
+/// The push of one inbox entry: the task as the hooks show it (SPEC section 10: hidden
+/// characters escaped, multi-line text framed, each text cut at [`TEXT_LIMIT`]), with the
+/// task id and subject as meta.
+pub fn notification(
+    entry: &InboxEntry,
+    agent: &str,
+    project: &str,
+    now: Timestamp,
+) -> ServerNotification {
+    let params = json!({
+        "content": content(entry, agent, project, now),
+        "meta": meta(entry, project),
+    });
+    ServerNotification::CustomNotification(CustomNotification::new(METHOD, Some(params)))
+}
+
+fn content(entry: &InboxEntry, agent: &str, project: &str, now: Timestamp) -> String {
+    format!(
+        "baton: new work for you ({agent}) in project {project}.\n\n{}",
+        entry.describe(now, Some(TEXT_LIMIT))
+    )
+}
+
+/// Meta keys are identifiers and values strings (Claude Code drops other keys). The
+/// subject is one line by SPEC section 10, and escaped here all the same: the client
+/// writes meta into the model's context as attributes.
+fn meta(entry: &InboxEntry, project: &str) -> Value {
+    let (subject, _) = text::cut(&entry.task.subject, TEXT_LIMIT / 10);
+    json!({
+        "task_id": entry.task.id.to_string(),
+        "subject": text::inline(subject).to_string(),
+        "project": project,
+        "reason": entry.reason.what_to_do(),
+    })
+}

@@ -12,6 +12,7 @@ mod dependencies;
 mod doctor;
 mod edges;
 mod faults;
+mod floors;
 mod fuzz;
 mod hook;
 mod hostile_files;

@@ -1507,6 +1507,7 @@ mod tests {
                     text: format!("q{n}"),
                 })
                 .collect(),
+            delivery: None,
         }
     }
 

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::Board;
+use super::delivery::{Delivery, DeliveryEvent};
 use super::inbox::{Reason, Turn};
 use super::task::TaskId;
 use crate::time::Timestamp;
@@ -74,6 +75,30 @@ pub fn handovers(
         .collect();
     arrived.sort_by_key(|handover| handover.task);
     arrived
+}
+
+/// Records the delivery of a change by `actor` on the board: `acted` on the task it changed
+/// (when it was delivered to the actor), then `queued` on every task it handed over.
+pub fn record_delivery(
+    board: &mut Board,
+    changed: Option<TaskId>,
+    arrived: &[Handover],
+    actor: &str,
+    now: Timestamp,
+) -> Result<(), crate::store::StoreError> {
+    if let Some(id) = changed {
+        board.modify(id, |task| {
+            if let Some(delivery) = &mut task.delivery {
+                delivery.record(DeliveryEvent::Changed, actor, now);
+            }
+        })?;
+    }
+    for handover in arrived {
+        board.modify(handover.task, |task| {
+            task.delivery = Some(Delivery::queued(&handover.agent, now));
+        })?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The model: tasks, the state machine that moves them, and whose turn each one is.
 
+pub mod delivery;
 pub mod handover;
 pub mod inbox;
 pub mod lease;
@@ -701,6 +702,7 @@ mod tests {
             lease_expires_at: None,
             result: None,
             thread: vec![],
+            delivery: None,
         });
     }
 

@@ -49,6 +49,7 @@ impl NewTask {
             lease_expires_at: None,
             result: None,
             thread: Vec::new(),
+            delivery: None,
         }
     }
 }

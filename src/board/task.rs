@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::delivery::Delivery;
 use crate::time::Timestamp;
 
 /// A task's number within its project, shown as `T-12`.
@@ -287,6 +288,10 @@ pub struct Task {
     pub result: Option<String>,
     #[serde(default)]
     pub thread: Vec<ThreadEntry>,
+    /// The last hand-over and how far it got (SPEC section 11); none on boards written
+    /// before it, and not written while there is none, so those boards stay as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<Delivery>,
 }
 
 /// The part of a task that decides whose turn it is and where it sorts: what a command
@@ -394,6 +399,7 @@ impl Task {
             lease_expires_at: None,
             result: None,
             thread: vec![],
+            delivery: None,
         }
     }
 }

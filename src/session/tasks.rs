@@ -3,6 +3,7 @@
 use super::{Changed, Session, TaskView};
 use crate::activity::ActivityRecord;
 use crate::archive;
+use crate::board::delivery::DeliveryEvent;
 use crate::board::handover;
 use crate::board::new_task::NewTask;
 use crate::board::routing::{self, Candidate, NobodyHasSkill};
@@ -144,6 +145,8 @@ impl Session {
                 Ok(())
             })?;
             let handovers = handover::handovers(&before, &tx.board, &[id], self.now, &sender);
+            handover::record_delivery(&mut tx.board, None, &handovers, &sender, self.now)?;
+            let task = tx.board.task_owned(id)?.unwrap_or(task);
             Ok(Changed {
                 project: project_id.clone(),
                 task: self.view(&tx.board, task.clone(), false),
@@ -181,14 +184,15 @@ impl Session {
                 .board
                 .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)?
                 .ok_or_else(|| self.missing_task(id))??;
+            let record = self.record(&actor, &event);
+            tx.record(record);
+            let handovers = handover::handovers(&before, &tx.board, &affected, self.now, &actor);
+            handover::record_delivery(&mut tx.board, Some(id), &handovers, &actor, self.now)?;
             let next = tx
                 .board
                 .task(id)?
                 .cloned()
                 .ok_or_else(|| self.missing_task(id))?;
-            let record = self.record(&actor, &event);
-            tx.record(record);
-            let handovers = handover::handovers(&before, &tx.board, &affected, self.now, &actor);
             Ok(Changed {
                 project: project_id.clone(),
                 task: self.view(&tx.board, next, false),
@@ -289,4 +293,70 @@ fn nobody_has_skill(refused: NobodyHasSkill) -> Error {
         ),
         "give an agent a skill with `baton agent add NAME --skills a,b`, or send with --to NAME",
     )
+}
+
+impl Session {
+    /// The caller's tasks whose last hand-over was to it and is not yet seen (queued or
+    /// woken): what a push into a live session carries.
+    pub fn unseen_handovers(&self) -> Result<Vec<TaskView>> {
+        let me = self.agent()?.to_string();
+        let board = self.board()?;
+        let mut unseen = Vec::new();
+        for index in 0..board.len() {
+            let task = board.task_at(index)?;
+            let delivered = task
+                .delivery
+                .as_ref()
+                .is_some_and(|delivery| delivery.to == me && delivery.state.is_unseen());
+            if delivered && task.status.is_open() {
+                unseen.push(self.view(&board, task, false));
+            }
+        }
+        Ok(unseen)
+    }
+
+    /// Records `seen` now on those of `ids` delivered to the caller and not yet seen: one
+    /// locked write, and none when nothing changes. A delivery mark is baton's observation,
+    /// not a participant's change of the task, so it has no activity line (as a lease
+    /// renewal has none). Returns the ids that changed.
+    pub fn record_seen(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
+        let me = self.agent()?.to_string();
+        let unseen = |board: &crate::board::Board| -> Result<Vec<TaskId>> {
+            let mut found = Vec::new();
+            for id in ids {
+                if let Some(task) = board.task(*id)?
+                    && task
+                        .delivery
+                        .as_ref()
+                        .is_some_and(|delivery| delivery.to == me && delivery.state.is_unseen())
+                {
+                    found.push(*id);
+                }
+            }
+            Ok(found)
+        };
+        // Read first without the lock: a look with nothing new writes nothing.
+        if unseen(&crate::store::board_file::read(
+            &self.hub.home,
+            &self.project.id,
+        )?)?
+        .is_empty()
+        {
+            return Ok(Vec::new());
+        }
+        self.update(|tx| {
+            let found = unseen(&tx.board)?;
+            for id in &found {
+                tx.board.modify(*id, |task| {
+                    if let Some(delivery) = &mut task.delivery {
+                        delivery.record(DeliveryEvent::Shown, &me, self.now);
+                    }
+                })?;
+            }
+            if !found.is_empty() {
+                tx.touch();
+            }
+            Ok(found)
+        })
+    }
 }

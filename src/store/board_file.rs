@@ -388,6 +388,8 @@ impl<'text> Visitor<'text> for TaskHead<'_> {
                 Field::Subject | Field::Body => drop(map.next_value::<String>()?),
                 Field::Skill | Field::Result => drop(map.next_value::<Option<String>>()?),
                 Field::Review => drop(map.next_value::<bool>()?),
+                // A nested record, checked when the task is decoded.
+                Field::Delivery => drop(map.next_value::<Option<IgnoredAny>>()?),
                 // Lists, checked item by item when the task is decoded.
                 Field::Files | Field::Thread => drop(map.next_value::<Vec<IgnoredAny>>()?),
                 // Not a field baton knows: stepped over, and it may repeat (as serde allows).

@@ -281,7 +281,7 @@ fn strip_field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// The fields as baton writes them, each with the start of its line.
-const IN_ORDER: [(Field, &[u8]); 18] = [
+const IN_ORDER: [(Field, &[u8]); 19] = [
     (Field::Id, b"      \"id\": "),
     (Field::Subject, b"      \"subject\": "),
     (Field::Body, b"      \"body\": "),
@@ -300,6 +300,7 @@ const IN_ORDER: [(Field, &[u8]); 18] = [
     (Field::LeaseExpiresAt, b"      \"lease_expires_at\": "),
     (Field::Result, b"      \"result\": "),
     (Field::Thread, b"      \"thread\": "),
+    (Field::Delivery, b"      \"delivery\": "),
 ];
 
 /// What follows the line of a field whose value goes on over more lines.
@@ -377,6 +378,7 @@ fn take(
                 Field::Subject | Field::Body => first == b'"',
                 Field::Files | Field::Thread => first == b'[',
                 Field::Review => value == b"true" || value == b"false",
+                Field::Delivery => value == b"{" || value == b"null",
                 Field::Skill | Field::Result | Field::ClaimedAt => {
                     first == b'"' || value == b"null"
                 }
@@ -416,6 +418,7 @@ pub(super) enum Field {
     LeaseExpiresAt,
     Result,
     Thread,
+    Delivery,
     /// Not a field baton knows: stepped over, and it may repeat (serde ignores it too).
     Unknown,
 }
@@ -441,6 +444,7 @@ impl Field {
             b"lease_expires_at" => Field::LeaseExpiresAt,
             b"result" => Field::Result,
             b"thread" => Field::Thread,
+            b"delivery" => Field::Delivery,
             _ => Field::Unknown,
         }
     }
@@ -857,6 +861,7 @@ mod tests {
                 kind: EntryKind::Claim,
                 text: String::new(),
             }],
+            delivery: Some(crate::board::delivery::Delivery::queued("bob", at)),
         };
         let serde_json::Value::Object(written) = serde_json::to_value(&task).unwrap() else {
             panic!("a task is written as an object");

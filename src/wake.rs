@@ -16,6 +16,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::board::Board;
+use crate::board::delivery::DeliveryState;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
@@ -203,6 +204,23 @@ enum Item {
 }
 
 impl Work {
+    /// The tasks among `items`, grouped by project.
+    fn tasks_by_project(items: &[Work]) -> Vec<(String, Vec<TaskId>)> {
+        let mut grouped: Vec<(String, Vec<TaskId>)> = Vec::new();
+        for work in items {
+            if let Item::Task { id, .. } = &work.item {
+                match grouped
+                    .iter_mut()
+                    .find(|(project, _)| *project == work.project)
+                {
+                    Some((_, ids)) => ids.push(*id),
+                    None => grouped.push((work.project.clone(), vec![*id])),
+                }
+            }
+        }
+        grouped
+    }
+
     fn describe(items: &[Work]) -> String {
         items
             .iter()
@@ -262,6 +280,27 @@ fn waiting(home: &Home, agent: &str) -> Vec<Work> {
     work
 }
 
+/// The tasks of `before` whose delivery to `agent` is still only woken after a run: the run
+/// never showed them to the agent (its command may not reach baton at all).
+fn still_unseen(home: &Home, agent: &str, before: &[Work]) -> Vec<(String, TaskId)> {
+    let mut unseen = Vec::new();
+    for (project, ids) in Work::tasks_by_project(before) {
+        let Ok(board) = board_file::read::<Board>(home, &project) else {
+            continue;
+        };
+        for id in ids {
+            if let Ok(Some(task)) = board.task(id)
+                && task.delivery.as_ref().is_some_and(|delivery| {
+                    delivery.to == agent && delivery.state == DeliveryState::Woken
+                })
+            {
+                unseen.push((project.clone(), id));
+            }
+        }
+    }
+    unseen
+}
+
 /// The work that is waiting now and was not when `before` was taken, other than the
 /// agent's own.
 fn arrived(home: &Home, agent: &str, before: &[Work]) -> Vec<Work> {
@@ -274,7 +313,17 @@ fn arrived(home: &Home, agent: &str, before: &[Work]) -> Vec<Work> {
 /// `baton __wake-supervisor AGENT PROJECT`: the detached process that runs the agent's wake
 /// command while work arrives for it. Returns at once when another supervisor of the agent
 /// holds the lock. Everything it has to say goes to the wake log.
-pub fn supervise(home: &Home, agent: &str, project: &str, by_hand: bool) -> Result<()> {
+///
+/// `record_woken` is told, before each run, the tasks in each project that the run is for,
+/// so that their delivery records can say `woken` (the session writes them; this floor
+/// only reads boards).
+pub fn supervise(
+    home: &Home,
+    agent: &str,
+    project: &str,
+    by_hand: bool,
+    record_woken: &dyn Fn(&str, &[TaskId]),
+) -> Result<()> {
     names::check(NameKind::Agent, agent)?;
     names::check(NameKind::Project, project)?;
     let Some(mut lock) = FileLock::try_acquire(&home.wake_lock(agent))? else {
@@ -297,6 +346,9 @@ pub fn supervise(home: &Home, agent: &str, project: &str, by_hand: bool) -> Resu
     loop {
         runs += 1;
         let before = waiting(home, agent);
+        for (project, ids) in Work::tasks_by_project(&before) {
+            record_woken(&project, &ids);
+        }
         if !run_once(home, agent, &project, runs, &log) {
             log.line(&format!(
                 "supervisor of {agent} ends: the wake command did not run; \
@@ -309,6 +361,18 @@ pub fn supervise(home: &Home, agent: &str, project: &str, by_hand: bool) -> Resu
         // the release. Work handed over after the look finds the lock free and starts a
         // supervisor of its own.
         drop(lock);
+        let unseen = still_unseen(home, agent, &before);
+        if !unseen.is_empty() {
+            log.line(&format!(
+                "run {runs} ended with its work still unseen: {} (woken, never shown to \
+                 {agent}: is the wake command right?)",
+                unseen
+                    .iter()
+                    .map(|(project, id)| format!("{id} (project {project})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         let fresh = arrived(home, agent, &before);
         if fresh.is_empty() {
             log.line(&format!("supervisor of {agent} ends: nothing new waits"));

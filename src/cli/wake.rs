@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use baton::error::Error;
 use baton::notify::{self, Note};
 use baton::process;
+use baton::session;
 use baton::wake::{self, WakeOutcome};
 
 use super::{Context, output};
@@ -53,7 +54,14 @@ pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
         }
         WakeCommand::WakeSupervisor(args) => {
             process::detach_from_caller();
-            wake::supervise(&context.hub.home, &args.agent, &args.project, args.by_hand)?;
+            let hub = &context.hub;
+            wake::supervise(
+                &hub.home,
+                &args.agent,
+                &args.project,
+                args.by_hand,
+                &|project, ids| session::record_woken(hub, project, &args.agent, ids),
+            )?;
         }
         WakeCommand::Notify(args) => {
             process::detach_from_caller();

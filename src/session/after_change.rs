@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::Session;
+use crate::board::delivery::DeliveryEvent;
 use crate::board::handover::Handover;
+use crate::board::task::TaskId;
 use crate::error::Result;
 use crate::mail::Delivery;
 use crate::notify;
@@ -120,4 +122,25 @@ impl Session {
             self.hub.after_effects.program(),
         )
     }
+}
+
+/// Records `woken` on the delivery of `ids` to `agent` in `project`: a wake run is starting
+/// for them. Bookkeeping only: a record that cannot be written is left as it was (the run
+/// goes ahead), and a task already seen or acted on stays so.
+pub fn record_woken(hub: &super::Hub, project: &str, agent: &str, ids: &[TaskId]) {
+    let now = crate::time::now();
+    let _ = crate::change::update(&hub.home, project, hub.lock, now, |tx| {
+        let mut changed = false;
+        for id in ids {
+            tx.board.modify(*id, |task| {
+                if let Some(delivery) = &mut task.delivery {
+                    changed |= delivery.record(DeliveryEvent::WakeStarted, agent, now);
+                }
+            })?;
+        }
+        if changed {
+            tx.touch();
+        }
+        Ok(())
+    });
 }

@@ -5,8 +5,9 @@ use serde::Serialize;
 
 use super::{Session, WhenBusy};
 use crate::board::InboxItem;
+use crate::board::delivery::DeliveryEvent;
 use crate::board::inbox::Reason;
-use crate::board::task::{Task, ThreadEntry};
+use crate::board::task::{Task, TaskId, ThreadEntry};
 use crate::error::Result;
 use crate::mail::Message;
 use crate::store::board_file;
@@ -129,6 +130,41 @@ pub struct Inbox {
     pub messages: Vec<Message>,
 }
 
+impl Session {
+    /// Records `seen` on the hand-overs among `shown` that reach the caller for the first
+    /// time (SPEC section 11), and in `shown` too, so what is returned says what is stored.
+    /// A look with nothing new writes nothing. Recording is bookkeeping, never a reason to
+    /// withhold the inbox: when it cannot be written (the lock stays busy, a hook's short
+    /// wait runs out, twin ids on a board edited by hand), the inbox is shown and the next
+    /// look records it.
+    fn record_shown(&self, agent: &str, shown: &mut [InboxEntry]) {
+        let new: Vec<TaskId> = shown
+            .iter()
+            .filter(|entry| {
+                entry
+                    .task
+                    .delivery
+                    .as_ref()
+                    .is_some_and(|delivery| delivery.to == agent && delivery.state.is_unseen())
+            })
+            .map(|entry| entry.task.id)
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        let Ok(recorded) = self.record_seen_unchecked(&new) else {
+            return;
+        };
+        for entry in shown {
+            if recorded.contains(&entry.task.id)
+                && let Some(delivery) = &mut entry.task.delivery
+            {
+                delivery.record(DeliveryEvent::Shown, agent, self.now);
+            }
+        }
+    }
+}
+
 fn is_zero(count: &usize) -> bool {
     *count == 0
 }
@@ -205,6 +241,7 @@ impl Session {
                 task,
             });
         }
+        self.record_shown(&agent, &mut tasks);
         Ok(Inbox {
             agent,
             project: self.project.id.clone(),

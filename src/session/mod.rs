@@ -13,7 +13,7 @@ mod log;
 mod messages;
 mod tasks;
 
-pub use after_change::AfterEffects;
+pub use after_change::{AfterEffects, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
 pub use follow::{Push, Pushed};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};

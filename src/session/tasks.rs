@@ -321,20 +321,7 @@ impl Session {
     /// renewal has none). Returns the ids that changed.
     pub fn record_seen(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
         let me = self.agent()?.to_string();
-        let unseen = |board: &crate::board::Board| -> Result<Vec<TaskId>> {
-            let mut found = Vec::new();
-            for id in ids {
-                if let Some(task) = board.task(*id)?
-                    && task
-                        .delivery
-                        .as_ref()
-                        .is_some_and(|delivery| delivery.to == me && delivery.state.is_unseen())
-                {
-                    found.push(*id);
-                }
-            }
-            Ok(found)
-        };
+        let unseen = |board: &crate::board::Board| unseen_among(board, &me, ids);
         // Read first without the lock: a look with nothing new writes nothing.
         if unseen(&crate::store::board_file::read(
             &self.hub.home,
@@ -344,6 +331,14 @@ impl Session {
         {
             return Ok(Vec::new());
         }
+        self.record_seen_unchecked(ids)
+    }
+
+    /// [`Session::record_seen`] for a caller that has just read the board and found some of
+    /// `ids` unseen: straight to the locked write, which checks them again under the lock.
+    pub(super) fn record_seen_unchecked(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
+        let me = self.agent()?.to_string();
+        let unseen = |board: &crate::board::Board| unseen_among(board, &me, ids);
         self.update(|tx| {
             let found = unseen(&tx.board)?;
             for id in &found {
@@ -359,4 +354,20 @@ impl Session {
             Ok(found)
         })
     }
+}
+
+/// Those of `ids` on `board` whose delivery is to `agent` and not yet seen.
+fn unseen_among(board: &crate::board::Board, agent: &str, ids: &[TaskId]) -> Result<Vec<TaskId>> {
+    let mut found = Vec::new();
+    for id in ids {
+        if let Some(task) = board.task(*id)?
+            && task
+                .delivery
+                .as_ref()
+                .is_some_and(|delivery| delivery.to == agent && delivery.state.is_unseen())
+        {
+            found.push(*id);
+        }
+    }
+    Ok(found)
 }

@@ -8,6 +8,7 @@ mod board;
 mod channels;
 mod clients;
 mod clients_woken;
+mod delivery;
 mod dependencies;
 mod doctor;
 mod edges;

@@ -571,3 +571,78 @@ fn a_notification_service_that_never_answers_does_not_hold_up_the_command() {
     assert_eq!(run.stderr, "", "notifying is silent and best-effort");
     assert_eq!(env.inbox_ids("worker"), vec![1]);
 }
+
+/// Waits until `path` exists, then removes it: a step of a scripted agent, in sh.
+fn gate_step(path: &Path) -> String {
+    format!(
+        "until [ -e '{0}' ]; do sleep 0.05; done; rm -f '{0}'",
+        path.display()
+    )
+}
+
+#[test]
+fn delivery_goes_queued_woken_seen_acted_and_woken_is_never_shown_as_seen() {
+    let team = Team::new();
+    let look = team.env.root.path().join("look.gate");
+    let act = team.env.root.path().join("act.gate");
+    // An agent that, once woken, waits to look at its inbox, then waits to claim T-1.
+    let script = format!(
+        "{}; \"$FAKE_AGENT_BATON\" --json inbox >/dev/null; {}; \"$FAKE_AGENT_BATON\" claim 1",
+        gate_step(&look),
+        gate_step(&act)
+    );
+    team.set_wake("worker", &["sh", "-c", &script]);
+    let delivery = || team.lead(&["--json", "show", "1"], false).json()["delivery"].clone();
+
+    team.send("Fix the lexer", &["--no-wake"], false).ok();
+    assert_eq!(delivery()["state"], "queued");
+
+    team.lead(&["wake", "worker"], false).ok();
+    eventually("the wake run has started", || {
+        match delivery()["state"].as_str() {
+            Some("woken") => Ok(()),
+            other => Err(format!("{other:?}\n{}", team.log("worker"))),
+        }
+    });
+    let woken = delivery();
+    assert!(woken["woken_at"].is_string(), "{woken}");
+    assert!(woken["seen_at"].is_null(), "woken is not seen: {woken}");
+    let shown = team.lead(&["show", "1"], false).ok().to_string();
+    assert!(!shown.contains("seen"), "{shown}");
+
+    std::fs::write(&look, "go").unwrap();
+    eventually("the agent has looked", || {
+        match delivery()["state"].as_str() {
+            Some("seen") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    std::fs::write(&act, "go").unwrap();
+    eventually("the agent has claimed", || {
+        match delivery()["state"].as_str() {
+            Some("acted") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    team.until_supervisors_end("worker", 1);
+    assert!(
+        !team.log("worker").contains("still unseen"),
+        "{}",
+        team.log("worker")
+    );
+}
+
+#[test]
+fn a_wake_run_that_never_shows_the_agent_its_work_is_logged_as_such() {
+    let team = Team::new();
+    team.set_wake("worker", &["true"]);
+    team.send("Fix the lexer", &[], false).ok();
+    team.until_supervisors_end("worker", 1);
+    let log = team.log("worker");
+    assert!(
+        log.contains("run 1 ended with its work still unseen: T-1 (project app)"),
+        "{log}"
+    );
+    let delivery = team.lead(&["--json", "show", "1"], false).json()["delivery"].clone();
+    assert_eq!(delivery["state"], "woken", "{delivery}");
+}

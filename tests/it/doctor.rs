@@ -236,7 +236,15 @@ fn files_that_do_not_parse_or_are_too_new_are_named() {
     let web = env.root.path().join("web");
     fs::create_dir_all(&web).unwrap();
     run(&env, &web, "", &["project", "init"]).ok();
-    run(&env, &web, "claude", &["send", "--to", "codex", "-s", "x"]).ok();
+    // Without waking codex: its supervisor records `woken` on its boards, a write that could
+    // land between the hand edits below.
+    run(
+        &env,
+        &web,
+        "claude",
+        &["--no-wake", "send", "--to", "codex", "-s", "x"],
+    )
+    .ok();
     run(&env, &workspace, "", &["agent", "add", "gemini"]).ok();
 
     fs::write(

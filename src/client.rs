@@ -12,8 +12,6 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
-
 /// An agent client baton can wire and answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -287,17 +285,20 @@ impl fmt::Display for Client {
 }
 
 impl FromStr for Client {
-    type Err = Error;
+    type Err = UnknownClient;
 
-    fn from_str(text: &str) -> Result<Client> {
-        Client::from_name(text.trim()).ok_or_else(|| {
-            let names: Vec<&str> = Client::ALL.iter().map(|client| client.name()).collect();
-            Error::invalid(format!(
-                "unknown client `{text}`; baton can set up {}",
-                names.join(", ")
-            ))
+    fn from_str(text: &str) -> Result<Client, UnknownClient> {
+        Client::from_name(text.trim()).ok_or_else(|| UnknownClient {
+            given: text.to_string(),
         })
     }
+}
+
+/// A client name baton does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown client `{given}`; baton can set up {}", Client::ALL.map(|client| client.name()).join(", "))]
+pub struct UnknownClient {
+    pub given: String,
 }
 
 impl ClientHooks {

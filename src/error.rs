@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 use crate::board::task::TaskId;
 use crate::board::transition::TransitionError;
+use crate::client::UnknownClient;
 use crate::names::InvalidName;
 use crate::store::{SettingError, StoreError};
+use crate::text::Refused;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -50,6 +52,18 @@ pub enum Error {
 }
 
 /// A setting the store cannot use is a wrong request, as any other invalid input.
+impl From<Refused> for Error {
+    fn from(refused: Refused) -> Self {
+        Error::invalid_with_hint(refused.message, refused.hint)
+    }
+}
+
+impl From<UnknownClient> for Error {
+    fn from(unknown: UnknownClient) -> Self {
+        Error::invalid(unknown.to_string())
+    }
+}
+
 impl From<SettingError> for Error {
     fn from(setting: SettingError) -> Self {
         Error::Invalid {

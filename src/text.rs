@@ -13,8 +13,6 @@
 
 use std::fmt::{self, Write};
 
-use crate::error::{Error, Result};
-
 /// The most a multi-line field (a body, a result, a message) may hold, in bytes.
 pub const LONG_TEXT_LIMIT: usize = 256 * 1024;
 
@@ -149,42 +147,50 @@ pub fn is_multiline(text: &str) -> bool {
 
 /// Refuses a one-line field (`subject`, a file name, a skill, a summary) holding any
 /// character [`is_hidden`] names, newline included, or more than [`LONG_TEXT_LIMIT`] bytes.
-pub fn check_line(field: &str, value: &str) -> Result<()> {
+pub fn check_line(field: &str, value: &str) -> Result<(), Refused> {
     if let Some((at, c)) = value.char_indices().find(|(_, c)| is_hidden(*c)) {
         let what = match c {
             '\n' | '\r' => "a line break",
             '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => "a bidirectional override",
             _ => "a control character",
         };
-        return Err(Error::invalid_with_hint(
-            format!(
+        return Err(Refused {
+            message: format!(
                 "the {field} must be one line: it holds {what} ({}) at byte {at}",
                 inline(&c.to_string())
             ),
-            "put longer or multi-line text in the body",
-        ));
+            hint: "put longer or multi-line text in the body",
+        });
     }
     check_size(field, value)
 }
 
 /// Refuses multi-line text (a body, a result, a reason, a message) above
 /// [`LONG_TEXT_LIMIT`] bytes. Any character is accepted: it is escaped when shown.
-pub fn check_long(field: &str, value: &str) -> Result<()> {
+pub fn check_long(field: &str, value: &str) -> Result<(), Refused> {
     check_size(field, value)
 }
 
-fn check_size(field: &str, value: &str) -> Result<()> {
+fn check_size(field: &str, value: &str) -> Result<(), Refused> {
     if value.len() <= LONG_TEXT_LIMIT {
         return Ok(());
     }
-    Err(Error::invalid_with_hint(
-        format!(
+    Err(Refused {
+        message: format!(
             "the {field} is {} KiB; at most {} KiB is accepted",
             value.len().div_ceil(1024),
             LONG_TEXT_LIMIT / 1024
         ),
-        "put the text in a file and pass its path with --files",
-    ))
+        hint: "put the text in a file and pass its path with --files",
+    })
+}
+
+/// A participant's text refused on the way in: what is wrong with it, and how to get past.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refused {
+    pub message: String,
+    pub hint: &'static str,
 }
 
 #[cfg(test)]
@@ -247,7 +253,7 @@ mod tests {
             error.to_string(),
             "the body is 257 KiB; at most 256 KiB is accepted"
         );
-        assert!(error.hint().unwrap().contains("--files"));
+        assert!(error.hint.contains("--files"));
         assert!(check_long("body", "line\nline\u{1b}").is_ok());
     }
 

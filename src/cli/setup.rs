@@ -30,7 +30,8 @@ pub struct SetupArgs {
 }
 
 fn parse_client(text: &str) -> Result<Client, String> {
-    text.parse().map_err(|error: Error| error.to_string())
+    text.parse()
+        .map_err(|error: baton::client::UnknownClient| error.to_string())
 }
 
 pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use std::io;
 
 use baton::activity::ActivityRecord;
+use baton::board::delivery::{Delivery, DeliveryState};
 use baton::board::inbox::Reason;
 use baton::mail::{Message, MessageType};
 use baton::session::{Archived, Changed, Inbox, Mail, Sent, TaskView};
@@ -154,6 +155,9 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
     if let Some(owner) = &view.turn {
         let _ = writeln!(text, "  turn:     {owner}");
     }
+    if let Some(delivery) = &task.delivery {
+        let _ = writeln!(text, "  delivery: {}", delivery_line(delivery, now));
+    }
     if !task.after.is_empty() {
         let _ = writeln!(text, "  after:    {}", ids(&task.after));
     }
@@ -199,6 +203,23 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
         }
     }
     text
+}
+
+/// How far the last hand-over got (SPEC section 11): "to codex, woken 3m ago (queued 12m
+/// ago)". Agent names are checked names: nothing here is free text.
+pub fn delivery_line(delivery: &Delivery, now: Timestamp) -> String {
+    let queued = format!("queued {} ago", time::age(delivery.since, now));
+    let how_far = match (delivery.state, delivery.woken_at, delivery.seen_at) {
+        (DeliveryState::Queued, _, _) => queued,
+        (DeliveryState::Woken, Some(woken), _) => {
+            format!("woken {} ago ({queued})", time::age(woken, now))
+        }
+        (DeliveryState::Woken, None, _) => format!("woken ({queued})"),
+        (DeliveryState::Seen, _, Some(seen)) => format!("seen {} ago", time::age(seen, now)),
+        (DeliveryState::Seen, _, None) => "seen".to_string(),
+        (DeliveryState::Acted, _, _) => "acted".to_string(),
+    };
+    format!("to {}, {how_far}", delivery.to)
 }
 
 /// A list of file names, each on the line it is shown on.

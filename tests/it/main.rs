@@ -8,6 +8,7 @@ mod board;
 mod channels;
 mod clients;
 mod clients_woken;
+mod delivery_faces;
 mod dependencies;
 mod doctor;
 mod edges;

@@ -69,6 +69,12 @@ fn marks(view: &TaskView, now: Timestamp) -> String {
     if view.stalled {
         marks.push("STALLED".to_string());
     }
+    if view.task.status.is_open()
+        && let Some(delivery) = &view.task.delivery
+        && delivery.unseen_for(now).is_some()
+    {
+        marks.push(format!("unseen {}", time::age(delivery.since, now)));
+    }
     if let (Some(owner), Some(reason)) = (&view.turn, view.reason)
         && reason != Reason::Assigned
     {

@@ -2,6 +2,10 @@
 //! `unseen` mark in `board`, `watch` and `agents`, `doctor`'s list, and the notice to a
 //! sender whose hand-over nothing will deliver before the agent's next prompt.
 
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
 use serde_json::Value;
 
 use crate::common::{Run, TestEnv};
@@ -12,6 +16,8 @@ const SENT: &str = "2026-11-29T12:00:00.000Z";
 const WOKEN: &str = "2026-11-29T12:09:00.000Z";
 /// Two minutes before `NOW`: when the agent was shown the task.
 const SHOWN: &str = "2026-11-29T12:10:00.000Z";
+/// Four minutes after `SENT`: not yet unseen for more than five minutes.
+const SOON: &str = "2026-11-29T12:04:00.000Z";
 /// Twelve minutes after `SENT`.
 const NOW: &str = "2026-11-29T12:12:00.000Z";
 
@@ -111,4 +117,100 @@ fn json_of_show_board_and_inbox_carries_the_record() {
         assert_eq!(record["state"], "queued");
         assert_eq!(record["since"], SENT);
     }
+}
+
+/// T-1's row in `board` at `when`.
+fn board_row(env: &TestEnv, when: &str) -> String {
+    let board = at(env, when, "lead", &["board"]);
+    board
+        .ok()
+        .lines()
+        .find(|line| line.starts_with("T-1 "))
+        .expect("T-1 is on the board")
+        .to_string()
+}
+
+/// codex's UNSEEN column in `agents` at `when`.
+fn unseen_column(env: &TestEnv, when: &str) -> String {
+    let agents = at(env, when, "lead", &["agents"]);
+    let text = agents.ok();
+    let mut lines = text.lines().skip(1);
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let column = header.iter().position(|name| *name == "UNSEEN").unwrap();
+    let row = lines.find(|line| line.starts_with("codex ")).unwrap();
+    row.split_whitespace().nth(column).unwrap().to_string()
+}
+
+#[test]
+fn board_and_agents_mark_work_unseen_for_more_than_five_minutes() {
+    let env = handed_over();
+    assert!(
+        !board_row(&env, SOON).contains("unseen"),
+        "{}",
+        board_row(&env, SOON)
+    );
+    assert_eq!(unseen_column(&env, SOON), "0");
+    assert!(
+        board_row(&env, NOW).ends_with("[unseen 12m]"),
+        "{}",
+        board_row(&env, NOW)
+    );
+    assert_eq!(unseen_column(&env, NOW), "1");
+    let agents = at(&env, NOW, "lead", &["--json", "agents"]).json();
+    let codex = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["name"] == "codex")
+        .unwrap();
+    assert_eq!(codex["unseen"], 1);
+
+    // Woken is still unseen; seen is not.
+    set_delivery(&env, |delivery| {
+        delivery["state"] = "woken".into();
+        delivery["woken_at"] = WOKEN.into();
+    });
+    assert!(board_row(&env, NOW).contains("unseen 12m"));
+    set_delivery(&env, |delivery| {
+        delivery["state"] = "seen".into();
+        delivery["seen_at"] = SHOWN.into();
+    });
+    assert!(
+        !board_row(&env, NOW).contains("unseen"),
+        "{}",
+        board_row(&env, NOW)
+    );
+    assert_eq!(unseen_column(&env, NOW), "0");
+}
+
+#[test]
+fn watch_marks_unseen_work_too() {
+    let env = handed_over();
+    let mut child = env
+        .command(&env.work())
+        .args(["--as", "lead", "watch"])
+        .env("BATON_NOW", NOW)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, arrived) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let row = loop {
+        match arrived.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) if line.starts_with("T-1 ") => break Some(line),
+            Ok(_) => continue,
+            Err(_) => break None,
+        }
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let row = row.expect("watch draws the board within 20 seconds");
+    assert!(row.ends_with("[unseen 12m]"), "{row}");
 }

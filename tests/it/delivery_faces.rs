@@ -214,3 +214,33 @@ fn watch_marks_unseen_work_too() {
     let row = row.expect("watch draws the board within 20 seconds");
     assert!(row.ends_with("[unseen 12m]"), "{row}");
 }
+
+#[test]
+fn doctor_warns_of_each_task_unseen_and_still_exits_as_for_warnings() {
+    let env = handed_over();
+    let soon = at(&env, SOON, "lead", &["doctor"]);
+    assert!(!soon.stdout.contains("not seen yet"), "{}", soon.stdout);
+    let run = at(&env, NOW, "lead", &["doctor"]);
+    assert_eq!(run.code, 0, "a warning, not a failure: {}", run.stdout);
+    let line = run
+        .stdout
+        .lines()
+        .find(|line| line.contains("not seen yet"))
+        .unwrap_or_else(|| panic!("no unseen finding in {}", run.stdout));
+    assert_eq!(
+        line.split_whitespace().collect::<Vec<_>>().join(" "),
+        "warn delivery T-1 handed to codex 12m ago, not seen yet (queued)"
+    );
+    let json = at(&env, NOW, "lead", &["--json", "doctor"]).json();
+    assert!(
+        json.to_string().contains("T-1 handed to codex 12m ago"),
+        "{json}"
+    );
+
+    set_delivery(&env, |delivery| {
+        delivery["state"] = "seen".into();
+        delivery["seen_at"] = SHOWN.into();
+    });
+    let seen = at(&env, NOW, "lead", &["doctor"]);
+    assert!(!seen.stdout.contains("not seen yet"), "{}", seen.stdout);
+}

@@ -41,6 +41,14 @@ pub fn changed(changed: &Changed) -> String {
             .collect();
         let _ = write!(text, "\n  baton told {}", told.join(" and "));
     }
+    for agent in &changed.unreachable {
+        let _ = write!(
+            text,
+            "\n  {} has no wake command and no live session: it will see {} at its next prompt",
+            agent.agent,
+            ids(&agent.tasks)
+        );
+    }
     if let Some(skill) = &changed.routed_by_skill {
         let _ = write!(
             text,

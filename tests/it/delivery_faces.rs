@@ -244,3 +244,76 @@ fn doctor_warns_of_each_task_unseen_and_still_exits_as_for_warnings() {
     let seen = at(&env, NOW, "lead", &["doctor"]);
     assert!(!seen.stdout.contains("not seen yet"), "{}", seen.stdout);
 }
+
+const NOTICE: &str = "codex has no wake command and no live session: it will see T-1 at its \
+                      next prompt";
+
+/// Lead hands T-1 to codex; what lead's terminal shows.
+fn send_to_codex(env: &TestEnv) -> Run {
+    at(
+        env,
+        SENT,
+        "lead",
+        &["send", "--to", "codex", "--subject", "Fix the parser"],
+    )
+}
+
+#[test]
+fn a_hand_over_nothing_will_deliver_says_so_to_the_sender() {
+    let env = TestEnv::new();
+    env.register(&["lead", "codex"]);
+    let run = send_to_codex(&env);
+    assert!(run.ok().contains(NOTICE), "{}", run.stdout);
+    // Not in --json: its shape stays as it was.
+    let json = at(
+        &env,
+        SENT,
+        "lead",
+        &["--json", "send", "--to", "codex", "--subject", "Again"],
+    )
+    .json();
+    assert!(!json.to_string().contains("no live session"), "{json}");
+    // Work sent to oneself is no hand-over: nothing to say.
+    let own = at(
+        &env,
+        SENT,
+        "lead",
+        &["send", "--to", "lead", "--subject", "Mine"],
+    );
+    assert!(!own.ok().contains("no wake command"), "{}", own.stdout);
+}
+
+#[test]
+fn no_notice_when_the_agent_has_a_wake_command() {
+    let env = TestEnv::new();
+    env.register(&["lead"]);
+    env.run("", &["agent", "add", "codex", "--wake", "--", "true"])
+        .ok();
+    let run = send_to_codex(&env);
+    assert!(!run.ok().contains("no wake command"), "{}", run.stdout);
+}
+
+#[test]
+fn no_notice_when_the_agent_has_a_live_session() {
+    let env = TestEnv::new();
+    env.register(&["lead", "codex"]);
+    let home = baton::store::paths::Home::new(env.home());
+    let presence = baton::store::presence::announce(&home, "default", "codex", "opencode")
+        .expect("a live session is announced");
+    let run = send_to_codex(&env);
+    assert!(!run.ok().contains("no wake command"), "{}", run.stdout);
+    // Once the session is gone, the next hand-over says so again.
+    drop(presence);
+    let run = at(
+        &env,
+        SENT,
+        "lead",
+        &["send", "--to", "codex", "--subject", "Fix the lexer"],
+    );
+    assert!(
+        run.ok()
+            .contains("codex has no wake command and no live session: it will see T-2"),
+        "{}",
+        run.stdout
+    );
+}

@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use crate::activity::{self, ActivityRecord, GENERATIONS};
 use crate::archive;
 use crate::board::Board;
+use crate::board::delivery::UNSEEN_AFTER;
 use crate::board::task::{Status, Task, TaskId};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
@@ -152,6 +153,7 @@ pub const CHECKS: &[CheckFn] = &[
     check_activity,
     check_agents,
     check_last_seen,
+    check_delivery,
     check_wake_commands,
     check_locks,
     check_leftovers,
@@ -959,6 +961,53 @@ fn check_last_seen(inspection: &Inspection<'_>) -> Vec<Check> {
                     STALE_AFTER.num_days()
                 )
             },
+        ));
+    }
+    checks
+}
+
+/// Work handed over and not seen by its agent for more than five minutes (SPEC section
+/// 11): worth knowing, nothing is broken, so a warning per task. A board that does not
+/// read is the boards check's finding, not this one's.
+fn check_delivery(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "delivery";
+    let projects = inspection.project_ids();
+    let mut checks = Vec::new();
+    for id in &projects {
+        let Ok(Some(board)) = read_board(&inspection.home.board_file(id)) else {
+            continue;
+        };
+        for task in board.tasks().filter_map(|task| task.ok()) {
+            let Some(delivery) = &task.delivery else {
+                continue;
+            };
+            if !task.status.is_open() || delivery.unseen_for(inspection.now).is_none() {
+                continue;
+            }
+            let project = if projects.len() > 1 {
+                format!("{id}: ")
+            } else {
+                String::new()
+            };
+            checks.push(Check::warn(
+                NAME,
+                format!(
+                    "{project}{} handed to {} {} ago, not seen yet ({})",
+                    task.id,
+                    text::inline(&delivery.to),
+                    time::age(delivery.since, inspection.now),
+                    delivery.state
+                ),
+            ));
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            format!(
+                "no work waits unseen for more than {} minutes",
+                UNSEEN_AFTER.num_minutes()
+            ),
         ));
     }
     checks

@@ -232,16 +232,17 @@ fn matrix_table(matrix: &AgentMatrix, now: Timestamp) -> String {
         .max(6);
     let mut text = format!("project {}\n", matrix.project);
     text.push_str(&format!(
-        "{:<name_width$} {:>4} {:>4} {:>5} {:>9} {:<4} {:<skills_width$} STRENGTHS\n",
-        "AGENT", "OPEN", "WORK", "INBOX", "SEEN", "WAKE", "SKILLS"
+        "{:<name_width$} {:>4} {:>4} {:>5} {:>6} {:>9} {:<4} {:<skills_width$} STRENGTHS\n",
+        "AGENT", "OPEN", "WORK", "INBOX", "UNSEEN", "SEEN", "WAKE", "SKILLS"
     ));
     for (row, skills) in matrix.agents.iter().zip(&skills) {
         text.push_str(&format!(
-            "{:<name_width$} {:>4} {:>4} {:>5} {:>9} {:<4} {:<skills_width$} {}\n",
+            "{:<name_width$} {:>4} {:>4} {:>5} {:>6} {:>9} {:<4} {:<skills_width$} {}\n",
             row.name,
             row.open,
             row.working,
             row.inbox,
+            row.unseen,
             format!("{} ago", time::age(row.last_seen, now)),
             if row.wake { "yes" } else { "-" },
             skills,

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use std::io;
 
 use baton::activity::ActivityRecord;
+use baton::board::delivery::{Delivery, DeliveryState};
 use baton::board::inbox::Reason;
 use baton::mail::{Message, MessageType};
 use baton::session::{Archived, Changed, Inbox, Mail, Sent, TaskView};
@@ -40,6 +41,14 @@ pub fn changed(changed: &Changed) -> String {
             .collect();
         let _ = write!(text, "\n  baton told {}", told.join(" and "));
     }
+    for agent in &changed.unreachable {
+        let _ = write!(
+            text,
+            "\n  {} has no wake command and no live session: it will see {} at its next prompt",
+            agent.agent,
+            ids(&agent.tasks)
+        );
+    }
     if let Some(skill) = &changed.routed_by_skill {
         let _ = write!(
             text,
@@ -67,6 +76,12 @@ fn marks(view: &TaskView, now: Timestamp) -> String {
     }
     if view.stalled {
         marks.push("STALLED".to_string());
+    }
+    if view.task.status.is_open()
+        && let Some(delivery) = &view.task.delivery
+        && delivery.unseen_for(now).is_some()
+    {
+        marks.push(format!("unseen {}", time::age(delivery.since, now)));
     }
     if let (Some(owner), Some(reason)) = (&view.turn, view.reason)
         && reason != Reason::Assigned
@@ -154,6 +169,9 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
     if let Some(owner) = &view.turn {
         let _ = writeln!(text, "  turn:     {owner}");
     }
+    if let Some(delivery) = &task.delivery {
+        let _ = writeln!(text, "  delivery: {}", delivery_line(delivery, now));
+    }
     if !task.after.is_empty() {
         let _ = writeln!(text, "  after:    {}", ids(&task.after));
     }
@@ -199,6 +217,23 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
         }
     }
     text
+}
+
+/// How far the last hand-over got (SPEC section 11): "to codex, woken 3m ago (queued 12m
+/// ago)". Agent names are checked names: nothing here is free text.
+pub fn delivery_line(delivery: &Delivery, now: Timestamp) -> String {
+    let queued = format!("queued {} ago", time::age(delivery.since, now));
+    let how_far = match (delivery.state, delivery.woken_at, delivery.seen_at) {
+        (DeliveryState::Queued, _, _) => queued,
+        (DeliveryState::Woken, Some(woken), _) => {
+            format!("woken {} ago ({queued})", time::age(woken, now))
+        }
+        (DeliveryState::Woken, None, _) => format!("woken ({queued})"),
+        (DeliveryState::Seen, _, Some(seen)) => format!("seen {} ago", time::age(seen, now)),
+        (DeliveryState::Seen, _, None) => "seen".to_string(),
+        (DeliveryState::Acted, _, _) => "acted".to_string(),
+    };
+    format!("to {}, {how_far}", delivery.to)
 }
 
 /// A list of file names, each on the line it is shown on.

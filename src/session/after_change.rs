@@ -14,6 +14,8 @@ use crate::board::task::TaskId;
 use crate::error::Result;
 use crate::mail::Delivery;
 use crate::notify;
+use crate::registry;
+use crate::store::presence;
 use crate::wake::{self, WakeOutcome};
 
 /// What a process does after each change it makes: the same for every command of one
@@ -63,7 +65,47 @@ impl AfterEffects {
     }
 }
 
+/// An agent handed work that has neither a wake command nor a live session that takes
+/// pushes: it sees `tasks` only at its next prompt (SPEC section 11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreachable {
+    pub agent: String,
+    pub tasks: Vec<TaskId>,
+}
+
 impl Session {
+    /// The agents among `handovers` that nothing will bring their work to: no wake command
+    /// in their registry record and no live session of theirs in the project. An agent
+    /// whose record cannot be read is not one (nothing is claimed that was not checked).
+    /// One entry per agent, its tasks in hand-over order.
+    pub(super) fn unreachable(&self, handovers: &[Handover]) -> Vec<Unreachable> {
+        let mut unreachable: Vec<Unreachable> = Vec::new();
+        for handover in handovers {
+            if let Some(known) = unreachable
+                .iter_mut()
+                .find(|entry| entry.agent == handover.agent)
+            {
+                known.tasks.push(handover.task);
+                continue;
+            }
+            let Ok(Some(record)) = registry::load(&self.hub.home, &handover.agent) else {
+                continue;
+            };
+            let has_wake = record.wake.is_some_and(|argv| !argv.is_empty());
+            if has_wake
+                || !presence::live_clients(&self.hub.home, &handover.project, &handover.agent)
+                    .is_empty()
+            {
+                continue;
+            }
+            unreachable.push(Unreachable {
+                agent: handover.agent.clone(),
+                tasks: vec![handover.task],
+            });
+        }
+        unreachable
+    }
+
     /// After a change: notifies about everything that arrived in an inbox and wakes each
     /// receiving agent that has a wake command, unless waking is off (by the hub's
     /// [`AfterEffects`] or the project's settings). Never waits for the agents, and never

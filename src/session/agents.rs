@@ -1,6 +1,8 @@
 //! Who is here and who leads: the capability matrix, the coordinator, shared context, and
 //! removing an agent without leaving its work with nobody.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::{Hub, Session};
@@ -28,6 +30,9 @@ pub struct AgentRow {
     pub working: usize,
     /// Tasks whose turn is the agent's.
     pub inbox: usize,
+    /// Open tasks handed to the agent, queued or woken but not seen for more than five
+    /// minutes (SPEC section 11).
+    pub unseen: usize,
     /// Whether a wake command is set.
     pub wake: bool,
     /// Seconds from `last_seen` to now, so a reader need not know the time.
@@ -56,6 +61,15 @@ impl Session {
     pub fn agents(&self) -> Result<AgentMatrix> {
         let (records, problems) = registry::list(&self.hub.home)?;
         let board = self.board()?;
+        let mut unseen: HashMap<String, usize> = HashMap::new();
+        for head in board.open_heads() {
+            if let Some(task) = board.task(head.id)?
+                && let Some(delivery) = &task.delivery
+                && delivery.unseen_for(self.now).is_some()
+            {
+                *unseen.entry(delivery.to.clone()).or_default() += 1;
+            }
+        }
         let agents = records
             .into_iter()
             .map(|record| {
@@ -67,6 +81,7 @@ impl Session {
                     )
                 });
                 AgentRow {
+                    unseen: unseen.get(&record.name).copied().unwrap_or(0),
                     inbox: board.inbox(&record.name, self.now).len(),
                     name: record.name,
                     strengths: record.strengths,

@@ -13,7 +13,7 @@ mod log;
 mod messages;
 mod tasks;
 
-pub use after_change::{AfterEffects, record_woken};
+pub use after_change::{AfterEffects, Unreachable, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
 pub use follow::{Push, Pushed};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};
@@ -116,6 +116,10 @@ pub struct Changed {
     /// Whom the change woke, for the face to tell the user; not part of `--json`.
     #[serde(skip)]
     pub woken: Vec<WakeOutcome>,
+    /// Agents handed work that nothing will bring it to before their next prompt, for the
+    /// face to tell the sender; not part of `--json`.
+    #[serde(skip)]
+    pub unreachable: Vec<Unreachable>,
 }
 
 impl Session {

@@ -28,6 +28,7 @@ impl Session {
     pub fn send(&self, new: NewTask) -> Result<Changed> {
         let mut changed = self.put_new_task(new)?;
         changed.woken = self.after_change(&changed.handovers, &changed.notifications);
+        changed.unreachable = self.unreachable(&changed.handovers);
         Ok(changed)
     }
 
@@ -158,6 +159,7 @@ impl Session {
                 notifications: Vec::new(),
                 warnings: Vec::new(),
                 woken: Vec::new(),
+                unreachable: Vec::new(),
             })
         })
     }
@@ -201,6 +203,7 @@ impl Session {
                 notifications: Vec::new(),
                 warnings: Vec::new(),
                 woken: Vec::new(),
+                unreachable: Vec::new(),
             })
         });
         let mut changed = result?;
@@ -214,6 +217,7 @@ impl Session {
             }
         }
         changed.woken = self.after_change(&changed.handovers, &changed.notifications);
+        changed.unreachable = self.unreachable(&changed.handovers);
         Ok(changed)
     }
 

@@ -9,6 +9,7 @@ mod channels;
 mod clients;
 mod clients_woken;
 mod delivery;
+mod delivery_faces;
 mod dependencies;
 mod doctor;
 mod edges;

@@ -3,8 +3,8 @@
 //! diff of what the user sees (the other tests only check that some words are there).
 //!
 //! Every command runs at a pinned `BATON_NOW` on one hub whose board carries each mark
-//! these views print: blocked, stalled, waiting for, lease left, archived, a dependency
-//! that ended, unread messages, a multi-line body framed behind `| `, and a control
+//! these views print: blocked, stalled, waiting for, lease left, archived, unseen, a
+//! dependency that ended, unread messages, a multi-line body framed behind `| `, and a control
 //! character shown escaped. The temporary directory, which changes from run to run, is
 //! replaced by `[HUB]` before a snapshot is compared.
 
@@ -80,6 +80,7 @@ impl Hub {
 /// - T-5, with an escaped control character in its body, waiting for lead's answer;
 /// - T-6, canceled, and T-7, which waited on it and now waits for lead's decision;
 /// - messages to dev and to everyone, and baton's notifications;
+/// - T-8, handed to ghost an hour ago and never seen: marked unseen;
 /// - ghost, not seen for 9 days; dev and qa with wake commands, qa's not on `PATH`.
 fn hub() -> Hub {
     let env = TestEnv::new();
@@ -248,6 +249,12 @@ fn hub() -> Hub {
             "release \u{1b}[1mfrozen\u{1b}[0m until the parser lands",
         ],
     );
+    // Handed to ghost, who has not looked since: unseen for an hour.
+    hub.ok_at(
+        at,
+        "lead",
+        &["send", "--to", "ghost", "--subject", "Translate the manual"],
+    );
     hub.ok_at(A_QUARTER_AGO, "dev", &["claim", "2"]);
     hub
 }
@@ -279,6 +286,7 @@ fn show() {
     insta::assert_snapshot!("show_stalled", hub.view("lead", &["show", "4"]));
     insta::assert_snapshot!("show_escaped_body", hub.view("lead", &["show", "5"]));
     insta::assert_snapshot!("show_dependency_ended", hub.view("lead", &["show", "7"]));
+    insta::assert_snapshot!("show_unseen", hub.view("lead", &["show", "8"]));
 }
 
 #[test]

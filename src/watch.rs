@@ -11,7 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
-use crate::session::{Inbox, Push, Session};
+use crate::session::{Inbox, Push, Pushed, Session};
 use crate::store::paths::Home;
 use crate::time;
 
@@ -107,9 +107,10 @@ pub fn wait_for_work(session: &Session, timeout: Option<Duration>) -> Result<Inb
     }
 }
 
-/// `hook follow`: hands each new hand-over to the caller to `push`, as the board changes
-/// (and every [`LOOK_AGAIN_EVERY`]), until `is_over` says the live session ended or `push`
-/// says its reader is gone. The tasks the inbox holds when it starts are not pushed.
+/// `hook follow`: hands each hand-over to the caller not yet seen to `push`, as the board
+/// changes (and every [`LOOK_AGAIN_EVERY`]), until `is_over` says the live session ended or
+/// `push` says its reader is gone. Each batch pushed is recorded as seen
+/// ([`Session::record_pushed`]); unseen work waiting when it starts is pushed at once.
 pub fn follow_handovers(
     session: &Session,
     is_over: impl Fn() -> bool,
@@ -117,16 +118,28 @@ pub fn follow_handovers(
 ) -> Result<()> {
     session.agent()?;
     let mut files = FileWatch::project(session.home(), session.project_id());
-    files.has_changed();
-    let mut pushed = session.pushed_so_far()?;
-    let mut last_look = Instant::now();
+    let mut pushed = Pushed::default();
+    let mut last_look: Option<Instant> = None;
     while !is_over() {
-        if files.has_changed() || last_look.elapsed() >= LOOK_AGAIN_EVERY {
-            last_look = Instant::now();
-            for handover in at_now(session).handovers_to_push(&mut pushed)? {
-                if !push(&handover) {
-                    return Ok(());
+        let is_due =
+            files.has_changed() || last_look.is_none_or(|at| at.elapsed() >= LOOK_AGAIN_EVERY);
+        if is_due {
+            last_look = Some(Instant::now());
+            let session = at_now(session);
+            let mut sent = Vec::new();
+            let mut is_read = true;
+            for due in session.handovers_to_push(&mut pushed)? {
+                if !push(&due.push) {
+                    is_read = false;
+                    break;
                 }
+                sent.push(due.push);
+            }
+            // A lock held too long leaves them unseen on the board, and held in `pushed`:
+            // the next look records them, and nothing is pushed twice.
+            let _ = session.record_pushed(&mut pushed, &sent);
+            if !is_read {
+                return Ok(());
             }
         }
         thread::sleep(POLL_EVERY);

@@ -126,10 +126,13 @@ export function batonHooks({ client, directory }, wiring = WIRING) {
   };
 
   /** A hand-over arrived for the agent: an idle session is prompted with the inbox now; a
-   * busy one gets it before its next model call, and is prompted when it goes idle. */
+   * busy one gets it before its next model call, and is prompted when it goes idle. Before
+   * any session (the follower pushes the unseen work waiting when opencode starts), there
+   * is no one to prompt: the first session's first model call shows the inbox. */
   const pushed = async () => {
+    if (latest === null) return;
     pushWaiting = true;
-    if (latest !== null && session(latest).idle) await deliverPush(latest);
+    if (session(latest).idle) await deliverPush(latest);
   };
 
   const deliverPush = async (id) => {

@@ -75,9 +75,9 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
 const FOLLOW: &str = "follow";
 
 /// `hook follow`: while its stdin stays open (the plugin's process lives), announces the
-/// agent's live session and prints one JSON line per hand-over to the agent that reaches its
-/// inbox, for the plugin to prompt its idle session with. Ends when stdin closes or stdout
-/// does; always exits 0, a problem said in one line on stderr.
+/// agent's live session and prints one JSON line per hand-over to the agent not yet seen
+/// (each batch then recorded as seen), for the plugin to prompt its idle session with. Ends
+/// when stdin closes or stdout does; always exits 0, a problem said in one line on stderr.
 fn run_follow(context: &Context, args: &HookArgs) -> i32 {
     let client = args.client.as_deref().and_then(Client::from_name);
     let Some(client) = client.filter(|client| client.plugin().is_some()) else {

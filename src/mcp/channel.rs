@@ -4,12 +4,12 @@
 //! `baton mcp` declares the `claude/channel` capability; once a client that takes pushes has
 //! opened its session, a [`Follower`] follows the board of the server's project (the file
 //! metadata [`watch::FileWatch`] looks at, as `wait` does) and sends one
-//! `notifications/claude/channel` for each hand-over to the server's agent that arrives
-//! while the session is open (see `due_pushes` for how a hand-over is told apart until
-//! the delivery record lands). It announces the live session ([`presence::announce`])
-//! while it runs, and ends when the connection does.
+//! `notifications/claude/channel` for each hand-over to the server's agent that it has not
+//! been shown yet, then records the batch as seen: the push showed it
+//! ([`Session::handovers_to_push`] holds the rule, shared with opencode's `hook follow`). It
+//! announces the live session ([`presence::announce`]) while it runs, and ends when the
+//! connection does.
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use rmcp::RoleServer;
@@ -17,10 +17,9 @@ use rmcp::model::{CustomNotification, Implementation, ServerNotification};
 use rmcp::service::Peer;
 use serde_json::{Value, json};
 
-use crate::board::task::TaskId;
 use crate::error::Result;
 use crate::hook::TEXT_LIMIT;
-use crate::session::{Hub, InboxEntry, Request, Session};
+use crate::session::{Hub, InboxEntry, Pushed, Request, Session};
 use crate::store::presence::{self, Presence};
 use crate::text;
 use crate::time::Timestamp;
@@ -56,11 +55,8 @@ pub struct Follower {
     pub project: Option<String>,
 }
 
-/// One hand-over: a task put in the agent's inbox at a time. A push goes once per pair.
-type Handover = (TaskId, Timestamp);
-
 impl Follower {
-    /// Follows the board until the connection ends, pushing each new hand-over into
+    /// Follows the board until the connection ends, pushing each unseen hand-over into
     /// `peer`. The board is looked at only when its files change (and every
     /// [`watch::LOOK_AGAIN_EVERY`], for what changes without a write); between looks the
     /// task sleeps, so an idle board costs a few `stat` calls a second and no reads.
@@ -69,7 +65,7 @@ impl Follower {
             let follower = self.clone();
             tokio::task::spawn_blocking(move || follower.open()).await
         };
-        let (session, _presence, present) = match opened {
+        let (session, _presence) = match opened {
             Ok(Ok(opened)) => opened,
             Ok(Err(error)) => {
                 eprintln!(
@@ -81,31 +77,51 @@ impl Follower {
             Err(_) => return,
         };
         let mut files = FileWatch::project(session.home(), session.project_id());
-        let mut pushed = present;
+        let mut pushed = Pushed::default();
         let mut last_look: Option<Instant> = None;
         while !peer.is_transport_closed() {
             let is_due = files.has_changed()
                 || last_look.is_none_or(|at| at.elapsed() >= watch::LOOK_AGAIN_EVERY);
             if is_due {
                 last_look = Some(Instant::now());
+                let session = watch::at_now(&session);
                 let looked = {
-                    let session = watch::at_now(&session);
-                    let pushed = pushed.clone();
-                    tokio::task::spawn_blocking(move || due_pushes(&session, &pushed)).await
+                    let session = session.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let due = session.handovers_to_push(&mut pushed);
+                        (pushed, due)
+                    })
+                    .await
                 };
-                match looked {
-                    Ok(Ok(pushes)) => {
-                        for push in pushes {
-                            if peer.send_notification(push.notification).await.is_err() {
-                                return;
-                            }
-                            pushed.insert(push.handover);
-                        }
+                let Ok((kept, due)) = looked else { return };
+                pushed = kept;
+                // A board being rewritten by hand, a lock held too long: the next change
+                // or look tries again.
+                let due = due.unwrap_or_default();
+                let mut sent = Vec::new();
+                let mut is_open = true;
+                for due in due {
+                    let notification =
+                        notification(&due.entry, &self.agent, session.project_id(), session.now);
+                    if peer.send_notification(notification).await.is_err() {
+                        is_open = false;
+                        break;
                     }
-                    // A board being rewritten by hand, a lock held too long: the next
-                    // change or look tries again.
-                    Ok(Err(_)) => {}
-                    Err(_) => return,
+                    sent.push(due.push);
+                }
+                if !sent.is_empty() {
+                    // One write for the batch. A failure leaves it unseen on the board and
+                    // held in `pushed`: the next look records it, nothing is pushed twice.
+                    let recorded = tokio::task::spawn_blocking(move || {
+                        let _ = session.record_pushed(&mut pushed, &sent);
+                        pushed
+                    })
+                    .await;
+                    let Ok(kept) = recorded else { return };
+                    pushed = kept;
+                }
+                if !is_open {
+                    return;
                 }
             }
             tokio::time::sleep(watch::POLL_EVERY).await;
@@ -113,9 +129,8 @@ impl Follower {
     }
 
     /// The session the follower looks through (opened once: opening records a heartbeat),
-    /// the announcement of the live session, held while the follower runs, and the
-    /// hand-overs already in the inbox.
-    fn open(&self) -> Result<(Session, Presence, HashSet<Handover>)> {
+    /// and the announcement of the live session, held while the follower runs.
+    fn open(&self) -> Result<(Session, Presence)> {
         let session = Session::open(
             self.hub.clone(),
             Request {
@@ -124,43 +139,10 @@ impl Follower {
                 cwd: None,
             },
         )?;
-        // Read before the announcement: whatever arrives once the session is announced
-        // live is pushed.
-        let present = due_pushes(&session, &HashSet::new())?
-            .into_iter()
-            .map(|push| push.handover)
-            .collect();
         let presence =
             presence::announce(session.home(), session.project_id(), &self.agent, CLIENT)?;
-        Ok((session, presence, present))
+        Ok((session, presence))
     }
-}
-
-/// A push to send.
-struct Push {
-    handover: Handover,
-    notification: ServerNotification,
-}
-
-/// The hand-overs in the caller's inbox now, each with its push, but those in `pushed`.
-///
-/// Until the delivery record of SPEC section 11 is on the board (issue 16), a hand-over is
-/// known by its task and the time the task last changed while in the inbox, and a push is
-/// not recorded as seen; what was in the inbox when the session opened counts as pushed
-/// (the session-start hook has shown it).
-fn due_pushes(session: &Session, pushed: &HashSet<Handover>) -> Result<Vec<Push>> {
-    let inbox = session.inbox()?;
-    Ok(inbox
-        .tasks
-        .iter()
-        .filter_map(|entry| {
-            let handover = (entry.task.id, entry.task.updated_at);
-            (!pushed.contains(&handover)).then(|| Push {
-                handover,
-                notification: notification(entry, &inbox.agent, &inbox.project, session.now),
-            })
-        })
-        .collect())
 }
 
 /// The push of one inbox entry: the task as the hooks show it (SPEC section 10: hidden

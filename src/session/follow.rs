@@ -1,9 +1,13 @@
-//! What a live session is pushed: the hand-overs to the caller it has not been pushed yet.
+//! What a live session is pushed (SPEC section 11): each hand-over to the caller that its
+//! agent has not been shown yet, once.
 //!
-//! One hand-over is one (task, moment it reached the caller's inbox) pair, pushed once. Until
-//! the delivery record (SPEC section 11) lands here, the moment is the task's last change
-//! while it is in the inbox, and the tasks the inbox held when the session began are not
-//! pushed (its first model call shows them).
+//! A hand-over is a task and the moment its delivery record began (`delivery.since`), taken
+//! from [`Session::unseen_handovers`]. A push into the session shows the agent its task, so
+//! once a batch is pushed it is recorded as seen in one write ([`Session::record_pushed`]).
+//! What the agent was already shown (by `inbox`, a hook, an earlier session's push) is no
+//! longer unseen and is not pushed; unseen work already waiting when the session begins is.
+//! [`Pushed`] remembers what this session pushed, so a failure to record it as seen (a lock
+//! held too long) never pushes it twice; the record is tried again at the next look.
 
 use std::collections::BTreeSet;
 
@@ -13,9 +17,9 @@ use crate::board::task::TaskId;
 use crate::error::Result;
 use crate::time::Timestamp;
 
-use super::Session;
+use super::{InboxEntry, Session};
 
-/// One hand-over to push into the session.
+/// One hand-over to push into the session: what `hook follow` prints, one JSON line each.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Push {
     pub id: TaskId,
@@ -24,40 +28,73 @@ pub struct Push {
     pub from: String,
 }
 
-/// The hand-overs a live session was pushed, or had in front of it when it began.
-#[derive(Debug, Default)]
+/// One hand-over due, with its inbox entry (for a push that shows the task whole).
+#[derive(Debug, Clone)]
+pub struct Due {
+    pub push: Push,
+    pub entry: InboxEntry,
+}
+
+/// The hand-overs a live session was pushed, and those of them not yet recorded as seen.
+#[derive(Debug, Default, Clone)]
 pub struct Pushed {
     handovers: BTreeSet<(TaskId, Timestamp)>,
+    unrecorded: BTreeSet<TaskId>,
 }
 
 impl Session {
-    /// The hand-overs to the caller that `pushed` does not hold yet, which it now holds.
-    pub fn handovers_to_push(&self, pushed: &mut Pushed) -> Result<Vec<Push>> {
-        let inbox = self.inbox()?;
-        let new = inbox
-            .tasks
+    /// The hand-overs to the caller not yet seen and not in `pushed`. Before looking, tries
+    /// again to record as seen what an earlier [`Session::record_pushed`] could not.
+    pub fn handovers_to_push(&self, pushed: &mut Pushed) -> Result<Vec<Due>> {
+        if !pushed.unrecorded.is_empty() {
+            let _ = self.record_unrecorded(pushed);
+        }
+        let due: Vec<(TaskId, Timestamp)> = self
+            .unseen_handovers()?
             .into_iter()
-            .filter(|entry| entry.task.to == inbox.agent)
-            .filter(|entry| {
-                pushed
-                    .handovers
-                    .insert((entry.task.id, entry.task.updated_at))
-            })
-            .map(|entry| Push {
-                id: entry.task.id,
-                since: entry.task.updated_at,
-                subject: entry.task.subject,
-                from: entry.task.from,
-            })
+            .filter_map(|view| Some((view.task.id, view.task.delivery?.since)))
+            .filter(|handover| !pushed.handovers.contains(handover))
             .collect();
-        Ok(new)
+        if due.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut inbox = self.inbox()?;
+        Ok(due
+            .into_iter()
+            .filter_map(|(id, since)| {
+                let at = inbox.tasks.iter().position(|entry| entry.task.id == id)?;
+                let entry = inbox.tasks.swap_remove(at);
+                Some(Due {
+                    push: Push {
+                        id,
+                        since,
+                        subject: entry.task.subject.clone(),
+                        from: entry.task.from.clone(),
+                    },
+                    entry,
+                })
+            })
+            .collect())
     }
 
-    /// What the caller's inbox holds now, as already pushed: a session that begins has it in
-    /// front of it at its first model call.
-    pub fn pushed_so_far(&self) -> Result<Pushed> {
-        let mut pushed = Pushed::default();
-        self.handovers_to_push(&mut pushed)?;
-        Ok(pushed)
+    /// After a batch was pushed into the session: it is held in `pushed`, never pushed
+    /// again, and recorded as seen in one write (SPEC section 11: a push shows the agent
+    /// its task). A failure to record is returned and left for the next look to retry.
+    pub fn record_pushed(&self, pushed: &mut Pushed, sent: &[Push]) -> Result<()> {
+        for push in sent {
+            pushed.handovers.insert((push.id, push.since));
+            pushed.unrecorded.insert(push.id);
+        }
+        if pushed.unrecorded.is_empty() {
+            return Ok(());
+        }
+        self.record_unrecorded(pushed)
+    }
+
+    fn record_unrecorded(&self, pushed: &mut Pushed) -> Result<()> {
+        let ids: Vec<TaskId> = pushed.unrecorded.iter().copied().collect();
+        self.record_seen(&ids)?;
+        pushed.unrecorded.clear();
+        Ok(())
     }
 }

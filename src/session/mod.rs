@@ -15,7 +15,7 @@ mod tasks;
 
 pub use after_change::{AfterEffects, Unreachable, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
-pub use follow::{Push, Pushed};
+pub use follow::{Due, Push, Pushed};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};
 pub use log::Archived;
 pub use messages::{Mail, MailEntry, Sent};

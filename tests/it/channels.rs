@@ -148,8 +148,7 @@ fn live_sessions(env: &TestEnv, agent: &str) -> Vec<String> {
     names
 }
 
-/// Waits (bounded) until `agent`'s live sessions number `count`. A follower announces its
-/// session after reading what the inbox already holds, so work sent after this is pushed.
+/// Waits (bounded) until `agent`'s live sessions number `count`.
 async fn wait_for_live_sessions(env: &TestEnv, agent: &str, count: usize) -> Vec<String> {
     let deadline = Instant::now() + PUSH_WITHIN;
     loop {
@@ -158,6 +157,19 @@ async fn wait_for_live_sessions(env: &TestEnv, agent: &str, count: usize) -> Vec
             return live;
         }
         assert!(Instant::now() < deadline, "live sessions: {live:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits (bounded) until task `id`'s delivery is recorded as seen.
+async fn wait_for_seen(env: &TestEnv, id: &str) {
+    let deadline = Instant::now() + PUSH_WITHIN;
+    loop {
+        let shown = env.run("lead", &["--json", "show", id]).json();
+        if shown["delivery"]["state"] == "seen" {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{shown}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -211,28 +223,51 @@ async fn each_hand_over_to_the_agent_is_pushed_once() {
     env.run("claude", &["claim", "1"]).ok();
     let pushes = claude.pushes_until_sentinel(&env, "claude").await;
     assert_eq!(subjects(&pushes), [("T-4", "Sentinel")]);
+    // Pushed means seen (SPEC section 11): the follower recorded T-1 and T-2 before it
+    // looked again and pushed the sentinel (T-1 was claimed since: acted, after seen).
+    let delivery = |id| env.run("lead", &["--json", "show", id]).json()["delivery"].clone();
+    assert!(delivery("1")["seen_at"].is_string(), "{}", delivery("1"));
+    assert_eq!(delivery("1")["state"], "acted");
+    assert_eq!(delivery("2")["state"], "seen", "{}", delivery("2"));
 
     claude.close().await;
     wait_for_live_sessions(&env, "claude", 0).await;
 }
 
-/// What the inbox held before the session opened was shown by the session-start hook: it
-/// is not pushed again. A question on a task the agent sent is a hand-over of its own.
+/// Unseen work waiting when the session opens is pushed; what an earlier session was
+/// pushed has been seen and is not pushed again. A question on a task the agent sent is a
+/// hand-over of its own.
 #[tokio::test(flavor = "current_thread")]
-async fn work_in_the_inbox_before_the_session_opens_is_not_pushed() {
+async fn unseen_work_is_pushed_once_across_sessions() {
     let env = TestEnv::new();
     env.register(&["lead", "claude", "codex"]);
     env.send("lead", "claude", "Already there", &[]);
+    env.send("lead", "claude", "Also there", &[]);
     env.send("claude", "codex", "Asked later", &[]);
     let mut claude = Session::open(&env, "claude", "claude-code").await;
-    wait_for_live_sessions(&env, "claude", 1).await;
-    env.run("codex", &["claim", "2"]).ok();
-    env.run("codex", &["ask", "2", "--body", "Which zone?"])
-        .ok();
     let pushes = claude.pushes_until_sentinel(&env, "claude").await;
     assert_eq!(
         subjects(&pushes),
-        [("T-2", "Asked later"), ("T-3", "Sentinel")]
+        [
+            ("T-1", "Already there"),
+            ("T-2", "Also there"),
+            ("T-4", "Sentinel")
+        ]
+    );
+    // The last push is recorded as seen just after it is sent: wait for that before the
+    // session ends.
+    wait_for_seen(&env, "4").await;
+    claude.close().await;
+    wait_for_live_sessions(&env, "claude", 0).await;
+
+    env.run("codex", &["claim", "3"]).ok();
+    env.run("codex", &["ask", "3", "--body", "Which zone?"])
+        .ok();
+    let mut claude = Session::open(&env, "claude", "claude-code").await;
+    let pushes = claude.pushes_until_sentinel(&env, "claude").await;
+    assert_eq!(
+        subjects(&pushes),
+        [("T-3", "Asked later"), ("T-5", "Sentinel")]
     );
     assert!(
         pushes[0].content.contains("Which zone?"),

@@ -169,44 +169,92 @@ fn eventually(what: &str, done: impl Fn() -> bool) {
     }
 }
 
+/// A running `hook follow --client opencode` as `agent`, and the lines it prints.
+struct Follow {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    received: std::sync::mpsc::Receiver<String>,
+}
+
+impl Follow {
+    fn start(env: &TestEnv, agent: &str) -> Follow {
+        Follow::start_with(env, agent, &[])
+    }
+
+    fn start_with(env: &TestEnv, agent: &str, vars: &[(&str, &str)]) -> Follow {
+        let mut command = env.command(env.root.path());
+        command.envs(vars.iter().copied());
+        let mut child = command
+            .env("BATON_AGENT", agent)
+            .args(["hook", "follow", "--client", "opencode"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("hook follow runs");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (lines, received) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if lines.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Follow {
+            child,
+            stdin,
+            received,
+        }
+    }
+
+    /// The next pushed line, which must come.
+    fn next(&self) -> Value {
+        let line = self
+            .received
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a pushed line");
+        parsed(&line)
+    }
+
+    /// Closes its stdin, as the plugin's process ending does: it exits 0, silently.
+    fn stop(self) {
+        assert_eq!(self.stop_saying(), "");
+    }
+
+    /// Closes its stdin: it exits 0. Returns what it said on stderr.
+    fn stop_saying(mut self) -> String {
+        drop(self.stdin.take());
+        let output = self.child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+}
+
+fn delivery_state(env: &TestEnv, id: &str) -> Value {
+    let shown = env.run("lead", &["--json", "show", id]).json();
+    shown["delivery"]["state"].clone()
+}
+
 #[test]
 fn hook_follow_pushes_each_new_hand_over_to_its_agent_while_its_stdin_is_open() {
     let env = TestEnv::new();
     env.register(&["lead", "oc", "other"]);
     env.send("lead", "oc", "Already there", &[]);
-    let mut child = env
-        .command(env.root.path())
-        .env("BATON_AGENT", "oc")
-        .args(["hook", "follow", "--client", "opencode"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("hook follow runs");
-    let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (lines, received) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let follow = Follow::start(&env, "oc");
+    // Unseen work waiting when the session begins is pushed (and the plugin prompts with
+    // it only when the session is idle).
+    let push = follow.next();
+    assert_eq!(push["subject"], "Already there", "{push}");
     eventually("the live session is announced", || {
         live_sessions(&env, "oc").len() == 1
     });
-    let next = || {
-        let line = received
-            .recv_timeout(std::time::Duration::from_secs(20))
-            .expect("a pushed line");
-        parsed(&line)
-    };
 
     env.send("lead", "oc", "First push", &[]);
-    let push = next();
+    let push = follow.next();
     assert_eq!(push["subject"], "First push", "{push}");
     assert_eq!(push["from"], "lead");
     assert_eq!(push["id"], json!(2), "{push}");
@@ -215,23 +263,107 @@ fn hook_follow_pushes_each_new_hand_over_to_its_agent_while_its_stdin_is_open() 
     // Others' work is not pushed; the next line is oc's next hand-over.
     env.send("lead", "other", "Not for oc", &[]);
     env.send("lead", "oc", "Second push", &[]);
-    let push = next();
+    let push = follow.next();
     assert_eq!(push["subject"], "Second push", "{push}");
     assert!(
-        received
+        follow
+            .received
             .recv_timeout(std::time::Duration::from_millis(500))
             .is_err(),
         "one line per hand-over"
     );
+    // A push shows the agent its task (SPEC section 11).
+    eventually("the pushes are recorded as seen", || {
+        ["1", "2", "4"]
+            .iter()
+            .all(|id| delivery_state(&env, id) == "seen")
+    });
+    assert_eq!(
+        delivery_state(&env, "3"),
+        "queued",
+        "others' work stays unseen"
+    );
 
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    follow.stop();
     assert!(
         live_sessions(&env, "oc").is_empty(),
         "the announcement goes with it"
     );
+}
+
+/// What an earlier session was pushed has been seen: a new session is pushed only what
+/// arrived since.
+#[test]
+fn hook_follow_does_not_push_what_the_agent_has_seen() {
+    let env = TestEnv::new();
+    env.register(&["lead", "oc"]);
+    env.send("lead", "oc", "One", &[]);
+    env.send("lead", "oc", "Two", &[]);
+    let follow = Follow::start(&env, "oc");
+    let pushed = [follow.next(), follow.next()];
+    assert_eq!(
+        pushed.map(|push| push["subject"].clone()),
+        [json!("One"), json!("Two")]
+    );
+    eventually("both are recorded as seen", || {
+        delivery_state(&env, "1") == "seen" && delivery_state(&env, "2") == "seen"
+    });
+    follow.stop();
+
+    env.send("lead", "oc", "Three", &[]);
+    let follow = Follow::start(&env, "oc");
+    let push = follow.next();
+    assert_eq!(push["subject"], "Three", "{push}");
+    assert!(
+        follow
+            .received
+            .recv_timeout(std::time::Duration::from_millis(500))
+            .is_err(),
+        "only what was not seen"
+    );
+    follow.stop();
+}
+
+/// A push whose seen mark cannot be written (the board's lock held past
+/// `BATON_LOCK_TIMEOUT`) is not pushed again while it stays unseen, and is recorded once the
+/// lock is free.
+#[test]
+fn hook_follow_does_not_push_twice_when_seen_cannot_be_recorded() {
+    use fs4::FileExt;
+    let env = TestEnv::new();
+    env.register(&["lead", "oc"]);
+    env.send("lead", "oc", "Locked out", &[]);
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(env.project_dir("default").join("board.lock"))
+        .unwrap();
+    FileExt::lock(&lock).unwrap();
+    let follow = Follow::start_with(&env, "oc", &[("BATON_LOCK_TIMEOUT", "1")]);
+    assert_eq!(follow.next()["subject"], "Locked out");
+    // Longer than the follower's look-again period: it looks while T-1 is still unseen.
+    std::thread::sleep(std::time::Duration::from_secs(7));
+    assert_eq!(
+        delivery_state(&env, "1"),
+        "queued",
+        "the lock kept it unseen"
+    );
+    FileExt::unlock(&lock).unwrap();
+    env.send("lead", "oc", "Sentinel", &[]);
+    assert_eq!(
+        follow.next()["subject"],
+        "Sentinel",
+        "T-1 is not pushed twice"
+    );
+    eventually("T-1 is recorded as seen once the lock is free", || {
+        delivery_state(&env, "1") == "seen"
+    });
+    // The first try to record and at least one more, at a later look, waited on the lock.
+    let said = follow.stop_saying();
+    let waits = said
+        .lines()
+        .filter(|line| line.starts_with("waiting for the board lock"));
+    assert!(waits.count() >= 2, "{said}");
 }
 
 #[test]

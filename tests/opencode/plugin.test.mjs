@@ -232,3 +232,16 @@ test("a push while the session is busy waits for it to go idle", async () => {
   assert.equal(client.prompts.length, 1);
   assert.equal(client.prompts[0].body.parts[0].text, "baton: T-5 is yours");
 });
+
+test("a push before any session prompts nothing: the first model call shows the inbox", async () => {
+  fakeBaton();
+  answer("session-start", { context: "baton: T-6 is yours" });
+  answer("prompt", { context: "baton: T-6 is yours" });
+  answer("stop", {});
+  const client = fakeClient();
+  const { hooks, pushed } = batonHooks({ client, directory: dir });
+  await pushed({ task: "T-6" });
+  assert.deepEqual(await systemFor(hooks, "s1"), ["opencode's own", "baton: T-6 is yours"]);
+  await hooks.event(idle("s1"));
+  assert.equal(client.prompts.length, 0, "no prompt for what the session was shown");
+});

@@ -41,7 +41,14 @@ pub fn is_enabled() -> bool {
 }
 
 /// One note per agent that received work, with a line per task and per message.
-pub fn notes_for(handovers: &[Handover], deliveries: &[Delivery]) -> Vec<Note> {
+///
+/// Each note ends with the line `route` gives for its agent and project: how the work
+/// reaches that agent (a wake run, its live session, its next prompt).
+pub fn notes_for(
+    handovers: &[Handover],
+    deliveries: &[Delivery],
+    route: impl Fn(&str, &str) -> String,
+) -> Vec<Note> {
     let mut by_agent: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
     for handover in handovers {
         by_agent
@@ -66,9 +73,12 @@ pub fn notes_for(handovers: &[Handover], deliveries: &[Delivery]) -> Vec<Note> {
     }
     by_agent
         .into_iter()
-        .map(|((agent, project), lines)| Note {
-            summary: format!("baton: work for {agent} in {project}"),
-            body: lines.join("\n"),
+        .map(|((agent, project), mut lines)| {
+            lines.push(route(agent, project));
+            Note {
+                summary: format!("baton: work for {agent} in {project}"),
+                body: lines.join("\n"),
+            }
         })
         .collect()
 }
@@ -149,18 +159,19 @@ mod tests {
                 handover("codex", 4, Reason::ChangesRequested, "Add tests"),
             ],
             &[message],
+            |agent, _| format!("delivery: {agent} waking"),
         );
         assert_eq!(
             notes,
             vec![
                 Note {
                     summary: "baton: work for claude in api".into(),
-                    body: "T-2 question for you: Pick a name".into(),
+                    body: "T-2 question for you: Pick a name\ndelivery: claude waking".into(),
                 },
                 Note {
                     summary: "baton: work for codex in api".into(),
                     body: "T-3 to do: Fix the parser\nT-4 changes requested: Add tests\n\
-                           message: the benchmarks are in bench/"
+                           message: the benchmarks are in bench/\ndelivery: codex waking"
                         .into(),
                 },
             ]

@@ -49,12 +49,17 @@ pub enum WakeOutcome {
     Started {
         agent: String,
         project: String,
+        /// The tasks handed over that the run is for (none for a wake by hand or a message).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tasks: Vec<TaskId>,
         log: PathBuf,
     },
     /// Its supervisor runs already; it looks at the inbox again when its run ends.
     AlreadyAwake {
         agent: String,
         project: String,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tasks: Vec<TaskId>,
         log: PathBuf,
     },
     /// The supervisor could not be started; the work waits in the inbox all the same.
@@ -72,6 +77,7 @@ pub fn wake_agent(
     home: &Home,
     agent: &str,
     project: &str,
+    tasks: &[TaskId],
     program: Option<&Path>,
 ) -> Option<WakeOutcome> {
     let has_wake_command = registry::load(home, agent)
@@ -82,7 +88,7 @@ pub fn wake_agent(
         .ok()
         .flatten()
         .is_none_or(|project| project.settings.wake);
-    (has_wake_command && is_on).then(|| start(home, agent, project, program, false))
+    (has_wake_command && is_on).then(|| start(home, agent, project, tasks, program, false))
 }
 
 /// `baton wake NAME`: starts the agent's supervisor now, whatever its inbox holds.
@@ -99,7 +105,7 @@ pub fn wake_by_hand(
             format!("give it one with `baton agent add {agent} --wake -- CMD ARGS…`"),
         ));
     }
-    match start(home, agent, project, program, true) {
+    match start(home, agent, project, &[], program, true) {
         WakeOutcome::Failed { error, .. } => {
             Err(Error::invalid(format!("cannot wake {agent}: {error}")))
         }
@@ -120,6 +126,7 @@ fn start(
     home: &Home,
     agent: &str,
     project: &str,
+    tasks: &[TaskId],
     program: Option<&Path>,
     by_hand: bool,
 ) -> WakeOutcome {
@@ -130,6 +137,7 @@ fn start(
         return WakeOutcome::AlreadyAwake {
             agent: agent.to_string(),
             project: project.to_string(),
+            tasks: tasks.to_vec(),
             log,
         };
     }
@@ -149,6 +157,7 @@ fn start(
         Ok(()) => WakeOutcome::Started {
             agent: agent.to_string(),
             project: project.to_string(),
+            tasks: tasks.to_vec(),
             log,
         },
         Err(error) => failed(format!("cannot start {}: {error}", program.display())),

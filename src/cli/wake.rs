@@ -84,15 +84,30 @@ pub fn report(outcomes: &[WakeOutcome]) {
 /// The line the CLI (and `baton mcp`, on stderr) writes about a wake.
 pub fn describe(outcome: &WakeOutcome) -> String {
     match outcome {
-        WakeOutcome::Started { agent, log, .. } => {
-            format!("woke {agent} (log: {})", log.display())
+        WakeOutcome::Started {
+            agent, tasks, log, ..
+        } => {
+            format!("woke {agent}{} (log: {})", for_tasks(tasks), log.display())
         }
-        WakeOutcome::AlreadyAwake { agent, log, .. } => format!(
-            "{agent} is already awake and looks at its inbox again when its run ends (log: {})",
+        WakeOutcome::AlreadyAwake {
+            agent, tasks, log, ..
+        } => format!(
+            "{agent} is already awake and looks at its inbox again when its run ends{} \
+             (log: {})",
+            for_tasks(tasks),
             log.display()
         ),
         WakeOutcome::Failed { agent, error, .. } => {
             format!("could not wake {agent}: {error}; the work waits in its inbox")
         }
     }
+}
+
+/// " for T-4, T-5": the hand-overs a wake serves, when it serves any.
+fn for_tasks(tasks: &[baton::board::task::TaskId]) -> String {
+    if tasks.is_empty() {
+        return String::new();
+    }
+    let ids: Vec<String> = tasks.iter().map(ToString::to_string).collect();
+    format!(" for {}", ids.join(", "))
 }

@@ -88,6 +88,10 @@ impl Session {
                 known.tasks.push(handover.task);
                 continue;
             }
+            // A human of the project sees it in their own `baton inbox`: no prompt to wait for.
+            if self.project.settings.humans.contains(&handover.agent) {
+                continue;
+            }
             let Ok(Some(record)) = registry::load(&self.hub.home, &handover.agent) else {
                 continue;
             };
@@ -119,16 +123,47 @@ impl Session {
         if handovers.is_empty() && deliveries.is_empty() {
             return Vec::new();
         }
+        let outcomes = if effects.wake {
+            self.wake_receivers(handovers, deliveries)
+        } else {
+            Vec::new()
+        };
         if effects.notify
             && let Some(program) = effects.program()
         {
             // Best-effort by contract: a desktop without notifications is no error.
-            let notes = notify::notes_for(handovers, deliveries);
+            let notes = notify::notes_for(handovers, deliveries, |agent, project| {
+                self.route(agent, project, &outcomes)
+            });
             let _ = notify::spawn(program, &self.hub.home, &notes);
         }
-        if !effects.wake {
-            return Vec::new();
+        outcomes
+    }
+
+    /// How work handed to `agent` in `project` reaches it, in the words a notification
+    /// ends with: the wake run started for it, its live session, or its next prompt.
+    fn route(&self, agent: &str, project: &str, outcomes: &[WakeOutcome]) -> String {
+        let woken = outcomes.iter().find_map(|outcome| match outcome {
+            WakeOutcome::Started { agent: woken, .. } if woken == agent => Some("waking"),
+            WakeOutcome::AlreadyAwake { agent: woken, .. } if woken == agent => {
+                Some("already awake")
+            }
+            _ => None,
+        });
+        if let Some(woken) = woken {
+            return format!("delivery: {agent} {woken}");
         }
+        let live = presence::live_clients(&self.hub.home, project, agent);
+        if live.is_empty() {
+            format!("delivery: at {agent}'s next prompt")
+        } else {
+            format!("delivery: {agent}'s live session ({})", live.join(", "))
+        }
+    }
+
+    /// Starts the wake command of each agent work arrived for, with the tasks it is for.
+    fn wake_receivers(&self, handovers: &[Handover], deliveries: &[Delivery]) -> Vec<WakeOutcome> {
+        let effects = &self.hub.after_effects;
         let arrivals = handovers
             .iter()
             .map(|handover| (&handover.agent, &handover.project))
@@ -144,10 +179,16 @@ impl Session {
                 continue;
             }
             seen.push(agent);
+            let tasks: Vec<TaskId> = handovers
+                .iter()
+                .filter(|handover| &handover.agent == agent)
+                .map(|handover| handover.task)
+                .collect();
             outcomes.extend(wake::wake_agent(
                 &self.hub.home,
                 agent,
                 project,
+                &tasks,
                 effects.program(),
             ));
         }

@@ -319,3 +319,23 @@ fn no_notice_when_the_agent_has_a_live_session() {
         run.stdout
     );
 }
+
+#[test]
+fn no_notice_for_a_human_of_the_project() {
+    let env = TestEnv::new();
+    env.register(&["lead", "codex"]);
+    env.run("lead", &["coordinator", "--human", "lead"]).ok();
+    // codex asks: the task goes back to lead, a human, who reads their own inbox.
+    let id = env.send("lead", "codex", "Fix the parser", &[]).to_string();
+    let asked = env.run("codex", &["ask", &id, "--body", "Which parser?"]);
+    assert!(!asked.ok().contains("no wake command"), "{}", asked.stdout);
+    // An agent handing work to an agent still hears of it.
+    let sent = env.run("codex", &["send", "--to", "lead", "--subject", "x"]);
+    assert!(!sent.ok().contains("no wake command"), "{}", sent.stdout);
+    let sent = env.run("lead", &["send", "--to", "codex", "--subject", "y"]);
+    assert!(
+        sent.ok().contains("codex has no wake command"),
+        "{}",
+        sent.stdout
+    );
+}

@@ -674,7 +674,7 @@ async fn work_handed_over_through_mcp_wakes_the_receiver() {
         .await;
     assert_eq!(sent["task"]["id"], 2);
     let said = std::fs::read_to_string(&log).unwrap();
-    assert!(said.contains("woke worker (log: "), "{said}");
+    assert!(said.contains("woke worker for T-2 (log: "), "{said}");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let statuses: Vec<String> = env.board("app")["tasks"]

@@ -266,7 +266,11 @@ fn work_sent_during_a_run_causes_exactly_one_more_run() {
     let team = Team::new();
     let first = team.send("First task", &[], true);
     first.ok();
-    assert!(first.stderr.contains("woke worker"), "{}", first.stderr);
+    assert!(
+        first.stderr.contains("woke worker for T-1 (log: "),
+        "{}",
+        first.stderr
+    );
     team.until_starts(1);
 
     let second = team.send("Second task", &[], true);

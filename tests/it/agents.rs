@@ -160,14 +160,7 @@ fn heartbeats_racing_with_agent_add_lose_no_field() {
         let now = format!("2099-01-01T00:{:02}:00Z", round * 2 + 1);
         children.push(spawn(&env, &["--as", "racer", "whoami"], Some(&now)));
     }
-    for child in children {
-        let output = child.wait_with_output().unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
+    crate::common::all_succeed(children);
     let racer = record(&env, "racer");
     let strengths = racer["strengths"].as_str().unwrap();
     assert!(strengths.starts_with("strength "), "{racer}");

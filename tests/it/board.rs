@@ -810,7 +810,6 @@ fn log_shows_the_latest_lines_and_filters_by_time() {
 
 #[test]
 fn log_follow_prints_new_lines_as_they_come() {
-    use std::io::{BufRead, BufReader};
     let env = TestEnv::new();
     env.register(&["lead", "dev"]);
     let mut child = env
@@ -819,15 +818,7 @@ fn log_follow_prints_new_lines_as_they_come() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (lines, arrived) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let arrived = crate::common::stdout_lines(&mut child);
     // A task sent before the follower has looked at the log is behind where it starts: send
     // until one is seen, and give up (failing) rather than wait for ever.
     let mut line = None;

@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{self, Receiver};
 
 use serde_json::Value;
 
@@ -230,5 +231,33 @@ impl TestEnv {
             .lines()
             .map(|line| serde_json::from_str(line).expect("activity line parses"))
             .collect()
+    }
+}
+
+/// The lines `child` writes to its piped stdout, as they come, read on a thread of their own
+/// (which ends with the output or when the receiver is dropped).
+pub fn stdout_lines(child: &mut Child) -> Receiver<String> {
+    use std::io::{BufRead, BufReader};
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (lines, arrived) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    arrived
+}
+
+/// Waits for every one of `children` and asserts that each exited 0.
+pub fn all_succeed(children: Vec<Child>) {
+    for child in children {
+        let output = child.wait_with_output().expect("the child runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 }

@@ -163,14 +163,7 @@ fn agents_recording_seen_at_once_while_tasks_are_sent_lose_no_change() {
             &["send", "--to", agent, "--subject", "sent during the looks"],
         ));
     }
-    for child in children {
-        let output = child.wait_with_output().unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
+    crate::common::all_succeed(children);
 
     let board = env.board("default");
     let tasks = board["tasks"].as_array().unwrap();

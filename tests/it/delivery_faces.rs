@@ -2,7 +2,6 @@
 //! `unseen` mark in `board`, `watch` and `agents`, `doctor`'s list, and the notice to a
 //! sender whose hand-over nothing will deliver before the agent's next prompt.
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -195,15 +194,7 @@ fn watch_marks_unseen_work_too() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (lines, arrived) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let arrived = crate::common::stdout_lines(&mut child);
     let row = loop {
         match arrived.recv_timeout(Duration::from_secs(20)) {
             Ok(line) if line.starts_with("T-1 ") => break Some(line),

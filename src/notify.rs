@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::board::handover::Handover;
-use crate::mail::{Delivery, MessageType};
+use crate::mail::{Arrival, MessageType};
 use crate::process;
 use crate::store::paths::Home;
 use crate::text;
@@ -46,7 +46,7 @@ pub fn is_enabled() -> bool {
 /// reaches that agent (a wake run, its live session, its next prompt).
 pub fn notes_for(
     handovers: &[Handover],
-    deliveries: &[Delivery],
+    arrivals: &[Arrival],
     route: impl Fn(&str, &str) -> String,
 ) -> Vec<Note> {
     let mut by_agent: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
@@ -61,15 +61,15 @@ pub fn notes_for(
                 shown(&handover.subject)
             ));
     }
-    for delivery in deliveries {
-        let kind = match delivery.kind {
+    for arrival in arrivals {
+        let kind = match arrival.kind {
             MessageType::Text => "message",
             other => other.as_str(),
         };
         by_agent
-            .entry((&delivery.agent, &delivery.project))
+            .entry((&arrival.agent, &arrival.project))
             .or_default()
-            .push(format!("{kind}: {}", shown(&delivery.summary)));
+            .push(format!("{kind}: {}", shown(&arrival.summary)));
     }
     by_agent
         .into_iter()
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn one_note_per_agent_naming_each_task_and_message() {
-        let message = Delivery {
+        let message = Arrival {
             agent: "codex".into(),
             project: "api".into(),
             seq: 7,

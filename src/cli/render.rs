@@ -320,7 +320,7 @@ pub fn message_entry(message: &Message, now: Timestamp) -> String {
 pub fn sent(sent: &Sent) -> String {
     let message = &sent.message;
     let to: Vec<&str> = sent
-        .deliveries
+        .arrivals
         .iter()
         .map(|delivery| delivery.agent.as_str())
         .collect();

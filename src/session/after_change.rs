@@ -12,7 +12,7 @@ use crate::board::delivery::DeliveryEvent;
 use crate::board::handover::Handover;
 use crate::board::task::TaskId;
 use crate::error::Result;
-use crate::mail::Delivery;
+use crate::mail::Arrival;
 use crate::notify;
 use crate::registry;
 use crate::store::presence;
@@ -117,14 +117,14 @@ impl Session {
     pub(super) fn after_change(
         &self,
         handovers: &[Handover],
-        deliveries: &[Delivery],
+        arrivals: &[Arrival],
     ) -> Vec<WakeOutcome> {
         let effects = &self.hub.after_effects;
-        if handovers.is_empty() && deliveries.is_empty() {
+        if handovers.is_empty() && arrivals.is_empty() {
             return Vec::new();
         }
         let outcomes = if effects.wake {
-            self.wake_receivers(handovers, deliveries)
+            self.wake_receivers(handovers, arrivals)
         } else {
             Vec::new()
         };
@@ -132,7 +132,7 @@ impl Session {
             && let Some(program) = effects.program()
         {
             // Best-effort by contract: a desktop without notifications is no error.
-            let notes = notify::notes_for(handovers, deliveries, |agent, project| {
+            let notes = notify::notes_for(handovers, arrivals, |agent, project| {
                 self.route(agent, project, &outcomes)
             });
             let _ = notify::spawn(program, &self.hub.home, &notes);
@@ -162,19 +162,19 @@ impl Session {
     }
 
     /// Starts the wake command of each agent work arrived for, with the tasks it is for.
-    fn wake_receivers(&self, handovers: &[Handover], deliveries: &[Delivery]) -> Vec<WakeOutcome> {
+    fn wake_receivers(&self, handovers: &[Handover], arrivals: &[Arrival]) -> Vec<WakeOutcome> {
         let effects = &self.hub.after_effects;
-        let arrivals = handovers
+        let receivers = handovers
             .iter()
             .map(|handover| (&handover.agent, &handover.project))
             .chain(
-                deliveries
+                arrivals
                     .iter()
-                    .map(|delivery| (&delivery.agent, &delivery.project)),
+                    .map(|arrival| (&arrival.agent, &arrival.project)),
             );
         let mut outcomes = Vec::new();
         let mut seen: Vec<&str> = Vec::new();
-        for (agent, project) in arrivals {
+        for (agent, project) in receivers {
             if seen.contains(&agent.as_str()) {
                 continue;
             }

@@ -9,7 +9,7 @@ use crate::board::task::Task;
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::mail::{
-    BROADCAST, Delivery, Draft, Message, MessageType, append, deliveries, look, notifications,
+    Arrival, BROADCAST, Draft, Message, MessageType, append, arrivals, look, notifications,
     summarize, take_unread, unread,
 };
 use crate::names::{self, NameKind};
@@ -22,8 +22,9 @@ use crate::wake::WakeOutcome;
 pub struct Sent {
     pub project: String,
     pub message: Message,
-    /// Whose inbox gained it.
-    pub deliveries: Vec<Delivery>,
+    /// Whose inbox gained it (named `deliveries` in `--json`, as it always was).
+    #[serde(rename = "deliveries")]
+    pub arrivals: Vec<Arrival>,
     /// Whom the message woke, for the face to tell the user; not part of `--json`.
     #[serde(skip)]
     pub woken: Vec<WakeOutcome>,
@@ -120,11 +121,11 @@ impl Session {
         )?;
         // One draft in, one message out: `append` numbers every draft it is given.
         let message = written.remove(0);
-        let deliveries = deliveries(&message, &self.project.id, &agents);
-        let woken = self.after_change(&[], &deliveries);
+        let arrivals = arrivals(&message, &self.project.id, &agents);
+        let woken = self.after_change(&[], &arrivals);
         Ok(Sent {
             project: self.project.id.clone(),
-            deliveries,
+            arrivals,
             message,
             woken,
         })
@@ -176,7 +177,7 @@ impl Session {
         before: &Task,
         after: &Task,
         action: &Action,
-    ) -> Result<Vec<Delivery>> {
+    ) -> Result<Vec<Arrival>> {
         let actor = self.agent()?;
         let drafts = notifications(before, after, actor, action);
         let written = append(
@@ -188,7 +189,7 @@ impl Session {
         )?;
         Ok(written
             .iter()
-            .map(|message| Delivery {
+            .map(|message| Arrival {
                 agent: message.to.clone(),
                 project: self.project.id.clone(),
                 seq: message.seq,

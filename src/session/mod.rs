@@ -37,7 +37,7 @@ use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
 use crate::change::{self, Transaction};
 use crate::error::{Error, Result};
-use crate::mail::Delivery;
+use crate::mail::Arrival;
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
@@ -109,7 +109,7 @@ pub struct Changed {
     pub routed_by_skill: Option<String>,
     /// The notifications baton wrote about this change (SPEC section 6).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notifications: Vec<Delivery>,
+    pub notifications: Vec<Arrival>,
     /// What went wrong after the change was made (it stands): one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

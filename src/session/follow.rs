@@ -58,7 +58,9 @@ impl Session {
         if due.is_empty() {
             return Ok(Vec::new());
         }
-        let mut inbox = self.inbox()?;
+        // Not `inbox()`: that records as seen what this look only finds, and a push that
+        // never reaches the session must leave it unseen.
+        let mut inbox = self.inbox_before_push()?;
         Ok(due
             .into_iter()
             .filter_map(|(id, since)| {

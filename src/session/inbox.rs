@@ -188,12 +188,12 @@ impl Session {
     /// `inbox --peek`: the tasks whose turn is the caller's and its unread messages,
     /// marking nothing read.
     pub fn inbox(&self) -> Result<Inbox> {
-        self.inbox_marking(false, None, WhenBusy::Fail)
+        self.inbox_marking(false, None, WhenBusy::Fail, true)
     }
 
     /// `inbox`: as [`Session::inbox`], and the messages it returns count as read.
     pub fn inbox_and_mark_read(&self) -> Result<Inbox> {
-        self.inbox_marking(true, None, WhenBusy::Fail)
+        self.inbox_marking(true, None, WhenBusy::Fail, true)
     }
 
     /// The first [`PREVIEW`] tasks of the inbox in full and how many more there are, and
@@ -201,7 +201,7 @@ impl Session {
     /// hooks show. Only the tasks shown are read whole, so a long inbox costs little more
     /// than a short one.
     pub fn inbox_preview(&self, mark_read: bool) -> Result<Inbox> {
-        self.inbox_marking(mark_read, Some(PREVIEW), WhenBusy::Fail)
+        self.inbox_marking(mark_read, Some(PREVIEW), WhenBusy::Fail, true)
     }
 
     /// What the hooks show: [`Session::inbox_preview`], except that a lock still busy when
@@ -209,14 +209,23 @@ impl Session {
     /// the messages stay unread and the caller's leases are not renewed, both left for the
     /// next look. A hook must answer before its client stops waiting, lock or no lock.
     pub fn inbox_preview_unless_busy(&self, mark_read: bool) -> Result<Inbox> {
-        self.inbox_marking(mark_read, Some(PREVIEW), WhenBusy::ShowUnmarked)
+        self.inbox_marking(mark_read, Some(PREVIEW), WhenBusy::ShowUnmarked, true)
     }
 
+    /// The inbox as [`Session::inbox`] has it, recording nothing as seen: for a push, which
+    /// records what it showed only once it has shown it ([`Session::record_pushed`]).
+    pub(super) fn inbox_before_push(&self) -> Result<Inbox> {
+        self.inbox_marking(false, None, WhenBusy::Fail, false)
+    }
+
+    /// The inbox; with `mark_read` its messages count as read, with `record_seen` the
+    /// hand-overs it holds count as seen.
     fn inbox_marking(
         &self,
         mark_read: bool,
         limit: Option<usize>,
         when_busy: WhenBusy,
+        record_seen: bool,
     ) -> Result<Inbox> {
         let agent = self.agent()?.to_string();
         // Renewing leases makes this read a write under the board lock.
@@ -241,7 +250,9 @@ impl Session {
                 task,
             });
         }
-        self.record_shown(&agent, &mut tasks);
+        if record_seen {
+            self.record_shown(&agent, &mut tasks);
+        }
         Ok(Inbox {
             agent,
             project: self.project.id.clone(),

@@ -193,17 +193,7 @@ impl Follow {
             .spawn()
             .expect("hook follow runs");
         let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let (lines, received) = std::sync::mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if lines.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let received = crate::common::stdout_lines(&mut child);
         Follow {
             child,
             stdin,
@@ -382,4 +372,30 @@ fn hook_follow_is_for_the_plugin_only() {
         String::from_utf8_lossy(&output.stderr),
         "error: hook follow is for baton's opencode plugin: pass --client opencode\n"
     );
+}
+
+#[test]
+fn a_push_that_never_reaches_the_session_leaves_the_work_unseen() {
+    let env = TestEnv::new();
+    env.register(&["lead", "oc"]);
+    let mut child = env
+        .command(env.root.path())
+        .env("BATON_AGENT", "oc")
+        .args(["hook", "follow", "--client", "opencode"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("hook follow runs");
+    // The plugin is gone before anything is pushed: nobody can read what the follower prints.
+    drop(child.stdout.take());
+    let id = env.send("lead", "oc", "Fix the parser", &[]).to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the follower never gave up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(delivery_state(&env, &id), "queued");
 }

@@ -114,7 +114,7 @@ pub fn wake_by_hand(
 }
 
 /// The agent's wake command, when it has a usable one.
-fn wake_command(record: &registry::AgentRecord) -> Option<&[String]> {
+pub fn wake_command(record: &registry::AgentRecord) -> Option<&[String]> {
     record.wake.as_deref().filter(|argv| {
         argv.first()
             .is_some_and(|program| !program.trim().is_empty())

@@ -95,8 +95,7 @@ impl Session {
             let Ok(Some(record)) = registry::load(&self.hub.home, &handover.agent) else {
                 continue;
             };
-            let has_wake = record.wake.is_some_and(|argv| !argv.is_empty());
-            if has_wake
+            if wake::wake_command(&record).is_some()
                 || !presence::live_clients(&self.hub.home, &handover.project, &handover.agent)
                     .is_empty()
             {

@@ -156,7 +156,11 @@ impl Session {
         if live.is_empty() {
             format!("delivery: at {agent}'s next prompt")
         } else {
-            format!("delivery: {agent}'s live session ({})", live.join(", "))
+            // Client names come from file names in the home: shown as SPEC section 10 says.
+            format!(
+                "delivery: {agent}'s live session ({})",
+                crate::text::inline(&live.join(", "))
+            )
         }
     }
 

@@ -1,5 +1,6 @@
 //! The library's error: one enum over the domains, each variant carrying what the user needs
-//! to act on it. The binary maps it to an exit code in one place (`cli::exit_code`).
+//! to act on it. Each maps to its exit code in one place ([`Error::exit_code`]), which
+//! the CLI exits with and the HTTP face reports.
 
 use std::path::PathBuf;
 
@@ -85,6 +86,29 @@ impl Error {
         Error::Invalid {
             message: message.into(),
             hint: Some(hint.into()),
+        }
+    }
+
+    /// The one place errors become exit codes (SPEC section 5).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::OutsideWorkspace { .. } => 2,
+            Error::Store(StoreError::LockTimeout { .. }) => 3,
+            Error::Store(
+                StoreError::Corrupt { .. }
+                | StoreError::NewerSchema { .. }
+                | StoreError::NotRegular { .. }
+                | StoreError::DuplicateId { .. },
+            ) => 4,
+            Error::WaitTimedOut { .. } => 5,
+            Error::Name(_)
+            | Error::Transition(_)
+            | Error::Store(StoreError::Io { .. })
+            | Error::NoIdentity
+            | Error::UnknownTask { .. }
+            | Error::UnknownAgent { .. }
+            | Error::UnknownProject { .. }
+            | Error::Invalid { .. } => 1,
         }
     }
 

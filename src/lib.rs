@@ -33,6 +33,8 @@ pub mod process;
 pub mod project;
 /// The agent registry.
 pub mod registry;
+/// The hub over HTTP (`baton serve`): MCP, the JSON API, the event stream, the web board.
+pub mod serve;
 /// An identity acting in a project: the operations every face calls, and the after-effects
 /// of each change (notifying, waking) that no face must forget.
 pub mod session;

@@ -22,7 +22,6 @@ use clap::{Args, Parser, Subcommand};
 
 use baton::error::Error;
 use baton::session::{AfterEffects, Hub, Request, Session};
-use baton::store::StoreError;
 use baton::store::lock::LockPolicy;
 use baton::store::paths::Home;
 use baton::text;
@@ -194,30 +193,7 @@ fn fail(error: &Error) -> i32 {
     if let Some(hint) = error.hint() {
         let _ = writeln!(stderr, "hint: {}", text::inline(&hint));
     }
-    exit_code(error)
-}
-
-/// The one place errors become exit codes (SPEC section 5).
-pub fn exit_code(error: &Error) -> i32 {
-    match error {
-        Error::OutsideWorkspace { .. } => 2,
-        Error::Store(StoreError::LockTimeout { .. }) => 3,
-        Error::Store(
-            StoreError::Corrupt { .. }
-            | StoreError::NewerSchema { .. }
-            | StoreError::NotRegular { .. }
-            | StoreError::DuplicateId { .. },
-        ) => 4,
-        Error::WaitTimedOut { .. } => 5,
-        Error::Name(_)
-        | Error::Transition(_)
-        | Error::Store(StoreError::Io { .. })
-        | Error::NoIdentity
-        | Error::UnknownTask { .. }
-        | Error::UnknownAgent { .. }
-        | Error::UnknownProject { .. }
-        | Error::Invalid { .. } => 1,
-    }
+    error.exit_code()
 }
 
 /// The current directory, for commands that bind to it.

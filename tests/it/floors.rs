@@ -18,7 +18,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         ],
     ),
     ("session", &["session", "change"]),
-    ("faces", &["mcp", "hook", "watch"]),
+    ("faces", &["mcp", "hook", "watch", "serve"]),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

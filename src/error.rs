@@ -143,6 +143,13 @@ impl Error {
                      and register it again; `baton doctor` checks every file"
                 ))
             }
+            Error::Store(StoreError::Corrupt { path, .. }) if path.ends_with("tokens.json") => {
+                Some(
+                    "baton will not overwrite it; fix it by hand, or move it away and make the \
+                     tokens again with `baton token add NAME`"
+                        .into(),
+                )
+            }
             Error::Store(StoreError::NotRegular { path, .. }) => Some(format!(
                 "baton reads only regular files there; move it away (`mv {0} {0}.aside`) \
                  and run `baton doctor`",

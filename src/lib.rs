@@ -46,6 +46,8 @@ pub mod store;
 pub mod text;
 /// Timestamps and the clock.
 pub mod time;
+/// The tokens of `baton serve`: kept as hashes, each the identity of one agent.
+pub mod tokens;
 /// Waking agents that are not running: the detached wake supervisor.
 pub mod wake;
 /// Waiting for a board to change: what `wait` and `watch` block on.

@@ -12,6 +12,7 @@ mod output;
 mod projects;
 mod render;
 mod setup;
+mod tokens;
 mod wake;
 mod watch;
 
@@ -98,6 +99,8 @@ pub enum Command {
     Mcp,
     /// Wire Claude Code, Codex, Gemini CLI and opencode to baton (or --uninstall)
     Setup(setup::SetupArgs),
+    #[command(subcommand)]
+    Token(tokens::TokenCommand),
 }
 
 /// What every command needs: the parsed globals and the hub.
@@ -177,6 +180,7 @@ pub fn main() -> i32 {
         Command::Doctor(args) => doctor::run(&context, args),
         Command::Mcp => mcp::run(&context),
         Command::Setup(args) => setup::run(&context, args),
+        Command::Token(command) => tokens::run(&context, command),
     };
     match result {
         Ok(code) => code,

@@ -14,7 +14,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "domains",
         &[
             "board", "activity", "archive", "mail", "registry", "project", "wake", "notify",
-            "setup", "doctor", "error",
+            "setup", "doctor", "tokens", "error",
         ],
     ),
     ("session", &["session", "change"]),

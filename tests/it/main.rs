@@ -25,6 +25,7 @@ mod opencode;
 mod projects;
 mod setup;
 mod snapshots_human;
+mod tokens;
 mod untrusted;
 mod wake;
 mod wake_env;

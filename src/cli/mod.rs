@@ -11,6 +11,7 @@ mod messages;
 mod output;
 mod projects;
 mod render;
+mod serve;
 mod setup;
 mod tokens;
 mod wake;
@@ -101,6 +102,9 @@ pub enum Command {
     Setup(setup::SetupArgs),
     #[command(subcommand)]
     Token(tokens::TokenCommand),
+    /// Serve the hub over HTTP: the web board, MCP at /mcp and the JSON API, until Ctrl-C.
+    /// Prints the URL that logs a browser in as --as NAME
+    Serve(serve::ServeArgs),
 }
 
 /// What every command needs: the parsed globals and the hub.
@@ -181,6 +185,7 @@ pub fn main() -> i32 {
         Command::Mcp => mcp::run(&context),
         Command::Setup(args) => setup::run(&context, args),
         Command::Token(command) => tokens::run(&context, command),
+        Command::Serve(args) => serve::run(&context, args),
     };
     match result {
         Ok(code) => code,

@@ -9,7 +9,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io::ErrorKind;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration as WallDuration, SystemTime};
 
@@ -24,14 +23,14 @@ use crate::board::delivery::UNSEEN_AFTER;
 use crate::board::task::{Status, Task, TaskId};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
-use crate::process::{ProgramLookup, find_program};
+use crate::process::{self, ProgramLookup, find_program};
 use crate::project;
 use crate::registry::{self, AgentRecord};
 use crate::setup;
 use crate::store::journal::Recovered;
 use crate::store::lock::{self, FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, board_file, jsonl, regular};
+use crate::store::{StoreError, board_file, jsonl, platform, regular};
 use crate::text;
 use crate::time::{self, Timestamp};
 
@@ -202,14 +201,22 @@ pub fn is_healthy(checks: &[Check]) -> bool {
 }
 
 /// Directories are 0700 and files 0600: anything open to others is reported. Writable by
-/// others fails (anyone could change the board); readable only warns.
+/// others fails (anyone could change the board); readable only warns. Windows has no
+/// permission bits to look at (the home is in the user's profile, private to the user), so
+/// nothing is reported there.
 fn check_permissions(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "permissions";
+    if !cfg!(unix) {
+        let line = "no permission bits here: the home is as private as the profile it is in";
+        return vec![Check::ok(NAME, line.to_string())];
+    }
     let mut writable = Vec::new();
     let mut readable = Vec::new();
     let (mut dirs, mut files) = (0, 0);
     for (path, metadata) in walk(inspection.home.root()) {
-        let mode = metadata.permissions().mode() & 0o777;
+        let Some(mode) = platform::mode(&metadata).map(|mode| mode & 0o777) else {
+            continue;
+        };
         if metadata.is_dir() {
             dirs += 1;
         } else {
@@ -1171,7 +1178,7 @@ fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
         let shown = inspection.show(&path);
         let holder = lock::read_holder_of(&path);
         let is_gone = match holder {
-            Some(pid) => lock::is_process_alive(pid) == Some(false),
+            Some(pid) => process::is_process_alive(pid) == Some(false),
             None => false,
         };
         if is_gone {

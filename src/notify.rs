@@ -108,14 +108,15 @@ pub fn show(notes: &[Note]) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|error| format!("cannot start the notifier: {error}"))?;
-    runtime.block_on(async {
+    let shown = runtime.block_on(async {
         let all = async {
             for note in notes {
-                notify_rust::Notification::new()
+                let mut notification = notify_rust::Notification::new();
+                notification
                     .appname("baton")
                     .summary(&note.summary)
-                    .body(&note.body)
-                    .show_async()
+                    .body(&note.body);
+                show_one(notification)
                     .await
                     .map_err(|error| format!("no desktop notification: {error}"))?;
             }
@@ -124,7 +125,29 @@ pub fn show(notes: &[Note]) -> Result<(), String> {
         tokio::time::timeout(SHOW_TIMEOUT, all)
             .await
             .map_err(|_| "the notification service did not answer in time".to_string())?
-    })
+    });
+    // A notification service that never answered holds no thread of the notifier back.
+    runtime.shutdown_background();
+    shown
+}
+
+/// Shows one notification: over D-Bus on Linux and the BSDs, which can be waited for
+/// without a thread; through the system's own call on macOS and Windows, on a thread.
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn show_one(notification: notify_rust::Notification) -> Result<(), String> {
+    match notification.show_async().await {
+        Ok(_) => Ok(()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+#[cfg(any(windows, target_os = "macos"))]
+async fn show_one(notification: notify_rust::Notification) -> Result<(), String> {
+    let shown = tokio::task::spawn_blocking(move || match notification.show() {
+        Ok(_) => Ok(()),
+        Err(error) => Err(error.to_string()),
+    });
+    shown.await.map_err(|error| error.to_string())?
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -18,14 +17,10 @@ pub enum ProgramLookup {
     Relative,
 }
 
-/// Finds `program` the way the wake supervisor's `exec` will: a path if it has a slash,
-/// else the first executable file of that name on `path_variable`.
+/// Finds `program` the way the wake supervisor's `exec` will: a path if it has a directory
+/// separator, else the first executable file of that name on `path_variable`.
 pub fn find_program(program: &str, path_variable: Option<&OsStr>) -> ProgramLookup {
-    let is_executable = |path: &Path| {
-        fs::metadata(path)
-            .is_ok_and(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
+    if program.contains('/') || (cfg!(windows) && program.contains('\\')) {
         let path = Path::new(program);
         return if path.is_relative() {
             ProgramLookup::Relative
@@ -38,7 +33,7 @@ pub fn find_program(program: &str, path_variable: Option<&OsStr>) -> ProgramLook
     path_variable
         .into_iter()
         .flat_map(std::env::split_paths)
-        .map(|dir| dir.join(program))
+        .flat_map(|dir| program_names(program).map(move |name| dir.join(name)))
         .find(|candidate| is_executable(candidate))
         .map_or(ProgramLookup::Missing, ProgramLookup::Found)
 }
@@ -148,25 +143,34 @@ pub fn detached_environment(
     environment
 }
 
-/// What a process baton started detached (the supervisor, the notifier) does first: it
-/// takes a session of its own, unless setsid(1) gave it one already, and closes every
-/// descriptor above 2 that it inherited, so that it holds nothing of its caller's open (a
-/// caller reading the waker's output through a pipe on descriptor 7 would otherwise wait
+/// What a process baton started detached (the supervisor, the notifier) does first: on
+/// Unix it takes a session of its own, unless setsid(1) gave it one already, and closes
+/// every descriptor above 2 that it inherited, so that it holds nothing of its caller's open
+/// (a caller reading the waker's output through a pipe on descriptor 7 would otherwise wait
 /// for the whole agent run). Call it before this process opens anything of its own, which
-/// it would close too.
+/// it would close too. On Windows [`spawn_detached`] did it all: the child has no console,
+/// and Rust opens no handle inheritable.
 pub fn detach_from_caller() {
-    // Fails only where the process leads its group or session already: setsid(1) ran it.
-    let _ = nix::unistd::setsid();
-    close_inherited_descriptors();
+    #[cfg(unix)]
+    {
+        // Fails only where the process leads its group or session already: setsid(1) ran it.
+        let _ = nix::unistd::setsid();
+        close_inherited_descriptors();
+    }
 }
 
+#[cfg(unix)]
 fn close_inherited_descriptors() {
-    let open: Vec<i32> = match fs::read_dir("/proc/self/fd") {
-        Ok(entries) => entries
+    // Linux lists the open descriptors; macOS has /dev/fd for the same.
+    let listed = ["/proc/self/fd", "/dev/fd"]
+        .iter()
+        .find_map(|dir| fs::read_dir(dir).ok());
+    let open: Vec<i32> = match listed {
+        Some(entries) => entries
             .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
             .collect(),
-        // Without /proc, every number a descriptor is likely to have.
-        Err(_) => (3..1024).collect(),
+        // Without a list, every number a descriptor is likely to have.
+        None => (3..1024).collect(),
     };
     for descriptor in open.into_iter().filter(|descriptor| *descriptor > 2) {
         // The listing's own descriptor is among them, closed already: that close fails
@@ -175,28 +179,12 @@ fn close_inherited_descriptors() {
     }
 }
 
-/// Where setsid(1) may be.
-const SETSID: [&str; 2] = ["/usr/bin/setsid", "/bin/setsid"];
-
 /// Starts `program args…` detached from the caller: no terminal, no standard streams, not
 /// waited for, in the environment of [`detached_environment`], so that the child uses the
 /// caller's hub, whose home directory is `home`. The child closes the other descriptors it
 /// inherits itself, at its start ([`detach_from_caller`]).
 pub(crate) fn spawn_detached(program: &Path, args: &[&str], home: &Path) -> io::Result<()> {
-    // A session of its own takes the child away from the terminal for good: no SIGHUP when
-    // the terminal closes, and an agent CLI run inside cannot open /dev/tty and wait for
-    // keys nobody will press. Calling setsid() between fork and exec would need `unsafe`
-    // (pre_exec), so use setsid(1), which execs in place (the child is not a group leader,
-    // so it does not fork). Without it, the child calls setsid() itself as it starts
-    // ([`detach_from_caller`]); it must not lead a process group of its own for that.
-    let mut command = match SETSID.iter().find(|path| Path::new(path).is_file()) {
-        Some(setsid) => {
-            let mut command = Command::new(setsid);
-            command.arg(program);
-            command
-        }
-        None => Command::new(program),
-    };
+    let mut command = detached_command(program);
     command
         .args(args)
         .env_clear()
@@ -213,12 +201,101 @@ pub(crate) fn spawn_detached(program: &Path, args: &[&str], home: &Path) -> io::
     Ok(())
 }
 
+// What differs between Unix and Windows in starting and finding processes, one function
+// per difference.
+
+/// A command that runs `program` away from the caller's terminal.
+///
+/// On Unix, a session of its own takes the child away from the terminal for good: no SIGHUP
+/// when the terminal closes, and an agent CLI run inside cannot open /dev/tty and wait for
+/// keys nobody will press. Calling setsid() between fork and exec would need `unsafe`
+/// (pre_exec), so setsid(1) runs it where the PATH has one (util-linux; it execs in place,
+/// the child not being a group leader). Without it (macOS), the child calls setsid() itself
+/// as it starts ([`detach_from_caller`]); it must not lead a process group of its own for that.
+#[cfg(unix)]
+fn detached_command(program: &Path) -> Command {
+    match find_program("setsid", std::env::var_os("PATH").as_deref()) {
+        ProgramLookup::Found(setsid) => {
+            let mut command = Command::new(setsid);
+            command.arg(program);
+            command
+        }
+        _ => Command::new(program),
+    }
+}
+
+/// A command that runs `program` away from the caller's console: in a process group of its
+/// own (Ctrl+C in the caller's console does not reach it) and with no console at all.
+#[cfg(windows)]
+fn detached_command(program: &Path) -> Command {
+    use std::os::windows::process::CommandExt;
+    // The values of winbase.h.
+    const DETACHED_PROCESS: u32 = 0x0000_0008;
+    const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+    let mut command = Command::new(program);
+    command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
+    command
+}
+
+/// Whether the file at `path` is a program this user can run: on Unix a file with an
+/// execute bit, on Windows any file (Windows asks the extension, which [`program_names`]
+/// supplies).
+fn is_executable(path: &Path) -> bool {
+    let Ok(metadata) = fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        metadata.is_file()
+    }
+}
+
+/// The file names `program` is looked for under on the PATH: itself on Unix; on Windows
+/// also with `.exe`, which is what `Command` itself adds to a name without an extension.
+fn program_names(program: &str) -> impl Iterator<Item = String> {
+    let with_exe = (cfg!(windows) && Path::new(program).extension().is_none())
+        .then(|| format!("{program}.exe"));
+    std::iter::once(program.to_string()).chain(with_exe)
+}
+
+/// Whether process `pid` is running: `None` where the system cannot tell. On Unix,
+/// kill(pid, 0) asks without sending anything (a process of another user answers "not
+/// permitted", so it is running); on Windows baton does not ask, and a recorded pid counts
+/// as perhaps running.
+pub fn is_process_alive(pid: u32) -> Option<bool> {
+    #[cfg(unix)]
+    {
+        use nix::errno::Errno;
+        // 0 and numbers past i32 name no process (to kill(2) they would name groups).
+        let Some(pid) = i32::try_from(pid).ok().filter(|pid| *pid > 0) else {
+            return Some(false);
+        };
+        match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+            Ok(()) | Err(Errno::EPERM) => Some(true),
+            Err(Errno::ESRCH) => Some(false),
+            Err(_) => None,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn programs_are_found_on_the_path_given() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let program = dir.path().join("wake-me");
         fs::write(&program, "#!/bin/sh\n").unwrap();
@@ -239,6 +316,22 @@ mod tests {
         fs::set_permissions(&program, fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(find_program("wake-me", Some(&path)), ProgramLookup::Missing);
         assert_eq!(find_program("bin/x", Some(&path)), ProgramLookup::Relative);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_process_is_alive_until_it_has_exited_and_been_reaped() {
+        assert_eq!(is_process_alive(std::process::id()), Some(true));
+        // pid 1 runs as another user (root) in most test setups: still alive.
+        assert_eq!(is_process_alive(1), Some(true));
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        assert_eq!(is_process_alive(child.id()), Some(true));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(is_process_alive(child.id()), Some(false));
+        // Numbers kill(2) would take for process groups name no process here.
+        assert_eq!(is_process_alive(0), Some(false));
+        assert_eq!(is_process_alive(u32::MAX), Some(false));
     }
 
     #[test]

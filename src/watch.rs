@@ -2,10 +2,9 @@
 //!
 //! A [`FileWatch`] looks at the files' metadata every [`POLL_EVERY`] (no read of the board
 //! itself); a board write replaces board.json by a rename, so its inode changes even when
-//! its size and modification time would not.
+//! its size and modification time would not (on Windows, see `store::platform::file_id`).
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
@@ -13,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::error::{Error, Result};
 use crate::session::{Inbox, Push, Pushed, Session};
 use crate::store::paths::Home;
+use crate::store::platform;
 use crate::time;
 
 /// How often the watched files are looked at.
@@ -56,7 +56,7 @@ impl FileWatch {
             .iter()
             .map(|path| {
                 fs::metadata(path).ok().map(|meta| Stamp {
-                    inode: meta.ino(),
+                    inode: platform::file_id(&meta),
                     length: meta.len(),
                     modified: meta.modified().ok(),
                 })

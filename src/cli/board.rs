@@ -1,7 +1,6 @@
 //! Board commands: send, the transitions, show, board, inbox, status, log, note, archive.
 
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::MetadataExt;
 use std::thread;
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use baton::board::task::{Priority, Status, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
 use baton::session::{BoardFilter, Changed, NewTask};
-use baton::store::regular;
+use baton::store::{platform, regular};
 use baton::time::Timestamp;
 
 use super::{Context, output, render};
@@ -377,7 +376,7 @@ fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
     // the torn lines of a killed writer: go on from where it now ends.
     let path = session.home().activity_file(session.project_id());
     let identity = |path: &std::path::Path| {
-        std::fs::metadata(path).map_or((0, 0), |meta| (meta.ino(), meta.len()))
+        std::fs::metadata(path).map_or((0, 0), |meta| (platform::file_id(&meta), meta.len()))
     };
     let (mut inode, mut offset) = identity(&path);
     let mut pending = String::new();

@@ -24,7 +24,7 @@ use tokio_stream::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::store::paths::Home;
-use crate::store::regular;
+use crate::store::{platform, regular};
 
 /// How often the followed files are looked at.
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(100);
@@ -233,17 +233,7 @@ struct Seq {
 
 fn stamp(path: &Path) -> Option<(u64, u64, Option<std::time::SystemTime>)> {
     let meta = fs::metadata(path).ok()?;
-    Some((file_id(&meta), meta.len(), meta.modified().ok()))
-}
-
-#[cfg(unix)]
-fn file_id(meta: &fs::Metadata) -> u64 {
-    std::os::unix::fs::MetadataExt::ino(meta)
-}
-
-#[cfg(not(unix))]
-fn file_id(_meta: &fs::Metadata) -> u64 {
-    0
+    Some((platform::file_id(&meta), meta.len(), meta.modified().ok()))
 }
 
 /// An append-only file read as it grows, a whole line at a time. When it is replaced (the
@@ -268,7 +258,7 @@ impl Tail {
 
     fn skip_to_end(&mut self) {
         if let Ok(meta) = fs::metadata(&self.path) {
-            self.id = Some(file_id(&meta));
+            self.id = Some(platform::file_id(&meta));
             self.offset = meta.len();
         }
     }
@@ -284,12 +274,12 @@ impl Tail {
         let Ok(meta) = fs::metadata(&self.path) else {
             return Vec::new();
         };
-        let id = file_id(&meta);
+        let id = platform::file_id(&meta);
         let mut fresh = Vec::new();
         if self.id.is_some_and(|known| known != id) {
             // Replaced: the rest of the old file, wherever the rotation put it.
             let rotated = crate::activity::generation(&self.path, 1);
-            if fs::metadata(&rotated).is_ok_and(|old| Some(file_id(&old)) == self.id) {
+            if fs::metadata(&rotated).is_ok_and(|old| Some(platform::file_id(&old)) == self.id) {
                 self.read_from(&rotated, &mut fresh);
             }
             self.offset = 0;

@@ -33,7 +33,6 @@ mod opencode;
 use std::ffi::OsString;
 use std::fs;
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::cst::CstInputValue;
@@ -47,7 +46,7 @@ use crate::process::{self, ProgramLookup};
 use crate::registry;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic, regular};
+use crate::store::{StoreError, atomic, platform, regular};
 use crate::time::Timestamp;
 
 pub use command::Launch;
@@ -1090,22 +1089,23 @@ fn write_file(path: &Path, text: &str, mode_if_new: u32) -> Result<Vec<PathBuf>>
         }
     }
     fs::create_dir_all(&dir).map_err(StoreError::io(&dir))?;
+    // Permission bits where the system has them (Unix): the file's own, or `mode_if_new`.
     let mode = fs::metadata(&target)
-        .map(|meta| meta.permissions().mode() & 0o7777)
+        .ok()
+        .and_then(|meta| platform::mode(&meta))
         .unwrap_or(mode_if_new);
     let name = target.file_name().unwrap_or_default().to_string_lossy();
     let temp = dir.join(format!(".{name}.baton-tmp"));
     let mut file = regular::open_with(
         &temp,
-        fs::OpenOptions::new()
+        platform::open_options_with_mode(mode)
             .write(true)
             .create(true)
-            .truncate(true)
-            .mode(mode),
+            .truncate(true),
     )
     .map_err(StoreError::io(&temp))?;
     file.write_all(text.as_bytes())
-        .and_then(|()| file.set_permissions(fs::Permissions::from_mode(mode)))
+        .and_then(|()| platform::set_mode(&file, mode))
         .and_then(|()| file.sync_all())
         .map_err(StoreError::io(&temp))?;
     drop(file);
@@ -1144,8 +1144,10 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn finds_programs_on_path_only_when_executable() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let program = dir.path().join("claude");
         fs::write(&program, "#!/bin/sh\n").unwrap();
@@ -1159,8 +1161,10 @@ mod tests {
         assert_eq!(env.find_program("codex"), None);
     }
 
+    #[cfg(unix)]
     #[test]
     fn writes_through_symlinks_and_keeps_permissions() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let real = dir.path().join("dotfiles/settings.json");
         fs::create_dir_all(real.parent().unwrap()).unwrap();

@@ -1,30 +1,19 @@
 //! Crash-safe replacement of a whole file: temp file in the same directory, fsync, rename,
 //! fsync the directory. A reader sees the old file or the new one, never a mix.
 
-use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::{StoreError, regular};
+pub use super::platform::private_open_options;
+use super::{StoreError, platform, regular};
 
-/// Open options that create files readable by their owner only (0600).
-pub fn private_open_options() -> OpenOptions {
-    let mut options = OpenOptions::new();
-    options.mode(0o600);
-    options
-}
-
-/// Creates `dir` and its missing parents with mode 0700.
+/// Creates `dir` and its missing parents, private to their owner (0700 on Unix).
 pub fn create_private_dir_all(dir: &Path) -> Result<(), StoreError> {
     if dir.is_dir() {
         return Ok(());
     }
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(StoreError::io(dir))
+    platform::create_private_dirs(dir).map_err(StoreError::io(dir))
 }
 
 /// The temp file a replacement of `path` is written to. One fixed name per file is safe
@@ -51,8 +40,8 @@ pub struct Staged {
     identity: FileIdentity,
 }
 
-/// Which file a path names, told apart from any other: its inode number and length. A rename
-/// keeps both, so the file at `path` after [`Staged::commit`] has the staged file's identity,
+/// Which file a path names, told apart from any other: its inode number (on Windows, what
+/// [`platform::file_id`] says) and length. A rename keeps both, so the file at `path` after [`Staged::commit`] has the staged file's identity,
 /// and as long as the staged file exists no other file can have its inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileIdentity {
@@ -63,7 +52,7 @@ pub struct FileIdentity {
 impl FileIdentity {
     pub fn of(metadata: &fs::Metadata) -> Self {
         FileIdentity {
-            inode: metadata.ino(),
+            inode: platform::file_id(metadata),
             length: metadata.len(),
         }
     }
@@ -197,15 +186,12 @@ fn keep_backup(path: &Path, backup: &Path) -> Result<(), StoreError> {
 
 /// Makes a rename in `dir` durable.
 pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
-    File::open(dir)
-        .and_then(|handle| handle.sync_all())
-        .map_err(StoreError::io(dir))
+    platform::sync_dir(dir).map_err(StoreError::io(dir))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn a_backup_already_linked_to_the_file_leaves_no_temp_file() {
@@ -237,13 +223,11 @@ mod tests {
         replace(&path, b"three", Some(&backup)).unwrap();
         assert_eq!(fs::read(&backup).unwrap(), b"two");
         assert!(!temp_path(&path).exists());
-        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        let dir_mode = fs::metadata(dir.path().join("sub"))
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777;
-        assert_eq!(dir_mode, 0o700);
+        if cfg!(unix) {
+            let mode = platform::mode(&fs::metadata(&path).unwrap());
+            assert_eq!(mode, Some(0o600));
+            let dir_mode = platform::mode(&fs::metadata(dir.path().join("sub")).unwrap());
+            assert_eq!(dir_mode, Some(0o700));
+        }
     }
 }

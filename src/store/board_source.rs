@@ -7,11 +7,12 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Write};
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
+
+use super::platform;
 
 /// Where the tasks of a board read from disk are: its file, held open, or its whole text.
 #[derive(Debug)]
@@ -106,7 +107,7 @@ impl Source {
                 let mut at = span.start;
                 while at < span.end {
                     let part = &mut piece[..(span.end - at).min(READ_AHEAD)];
-                    file.read_exact_at(part, at as u64)?;
+                    platform::read_exact_at(file, part, at as u64)?;
                     out.write_all(part)?;
                     at += part.len();
                 }
@@ -129,7 +130,7 @@ impl Source {
 fn read_at_most(file: &File, buffer: &mut [u8], offset: usize) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buffer.len() {
-        match file.read_at(&mut buffer[filled..], (offset + filled) as u64) {
+        match platform::read_at(file, &mut buffer[filled..], (offset + filled) as u64) {
             Ok(0) => break,
             Ok(read) => filled += read,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => {}

@@ -4,7 +4,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
@@ -13,7 +12,8 @@ use std::time::Duration;
 use fs4::{FileExt, TryLockError};
 
 use super::atomic::{create_private_dir_all, private_open_options};
-use super::{SettingError, StoreError, regular};
+use super::{SettingError, StoreError, platform, regular};
+use crate::process::is_process_alive;
 
 /// How long to wait for a lock and whom to tell about the wait.
 #[derive(Debug, Clone, Copy)]
@@ -127,14 +127,13 @@ impl FileLock {
     /// which cost a quarter of a millisecond on every lock here.
     fn record_holder(&mut self) -> Result<(), StoreError> {
         let record = format!("{:<10}\n", std::process::id());
-        let result = std::os::unix::fs::FileExt::write_all_at(&self.file, record.as_bytes(), 0)
-            .and_then(
-                |()| match self.file.metadata()?.len() > record.len() as u64 {
-                    // Something longer was written here by hand: cut it, once.
-                    true => self.file.set_len(record.len() as u64),
-                    false => Ok(()),
-                },
-            );
+        let result = platform::write_all_at(&self.file, record.as_bytes(), 0).and_then(|()| {
+            match self.file.metadata()?.len() > record.len() as u64 {
+                // Something longer was written here by hand: cut it, once.
+                true => self.file.set_len(record.len() as u64),
+                false => Ok(()),
+            }
+        });
         result.map_err(StoreError::io(&self.path))
     }
 }
@@ -204,15 +203,6 @@ impl std::fmt::Display for Holder {
     }
 }
 
-/// Whether process `pid` is running: `None` where the system cannot tell (no `/proc`).
-pub fn is_process_alive(pid: u32) -> Option<bool> {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return None;
-    }
-    Some(proc.join(pid.to_string()).exists())
-}
-
 /// The pid recorded by the current holder, if it wrote one.
 pub fn read_holder_of(path: &Path) -> Option<u32> {
     let mut file = regular::open(path).ok()?;
@@ -238,15 +228,28 @@ pub fn is_locked(path: &Path) -> bool {
     if !metadata.is_file() {
         return false;
     }
-    let listed = std::fs::read_to_string("/proc/locks")
-        .ok()
-        .and_then(|locks| listed_as_held(&locks, metadata.dev(), metadata.ino()));
-    listed.unwrap_or_else(|| is_locked_by_trying(path))
+    listed_in_proc_locks(&metadata).unwrap_or_else(|| is_locked_by_trying(path))
+}
+
+/// Whether Linux's list of held locks has one on the file of `metadata`; `None` when it
+/// cannot tell.
+#[cfg(target_os = "linux")]
+fn listed_in_proc_locks(metadata: &std::fs::Metadata) -> Option<bool> {
+    let (device, inode) = platform::device_and_inode(metadata);
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    listed_as_held(&locks, device, inode)
+}
+
+/// Other systems list no locks: the lock is tried instead.
+#[cfg(not(target_os = "linux"))]
+fn listed_in_proc_locks(_metadata: &std::fs::Metadata) -> Option<bool> {
+    None
 }
 
 /// Whether the `flock` list `locks` (as `/proc/locks` writes it) has a lock held on the
 /// file `device`:`inode`; `None` when it cannot say, because a lock on that inode number is
 /// listed under a device that `stat` names differently (btrfs subvolumes, some overlays).
+#[cfg(target_os = "linux")]
 fn listed_as_held(locks: &str, device: u64, inode: u64) -> Option<bool> {
     let inode = inode.to_string();
     let mut same_inode_elsewhere = false;
@@ -282,6 +285,7 @@ fn listed_as_held(locks: &str, device: u64, inode: u64) -> Option<bool> {
 }
 
 /// The major and minor numbers of a device number, as Linux encodes them in `st_dev`.
+#[cfg(target_os = "linux")]
 fn split_device(device: u64) -> (u64, u64) {
     let major = ((device >> 32) & 0xffff_f000) | ((device >> 8) & 0x0fff);
     let minor = ((device >> 12) & 0xffff_ff00) | (device & 0xff);
@@ -370,6 +374,7 @@ mod tests {
         assert!(path.exists(), "the lock file is never deleted");
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_recorded_holder_that_exited_is_not_named_as_the_holder() {
         let mut child = std::process::Command::new("true").spawn().unwrap();
@@ -410,6 +415,7 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn held_locks_are_read_from_the_list_of_flocks() {
         let device = 0xfe00; // major fe, minor 00
@@ -437,6 +443,8 @@ mod tests {
         assert_eq!(split_device(0x1_2000_6783_459a), (0x12345, 0x6789a));
     }
 
+    /// Only where the system lists its locks: elsewhere a look tries the lock.
+    #[cfg(target_os = "linux")]
     #[test]
     fn looking_at_a_lock_never_takes_it_from_a_writer() {
         let dir = tempfile::tempdir().unwrap();

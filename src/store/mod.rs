@@ -10,6 +10,7 @@ pub mod jsonl;
 pub mod lock;
 pub mod log;
 pub mod paths;
+pub mod platform;
 pub mod presence;
 pub mod regular;
 pub mod versioned;

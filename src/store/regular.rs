@@ -10,8 +10,9 @@
 use std::fmt;
 use std::fs::{self, File, FileType, OpenOptions};
 use std::io::{self, Read};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+
+use super::platform;
 
 /// What was found where a regular file should be. Carried inside an [`io::Error`], so a
 /// caller's `NotFound` handling stays as it was; [`super::StoreError::io`] turns it into
@@ -56,10 +57,7 @@ pub fn open_with(path: &Path, options: &OpenOptions) -> io::Result<File> {
     // O_NONBLOCK makes open(2) of a FIFO return at once (or fail, for writing with no
     // reader) should one appear between the check and here; on a regular file it changes
     // nothing.
-    let file = options
-        .clone()
-        .custom_flags(nix::libc::O_NONBLOCK)
-        .open(path)?;
+    let file = platform::never_block(options).open(path)?;
     check(file.metadata()?.file_type())?;
     Ok(file)
 }
@@ -91,16 +89,8 @@ fn check(file_type: FileType) -> io::Result<()> {
         return Ok(());
     } else if file_type.is_dir() {
         "a directory"
-    } else if file_type.is_fifo() {
-        "a FIFO"
-    } else if file_type.is_socket() {
-        "a socket"
-    } else if file_type.is_block_device() {
-        "a block device"
-    } else if file_type.is_char_device() {
-        "a character device"
     } else {
-        "something else"
+        platform::special_kind(file_type).unwrap_or("something else")
     };
     Err(io::Error::new(
         io::ErrorKind::InvalidInput,
@@ -108,7 +98,7 @@ fn check(file_type: FileType) -> io::Result<()> {
     ))
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::net::UnixListener;

@@ -2,9 +2,9 @@
 //! agent its task records `seen` once, and the agent's own change records `acted`. (The wake
 //! run's `woken` is in tests/it/wake.rs, beside the fake agent.)
 
-use std::os::unix::fs::MetadataExt;
 use std::process::{Child, Stdio};
 
+use baton::store::platform::file_id;
 use serde_json::Value;
 
 use crate::common::TestEnv;
@@ -20,10 +20,10 @@ fn delivery(env: &TestEnv, id: u64) -> Value {
     env.run("lead", &["--json", "show", &id.to_string()]).json()["delivery"].clone()
 }
 
-/// The board file's inode: every write renames a new file over it, so a look that wrote
+/// The board file's inode (on Windows what stands for it): every write renames a new file over it, so a look that wrote
 /// nothing leaves it as it was.
 fn board_inode(env: &TestEnv) -> u64 {
-    std::fs::metadata(env.board_path("default")).unwrap().ino()
+    file_id(&std::fs::metadata(env.board_path("default")).unwrap())
 }
 
 const PROMPT: &str = r#"{"hook_event_name":"UserPromptSubmit","prompt":"go on"}"#;

@@ -146,6 +146,7 @@ fn nested_workspaces_pick_the_longest_and_prefixes_compare_whole_names() {
         .fails(2);
 }
 
+#[cfg(unix)]
 #[test]
 fn a_symlink_to_a_workspace_is_the_same_workspace() {
     let env = TestEnv::new();

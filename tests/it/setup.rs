@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -713,6 +714,7 @@ fn dry_run_shows_the_changes_and_writes_nothing() {
     assert_eq!(machine.files(), wired, "a dry uninstall removed something");
 }
 
+#[cfg(unix)]
 #[test]
 fn auto_wires_the_clients_found_on_path_or_by_their_config_directory() {
     let machine = Machine::new();
@@ -876,6 +878,7 @@ fn claude_config_dir_moves_every_claude_file() {
     assert!(!machine.user().join(".claude").exists());
 }
 
+#[cfg(unix)]
 #[test]
 fn doctor_reports_which_clients_are_wired_and_what_is_amiss() {
     let machine = Machine::new();

@@ -555,6 +555,7 @@ fn watch_prints_the_board_again_on_each_change_when_not_on_a_terminal() {
     watching.wait().unwrap();
 }
 
+#[cfg(unix)]
 #[test]
 fn a_notification_service_that_never_answers_does_not_hold_up_the_command() {
     let env = TestEnv::new();

@@ -1,0 +1,189 @@
+//! What the store does differently on Unix and on Windows, and nowhere else: private
+//! permissions, which file a path names, reading and writing at an offset, opening without
+//! blocking, the kinds of file that are not regular, and syncing a directory. Every function
+//! here has one body per platform; the rest of the store is the same everywhere.
+//!
+//! - Private files: on Unix baton's files are created 0600 and its directories 0700. On
+//!   Windows they get the default ACL of where they are made, and baton's home is under the
+//!   user's profile (`%APPDATA%`), which only that user (and administrators) can open.
+//! - Which file a path names ([`file_id`]): the inode number on Unix. Windows' file index is
+//!   not in stable Rust, so there it is the last-write time (100 ns steps), which a rename
+//!   keeps and a rewrite changes; with the length it tells a replaced board or a rotated log
+//!   from the file that was there, as the inode does, though not an append cut short by a
+//!   crash from another file.
+
+use std::fs::{File, FileType, Metadata, OpenOptions};
+use std::io;
+use std::path::Path;
+
+/// Open options that create files readable by their owner only (0600 on Unix; see the
+/// module's comment for Windows).
+pub fn private_open_options() -> OpenOptions {
+    open_options_with_mode(0o600)
+}
+
+/// Creates `dir` and its missing parents, private to their owner (0700 on Unix).
+pub fn create_private_dirs(dir: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// The permission bits of a file (`0o7777` at most); `None` where the system has none
+/// (Windows, whose ACLs are not bits).
+pub fn mode(metadata: &Metadata) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Some(metadata.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
+    }
+}
+
+/// Open options that create a file with permission bits `mode` where the system has them.
+pub fn open_options_with_mode(mode: u32) -> OpenOptions {
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = (&mut options, mode);
+    options
+}
+
+/// Sets the permission bits of `file` to `mode` where the system has them.
+pub fn set_mode(file: &File, mode: u32) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, mode);
+        Ok(())
+    }
+}
+
+/// Which file `metadata` is of, among the files of its filesystem: see the module's comment.
+pub fn file_id(metadata: &Metadata) -> u64 {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::MetadataExt::ino(metadata)
+    }
+    #[cfg(windows)]
+    {
+        std::os::windows::fs::MetadataExt::last_write_time(metadata)
+    }
+}
+
+/// The device and inode of `metadata` on Unix, as `/proc/locks` names a file.
+#[cfg(unix)]
+pub fn device_and_inode(metadata: &Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (metadata.dev(), metadata.ino())
+}
+
+/// Reads into `buffer` from `file` at `offset`; how much it read (0 at the end). On Windows
+/// this moves the file's cursor, which nothing reading a file at offsets relies on.
+pub fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_at(file, buffer, offset)
+    }
+    #[cfg(windows)]
+    {
+        std::os::windows::fs::FileExt::seek_read(file, buffer, offset)
+    }
+}
+
+/// Fills `buffer` from `file` at `offset`; an error if the file ends first.
+pub fn read_exact_at(file: &File, mut buffer: &mut [u8], mut offset: u64) -> io::Result<()> {
+    while !buffer.is_empty() {
+        match read_at(file, buffer, offset) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(read) => {
+                buffer = &mut buffer[read..];
+                offset += read as u64;
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
+/// Writes all of `bytes` into `file` at `offset` (on Windows, moving its cursor).
+pub fn write_all_at(file: &File, mut bytes: &[u8], mut offset: u64) -> io::Result<()> {
+    while !bytes.is_empty() {
+        #[cfg(unix)]
+        let written = std::os::unix::fs::FileExt::write_at(file, bytes, offset);
+        #[cfg(windows)]
+        let written = std::os::windows::fs::FileExt::seek_write(file, bytes, offset);
+        match written {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(wrote) => {
+                bytes = &bytes[wrote..];
+                offset += wrote as u64;
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
+/// `options` made to open without waiting: on Unix O_NONBLOCK, so that open(2) of a FIFO
+/// returns at once (a regular file is unchanged by it). Windows has no FIFOs at a path.
+pub fn never_block(options: &OpenOptions) -> OpenOptions {
+    let mut options = options.clone();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, nix::libc::O_NONBLOCK);
+    #[cfg(not(unix))]
+    let _ = &mut options;
+    options
+}
+
+/// What a file of `file_type` is when it is neither a regular file nor a directory, where
+/// the system has such files (FIFOs, sockets, devices on Unix).
+pub fn special_kind(file_type: FileType) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            Some("a FIFO")
+        } else if file_type.is_socket() {
+            Some("a socket")
+        } else if file_type.is_block_device() {
+            Some("a block device")
+        } else if file_type.is_char_device() {
+            Some("a character device")
+        } else {
+            None
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file_type;
+        None
+    }
+}
+
+/// Makes a rename in `dir` durable. Unix syncs the directory; on Windows a directory cannot
+/// be opened as a file to sync, and a rename's durability is left to NTFS's own journal.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir).and_then(|handle| handle.sync_all())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}

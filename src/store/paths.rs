@@ -15,7 +15,8 @@ impl Home {
         Home { root }
     }
 
-    /// `$BATON_HOME`, else the platform data directory (`~/.local/share/baton` on Linux).
+    /// `$BATON_HOME`, else the platform data directory: `~/.local/share/baton` on Linux,
+    /// `~/Library/Application Support/baton` on macOS, `%APPDATA%\baton\data` on Windows.
     /// An empty `BATON_HOME` counts as unset, as XDG treats its empty variables. A relative
     /// one is refused: it would make a new hub in every directory a command runs in.
     pub fn from_environment() -> Result<Self, SettingError> {

@@ -549,6 +549,8 @@ pub fn trim_log(path: &Path, limit: u64, keep: u64) -> io::Result<bool> {
         .iter()
         .position(|byte| *byte == b'\n')
         .map_or(0, |newline| newline + 1);
+    // Closed before the rename over it, which a system may refuse while it is open (Wine).
+    drop(file);
     atomic::replace(path, &tail[start..], None).map_err(io::Error::other)?;
     Ok(true)
 }

@@ -2,7 +2,7 @@
 //!
 //! A [`FileWatch`] looks at the files' metadata every [`POLL_EVERY`] (no read of the board
 //! itself); a board write replaces board.json by a rename, so its inode changes even when
-//! its size and modification time would not (on Windows, see `store::platform::file_id`).
+//! its size and modification time would not (on Windows its file index does).
 
 use std::fs;
 use std::path::PathBuf;
@@ -56,7 +56,7 @@ impl FileWatch {
             .iter()
             .map(|path| {
                 fs::metadata(path).ok().map(|meta| Stamp {
-                    inode: platform::file_id(&meta),
+                    inode: platform::file_id(path, &meta),
                     length: meta.len(),
                     modified: meta.modified().ok(),
                 })

@@ -376,7 +376,7 @@ fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
     // the torn lines of a killed writer: go on from where it now ends.
     let path = session.home().activity_file(session.project_id());
     let identity = |path: &std::path::Path| {
-        std::fs::metadata(path).map_or((0, 0), |meta| (platform::file_id(&meta), meta.len()))
+        std::fs::metadata(path).map_or((0, 0), |meta| (platform::file_id(path, &meta), meta.len()))
     };
     let (mut inode, mut offset) = identity(&path);
     let mut pending = String::new();

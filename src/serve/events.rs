@@ -233,7 +233,11 @@ struct Seq {
 
 fn stamp(path: &Path) -> Option<(u64, u64, Option<std::time::SystemTime>)> {
     let meta = fs::metadata(path).ok()?;
-    Some((platform::file_id(&meta), meta.len(), meta.modified().ok()))
+    Some((
+        platform::file_id(path, &meta),
+        meta.len(),
+        meta.modified().ok(),
+    ))
 }
 
 /// An append-only file read as it grows, a whole line at a time. When it is replaced (the
@@ -258,7 +262,7 @@ impl Tail {
 
     fn skip_to_end(&mut self) {
         if let Ok(meta) = fs::metadata(&self.path) {
-            self.id = Some(platform::file_id(&meta));
+            self.id = Some(platform::file_id(&self.path, &meta));
             self.offset = meta.len();
         }
     }
@@ -274,12 +278,14 @@ impl Tail {
         let Ok(meta) = fs::metadata(&self.path) else {
             return Vec::new();
         };
-        let id = platform::file_id(&meta);
+        let id = platform::file_id(&self.path, &meta);
         let mut fresh = Vec::new();
         if self.id.is_some_and(|known| known != id) {
             // Replaced: the rest of the old file, wherever the rotation put it.
             let rotated = crate::activity::generation(&self.path, 1);
-            if fs::metadata(&rotated).is_ok_and(|old| Some(platform::file_id(&old)) == self.id) {
+            if fs::metadata(&rotated)
+                .is_ok_and(|old| Some(platform::file_id(&rotated, &old)) == self.id)
+            {
                 self.read_from(&rotated, &mut fresh);
             }
             self.offset = 0;

@@ -40,8 +40,8 @@ pub struct Staged {
     identity: FileIdentity,
 }
 
-/// Which file a path names, told apart from any other: its inode number (on Windows, what
-/// [`platform::file_id`] says) and length. A rename keeps both, so the file at `path` after [`Staged::commit`] has the staged file's identity,
+/// Which file a path names, told apart from any other: its inode number (on Windows its file
+/// index: [`platform::file_id`]) and length. A rename keeps both, so the file at `path` after [`Staged::commit`] has the staged file's identity,
 /// and as long as the staged file exists no other file can have its inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileIdentity {
@@ -50,9 +50,10 @@ pub struct FileIdentity {
 }
 
 impl FileIdentity {
-    pub fn of(metadata: &fs::Metadata) -> Self {
+    /// The identity of the file at `path`, whose `metadata` the caller has read.
+    pub fn of(path: &Path, metadata: &fs::Metadata) -> Self {
         FileIdentity {
-            inode: platform::file_id(metadata),
+            inode: platform::file_id(path, metadata),
             length: metadata.len(),
         }
     }
@@ -60,7 +61,7 @@ impl FileIdentity {
     /// The identity of the file at `path` now; `None` when there is none.
     pub fn at(path: &Path) -> Result<Option<Self>, StoreError> {
         match fs::metadata(path) {
-            Ok(metadata) => Ok(Some(FileIdentity::of(&metadata))),
+            Ok(metadata) => Ok(Some(FileIdentity::of(path, &metadata))),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(error) => Err(StoreError::io(path)(error)),
         }
@@ -113,7 +114,7 @@ fn write_synced(
     drop(out);
     file.sync_all()
         .and_then(|()| file.metadata())
-        .map(|metadata| FileIdentity::of(&metadata))
+        .map(|metadata| FileIdentity::of(temp, &metadata))
         .map_err(StoreError::io(temp))
 }
 

@@ -70,7 +70,7 @@ pub fn write<R: Line>(
     let journal = Journal {
         schema: JOURNAL_SCHEMA,
         board,
-        log: FileIdentity::of(&log_identity),
+        log: FileIdentity::of(log, &log_identity),
         records: records.to_vec(),
     };
     let mut text = serde_json::to_vec(&journal).map_err(|error| StoreError::Corrupt {

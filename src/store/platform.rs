@@ -6,11 +6,9 @@
 //! - Private files: on Unix baton's files are created 0600 and its directories 0700. On
 //!   Windows they get the default ACL of where they are made, and baton's home is under the
 //!   user's profile (`%APPDATA%`), which only that user (and administrators) can open.
-//! - Which file a path names ([`file_id`]): the inode number on Unix. Windows' file index is
-//!   not in stable Rust, so there it is the last-write time (100 ns steps), which a rename
-//!   keeps and a rewrite changes; with the length it tells a replaced board or a rotated log
-//!   from the file that was there, as the inode does, though not an append cut short by a
-//!   crash from another file.
+//! - Which file a path names ([`file_id`]): the inode number on Unix, the file index on
+//!   Windows (which std has only as an unstable API, so it is asked of Windows here).
+//!   Either is kept by a rename and by an append, and differs for a file made anew.
 
 use std::fs::{File, FileType, Metadata, OpenOptions};
 use std::io;
@@ -70,16 +68,39 @@ pub fn set_mode(file: &File, mode: u32) -> io::Result<()> {
     }
 }
 
-/// Which file `metadata` is of, among the files of its filesystem: see the module's comment.
-pub fn file_id(metadata: &Metadata) -> u64 {
+/// Which file, among the files of its filesystem, is the one at `path`, whose `metadata`
+/// the caller has read: see the module's comment. On Windows, should the file not open
+/// (gone since), its last-write time stands in.
+pub fn file_id(path: &Path, metadata: &Metadata) -> u64 {
     #[cfg(unix)]
     {
+        let _ = path;
         std::os::unix::fs::MetadataExt::ino(metadata)
     }
     #[cfg(windows)]
     {
-        std::os::windows::fs::MetadataExt::last_write_time(metadata)
+        windows_file_index(path)
+            .unwrap_or_else(|| std::os::windows::fs::MetadataExt::last_write_time(metadata))
     }
+}
+
+/// The file index of the file at `path`, as GetFileInformationByHandle gives it.
+#[cfg(windows)]
+fn windows_file_index(path: &Path) -> Option<u64> {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::Storage::FileSystem::{
+        BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle,
+    };
+    // std opens with every sharing mode, so this holds up no rename or delete meanwhile.
+    let file = File::open(path).ok()?;
+    // SAFETY: a plain C struct of integers, for which all zeroes is a value.
+    let mut information: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: the handle stays open for the call (`file` lives to the end of the function),
+    // and `information` is the writable struct of the type the call fills.
+    let done = unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut information) };
+    (done != 0).then(|| {
+        (u64::from(information.nFileIndexHigh) << 32) | u64::from(information.nFileIndexLow)
+    })
 }
 
 /// The device and inode of `metadata` on Unix, as `/proc/locks` names a file.

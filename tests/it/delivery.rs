@@ -20,10 +20,11 @@ fn delivery(env: &TestEnv, id: u64) -> Value {
     env.run("lead", &["--json", "show", &id.to_string()]).json()["delivery"].clone()
 }
 
-/// The board file's inode (on Windows what stands for it): every write renames a new file over it, so a look that wrote
+/// The board file's inode (on Windows its file index): every write renames a new file over it, so a look that wrote
 /// nothing leaves it as it was.
 fn board_inode(env: &TestEnv) -> u64 {
-    file_id(&std::fs::metadata(env.board_path("default")).unwrap())
+    let path = env.board_path("default");
+    file_id(&path, &std::fs::metadata(&path).unwrap())
 }
 
 const PROMPT: &str = r#"{"hook_event_name":"UserPromptSubmit","prompt":"go on"}"#;

@@ -243,8 +243,8 @@ fn leave_journal_of_committed_change(env: &TestEnv, records: &[Value]) {
     let log = fs::metadata(dir.join("activity.jsonl")).unwrap();
     let journal = json!({
         "schema": 1,
-        "board": {"inode": file_id(&board), "length": board.len()},
-        "log": {"inode": file_id(&log), "length": log.len()},
+        "board": {"inode": file_id(&dir.join("board.json"), &board), "length": board.len()},
+        "log": {"inode": file_id(&dir.join("activity.jsonl"), &log), "length": log.len()},
         "records": records,
     });
     fs::write(dir.join("activity.journal"), format!("{journal}\n")).unwrap();
@@ -321,8 +321,8 @@ fn a_change_committed_but_not_logged_is_logged_by_the_next_writer_log_and_doctor
     let log_now = fs::metadata(&log).unwrap();
     let journal = json!({
         "schema": 1,
-        "board": {"inode": file_id(&staged), "length": staged.len()},
-        "log": {"inode": file_id(&log_now), "length": log_now.len()},
+        "board": {"inode": file_id(&dir.join("elsewhere"), &staged), "length": staged.len()},
+        "log": {"inode": file_id(&log, &log_now), "length": log_now.len()},
         "records": [{"at": "2026-11-29T12:00:00.000Z", "project": "default", "actor": "lead",
                      "action": "send", "task": 3, "to_status": "pending",
                      "text": "lead → dev: never"}],

@@ -265,8 +265,8 @@ fn program_names(program: &str) -> impl Iterator<Item = String> {
 
 /// Whether process `pid` is running: `None` where the system cannot tell. On Unix,
 /// kill(pid, 0) asks without sending anything (a process of another user answers "not
-/// permitted", so it is running); on Windows baton does not ask, and a recorded pid counts
-/// as perhaps running.
+/// permitted", so it is running); on Windows the process is opened to read its exit code,
+/// which is STILL_ACTIVE while it runs (a process that exited with code 259 looks running).
 pub fn is_process_alive(pid: u32) -> Option<bool> {
     #[cfg(unix)]
     {
@@ -281,10 +281,25 @@ pub fn is_process_alive(pid: u32) -> Option<bool> {
             Err(_) => None,
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
     {
-        let _ = pid;
-        None
+        use windows_sys::Win32::Foundation::{CloseHandle, ERROR_INVALID_PARAMETER, STILL_ACTIVE};
+        use windows_sys::Win32::System::Threading::{
+            GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+        };
+        // SAFETY: takes plain values; gives a handle, or null with the error set.
+        let handle = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+        if handle.is_null() {
+            // No process has that pid; any other refusal (access denied) is of one that runs.
+            let error = io::Error::last_os_error().raw_os_error();
+            return Some(error != Some(ERROR_INVALID_PARAMETER as i32));
+        }
+        let mut code = 0u32;
+        // SAFETY: `handle` is the open process handle from above, `code` a writable u32.
+        let asked = unsafe { GetExitCodeProcess(handle, &mut code) };
+        // SAFETY: the handle is ours, closed once, and not used after.
+        unsafe { CloseHandle(handle) };
+        (asked != 0).then_some(code == STILL_ACTIVE as u32)
     }
 }
 
@@ -332,6 +347,22 @@ mod tests {
         // Numbers kill(2) would take for process groups name no process here.
         assert_eq!(is_process_alive(0), Some(false));
         assert_eq!(is_process_alive(u32::MAX), Some(false));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_process_is_alive_until_it_has_exited() {
+        assert_eq!(is_process_alive(std::process::id()), Some(true));
+        let mut child = Command::new("cmd").args(["/c", "exit 0"]).spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        // Our handle to the child is still open, so the pid is not reused meanwhile.
+        assert_eq!(is_process_alive(pid), Some(false));
+        assert_eq!(
+            is_process_alive(0),
+            Some(false),
+            "the idle process is no process"
+        );
     }
 
     #[test]

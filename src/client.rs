@@ -383,13 +383,15 @@ mod tests {
 
     #[test]
     fn only_codex_s_wake_command_names_the_hub() {
-        let hub = Path::new("/hub");
+        // An absolute path on each system, so it is passed on as written.
+        let shown = if cfg!(windows) { r"C:\hub" } else { "/hub" };
+        let hub = Path::new(shown);
         assert_eq!(
             Client::Codex.wake_command(hub)[5..],
-            ["--add-dir".to_string(), "/hub".into(), "--".into()]
+            ["--add-dir".to_string(), shown.into(), "--".into()]
         );
         for client in [Client::Claude, Client::Gemini, Client::Opencode] {
-            assert!(!client.wake_command(hub).contains(&"/hub".to_string()));
+            assert!(!client.wake_command(hub).contains(&shown.to_string()));
         }
     }
 }

@@ -367,6 +367,8 @@ mod tests {
 
     #[test]
     fn a_detached_process_gets_the_environment_without_session_markers_or_batons() {
+        // An absolute path on each system, so it is passed on as written.
+        let hub = if cfg!(windows) { r"C:\hub" } else { "/hub" };
         let inherited = [
             ("PATH", "/usr/bin"),
             ("ANTHROPIC_API_KEY", "key"),
@@ -393,7 +395,7 @@ mod tests {
             inherited
                 .iter()
                 .map(|(name, value)| (OsString::from(name), OsString::from(value))),
-            Path::new("/hub"),
+            Path::new(hub),
             Some("codex"),
         );
         let names: Vec<String> = environment
@@ -411,7 +413,7 @@ mod tests {
                 "GEMINI_CLI_HOME=/g",
                 "GEMINI_API_KEY=key",
                 "OPENCODE_CONFIG=/o.json",
-                "BATON_HOME=/hub",
+                format!("BATON_HOME={hub}").as_str(),
                 "BATON_AGENT=codex",
             ]
         );

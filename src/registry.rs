@@ -311,6 +311,13 @@ mod tests {
         text.parse().unwrap()
     }
 
+    /// A wake program given by an absolute path on this system.
+    const ABSOLUTE_CODEX: &str = if cfg!(windows) {
+        r"C:\bin\codex.exe"
+    } else {
+        "/usr/bin/codex"
+    };
+
     #[test]
     fn agent_add_checks_a_wake_command_before_writing_it() {
         let root = tempfile::tempdir().unwrap();
@@ -332,8 +339,8 @@ mod tests {
                 Some(Some(argv(&["codex", "exec"]))),
             ),
             (
-                WakeCommandChange::Set(argv(&["/usr/bin/codex"])),
-                Some(Some(argv(&["/usr/bin/codex"]))),
+                WakeCommandChange::Set(argv(&[ABSOLUTE_CODEX])),
+                Some(Some(argv(&[ABSOLUTE_CODEX]))),
             ),
             (WakeCommandChange::Remove, Some(None)),
         ];
@@ -390,7 +397,11 @@ mod tests {
                 matches!(&error, Error::Store(StoreError::Corrupt { path: bad, .. }) if *bad == path),
                 "{error}"
             );
-            assert!(error.to_string().contains("agents/codex.json"), "{error}");
+            let shown = Path::new("agents").join("codex.json");
+            assert!(
+                error.to_string().contains(&*shown.to_string_lossy()),
+                "{error}"
+            );
         }
         assert_eq!(fs::read(&path).unwrap(), b"{\"name\": \"codex\", \"stren");
         let (records, problems) = list(&home).unwrap();

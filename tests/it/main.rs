@@ -21,6 +21,7 @@ mod hostile_files;
 mod log_truth;
 mod mail;
 mod mcp;
+mod mcp_http;
 mod opencode;
 mod projects;
 mod setup;

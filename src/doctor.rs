@@ -152,6 +152,7 @@ pub const CHECKS: &[CheckFn] = &[
     check_logs,
     check_activity,
     check_agents,
+    check_tokens,
     check_last_seen,
     check_delivery,
     check_wake_commands,
@@ -920,6 +921,36 @@ fn check_agents(inspection: &Inspection<'_>) -> Vec<Check> {
         ));
     }
     checks
+}
+
+/// `baton serve`'s tokens read, where there are any: a file that does not lets no request in.
+fn check_tokens(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "tokens";
+    let path = inspection.home.tokens_file();
+    if fs::symlink_metadata(&path).is_err() {
+        return Vec::new();
+    }
+    match crate::tokens::list(inspection.home) {
+        Ok(rows) => {
+            let logins = rows.iter().filter(|row| row.login).count();
+            vec![Check::ok(
+                NAME,
+                format!(
+                    "{} ({} among them); only their hashes are kept",
+                    count(rows.len(), "token"),
+                    count(logins, "web login")
+                ),
+            )]
+        }
+        Err(error) => vec![Check::fail(
+            NAME,
+            format!(
+                "{}; baton serve lets no request in until it is fixed (or removed, \
+                 which drops every token)",
+                show_error(inspection, &error)
+            ),
+        )],
+    }
 }
 
 /// The records that parse (the others are `check_agents`' business).

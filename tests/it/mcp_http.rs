@@ -5,11 +5,8 @@
 //! nothing in a call can make it act as anyone else.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::{Command, Stdio};
 
 use axum::http::{HeaderName, HeaderValue};
 use rmcp::model::{
@@ -22,91 +19,26 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, stdout_lines};
+use crate::common::TestEnv;
+use crate::http::{Reply, Served, send};
 
-/// A running `baton --as alice serve --listen 127.0.0.1:0` on the test's home.
-struct Served {
-    child: Child,
-    /// `http://127.0.0.1:PORT`
-    base: String,
-    /// `127.0.0.1:PORT`
-    address: String,
+/// The URL of a server's `/mcp`.
+fn mcp_url(served: &Served) -> String {
+    format!("http://{}/mcp", served.address)
 }
 
-impl Served {
-    fn start(env: &TestEnv) -> Served {
-        let mut child = env
-            .command(&env.work())
-            .args(["--as", "alice", "serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("baton serve starts");
-        let lines = stdout_lines(&mut child);
-        let url = lines
-            .recv_timeout(Duration::from_secs(60))
-            .expect("baton serve prints its URL");
-        let base = url
-            .split_once("/#token=")
-            .map(|(base, _)| base.to_string())
-            .unwrap_or_else(|| panic!("not a login URL: {url}"));
-        let address = base.trim_start_matches("http://").to_string();
-        Served {
-            child,
-            base,
-            address,
-        }
-    }
-
-    fn mcp_url(&self) -> String {
-        format!("{}/mcp", self.base)
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// An answer to a raw request: its status and body.
-struct Answer {
-    status: u16,
-    body: String,
-}
-
-/// One HTTP/1.1 request written by hand, so that any `Host` and any header can be sent.
-fn raw(address: &str, host: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-    let mut stream = TcpStream::connect(address).expect("the server accepts");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    let mut request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\
-         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    // The server closes after answering (Connection: close); a stream answer ends with it.
-    let _ = stream.read_to_string(&mut answer);
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"));
-    let body = answer
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default();
-    Answer { status, body }
+/// A POST to `/mcp` written by hand, so that any `Host` and any header can be sent.
+fn raw(served: &Served, host: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    let all: Vec<(String, String)> = [
+        ("Host", host),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ]
+    .iter()
+    .chain(headers)
+    .map(|(name, value)| (name.to_string(), value.to_string()))
+    .collect();
+    send(&served.address, "POST", path, &all, Some(body))
 }
 
 /// The `initialize` request of a raw client.
@@ -151,7 +83,7 @@ impl Client {
         era: Era,
         headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<Client, rmcp::service::ClientInitializeError> {
-        let config = StreamableHttpClientTransportConfig::with_uri(served.mcp_url())
+        let config = StreamableHttpClientTransportConfig::with_uri(mcp_url(served))
             .auth_header(token)
             .custom_headers(headers);
         let transport = StreamableHttpClientTransport::from_config(config);
@@ -382,7 +314,7 @@ async fn two_tokens_walk_a_task_through_its_life_in_the_initialize_era() {
     let env = TestEnv::new();
     let lead_token = token_for(&env, "lead");
     let dev_token = token_for(&env, "dev");
-    let served = Served::start(&env);
+    let served = Served::start(&env, "alice");
     let lead = Client::open(
         &served,
         &lead_token,
@@ -430,7 +362,7 @@ async fn two_tokens_walk_a_task_through_its_life_in_the_stateless_era() {
     let env = TestEnv::new();
     let lead_token = token_for(&env, "lead");
     let dev_token = token_for(&env, "dev");
-    let served = Served::start(&env);
+    let served = Served::start(&env, "alice");
     let lead = Client::open(&served, &lead_token, Era::Stateless).await;
     let dev = Client::open(&served, &dev_token, Era::Stateless).await;
     assert_eq!(lead.protocol_version(), "2026-07-28");
@@ -460,7 +392,7 @@ async fn nothing_in_a_request_changes_whom_it_acts_as() {
     let env = TestEnv::new();
     env.register(&["mallory", "dev"]);
     let lead_token = token_for(&env, "lead");
-    let served = Served::start(&env);
+    let served = Served::start(&env, "alice");
     let mut headers = HashMap::new();
     for name in ["x-baton-agent", "x-agent", "x-as", "baton-agent"] {
         headers.insert(
@@ -536,7 +468,7 @@ async fn nothing_in_a_request_changes_whom_it_acts_as() {
     // Raw requests naming another agent in headers and in a query string: the same.
     let token = format!("Bearer {lead_token}");
     let answer = raw(
-        &served.address,
+        &served,
         &served.address,
         "/mcp?as=mallory&agent=mallory",
         &[
@@ -556,13 +488,13 @@ async fn nothing_in_a_request_changes_whom_it_acts_as() {
 async fn mcp_needs_a_known_token_and_its_own_host() {
     let env = TestEnv::new();
     let dev_token = token_for(&env, "dev");
-    let served = Served::start(&env);
+    let served = Served::start(&env, "alice");
     let address = served.address.as_str();
     let bearer = format!("Bearer {dev_token}");
 
     // The raw client's requests are well formed: with the token and the right Host, 200.
     let answer = raw(
-        address,
+        &served,
         address,
         "/mcp",
         &[("Authorization", &bearer)],
@@ -570,7 +502,7 @@ async fn mcp_needs_a_known_token_and_its_own_host() {
     );
     assert_eq!(answer.status, 200, "{}", answer.body);
     let answer = raw(
-        address,
+        &served,
         &address.replace("127.0.0.1", "localhost"),
         "/mcp",
         &[("Authorization", &bearer)],
@@ -585,13 +517,13 @@ async fn mcp_needs_a_known_token_and_its_own_host() {
         vec![("Authorization", "Bearer ")],
         vec![("Authorization", dev_token.as_str())],
     ] {
-        let answer = raw(address, address, "/mcp", &headers, &initialize_body());
+        let answer = raw(&served, address, "/mcp", &headers, &initialize_body());
         assert_eq!(answer.status, 401, "{headers:?}: {}", answer.body);
         assert!(!answer.body.contains(&dev_token));
     }
     let wrong = format!("Bearer {dev_token}x");
     let answer = raw(
-        address,
+        &served,
         address,
         "/mcp",
         &[("Authorization", &wrong)],
@@ -607,7 +539,7 @@ async fn mcp_needs_a_known_token_and_its_own_host() {
         "127.0.0.1:1".to_string(),
     ] {
         let answer = raw(
-            address,
+            &served,
             &host,
             "/mcp",
             &[("Authorization", &bearer)],
@@ -638,7 +570,7 @@ async fn mcp_needs_a_known_token_and_its_own_host() {
     let after = dev.try_call(params("inbox", json!({}))).await;
     assert!(after.is_err(), "a removed token still acts: {after:?}");
     let answer = raw(
-        address,
+        &served,
         address,
         "/mcp",
         &[("Authorization", &bearer)],
@@ -661,7 +593,7 @@ fn tool_values(mut tools: Vec<Tool>) -> Vec<Value> {
 async fn the_tools_over_http_are_the_tools_over_stdio() {
     let env = TestEnv::new();
     let dev_token = token_for(&env, "dev");
-    let served = Served::start(&env);
+    let served = Served::start(&env, "alice");
     let mut command = env.command(&env.work());
     command.args(["--as", "dev", "mcp"]);
     let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(command))
@@ -703,10 +635,10 @@ fn the_python_sdk_drives_a_task_over_http() {
     let env = TestEnv::new();
     let lead_token = token_for(&env, "lead");
     let dev_token = token_for(&env, "dev");
-    let served = Served::start(&env);
+    let served = Served::start(&env, "alice");
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/http_scenario.py");
-    let output = python_command(&python, &script, &served.mcp_url())
+    let output = python_command(&python, &script, &mcp_url(&served))
         .env("LEAD_TOKEN", &lead_token)
         .env("DEV_TOKEN", &dev_token)
         .output()

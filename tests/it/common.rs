@@ -234,6 +234,16 @@ impl TestEnv {
     }
 }
 
+/// The kinds of the entries in a task's thread, as `show --json` (or MCP `show`) gives it.
+pub fn thread_kinds(task: &Value) -> Vec<&str> {
+    task["thread"]
+        .as_array()
+        .expect("a thread")
+        .iter()
+        .map(|entry| entry["kind"].as_str().unwrap())
+        .collect()
+}
+
 /// The lines `child` writes to its piped stdout, as they come, read on a thread of their own
 /// (which ends with the output or when the receiver is dropped).
 pub fn stdout_lines(child: &mut Child) -> Receiver<String> {

@@ -15,7 +15,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, baton_bin};
+use crate::common::{TestEnv, baton_bin, thread_kinds};
 
 /// What the issue allows the whole `tools/list` answer to weigh.
 const TOOLS_LIST_LIMIT: usize = 12 * 1024;
@@ -278,14 +278,8 @@ async fn two_servers_walk_a_task_through_its_whole_life() {
     // `show` and `board` answer exactly what the CLI's --json prints.
     let shown = claude.ok("show", json!({"id": 1})).await;
     assert_eq!(shown, env.run("claude", &["--json", "show", "1"]).json());
-    let kinds: Vec<&str> = shown["thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["kind"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        kinds,
+        thread_kinds(&shown),
         [
             "claim",
             "question",

@@ -107,13 +107,8 @@ fn a_task_walks_its_whole_life_and_is_always_in_the_right_inbox() {
             "approval"
         ]
     );
-    let actions: Vec<String> = env
-        .activity("default")
-        .iter()
-        .map(|line| line["action"].as_str().unwrap().to_string())
-        .collect();
     assert_eq!(
-        actions,
+        env.actions("default"),
         [
             "send",
             "claim",

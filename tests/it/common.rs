@@ -223,6 +223,14 @@ impl TestEnv {
             .collect()
     }
 
+    /// The action of each activity log line of a project, in order.
+    pub fn actions(&self, project: &str) -> Vec<String> {
+        self.activity(project)
+            .iter()
+            .map(|line| line["action"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     /// The activity log lines of a project, parsed.
     pub fn activity(&self, project: &str) -> Vec<Value> {
         let path = self.project_dir(project).join("activity.jsonl");

@@ -1087,13 +1087,8 @@ fn the_python_sdk_drives_the_same_scenario() {
     assert_eq!(shown["status"], "completed");
     assert_eq!(shown["from"], "claude");
     assert_eq!(shown["to"], "codex");
-    let actions: Vec<String> = env
-        .activity("default")
-        .iter()
-        .map(|line| line["action"].as_str().unwrap().to_string())
-        .collect();
     assert_eq!(
-        actions,
+        env.actions("default"),
         [
             "send",
             "claim",

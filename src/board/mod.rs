@@ -416,7 +416,7 @@ impl BoardModel for Board {
     }
 }
 
-/// A board's tasks are kept as a reader finds them: its head, and where its text is.
+/// A board keeps its tasks as a reader finds them: each one's head, and where its text is.
 impl StoredTasks for Vec<Slot> {
     type Words = Task;
 

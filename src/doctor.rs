@@ -1557,28 +1557,13 @@ pub fn restore(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::task::Priority;
 
+    /// T-`id` as [`Task::example`] makes it, its thread `thread` questions long.
     fn task(id: u64, status: Status, thread: usize) -> Task {
         let at: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
         Task {
             id: TaskId(id),
             subject: format!("task {id}"),
-            body: String::new(),
-            files: Vec::new(),
-            from: "claude".into(),
-            to: "codex".into(),
-            reviewer: None,
-            status,
-            priority: Priority::Normal,
-            after: Vec::new(),
-            skill: None,
-            review: false,
-            created_at: at,
-            updated_at: at,
-            claimed_at: None,
-            lease_expires_at: None,
-            result: None,
             thread: (0..thread)
                 .map(|n| crate::board::task::ThreadEntry {
                     at,
@@ -1587,7 +1572,7 @@ mod tests {
                     text: format!("q{n}"),
                 })
                 .collect(),
-            delivery: None,
+            ..Task::example(status, at)
         }
     }
 

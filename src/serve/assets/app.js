@@ -532,6 +532,9 @@ function wire() {
   }
   $('#project').addEventListener('change', () => {
     state.project = $('#project').value;
+    for (const list of ['#columns', '#finished', '#agents tbody', '#agent-problems', '#activity']) {
+      $(list).replaceChildren();
+    }
     closeTask();
     remember();
     refresh();
@@ -566,23 +569,19 @@ function wire() {
   setInterval(() => { if (state.token) refresh(); }, 30000);
 }
 
-async function start() {
-  wire();
-  state.token = takeToken();
-  if (!state.token) {
-    loggedOut('This tab has no login token.');
-    return;
-  }
+/** Logs in and shows the board; tried again while the server cannot answer. */
+async function boot() {
   const query = new URLSearchParams(location.search);
   try {
     const me = await api('GET', '/api/v1/whoami');
     state.me = me && me.agent;
     $('#whoami').textContent = 'as ' + line(state.me);
+    showError('#project-error', null);
     await loadProjects();
   } catch (error) {
     if (state.token) {
-      show('#app', true);
       showError('#project-error', error);
+      setTimeout(boot, 2000);
     }
     return;
   }
@@ -595,6 +594,16 @@ async function start() {
   }
   setView(query.get('view') || 'board');
   listen();
+}
+
+function start() {
+  wire();
+  state.token = takeToken();
+  if (!state.token) {
+    loggedOut('This tab has no login token.');
+    return;
+  }
+  boot();
 }
 
 start();

@@ -1,5 +1,6 @@
 //! The library's error: one enum over the domains, each variant carrying what the user needs
-//! to act on it. The binary maps it to an exit code in one place (`cli::exit_code`).
+//! to act on it. Each maps to its exit code in one place ([`Error::exit_code`]), which
+//! the CLI exits with and the HTTP face reports.
 
 use std::path::PathBuf;
 
@@ -88,6 +89,29 @@ impl Error {
         }
     }
 
+    /// The one place errors become exit codes (SPEC section 5).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::OutsideWorkspace { .. } => 2,
+            Error::Store(StoreError::LockTimeout { .. }) => 3,
+            Error::Store(
+                StoreError::Corrupt { .. }
+                | StoreError::NewerSchema { .. }
+                | StoreError::NotRegular { .. }
+                | StoreError::DuplicateId { .. },
+            ) => 4,
+            Error::WaitTimedOut { .. } => 5,
+            Error::Name(_)
+            | Error::Transition(_)
+            | Error::Store(StoreError::Io { .. })
+            | Error::NoIdentity
+            | Error::UnknownTask { .. }
+            | Error::UnknownAgent { .. }
+            | Error::UnknownProject { .. }
+            | Error::Invalid { .. } => 1,
+        }
+    }
+
     /// A second line that tells the user how to get unstuck, where there is one.
     pub fn hint(&self) -> Option<String> {
         match self {
@@ -118,6 +142,13 @@ impl Error {
                     "baton will not overwrite it; fix it by hand, or `baton agent rm {name}` \
                      and register it again; `baton doctor` checks every file"
                 ))
+            }
+            Error::Store(StoreError::Corrupt { path, .. }) if path.ends_with("tokens.json") => {
+                Some(
+                    "baton will not overwrite it; fix it by hand, or move it away and make the \
+                     tokens again with `baton token add NAME`"
+                        .into(),
+                )
             }
             Error::Store(StoreError::NotRegular { path, .. }) => Some(format!(
                 "baton reads only regular files there; move it away (`mv {0} {0}.aside`) \

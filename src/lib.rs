@@ -33,6 +33,8 @@ pub mod process;
 pub mod project;
 /// The agent registry.
 pub mod registry;
+/// The hub over HTTP (`baton serve`): MCP, the JSON API, the event stream, the web board.
+pub mod serve;
 /// An identity acting in a project: the operations every face calls, and the after-effects
 /// of each change (notifying, waking) that no face must forget.
 pub mod session;
@@ -44,6 +46,8 @@ pub mod store;
 pub mod text;
 /// Timestamps and the clock.
 pub mod time;
+/// The tokens of `baton serve`: kept as hashes, each the identity of one agent.
+pub mod tokens;
 /// Waking agents that are not running: the detached wake supervisor.
 pub mod wake;
 /// Waiting for a board to change: what `wait` and `watch` block on.

@@ -2,7 +2,9 @@
 //! each calling the same [`Session`] method as the CLI and answering with the same JSON as
 //! the CLI's `--json`, as structured content and as text.
 //!
-//! The identity is fixed when the server starts; the project follows the working directory
+//! Over stdio the identity is fixed when the server starts; over HTTP (`baton serve`) it is
+//! the agent of each request's token, which the HTTP layer puts in the request as a
+//! [`Caller`] and nothing in the call can change. The project follows the working directory
 //! or a tool's `project` argument, with the CLI's isolation. A refused action is a tool result
 //! with `isError` and the CLI's `error:`/`hint:` lines, never a protocol error. Editing agent
 //! records and wake commands is left to the CLI on purpose (SPEC section 8).
@@ -18,14 +20,16 @@ use std::fmt;
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::model::{
     CallToolResult, ClientJsonRpcMessage, ClientRequest, ConstString, ContentBlock,
     DiscoverRequestMethod, ExperimentalCapabilities, GetMeta, Implementation, ProtocolVersion,
     ServerCapabilities, ServerConfig, ServerJsonRpcMessage,
 };
 use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
-use rmcp::service::NotificationContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -40,11 +44,11 @@ use crate::mail::MessageType;
 use crate::session::{BoardFilter, Hub, NewTask, Request, Session};
 use crate::wake::WakeOutcome;
 
-/// The MCP server of one identity.
+/// The MCP server of one identity, or of each request's [`Caller`].
 #[derive(Debug, Clone)]
 pub struct BatonServer {
     hub: Hub,
-    agent: String,
+    identity: Identity,
     /// The project of calls that name none (`baton mcp --project ID`); else the working
     /// directory decides.
     project: Option<String>,
@@ -53,6 +57,20 @@ pub struct BatonServer {
     report_wake: fn(&WakeOutcome),
     tool_router: ToolRouter<Self>,
 }
+
+/// Whom a server's calls act as.
+#[derive(Debug, Clone)]
+enum Identity {
+    /// The agent named when the server started (`baton mcp --as NAME`).
+    Fixed(String),
+    /// The [`Caller`] of each request, which the HTTP layer set from its token.
+    PerRequest,
+}
+
+/// The agent an HTTP request acts as, put among the request's extensions by the layer that
+/// checked its token. A call without one is refused, never served as somebody.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller(pub String);
 
 /// A task number as an argument: `12`, or the `"T-12"` a model copies from a listing.
 #[derive(Debug, Clone, Copy)]
@@ -316,10 +334,38 @@ impl BatonServer {
     ) -> Self {
         BatonServer {
             hub,
-            agent,
+            identity: Identity::Fixed(agent),
             project,
             report_wake,
             tool_router: compact(Self::tool_router()),
+        }
+    }
+
+    /// A server whose every call acts as the [`Caller`] its HTTP request carries; whom its
+    /// changes woke is told to `report_wake`.
+    pub fn per_request(hub: Hub, report_wake: fn(&WakeOutcome)) -> Self {
+        BatonServer {
+            hub,
+            identity: Identity::PerRequest,
+            project: None,
+            report_wake,
+            tool_router: compact(Self::tool_router()),
+        }
+    }
+
+    /// This server acting as the call's agent: itself when its identity is fixed, else one
+    /// fixed to the request's [`Caller`]; `None` when a request carries none.
+    fn for_call(&self, context: &RequestContext<RoleServer>) -> Option<BatonServer> {
+        match &self.identity {
+            Identity::Fixed(_) => Some(self.clone()),
+            Identity::PerRequest => {
+                let parts = context.extensions.get::<axum::http::request::Parts>()?;
+                let Caller(agent) = parts.extensions.get::<Caller>()?;
+                Some(BatonServer {
+                    identity: Identity::Fixed(agent.clone()),
+                    ..self.clone()
+                })
+            }
         }
     }
 
@@ -546,7 +592,9 @@ impl BatonServer {
         F: FnOnce(&Session) -> Result<T> + Send + 'static,
     {
         let hub = self.hub.clone();
-        let agent = self.agent.clone();
+        let Identity::Fixed(agent) = self.identity.clone() else {
+            return Err(ErrorData::internal_error("the call has no identity", None));
+        };
         let project = project
             .filter(|project| !project.is_empty())
             .or_else(|| self.project.clone());
@@ -585,22 +633,53 @@ impl ServerHandler for BatonServer {
             .enable_tools()
             .enable_experimental_with(experimental)
             .build();
+        let acting_as = match &self.identity {
+            Identity::Fixed(agent) => format!("You act as `{agent}`."),
+            Identity::PerRequest => "You act as the agent your token belongs to.".to_string(),
+        };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
-                "baton: the task board shared by the agents of this machine. You act as `{}`. \
-                 Call `inbox` first and act on each task in it; ids are task numbers.",
-                self.agent
+                "baton: the task board shared by the agents of this machine. {acting_as} \
+                 Call `inbox` first and act on each task in it; ids are task numbers."
             ))
     }
 
+    /// Each call runs as its identity (see [`BatonServer::for_call`]); a request that
+    /// carries none is refused as a tool result, never served as somebody.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let Some(server) = self.for_call(&context) else {
+            let refused = CallToolResult::error(vec![ContentBlock::text(
+                "error: the request carries no identity",
+            )]);
+            return Ok(refused.into());
+        };
+        let call = ToolCallContext::new(&server, request, context);
+        server.tool_router.call(call).await
+    }
+
+    /// Over stdio, the `initialize` eras (see [`NEWEST_VERSION`]); over HTTP, where no push
+    /// is made, every era rmcp knows, the stateless one included.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(supported_versions())
+        match self.identity {
+            Identity::Fixed(_) => Cow::Borrowed(supported_versions()),
+            Identity::PerRequest => {
+                Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST))
+            }
+        }
     }
 
     /// Once the client says the session is open, a client that takes pushes gets its
     /// agent's new work pushed into it (see [`channel`]) for as long as it stays connected.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Over HTTP a session is not one agent's: each request names its own by its token.
+        let Identity::Fixed(agent) = &self.identity else {
+            return;
+        };
         let Some(client) = context.peer.peer_info() else {
             return;
         };
@@ -609,7 +688,7 @@ impl ServerHandler for BatonServer {
         }
         let follower = channel::Follower {
             hub: self.hub.clone(),
-            agent: self.agent.clone(),
+            agent: agent.clone(),
             project: self.project.clone(),
         };
         tokio::spawn(follower.follow(context.peer));

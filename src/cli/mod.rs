@@ -11,7 +11,9 @@ mod messages;
 mod output;
 mod projects;
 mod render;
+mod serve;
 mod setup;
+mod tokens;
 mod wake;
 mod watch;
 
@@ -22,7 +24,6 @@ use clap::{Args, Parser, Subcommand};
 
 use baton::error::Error;
 use baton::session::{AfterEffects, Hub, Request, Session};
-use baton::store::StoreError;
 use baton::store::lock::LockPolicy;
 use baton::store::paths::Home;
 use baton::text;
@@ -99,6 +100,11 @@ pub enum Command {
     Mcp,
     /// Wire Claude Code, Codex, Gemini CLI and opencode to baton (or --uninstall)
     Setup(setup::SetupArgs),
+    #[command(subcommand)]
+    Token(tokens::TokenCommand),
+    /// Serve the hub over HTTP: the web board, MCP at /mcp and the JSON API, until Ctrl-C.
+    /// Prints the URL that logs a browser in as --as NAME
+    Serve(serve::ServeArgs),
 }
 
 /// What every command needs: the parsed globals and the hub.
@@ -178,6 +184,8 @@ pub fn main() -> i32 {
         Command::Doctor(args) => doctor::run(&context, args),
         Command::Mcp => mcp::run(&context),
         Command::Setup(args) => setup::run(&context, args),
+        Command::Token(command) => tokens::run(&context, command),
+        Command::Serve(args) => serve::run(&context, args),
     };
     match result {
         Ok(code) => code,
@@ -194,30 +202,7 @@ fn fail(error: &Error) -> i32 {
     if let Some(hint) = error.hint() {
         let _ = writeln!(stderr, "hint: {}", text::inline(&hint));
     }
-    exit_code(error)
-}
-
-/// The one place errors become exit codes (SPEC section 5).
-pub fn exit_code(error: &Error) -> i32 {
-    match error {
-        Error::OutsideWorkspace { .. } => 2,
-        Error::Store(StoreError::LockTimeout { .. }) => 3,
-        Error::Store(
-            StoreError::Corrupt { .. }
-            | StoreError::NewerSchema { .. }
-            | StoreError::NotRegular { .. }
-            | StoreError::DuplicateId { .. },
-        ) => 4,
-        Error::WaitTimedOut { .. } => 5,
-        Error::Name(_)
-        | Error::Transition(_)
-        | Error::Store(StoreError::Io { .. })
-        | Error::NoIdentity
-        | Error::UnknownTask { .. }
-        | Error::UnknownAgent { .. }
-        | Error::UnknownProject { .. }
-        | Error::Invalid { .. } => 1,
-    }
+    error.exit_code()
 }
 
 /// The current directory, for commands that bind to it.

@@ -140,4 +140,13 @@ impl Home {
     pub fn setup_lock(&self) -> PathBuf {
         self.root.join("setup.lock")
     }
+
+    /// The hashes of `baton serve`'s tokens and whom each acts as.
+    pub fn tokens_file(&self) -> PathBuf {
+        self.root.join("tokens.json")
+    }
+
+    pub fn tokens_lock(&self) -> PathBuf {
+        self.root.join("tokens.lock")
+    }
 }

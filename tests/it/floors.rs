@@ -14,11 +14,11 @@ const FLOORS: &[(&str, &[&str])] = &[
         "domains",
         &[
             "board", "activity", "archive", "mail", "registry", "project", "wake", "notify",
-            "setup", "doctor", "error",
+            "setup", "doctor", "tokens", "error",
         ],
     ),
     ("session", &["session", "change"]),
-    ("faces", &["mcp", "hook", "watch"]),
+    ("faces", &["mcp", "hook", "watch", "serve"]),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

@@ -1,0 +1,131 @@
+//! `baton serve`: the hub over HTTP until SIGINT or SIGTERM (SPEC section 12).
+//!
+//! The first line on stdout is the URL that logs a browser in as the command's identity,
+//! with a login token made for it in the fragment; the rest goes to stderr. The login token
+//! is removed when the server stops cleanly, and replaced the next time it starts.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use clap::Args;
+
+use baton::error::Error;
+use baton::names::{self, NameKind};
+use baton::serve::{self, Settings};
+use baton::{time, tokens};
+
+use super::Context;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on. Loopback by default; another address reaches beyond this
+    /// machine with plain HTTP, tokens included (put a TLS proxy in front). Port 0 picks a
+    /// free one; the printed URL says which
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7878")]
+    pub listen: SocketAddr,
+}
+
+pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
+    // The page acts as whoever runs the server: without an identity there is nobody to log
+    // in as.
+    let Some(human) = context.agent() else {
+        return Err(Error::invalid_with_hint(
+            "no identity: the web board acts as whoever runs `baton serve`",
+            "e.g. `baton serve --as alice`, or BATON_AGENT=alice",
+        ));
+    };
+    names::check(NameKind::Agent, &human)?;
+    let listener = std::net::TcpListener::bind(args.listen).map_err(|error| {
+        Error::invalid_with_hint(
+            format!("cannot listen on {}: {error}", args.listen),
+            "pick another with --listen 127.0.0.1:PORT (port 0 picks a free one)",
+        )
+    })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|error| Error::invalid(format!("cannot listen on {}: {error}", args.listen)))?;
+    let address = listener
+        .local_addr()
+        .map_err(|error| Error::invalid(format!("cannot listen on {}: {error}", args.listen)))?;
+    let hub = context.hub.clone();
+    let login = tokens::add_login(&hub.home, &human, hub.lock, time::now())?;
+    if serve::is_beyond_loopback(&address) {
+        eprintln!(
+            "warning: listening on {address}, beyond this machine: the traffic, tokens \
+             included, is plain HTTP unless a TLS proxy is in front"
+        );
+    }
+    // Written, not printed through the CLI's output: a closed stdout is no reason to stop
+    // serving, nor to exit with the login token still stored.
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{}/#token={login}", base_url(address));
+        let _ = stdout.flush();
+    }
+    eprintln!(
+        "baton serve: the board of {} for {human} at {}; MCP at {}/mcp; Ctrl-C stops",
+        hub.home.root().display(),
+        base_url(address),
+        base_url(address),
+    );
+    let authenticate_home = hub.home.clone();
+    let lock = hub.lock;
+    let settings = Settings {
+        hub: hub.clone(),
+        authenticate: Arc::new(move |token| {
+            tokens::authenticate(&authenticate_home, token, lock, time::now())
+        }),
+        report_wake: |outcome| eprintln!("{}", super::wake::describe(outcome)),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|error| Error::invalid(format!("cannot start the server: {error}")))?;
+    let served = runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        serve::serve(listener, settings, stop_signal()).await
+    });
+    // The login made for this run ends with it.
+    let removed = tokens::remove_login(&hub.home, &human, hub.lock);
+    served.map_err(|error| Error::invalid(format!("the server stopped: {error}")))?;
+    removed?;
+    eprintln!("baton serve: stopped");
+    Ok(0)
+}
+
+/// The URL of a server at `address`: a server on every address is reached at loopback.
+fn base_url(address: SocketAddr) -> String {
+    let host = match address.ip() {
+        ip if ip.is_unspecified() && ip.is_ipv4() => "127.0.0.1".to_string(),
+        ip if ip.is_unspecified() => "[::1]".to_string(),
+        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+        ip => ip.to_string(),
+    };
+    format!("http://{host}:{}", address.port())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn stop_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(terminate) => terminate,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}

@@ -1,0 +1,194 @@
+//! Who may talk to the server: the `Host` check against DNS rebinding, and the bearer token
+//! that is the request's identity (SPEC section 12).
+//!
+//! A token is looked up on every request (so `baton token rm` takes effect on the next one)
+//! and never written anywhere: not in a log, not in an error.
+
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::api::ApiError;
+use crate::mcp::Caller;
+
+/// The `Host` values a server answers: its own address, and `localhost` at its port. A
+/// server listening on every address (`0.0.0.0`, `::`) answers any address literal at its
+/// port, never a name: a rebinding attack needs a name of its own to point at it.
+#[derive(Debug, Clone)]
+pub struct Hosts {
+    port: u16,
+    address: IpAddr,
+}
+
+impl Hosts {
+    pub fn for_listener(address: SocketAddr) -> Self {
+        Hosts {
+            port: address.port(),
+            address: address.ip(),
+        }
+    }
+
+    /// Whether a request whose `Host` header is `host` is for this server.
+    pub fn allows(&self, host: &str) -> bool {
+        let Some((name, port)) = split_host(host) else {
+            return false;
+        };
+        if port != self.port {
+            return false;
+        }
+        if name.eq_ignore_ascii_case("localhost") {
+            return true;
+        }
+        let Ok(literal) = name.parse::<IpAddr>() else {
+            return false;
+        };
+        !literal.is_unspecified() && (literal == self.address || self.address.is_unspecified())
+    }
+}
+
+/// `name:port`, `[v6]:port` or a bare name (port 80) into its name and port.
+fn split_host(host: &str) -> Option<(&str, u16)> {
+    if let Some(rest) = host.strip_prefix('[') {
+        let (name, after) = rest.split_once(']')?;
+        let port = match after {
+            "" => 80,
+            port => port.strip_prefix(':')?.parse().ok()?,
+        };
+        return Some((name, port));
+    }
+    // Without brackets a name holds no colon: `::1:9000` is no host.
+    match host.split_once(':') {
+        Some((name, port)) => Some((name, port.parse().ok()?)),
+        None => Some((host, 80)),
+    }
+}
+
+/// Refuses, with 403, a request whose `Host` is not this server's.
+pub async fn check_host(
+    State(state): State<super::State>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let allowed = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok())
+        .is_some_and(|host| state.hosts.allows(host));
+    if !allowed {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "this server answers only its own address or localhost (the Host header names another)",
+        )
+        .into_response();
+    }
+    next.run(request).await
+}
+
+/// Lets a request through as its token's agent ([`Caller`]), or answers 401.
+pub async fn require_token(
+    State(state): State<super::State>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let Some(token) = bearer(request.headers()) else {
+        return unauthorized("a token is needed: send `Authorization: Bearer TOKEN`");
+    };
+    let authenticate = state.authenticate.clone();
+    let found = tokio::task::spawn_blocking(move || authenticate(&token)).await;
+    match found {
+        Ok(Ok(Some(agent))) => {
+            request.extensions_mut().insert(Caller(agent));
+            next.run(request).await
+        }
+        Ok(Ok(None)) => unauthorized("the token is not known: it was removed, or never made"),
+        Ok(Err(error)) => ApiError::from(error).into_response(),
+        Err(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the token check stopped")
+            .into_response(),
+    }
+}
+
+/// The token of an `Authorization: Bearer …` header.
+fn bearer(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string())
+}
+
+fn unauthorized(message: &str) -> Response {
+    let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_server_answers_its_address_and_localhost_at_its_port() {
+        let hosts = Hosts::for_listener("127.0.0.1:7878".parse().unwrap());
+        for host in ["127.0.0.1:7878", "localhost:7878", "LOCALHOST:7878"] {
+            assert!(hosts.allows(host), "{host}");
+        }
+        for host in [
+            "127.0.0.1:7879",
+            "localhost",
+            "evil.example:7878",
+            "127.0.0.1.evil.example:7878",
+            "10.0.0.1:7878",
+            "[::1]:7878",
+            "",
+            ":7878",
+            "127.0.0.1:",
+            "127.0.0.1:7878:1",
+        ] {
+            assert!(!hosts.allows(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn a_server_on_every_address_answers_any_literal_but_no_name() {
+        let hosts = Hosts::for_listener("0.0.0.0:80".parse().unwrap());
+        for host in ["10.1.2.3", "192.168.0.4:80", "[fe80::1]", "localhost:80"] {
+            assert!(hosts.allows(host), "{host}");
+        }
+        for host in [
+            "rebound.example",
+            "rebound.example:80",
+            "0.0.0.0",
+            "10.1.2.3:81",
+        ] {
+            assert!(!hosts.allows(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn a_v6_server_answers_its_bracketed_address() {
+        let hosts = Hosts::for_listener("[::1]:9000".parse().unwrap());
+        assert!(hosts.allows("[::1]:9000"));
+        assert!(hosts.allows("localhost:9000"));
+        assert!(!hosts.allows("::1:9000"));
+        assert!(!hosts.allows("[::1]"));
+    }
+
+    #[test]
+    fn only_a_bearer_header_carries_a_token() {
+        let header = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            headers
+        };
+        assert_eq!(bearer(&header("Bearer abc")).as_deref(), Some("abc"));
+        assert_eq!(bearer(&header("bearer  abc ")).as_deref(), Some("abc"));
+        assert_eq!(bearer(&header("Basic abc")), None);
+        assert_eq!(bearer(&header("Bearer ")), None);
+        assert_eq!(bearer(&header("Bearerabc")), None);
+        assert_eq!(bearer(&HeaderMap::new()), None);
+    }
+}

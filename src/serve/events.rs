@@ -1,0 +1,354 @@
+//! `/api/v1/events`: one server-sent event per change anywhere on the hub (SPEC section 12),
+//! `{project, kind, id}`, whoever made it (the CLI, an agent, a page).
+//!
+//! One thread follows the files every change is written to, as `tail -f` would: each
+//! project's `activity.jsonl` (one line per change: `kind` is its action, `id` its task),
+//! `mail.jsonl` (`kind` `message`, `id` its seq) and `board.json` (a write with no line of
+//! its own, such as a delivery mark: `kind` `board`). What it finds goes to every open stream
+//! through a bounded broadcast: a client that reads slowly misses events and is told to
+//! look again (`kind` `resync`), and never holds up the follower, let alone a change.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::store::paths::Home;
+use crate::store::regular;
+
+/// How often the followed files are looked at.
+pub const FOLLOW_EVERY: Duration = Duration::from_millis(100);
+/// How many events a stream may fall behind before it is told to look again.
+const BACKLOG: usize = 512;
+/// A comment line this often keeps proxies and clients from closing an idle stream.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// One change, as a stream carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub project: Option<String>,
+    pub kind: String,
+    pub id: Option<u64>,
+}
+
+impl Change {
+    fn resync() -> Change {
+        Change {
+            project: None,
+            kind: "resync".to_string(),
+            id: None,
+        }
+    }
+}
+
+/// The changes found on the hub, for every stream to subscribe to.
+#[derive(Debug, Clone)]
+pub struct Feed {
+    sender: broadcast::Sender<Change>,
+}
+
+impl Feed {
+    /// Starts following the hub at `home` from its files' ends, until `stop` is cancelled.
+    pub fn start(home: Home, stop: CancellationToken) -> Feed {
+        let (sender, _) = broadcast::channel(BACKLOG);
+        let feed = Feed {
+            sender: sender.clone(),
+        };
+        std::thread::Builder::new()
+            .name("baton-feed".to_string())
+            .spawn(move || follow(&home, &sender, &stop))
+            .expect("a thread for the event feed");
+        feed
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Change> {
+        self.sender.subscribe()
+    }
+}
+
+/// The server-sent event stream of every change from now on, until the client goes or the
+/// server stops.
+pub async fn stream(
+    State(state): State<super::State>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let mut changes = state.feed.subscribe();
+    let (sender, events) = tokio::sync::mpsc::channel::<Change>(16);
+    let stopping = state.stopping.clone();
+    tokio::spawn(async move {
+        loop {
+            let change = tokio::select! {
+                () = stopping.cancelled() => break,
+                () = sender.closed() => break,
+                change = changes.recv() => match change {
+                    Ok(change) => change,
+                    Err(broadcast::error::RecvError::Lagged(_)) => Change::resync(),
+                    Err(broadcast::error::RecvError::Closed) => break,
+                },
+            };
+            // A slow reader holds up only this loop; the feed goes on and this stream is
+            // told to look again once it catches up.
+            if sender.send(change).await.is_err() {
+                break;
+            }
+        }
+    });
+    let events = ReceiverStream::new(events).map(|change| {
+        let data = serde_json::to_string(&change).unwrap_or_default();
+        Ok(Event::default().event("change").data(data))
+    });
+    Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
+}
+
+fn follow(home: &Home, sender: &broadcast::Sender<Change>, stop: &CancellationToken) {
+    let mut projects: HashMap<String, Followed> = HashMap::new();
+    let mut first = true;
+    while !stop.is_cancelled() {
+        for id in project_dirs(home) {
+            let followed = projects.entry(id.clone()).or_insert_with(|| {
+                // Projects there when the server started are followed from their ends;
+                // one made since, from its beginning.
+                Followed::new(home, &id, first)
+            });
+            for change in followed.changes(&id) {
+                // Nobody listening is not an error: the next stream starts from now.
+                let _ = sender.send(change);
+            }
+        }
+        first = false;
+        std::thread::sleep(FOLLOW_EVERY);
+    }
+}
+
+/// The project directories, by name; a name baton would not make is not followed.
+fn project_dirs(home: &Home) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(home.projects_dir()) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| crate::names::check(crate::names::NameKind::Project, name).is_ok())
+        .collect()
+}
+
+/// What one project's files looked like at the last look.
+struct Followed {
+    activity: Tail,
+    mail: Tail,
+    /// The highest message seq reported: the sweep rewrites `mail.jsonl`, and what it
+    /// keeps is not new.
+    last_seq: u64,
+    board: PathBuf,
+    board_stamp: Option<(u64, u64, Option<std::time::SystemTime>)>,
+}
+
+impl Followed {
+    fn new(home: &Home, project: &str, from_end: bool) -> Followed {
+        let mut followed = Followed {
+            activity: Tail::new(home.activity_file(project)),
+            mail: Tail::new(home.mail_file(project)),
+            last_seq: 0,
+            board: home.board_file(project),
+            board_stamp: None,
+        };
+        if from_end {
+            followed.activity.skip_to_end();
+            followed.last_seq = followed
+                .mail
+                .skip_to_end_reading()
+                .iter()
+                .filter_map(|line| serde_json::from_str::<Seq>(line).ok())
+                .map(|message| message.seq)
+                .max()
+                .unwrap_or(0);
+            followed.board_stamp = stamp(&followed.board);
+        }
+        followed
+    }
+
+    fn changes(&mut self, project: &str) -> Vec<Change> {
+        let mut changes: Vec<Change> = self
+            .activity
+            .fresh_lines()
+            .iter()
+            .filter_map(|line| serde_json::from_str::<Logged>(line).ok())
+            .map(|logged| Change {
+                project: Some(project.to_string()),
+                kind: logged.action,
+                id: logged.task,
+            })
+            .collect();
+        for line in self.mail.fresh_lines() {
+            let Ok(message) = serde_json::from_str::<Seq>(&line) else {
+                continue;
+            };
+            if message.seq > self.last_seq {
+                self.last_seq = message.seq;
+                changes.push(Change {
+                    project: Some(project.to_string()),
+                    kind: "message".to_string(),
+                    id: Some(message.seq),
+                });
+            }
+        }
+        let board_stamp = stamp(&self.board);
+        if board_stamp != self.board_stamp {
+            self.board_stamp = board_stamp;
+            // A board write that logged a line was told above; one that did not (a
+            // delivery mark, a lease renewal, a board restored) is told as itself.
+            if changes.is_empty() {
+                changes.push(Change {
+                    project: Some(project.to_string()),
+                    kind: "board".to_string(),
+                    id: None,
+                });
+            }
+        }
+        changes
+    }
+}
+
+/// The fields of an activity line an event needs.
+#[derive(Deserialize)]
+struct Logged {
+    action: String,
+    #[serde(default)]
+    task: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Seq {
+    seq: u64,
+}
+
+fn stamp(path: &Path) -> Option<(u64, u64, Option<std::time::SystemTime>)> {
+    let meta = fs::metadata(path).ok()?;
+    Some((file_id(&meta), meta.len(), meta.modified().ok()))
+}
+
+#[cfg(unix)]
+fn file_id(meta: &fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(meta)
+}
+
+#[cfg(not(unix))]
+fn file_id(_meta: &fs::Metadata) -> u64 {
+    0
+}
+
+/// An append-only file read as it grows, a whole line at a time. When it is replaced (the
+/// log rotated, the mail swept), what the old file gained before it went is read from where
+/// it now is (`activity.jsonl.1`), then the new file from its start.
+struct Tail {
+    path: PathBuf,
+    id: Option<u64>,
+    offset: u64,
+    pending: Vec<u8>,
+}
+
+impl Tail {
+    fn new(path: PathBuf) -> Tail {
+        Tail {
+            path,
+            id: None,
+            offset: 0,
+            pending: Vec::new(),
+        }
+    }
+
+    fn skip_to_end(&mut self) {
+        if let Ok(meta) = fs::metadata(&self.path) {
+            self.id = Some(file_id(&meta));
+            self.offset = meta.len();
+        }
+    }
+
+    /// Skips to the end, giving back the lines skipped.
+    fn skip_to_end_reading(&mut self) -> Vec<String> {
+        let lines = self.fresh_lines();
+        self.pending.clear();
+        lines
+    }
+
+    fn fresh_lines(&mut self) -> Vec<String> {
+        let Ok(meta) = fs::metadata(&self.path) else {
+            return Vec::new();
+        };
+        let id = file_id(&meta);
+        let mut fresh = Vec::new();
+        if self.id.is_some_and(|known| known != id) {
+            // Replaced: the rest of the old file, wherever the rotation put it.
+            let rotated = crate::activity::generation(&self.path, 1);
+            if fs::metadata(&rotated).is_ok_and(|old| Some(file_id(&old)) == self.id) {
+                self.read_from(&rotated, &mut fresh);
+            }
+            self.offset = 0;
+            self.pending.clear();
+        } else if meta.len() < self.offset {
+            // Cut back past a killed writer's torn line: go on from where it ends now.
+            self.offset = meta.len();
+            self.pending.clear();
+        }
+        self.id = Some(id);
+        let path = self.path.clone();
+        self.read_from(&path, &mut fresh);
+        fresh
+    }
+
+    fn read_from(&mut self, path: &Path, lines: &mut Vec<String>) {
+        let Ok(mut file) = regular::open(path) else {
+            return;
+        };
+        let mut bytes = Vec::new();
+        if file.seek(SeekFrom::Start(self.offset)).is_err() || file.read_to_end(&mut bytes).is_err()
+        {
+            return;
+        }
+        self.offset += bytes.len() as u64;
+        self.pending.extend_from_slice(&bytes);
+        while let Some(end) = self.pending.iter().position(|&byte| byte == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            if let Ok(line) = String::from_utf8(line) {
+                let line = line.trim();
+                if !line.is_empty() {
+                    lines.push(line.to_string());
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tail_reads_whole_lines_as_they_come_and_follows_a_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.jsonl");
+        fs::write(&path, "old\n").unwrap();
+        let mut tail = Tail::new(path.clone());
+        tail.skip_to_end();
+        assert!(tail.fresh_lines().is_empty());
+        fs::write(&path, "old\nfirst\nhal").unwrap();
+        assert_eq!(tail.fresh_lines(), vec!["first"]);
+        fs::write(&path, "old\nfirst\nhalf\n").unwrap();
+        assert_eq!(tail.fresh_lines(), vec!["half"]);
+        // Rotated after one more line: that line, then the new file's.
+        fs::write(&path, "old\nfirst\nhalf\nlast of old\n").unwrap();
+        fs::rename(&path, crate::activity::generation(&path, 1)).unwrap();
+        fs::write(&path, "new\n").unwrap();
+        assert_eq!(tail.fresh_lines(), vec!["last of old", "new"]);
+        assert!(tail.fresh_lines().is_empty());
+    }
+}

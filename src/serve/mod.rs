@@ -1,0 +1,140 @@
+//! `baton serve`: the hub over HTTP (SPEC section 12), one more face on the session layer.
+//!
+//! One axum router on the tokio runtime rmcp already uses:
+//! - `/mcp`: the MCP tools of `baton mcp` over rmcp's Streamable HTTP transport, each call
+//!   acting as the agent of its request's token ([`crate::mcp::Caller`]);
+//! - `/api/v1/…` ([`api`]): the JSON of the CLI's `--json`, and `/api/v1/events` ([`events`]),
+//!   one server-sent event per change;
+//! - `/` and `/assets/…` ([`page`]): the web board, built into the binary;
+//! - `/healthz`: `ok`.
+//!
+//! Every request first passes the `Host` check ([`auth::Hosts`], against DNS rebinding);
+//! every one but `/healthz` and the page's assets then needs a bearer token, which is the
+//! identity ([`auth`]). The server works on the same files as the CLI, under the same locks:
+//! nothing is cached, so a change from either side is seen by the other at once.
+
+pub mod api;
+pub mod auth;
+pub mod events;
+mod page;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::middleware;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Result;
+use crate::mcp::BatonServer;
+use crate::session::Hub;
+use crate::wake::WakeOutcome;
+
+/// Tells the agent a presented token belongs to, or `None` for a token nobody holds.
+pub type Authenticate = Arc<dyn Fn(&str) -> Result<Option<String>> + Send + Sync>;
+
+/// What a running server needs.
+#[derive(Clone)]
+pub struct Settings {
+    pub hub: Hub,
+    pub authenticate: Authenticate,
+    /// Told whom each change woke, as `baton mcp` is.
+    pub report_wake: fn(&WakeOutcome),
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct State {
+    pub hub: Hub,
+    pub authenticate: Authenticate,
+    pub hosts: Arc<auth::Hosts>,
+    pub feed: events::Feed,
+    /// Cancelled when the server stops: open event streams end with it.
+    pub stopping: CancellationToken,
+    pub report_wake: fn(&WakeOutcome),
+}
+
+/// How long a stopping server waits for open requests before it exits anyway.
+const DRAIN_FOR: Duration = Duration::from_secs(3);
+
+/// Serves on `listener` until `stop` resolves, then lets open requests finish (at most
+/// [`DRAIN_FOR`]) and returns. Event streams and MCP sessions end when it stops.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    settings: Settings,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let address = listener.local_addr()?;
+    let stopping = CancellationToken::new();
+    let feed = events::Feed::start(settings.hub.home.clone(), stopping.clone());
+    let state = State {
+        hub: settings.hub,
+        authenticate: settings.authenticate,
+        hosts: Arc::new(auth::Hosts::for_listener(address)),
+        feed,
+        stopping: stopping.clone(),
+        report_wake: settings.report_wake,
+    };
+    let app = router(state);
+    let on_stop = stopping.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        stop.await;
+        on_stop.cancel();
+    });
+    tokio::select! {
+        served = server => served,
+        // A connection that does not close when asked (a client that stopped reading)
+        // does not keep the process alive.
+        () = async {
+            stopping.cancelled().await;
+            tokio::time::sleep(DRAIN_FOR).await;
+        } => Ok(()),
+    }
+}
+
+/// The whole application: the routes, the token check on all but the open ones, and the
+/// `Host` check and page headers on everything.
+pub fn router(state: State) -> Router {
+    let mcp = mcp_service(&state);
+    let guarded = Router::new()
+        .nest("/api/v1", api::routes())
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ));
+    Router::new()
+        .merge(page::routes())
+        .merge(guarded)
+        .fallback(api::not_found)
+        .layer(middleware::from_fn(page::headers))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::check_host,
+        ))
+        .with_state(state)
+}
+
+/// rmcp's Streamable HTTP service: a [`BatonServer`] per MCP session, each call acting as
+/// its request's token. The `Host` check is ours, on every route, so rmcp's is off.
+fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSessionManager> {
+    let hub = state.hub.clone();
+    let report_wake = state.report_wake;
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_cancellation_token(state.stopping.child_token());
+    StreamableHttpService::new(
+        move || Ok(BatonServer::per_request(hub.clone(), report_wake)),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// Whether `address` reaches beyond this machine.
+pub fn is_beyond_loopback(address: &SocketAddr) -> bool {
+    !address.ip().is_loopback()
+}

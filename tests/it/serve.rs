@@ -1,0 +1,545 @@
+//! `baton serve` over real sockets on loopback (SPEC section 12): who may ask, what the API
+//! answers next to the CLI, the event stream, and surviving what clients and files do to it.
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::TestEnv;
+use crate::http::{Served, eventually, send};
+
+fn token(env: &TestEnv, name: &str) -> String {
+    env.run("", &["token", "add", name]).ok().trim().to_string()
+}
+
+#[test]
+fn only_healthz_and_the_page_are_open_and_every_answer_carries_the_policy() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, "alice");
+    for path in ["/healthz", "/", "/assets/app.js", "/assets/app.css"] {
+        let reply = served.get(path, "");
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+        let policy = reply.header("content-security-policy").unwrap();
+        assert!(policy.contains("script-src 'self'"), "{policy}");
+        assert!(policy.contains("default-src 'none'"), "{policy}");
+        assert_eq!(reply.header("x-content-type-options"), Some("nosniff"));
+    }
+    assert_eq!(served.get("/healthz", "").body, "ok");
+    for path in [
+        "/api/v1/whoami",
+        "/api/v1/projects",
+        "/api/v1/projects/default/board",
+        "/api/v1/events",
+    ] {
+        let reply = served.get(path, "");
+        assert_eq!(reply.status, 401, "{path}");
+        assert_eq!(reply.header("www-authenticate"), Some("Bearer"));
+        assert!(reply.json()["error"].as_str().unwrap().contains("token"));
+        assert_eq!(served.get(path, "baton_not_a_token").status, 401, "{path}");
+    }
+    let mcp = served.post(
+        "/mcp",
+        "",
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    );
+    assert_eq!(mcp.status, 401);
+    // The login token acts as the human who ran the server.
+    assert_eq!(
+        served.get("/api/v1/whoami", &served.login).ok(),
+        json!({"agent": "alice"})
+    );
+}
+
+#[test]
+fn a_foreign_host_is_refused_on_every_route() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, "alice");
+    let port = served.port();
+    let ask = |host: &str, path: &str| {
+        send(
+            &served.address,
+            "GET",
+            path,
+            &[
+                ("Host".to_string(), host.to_string()),
+                (
+                    "Authorization".to_string(),
+                    format!("Bearer {}", served.login),
+                ),
+            ],
+            None,
+        )
+    };
+    for host in [
+        format!("evil.example:{port}"),
+        format!("127.0.0.1.nip.io:{port}"),
+        "127.0.0.1".to_string(),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+    ] {
+        for path in ["/healthz", "/", "/api/v1/whoami", "/mcp"] {
+            let reply = ask(&host, path);
+            assert_eq!(reply.status, 403, "{host} {path}: {}", reply.body);
+        }
+    }
+    assert_eq!(
+        ask(&format!("localhost:{port}"), "/api/v1/whoami").status,
+        200
+    );
+    assert_eq!(
+        ask(&format!("127.0.0.1:{port}"), "/api/v1/whoami").status,
+        200
+    );
+    // No Host at all is no better.
+    let bare = send(&served.address, "GET", "/healthz", &[], None);
+    assert_eq!(bare.status, 403, "{}", bare.body);
+}
+
+#[test]
+fn the_token_is_the_identity_whatever_the_request_says() {
+    let env = TestEnv::new();
+    env.register(&["alice", "bob", "carol"]);
+    let bob = token(&env, "bob");
+    let served = Served::start(&env, "alice");
+    // bob sends; nothing in the request can make it carol's.
+    let sent = served.post(
+        "/api/v1/projects/default/tasks?as=carol&agent=carol",
+        &bob,
+        &json!({"to": "alice", "subject": "from bob", "review": true}),
+    );
+    let sent = sent.ok();
+    assert_eq!(sent["task"]["from"], "bob");
+    let sneaky = served.post(
+        "/api/v1/projects/default/tasks",
+        &bob,
+        &json!({"to": "alice", "subject": "s", "from": "carol"}),
+    );
+    assert_eq!(
+        sneaky.status, 400,
+        "an unknown field is refused: {}",
+        sneaky.body
+    );
+    let headers = [
+        ("Host".to_string(), served.address.clone()),
+        ("Authorization".to_string(), format!("Bearer {bob}")),
+        ("X-Baton-Agent".to_string(), "carol".to_string()),
+        ("Content-Type".to_string(), "application/json".to_string()),
+    ];
+    let claimed = send(
+        &served.address,
+        "POST",
+        "/api/v1/projects/default/tasks/1/claim",
+        &headers,
+        Some("{}"),
+    );
+    // The task is alice's to claim, not bob's (nor carol's).
+    assert_eq!(claimed.status, 400, "{}", claimed.body);
+    assert_eq!(claimed.json()["code"], 1);
+    let shown = env.run("alice", &["--json", "show", "1"]).json();
+    assert_eq!(shown["from"], "bob");
+    assert_eq!(shown["status"], "pending");
+    assert_eq!(
+        env.activity("default").len(),
+        1,
+        "the refused claim changed nothing"
+    );
+}
+
+#[test]
+fn a_task_goes_through_its_life_from_the_api_as_the_cli_sees_it() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    let dev = token(&env, "dev");
+    let served = Served::start(&env, "alice");
+    let login = served.login.clone();
+    let act = |id: u64, action: &str, token: &str, body: Value| {
+        served
+            .post(
+                &format!("/api/v1/projects/default/tasks/T-{id}/{action}"),
+                token,
+                &body,
+            )
+            .ok()
+    };
+    let sent = served
+        .post(
+            "/api/v1/projects/default/tasks",
+            &login,
+            &json!({"to": "dev", "subject": "fix the parser", "body": "line one\nline two",
+                    "priority": "high", "review": true}),
+        )
+        .ok();
+    let id = sent["task"]["id"].as_u64().unwrap();
+    // The same shape as the CLI's `send --json`.
+    let cli = env
+        .run(
+            "alice",
+            &["--json", "send", "--to", "dev", "--subject", "twin"],
+        )
+        .json();
+    let keys =
+        |value: &Value| -> Vec<String> { value.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(keys(&sent), keys(&cli));
+    assert_eq!(keys(&sent["task"]), keys(&cli["task"]));
+
+    act(id, "claim", &dev, json!({}));
+    act(id, "ask", &dev, json!({"text": "which parser?"}));
+    act(id, "answer", &login, json!({"text": "the JSON one"}));
+    act(id, "review", &dev, json!({"text": "fixed"}));
+    let board = served.get("/api/v1/projects/default/board", &login).ok();
+    let task = board
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|task| task["id"] == id)
+        .unwrap();
+    assert_eq!(task["status"], "review_requested");
+    assert_eq!(task["turn"], "alice");
+    act(id, "approve", &login, json!({"text": "thanks"}));
+    let shown = served
+        .get(&format!("/api/v1/projects/default/tasks/{id}"), &login)
+        .ok();
+    assert_eq!(
+        shown,
+        env.run("alice", &["--json", "show", &id.to_string()])
+            .json()
+    );
+    assert_eq!(shown["status"], "completed");
+    let by: Vec<&str> = shown["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["by"].as_str().unwrap())
+        .collect();
+    assert_eq!(by, ["dev", "dev", "alice", "dev", "alice"]);
+
+    // Reassign and cancel from the API too; a message reaches the CLI.
+    let other = env.send("alice", "dev", "second", &[]);
+    let reassigned = act(
+        other,
+        "reassign",
+        &login,
+        json!({"to": "alice", "text": "mine now"}),
+    );
+    assert_eq!(reassigned["task"]["to"], "alice");
+    let canceled = act(other, "cancel", &login, json!({"text": "not needed"}));
+    assert_eq!(canceled["task"]["status"], "canceled");
+    let message = served
+        .post(
+            "/api/v1/projects/default/messages",
+            &login,
+            &json!({"to": "dev", "text": "lunch?"}),
+        )
+        .ok();
+    assert_eq!(message["message"]["from"], "alice");
+    let mail = env.run("dev", &["--json", "messages"]).json();
+    assert!(mail.to_string().contains("lunch?"), "{mail}");
+    let agents = served.get("/api/v1/projects/default/agents", &login).ok();
+    assert_eq!(agents, env.run("alice", &["--json", "agents"]).json());
+    let log = served.get("/api/v1/projects/default/log?n=3", &login).ok();
+    assert_eq!(log.as_array().unwrap().len(), 3);
+    assert_eq!(log[2]["action"], "cancel");
+}
+
+#[test]
+fn refusals_are_one_json_line_with_the_cli_exit_code() {
+    let env = TestEnv::new();
+    env.register(&["alice"]);
+    let served = Served::start(&env, "alice");
+    let login = served.login.clone();
+    let unknown = served.get("/api/v1/projects/default/tasks/99", &login);
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.json()["code"], 1);
+    let no_project = served.get("/api/v1/projects/nowhere/board", &login);
+    assert_eq!(no_project.status, 404, "{}", no_project.body);
+    let bad_name = served.get("/api/v1/projects/..%2Fetc/board", &login);
+    assert!(
+        [400, 404].contains(&bad_name.status),
+        "{}: {}",
+        bad_name.status,
+        bad_name.body
+    );
+    let two_lines = served.post(
+        "/api/v1/projects/default/tasks",
+        &login,
+        &json!({"to": "alice", "subject": "a\nb"}),
+    );
+    assert_eq!(two_lines.status, 400);
+    assert!(
+        two_lines.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("one line")
+    );
+    let not_json = send(
+        &served.address,
+        "POST",
+        "/api/v1/projects/default/tasks",
+        &[
+            ("Host".to_string(), served.address.clone()),
+            ("Authorization".to_string(), format!("Bearer {login}")),
+            ("Content-Type".to_string(), "application/json".to_string()),
+        ],
+        Some("{not json"),
+    );
+    assert_eq!(not_json.status, 400);
+    assert!(not_json.json()["error"].is_string(), "{}", not_json.body);
+    let no_action = served.post(
+        "/api/v1/projects/default/tasks/1/explode",
+        &login,
+        &json!({}),
+    );
+    assert_eq!(no_action.status, 404);
+    assert!(
+        env.activity("default").is_empty(),
+        "nothing refused changed anything"
+    );
+}
+
+#[test]
+fn every_change_reaches_a_connected_stream_whoever_makes_it() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    let served = Served::start(&env, "alice");
+    let events = served.events(&served.login);
+    // The stream is open once the server answers on it; give the follower its first look.
+    std::thread::sleep(Duration::from_millis(300));
+    let id = env.send("dev", "alice", "from the CLI", &[]);
+    let event = events
+        .recv_timeout(Duration::from_secs(20))
+        .expect("an event");
+    assert_eq!(
+        event,
+        json!({"project": "default", "kind": "send", "id": id})
+    );
+    env.run("alice", &["msg", "--to", "dev", "hello"]).ok();
+    let event = events
+        .recv_timeout(Duration::from_secs(20))
+        .expect("an event");
+    assert_eq!(event["kind"], "message");
+    assert_eq!(event["id"], 1);
+    // A change through the API is an event as well, and so is one in a new project.
+    served
+        .post(
+            &format!("/api/v1/projects/default/tasks/{id}/claim"),
+            &served.login,
+            &json!({}),
+        )
+        .ok();
+    let event = events
+        .recv_timeout(Duration::from_secs(20))
+        .expect("an event");
+    assert_eq!(
+        event,
+        json!({"project": "default", "kind": "claim", "id": id})
+    );
+    let api = env.root.path().join("api");
+    std::fs::create_dir_all(&api).unwrap();
+    env.init_project("alice", "api", &api);
+    env.run_in(
+        &api,
+        "alice",
+        &["send", "--to", "dev", "--subject", "elsewhere"],
+    )
+    .ok();
+    let event = eventually("the new project's change", || {
+        events
+            .recv_timeout(Duration::from_secs(1))
+            .ok()
+            .filter(|event| event["project"] == "api" && event["kind"] == "send")
+    });
+    assert_eq!(event["id"], 1);
+}
+
+#[test]
+fn a_stalled_or_vanished_client_holds_up_nobody() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    let served = Served::start(&env, "alice");
+    // One client opens the stream and never reads; another goes away mid-stream.
+    let mut stalled = TcpStream::connect(&served.address).unwrap();
+    write!(
+        stalled,
+        "GET /api/v1/events HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
+        served.address, served.login
+    )
+    .unwrap();
+    {
+        let mut gone = TcpStream::connect(&served.address).unwrap();
+        write!(
+            gone,
+            "GET /api/v1/events HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
+            served.address, served.login
+        )
+        .unwrap();
+    }
+    let listening = served.events(&served.login);
+    std::thread::sleep(Duration::from_millis(300));
+    // Far more changes than the stalled stream's backlog.
+    let subject = "x".repeat(2_000);
+    for _ in 0..40 {
+        env.run("dev", &["send", "--to", "alice", "--subject", &subject])
+            .ok();
+    }
+    let mut seen = 0;
+    while seen < 40 {
+        let event = listening
+            .recv_timeout(Duration::from_secs(20))
+            .expect("every change reaches the client that reads");
+        if event["kind"] == "send" {
+            seen += 1;
+        }
+    }
+    // And the server still answers everyone else.
+    assert_eq!(served.get("/healthz", "").body, "ok");
+    let board = served
+        .get("/api/v1/projects/default/board", &served.login)
+        .ok();
+    assert_eq!(board.as_array().unwrap().len(), 40);
+    drop(stalled);
+}
+
+#[test]
+fn a_corrupt_board_is_named_and_the_other_projects_keep_working() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    let api = env.root.path().join("api");
+    std::fs::create_dir_all(&api).unwrap();
+    env.init_project("alice", "api", &api);
+    env.run_in(&api, "alice", &["send", "--to", "dev", "--subject", "s"])
+        .ok();
+    env.send("alice", "dev", "fine", &[]);
+    let served = Served::start(&env, "alice");
+    std::fs::write(env.board_path("api"), "{ this is not a board").unwrap();
+    let broken = served.get("/api/v1/projects/api/board", &served.login);
+    assert_eq!(broken.status, 500, "{}", broken.body);
+    let error = broken.json();
+    assert_eq!(error["code"], 4);
+    assert!(
+        error["error"].as_str().unwrap().contains("board.json"),
+        "{error}"
+    );
+    let fine = served
+        .get("/api/v1/projects/default/board", &served.login)
+        .ok();
+    assert_eq!(fine.as_array().unwrap().len(), 1);
+    assert_eq!(served.get("/api/v1/projects", &served.login).status, 200);
+    // The file is left as it was for the human to look at.
+    assert_eq!(
+        std::fs::read_to_string(env.board_path("api")).unwrap(),
+        "{ this is not a board"
+    );
+}
+
+#[test]
+fn a_removed_token_stops_working_at_the_next_request_and_list_shows_its_use() {
+    let env = TestEnv::new();
+    let dev = token(&env, "dev");
+    let served = Served::start(&env, "alice");
+    assert_eq!(
+        served.get("/api/v1/whoami", &dev).ok(),
+        json!({"agent": "dev"})
+    );
+    let listed = env.run("", &["--json", "token", "list"]).json();
+    let dev_row = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["name"] == "dev" && row["login"] == false)
+        .unwrap()
+        .clone();
+    assert!(dev_row["last_used_at"].is_string(), "{listed}");
+    env.run("", &["token", "rm", "dev"]).ok();
+    assert_eq!(served.get("/api/v1/whoami", &dev).status, 401);
+    // No file under the home holds a token, the login's included.
+    for entry in walk(&env.home()) {
+        let bytes = std::fs::read(&entry).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(&served.login),
+            "{} holds the login token",
+            entry.display()
+        );
+        assert!(!text.contains(&dev), "{} holds a token", entry.display());
+    }
+}
+
+#[test]
+fn sigterm_stops_it_cleanly_and_ends_its_login() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, "alice");
+    let login = served.login.clone();
+    let address = served.address.clone();
+    // An open event stream does not keep it from stopping.
+    let _events = served.events(&login);
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, stderr) = served.stop();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(stderr.contains("stopped"), "{stderr}");
+    assert!(
+        TcpStream::connect(&address).is_err(),
+        "nothing listens after it stopped"
+    );
+    let listed = env.run("", &["--json", "token", "list"]).json();
+    assert_eq!(listed, json!([]), "the login token ends with the server");
+    assert!(
+        !stderr.contains(&login),
+        "the token is never logged: {stderr}"
+    );
+}
+
+#[test]
+fn serve_refuses_what_it_cannot_do_in_one_line() {
+    let env = TestEnv::new();
+    let run = env.run("", &["serve"]);
+    let stderr = run.fails(1);
+    assert!(stderr.contains("no identity"), "{stderr}");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let run = env.run("alice", &["serve", "--listen", &address]);
+    let stderr = run.fails(1);
+    assert!(
+        stderr.starts_with(&format!("error: cannot listen on {address}")),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    let run = env.run("alice", &["serve", "--listen", "nowhere"]);
+    run.fails(1);
+}
+
+#[test]
+fn listening_beyond_loopback_says_the_traffic_is_plain_http() {
+    let env = TestEnv::new();
+    let mut command = env.command(&env.work());
+    command
+        .args(["--as", "alice", "serve", "--listen", "0.0.0.0:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let lines = crate::common::stdout_lines(&mut child);
+    let url = lines.recv_timeout(Duration::from_secs(30)).unwrap();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    assert!(
+        stderr.contains("warning: listening on 0.0.0.0:") && stderr.contains("plain HTTP"),
+        "{stderr}"
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

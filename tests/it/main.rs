@@ -22,6 +22,7 @@ mod http;
 mod log_truth;
 mod mail;
 mod mcp;
+mod mcp_http;
 mod opencode;
 mod projects;
 mod serve;

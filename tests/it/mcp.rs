@@ -15,7 +15,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, baton_bin};
+use crate::common::{TestEnv, baton_bin, thread_kinds};
 
 /// What the issue allows the whole `tools/list` answer to weigh.
 const TOOLS_LIST_LIMIT: usize = 12 * 1024;
@@ -278,14 +278,8 @@ async fn two_servers_walk_a_task_through_its_whole_life() {
     // `show` and `board` answer exactly what the CLI's --json prints.
     let shown = claude.ok("show", json!({"id": 1})).await;
     assert_eq!(shown, env.run("claude", &["--json", "show", "1"]).json());
-    let kinds: Vec<&str> = shown["thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["kind"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        kinds,
+        thread_kinds(&shown),
         [
             "claim",
             "question",
@@ -1093,13 +1087,8 @@ fn the_python_sdk_drives_the_same_scenario() {
     assert_eq!(shown["status"], "completed");
     assert_eq!(shown["from"], "claude");
     assert_eq!(shown["to"], "codex");
-    let actions: Vec<String> = env
-        .activity("default")
-        .iter()
-        .map(|line| line["action"].as_str().unwrap().to_string())
-        .collect();
     assert_eq!(
-        actions,
+        env.actions("default"),
         [
             "send",
             "claim",

@@ -32,3 +32,5 @@ mod tokens;
 mod untrusted;
 mod wake;
 mod wake_env;
+mod web;
+mod webdriver;

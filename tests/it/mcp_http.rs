@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::common::TestEnv;
 use crate::http::{Reply, Served, send};
+use crate::mcp::{params, succeeded, text_of, was_refused};
 
 /// The URL of a server's `/mcp`.
 fn mcp_url(served: &Served) -> String {
@@ -126,50 +127,17 @@ impl Client {
             .unwrap_or_else(|error| panic!("{name}: protocol error {error:?}"))
     }
 
-    /// Calls a tool that must succeed; the text is the CLI's JSON and the structured
-    /// content the same data, which is returned.
     async fn ok(&self, name: &str, arguments: Value) -> Value {
-        let result = self.call(name, arguments).await;
-        assert_eq!(
-            result.is_error,
-            Some(false),
-            "{name} was refused: {}",
-            text_of(&result)
-        );
-        let structured = result.structured_content.clone().expect("structured");
-        let text: Value = serde_json::from_str(text_of(&result)).expect("the text is JSON");
-        match &text {
-            Value::Array(_) => assert_eq!(structured.as_object().unwrap().len(), 1),
-            _ => assert_eq!(text, structured),
-        }
-        structured
+        succeeded(name, &self.call(name, arguments).await)
     }
 
     async fn refused(&self, name: &str, arguments: Value) -> String {
-        let result = self.call(name, arguments).await;
-        assert_eq!(result.is_error, Some(true), "{name}: {}", text_of(&result));
-        text_of(&result).to_string()
+        was_refused(name, &self.call(name, arguments).await)
     }
 
     async fn stop(self) {
         self.client.cancel().await.expect("the session closes");
     }
-}
-
-fn params(name: &str, arguments: Value) -> CallToolRequestParams {
-    let Value::Object(arguments) = arguments else {
-        panic!("tool arguments are an object")
-    };
-    CallToolRequestParams::new(name.to_string()).with_arguments(arguments)
-}
-
-fn text_of(result: &CallToolResult) -> &str {
-    &result
-        .content
-        .first()
-        .and_then(|content| content.as_text())
-        .expect("a text content block")
-        .text
 }
 
 /// Who wrote each entry of a task's thread, in order.

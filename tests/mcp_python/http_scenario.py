@@ -9,22 +9,16 @@ call acts as its token's agent whatever it names. Exits non-zero with the failed
 mismatch; prints "python http scenario: ok" at the end. The tokens are never printed.
 """
 
-import json
 import os
 import sys
 from contextlib import AsyncExitStack
-from importlib.metadata import version
-from pathlib import Path
 
 import anyio
 import httpx2
 from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-TOOLS = {
-    "agents", "answer", "approve", "ask", "board", "cancel", "claim", "done", "fail",
-    "inbox", "message", "reassign", "release", "request_changes", "review", "send", "show",
-}
+from common import TOOLS, check_pinned_sdk, ok, refused, unknown_tool_is_a_protocol_error
 
 
 async def open_session(stack, url, token, lifecycle, extra_headers=None, statuses=None):
@@ -47,36 +41,6 @@ async def open_session(stack, url, token, lifecycle, extra_headers=None, statuse
         assert result.server_info.name == "baton", result
         assert session.protocol_version in ("2025-06-18", "2025-11-25"), session.protocol_version
     return session
-
-
-def text_of(result):
-    assert len(result.content) == 1 and result.content[0].type == "text", result
-    return result.content[0].text
-
-
-async def ok(session, tool, **arguments):
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, f"{tool} refused: {text_of(result)}"
-    data = json.loads(text_of(result))
-    if isinstance(data, list):
-        assert list(result.structured_content.values()) == [data], result
-    else:
-        assert result.structured_content == data, result
-    return result.structured_content
-
-
-async def refused(session, tool, **arguments):
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error, f"{tool} should be refused: {text_of(result)}"
-    return text_of(result)
-
-
-def check_pinned_sdk():
-    requirements = Path(__file__).with_name("requirements.txt").read_text()
-    pinned = next(line.split("==")[1].strip() for line in requirements.splitlines()
-                  if line.startswith("mcp=="))
-    assert version("mcp") == pinned, f"mcp {version('mcp')} is installed, {pinned} is pinned"
-    print(f"python http scenario: mcp {pinned}")
 
 
 def leaves(error):
@@ -162,12 +126,7 @@ async def main(url):
         assert (await ok(mallory, "inbox", agent="mallory"))["agent"] == "lead"
 
         for session in (lead, dev):
-            try:
-                await session.call_tool("register_wake", {})
-            except MCPError as error:
-                assert error.code == -32602, error
-            else:
-                raise AssertionError("an unknown tool must be a protocol error")
+            await unknown_tool_is_a_protocol_error(session)
 
     await refused_token(url)
     print("python http scenario: ok")
@@ -176,5 +135,5 @@ async def main(url):
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: LEAD_TOKEN=… DEV_TOKEN=… http_scenario.py URL_OF_MCP")
-    check_pinned_sdk()
+    check_pinned_sdk("python http scenario")
     anyio.run(main, sys.argv[1])

@@ -89,14 +89,21 @@ impl Drop for Server {
     }
 }
 
-/// A hub with project `web` (human `human`, agent `codex`), its server and a browser.
+/// A hub with project `web` (human `human`, agent `codex`), its server and a browser, which
+/// holds the one browser at a time; none when there is no chromedriver (see [`chromedriver`]).
 struct Hub {
     env: TestEnv,
     server: Server,
     browser: Browser,
+    /// Dropped last: the next test's browser starts once this one is gone.
+    _one: std::sync::MutexGuard<'static, ()>,
 }
 
-fn hub(chromedriver: &std::path::Path) -> Hub {
+fn hub() -> Option<Hub> {
+    let chromedriver = chromedriver()?;
+    let one = ONE_BROWSER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let env = TestEnv::new();
     let work = env.work();
     let workspace = work.to_str().unwrap();
@@ -116,12 +123,21 @@ fn hub(chromedriver: &std::path::Path) -> Hub {
     .ok();
     env.register(&["codex"]);
     let server = Server::start(&env);
-    let browser = Browser::start(chromedriver);
-    Hub {
+    let browser = Browser::start(&chromedriver);
+    Some(Hub {
         env,
         server,
         browser,
-    }
+        _one: one,
+    })
+}
+
+/// [`hub`], with the browser logged in from the printed URL and the board shown.
+fn logged_in() -> Option<Hub> {
+    let hub = hub()?;
+    hub.browser.goto(&hub.server.url);
+    board_shown(&hub.browser);
+    Some(hub)
 }
 
 /// Waits until `script` (run in the page) returns something other than null or false, and
@@ -184,18 +200,15 @@ fn assert_same_document(browser: &Browser) {
 
 #[test]
 fn the_page_without_a_token_says_how_to_log_in() {
-    let Some(chromedriver) = chromedriver() else {
-        return;
-    };
-    let _one = ONE_BROWSER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Hub {
+    let Some(Hub {
         env: _env,
         server,
         browser,
-    } = hub(&chromedriver);
-
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
     browser.goto(server.base());
     let login = wait_for(
         &browser,
@@ -227,20 +240,15 @@ fn the_page_without_a_token_says_how_to_log_in() {
 
 #[test]
 fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
-    let Some(chromedriver) = chromedriver() else {
+    let Some(Hub {
+        env,
+        server: _server,
+        browser,
+        _one,
+    }) = logged_in()
+    else {
         return;
     };
-    let _one = ONE_BROWSER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Hub {
-        env,
-        server,
-        browser,
-    } = hub(&chromedriver);
-
-    browser.goto(&server.url);
-    board_shown(&browser);
     // Logged in from the printed URL: the token left the address bar for the tab's storage.
     let login = browser.execute(
         "return {hash: location.hash, stored: sessionStorage.getItem('baton-token') !== null, \
@@ -335,20 +343,15 @@ fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
 
 #[test]
 fn text_from_agents_shows_as_text_and_runs_nothing() {
-    let Some(chromedriver) = chromedriver() else {
+    let Some(Hub {
+        env,
+        server: _server,
+        browser,
+        _one,
+    }) = logged_in()
+    else {
         return;
     };
-    let _one = ONE_BROWSER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Hub {
-        env,
-        server,
-        browser,
-    } = hub(&chromedriver);
-
-    browser.goto(&server.url);
-    board_shown(&browser);
     mark_page(&browser);
 
     let markup = "<img src=x onerror=alert(1)>";
@@ -441,17 +444,15 @@ fn task_by_subject(env: &TestEnv, subject: &str) -> Value {
 
 #[test]
 fn a_human_sends_reassigns_and_messages_from_the_page() {
-    let Some(chromedriver) = chromedriver() else {
-        return;
-    };
-    let _one = ONE_BROWSER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Hub {
+    let Some(Hub {
         env,
         server,
         browser,
-    } = hub(&chromedriver);
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
     env.register(&["claude"]);
 
     browser.goto(&server.url);
@@ -565,17 +566,15 @@ fn a_human_sends_reassigns_and_messages_from_the_page() {
 
 #[test]
 fn a_corrupt_project_shows_its_error_and_the_page_keeps_working() {
-    let Some(chromedriver) = chromedriver() else {
-        return;
-    };
-    let _one = ONE_BROWSER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Hub {
+    let Some(Hub {
         env,
         server,
         browser,
-    } = hub(&chromedriver);
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
     let side = env.root.path().join("side");
     std::fs::create_dir_all(&side).unwrap();
     env.init_project("human", "side", &side);
@@ -665,17 +664,15 @@ fn panel_shows(browser: &Browser, status: &str) {
 
 #[test]
 fn a_human_answers_requests_changes_and_cancels_from_the_panel() {
-    let Some(chromedriver) = chromedriver() else {
-        return;
-    };
-    let _one = ONE_BROWSER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Hub {
+    let Some(Hub {
         env,
         server,
         browser,
-    } = hub(&chromedriver);
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
     let id = env.send("human", "codex", "Date parser", &["--review"]);
     let task = id.to_string();
     env.run("codex", &["ask", &task, "--body", "Refuse, or clamp?"])

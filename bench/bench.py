@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Whole-process benchmarks for baton: latency, throughput, MCP calls and peak memory.
+"""Whole-process benchmarks for baton: latency, throughput, MCP calls (stdio and HTTP), the
+delay of a change's event on `baton serve`, and peak memory.
 
     python3 bench/bench.py            # builds baton as install.sh does, prints the table
     python3 bench/bench.py --quick    # fewer repetitions, for a smoke run
@@ -12,7 +13,9 @@ wait4). Nothing here asserts a time: it prints figures for people to read.
 """
 
 import argparse
+import http.client
 import json
+import queue
 import os
 import shutil
 import statistics
@@ -279,6 +282,145 @@ def mcp_latency(binary, calls):
     return figures
 
 
+def percentile(values, fraction):
+    """The value below which `fraction` of `values` lie (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+
+
+class Served:
+    """`baton --as dev serve --listen 127.0.0.1:0` on a hub, and the login token it printed
+    (which acts as dev)."""
+
+    def __init__(self, hub):
+        self.proc = subprocess.Popen([hub.binary, "--as", "dev", "serve", "--listen", "127.0.0.1:0"],
+                                     cwd=hub.work, env=hub.env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        url = self.proc.stdout.readline().strip()
+        if "/#token=" not in url:
+            self.proc.kill()
+            raise RuntimeError(f"baton serve printed no login URL: {url!r}")
+        base, self.token = url.split("/#token=")
+        self.host, port = base.removeprefix("http://").rsplit(":", 1)
+        self.port = int(port)
+
+    def connection(self):
+        return http.client.HTTPConnection(self.host, self.port, timeout=60)
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def mcp_reply(response, request_id):
+    """The JSON-RPC answer to `request_id` in a `/mcp` response, JSON or a short SSE stream."""
+    body = response.read().decode()
+    if response.status != 200:
+        raise RuntimeError(f"/mcp answered {response.status}: {body[:200]}")
+    if not response.getheader("Content-Type", "").startswith("text/event-stream"):
+        return json.loads(body)
+    for line in body.splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            message = json.loads(line[5:])
+            if message.get("id") == request_id:
+                return message
+    raise RuntimeError(f"/mcp gave no answer to request {request_id}: {body[:200]}")
+
+
+def mcp_http_latency(binary, calls):
+    """Milliseconds per `tools/call` on one `/mcp` session of `baton serve` over one
+    keep-alive connection (1,000 open tasks): median and p99 for `inbox` and `board`."""
+    if not has_command(binary, "serve"):
+        return None
+    hub = Hub(binary, 1000)
+    served = Served(hub)
+    connection = served.connection()
+    headers = {"Authorization": f"Bearer {served.token}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+
+    def post(message):
+        connection.request("POST", "/mcp", json.dumps(message), headers)
+        response = connection.getresponse()
+        if "id" not in message:
+            response.read()
+            return response, None
+        return response, mcp_reply(response, message["id"])
+
+    try:
+        response, _ = post({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                       "clientInfo": {"name": "bench", "version": "1"}}})
+        session = response.getheader("Mcp-Session-Id")
+        if session:
+            headers["Mcp-Session-Id"] = session
+        headers["MCP-Protocol-Version"] = "2025-11-25"
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        figures = {}
+        for tool, arguments in (("inbox", {"peek": True}), ("board", {})):
+            times = []
+            for i in range(calls):
+                started = time.perf_counter()
+                _, reply = post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                                 "params": {"name": tool, "arguments": arguments}})
+                times.append((time.perf_counter() - started) * 1000)
+                if "error" in reply or reply["result"].get("isError"):
+                    raise RuntimeError(f"tools/call {tool}: {reply}")
+            figures[tool] = (statistics.median(times), percentile(times, 0.99))
+    finally:
+        connection.close()
+        served.close()
+        hub.close()
+    return figures
+
+
+def event_delay(binary, sends):
+    """Milliseconds from a `baton send` exiting (its change on disk) to its event arriving on
+    a connected `/api/v1/events` stream: median and p99 over `sends` sends."""
+    if not has_command(binary, "serve"):
+        return None
+    hub = Hub(binary, 100)
+    served = Served(hub)
+    connection = served.connection()
+    connection.request("GET", "/api/v1/events", headers={
+        "Authorization": f"Bearer {served.token}", "Accept": "text/event-stream"})
+    stream = connection.getresponse()
+    if stream.status != 200:
+        raise RuntimeError(f"/api/v1/events answered {stream.status}")
+    arrived = queue.Queue()
+
+    def read():
+        try:
+            for raw in stream:
+                line = raw.decode().strip()
+                if line.startswith("data:"):
+                    arrived.put((time.perf_counter(), json.loads(line[5:])))
+        except (OSError, ValueError, AttributeError):
+            # The stream closed under the reader (the run is over): nothing more to read.
+            pass
+
+    threading.Thread(target=read, daemon=True).start()
+    delays = []
+    try:
+        for i in range(sends):
+            out = hub.run(["--as", "lead", "--json", "send", "--to", "dev", "--subject", f"event {i}"])
+            sent_at = time.perf_counter()
+            task = json.loads(out)["task"]["id"]
+            while True:
+                at, change = arrived.get(timeout=30)
+                if change.get("kind") == "send" and change.get("id") == task:
+                    delays.append((at - sent_at) * 1000)
+                    break
+    finally:
+        connection.close()
+        served.close()
+        hub.close()
+    return statistics.median(delays), percentile(delays, 0.99)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", help="a built baton (default: build it as install.sh does)")
@@ -341,6 +483,28 @@ def main():
         print("|---|---|")
         for tool, ms in mcp.items():
             print(f"| {tool} | {ms:.2f} |")
+    print()
+    calls = 20 if options.quick else 200
+    over_http = mcp_http_latency(binary, calls)
+    if over_http is None:
+        print("MCP over HTTP: this binary has no `serve` command")
+    else:
+        print(f"MCP tool call over HTTP (`baton serve`, one /mcp session on one keep-alive "
+              f"connection), 1,000 open tasks, {calls} calls")
+        print()
+        print("| tool | median ms | p99 ms |")
+        print("|---|---|---|")
+        for tool, (median, p99) in over_http.items():
+            print(f"| {tool} | {median:.2f} | {p99:.2f} |")
+        print()
+        sends = 10 if options.quick else 100
+        median, p99 = event_delay(binary, sends)
+        print(f"From a CLI change (`baton send` exits) to its event on a connected "
+              f"/api/v1/events stream, {sends} sends")
+        print()
+        print("| median ms | p99 ms |")
+        print("|---|---|")
+        print(f"| {median:.1f} | {p99:.1f} |")
     print()
     print(f"Peak RSS over every command measured: {peak_overall:.1f} MiB")
 

@@ -151,6 +151,7 @@ pub const CHECKS: &[CheckFn] = &[
     check_logs,
     check_activity,
     check_agents,
+    check_tokens,
     check_last_seen,
     check_delivery,
     check_wake_commands,
@@ -929,6 +930,36 @@ fn check_agents(inspection: &Inspection<'_>) -> Vec<Check> {
     checks
 }
 
+/// `baton serve`'s tokens read, where there are any: a file that does not lets no request in.
+fn check_tokens(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "tokens";
+    let path = inspection.home.tokens_file();
+    if fs::symlink_metadata(&path).is_err() {
+        return Vec::new();
+    }
+    match crate::tokens::list(inspection.home) {
+        Ok(rows) => {
+            let logins = rows.iter().filter(|row| row.login).count();
+            vec![Check::ok(
+                NAME,
+                format!(
+                    "{} ({} among them); only their hashes are kept",
+                    count(rows.len(), "token"),
+                    count(logins, "web login")
+                ),
+            )]
+        }
+        Err(error) => vec![Check::fail(
+            NAME,
+            format!(
+                "{}; baton serve lets no request in until it is fixed (or removed, \
+                 which drops every token)",
+                show_error(inspection, &error)
+            ),
+        )],
+    }
+}
+
 /// The records that parse (the others are `check_agents`' business).
 fn readable_agents(home: &Home) -> Vec<AgentRecord> {
     registry::list(home)
@@ -1533,28 +1564,13 @@ pub fn restore(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::task::Priority;
 
+    /// T-`id` as [`Task::example`] makes it, its thread `thread` questions long.
     fn task(id: u64, status: Status, thread: usize) -> Task {
         let at: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
         Task {
             id: TaskId(id),
             subject: format!("task {id}"),
-            body: String::new(),
-            files: Vec::new(),
-            from: "claude".into(),
-            to: "codex".into(),
-            reviewer: None,
-            status,
-            priority: Priority::Normal,
-            after: Vec::new(),
-            skill: None,
-            review: false,
-            created_at: at,
-            updated_at: at,
-            claimed_at: None,
-            lease_expires_at: None,
-            result: None,
             thread: (0..thread)
                 .map(|n| crate::board::task::ThreadEntry {
                     at,
@@ -1563,7 +1579,7 @@ mod tests {
                     text: format!("q{n}"),
                 })
                 .collect(),
-            delivery: None,
+            ..Task::example(status, at)
         }
     }
 

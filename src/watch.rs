@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
 use crate::session::{Inbox, Push, Pushed, Session};
+use crate::store::StoreError;
 use crate::store::paths::Home;
 use crate::store::platform;
 use crate::time;
@@ -128,7 +129,18 @@ pub fn follow_handovers(
             let session = at_now(session);
             let mut sent = Vec::new();
             let mut is_read = true;
-            for due in session.handovers_to_push(&mut pushed)? {
+            let due = match session.handovers_to_push(&mut pushed) {
+                Ok(due) => due,
+                // A lock held past the timeout (a long write, a loaded machine) is no
+                // reason to end the session's pushes: look again at the next poll.
+                Err(Error::Store(StoreError::LockTimeout { .. })) => {
+                    last_look = None;
+                    thread::sleep(POLL_EVERY);
+                    continue;
+                }
+                Err(error) => return Err(error),
+            };
+            for due in due {
                 if !push(&due.push) {
                     is_read = false;
                     break;

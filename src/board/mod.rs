@@ -17,11 +17,11 @@ use std::sync::{Arc, OnceLock};
 
 use chrono::Duration;
 use inbox::{Reason, Turn};
-use task::{Head, Priority, Status, Task, TaskId};
+use task::{Head, Status, Task, TaskId};
 use transition::{Action, Event, Rules, TransitionError};
 
 use crate::store::StoreError;
-use crate::store::board_file::{BoardModel, StoredBoard, StoredHead, TaskNames, placed_in_file};
+use crate::store::board_file::{BoardModel, StoredBoard, StoredTasks, placed_in_file};
 use crate::store::board_source::{self, Header, Piece, Source};
 use crate::time::Timestamp;
 
@@ -42,8 +42,9 @@ pub struct Board {
     duplicated: Vec<TaskId>,
 }
 
+/// A task as the board keeps it: its head, and its text or the task itself.
 #[derive(Debug, Clone)]
-struct Slot {
+pub struct Slot {
     head: Head,
     body: Body,
 }
@@ -391,34 +392,20 @@ impl Board {
 }
 
 impl BoardModel for Board {
-    const NAMES: TaskNames = TaskNames {
-        statuses: &Status::NAMES,
-        priorities: &Priority::NAMES,
-    };
+    type Tasks = Vec<Slot>;
 
     fn empty(project: &str) -> Self {
         Board::new(project)
     }
 
-    /// The heads of the tasks read, and where each task's text is.
-    fn from_stored(stored: StoredBoard) -> Self {
-        let slots: Vec<Slot> = stored
-            .tasks
-            .into_iter()
-            .map(|(head, span)| Slot {
-                head: head_of(head),
-                body: Body::Stored {
-                    span,
-                    task: OnceLock::new(),
-                },
-            })
-            .collect();
-        let duplicated = duplicated_ids(&slots);
+    /// The tasks as the reader kept them, each with where its text is.
+    fn from_stored(stored: StoredBoard<Vec<Slot>>) -> Self {
+        let duplicated = duplicated_ids(&stored.tasks);
         Board {
             schema: stored.schema,
             project: stored.project,
             next_id: stored.next_id,
-            slots,
+            slots: stored.tasks,
             source: Some(Arc::new(stored.source)),
             duplicated,
         }
@@ -429,27 +416,24 @@ impl BoardModel for Board {
     }
 }
 
-/// The model's head of a task from the store's: the words read as their place in
-/// [`Board::NAMES`], which the store checked. (Inlined: it runs once a task.)
-#[inline(always)]
-fn head_of(stored: StoredHead) -> Head {
-    Head {
-        id: TaskId(stored.id),
-        status: Status::ALL[stored.status],
-        priority: stored
-            .priority
-            .map_or_else(Priority::default, |place| Priority::ALL[place]),
-        from: stored.from,
-        to: stored.to,
-        reviewer: stored.reviewer,
-        // Nearly every task waits on nothing: no list to convert.
-        after: match stored.after.is_empty() {
-            true => Vec::new(),
-            false => stored.after.into_iter().map(TaskId).collect(),
-        },
-        created_at: stored.created_at,
-        updated_at: stored.updated_at,
-        lease_expires_at: stored.lease_expires_at,
+/// A board keeps its tasks as a reader finds them: each one's head, and where its text is.
+impl StoredTasks for Vec<Slot> {
+    type Words = Task;
+
+    fn with_capacity(capacity: usize) -> Self {
+        Vec::with_capacity(capacity)
+    }
+
+    /// (Inlined: it runs once a task.)
+    #[inline(always)]
+    fn push_stored(&mut self, head: Head, span: Range<usize>) {
+        self.push(Slot {
+            head,
+            body: Body::Stored {
+                span,
+                task: OnceLock::new(),
+            },
+        });
     }
 }
 
@@ -491,6 +475,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde::Serialize;
+    use task::Priority;
 
     const AGENTS: [&str; 4] = ["ada", "bob", "cy", "lead"];
 

@@ -17,6 +17,15 @@ use baton::{time, tokens};
 use super::Context;
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Open the printed URL in a browser: it logs in as --as NAME (its token is in the fragment, made
+for this run and removed when it stops). Everything but /healthz and the page needs a token:
+  T=$(baton token add codex)
+  curl -H \"Authorization: Bearer $T\" http://127.0.0.1:7878/api/v1/projects/default/board
+  claude mcp add --transport http baton http://127.0.0.1:7878/mcp \\
+    --header \"Authorization: Bearer $T\"
+The token is the identity: nothing else in a request can make it act as another agent.
+Requests naming another Host than this address or localhost are refused.")]
 pub struct ServeArgs {
     /// The address to listen on. Loopback by default; another address reaches beyond this
     /// machine with plain HTTP, tokens included (put a TLS proxy in front). Port 0 picks a

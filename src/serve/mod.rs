@@ -80,6 +80,12 @@ pub async fn serve(
         report_wake: settings.report_wake,
     };
     let app = router(state);
+    // hyper writes an answer's head and body in separate small writes: with Nagle's
+    // algorithm on, a client that keeps its connection waits out its delayed ACK (some
+    // 40 ms) on every request.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let on_stop = stopping.clone();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         stop.await;

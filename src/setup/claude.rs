@@ -7,7 +7,7 @@ use jsonc_parser::cst::CstInputValue;
 use crate::client::{Client, ClientHooks, HookEvent};
 
 use super::command::Launch;
-use super::json::{object, string_map, strings};
+use super::json::{command_hook_group, object, string_map, strings};
 use super::{Environment, HookSlot, InstructionSlot, Layout, ServerSlot};
 
 /// How to start a Claude Code session that takes baton's pushes (CLIENTS.md: channels are
@@ -54,14 +54,6 @@ fn server_entry(launch: &Launch) -> CstInputValue {
     object(members)
 }
 
-/// A matcher group with no matcher: it runs for every source of the event.
 fn hook_group(launch: &Launch, event: HookEvent, hooks: &ClientHooks) -> CstInputValue {
-    object(vec![(
-        "hooks",
-        CstInputValue::Array(vec![object(vec![
-            ("type", "command".into()),
-            ("command", launch.hook_command(event, Client::Claude).into()),
-            ("timeout", hooks.timeout.in_client_unit().into()),
-        ])]),
-    )])
+    command_hook_group(launch.hook_command(event, Client::Claude), None, hooks)
 }

@@ -13,7 +13,7 @@ use crate::client::{Client, ClientHooks, HookEvent};
 use crate::error::{Error, Result};
 
 use super::command::Launch;
-use super::json::{KeyPath, Outcome, object};
+use super::json::{KeyPath, Outcome, command_hook_group};
 use super::{Environment, HookSlot, InstructionSlot, Layout, SERVER_NAME, ServerSlot};
 
 const SERVERS: &str = "mcp_servers";
@@ -47,14 +47,7 @@ pub(super) fn layout(env: &Environment) -> Layout {
 }
 
 fn hook_group(launch: &Launch, event: HookEvent, hooks: &ClientHooks) -> CstInputValue {
-    object(vec![(
-        "hooks",
-        CstInputValue::Array(vec![object(vec![
-            ("type", "command".into()),
-            ("command", launch.hook_command(event, Client::Codex).into()),
-            ("timeout", hooks.timeout.in_client_unit().into()),
-        ])]),
-    )])
+    command_hook_group(launch.hook_command(event, Client::Codex), None, hooks)
 }
 
 fn parse(path: &Path, text: Option<&str>) -> Result<DocumentMut> {

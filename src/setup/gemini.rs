@@ -6,7 +6,7 @@ use jsonc_parser::cst::CstInputValue;
 use crate::client::{Client, ClientHooks, HookEvent};
 
 use super::command::Launch;
-use super::json::{object, string_map, strings};
+use super::json::{command_hook_group, object, string_map, strings};
 use super::{Environment, HookSlot, InstructionSlot, Layout, ServerSlot};
 
 pub(super) fn layout(env: &Environment) -> Layout {
@@ -49,14 +49,12 @@ fn server_entry(launch: &Launch) -> CstInputValue {
     object(members)
 }
 
+/// Gemini CLI shows each hook's name.
 fn hook_group(launch: &Launch, event: HookEvent, hooks: &ClientHooks) -> CstInputValue {
-    object(vec![(
-        "hooks",
-        CstInputValue::Array(vec![object(vec![
-            ("type", "command".into()),
-            ("name", format!("baton {}", event.name()).into()),
-            ("command", launch.hook_command(event, Client::Gemini).into()),
-            ("timeout", hooks.timeout.in_client_unit().into()),
-        ])]),
-    )])
+    let name = format!("baton {}", event.name());
+    command_hook_group(
+        launch.hook_command(event, Client::Gemini),
+        Some(name),
+        hooks,
+    )
 }

@@ -9,6 +9,7 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
 use serde_json::Value;
 
+use crate::client::ClientHooks;
 use crate::error::{Error, Result};
 
 use super::command;
@@ -327,6 +328,23 @@ pub(super) fn object(members: Vec<(&str, CstInputValue)>) -> CstInputValue {
             .map(|(key, value)| (key.to_string(), value))
             .collect(),
     )
+}
+
+/// A matcher group with no matcher, so that it runs for every source of the event, holding
+/// one command hook: its type, its `name` where the client shows one, the command and the
+/// client's timeout, in that order.
+pub(super) fn command_hook_group(
+    command: String,
+    name: Option<String>,
+    hooks: &ClientHooks,
+) -> CstInputValue {
+    let mut hook = vec![("type", "command".into())];
+    if let Some(name) = name {
+        hook.push(("name", name.into()));
+    }
+    hook.push(("command", command.into()));
+    hook.push(("timeout", hooks.timeout.in_client_unit().into()));
+    object(vec![("hooks", CstInputValue::Array(vec![object(hook)]))])
 }
 
 pub(super) fn strings(items: &[String]) -> CstInputValue {

@@ -5,6 +5,7 @@
 
 use std::fmt;
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
+use std::marker::PhantomData;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,14 +29,43 @@ pub const BOARD_SCHEMA: u32 = 1;
 /// The model (`crate::board`) implements it, so the store reads and writes board files
 /// without knowing what a task means.
 pub trait BoardModel: Sized {
-    /// How a task's status and priority are spelled in the file.
-    const NAMES: TaskNames;
+    /// What the model keeps of the tasks read: a reader fills it a task at a time.
+    type Tasks: StoredTasks;
     /// The board of a project that has none on disk yet.
     fn empty(project: &str) -> Self;
-    /// The board read from a file: its own fields, and each task's head and byte range.
-    fn from_stored(stored: StoredBoard) -> Self;
+    /// The board read from a file: its own fields, and its tasks as the reader filled them.
+    fn from_stored(stored: StoredBoard<Self::Tasks>) -> Self;
     /// Writes the board as its file holds it.
     fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()>;
+}
+
+/// The tasks of a board as a model keeps them, filled by a reader in board order: each
+/// task's head, read straight into the model's types, and where its text is.
+pub trait StoredTasks: Sized {
+    /// The types the model keeps a head in.
+    type Words: HeadWords;
+    /// Room for `capacity` tasks, none read yet.
+    fn with_capacity(capacity: usize) -> Self;
+    /// Keeps the task read next: its head and where its text is.
+    fn push_stored(&mut self, head: TaskHead<Self::Words>, span: Range<usize>);
+}
+
+/// The types a model keeps a task's head in, and how the words of a file become them: the
+/// store reads a status or a priority as its place in [`HeadWords::NAMES`] and asks for the
+/// model's value at that place, without knowing what either means.
+pub trait HeadWords {
+    type Id: Copy + Eq + fmt::Debug;
+    type Status: Copy + Eq + fmt::Debug;
+    /// A task stored without a priority has the default one.
+    type Priority: Copy + Eq + fmt::Debug + Default;
+    /// How a task's status and priority are spelled in the file.
+    const NAMES: TaskNames;
+    /// The id stored as `number`.
+    fn id(number: u64) -> Self::Id;
+    /// The status spelled `NAMES.statuses[place]`.
+    fn status(place: usize) -> Self::Status;
+    /// The priority spelled `NAMES.priorities[place]`.
+    fn priority(place: usize) -> Self::Priority;
 }
 
 /// The words a task's head may hold, as the file spells them; a reader records a status or
@@ -46,43 +76,43 @@ pub struct TaskNames {
     pub priorities: &'static [&'static str],
 }
 
-/// A board file as read: its own fields, where its tasks' text is, and their heads.
+/// A board file as read: its own fields, where its tasks' text is, and its tasks as the
+/// model keeps them.
 #[derive(Debug)]
-pub struct StoredBoard {
+pub struct StoredBoard<T> {
     pub schema: u32,
     pub project: String,
     pub next_id: u64,
     pub source: Source,
-    pub tasks: StoredTasks,
+    pub tasks: T,
 }
 
-/// The fields of a stored task that both readers take in closely, as plain data: what a
-/// command needs of every task on a board. The rest of a task stays as its bytes.
+/// The fields of a stored task that both readers take in closely, in the model's types
+/// (`W`): what a command needs of every task on a board. The rest of a task stays as its
+/// bytes. The model keeps this very head (`crate::board::task::Head`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredHead {
-    pub id: u64,
-    /// The place of the task's status in [`TaskNames::statuses`].
-    pub status: usize,
-    /// The place of its priority in [`TaskNames::priorities`]; `None` when it has none.
-    pub priority: Option<usize>,
+pub struct TaskHead<W: HeadWords> {
+    pub id: W::Id,
+    pub status: W::Status,
+    pub priority: W::Priority,
     /// Agent names are shared: a board of thousands of tasks names a handful of agents.
     pub from: Arc<str>,
     pub to: Arc<str>,
     pub reviewer: Option<Arc<str>>,
-    pub after: Vec<u64>,
+    pub after: Vec<W::Id>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub lease_expires_at: Option<Timestamp>,
 }
 
-impl StoredHead {
+impl<W: HeadWords> TaskHead<W> {
     /// What a reader starts a task's head from, before any field is read; `nobody` stands
     /// in for the names until they are.
-    pub fn unread(nobody: Arc<str>) -> StoredHead {
-        StoredHead {
-            id: 0,
-            status: 0,
-            priority: None,
+    pub fn unread(nobody: Arc<str>) -> Self {
+        TaskHead {
+            id: W::id(0),
+            status: W::status(0),
+            priority: W::Priority::default(),
             from: Arc::clone(&nobody),
             to: nobody,
             reviewer: None,
@@ -91,35 +121,6 @@ impl StoredHead {
             updated_at: Timestamp::EPOCH,
             lease_expires_at: None,
         }
-    }
-}
-
-/// The tasks of a board as a reader finds them: each one's head and where its text is, in
-/// board order.
-#[derive(Debug, Default)]
-pub struct StoredTasks(Vec<(StoredHead, Range<usize>)>);
-
-impl StoredTasks {
-    pub fn with_capacity(capacity: usize) -> Self {
-        StoredTasks(Vec::with_capacity(capacity))
-    }
-
-    pub fn push(&mut self, head: StoredHead, span: Range<usize>) {
-        self.0.push((head, span));
-    }
-
-    /// Each task's head and where its text is, in board order.
-    pub fn heads(&self) -> impl Iterator<Item = (&StoredHead, &Range<usize>)> {
-        self.0.iter().map(|(head, span)| (head, span))
-    }
-}
-
-impl IntoIterator for StoredTasks {
-    type Item = (StoredHead, Range<usize>);
-    type IntoIter = std::vec::IntoIter<(StoredHead, Range<usize>)>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
     }
 }
 
@@ -142,7 +143,7 @@ pub fn read_path<B: BoardModel>(path: PathBuf, project: &str) -> Result<B, Store
     let size = file
         .metadata()
         .map_or(0, |metadata| metadata.len() as usize);
-    if let Some(laid) = board_layout::read(&file, size, &B::NAMES) {
+    if let Some(laid) = board_layout::read::<B::Tasks>(&file, size) {
         check_schema(&path, laid.schema)?;
         return Ok(B::from_stored(StoredBoard {
             // The schema is at most BOARD_SCHEMA here, so it fits.
@@ -171,7 +172,7 @@ pub fn parse<B: BoardModel>(path: &Path, bytes: &[u8]) -> Result<B, StoreError> 
 /// fields) as a task; the rest of a task is decoded when a command needs it.
 pub fn parse_owned<B: BoardModel>(path: &Path, bytes: Vec<u8>) -> Result<B, StoreError> {
     parse_with(path, bytes, |text| {
-        board_layout::read(text.as_bytes(), text.len(), &B::NAMES)
+        board_layout::read(text.as_bytes(), text.len())
     })
 }
 
@@ -196,7 +197,7 @@ fn check_schema(path: &Path, schema: u64) -> Result<(), StoreError> {
 fn parse_with<B: BoardModel>(
     path: &Path,
     bytes: Vec<u8>,
-    laid_out: impl FnOnce(&str) -> Option<board_layout::Laid>,
+    laid_out: impl FnOnce(&str) -> Option<board_layout::Laid<B::Tasks>>,
 ) -> Result<B, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
         path: path.to_path_buf(),
@@ -211,7 +212,7 @@ fn parse_with<B: BoardModel>(
             check_schema(path, laid.schema)?;
             (laid.schema, laid.project, laid.next_id, laid.tasks)
         }
-        None => read_whole(path, &text, &B::NAMES)?,
+        None => read_whole(path, &text)?,
     };
     let source = Source::text(path.to_path_buf(), text);
     Ok(B::from_stored(StoredBoard {
@@ -227,11 +228,10 @@ fn parse_with<B: BoardModel>(
 /// Reads a board in any layout with serde_json: its own fields, and each task's head with
 /// where the task's text is. A newer schema is refused as such even when what follows it
 /// would not read as this version's board.
-fn read_whole(
+fn read_whole<T: StoredTasks>(
     path: &Path,
     text: &str,
-    names: &TaskNames,
-) -> Result<(u64, String, u64, StoredTasks), StoreError> {
+) -> Result<(u64, String, u64, T), StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail,
@@ -250,7 +250,7 @@ fn read_whole(
     let project = found.project.ok_or_else(|| missing("project"))?;
     let next_id = found.next_id.ok_or_else(|| missing("next_id"))?;
     let raw_tasks = found.tasks.ok_or_else(|| missing("tasks"))?;
-    let mut tasks = StoredTasks::with_capacity(raw_tasks.len());
+    let mut tasks = T::with_capacity(raw_tasks.len());
     for raw in raw_tasks {
         let task = raw.get();
         // A raw value borrows its text from `text`: where it starts is how far it is in.
@@ -258,7 +258,7 @@ fn read_whole(
         let span = start..start + task.len();
         debug_assert_eq!(&text[span.clone()], task);
         let head = serde_json::Deserializer::from_str(task)
-            .deserialize_map(TaskHead(names))
+            .deserialize_map(HeadFields(PhantomData))
             .map_err(|error| {
                 corrupt(placed_in_file(
                     &error,
@@ -266,7 +266,7 @@ fn read_whole(
                     task.as_bytes(),
                 ))
             })?;
-        tasks.push(head, span);
+        tasks.push_stored(head, span);
     }
     Ok((schema, project, next_id, tasks))
 }
@@ -348,17 +348,18 @@ fn duplicate<E: de::Error>(key: &str) -> E {
 /// Reads one task's head, and checks the type of each of its other fields, so that a task
 /// decoded later fails only on damage deep inside a list. The fields are the line reader's
 /// ([`Field`]), so both readers know the same ones.
-struct TaskHead<'names>(&'names TaskNames);
+struct HeadFields<W>(PhantomData<W>);
 
-impl<'text> Visitor<'text> for TaskHead<'_> {
-    type Value = StoredHead;
+impl<'text, W: HeadWords> Visitor<'text> for HeadFields<W> {
+    type Value = TaskHead<W>;
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("a task")
     }
 
-    fn visit_map<A: MapAccess<'text>>(self, mut map: A) -> Result<StoredHead, A::Error> {
-        let mut head = StoredHead::unread(Arc::from(""));
+    fn visit_map<A: MapAccess<'text>>(self, mut map: A) -> Result<TaskHead<W>, A::Error> {
+        let names = W::NAMES;
+        let mut head = TaskHead::<W>::unread(Arc::from(""));
         let mut seen = 0u32;
         while let Some(key) = map.next_key::<String>()? {
             let field = Field::named(key.as_bytes());
@@ -367,20 +368,24 @@ impl<'text> Visitor<'text> for TaskHead<'_> {
             }
             seen |= field.bit();
             match field {
-                Field::Id => head.id = map.next_value()?,
+                Field::Id => head.id = W::id(map.next_value()?),
                 Field::Status => {
-                    head.status = named(&key, &map.next_value::<String>()?, self.0.statuses)?;
+                    let status = map.next_value::<String>()?;
+                    head.status = W::status(named(&key, &status, names.statuses)?);
                 }
                 Field::Priority => {
                     let priority = map.next_value::<String>()?;
-                    head.priority = Some(named(&key, &priority, self.0.priorities)?);
+                    head.priority = W::priority(named(&key, &priority, names.priorities)?);
                 }
                 Field::From => head.from = Arc::from(map.next_value::<String>()?),
                 Field::To => head.to = Arc::from(map.next_value::<String>()?),
                 Field::Reviewer => {
                     head.reviewer = map.next_value::<Option<String>>()?.map(Arc::from);
                 }
-                Field::After => head.after = map.next_value()?,
+                Field::After => {
+                    let after = map.next_value::<Vec<u64>>()?;
+                    head.after = after.into_iter().map(W::id).collect();
+                }
                 Field::CreatedAt => head.created_at = map.next_value()?,
                 Field::UpdatedAt => head.updated_at = map.next_value()?,
                 Field::LeaseExpiresAt => head.lease_expires_at = map.next_value()?,

@@ -12,15 +12,16 @@
 use std::io::{ErrorKind, Read};
 use std::sync::Arc;
 
-use super::board_file::{StoredHead, StoredTasks, TaskNames};
+use super::board_file::{HeadWords, StoredTasks, TaskHead};
 use crate::time::Timestamp;
 
-/// The board's own fields and its tasks' heads with where each task's text is.
-pub struct Laid {
+/// The board's own fields and its tasks, as the model keeps them (`T`): each one's head and
+/// where its text is.
+pub struct Laid<T> {
     pub schema: u64,
     pub project: String,
     pub next_id: u64,
-    pub tasks: StoredTasks,
+    pub tasks: T,
 }
 
 /// The agent names of a board, each kept once however many tasks name it.
@@ -149,8 +150,9 @@ impl<R: Read> Lines<R> {
     }
 }
 
-/// Reads a board from `reader`; `size` (its length, if known) sizes the list of tasks.
-pub fn read(reader: impl Read, size: usize, words: &TaskNames) -> Option<Laid> {
+/// Reads a board from `reader` into the model's list of tasks `T`; `size` (its length, if
+/// known) sizes the list.
+pub fn read<T: StoredTasks>(reader: impl Read, size: usize) -> Option<Laid<T>> {
     let mut lines = Lines::new(reader);
     if lines.line()? != b"{" {
         return None;
@@ -163,7 +165,7 @@ pub fn read(reader: impl Read, size: usize, words: &TaskNames) -> Option<Laid> {
     .to_string();
     let next_id = number(field(lines.line()?, b"  \"next_id\": ")?.strip_suffix(b",")?)?;
     // A task takes some 600 bytes laid out; room for that many spares regrowing the list.
-    let mut tasks = StoredTasks::with_capacity(size / 512);
+    let mut tasks = T::with_capacity(size / 512);
     let mut names = Names::default();
     let tasks_line = field(lines.line()?, b"  \"tasks\": ")?;
     if tasks_line == b"[" {
@@ -172,8 +174,8 @@ pub fn read(reader: impl Read, size: usize, words: &TaskNames) -> Option<Laid> {
             if line != b"    {" {
                 return None;
             }
-            let (head, end, more) = task(&mut lines, &mut names, words)?;
-            tasks.push(head, start + 4..end);
+            let (head, end, more) = task::<T::Words>(&mut lines, &mut names)?;
+            tasks.push_stored(head, start + 4..end);
             if !more {
                 break;
             }
@@ -202,12 +204,11 @@ fn field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 
 /// One task, its opening line taken: its head, where its closing brace ends, and whether
 /// another task follows.
-fn task(
+fn task<W: HeadWords>(
     lines: &mut Lines<impl Read>,
     names: &mut Names,
-    words: &TaskNames,
-) -> Option<(StoredHead, usize, bool)> {
-    let mut head = StoredHead::unread(Arc::clone(&names.none));
+) -> Option<(TaskHead<W>, usize, bool)> {
+    let mut head = TaskHead::unread(Arc::clone(&names.none));
     let mut seen = 0u32;
     let mut comma = true;
     let mut expected = 0;
@@ -222,9 +223,7 @@ fn task(
             if !comma {
                 return None;
             }
-            let more = take(
-                *field, value, names, words, &mut head, &mut seen, &mut comma,
-            )?;
+            let more = take(*field, value, names, &mut head, &mut seen, &mut comma)?;
             more.read(lines, &mut head, &mut comma)?;
             continue;
         }
@@ -249,7 +248,6 @@ fn task(
             Field::named(name),
             value,
             names,
-            words,
             &mut head,
             &mut seen,
             &mut comma,
@@ -314,15 +312,15 @@ enum More {
 
 impl More {
     #[inline(always)]
-    fn read(
+    fn read<W: HeadWords>(
         self,
         lines: &mut Lines<impl Read>,
-        head: &mut StoredHead,
+        head: &mut TaskHead<W>,
         comma: &mut bool,
     ) -> Option<()> {
         match self {
             More::Nothing => {}
-            More::Ids => (head.after, *comma) = numbers(lines)?,
+            More::Ids => (head.after, *comma) = numbers(lines, W::id)?,
             More::Until(closing) => *comma = close(lines, closing)?,
         }
         Some(())
@@ -333,12 +331,11 @@ impl More {
 /// the lines that follow. (Inlined: it runs once a line, and the call cost a tenth of
 /// reading a board.)
 #[inline(always)]
-fn take(
+fn take<W: HeadWords>(
     field: Field,
     value: &[u8],
     names: &mut Names,
-    words: &TaskNames,
-    head: &mut StoredHead,
+    head: &mut TaskHead<W>,
     seen: &mut u32,
     comma: &mut bool,
 ) -> Option<More> {
@@ -355,9 +352,9 @@ fn take(
     }
     *seen |= bit;
     match field {
-        Field::Id => head.id = number(value)?,
-        Field::Status => head.status = named(value, words.statuses)?,
-        Field::Priority => head.priority = Some(named(value, words.priorities)?),
+        Field::Id => head.id = W::id(number(value)?),
+        Field::Status => head.status = W::status(named(value, W::NAMES.statuses)?),
+        Field::Priority => head.priority = W::priority(named(value, W::NAMES.priorities)?),
         Field::From => head.from = names.get(plain_string(value)?)?,
         Field::To => head.to = names.get(plain_string(value)?)?,
         Field::Reviewer => {
@@ -450,7 +447,7 @@ impl Field {
     }
 
     /// The bit that marks the field seen; none for unknown fields.
-    pub(super) fn bit(self) -> u32 {
+    pub(super) const fn bit(self) -> u32 {
         match self {
             Field::Unknown => 0,
             known => 1 << known as u32,
@@ -459,20 +456,38 @@ impl Field {
 
     /// The first field a task must have that is not among `seen`, by its name.
     pub(super) fn missing(seen: u32) -> Option<&'static str> {
-        [
-            (Field::Id, "id"),
-            (Field::Subject, "subject"),
-            (Field::From, "from"),
-            (Field::To, "to"),
-            (Field::Status, "status"),
-            (Field::CreatedAt, "created_at"),
-            (Field::UpdatedAt, "updated_at"),
-        ]
-        .into_iter()
-        .find(|(field, _)| seen & field.bit() == 0)
-        .map(|(_, name)| name)
+        // A task read whole has them all: one test, once a task.
+        if seen & REQUIRED_BITS == REQUIRED_BITS {
+            return None;
+        }
+        REQUIRED
+            .into_iter()
+            .find(|(field, _)| seen & field.bit() == 0)
+            .map(|(_, name)| name)
     }
 }
+
+/// The fields a task must have, with their names.
+const REQUIRED: [(Field, &str); 7] = [
+    (Field::Id, "id"),
+    (Field::Subject, "subject"),
+    (Field::From, "from"),
+    (Field::To, "to"),
+    (Field::Status, "status"),
+    (Field::CreatedAt, "created_at"),
+    (Field::UpdatedAt, "updated_at"),
+];
+
+/// The bits of [`REQUIRED`].
+const REQUIRED_BITS: u32 = {
+    let mut bits = 0;
+    let mut at = 0;
+    while at < REQUIRED.len() {
+        bits |= REQUIRED[at].0.bit();
+        at += 1;
+    }
+    bits
+};
 
 /// Steps over the lines of a nested value up to its closing line, `closing` with or
 /// without a comma; whether it had one.
@@ -492,9 +507,9 @@ fn close(lines: &mut Lines<impl Read>, closing: &[u8]) -> Option<bool> {
     }
 }
 
-/// The numbers of a list laid out one to a line, up to its closing line; and whether that
+/// The ids of a list laid out one to a line, up to its closing line; and whether that
 /// line had a comma.
-fn numbers(lines: &mut Lines<impl Read>) -> Option<(Vec<u64>, bool)> {
+fn numbers<Id>(lines: &mut Lines<impl Read>, id: impl Fn(u64) -> Id) -> Option<(Vec<Id>, bool)> {
     let mut ids = Vec::new();
     let mut comma = true;
     loop {
@@ -517,7 +532,7 @@ fn numbers(lines: &mut Lines<impl Read>) -> Option<(Vec<u64>, bool)> {
                 item
             }
         };
-        ids.push(number(item)?);
+        ids.push(id(number(item)?));
     }
 }
 
@@ -612,6 +627,7 @@ pub fn below(word: u64, limit: u8) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::board_file::TaskNames;
     use std::ops::Range;
 
     /// The words of a task's head, as the board spells them (`crate::board` gives these).
@@ -628,6 +644,47 @@ mod tests {
         ],
         priorities: &["urgent", "high", "normal", "low"],
     };
+
+    /// A model for these tests, which keeps a status or a priority as its place in [`WORDS`].
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct Places;
+
+    impl HeadWords for Places {
+        type Id = u64;
+        type Status = usize;
+        type Priority = Option<usize>;
+        const NAMES: TaskNames = WORDS;
+
+        fn id(number: u64) -> u64 {
+            number
+        }
+
+        fn status(place: usize) -> usize {
+            place
+        }
+
+        fn priority(place: usize) -> Option<usize> {
+            Some(place)
+        }
+    }
+
+    type Heads = Vec<(TaskHead<Places>, Range<usize>)>;
+
+    impl StoredTasks for Heads {
+        type Words = Places;
+
+        fn with_capacity(capacity: usize) -> Self {
+            Vec::with_capacity(capacity)
+        }
+
+        fn push_stored(&mut self, head: TaskHead<Places>, span: Range<usize>) {
+            self.push((head, span));
+        }
+    }
+
+    fn laid(reader: impl Read, size: usize) -> Option<Laid<Heads>> {
+        read(reader, size)
+    }
 
     const BOARD: &str = r#"{
   "schema": 1,
@@ -688,12 +745,12 @@ mod tests {
 
     #[test]
     fn reads_a_board_as_baton_lays_it_out() {
-        let laid = read(BOARD.as_bytes(), BOARD.len(), &WORDS).expect("the layout is baton's");
+        let laid = laid(BOARD.as_bytes(), BOARD.len()).expect("the layout is baton's");
         assert_eq!(
             (laid.schema, laid.project.as_str(), laid.next_id),
             (1, "p", 3)
         );
-        let tasks: Vec<_> = laid.tasks.heads().collect();
+        let tasks: Vec<_> = laid.tasks.iter().collect();
         let (first, second) = (tasks[0], tasks[1]);
         assert_eq!(WORDS.statuses[first.0.status], "completed");
         assert!(BOARD[first.1.clone()].starts_with("{\n      \"id\": 1,"));
@@ -723,11 +780,8 @@ mod tests {
         }
     }
 
-    fn heads(laid: &Laid) -> Vec<(StoredHead, Range<usize>)> {
-        laid.tasks
-            .heads()
-            .map(|(head, span)| (head.clone(), span.clone()))
-            .collect()
+    fn heads(laid: &Laid<Heads>) -> Heads {
+        laid.tasks.clone()
     }
 
     #[test]
@@ -737,16 +791,15 @@ mod tests {
         let long_subject = format!("\"subject\": \"{}\"", "é".repeat(PIECE));
         let long = BOARD.replacen("\"subject\": \"two\"", &long_subject, 1);
         for text in [BOARD.to_string(), long] {
-            let whole = read(text.as_bytes(), text.len(), &WORDS).expect("read at once");
-            assert_eq!(whole.tasks.heads().count(), 2);
+            let whole = laid(text.as_bytes(), text.len()).expect("read at once");
+            assert_eq!(whole.tasks.len(), 2);
             for step in [1, 2, 3, 7, 4096, PIECE + 1] {
-                let pieces = read(
+                let pieces = laid(
                     Trickle {
                         bytes: text.as_bytes(),
                         step,
                     },
                     0,
-                    &WORDS,
                 )
                 .unwrap_or_else(|| panic!("read {step} bytes at a time"));
                 assert_eq!(heads(&pieces), heads(&whole), "{step} at a time");
@@ -768,7 +821,7 @@ mod tests {
                 bytes: &bytes,
                 step,
             };
-            assert!(read(trickle, 0, &WORDS).is_none(), "{step} at a time");
+            assert!(laid(trickle, 0).is_none(), "{step} at a time");
         }
 
         struct Failing;
@@ -777,14 +830,14 @@ mod tests {
                 Err(std::io::Error::other("the disk is gone"))
             }
         }
-        assert!(read(BOARD.as_bytes().chain(Failing), 0, &WORDS).is_none());
+        assert!(laid(BOARD.as_bytes().chain(Failing), 0).is_none());
     }
 
     #[test]
     fn anything_else_is_left_to_the_strict_reader() {
         let empty =
             "{\n  \"schema\": 1,\n  \"project\": \"p\",\n  \"next_id\": 1,\n  \"tasks\": []\n}\n";
-        assert!(read(empty.as_bytes(), 0, &WORDS).is_some());
+        assert!(laid(empty.as_bytes(), 0).is_some());
         for (from, to) in [
             ("\"status\": \"working\"", "\"status\": \"resting\""),
             ("\"id\": 2,", "\"id\": 2"),
@@ -806,7 +859,7 @@ mod tests {
         ] {
             assert!(BOARD.contains(from), "{from}");
             let changed = BOARD.replacen(from, to, 1);
-            assert!(read(changed.as_bytes(), 0, &WORDS).is_none(), "{to}");
+            assert!(laid(changed.as_bytes(), 0).is_none(), "{to}");
         }
     }
 

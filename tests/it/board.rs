@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, thread_kinds};
 
 fn status_of(env: &TestEnv, agent: &str, id: u64) -> String {
     let view = env.run(agent, &["--json", "show", &id.to_string()]).json();
@@ -93,14 +93,8 @@ fn a_task_walks_its_whole_life_and_is_always_in_the_right_inbox() {
     let task = env.run("claude", &["--json", "show", &n]).json();
     assert_eq!(task["status"], "completed");
     assert_eq!(task["result"], "Leap-year test added");
-    let kinds: Vec<&str> = task["thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["kind"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        kinds,
+        thread_kinds(&task),
         [
             "claim",
             "question",
@@ -113,13 +107,8 @@ fn a_task_walks_its_whole_life_and_is_always_in_the_right_inbox() {
             "approval"
         ]
     );
-    let actions: Vec<String> = env
-        .activity("default")
-        .iter()
-        .map(|line| line["action"].as_str().unwrap().to_string())
-        .collect();
     assert_eq!(
-        actions,
+        env.actions("default"),
         [
             "send",
             "claim",

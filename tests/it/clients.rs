@@ -67,27 +67,15 @@ fn client(
         "{} is missing",
         program_path.display()
     );
-    // The clients are Node programs: keep the system PATH (for `node`) after theirs.
-    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))
-    .unwrap();
     let root = machine.env.root.path();
     let out_path = root.join(format!("{program}.stdout"));
     let err_path = root.join(format!("{program}.stderr"));
     let mut command = Command::new(&program_path);
-    command
+    machine
+        .client_env(&mut command, bin)
         .args(args)
         .current_dir(machine.env.work())
-        .env("HOME", machine.user())
-        .env("CODEX_HOME", machine.codex_home())
-        .env("XDG_CONFIG_HOME", machine.xdg_config())
-        .env("XDG_DATA_HOME", root.join("xdg-data"))
-        .env("XDG_STATE_HOME", root.join("xdg-state"))
-        .env("XDG_CACHE_HOME", root.join("xdg-cache"))
         .env("BATON_HOME", machine.env.home())
-        .env("PATH", path)
-        .env("NO_COLOR", "1")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("GEMINI_CLI_HOME")
         .env_remove("BATON_AGENT")

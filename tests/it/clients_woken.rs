@@ -161,21 +161,9 @@ impl Rig {
     /// supervisor it starts inherits them.
     fn lead(&self, args: &[&str]) -> Run {
         let machine = &self.machine;
-        let root = machine.env.root.path();
-        let path = std::env::join_paths([self.bin.clone()].into_iter().chain(
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-        ))
-        .unwrap();
         let mut command = machine.env.command(&machine.env.work());
-        command
-            .env("HOME", machine.user())
-            .env("CODEX_HOME", machine.codex_home())
-            .env("XDG_CONFIG_HOME", machine.xdg_config())
-            .env("XDG_DATA_HOME", root.join("xdg-data"))
-            .env("XDG_STATE_HOME", root.join("xdg-state"))
-            .env("XDG_CACHE_HOME", root.join("xdg-cache"))
-            .env("PATH", path)
-            .env("NO_COLOR", "1")
+        machine
+            .client_env(&mut command, &self.bin)
             .args(["--as", "lead"])
             .args(args);
         for (key, value) in (self.dialect.env)(&self.server) {

@@ -223,6 +223,14 @@ impl TestEnv {
             .collect()
     }
 
+    /// The action of each activity log line of a project, in order.
+    pub fn actions(&self, project: &str) -> Vec<String> {
+        self.activity(project)
+            .iter()
+            .map(|line| line["action"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     /// The activity log lines of a project, parsed.
     pub fn activity(&self, project: &str) -> Vec<Value> {
         let path = self.project_dir(project).join("activity.jsonl");
@@ -232,6 +240,16 @@ impl TestEnv {
             .map(|line| serde_json::from_str(line).expect("activity line parses"))
             .collect()
     }
+}
+
+/// The kinds of the entries in a task's thread, as `show --json` (or MCP `show`) gives it.
+pub fn thread_kinds(task: &Value) -> Vec<&str> {
+    task["thread"]
+        .as_array()
+        .expect("a thread")
+        .iter()
+        .map(|entry| entry["kind"].as_str().unwrap())
+        .collect()
 }
 
 /// The lines `child` writes to its piped stdout, as they come, read on a thread of their own

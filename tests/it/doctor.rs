@@ -584,3 +584,20 @@ fn restore_is_refused_outside_the_workspace_without_a_backup_or_project() {
     run(&env, &env.work(), "", &["doctor", "--restore", "nope"]).fails(1);
     run(&env, &env.work(), "", &["doctor", "--yes"]).fails(1);
 }
+
+#[test]
+fn serve_tokens_are_checked_once_there_are_any() {
+    let env = TestEnv::new();
+    healthy_home(&env);
+    assert!(
+        doctor(&env).details("tokens", "ok").is_empty(),
+        "no tokens, nothing said"
+    );
+    env.run("", &["token", "add", "codex"]).ok();
+    let report = doctor(&env);
+    report.has("tokens", "ok", &["1 token", "0 web logins", "hashes"]);
+    fs::write(env.home().join("tokens.json"), b"{\"schema\": 1, \"tok").unwrap();
+    let report = doctor(&env);
+    assert_ne!(report.code, 0);
+    report.has("tokens", "fail", &["tokens.json", "no request"]);
+}

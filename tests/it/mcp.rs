@@ -15,7 +15,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, baton_bin};
+use crate::common::{TestEnv, baton_bin, thread_kinds};
 
 /// What the issue allows the whole `tools/list` answer to weigh.
 const TOOLS_LIST_LIMIT: usize = 12 * 1024;
@@ -95,53 +95,20 @@ impl Server {
     }
 
     async fn call(&self, name: &str, arguments: Value) -> CallToolResult {
-        let Value::Object(arguments) = arguments else {
-            panic!("tool arguments are an object")
-        };
         self.client
-            .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(arguments))
+            .call_tool(params(name, arguments))
             .await
             .unwrap_or_else(|error| panic!("{name}: protocol error {error:?}"))
     }
 
-    /// Calls a tool that must succeed. Checks that the text is the CLI's JSON and the
-    /// structured content the same data, and returns the structured content.
+    /// Calls a tool that must succeed; see [`succeeded`].
     async fn ok(&self, name: &str, arguments: Value) -> Value {
-        let result = self.call(name, arguments).await;
-        assert_eq!(
-            result.is_error,
-            Some(false),
-            "{name} was refused: {}",
-            text_of(&result)
-        );
-        let structured = result
-            .structured_content
-            .clone()
-            .expect("structured content");
-        let text: Value = serde_json::from_str(text_of(&result)).expect("the text is JSON");
-        match &text {
-            // Structured content is an object, so a list travels under one key.
-            Value::Array(_) => {
-                let object = structured.as_object().expect("an object");
-                assert_eq!(object.len(), 1, "{structured}");
-                assert_eq!(object.values().next(), Some(&text));
-            }
-            _ => assert_eq!(text, structured),
-        }
-        structured
+        succeeded(name, &self.call(name, arguments).await)
     }
 
     /// Calls a tool that must be refused and returns its message.
     async fn refused(&self, name: &str, arguments: Value) -> String {
-        let result = self.call(name, arguments).await;
-        assert_eq!(
-            result.is_error,
-            Some(true),
-            "{name} should be refused: {}",
-            text_of(&result)
-        );
-        assert!(result.structured_content.is_none());
-        text_of(&result).to_string()
+        was_refused(name, &self.call(name, arguments).await)
     }
 
     async fn stop(self) {
@@ -149,7 +116,55 @@ impl Server {
     }
 }
 
-fn text_of(result: &CallToolResult) -> &str {
+/// A tool call's request; its arguments must be an object.
+pub fn params(name: &str, arguments: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = arguments else {
+        panic!("tool arguments are an object")
+    };
+    CallToolRequestParams::new(name.to_string()).with_arguments(arguments)
+}
+
+/// The result of a call that must have succeeded: its text is the CLI's JSON and its
+/// structured content the same data, which is returned.
+#[track_caller]
+pub fn succeeded(name: &str, result: &CallToolResult) -> Value {
+    assert_eq!(
+        result.is_error,
+        Some(false),
+        "{name} was refused: {}",
+        text_of(result)
+    );
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structured content");
+    let text: Value = serde_json::from_str(text_of(result)).expect("the text is JSON");
+    match &text {
+        // Structured content is an object, so a list travels under one key.
+        Value::Array(_) => {
+            let object = structured.as_object().expect("an object");
+            assert_eq!(object.len(), 1, "{structured}");
+            assert_eq!(object.values().next(), Some(&text));
+        }
+        _ => assert_eq!(text, structured),
+    }
+    structured
+}
+
+/// The message of a call that must have been refused.
+#[track_caller]
+pub fn was_refused(name: &str, result: &CallToolResult) -> String {
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "{name} should be refused: {}",
+        text_of(result)
+    );
+    assert!(result.structured_content.is_none());
+    text_of(result).to_string()
+}
+
+pub fn text_of(result: &CallToolResult) -> &str {
     &result
         .content
         .first()
@@ -278,14 +293,8 @@ async fn two_servers_walk_a_task_through_its_whole_life() {
     // `show` and `board` answer exactly what the CLI's --json prints.
     let shown = claude.ok("show", json!({"id": 1})).await;
     assert_eq!(shown, env.run("claude", &["--json", "show", "1"]).json());
-    let kinds: Vec<&str> = shown["thread"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["kind"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        kinds,
+        thread_kinds(&shown),
         [
             "claim",
             "question",
@@ -1093,13 +1102,8 @@ fn the_python_sdk_drives_the_same_scenario() {
     assert_eq!(shown["status"], "completed");
     assert_eq!(shown["from"], "claude");
     assert_eq!(shown["to"], "codex");
-    let actions: Vec<String> = env
-        .activity("default")
-        .iter()
-        .map(|line| line["action"].as_str().unwrap().to_string())
-        .collect();
     assert_eq!(
-        actions,
+        env.actions("default"),
         [
             "send",
             "claim",

@@ -210,9 +210,16 @@ impl Follow {
         parsed(&line)
     }
 
-    /// Closes its stdin, as the plugin's process ending does: it exits 0, silently.
+    /// Closes its stdin, as the plugin's process ending does: it exits 0, having said
+    /// nothing but, when a push met a command's write, that it waited for the board lock
+    /// (as every command says; the test's own sends can race its records of seen).
     fn stop(self) {
-        assert_eq!(self.stop_saying(), "");
+        let said = self.stop_saying();
+        assert!(
+            said.lines()
+                .all(|line| line.starts_with("waiting for the board lock held by ")),
+            "{said}"
+        );
     }
 
     /// Closes its stdin: it exits 0. Returns what it said on stderr.
@@ -398,4 +405,45 @@ fn a_push_that_never_reaches_the_session_leaves_the_work_unseen() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert_eq!(delivery_state(&env, &id), "queued");
+}
+
+/// A look that must renew the agent's leases, and so write, while the board lock stays busy
+/// past `BATON_LOCK_TIMEOUT`, ends nothing: the follower looks again and pushes what comes
+/// once the lock is free.
+#[test]
+fn hook_follow_outlasts_a_lock_busy_past_its_timeout() {
+    use fs4::FileExt;
+    const T0: &str = "2026-12-01T10:00:00.000Z";
+    // Past half of the 30-minute lease: every look of oc's renews it, a locked write.
+    const LATER: &str = "2026-12-01T10:20:00.000Z";
+    let env = TestEnv::new();
+    env.register(&["lead", "oc"]);
+    let at = |when: &str, agent: &str, args: &[&str]| {
+        env.run_with(&env.work(), agent, args, &[("BATON_NOW", when)])
+            .ok()
+            .to_string()
+    };
+    at(T0, "lead", &["send", "--to", "oc", "--subject", "Held"]);
+    at(T0, "oc", &["claim", "1"]);
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(env.project_dir("default").join("board.lock"))
+        .unwrap();
+    FileExt::lock(&lock).unwrap();
+    let follow = Follow::start_with(
+        &env,
+        "oc",
+        &[("BATON_LOCK_TIMEOUT", "0.5"), ("BATON_NOW", LATER)],
+    );
+    // Several looks time out on the lock.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    FileExt::unlock(&lock).unwrap();
+    at(
+        LATER,
+        "lead",
+        &["send", "--to", "oc", "--subject", "After the lock"],
+    );
+    assert_eq!(follow.next()["subject"], "After the lock");
+    follow.stop();
 }

@@ -7,6 +7,7 @@ use std::fs;
 #[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -53,6 +54,26 @@ impl Machine {
     /// The only directory on `PATH`: empty unless a test puts a program there.
     pub fn bin(&self) -> PathBuf {
         self.env.root.path().join("bin")
+    }
+
+    /// Sets what a client run on this machine sees: its home, each client's config and data
+    /// directories, `bin` first on `PATH` and the system's after it (the clients are Node
+    /// programs, and need `node`), and no colours.
+    pub fn client_env<'c>(&self, command: &'c mut Command, bin: &Path) -> &'c mut Command {
+        let root = self.env.root.path();
+        let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap();
+        command
+            .env("HOME", self.user())
+            .env("CODEX_HOME", self.codex_home())
+            .env("XDG_CONFIG_HOME", self.xdg_config())
+            .env("XDG_DATA_HOME", root.join("xdg-data"))
+            .env("XDG_STATE_HOME", root.join("xdg-state"))
+            .env("XDG_CACHE_HOME", root.join("xdg-cache"))
+            .env("PATH", path)
+            .env("NO_COLOR", "1")
     }
 
     pub fn setup(&self, args: &[&str]) -> Run {

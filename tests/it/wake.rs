@@ -147,6 +147,20 @@ impl Team {
             .unwrap_or_default()
     }
 
+    /// `agent`'s wake log once its supervisor has ended.
+    fn log_once_ended(&self, agent: &str) -> String {
+        let ended = format!("supervisor of {agent} ends");
+        eventually(&format!("the supervisor of {agent} has ended"), || {
+            let log = self.log(agent);
+            if log.contains(&ended) {
+                Ok(())
+            } else {
+                Err(log)
+            }
+        });
+        self.log(agent)
+    }
+
     /// Statuses of the tasks on the board, by id order.
     fn statuses(&self) -> Vec<String> {
         let board = self.env.board("app");
@@ -308,15 +322,7 @@ fn a_supervisor_stops_after_three_runs_in_a_row_and_the_work_stays() {
         assert!(during.stderr.contains("already awake"), "{}", during.stderr);
         team.open_gate();
     }
-    eventually("the supervisor has stopped", || {
-        let log = team.log("worker");
-        if log.contains("supervisor of worker ends") {
-            Ok(())
-        } else {
-            Err(log)
-        }
-    });
-    let log = team.log("worker");
+    let log = team.log_once_ended("worker");
     assert!(
         log.contains("ends after 3 runs in a row; still waiting: T-4 (to do, project app)"),
         "{log}"
@@ -400,15 +406,7 @@ fn a_wake_command_that_does_not_exist_leaves_the_task_and_a_line_in_the_log() {
     let run = team.send("Anyone there?", &[], false);
     run.ok();
     assert!(run.stderr.contains("woke worker"), "{}", run.stderr);
-    eventually("the supervisor has given up", || {
-        let log = team.log("worker");
-        if log.contains("supervisor of worker ends") {
-            Ok(())
-        } else {
-            Err(log)
-        }
-    });
-    let log = team.log("worker");
+    let log = team.log_once_ended("worker");
     assert!(
         log.contains("cannot start `/nonexistent/agent-cli`"),
         "{log}"

@@ -16,7 +16,8 @@ use crate::common::{TestEnv, baton_bin};
 
 /// The wake command: a shell that writes down what it was started with (its descriptors,
 /// stdin, session and environment) into $WAKE_ENV_DIR, waits for the file `gate` there,
-/// and says `done`. Run with `sh -c`, so the shell holds no script file open; it lists its
+/// and says `done`. Each record is written aside and renamed into place, so the test never
+/// reads one half-written (it waits for the name to appear). Run with `sh -c`, so the shell holds no script file open; it lists its
 /// descriptors to its standard output (the wake log) before any redirection, for the
 /// shell keeps a copy of what it redirects on a descriptor of its own while it does.
 const RECORDER: &str = r#"
@@ -25,9 +26,9 @@ echo "descriptors of the run:"
 ls /proc/$$/fd
 echo "end of descriptors"
 touch "$d/fds"
-readlink /proc/$$/fd/0 > "$d/stdin"
-sed 's/^.*) //' /proc/$$/stat | cut -d' ' -f4 > "$d/sid"
-env > "$d/env"
+readlink /proc/$$/fd/0 > "$d/stdin.part" && mv "$d/stdin.part" "$d/stdin"
+sed 's/^.*) //' /proc/$$/stat | cut -d' ' -f4 > "$d/sid.part" && mv "$d/sid.part" "$d/sid"
+env > "$d/env.part" && mv "$d/env.part" "$d/env"
 i=0
 while [ ! -e "$d/gate" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 touch "$d/done"

@@ -9,20 +9,14 @@ from a directory outside the workspace of a bound project `api`. One client uses
 Exits non-zero with the failed check on any mismatch; prints "python scenario: ok" at the end.
 """
 
-import json
 import os
 import sys
 from contextlib import AsyncExitStack
-from importlib.metadata import version
-from pathlib import Path
 
 import anyio
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
-TOOLS = {
-    "agents", "answer", "approve", "ask", "board", "cancel", "claim", "done", "fail",
-    "inbox", "message", "reassign", "release", "request_changes", "review", "send", "show",
-}
+from common import TOOLS, check_pinned_sdk, ok, refused, unknown_tool_is_a_protocol_error
 
 
 async def open_server(stack, baton, agent, lifecycle):
@@ -45,38 +39,6 @@ async def open_server(stack, baton, agent, lifecycle):
     assert result.server_info.name == "baton", result
     assert result.capabilities.experimental == {"claude/channel": {}}, result.capabilities
     return session
-
-
-def text_of(result):
-    assert len(result.content) == 1 and result.content[0].type == "text", result
-    return result.content[0].text
-
-
-async def ok(session, tool, **arguments):
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, f"{tool} refused: {text_of(result)}"
-    data = json.loads(text_of(result))
-    if isinstance(data, list):
-        # The text is the CLI's --json list; structured content holds it under one key.
-        assert list(result.structured_content.values()) == [data], result
-    else:
-        assert result.structured_content == data, result
-    return result.structured_content
-
-
-async def refused(session, tool, **arguments):
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error, f"{tool} should be refused: {text_of(result)}"
-    return text_of(result)
-
-
-def check_pinned_sdk():
-    """The SDK under test is the version requirements.txt pins, not whatever is installed."""
-    requirements = Path(__file__).with_name("requirements.txt").read_text()
-    pinned = next(line.split("==")[1].strip() for line in requirements.splitlines()
-                  if line.startswith("mcp=="))
-    assert version("mcp") == pinned, f"mcp {version('mcp')} is installed, {pinned} is pinned"
-    print(f"python scenario: mcp {pinned}")
 
 
 async def main(baton):
@@ -156,12 +118,7 @@ async def main(baton):
         message = await refused(codex, "claim", id="soon")
         assert "is not a task id" in message, message
         for session in (claude, codex):
-            try:
-                await session.call_tool("register_wake", {})
-            except MCPError as error:
-                assert error.code == -32602, error
-            else:
-                raise AssertionError("an unknown tool must be a protocol error")
+            await unknown_tool_is_a_protocol_error(session)
 
     print("python scenario: ok")
 
@@ -169,5 +126,5 @@ async def main(baton):
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: scenario.py PATH_TO_BATON")
-    check_pinned_sdk()
+    check_pinned_sdk("python scenario")
     anyio.run(main, sys.argv[1])

@@ -1,0 +1,313 @@
+//! A small W3C WebDriver client for the web board's test (web.rs): chromedriver started on a
+//! free loopback port, spoken to over HTTP/1.1 with std's `TcpStream` and serde_json, one
+//! headless Chromium session in a profile of its own. Only what the test needs: navigate,
+//! find by CSS, click, type, read text, run a script, look for an alert.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The key under which WebDriver names an element (W3C's web element identifier).
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// How long one WebDriver command may take (a new session starts a browser: the slowest).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What chromedriver answered when a command failed: its `error` code and `message`.
+#[derive(Debug)]
+pub struct WebDriverError {
+    pub error: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for WebDriverError {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(out, "{}: {}", self.error, self.message)
+    }
+}
+
+/// chromedriver and one browser session; both end when this is dropped.
+pub struct Browser {
+    driver: Child,
+    port: u16,
+    session: String,
+    profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Starts `chromedriver` and a headless Chromium session.
+    pub fn start(chromedriver: &Path) -> Browser {
+        let profile = tempfile::tempdir().expect("a temporary directory");
+        let log = profile.path().join("chromedriver.log");
+        let (driver, port) = start_driver(chromedriver, &log);
+        let mut browser = Browser {
+            driver,
+            port,
+            session: String::new(),
+            profile,
+        };
+        let user_data = browser.profile.path().join("chromium");
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"args": [
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--no-first-run",
+                "--no-default-browser-check",
+                format!("--user-data-dir={}", user_data.display()),
+            ]},
+        }}});
+        let created = browser
+            .request("POST", "/session", Some(&capabilities))
+            .unwrap_or_else(|error| {
+                panic!(
+                    "chromedriver could not start a browser: {error}\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                )
+            });
+        browser.session = created["sessionId"]
+            .as_str()
+            .expect("a session id")
+            .to_string();
+        browser
+    }
+
+    /// Opens `url` and waits for the page to load.
+    pub fn goto(&self, url: &str) {
+        self.command("POST", "url", json!({ "url": url }))
+            .expect("the page opens");
+    }
+
+    /// The first element matching `css`, if there is one now.
+    pub fn find(&self, css: &str) -> Option<String> {
+        let found = self.command(
+            "POST",
+            "element",
+            json!({"using": "css selector", "value": css}),
+        );
+        match found {
+            Ok(value) => Some(value[ELEMENT_KEY].as_str().expect("an element").to_string()),
+            Err(error) if error.error == "no such element" => None,
+            Err(error) => panic!("finding {css}: {error}"),
+        }
+    }
+
+    /// Clicks the element matching `css` as a user would (it must be shown), retrying while
+    /// the page replaces it under the click, until `deadline`.
+    pub fn click(&self, css: &str, deadline: Instant) {
+        self.on_element(css, deadline, "click", |element| {
+            self.command("POST", &format!("element/{element}/click"), json!({}))
+        });
+    }
+
+    /// Types `text` into the element matching `css`.
+    pub fn type_into(&self, css: &str, text: &str, deadline: Instant) {
+        self.on_element(css, deadline, "type into", |element| {
+            self.command(
+                "POST",
+                &format!("element/{element}/value"),
+                json!({ "text": text }),
+            )
+        });
+    }
+
+    /// Runs `script` (a function body; `arguments` holds `args`) in the page and returns
+    /// what it returns.
+    pub fn execute(&self, script: &str, args: &[Value]) -> Value {
+        self.command(
+            "POST",
+            "execute/sync",
+            json!({"script": script, "args": args}),
+        )
+        .unwrap_or_else(|error| panic!("the script failed: {error}\n{script}"))
+    }
+
+    /// The text of the alert, confirm or prompt the page has open, if any.
+    pub fn alert_text(&self) -> Option<String> {
+        match self.command("GET", "alert/text", Value::Null) {
+            Ok(value) => Some(value.as_str().unwrap_or_default().to_string()),
+            Err(error) if error.error == "no such alert" => None,
+            Err(error) => panic!("asking for an alert: {error}"),
+        }
+    }
+
+    /// Runs `act` on the element matching `css`, again while the element is missing,
+    /// replaced (stale) or not yet interactable, until `deadline`.
+    fn on_element(
+        &self,
+        css: &str,
+        deadline: Instant,
+        what: &str,
+        act: impl Fn(&str) -> Result<Value, WebDriverError>,
+    ) {
+        let mut last = None;
+        while Instant::now() < deadline {
+            if let Some(element) = self.find(css) {
+                match act(&element) {
+                    Ok(_) => return,
+                    Err(error)
+                        if matches!(
+                            error.error.as_str(),
+                            "stale element reference"
+                                | "element not interactable"
+                                | "element click intercepted"
+                        ) =>
+                    {
+                        last = Some(error)
+                    }
+                    Err(error) => panic!("{what} {css}: {error}"),
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "could not {what} {css} before the deadline; last: {}",
+            last.map(|error| error.to_string())
+                .unwrap_or_else(|| "not found".to_string())
+        );
+    }
+
+    /// A command on this session: `path` is under `/session/{id}/`.
+    fn command(&self, method: &str, path: &str, body: Value) -> Result<Value, WebDriverError> {
+        let path = format!("/session/{}/{path}", self.session);
+        let body = (method == "POST").then_some(body);
+        self.request(method, &path, body.as_ref())
+    }
+
+    /// One request to chromedriver; its `value` on success.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, WebDriverError> {
+        let (status, value) =
+            http(self.port, method, path, body).map_err(|error| WebDriverError {
+                error: "transport".to_string(),
+                message: error.to_string(),
+            })?;
+        let value = value.get("value").cloned().unwrap_or(Value::Null);
+        if status == 200 {
+            return Ok(value);
+        }
+        Err(WebDriverError {
+            error: value["error"].as_str().unwrap_or("unknown").to_string(),
+            message: value["message"].as_str().unwrap_or_default().to_string(),
+        })
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            let path = format!("/session/{}", self.session);
+            let _ = http(self.port, "DELETE", &path, None);
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// Starts chromedriver on a free port and waits until it says it is ready. A port taken
+/// between choosing and binding it makes chromedriver exit: another port is tried.
+fn start_driver(chromedriver: &Path, log: &Path) -> (Child, u16) {
+    for _ in 0..3 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let mut child = Command::new(chromedriver)
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(File::create(log).expect("the log file"))
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| panic!("{} does not start: {error}", chromedriver.display()));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if child.try_wait().expect("chromedriver's state").is_some() {
+                break;
+            }
+            if let Ok((200, status)) = http(port, "GET", "/status", None)
+                && status["value"]["ready"] == true
+            {
+                return (child, port);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    panic!(
+        "chromedriver did not get ready:\n{}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+}
+
+/// One HTTP/1.1 request on loopback: the status code and the body as JSON. chromedriver
+/// keeps the connection open whatever the request says, so the body is read by its
+/// `Content-Length`.
+fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> std::io::Result<(u16, Value)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(COMMAND_TIMEOUT))?;
+    let body = body.map(Value::to_string).unwrap_or_default();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let invalid =
+        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    let mut response = Vec::new();
+    let mut buffer = [0; 8192];
+    let head_end = loop {
+        if let Some(at) = response.windows(4).position(|window| window == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let read = stream.read(&mut buffer)?;
+        if read == 0 {
+            return Err(invalid("the connection closed before the headers ended"));
+        }
+        response.extend_from_slice(&buffer[..read]);
+    };
+    let head = String::from_utf8_lossy(&response[..head_end]).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| invalid("no status code"))?;
+    let length = head
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, value)| value.trim().parse::<usize>().ok())
+        .ok_or_else(|| invalid("no Content-Length"))?;
+    let mut content = response.split_off(head_end);
+    while content.len() < length {
+        let read = stream.read(&mut buffer)?;
+        if read == 0 {
+            return Err(invalid("the connection closed inside the body"));
+        }
+        content.extend_from_slice(&buffer[..read]);
+    }
+    content.truncate(length);
+    let value = if content.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&content).map_err(|_| invalid("a body that is not JSON"))?
+    };
+    Ok((status, value))
+}

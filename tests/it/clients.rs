@@ -264,3 +264,62 @@ fn opencode_lists_baton_connected() {
         "baton still listed:\n{out}"
     );
 }
+
+/// The real clients reach `baton serve` over HTTP with a token in the header they are
+/// configured with (CLIENTS.md, "Over HTTP"), and say why when the token is wrong.
+#[test]
+fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
+    let Some(bin) = clients_bin() else {
+        return;
+    };
+    let machine = Machine::new();
+    let token = machine
+        .env
+        .run("", &["token", "add", "claude"])
+        .ok()
+        .trim()
+        .to_string();
+    let served = crate::http::Served::start(&machine.env, "alice");
+    let url = format!("http://{}/mcp", served.address);
+    for (name, bearer) in [("baton", token.as_str()), ("stranger", "baton_not_a_token")] {
+        let header = format!("Authorization: Bearer {bearer}");
+        let args = [
+            "mcp",
+            "add",
+            "--transport",
+            "http",
+            name,
+            &url,
+            "--header",
+            &header,
+        ];
+        client(&bin, &machine, "claude", &args, &[]).ok();
+    }
+    let listing = client(&bin, &machine, "claude", &["mcp", "list"], &[]);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
+    assert!(
+        baton.contains("Connected"),
+        "baton is not connected:\n{out}"
+    );
+    let stranger = server_line(&out, "stranger").unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        !stranger.contains("✔") && stranger.contains("401"),
+        "a wrong token is refused: {stranger}"
+    );
+
+    // Gemini CLI's form: `httpUrl` with its headers, in the user's settings.
+    let settings = machine.user().join(".gemini/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let entry = serde_json::json!({"mcpServers": {"baton": {
+        "httpUrl": url, "headers": {"Authorization": format!("Bearer {token}")}, "trust": true}}});
+    fs::write(&settings, entry.to_string()).unwrap();
+    let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
+    let listing = client(&bin, &machine, "gemini", &["mcp", "list"], &trust);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
+    assert!(
+        baton.contains("Connected") && !baton.contains("Disconnected"),
+        "gemini does not reach baton serve:\n{out}"
+    );
+}

@@ -167,6 +167,20 @@ fn claude_lists_baton_connected_and_its_doctor_finds_no_invalid_settings() {
     assert!(server_line(&out, "docs").is_some(), "{out}");
 }
 
+/// `gemini mcp list` in a trusted workspace, which must show baton connected; what it printed.
+#[track_caller]
+fn gemini_lists_baton_as_connected(bin: &Path, machine: &Machine) -> String {
+    let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
+    let listing = client(bin, machine, "gemini", &["mcp", "list"], &trust);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
+    assert!(
+        baton.contains("Connected") && !baton.contains("Disconnected"),
+        "baton is not connected:\n{out}"
+    );
+    out
+}
+
 /// baton's entry in `codex mcp list --json`, if it is there.
 fn codex_entry(bin: &Path, machine: &Machine) -> Option<Value> {
     let listing = client(bin, machine, "codex", &["mcp", "list", "--json"], &[]);
@@ -217,13 +231,7 @@ fn gemini_lists_baton_connected() {
     };
     let machine = wired("gemini");
     let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
-    let listing = client(&bin, &machine, "gemini", &["mcp", "list"], &trust);
-    let out = format!("{}{}", listing.stdout, listing.stderr);
-    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
-    assert!(
-        baton.contains("Connected") && !baton.contains("Disconnected"),
-        "baton is not connected:\n{out}"
-    );
+    let out = gemini_lists_baton_as_connected(&bin, &machine);
     assert!(
         server_line(&out, "docs").is_some(),
         "the user's server is gone:\n{out}"
@@ -314,12 +322,5 @@ fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
     let entry = serde_json::json!({"mcpServers": {"baton": {
         "httpUrl": url, "headers": {"Authorization": format!("Bearer {token}")}, "trust": true}}});
     fs::write(&settings, entry.to_string()).unwrap();
-    let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
-    let listing = client(&bin, &machine, "gemini", &["mcp", "list"], &trust);
-    let out = format!("{}{}", listing.stdout, listing.stderr);
-    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
-    assert!(
-        baton.contains("Connected") && !baton.contains("Disconnected"),
-        "gemini does not reach baton serve:\n{out}"
-    );
+    gemini_lists_baton_as_connected(&bin, &machine);
 }

@@ -632,6 +632,17 @@ fn a_corrupt_project_shows_its_error_and_the_page_keeps_working() {
     );
 }
 
+/// Asserts that the last entry of `task`'s thread is `by`'s and says `text`.
+#[track_caller]
+fn assert_last_entry(task: &Value, by: &str, text: &str) {
+    let last = task["thread"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        (&last["by"], &last["text"]),
+        (&json!(by), &json!(text)),
+        "{task}"
+    );
+}
+
 /// Waits until `baton show ID --json` says `status`, and returns the task.
 fn shown_with_status(env: &TestEnv, id: u64, status: &str) -> Value {
     let deadline = Instant::now() + PAGE_DEADLINE;
@@ -686,16 +697,7 @@ fn a_human_answers_requests_changes_and_cancels_from_the_panel() {
     browser.type_into("#action-text", "Refuse.", deadline);
     browser.click("#answer", deadline);
     let answered = shown_with_status(&env, id, "pending");
-    let last = answered["thread"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
-    assert_eq!(
-        (&last["by"], &last["text"]),
-        (&json!("human"), &json!("Refuse."))
-    );
+    assert_last_entry(&answered, "human", "Refuse.");
 
     // The open panel follows the CLI's change without a click.
     env.run("codex", &["review", &task, "--body", "refused"])
@@ -704,31 +706,13 @@ fn a_human_answers_requests_changes_and_cancels_from_the_panel() {
     browser.type_into("#action-text", "Add a leap-year test", deadline);
     browser.click("#request-changes", deadline);
     let changes = shown_with_status(&env, id, "changes_requested");
-    let last = changes["thread"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
-    assert_eq!(
-        (&last["by"], &last["text"]),
-        (&json!("human"), &json!("Add a leap-year test"))
-    );
+    assert_last_entry(&changes, "human", "Add a leap-year test");
 
     panel_shows(&browser, "changes_requested");
     browser.type_into("#action-text", "not needed after all", deadline);
     browser.click("#cancel", deadline);
     let canceled = shown_with_status(&env, id, "canceled");
-    let last = canceled["thread"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
-    assert_eq!(
-        (&last["by"], &last["text"]),
-        (&json!("human"), &json!("not needed after all"))
-    );
+    assert_last_entry(&canceled, "human", "not needed after all");
     panel_shows(&browser, "canceled");
     assert_eq!(
         browser.execute("return document.querySelector('#task-actions').hidden", &[]),

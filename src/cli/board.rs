@@ -1,6 +1,6 @@
 //! Board commands: send, the transitions, show, board, inbox, status, log, note, archive.
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::thread;
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use baton::board::task::{Priority, Status, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
 use baton::session::{BoardFilter, Changed, NewTask};
-use baton::store::{platform, regular};
+use baton::store::tail::Tail;
 use baton::time::Timestamp;
 
 use super::{Context, output, render};
@@ -371,49 +371,18 @@ fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
     if !args.follow {
         return Ok(());
     }
-    // Follow the live file by offset; when it is rotated away (another file, or gone), start
-    // again at the beginning of the new one. The same file grown shorter was cut back past
-    // the torn lines of a killed writer: go on from where it now ends.
-    let path = session.home().activity_file(session.project_id());
-    let identity = |path: &std::path::Path| {
-        std::fs::metadata(path).map_or((0, 0), |meta| (platform::file_id(path, &meta), meta.len()))
-    };
-    let (mut inode, mut offset) = identity(&path);
-    let mut pending = String::new();
+    // Follow the live file as it grows; when it is rotated, what the old file gained
+    // before it went, then the new one (see `Tail`).
+    let mut tail = Tail::new(session.home().activity_file(session.project_id()));
+    tail.skip_to_end();
     loop {
         thread::sleep(Duration::from_millis(200));
         // A writer killed before logging its change leaves its lines to be added.
         let _ = session.catch_up_log();
-        let (now_inode, length) = identity(&path);
-        if now_inode != inode {
-            inode = now_inode;
-            offset = 0;
-            pending.clear();
-        } else if length < offset {
-            offset = length;
-            pending.clear();
-        }
-        if length == offset {
-            continue;
-        }
-        let Ok(mut file) = regular::open(&path) else {
-            continue;
-        };
-        let mut fresh = String::new();
-        if file.seek(SeekFrom::Start(offset)).is_err() || file.read_to_string(&mut fresh).is_err() {
-            continue;
-        }
-        offset += fresh.len() as u64;
-        pending.push_str(&fresh);
-        while let Some(end) = pending.find('\n') {
-            let line: String = pending.drain(..=end).collect();
-            let line = line.trim();
-            if line.is_empty() {
-                continue;
-            }
+        for line in tail.fresh_lines() {
             if context.global.json {
-                output::line_exact(line);
-            } else if let Ok(record) = serde_json::from_str(line) {
+                output::line_exact(&line);
+            } else if let Ok(record) = serde_json::from_str(&line) {
                 output::line(&render::activity_line(&record));
             }
         }

@@ -11,8 +11,6 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fs;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use axum::extract::State;
@@ -24,7 +22,8 @@ use tokio_stream::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::store::paths::Home;
-use crate::store::{platform, regular};
+use crate::store::tail::Tail;
+use crate::watch::FileWatch;
 
 /// How often the followed files are looked at.
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(100);
@@ -148,8 +147,7 @@ struct Followed {
     /// The highest message seq reported: the sweep rewrites `mail.jsonl`, and what it
     /// keeps is not new.
     last_seq: u64,
-    board: PathBuf,
-    board_stamp: Option<(u64, u64, Option<std::time::SystemTime>)>,
+    board: FileWatch,
 }
 
 impl Followed {
@@ -158,20 +156,20 @@ impl Followed {
             activity: Tail::new(home.activity_file(project)),
             mail: Tail::new(home.mail_file(project)),
             last_seq: 0,
-            board: home.board_file(project),
-            board_stamp: None,
+            board: FileWatch::new(vec![home.board_file(project)]),
         };
         if from_end {
             followed.activity.skip_to_end();
+            // The board as it is now is no change (a first look always counts as one).
+            followed.board.has_changed();
             followed.last_seq = followed
                 .mail
-                .skip_to_end_reading()
+                .fresh_lines()
                 .iter()
                 .filter_map(|line| serde_json::from_str::<Seq>(line).ok())
                 .map(|message| message.seq)
                 .max()
                 .unwrap_or(0);
-            followed.board_stamp = stamp(&followed.board);
         }
         followed
     }
@@ -201,9 +199,7 @@ impl Followed {
                 });
             }
         }
-        let board_stamp = stamp(&self.board);
-        if board_stamp != self.board_stamp {
-            self.board_stamp = board_stamp;
+        if self.board.has_changed() {
             // A board write that logged a line was told above; one that did not (a
             // delivery mark, a lease renewal, a board restored) is told as itself.
             if changes.is_empty() {
@@ -229,122 +225,4 @@ struct Logged {
 #[derive(Deserialize)]
 struct Seq {
     seq: u64,
-}
-
-fn stamp(path: &Path) -> Option<(u64, u64, Option<std::time::SystemTime>)> {
-    let meta = fs::metadata(path).ok()?;
-    Some((
-        platform::file_id(path, &meta),
-        meta.len(),
-        meta.modified().ok(),
-    ))
-}
-
-/// An append-only file read as it grows, a whole line at a time. When it is replaced (the
-/// log rotated, the mail swept), what the old file gained before it went is read from where
-/// it now is (`activity.jsonl.1`), then the new file from its start.
-struct Tail {
-    path: PathBuf,
-    id: Option<u64>,
-    offset: u64,
-    pending: Vec<u8>,
-}
-
-impl Tail {
-    fn new(path: PathBuf) -> Tail {
-        Tail {
-            path,
-            id: None,
-            offset: 0,
-            pending: Vec::new(),
-        }
-    }
-
-    fn skip_to_end(&mut self) {
-        if let Ok(meta) = fs::metadata(&self.path) {
-            self.id = Some(platform::file_id(&self.path, &meta));
-            self.offset = meta.len();
-        }
-    }
-
-    /// Skips to the end, giving back the lines skipped.
-    fn skip_to_end_reading(&mut self) -> Vec<String> {
-        let lines = self.fresh_lines();
-        self.pending.clear();
-        lines
-    }
-
-    fn fresh_lines(&mut self) -> Vec<String> {
-        let Ok(meta) = fs::metadata(&self.path) else {
-            return Vec::new();
-        };
-        let id = platform::file_id(&self.path, &meta);
-        let mut fresh = Vec::new();
-        if self.id.is_some_and(|known| known != id) {
-            // Replaced: the rest of the old file, wherever the rotation put it.
-            let rotated = crate::activity::generation(&self.path, 1);
-            if fs::metadata(&rotated)
-                .is_ok_and(|old| Some(platform::file_id(&rotated, &old)) == self.id)
-            {
-                self.read_from(&rotated, &mut fresh);
-            }
-            self.offset = 0;
-            self.pending.clear();
-        } else if meta.len() < self.offset {
-            // Cut back past a killed writer's torn line: go on from where it ends now.
-            self.offset = meta.len();
-            self.pending.clear();
-        }
-        self.id = Some(id);
-        let path = self.path.clone();
-        self.read_from(&path, &mut fresh);
-        fresh
-    }
-
-    fn read_from(&mut self, path: &Path, lines: &mut Vec<String>) {
-        let Ok(mut file) = regular::open(path) else {
-            return;
-        };
-        let mut bytes = Vec::new();
-        if file.seek(SeekFrom::Start(self.offset)).is_err() || file.read_to_end(&mut bytes).is_err()
-        {
-            return;
-        }
-        self.offset += bytes.len() as u64;
-        self.pending.extend_from_slice(&bytes);
-        while let Some(end) = self.pending.iter().position(|&byte| byte == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            if let Ok(line) = String::from_utf8(line) {
-                let line = line.trim();
-                if !line.is_empty() {
-                    lines.push(line.to_string());
-                }
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_tail_reads_whole_lines_as_they_come_and_follows_a_rotation() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("activity.jsonl");
-        fs::write(&path, "old\n").unwrap();
-        let mut tail = Tail::new(path.clone());
-        tail.skip_to_end();
-        assert!(tail.fresh_lines().is_empty());
-        fs::write(&path, "old\nfirst\nhal").unwrap();
-        assert_eq!(tail.fresh_lines(), vec!["first"]);
-        fs::write(&path, "old\nfirst\nhalf\n").unwrap();
-        assert_eq!(tail.fresh_lines(), vec!["half"]);
-        // Rotated after one more line: that line, then the new file's.
-        fs::write(&path, "old\nfirst\nhalf\nlast of old\n").unwrap();
-        fs::rename(&path, crate::activity::generation(&path, 1)).unwrap();
-        fs::write(&path, "new\n").unwrap();
-        assert_eq!(tail.fresh_lines(), vec!["last of old", "new"]);
-        assert!(tail.fresh_lines().is_empty());
-    }
 }

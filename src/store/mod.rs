@@ -13,6 +13,7 @@ pub mod paths;
 pub mod platform;
 pub mod presence;
 pub mod regular;
+pub mod tail;
 pub mod versioned;
 
 use std::io;

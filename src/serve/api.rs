@@ -101,8 +101,7 @@ pub async fn not_found() -> ApiError {
 
 type Answer = std::result::Result<Response, ApiError>;
 
-/// Runs `operation` in a session of `caller` in `project`, on a blocking thread (sessions
-/// read and lock files), and answers with its JSON.
+/// Runs `operation` in a session of `caller` in `project`, and answers with its JSON.
 async fn as_caller<T, F>(
     caller: Caller,
     project: String,
@@ -114,27 +113,30 @@ where
     F: FnOnce(&Session) -> Result<T> + Send + 'static,
 {
     let hub = state.hub.clone();
-    let done = tokio::task::spawn_blocking(move || {
+    answer(move || {
         let session = open(hub, &caller, &project)?;
         operation(&session)
     })
     .await
-    .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))?;
+}
+
+/// Runs `work` on a blocking thread (it reads and locks files) and answers with its JSON.
+async fn answer<T, F>(work: F) -> Answer
+where
+    T: Serialize + Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    let done = tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))?;
     Ok(axum::Json(done?).into_response())
 }
 
-/// The session of `caller` in the project named `id`. A request is always from the
-/// project's own workspace: the project is named, and the token is the authority.
+/// The session of `caller` in the project named `id`, opened from the project's own
+/// workspace: the project is named, and the token is the authority. A name that is not a
+/// project's is refused by the session as on the CLI.
 fn open(hub: crate::session::Hub, caller: &Caller, id: &str) -> Result<Session> {
-    crate::names::check(crate::names::NameKind::Project, id)?;
-    let workspace = match project::load(&hub.home, id)? {
-        Some(found) => found.workspace,
-        None if id == project::DEFAULT_PROJECT => None,
-        None => {
-            project::check_exists(&hub.home, id)?;
-            None
-        }
-    };
+    let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
     let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
     Session::open(
         hub,
@@ -180,10 +182,7 @@ async fn whoami(Extension(caller): Extension<Caller>) -> Response {
 
 async fn projects(State(state): State<super::State>) -> Answer {
     let home = state.hub.home.clone();
-    let listed = tokio::task::spawn_blocking(move || project::list(&home))
-        .await
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))?;
-    Ok(axum::Json(listed?).into_response())
+    answer(move || project::list(&home)).await
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -279,3 +279,26 @@ pub fn all_succeed(children: Vec<Child>) {
         );
     }
 }
+
+/// Holds the exclusive lock on `path` as another baton process would, until dropped.
+pub struct HeldLock(std::fs::File);
+
+impl HeldLock {
+    pub fn on(path: &Path) -> HeldLock {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .unwrap();
+        fs4::FileExt::lock(&file).unwrap();
+        HeldLock(file)
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        let _ = fs4::FileExt::unlock(&self.0);
+    }
+}

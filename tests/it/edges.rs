@@ -2,9 +2,8 @@
 //! a hook that must answer in time whatever its stdin and its locks do, and a setup
 //! uninstall that gives a file back byte for byte.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::thread;
@@ -12,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::TestEnv;
+use crate::common::{HeldLock, TestEnv};
 use crate::setup::Machine;
 
 /// Long enough for a loaded machine; a process that hangs is killed at it and fails.
@@ -55,29 +54,6 @@ fn finish(mut child: Child, stdin: Option<ChildStdin>) -> Finished {
         code: status.code().unwrap_or(-1),
         stdout,
         stderr,
-    }
-}
-
-/// Holds the exclusive lock on `path` as another baton process would, until dropped.
-struct HeldLock(File);
-
-impl HeldLock {
-    fn on(path: &Path) -> HeldLock {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .unwrap();
-        fs4::FileExt::lock(&file).unwrap();
-        HeldLock(file)
-    }
-}
-
-impl Drop for HeldLock {
-    fn drop(&mut self) {
-        let _ = fs4::FileExt::unlock(&self.0);
     }
 }
 

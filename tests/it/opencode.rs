@@ -326,16 +326,10 @@ fn hook_follow_does_not_push_what_the_agent_has_seen() {
 /// lock is free.
 #[test]
 fn hook_follow_does_not_push_twice_when_seen_cannot_be_recorded() {
-    use fs4::FileExt;
     let env = TestEnv::new();
     env.register(&["lead", "oc"]);
     env.send("lead", "oc", "Locked out", &[]);
-    let lock = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(env.project_dir("default").join("board.lock"))
-        .unwrap();
-    FileExt::lock(&lock).unwrap();
+    let lock = crate::common::HeldLock::on(&env.project_dir("default").join("board.lock"));
     let follow = Follow::start_with(&env, "oc", &[("BATON_LOCK_TIMEOUT", "1")]);
     assert_eq!(follow.next()["subject"], "Locked out");
     // Longer than the follower's look-again period: it looks while T-1 is still unseen.
@@ -345,7 +339,7 @@ fn hook_follow_does_not_push_twice_when_seen_cannot_be_recorded() {
         "queued",
         "the lock kept it unseen"
     );
-    FileExt::unlock(&lock).unwrap();
+    drop(lock);
     env.send("lead", "oc", "Sentinel", &[]);
     assert_eq!(
         follow.next()["subject"],
@@ -412,7 +406,6 @@ fn a_push_that_never_reaches_the_session_leaves_the_work_unseen() {
 /// once the lock is free.
 #[test]
 fn hook_follow_outlasts_a_lock_busy_past_its_timeout() {
-    use fs4::FileExt;
     const T0: &str = "2026-12-01T10:00:00.000Z";
     // Past half of the 30-minute lease: every look of oc's renews it, a locked write.
     const LATER: &str = "2026-12-01T10:20:00.000Z";
@@ -425,12 +418,7 @@ fn hook_follow_outlasts_a_lock_busy_past_its_timeout() {
     };
     at(T0, "lead", &["send", "--to", "oc", "--subject", "Held"]);
     at(T0, "oc", &["claim", "1"]);
-    let lock = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(env.project_dir("default").join("board.lock"))
-        .unwrap();
-    FileExt::lock(&lock).unwrap();
+    let lock = crate::common::HeldLock::on(&env.project_dir("default").join("board.lock"));
     let follow = Follow::start_with(
         &env,
         "oc",
@@ -438,7 +426,7 @@ fn hook_follow_outlasts_a_lock_busy_past_its_timeout() {
     );
     // Several looks time out on the lock.
     std::thread::sleep(std::time::Duration::from_secs(3));
-    FileExt::unlock(&lock).unwrap();
+    drop(lock);
     at(
         LATER,
         "lead",

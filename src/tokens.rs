@@ -207,13 +207,8 @@ pub fn list(home: &Home) -> Result<Vec<TokenRow>> {
 /// never stops at a match, so how long it takes tells nothing about the tokens. A match
 /// records `last_used_at` at most once per [`LAST_USE_EVERY`]; the record never waits for
 /// the lock (another process holding it skips the record, and the next request due makes
-/// it), so `_lock` is not waited on.
-pub fn authenticate(
-    home: &Home,
-    presented: &str,
-    _lock: LockPolicy,
-    now: Timestamp,
-) -> Result<Option<String>> {
+/// it).
+pub fn authenticate(home: &Home, presented: &str, now: Timestamp) -> Result<Option<String>> {
     let file = load(home)?;
     let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
     let mut found: Option<&StoredToken> = None;
@@ -418,7 +413,7 @@ mod tests {
         let token = add(&home, "alice", quiet(), start).unwrap();
         let last_used = |home: &Home| list(home).unwrap()[0].last_used_at;
         assert_eq!(last_used(&home), None);
-        let check = |now: &str| authenticate(&home, &token, quiet(), at(now)).unwrap();
+        let check = |now: &str| authenticate(&home, &token, at(now)).unwrap();
         assert_eq!(check("2026-12-02T01:00:10Z").as_deref(), Some("alice"));
         assert_eq!(last_used(&home), Some(at("2026-12-02T01:00:10Z")));
         check("2026-12-02T01:01:09Z");
@@ -442,14 +437,12 @@ mod tests {
         let held = FileLock::acquire(&home.tokens_lock(), "the tokens lock", quiet()).unwrap();
         let later = at("2026-12-02T02:00:00Z");
         assert_eq!(
-            authenticate(&home, &token, quiet(), later)
-                .unwrap()
-                .as_deref(),
+            authenticate(&home, &token, later).unwrap().as_deref(),
             Some("alice")
         );
         assert_eq!(fs::read(home.tokens_file()).unwrap(), before);
         drop(held);
-        authenticate(&home, &token, quiet(), later).unwrap();
+        authenticate(&home, &token, later).unwrap();
         assert_eq!(list(&home).unwrap()[0].last_used_at, Some(later));
     }
 
@@ -460,7 +453,7 @@ mod tests {
         let plain = add(&home, "lead", quiet(), now).unwrap();
         let first = add_login(&home, "lead", quiet(), now).unwrap();
         let second = add_login(&home, "lead", quiet(), now).unwrap();
-        let who = |token: &str| authenticate(&home, token, quiet(), now).unwrap();
+        let who = |token: &str| authenticate(&home, token, now).unwrap();
         assert_eq!(who(&first), None, "replaced");
         assert_eq!(who(&second).as_deref(), Some("lead"));
         assert_eq!(who(&plain).as_deref(), Some("lead"));
@@ -516,7 +509,7 @@ mod tests {
         add(&home, "bob", quiet(), at("2026-12-02T01:00:00Z")).unwrap();
         let now = at("2026-12-02T02:00:00Z");
         assert_eq!(
-            authenticate(&home, token, quiet(), now).unwrap().as_deref(),
+            authenticate(&home, token, now).unwrap().as_deref(),
             Some("alice")
         );
         let stored: serde_json::Value =
@@ -541,8 +534,7 @@ mod tests {
                 "tokens": [{"name": name, "hash": hash, "created_at": "2026-12-02T01:00:00.000Z"}]
             });
             fs::write(home.tokens_file(), text.to_string()).unwrap();
-            let error =
-                authenticate(&home, token, quiet(), at("2026-12-02T01:00:00Z")).unwrap_err();
+            let error = authenticate(&home, token, at("2026-12-02T01:00:00Z")).unwrap_err();
             assert!(
                 matches!(&error, Error::Store(StoreError::Corrupt { path, .. }) if *path == home.tokens_file()),
                 "{error}"

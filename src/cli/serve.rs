@@ -79,11 +79,10 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
         base_url(address),
     );
     let authenticate_home = hub.home.clone();
-    let lock = hub.lock;
     let settings = Settings {
         hub: hub.clone(),
         authenticate: Arc::new(move |token| {
-            tokens::authenticate(&authenticate_home, token, lock, time::now())
+            tokens::authenticate(&authenticate_home, token, time::now())
         }),
         report_wake: |outcome| eprintln!("{}", super::wake::describe(outcome)),
     };

@@ -51,7 +51,7 @@ fn add(env: &TestEnv, name: &str) -> String {
 
 /// Whom `presented` acts as, asked as `baton serve` asks.
 fn who(env: &TestEnv, presented: &str, now: &str) -> Option<String> {
-    tokens::authenticate(&home(env), presented, lock(), at(now)).unwrap()
+    tokens::authenticate(&home(env), presented, at(now)).unwrap()
 }
 
 fn sha256_hex(text: &str) -> String {
@@ -258,7 +258,7 @@ fn a_corrupt_tokens_file_is_named_and_never_overwritten() {
         );
         assert_eq!(run.stdout, "");
     }
-    assert!(tokens::authenticate(&home(&env), &alice, lock(), at(USED)).is_err());
+    assert!(tokens::authenticate(&home(&env), &alice, at(USED)).is_err());
     assert_eq!(fs::read(&path).unwrap(), garbage);
 }
 

@@ -62,6 +62,22 @@ pub struct ClientHooks {
     pub keep_working_decision: &'static str,
     /// What the hook prints when it has nothing to add.
     pub nothing_to_add: &'static str,
+    /// The shell the client runs a hook's command with on Windows. On Unix every client runs
+    /// it with a POSIX shell (`sh -c`, `bash -c` or the user's `$SHELL`).
+    pub windows_shell: HookShell,
+}
+
+/// A shell a client hands a hook's command line to, which decides how setup writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookShell {
+    /// `sh`, `bash`, `zsh`: single quotes, `NAME=value` before the program.
+    Posix,
+    /// Windows PowerShell 5.1 or PowerShell 7: `& 'program'`, `$env:NAME = 'value';`.
+    PowerShell,
+    /// cmd.exe, given the line as one argument after `/C` by a program that quotes it the
+    /// way Rust's std does (Codex): a `"` inside reaches cmd.exe as `\"`, so the line can
+    /// hold no quotes at all.
+    Cmd,
 }
 
 /// A client whose hooks are plugins: the file setup puts in its plugin directory, and what
@@ -106,6 +122,9 @@ const CLAUDE_CODE_HOOKS: ClientHooks = ClientHooks {
     keep_working_decision: "block",
     // Both take silence for "nothing to add".
     nothing_to_add: "",
+    // Claude Code runs a hook that says `"shell": "powershell"` with PowerShell (pwsh, else
+    // Windows PowerShell), whether or not Git Bash is installed; setup says so.
+    windows_shell: HookShell::PowerShell,
 };
 
 /// Every client, in [`Client`]'s order. Each wake command ends where the client takes its
@@ -141,8 +160,12 @@ const DEFINITIONS: [Definition; 4] = [
         client: Client::Codex,
         name: "codex",
         default_strengths: "focused implementation, debugging, shell and build work",
-        // Codex's hooks take Claude Code's shape.
-        hooks: Some(CLAUDE_CODE_HOOKS),
+        // Codex's hooks take Claude Code's shape, but on Windows it runs them as
+        // `%COMSPEC% /C <command>`.
+        hooks: Some(ClientHooks {
+            windows_shell: HookShell::Cmd,
+            ..CLAUDE_CODE_HOOKS
+        }),
         plugin: None,
         // Its sandbox lets a shell command write only in the workspace and /tmp: the hub,
         // where `baton claim` writes, is added, or the agent could change nothing.
@@ -174,6 +197,8 @@ const DEFINITIONS: [Definition; 4] = [
             keep_working_decision: "deny",
             // Gemini CLI wants JSON on stdout and nothing else.
             nothing_to_add: "{}\n",
+            // `powershell.exe -NoProfile -NonInteractive -Command` (or pwsh) on Windows.
+            windows_shell: HookShell::PowerShell,
         }),
         plugin: None,
         // Headless in a folder the user has not trusted it exits at once (55), and the

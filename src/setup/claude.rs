@@ -4,7 +4,7 @@
 
 use jsonc_parser::cst::CstInputValue;
 
-use crate::client::{Client, ClientHooks, HookEvent};
+use crate::client::{Client, ClientHooks, HookEvent, HookShell};
 
 use super::command::Launch;
 use super::json::{command_hook_group, object, string_map, strings};
@@ -54,6 +54,15 @@ fn server_entry(launch: &Launch) -> CstInputValue {
     object(members)
 }
 
-fn hook_group(launch: &Launch, event: HookEvent, hooks: &ClientHooks) -> CstInputValue {
-    command_hook_group(launch.hook_command(event, Client::Claude), None, hooks)
+fn hook_group(
+    launch: &Launch,
+    _event: HookEvent,
+    command: String,
+    hooks: &ClientHooks,
+) -> CstInputValue {
+    // On Windows Claude Code runs a hook with Git Bash where it finds one, else PowerShell:
+    // the line is written for PowerShell, so the hook says so.
+    let shell = (launch.platform.hook_shell(Client::Claude) == HookShell::PowerShell)
+        .then_some("powershell");
+    command_hook_group(command, None, shell, hooks)
 }

@@ -46,8 +46,13 @@ pub(super) fn layout(env: &Environment) -> Layout {
     }
 }
 
-fn hook_group(launch: &Launch, event: HookEvent, hooks: &ClientHooks) -> CstInputValue {
-    command_hook_group(launch.hook_command(event, Client::Codex), None, hooks)
+fn hook_group(
+    _launch: &Launch,
+    _event: HookEvent,
+    command: String,
+    hooks: &ClientHooks,
+) -> CstInputValue {
+    command_hook_group(command, None, None, hooks)
 }
 
 fn parse(path: &Path, text: Option<&str>) -> Result<DocumentMut> {
@@ -205,6 +210,7 @@ fn value_to_json(value: &toml_edit::Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::setup::Platform;
     use std::path::PathBuf;
 
     fn launch() -> Launch {
@@ -212,6 +218,8 @@ mod tests {
             baton: PathBuf::from("/opt/bin/baton"),
             agent: "codex".into(),
             hub_home: Some(PathBuf::from("/tmp/hub")),
+            platform: Platform::Unix,
+            baton_on_path: false,
         }
     }
 

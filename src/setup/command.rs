@@ -1,8 +1,41 @@
 //! The command lines setup writes into the clients' files, and recognising them again.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::client::{Client, HookEvent};
+use crate::client::{Client, HookEvent, HookShell};
+use crate::error::{Error, Result};
+
+/// The kind of system setup writes the clients' files for, which decides the shells their
+/// hooks run in. Setup writes for the system it runs on; tests write for either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// Linux and macOS: every client runs a hook's command with a POSIX shell.
+    Unix,
+    /// Each client has its own shell there ([`crate::client::ClientHooks::windows_shell`]).
+    Windows,
+}
+
+impl Default for Platform {
+    fn default() -> Self {
+        Platform::CURRENT
+    }
+}
+
+impl Platform {
+    pub const CURRENT: Platform = if cfg!(windows) {
+        Platform::Windows
+    } else {
+        Platform::Unix
+    };
+
+    /// The shell `client` runs a hook's command with here.
+    pub fn hook_shell(self, client: Client) -> HookShell {
+        match (self, client.hooks()) {
+            (Platform::Windows, Some(hooks)) => hooks.windows_shell,
+            _ => HookShell::Posix,
+        }
+    }
+}
 
 /// How a client starts baton for one agent.
 #[derive(Debug, Clone)]
@@ -13,6 +46,10 @@ pub struct Launch {
     pub agent: String,
     /// The hub home to pass on, when it is not the default one.
     pub hub_home: Option<PathBuf>,
+    pub platform: Platform,
+    /// Whether `baton` on the `PATH` is this same program: a cmd.exe line that cannot hold
+    /// [`Launch::baton`] names it so instead.
+    pub baton_on_path: bool,
 }
 
 impl Launch {
@@ -32,23 +69,72 @@ impl Launch {
             .collect()
     }
 
-    /// The shell command a client runs for `event`.
-    pub fn hook_command(&self, event: HookEvent, client: Client) -> String {
-        let mut command = String::new();
-        if let Some(home) = &self.hub_home {
-            command.push_str("BATON_HOME=");
-            command.push_str(&shell_quote(&home.display().to_string()));
-            command.push(' ');
-        }
-        command.push_str(&shell_quote(&self.baton.display().to_string()));
+    /// The command line `client` runs for `event`, written for the shell it runs it with.
+    /// Fails only for a cmd.exe line that cannot name the program or the hub home.
+    pub fn hook_command(&self, event: HookEvent, client: Client) -> Result<String> {
+        let shell = self.platform.hook_shell(client);
+        let home = self
+            .hub_home
+            .as_ref()
+            .map(|home| home.display().to_string());
+        let baton = self.baton.display().to_string();
+        let mut command = match shell {
+            HookShell::Posix => {
+                let mut command = String::new();
+                if let Some(home) = &home {
+                    command.push_str(&format!("BATON_HOME={} ", shell_quote(home)));
+                }
+                command.push_str(&shell_quote(&baton));
+                command
+            }
+            HookShell::PowerShell => {
+                let mut command = String::new();
+                if let Some(home) = &home {
+                    command.push_str(&format!("$env:BATON_HOME = {}; ", powershell_quote(home)));
+                }
+                command.push_str("& ");
+                command.push_str(&powershell_quote(&baton));
+                command
+            }
+            HookShell::Cmd => {
+                let mut command = String::new();
+                if let Some(home) = &home {
+                    if !is_cmd_plain(home) {
+                        return Err(cmd_refusal(client, "the hub home", home));
+                    }
+                    // No space before `&&`: it would end up in the value.
+                    command.push_str(&format!("set BATON_HOME={home}&& "));
+                }
+                if is_cmd_plain(&baton) {
+                    command.push_str(&baton);
+                } else if self.baton_on_path {
+                    command.push_str("baton");
+                } else {
+                    return Err(cmd_refusal(client, "baton's path", &baton));
+                }
+                command
+            }
+        };
         command.push_str(&format!(
             " --as {} hook {} --client {}",
             self.agent,
             event.name(),
             client.name()
         ));
-        command
+        Ok(command)
     }
+}
+
+fn cmd_refusal(client: Client, what: &str, value: &str) -> Error {
+    Error::invalid_with_hint(
+        format!(
+            "{client} runs hooks through cmd.exe, and {what} {} holds a space or one of \
+             \" & | < > ^ % ( ) ! , ; =, which cannot reach cmd.exe through {client} intact",
+            crate::text::inline(value)
+        ),
+        "put baton (and the hub) in a directory whose path has none of those, or put baton's \
+         directory on the PATH (install.ps1 does) and run `baton setup` again",
+    )
 }
 
 /// Quotes a word for `sh` when it needs it.
@@ -62,6 +148,162 @@ pub fn shell_quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+/// The characters PowerShell takes for a single quote: the ASCII one and four typographic ones.
+const POWERSHELL_SINGLE_QUOTES: [char; 5] = ['\'', '\u{2018}', '\u{2019}', '\u{201A}', '\u{201B}'];
+
+/// Quotes a word for PowerShell: always single quotes, in which nothing expands and a quote
+/// is written twice.
+pub fn powershell_quote(word: &str) -> String {
+    let mut quoted = String::from("'");
+    for c in word.chars() {
+        if POWERSHELL_SINGLE_QUOTES.contains(&c) {
+            quoted.push(c);
+        }
+        quoted.push(c);
+    }
+    quoted.push('\'');
+    quoted
+}
+
+/// Whether cmd.exe takes `word` as one word as it is: no quotes can be used (see
+/// [`HookShell::Cmd`]), so no space and none of the characters cmd.exe gives a meaning to.
+fn is_cmd_plain(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .chars()
+            .all(|c| !c.is_whitespace() && !c.is_control() && !"\"&|<>^%()!,;=".contains(c))
+}
+
+/// The words of a hook's command line as its shell splits them, for each form setup writes
+/// ([`Launch::hook_command`]) and the simple ones people write by hand: a PowerShell line
+/// (`& 'program' …` after any `$env:NAME = 'value';`), a cmd.exe line (`set NAME=value&&
+/// program …`), else a POSIX one. No expansions.
+pub fn command_words(command: &str) -> Vec<String> {
+    let line = command.trim_start();
+    let starts_with = |prefix: &str| {
+        line.get(..prefix.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+    };
+    if line.starts_with('&') || starts_with("$env:") {
+        powershell_words(line)
+    } else if starts_with("set ") {
+        // The program follows the last `set NAME=value&&`.
+        let last = line.rsplit("&&").next().unwrap_or(line);
+        cmd_words(last)
+    } else if is_windows_path(line) {
+        // A Windows path's backslashes are separators, not a POSIX shell's escapes.
+        cmd_words(line)
+    } else {
+        shell_words(line)
+    }
+}
+
+/// Whether `line` starts with an absolute Windows path (`C:\…`, `C:/…` or `\\server\…`).
+fn is_windows_path(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let drive = bytes.len() > 2
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'\\' | b'/');
+    drive || line.starts_with(r"\\")
+}
+
+/// The words of a PowerShell line's last statement, without the call operator `&`.
+fn powershell_words(line: &str) -> Vec<String> {
+    let mut statements = vec![Vec::new()];
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if POWERSHELL_SINGLE_QUOTES.contains(&c) => {
+                in_word = true;
+                while let Some(c) = chars.next() {
+                    if POWERSHELL_SINGLE_QUOTES.contains(&c) {
+                        if chars
+                            .peek()
+                            .is_some_and(|next| POWERSHELL_SINGLE_QUOTES.contains(next))
+                        {
+                            word.push(c);
+                            chars.next();
+                            continue;
+                        }
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '`' => word.extend(chars.next()),
+                        c => word.push(c),
+                    }
+                }
+            }
+            ';' | '&' if !in_word => {
+                if c == ';' {
+                    statements.push(Vec::new());
+                }
+            }
+            ';' => {
+                let statement = statements.last_mut().expect("there is always one");
+                statement.push(std::mem::take(&mut word));
+                in_word = false;
+                statements.push(Vec::new());
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    let statement = statements.last_mut().expect("there is always one");
+                    statement.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    let statement = statements.last_mut().expect("there is always one");
+    if in_word {
+        statement.push(word);
+    }
+    statements.pop().unwrap_or_default()
+}
+
+/// The words of a cmd.exe command, split at spaces outside double quotes.
+fn cmd_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quoted = false;
+    for c in command.chars() {
+        match c {
+            '"' => {
+                in_word = true;
+                quoted = !quoted;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
 }
 
 /// Splits a simple shell command into words: single and double quotes and backslashes are
@@ -115,18 +357,20 @@ pub fn shell_words(command: &str) -> Vec<String> {
     words
 }
 
-/// True for a hook command that runs `baton … hook …`: a program named `baton`, after any
-/// `VAR=value` assignments, with `hook` among its arguments.
+/// True for a hook command that runs `baton … hook …`: a program named `baton` (or
+/// `baton.exe`), after any variables set for it, with `hook` among its arguments, in any of
+/// the forms [`command_words`] reads.
 pub fn is_baton_hook(command: &str) -> bool {
-    let words = shell_words(command);
+    let words = command_words(command);
     let mut rest = words
         .iter()
         .skip_while(|word| is_assignment(word))
         .map(String::as_str);
+    // Either separator, whichever system wrote the line.
     let is_baton = rest
         .next()
-        .and_then(|program| Path::new(program).file_name())
-        .is_some_and(|name| name == "baton");
+        .and_then(|program| program.rsplit(['/', '\\']).next())
+        .is_some_and(|name| name == "baton" || name.eq_ignore_ascii_case("baton.exe"));
     is_baton && rest.any(|word| word == "hook")
 }
 
@@ -154,33 +398,46 @@ pub fn agent_in_args<'a>(args: impl IntoIterator<Item = &'a str>) -> Option<Stri
 mod tests {
     use super::*;
 
-    fn launch(baton: &str, hub_home: Option<&str>) -> Launch {
+    fn launch(platform: Platform, baton: &str, hub_home: Option<&str>) -> Launch {
         Launch {
             baton: PathBuf::from(baton),
             agent: "claude".into(),
             hub_home: hub_home.map(PathBuf::from),
+            platform,
+            baton_on_path: false,
         }
     }
 
+    fn command(launch: &Launch, event: HookEvent, client: Client) -> String {
+        let command = launch.hook_command(event, client).unwrap();
+        assert!(
+            is_baton_hook(&command),
+            "not read back as baton's: {command}"
+        );
+        command
+    }
+
     #[test]
-    fn hook_commands_quote_what_needs_it_and_read_back() {
-        let plain = launch("/usr/local/bin/baton", None);
-        let command = plain.hook_command(HookEvent::Stop, Client::Claude);
+    fn posix_hook_commands_quote_what_needs_it_and_read_back() {
+        let plain = launch(Platform::Unix, "/usr/local/bin/baton", None);
         assert_eq!(
-            command,
+            command(&plain, HookEvent::Stop, Client::Claude),
             "/usr/local/bin/baton --as claude hook stop --client claude"
         );
-        assert!(is_baton_hook(&command));
 
-        let odd = launch("/home/o'neil/my tools/baton", Some("/tmp/hub dir"));
-        let command = odd.hook_command(HookEvent::SessionStart, Client::Gemini);
+        let odd = launch(
+            Platform::Unix,
+            "/home/o'neil/my tools/baton",
+            Some("/tmp/hub dir"),
+        );
+        let line = command(&odd, HookEvent::SessionStart, Client::Gemini);
         assert_eq!(
-            command,
+            line,
             "BATON_HOME='/tmp/hub dir' '/home/o'\\''neil/my tools/baton' --as claude hook \
              session-start --client gemini"
         );
         assert_eq!(
-            shell_words(&command),
+            command_words(&line),
             [
                 "BATON_HOME=/tmp/hub dir",
                 "/home/o'neil/my tools/baton",
@@ -192,17 +449,131 @@ mod tests {
                 "gemini"
             ]
         );
-        assert!(is_baton_hook(&command));
+    }
+
+    #[test]
+    fn each_client_gets_its_own_shell_on_windows_and_the_same_on_unix() {
+        for client in [Client::Claude, Client::Codex, Client::Gemini] {
+            assert_eq!(Platform::Unix.hook_shell(client), HookShell::Posix);
+        }
+        assert_eq!(
+            Platform::Windows.hook_shell(Client::Claude),
+            HookShell::PowerShell
+        );
+        assert_eq!(
+            Platform::Windows.hook_shell(Client::Gemini),
+            HookShell::PowerShell
+        );
+        assert_eq!(Platform::Windows.hook_shell(Client::Codex), HookShell::Cmd);
+    }
+
+    #[test]
+    fn powershell_lines_call_the_program_and_quote_every_kind_of_single_quote() {
+        let plain = launch(
+            Platform::Windows,
+            r"C:\Users\ann\.local\bin\baton.exe",
+            None,
+        );
+        assert_eq!(
+            command(&plain, HookEvent::Prompt, Client::Gemini),
+            r"& 'C:\Users\ann\.local\bin\baton.exe' --as claude hook prompt --client gemini"
+        );
+
+        // A path may hold what PowerShell would expand or end a string at: `$`, a backtick,
+        // an ASCII or a typographic single quote.
+        let odd = launch(
+            Platform::Windows,
+            "C:\\Users\\O'Neil $x\\b\u{2019}n`\\baton.exe",
+            Some(r"D:\hub's"),
+        );
+        let line = command(&odd, HookEvent::Stop, Client::Claude);
+        assert_eq!(
+            line,
+            "$env:BATON_HOME = 'D:\\hub''s'; & 'C:\\Users\\O''Neil $x\\b\u{2019}\u{2019}n`\\baton.exe' \
+             --as claude hook stop --client claude"
+        );
+        assert_eq!(
+            command_words(&line),
+            [
+                "C:\\Users\\O'Neil $x\\b\u{2019}n`\\baton.exe",
+                "--as",
+                "claude",
+                "hook",
+                "stop",
+                "--client",
+                "claude"
+            ]
+        );
+    }
+
+    #[test]
+    fn cmd_lines_hold_no_quotes_and_fall_back_to_the_path_or_refuse() {
+        let plain = launch(
+            Platform::Windows,
+            r"C:\Users\ann\.local\bin\baton.exe",
+            Some(r"D:\hub"),
+        );
+        let line = command(&plain, HookEvent::Stop, Client::Codex);
+        assert_eq!(
+            line,
+            r"set BATON_HOME=D:\hub&& C:\Users\ann\.local\bin\baton.exe --as claude hook stop --client codex"
+        );
+        assert!(!line.contains('"'));
+        assert_eq!(
+            command_words(&line)[..2],
+            [r"C:\Users\ann\.local\bin\baton.exe", "--as"]
+        );
+
+        // A path with a space cannot be written; baton on the PATH is named by its name.
+        let mut spaced = launch(
+            Platform::Windows,
+            r"C:\Users\Ann Lee\.local\bin\baton.exe",
+            None,
+        );
+        let refusal = spaced
+            .hook_command(HookEvent::Stop, Client::Codex)
+            .unwrap_err()
+            .to_string();
+        assert!(refusal.contains("cmd.exe"), "{refusal}");
+        assert!(refusal.contains(r"C:\Users\Ann Lee"), "{refusal}");
+        spaced.baton_on_path = true;
+        assert_eq!(
+            command(&spaced, HookEvent::Stop, Client::Codex),
+            "baton --as claude hook stop --client codex"
+        );
+
+        // The hub home has no such way out.
+        let mut home = launch(Platform::Windows, r"C:\b\baton.exe", Some(r"C:\my hub"));
+        home.baton_on_path = true;
+        for bad in [r"C:\my hub", r"C:\a&b", r"C:\100%", r"C:\(x)", "C:\\\"q\""] {
+            home.hub_home = Some(PathBuf::from(bad));
+            assert!(
+                home.hook_command(HookEvent::Prompt, Client::Codex).is_err(),
+                "{bad} was let through"
+            );
+        }
+        // Claude and Gemini take the same paths through PowerShell.
+        assert!(is_baton_hook(&command(
+            &home,
+            HookEvent::Prompt,
+            Client::Claude
+        )));
     }
 
     #[test]
     fn only_baton_hook_commands_count_as_ours() {
         assert!(is_baton_hook("baton hook stop --client codex"));
         assert!(is_baton_hook("\"/opt/baton\" --as x hook prompt"));
+        assert!(is_baton_hook(r"C:\bin\BATON.EXE --as x hook prompt"));
+        assert!(is_baton_hook(r"& 'C:\bin\baton.exe' hook prompt"));
+        assert!(is_baton_hook(r"set A=1&& set B=2&& baton hook stop"));
         assert!(!is_baton_hook("baton inbox"));
         assert!(!is_baton_hook("notify-send hook"));
         assert!(!is_baton_hook("/usr/bin/batonish hook stop"));
         assert!(!is_baton_hook("echo baton hook"));
+        assert!(!is_baton_hook(r"& 'C:\bin\other.exe' baton hook"));
+        assert!(!is_baton_hook("$env:X = 'baton'; & notepad hook"));
+        assert!(!is_baton_hook(r"set X=baton&& C:\bin\other.exe hook"));
     }
 
     #[test]

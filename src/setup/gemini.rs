@@ -3,7 +3,7 @@
 
 use jsonc_parser::cst::CstInputValue;
 
-use crate::client::{Client, ClientHooks, HookEvent};
+use crate::client::{ClientHooks, HookEvent};
 
 use super::command::Launch;
 use super::json::{command_hook_group, object, string_map, strings};
@@ -50,11 +50,12 @@ fn server_entry(launch: &Launch) -> CstInputValue {
 }
 
 /// Gemini CLI shows each hook's name.
-fn hook_group(launch: &Launch, event: HookEvent, hooks: &ClientHooks) -> CstInputValue {
+fn hook_group(
+    _launch: &Launch,
+    event: HookEvent,
+    command: String,
+    hooks: &ClientHooks,
+) -> CstInputValue {
     let name = format!("baton {}", event.name());
-    command_hook_group(
-        launch.hook_command(event, Client::Gemini),
-        Some(name),
-        hooks,
-    )
+    command_hook_group(command, Some(name), None, hooks)
 }

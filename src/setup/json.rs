@@ -333,9 +333,12 @@ pub(super) fn object(members: Vec<(&str, CstInputValue)>) -> CstInputValue {
 /// A matcher group with no matcher, so that it runs for every source of the event, holding
 /// one command hook: its type, its `name` where the client shows one, the command and the
 /// client's timeout, in that order.
+/// One matcher group holding one command hook; `shell` names the shell for a client that
+/// lets a hook choose it.
 pub(super) fn command_hook_group(
     command: String,
     name: Option<String>,
+    shell: Option<&str>,
     hooks: &ClientHooks,
 ) -> CstInputValue {
     let mut hook = vec![("type", "command".into())];
@@ -343,6 +346,9 @@ pub(super) fn command_hook_group(
         hook.push(("name", name.into()));
     }
     hook.push(("command", command.into()));
+    if let Some(shell) = shell {
+        hook.push(("shell", shell.into()));
+    }
     hook.push(("timeout", hooks.timeout.in_client_unit().into()));
     object(vec![("hooks", CstInputValue::Array(vec![object(hook)]))])
 }

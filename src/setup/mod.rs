@@ -49,7 +49,7 @@ use crate::store::paths::Home;
 use crate::store::{StoreError, atomic, platform, regular};
 use crate::time::Timestamp;
 
-pub use command::Launch;
+pub use command::{Launch, Platform};
 use json::{Document, KeyPath, Outcome};
 use manifest::Manifest;
 
@@ -84,6 +84,8 @@ pub struct Environment {
     pub xdg_config_home: Option<PathBuf>,
     /// `PATH`, to find the clients' programs.
     pub path: Option<OsString>,
+    /// The system whose shells the clients run hooks with.
+    pub platform: Platform,
 }
 
 impl Environment {
@@ -94,7 +96,10 @@ impl Environment {
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from)
         };
-        let home = var("HOME")
+        // The clients' own idea of home: `HOME` on Unix; on Windows the profile directory,
+        // which Node's os.homedir() reads from `USERPROFILE` (a `HOME` there is often Git's).
+        let home_variable = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+        let home = var(home_variable)
             .or_else(|| directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf()))?;
         Some(Environment {
             home,
@@ -103,6 +108,7 @@ impl Environment {
             gemini_cli_home: var("GEMINI_CLI_HOME"),
             xdg_config_home: var("XDG_CONFIG_HOME"),
             path: std::env::var_os("PATH"),
+            platform: Platform::CURRENT,
         })
     }
 
@@ -144,9 +150,9 @@ enum ServerSlot {
 struct HookSlot {
     /// A JSON file with a `hooks` object of events, each a list of matcher groups.
     file: PathBuf,
-    /// The matcher group for one event; the client's names for the events, and its hook
-    /// timeout, come from [`Client::hooks`].
-    group: fn(&Launch, HookEvent, &ClientHooks) -> CstInputValue,
+    /// The matcher group for one event, around its command line; the client's names for the
+    /// events, and its hook timeout, come from [`Client::hooks`].
+    group: fn(&Launch, HookEvent, String, &ClientHooks) -> CstInputValue,
 }
 
 /// A plugin file wholly setup's own, in the client's plugin directory (which other plugins
@@ -460,6 +466,13 @@ fn plan(
                 baton: baton.clone(),
                 agent: agent.clone(),
                 hub_home: hub_home.clone(),
+                platform: env.platform,
+                baton_on_path: env.find_program("baton").is_some_and(|found| {
+                    matches!(
+                        (fs::canonicalize(found), fs::canonicalize(baton)),
+                        (Ok(found), Ok(baton)) if found == baton
+                    )
+                }),
             };
             install(&layout, client, &launch, &mut staging)?;
             let registration = Registration::Wire {
@@ -579,19 +592,16 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
         let document = edit.document()?;
         for event in HookEvent::ALL {
             let client_event = client_hooks.event_name(event);
+            let command = launch.hook_command(event, client)?;
             let outcome = document.set_hook(
                 "hooks",
                 client_event,
-                (hooks.group)(launch, event, client_hooks),
+                (hooks.group)(launch, event, command.clone(), client_hooks),
                 &mut edit.created_keys,
             )?;
-            if let Some(change) = describe_outcome(
-                outcome,
-                format!(
-                    "hook {client_event}: {}",
-                    launch.hook_command(event, client)
-                ),
-            ) {
+            if let Some(change) =
+                describe_outcome(outcome, format!("hook {client_event}: {command}"))
+            {
                 edit.changes.push(change);
             }
         }
@@ -1141,6 +1151,74 @@ mod tests {
                 client.plugin().is_some(),
                 "{client}"
             );
+        }
+    }
+
+    /// The hook entries planned for `client` on `platform`, as (command, shell) per event.
+    fn planned_hooks(platform: Platform, client: Client) -> Vec<(String, Option<String>)> {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment {
+            home: dir.path().join("home"),
+            platform,
+            ..Environment::default()
+        };
+        let wiring = Wiring::Install {
+            agent: None,
+            baton: PathBuf::from(r"C:\Users\ann\.local\bin\baton.exe"),
+            hub_home: Some(PathBuf::from(r"D:\hub")),
+        };
+        let hub = Home::new(dir.path().join("hub"));
+        let plan = plan(&hub, &env, &Manifest::default(), client, &wiring).unwrap();
+        let hooks_file = layout(client, &env).hooks.unwrap().file;
+        let edit = plan
+            .files
+            .iter()
+            .find(|edit| edit.path == hooks_file)
+            .unwrap();
+        let document: Value = serde_json::from_str(edit.after.as_deref().unwrap()).unwrap();
+        let names = client.hooks().unwrap();
+        HookEvent::ALL
+            .iter()
+            .map(|event| {
+                let hook = &document["hooks"][names.event_name(*event)][0]["hooks"][0];
+                let text = |key: &str| hook[key].as_str().map(str::to_string);
+                (text("command").unwrap(), text("shell"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn on_windows_each_client_gets_hooks_in_the_shell_it_runs_them_with() {
+        let claude = planned_hooks(Platform::Windows, Client::Claude);
+        assert_eq!(
+            claude[0],
+            (
+                r"$env:BATON_HOME = 'D:\hub'; & 'C:\Users\ann\.local\bin\baton.exe' --as claude hook session-start --client claude".to_string(),
+                Some("powershell".to_string())
+            )
+        );
+        let gemini = planned_hooks(Platform::Windows, Client::Gemini);
+        assert_eq!(
+            gemini[2],
+            (
+                r"$env:BATON_HOME = 'D:\hub'; & 'C:\Users\ann\.local\bin\baton.exe' --as gemini hook stop --client gemini".to_string(),
+                None
+            )
+        );
+        let codex = planned_hooks(Platform::Windows, Client::Codex);
+        assert_eq!(
+            codex[1],
+            (
+                r"set BATON_HOME=D:\hub&& C:\Users\ann\.local\bin\baton.exe --as codex hook prompt --client codex".to_string(),
+                None
+            )
+        );
+        // On Unix nobody is told a shell, and the line is a POSIX shell's.
+        for client in [Client::Claude, Client::Codex, Client::Gemini] {
+            for (command, shell) in planned_hooks(Platform::Unix, client) {
+                assert!(command.starts_with(r"BATON_HOME='D:\hub' "), "{command}");
+                assert_eq!(shell, None);
+            }
         }
     }
 

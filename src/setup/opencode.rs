@@ -95,6 +95,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
+    use crate::setup::Platform;
 
     #[test]
     fn the_plugin_carries_the_wiring_as_json_and_is_known_for_baton_s() {
@@ -103,6 +104,8 @@ mod tests {
             baton: PathBuf::from("/opt/my \"tools\"/baton"),
             agent: "oc".into(),
             hub_home: None,
+            platform: Platform::CURRENT,
+            baton_on_path: false,
         };
         let text = plugin_text(&launch);
         assert!(

@@ -560,6 +560,116 @@ mod tests {
         )));
     }
 
+    /// The check below runs the real baton.exe, which `.ci/wine/run` builds for this target
+    /// and names in `BATON_TEST_WINDOWS_BATON`.
+    #[cfg(windows)]
+    fn windows_baton() -> Option<PathBuf> {
+        if let Some(baton) = std::env::var_os("BATON_TEST_WINDOWS_BATON") {
+            return Some(PathBuf::from(baton));
+        }
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but BATON_TEST_WINDOWS_BATON is not: .ci/wine/run must build baton.exe \
+             and name it"
+        );
+        eprintln!(
+            "NOT RUN: the cmd.exe hook line check needs BATON_TEST_WINDOWS_BATON=<baton.exe>"
+        );
+        None
+    }
+
+    /// Codex starts a hook as `%COMSPEC% /C LINE`, LINE one argument quoted by Rust's std:
+    /// the line setup writes must reach baton whole, hub home included.
+    #[cfg(windows)]
+    #[test]
+    fn a_cmd_line_reaches_baton_through_cmd_exe_as_codex_starts_it() {
+        use std::io::Write;
+        use std::process::{Command, Stdio};
+
+        let Some(baton) = windows_baton() else {
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let hub = dir.path().join("hub");
+        let workspace = dir.path().join("work");
+        std::fs::create_dir_all(&workspace).unwrap();
+        let run = |agent: &str, args: &[&str]| {
+            let output = Command::new(&baton)
+                .env("BATON_HOME", &hub)
+                .current_dir(&workspace)
+                .args(["--as", agent])
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "baton {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        };
+        let workspace_text = workspace.to_str().unwrap();
+        run(
+            "claude",
+            &[
+                "project",
+                "init",
+                "--name",
+                "demo",
+                "--workspace",
+                workspace_text,
+            ],
+        );
+        run("codex", &["whoami"]);
+        run(
+            "claude",
+            &["send", "--to", "codex", "--subject", "ship the parser"],
+        );
+
+        let launch = Launch {
+            baton: baton.clone(),
+            agent: "codex".into(),
+            hub_home: Some(hub.clone()),
+            platform: Platform::Windows,
+            baton_on_path: false,
+        };
+        let line = launch
+            .hook_command(HookEvent::SessionStart, Client::Codex)
+            .unwrap();
+        let shell = std::env::var_os("COMSPEC").unwrap_or_else(|| "cmd.exe".into());
+        let mut child = Command::new(shell)
+            .arg("/C")
+            .arg(&line)
+            .current_dir(&workspace)
+            .env_remove("BATON_HOME")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = serde_json::json!({
+            "session_id": "s-1",
+            "cwd": workspace_text,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        });
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{line}: {stderr}");
+        let answer: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|error| panic!("{line}: {error}: {stderr}"));
+        let context = answer["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(context.contains("ship the parser"), "{line}: {answer}");
+    }
+
     #[test]
     fn only_baton_hook_commands_count_as_ours() {
         assert!(is_baton_hook("baton hook stop --client codex"));

@@ -353,6 +353,20 @@ mod tests {
         LockPolicy::silent(Duration::from_millis(timeout_ms))
     }
 
+    /// The probe macOS and Windows take (no /proc/locks there), run here too.
+    #[test]
+    fn trying_the_lock_tells_a_held_lock_from_a_free_one_and_leaves_it_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("board.lock");
+        assert!(!is_locked_by_trying(&path), "no file, no lock");
+        let held = FileLock::acquire(&path, "the board lock", quiet(100)).unwrap();
+        assert!(is_locked_by_trying(&path));
+        drop(held);
+        assert!(!is_locked_by_trying(&path));
+        // The probe let go: the lock is still there to take.
+        assert!(FileLock::try_acquire(&path).unwrap().is_some());
+    }
+
     #[test]
     fn a_second_holder_times_out_naming_the_first() {
         let dir = tempfile::tempdir().unwrap();

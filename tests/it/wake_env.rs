@@ -75,6 +75,15 @@ fn hub() -> (TestEnv, PathBuf) {
 /// descriptors 1 and 7, as a caller that hands a descriptor down would have it. Returns the
 /// waker's output once the pipe reaches its end, or `None` if it has not after 10 seconds.
 fn send_with_descriptor_7(env: &TestEnv, dir: &Path) -> Option<String> {
+    send_with_descriptor_7_and_path(env, dir, None)
+}
+
+/// [`send_with_descriptor_7`] with `path` for the waker's PATH, when given.
+fn send_with_descriptor_7_and_path(
+    env: &TestEnv,
+    dir: &Path,
+    path: Option<&Path>,
+) -> Option<String> {
     let mut command = Command::new("/bin/sh");
     command
         .args(["-c", r#"exec "$0" "$@" 7>&1"#])
@@ -91,6 +100,9 @@ fn send_with_descriptor_7(env: &TestEnv, dir: &Path) -> Option<String> {
         .stderr(Stdio::null());
     for (name, value) in WAKER_ENVIRONMENT {
         command.env(name, value);
+    }
+    if let Some(path) = path {
+        command.env("PATH", path);
     }
     let mut child = command.spawn().expect("sh runs");
     let mut stdout = child.stdout.take().unwrap();
@@ -196,6 +208,43 @@ fn a_woken_agent_is_a_fresh_session_without_the_wakers_markers_descriptors_or_id
         "no descriptor above 2"
     );
     assert_eq!(recorded(&dir, "stdin").trim(), "/dev/null");
+    let session = recorded(&dir, "sid").trim().to_string();
+    assert!(!session.is_empty());
+    assert_ne!(session, own_session(), "a session of its own");
+}
+
+/// macOS has no setsid(1): there the detached supervisor takes a session of its own
+/// itself. A PATH without it takes that way here.
+#[test]
+fn without_setsid_on_the_path_a_woken_agent_still_has_a_session_and_descriptors_of_its_own() {
+    let (env, dir) = hub();
+    let bin = env.root.path().join("bin-without-setsid");
+    std::fs::create_dir(&bin).unwrap();
+    // What the recorder runs, and nothing else.
+    for program in [
+        "ls", "touch", "readlink", "mv", "sed", "cut", "env", "sleep", "sh",
+    ] {
+        let found = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|dir| Path::new(dir).join(program))
+            .find(|path| path.exists())
+            .unwrap_or_else(|| panic!("{program} is installed"));
+        std::os::unix::fs::symlink(found, bin.join(program)).unwrap();
+    }
+    assert!(!bin.join("setsid").exists());
+    std::fs::write(dir.join("gate"), "open").unwrap();
+    send_with_descriptor_7_and_path(&env, &dir, Some(&bin));
+    let environment = recorded(&dir, "env");
+    finish(&dir);
+    assert!(
+        environment.contains(&format!("PATH={}", bin.display())),
+        "the run had the PATH without setsid: {environment}"
+    );
+    assert_eq!(
+        descriptors(&env, &dir),
+        ["0", "1", "2"],
+        "no descriptor above 2"
+    );
     let session = recorded(&dir, "sid").trim().to_string();
     assert!(!session.is_empty());
     assert_ne!(session, own_session(), "a session of its own");

@@ -150,7 +150,7 @@ pub fn render(client: Client, event: HookEvent, answer: &Answer) -> String {
         }),
         Answer::Note(text) => json!({ "systemMessage": text }),
     };
-    format!("{value}\n")
+    answer_line(&value)
 }
 
 /// The answer in the shape baton's own plugins read: one JSON object on a line, with
@@ -163,7 +163,43 @@ fn render_for_plugin(answer: &Answer) -> String {
         Answer::KeepWorking(reason) => json!({ "prompt": reason }),
         Answer::Note(text) => json!({ "note": text }),
     };
-    format!("{value}\n")
+    answer_line(&value)
+}
+
+/// Whether answers are written in ASCII alone, every other character as a `\uXXXX` escape.
+/// On Windows, Claude Code and Gemini CLI run hooks through PowerShell, which reads a
+/// program's output in the console's code page and writes it out again: UTF-8 would not
+/// reach the client whole. The JSON means the same either way.
+const ASCII_ANSWERS: bool = cfg!(windows);
+
+/// `value` as one line of JSON, in ASCII where [`ASCII_ANSWERS`] says so.
+fn answer_line(value: &Value) -> String {
+    let json = value.to_string();
+    let mut line = if ASCII_ANSWERS {
+        ascii_json(&json)
+    } else {
+        json
+    };
+    line.push('\n');
+    line
+}
+
+/// `json` with each character beyond ASCII written as JSON's `\uXXXX` escapes (two for one
+/// beyond the Basic Multilingual Plane). Outside its strings JSON holds only ASCII, so
+/// every such character is inside a string, where the escape means the same.
+fn ascii_json(json: &str) -> String {
+    let mut ascii = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_ascii() {
+            ascii.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                ascii.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    ascii
 }
 
 /// The reminder every context ends with: an agent's words in its own session reach nobody.
@@ -281,12 +317,13 @@ impl Budget {
     }
 }
 
-/// The bytes `text` takes inside a JSON string.
+/// The bytes `text` takes inside a JSON string, as [`answer_line`] writes it.
 fn json_size(text: &str) -> usize {
     text.chars()
         .map(|c| match c {
             '"' | '\\' | '\n' | '\t' | '\r' | '\u{8}' | '\u{c}' => 2,
             c if u32::from(c) < 0x20 => 6,
+            c if ASCII_ANSWERS && !c.is_ascii() => 6 * c.len_utf16(),
             c => c.len_utf8(),
         })
         .sum()
@@ -382,6 +419,39 @@ mod tests {
         assert!(input.stop_hook_active);
         let odd = HookInput::parse(r#"{"cwd": 7, "stop_hook_active": "yes"}"#);
         assert_eq!(odd, HookInput::default(), "wrong types count as missing");
+    }
+
+    #[test]
+    fn ascii_json_means_the_same_json() {
+        let value = json!({"additionalContext": "é 中 😀 \u{202e} \"q\" \\ end"});
+        let ascii = ascii_json(&value.to_string());
+        assert!(ascii.is_ascii(), "{ascii}");
+        assert!(
+            ascii.contains(r"\ud83d\ude00"),
+            "two escapes beyond the BMP: {ascii}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&ascii).unwrap(), value);
+    }
+
+    #[test]
+    fn the_budget_counts_what_the_answer_line_takes() {
+        let mut budget = Budget::new(4_000);
+        while budget.try_push("é中😀\"\n a") {}
+        let line = render(
+            Client::Claude,
+            HookEvent::Prompt,
+            &Answer::Context(budget.text.clone()),
+        );
+        let wrapping = render(
+            Client::Claude,
+            HookEvent::Prompt,
+            &Answer::Context(String::new()),
+        );
+        let taken = line.len() - wrapping.len();
+        assert!(taken <= 4_000, "{taken} bytes for a budget of 4000");
+        assert!(taken > 4_000 - 40, "{taken} bytes: the budget undercounts");
+        // ASCII on Windows, where PowerShell carries the answer; UTF-8 elsewhere.
+        assert_eq!(line.is_ascii(), cfg!(windows));
     }
 
     #[test]

@@ -210,151 +210,132 @@ fn is_windows_path(line: &str) -> bool {
     drive || line.starts_with(r"\\")
 }
 
+/// A command line's words as they are split off it: a word ends at whitespace outside
+/// quotes, and quotes alone make a word (an empty one).
+#[derive(Default)]
+struct Words {
+    done: Vec<String>,
+    word: String,
+    in_word: bool,
+}
+
+impl Words {
+    fn push(&mut self, c: char) {
+        self.in_word = true;
+        self.word.push(c);
+    }
+
+    /// A quote opened: a word has begun, even if nothing follows.
+    fn begin(&mut self) {
+        self.in_word = true;
+    }
+
+    fn end(&mut self) {
+        if self.in_word {
+            self.done.push(std::mem::take(&mut self.word));
+            self.in_word = false;
+        }
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        self.end();
+        self.done
+    }
+}
+
 /// The words of a PowerShell line's last statement, without the call operator `&`.
 fn powershell_words(line: &str) -> Vec<String> {
-    let mut statements = vec![Vec::new()];
-    let mut word = String::new();
-    let mut in_word = false;
+    let mut words = Words::default();
     let mut chars = line.chars().peekable();
+    let is_quote = |c: &char| POWERSHELL_SINGLE_QUOTES.contains(c);
     while let Some(c) = chars.next() {
         match c {
-            c if POWERSHELL_SINGLE_QUOTES.contains(&c) => {
-                in_word = true;
+            c if is_quote(&c) => {
+                words.begin();
                 while let Some(c) = chars.next() {
-                    if POWERSHELL_SINGLE_QUOTES.contains(&c) {
-                        if chars
-                            .peek()
-                            .is_some_and(|next| POWERSHELL_SINGLE_QUOTES.contains(next))
-                        {
-                            word.push(c);
-                            chars.next();
-                            continue;
-                        }
+                    // A quote written twice is one quote.
+                    if is_quote(&c) && chars.next_if(is_quote).is_none() {
                         break;
                     }
-                    word.push(c);
+                    words.push(c);
                 }
             }
             '"' => {
-                in_word = true;
+                words.begin();
                 while let Some(c) = chars.next() {
                     match c {
                         '"' => break,
-                        '`' => word.extend(chars.next()),
-                        c => word.push(c),
+                        '`' => chars.next().into_iter().for_each(|c| words.push(c)),
+                        c => words.push(c),
                     }
                 }
             }
-            ';' | '&' if !in_word => {
-                if c == ';' {
-                    statements.push(Vec::new());
-                }
-            }
+            // Only the last statement counts: what came before set variables for it.
             ';' => {
-                let statement = statements.last_mut().expect("there is always one");
-                statement.push(std::mem::take(&mut word));
-                in_word = false;
-                statements.push(Vec::new());
+                words.end();
+                words.done.clear();
             }
-            c if c.is_whitespace() => {
-                if in_word {
-                    let statement = statements.last_mut().expect("there is always one");
-                    statement.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
+            '&' if !words.in_word => {}
+            c if c.is_whitespace() => words.end(),
+            c => words.push(c),
         }
     }
-    let statement = statements.last_mut().expect("there is always one");
-    if in_word {
-        statement.push(word);
-    }
-    statements.pop().unwrap_or_default()
+    words.finish()
 }
 
 /// The words of a cmd.exe command, split at spaces outside double quotes.
 fn cmd_words(command: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
+    let mut words = Words::default();
     let mut quoted = false;
     for c in command.chars() {
         match c {
             '"' => {
-                in_word = true;
+                words.begin();
                 quoted = !quoted;
             }
-            c if c.is_whitespace() && !quoted => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
+            c if c.is_whitespace() && !quoted => words.end(),
+            c => words.push(c),
         }
     }
-    if in_word {
-        words.push(word);
-    }
-    words
+    words.finish()
 }
 
 /// Splits a simple shell command into words: single and double quotes and backslashes are
 /// understood, nothing else (no expansions). Enough to read back what [`Launch`] writes and
 /// what people write by hand.
 pub fn shell_words(command: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
+    let mut words = Words::default();
     let mut chars = command.chars();
     while let Some(c) = chars.next() {
         match c {
             '\'' => {
-                in_word = true;
+                words.begin();
                 for c in chars.by_ref() {
                     if c == '\'' {
                         break;
                     }
-                    word.push(c);
+                    words.push(c);
                 }
             }
             '"' => {
-                in_word = true;
+                words.begin();
                 while let Some(c) = chars.next() {
                     match c {
                         '"' => break,
-                        '\\' => word.extend(chars.next()),
-                        c => word.push(c),
+                        '\\' => chars.next().into_iter().for_each(|c| words.push(c)),
+                        c => words.push(c),
                     }
                 }
             }
             '\\' => {
-                in_word = true;
-                word.extend(chars.next());
+                words.begin();
+                chars.next().into_iter().for_each(|c| words.push(c));
             }
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
+            c if c.is_whitespace() => words.end(),
+            c => words.push(c),
         }
     }
-    if in_word {
-        words.push(word);
-    }
-    words
+    words.finish()
 }
 
 /// True for a hook command that runs `baton … hook …`: a program named `baton` (or

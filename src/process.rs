@@ -64,7 +64,9 @@ impl ProgramRules {
         ProgramRules::Windows { extensions }
     }
 
-    fn has_separator(&self, program: &str) -> bool {
+    /// Whether `program` names a path (it has a directory separator), not a name to look
+    /// for on `PATH`.
+    pub fn is_path(&self, program: &str) -> bool {
         match self {
             ProgramRules::Unix => program.contains('/'),
             ProgramRules::Windows { .. } => program.contains(['/', '\\']),
@@ -124,7 +126,7 @@ pub fn find_program_by(
     program: &str,
     path_variable: Option<&OsStr>,
 ) -> ProgramLookup {
-    if rules.has_separator(program) {
+    if rules.is_path(program) {
         let path = Path::new(program);
         if path.is_relative() {
             return ProgramLookup::Relative;

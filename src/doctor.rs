@@ -23,7 +23,7 @@ use crate::board::delivery::UNSEEN_AFTER;
 use crate::board::task::{Status, Task, TaskId};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
-use crate::process::{self, ProgramLookup, find_program};
+use crate::process::{self, ProgramLookup, ProgramRules, find_program};
 use crate::project;
 use crate::registry::{self, AgentRecord};
 use crate::setup;
@@ -1088,7 +1088,7 @@ fn check_wake_commands(inspection: &Inspection<'_>) -> Vec<Check> {
                 format!(
                     "{}'s wake program `{program}` is not {}; waking {} will fail",
                     record.name,
-                    if program.contains('/') {
+                    if ProgramRules::of_this_system().is_path(program) {
                         "an executable file"
                     } else {
                         "on PATH"

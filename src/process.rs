@@ -17,25 +17,165 @@ pub enum ProgramLookup {
     Relative,
 }
 
-/// Finds `program` the way the wake supervisor's `exec` will: a path if it has a directory
-/// separator, else the first executable file of that name on `path_variable`.
-pub fn find_program(program: &str, path_variable: Option<&OsStr>) -> ProgramLookup {
-    if program.contains('/') || (cfg!(windows) && program.contains('\\')) {
-        let path = Path::new(program);
-        return if path.is_relative() {
-            ProgramLookup::Relative
-        } else if is_executable(path) {
-            ProgramLookup::Found(path.to_path_buf())
+/// How a system turns a program's name into a file it can run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProgramRules {
+    /// The name as given, a file with an execute bit: what `execvp` does.
+    Unix,
+    /// What a Windows shell does: a name with an extension as given; a name without one with
+    /// each of `extensions` in turn (never as the bare file, which Windows cannot start:
+    /// npm puts a shell script for Git Bash there, beside `claude.cmd`); any file.
+    Windows { extensions: Vec<String> },
+}
+
+/// The extensions Windows can start a program by, in the order `PATHEXT` has them by
+/// default: CreateProcess runs `.com` and `.exe`, and std runs `.bat` and `.cmd` through
+/// cmd.exe. PATHEXT's others (`.vbs`, `.js`, `.ps1`, …) need a host program a wake command
+/// would have to name.
+const RUNNABLE_ON_WINDOWS: [&str; 4] = [".com", ".exe", ".bat", ".cmd"];
+
+impl ProgramRules {
+    /// The rules of the system baton runs on, Windows' from this process's `PATHEXT`.
+    pub fn of_this_system() -> Self {
+        if cfg!(windows) {
+            ProgramRules::windows(std::env::var_os("PATHEXT").as_deref())
         } else {
-            ProgramLookup::Missing
+            ProgramRules::Unix
+        }
+    }
+
+    /// Windows' rules for a `PATHEXT` value: its runnable extensions in its order, or all four
+    /// in the default order when it is unset or names none of them.
+    pub fn windows(pathext: Option<&OsStr>) -> Self {
+        let mut extensions: Vec<String> = Vec::new();
+        let listed = pathext.map(OsStr::to_string_lossy).unwrap_or_default();
+        for extension in listed
+            .split(';')
+            .map(|item| item.trim().to_ascii_lowercase())
+        {
+            if RUNNABLE_ON_WINDOWS.contains(&extension.as_str()) && !extensions.contains(&extension)
+            {
+                extensions.push(extension);
+            }
+        }
+        if extensions.is_empty() {
+            extensions = RUNNABLE_ON_WINDOWS.map(String::from).to_vec();
+        }
+        ProgramRules::Windows { extensions }
+    }
+
+    /// Whether `program` names a path (it has a directory separator), not a name to look
+    /// for on `PATH`.
+    pub fn is_path(&self, program: &str) -> bool {
+        match self {
+            ProgramRules::Unix => program.contains('/'),
+            ProgramRules::Windows { .. } => program.contains(['/', '\\']),
+        }
+    }
+
+    /// The files `path` (a program's name, or a path to it) may stand for, in the order they
+    /// are tried.
+    fn candidates(&self, path: &Path) -> Vec<PathBuf> {
+        match self {
+            ProgramRules::Windows { extensions } if path.extension().is_none() => extensions
+                .iter()
+                .map(|extension| {
+                    let mut name = path.as_os_str().to_os_string();
+                    name.push(extension);
+                    PathBuf::from(name)
+                })
+                .collect(),
+            _ => vec![path.to_path_buf()],
+        }
+    }
+
+    /// Whether the file at `path` is a program this user can run: on Unix a file with an
+    /// execute bit, on Windows any file (Windows goes by the extension, which
+    /// [`ProgramRules::candidates`] supplied).
+    fn is_runnable(&self, path: &Path) -> bool {
+        let Ok(metadata) = fs::metadata(path) else {
+            return false;
         };
+        match self {
+            ProgramRules::Windows { .. } => metadata.is_file(),
+            ProgramRules::Unix => {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
+                }
+                #[cfg(not(unix))]
+                {
+                    metadata.is_file()
+                }
+            }
+        }
+    }
+}
+
+/// Finds `program` by the rules of the system baton runs on ([`find_program_by`]).
+pub fn find_program(program: &str, path_variable: Option<&OsStr>) -> ProgramLookup {
+    find_program_by(&ProgramRules::of_this_system(), program, path_variable)
+}
+
+/// Finds `program` the way a shell of the system whose `rules` are given would: a path if it
+/// has a directory separator, else the first runnable file for that name in the directories
+/// of `path_variable`.
+pub fn find_program_by(
+    rules: &ProgramRules,
+    program: &str,
+    path_variable: Option<&OsStr>,
+) -> ProgramLookup {
+    if rules.is_path(program) {
+        let path = Path::new(program);
+        if path.is_relative() {
+            return ProgramLookup::Relative;
+        }
+        return rules
+            .candidates(path)
+            .into_iter()
+            .find(|candidate| rules.is_runnable(candidate))
+            .map_or(ProgramLookup::Missing, ProgramLookup::Found);
     }
     path_variable
         .into_iter()
         .flat_map(std::env::split_paths)
-        .flat_map(|dir| program_names(program).map(move |name| dir.join(name)))
-        .find(|candidate| is_executable(candidate))
+        .flat_map(|dir| rules.candidates(&dir.join(program)))
+        .find(|candidate| rules.is_runnable(candidate))
         .map_or(ProgramLookup::Missing, ProgramLookup::Found)
+}
+
+/// The program a wake run starts for the first word of its command: the file found on
+/// `path_variable` by this system's rules (on Windows the `claude.cmd` npm installs, which
+/// std's own search would miss, as it looks for `.exe` alone), else the word as given (a
+/// relative path, for the workspace; a name nobody has, for `Command` to report).
+pub fn program_to_run(program: &str, path_variable: Option<&OsStr>) -> PathBuf {
+    match find_program(program, path_variable) {
+        // A relative PATH entry would be taken from the run's own directory, not this one's.
+        ProgramLookup::Found(path) if path.is_absolute() => path,
+        _ => PathBuf::from(program),
+    }
+}
+
+/// Why `program` could not be started with `args`, for the wake log: the system's `error`,
+/// and the reason where std refused a line break in an argument of a `.bat` or `.cmd`
+/// program. Windows runs those through cmd.exe, which has no way to quote a line break, so
+/// std will not start one with such an argument rather than let cmd.exe end the command
+/// there and run the rest as another.
+pub fn why_not_started(program: &Path, args: &[&str], error: &io::Error) -> String {
+    let is_batch_file = program.extension().is_some_and(|extension| {
+        extension.eq_ignore_ascii_case("bat") || extension.eq_ignore_ascii_case("cmd")
+    });
+    let has_line_break = args.iter().any(|arg| arg.contains(['\r', '\n']));
+    if is_batch_file && has_line_break && error.kind() == io::ErrorKind::InvalidInput {
+        format!(
+            "{error}: a .bat or .cmd program runs through cmd.exe, which cannot be given an \
+             argument holding a line break; take the line breaks out of the wake command, or \
+             name a .exe"
+        )
+    } else {
+        error.to_string()
+    }
 }
 
 /// How a name in the environment is matched.
@@ -237,32 +377,6 @@ fn detached_command(program: &Path) -> Command {
     command
 }
 
-/// Whether the file at `path` is a program this user can run: on Unix a file with an
-/// execute bit, on Windows any file (Windows asks the extension, which [`program_names`]
-/// supplies).
-fn is_executable(path: &Path) -> bool {
-    let Ok(metadata) = fs::metadata(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        metadata.is_file()
-    }
-}
-
-/// The file names `program` is looked for under on the PATH: itself on Unix; on Windows
-/// also with `.exe`, which is what `Command` itself adds to a name without an extension.
-fn program_names(program: &str) -> impl Iterator<Item = String> {
-    let with_exe = (cfg!(windows) && Path::new(program).extension().is_none())
-        .then(|| format!("{program}.exe"));
-    std::iter::once(program.to_string()).chain(with_exe)
-}
-
 /// Whether process `pid` is running: `None` where the system cannot tell. On Unix,
 /// kill(pid, 0) asks without sending anything (a process of another user answers "not
 /// permitted", so it is running); on Windows the process is opened to read its exit code,
@@ -331,6 +445,185 @@ mod tests {
         fs::set_permissions(&program, fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(find_program("wake-me", Some(&path)), ProgramLookup::Missing);
         assert_eq!(find_program("bin/x", Some(&path)), ProgramLookup::Relative);
+    }
+
+    /// Windows' rules with PATHEXT as Windows sets it by default.
+    fn windows_rules() -> ProgramRules {
+        ProgramRules::windows(Some(OsStr::new(
+            ".COM;.EXE;.BAT;.CMD;.VBS;.VBE;.JS;.JSE;.WSF;.WSH;.MSC",
+        )))
+    }
+
+    fn files(dir: &Path, names: &[&str]) {
+        for name in names {
+            fs::write(dir.join(name), "").unwrap();
+        }
+    }
+
+    #[test]
+    fn windows_finds_the_cmd_npm_installs_and_never_the_bare_script_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::env::join_paths([dir.path()]).unwrap();
+        // What `npm install -g @anthropic-ai/claude-code` leaves in npm's directory.
+        files(dir.path(), &["claude", "claude.cmd", "claude.ps1"]);
+        let rules = windows_rules();
+        assert_eq!(
+            find_program_by(&rules, "claude", Some(&path)),
+            ProgramLookup::Found(dir.path().join("claude.cmd"))
+        );
+        // A name with an extension is taken as given.
+        assert_eq!(
+            find_program_by(&rules, "claude.ps1", Some(&path)),
+            ProgramLookup::Found(dir.path().join("claude.ps1"))
+        );
+        // The extensionless file alone is no program Windows can start.
+        files(dir.path(), &["gemini", "gemini.ps1"]);
+        assert_eq!(
+            find_program_by(&rules, "gemini", Some(&path)),
+            ProgramLookup::Missing
+        );
+        // By Unix's rules the bare name is the program (given an execute bit).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let bare = dir.path().join("claude");
+            fs::set_permissions(&bare, fs::Permissions::from_mode(0o755)).unwrap();
+            assert_eq!(
+                find_program_by(&ProgramRules::Unix, "claude", Some(&path)),
+                ProgramLookup::Found(bare)
+            );
+        }
+    }
+
+    #[test]
+    fn windows_tries_pathext_in_its_order_in_each_directory_in_turn() {
+        let first = tempfile::tempdir().unwrap();
+        let second = tempfile::tempdir().unwrap();
+        let path = std::env::join_paths([first.path(), second.path()]).unwrap();
+        files(first.path(), &["codex.cmd", "codex.bat"]);
+        files(second.path(), &["codex.exe"]);
+        // The first directory that has one wins, whatever the extension.
+        assert_eq!(
+            find_program_by(&windows_rules(), "codex", Some(&path)),
+            ProgramLookup::Found(first.path().join("codex.bat"))
+        );
+        let cmd_first = ProgramRules::windows(Some(OsStr::new(".CMD;.BAT")));
+        assert_eq!(
+            find_program_by(&cmd_first, "codex", Some(&path)),
+            ProgramLookup::Found(first.path().join("codex.cmd"))
+        );
+        // A path is completed the same way; a relative one waits for the workspace.
+        let absolute = first.path().join("codex");
+        assert_eq!(
+            find_program_by(&windows_rules(), absolute.to_str().unwrap(), None),
+            ProgramLookup::Found(first.path().join("codex.bat"))
+        );
+        assert_eq!(
+            find_program_by(&windows_rules(), r"bin\codex", Some(&path)),
+            ProgramLookup::Relative
+        );
+        assert_eq!(
+            find_program_by(&ProgramRules::Unix, r"bin\codex", Some(&path)),
+            ProgramLookup::Missing
+        );
+    }
+
+    #[test]
+    fn pathext_gives_the_runnable_extensions_in_its_order() {
+        let extensions =
+            |pathext: Option<&str>| match ProgramRules::windows(pathext.map(OsStr::new)) {
+                ProgramRules::Windows { extensions } => extensions,
+                ProgramRules::Unix => unreachable!("windows() makes Windows rules"),
+            };
+        let default = [".com", ".exe", ".bat", ".cmd"];
+        assert_eq!(extensions(None), default);
+        assert_eq!(
+            extensions(Some(".COM;.EXE;.BAT;.CMD;.VBS;.JS;.WSF;.MSC;.PY")),
+            default
+        );
+        assert_eq!(extensions(Some(" .Cmd ;;.EXE;.cmd")), [".cmd", ".exe"]);
+        // One that names none of them is no list to go by.
+        assert_eq!(extensions(Some(".PY;.PS1")), default);
+        assert_eq!(extensions(Some("")), default);
+    }
+
+    #[test]
+    fn a_refused_line_break_for_a_cmd_program_is_explained() {
+        let refused = io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "batch file arguments are invalid",
+        );
+        let program = Path::new("claude.CMD");
+        let why = why_not_started(program, &["-p", "two\nlines"], &refused);
+        assert!(
+            why.starts_with("batch file arguments are invalid: "),
+            "{why}"
+        );
+        assert!(why.contains("line break"), "{why}");
+        // Anything else is the system's word alone.
+        let plain = why_not_started(program, &["-p", "one line"], &refused);
+        assert_eq!(plain, "batch file arguments are invalid");
+        let exe = why_not_started(Path::new("claude.exe"), &["two\nlines"], &refused);
+        assert_eq!(exe, "batch file arguments are invalid");
+        let missing = io::Error::new(io::ErrorKind::NotFound, "program not found");
+        assert_eq!(
+            why_not_started(program, &["two\nlines"], &missing),
+            "program not found"
+        );
+    }
+
+    /// What std does with a line break in an argument of a `.cmd` program: an error from
+    /// spawn, before any process starts.
+    #[cfg(windows)]
+    #[test]
+    fn std_refuses_a_line_break_in_an_argument_of_a_cmd_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("agent.cmd");
+        fs::write(&script, "@exit /b 0\r\n").unwrap();
+        let error = Command::new(&script)
+            .arg("two\nlines")
+            .status()
+            .unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidInput, "{error}");
+        assert!(
+            why_not_started(&script, &["two\nlines"], &error).contains("line break"),
+            "{error}"
+        );
+        assert!(
+            Command::new(&script)
+                .arg("one line")
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+
+    #[test]
+    fn a_wake_runs_the_file_found_or_else_the_word_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::env::join_paths([dir.path()]).unwrap();
+        assert_eq!(
+            program_to_run("no-such-agent", Some(&path)),
+            PathBuf::from("no-such-agent")
+        );
+        assert_eq!(
+            program_to_run("bin/agent", Some(&path)),
+            PathBuf::from("bin/agent")
+        );
+        let name = if cfg!(windows) { "agent.cmd" } else { "agent" };
+        let program = dir.path().join(name);
+        fs::write(&program, "").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&program, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        assert_eq!(program_to_run("agent", Some(&path)), program);
+        // A relative PATH entry would be read from the run's directory: left to the run.
+        assert_eq!(
+            program_to_run("agent", Some(OsStr::new("."))),
+            PathBuf::from("agent")
+        );
     }
 
     #[cfg(unix)]

@@ -22,7 +22,7 @@ use crate::board::task::TaskId;
 use crate::error::{Error, Result};
 use crate::mail;
 use crate::names::{self, NameKind};
-use crate::process::{detached_environment, spawn_detached};
+use crate::process::{detached_environment, program_to_run, spawn_detached, why_not_started};
 use crate::project::{self, Project};
 use crate::registry;
 use crate::store::atomic::{self, private_open_options};
@@ -456,12 +456,15 @@ fn run_once(home: &Home, agent: &str, project_id: &str, run: usize, log: &WakeLo
         dir.display(),
         argv.join(" ")
     ));
+    // The run's PATH is this process's (detached_environment passes it on).
+    let program = program_to_run(&argv[0], std::env::var_os("PATH").as_deref());
+    let prompt = prompt(agent, &project);
     let started = Instant::now();
     let result = log.open().and_then(|out| {
         let err = out.try_clone()?;
-        Command::new(&argv[0])
+        Command::new(&program)
             .args(&argv[1..])
-            .arg(prompt(agent, &project))
+            .arg(&prompt)
             .env_clear()
             .envs(detached_environment(
                 std::env::vars_os(),
@@ -486,10 +489,21 @@ fn run_once(home: &Home, agent: &str, project_id: &str, run: usize, log: &WakeLo
             true
         }
         Err(error) => {
+            let args: Vec<&str> = argv[1..]
+                .iter()
+                .map(String::as_str)
+                .chain([prompt.as_str()])
+                .collect();
+            let found = if program.as_os_str() == argv[0].as_str() {
+                String::new()
+            } else {
+                format!(" ({})", program.display())
+            };
             log.line(&format!(
-                "cannot start `{}` in {}: {error}",
+                "cannot start `{}`{found} in {}: {}",
                 argv[0],
-                dir.display()
+                dir.display(),
+                why_not_started(&program, &args, &error)
             ));
             false
         }

@@ -19,7 +19,7 @@ use super::board_source::Source;
 use super::journal::{self, Line, Recovered};
 use super::lock::FileLock;
 use super::paths::Home;
-use super::{StoreError, atomic, regular};
+use super::{StoreError, atomic, platform, regular};
 use crate::time::Timestamp;
 
 /// The `schema` this binary writes and the highest it reads.
@@ -128,7 +128,9 @@ impl<W: HeadWords> TaskHead<W> {
 ///
 /// A board in baton's layout is read a piece at a time and its file kept open: only the
 /// heads of its tasks are held, and a task's text is read again when a command needs it.
-/// Any other board is read whole, strictly, by serde_json.
+/// On Windows, where an open file would stop the next write's rename, its whole text is
+/// held instead, and read the same way. Any other board is read whole, strictly, by
+/// serde_json.
 pub fn read<B: BoardModel>(home: &Home, project: &str) -> Result<B, StoreError> {
     read_path(home.board_file(project), project)
 }
@@ -143,7 +145,11 @@ pub fn read_path<B: BoardModel>(path: PathBuf, project: &str) -> Result<B, Store
     let size = file
         .metadata()
         .map_or(0, |metadata| metadata.len() as usize);
-    if let Some(laid) = board_layout::read::<B::Tasks>(&file, size) {
+    // Where a rename cannot replace an open file (Windows: `platform`), the board is read
+    // whole and the file closed before anything is decoded.
+    if platform::OPEN_FILES_SURVIVE_REPLACE
+        && let Some(laid) = board_layout::read::<B::Tasks>(&file, size)
+    {
         check_schema(&path, laid.schema)?;
         return Ok(B::from_stored(StoredBoard {
             // The schema is at most BOARD_SCHEMA here, so it fits.
@@ -159,7 +165,13 @@ pub fn read_path<B: BoardModel>(path: PathBuf, project: &str) -> Result<B, Store
         .seek(SeekFrom::Start(0))
         .and_then(|_| (&file).read_to_end(&mut bytes))
         .map_err(StoreError::io(&path))?;
-    parse_with(&path, bytes, |_| None)
+    drop(file);
+    if platform::OPEN_FILES_SURVIVE_REPLACE {
+        // The line reader has already failed on this file.
+        parse_with(&path, bytes, |_| None)
+    } else {
+        parse_owned(&path, bytes)
+    }
 }
 
 /// Parses board bytes, refusing anything that does not parse or has a newer schema.
@@ -672,6 +684,37 @@ mod tests {
                 "{refused}"
             );
         }
+    }
+
+    #[test]
+    fn a_board_read_from_its_file_lets_a_write_replace_it_and_reads_on() {
+        // As a command does: the board is read, and written while it is still in use.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("board.json");
+        let laid_out = |text: &str| {
+            let board = parse_strict::<Board>(&path, text.as_bytes()).unwrap();
+            let mut bytes = Vec::new();
+            board.write_to(&mut bytes).unwrap();
+            bytes
+        };
+        std::fs::write(&path, laid_out(&board(TASK))).unwrap();
+        let read = read_path::<Board>(path.clone(), "p").unwrap();
+        let next = laid_out(&board(&TASK.replace("\"s\"", "\"t\"")));
+        // On Windows this rename is refused while the board holds its file open.
+        atomic::replace(&path, &next, Some(&dir.path().join("board.json.bak"))).unwrap();
+        let subjects = |board: &Board| -> Vec<String> {
+            board
+                .tasks()
+                .map(|task| task.unwrap().subject.clone())
+                .collect()
+        };
+        assert_eq!(
+            subjects(&read),
+            ["s"],
+            "the board read goes on reading what it read"
+        );
+        let reread = read_path::<Board>(path.clone(), "p").unwrap();
+        assert_eq!(subjects(&reread), ["t"]);
     }
 
     #[test]

@@ -134,7 +134,7 @@ pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<(), StoreError> 
         let _ = fs::remove_file(&temp);
     }
     written?;
-    fs::rename(&temp, path).map_err(StoreError::io(path))
+    platform::rename_replacing(&temp, path).map_err(StoreError::io(path))
 }
 
 impl Staged {
@@ -151,7 +151,7 @@ impl Staged {
         {
             keep_backup(&self.path, backup)?;
         }
-        fs::rename(&self.temp, &self.path).map_err(StoreError::io(&self.path))?;
+        platform::rename_replacing(&self.temp, &self.path).map_err(StoreError::io(&self.path))?;
         sync_dir(self.path.parent().unwrap_or(Path::new(".")))
     }
 
@@ -177,7 +177,7 @@ fn keep_backup(path: &Path, backup: &Path) -> Result<(), StoreError> {
             .and_then(|file| file.sync_all())
             .map_err(StoreError::io(&staged))?;
     }
-    fs::rename(&staged, backup).map_err(StoreError::io(backup))?;
+    platform::rename_replacing(&staged, backup).map_err(StoreError::io(backup))?;
     // A rename between two links to one file does nothing and leaves both names, and that
     // is what a writer killed after keeping the backup but before renaming its new file
     // into place leaves behind: the backup and the file are then one file already.
@@ -209,6 +209,26 @@ mod tests {
             !temp_path(&backup).exists(),
             "the backup's temp file is gone"
         );
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_replace_outwaits_a_reader_holding_the_file_for_a_moment() {
+        // Another process reading the board as a write replaces it: where the rename has
+        // the classic semantics (Wine, FAT, network shares) it is refused until that reader
+        // closes the file.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("board.json");
+        fs::write(&path, b"one").unwrap();
+        let reader = File::open(&path).unwrap();
+        let staged = stage(&path, b"two").unwrap();
+        let closes = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(reader);
+        });
+        staged.commit(None).unwrap();
+        closes.join().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
     }
 
     #[test]

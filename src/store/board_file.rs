@@ -19,7 +19,7 @@ use super::board_source::Source;
 use super::journal::{self, Line, Recovered};
 use super::lock::FileLock;
 use super::paths::Home;
-use super::{StoreError, atomic, regular};
+use super::{StoreError, atomic, platform, regular};
 use crate::time::Timestamp;
 
 /// The `schema` this binary writes and the highest it reads.
@@ -128,7 +128,9 @@ impl<W: HeadWords> TaskHead<W> {
 ///
 /// A board in baton's layout is read a piece at a time and its file kept open: only the
 /// heads of its tasks are held, and a task's text is read again when a command needs it.
-/// Any other board is read whole, strictly, by serde_json.
+/// On Windows, where an open file would stop the next write's rename, its whole text is
+/// held instead, and read the same way. Any other board is read whole, strictly, by
+/// serde_json.
 pub fn read<B: BoardModel>(home: &Home, project: &str) -> Result<B, StoreError> {
     read_path(home.board_file(project), project)
 }
@@ -143,7 +145,11 @@ pub fn read_path<B: BoardModel>(path: PathBuf, project: &str) -> Result<B, Store
     let size = file
         .metadata()
         .map_or(0, |metadata| metadata.len() as usize);
-    if let Some(laid) = board_layout::read::<B::Tasks>(&file, size) {
+    // Where a rename cannot replace an open file (Windows: `platform`), the board is read
+    // whole and the file closed before anything is decoded.
+    if platform::OPEN_FILES_SURVIVE_REPLACE
+        && let Some(laid) = board_layout::read::<B::Tasks>(&file, size)
+    {
         check_schema(&path, laid.schema)?;
         return Ok(B::from_stored(StoredBoard {
             // The schema is at most BOARD_SCHEMA here, so it fits.
@@ -159,7 +165,13 @@ pub fn read_path<B: BoardModel>(path: PathBuf, project: &str) -> Result<B, Store
         .seek(SeekFrom::Start(0))
         .and_then(|_| (&file).read_to_end(&mut bytes))
         .map_err(StoreError::io(&path))?;
-    parse_with(&path, bytes, |_| None)
+    drop(file);
+    if platform::OPEN_FILES_SURVIVE_REPLACE {
+        // The line reader has already failed on this file.
+        parse_with(&path, bytes, |_| None)
+    } else {
+        parse_owned(&path, bytes)
+    }
 }
 
 /// Parses board bytes, refusing anything that does not parse or has a newer schema.

@@ -9,6 +9,14 @@
 //! - Which file a path names ([`file_id`]): the inode number on Unix, the file index on
 //!   Windows (which std has only as an unstable API, so it is asked of Windows here).
 //!   Either is kept by a rename and by an append, and differs for a file made anew.
+//! - Replacing a file that is open ([`OPEN_FILES_SURVIVE_REPLACE`], [`rename_replacing`]):
+//!   on Unix a rename over a file others hold open is always allowed, and they go on
+//!   reading the old bytes. Windows allows it only where the rename gets POSIX semantics
+//!   (NTFS on Windows 10 and later, to a reader that opened with FILE_SHARE_DELETE, as std
+//!   does); with the classic semantics (FAT, many network shares, Wine) it is refused with
+//!   "Access denied" for as long as any handle is open. So on Windows no file that is
+//!   replaced is kept open past reading it, and a rename that meets another process's
+//!   reader in the middle of its read is tried again.
 
 use std::fs::{File, FileType, Metadata, OpenOptions};
 use std::io;
@@ -101,6 +109,42 @@ fn windows_file_index(path: &Path) -> Option<u64> {
     (done != 0).then(|| {
         (u64::from(information.nFileIndexHigh) << 32) | u64::from(information.nFileIndexLow)
     })
+}
+
+/// Whether a file may be held open while a rename replaces it (see the module's comment):
+/// only then is a board read again from its open file instead of from its bytes in memory.
+pub const OPEN_FILES_SURVIVE_REPLACE: bool = cfg!(unix);
+
+/// Renames `from` over `to`. On Windows a refusal ("Access denied", or a sharing
+/// violation) while someone holds `to` open is tried again for a while: readers hold a
+/// file that is replaced only while they read it (see the module's comment).
+pub fn rename_replacing(from: &Path, to: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::fs::rename(from, to)
+    }
+    #[cfg(windows)]
+    {
+        use std::time::{Duration, Instant};
+        // ERROR_ACCESS_DENIED and ERROR_SHARING_VIOLATION.
+        const HELD_OPEN: [i32; 2] = [5, 32];
+        let give_up = Instant::now() + Duration::from_secs(2);
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match std::fs::rename(from, to) {
+                Err(error)
+                    if error
+                        .raw_os_error()
+                        .is_some_and(|code| HELD_OPEN.contains(&code))
+                        && Instant::now() < give_up =>
+                {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                done => return done,
+            }
+        }
+    }
 }
 
 /// The device and inode of `metadata` on Unix, as `/proc/locks` names a file.

@@ -15,6 +15,7 @@ use crate::names::{self, NameKind};
 use crate::store::StoreError;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
+use crate::store::platform;
 use crate::store::versioned::{self, Versioned};
 use crate::text;
 use crate::time::Timestamp;
@@ -182,7 +183,7 @@ fn check_not_too_wide(workspace: &Path) -> Result<()> {
 
 /// Resolves symlinks so that two spellings of one directory compare equal.
 pub fn canonical(path: &Path) -> PathBuf {
-    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    platform::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Reads `project.json` of `id`, or `None` when the project does not exist.
@@ -345,7 +346,7 @@ pub fn init(
     if let Some(goal) = &goal {
         text::check_long("goal", goal)?;
     }
-    let workspace = fs::canonicalize(workspace).map_err(|error| {
+    let workspace = platform::canonicalize(workspace).map_err(|error| {
         Error::invalid(format!(
             "workspace {} is not a directory I can use: {error}",
             workspace.display()

@@ -20,7 +20,7 @@
 
 use std::fs::{File, FileType, Metadata, OpenOptions};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Open options that create files readable by their owner only (0600 on Unix; see the
 /// module's comment for Windows).
@@ -147,6 +147,64 @@ pub fn rename_replacing(from: &Path, to: &Path) -> io::Result<()> {
     }
 }
 
+/// The absolute path of `path` with every symlink resolved, spelled as people write it. On
+/// Windows std gives the verbatim form (`\\?\C:\src\api`), which baton would then store
+/// and show: it is given back without its prefix wherever the plain form names the same
+/// file ([`plain_windows_path`]).
+pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
+    let canonical = std::fs::canonicalize(path)?;
+    if cfg!(windows)
+        && let Some(plain) = canonical.to_str().and_then(plain_windows_path)
+    {
+        return Ok(PathBuf::from(plain));
+    }
+    Ok(canonical)
+}
+
+/// The plain spelling of a verbatim Windows path (`\\?\C:\…` → `C:\…`,
+/// `\\?\UNC\server\share\…` → `\\server\share\…`), when Windows reads the plain one as
+/// the same path: under 260 characters, and no component that the plain form would change
+/// (a device name such as `NUL` or `com1.txt`, or one ending in a dot or a space). `None`
+/// for any other path.
+pub fn plain_windows_path(verbatim: &str) -> Option<String> {
+    let plain = if let Some(rest) = verbatim.strip_prefix(r"\\?\UNC\") {
+        format!(r"\\{rest}")
+    } else {
+        let rest = verbatim.strip_prefix(r"\\?\")?;
+        let bytes = rest.as_bytes();
+        let is_drive = bytes.len() >= 3
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && bytes[2] == b'\\';
+        if !is_drive {
+            return None;
+        }
+        rest.to_string()
+    };
+    const DEVICES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
+    let is_device = |name: &str| {
+        let stem = name.split('.').next().unwrap_or(name).trim_end();
+        let numbered = |prefix: &str| {
+            stem.len() == 4
+                && stem
+                    .get(..3)
+                    .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+                && stem.as_bytes()[3].is_ascii_digit()
+        };
+        DEVICES
+            .iter()
+            .any(|device| stem.eq_ignore_ascii_case(device))
+            || numbered("COM")
+            || numbered("LPT")
+    };
+    let components_keep = plain
+        .split('\\')
+        .filter(|name| !name.is_empty())
+        .skip(1)
+        .all(|name| !name.ends_with(['.', ' ']) && !is_device(name));
+    (plain.chars().count() < 260 && components_keep).then_some(plain)
+}
+
 /// The device and inode of `metadata` on Unix, as `/proc/locks` names a file.
 #[cfg(unix)]
 pub fn device_and_inode(metadata: &Metadata) -> (u64, u64) {
@@ -250,5 +308,42 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     {
         let _ = dir;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verbatim_windows_path_is_spelled_plainly_where_that_names_the_same_file() {
+        let plain = |path: &str| plain_windows_path(path);
+        assert_eq!(plain(r"\\?\C:\src\api").as_deref(), Some(r"C:\src\api"));
+        assert_eq!(
+            plain(r"\\?\UNC\server\share\api").as_deref(),
+            Some(r"\\server\share\api")
+        );
+        // Plain spellings Windows would read otherwise stay verbatim.
+        for kept in [
+            r"\\?\C:\src\nul",
+            r"\\?\C:\src\COM1.txt",
+            r"\\?\C:\src\lpt9",
+            r"\\?\C:\src\api.",
+            r"\\?\C:\src\api ",
+            r"\\?\Volume{0b1e}\src",
+            r"\\?\GLOBALROOT\Device\x",
+        ] {
+            assert_eq!(plain(kept), None, "{kept}");
+        }
+        let long = format!(r"\\?\C:\{}", "a".repeat(260));
+        assert_eq!(plain(&long), None, "too long for the plain form");
+        // Names that only look like devices, and characters of any width.
+        assert_eq!(
+            plain(r"\\?\C:\console\com10\😀\lpt").as_deref(),
+            Some(r"C:\console\com10\😀\lpt")
+        );
+        // Not verbatim: nothing to do.
+        assert_eq!(plain(r"C:\src"), None);
+        assert_eq!(plain("/home/ann"), None);
     }
 }

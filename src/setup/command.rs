@@ -237,6 +237,19 @@ impl Words {
         }
     }
 
+    /// The rest of a double-quoted string, after its opening quote: up to the closing
+    /// one, `escape` taking the character after it as it is.
+    fn double_quoted(&mut self, chars: &mut impl Iterator<Item = char>, escape: char) {
+        self.begin();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => break,
+                c if c == escape => chars.next().into_iter().for_each(|c| self.push(c)),
+                c => self.push(c),
+            }
+        }
+    }
+
     fn finish(mut self) -> Vec<String> {
         self.end();
         self.done
@@ -260,16 +273,7 @@ fn powershell_words(line: &str) -> Vec<String> {
                     words.push(c);
                 }
             }
-            '"' => {
-                words.begin();
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '`' => chars.next().into_iter().for_each(|c| words.push(c)),
-                        c => words.push(c),
-                    }
-                }
-            }
+            '"' => words.double_quoted(&mut chars, '`'),
             // Only the last statement counts: what came before set variables for it.
             ';' => {
                 words.end();
@@ -317,16 +321,7 @@ pub fn shell_words(command: &str) -> Vec<String> {
                     words.push(c);
                 }
             }
-            '"' => {
-                words.begin();
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => chars.next().into_iter().for_each(|c| words.push(c)),
-                        c => words.push(c),
-                    }
-                }
-            }
+            '"' => words.double_quoted(&mut chars, '\\'),
             '\\' => {
                 words.begin();
                 chars.next().into_iter().for_each(|c| words.push(c));

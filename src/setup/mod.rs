@@ -499,11 +499,10 @@ fn plan(
         .into_iter()
         .filter(FileEdit::is_change)
         .collect();
-    let notes = if files.is_empty() || matches!(wiring, Wiring::Uninstall) {
-        Vec::new()
-    } else {
-        layout.notes
-    };
+    let mut notes = staging.notes;
+    if !files.is_empty() && !matches!(wiring, Wiring::Uninstall) {
+        notes.extend(layout.notes);
+    }
     Ok(ClientPlan {
         client,
         agent,
@@ -518,6 +517,8 @@ fn plan(
 #[derive(Default)]
 struct Staging {
     edits: Vec<FileEdit>,
+    /// What the user should know of what this plan leaves out.
+    notes: Vec<String>,
 }
 
 impl Staging {
@@ -588,24 +589,22 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
     if let Some(hooks) = &layout.hooks
         && let Some(client_hooks) = client.hooks()
     {
-        let edit = staging.file(&hooks.file, Format::Json)?;
-        let document = edit.document()?;
-        for event in HookEvent::ALL {
-            let client_event = client_hooks.event_name(event);
-            let command = launch.hook_command(event, client)?;
-            let outcome = document.set_hook(
-                "hooks",
-                client_event,
-                (hooks.group)(launch, event, command.clone(), client_hooks),
-                &mut edit.created_keys,
-            )?;
-            if let Some(change) =
-                describe_outcome(outcome, format!("hook {client_event}: {command}"))
-            {
-                edit.changes.push(change);
+        let commands: Result<Vec<String>> = HookEvent::ALL
+            .iter()
+            .map(|event| launch.hook_command(*event, client))
+            .collect();
+        match commands {
+            Ok(commands) => write_hooks(launch, hooks, client_hooks, commands, staging)?,
+            // The rest of the wiring does without (the server and the instructions work),
+            // and this client, not the next one, is the one left without hooks.
+            Err(error) => {
+                let mut note = format!("{client}'s hooks were not written: {error}");
+                if let Some(hint) = error.hint() {
+                    note.push_str(&format!("; {hint}"));
+                }
+                staging.notes.push(note);
             }
         }
-        edit.after = Some(document.text());
     }
     if let Some(plugin) = &layout.plugin {
         let edit = staging.file(&plugin.file, Format::Plugin)?;
@@ -661,6 +660,32 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
             }
         }
     }
+    Ok(())
+}
+
+/// Puts baton's hook for each event, running its line of `commands`, into the hooks file.
+fn write_hooks(
+    launch: &Launch,
+    hooks: &HookSlot,
+    client_hooks: &ClientHooks,
+    commands: Vec<String>,
+    staging: &mut Staging,
+) -> Result<()> {
+    let edit = staging.file(&hooks.file, Format::Json)?;
+    let document = edit.document()?;
+    for (event, command) in HookEvent::ALL.into_iter().zip(commands) {
+        let client_event = client_hooks.event_name(event);
+        let outcome = document.set_hook(
+            "hooks",
+            client_event,
+            (hooks.group)(launch, event, command.clone(), client_hooks),
+            &mut edit.created_keys,
+        )?;
+        if let Some(change) = describe_outcome(outcome, format!("hook {client_event}: {command}")) {
+            edit.changes.push(change);
+        }
+    }
+    edit.after = Some(document.text());
     Ok(())
 }
 
@@ -1185,6 +1210,39 @@ mod tests {
                 (text("command").unwrap(), text("shell"))
             })
             .collect()
+    }
+
+    #[test]
+    fn codex_without_a_hook_line_for_cmd_is_wired_without_hooks_and_told_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment {
+            home: dir.path().join("home"),
+            platform: Platform::Windows,
+            ..Environment::default()
+        };
+        let wiring = Wiring::Install {
+            agent: None,
+            baton: PathBuf::from(r"C:\Users\Ann Lee\bin\baton.exe"),
+            hub_home: None,
+        };
+        let hub = Home::new(dir.path().join("hub"));
+        let plan = plan(&hub, &env, &Manifest::default(), Client::Codex, &wiring).unwrap();
+        let layout = layout(Client::Codex, &env);
+        let written: Vec<&Path> = plan.files.iter().map(|edit| edit.path.as_path()).collect();
+        assert!(
+            !written.contains(&layout.hooks.unwrap().file.as_path()),
+            "{written:?}"
+        );
+        let ServerSlot::Toml { file: config } = layout.server else {
+            panic!("Codex's server is in its config.toml");
+        };
+        assert!(written.contains(&config.as_path()), "{written:?}");
+        let note = plan
+            .notes
+            .iter()
+            .find(|note| note.starts_with("codex's hooks were not written"))
+            .unwrap_or_else(|| panic!("no word of the hooks: {:?}", plan.notes));
+        assert!(note.contains("cmd.exe") && note.contains("PATH"), "{note}");
     }
 
     #[test]

@@ -215,6 +215,7 @@ fn a_woken_agent_is_a_fresh_session_without_the_wakers_markers_descriptors_or_id
 
 /// macOS has no setsid(1): there the detached supervisor takes a session of its own
 /// itself. A PATH without it takes that way here.
+#[cfg(unix)]
 #[test]
 fn without_setsid_on_the_path_a_woken_agent_still_has_a_session_and_descriptors_of_its_own() {
     let (env, dir) = hub();

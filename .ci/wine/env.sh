@@ -1,6 +1,8 @@
 # Sourced by .ci/wine/run and .ci/wine/smoke: the Windows target dir, a Wine prefix inside
-# it, and the stand-in bcryptprimitives.dll in that prefix. Needs Debian's wine64 and
-# gcc-mingw-w64-x86-64 (the linker of x86_64-pc-windows-gnu, and the dll's compiler).
+# it, its server (stopped when the script ends; a script that sets an EXIT trap of its own
+# calls stop_wineserver in it), and the stand-in bcryptprimitives.dll in that prefix. Needs
+# Debian's wine64 and gcc-mingw-w64-x86-64 (the linker of x86_64-pc-windows-gnu, and the
+# dll's compiler).
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export CARGO_TARGET_DIR="$PWD/target-win"
 export WINEPREFIX="${WINEPREFIX:-$CARGO_TARGET_DIR/wine-prefix}"
@@ -15,6 +17,13 @@ mkdir -p "$(dirname "$WINEPREFIX")"
   echo "error: $wine could not make the Wine prefix $WINEPREFIX" >&2
   exit 1
 }
+# One Wine server for the whole script, up until it ends: left to itself, the server shuts
+# down a few seconds after its last process, and a command starting just then can fail.
+wineserver=$(command -v wineserver || echo "${wine%/*}/wineserver")
+"$wineserver" -k 2>/dev/null || true
+"$wineserver" -p
+stop_wineserver() { "$wineserver" -k 2>/dev/null || true; }
+trap stop_wineserver EXIT
 # Wine 8 has no bcryptprimitives.dll, whose ProcessPrng Rust's std calls: a stand-in.
 x86_64-w64-mingw32-gcc -shared -O2 -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
   .ci/wine/bcryptprimitives.c .ci/wine/bcryptprimitives.def -ladvapi32

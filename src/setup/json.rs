@@ -331,10 +331,8 @@ pub(super) fn object(members: Vec<(&str, CstInputValue)>) -> CstInputValue {
 }
 
 /// A matcher group with no matcher, so that it runs for every source of the event, holding
-/// one command hook: its type, its `name` where the client shows one, the command and the
-/// client's timeout, in that order.
-/// One matcher group holding one command hook; `shell` names the shell for a client that
-/// lets a hook choose it.
+/// one command hook: its type, its `name` where the client shows one, the command, the
+/// `shell` for a client that lets a hook choose it, and the client's timeout, in that order.
 pub(super) fn command_hook_group(
     command: String,
     name: Option<String>,

@@ -112,6 +112,17 @@ impl Environment {
         })
     }
 
+    /// The `baton` that `PATH` finds, if it is the file `program` (however either is
+    /// spelled: a symlink, a directory of the PATH that is one).
+    pub fn baton_on_path(&self, program: &Path) -> Option<PathBuf> {
+        let found = self.find_program("baton")?;
+        let same = matches!(
+            (fs::canonicalize(&found), fs::canonicalize(program)),
+            (Ok(found), Ok(program)) if found == program
+        );
+        same.then_some(found)
+    }
+
     /// The executable `program` on `PATH`, if there is one.
     pub fn find_program(&self, program: &str) -> Option<PathBuf> {
         match process::find_program(program, self.path.as_deref()) {
@@ -467,12 +478,7 @@ fn plan(
                 agent: agent.clone(),
                 hub_home: hub_home.clone(),
                 platform: env.platform,
-                baton_on_path: env.find_program("baton").is_some_and(|found| {
-                    matches!(
-                        (fs::canonicalize(found), fs::canonicalize(baton)),
-                        (Ok(found), Ok(baton)) if found == baton
-                    )
-                }),
+                baton_on_path: env.baton_on_path(baton).is_some(),
             };
             install(&layout, client, &launch, &mut staging)?;
             let registration = Registration::Wire {
@@ -1067,12 +1073,7 @@ pub fn wired_clients(env: &Environment) -> Vec<Client> {
 pub fn baton_program(env: &Environment) -> Result<PathBuf> {
     let current = std::env::current_exe()
         .map_err(|error| Error::invalid(format!("cannot tell where baton is: {error}")))?;
-    if let Some(on_path) = env.find_program("baton")
-        && fs::canonicalize(&on_path).ok() == fs::canonicalize(&current).ok()
-    {
-        return Ok(on_path);
-    }
-    Ok(current)
+    Ok(env.baton_on_path(&current).unwrap_or(current))
 }
 
 /// A file's text; `None` when it does not exist.

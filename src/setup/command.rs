@@ -78,43 +78,36 @@ impl Launch {
             .as_ref()
             .map(|home| home.display().to_string());
         let baton = self.baton.display().to_string();
-        let mut command = match shell {
-            HookShell::Posix => {
-                let mut command = String::new();
-                if let Some(home) = &home {
-                    command.push_str(&format!("BATON_HOME={} ", shell_quote(home)));
-                }
-                command.push_str(&shell_quote(&baton));
-                command
-            }
-            HookShell::PowerShell => {
-                let mut command = String::new();
-                if let Some(home) = &home {
-                    command.push_str(&format!("$env:BATON_HOME = {}; ", powershell_quote(home)));
-                }
-                command.push_str("& ");
-                command.push_str(&powershell_quote(&baton));
-                command
-            }
+        // What sets the hub home for the program, then the program.
+        let (set_home, program) = match shell {
+            HookShell::Posix => (
+                home.map(|home| format!("BATON_HOME={} ", shell_quote(&home))),
+                shell_quote(&baton),
+            ),
+            HookShell::PowerShell => (
+                home.map(|home| format!("$env:BATON_HOME = {}; ", powershell_quote(&home))),
+                format!("& {}", powershell_quote(&baton)),
+            ),
             HookShell::Cmd => {
-                let mut command = String::new();
-                if let Some(home) = &home {
-                    if !is_cmd_plain(home) {
-                        return Err(cmd_refusal(client, "the hub home", home));
-                    }
-                    // No space before `&&`: it would end up in the value.
-                    command.push_str(&format!("set BATON_HOME={home}&& "));
+                if let Some(home) = home.as_deref().filter(|home| !is_cmd_plain(home)) {
+                    return Err(cmd_refusal(client, "the hub home", home));
                 }
-                if is_cmd_plain(&baton) {
-                    command.push_str(&baton);
+                let program = if is_cmd_plain(&baton) {
+                    baton
                 } else if self.baton_on_path {
-                    command.push_str("baton");
+                    "baton".to_string()
                 } else {
                     return Err(cmd_refusal(client, "baton's path", &baton));
-                }
-                command
+                };
+                // No space before `&&`: it would end up in the value.
+                (
+                    home.map(|home| format!("set BATON_HOME={home}&& ")),
+                    program,
+                )
             }
         };
+        let mut command = set_home.unwrap_or_default();
+        command.push_str(&program);
         command.push_str(&format!(
             " --as {} hook {} --client {}",
             self.agent,

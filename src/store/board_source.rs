@@ -84,7 +84,7 @@ impl Source {
                 if span.start < held.start || span.end > held.end {
                     window.start = span.start;
                     window.bytes.resize(span.len().max(READ_AHEAD), 0);
-                    let read = read_at_most(file, &mut window.bytes, span.start);
+                    let read = platform::read_at_most(file, &mut window.bytes, span.start as u64);
                     // What failed to be read is not kept as if it had been.
                     window.bytes.truncate(*read.as_ref().unwrap_or(&0));
                     let read = read?;
@@ -124,20 +124,6 @@ impl Source {
             Stored::Text(text) => text.get(end..start).is_some_and(|gap| gap.trim() == ","),
         }
     }
-}
-
-/// Fills `buffer` from `file` at `offset`, short only where the file ends; how much it read.
-fn read_at_most(file: &File, buffer: &mut [u8], offset: usize) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match platform::read_at(file, &mut buffer[filled..], (offset + filled) as u64) {
-            Ok(0) => break,
-            Ok(read) => filled += read,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(filled)
 }
 
 /// What separates two tasks in baton's layout of a board.

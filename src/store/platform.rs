@@ -214,7 +214,7 @@ pub fn device_and_inode(metadata: &Metadata) -> (u64, u64) {
 
 /// Reads into `buffer` from `file` at `offset`; how much it read (0 at the end). On Windows
 /// this moves the file's cursor, which nothing reading a file at offsets relies on.
-pub fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
     #[cfg(unix)]
     {
         std::os::unix::fs::FileExt::read_at(file, buffer, offset)
@@ -225,20 +225,26 @@ pub fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize>
     }
 }
 
-/// Fills `buffer` from `file` at `offset`; an error if the file ends first.
-pub fn read_exact_at(file: &File, mut buffer: &mut [u8], mut offset: u64) -> io::Result<()> {
-    while !buffer.is_empty() {
-        match read_at(file, buffer, offset) {
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(read) => {
-                buffer = &mut buffer[read..];
-                offset += read as u64;
-            }
+/// Fills `buffer` from `file` at `offset`, short only where the file ends; how much it read.
+pub fn read_at_most(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match read_at(file, &mut buffer[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
             Err(error) => return Err(error),
         }
     }
-    Ok(())
+    Ok(filled)
+}
+
+/// Fills `buffer` from `file` at `offset`; an error if the file ends first.
+pub fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<()> {
+    match read_at_most(file, buffer, offset)? == buffer.len() {
+        true => Ok(()),
+        false => Err(io::ErrorKind::UnexpectedEof.into()),
+    }
 }
 
 /// Writes all of `bytes` into `file` at `offset` (on Windows, moving its cursor).

@@ -130,13 +130,8 @@ fn claude_lists_baton_connected_and_its_doctor_finds_no_invalid_settings() {
         return;
     };
     let machine = wired("claude");
-    let listing = client(&bin, &machine, "claude", &["mcp", "list"], &[]);
-    let out = format!("{}{}", listing.stdout, listing.stderr);
-    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
-    assert!(
-        baton.contains("Connected"),
-        "baton is not connected:\n{out}"
-    );
+    let out = claude_lists_baton_as_connected(&bin, &machine);
+    let baton = server_line(&out, "baton").expect("listed");
     assert!(
         baton.contains(&baton_bin().display().to_string()),
         "{baton}"
@@ -165,6 +160,19 @@ fn claude_lists_baton_connected_and_its_doctor_finds_no_invalid_settings() {
         "baton still listed:\n{out}"
     );
     assert!(server_line(&out, "docs").is_some(), "{out}");
+}
+
+/// `claude mcp list`, which must show baton connected; what it printed.
+#[track_caller]
+fn claude_lists_baton_as_connected(bin: &Path, machine: &Machine) -> String {
+    let listing = client(bin, machine, "claude", &["mcp", "list"], &[]);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
+    assert!(
+        baton.contains("Connected"),
+        "baton is not connected:\n{out}"
+    );
+    out
 }
 
 /// `gemini mcp list` in a trusted workspace, which must show baton connected; what it printed.
@@ -303,13 +311,7 @@ fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
         ];
         client(&bin, &machine, "claude", &args, &[]).ok();
     }
-    let listing = client(&bin, &machine, "claude", &["mcp", "list"], &[]);
-    let out = format!("{}{}", listing.stdout, listing.stderr);
-    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
-    assert!(
-        baton.contains("Connected"),
-        "baton is not connected:\n{out}"
-    );
+    let out = claude_lists_baton_as_connected(&bin, &machine);
     let stranger = server_line(&out, "stranger").unwrap_or_else(|| panic!("{out}"));
     assert!(
         !stranger.contains("✔") && stranger.contains("401"),

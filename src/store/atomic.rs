@@ -41,8 +41,9 @@ pub struct Staged {
 }
 
 /// Which file a path names, told apart from any other: its inode number (on Windows its file
-/// index: [`platform::file_id`]) and length. A rename keeps both, so the file at `path` after [`Staged::commit`] has the staged file's identity,
-/// and as long as the staged file exists no other file can have its inode.
+/// index: [`platform::file_id`]) and length. A rename keeps both, so the file at `path`
+/// after [`Staged::commit`] has the staged file's identity, and as long as the staged file
+/// exists no other file can have its inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileIdentity {
     pub inode: u64,

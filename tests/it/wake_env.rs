@@ -17,9 +17,10 @@ use crate::common::{TestEnv, baton_bin};
 /// The wake command: a shell that writes down what it was started with (its descriptors,
 /// stdin, session and environment) into $WAKE_ENV_DIR, waits for the file `gate` there,
 /// and says `done`. Each record is written aside and renamed into place, so the test never
-/// reads one half-written (it waits for the name to appear). Run with `sh -c`, so the shell holds no script file open; it lists its
-/// descriptors to its standard output (the wake log) before any redirection, for the
-/// shell keeps a copy of what it redirects on a descriptor of its own while it does.
+/// reads one half-written (it waits for the name to appear). Run with `sh -c`, so the shell
+/// holds no script file open; it lists its descriptors to its standard output (the wake
+/// log) before any redirection, for the shell keeps a copy of what it redirects on a
+/// descriptor of its own while it does.
 const RECORDER: &str = r#"
 d="$WAKE_ENV_DIR"
 echo "descriptors of the run:"

@@ -50,12 +50,11 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
             "pick another with --listen 127.0.0.1:PORT (port 0 picks a free one)",
         )
     })?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|error| Error::invalid(format!("cannot listen on {}: {error}", args.listen)))?;
-    let address = listener
-        .local_addr()
-        .map_err(|error| Error::invalid(format!("cannot listen on {}: {error}", args.listen)))?;
+    let cannot_listen = |error: std::io::Error| {
+        Error::invalid(format!("cannot listen on {}: {error}", args.listen))
+    };
+    listener.set_nonblocking(true).map_err(cannot_listen)?;
+    let address = listener.local_addr().map_err(cannot_listen)?;
     let hub = context.hub.clone();
     let login = tokens::add_login(&hub.home, &human, hub.lock, time::now())?;
     if serve::is_beyond_loopback(&address) {
@@ -64,19 +63,18 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
              included, is plain HTTP unless a TLS proxy is in front"
         );
     }
+    let url = base_url(address);
     // Written, not printed through the CLI's output: a closed stdout is no reason to stop
     // serving, nor to exit with the login token still stored.
     {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{}/#token={login}", base_url(address));
+        let _ = writeln!(stdout, "{url}/#token={login}");
         let _ = stdout.flush();
     }
     eprintln!(
-        "baton serve: the board of {} for {human} at {}; MCP at {}/mcp; Ctrl-C stops",
+        "baton serve: the board of {} for {human} at {url}; MCP at {url}/mcp; Ctrl-C stops",
         hub.home.root().display(),
-        base_url(address),
-        base_url(address),
     );
     let authenticate_home = hub.home.clone();
     let settings = Settings {

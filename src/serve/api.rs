@@ -165,13 +165,12 @@ fn body<T>(
         .map_err(|rejection| ApiError::new(StatusCode::BAD_REQUEST, rejection.body_text()))
 }
 
-/// `12` or the `T-12` a listing shows.
+/// `12` or the `T-12` a listing shows, read as the CLI reads it.
 fn task_id(text: &str) -> std::result::Result<TaskId, ApiError> {
-    let digits = text.strip_prefix("T-").unwrap_or(text);
-    digits.parse().map(TaskId).map_err(|_| {
+    text.parse().map_err(|refused: String| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
-            format!("`{}` is not a task number", crate::text::inline(text)),
+            crate::text::inline(&refused).to_string(),
         )
     })
 }

@@ -251,6 +251,29 @@ fn refusals_are_one_json_line_with_the_cli_exit_code() {
     let unknown = served.get("/api/v1/projects/default/tasks/99", &login);
     assert_eq!(unknown.status, 404);
     assert_eq!(unknown.json()["code"], 1);
+    // A task id in a path is read as the CLI reads one: `t-99` is task 99, `0` and `+99` are
+    // no task id at all.
+    assert_eq!(
+        served
+            .get("/api/v1/projects/default/tasks/t-99", &login)
+            .status,
+        404
+    );
+    for not_an_id in ["0", "+99"] {
+        let refused = served.get(
+            &format!("/api/v1/projects/default/tasks/{not_an_id}"),
+            &login,
+        );
+        assert_eq!(refused.status, 400, "{not_an_id}: {}", refused.body);
+        assert!(
+            refused.json()["error"]
+                .as_str()
+                .unwrap()
+                .contains("is not a task id"),
+            "{}",
+            refused.body
+        );
+    }
     let no_project = served.get("/api/v1/projects/nowhere/board", &login);
     assert_eq!(no_project.status, 404, "{}", no_project.body);
     let bad_name = served.get("/api/v1/projects/..%2Fetc/board", &login);

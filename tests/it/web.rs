@@ -165,6 +165,10 @@ const CARD_IN: &str = "const card = document.querySelector(\
     `.column[data-status=\"${arguments[1]}\"] [data-task=\"${arguments[0]}\"] .subject`); \
     return card ? card.textContent : null;";
 
+/// The script that reads the element `arguments[0]` selects: its text once shown, else null.
+const SHOWN_TEXT: &str = "const shown = document.querySelector(arguments[0]); \
+    return shown.hidden ? null : shown.textContent";
+
 /// Waits for the board to show.
 fn board_shown(browser: &Browser) {
     wait_for(
@@ -470,9 +474,8 @@ fn a_human_sends_reassigns_and_messages_from_the_page() {
     let refused = wait_for(
         &browser,
         "the refusal next to the form",
-        "const error = document.querySelector('#send-error'); \
-         return error.hidden ? null : error.textContent",
-        &[],
+        SHOWN_TEXT,
+        &[json!("#send-error")],
     );
     assert!(refused.as_str().unwrap().contains("one line"), "{refused}");
     assert_eq!(env.run("human", &["--json", "board"]).json(), json!([]));
@@ -602,9 +605,8 @@ fn a_corrupt_project_shows_its_error_and_the_page_keeps_working() {
     let error = wait_for(
         &browser,
         "the corrupt project's error",
-        "const error = document.querySelector('#project-error'); \
-         return error.hidden ? null : error.textContent",
-        &[],
+        SHOWN_TEXT,
+        &[json!("#project-error")],
     );
     assert!(error.as_str().unwrap().contains("board.json"), "{error}");
     assert_eq!(

@@ -302,3 +302,15 @@ impl Drop for HeldLock {
         let _ = fs4::FileExt::unlock(&self.0);
     }
 }
+
+/// Task `id` of a list of tasks (`board.json`'s `tasks`, or a board as `--json` and the API
+/// give it), cloned; panics naming the list when it is not there.
+pub fn task_in(tasks: &Value, id: u64) -> Value {
+    tasks
+        .as_array()
+        .expect("a list of tasks")
+        .iter()
+        .find(|task| task["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("T-{id} is not in {tasks:#}"))
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, task_in};
 
 /// A hub where `lead` sends to `worker`.
 fn team() -> TestEnv {
@@ -19,13 +19,7 @@ fn team() -> TestEnv {
 }
 
 fn status_of(env: &TestEnv, id: u64) -> String {
-    let board = env.board("default");
-    let task = board["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|task| task["id"] == id)
-        .unwrap_or_else(|| panic!("T-{id} on the board: {board:#}"));
+    let task = task_in(&env.board("default")["tasks"], id);
     task["status"].as_str().unwrap().to_string()
 }
 

@@ -19,7 +19,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, task_in};
 use crate::http::{Reply, Served, send};
 use crate::mcp::{params, succeeded, text_of, was_refused};
 
@@ -390,7 +390,9 @@ async fn nothing_in_a_request_changes_whom_it_acts_as() {
         call.meta = Some(RequestMetaObject(meta.as_object().unwrap().clone().into()));
         let sent = lead.try_call(call).await.expect("send answers");
         assert_eq!(sent.is_error, Some(false), "{}", text_of(&sent));
-        let id = sent.structured_content.unwrap()["task"]["id"].clone();
+        let id = sent.structured_content.unwrap()["task"]["id"]
+            .as_u64()
+            .expect("a task id");
 
         let mut arguments = json!({"to": "dev", "text": "From mallory?"});
         arguments
@@ -405,14 +407,7 @@ async fn nothing_in_a_request_changes_whom_it_acts_as() {
         lead.stop().await;
 
         // On disk: the task is lead's, the message is lead's, the log says lead.
-        let board = env.board("default");
-        let task = board["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|task| task["id"] == id)
-            .expect("the task is on the board")
-            .clone();
+        let task = task_in(&env.board("default")["tasks"], id);
         assert_eq!(task["from"], "lead", "{task}");
         let shown = env.run("dev", &["--json", "show", &id.to_string()]).json();
         assert_eq!(shown["from"], "lead");

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, task_in};
 use crate::http::{Served, eventually, send};
 
 fn token(env: &TestEnv, name: &str) -> String {
@@ -188,12 +188,7 @@ fn a_task_goes_through_its_life_from_the_api_as_the_cli_sees_it() {
     act(id, "answer", &login, json!({"text": "the JSON one"}));
     act(id, "review", &dev, json!({"text": "fixed"}));
     let board = served.get("/api/v1/projects/default/board", &login).ok();
-    let task = board
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|task| task["id"] == id)
-        .unwrap();
+    let task = task_in(&board, id);
     assert_eq!(task["status"], "review_requested");
     assert_eq!(task["turn"], "alice");
     act(id, "approve", &login, json!({"text": "thanks"}));

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, stdout_lines};
+use crate::common::{TestEnv, stdout_lines, task_in};
 use crate::webdriver::Browser;
 
 /// The longest the page may take to show a change before a test gives up on it.
@@ -307,13 +307,7 @@ fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
     let board_deadline = Instant::now() + PAGE_DEADLINE;
     loop {
         let board = env.run("human", &["--json", "board", "--all"]).json();
-        let task = board
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|task| task["id"] == id)
-            .cloned()
-            .expect("the task is on the board");
+        let task = task_in(&board, id);
         if task["status"] == "completed" {
             break;
         }

@@ -50,6 +50,17 @@ pub enum Error {
     },
     #[error("no work arrived within {seconds}s")]
     WaitTimedOut { seconds: u64 },
+    /// The hub at `BATON_URL` could not be reached (SPEC section 13).
+    #[error("hub {url} unreachable: {cause}")]
+    Unreachable { url: String, cause: String },
+    /// The hub at `BATON_URL` refused the request: its words, and the exit code the
+    /// command has on the hub's own machine.
+    #[error("{message}")]
+    Hub {
+        message: String,
+        hint: Option<String>,
+        code: i32,
+    },
 }
 
 /// A setting the store cannot use is a wrong request, as any other invalid input.
@@ -101,6 +112,10 @@ impl Error {
                 | StoreError::DuplicateId { .. },
             ) => 4,
             Error::WaitTimedOut { .. } => 5,
+            Error::Unreachable { .. } => 6,
+            // A code outside the contract's would pass for something baton never says.
+            Error::Hub { code, .. } if (1..=5).contains(code) => *code,
+            Error::Hub { .. } => 1,
             Error::Name(_)
             | Error::Transition(_)
             | Error::Store(StoreError::Io { .. })
@@ -115,7 +130,12 @@ impl Error {
     /// A second line that tells the user how to get unstuck, where there is one.
     pub fn hint(&self) -> Option<String> {
         match self {
-            Error::Invalid { hint, .. } => hint.clone(),
+            Error::Invalid { hint, .. } | Error::Hub { hint, .. } => hint.clone(),
+            Error::Unreachable { .. } => Some(
+                "is `baton serve` running there, and is BATON_URL right? Unset BATON_URL to \
+                 use this machine's own board"
+                    .into(),
+            ),
             Error::NoIdentity => Some("e.g. `baton --as claude inbox`".into()),
             Error::UnknownAgent { name, .. } => Some(format!(
                 "agents are known once they run a baton command, or by `baton agent add {name}`"

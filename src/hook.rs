@@ -46,8 +46,10 @@ impl HookInput {
     }
 }
 
-/// What the hook has to say, before it is put in the client's format.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the hook has to say, before it is put in the client's format. A hub serving a
+/// remote agent's hook sends it as `{"answer": "context", "text": …}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "answer", content = "text", rename_all = "snake_case")]
 pub enum Answer {
     /// Nothing waits: the client goes on as if there were no hook.
     Nothing,
@@ -72,12 +74,15 @@ pub fn run(
     stdin: &str,
 ) -> String {
     let input = HookInput::parse(stdin);
-    let answer = answer(hub, agent, project, event, &input).unwrap_or_else(|error| {
-        let error = error.to_string();
-        let (error, _) = text::cut(&error, TEXT_LIMIT / 2);
-        Answer::Note(format!("baton hook: {}", text::inline(error)))
-    });
+    let answer = answer(hub, agent, project, event, &input).unwrap_or_else(|error| note(&error));
     render(client, event, &answer)
+}
+
+/// An error as the short note a hook answers with instead of failing its client's turn.
+pub fn note(error: &Error) -> Answer {
+    let error = error.to_string();
+    let (error, _) = text::cut(&error, TEXT_LIMIT / 2);
+    Answer::Note(format!("baton hook: {}", text::inline(error)))
 }
 
 fn answer(
@@ -114,6 +119,13 @@ fn answer(
             cwd,
         },
     )?;
+    answer_in(&session, event)
+}
+
+/// What the hook answers in an open session: the inbox in context at session start and on
+/// a prompt (its messages then count as read), a reason to go on at stop. The caller has
+/// already let a stop that is active pass. A hub serving a remote agent's hook calls this.
+pub fn answer_in(session: &Session, event: HookEvent) -> Result<Answer> {
     Ok(match event {
         HookEvent::SessionStart | HookEvent::Prompt => {
             let inbox = session.inbox_preview_unless_busy(true)?;

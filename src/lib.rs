@@ -33,6 +33,9 @@ pub mod process;
 pub mod project;
 /// The agent registry.
 pub mod registry;
+/// The client side of a hub on another machine (`BATON_URL`): requests, refusals, the
+/// event stream, and the local map of its projects.
+pub mod remote;
 /// The hub over HTTP (`baton serve`): MCP, the JSON API, the event stream, the web board.
 pub mod serve;
 /// An identity acting in a project: the operations every face calls, and the after-effects

@@ -249,7 +249,7 @@ pub fn add(
 /// Checks a wake command given to `agent add --wake`. Its program must be a name looked up
 /// on `PATH` or an absolute path: a relative path would be looked up from wherever the
 /// command that wakes the agent happens to run.
-fn check_wake_command(argv: &[String]) -> Result<()> {
+pub fn check_wake_command(argv: &[String]) -> Result<()> {
     let Some(program) = argv.first() else {
         return Ok(());
     };

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::board::Board;
 use crate::board::delivery::DeliveryState;
@@ -42,7 +42,7 @@ pub const LOG_KEEP: u64 = 256 * 1024;
 pub const SUPERVISOR_COMMAND: &str = "__wake-supervisor";
 
 /// What became of waking one agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum WakeOutcome {
     /// A supervisor was started for it.
@@ -50,7 +50,7 @@ pub enum WakeOutcome {
         agent: String,
         project: String,
         /// The tasks handed over that the run is for (none for a wake by hand or a message).
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tasks: Vec<TaskId>,
         log: PathBuf,
     },
@@ -58,7 +58,7 @@ pub enum WakeOutcome {
     AlreadyAwake {
         agent: String,
         project: String,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tasks: Vec<TaskId>,
         log: PathBuf,
     },
@@ -450,6 +450,24 @@ fn run_once(home: &Home, agent: &str, project_id: &str, run: usize, log: &WakeLo
         Some(workspace) => workspace.clone(),
         None => std::env::current_dir().unwrap_or_else(|_| home.root().to_path_buf()),
     };
+    let prompt = prompt(agent, &project);
+    let environment = detached_environment(std::env::vars_os(), home.root(), Some(agent));
+    run_command(log, &argv, &prompt, &dir, environment, run, project_id)
+}
+
+/// Runs `argv` with `prompt` appended, in `dir`, with exactly `environment` (and `PWD`),
+/// stdin from /dev/null and its output appended to `log`; waits for it. False when it
+/// could not start. The supervisor runs each wake this way, and so does `baton listen` on
+/// an agent's machine.
+pub fn run_command(
+    log: &WakeLog,
+    argv: &[String],
+    prompt: &str,
+    dir: &Path,
+    environment: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    run: usize,
+    project_id: &str,
+) -> bool {
     log.trim();
     log.line(&format!(
         "run {run} of at most {MAX_RUNS_IN_A_ROW} in project {project_id} ({}): {} PROMPT",
@@ -458,23 +476,18 @@ fn run_once(home: &Home, agent: &str, project_id: &str, run: usize, log: &WakeLo
     ));
     // The run's PATH is this process's (detached_environment passes it on).
     let program = program_to_run(&argv[0], std::env::var_os("PATH").as_deref());
-    let prompt = prompt(agent, &project);
     let started = Instant::now();
     let result = log.open().and_then(|out| {
         let err = out.try_clone()?;
         Command::new(&program)
             .args(&argv[1..])
-            .arg(&prompt)
+            .arg(prompt)
             .env_clear()
-            .envs(detached_environment(
-                std::env::vars_os(),
-                home.root(),
-                Some(agent),
-            ))
+            .envs(environment)
             // The waker's PWD would name the waker's directory: opencode takes its working
             // directory (and its MCP servers' one, hence baton's project) from PWD.
-            .env("PWD", &dir)
-            .current_dir(&dir)
+            .env("PWD", dir)
+            .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -492,7 +505,7 @@ fn run_once(home: &Home, agent: &str, project_id: &str, run: usize, log: &WakeLo
             let args: Vec<&str> = argv[1..]
                 .iter()
                 .map(String::as_str)
-                .chain([prompt.as_str()])
+                .chain([prompt])
                 .collect();
             let found = if program.as_os_str() == argv[0].as_str() {
                 String::new()
@@ -511,23 +524,26 @@ fn run_once(home: &Home, agent: &str, project_id: &str, run: usize, log: &WakeLo
 }
 
 /// `wake/<agent>.log`: the supervisor's lines and the agent's output.
-struct WakeLog {
+pub struct WakeLog {
     path: PathBuf,
 }
 
 impl WakeLog {
-    fn new(home: &Home, agent: &str) -> Self {
+    pub fn new(home: &Home, agent: &str) -> Self {
         WakeLog {
             path: home.wake_log(agent),
         }
     }
 
     fn open(&self) -> io::Result<File> {
+        if let Some(dir) = self.path.parent() {
+            let _ = atomic::create_private_dir_all(dir);
+        }
         regular::open_with(&self.path, private_open_options().create(true).append(true))
     }
 
     /// Appends one line of the supervisor's own; best-effort, as there is nobody to tell.
-    fn line(&self, text: &str) {
+    pub fn line(&self, text: &str) {
         if let Ok(mut file) = self.open() {
             let _ = writeln!(file, "[{}] baton wake: {text}", time::now());
         }

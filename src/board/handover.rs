@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Board;
 use super::delivery::{Delivery, DeliveryEvent};
@@ -12,11 +12,12 @@ use super::task::TaskId;
 use crate::time::Timestamp;
 
 /// Someone whose inbox just gained a task: the cue to wake and notify them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Handover {
     pub agent: String,
     pub project: String,
     pub task: TaskId,
+    #[serde(flatten, with = "super::inbox::fields")]
     pub reason: Reason,
     pub subject: String,
 }

@@ -76,6 +76,90 @@ impl Serialize for Reason {
     }
 }
 
+impl Reason {
+    /// The reason a name written by [`Reason::name`] stands for; a dependency that ended
+    /// needs the task it names, which the name leaves out (see [`fields`]).
+    fn from_parts(name: &str, ended: Option<TaskId>) -> Option<Reason> {
+        let dependency = |status| ended.map(|task| Reason::DependencyEnded { task, status });
+        Some(match name {
+            "assigned" => Reason::Assigned,
+            "changes_requested" => Reason::ChangesRequested,
+            "question" => Reason::Question,
+            "review_requested" => Reason::ReviewRequested,
+            "stalled" => Reason::Stalled,
+            "dependency_failed" => dependency(Status::Failed)?,
+            "dependency_canceled" => dependency(Status::Canceled)?,
+            _ => return None,
+        })
+    }
+}
+
+/// A reason as fields of the value that holds it: `reason`, its name as it always was, and
+/// beside it `ended_dependency`, the task a dependency reason names, so that a client of a
+/// remote hub reads back the very reason (`#[serde(flatten, with = "fields")]`).
+pub mod fields {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Reason;
+    use crate::board::task::TaskId;
+
+    #[derive(Serialize, Deserialize)]
+    struct Wire {
+        reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ended_dependency: Option<TaskId>,
+    }
+
+    fn wire(reason: Option<Reason>) -> Wire {
+        Wire {
+            reason: reason.map(|reason| reason.name().to_string()),
+            ended_dependency: match reason {
+                Some(Reason::DependencyEnded { task, .. }) => Some(task),
+                _ => None,
+            },
+        }
+    }
+
+    fn read(wire: Wire) -> Result<Option<Reason>, String> {
+        let Some(name) = wire.reason else {
+            return Ok(None);
+        };
+        Reason::from_parts(&name, wire.ended_dependency)
+            .map(Some)
+            .ok_or_else(|| format!("unknown inbox reason `{name}`"))
+    }
+
+    pub fn serialize<S: Serializer>(reason: &Reason, serializer: S) -> Result<S::Ok, S::Error> {
+        wire(Some(*reason)).serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Reason, D::Error> {
+        read(Wire::deserialize(deserializer)?)
+            .map_err(serde::de::Error::custom)?
+            .ok_or_else(|| serde::de::Error::custom("no inbox reason"))
+    }
+
+    /// The same for a reason that may be absent (`"reason": null`).
+    pub mod optional {
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+        use super::{Reason, Wire, read, wire};
+
+        pub fn serialize<S: Serializer>(
+            reason: &Option<Reason>,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            wire(*reason).serialize(serializer)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Option<Reason>, D::Error> {
+            read(Wire::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+        }
+    }
+}
+
 /// Where an open task stands with respect to the inboxes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Turn<'a> {

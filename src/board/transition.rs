@@ -53,6 +53,23 @@ impl Action {
         }
     }
 
+    /// The words the action carries (empty for a claim or a release), and the new
+    /// assignee of a reassignment.
+    pub fn words(&self) -> (&str, Option<&str>) {
+        match self {
+            Action::Claim | Action::Release => ("", None),
+            Action::Ask { question: words }
+            | Action::Answer { answer: words }
+            | Action::Review { note: words }
+            | Action::Approve { note: words }
+            | Action::RequestChanges { what: words }
+            | Action::Done { result: words }
+            | Action::Fail { reason: words }
+            | Action::Cancel { reason: words } => (words, None),
+            Action::Reassign { to, note } => (note, Some(to)),
+        }
+    }
+
     fn role(&self) -> Role {
         match self {
             Action::Claim

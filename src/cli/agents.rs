@@ -78,12 +78,17 @@ pub struct CoordinatorArgs {
 }
 
 #[derive(Serialize)]
-struct Whoami<'a> {
-    agent: Option<String>,
-    project: &'a str,
-    workspace: Option<&'a std::path::Path>,
-    coordinator: Option<&'a str>,
-    home: &'a std::path::Path,
+pub(super) struct Whoami<'a> {
+    pub agent: Option<String>,
+    pub project: &'a str,
+    /// On the hub's machine, for a remote caller.
+    pub workspace: Option<&'a std::path::Path>,
+    pub coordinator: Option<&'a str>,
+    /// This machine's home: where the project map and wake logs of a remote caller are.
+    pub home: &'a std::path::Path,
+    /// The hub a remote caller acts on (`BATON_URL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hub: Option<&'a str>,
 }
 
 pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
@@ -94,16 +99,7 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
             let session = context.session()?;
             let matrix = session.agents()?;
             if !as_json {
-                for problem in &matrix.problems {
-                    eprintln!(
-                        "warning: agent {} left out: {}",
-                        inline(&problem.agent),
-                        inline(&problem.error.to_string())
-                    );
-                }
-                if !matrix.problems.is_empty() {
-                    eprintln!("hint: `baton doctor` checks every record");
-                }
+                warn_unreadable(&matrix);
             }
             output::emit(as_json, &matrix, |matrix| matrix_table(matrix, session.now));
         }
@@ -147,19 +143,9 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
                 workspace: session.project.workspace.as_deref(),
                 coordinator: session.project.coordinator.as_deref(),
                 home: home.root(),
+                hub: None,
             };
-            output::emit(as_json, &me, |me| {
-                format!(
-                    "{} in project {}{}",
-                    me.agent
-                        .as_deref()
-                        .unwrap_or("(no identity: pass --as NAME or set BATON_AGENT)"),
-                    me.project,
-                    me.workspace
-                        .map(|dir| format!(" ({})", dir.display()))
-                        .unwrap_or_default()
-                )
-            });
+            output::emit(as_json, &me, whoami_text);
         }
         AgentsCommand::Coordinator(args) => {
             let session = context.session()?;
@@ -173,34 +159,74 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
             if let Some(name) = &args.set {
                 project = session.set_coordinator(name)?;
             }
-            let value = serde_json::json!({
-                "project": project.id,
-                "coordinator": project.coordinator,
-                "humans": project.settings.humans,
-            });
-            output::emit(as_json, &value, |_| {
-                let mut text = match &project.coordinator {
-                    Some(name) => format!("{name} coordinates project {}", project.id),
-                    None => format!(
-                        "project {} has no coordinator yet: the first agent to send a task \
-                         becomes it",
-                        project.id
-                    ),
-                };
-                if !project.settings.humans.is_empty() {
-                    text.push_str(&format!(
-                        "\nhumans who may change it: {}",
-                        project.settings.humans.join(", ")
-                    ));
-                }
-                text
+            output::emit(as_json, &coordinator_value(&project), |_| {
+                coordinator_text(&project)
             });
         }
     }
     Ok(0)
 }
 
-fn matrix_table(matrix: &AgentMatrix, now: Timestamp) -> String {
+/// Says on stderr which agents `agents` left out, their records unreadable.
+pub(super) fn warn_unreadable(matrix: &AgentMatrix) {
+    for problem in &matrix.problems {
+        eprintln!(
+            "warning: agent {} left out: {}",
+            inline(&problem.agent),
+            inline(&problem.error)
+        );
+    }
+    if !matrix.problems.is_empty() {
+        eprintln!("hint: `baton doctor` checks every record");
+    }
+}
+
+/// `whoami` in words.
+pub(super) fn whoami_text(me: &Whoami) -> String {
+    format!(
+        "{} in project {}{}{}",
+        me.agent
+            .as_deref()
+            .unwrap_or("(no identity: pass --as NAME or set BATON_AGENT)"),
+        me.project,
+        me.workspace
+            .map(|dir| format!(" ({})", dir.display()))
+            .unwrap_or_default(),
+        me.hub
+            .map(|url| format!(" on the hub at {url}"))
+            .unwrap_or_default()
+    )
+}
+
+/// What `coordinator --json` prints.
+pub(super) fn coordinator_value(project: &baton::project::Project) -> serde_json::Value {
+    serde_json::json!({
+        "project": project.id,
+        "coordinator": project.coordinator,
+        "humans": project.settings.humans,
+    })
+}
+
+/// `coordinator` in words: who coordinates, and the humans who may change it.
+pub(super) fn coordinator_text(project: &baton::project::Project) -> String {
+    let mut text = match &project.coordinator {
+        Some(name) => format!("{name} coordinates project {}", project.id),
+        None => format!(
+            "project {} has no coordinator yet: the first agent to send a task \
+             becomes it",
+            project.id
+        ),
+    };
+    if !project.settings.humans.is_empty() {
+        text.push_str(&format!(
+            "\nhumans who may change it: {}",
+            project.settings.humans.join(", ")
+        ));
+    }
+    text
+}
+
+pub(super) fn matrix_table(matrix: &AgentMatrix, now: Timestamp) -> String {
     if matrix.agents.is_empty() {
         return "no agents yet: they appear when they first run baton, or by \
                 `baton agent add NAME`"
@@ -256,7 +282,7 @@ fn matrix_table(matrix: &AgentMatrix, now: Timestamp) -> String {
     text
 }
 
-fn describe(record: &AgentRecord) -> String {
+pub(super) fn describe(record: &AgentRecord) -> String {
     let wake = match &record.wake {
         // Debug quotes each word and escapes control characters; `inline` escapes what it
         // leaves (bidirectional overrides).

@@ -250,44 +250,6 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
             })?;
             finish_change(context, &changed);
         }
-        BoardCommand::Claim(args) => act(context, args.id, Action::Claim)?,
-        BoardCommand::Release(args) => act(context, args.id, Action::Release)?,
-        BoardCommand::Ask(args) => {
-            let question = words(args.body)?;
-            act(context, args.id, Action::Ask { question })?
-        }
-        BoardCommand::Answer(args) => {
-            let answer = words(args.body)?;
-            act(context, args.id, Action::Answer { answer })?
-        }
-        BoardCommand::Review(args) => {
-            let note = words(args.body)?;
-            act(context, args.id, Action::Review { note })?
-        }
-        BoardCommand::Approve(args) => {
-            let note = words(args.body)?;
-            act(context, args.id, Action::Approve { note })?
-        }
-        BoardCommand::RequestChanges(args) => {
-            let what = words(args.body)?;
-            act(context, args.id, Action::RequestChanges { what })?
-        }
-        BoardCommand::Done(args) => {
-            let result = words(args.result)?;
-            act(context, args.id, Action::Done { result })?
-        }
-        BoardCommand::Fail(args) => {
-            let reason = words(args.reason)?;
-            act(context, args.id, Action::Fail { reason })?
-        }
-        BoardCommand::Cancel(args) => {
-            let reason = words(args.reason)?;
-            act(context, args.id, Action::Cancel { reason })?
-        }
-        BoardCommand::Reassign(args) => {
-            let note = words(args.body)?;
-            act(context, args.id, Action::Reassign { to: args.to, note })?
-        }
         BoardCommand::Show(args) => {
             let session = context.session()?;
             let view = session.show(args.id)?;
@@ -337,8 +299,78 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
             let archived = session.archive(args.older_than, args.dry_run)?;
             output::emit(as_json, &archived, render::archived);
         }
+        transition => {
+            if let Some((id, action)) = self::transition(transition)? {
+                act(context, id, action)?;
+            }
+        }
     }
     Ok(0)
+}
+
+/// The task and the action of a transition command (`claim` … `reassign`), its words read
+/// (from stdin for `-`); `None` for every other command.
+pub(super) fn transition(command: BoardCommand) -> Result<Option<(TaskId, Action)>, Error> {
+    Ok(Some(match command {
+        BoardCommand::Claim(args) => (args.id, Action::Claim),
+        BoardCommand::Release(args) => (args.id, Action::Release),
+        BoardCommand::Ask(args) => (
+            args.id,
+            Action::Ask {
+                question: words(args.body)?,
+            },
+        ),
+        BoardCommand::Answer(args) => (
+            args.id,
+            Action::Answer {
+                answer: words(args.body)?,
+            },
+        ),
+        BoardCommand::Review(args) => (
+            args.id,
+            Action::Review {
+                note: words(args.body)?,
+            },
+        ),
+        BoardCommand::Approve(args) => (
+            args.id,
+            Action::Approve {
+                note: words(args.body)?,
+            },
+        ),
+        BoardCommand::RequestChanges(args) => (
+            args.id,
+            Action::RequestChanges {
+                what: words(args.body)?,
+            },
+        ),
+        BoardCommand::Done(args) => (
+            args.id,
+            Action::Done {
+                result: words(args.result)?,
+            },
+        ),
+        BoardCommand::Fail(args) => (
+            args.id,
+            Action::Fail {
+                reason: words(args.reason)?,
+            },
+        ),
+        BoardCommand::Cancel(args) => (
+            args.id,
+            Action::Cancel {
+                reason: words(args.reason)?,
+            },
+        ),
+        BoardCommand::Reassign(args) => (
+            args.id,
+            Action::Reassign {
+                to: args.to,
+                note: words(args.body)?,
+            },
+        ),
+        _ => return Ok(None),
+    }))
 }
 
 fn act(context: &Context, id: TaskId, action: Action) -> Result<(), Error> {
@@ -350,7 +382,7 @@ fn act(context: &Context, id: TaskId, action: Action) -> Result<(), Error> {
 
 /// Prints the result of a change, and on stderr what went wrong after it was made and whom
 /// it woke.
-fn finish_change(context: &Context, changed: &Changed) {
+pub(super) fn finish_change(context: &Context, changed: &Changed) {
     output::emit(context.global.json, changed, render::changed);
     for warning in &changed.warnings {
         eprintln!("warning: {}", baton::text::inline(warning));

@@ -71,6 +71,51 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
     answer_with(&answer)
 }
 
+/// How long a hook waits for a remote hub's answer: with the half second stdin may take,
+/// the whole hook stays under the 2 seconds SPEC section 10 gives it.
+const REMOTE_WITHIN: Duration = Duration::from_millis(1300);
+
+/// A hook on an agent's machine whose hub is elsewhere (BATON_URL): the hub works out the
+/// answer for the token's agent in the project the client's directory is mapped to, and it
+/// is put in the client's format here. A hub that cannot be reached leaves the client's
+/// turn alone: nothing on stdout, one line on stderr for the client's log, exit 0.
+pub fn run_remote(context: &Context, hub: &baton::remote::Hub, args: HookArgs) -> i32 {
+    if args.event == FOLLOW {
+        eprintln!(
+            "baton hook follow: pushes into a live session come from the hub's machine only; \
+             the plugin's hooks still show the inbox at each prompt"
+        );
+        return 0;
+    }
+    let Ok((event, client)) = event_and_client(&args) else {
+        return run_unknown(&args);
+    };
+    let input = hook::HookInput::parse(&read_client_input());
+    let answer = || -> Result<Answer, Error> {
+        if event == HookEvent::Stop && input.stop_hook_active {
+            return Ok(Answer::Nothing);
+        }
+        let cwd = match &input.cwd {
+            Some(cwd) => cwd.clone(),
+            None => super::current_dir()?,
+        };
+        let project = baton::remote::map::ProjectMap::load(&context.hub.home)?
+            .resolve(context.global.project.as_deref(), &cwd)?;
+        hub.clone().within(REMOTE_WITHIN).post(
+            &format!("/projects/{project}/hook/{}", event.name()),
+            &serde_json::json!({ "stop_hook_active": input.stop_hook_active }),
+        )
+    };
+    match answer() {
+        Ok(answer) => answer_with(&hook::render(client, event, &answer)),
+        Err(error @ Error::Unreachable { .. }) => {
+            eprintln!("baton hook: {}", baton::text::inline(&error.to_string()));
+            answer_with(&hook::render(client, event, &Answer::Nothing))
+        }
+        Err(error) => answer_with(&hook::render(client, event, &hook::note(&error))),
+    }
+}
+
 /// The plumbing event baton's opencode plugin starts once: `hook follow --client opencode`.
 const FOLLOW: &str = "follow";
 

@@ -3,13 +3,16 @@
 
 mod agents;
 mod board;
+mod bridge;
 mod demo;
 mod doctor;
 mod hook;
+mod listen;
 mod mcp;
 mod messages;
 mod output;
 mod projects;
+mod remote;
 mod render;
 mod serve;
 mod setup;
@@ -44,8 +47,14 @@ A task's life: send → pending → claim → working → done → completed, wi
   ask → input_required (sender answers) · review → review_requested (reviewer approves
   or requests changes) · fail, cancel, reassign.
 
+A hub on another machine: with BATON_URL (what `baton serve` printed there) and BATON_TOKEN
+(from `baton token add NAME` there) every command acts on that hub as the token's agent;
+`baton project map ID DIR` names the project a directory of this machine stands for, and
+`baton listen --wake -- CMD…` wakes this machine's agent when work arrives.
+
 Exit codes: 0 done · 1 bad request or refused · 2 outside the project's workspace ·
-3 lock busy · 4 stored data unreadable · 5 wait timed out.";
+3 lock busy · 4 stored data unreadable · 5 wait timed out · 6 the hub at BATON_URL
+cannot be reached.";
 
 #[derive(Debug, Parser)]
 #[command(name = "baton", version, about = ABOUT, long_about = LONG_ABOUT)]
@@ -105,12 +114,17 @@ pub enum Command {
     /// Serve the hub over HTTP: the web board, MCP at /mcp and the JSON API, until Ctrl-C.
     /// Prints the URL that logs a browser in as --as NAME
     Serve(serve::ServeArgs),
+    /// On an agent's machine: follow the hub at BATON_URL and run this machine's wake
+    /// command when work arrives for the token's agent, until Ctrl-C
+    Listen(listen::ListenArgs),
 }
 
 /// What every command needs: the parsed globals and the hub.
 pub struct Context {
     pub global: Global,
     pub hub: Hub,
+    /// The hub on another machine that `BATON_URL` names, when it is set.
+    pub remote: Option<baton::remote::Hub>,
 }
 
 impl Context {
@@ -167,11 +181,30 @@ pub fn main() -> i32 {
             _ => return fail(&error),
         },
     };
+    let remote = match baton::remote::Hub::from_environment() {
+        Ok(remote) => remote.map(|remote| remote.claiming(cli.global.agent.clone())),
+        Err(error) => match cli.command {
+            Command::Hook(args) => return hook::refuse(&args, &error),
+            // What runs only on this machine does not need the hub.
+            Command::Demo | Command::Setup(_) | Command::Wake(_) => None,
+            _ => return fail(&error),
+        },
+    };
     let context = Context {
         global: cli.global,
         hub,
+        remote,
     };
-    let result = match cli.command {
+    let command = match &context.remote {
+        Some(remote) if remote::is_for_hub(&cli.command) => {
+            return match remote::run(&context, remote, cli.command) {
+                Ok(code) => code,
+                Err(error) => fail(&error),
+            };
+        }
+        _ => cli.command,
+    };
+    let result = match command {
         Command::Board(command) => board::run(&context, command),
         Command::Agents(command) => agents::run(&context, command),
         Command::Messages(command) => messages::run(&context, command),
@@ -186,6 +219,11 @@ pub fn main() -> i32 {
         Command::Setup(args) => setup::run(&context, args),
         Command::Token(command) => tokens::run(&context, command),
         Command::Serve(args) => serve::run(&context, args),
+        Command::Listen(_) => Err(Error::invalid_with_hint(
+            "baton listen follows a hub on another machine, and BATON_URL is not set",
+            "set BATON_URL to the hub's address and BATON_TOKEN to a token `baton token add \
+             NAME` printed there",
+        )),
     };
     match result {
         Ok(code) => code,

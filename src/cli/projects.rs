@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 
 use baton::error::Error;
 use baton::project::{self, Project};
+use baton::remote::map::{self as remote_map, ProjectMap};
 use baton::text::{self, inline};
 use baton::time;
 
@@ -19,6 +20,30 @@ pub enum ProjectCommand {
     List,
     /// The project you are in
     Show,
+    /// For a hub on another machine (BATON_URL): make a directory of this machine stand for
+    /// one of its projects, so commands run there act on it; alone, list what is mapped
+    Map(MapArgs),
+    /// Forget the directory mapped to a project of the remote hub
+    Unmap {
+        /// The project's id on the hub
+        project: String,
+    },
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+A project's workspace is a directory of the hub's machine. On another machine, map a
+directory of yours to it once:
+  baton project map api ~/src/api
+Commands run under ~/src/api then act on project api without --project, and a command
+naming project api from elsewhere is refused (exit 2), as on the hub. Unmapped directories
+act on `default`. The map is kept in this machine's $BATON_HOME/project-map.json.")]
+pub struct MapArgs {
+    /// The project's id on the hub
+    #[arg(requires = "dir")]
+    pub project: Option<String>,
+    /// The directory of this machine that stands for it
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -78,36 +103,43 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
         }
         ProjectCommand::List => {
             let projects = project::list(&context.hub.home)?;
-            output::emit(as_json, &projects, |projects| {
-                if projects.is_empty() {
-                    return "no projects yet: `baton project init` binds one to a directory"
-                        .to_string();
-                }
-                projects.iter().map(summary).collect::<Vec<_>>().join("\n")
-            });
+            output::emit(as_json, &projects, |projects| list_text(projects));
         }
         ProjectCommand::Show => {
             let session = context.session()?;
-            output::emit(as_json, &session.project, |project| {
-                let mut text = summary(project);
-                if let Some(goal) = &project.goal {
-                    text.push_str(&format!("\n  goal:{}", text::after_label(goal, "    | ")));
-                    text.pop();
-                }
-                text.push_str(&format!(
-                    "\n  coordinator: {}\n  lease: {} minutes, wake: {}",
-                    project.coordinator.as_deref().unwrap_or("none yet"),
-                    project.settings.lease_minutes,
-                    if project.settings.wake { "on" } else { "off" }
-                ));
-                text
-            });
+            output::emit(as_json, &session.project, show_text);
         }
+        ProjectCommand::Map(args) => return map(context, args),
+        ProjectCommand::Unmap { project } => return unmap(context, &project),
     }
     Ok(0)
 }
 
-fn summary(project: &Project) -> String {
+/// `project show` in words.
+pub(super) fn show_text(project: &Project) -> String {
+    let mut text = summary(project);
+    if let Some(goal) = &project.goal {
+        text.push_str(&format!("\n  goal:{}", text::after_label(goal, "    | ")));
+        text.pop();
+    }
+    text.push_str(&format!(
+        "\n  coordinator: {}\n  lease: {} minutes, wake: {}",
+        project.coordinator.as_deref().unwrap_or("none yet"),
+        project.settings.lease_minutes,
+        if project.settings.wake { "on" } else { "off" }
+    ));
+    text
+}
+
+/// `project list` in words.
+pub(super) fn list_text(projects: &[Project]) -> String {
+    if projects.is_empty() {
+        return "no projects yet: `baton project init` binds one to a directory".to_string();
+    }
+    projects.iter().map(summary).collect::<Vec<_>>().join("\n")
+}
+
+pub(super) fn summary(project: &Project) -> String {
     format!(
         "{:<20} {}",
         project.id,
@@ -124,24 +156,69 @@ pub fn context(context: &Context, args: ContextArgs) -> Result<i32, Error> {
         Some(text) => session.add_context(&text)?,
         None => session.project.clone(),
     };
-    output::emit(context.global.json, &project.context, |notes| {
-        if notes.is_empty() {
-            return format!(
-                "project {} has no shared notes yet; add one with `baton context --add TEXT`",
-                project.id
-            );
+    output::emit(context.global.json, &project.context, |_| {
+        context_text(&project)
+    });
+    Ok(0)
+}
+
+/// The shared notes of `context`, in words.
+pub(super) fn context_text(project: &Project) -> String {
+    if project.context.is_empty() {
+        return format!(
+            "project {} has no shared notes yet; add one with `baton context --add TEXT`",
+            project.id
+        );
+    }
+    project
+        .context
+        .iter()
+        .map(|note| {
+            format!(
+                "{} {}:{}",
+                note.at,
+                note.by,
+                text::after_label(&note.text, "  | ")
+            )
+        })
+        .collect::<String>()
+}
+
+/// `project map [ID DIR]`: maps a directory of this machine to a project of the remote hub,
+/// checking with the hub (when BATON_URL is set) that the project is there; alone, lists the
+/// map.
+pub(super) fn map(context: &Context, args: MapArgs) -> Result<i32, Error> {
+    let home = &context.hub.home;
+    let map = match (args.project, args.dir) {
+        (Some(project), Some(dir)) => {
+            if let Some(hub) = &context.remote {
+                baton::names::check(baton::names::NameKind::Project, &project)?;
+                hub.get::<Project>(&format!("/projects/{project}"))?;
+            }
+            remote_map::set(home, &project, &dir, context.hub.lock)?
         }
-        notes
+        _ => ProjectMap::load(home)?,
+    };
+    output::emit(context.global.json, &map.projects, |projects| {
+        if projects.is_empty() {
+            return "no directory of this machine is mapped to a project: \
+                    `baton project map ID DIR` maps one"
+                .to_string();
+        }
+        projects
             .iter()
-            .map(|note| {
-                format!(
-                    "{} {}:{}",
-                    note.at,
-                    note.by,
-                    text::after_label(&note.text, "  | ")
-                )
-            })
-            .collect::<String>()
+            .map(|(id, dir)| format!("{id:<20} {}", inline(&dir.display().to_string())))
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    Ok(0)
+}
+
+/// `project unmap ID`.
+pub(super) fn unmap(context: &Context, project: &str) -> Result<i32, Error> {
+    let map = remote_map::remove(&context.hub.home, project, context.hub.lock)?;
+    output::emit(context.global.json, &map.projects, |_| {
+        format!("project {project} is no longer mapped on this machine")
     });
     Ok(0)
 }

@@ -65,26 +65,43 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
         if is_changed || is_stale {
             let now_session = watch::at_now(&session);
             let views = now_session.list(&filter)?;
-            if context.global.json {
-                // One line per change: a stream a script can read line by line.
-                output::line_exact(&serde_json::to_string(&views).unwrap_or_default());
-            } else {
-                let table = render::board_table(&session.project.id, &views, now_session.now);
-                if is_terminal {
-                    // Home the cursor and clear the screen (baton's own sequence, the one
-                    // escape written raw), then draw the board with everything in it escaped.
-                    output::print_exact("\x1b[H\x1b[2J");
-                    output::print(&format!(
-                        "baton watch · {} · Ctrl-C to stop\n\n{}\n",
-                        now_session.now,
-                        table.trim_end()
-                    ));
-                } else {
-                    output::print(&format!("{}\n\n", table.trim_end()));
-                }
-            }
+            draw(
+                context,
+                &session.project.id,
+                &views,
+                now_session.now,
+                is_terminal,
+            );
             drawn_at = Some(Instant::now());
         }
         thread::sleep(POLL_EVERY);
+    }
+}
+
+/// Prints the board once: one JSON line with `--json`, else the table, drawn over the
+/// screen on a terminal.
+pub(super) fn draw(
+    context: &Context,
+    project: &str,
+    views: &[baton::session::TaskView],
+    now: baton::time::Timestamp,
+    is_terminal: bool,
+) {
+    if context.global.json {
+        // One line per change: a stream a script can read line by line.
+        output::line_exact(&serde_json::to_string(views).unwrap_or_default());
+        return;
+    }
+    let table = render::board_table(project, views, now);
+    if is_terminal {
+        // Home the cursor and clear the screen (baton's own sequence, the one escape
+        // written raw), then draw the board with everything in it escaped.
+        output::print_exact("\x1b[H\x1b[2J");
+        output::print(&format!(
+            "baton watch · {now} · Ctrl-C to stop\n\n{}\n",
+            table.trim_end()
+        ));
+    } else {
+        output::print(&format!("{}\n\n", table.trim_end()));
     }
 }

@@ -145,7 +145,7 @@ pub struct Draft {
 
 /// Someone whose inbox just gained a message: the cue to wake and notify them, as
 /// [`crate::board::handover::Handover`] is for tasks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Arrival {
     pub agent: String,
     pub project: String,

@@ -27,7 +27,16 @@ pub fn routes() -> Router<super::State> {
     Router::new()
         .route("/whoami", get(whoami))
         .route("/projects", get(projects))
+        .route("/projects/{project}", get(project_show))
         .route("/projects/{project}/board", get(board))
+        .route("/projects/{project}/inbox", get(inbox))
+        .route("/projects/{project}/hook/{event}", post(hook))
+        .route("/projects/{project}/notes", post(note))
+        .route("/projects/{project}/context", post(add_context))
+        .route("/projects/{project}/coordinator", post(coordinator))
+        .route("/projects/{project}/wake/{agent}", post(wake))
+        .route("/projects/{project}/woken", post(woken))
+        .route("/agents/{agent}", get(agent_show).post(agent_profile))
         .route("/projects/{project}/tasks", post(send))
         .route("/projects/{project}/tasks/{id}", get(show))
         .route("/projects/{project}/tasks/{id}/{action}", post(act))
@@ -139,6 +148,20 @@ fn open(hub: crate::session::Hub, caller: &Caller, id: &str) -> Result<Session> 
     let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
     let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
     Session::open(
+        hub,
+        Request {
+            agent: Some(&caller.0),
+            project: Some(id),
+            cwd: Some(&cwd),
+        },
+    )
+}
+
+/// As [`open`], for a hook: a registry lock still busy skips the heartbeat.
+fn open_for_hook(hub: crate::session::Hub, caller: &Caller, id: &str) -> Result<Session> {
+    let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
+    let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
+    Session::open_unless_busy(
         hub,
         Request {
             agent: Some(&caller.0),
@@ -340,6 +363,8 @@ async fn agents(
 struct LogQuery {
     #[serde(default = "twenty")]
     n: usize,
+    #[serde(default)]
+    since: Option<crate::time::Timestamp>,
 }
 
 fn twenty() -> usize {
@@ -353,7 +378,7 @@ async fn log(
     Query(query): Query<LogQuery>,
 ) -> Answer {
     as_caller(caller, project, &state, move |session| {
-        session.log(Some(query.n), None)
+        session.log(Some(query.n), query.since)
     })
     .await
 }
@@ -411,6 +436,255 @@ async fn message(
         let sent = session.message(&message.to, &message.text, kind, summary)?;
         report(&reporter, &sent.woken);
         Ok(sent)
+    })
+    .await
+}
+
+async fn project_show(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(project): Path<String>,
+) -> Answer {
+    as_caller(caller, project, &state, |session| {
+        Ok(session.project.clone())
+    })
+    .await
+}
+
+/// What the inbox shows and records: `peek` leaves messages unread; `preview` lists the
+/// first ten tasks in full and counts the rest (`status`, hooks); `record=false` records
+/// no hand-over as seen (a remote `listen` looks on the agent's behalf, showing it nothing).
+#[derive(Debug, Deserialize)]
+struct InboxQuery {
+    #[serde(default)]
+    peek: bool,
+    #[serde(default)]
+    preview: bool,
+    #[serde(default = "yes")]
+    record: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+async fn inbox(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(project): Path<String>,
+    Query(query): Query<InboxQuery>,
+) -> Answer {
+    as_caller(caller, project, &state, move |session| {
+        match (query.record, query.preview, query.peek) {
+            (false, _, _) => session.inbox_before_push(),
+            (true, true, peek) => session.inbox_preview(!peek),
+            (true, false, true) => session.inbox(),
+            (true, false, false) => session.inbox_and_mark_read(),
+        }
+    })
+    .await
+}
+
+/// What the client said that matters to a hook on the hub: whether a stop hook already
+/// made the agent go on.
+#[derive(Debug, Default, Deserialize)]
+struct HookBody {
+    #[serde(default)]
+    stop_hook_active: bool,
+}
+
+/// A remote agent's hook: the hook's answer in baton's words (`{"answer", "text"}`), which
+/// the agent's machine puts in its client's format. Never fails but on a project it cannot
+/// open: what goes wrong after that is the answer's note, as on the hub's own machine.
+async fn hook(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path((project, event)): Path<(String, String)>,
+    payload: Option<axum::Json<HookBody>>,
+) -> Answer {
+    use crate::client::HookEvent;
+    use crate::hook::Answer as HookAnswer;
+    let event = HookEvent::from_name(&event).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no hook event `{}`; events: session-start, prompt, stop",
+                crate::text::inline(&event)
+            ),
+        )
+    })?;
+    let input = payload.map(|axum::Json(input)| input).unwrap_or_default();
+    let hub = crate::session::Hub {
+        lock: crate::store::lock::LockPolicy {
+            timeout: state.hub.lock.timeout.min(HOOK_LOCK_TIMEOUT),
+            on_wait: |_| {},
+        },
+        ..state.hub.clone()
+    };
+    answer(move || {
+        if event == HookEvent::Stop && input.stop_hook_active {
+            return Ok(HookAnswer::Nothing);
+        }
+        let session = open_for_hook(hub, &caller, &project)?;
+        Ok(crate::hook::answer_in(&session, event)
+            .unwrap_or_else(|error| crate::hook::note(&error)))
+    })
+    .await
+}
+
+/// How long a remote hook's answer waits for a busy lock on the hub: as on the hub's own
+/// machine, a hook shows the inbox unmarked rather than keep its client waiting.
+const HOOK_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The words of a note, or of the shared context.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextBody {
+    text: String,
+}
+
+async fn note(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(project): Path<String>,
+    payload: std::result::Result<axum::Json<TextBody>, JsonRejection>,
+) -> Answer {
+    let TextBody { text } = body(payload)?;
+    as_caller(caller, project, &state, move |session| session.note(&text)).await
+}
+
+async fn add_context(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(project): Path<String>,
+    payload: std::result::Result<axum::Json<TextBody>, JsonRejection>,
+) -> Answer {
+    let TextBody { text } = body(payload)?;
+    as_caller(caller, project, &state, move |session| {
+        session.add_context(&text)
+    })
+    .await
+}
+
+/// `coordinator [--set NAME] [--human NAME] [--not-human NAME]`, in that order.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CoordinatorBody {
+    #[serde(default)]
+    set: Option<String>,
+    #[serde(default)]
+    human: Option<String>,
+    #[serde(default)]
+    not_human: Option<String>,
+}
+
+async fn coordinator(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(project): Path<String>,
+    payload: std::result::Result<axum::Json<CoordinatorBody>, JsonRejection>,
+) -> Answer {
+    let change = body(payload)?;
+    as_caller(caller, project, &state, move |session| {
+        let mut project = session.project.clone();
+        if let Some(name) = &change.human {
+            project = session.set_human(name, true)?;
+        }
+        if let Some(name) = &change.not_human {
+            project = session.set_human(name, false)?;
+        }
+        if let Some(name) = &change.set {
+            project = session.set_coordinator(name)?;
+        }
+        Ok(project)
+    })
+    .await
+}
+
+/// `wake NAME` from another machine: the agent's wake command runs here, on the hub, as it
+/// would for `baton wake NAME` run on this machine.
+async fn wake(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path((project, agent)): Path<(String, String)>,
+) -> Answer {
+    as_caller(caller, project, &state, move |session| {
+        session.wake_by_hand(&agent)
+    })
+    .await
+}
+
+/// The tasks a remote `listen` started its agent's wake command for.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WokenBody {
+    tasks: Vec<u64>,
+}
+
+/// A remote `listen` says it woke the caller for these tasks: their delivery records say
+/// `woken` (SPEC section 11), for the caller's own hand-overs only.
+async fn woken(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(project): Path<String>,
+    payload: std::result::Result<axum::Json<WokenBody>, JsonRejection>,
+) -> Answer {
+    let WokenBody { tasks } = body(payload)?;
+    as_caller(caller, project, &state, move |session| {
+        let ids: Vec<TaskId> = tasks.into_iter().map(TaskId).collect();
+        crate::session::record_woken(&session.hub, session.project_id(), session.agent()?, &ids);
+        Ok(serde_json::json!({ "tasks": ids }))
+    })
+    .await
+}
+
+async fn agent_show(State(state): State<super::State>, Path(agent): Path<String>) -> Answer {
+    let home = state.hub.home.clone();
+    answer(move || crate::registry::require(&home, &agent)).await
+}
+
+/// `agent add NAME --strengths … --skills …` from another machine, for the caller itself
+/// only. A wake command is never set over HTTP (SPEC section 8).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileBody {
+    #[serde(default)]
+    strengths: Option<String>,
+    #[serde(default)]
+    skills: Option<Vec<String>>,
+}
+
+async fn agent_profile(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(agent): Path<String>,
+    payload: std::result::Result<axum::Json<ProfileBody>, JsonRejection>,
+) -> Answer {
+    let profile = body(payload)?;
+    if agent != caller.0 {
+        return Err(ApiError::from(Error::invalid_with_hint(
+            format!(
+                "this token acts as {}: it can describe only {} itself, not {}",
+                caller.0,
+                caller.0,
+                crate::text::inline(&agent)
+            ),
+            "on the hub's machine, `baton agent add NAME` describes any agent",
+        )));
+    }
+    let hub = state.hub.clone();
+    answer(move || {
+        crate::registry::add(
+            &hub.home,
+            &agent,
+            hub.lock,
+            crate::time::now(),
+            &crate::registry::Profile {
+                strengths: profile.strengths,
+                skills: profile.skills,
+            },
+            crate::registry::WakeCommandChange::Keep,
+        )
     })
     .await
 }

@@ -100,6 +100,9 @@ pub async fn require_token(
     let found = tokio::task::spawn_blocking(move || authenticate(&token)).await;
     match found {
         Ok(Ok(Some(agent))) => {
+            if let Some(refusal) = claimed_another(request.headers(), &agent) {
+                return refusal;
+            }
             request.extensions_mut().insert(Caller(agent));
             next.run(request).await
         }
@@ -108,6 +111,27 @@ pub async fn require_token(
         Err(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the token check stopped")
             .into_response(),
     }
+}
+
+/// A remote command that names who it acts as (`--as`, `BATON_AGENT`; the `baton-as`
+/// header) is refused when that is not the token's agent: the token is the identity, and a
+/// name that says otherwise is a mistake to point out, never a way to act as another.
+fn claimed_another(headers: &HeaderMap, agent: &str) -> Option<Response> {
+    let claimed = headers.get(crate::remote::CLAIMED_AGENT_HEADER)?;
+    let claimed = String::from_utf8_lossy(claimed.as_bytes());
+    (claimed != agent).then(|| {
+        ApiError::from(crate::error::Error::invalid_with_hint(
+            format!(
+                "this token acts as {agent}, not {}: on a hub the token is the identity",
+                crate::text::inline(&claimed)
+            ),
+            format!(
+                "drop --as (and BATON_AGENT), or use {}'s own token",
+                crate::text::inline(&claimed)
+            ),
+        ))
+        .into_response()
+    })
 }
 
 /// The token of an `Authorization: Bearer …` header.

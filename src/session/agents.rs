@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Hub, Session};
 use crate::board::inbox::{Reason, Turn};
@@ -17,7 +17,7 @@ use crate::text;
 use crate::time::{self, Timestamp};
 
 /// One row of the capability matrix.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AgentRow {
     pub name: String,
     pub strengths: String,
@@ -40,7 +40,7 @@ pub struct AgentRow {
 }
 
 /// `agents`: the rows a coordinator reads to decide who gets what.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AgentMatrix {
     pub project: String,
     pub agents: Vec<AgentRow>,
@@ -49,7 +49,7 @@ pub struct AgentMatrix {
 }
 
 /// A registry record that did not parse (or has a newer schema), named.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UnreadableRecord {
     pub agent: String,
     pub error: String,

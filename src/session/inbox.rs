@@ -1,7 +1,7 @@
 //! The caller's inbox: the tasks whose turn is theirs, with all that is needed to act on
 //! each, and their unread messages.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Session, WhenBusy};
 use crate::board::InboxItem;
@@ -15,10 +15,11 @@ use crate::text;
 use crate::time::{self, Timestamp};
 
 /// One task in an inbox, with all that is needed to act on it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InboxEntry {
     #[serde(flatten)]
     pub task: Task,
+    #[serde(flatten, with = "crate::board::inbox::fields")]
     pub reason: Reason,
     /// Who is waiting on the owner of the inbox.
     pub waiting: String,
@@ -118,13 +119,13 @@ impl InboxEntry {
 }
 
 /// The caller's inbox.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Inbox {
     pub agent: String,
     pub project: String,
     pub tasks: Vec<InboxEntry>,
     /// Tasks in the inbox beyond those in `tasks` (a preview lists only the first few).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub more_tasks: usize,
     /// Unread messages, oldest first.
     pub messages: Vec<Message>,
@@ -213,8 +214,9 @@ impl Session {
     }
 
     /// The inbox as [`Session::inbox`] has it, recording nothing as seen: for a push, which
-    /// records what it showed only once it has shown it ([`Session::record_pushed`]).
-    pub(super) fn inbox_before_push(&self) -> Result<Inbox> {
+    /// records what it showed only once it has shown it ([`Session::record_pushed`]), and
+    /// for a remote `listen`, which looks on the agent's behalf without showing it anything.
+    pub fn inbox_before_push(&self) -> Result<Inbox> {
         self.inbox_marking(false, None, WhenBusy::Fail, false)
     }
 

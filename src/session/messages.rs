@@ -1,7 +1,7 @@
 //! The mail operations of a session: `msg`, `messages`, the caller's unread messages, and
 //! the notifications written about a change the caller made.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Session;
@@ -18,7 +18,7 @@ use crate::time::Timestamp;
 use crate::wake::WakeOutcome;
 
 /// The answer to `msg`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sent {
     pub project: String,
     pub message: Message,
@@ -31,7 +31,7 @@ pub struct Sent {
 }
 
 /// A message as `messages` lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MailEntry {
     #[serde(flatten)]
     pub message: Message,
@@ -40,7 +40,7 @@ pub struct MailEntry {
 }
 
 /// The answer to `messages`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Mail {
     pub agent: String,
     pub project: String,

@@ -26,7 +26,7 @@ pub use crate::board::new_task::NewTask;
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::activity::ActivityRecord;
 use crate::board::Board;
@@ -85,12 +85,13 @@ pub struct Session {
 }
 
 /// A task with what the board knows about it beyond its own fields.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskView {
     #[serde(flatten)]
     pub task: Task,
     /// Whose inbox holds it, if anyone's.
     pub turn: Option<String>,
+    #[serde(flatten, with = "crate::board::inbox::fields::optional")]
     pub reason: Option<Reason>,
     /// Unfinished tasks it waits on.
     pub blocked_by: Vec<TaskId>,
@@ -99,19 +100,19 @@ pub struct TaskView {
 }
 
 /// The answer to a command that changed a task.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Changed {
     pub project: String,
     pub task: TaskView,
     pub handovers: Vec<Handover>,
     /// Set when `send --skill` chose the assignee: the skill it matched.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routed_by_skill: Option<String>,
     /// The notifications baton wrote about this change (SPEC section 6).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notifications: Vec<Arrival>,
     /// What went wrong after the change was made (it stands): one line each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Whom the change woke, for the face to tell the user; not part of `--json`.
     #[serde(skip)]

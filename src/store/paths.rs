@@ -150,4 +150,13 @@ impl Home {
     pub fn tokens_lock(&self) -> PathBuf {
         self.root.join("tokens.lock")
     }
+
+    /// On an agent's machine: the local directories standing for a remote hub's projects.
+    pub fn project_map_file(&self) -> PathBuf {
+        self.root.join("project-map.json")
+    }
+
+    pub fn project_map_lock(&self) -> PathBuf {
+        self.root.join("project-map.lock")
+    }
 }

@@ -1,0 +1,135 @@
+//! The hub's event stream as a client reads it: `/api/v1/events` is server-sent events, one
+//! `change` event per change on the hub (`{project, kind, id}`), with a keep-alive comment
+//! every 15 seconds. A stream that goes silent for [`SILENT_FOR`] counts as broken: the hub
+//! stopped, or the network between went away without closing the connection.
+
+use std::io::{BufRead, BufReader, Read};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// Three missed keep-alives: the stream is taken for dead.
+pub const SILENT_FOR: Duration = Duration::from_secs(45);
+/// The longest line of the stream read; a change event is well under a kilobyte.
+const LINE_LIMIT: u64 = 64 * 1024;
+
+/// One change on the hub.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Change {
+    /// The project it happened in; none for `resync` (the hub dropped events for a slow
+    /// reader: look at everything again).
+    #[serde(default)]
+    pub project: Option<String>,
+    pub kind: String,
+    #[serde(default)]
+    pub id: Option<u64>,
+}
+
+/// An open event stream.
+pub struct Events {
+    lines: Receiver<std::io::Result<String>>,
+    last_heard: Instant,
+    url: String,
+}
+
+impl Events {
+    /// Reads `stream` line by line on a thread of its own, so that a wait for the next
+    /// line can have a deadline (a blocking read cannot). When the caller drops the stream
+    /// the thread ends at its next line, or with the process.
+    pub(super) fn new(stream: impl Read + Send + 'static, url: String) -> Events {
+        let (sender, lines) = mpsc::channel();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stream);
+            loop {
+                let mut line = Vec::new();
+                let read = (&mut reader).take(LINE_LIMIT).read_until(b'\n', &mut line);
+                let line = match read {
+                    Ok(0) => Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the hub closed the event stream",
+                    )),
+                    Ok(_) => Ok(String::from_utf8_lossy(&line).trim_end().to_string()),
+                    Err(error) => Err(error),
+                };
+                let is_over = line.is_err();
+                if sender.send(line).is_err() || is_over {
+                    return;
+                }
+            }
+        });
+        Events {
+            lines,
+            last_heard: Instant::now(),
+            url,
+        }
+    }
+
+    /// The next change, or `None` once `within` has passed without one. Fails when the
+    /// stream ends or has been silent (no change, no keep-alive) for [`SILENT_FOR`].
+    pub fn next(&mut self, within: Duration) -> Result<Option<Change>> {
+        let deadline = Instant::now() + within;
+        loop {
+            let silent_until = self.last_heard + SILENT_FOR;
+            let until = deadline.min(silent_until);
+            match self
+                .lines
+                .recv_timeout(until.saturating_duration_since(Instant::now()))
+            {
+                Ok(Ok(line)) => {
+                    self.last_heard = Instant::now();
+                    // `data: {…}` carries the change; `event:`, `id:`, comments (`:`, the
+                    // keep-alives) and the blank line that ends an event say nothing more.
+                    if let Some(data) = line.strip_prefix("data:")
+                        && let Ok(change) = serde_json::from_str::<Change>(data.trim())
+                    {
+                        return Ok(Some(change));
+                    }
+                }
+                Ok(Err(error)) => return Err(self.broken(&error.to_string())),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.broken("the event stream ended"));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if Instant::now() >= silent_until {
+                        return Err(self.broken(&format!(
+                            "the event stream has been silent for {}s",
+                            SILENT_FOR.as_secs()
+                        )));
+                    }
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    fn broken(&self, cause: &str) -> Error {
+        Error::Unreachable {
+            url: self.url.clone(),
+            cause: cause.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_read_from_data_lines_and_the_rest_is_skipped() {
+        let stream = b": keep-alive\n\nevent: change\ndata: {\"project\":\"api\",\"kind\":\"task\",\"id\":4}\n\n\
+                       event: change\ndata: not json\n\ndata: {\"kind\":\"resync\"}\n\n"
+            .to_vec();
+        let mut events = Events::new(std::io::Cursor::new(stream), "http://hub".into());
+        let first = events.next(Duration::from_secs(5)).unwrap().unwrap();
+        assert_eq!(first.project.as_deref(), Some("api"));
+        assert_eq!(first.id, Some(4));
+        let second = events.next(Duration::from_secs(5)).unwrap().unwrap();
+        assert_eq!(second.kind, "resync");
+        let end = events.next(Duration::from_secs(5)).unwrap_err();
+        assert_eq!(end.exit_code(), 6, "{end}");
+    }
+}

@@ -1,0 +1,334 @@
+//! `baton listen`: wakes an agent on its own machine when work for it arrives at a hub on
+//! another (SPEC section 13), under the rules of SPEC section 8.
+//!
+//! It keeps the hub's event stream open. On each burst of changes (events a moment apart
+//! are taken together) it looks at the agent's inboxes on the hub for hand-overs still
+//! `queued` and for unread messages, and runs the wake command for what it has not run it
+//! for yet: one run at a time (it holds `wake/<agent>.lock` of this machine), recorded on
+//! the hub as `woken` before it starts, run again while work that arrived during a run
+//! waits, at most [`MAX_RUNS_IN_A_ROW`] times. A broken stream is opened again with
+//! backoff, and the first look after it covers everything that arrived meanwhile: a
+//! hand-over is `queued` on the hub until someone runs for it, so none is lost to a gap or
+//! a restart of either side.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use super::Hub;
+use crate::board::delivery::DeliveryState;
+use crate::error::{Error, Result};
+use crate::process::detached_environment;
+use crate::project::Project;
+use crate::remote::map::ProjectMap;
+use crate::session::Inbox;
+use crate::store::lock::FileLock;
+use crate::store::paths::Home;
+use crate::time::Timestamp;
+use crate::wake::{self, MAX_RUNS_IN_A_ROW, WakeLog};
+
+/// Changes this close together are one burst: a sender's few commands wake once.
+const QUIET_FOR: Duration = Duration::from_millis(300);
+/// A burst is looked at after this long however busy the hub is.
+const BURST_AT_MOST: Duration = Duration::from_secs(2);
+/// Between looks when nothing happens: a lease that runs out moves work without a change.
+const IDLE_LOOK: Duration = Duration::from_secs(30);
+/// The longest pause between attempts to reach a hub that is down.
+const BACKOFF_AT_MOST: Duration = Duration::from_secs(30);
+
+/// One piece of work in the agent's inboxes, as the hub shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Work {
+    /// A hand-over of a task: the same task handed over again (a later `since`) is new.
+    Task {
+        project: String,
+        id: u64,
+        since: Timestamp,
+    },
+    Message {
+        project: String,
+        seq: u64,
+    },
+}
+
+impl Work {
+    fn project(&self) -> &str {
+        match self {
+            Work::Task { project, .. } | Work::Message { project, .. } => project,
+        }
+    }
+
+    fn describe(items: &[Work]) -> String {
+        items
+            .iter()
+            .map(|work| match work {
+                Work::Task { project, id, .. } => format!("T-{id} (project {project})"),
+                Work::Message { project, seq } => format!("message {seq} (project {project})"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// What runs when work arrives: a wake command, or nothing but a line saying so.
+pub struct Listener<'a> {
+    hub: &'a Hub,
+    home: &'a Home,
+    agent: String,
+    wake: Option<Vec<String>>,
+    /// The work a run was started for (or given up on after the runs in a row): never run
+    /// for again.
+    handled: HashSet<Work>,
+    log: WakeLog,
+    say: &'a dyn Fn(&str),
+}
+
+/// Who the token acts as.
+pub fn agent_of(hub: &Hub) -> Result<String> {
+    #[derive(Deserialize)]
+    struct Whoami {
+        agent: String,
+    }
+    Ok(hub.get::<Whoami>("/whoami")?.agent)
+}
+
+impl<'a> Listener<'a> {
+    /// A listener for the token's agent. `wake` is the command to run; without one, the
+    /// agent's record in this machine's home may hold one, and without that, arrivals are
+    /// only said.
+    pub fn new(
+        hub: &'a Hub,
+        home: &'a Home,
+        wake: Option<Vec<String>>,
+        say: &'a dyn Fn(&str),
+    ) -> Result<Listener<'a>> {
+        let agent = agent_of(hub)?;
+        let wake = wake.filter(|argv| !argv.is_empty()).or_else(|| {
+            crate::registry::load(home, &agent)
+                .ok()
+                .flatten()
+                .and_then(|record| wake::wake_command(&record).map(<[String]>::to_vec))
+        });
+        Ok(Listener {
+            log: WakeLog::new(home, &agent),
+            hub,
+            home,
+            agent,
+            wake,
+            handled: HashSet::new(),
+            say,
+        })
+    }
+
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// Listens until the process ends. Fails only when another listener (or wake
+    /// supervisor) of the same agent runs on this machine.
+    pub fn run(mut self) -> Result<()> {
+        crate::store::atomic::create_private_dir_all(&self.home.wake_dir())?;
+        let Some(_lock) = FileLock::try_acquire(&self.home.wake_lock(&self.agent))? else {
+            return Err(Error::invalid(format!(
+                "{} is woken on this machine already: another `baton listen` (or a wake \
+                 supervisor) holds {}",
+                self.agent,
+                self.home.wake_lock(&self.agent).display()
+            )));
+        };
+        let mut backoff = Duration::from_secs(1);
+        let mut is_down = false;
+        loop {
+            let mut events = match self.hub.events() {
+                Ok(events) => events,
+                Err(error) => {
+                    if !is_down {
+                        (self.say)(&format!("{error}; trying again"));
+                        is_down = true;
+                    }
+                    thread::sleep(backoff);
+                    backoff = (backoff * 2).min(BACKOFF_AT_MOST);
+                    continue;
+                }
+            };
+            backoff = Duration::from_secs(1);
+            is_down = false;
+            (self.say)(&format!(
+                "listening to the hub at {} for {}",
+                self.hub.url(),
+                self.agent
+            ));
+            // What arrived while nobody listened is looked at first.
+            if let Err(error) = self.look(None) {
+                (self.say)(&format!("{error}; connecting again"));
+                continue;
+            }
+            if let Err(error) = self.follow(&mut events) {
+                (self.say)(&format!("{error}; connecting again"));
+            }
+        }
+    }
+
+    /// Reads the stream, looking at the inboxes after each burst, until it breaks.
+    fn follow(&mut self, events: &mut super::events::Events) -> Result<()> {
+        loop {
+            let Some(first) = events.next(IDLE_LOOK)? else {
+                self.look(None)?;
+                continue;
+            };
+            // Everything in the burst: a project named, or every project for a resync.
+            let mut projects: Option<Vec<String>> = Some(Vec::new());
+            let mut add = |change: super::events::Change| match (&mut projects, change.project) {
+                (Some(list), Some(project)) if !list.contains(&project) => list.push(project),
+                (_, None) => projects = None,
+                (_, Some(_)) => {}
+            };
+            add(first);
+            let started = Instant::now();
+            while started.elapsed() < BURST_AT_MOST {
+                match events.next(QUIET_FOR)? {
+                    Some(change) => add(change),
+                    None => break,
+                }
+            }
+            self.look(projects.as_deref())?;
+        }
+    }
+
+    /// Looks at the inboxes in `projects` (every project when `None`) and runs for the
+    /// work there not yet run for, again while more arrives, at most the runs in a row.
+    fn look(&mut self, projects: Option<&[String]>) -> Result<()> {
+        let mut fresh = self.fresh(projects)?;
+        let mut runs = 0;
+        while !fresh.is_empty() {
+            runs += 1;
+            self.handled.extend(fresh.iter().cloned());
+            if !self.run_for(&fresh, runs)? {
+                return Ok(());
+            }
+            // Work that came during the run, wherever it came.
+            fresh = self.fresh(None)?;
+            if !fresh.is_empty() && runs >= MAX_RUNS_IN_A_ROW {
+                self.log.line(&format!(
+                    "{} ran {runs} times in a row; still waiting: {} (the next hand-over, or \
+                     `baton wake {}` on the hub, brings it up again)",
+                    self.agent,
+                    Work::describe(&fresh),
+                    self.agent
+                ));
+                self.handled.extend(fresh);
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// The work waiting in `projects` that nothing has run for yet.
+    fn fresh(&self, projects: Option<&[String]>) -> Result<Vec<Work>> {
+        let all;
+        let projects = match projects {
+            Some(projects) => projects,
+            None => {
+                all = self
+                    .hub
+                    .get::<Vec<Project>>("/projects")?
+                    .into_iter()
+                    .map(|project| project.id)
+                    .collect::<Vec<_>>();
+                &all
+            }
+        };
+        let mut fresh = Vec::new();
+        for project in projects {
+            if crate::names::check(crate::names::NameKind::Project, project).is_err() {
+                continue;
+            }
+            // Looked at on the agent's behalf, not shown to it: nothing is recorded seen.
+            let inbox: Inbox = self
+                .hub
+                .get(&format!("/projects/{project}/inbox?peek=true&record=false"))?;
+            for entry in &inbox.tasks {
+                let task = &entry.task;
+                let by = task.thread.last().map_or(&task.from, |last| &last.by);
+                if let Some(delivery) = &task.delivery
+                    && delivery.to == self.agent
+                    && delivery.state == DeliveryState::Queued
+                    && *by != self.agent
+                {
+                    fresh.push(Work::Task {
+                        project: project.clone(),
+                        id: task.id.0,
+                        since: delivery.since,
+                    });
+                }
+            }
+            for message in inbox.messages.iter().filter(|m| m.from != self.agent) {
+                fresh.push(Work::Message {
+                    project: project.clone(),
+                    seq: message.seq,
+                });
+            }
+        }
+        fresh.retain(|work| !self.handled.contains(work));
+        Ok(fresh)
+    }
+
+    /// One run for `work`; false when there is no command to run, or it could not start.
+    fn run_for(&self, work: &[Work], run: usize) -> Result<bool> {
+        let Some(argv) = &self.wake else {
+            (self.say)(&format!(
+                "work arrived for {}: {} (no wake command: `baton listen --wake -- CMD ARGS…` \
+                 runs one)",
+                self.agent,
+                Work::describe(work)
+            ));
+            return Ok(false);
+        };
+        let mut tasks: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+        for item in work {
+            if let Work::Task { project, id, .. } = item {
+                tasks.entry(project).or_default().push(*id);
+            }
+        }
+        for (project, ids) in &tasks {
+            self.hub.post::<_, serde_json::Value>(
+                &format!("/projects/{project}/woken"),
+                &serde_json::json!({ "tasks": ids }),
+            )?;
+        }
+        let project_id = work[0].project();
+        let map = ProjectMap::load(self.home)?;
+        let mut project: Project = self.hub.get(&format!("/projects/{project_id}"))?;
+        // The hub's workspace is a path of the hub's machine: here the run works in the
+        // directory mapped to the project, else where `listen` was started.
+        project.workspace = map.dir_of(project_id).map(PathBuf::from);
+        let dir = match &project.workspace {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().unwrap_or_else(|_| self.home.root().to_path_buf()),
+        };
+        let prompt = wake::prompt(&self.agent, &project);
+        let mut environment =
+            detached_environment(std::env::vars_os(), self.home.root(), Some(&self.agent));
+        // The woken agent acts on the same hub, with the same token.
+        environment.push(("BATON_URL".into(), self.hub.url().into()));
+        environment.push(("BATON_TOKEN".into(), self.hub.token().into()));
+        (self.say)(&format!(
+            "waking {} for {} (run {run}; log: {})",
+            self.agent,
+            Work::describe(work),
+            self.home.wake_log(&self.agent).display()
+        ));
+        Ok(wake::run_command(
+            &self.log,
+            argv,
+            &prompt,
+            &dir,
+            environment,
+            run,
+            project_id,
+        ))
+    }
+}

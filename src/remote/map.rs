@@ -1,0 +1,170 @@
+//! Which project of a remote hub a directory of this machine works on: `baton project map
+//! ID DIR` (SPEC section 13). A project's workspace is a path on the hub's machine, which
+//! means nothing here; the map says, on the agent's machine, which local directory stands
+//! for it, so that a command run there needs no `--project`, and a command that names a
+//! mapped project from outside its directory is refused as a bound project's would be.
+//!
+//! Kept in `$BATON_HOME/project-map.json` of this machine: `{"schema": 1, "projects":
+//! {ID: DIR}}`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::names::{self, NameKind};
+use crate::project::{DEFAULT_PROJECT, canonical};
+use crate::store::atomic;
+use crate::store::lock::{FileLock, LockPolicy};
+use crate::store::paths::Home;
+use crate::store::versioned::{self, Versioned};
+
+/// The local directories that stand for projects of the hub.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectMap {
+    schema: u32,
+    #[serde(default)]
+    pub projects: BTreeMap<String, PathBuf>,
+}
+
+impl Versioned for ProjectMap {
+    const SCHEMA: u32 = 1;
+
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
+impl ProjectMap {
+    /// The map of this machine's home; empty when nothing was mapped.
+    pub fn load(home: &Home) -> Result<ProjectMap> {
+        Ok(versioned::load(&home.project_map_file())?.unwrap_or_default())
+    }
+
+    /// The project a command acts on: the one it names, else the one whose directory is
+    /// the longest prefix of `cwd`, else `default`. A named project mapped to a directory
+    /// that does not hold `cwd` is refused (exit 2), as a bound project is on the hub.
+    pub fn resolve(&self, named: Option<&str>, cwd: &Path) -> Result<String> {
+        let cwd = canonical(cwd);
+        if let Some(id) = named {
+            names::check(NameKind::Project, id)?;
+            if let Some(dir) = self.projects.get(id)
+                && !cwd.starts_with(canonical(dir))
+            {
+                return Err(Error::OutsideWorkspace {
+                    project: id.to_string(),
+                    workspace: dir.clone(),
+                    cwd,
+                });
+            }
+            return Ok(id.to_string());
+        }
+        Ok(self
+            .projects
+            .iter()
+            .filter(|(_, dir)| cwd.starts_with(canonical(dir)))
+            .max_by_key(|(_, dir)| canonical(dir).components().count())
+            .map_or_else(|| DEFAULT_PROJECT.to_string(), |(id, _)| id.clone()))
+    }
+
+    /// The local directory mapped to `project`, if any: where a wake run for it works.
+    pub fn dir_of(&self, project: &str) -> Option<&Path> {
+        self.projects.get(project).map(PathBuf::as_path)
+    }
+}
+
+/// Maps `project` to `dir` (made absolute, symlinks resolved), replacing what it was mapped
+/// to. Two projects may not share a directory: which one a command there meant would be a
+/// guess.
+pub fn set(home: &Home, project: &str, dir: &Path, lock: LockPolicy) -> Result<ProjectMap> {
+    names::check(NameKind::Project, project)?;
+    if !dir.is_dir() {
+        return Err(Error::invalid(format!(
+            "{} is not a directory of this machine",
+            dir.display()
+        )));
+    }
+    let dir = canonical(&std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()));
+    update(home, lock, |map| {
+        if let Some((other, _)) = map
+            .projects
+            .iter()
+            .find(|(other, mapped)| *other != project && **mapped == dir)
+        {
+            return Err(Error::invalid_with_hint(
+                format!("{} is mapped to project {other} already", dir.display()),
+                format!("`baton project unmap {other}` first"),
+            ));
+        }
+        map.projects.insert(project.to_string(), dir.clone());
+        Ok(())
+    })
+}
+
+/// Forgets the directory of `project`; refuses a project that is not mapped.
+pub fn remove(home: &Home, project: &str, lock: LockPolicy) -> Result<ProjectMap> {
+    names::check(NameKind::Project, project)?;
+    update(home, lock, |map| match map.projects.remove(project) {
+        Some(_) => Ok(()),
+        None => Err(Error::invalid(format!(
+            "project {project} is not mapped on this machine"
+        ))),
+    })
+}
+
+/// The locked read-change-write of the map.
+fn update(
+    home: &Home,
+    lock: LockPolicy,
+    change: impl FnOnce(&mut ProjectMap) -> Result<()>,
+) -> Result<ProjectMap> {
+    atomic::create_private_dir_all(home.root())?;
+    let _lock = FileLock::acquire(&home.project_map_lock(), "the project map", lock)?;
+    let mut map = ProjectMap::load(home)?;
+    change(&mut map)?;
+    map.schema = ProjectMap::SCHEMA;
+    versioned::save(&home.project_map_file(), &map)?;
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUIET: LockPolicy = LockPolicy {
+        timeout: std::time::Duration::from_secs(5),
+        on_wait: |_| {},
+    };
+
+    #[test]
+    fn a_directory_maps_to_its_project_and_a_named_one_must_hold_the_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let api = root.path().join("api");
+        let web = root.path().join("web");
+        std::fs::create_dir_all(api.join("src")).unwrap();
+        std::fs::create_dir_all(&web).unwrap();
+        let home = Home::new(root.path().join("home"));
+        set(&home, "api", &api, QUIET).unwrap();
+        let map = ProjectMap::load(&home).unwrap();
+        assert_eq!(map.resolve(None, &api.join("src")).unwrap(), "api");
+        assert_eq!(map.resolve(None, &web).unwrap(), "default");
+        assert_eq!(map.resolve(Some("web"), &web).unwrap(), "web");
+        let refused = map.resolve(Some("api"), &web).unwrap_err();
+        assert_eq!(refused.exit_code(), 2, "{refused}");
+        let shared = set(&home, "other", &api, QUIET).unwrap_err();
+        assert!(
+            shared.to_string().contains("mapped to project api"),
+            "{shared}"
+        );
+        remove(&home, "api", QUIET).unwrap();
+        assert_eq!(
+            ProjectMap::load(&home)
+                .unwrap()
+                .resolve(None, &api)
+                .unwrap(),
+            "default"
+        );
+        assert!(remove(&home, "api", QUIET).is_err());
+    }
+}

@@ -1,0 +1,463 @@
+//! The client side of a hub on another machine (SPEC section 13): with `BATON_URL` and
+//! `BATON_TOKEN` set, commands, hooks, `wait`, `watch`, `listen` and `baton mcp` act on the
+//! hub through its HTTP API as the token's agent, instead of on this machine's files.
+//!
+//! [`Hub`] is the connection: one blocking HTTP client, the token sent as a bearer header
+//! on every request, the hub's `{error, hint, code}` refusals turned back into
+//! [`Error::Hub`] with the exit code the command has on the hub's own machine, and every
+//! failure to reach it into [`Error::Unreachable`] (exit 6). The token never appears in an
+//! error, a log line or an argv of baton's.
+
+pub mod events;
+pub mod listen;
+pub mod map;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Result};
+
+/// How long a command waits to connect to the hub before it says the hub is unreachable.
+const CONNECT_WITHIN: Duration = Duration::from_secs(5);
+/// How long one request may take in all. A board of 10,000 tasks is a few megabytes.
+const ANSWER_WITHIN: Duration = Duration::from_secs(60);
+/// The most of an answer a client reads: far above any board, below running out of memory.
+const ANSWER_LIMIT: u64 = 512 * 1024 * 1024;
+/// The header that says who the caller means to be, so that `--as` naming anyone but the
+/// token's agent is refused by the hub rather than silently ignored.
+pub const CLAIMED_AGENT_HEADER: &str = "baton-as";
+
+/// Where the hub is and the token that is the caller's identity there.
+#[derive(Clone)]
+pub struct Hub {
+    url: String,
+    token: String,
+    /// The identity the caller named (`--as`, `BATON_AGENT`), checked by the hub.
+    claimed: Option<String>,
+    agent: ureq::Agent,
+}
+
+/// Never prints the token.
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Hub")
+            .field("url", &self.url)
+            .field("claimed", &self.claimed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Hub {
+    /// The hub `BATON_URL` names, with the token of `BATON_TOKEN` (or the file
+    /// `BATON_TOKEN_FILE` names); `None` when `BATON_URL` is unset or empty.
+    pub fn from_environment() -> Result<Option<Hub>> {
+        let Some(url) = non_empty_var("BATON_URL") else {
+            return Ok(None);
+        };
+        let token = match non_empty_var("BATON_TOKEN") {
+            Some(token) => token,
+            None => match non_empty_var("BATON_TOKEN_FILE") {
+                Some(path) => read_token_file(&PathBuf::from(path))?,
+                None => {
+                    return Err(Error::invalid_with_hint(
+                        format!(
+                            "BATON_URL is set ({}) but no token: the token is your identity \
+                             on the hub",
+                            crate::text::inline(&url)
+                        ),
+                        "on the hub's machine `baton token add NAME` prints one; set \
+                         BATON_TOKEN to it (or BATON_TOKEN_FILE to a file holding it)",
+                    ));
+                }
+            },
+        };
+        Hub::new(&url, token).map(Some)
+    }
+
+    /// A connection to the hub at `url` (http or https; a trailing `/` is dropped).
+    pub fn new(url: &str, token: String) -> Result<Hub> {
+        let url = base_url(url)?;
+        if token.chars().any(|c| c.is_control() || c == ' ') {
+            return Err(Error::invalid(
+                "the token holds a space or a control character: it is not one `baton token \
+                 add` printed",
+            ));
+        }
+        Ok(Hub {
+            url,
+            token,
+            claimed: None,
+            agent: client(Some(ANSWER_WITHIN), CONNECT_WITHIN),
+        })
+    }
+
+    /// The same hub, with the identity the caller named sent along for the hub to check.
+    pub fn claiming(mut self, agent: Option<String>) -> Hub {
+        self.claimed = agent;
+        self
+    }
+
+    /// The same hub, giving up on a request after `within` in all: what a hook, which must
+    /// answer its client within 2 seconds, uses.
+    pub fn within(mut self, within: Duration) -> Hub {
+        self.agent = client(Some(within), within);
+        self
+    }
+
+    /// The base URL, as shown to people (it holds no secret).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `GET /api/v1{path}`, its JSON answer decoded.
+    pub fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
+        let request = self.agent.get(self.api(path));
+        let response = self.prepare(request).call();
+        self.decode(path, response)
+    }
+
+    /// `POST /api/v1{path}` with `body` as JSON, its JSON answer decoded.
+    pub fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T> {
+        let json = serde_json::to_vec(body)
+            .map_err(|error| Error::invalid(format!("cannot encode the request: {error}")))?;
+        let request = self
+            .agent
+            .post(self.api(path))
+            .content_type("application/json");
+        let response = self.prepare(request).send(&json[..]);
+        self.decode(path, response)
+    }
+
+    /// `DELETE /api/v1{path}`, its JSON answer decoded.
+    pub fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
+        let request = self.agent.delete(self.api(path));
+        let response = self.prepare(request).call();
+        self.decode(path, response)
+    }
+
+    /// The full URL of an API path.
+    fn api(&self, path: &str) -> String {
+        format!("{}/api/v1{path}", self.url)
+    }
+
+    /// Adds the bearer token and the claimed identity to a request.
+    fn prepare<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        let request = request
+            .header("authorization", format!("Bearer {}", self.token))
+            .header("accept", "application/json");
+        match &self.claimed {
+            Some(agent) => request.header(CLAIMED_AGENT_HEADER, agent),
+            None => request,
+        }
+    }
+
+    /// A request's answer: its JSON decoded, or the hub's refusal, or why it never came.
+    fn decode<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        response: std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<T> {
+        let mut response = response.map_err(|error| self.unreachable(&error))?;
+        let status = response.status();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(ANSWER_LIMIT)
+            .read_to_vec()
+            .map_err(|error| self.unreachable(&error))?;
+        if status.is_success() {
+            return serde_json::from_slice(&body).map_err(|error| Error::Hub {
+                message: format!(
+                    "the hub at {} answered {path} with what this baton cannot read \
+                     ({error}); is it the same version?",
+                    self.url
+                ),
+                hint: None,
+                code: 1,
+            });
+        }
+        Err(refusal(&self.url, status.as_u16(), &body))
+    }
+
+    /// The error for a hub that could not be reached, naming the URL and the cause.
+    pub fn unreachable(&self, error: &dyn std::fmt::Display) -> Error {
+        Error::Unreachable {
+            url: self.url.clone(),
+            cause: error.to_string(),
+        }
+    }
+
+    /// Opens the hub's event stream (`/api/v1/events`): one [`events::Change`] per change
+    /// on the hub, for as long as the connection holds.
+    pub fn events(&self) -> Result<events::Events> {
+        // No limit on the whole answer: the stream lasts as long as the caller wants it;
+        // a silent connection is noticed by the keep-alives that stop coming.
+        let agent = client(None, CONNECT_WITHIN);
+        let request = agent
+            .get(self.api("/events"))
+            .header("authorization", format!("Bearer {}", self.token))
+            .header("accept", "text/event-stream");
+        let request = match &self.claimed {
+            Some(claimed) => request.header(CLAIMED_AGENT_HEADER, claimed),
+            None => request,
+        };
+        let mut response = request.call().map_err(|error| self.unreachable(&error))?;
+        let status = response.status();
+        if !status.is_success() {
+            let mut body = Vec::new();
+            let _ = response
+                .body_mut()
+                .as_reader()
+                .take(64 * 1024)
+                .read_to_end(&mut body);
+            return Err(refusal(&self.url, status.as_u16(), &body));
+        }
+        Ok(events::Events::new(
+            response.into_body().into_reader(),
+            self.url.clone(),
+        ))
+    }
+
+    /// Sends one JSON-RPC message to the hub's MCP endpoint (`/mcp`, Streamable HTTP) as
+    /// the bridge of `baton mcp` does, and returns the answer as it came: its status, its
+    /// session id, and the JSON-RPC messages it carried (one JSON body, or the `data` of each
+    /// server-sent event).
+    pub fn mcp(&self, message: &[u8], session: Option<&str>) -> Result<McpAnswer> {
+        let mut request = self
+            .agent
+            .post(format!("{}/mcp", self.url))
+            .header("authorization", format!("Bearer {}", self.token))
+            .header("accept", "application/json, text/event-stream")
+            .content_type("application/json");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        let mut response = request
+            .send(message)
+            .map_err(|error| self.unreachable(&error))?;
+        let status = response.status().as_u16();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_string)
+        };
+        let session = header("mcp-session-id");
+        let is_stream =
+            header("content-type").is_some_and(|kind| kind.starts_with("text/event-stream"));
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(ANSWER_LIMIT)
+            .read_to_vec()
+            .map_err(|error| self.unreachable(&error))?;
+        let text = String::from_utf8_lossy(&body);
+        let messages = if is_stream {
+            text.lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(str::trim)
+                .filter(|data| serde_json::from_str::<serde_json::Value>(data).is_ok())
+                .map(str::to_string)
+                .collect()
+        } else if serde_json::from_str::<serde_json::Value>(&text).is_ok() {
+            vec![text.trim().to_string()]
+        } else {
+            Vec::new()
+        };
+        Ok(McpAnswer {
+            status,
+            session,
+            messages,
+            refusal: (!(200..300).contains(&status)).then(|| refusal(&self.url, status, &body)),
+        })
+    }
+
+    /// Ends the MCP session `session` on the hub (best-effort: the hub forgets idle ones).
+    pub fn end_mcp(&self, session: &str) {
+        let _ = self
+            .agent
+            .delete(format!("{}/mcp", self.url))
+            .header("authorization", format!("Bearer {}", self.token))
+            .header("mcp-session-id", session)
+            .call();
+    }
+
+    /// The token, for the environment of a process that acts on the hub in the caller's
+    /// name (a wake command started by `listen`).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+}
+
+/// What the hub's MCP endpoint answered one message with.
+#[derive(Debug)]
+pub struct McpAnswer {
+    pub status: u16,
+    /// The session the hub opened (on `initialize`) or kept.
+    pub session: Option<String>,
+    /// The JSON-RPC messages of the answer, each one line of JSON.
+    pub messages: Vec<String>,
+    /// The hub's refusal, for an answer that is not a success.
+    pub refusal: Option<Error>,
+}
+
+/// A blocking HTTP client that reads refusals as answers (the hub explains them in JSON).
+fn client(within: Option<Duration>, connect: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(within)
+        .timeout_connect(Some(connect))
+        .user_agent(concat!("baton/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
+/// The hub's refusal (`{error, hint, code}`), as the error the same refusal is locally.
+fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
+    #[derive(serde::Deserialize)]
+    struct Refusal {
+        error: String,
+        #[serde(default)]
+        hint: Option<String>,
+        #[serde(default)]
+        code: Option<i32>,
+    }
+    match serde_json::from_slice::<Refusal>(body) {
+        Ok(refusal) => Error::Hub {
+            hint: refusal.hint.or_else(|| match status {
+                401 => Some(
+                    "on the hub's machine, `baton token list` shows the tokens and `baton \
+                     token add NAME` makes a new one; set BATON_TOKEN to it"
+                        .into(),
+                ),
+                _ => None,
+            }),
+            message: match status {
+                401 => format!("the hub at {url} refused the token: {}", refusal.error),
+                _ => refusal.error,
+            },
+            code: refusal.code.unwrap_or(1),
+        },
+        // Not the hub's own words: something else answers at that address (a proxy, another
+        // server), and what it said is not shown as if baton said it.
+        Err(_) => Error::Hub {
+            message: format!("{url} answered HTTP {status}, and not as a baton hub does"),
+            hint: Some("is BATON_URL the address `baton serve` printed?".into()),
+            code: 1,
+        },
+    }
+}
+
+/// `url` checked and without a trailing `/`.
+pub fn base_url(url: &str) -> Result<String> {
+    let url = url.trim();
+    let shown = crate::text::inline(url).to_string();
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(Error::invalid_with_hint(
+            format!("BATON_URL {shown} is not a URL"),
+            "e.g. BATON_URL=http://buildbox:7878 (what `baton serve` printed, without the #token)",
+        ));
+    };
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
+        return Err(Error::invalid(format!(
+            "BATON_URL {shown} is not http or https"
+        )));
+    }
+    if rest.is_empty()
+        || url.contains('#')
+        || url.contains('?')
+        || url.chars().any(char::is_whitespace)
+    {
+        return Err(Error::invalid_with_hint(
+            format!("BATON_URL {shown} is not a hub's address"),
+            "give the address alone, e.g. http://buildbox:7878 (a login token in a #fragment \
+             is for browsers; set BATON_TOKEN instead)",
+        ));
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+fn non_empty_var(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|value| value.trim().to_string())
+        .filter(|value| !value.is_empty())
+}
+
+/// The token kept in `path`: its first line, trimmed. Only a regular file is read.
+fn read_token_file(path: &std::path::Path) -> Result<String> {
+    let bytes = crate::store::regular::read(path).map_err(|error| {
+        Error::invalid(format!(
+            "cannot read the token file {} (BATON_TOKEN_FILE): {error}",
+            path.display()
+        ))
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.is_empty() {
+        return Err(Error::invalid(format!(
+            "the token file {} (BATON_TOKEN_FILE) is empty",
+            path.display()
+        )));
+    }
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hub_url_is_http_or_https_without_its_trailing_slash() {
+        assert_eq!(base_url("http://hub:7878/").unwrap(), "http://hub:7878");
+        assert_eq!(
+            base_url("https://hub.example/baton").unwrap(),
+            "https://hub.example/baton"
+        );
+        for bad in [
+            "hub:7878",
+            "ftp://hub",
+            "http://",
+            "http://127.0.0.1:7878/#token=baton_x",
+            "file:///etc/passwd",
+            "http://a b",
+        ] {
+            assert!(base_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_keeps_the_hubs_words_and_exit_code_and_never_passes_others_for_them() {
+        let error = refusal(
+            "http://hub",
+            400,
+            br#"{"error":"T-4 is working","hint":"ask codex","code":1}"#,
+        );
+        assert_eq!(error.to_string(), "T-4 is working");
+        assert_eq!(error.hint().as_deref(), Some("ask codex"));
+        assert_eq!(error.exit_code(), 1);
+        let outside = refusal("http://hub", 403, br#"{"error":"bound","code":2}"#);
+        assert_eq!(outside.exit_code(), 2);
+        let proxy = refusal("http://hub", 502, b"<html>Bad gateway</html>");
+        assert!(!proxy.to_string().contains("html"), "{proxy}");
+        assert_eq!(proxy.exit_code(), 1);
+        let odd = refusal("http://hub", 400, br#"{"error":"x","code":77}"#);
+        assert_eq!(
+            odd.exit_code(),
+            1,
+            "a code outside the contract is not passed on"
+        );
+    }
+
+    #[test]
+    fn the_token_is_not_in_the_debug_form() {
+        let hub = Hub::new("http://hub:1", "baton_secret".into()).unwrap();
+        assert!(!format!("{hub:?}").contains("secret"));
+    }
+}

@@ -110,6 +110,10 @@ impl TestEnv {
             .env_remove("BATON_AGENT")
             .env_remove("BATON_PROJECT")
             .env_remove("BATON_NOW")
+            // A hub elsewhere would take every command away from the private home.
+            .env_remove("BATON_URL")
+            .env_remove("BATON_TOKEN")
+            .env_remove("BATON_TOKEN_FILE")
             .env("BATON_HOME", self.home())
             // A home of its own, so `setup` and `doctor` never see the real agent clients.
             .env("HOME", self.root.path().join("user-home"))

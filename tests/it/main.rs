@@ -29,6 +29,7 @@ mod mcp;
 mod mcp_http;
 mod opencode;
 mod projects;
+mod remote;
 mod serve;
 mod setup;
 // Its hub pins permission bits, which doctor's pinned output shows.

@@ -18,7 +18,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         ],
     ),
     ("session", &["session", "change"]),
-    ("faces", &["mcp", "hook", "watch", "serve"]),
+    ("faces", &["mcp", "hook", "watch", "serve", "remote"]),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

@@ -81,11 +81,7 @@ const REMOTE_WITHIN: Duration = Duration::from_millis(1300);
 /// turn alone: nothing on stdout, one line on stderr for the client's log, exit 0.
 pub fn run_remote(context: &Context, hub: &baton::remote::Hub, args: HookArgs) -> i32 {
     if args.event == FOLLOW {
-        eprintln!(
-            "baton hook follow: pushes into a live session come from the hub's machine only; \
-             the plugin's hooks still show the inbox at each prompt"
-        );
-        return 0;
+        return run_follow_remote(context, hub, &args);
     }
     let Ok((event, client)) = event_and_client(&args) else {
         return run_unknown(&args);
@@ -153,6 +149,118 @@ fn run_follow(context: &Context, args: &HookArgs) -> i32 {
                     .is_ok()
             },
         )
+    })();
+    if let Err(error) = result {
+        eprintln!("error: {}", baton::text::inline(&error.to_string()));
+    }
+    0
+}
+
+/// `hook follow` on an agent's machine whose hub is elsewhere: the same JSON lines as on the
+/// hub's machine, one per hand-over to the agent not yet seen, each batch then recorded as
+/// seen on the hub; the hub's event stream says when to look (and a look every few seconds
+/// covers leases running out). A stream that breaks is opened again, with backoff; the
+/// first look after it covers what arrived meanwhile. Ends when stdin or stdout closes.
+fn run_follow_remote(context: &Context, hub: &baton::remote::Hub, args: &HookArgs) -> i32 {
+    use std::collections::HashSet;
+
+    use baton::session::{Inbox, Push};
+
+    let client = args.client.as_deref().and_then(Client::from_name);
+    if client.filter(|client| client.plugin().is_some()).is_none() {
+        eprintln!("error: hook follow is for baton's opencode plugin: pass --client opencode");
+        return 0;
+    }
+    let over = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&over);
+    thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        flag.store(true, Ordering::SeqCst);
+    });
+    let result = (|| -> Result<(), Error> {
+        let project = baton::remote::map::ProjectMap::load(&context.hub.home)?
+            .resolve(context.global.project.as_deref(), &super::current_dir()?)?;
+        let mut pushed: HashSet<(u64, baton::time::Timestamp)> = HashSet::new();
+        let mut events = hub.events()?;
+        let mut pause = Duration::from_millis(250);
+        while !over.load(Ordering::SeqCst) {
+            let inbox: Inbox =
+                match hub.get(&format!("/projects/{project}/inbox?peek=true&record=false")) {
+                    Ok(inbox) => inbox,
+                    // The hub is away: looked at again once it is back.
+                    Err(error @ Error::Unreachable { .. }) => {
+                        eprintln!(
+                            "baton hook follow: {}",
+                            baton::text::inline(&error.to_string())
+                        );
+                        thread::sleep(pause);
+                        pause = (pause * 2).min(Duration::from_secs(10));
+                        if let Ok(stream) = hub.events() {
+                            events = stream;
+                        }
+                        continue;
+                    }
+                    Err(error) => return Err(error),
+                };
+            pause = Duration::from_millis(250);
+            let mut sent = Vec::new();
+            for entry in &inbox.tasks {
+                let Some(delivery) = &entry.task.delivery else {
+                    continue;
+                };
+                let key = (entry.task.id.0, delivery.since);
+                if delivery.to != inbox.agent
+                    || !delivery.state.is_unseen()
+                    || pushed.contains(&key)
+                {
+                    continue;
+                }
+                let push = Push {
+                    id: entry.task.id,
+                    since: delivery.since,
+                    subject: entry.task.subject.clone(),
+                    from: entry.task.from.clone(),
+                };
+                let mut stdout = std::io::stdout().lock();
+                let written = serde_json::to_writer(&mut stdout, &push)
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| stdout.write_all(b"\n"))
+                    .and_then(|()| stdout.flush());
+                if written.is_err() {
+                    return Ok(());
+                }
+                pushed.insert(key);
+                sent.push(entry.task.id.0);
+            }
+            if !sent.is_empty() {
+                hub.post::<_, serde_json::Value>(
+                    &format!("/projects/{project}/seen"),
+                    &serde_json::json!({ "tasks": sent }),
+                )?;
+            }
+            // Wait for a change here, checking now and then whether the plugin is gone.
+            let started = Instant::now();
+            while !over.load(Ordering::SeqCst) && started.elapsed() < watch::LOOK_AGAIN_EVERY {
+                match events.next(Duration::from_millis(500)) {
+                    Ok(Some(change)) if change.project.as_deref().is_none_or(|p| p == project) => {
+                        break;
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        eprintln!(
+                            "baton hook follow: {}",
+                            baton::text::inline(&error.to_string())
+                        );
+                        thread::sleep(pause);
+                        if let Ok(stream) = hub.events() {
+                            events = stream;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
     })();
     if let Err(error) = result {
         eprintln!("error: {}", baton::text::inline(&error.to_string()));

@@ -36,6 +36,7 @@ pub fn routes() -> Router<super::State> {
         .route("/projects/{project}/coordinator", post(coordinator))
         .route("/projects/{project}/wake/{agent}", post(wake))
         .route("/projects/{project}/woken", post(woken))
+        .route("/projects/{project}/seen", post(seen))
         .route("/agents/{agent}", get(agent_show).post(agent_profile))
         .route("/projects/{project}/tasks", post(send))
         .route("/projects/{project}/tasks/{id}", get(show))
@@ -685,6 +686,22 @@ async fn agent_profile(
             },
             crate::registry::WakeCommandChange::Keep,
         )
+    })
+    .await
+}
+
+/// A remote live session (`hook follow` on an agent's machine) pushed these tasks into its
+/// session: they count as seen (SPEC section 11), for the caller's own hand-overs only.
+async fn seen(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(project): Path<String>,
+    payload: std::result::Result<axum::Json<WokenBody>, JsonRejection>,
+) -> Answer {
+    let WokenBody { tasks } = body(payload)?;
+    as_caller(caller, project, &state, move |session| {
+        let ids: Vec<TaskId> = tasks.into_iter().map(TaskId).collect();
+        Ok(serde_json::json!({ "tasks": session.record_seen(&ids)? }))
     })
     .await
 }

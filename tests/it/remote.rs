@@ -530,3 +530,90 @@ fn baton_mcp_bridges_to_the_hubs_tools_in_the_mapped_project() {
     );
     assert!(text.contains("\"project\": \"api\""), "{text}");
 }
+
+#[test]
+fn the_opencode_plugins_follower_pushes_hand_overs_from_a_remote_hub() {
+    let hub = Hub::start();
+    let agent = Agent::of(&hub);
+    let mut follow = agent
+        .command(&agent.env.work())
+        .args(["hook", "follow", "--client", "opencode"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = crate::common::stdout_lines(&mut follow);
+    std::thread::sleep(Duration::from_millis(500));
+    hub.env
+        .run(
+            "alice",
+            &["send", "--to", "codex", "--subject", "Pushed across"],
+        )
+        .ok();
+    let line = lines
+        .recv_timeout(Duration::from_secs(20))
+        .expect("a push for the hand-over");
+    let push: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(push["id"], 1);
+    assert_eq!(push["subject"], "Pushed across");
+    assert_eq!(push["from"], "alice");
+    eventually("the push is recorded as seen on the hub", || {
+        let board = hub.env.board("default");
+        (task_in(&board["tasks"], 1)["delivery"]["state"] == "seen").then_some(())
+    });
+    assert!(
+        lines.recv_timeout(Duration::from_secs(1)).is_err(),
+        "a hand-over is pushed once"
+    );
+    drop(follow.stdin.take());
+    let status = follow.wait().unwrap();
+    assert!(status.success(), "it ends when the plugin's stdin closes");
+}
+
+#[test]
+fn watch_and_log_follow_on_the_remote_side_see_the_hubs_changes() {
+    let hub = Hub::start();
+    let agent = Agent::of(&hub);
+    let mut watch = agent
+        .command(&agent.env.work())
+        .args(["--json", "watch"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let boards = crate::common::stdout_lines(&mut watch);
+    let first: Value =
+        serde_json::from_str(&boards.recv_timeout(Duration::from_secs(20)).unwrap()).unwrap();
+    assert_eq!(first, serde_json::json!([]));
+    let mut log = agent
+        .command(&agent.env.work())
+        .args(["log", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let log_lines = crate::common::stdout_lines(&mut log);
+    std::thread::sleep(Duration::from_millis(500));
+    hub.env
+        .run("alice", &["send", "--to", "codex", "--subject", "Watched"])
+        .ok();
+    let next = eventually("the board again, with the task", || {
+        let line = boards.recv_timeout(Duration::from_millis(200)).ok()?;
+        let board: Value = serde_json::from_str(&line).unwrap();
+        (!board.as_array()?.is_empty()).then_some(board)
+    });
+    assert_eq!(next[0]["subject"], "Watched");
+    let sent = log_lines
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the send's log line");
+    assert!(sent.contains("alice send T-1"), "{sent}");
+    assert!(
+        log_lines.recv_timeout(Duration::from_secs(1)).is_err(),
+        "each line once"
+    );
+    for child in [&mut watch, &mut log] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

@@ -251,7 +251,9 @@ fn counting_wake(env: &TestEnv) -> (PathBuf, PathBuf) {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\necho \"run as $BATON_AGENT on ${{BATON_URL:-nowhere}}\" >> '{}'\n",
+            "#!/bin/sh\necho \"run as $BATON_AGENT on ${{BATON_URL:-nowhere}}\" >> '{}'\n\
+             cut -d' ' -f6 /proc/$$/stat > '{}.session'\n",
+            runs.display(),
             runs.display()
         ),
     )
@@ -334,6 +336,12 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
         "one run for one burst: {after_burst:?}"
     );
     assert_eq!(after_burst[0], format!("run as codex on http://{address}"));
+    // The run has a session of its own, not listen's.
+    let session_of = |stat: String| stat.split(' ').nth(5).map(str::to_string);
+    let listen_session =
+        session_of(std::fs::read_to_string(format!("/proc/{}/stat", listen.id())).unwrap());
+    let run_session = std::fs::read_to_string(runs.with_extension("txt.session")).unwrap();
+    assert_ne!(Some(run_session.trim().to_string()), listen_session);
     let board = env.board("default");
     for id in 1..=3 {
         assert_eq!(task_in(&board["tasks"], id)["delivery"]["state"], "woken");

@@ -421,6 +421,92 @@ def event_delay(binary, sends):
     return statistics.median(delays), percentile(delays, 0.99)
 
 
+def measure_with(hub, args, env):
+    """As Hub.measure, with another environment (a remote agent's machine)."""
+    saved = hub.env
+    hub.env = env
+    try:
+        return hub.measure(args)
+    finally:
+        hub.env = saved
+
+
+def remote_latency(binary, repeats):
+    """Median milliseconds of `status`, `send` and `hook prompt` on the hub's own machine
+    (its files) and from another machine's home through `BATON_URL` (`baton serve` on
+    loopback), 1,000 open tasks."""
+    if not has_command(binary, "listen"):
+        return None
+    hub = Hub(binary, 1000)
+    served = Served(hub)
+    tokens = {agent: hub.run(["token", "add", agent]).decode().strip() for agent in ("lead", "dev")}
+    elsewhere = os.path.join(hub.dir, "agent-home")
+    remote = {agent: dict(hub.env, BATON_HOME=elsewhere, BATON_URL=f"http://{served.host}:{served.port}",
+                          BATON_TOKEN=tokens[agent]) for agent in tokens}
+    runs = {
+        "status": (["--as", "dev", "status"], ["status"], "dev"),
+        "send": (["--as", "lead", "send", "--to", "dev", "--subject", "bench"],
+                 ["send", "--to", "dev", "--subject", "bench"], "lead"),
+        "hook prompt": (["--as", "dev", "hook", "prompt", "--client", "claude"],
+                        ["hook", "prompt", "--client", "claude"], "dev"),
+    }
+    figures = {}
+    try:
+        for name, (local_args, remote_args, agent) in runs.items():
+            local = statistics.median(hub.measure(local_args) for _ in range(repeats))
+            over = statistics.median(measure_with(hub, remote_args, remote[agent])
+                                     for _ in range(repeats))
+            figures[name] = (local, over)
+    finally:
+        served.close()
+        hub.close()
+    return figures
+
+
+def wake_delay(binary, sends):
+    """Milliseconds from a hand-over on the hub (`baton send` exits) to the wake command
+    starting on a machine that runs `baton listen` against it: median and p99."""
+    if not has_command(binary, "listen"):
+        return None
+    hub = Hub(binary, 100)
+    served = Served(hub)
+    token = hub.run(["token", "add", "dev"]).decode().strip()
+    stamps = os.path.join(hub.dir, "woken.txt")
+    script = os.path.join(hub.dir, "wake.sh")
+    with open(script, "w") as out:
+        out.write(f"#!/bin/sh\ndate +%s.%N >> '{stamps}'\n")
+    os.chmod(script, 0o755)
+    env = dict(hub.env, BATON_HOME=os.path.join(hub.dir, "agent-home"),
+               BATON_URL=f"http://{served.host}:{served.port}", BATON_TOKEN=token)
+    listen = subprocess.Popen([binary, "listen", "--wake", "--", script], cwd=hub.work, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    delays = []
+    try:
+        time.sleep(1)
+        for i in range(sends):
+            seen = len(open(stamps).read().split()) if os.path.exists(stamps) else 0
+            hub.run(["--as", "lead", "send", "--to", "dev", "--subject", f"wake {i}"])
+            sent_at = time.time()
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                lines = open(stamps).read().split() if os.path.exists(stamps) else []
+                if len(lines) > seen:
+                    delays.append((float(lines[seen]) - sent_at) * 1000)
+                    break
+                time.sleep(0.005)
+            else:
+                raise RuntimeError("listen never started the wake command")
+            # Apart from the next send by more than a burst.
+            time.sleep(0.5)
+    finally:
+        listen.kill()
+        listen.wait()
+        served.close()
+        hub.close()
+    return statistics.median(delays), percentile(delays, 0.99)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", help="a built baton (default: build it as install.sh does)")
@@ -506,6 +592,25 @@ def main():
         print("|---|---|")
         print(f"| {median:.1f} | {p99:.1f} |")
     print()
+    remote = remote_latency(binary, repeats)
+    if remote is not None:
+        print("A command on the hub's machine against the same command from another machine's "
+              "home through BATON_URL (`baton serve` on loopback), 1,000 open tasks, median ms")
+        print()
+        print("| command | local | remote | remote / local |")
+        print("|---|---|---|---|")
+        for name, (local, over) in remote.items():
+            print(f"| {name} | {local:.2f} | {over:.2f} | {over / local:.2f} |")
+        print()
+        sends = 5 if options.quick else 30
+        median, p99 = wake_delay(binary, sends)
+        print(f"From a hand-over on the hub (`baton send` exits) to the wake command starting "
+              f"under `baton listen` on another machine's home, {sends} hand-overs")
+        print()
+        print("| median ms | p99 ms |")
+        print("|---|---|")
+        print(f"| {median:.1f} | {p99:.1f} |")
+        print()
     print(f"Peak RSS over every command measured: {peak_overall:.1f} MiB")
 
 

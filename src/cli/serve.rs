@@ -32,6 +32,29 @@ pub struct ServeArgs {
     /// free one; the printed URL says which
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7878")]
     pub listen: SocketAddr,
+    /// Also answer requests that name this host (repeat for several): the name agents on
+    /// other machines, or a TLS proxy in front, reach the hub by. Other names are refused
+    /// (403), against DNS rebinding
+    #[arg(long = "allow-host", value_name = "NAME", value_parser = parse_host_name)]
+    pub allow_host: Vec<String>,
+}
+
+/// A host name as `--allow-host` takes it: a DNS name, without a port or a scheme.
+fn parse_host_name(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    let is_name = !name.is_empty()
+        && name.len() <= 253
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+    if is_name {
+        Ok(name.to_ascii_lowercase())
+    } else {
+        Err(format!(
+            "`{}` is not a host name: give the name alone, e.g. --allow-host buildbox.lan",
+            baton::text::inline(name)
+        ))
+    }
 }
 
 pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
@@ -83,6 +106,7 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
             tokens::authenticate(&authenticate_home, token, time::now())
         }),
         report_wake: |outcome| eprintln!("{}", super::wake::describe(outcome)),
+        allowed_hosts: args.allow_host.clone(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

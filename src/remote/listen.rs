@@ -324,18 +324,16 @@ impl<'a> Listener<'a> {
         // A session of its own, as the supervisor's runs have (SPEC section 8): setsid(1)
         // where the PATH has one (it waits for the command and passes its status on), since
         // calling setsid() between fork and exec would need `unsafe`.
-        let argv: Vec<String> = match crate::process::find_program(
-            "setsid",
-            std::env::var_os("PATH").as_deref(),
-        ) {
-            crate::process::ProgramLookup::Found(setsid) if cfg!(target_os = "linux") => {
-                [setsid.to_string_lossy().into_owned(), "--wait".to_string()]
-                    .into_iter()
-                    .chain(argv.iter().cloned())
-                    .collect()
-            }
-            _ => argv.clone(),
-        };
+        let argv: Vec<String> =
+            match crate::process::find_program("setsid", std::env::var_os("PATH").as_deref()) {
+                crate::process::ProgramLookup::Found(setsid) if cfg!(target_os = "linux") => {
+                    [setsid.to_string_lossy().into_owned(), "--wait".to_string()]
+                        .into_iter()
+                        .chain(argv.iter().cloned())
+                        .collect()
+                }
+                _ => argv.clone(),
+            };
         Ok(wake::run_command(
             &self.log,
             &argv,

@@ -21,6 +21,8 @@ use crate::mcp::Caller;
 pub struct Hosts {
     port: u16,
     address: IpAddr,
+    /// Names answered at any port, as `--allow-host` gave them (lowercase).
+    names: Vec<String>,
 }
 
 impl Hosts {
@@ -28,7 +30,19 @@ impl Hosts {
         Hosts {
             port: address.port(),
             address: address.ip(),
+            names: Vec::new(),
         }
+    }
+
+    /// The same, answering `names` too, at any port: a TLS proxy in front listens on a port
+    /// of its own. Naming a host is the operator's word that it points here.
+    pub fn allowing(mut self, names: Vec<String>) -> Self {
+        self.names = names
+            .into_iter()
+            .map(|name| name.trim().to_ascii_lowercase())
+            .filter(|name| !name.is_empty())
+            .collect();
+        self
     }
 
     /// Whether a request whose `Host` header is `host` is for this server.
@@ -36,6 +50,13 @@ impl Hosts {
         let Some((name, port)) = split_host(host) else {
             return false;
         };
+        if self
+            .names
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(name))
+        {
+            return true;
+        }
         if port != self.port {
             return false;
         }
@@ -153,6 +174,18 @@ fn unauthorized(message: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_name_is_answered_only_when_allowed() {
+        let hosts = Hosts::for_listener("0.0.0.0:7878".parse().unwrap());
+        assert!(!hosts.allows("buildbox:7878"));
+        let hosts = hosts.allowing(vec!["BuildBox".into(), " ".into()]);
+        assert!(hosts.allows("buildbox:7878"));
+        assert!(hosts.allows("buildbox"), "behind a proxy on port 80");
+        assert!(hosts.allows("buildbox:443"));
+        assert!(!hosts.allows("evil.example:7878"));
+        assert!(!hosts.allows(":7878"));
+    }
 
     #[test]
     fn a_loopback_server_answers_its_address_and_localhost_at_its_port() {

@@ -44,6 +44,9 @@ pub struct Settings {
     pub authenticate: Authenticate,
     /// Told whom each change woke, as `baton mcp` is.
     pub report_wake: fn(&WakeOutcome),
+    /// Host names answered besides the listen address and `localhost` (`--allow-host`):
+    /// the name remote agents, or a TLS proxy in front, reach the hub by.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// What every handler shares.
@@ -74,7 +77,7 @@ pub async fn serve(
     let state = State {
         hub: settings.hub,
         authenticate: settings.authenticate,
-        hosts: Arc::new(auth::Hosts::for_listener(address)),
+        hosts: Arc::new(auth::Hosts::for_listener(address).allowing(settings.allowed_hosts)),
         feed,
         stopping: stopping.clone(),
         report_wake: settings.report_wake,

@@ -625,3 +625,26 @@ fn watch_and_log_follow_on_the_remote_side_see_the_hubs_changes() {
         let _ = child.wait();
     }
 }
+
+#[test]
+fn a_hub_answers_a_host_name_only_when_serve_allows_it() {
+    let env = TestEnv::new();
+    let token = env
+        .run("", &["token", "add", "codex"])
+        .ok()
+        .trim()
+        .to_string();
+    let served = Served::start_with(&env, "alice", &["--allow-host", "BuildBox.lan"]);
+    let ask = |host: &str| {
+        let headers = [
+            ("Host".to_string(), host.to_string()),
+            ("Authorization".to_string(), format!("Bearer {token}")),
+        ];
+        crate::http::send(&served.address, "GET", "/api/v1/whoami", &headers, None).status
+    };
+    assert_eq!(ask(&format!("buildbox.lan:{}", served.port())), 200);
+    assert_eq!(ask("buildbox.lan"), 200, "a proxy in front on port 80");
+    assert_eq!(ask(&format!("other.lan:{}", served.port())), 403);
+    let refused = env.run("alice", &["serve", "--allow-host", "http://x:1"]);
+    refused.fails(1);
+}

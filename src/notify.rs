@@ -3,10 +3,12 @@
 //!
 //! The command that made the change never talks to the notification service itself: a
 //! desktop without one can make a D-Bus call hang for its whole timeout. It starts
-//! `baton __notify` detached instead, which gives up after [`SHOW_TIMEOUT`].
+//! `baton __notify` detached instead, which gives up after [`SHOW_TIMEOUT`]. The notes go
+//! to it on its stdin, never in its arguments, which any local user can read (`ps`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io;
+use std::io::{self, Read};
 use std::path::Path;
 use std::time::Duration;
 
@@ -18,8 +20,10 @@ use crate::process;
 use crate::store::paths::Home;
 use crate::text;
 
-/// The hidden subcommand that shows notes: `baton __notify JSON`.
+/// The hidden subcommand that shows notes: `baton __notify`, the notes as JSON on stdin.
 pub const NOTIFY_COMMAND: &str = "__notify";
+/// The most the notifier reads of its stdin: far more than any change's notes take.
+const NOTES_LIMIT: u64 = 1024 * 1024;
 /// How long the detached notifier waits for the notification service, for all notes.
 pub const SHOW_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -93,13 +97,56 @@ fn shown(line: &str) -> String {
 /// The most of a subject or summary a notification shows, in characters.
 const NOTE_LINE_CHARS: usize = 120;
 
-/// Starts the detached notifier for `notes`; returns once it is started.
+/// Starts the detached notifier for `notes`, handing them over on its stdin; returns once
+/// it is started.
 pub fn spawn(program: &Path, home: &Home, notes: &[Note]) -> io::Result<()> {
     if notes.is_empty() {
         return Ok(());
     }
-    let json = serde_json::to_string(notes).map_err(io::Error::other)?;
-    process::spawn_detached(program, &[NOTIFY_COMMAND, &json], home.root())
+    let json = serde_json::to_vec(notes).map_err(io::Error::other)?;
+    process::spawn_detached_with_input(program, &[NOTIFY_COMMAND], home.root(), &json)
+}
+
+/// The notes [`spawn`] handed the notifier, read from `input` (its stdin).
+pub fn read_notes(input: impl Read) -> Result<Vec<Note>, String> {
+    let mut json = Vec::new();
+    input
+        .take(NOTES_LIMIT)
+        .read_to_end(&mut json)
+        .map_err(|error| format!("cannot read the notes: {error}"))?;
+    serde_json::from_slice(&json).map_err(|error| format!("the notes are not JSON: {error}"))
+}
+
+/// A note's body as the notification service is given it. The freedesktop servers of Linux
+/// and the BSDs read a body as markup (`<b>`, `<a href>`, `<img src>`), so on those its
+/// `&`, `<`, `>` and quotes go as entities and show as the characters they are; macOS and
+/// Windows show a body as text.
+fn body_for_service(body: &str) -> Cow<'_, str> {
+    if cfg!(all(unix, not(target_os = "macos"))) {
+        escape_markup(body)
+    } else {
+        Cow::Borrowed(body)
+    }
+}
+
+/// `text` with the characters markup gives a meaning written as entities.
+fn escape_markup(text: &str) -> Cow<'_, str> {
+    if !text.contains(['&', '<', '>', '"', '\'']) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            // Not &apos;, which HTML 4 and some servers' parsers do not know.
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Shows `notes` (in the detached notifier), giving up after [`SHOW_TIMEOUT`].
@@ -115,7 +162,7 @@ pub fn show(notes: &[Note]) -> Result<(), String> {
                 notification
                     .appname("baton")
                     .summary(&note.summary)
-                    .body(&note.body);
+                    .body(&body_for_service(&note.body));
                 show_one(notification)
                     .await
                     .map_err(|error| format!("no desktop notification: {error}"))?;
@@ -198,6 +245,48 @@ mod tests {
                         .into(),
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn markup_in_a_body_goes_as_entities_after_the_controls_are_escaped() {
+        assert_eq!(escape_markup("plain words"), "plain words");
+        assert_eq!(
+            escape_markup(r#"<b>bold</b> & <a href='x'>"link"</a>"#),
+            "&lt;b&gt;bold&lt;/b&gt; &amp; &lt;a href=&#39;x&#39;&gt;&quot;link&quot;&lt;/a&gt;"
+        );
+        // An entity an agent wrote shows as it was written, not as the character it names.
+        assert_eq!(escape_markup("&lt;img&gt;"), "&amp;lt;img&amp;gt;");
+        let notes = notes_for(
+            &[handover(
+                "codex",
+                3,
+                Reason::Assigned,
+                "<img src=x>\u{1b}[2J & co",
+            )],
+            &[],
+            |_, _| "delivery: at codex's next prompt".into(),
+        );
+        let expected = if cfg!(all(unix, not(target_os = "macos"))) {
+            "T-3 to do: &lt;img src=x&gt;\\u{1b}[2J &amp; co\ndelivery: at codex&#39;s next prompt"
+        } else {
+            "T-3 to do: <img src=x>\\u{1b}[2J & co\ndelivery: at codex's next prompt"
+        };
+        assert_eq!(body_for_service(&notes[0].body), expected);
+    }
+
+    #[test]
+    fn the_notifier_reads_back_the_notes_handed_to_it() {
+        let notes = vec![Note {
+            summary: "baton: work for codex in api".into(),
+            body: "T-3 to do: <b>x</b>".into(),
+        }];
+        let json = serde_json::to_vec(&notes).unwrap();
+        assert_eq!(read_notes(json.as_slice()), Ok(notes));
+        assert!(
+            read_notes(&b"[{"[..])
+                .unwrap_err()
+                .starts_with("the notes are not JSON")
         );
     }
 }

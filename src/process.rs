@@ -324,15 +324,46 @@ fn close_inherited_descriptors() {
 /// caller's hub, whose home directory is `home`. The child closes the other descriptors it
 /// inherits itself, at its start ([`detach_from_caller`]).
 pub(crate) fn spawn_detached(program: &Path, args: &[&str], home: &Path) -> io::Result<()> {
+    start_detached(program, args, home, None)
+}
+
+/// [`spawn_detached`], with `input` written to the child's stdin, which is then closed: for
+/// what must not be in its arguments, which every local user can read (`ps`,
+/// /proc/PID/cmdline). `input` should fit a pipe's buffer (64 KiB on Linux, 16 KiB on
+/// macOS): more waits for the child to read it.
+pub(crate) fn spawn_detached_with_input(
+    program: &Path,
+    args: &[&str],
+    home: &Path,
+    input: &[u8],
+) -> io::Result<()> {
+    start_detached(program, args, home, Some(input))
+}
+
+fn start_detached(
+    program: &Path,
+    args: &[&str],
+    home: &Path,
+    input: Option<&[u8]>,
+) -> io::Result<()> {
     let mut command = detached_command(program);
     command
         .args(args)
         .env_clear()
         .envs(detached_environment(std::env::vars_os(), home, None))
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut child = command.spawn()?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        // A child that died before reading it all is the child's failure, not the caller's;
+        // dropping `stdin` closes it, so the child reads to its end.
+        let _ = io::Write::write_all(&mut stdin, input);
+    }
     // Reap it when it ends, so that a long-lived caller (the MCP server) gathers no
     // zombies; a CLI command exits long before and leaves it to init.
     std::thread::spawn(move || {

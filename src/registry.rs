@@ -17,7 +17,7 @@ use crate::store::StoreError;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::versioned::{self, Versioned};
-use crate::text;
+use crate::text::{self, LineField};
 use crate::time::Timestamp;
 
 pub const AGENT_SCHEMA: u32 = 1;
@@ -196,7 +196,7 @@ impl Profile {
         }
         if let Some(skills) = &self.skills {
             for skill in skills {
-                text::check_line("skill", skill)?;
+                text::check_line(LineField::Skill, skill)?;
             }
             record.skills = normalize_skills(skills);
         }

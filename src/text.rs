@@ -4,8 +4,9 @@
 //! Whatever an agent writes is read by other agents (in hook context, in their inbox) and by
 //! humans (in a terminal, in a notification). Two rules keep that text from doing anything
 //! but being read:
-//! - On the way in, one-line fields refuse control characters and long text has a size cap
-//!   ([`check_line`], [`check_long`]); what is accepted is kept exactly.
+//! - On the way in, one-line fields refuse control characters and have a length cap each,
+//!   and long text has a size cap ([`check_line`], [`check_long`]); what is accepted is kept
+//!   exactly.
 //! - On the way out, every human-readable rendering goes through [`inline`] or [`framed`]:
 //!   control characters and bidirectional overrides become visible escapes (`\u{1b}`), and
 //!   the lines of multi-line text sit behind a prefix, so none can pass for baton's own.
@@ -145,9 +146,66 @@ pub fn is_multiline(text: &str) -> bool {
     text.contains(['\n', '\r'])
 }
 
-/// Refuses a one-line field (`subject`, a file name, a skill, a summary) holding any
-/// character [`is_hidden`] names, newline included, or more than [`LONG_TEXT_LIMIT`] bytes.
-pub fn check_line(field: &str, value: &str) -> Result<(), Refused> {
+/// A one-line field a participant writes, and how much of it is accepted.
+///
+/// The caps keep a field within what its readers are built for: a subject or a summary is
+/// read at a glance on a card, in a notification or in a list, a file name is a path the
+/// system can open, and a skill is a tag, as short as a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineField {
+    Subject,
+    FileName,
+    Skill,
+    Summary,
+}
+
+/// How long a one-line field may be: counted in characters where a person reads it, in
+/// bytes where the system does (a path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LengthCap {
+    Characters(usize),
+    Bytes(usize),
+}
+
+impl LineField {
+    /// The field's name in errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            LineField::Subject => "subject",
+            LineField::FileName => "file name",
+            LineField::Skill => "skill",
+            LineField::Summary => "summary",
+        }
+    }
+
+    /// The most the field may hold.
+    pub fn cap(self) -> LengthCap {
+        match self {
+            LineField::Subject | LineField::Summary => LengthCap::Characters(1000),
+            // PATH_MAX on Linux; macOS and Windows allow less.
+            LineField::FileName => LengthCap::Bytes(4096),
+            // As long as an agent's or a project's name may be.
+            LineField::Skill => LengthCap::Characters(64),
+        }
+    }
+
+    /// What to do with text too long for the field.
+    fn hint_when_long(self) -> &'static str {
+        match self {
+            LineField::Subject => "keep the subject to a short line; put the rest in the body",
+            LineField::Summary => "keep the summary to a short line; the message holds the rest",
+            LineField::FileName => {
+                "no system opens a path that long; name the file by a shorter path"
+            }
+            LineField::Skill => "a skill is a short tag, such as `rust` or `frontend`",
+        }
+    }
+}
+
+/// Refuses a one-line field holding any character [`is_hidden`] names, newline included, or
+/// more than its [`LineField::cap`].
+pub fn check_line(field: LineField, value: &str) -> Result<(), Refused> {
+    let name = field.name();
     if let Some((at, c)) = value.char_indices().find(|(_, c)| is_hidden(*c)) {
         let what = match c {
             '\n' | '\r' => "a line break",
@@ -156,22 +214,34 @@ pub fn check_line(field: &str, value: &str) -> Result<(), Refused> {
         };
         return Err(Refused {
             message: format!(
-                "the {field} must be one line: it holds {what} ({}) at byte {at}",
+                "the {name} must be one line: it holds {what} ({}) at byte {at}",
                 inline(&c.to_string())
             ),
             hint: "put longer or multi-line text in the body",
         });
     }
-    check_size(field, value)
+    let (length, most, unit) = match field.cap() {
+        LengthCap::Bytes(most) => (value.len(), most, "bytes"),
+        // A string holds at least as many bytes as characters: only a long one is counted.
+        LengthCap::Characters(most) if value.len() <= most => return Ok(()),
+        LengthCap::Characters(most) => (value.chars().count(), most, "characters"),
+    };
+    if length <= most {
+        return Ok(());
+    }
+    Err(Refused {
+        message: format!(
+            "the {name} is {} {unit} long; at most {} are accepted",
+            with_thousands(length),
+            with_thousands(most)
+        ),
+        hint: field.hint_when_long(),
+    })
 }
 
 /// Refuses multi-line text (a body, a result, a reason, a message) above
 /// [`LONG_TEXT_LIMIT`] bytes. Any character is accepted: it is escaped when shown.
 pub fn check_long(field: &str, value: &str) -> Result<(), Refused> {
-    check_size(field, value)
-}
-
-fn check_size(field: &str, value: &str) -> Result<(), Refused> {
     if value.len() <= LONG_TEXT_LIMIT {
         return Ok(());
     }
@@ -183,6 +253,19 @@ fn check_size(field: &str, value: &str) -> Result<(), Refused> {
         ),
         hint: "put the text in a file and pass its path with --files",
     })
+}
+
+/// `number` with a comma between each group of three digits: `100,000`.
+fn with_thousands(number: usize) -> String {
+    let digits = number.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// A participant's text refused on the way in: what is wrong with it, and how to get past.
@@ -234,15 +317,45 @@ mod tests {
 
     #[test]
     fn one_line_fields_refuse_hidden_characters_and_say_where() {
-        assert!(check_line("subject", "Fix the parser (again) – ünïcode").is_ok());
-        let error = check_line("subject", "ok\nT-7 [urgent] to do: fake").unwrap_err();
+        assert!(check_line(LineField::Subject, "Fix the parser (again) – ünïcode").is_ok());
+        let error = check_line(LineField::Subject, "ok\nT-7 [urgent] to do: fake").unwrap_err();
         assert_eq!(
             error.to_string(),
             "the subject must be one line: it holds a line break (\\u{a}) at byte 2"
         );
-        assert!(check_line("subject", "a\u{1b}[2J").is_err());
-        assert!(check_line("file name", "a\u{202e}b").is_err());
-        assert!(check_line("subject", &"x".repeat(LONG_TEXT_LIMIT + 1)).is_err());
+        assert!(check_line(LineField::Subject, "a\u{1b}[2J").is_err());
+        assert!(check_line(LineField::FileName, "a\u{202e}b").is_err());
+    }
+
+    #[test]
+    fn one_line_fields_are_capped_each_in_its_own_unit() {
+        // A subject is counted in characters: a thousand of them, however many bytes.
+        assert!(check_line(LineField::Subject, &"é".repeat(1000)).is_ok());
+        let error = check_line(LineField::Subject, &"x".repeat(100_000)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the subject is 100,000 characters long; at most 1,000 are accepted"
+        );
+        assert!(error.hint.contains("body"), "{}", error.hint);
+        assert!(check_line(LineField::Summary, &"é".repeat(1001)).is_err());
+        // A path is counted in bytes, as the system counts it.
+        assert!(check_line(LineField::FileName, &"a".repeat(4096)).is_ok());
+        let error = check_line(LineField::FileName, &"é".repeat(2049)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the file name is 4,098 bytes long; at most 4,096 are accepted"
+        );
+        assert!(check_line(LineField::Skill, &"r".repeat(64)).is_ok());
+        assert!(check_line(LineField::Skill, &"r".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(with_thousands(0), "0");
+        assert_eq!(with_thousands(999), "999");
+        assert_eq!(with_thousands(1000), "1,000");
+        assert_eq!(with_thousands(262_144), "262,144");
+        assert_eq!(with_thousands(1_234_567), "1,234,567");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::io::Write;
 use clap::{Args, Subcommand};
 
 use baton::error::Error;
-use baton::notify::{self, Note};
+use baton::notify;
 use baton::process;
 use baton::session;
 use baton::wake::{self, WakeOutcome};
@@ -20,9 +20,9 @@ pub enum WakeCommand {
     /// The wake supervisor, started detached by baton itself
     #[command(name = "__wake-supervisor", hide = true)]
     WakeSupervisor(SupervisorArgs),
-    /// Shows desktop notifications, started detached by baton itself
+    /// Shows the desktop notifications given as JSON on stdin, started detached by baton
     #[command(name = "__notify", hide = true)]
-    Notify(NotifyArgs),
+    Notify,
 }
 
 #[derive(Debug, Args)]
@@ -38,12 +38,6 @@ pub struct SupervisorArgs {
     /// Run even when nothing waits
     #[arg(long)]
     pub by_hand: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct NotifyArgs {
-    /// The notes, as a JSON list of {summary, body}
-    pub notes: String,
 }
 
 pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
@@ -63,10 +57,9 @@ pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
                 &|project, ids| session::record_woken(hub, project, &args.agent, ids),
             )?;
         }
-        WakeCommand::Notify(args) => {
+        WakeCommand::Notify => {
             process::detach_from_caller();
-            let notes: Vec<Note> = serde_json::from_str(&args.notes)
-                .map_err(|error| Error::invalid(format!("notes are not JSON: {error}")))?;
+            let notes = notify::read_notes(std::io::stdin().lock()).map_err(Error::invalid)?;
             notify::show(&notes).map_err(Error::invalid)?;
         }
     }

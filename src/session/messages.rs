@@ -14,6 +14,7 @@ use crate::mail::{
 };
 use crate::names::{self, NameKind};
 use crate::registry;
+use crate::text::{self, LineField};
 use crate::time::Timestamp;
 use crate::wake::WakeOutcome;
 
@@ -66,9 +67,9 @@ impl Session {
         if body.is_empty() {
             return Err(Error::invalid("msg needs some words"));
         }
-        crate::text::check_long("message", text)?;
+        text::check_long("message", text)?;
         if let Some(summary) = summary {
-            crate::text::check_line("summary", summary)?;
+            text::check_line(LineField::Summary, summary)?;
         }
         match kind {
             MessageType::Notification => {

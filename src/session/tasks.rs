@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::project;
 use crate::registry;
-use crate::text;
+use crate::text::{self, LineField};
 
 /// What `board` shows.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +37,7 @@ impl Session {
         if new.subject.trim().is_empty() {
             return Err(Error::invalid("send needs --subject with some words"));
         }
-        text::check_line("subject", &new.subject)?;
+        text::check_line(LineField::Subject, &new.subject)?;
         text::check_long("body", &new.body)?;
         for file in &new.files {
             if file.trim().is_empty() {
@@ -46,10 +46,10 @@ impl Session {
                     "separate file names with single commas: --files src/a.rs,src/b.rs",
                 ));
             }
-            text::check_line("file name", file)?;
+            text::check_line(LineField::FileName, file)?;
         }
         if let Some(skill) = &new.skill {
-            text::check_line("skill", skill)?;
+            text::check_line(LineField::Skill, skill)?;
         }
         // With --skill, the candidates are read now and the choice is made under the board
         // lock, so two sends at once both see each other's load.

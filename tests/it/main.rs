@@ -27,6 +27,9 @@ mod log_truth;
 mod mail;
 mod mcp;
 mod mcp_http;
+// A private D-Bus session bus stands in for the desktop's: Linux alone here.
+#[cfg(target_os = "linux")]
+mod notify;
 mod opencode;
 mod projects;
 mod remote;

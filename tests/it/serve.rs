@@ -395,10 +395,22 @@ fn a_stalled_or_vanished_client_holds_up_nobody() {
     let listening = served.events(&served.login);
     std::thread::sleep(Duration::from_millis(300));
     // Far more changes than the stalled stream's backlog.
-    let subject = "x".repeat(2_000);
+    let subject = "x".repeat(1_000);
+    let body = "y".repeat(1_000);
     for _ in 0..40 {
-        env.run("dev", &["send", "--to", "alice", "--subject", &subject])
-            .ok();
+        env.run(
+            "dev",
+            &[
+                "send",
+                "--to",
+                "alice",
+                "--subject",
+                &subject,
+                "--body",
+                &body,
+            ],
+        )
+        .ok();
     }
     let mut seen = 0;
     while seen < 40 {

@@ -369,6 +369,115 @@ fn one_line_fields_refuse_control_characters_and_change_nothing() {
 }
 
 #[test]
+fn one_line_fields_have_a_length_cap_in_every_face() {
+    let env = TestEnv::new();
+    env.register(&["claude", "codex"]);
+    // What the attacker sent: the page then took 22 seconds to draw it.
+    let huge = "s".repeat(100_000);
+    let refused = env.run("claude", &["send", "--to", "codex", "--subject", &huge]);
+    assert_eq!(
+        refused.fails(1),
+        "error: the subject is 100,000 characters long; at most 1,000 are accepted\n\
+         hint: keep the subject to a short line; put the rest in the body\n"
+    );
+    // At each cap, accepted: a subject and a summary by characters, a path by bytes.
+    let most = "é".repeat(1000);
+    let path = format!("/{}", "p".repeat(4095));
+    let skill = "r".repeat(64);
+    env.run(
+        "claude",
+        &[
+            "send",
+            "--to",
+            "codex",
+            "--subject",
+            &most,
+            "--files",
+            &path,
+        ],
+    )
+    .ok();
+    env.run("", &["agent", "add", "codex", "--skills", &skill])
+        .ok();
+    env.run("claude", &["send", "--skill", &skill, "--subject", "s"])
+        .ok();
+    env.run(
+        "claude",
+        &["msg", "--to", "codex", "--summary", &most, "words"],
+    )
+    .ok();
+    let before = std::fs::read(env.board_path("default")).unwrap();
+    let one_more = format!("{most}é");
+    let long_path = format!("{path}p");
+    let long_skill = format!("{skill}r");
+    let refusals: [(&[&str], &str); 5] = [
+        (
+            &["send", "--to", "codex", "--subject", &one_more],
+            "error: the subject is 1,001 characters long",
+        ),
+        (
+            &[
+                "send",
+                "--to",
+                "codex",
+                "--subject",
+                "s",
+                "--files",
+                &long_path,
+            ],
+            "error: the file name is 4,097 bytes long; at most 4,096 are accepted",
+        ),
+        (
+            &["send", "--skill", &long_skill, "--subject", "s"],
+            "error: the skill is 65 characters long; at most 64 are accepted",
+        ),
+        (
+            &["msg", "--to", "codex", "--summary", &one_more, "words"],
+            "error: the summary is 1,001 characters long",
+        ),
+        (
+            &[
+                "agent",
+                "add",
+                "codex",
+                "--skills",
+                &format!("rust,{long_skill}"),
+            ],
+            "error: the skill is 65 characters long",
+        ),
+    ];
+    for (args, error) in refusals {
+        let run = env.run("claude", args);
+        let stderr = run.fails(1);
+        assert!(stderr.starts_with(error), "{stderr}");
+        assert_eq!(stderr.lines().count(), 2, "one line and a hint: {stderr}");
+        assert!(stderr.lines().nth(1).unwrap().starts_with("hint: "));
+    }
+    assert_eq!(std::fs::read(env.board_path("default")).unwrap(), before);
+    let record = env.run("", &["--json", "agent", "show", "codex"]).json();
+    assert_eq!(record["skills"], json!([skill]));
+
+    // The HTTP API refuses by the same check, with the same words.
+    let served = crate::http::Served::start(&env, "claude");
+    let refused = served.post(
+        "/api/v1/projects/default/tasks",
+        &served.login,
+        &json!({"to": "codex", "subject": huge}),
+    );
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    let answer = refused.json();
+    assert_eq!(
+        answer["error"],
+        "the subject is 100,000 characters long; at most 1,000 are accepted"
+    );
+    assert_eq!(
+        answer["hint"],
+        "keep the subject to a short line; put the rest in the body"
+    );
+    assert_eq!(std::fs::read(env.board_path("default")).unwrap(), before);
+}
+
+#[test]
 fn text_over_256_kib_is_refused_with_a_hint() {
     let env = TestEnv::new();
     env.register(&["claude", "codex"]);
@@ -457,8 +566,19 @@ fn mcp_send_meets_the_same_rules() {
         text.starts_with("error: the subject must be one line"),
         "{text}"
     );
-    let sent = call(
+    let too_long = call(
         3,
+        "tools/call",
+        json!({"name": "send", "arguments": {"to": "codex", "subject": "s".repeat(100_000)}}),
+    );
+    assert_eq!(too_long["result"]["isError"], json!(true), "{too_long}");
+    let text = too_long["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("error: the subject is 100,000 characters long; at most 1,000"),
+        "{text}"
+    );
+    let sent = call(
+        4,
         "tools/call",
         json!({"name": "send", "arguments": {"to": "codex", "subject": "fine", "body": hostile_body()}}),
     );

@@ -3,7 +3,9 @@
 //
 // Every word an agent wrote reaches the page through `line` or `block` and is set as text
 // (textContent, text nodes), never as markup (SPEC 10). Those two show control characters
-// and bidirectional overrides as visible escapes (`\u{1b}`), as the CLI does.
+// and bidirectional overrides as visible escapes (`\u{1b}`), as the CLI does, and cut long
+// text before it is drawn: a browser laying out a board full of the largest texts baton
+// accepts (256 KiB each, or more in a board.json edited by hand) would stall the tab.
 'use strict';
 
 const OPEN = ['pending', 'working', 'input_required', 'review_requested', 'changes_requested'];
@@ -12,6 +14,12 @@ const PRIORITIES = ['urgent', 'high', 'normal', 'low'];
 const UNSEEN_AFTER_MS = 5 * 60 * 1000;
 const TOKEN_KEY = 'baton-token';
 const PROJECT_KEY = 'baton-project';
+// How many characters of a participant's text are drawn before it is cut: a subject on a
+// card, any one-line text elsewhere (a subject caps at 1,000), and a multi-line text, which
+// can be shown whole on request.
+const CARD_CHARS = 200;
+const LINE_CHARS = 1000;
+const BLOCK_CHARS = 4000;
 
 const state = {
   token: null,
@@ -24,6 +32,10 @@ const state = {
   agents: [],
   generation: 0,
   refreshTimer: null,
+  // The task last drawn, and which of its cut texts were asked for whole ('body', 'result',
+  // 'thread-3'), until another task is opened.
+  shownTask: null,
+  whole: new Set(),
 };
 
 // ---- text from participants (SPEC 10; the same rule as crate::text::is_hidden)
@@ -43,11 +55,46 @@ function escaped(text, keep) {
   return out;
 }
 
-/** One-line text: everything hidden escaped, newlines too. */
-function line(text) { return escaped(text, ''); }
+/** The first `most` characters (code points) of `text`, and how many it has beyond them. */
+function cut(text, most) {
+  const whole = String(text ?? '');
+  // No string has more characters than UTF-16 units: a short one is whole.
+  if (whole.length <= most) return [whole, 0];
+  let end = 0;
+  for (let count = 0; count < most && end < whole.length; count++) {
+    end += whole.codePointAt(end) > 0xffff ? 2 : 1;
+  }
+  let left = 0;
+  for (let at = end; at < whole.length; at++) {
+    const unit = whole.charCodeAt(at);
+    // The second half of a surrogate pair is no character of its own.
+    if (unit < 0xdc00 || unit > 0xdfff) left++;
+  }
+  return [whole.slice(0, end), left];
+}
 
-/** Multi-line text: newlines and tabs kept, everything else hidden escaped. */
-function block(text) { return escaped(text, '\n\t'); }
+/** What stands for the `left` characters a cut text does not show. */
+function more(left) { return '… ' + left.toLocaleString('en-US') + ' more characters'; }
+
+/** One-line text: everything hidden escaped, newlines too; cut after `most` characters. */
+function line(text, most = LINE_CHARS) {
+  const [kept, left] = cut(text, most);
+  return escaped(kept, '') + (left ? more(left) : '');
+}
+
+/**
+ * Multi-line text, as nodes: newlines and tabs kept, everything else hidden escaped; cut
+ * after BLOCK_CHARS characters, with a button that draws the rest, unless `key` (which
+ * names the text within its task) was asked for whole.
+ */
+function block(text, key) {
+  const [kept, left] = state.whole.has(key) ? [String(text ?? ''), 0] : cut(text, BLOCK_CHARS);
+  const nodes = [escaped(kept, '\n\t')];
+  if (left) {
+    nodes.push(el('button', { type: 'button', class: 'link more', 'data-whole': key }, more(left) + ' (show all)'));
+  }
+  return nodes;
+}
 
 // ---- small DOM helpers
 
@@ -208,7 +255,7 @@ function card(task) {
     el('span', { class: 'id' }, 'T-' + task.id),
     el('span', { class: 'priority' }, line(task.priority)),
     el('span', { class: 'age', title: task.created_at }, age(task.created_at))),
-  el('div', { class: 'subject' }, line(task.subject)),
+  el('div', { class: 'subject' }, line(task.subject, CARD_CHARS)),
   el('div', { class: 'route' }, line(task.from) + ' → ' + line(task.to)),
   el('div', { class: 'marks' }, marks(task)));
   node.addEventListener('click', () => openTask(task.id));
@@ -266,6 +313,7 @@ function field(name, value) {
 }
 
 function renderTask(task) {
+  state.shownTask = task;
   $('#task-title').textContent = 'T-' + task.id + ' ' + line(task.subject);
   const delivery = task.delivery;
   const detail = [
@@ -290,19 +338,19 @@ function renderTask(task) {
         : 'none'),
       marks(task).length ? field('marks', el('span', { class: 'marks' }, marks(task))) : null),
     el('h3', {}, 'body'),
-    el('pre', { class: 'text', id: 'task-body' }, block(task.body) || '—'),
+    el('pre', { class: 'text', id: 'task-body' }, task.body ? block(task.body, 'body') : '—'),
     el('h3', {}, 'files'),
     (task.files || []).length
       ? el('ul', { class: 'files' }, task.files.map((file) => el('li', {}, line(file))))
       : el('p', { class: 'none' }, 'none'),
-    task.result ? [el('h3', {}, 'result'), el('pre', { class: 'text', id: 'task-result' }, block(task.result))] : null,
+    task.result ? [el('h3', {}, 'result'), el('pre', { class: 'text', id: 'task-result' }, block(task.result, 'result'))] : null,
     el('h3', {}, 'thread'),
-    el('ol', { class: 'thread', id: 'thread' }, (task.thread || []).map((entry) => el('li', { 'data-kind': entry.kind },
+    el('ol', { class: 'thread', id: 'thread' }, (task.thread || []).map((entry, index) => el('li', { 'data-kind': entry.kind },
       el('div', { class: 'entry-head' },
         el('span', { class: 'by' }, line(entry.by)),
         el('span', { class: 'kind' }, line(entry.kind)),
         when(entry.at)),
-      entry.text ? el('pre', { class: 'text' }, block(entry.text)) : null))),
+      entry.text ? el('pre', { class: 'text' }, block(entry.text, 'thread-' + index)) : null))),
     (task.thread || []).length ? null : el('p', { class: 'none' }, 'no entries yet'),
   ];
   $('#task-detail').replaceChildren(...detail.flat().filter(Boolean));
@@ -423,6 +471,8 @@ async function submitMessage(event) {
 
 function openTask(id) {
   if (state.task !== id) {
+    state.whole.clear();
+    state.shownTask = null;
     $('#action-text').value = '';
     showError('#task-error', null);
     $('#task-detail').replaceChildren();
@@ -544,6 +594,12 @@ function wire() {
     refresh();
   });
   $('#close-task').addEventListener('click', closeTask);
+  $('#task-detail').addEventListener('click', (event) => {
+    const target = event.target.closest('[data-whole]');
+    if (!target || !state.shownTask) return;
+    state.whole.add(target.dataset.whole);
+    renderTask(state.shownTask);
+  });
   for (const button of document.querySelectorAll('#task-actions button[data-action]')) {
     button.addEventListener('click', () => act(button.dataset.action));
   }

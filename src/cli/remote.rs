@@ -39,7 +39,7 @@ pub fn is_for_hub(command: &Command) -> bool {
         command,
         Command::Demo
             | Command::Setup(_)
-            | Command::Wake(WakeCommand::WakeSupervisor(_) | WakeCommand::Notify(_))
+            | Command::Wake(WakeCommand::WakeSupervisor(_) | WakeCommand::Notify)
     )
 }
 

@@ -68,7 +68,9 @@ fn server_entry(launch: &Launch) -> CstInputValue {
     object(members)
 }
 
-/// Gemini CLI shows each hook's name.
+/// Gemini CLI shows each hook's name. A remote hub's hook line reads the token as `"$VAR"`:
+/// Gemini CLI puts the variable's value there itself when it loads its settings, before
+/// the shell would, which comes to the same (the file keeps the name).
 fn hook_group(
     _launch: &Launch,
     event: HookEvent,

@@ -109,8 +109,9 @@ impl HookTimeout {
 /// One word of a wake command.
 enum WakeWord {
     Word(&'static str),
-    /// The hub home's absolute path.
-    HubHome,
+    /// This flag and the hub home's absolute path, when the hub is on this machine; nothing
+    /// for a hub reached over HTTP, whose files the woken agent never writes.
+    HubHome(&'static str),
 }
 
 use WakeWord::{HubHome, Word};
@@ -175,8 +176,7 @@ const DEFINITIONS: [Definition; 4] = [
             Word("--skip-git-repo-check"),
             Word("-s"),
             Word("workspace-write"),
-            Word("--add-dir"),
-            HubHome,
+            HubHome("--add-dir"),
             Word("--"),
         ],
         former_wakes: &[&[
@@ -277,20 +277,27 @@ impl Client {
         self.hooks().is_some() || self.plugin().is_some()
     }
 
-    /// The headless command that wakes the agent of the hub at `hub`; the supervisor appends
-    /// the prompt as the last argument.
-    pub fn wake_command(self, hub: &Path) -> Vec<String> {
-        self.definition()
-            .wake
-            .iter()
-            .map(|word| match word {
-                Word(word) => word.to_string(),
-                HubHome => std::path::absolute(hub)
-                    .unwrap_or_else(|_| hub.to_path_buf())
-                    .display()
-                    .to_string(),
-            })
-            .collect()
+    /// The headless command that wakes the agent of the hub home `hub` on this machine, or
+    /// (`None`) of a hub reached over HTTP; the supervisor appends the prompt as the last
+    /// argument.
+    pub fn wake_command(self, hub: Option<&Path>) -> Vec<String> {
+        let mut command = Vec::new();
+        for word in self.definition().wake {
+            match (word, hub) {
+                (Word(word), _) => command.push(word.to_string()),
+                (HubHome(flag), Some(hub)) => {
+                    command.push(flag.to_string());
+                    command.push(
+                        std::path::absolute(hub)
+                            .unwrap_or_else(|_| hub.to_path_buf())
+                            .display()
+                            .to_string(),
+                    );
+                }
+                (HubHome(_), None) => {}
+            }
+        }
+        command
     }
 
     /// Whether `wake` is a wake command an earlier baton's setup registered for this client
@@ -407,16 +414,21 @@ mod tests {
     }
 
     #[test]
-    fn only_codex_s_wake_command_names_the_hub() {
+    fn only_codex_s_wake_command_names_the_hub_and_only_a_local_one() {
         // An absolute path on each system, so it is passed on as written.
         let shown = if cfg!(windows) { r"C:\hub" } else { "/hub" };
         let hub = Path::new(shown);
         assert_eq!(
-            Client::Codex.wake_command(hub)[5..],
+            Client::Codex.wake_command(Some(hub))[5..],
             ["--add-dir".to_string(), shown.into(), "--".into()]
         );
+        assert_eq!(
+            Client::Codex.wake_command(None)[4..],
+            ["workspace-write".to_string(), "--".into()]
+        );
         for client in [Client::Claude, Client::Gemini, Client::Opencode] {
-            assert!(!client.wake_command(hub).contains(&shown.to_string()));
+            assert!(!client.wake_command(Some(hub)).contains(&shown.to_string()));
+            assert_eq!(client.wake_command(Some(hub)), client.wake_command(None));
         }
     }
 }

@@ -1113,7 +1113,8 @@ fn check_wake_commands(inspection: &Inspection<'_>) -> Vec<Check> {
 
 /// Which agent clients are on this machine and what `baton setup` wired into each: one line
 /// per client found or wired. A client whose baton server points at a program that is gone,
-/// or is wired only in part, or as an agent baton does not know, is worth a warning.
+/// or is wired only in part, or as an agent baton does not know, is worth a warning. One
+/// wired to a remote hub names the hub (its agent is the token's, known only there).
 fn check_clients(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "clients";
     let Some(env) = setup::Environment::from_process() else {
@@ -1161,6 +1162,15 @@ fn check_clients(inspection: &Inspection<'_>) -> Vec<Check> {
             checks.push(Check::warn(
                 NAME,
                 format!("{client} is wired as agent {agent}, which is not registered; {rerun}"),
+            ));
+        } else if let Some(variable) = &status.token_env
+            && std::env::var_os(variable).is_none_or(|value| value.is_empty())
+        {
+            // Wired right: the token is for the client's environment, which need not be this
+            // shell's.
+            checks.push(Check::ok(
+                NAME,
+                format!("{client}: {summary}; ${variable} is not set in this shell"),
             ));
         } else {
             checks.push(Check::ok(NAME, format!("{client}: {summary}")));

@@ -2,7 +2,9 @@
 //
 // `baton setup --client opencode` writes this file into opencode's plugin directory (and
 // removes it again with `--uninstall`); the WIRING line below is filled in by setup with
-// the baton program, the agent and the hub it was set up for.
+// the baton program, the agent and the hub it was set up for. For a hub on another machine
+// (`baton setup --url URL --token-env VAR`) it holds the hub's URL and the name of the
+// variable that holds the token, and baton is run with BATON_URL and BATON_TOKEN from them.
 //
 // - Before each model call, the agent's inbox joins the system prompt (`baton hook
 //   session-start` for a session's first call, `baton hook prompt` after).
@@ -72,6 +74,14 @@ function commandArgs(wiring, args) {
 function batonEnv(wiring) {
   const env = { ...process.env };
   if (wiring.home) env.BATON_HOME = wiring.home;
+  if (wiring.url) {
+    env.BATON_URL = wiring.url;
+    // The token is read when baton runs, never written in this file; without it baton is
+    // refused by the hub, and the plugin does nothing.
+    const token = wiring.tokenEnv ? process.env[wiring.tokenEnv] : undefined;
+    if (token) env.BATON_TOKEN = token;
+    else delete env.BATON_TOKEN;
+  }
   return env;
 }
 

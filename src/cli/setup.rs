@@ -8,12 +8,26 @@ use serde_json::{Value, json};
 use baton::client::Client;
 use baton::error::Error;
 use baton::setup::diff::DiffLine;
-use baton::setup::{self, ClientPlan, ClientStatus, Environment, FileAction, Wiring};
+use baton::setup::{
+    self, ClientPlan, ClientStatus, Environment, FileAction, ListenRequest, RemoteHub, TokenValue,
+    Wiring,
+};
 use baton::time;
 
 use super::{Context, output};
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Remote hub: with --url URL --token-env VAR, each client reaches the hub that `baton serve`
+runs on another machine: MCP over HTTP at URL/mcp with the header `Authorization: Bearer`
+and the token from $VAR, read by the client when it runs (only the variable's name is
+written), and hooks that run baton with BATON_URL and BATON_TOKEN from $VAR. No agent is
+registered here: the token (`baton token add NAME` on the hub) is the agent.
+--listen-service also writes the service that keeps `baton listen --wake -- CMD` running
+for that one client: a systemd user unit (~/.config/systemd/user/baton-listen.service) on
+Linux, a launchd agent (~/Library/LaunchAgents/local.baton.listen.plist) on macOS. It
+reads the token from $BATON_HOME/listen-token, which setup writes (mode 0600) when VAR is
+set. Setup prints the command that starts it; --uninstall removes it with the rest.")]
 pub struct SetupArgs {
     /// Wire this client: claude, codex, gemini, opencode (repeat, or separate with commas)
     #[arg(long = "client", value_name = "CLIENT", value_delimiter = ',', value_parser = parse_client)]
@@ -27,6 +41,23 @@ pub struct SetupArgs {
     /// Show what would change, and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Wire the clients to the hub `baton serve` runs at URL on another machine (with
+    /// --token-env)
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "token_env",
+        conflicts_with = "uninstall"
+    )]
+    pub url: Option<String>,
+    /// With --url: the environment variable that holds the hub's token when a client runs
+    /// (its name is written, never the token)
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub token_env: Option<String>,
+    /// With --url: also write the service that keeps `baton listen` running to wake the
+    /// client (systemd user unit on Linux, launchd agent on macOS)
+    #[arg(long, requires = "url")]
+    pub listen_service: bool,
 }
 
 fn parse_client(text: &str) -> Result<Client, String> {
@@ -35,6 +66,16 @@ fn parse_client(text: &str) -> Result<Client, String> {
 }
 
 pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
+    // A hub setup cannot wire is refused before anything else is looked at.
+    let remote = match (&args.url, &args.token_env) {
+        (Some(url), Some(variable)) => Some(RemoteHub::new(url, variable)?),
+        _ => None,
+    };
+    if let (Some(_), Some(agent)) = (&remote, &context.global.agent) {
+        return Err(Error::invalid(format!(
+            "--as {agent} does not go with --url: the hub's token is the agent"
+        )));
+    }
     let env = Environment::from_process()
         .ok_or_else(|| Error::invalid("cannot find your home directory; set HOME"))?;
     let mut clients = args.clients.clone();
@@ -55,7 +96,8 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
         } else if args.uninstall {
             "no client has baton wired: nothing to remove"
         } else {
-            "wire them with `baton setup --auto`, or one with `baton setup --client NAME [--as AGENT]`"
+            "wire them with `baton setup --auto`, or one with `baton setup --client NAME \
+             [--as AGENT]` (to a hub on another machine: `--url URL --token-env VAR`)"
         };
         output::emit(context.global.json, &statuses, |statuses| {
             format!("{}\n{hint}", render_status(statuses))
@@ -65,6 +107,24 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
 
     let wiring = if args.uninstall {
         Wiring::Uninstall
+    } else if let Some(hub) = remote {
+        let listen = if args.listen_service {
+            Some(ListenRequest {
+                token: std::env::var(hub.token_env())
+                    .ok()
+                    .map(|token| token.trim().to_string())
+                    .filter(|token| !token.is_empty())
+                    .map(TokenValue::new),
+                hub_home: hub_home_override()?,
+            })
+        } else {
+            None
+        };
+        Wiring::Remote {
+            baton: setup::baton_program(&env)?,
+            hub,
+            listen,
+        }
     } else {
         Wiring::Install {
             // Only an explicit --as: a BATON_AGENT left in the shell must not rename every
@@ -85,7 +145,14 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
     )?;
     let value = plans_json(&plans, args.dry_run);
     output::emit(context.global.json, &value, |_| {
-        render_plans(&plans, args.dry_run, args.uninstall)
+        let mut text = render_plans(&plans, args.dry_run, args.uninstall);
+        if let Wiring::Remote { hub, listen, .. } = &wiring
+            && !args.dry_run
+        {
+            text.push('\n');
+            text.push_str(&remote_next_steps(hub, &clients, listen.is_some()));
+        }
+        text
     });
     Ok(0)
 }
@@ -154,11 +221,11 @@ fn render_plans(plans: &[ClientPlan], dry_run: bool, uninstall: bool) -> String 
         text.push_str("dry run: nothing was written\n");
     }
     for plan in plans {
-        let who = plan
-            .agent
-            .as_ref()
-            .map(|agent| format!(" (agent {agent})"))
-            .unwrap_or_default();
+        let who = match (&plan.agent, &plan.hub) {
+            (Some(agent), _) => format!(" (agent {agent})"),
+            (None, Some(hub)) => format!(" (hub {hub})"),
+            (None, None) => String::new(),
+        };
         if plan.is_unchanged() {
             let status = if uninstall {
                 "nothing of baton's to remove"
@@ -203,13 +270,33 @@ fn render_plans(plans: &[ClientPlan], dry_run: bool, uninstall: bool) -> String 
             text.push_str(&format!("  note: {note}\n"));
         }
     }
-    if !dry_run && !uninstall && plans.iter().any(|plan| !plan.is_unchanged()) {
+    let is_local = plans.iter().all(|plan| plan.hub.is_none());
+    if !dry_run && !uninstall && is_local && plans.iter().any(|plan| !plan.is_unchanged()) {
         text.push_str(
             "change an agent's strengths or wake command with `baton agent add NAME \
              --strengths … --wake -- CMD …`\n",
         );
     }
     text.trim_end().to_string()
+}
+
+/// What the user does next for a remote hub: give the clients the token, and keep an agent
+/// woken by `baton listen` (unless the listen service does).
+fn remote_next_steps(hub: &RemoteHub, clients: &[Client], has_service: bool) -> String {
+    let variable = hub.token_env();
+    let mut text = format!(
+        "the clients read the hub's token from ${variable} when they start: set it in the \
+         environment you start them from (only its name is in their files)"
+    );
+    if !has_service && let Some(client) = clients.first() {
+        text.push_str(&format!(
+            "\nnext, to wake the agent when work arrives: BATON_URL={} BATON_TOKEN=\"${variable}\" \
+             baton listen --wake -- {} (or run setup again with --listen-service)",
+            hub.base_url(),
+            client.wake_command(None).join(" ")
+        ));
+    }
+    text
 }
 
 fn plans_json(plans: &[ClientPlan], dry_run: bool) -> Value {
@@ -226,7 +313,7 @@ fn plans_json(plans: &[ClientPlan], dry_run: bool) -> Value {
                         "changes": file.changes,
                         "backup": file.backup,
                     });
-                    if dry_run {
+                    if dry_run && !file.is_secret() {
                         value["after"] = json!(file.after);
                     }
                     value
@@ -235,6 +322,7 @@ fn plans_json(plans: &[ClientPlan], dry_run: bool) -> Value {
             json!({
                 "client": plan.client,
                 "agent": plan.agent,
+                "hub": plan.hub,
                 "changed": !plan.is_unchanged(),
                 "files": files,
                 "registry": plan.registry,

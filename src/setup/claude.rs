@@ -8,6 +8,7 @@ use crate::client::{Client, ClientHooks, HookEvent, HookShell};
 
 use super::command::Launch;
 use super::json::{command_hook_group, object, string_map, strings};
+use super::remote::TokenSyntax;
 use super::{Environment, HookSlot, InstructionSlot, Layout, ServerSlot};
 
 /// How to start a Claude Code session that takes baton's pushes (CLIENTS.md: channels are
@@ -41,7 +42,21 @@ pub(super) fn layout(env: &Environment) -> Layout {
     }
 }
 
+/// A local server is `baton --as NAME mcp`; a remote hub's is its MCP URL, the token in the
+/// header as `${VAR}`, which Claude Code expands from its environment when it connects
+/// (and warns of when the variable is not set), at user scope as in `.mcp.json`.
 fn server_entry(launch: &Launch) -> CstInputValue {
+    if let Some(hub) = launch.remote() {
+        let header = hub.bearer_header(TokenSyntax::Braces);
+        return object(vec![
+            ("type", "http".into()),
+            ("url", hub.mcp_url().into()),
+            (
+                "headers",
+                string_map(vec![("Authorization".to_string(), header)]),
+            ),
+        ]);
+    }
     let mut members = vec![
         ("type", "stdio".into()),
         ("command", launch.baton.display().to_string().into()),

@@ -77,11 +77,20 @@ fn not_a_table(path: &Path) -> Error {
     )
 }
 
-/// baton's server table as Codex reads it.
+/// baton's server table as Codex reads it: `baton --as NAME mcp`, or a remote hub's MCP URL
+/// with `bearer_token_env_var`, the variable Codex reads the token from when it connects.
 fn server_table(launch: &Launch) -> Table {
     let mut table = Table::new();
-    table["command"] = toml_edit::value(launch.baton.display().to_string());
-    table["args"] = toml_edit::value(launch.mcp_args().into_iter().collect::<Array>());
+    match launch.remote() {
+        Some(hub) => {
+            table["url"] = toml_edit::value(hub.mcp_url());
+            table["bearer_token_env_var"] = toml_edit::value(hub.token_env());
+        }
+        None => {
+            table["command"] = toml_edit::value(launch.baton.display().to_string());
+            table["args"] = toml_edit::value(launch.mcp_args().into_iter().collect::<Array>());
+        }
+    }
     // `codex exec` (the wake command) runs with approvals off and then refuses every MCP
     // call that would need one; baton's tools only act on the board as this agent.
     table["default_tools_approval_mode"] = toml_edit::value("approve");
@@ -210,14 +219,17 @@ fn value_to_json(value: &toml_edit::Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::setup::Platform;
+    use crate::setup::remote::RemoteHub;
+    use crate::setup::{HubAccess, Platform};
     use std::path::PathBuf;
 
     fn launch() -> Launch {
         Launch {
             baton: PathBuf::from("/opt/bin/baton"),
-            agent: "codex".into(),
-            hub_home: Some(PathBuf::from("/tmp/hub")),
+            access: HubAccess::Local {
+                agent: "codex".into(),
+                home: Some(PathBuf::from("/tmp/hub")),
+            },
             platform: Platform::Unix,
             baton_on_path: false,
         }
@@ -257,6 +269,26 @@ model = "o4-mini"
         let removed = remove_server(path, Some(&text)).unwrap().unwrap();
         assert_eq!(removed, ORIGINAL);
         assert_eq!(remove_server(path, Some(ORIGINAL)).unwrap(), None);
+    }
+
+    #[test]
+    fn a_remote_hub_is_its_url_and_the_token_s_variable_and_replaces_a_local_server() {
+        let path = Path::new("config.toml");
+        let (local, _, _) = set_server(path, Some(ORIGINAL), &launch()).unwrap();
+        let mut remote = launch();
+        remote.access = HubAccess::Remote(RemoteHub::new("http://hub:7878/", "HUB_TOKEN").unwrap());
+        let (text, outcome, _) = set_server(path, Some(&local), &remote).unwrap();
+        assert_eq!(outcome, Outcome::Updated);
+        assert!(
+            text.contains(
+                "[mcp_servers.baton]\nurl = \"http://hub:7878/mcp\"\n\
+                 bearer_token_env_var = \"HUB_TOKEN\"\ndefault_tools_approval_mode = \"approve\"\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("command = \"/opt/bin/baton\""), "{text}");
+        assert!(!text.contains("BATON_HOME"), "{text}");
+        assert_eq!(remove_server(path, Some(&text)).unwrap().unwrap(), ORIGINAL);
     }
 
     #[test]

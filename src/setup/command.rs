@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use crate::client::{Client, HookEvent, HookShell};
 use crate::error::{Error, Result};
 
+use super::remote::RemoteHub;
+
 /// The kind of system setup writes the clients' files for, which decides the shells their
 /// hooks run in. Setup writes for the system it runs on; tests write for either.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,78 +45,172 @@ pub struct Launch {
     /// The baton binary, as an absolute path: clients start servers and hooks with their own
     /// `PATH`, which need not hold the directory baton is in.
     pub baton: PathBuf,
-    pub agent: String,
-    /// The hub home to pass on, when it is not the default one.
-    pub hub_home: Option<PathBuf>,
+    pub access: HubAccess,
     pub platform: Platform,
     /// Whether `baton` on the `PATH` is this same program: a cmd.exe line that cannot hold
     /// [`Launch::baton`] names it so instead.
     pub baton_on_path: bool,
 }
 
+/// The hub a client's baton acts on, and as whom.
+#[derive(Debug, Clone)]
+pub enum HubAccess {
+    /// The hub home on this machine, as `agent`; `home` is passed on when it is not the
+    /// default one.
+    Local {
+        agent: String,
+        home: Option<PathBuf>,
+    },
+    /// A hub served over HTTP, as the agent of the token in the hub's variable.
+    Remote(RemoteHub),
+}
+
 impl Launch {
-    /// The arguments of the MCP server entry. The identity goes in the arguments rather than
-    /// in `BATON_AGENT`: every client passes arguments on unchanged, while some filter the
-    /// environment their servers get (Codex passes only a short list of variables).
+    /// The agent the client acts as, when setup names it (a remote hub's token names it).
+    pub fn agent(&self) -> Option<&str> {
+        match &self.access {
+            HubAccess::Local { agent, .. } => Some(agent),
+            HubAccess::Remote(_) => None,
+        }
+    }
+
+    /// The remote hub, when the client is wired to one.
+    pub fn remote(&self) -> Option<&RemoteHub> {
+        match &self.access {
+            HubAccess::Local { .. } => None,
+            HubAccess::Remote(hub) => Some(hub),
+        }
+    }
+
+    /// The hub home passed on, when the hub is local and not the default one.
+    pub fn hub_home(&self) -> Option<&PathBuf> {
+        match &self.access {
+            HubAccess::Local { home, .. } => home.as_ref(),
+            HubAccess::Remote(_) => None,
+        }
+    }
+
+    /// The arguments of a local MCP server entry. The identity goes in the arguments rather
+    /// than in `BATON_AGENT`: every client passes arguments on unchanged, while some filter
+    /// the environment their servers get (Codex passes only a short list of variables).
     pub fn mcp_args(&self) -> Vec<String> {
-        vec!["--as".to_string(), self.agent.clone(), "mcp".to_string()]
+        let agent = self.agent().unwrap_or_default().to_string();
+        vec!["--as".to_string(), agent, "mcp".to_string()]
     }
 
     /// Variables the MCP server entry sets: only `BATON_HOME`, and only when setup itself ran
     /// with a hub home of its own, so server and hooks use the hub the agent is registered in.
     pub fn mcp_env(&self) -> Vec<(String, String)> {
-        self.hub_home
+        self.hub_home()
             .iter()
             .map(|home| ("BATON_HOME".to_string(), home.display().to_string()))
             .collect()
     }
 
     /// The command line `client` runs for `event`, written for the shell it runs it with.
-    /// Fails only for a cmd.exe line that cannot name the program or the hub home.
+    /// Fails only for a cmd.exe line that cannot name the program, the hub home or the hub.
     pub fn hook_command(&self, event: HookEvent, client: Client) -> Result<String> {
         let shell = self.platform.hook_shell(client);
-        let home = self
-            .hub_home
-            .as_ref()
-            .map(|home| home.display().to_string());
         let baton = self.baton.display().to_string();
-        // What sets the hub home for the program, then the program.
-        let (set_home, program) = match shell {
-            HookShell::Posix => (
-                home.map(|home| format!("BATON_HOME={} ", shell_quote(&home))),
-                shell_quote(&baton),
-            ),
-            HookShell::PowerShell => (
-                home.map(|home| format!("$env:BATON_HOME = {}; ", powershell_quote(&home))),
-                format!("& {}", powershell_quote(&baton)),
-            ),
-            HookShell::Cmd => {
-                if let Some(home) = home.as_deref().filter(|home| !is_cmd_plain(home)) {
-                    return Err(cmd_refusal(client, "the hub home", home));
+        // What the program is told of the hub: its home here, or its URL and the token.
+        let settings = match &self.access {
+            HubAccess::Local { home, .. } => home
+                .iter()
+                .map(|home| Setting::Value("BATON_HOME", home.display().to_string()))
+                .collect(),
+            HubAccess::Remote(hub) => vec![
+                Setting::Value("BATON_URL", hub.base_url().to_string()),
+                Setting::FromVariable("BATON_TOKEN", hub.token_env().to_string()),
+            ],
+        };
+        let mut command = String::new();
+        let program = match shell {
+            HookShell::Posix => {
+                for setting in &settings {
+                    command.push_str(&format!(
+                        "{}={} ",
+                        setting.name(),
+                        match setting {
+                            Setting::Value(_, value) => shell_quote(value),
+                            // Double quotes: the value is the variable's, whatever it holds.
+                            Setting::FromVariable(_, variable) => format!("\"${variable}\""),
+                        }
+                    ));
                 }
-                let program = if is_cmd_plain(&baton) {
+                shell_quote(&baton)
+            }
+            HookShell::PowerShell => {
+                for setting in &settings {
+                    command.push_str(&format!(
+                        "$env:{} = {}; ",
+                        setting.name(),
+                        match setting {
+                            Setting::Value(_, value) => powershell_quote(value),
+                            Setting::FromVariable(_, variable) => format!("$env:{variable}"),
+                        }
+                    ));
+                }
+                format!("& {}", powershell_quote(&baton))
+            }
+            HookShell::Cmd => {
+                for setting in &settings {
+                    let value = match setting {
+                        Setting::Value(_, value) => {
+                            if !is_cmd_plain(value) {
+                                return Err(cmd_refusal(client, setting.what(), value));
+                            }
+                            value.clone()
+                        }
+                        // cmd.exe puts the variable's value in before it runs the line (an
+                        // unset one stays `%VAR%`, which the hub refuses as a token).
+                        Setting::FromVariable(_, variable) => format!("%{variable}%"),
+                    };
+                    // No space before `&&`: it would end up in the value.
+                    command.push_str(&format!("set {}={value}&& ", setting.name()));
+                }
+                if is_cmd_plain(&baton) {
                     baton
                 } else if self.baton_on_path {
                     "baton".to_string()
                 } else {
                     return Err(cmd_refusal(client, "baton's path", &baton));
-                };
-                // No space before `&&`: it would end up in the value.
-                (
-                    home.map(|home| format!("set BATON_HOME={home}&& ")),
-                    program,
-                )
+                }
             }
         };
-        let mut command = set_home.unwrap_or_default();
         command.push_str(&program);
+        if let Some(agent) = self.agent() {
+            command.push_str(&format!(" --as {agent}"));
+        }
         command.push_str(&format!(
-            " --as {} hook {} --client {}",
-            self.agent,
+            " hook {} --client {}",
             event.name(),
             client.name()
         ));
         Ok(command)
+    }
+}
+
+/// A variable a hook line sets for baton.
+enum Setting {
+    /// To this value.
+    Value(&'static str, String),
+    /// To the value of another variable when the line runs.
+    FromVariable(&'static str, String),
+}
+
+impl Setting {
+    fn name(&self) -> &'static str {
+        match self {
+            Setting::Value(name, _) | Setting::FromVariable(name, _) => name,
+        }
+    }
+
+    /// What the value is, for a refusal.
+    fn what(&self) -> &'static str {
+        match self.name() {
+            "BATON_URL" => "the hub's URL",
+            _ => "the hub home",
+        }
     }
 }
 
@@ -370,8 +466,19 @@ mod tests {
     fn launch(platform: Platform, baton: &str, hub_home: Option<&str>) -> Launch {
         Launch {
             baton: PathBuf::from(baton),
-            agent: "claude".into(),
-            hub_home: hub_home.map(PathBuf::from),
+            access: HubAccess::Local {
+                agent: "claude".into(),
+                home: hub_home.map(PathBuf::from),
+            },
+            platform,
+            baton_on_path: false,
+        }
+    }
+
+    fn remote_launch(platform: Platform, baton: &str, url: &str) -> Launch {
+        Launch {
+            baton: PathBuf::from(baton),
+            access: HubAccess::Remote(RemoteHub::new(url, "HUB_TOKEN").unwrap()),
             platform,
             baton_on_path: false,
         }
@@ -515,7 +622,10 @@ mod tests {
         let mut home = launch(Platform::Windows, r"C:\b\baton.exe", Some(r"C:\my hub"));
         home.baton_on_path = true;
         for bad in [r"C:\my hub", r"C:\a&b", r"C:\100%", r"C:\(x)", "C:\\\"q\""] {
-            home.hub_home = Some(PathBuf::from(bad));
+            home.access = HubAccess::Local {
+                agent: "claude".into(),
+                home: Some(PathBuf::from(bad)),
+            };
             assert!(
                 home.hook_command(HookEvent::Prompt, Client::Codex).is_err(),
                 "{bad} was let through"
@@ -597,8 +707,10 @@ mod tests {
 
         let launch = Launch {
             baton: baton.clone(),
-            agent: "codex".into(),
-            hub_home: Some(hub.clone()),
+            access: HubAccess::Local {
+                agent: "codex".into(),
+                home: Some(hub.clone()),
+            },
             platform: Platform::Windows,
             baton_on_path: false,
         };
@@ -637,6 +749,58 @@ mod tests {
             .as_str()
             .unwrap_or_default();
         assert!(context.contains("ship the parser"), "{line}: {answer}");
+    }
+
+    #[test]
+    fn remote_lines_carry_the_hub_s_url_and_the_token_s_variable_and_no_identity() {
+        let posix = remote_launch(
+            Platform::Unix,
+            "/opt/my tools/baton",
+            "http://10.0.0.5:7878/",
+        );
+        let line = command(&posix, HookEvent::Prompt, Client::Claude);
+        assert_eq!(
+            line,
+            "BATON_URL=http://10.0.0.5:7878 BATON_TOKEN=\"$HUB_TOKEN\" '/opt/my tools/baton' hook \
+             prompt --client claude"
+        );
+        assert_eq!(
+            command_words(&line)[..3],
+            [
+                "BATON_URL=http://10.0.0.5:7878",
+                "BATON_TOKEN=$HUB_TOKEN",
+                "/opt/my tools/baton"
+            ]
+        );
+
+        let powershell = remote_launch(
+            Platform::Windows,
+            r"C:\Users\O'Neil\baton.exe",
+            "https://hub.example.com/baton",
+        );
+        assert_eq!(
+            command(&powershell, HookEvent::Stop, Client::Gemini),
+            "$env:BATON_URL = 'https://hub.example.com/baton'; $env:BATON_TOKEN = $env:HUB_TOKEN; \
+             & 'C:\\Users\\O''Neil\\baton.exe' hook stop --client gemini"
+        );
+
+        let cmd = remote_launch(Platform::Windows, r"C:\b\baton.exe", "http://10.0.0.5:7878");
+        let line = command(&cmd, HookEvent::SessionStart, Client::Codex);
+        assert_eq!(
+            line,
+            r"set BATON_URL=http://10.0.0.5:7878&& set BATON_TOKEN=%HUB_TOKEN%&& C:\b\baton.exe hook session-start --client codex"
+        );
+        assert!(!line.contains('"'));
+        for line in [&line, &command(&posix, HookEvent::Stop, Client::Codex)] {
+            assert!(!line.contains("--as"), "{line}");
+        }
+        // A URL cmd.exe would take apart is refused there, as a hub home is.
+        let percent = remote_launch(Platform::Windows, r"C:\b\baton.exe", "http://hub/a%20b");
+        let refusal = percent
+            .hook_command(HookEvent::Stop, Client::Codex)
+            .unwrap_err()
+            .to_string();
+        assert!(refusal.contains("the hub's URL"), "{refusal}");
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! AGENTS.md-style file the client loads into every session. The block's markers let setup
 //! replace it in place and uninstall remove exactly it.
 
+use super::remote::RemoteHub;
+
 pub const BLOCK_START: &str = "<!-- baton:start -->";
 pub const BLOCK_END: &str = "<!-- baton:end -->";
 
@@ -17,19 +19,42 @@ pub fn guide(agent: &str) -> String {
          - Check your inbox when you start and whenever you finish something: the baton MCP \
          tool `inbox`, or `baton --as {agent} inbox` in a shell. It lists the tasks whose \
          turn is yours and your unread messages.\n\
-         - `claim` a task before you work on it. If only its sender can unblock you, `ask` \
-         them and move on; their answer comes back to your inbox.\n\
-         - When you are finished, `review` if the task asks for a review, else `done` with a \
-         one-line result; `fail` with the reason if it cannot be done.\n\
-         - Hand work to a teammate with `send` (`agents` shows who is good at what) and talk \
-         with `message` (`baton msg` in a shell). Answer questions and review requests that \
-         reach your inbox.\n\
-         - While your inbox holds tasks for you, keep working on them.\n"
+         {COMMON_RULES}"
     )
 }
 
-/// The Claude Code skill (`skills/baton/SKILL.md`).
-pub fn skill(agent: &str) -> String {
+/// What every agent does with baton, wherever its hub is.
+const COMMON_RULES: &str = "- `claim` a task before you work on it. If only its sender can \
+     unblock you, `ask` them and move on; their answer comes back to your inbox.\n\
+     - When you are finished, `review` if the task asks for a review, else `done` with a \
+     one-line result; `fail` with the reason if it cannot be done.\n\
+     - Hand work to a teammate with `send` (`agents` shows who is good at what) and talk \
+     with `message` (`baton msg` in a shell). Answer questions and review requests that \
+     reach your inbox.\n\
+     - While your inbox holds tasks for you, keep working on them.\n";
+
+/// How to work with baton on a hub reached over HTTP, as the agent of the token in `hub`'s
+/// variable: the same tools, and a shell needs the hub's URL and the token.
+pub fn remote_guide(hub: &RemoteHub) -> String {
+    let url = hub.base_url();
+    let variable = hub.token_env();
+    format!(
+        "## Working with baton\n\
+         \n\
+         You work on baton, the task board you share with other coding agents and humans, \
+         through its hub at {url}; the token in `${variable}` says which agent you are. Your \
+         teammates hear from you only through baton: what you say in this session never \
+         reaches them.\n\
+         \n\
+         - Check your inbox when you start and whenever you finish something: the baton MCP \
+         tool `inbox`, or `BATON_URL={url} BATON_TOKEN=\"${variable}\" baton inbox` in a \
+         shell. It lists the tasks whose turn is yours and your unread messages.\n\
+         {COMMON_RULES}"
+    )
+}
+
+/// The Claude Code skill (`skills/baton/SKILL.md`) around `guide`.
+pub fn skill(guide: &str) -> String {
     format!(
         "---\n\
          name: baton\n\
@@ -39,8 +64,7 @@ pub fn skill(agent: &str) -> String {
          finish tasks, and hand work to other agents.\n\
          ---\n\
          \n\
-         {}",
-        guide(agent)
+         {guide}"
     )
 }
 
@@ -120,9 +144,25 @@ mod tests {
 
     #[test]
     fn the_skill_has_front_matter_and_names_the_agent() {
-        let skill = skill("claude");
+        let skill = skill(&guide("claude"));
         assert!(skill.starts_with("---\nname: baton\ndescription: "));
         assert!(skill.contains("You are `claude` on baton"));
         assert!(skill.contains("baton --as claude inbox"));
+    }
+
+    #[test]
+    fn the_remote_guide_names_the_hub_and_the_variable_but_no_token_or_agent() {
+        let hub = RemoteHub::new("http://10.0.0.5:7878", "HUB_TOKEN").unwrap();
+        let guide = remote_guide(&hub);
+        assert!(
+            guide.contains("through its hub at http://10.0.0.5:7878"),
+            "{guide}"
+        );
+        assert!(
+            guide.contains("BATON_URL=http://10.0.0.5:7878 BATON_TOKEN=\"$HUB_TOKEN\" baton inbox"),
+            "{guide}"
+        );
+        assert!(!guide.contains("--as"), "{guide}");
+        assert!(guide.ends_with(COMMON_RULES));
     }
 }

@@ -2,7 +2,11 @@
 //!
 //! For each client setup registers the agent, adds `baton mcp` to the client's MCP servers,
 //! wires the session-start, prompt and stop hooks where the client has shell hooks, and
-//! installs the short instructions the client reads. Everything is computed before anything
+//! installs the short instructions the client reads. Wired to a hub on another machine
+//! ([`Wiring::Remote`]), a client gets the hub's MCP URL and hooks that carry `BATON_URL`
+//! instead, the token read from a variable when the client runs, and nothing is registered
+//! here: the agent lives on the hub. The service that keeps `baton listen` running for such
+//! an agent is setup's too ([`service`]). Everything is computed before anything
 //! is written: the clients' files become a list of [`FileEdit`]s (the text now, the text
 //! wanted, and why), which a dry run only shows and [`run`] writes.
 //!
@@ -29,6 +33,8 @@ mod instructions;
 mod json;
 mod manifest;
 mod opencode;
+pub mod remote;
+pub mod service;
 
 use std::ffi::OsString;
 use std::fs;
@@ -49,9 +55,11 @@ use crate::store::paths::Home;
 use crate::store::{StoreError, atomic, platform, regular};
 use crate::time::Timestamp;
 
-pub use command::{Launch, Platform};
+pub use command::{HubAccess, Launch, Platform};
 use json::{Document, KeyPath, Outcome};
 use manifest::Manifest;
+pub use remote::{RemoteHub, TokenValue};
+use service::{ListenService, ServiceManager};
 
 /// Whether setup is to (re)register its wake command for `client` over `wake`, what the
 /// agent has: a command the user chose stays.
@@ -86,6 +94,8 @@ pub struct Environment {
     pub path: Option<OsString>,
     /// The system whose shells the clients run hooks with.
     pub platform: Platform,
+    /// The service manager a listen service is written for.
+    pub services: ServiceManager,
 }
 
 impl Environment {
@@ -109,6 +119,7 @@ impl Environment {
             xdg_config_home: var("XDG_CONFIG_HOME"),
             path: std::env::var_os("PATH"),
             platform: Platform::CURRENT,
+            services: ServiceManager::CURRENT,
         })
     }
 
@@ -197,8 +208,26 @@ pub enum Wiring {
         baton: PathBuf,
         hub_home: Option<PathBuf>,
     },
+    /// Wire the clients to a hub on another machine, as the agent of the token that each
+    /// client reads from the hub's variable when it runs. With `listen`, also write the
+    /// service that keeps `baton listen` running to wake the (one) client.
+    Remote {
+        baton: PathBuf,
+        hub: RemoteHub,
+        listen: Option<ListenRequest>,
+    },
     /// Remove what setup added.
     Uninstall,
+}
+
+/// What the listen service needs from setup's own environment.
+#[derive(Debug, Clone)]
+pub struct ListenRequest {
+    /// The token, from the hub's variable when setup ran with it set: written to the
+    /// service's token file.
+    pub token: Option<TokenValue>,
+    /// The hub home on this machine, when setup was told one.
+    pub hub_home: Option<PathBuf>,
 }
 
 /// One file's change.
@@ -215,6 +244,8 @@ pub struct FileEdit {
     pub backup: Option<PathBuf>,
     format: Format,
     created_keys: Vec<KeyPath>,
+    /// Deleting the file also removes its directory, if that is then empty.
+    takes_empty_dir: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,6 +257,21 @@ enum Format {
     Owned,
     /// A file whose whole content is setup's, in a directory it shares (a plugin).
     Plugin,
+    /// The listen service's file (or the link that enables it), setup's in a directory the
+    /// service manager shares.
+    Service,
+    /// The listen service's token: setup's, mode 0600, its text never shown.
+    Secret,
+}
+
+impl Format {
+    /// The whole file is setup's: it has no backup, and uninstall deletes it.
+    fn is_setups_own(self) -> bool {
+        matches!(
+            self,
+            Format::Owned | Format::Plugin | Format::Service | Format::Secret
+        )
+    }
 }
 
 /// What a file edit does, as the user sees it.
@@ -248,11 +294,18 @@ impl FileEdit {
             backup: None,
             format,
             created_keys: Vec::new(),
+            // The skill's own directory goes with it.
+            takes_empty_dir: format == Format::Owned,
         })
     }
 
     pub fn is_change(&self) -> bool {
         self.before != self.after
+    }
+
+    /// The file holds a secret (the listen service's token): its text is never shown.
+    pub fn is_secret(&self) -> bool {
+        self.format == Format::Secret
     }
 
     pub fn action(&self) -> FileAction {
@@ -263,8 +316,11 @@ impl FileEdit {
         }
     }
 
-    /// The changed lines, for a dry run.
+    /// The changed lines, for a dry run (none for a secret).
     pub fn diff(&self) -> Vec<diff::DiffLine> {
+        if self.is_secret() {
+            return Vec::new();
+        }
         diff::diff_lines(
             self.before.as_deref().unwrap_or(""),
             self.after.as_deref().unwrap_or(""),
@@ -280,8 +336,11 @@ impl FileEdit {
 #[derive(Debug, Clone)]
 pub struct ClientPlan {
     pub client: Client,
-    /// The agent wired to the client (for uninstall: the one found wired, if any).
+    /// The agent wired to the client (for uninstall: the one found wired, if any); none for
+    /// a remote hub, where the token names the agent.
     pub agent: Option<String>,
+    /// The remote hub's URL, when the client is wired to one.
+    pub hub: Option<String>,
     /// Files that change; unchanged files are left out.
     pub files: Vec<FileEdit>,
     /// Changes to the agent's registry record, one line each.
@@ -314,6 +373,12 @@ pub fn run(
     dry_run: bool,
     now: Timestamp,
 ) -> Result<Vec<ClientPlan>> {
+    if let Wiring::Remote {
+        listen: Some(_), ..
+    } = wiring
+    {
+        check_listen_service(env, clients)?;
+    }
     if let Wiring::Install {
         agent: Some(agent), ..
     } = wiring
@@ -409,7 +474,7 @@ fn write_edit(
     now: Timestamp,
 ) -> Result<()> {
     let record = manifest.record(&edit.path).cloned().unwrap_or_default();
-    let is_setups_own = matches!(edit.format, Format::Owned | Format::Plugin)
+    let is_setups_own = edit.format.is_setups_own()
         || (edit.after.is_none() && record.created_file)
         || edit.before.is_none();
     if !is_setups_own {
@@ -417,13 +482,16 @@ fn write_edit(
     }
     match &edit.after {
         Some(text) => {
-            let mode = if edit.format == Format::Json || edit.format == Format::Toml {
-                0o600
-            } else {
-                0o644
+            let mode = match edit.format {
+                Format::Json | Format::Toml => Mode::KeepElse(0o600),
+                // Whoever could read it could act as the agent on the hub.
+                Format::Secret => Mode::Exactly(0o600),
+                Format::Markdown | Format::Owned | Format::Plugin | Format::Service => {
+                    Mode::KeepElse(0o644)
+                }
             };
             let created_dirs = write_file(&edit.path, text, mode)?;
-            if matches!(wiring, Wiring::Install { .. }) {
+            if !matches!(wiring, Wiring::Uninstall) {
                 manifest.remember(
                     &edit.path,
                     edit.before.is_none(),
@@ -431,7 +499,7 @@ fn write_edit(
                     &created_dirs,
                 );
                 if let Some(before) = &edit.before
-                    && !matches!(edit.format, Format::Owned | Format::Plugin)
+                    && !edit.format.is_setups_own()
                 {
                     manifest.remember_original(&edit.path, before, text);
                 }
@@ -442,8 +510,7 @@ fn write_edit(
             if let Some(record) = manifest.forget(&edit.path) {
                 emptied_dirs.extend(record.created_dirs);
             }
-            // The skill's own directory goes with it.
-            if edit.format == Format::Owned
+            if edit.takes_empty_dir
                 && let Some(dir) = edit.path.parent()
             {
                 emptied_dirs.push(dir.to_path_buf());
@@ -466,6 +533,7 @@ fn plan(
 ) -> Result<ClientPlan> {
     let layout = layout(client, env);
     let mut staging = Staging::default();
+    let mut remote_hub = None;
     let (agent, registration) = match wiring {
         Wiring::Install {
             agent,
@@ -475,8 +543,10 @@ fn plan(
             let agent = agent.clone().unwrap_or_else(|| client.name().to_string());
             let launch = Launch {
                 baton: baton.clone(),
-                agent: agent.clone(),
-                hub_home: hub_home.clone(),
+                access: HubAccess::Local {
+                    agent: agent.clone(),
+                    home: hub_home.clone(),
+                },
                 platform: env.platform,
                 baton_on_path: env.baton_on_path(baton).is_some(),
             };
@@ -487,8 +557,42 @@ fn plan(
             };
             (Some(agent), Some(registration))
         }
+        Wiring::Remote {
+            baton,
+            hub: remote,
+            listen,
+        } => {
+            let launch = Launch {
+                baton: baton.clone(),
+                access: HubAccess::Remote(remote.clone()),
+                platform: env.platform,
+                baton_on_path: env.baton_on_path(baton).is_some(),
+            };
+            install(&layout, client, &launch, &mut staging)?;
+            if let Some(listen) = listen {
+                let service = ListenService {
+                    client,
+                    baton: baton.clone(),
+                    hub: remote.clone(),
+                    token_file: listen_token_file(hub),
+                    hub_home: listen.hub_home.clone(),
+                    path: env
+                        .path
+                        .as_ref()
+                        .and_then(|path| path.to_str())
+                        .map(str::to_string),
+                };
+                install_listen_service(env, &service, listen.token.as_ref(), &mut staging)?;
+            }
+            remote_hub = Some(remote.base_url().to_string());
+            // The agent lives on the hub: nothing is registered here.
+            (None, None)
+        }
         Wiring::Uninstall => {
-            let agent = wired_server(&layout)?.and_then(|server| server.agent);
+            let server = wired_server(&layout)?;
+            remote_hub = server.as_ref().and_then(|server| server.hub.clone());
+            let agent = server.and_then(|server| server.agent);
+            uninstall_listen_service(hub, env, client, manifest, &mut staging)?;
             uninstall(&layout, manifest, &mut staging)?;
             let registration = agent
                 .clone()
@@ -512,6 +616,7 @@ fn plan(
     Ok(ClientPlan {
         client,
         agent,
+        hub: remote_hub,
         files,
         registry,
         notes,
@@ -635,10 +740,14 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
             edit.after = Some(text);
         }
     }
+    let guide = match &launch.access {
+        HubAccess::Local { agent, .. } => instructions::guide(agent),
+        HubAccess::Remote(hub) => instructions::remote_guide(hub),
+    };
     match &layout.instructions {
         InstructionSlot::Skill(path) => {
             let edit = staging.file(path, Format::Owned)?;
-            let text = instructions::skill(&launch.agent);
+            let text = instructions::skill(&guide);
             if edit.after.as_deref() != Some(&text) {
                 edit.changes.push(if edit.before.is_none() {
                     "add the baton skill".to_string()
@@ -650,10 +759,7 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
         }
         InstructionSlot::Block(path) => {
             let edit = staging.file(path, Format::Markdown)?;
-            let text = instructions::with_block(
-                edit.after.as_deref(),
-                &instructions::guide(&launch.agent),
-            );
+            let text = instructions::with_block(edit.after.as_deref(), &guide);
             if edit.after.as_deref() != Some(&text) {
                 let verb = if edit.before.as_deref().is_some_and(instructions::has_block) {
                     "update"
@@ -696,6 +802,9 @@ fn write_hooks(
 }
 
 fn server_line(launch: &Launch) -> String {
+    if let Some(hub) = launch.remote() {
+        return format!("{} (token from ${})", hub.mcp_url(), hub.token_env());
+    }
     let mut words = vec![command::shell_quote(&launch.baton.display().to_string())];
     words.extend(launch.mcp_args());
     words.join(" ")
@@ -785,7 +894,11 @@ fn uninstall(layout: &Layout, manifest: &Manifest, staging: &mut Staging) -> Res
                 (document.text(), document.is_empty())
             }
             Format::Toml => codex::prune(&edit.path, &text, &keys)?,
-            Format::Markdown | Format::Owned | Format::Plugin => {
+            Format::Markdown
+            | Format::Owned
+            | Format::Plugin
+            | Format::Service
+            | Format::Secret => {
                 let is_empty = text.trim().is_empty();
                 (text, is_empty)
             }
@@ -799,12 +912,153 @@ fn uninstall(layout: &Layout, manifest: &Manifest, staging: &mut Staging) -> Res
     Ok(())
 }
 
+/// Refuses a listen service setup cannot write: one for more than one client (it wakes one
+/// agent through one client's command), or on a system without a service manager it knows.
+fn check_listen_service(env: &Environment, clients: &[Client]) -> Result<()> {
+    if env.services == ServiceManager::Unknown {
+        return Err(Error::invalid_with_hint(
+            "--listen-service writes a systemd user unit (Linux) or a launchd agent (macOS), \
+             and this system has neither",
+            "run `baton listen --wake -- CMD …` with BATON_URL and BATON_TOKEN set, from \
+             whatever starts programs at login here",
+        ));
+    }
+    if clients.len() > 1 {
+        return Err(Error::invalid_with_hint(
+            format!(
+                "--listen-service wakes one client, but {} clients were asked for",
+                clients.len()
+            ),
+            "wire the clients first, then run setup again for the one to wake with \
+             --client NAME --listen-service",
+        ));
+    }
+    Ok(())
+}
+
+/// Where the listen service's token is kept: in the hub home of this machine, whose
+/// directories are the user's alone.
+fn listen_token_file(hub: &Home) -> PathBuf {
+    hub.root().join("listen-token")
+}
+
+/// Stages the listen service's file, and its token file when setup has the token.
+fn install_listen_service(
+    env: &Environment,
+    service: &ListenService,
+    token: Option<&TokenValue>,
+    staging: &mut Staging,
+) -> Result<()> {
+    let manager = env.services;
+    let (Some(file), Some(text)) = (manager.file(env), manager.text(service, env)) else {
+        // check_listen_service refused this before anything was planned.
+        return Ok(());
+    };
+    let edit = staging.file(&file, Format::Service)?;
+    let before_client = edit.before.as_deref().map(service::client_of_service);
+    if let Some(None) = before_client {
+        return Err(Error::invalid_with_hint(
+            format!(
+                "{} is not baton's listen service: setup leaves it as it is",
+                edit.path.display()
+            ),
+            "move it aside and run `baton setup` again",
+        ));
+    }
+    let changed = edit.after.as_deref() != Some(&text);
+    if changed {
+        let wake = service.client.wake_command(None).join(" ");
+        edit.changes.push(match before_client.flatten() {
+            None => format!("add the listen service: baton listen --wake -- {wake}"),
+            Some(other) if other != service.client => format!(
+                "update the listen service: it wakes {} instead of {other}",
+                service.client
+            ),
+            Some(_) => format!("update the listen service: baton listen --wake -- {wake}"),
+        });
+        edit.after = Some(text);
+    }
+    let variable = service.hub.token_env();
+    match token {
+        Some(token) => {
+            let edit = staging.file(&service.token_file, Format::Secret)?;
+            if edit.after.as_deref() != Some(token.expose()) {
+                edit.changes
+                    .push(format!("write the token from ${variable} (mode 0600)"));
+                edit.after = Some(token.expose().to_string());
+            }
+        }
+        None if !service.token_file.is_file() => staging.notes.push(format!(
+            "${variable} is not set here, so the service has no token yet: set it and run \
+             this setup again, or write the token into {} yourself (mode 0600)",
+            service.token_file.display()
+        )),
+        None => {}
+    }
+    if changed {
+        staging.notes.push(format!(
+            "start the listen service: {}",
+            manager.start_command(&file)
+        ));
+    }
+    Ok(())
+}
+
+/// Stages the removal of the listen service when it wakes `client`: its file, the link
+/// `systemctl --user enable` made to it, and the token file setup wrote.
+fn uninstall_listen_service(
+    hub: &Home,
+    env: &Environment,
+    client: Client,
+    manifest: &Manifest,
+    staging: &mut Staging,
+) -> Result<()> {
+    let manager = env.services;
+    let Some(file) = manager.file(env) else {
+        return Ok(());
+    };
+    let edit = staging.file(&file, Format::Service)?;
+    if edit.before.as_deref().and_then(service::client_of_service) != Some(client) {
+        return Ok(());
+    }
+    edit.changes.push("remove the listen service".to_string());
+    edit.after = None;
+    if let Some(link) = manager.enable_link(env)
+        && let (Ok(target), Ok(unit)) = (fs::canonicalize(&link), fs::canonicalize(&file))
+        && target == unit
+    {
+        let edit = staging.file(&link, Format::Service)?;
+        edit.changes
+            .push("remove the link `systemctl --user enable` made".to_string());
+        edit.after = None;
+        // `default.target.wants`, emptied: what `systemctl --user disable` leaves.
+        edit.takes_empty_dir = true;
+    }
+    let token_file = listen_token_file(hub);
+    if manifest.record(&token_file).is_some() {
+        let edit = staging.file(&token_file, Format::Secret)?;
+        if edit.before.is_some() {
+            edit.changes.push("remove the token file".to_string());
+            edit.after = None;
+        }
+    }
+    staging.notes.push(format!(
+        "stop the listen service if it runs: {}",
+        manager.stop_command()
+    ));
+    Ok(())
+}
+
 /// baton's MCP server as a client's configuration holds it.
 struct WiredServer {
     /// From `--as NAME` in its arguments, else `BATON_AGENT` in its environment.
     agent: Option<String>,
     /// The program the client starts.
     program: Option<PathBuf>,
+    /// A remote hub's base URL, for a server the client reaches over HTTP.
+    hub: Option<String>,
+    /// The variable a remote hub's token is read from.
+    token_env: Option<String>,
 }
 
 /// baton's MCP server in the client's configuration, if it is there.
@@ -828,6 +1082,30 @@ fn wired_server(layout: &Layout) -> Result<Option<WiredServer>> {
     let Some(entry) = entry else {
         return Ok(None);
     };
+    // Over HTTP: `url` (Gemini CLI: `httpUrl`), the token's variable in the header or, for
+    // Codex, in `bearer_token_env_var`.
+    if let Some(url) = ["url", "httpUrl"]
+        .iter()
+        .find_map(|key| entry.get(*key).and_then(Value::as_str))
+    {
+        let token_env = entry
+            .get("bearer_token_env_var")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| {
+                entry
+                    .get("headers")
+                    .and_then(|headers| headers.get("Authorization"))
+                    .and_then(Value::as_str)
+                    .and_then(remote::token_env_in_header)
+            });
+        return Ok(Some(WiredServer {
+            agent: None,
+            program: None,
+            hub: Some(remote::hub_of_mcp_url(url)),
+            token_env,
+        }));
+    }
     let args: Vec<&str> = entry
         .get(args_key)
         .and_then(|args| args.as_array())
@@ -850,7 +1128,12 @@ fn wired_server(layout: &Layout) -> Result<Option<WiredServer>> {
         _ => None,
     }
     .map(PathBuf::from);
-    Ok(Some(WiredServer { agent, program }))
+    Ok(Some(WiredServer {
+        agent,
+        program,
+        hub: None,
+        token_env: None,
+    }))
 }
 
 fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<String>> {
@@ -877,7 +1160,7 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
             ) {
                 changes.push(format!(
                     "wake command: {}",
-                    client.wake_command(hub.root()).join(" ")
+                    client.wake_command(Some(hub.root())).join(" ")
                 ));
             }
         }
@@ -907,7 +1190,7 @@ fn register(
                     record.strengths = client.default_strengths().to_string();
                 }
                 if wants_wake_command(*client, record.wake.as_deref()) {
-                    record.wake = Some(client.wake_command(hub.root()));
+                    record.wake = Some(client.wake_command(Some(hub.root())));
                 }
                 if !record.clients.iter().any(|name| name == client.name()) {
                     record.clients.push(client.name().to_string());
@@ -941,6 +1224,12 @@ pub struct ClientStatus {
     pub agent: Option<String>,
     /// The program the client starts as baton's server.
     pub server_program: Option<PathBuf>,
+    /// The hub the client's server reaches over HTTP, when it is a remote one.
+    pub hub: Option<String>,
+    /// The variable the client reads a remote hub's token from.
+    pub token_env: Option<String>,
+    /// setup's listen service wakes this client.
+    pub listen_service: bool,
     /// The client events that run a baton hook.
     pub hooks: Vec<String>,
     /// baton's plugin is in the client's plugin directory.
@@ -959,7 +1248,11 @@ impl ClientStatus {
 
     /// Anything of baton is wired into the client.
     pub fn is_wired(&self) -> bool {
-        self.server || !self.hooks.is_empty() || self.plugin || self.instructions
+        self.server
+            || !self.hooks.is_empty()
+            || self.plugin
+            || self.instructions
+            || self.listen_service
     }
 
     /// Everything setup wires is there: the server, the instructions, and the hooks or the
@@ -977,9 +1270,13 @@ impl ClientStatus {
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
         if self.server {
-            parts.push(match &self.agent {
-                Some(agent) => format!("mcp as {agent}"),
-                None => "mcp".to_string(),
+            parts.push(match (&self.hub, &self.agent, &self.token_env) {
+                (Some(hub), _, Some(variable)) => {
+                    format!("wired to the hub at {hub} (token from ${variable})")
+                }
+                (Some(hub), _, None) => format!("wired to the hub at {hub}"),
+                (None, Some(agent), _) => format!("mcp as {agent}"),
+                (None, None, _) => "mcp".to_string(),
             });
         }
         if !self.hooks.is_empty() {
@@ -990,6 +1287,9 @@ impl ClientStatus {
         }
         if self.instructions {
             parts.push("instructions".to_string());
+        }
+        if self.listen_service {
+            parts.push("listen service".to_string());
         }
         if parts.is_empty() {
             "not wired".to_string()
@@ -1017,6 +1317,9 @@ fn client_status(env: &Environment, client: Client) -> ClientStatus {
         server: false,
         agent: None,
         server_program: None,
+        hub: None,
+        token_env: None,
+        listen_service: false,
         hooks: Vec::new(),
         plugin: false,
         instructions: false,
@@ -1027,6 +1330,14 @@ fn client_status(env: &Environment, client: Client) -> ClientStatus {
             status.server = true;
             status.agent = server.agent;
             status.server_program = server.program;
+            status.hub = server.hub;
+            status.token_env = server.token_env;
+        }
+        if let Some(file) = env.services.file(env) {
+            status.listen_service = read_text(&file)?
+                .as_deref()
+                .and_then(service::client_of_service)
+                == Some(client);
         }
         if let Some(hooks) = &layout.hooks {
             let text = read_text(&hooks.file)?;
@@ -1105,9 +1416,19 @@ fn back_up(path: &Path, now: Timestamp) -> Result<PathBuf> {
     Ok(backup)
 }
 
-/// Replaces the file at `path` (through a symbolic link, keeping its permissions) with a
-/// temp-file-and-rename write. Returns the directories it had to create.
-fn write_file(path: &Path, text: &str, mode_if_new: u32) -> Result<Vec<PathBuf>> {
+/// The permission bits a written file gets, where the system has them (Unix).
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    /// The file's own, or these for a new file.
+    KeepElse(u32),
+    /// These, whatever the file had.
+    Exactly(u32),
+}
+
+/// Replaces the file at `path` (through a symbolic link, keeping its permissions unless
+/// `mode` says otherwise) with a temp-file-and-rename write. Returns the directories it had
+/// to create.
+fn write_file(path: &Path, text: &str, mode: Mode) -> Result<Vec<PathBuf>> {
     let is_link = fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
     let target = if is_link {
         fs::canonicalize(path).map_err(StoreError::io(path))?
@@ -1125,11 +1446,13 @@ fn write_file(path: &Path, text: &str, mode_if_new: u32) -> Result<Vec<PathBuf>>
         }
     }
     fs::create_dir_all(&dir).map_err(StoreError::io(&dir))?;
-    // Permission bits where the system has them (Unix): the file's own, or `mode_if_new`.
-    let mode = fs::metadata(&target)
-        .ok()
-        .and_then(|meta| platform::mode(&meta))
-        .unwrap_or(mode_if_new);
+    let mode = match mode {
+        Mode::KeepElse(mode_if_new) => fs::metadata(&target)
+            .ok()
+            .and_then(|meta| platform::mode(&meta))
+            .unwrap_or(mode_if_new),
+        Mode::Exactly(mode) => mode,
+    };
     let name = target.file_name().unwrap_or_default().to_string_lossy();
     let temp = dir.join(format!(".{name}.baton-tmp"));
     let mut file = regular::open_with(
@@ -1281,6 +1604,91 @@ mod tests {
         }
     }
 
+    fn remote_wiring(token: Option<&str>) -> Wiring {
+        Wiring::Remote {
+            baton: PathBuf::from("/opt/baton"),
+            hub: RemoteHub::new("http://10.0.0.5:7878", "HUB_TOKEN").unwrap(),
+            listen: Some(ListenRequest {
+                token: token.map(|token| TokenValue::new(token.to_string())),
+                hub_home: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_listen_service_is_planned_for_the_system_s_manager_with_its_token_kept_secret() {
+        for (services, file) in [
+            (
+                ServiceManager::Systemd,
+                "xdg/systemd/user/baton-listen.service",
+            ),
+            (
+                ServiceManager::Launchd,
+                "home/Library/LaunchAgents/local.baton.listen.plist",
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let env = Environment {
+                home: dir.path().join("home"),
+                xdg_config_home: Some(dir.path().join("xdg")),
+                services,
+                ..Environment::default()
+            };
+            let hub = Home::new(dir.path().join("hub"));
+            let wiring = remote_wiring(Some("baton_secret"));
+            let plan = plan(&hub, &env, &Manifest::default(), Client::Gemini, &wiring).unwrap();
+            assert!(plan.agent.is_none() && plan.registration.is_none());
+            assert_eq!(plan.hub.as_deref(), Some("http://10.0.0.5:7878"));
+            let service = plan
+                .files
+                .iter()
+                .find(|edit| edit.path == dir.path().join(file))
+                .unwrap_or_else(|| panic!("no {file} in {:?}", plan.files));
+            let text = service.after.as_deref().unwrap();
+            assert_eq!(service::client_of_service(text), Some(Client::Gemini));
+            assert!(text.contains("gemini"), "{text}");
+            let token = plan
+                .files
+                .iter()
+                .find(|edit| edit.path == listen_token_file(&hub))
+                .unwrap();
+            assert!(token.is_secret() && token.diff().is_empty());
+            for edit in plan.files.iter().filter(|edit| !edit.is_secret()) {
+                let text = edit.after.as_deref().unwrap_or_default();
+                assert!(!text.contains("baton_secret"), "{}", edit.path.display());
+            }
+            assert!(
+                plan.notes
+                    .iter()
+                    .any(|note| note.starts_with("start the listen service: ")),
+                "{:?}",
+                plan.notes
+            );
+        }
+    }
+
+    #[test]
+    fn a_listen_service_is_refused_without_a_manager_or_for_two_clients() {
+        let dir = tempfile::tempdir().unwrap();
+        let hub = Home::new(dir.path().join("hub"));
+        let wiring = remote_wiring(None);
+        let now = crate::time::now();
+        let mut env = Environment {
+            home: dir.path().join("home"),
+            services: ServiceManager::Unknown,
+            ..Environment::default()
+        };
+        let refused = |env: &Environment, clients: &[Client]| {
+            let lock = LockPolicy::silent(std::time::Duration::from_secs(1));
+            run(&hub, lock, env, clients, &wiring, false, now)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(refused(&env, &[Client::Codex]).contains("neither"));
+        env.services = ServiceManager::Systemd;
+        assert!(refused(&env, &[Client::Codex, Client::Claude]).contains("wakes one client"));
+    }
+
     #[cfg(unix)]
     #[test]
     fn finds_programs_on_path_only_when_executable() {
@@ -1309,7 +1717,7 @@ mod tests {
         fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
         let link = dir.path().join("settings.json");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        write_file(&link, "{\"a\": 1}", 0o600).unwrap();
+        write_file(&link, "{\"a\": 1}", Mode::KeepElse(0o600)).unwrap();
         assert!(
             fs::symlink_metadata(&link)
                 .unwrap()
@@ -1323,7 +1731,7 @@ mod tests {
         );
 
         let fresh = dir.path().join("a/b/new.json");
-        let created = write_file(&fresh, "{}", 0o600).unwrap();
+        let created = write_file(&fresh, "{}", Mode::KeepElse(0o600)).unwrap();
         assert_eq!(created, vec![dir.path().join("a/b"), dir.path().join("a")]);
         assert_eq!(
             fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::command::Launch;
 use super::json::{object, string_map, strings};
+use super::remote::TokenSyntax;
 use super::{Environment, InstructionSlot, Layout, PluginSlot, ServerSlot};
 use crate::client::Client;
 
@@ -61,13 +62,19 @@ const WIRING_LINE: &str = "const WIRING = {};";
 /// The first line of every baton plugin, by which setup knows its own file.
 const FIRST_LINE: &str = "// baton's plugin for opencode";
 
-/// The plugin with `launch`'s baton program, agent and hub in its wiring line.
+/// The plugin with `launch`'s baton program, agent and hub in its wiring line. For a remote
+/// hub the agent is the token's: the wiring names the hub's URL and the variable the plugin
+/// gives baton the token from, never the token.
 fn plugin_text(launch: &Launch) -> String {
-    let wiring = json!({
+    let mut wiring = json!({
         "program": launch.baton.display().to_string(),
-        "agent": launch.agent,
-        "home": launch.hub_home.as_ref().map(|home| home.display().to_string()),
+        "agent": launch.agent(),
+        "home": launch.hub_home().map(|home| home.display().to_string()),
     });
+    if let Some(hub) = launch.remote() {
+        wiring["url"] = json!(hub.base_url());
+        wiring["tokenEnv"] = json!(hub.token_env());
+    }
     plugin()
         .source
         .replacen(WIRING_LINE, &format!("const WIRING = {wiring};"), 1)
@@ -77,8 +84,24 @@ fn is_batons_plugin(text: &str) -> bool {
     text.starts_with(FIRST_LINE)
 }
 
-/// opencode takes the program and its arguments as one `command` list.
+/// opencode takes the program and its arguments as one `command` list. A remote hub's server
+/// is its URL, the token in the header as `{env:VAR}`, which opencode replaces with the
+/// variable's value (empty when it is not set) when it reads its configuration.
 fn server_entry(launch: &Launch) -> CstInputValue {
+    if let Some(hub) = launch.remote() {
+        return object(vec![
+            ("type", "remote".into()),
+            ("url", hub.mcp_url().into()),
+            (
+                "headers",
+                string_map(vec![(
+                    "Authorization".to_string(),
+                    hub.bearer_header(TokenSyntax::OpencodeEnv),
+                )]),
+            ),
+            ("enabled", true.into()),
+        ]);
+    }
     let mut command = vec![launch.baton.display().to_string()];
     command.extend(launch.mcp_args());
     let mut members = vec![("type", "local".into()), ("command", strings(&command))];
@@ -95,15 +118,18 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::setup::Platform;
+    use crate::setup::remote::RemoteHub;
+    use crate::setup::{HubAccess, Platform};
 
     #[test]
     fn the_plugin_carries_the_wiring_as_json_and_is_known_for_baton_s() {
         assert_eq!(plugin().source.matches(WIRING_LINE).count(), 1);
-        let launch = Launch {
+        let mut launch = Launch {
             baton: PathBuf::from("/opt/my \"tools\"/baton"),
-            agent: "oc".into(),
-            hub_home: None,
+            access: HubAccess::Local {
+                agent: "oc".into(),
+                home: None,
+            },
             platform: Platform::CURRENT,
             baton_on_path: false,
         };
@@ -116,5 +142,14 @@ mod tests {
         );
         assert!(is_batons_plugin(&text));
         assert!(!is_batons_plugin("export default {}\n"));
+
+        launch.access = HubAccess::Remote(RemoteHub::new("http://hub:7878", "HUB_TOKEN").unwrap());
+        let text = plugin_text(&launch);
+        assert!(
+            text.contains(
+                r#"const WIRING = {"agent":null,"home":null,"program":"/opt/my \"tools\"/baton","tokenEnv":"HUB_TOKEN","url":"http://hub:7878"};"#
+            ),
+            "{text}"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The clients' own checks of what `baton setup` wrote: the real Claude Code, Codex, Gemini
 //! CLI and opencode, pinned versions from npm, each in a throwaway home that also holds the
-//! user's other servers and hooks.
+//! user's other servers and hooks. Wired to a hub on "another machine" (`setup --url`), each
+//! reaches a real `baton serve` with the token from its environment, and not without it.
 //!
 //! They need the clients, which take the npm registry and a few hundred MB to install.
 //! `.ci/run` installs them with `tests/clients/install.sh` and sets `BATON_TEST_CLIENTS` to
@@ -21,7 +22,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::clients_woken::{ModelServer, configure_codex};
 use crate::common::{Run, baton_bin};
+use crate::http::Served;
 use crate::setup::Machine;
 
 /// Longest a client's check may take before the test gives up on it.
@@ -130,7 +133,7 @@ fn claude_lists_baton_connected_and_its_doctor_finds_no_invalid_settings() {
         return;
     };
     let machine = wired("claude");
-    let out = claude_lists_baton_as_connected(&bin, &machine);
+    let out = claude_lists_baton_as_connected(&bin, &machine, &[]);
     let baton = server_line(&out, "baton").expect("listed");
     assert!(
         baton.contains(&baton_bin().display().to_string()),
@@ -162,10 +165,15 @@ fn claude_lists_baton_connected_and_its_doctor_finds_no_invalid_settings() {
     assert!(server_line(&out, "docs").is_some(), "{out}");
 }
 
-/// `claude mcp list`, which must show baton connected; what it printed.
+/// `claude mcp list` (with `extra` variables), which must show baton connected; what it
+/// printed.
 #[track_caller]
-fn claude_lists_baton_as_connected(bin: &Path, machine: &Machine) -> String {
-    let listing = client(bin, machine, "claude", &["mcp", "list"], &[]);
+fn claude_lists_baton_as_connected(
+    bin: &Path,
+    machine: &Machine,
+    extra: &[(&str, &str)],
+) -> String {
+    let listing = client(bin, machine, "claude", &["mcp", "list"], extra);
     let out = format!("{}{}", listing.stdout, listing.stderr);
     let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
     assert!(
@@ -175,11 +183,17 @@ fn claude_lists_baton_as_connected(bin: &Path, machine: &Machine) -> String {
     out
 }
 
-/// `gemini mcp list` in a trusted workspace, which must show baton connected; what it printed.
+/// `gemini mcp list` in a trusted workspace (with `extra` variables), which must show baton
+/// connected; what it printed.
 #[track_caller]
-fn gemini_lists_baton_as_connected(bin: &Path, machine: &Machine) -> String {
-    let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
-    let listing = client(bin, machine, "gemini", &["mcp", "list"], &trust);
+fn gemini_lists_baton_as_connected(
+    bin: &Path,
+    machine: &Machine,
+    extra: &[(&str, &str)],
+) -> String {
+    let mut variables = vec![("GEMINI_CLI_TRUST_WORKSPACE", "true")];
+    variables.extend_from_slice(extra);
+    let listing = client(bin, machine, "gemini", &["mcp", "list"], &variables);
     let out = format!("{}{}", listing.stdout, listing.stderr);
     let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("no baton in:\n{out}"));
     assert!(
@@ -239,7 +253,7 @@ fn gemini_lists_baton_connected() {
     };
     let machine = wired("gemini");
     let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
-    let out = gemini_lists_baton_as_connected(&bin, &machine);
+    let out = gemini_lists_baton_as_connected(&bin, &machine, &[]);
     assert!(
         server_line(&out, "docs").is_some(),
         "the user's server is gone:\n{out}"
@@ -295,7 +309,7 @@ fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
         .ok()
         .trim()
         .to_string();
-    let served = crate::http::Served::start(&machine.env, "alice");
+    let served = Served::start(&machine.env, "alice");
     let url = format!("http://{}/mcp", served.address);
     for (name, bearer) in [("baton", token.as_str()), ("stranger", "baton_not_a_token")] {
         let header = format!("Authorization: Bearer {bearer}");
@@ -311,7 +325,7 @@ fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
         ];
         client(&bin, &machine, "claude", &args, &[]).ok();
     }
-    let out = claude_lists_baton_as_connected(&bin, &machine);
+    let out = claude_lists_baton_as_connected(&bin, &machine, &[]);
     let stranger = server_line(&out, "stranger").unwrap_or_else(|| panic!("{out}"));
     assert!(
         !stranger.contains("✔") && stranger.contains("401"),
@@ -324,5 +338,198 @@ fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
     let entry = serde_json::json!({"mcpServers": {"baton": {
         "httpUrl": url, "headers": {"Authorization": format!("Bearer {token}")}, "trust": true}}});
     fs::write(&settings, entry.to_string()).unwrap();
-    gemini_lists_baton_as_connected(&bin, &machine);
+    gemini_lists_baton_as_connected(&bin, &machine, &[]);
+}
+
+/// The variable the remote setups name for the hub's token.
+const TOKEN_ENV: &str = "HUB_TOKEN";
+
+/// A client wired by `baton setup --url URL --token-env HUB_TOKEN` to a hub that a real
+/// `baton serve --listen 127.0.0.1:0` serves from the machine's own (private) home, with a
+/// token made there by `baton token add`.
+struct RemoteRig {
+    machine: Machine,
+    served: Served,
+    token: String,
+}
+
+impl RemoteRig {
+    /// `client` wired to the served hub by the remote setup, run with the token in
+    /// `HUB_TOKEN`; `before` writes the user's own settings first.
+    fn new(client: &str, before: impl FnOnce(&Machine)) -> RemoteRig {
+        let machine = Machine::new().with_user_configs();
+        before(&machine);
+        let token = machine
+            .env
+            .run("", &["token", "add", client])
+            .ok()
+            .trim()
+            .to_string();
+        let served = Served::start(&machine.env, "alice");
+        let url = format!("http://{}/", served.address);
+        machine
+            .setup_env(
+                &["--client", client, "--url", &url, "--token-env", TOKEN_ENV],
+                &[(TOKEN_ENV, Path::new(&token))],
+            )
+            .ok();
+        let rig = RemoteRig {
+            machine,
+            served,
+            token,
+        };
+        rig.assert_token_in_no_file();
+        rig
+    }
+
+    /// The variable set as the client would have it.
+    fn with_token(&self) -> [(&str, &str); 1] {
+        [(TOKEN_ENV, self.token.as_str())]
+    }
+
+    /// No file of the clients holds the token (nor after a client rewrote its own).
+    #[track_caller]
+    fn assert_token_in_no_file(&self) {
+        for (path, bytes) in self.machine.files() {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(&self.token),
+                "{} holds the token",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn claude_reaches_a_remote_hub_with_the_token_from_its_environment() {
+    let Some(bin) = clients_bin() else {
+        return;
+    };
+    let rig = RemoteRig::new("claude", |_| {});
+    let out = claude_lists_baton_as_connected(&bin, &rig.machine, &rig.with_token());
+    let baton = server_line(&out, "baton").unwrap();
+    assert!(
+        baton.contains(&format!("http://{}/mcp (HTTP)", rig.served.address)),
+        "{baton}"
+    );
+    assert!(server_line(&out, "docs").is_some(), "{out}");
+
+    // Without the variable Claude Code has no token to send: the token comes from there.
+    let listing = client(&bin, &rig.machine, "claude", &["mcp", "list"], &[]);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    assert!(
+        out.contains(&format!("Missing environment variables: {TOKEN_ENV}"))
+            && server_line(&out, "baton").is_none_or(|line| !line.contains("✔ Connected")),
+        "{out}"
+    );
+    rig.assert_token_in_no_file();
+}
+
+#[test]
+fn gemini_reaches_a_remote_hub_with_the_token_from_its_environment() {
+    let Some(bin) = clients_bin() else {
+        return;
+    };
+    let rig = RemoteRig::new("gemini", |_| {});
+    let out = gemini_lists_baton_as_connected(&bin, &rig.machine, &rig.with_token());
+    assert!(server_line(&out, "docs").is_some(), "{out}");
+
+    let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
+    let listing = client(&bin, &rig.machine, "gemini", &["mcp", "list"], &trust);
+    let out = format!("{}{}", listing.stdout, listing.stderr);
+    let baton = server_line(&out, "baton").unwrap_or_else(|| panic!("{out}"));
+    assert!(baton.contains("Disconnected"), "{out}");
+    rig.assert_token_in_no_file();
+}
+
+#[test]
+fn opencode_reaches_a_remote_hub_with_the_token_from_its_environment() {
+    let Some(bin) = clients_bin() else {
+        return;
+    };
+    let rig = RemoteRig::new("opencode", |_| {});
+    let listed = |extra: &[(&str, &str)]| {
+        let listing = client(&bin, &rig.machine, "opencode", &["mcp", "list"], extra);
+        let out = format!("{}{}", listing.stdout, listing.stderr);
+        let baton = server_line(&out, "baton")
+            .unwrap_or_else(|| panic!("no baton in:\n{out}"))
+            .to_string();
+        (baton, out)
+    };
+    let (baton, out) = listed(&rig.with_token());
+    assert!(
+        baton.contains("connected") && !baton.contains("failed"),
+        "baton is not connected:\n{out}"
+    );
+    let (baton, out) = listed(&[]);
+    assert!(
+        baton.contains("failed"),
+        "connected without the token:\n{out}"
+    );
+    rig.assert_token_in_no_file();
+}
+
+/// `codex mcp list` only reads the configuration; Codex connects when it runs. So beyond
+/// the listing, `codex exec` against the scripted model: the tools it offers the model hold
+/// baton's (the `mcp__baton` namespace) exactly when the variable holds the token.
+#[test]
+fn codex_reaches_a_remote_hub_with_the_token_from_its_environment() {
+    let Some(bin) = clients_bin() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = ModelServer::start(dir.path(), &[]);
+    let rig = RemoteRig::new("codex", |machine| configure_codex(machine, &model));
+
+    let listing = client(&bin, &rig.machine, "codex", &["mcp", "list", "--json"], &[]);
+    let servers: Value = serde_json::from_str(listing.ok())
+        .unwrap_or_else(|error| panic!("not JSON ({error}):\n{}", listing.stdout));
+    let baton = servers
+        .as_array()
+        .and_then(|servers| servers.iter().find(|server| server["name"] == "baton"))
+        .unwrap_or_else(|| panic!("codex lists no baton: {servers}"));
+    assert_eq!(baton["enabled"], true, "{baton}");
+    assert_eq!(
+        baton["transport"],
+        serde_json::json!({
+            "type": "streamable_http",
+            "url": format!("http://{}/mcp", rig.served.address),
+            "bearer_token_env_var": TOKEN_ENV,
+            "http_headers": null,
+            "env_http_headers": null,
+            "http_headers_helper": null,
+        })
+    );
+
+    let offers_baton = |extra: &[(&str, &str)]| {
+        let seen = model.requests().len();
+        let mut variables = vec![("SCRIPTED_API_KEY", "scripted")];
+        variables.extend_from_slice(extra);
+        let args = [
+            "exec",
+            "--skip-git-repo-check",
+            "-s",
+            "workspace-write",
+            "check your baton inbox",
+        ];
+        let run = client(&bin, &rig.machine, "codex", &args, &variables);
+        let requests = model.requests();
+        assert!(
+            requests.len() > seen,
+            "codex asked the model nothing:\n{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+        requests[seen..].iter().any(|request| {
+            request["body"]["tools"]
+                .as_array()
+                .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "mcp__baton"))
+        })
+    };
+    assert!(
+        offers_baton(&rig.with_token()),
+        "no baton tools with the token"
+    );
+    assert!(!offers_baton(&[]), "baton's tools without the token");
+    rig.assert_token_in_no_file();
 }

@@ -37,7 +37,7 @@ const ANSWER: &str = "Refuse it";
 const PROJECT: &str = "app";
 
 /// The scripted model, running until the test ends.
-struct ModelServer {
+pub struct ModelServer {
     child: Child,
     /// Held so that the server sees its stdin close when the test ends, however it ends.
     _stdin: ChildStdin,
@@ -46,7 +46,7 @@ struct ModelServer {
 }
 
 impl ModelServer {
-    fn start(dir: &Path, extra: &[&str]) -> ModelServer {
+    pub fn start(dir: &Path, extra: &[&str]) -> ModelServer {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/model_server.py");
         let log = dir.join("model-requests.jsonl");
         let mut child = Command::new("python3")
@@ -78,12 +78,12 @@ impl ModelServer {
         }
     }
 
-    fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// Every request the clients sent, in order.
-    fn requests(&self) -> Vec<Value> {
+    pub fn requests(&self) -> Vec<Value> {
         fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -515,7 +515,7 @@ fn claude_code_woken_by_baton_takes_and_finishes_its_tasks() {
 }
 
 /// Codex's provider for the scripted model, in the user's config.toml before setup runs.
-fn configure_codex(machine: &Machine, server: &ModelServer) {
+pub fn configure_codex(machine: &Machine, server: &ModelServer) {
     machine.write(
         &machine.codex_home().join("config.toml"),
         &format!(

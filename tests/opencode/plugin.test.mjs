@@ -17,7 +17,8 @@ let savedPath;
 
 // The fake baton logs each run (its arguments and stdin) and answers `hook EVENT` with the
 // file answers/EVENT when there is one (nothing otherwise); `hook follow` prints the lines
-// of follow.txt, then waits for its stdin to close.
+// of follow.txt, then waits for its stdin to close. It logs the hub it was given, BATON_URL
+// and BATON_TOKEN, to env.log.
 const FAKE = `#!/bin/sh
 dir="$(dirname "$0")"
 case "$*" in
@@ -29,6 +30,7 @@ case "$*" in
 esac
 input="$(cat)"
 printf '%s\\t%s\\n' "$*" "$input" >> "$dir/runs.log"
+printf '%s %s\\n' "\${BATON_URL-unset}" "\${BATON_TOKEN-unset}" >> "$dir/env.log"
 for event in session-start prompt stop; do
   case " $* " in
     *" hook $event "*)
@@ -129,6 +131,28 @@ test("the wiring names the agent and the hub for every run", async () => {
   );
   await systemFor(hooks, "s1");
   assert.equal(runs()[0].args, "--as oc hook session-start --client opencode");
+});
+
+test("a remote wiring gives baton the hub's URL and the token from the named variable", async () => {
+  fakeBaton();
+  answer("prompt", { context: "x" });
+  const wiring = { agent: null, home: null, url: "http://hub:7878", tokenEnv: "HUB_TOKEN_TEST" };
+  const saved = process.env.HUB_TOKEN_TEST;
+  process.env.HUB_TOKEN_TEST = "baton_secret";
+  try {
+    const { hooks } = batonHooks({ client: fakeClient(), directory: dir }, wiring);
+    await systemFor(hooks, "s1");
+    delete process.env.HUB_TOKEN_TEST;
+    await systemFor(hooks, "s1");
+  } finally {
+    if (saved === undefined) delete process.env.HUB_TOKEN_TEST;
+    else process.env.HUB_TOKEN_TEST = saved;
+  }
+  // The token is the identity: no --as.
+  assert.equal(runs()[0].args, "hook session-start --client opencode");
+  const env = fs.readFileSync(path.join(dir, "bin", "env.log"), "utf8").split("\n");
+  assert.equal(env[0], "http://hub:7878 baton_secret");
+  assert.equal(env[1], "http://hub:7878 unset");
 });
 
 test("an idle session with work waiting is prompted once more, and no more in a row", async () => {

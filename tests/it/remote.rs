@@ -648,3 +648,62 @@ fn a_hub_answers_a_host_name_only_when_serve_allows_it() {
     let refused = env.run("alice", &["serve", "--allow-host", "http://x:1"]);
     refused.fails(1);
 }
+
+#[cfg(unix)]
+#[test]
+fn the_hook_line_remote_setup_writes_shows_the_hubs_inbox_with_the_token_from_its_variable() {
+    let hub = Hub::start();
+    hub.env
+        .run(
+            "alice",
+            &["send", "--to", "codex", "--subject", "Through the wiring"],
+        )
+        .ok();
+    let machine = TestEnv::new();
+    let url = hub.url();
+    machine
+        .run_env(
+            "",
+            &[
+                "setup",
+                "--client",
+                "claude",
+                "--url",
+                &url,
+                "--token-env",
+                "HUB_TOKEN",
+            ],
+            &[("HUB_TOKEN", &hub.token)],
+        )
+        .ok();
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(machine.root.path().join("user-home/.claude/settings.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let line = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!line.contains(&hub.token), "{line}");
+    // The client runs the line in its own environment: the variable, and nothing of baton's.
+    let mut shell = Command::new("sh");
+    shell
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .env("HOME", machine.root.path().join("user-home"))
+        .env("BATON_HOME", machine.home())
+        .env("HUB_TOKEN", &hub.token)
+        .current_dir(machine.work())
+        .arg("-c")
+        .arg(&line);
+    let answer = machine.run_piped(
+        shell,
+        &serde_json::json!({"cwd": machine.work()}).to_string(),
+    );
+    let answer: Value = serde_json::from_str(answer.ok()).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("Through the wiring"), "{context}");
+}

@@ -149,16 +149,11 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
         }
         AgentsCommand::Coordinator(args) => {
             let session = context.session()?;
-            let mut project = session.project.clone();
-            if let Some(name) = &args.human {
-                project = session.set_human(name, true)?;
-            }
-            if let Some(name) = &args.not_human {
-                project = session.set_human(name, false)?;
-            }
-            if let Some(name) = &args.set {
-                project = session.set_coordinator(name)?;
-            }
+            let project = session.coordinate(
+                args.set.as_deref(),
+                args.human.as_deref(),
+                args.not_human.as_deref(),
+            )?;
             output::emit(as_json, &coordinator_value(&project), |_| {
                 coordinator_text(&project)
             });

@@ -164,12 +164,7 @@ impl Hub {
     ) -> Result<T> {
         let mut response = response.map_err(|error| self.unreachable(&error))?;
         let status = response.status();
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(ANSWER_LIMIT)
-            .read_to_vec()
-            .map_err(|error| self.unreachable(&error))?;
+        let body = self.read_body(&mut response)?;
         if status.is_success() {
             return serde_json::from_slice(&body).map_err(|error| Error::Hub {
                 message: format!(
@@ -182,6 +177,17 @@ impl Hub {
             });
         }
         Err(refusal(&self.url, status.as_u16(), &body))
+    }
+
+    /// A whole answer's body, up to [`ANSWER_LIMIT`]; a connection lost while it comes is
+    /// the hub unreachable.
+    fn read_body(&self, response: &mut ureq::http::Response<ureq::Body>) -> Result<Vec<u8>> {
+        response
+            .body_mut()
+            .with_config()
+            .limit(ANSWER_LIMIT)
+            .read_to_vec()
+            .map_err(|error| self.unreachable(&error))
     }
 
     /// The error for a hub that could not be reached, naming the URL and the cause.
@@ -251,12 +257,7 @@ impl Hub {
         let session = header("mcp-session-id");
         let is_stream =
             header("content-type").is_some_and(|kind| kind.starts_with("text/event-stream"));
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(ANSWER_LIMIT)
-            .read_to_vec()
-            .map_err(|error| self.unreachable(&error))?;
+        let body = self.read_body(&mut response)?;
         let text = String::from_utf8_lossy(&body);
         let messages = if is_stream {
             text.lines()

@@ -146,23 +146,23 @@ where
 /// workspace: the project is named, and the token is the authority. A name that is not a
 /// project's is refused by the session as on the CLI.
 fn open(hub: crate::session::Hub, caller: &Caller, id: &str) -> Result<Session> {
-    let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
-    let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
-    Session::open(
-        hub,
-        Request {
-            agent: Some(&caller.0),
-            project: Some(id),
-            cwd: Some(&cwd),
-        },
-    )
+    open_as(hub, caller, id, Session::open)
 }
 
 /// As [`open`], for a hook: a registry lock still busy skips the heartbeat.
 fn open_for_hook(hub: crate::session::Hub, caller: &Caller, id: &str) -> Result<Session> {
+    open_as(hub, caller, id, Session::open_unless_busy)
+}
+
+fn open_as(
+    hub: crate::session::Hub,
+    caller: &Caller,
+    id: &str,
+    opener: fn(crate::session::Hub, Request<'_>) -> Result<Session>,
+) -> Result<Session> {
     let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
     let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
-    Session::open_unless_busy(
+    opener(
         hub,
         Request {
             agent: Some(&caller.0),
@@ -587,17 +587,11 @@ async fn coordinator(
 ) -> Answer {
     let change = body(payload)?;
     as_caller(caller, project, &state, move |session| {
-        let mut project = session.project.clone();
-        if let Some(name) = &change.human {
-            project = session.set_human(name, true)?;
-        }
-        if let Some(name) = &change.not_human {
-            project = session.set_human(name, false)?;
-        }
-        if let Some(name) = &change.set {
-            project = session.set_coordinator(name)?;
-        }
-        Ok(project)
+        session.coordinate(
+            change.set.as_deref(),
+            change.human.as_deref(),
+            change.not_human.as_deref(),
+        )
     })
     .await
 }
@@ -630,11 +624,40 @@ async fn woken(
     Path(project): Path<String>,
     payload: std::result::Result<axum::Json<WokenBody>, JsonRejection>,
 ) -> Answer {
+    record_delivery(state, caller, project, payload, |session, ids| {
+        crate::session::record_woken(&session.hub, session.project_id(), session.agent()?, ids);
+        Ok(ids.to_vec())
+    })
+    .await
+}
+
+/// A remote live session (`hook follow` on an agent's machine) pushed these tasks into its
+/// session: they count as seen (SPEC section 11), for the caller's own hand-overs only.
+async fn seen(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(project): Path<String>,
+    payload: std::result::Result<axum::Json<WokenBody>, JsonRejection>,
+) -> Answer {
+    record_delivery(state, caller, project, payload, |session, ids| {
+        session.record_seen(ids)
+    })
+    .await
+}
+
+/// Records a step of the caller's deliveries of the tasks a body names; answers with the
+/// ids `record` says it recorded.
+async fn record_delivery(
+    state: super::State,
+    caller: Caller,
+    project: String,
+    payload: std::result::Result<axum::Json<WokenBody>, JsonRejection>,
+    record: fn(&Session, &[TaskId]) -> Result<Vec<TaskId>>,
+) -> Answer {
     let WokenBody { tasks } = body(payload)?;
     as_caller(caller, project, &state, move |session| {
         let ids: Vec<TaskId> = tasks.into_iter().map(TaskId).collect();
-        crate::session::record_woken(&session.hub, session.project_id(), session.agent()?, &ids);
-        Ok(serde_json::json!({ "tasks": ids }))
+        Ok(serde_json::json!({ "tasks": record(session, &ids)? }))
     })
     .await
 }
@@ -686,22 +709,6 @@ async fn agent_profile(
             },
             crate::registry::WakeCommandChange::Keep,
         )
-    })
-    .await
-}
-
-/// A remote live session (`hook follow` on an agent's machine) pushed these tasks into its
-/// session: they count as seen (SPEC section 11), for the caller's own hand-overs only.
-async fn seen(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<WokenBody>, JsonRejection>,
-) -> Answer {
-    let WokenBody { tasks } = body(payload)?;
-    as_caller(caller, project, &state, move |session| {
-        let ids: Vec<TaskId> = tasks.into_iter().map(TaskId).collect();
-        Ok(serde_json::json!({ "tasks": session.record_seen(&ids)? }))
     })
     .await
 }

@@ -127,6 +127,27 @@ impl Session {
         )
     }
 
+    /// `coordinator [--human NAME] [--not-human NAME] [--set NAME]`, in that order (a human
+    /// named first may then hand the role on); the project as it is after them all.
+    pub fn coordinate(
+        &self,
+        set: Option<&str>,
+        human: Option<&str>,
+        not_human: Option<&str>,
+    ) -> Result<Project> {
+        let mut project = self.project.clone();
+        if let Some(name) = human {
+            project = self.set_human(name, true)?;
+        }
+        if let Some(name) = not_human {
+            project = self.set_human(name, false)?;
+        }
+        if let Some(name) = set {
+            project = self.set_coordinator(name)?;
+        }
+        Ok(project)
+    }
+
     /// `coordinator --set NAME`: only the coordinator (or a human named in the project's
     /// settings, or anyone while there is none) may hand the role on.
     pub fn set_coordinator(&self, name: &str) -> Result<Project> {

@@ -70,6 +70,22 @@ impl Agent {
         self.run_in(&self.env.work(), args)
     }
 
+    /// Starts `baton ARGS…` on this machine, its stdout piped (stdin too with
+    /// `stdin_open`, for a process that lives as long as its stdin).
+    fn spawn(&self, args: &[&str], stdin_open: bool) -> Child {
+        self.command(&self.env.work())
+            .args(args)
+            .stdin(if stdin_open {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the baton binary runs")
+    }
+
     fn hook(&self, event: &str, input: &Value) -> Run {
         let command = {
             let mut command = self.command(&self.env.work());
@@ -224,13 +240,7 @@ fn wait_on_the_remote_side_returns_when_the_hub_side_sends() {
     let agent = Agent::of(&hub);
     let timed_out = agent.run(&["wait", "--timeout", "1"]);
     timed_out.fails(5);
-    let waiting = agent
-        .command(&agent.env.work())
-        .args(["wait", "--timeout", "60"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let waiting = agent.spawn(&["wait", "--timeout", "60"], false);
     std::thread::sleep(Duration::from_millis(700));
     hub.env
         .run("alice", &["send", "--to", "codex", "--subject", "Wake up"])
@@ -311,13 +321,7 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
         token,
     };
     let (script, runs) = counting_wake(&agent.env);
-    let mut listen = agent
-        .command(&agent.env.work())
-        .args(["listen", "--wake", "--", script.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut listen = agent.spawn(&["listen", "--wake", "--", script.to_str().unwrap()], false);
     // It has nothing to do until work arrives; then a burst wakes it once.
     std::thread::sleep(Duration::from_secs(1));
     assert!(lines_of(&runs).is_empty(), "woken with nothing to do");
@@ -543,14 +547,7 @@ fn baton_mcp_bridges_to_the_hubs_tools_in_the_mapped_project() {
 fn the_opencode_plugins_follower_pushes_hand_overs_from_a_remote_hub() {
     let hub = Hub::start();
     let agent = Agent::of(&hub);
-    let mut follow = agent
-        .command(&agent.env.work())
-        .args(["hook", "follow", "--client", "opencode"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut follow = agent.spawn(&["hook", "follow", "--client", "opencode"], true);
     let lines = crate::common::stdout_lines(&mut follow);
     std::thread::sleep(Duration::from_millis(500));
     hub.env
@@ -583,24 +580,12 @@ fn the_opencode_plugins_follower_pushes_hand_overs_from_a_remote_hub() {
 fn watch_and_log_follow_on_the_remote_side_see_the_hubs_changes() {
     let hub = Hub::start();
     let agent = Agent::of(&hub);
-    let mut watch = agent
-        .command(&agent.env.work())
-        .args(["--json", "watch"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut watch = agent.spawn(&["--json", "watch"], false);
     let boards = crate::common::stdout_lines(&mut watch);
     let first: Value =
         serde_json::from_str(&boards.recv_timeout(Duration::from_secs(20)).unwrap()).unwrap();
     assert_eq!(first, serde_json::json!([]));
-    let mut log = agent
-        .command(&agent.env.work())
-        .args(["log", "--follow"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut log = agent.spawn(&["log", "--follow"], false);
     let log_lines = crate::common::stdout_lines(&mut log);
     std::thread::sleep(Duration::from_millis(500));
     hub.env

@@ -567,7 +567,7 @@ async fn add_context(
     .await
 }
 
-/// `coordinator [--set NAME] [--human NAME] [--not-human NAME]`, in that order.
+/// `coordinator [--human NAME] [--not-human NAME] [--set NAME]`, done in that order.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CoordinatorBody {

@@ -65,6 +65,11 @@ impl ApiError {
             },
         }
     }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.body.hint = Some(hint.into());
+        self
+    }
 }
 
 impl From<Error> for ApiError {

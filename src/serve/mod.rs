@@ -29,19 +29,14 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::Result;
 use crate::mcp::BatonServer;
 use crate::session::Hub;
 use crate::wake::WakeOutcome;
-
-/// Tells the agent a presented token belongs to, or `None` for a token nobody holds.
-pub type Authenticate = Arc<dyn Fn(&str) -> Result<Option<String>> + Send + Sync>;
 
 /// What a running server needs.
 #[derive(Clone)]
 pub struct Settings {
     pub hub: Hub,
-    pub authenticate: Authenticate,
     /// Told whom each change woke, as `baton mcp` is.
     pub report_wake: fn(&WakeOutcome),
 }
@@ -50,7 +45,6 @@ pub struct Settings {
 #[derive(Clone)]
 pub struct State {
     pub hub: Hub,
-    pub authenticate: Authenticate,
     pub hosts: Arc<auth::Hosts>,
     pub feed: events::Feed,
     /// Cancelled when the server stops: open event streams end with it.
@@ -73,7 +67,6 @@ pub async fn serve(
     let feed = events::Feed::start(settings.hub.home.clone(), stopping.clone());
     let state = State {
         hub: settings.hub,
-        authenticate: settings.authenticate,
         hosts: Arc::new(auth::Hosts::for_listener(address)),
         feed,
         stopping: stopping.clone(),

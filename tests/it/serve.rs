@@ -549,6 +549,72 @@ fn listening_beyond_loopback_says_the_traffic_is_plain_http() {
     );
 }
 
+/// The findings of `baton doctor --json`: (name, status, detail).
+fn doctor_findings(env: &TestEnv) -> Vec<(String, String, String)> {
+    let run = env.run("", &["--json", "doctor"]);
+    let value: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|error| panic!("doctor --json ({error}): {run:?}"));
+    value["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|check| {
+            let field = |name: &str| check[name].as_str().unwrap().to_string();
+            (field("name"), field("status"), field("detail"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_login_token_dies_with_its_server_even_when_killed() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, "alice");
+    let other = Served::start(&env, "bob");
+    let old_login = served.login.clone();
+    assert_eq!(other.get("/api/v1/whoami", &old_login).status, 200);
+    let stale = |findings: &[(String, String, String)]| {
+        findings
+            .iter()
+            .filter(|(name, status, detail)| {
+                name == "tokens" && status == "warn" && detail.contains("web login of alice")
+            })
+            .count()
+    };
+    assert_eq!(stale(&doctor_findings(&env)), 0, "its server runs");
+
+    // SIGKILL: the server removes nothing on its way out.
+    served.kill();
+    let findings = doctor_findings(&env);
+    assert_eq!(stale(&findings), 1, "{findings:#?}");
+    let logins = |env: &TestEnv| -> Vec<String> {
+        let listed = env.run("", &["--json", "token", "list"]).json();
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|row| row["login"] == true)
+            .map(|row| row["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(logins(&env), ["alice", "bob"], "still in the file");
+    // A server that still runs refuses it at once, saying why.
+    let refused = other.get("/api/v1/whoami", &old_login);
+    assert_eq!(refused.status, 401, "{}", refused.body);
+    let error = refused.json()["error"].as_str().unwrap().to_string();
+    assert!(error.contains("ended with the `baton serve`"), "{error}");
+    assert_eq!(other.get("/api/v1/whoami", &other.login).status, 200);
+
+    // The next server on the same home drops it, and keeps the login of the one that runs.
+    let next = Served::start(&env, "carol");
+    assert_eq!(logins(&env), ["bob", "carol"]);
+    assert_eq!(next.get("/api/v1/whoami", &old_login).status, 401);
+    assert_eq!(
+        next.get("/api/v1/whoami", &next.login).ok(),
+        json!({"agent": "carol"})
+    );
+    assert_eq!(stale(&doctor_findings(&env)), 0);
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {

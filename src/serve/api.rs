@@ -5,8 +5,6 @@
 //!
 //! A refusal is JSON: `{"error", "hint", "code"}`, `code` being the CLI's exit code for it.
 
-use std::path::PathBuf;
-
 use axum::Router;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Extension, Path, Query, State};
@@ -21,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::mail::MessageType;
 use crate::mcp::Caller;
 use crate::project;
-use crate::session::{BoardFilter, NewTask, Request, Session};
+use crate::session::{BoardFilter, NewTask, Session};
 
 pub fn routes() -> Router<super::State> {
     Router::new()
@@ -119,7 +117,7 @@ where
 {
     let hub = state.hub.clone();
     answer(move || {
-        let session = open(hub, &caller, &project)?;
+        let session = Session::open_by_id(hub, &caller.0, &project)?;
         operation(&session)
     })
     .await
@@ -135,22 +133,6 @@ where
         .await
         .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))?;
     Ok(axum::Json(done?).into_response())
-}
-
-/// The session of `caller` in the project named `id`, opened from the project's own
-/// workspace: the project is named, and the token is the authority. A name that is not a
-/// project's is refused by the session as on the CLI.
-fn open(hub: crate::session::Hub, caller: &Caller, id: &str) -> Result<Session> {
-    let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
-    let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
-    Session::open(
-        hub,
-        Request {
-            agent: Some(&caller.0),
-            project: Some(id),
-            cwd: Some(&cwd),
-        },
-    )
 }
 
 /// The caller's changes wake and notify whom they reach, as the CLI's do; the server says

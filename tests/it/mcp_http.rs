@@ -536,6 +536,65 @@ async fn mcp_needs_a_known_token_and_its_own_host() {
     let _ = dev.client.cancel().await;
 }
 
+/// Over HTTP the caller has no working directory on the hub: a project is named by id, every
+/// project is reachable so, and a call that names none acts on `default`, whatever directory
+/// the server runs in (here, the workspace of another project).
+#[tokio::test(flavor = "current_thread")]
+async fn over_http_a_project_is_named_by_id_wherever_the_server_runs() {
+    let env = TestEnv::new();
+    env.register(&["dev", "lead"]);
+    // The server runs in `env.work()`, which is project `here`'s workspace.
+    env.init_project("lead", "here", &env.work());
+    let away = env.root.path().join("away");
+    std::fs::create_dir_all(&away).unwrap();
+    env.init_project("lead", "away", &away);
+    let dev_token = token_for(&env, "dev");
+    let served = Served::start(&env, "alice");
+    for era in [
+        Era::Initialize(ProtocolVersion::V_2025_11_25),
+        Era::Stateless,
+    ] {
+        let dev = Client::open(&served, &dev_token, era).await;
+        for project in ["away", "here", "default"] {
+            let sent = dev
+                .ok(
+                    "send",
+                    json!({"to": "lead", "subject": format!("to {project}"), "project": project}),
+                )
+                .await;
+            assert_eq!(sent["project"], project, "{sent}");
+        }
+        let unnamed = dev
+            .ok("send", json!({"to": "lead", "subject": "unnamed"}))
+            .await;
+        assert_eq!(
+            unnamed["project"], "default",
+            "not the server's directory's"
+        );
+        let board = dev.ok("board", json!({"project": "away"})).await;
+        assert!(board["tasks"].to_string().contains("to away"), "{board}");
+        let refusal = dev.refused("board", json!({"project": "nowhere"})).await;
+        assert!(refusal.contains("nowhere"), "{refusal}");
+        dev.stop().await;
+    }
+    // On disk, as the CLI sees it: each task where it was named, by dev.
+    let subjects = |project: &str| -> Vec<String> {
+        env.board(project)["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .inspect(|task| assert_eq!(task["from"], "dev"))
+            .map(|task| task["subject"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(subjects("away"), ["to away", "to away"]);
+    assert_eq!(subjects("here"), ["to here", "to here"]);
+    assert_eq!(
+        subjects("default"),
+        ["to default", "unnamed", "to default", "unnamed"]
+    );
+}
+
 /// What a client reads of a tool: everything but rmcp's own ordering.
 fn tool_values(mut tools: Vec<Tool>) -> Vec<Value> {
     tools.sort_by(|a, b| a.name.cmp(&b.name));

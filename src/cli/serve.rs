@@ -26,7 +26,9 @@ for this run and good only while it runs). Everything but /healthz and the page 
   curl -H \"Authorization: Bearer $T\" http://127.0.0.1:7878/api/v1/projects/default/board
   claude mcp add --transport http baton http://127.0.0.1:7878/mcp \\
     --header \"Authorization: Bearer $T\"
-The token is the identity: nothing else in a request can make it act as another agent.
+The token is the identity: nothing else in a request can make it act as another agent. An MCP
+tool call names its project by id (`project`; `default` without one), and an MCP session
+answers only the token that opened it.
 Requests naming another Host than this address or localhost are refused.")]
 pub struct ServeArgs {
     /// The address to listen on. Loopback by default; another address reaches beyond this

@@ -10,13 +10,15 @@
 //!
 //! Every request first passes the `Host` check ([`auth::Hosts`], against DNS rebinding);
 //! every one but `/healthz` and the page's assets then needs a bearer token, which is the
-//! identity ([`auth`]). The server works on the same files as the CLI, under the same locks:
-//! nothing is cached, so a change from either side is seen by the other at once.
+//! identity ([`auth`]); an MCP session answers only the token that opened it ([`sessions`]).
+//! The server works on the same files as the CLI, under the same locks: nothing is cached, so
+//! a change from either side is seen by the other at once.
 
 pub mod api;
 pub mod auth;
 pub mod events;
 mod page;
+pub mod sessions;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -47,6 +49,8 @@ pub struct State {
     pub hub: Hub,
     pub hosts: Arc<auth::Hosts>,
     pub feed: events::Feed,
+    /// The MCP sessions of `/mcp` and the token that opened each.
+    pub sessions: Arc<sessions::McpSessions>,
     /// Cancelled when the server stops: open event streams end with it.
     pub stopping: CancellationToken,
     pub report_wake: fn(&WakeOutcome),
@@ -65,10 +69,14 @@ pub async fn serve(
     let address = listener.local_addr()?;
     let stopping = CancellationToken::new();
     let feed = events::Feed::start(settings.hub.home.clone(), stopping.clone());
+    let sessions = Arc::new(sessions::McpSessions::new(Arc::new(
+        LocalSessionManager::default(),
+    )));
     let state = State {
         hub: settings.hub,
         hosts: Arc::new(auth::Hosts::for_listener(address)),
         feed,
+        sessions,
         stopping: stopping.clone(),
         report_wake: settings.report_wake,
     };
@@ -95,13 +103,18 @@ pub async fn serve(
     }
 }
 
-/// The whole application: the routes, the token check on all but the open ones, and the
-/// `Host` check and page headers on everything.
+/// The whole application: the routes, the token check on all but the open ones, each MCP
+/// session bound to its token, and the `Host` check and page headers on everything.
 pub fn router(state: State) -> Router {
-    let mcp = mcp_service(&state);
+    let mcp = Router::new()
+        .nest_service("/mcp", mcp_service(&state))
+        .layer(middleware::from_fn_with_state(
+            state.sessions.clone(),
+            sessions::bind_to_token,
+        ));
     let guarded = Router::new()
         .nest("/api/v1", api::routes())
-        .nest_service("/mcp", mcp)
+        .merge(mcp)
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_token,
@@ -128,7 +141,7 @@ fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSession
         .with_cancellation_token(state.stopping.child_token());
     StreamableHttpService::new(
         move || Ok(BatonServer::per_request(hub.clone(), report_wake)),
-        Arc::new(LocalSessionManager::default()),
+        state.sessions.manager(),
         config,
     )
 }

@@ -595,6 +595,97 @@ async fn over_http_a_project_is_named_by_id_wherever_the_server_runs() {
     );
 }
 
+/// A request to `/mcp` in the session `session`, written by hand.
+fn in_session(address: &str, method: &str, token: &str, session: &str, body: &str) -> Reply {
+    let mut headers = vec![
+        ("Host".to_string(), address.to_string()),
+        ("Authorization".to_string(), format!("Bearer {token}")),
+        ("Mcp-Session-Id".to_string(), session.to_string()),
+        ("MCP-Protocol-Version".to_string(), "2025-11-25".to_string()),
+    ];
+    match method {
+        "POST" => {
+            headers.push(("Content-Type".to_string(), "application/json".to_string()));
+            headers.push((
+                "Accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            ));
+        }
+        _ => headers.push(("Accept".to_string(), "text/event-stream".to_string())),
+    }
+    let body = (method == "POST").then_some(body);
+    send(address, method, "/mcp", &headers, body)
+}
+
+/// A session belongs to the token that opened it: another token (another agent's, or
+/// another of the same agent's) that presents its id gets 404 on every method, as for an id
+/// that never was, and cannot use it or end it.
+#[tokio::test(flavor = "current_thread")]
+async fn an_mcp_session_answers_only_the_token_that_opened_it() {
+    let env = TestEnv::new();
+    let dev_token = token_for(&env, "dev");
+    let lead_token = token_for(&env, "lead");
+    // The server runs as dev: its login token is dev's too, but another token.
+    let served = Served::start(&env, "dev");
+    let bearer = format!("Bearer {dev_token}");
+    let opened = raw(
+        &served,
+        &served.address,
+        "/mcp",
+        &[("Authorization", &bearer)],
+        &initialize_body(),
+    );
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let answer = in_session(
+        &served.address,
+        "POST",
+        &dev_token,
+        &session,
+        &initialized.to_string(),
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let listed = in_session(&served.address, "POST", &dev_token, &session, &list);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert!(listed.body.contains("\"inbox\""), "{}", listed.body);
+
+    // A call that would change the board if it got through.
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": "send",
+                                 "arguments": {"to": "dev", "subject": "hijacked"}}})
+    .to_string();
+    for (who, other) in [("lead", &lead_token), ("dev's login", &served.login)] {
+        let unknown = in_session(&served.address, "POST", other, "no-such-session", &list);
+        assert_eq!(unknown.status, 404, "{}", unknown.body);
+        for (method, body) in [
+            ("POST", &list),
+            ("POST", &call),
+            ("GET", &list),
+            ("DELETE", &list),
+        ] {
+            let refused = in_session(&served.address, method, other, &session, body);
+            assert_eq!(refused.status, 404, "{who} {method}: {}", refused.body);
+            assert_eq!(refused.body, unknown.body, "as for an id that never was");
+        }
+    }
+    // The session is its opener's still, neither used nor ended by the others.
+    let listed = in_session(&served.address, "POST", &dev_token, &session, &list);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert!(
+        env.activity("default").is_empty(),
+        "no call was made in the session by another token"
+    );
+    let ended = in_session(&served.address, "DELETE", &dev_token, &session, "");
+    assert_eq!(ended.status, 202, "{}", ended.body);
+    let after = in_session(&served.address, "POST", &dev_token, &session, &list);
+    assert_eq!(after.status, 404, "{}", after.body);
+}
+
 /// What a client reads of a tool: everything but rmcp's own ordering.
 fn tool_values(mut tools: Vec<Tool>) -> Vec<Value> {
     tools.sort_by(|a, b| a.name.cmp(&b.name));

@@ -72,6 +72,12 @@ pub async fn serve(
     let sessions = Arc::new(sessions::McpSessions::new(Arc::new(
         LocalSessionManager::default(),
     )));
+    tokio::spawn(end_sessions_of_stale_tokens(
+        sessions.clone(),
+        feed.clone(),
+        settings.hub.home.clone(),
+        stopping.clone(),
+    ));
     let state = State {
         hub: settings.hub,
         hosts: Arc::new(auth::Hosts::for_listener(address)),
@@ -144,6 +150,28 @@ fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSession
         state.sessions.manager(),
         config,
     )
+}
+
+/// Whenever `tokens.json` changes, ends the MCP sessions whose token it no longer holds, so
+/// that their open streams end with the token and not only their next request.
+async fn end_sessions_of_stale_tokens(
+    sessions: Arc<sessions::McpSessions>,
+    feed: events::Feed,
+    home: crate::store::paths::Home,
+    stopping: CancellationToken,
+) {
+    let mut tokens_changed = feed.tokens_changed();
+    loop {
+        tokio::select! {
+            () = stopping.cancelled() => return,
+            changed = tokens_changed.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+        }
+        sessions.end_those_of_stale_tokens(&home).await;
+    }
 }
 
 /// Whether `address` reaches beyond this machine.

@@ -21,10 +21,12 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::api::ApiError;
-use crate::tokens::TokenId;
+use crate::store::paths::Home;
+use crate::tokens::{self, TokenId};
 
 /// The sessions rmcp keeps, and the token that opened each.
 #[derive(Debug)]
@@ -68,6 +70,32 @@ impl McpSessions {
 
     fn forget(&self, id: &str) {
         self.owners().remove(id);
+    }
+
+    /// Ends the sessions whose token is no longer good (removed, replaced, or a login whose
+    /// server stopped): their requests are refused already, and this ends their open streams
+    /// too. A tokens file that cannot be read ends none: requests are refused meanwhile.
+    pub async fn end_those_of_stale_tokens(&self, home: &Home) {
+        let owners: Vec<(String, TokenId)> = self
+            .owners()
+            .iter()
+            .map(|(id, token)| (id.clone(), token.clone()))
+            .collect();
+        let home = home.clone();
+        let stale = tokio::task::spawn_blocking(move || {
+            owners
+                .into_iter()
+                .filter(|(_, token)| matches!(tokens::is_current(&home, token), Ok(false)))
+                .map(|(id, _)| id)
+                .collect::<Vec<String>>()
+        })
+        .await
+        .unwrap_or_default();
+        for id in stale {
+            self.forget(&id);
+            // Already gone is as good as closed.
+            let _ = self.manager.close_session(&id.into()).await;
+        }
     }
 }
 

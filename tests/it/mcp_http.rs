@@ -686,6 +686,52 @@ async fn an_mcp_session_answers_only_the_token_that_opened_it() {
     assert_eq!(after.status, 404, "{}", after.body);
 }
 
+/// A session's open stream (its GET) ends once its token is removed, not only its next
+/// request.
+#[test]
+fn an_mcp_session_ends_with_its_token() {
+    let env = TestEnv::new();
+    let dev_token = token_for(&env, "dev");
+    let served = Served::start(&env, "alice");
+    let bearer = format!("Bearer {dev_token}");
+    let opened = raw(
+        &served,
+        &served.address,
+        "/mcp",
+        &[("Authorization", &bearer)],
+        &initialize_body(),
+    );
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let answer = in_session(
+        &served.address,
+        "POST",
+        &dev_token,
+        &session,
+        &initialized.to_string(),
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    let (ended, stream_ended) = std::sync::mpsc::channel();
+    let address = served.address.as_str();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            // Read to its end: only the session's end ends it.
+            let stream = in_session(address, "GET", &dev_token, &session, "");
+            let _ = ended.send(stream.status);
+        });
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        assert!(stream_ended.try_recv().is_err(), "the stream stays open");
+        env.run("", &["token", "rm", "dev"]).ok();
+        let status = stream_ended
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the stream ends with its token");
+        assert_eq!(status, 200);
+    });
+}
+
 /// What a client reads of a tool: everything but rmcp's own ordering.
 fn tool_values(mut tools: Vec<Tool>) -> Vec<Value> {
     tools.sort_by(|a, b| a.name.cmp(&b.name));

@@ -549,6 +549,60 @@ fn listening_beyond_loopback_says_the_traffic_is_plain_http() {
     );
 }
 
+/// The stream `events` has ended: its connection closed, whatever came before.
+#[track_caller]
+fn ends(events: &std::sync::mpsc::Receiver<Value>, what: &str) {
+    use std::sync::mpsc::RecvTimeoutError;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match events.recv_timeout(left) {
+            Ok(_) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+            Err(RecvTimeoutError::Timeout) => panic!("the event stream of {what} never ended"),
+        }
+    }
+}
+
+#[test]
+fn an_event_stream_ends_when_its_token_is_removed_or_replaced() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev", "lead"]);
+    let dev = token(&env, "dev");
+    let lead = token(&env, "lead");
+    let served = Served::start(&env, "alice");
+    let dev_events = served.events(&dev);
+    let lead_events = served.events(&lead);
+    let login_events = served.events(&served.login);
+    std::thread::sleep(Duration::from_millis(300));
+    let id = env.send("alice", "dev", "before", &[]);
+    for events in [&dev_events, &lead_events, &login_events] {
+        let event = events.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!(event["id"], id, "{event}");
+    }
+
+    // lead's token is removed; dev's is replaced by a new one of the same name, which the
+    // old stream must not take for its own. Nothing else changes: the streams end by
+    // themselves, not at the next event.
+    env.run("", &["token", "rm", "lead"]).ok();
+    env.run("", &["token", "rm", "dev"]).ok();
+    let new_dev = token(&env, "dev");
+    ends(&lead_events, "a removed token");
+    ends(&dev_events, "a replaced token");
+
+    // The others go on.
+    let id = env.send("alice", "dev", "after", &[]);
+    let event = login_events.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(event["id"], id, "{event}");
+    assert_eq!(served.get("/api/v1/events", &dev).status, 401);
+    assert_eq!(served.get("/api/v1/events", &lead).status, 401);
+    let renewed = served.events(&new_dev);
+    std::thread::sleep(Duration::from_millis(300));
+    let id = env.send("alice", "dev", "renewed", &[]);
+    let event = renewed.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(event["id"], id, "{event}");
+}
+
 /// The findings of `baton doctor --json`: (name, status, detail).
 fn doctor_findings(env: &TestEnv) -> Vec<(String, String, String)> {
     let run = env.run("", &["--json", "doctor"]);

@@ -11,8 +11,9 @@
 //! Every request first passes the `Host` check ([`auth::Hosts`], against DNS rebinding);
 //! every one but `/healthz` and the page's assets then needs a bearer token, which is the
 //! identity ([`auth`]); an MCP session answers only the token that opened it ([`sessions`]).
-//! The server works on the same files as the CLI, under the same locks: nothing is cached, so
-//! a change from either side is seen by the other at once.
+//! Every refusal, whoever makes it (a handler, axum, rmcp), is the API's JSON
+//! ([`api::refusals_as_json`]). The server works on the same files as the CLI, under the same
+//! locks: nothing is cached, so a change from either side is seen by the other at once.
 
 pub mod api;
 pub mod auth;
@@ -110,7 +111,8 @@ pub async fn serve(
 }
 
 /// The whole application: the routes, the token check on all but the open ones, each MCP
-/// session bound to its token, and the `Host` check and page headers on everything.
+/// session bound to its token, and the `Host` check, page headers and JSON refusals on
+/// everything.
 pub fn router(state: State) -> Router {
     let mcp = Router::new()
         .nest_service("/mcp", mcp_service(&state))
@@ -129,6 +131,7 @@ pub fn router(state: State) -> Router {
         .merge(page::routes())
         .merge(guarded)
         .fallback(api::not_found)
+        .layer(middleware::from_fn(api::refusals_as_json))
         .layer(middleware::from_fn(page::headers))
         .layer(middleware::from_fn_with_state(
             state.clone(),

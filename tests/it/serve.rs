@@ -116,7 +116,7 @@ fn the_token_is_the_identity_whatever_the_request_says() {
         &json!({"to": "alice", "subject": "s", "from": "carol"}),
     );
     assert_eq!(
-        sneaky.status, 400,
+        sneaky.status, 422,
         "an unknown field is refused: {}",
         sneaky.body
     );
@@ -667,6 +667,174 @@ fn a_login_token_dies_with_its_server_even_when_killed() {
         json!({"agent": "carol"})
     );
     assert_eq!(stale(&doctor_findings(&env)), 0);
+}
+
+#[test]
+fn every_refusal_is_the_api_json_with_its_status_kept() {
+    let env = TestEnv::new();
+    env.register(&["alice"]);
+    let served = Served::start(&env, "alice");
+    let id = env.send("alice", "alice", "a task", &[]);
+    let bearer = format!("Bearer {}", served.login);
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw-test", "version": "1"}},
+    })
+    .to_string();
+    let tools_list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let claim = format!("/api/v1/projects/default/tasks/{id}/claim");
+    let too_large = format!("{{\"text\": \"{}\"}}", "x".repeat(3 << 20));
+    const AS_JSON: (&str, &str) = ("Content-Type", "application/json");
+    const AS_TEXT: (&str, &str) = ("Content-Type", "text/plain");
+    const TAKES_BOTH: (&str, &str) = ("Accept", "application/json, text/event-stream");
+    const TAKES_JSON: (&str, &str) = ("Accept", "application/json");
+    let ask = |method: &str, path: &str, headers: &[(&str, &str)], body: &str| {
+        let mut all = vec![
+            ("Host".to_string(), served.address.clone()),
+            ("Authorization".to_string(), bearer.clone()),
+        ];
+        all.extend(
+            headers
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string())),
+        );
+        let body = (!body.is_empty()).then_some(body);
+        send(&served.address, method, path, &all, body)
+    };
+    let tasks = "/api/v1/projects/default/tasks";
+    let refusals = [
+        (
+            415,
+            "claim, not JSON",
+            ask("POST", &claim, &[AS_TEXT], "{}"),
+        ),
+        (
+            400,
+            "claim, bad JSON",
+            ask("POST", &claim, &[AS_JSON], "{not json"),
+        ),
+        (
+            422,
+            "claim, no such field",
+            ask("POST", &claim, &[AS_JSON], r#"{"bogus": 1}"#),
+        ),
+        (
+            413,
+            "claim, too large",
+            ask("POST", &claim, &[AS_JSON], &too_large),
+        ),
+        (415, "send, not JSON", ask("POST", tasks, &[AS_TEXT], "{}")),
+        (
+            422,
+            "send, wrong shape",
+            ask("POST", tasks, &[AS_JSON], r#"{"to": 1}"#),
+        ),
+        (
+            405,
+            "no such method",
+            ask("DELETE", "/api/v1/projects", &[], ""),
+        ),
+        (
+            400,
+            "bad query",
+            ask("GET", "/api/v1/projects/default/log?n=many", &[], ""),
+        ),
+        (
+            400,
+            "bad status",
+            ask("GET", "/api/v1/projects/default/board?status=lost", &[], ""),
+        ),
+        (
+            406,
+            "MCP, JSON only",
+            ask("POST", "/mcp", &[AS_JSON, TAKES_JSON], &initialize),
+        ),
+        (
+            406,
+            "MCP stream, no SSE",
+            ask("GET", "/mcp", &[TAKES_JSON], ""),
+        ),
+        (
+            415,
+            "MCP, not JSON",
+            ask("POST", "/mcp", &[AS_TEXT, TAKES_BOTH], &initialize),
+        ),
+        (
+            415,
+            "MCP, bad JSON",
+            ask("POST", "/mcp", &[AS_JSON, TAKES_BOTH], "{not json"),
+        ),
+        (
+            405,
+            "MCP, no such method",
+            ask("PUT", "/mcp", &[AS_JSON, TAKES_BOTH], &initialize),
+        ),
+        (400, "MCP, no session", ask("DELETE", "/mcp", &[], "")),
+        (
+            400,
+            "MCP, unknown version",
+            ask(
+                "POST",
+                "/mcp",
+                &[AS_JSON, TAKES_BOTH, ("MCP-Protocol-Version", "1999-01-01")],
+                &tools_list,
+            ),
+        ),
+        (
+            404,
+            "MCP, unknown session",
+            ask(
+                "POST",
+                "/mcp",
+                &[AS_JSON, TAKES_BOTH, ("Mcp-Session-Id", "no-such-session")],
+                &tools_list,
+            ),
+        ),
+    ];
+    for (status, what, reply) in refusals {
+        assert_eq!(reply.status, status, "{what}: {}", reply.body);
+        assert_eq!(
+            reply.header("content-type"),
+            Some("application/json"),
+            "{what}"
+        );
+        let refusal = reply.json();
+        let error = refusal["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: {refusal}"));
+        assert!(
+            !error.is_empty() && !error.contains('\n'),
+            "{what}: {refusal}"
+        );
+        let keys: Vec<&String> = refusal.as_object().unwrap().keys().collect();
+        assert!(
+            keys.iter()
+                .all(|key| ["error", "hint", "code"].contains(&key.as_str())),
+            "{what}: {refusal}"
+        );
+        if status == 405 {
+            assert!(reply.header("allow").is_some(), "{what}: Allow is kept");
+        }
+    }
+    // A token refusal keeps its header too.
+    let unauthorized = served.get("/api/v1/whoami", "baton_nobody");
+    assert_eq!(unauthorized.header("www-authenticate"), Some("Bearer"));
+    assert!(unauthorized.json()["error"].is_string());
+
+    // What succeeds is left as it was: MCP's event stream, the API's JSON.
+    let opened = ask("POST", "/mcp", &[AS_JSON, TAKES_BOTH], &initialize);
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    assert_eq!(opened.header("content-type"), Some("text/event-stream"));
+    assert!(
+        opened.body.contains("\"protocolVersion\""),
+        "{}",
+        opened.body
+    );
+    assert!(
+        env.activity("default").len() == 1,
+        "nothing refused changed anything"
+    );
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -715,21 +715,20 @@ fn an_mcp_session_ends_with_its_token() {
     );
     assert_eq!(answer.status, 202, "{}", answer.body);
     let (ended, stream_ended) = std::sync::mpsc::channel();
-    let address = served.address.as_str();
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            // Read to its end: only the session's end ends it.
-            let stream = in_session(address, "GET", &dev_token, &session, "");
-            let _ = ended.send(stream.status);
-        });
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        assert!(stream_ended.try_recv().is_err(), "the stream stays open");
-        env.run("", &["token", "rm", "dev"]).ok();
-        let status = stream_ended
-            .recv_timeout(std::time::Duration::from_secs(20))
-            .expect("the stream ends with its token");
-        assert_eq!(status, 200);
+    let (address, token, id) = (served.address.clone(), dev_token.clone(), session.clone());
+    // Not scoped: a stream that never ends must not keep the test from failing.
+    std::thread::spawn(move || {
+        // Read to its end: only the session's end ends it.
+        let stream = in_session(&address, "GET", &token, &id, "");
+        let _ = ended.send(stream.status);
     });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(stream_ended.try_recv().is_err(), "the stream stays open");
+    env.run("", &["token", "rm", "dev"]).ok();
+    let status = stream_ended
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the stream ends with its token");
+    assert_eq!(status, 200);
 }
 
 /// What a client reads of a tool: everything but rmcp's own ordering.

@@ -931,23 +931,44 @@ fn check_agents(inspection: &Inspection<'_>) -> Vec<Check> {
 }
 
 /// `baton serve`'s tokens read, where there are any: a file that does not lets no request in.
+/// A web login whose server no longer runs (it was killed) is worth a warning: it lets
+/// nobody in, but it sits in the file until the next `baton serve` removes it.
 fn check_tokens(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "tokens";
     let path = inspection.home.tokens_file();
     if fs::symlink_metadata(&path).is_err() {
         return Vec::new();
     }
-    match crate::tokens::list(inspection.home) {
-        Ok(rows) => {
+    let read = crate::tokens::list(inspection.home)
+        .and_then(|rows| Ok((rows, crate::tokens::stale_logins(inspection.home)?)));
+    match read {
+        Ok((rows, stale)) => {
             let logins = rows.iter().filter(|row| row.login).count();
-            vec![Check::ok(
+            let mut checks = vec![Check::ok(
                 NAME,
                 format!(
                     "{} ({} among them); only their hashes are kept",
                     count(rows.len(), "token"),
                     count(logins, "web login")
                 ),
-            )]
+            )];
+            for login in stale {
+                let server = match login.server_pid {
+                    Some(pid) => format!("the baton serve of pid {pid}, which no longer runs"),
+                    None => "a baton serve that recorded no pid (an older baton)".to_string(),
+                };
+                checks.push(Check::warn(
+                    NAME,
+                    format!(
+                        "the web login of {} made {} by {server} is refused already; the next \
+                         `baton serve` removes it from {}",
+                        login.name,
+                        login.created_at,
+                        inspection.show(&path)
+                    ),
+                ));
+            }
+            checks
         }
         Err(error) => vec![Check::fail(
             NAME,
@@ -1193,6 +1214,7 @@ fn check_clients(inspection: &Inspection<'_>) -> Vec<Check> {
 fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "locks";
     let wake_dir = inspection.home.wake_dir();
+    let serve_dir = inspection.home.serve_dir();
     let mut checks = Vec::new();
     let (mut files, mut held) = (0, 0);
     for (path, _) in walk(inspection.home.root()) {
@@ -1235,8 +1257,9 @@ fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
             ));
             continue;
         }
-        // A wake supervisor holds its lock for as long as the agent works: that is normal.
-        if path.starts_with(&wake_dir) {
+        // A wake supervisor holds its lock for as long as the agent works, and a server for
+        // as long as it serves: that is normal.
+        if path.starts_with(&wake_dir) || path.starts_with(&serve_dir) {
             continue;
         }
         if let Some(age) = inspection.age_of(&path)

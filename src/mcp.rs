@@ -4,8 +4,10 @@
 //!
 //! Over stdio the identity is fixed when the server starts; over HTTP (`baton serve`) it is
 //! the agent of each request's token, which the HTTP layer puts in the request as a
-//! [`Caller`] and nothing in the call can change. The project follows the working directory
-//! or a tool's `project` argument, with the CLI's isolation. A refused action is a tool result
+//! [`Caller`] and nothing in the call can change. Over stdio the project follows the working
+//! directory or a tool's `project` argument, with the CLI's isolation; over HTTP the caller
+//! has no working directory on the hub, so a call names its project by id (`default` when it
+//! names none) and the serving process's directory never matters. A refused action is a tool result
 //! with `isError` and the CLI's `error:`/`hint:` lines, never a protocol error. Editing agent
 //! records and wake commands is left to the CLI on purpose (SPEC section 8).
 //!
@@ -41,6 +43,7 @@ use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::mail::MessageType;
+use crate::project::DEFAULT_PROJECT;
 use crate::session::{BoardFilter, Hub, NewTask, Request, Session};
 use crate::wake::WakeOutcome;
 
@@ -58,13 +61,16 @@ pub struct BatonServer {
     tool_router: ToolRouter<Self>,
 }
 
-/// Whom a server's calls act as.
+/// Whom a server's calls act as, and from where.
 #[derive(Debug, Clone)]
 enum Identity {
-    /// The agent named when the server started (`baton mcp --as NAME`).
+    /// The agent named when the server started (`baton mcp --as NAME`), in the server's
+    /// working directory.
     Fixed(String),
     /// The [`Caller`] of each request, which the HTTP layer set from its token.
     PerRequest,
+    /// One request's [`Caller`], with no working directory on the hub.
+    Remote(String),
 }
 
 /// The agent an HTTP request acts as, put among the request's extensions by the layer that
@@ -177,7 +183,7 @@ fn text_schema(_: &mut SchemaGenerator) -> Schema {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ProjectArgs {
-    /// Project id (default: from the working directory)
+    /// Project id (default: your working directory's; over HTTP `default`)
     #[serde(default)]
     #[schemars(schema_with = "text_schema")]
     pub project: Option<String>,
@@ -354,15 +360,15 @@ impl BatonServer {
     }
 
     /// This server acting as the call's agent: itself when its identity is fixed, else one
-    /// fixed to the request's [`Caller`]; `None` when a request carries none.
+    /// acting as the request's [`Caller`]; `None` when a request carries none.
     fn for_call(&self, context: &RequestContext<RoleServer>) -> Option<BatonServer> {
         match &self.identity {
-            Identity::Fixed(_) => Some(self.clone()),
+            Identity::Fixed(_) | Identity::Remote(_) => Some(self.clone()),
             Identity::PerRequest => {
                 let parts = context.extensions.get::<axum::http::request::Parts>()?;
                 let Caller(agent) = parts.extensions.get::<Caller>()?;
                 Some(BatonServer {
-                    identity: Identity::Fixed(agent.clone()),
+                    identity: Identity::Remote(agent.clone()),
                     ..self.clone()
                 })
             }
@@ -592,21 +598,30 @@ impl BatonServer {
         F: FnOnce(&Session) -> Result<T> + Send + 'static,
     {
         let hub = self.hub.clone();
-        let Identity::Fixed(agent) = self.identity.clone() else {
-            return Err(ErrorData::internal_error("the call has no identity", None));
+        let (agent, is_in_working_directory) = match &self.identity {
+            Identity::Fixed(agent) => (agent.clone(), true),
+            Identity::Remote(agent) => (agent.clone(), false),
+            Identity::PerRequest => {
+                return Err(ErrorData::internal_error("the call has no identity", None));
+            }
         };
         let project = project
             .filter(|project| !project.is_empty())
             .or_else(|| self.project.clone());
         tokio::task::spawn_blocking(move || {
-            let session = Session::open(
-                hub,
-                Request {
-                    agent: Some(&agent),
-                    project: project.as_deref(),
-                    cwd: None,
-                },
-            )?;
+            let session = if is_in_working_directory {
+                Session::open(
+                    hub,
+                    Request {
+                        agent: Some(&agent),
+                        project: project.as_deref(),
+                        cwd: None,
+                    },
+                )?
+            } else {
+                let project = project.as_deref().unwrap_or(DEFAULT_PROJECT);
+                Session::open_by_id(hub, &agent, project)?
+            };
             operation(&session)
         })
         .await
@@ -635,7 +650,11 @@ impl ServerHandler for BatonServer {
             .build();
         let acting_as = match &self.identity {
             Identity::Fixed(agent) => format!("You act as `{agent}`."),
-            Identity::PerRequest => "You act as the agent your token belongs to.".to_string(),
+            Identity::PerRequest | Identity::Remote(_) => {
+                "You act as the agent your token belongs to, in project `default` unless a \
+                 call names another by id."
+                    .to_string()
+            }
         };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
@@ -667,7 +686,7 @@ impl ServerHandler for BatonServer {
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         match self.identity {
             Identity::Fixed(_) => Cow::Borrowed(supported_versions()),
-            Identity::PerRequest => {
+            Identity::PerRequest | Identity::Remote(_) => {
                 Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST))
             }
         }
@@ -933,7 +952,7 @@ mod tests {
                 schema["properties"]["project"],
                 json!({
                     "type": "string",
-                    "description": "Project id (default: from the working directory)",
+                    "description": "Project id (default: your working directory's; over HTTP `default`)",
                 })
             );
         }

@@ -5,6 +5,11 @@
 //! Every change is a locked read-change-write of the whole file under `tokens.lock`; fields a
 //! newer baton wrote are kept as they are. [`authenticate`] reads the file on every call, so
 //! a token removed by `baton token rm` stops working at the next request.
+//!
+//! A login token (the one `baton serve` puts in the URL it prints) records the server that
+//! made it, and lives no longer than that server runs: once it stops, however it stops (a
+//! crash, SIGKILL), the token is refused, the next server removes it, and `baton doctor`
+//! points at it until then.
 
 use chrono::Duration;
 use serde::{Deserialize, Serialize};
@@ -15,6 +20,7 @@ use crate::names::{self, NameKind};
 use crate::store::StoreError;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
+use crate::store::presence::{self, ServerPresence};
 use crate::store::versioned::{self, Versioned};
 use crate::time::Timestamp;
 
@@ -42,6 +48,39 @@ pub struct TokenRow {
     pub login: bool,
 }
 
+/// One token, told apart from every other (two tokens of one agent included) by the hash
+/// `tokens.json` keeps of it: what a server remembers of a token instead of the token.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TokenId(String);
+
+/// Who presented a token: the agent it acts as, and which token it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bearer {
+    pub agent: String,
+    pub token: TokenId,
+}
+
+/// What a presented token turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Authentication {
+    /// A token of this hub, acting as its agent.
+    Accepted(Bearer),
+    /// No token of this hub: never made, or removed.
+    Unknown,
+    /// The login token of a `baton serve` that no longer runs.
+    ServerGone,
+}
+
+/// A login token whose server no longer runs, as `baton doctor` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleLogin {
+    pub name: String,
+    pub created_at: Timestamp,
+    /// The process of the server that made it; none when a baton from before servers were
+    /// recorded made it.
+    pub server_pid: Option<u32>,
+}
+
 /// The contents of `tokens.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct TokensFile {
@@ -65,6 +104,10 @@ struct StoredToken {
     last_used_at: Option<Timestamp>,
     #[serde(default)]
     login: bool,
+    /// For a login token, the process of the `baton serve` that made it: the token is good
+    /// only while that server holds its lock (`serve/<pid>.lock`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    server_pid: Option<u32>,
     /// Fields written by a newer baton: kept, never dropped.
     #[serde(flatten)]
     other: serde_json::Map<String, serde_json::Value>,
@@ -89,15 +132,26 @@ impl Default for TokensFile {
 }
 
 impl StoredToken {
-    fn new(name: &str, hash: String, now: Timestamp, login: bool) -> Self {
+    /// A token of `name`; a login token when `server_pid` names the server that made it.
+    fn new(name: &str, hash: String, now: Timestamp, server_pid: Option<u32>) -> Self {
         StoredToken {
             name: name.to_string(),
             hash,
             created_at: now,
             last_used_at: None,
-            login,
+            login: server_pid.is_some(),
+            server_pid,
             other: serde_json::Map::new(),
         }
+    }
+
+    /// Whether this is a login token whose server does not run (or was never recorded, by a
+    /// baton from before servers were): nobody vouches for it any more.
+    fn is_stale_login(&self, home: &Home) -> bool {
+        self.login
+            && !self
+                .server_pid
+                .is_some_and(|pid| presence::is_server_running(home, pid))
     }
 
     /// Whether `last_used_at` is old enough to be written again at `now`; a clock that went
@@ -125,22 +179,33 @@ pub fn add(home: &Home, name: &str, lock: LockPolicy, now: Timestamp) -> Result<
                 format!("`baton token rm {name}` first"),
             ));
         }
-        file.tokens.push(StoredToken::new(name, hash, now, false));
+        file.tokens.push(StoredToken::new(name, hash, now, None));
         Ok(())
     })?;
     Ok(token)
 }
 
-/// A new login token for `name` (the one `baton serve` puts in the URL it prints), replacing
-/// the login token `name` had: one per name, so a restarted server does not leave the last
-/// one's logins working. `name`'s other token is kept.
-pub fn add_login(home: &Home, name: &str, lock: LockPolicy, now: Timestamp) -> Result<String> {
+/// A new login token for `name` (the one `baton serve` puts in the URL it prints), good for
+/// as long as `server` runs. It replaces the login token `server` made before, if any, and
+/// every login token whose server no longer runs; `name`'s other tokens are kept, and so are
+/// the logins of other servers that run.
+pub fn add_login(
+    home: &Home,
+    name: &str,
+    server: &ServerPresence,
+    lock: LockPolicy,
+    now: Timestamp,
+) -> Result<String> {
     names::check(NameKind::Agent, name)?;
     let (token, hash) = mint()?;
     change(home, lock, |file| {
+        let is_replaced = |stored: &StoredToken| {
+            let is_this_servers = stored.login && stored.server_pid == Some(server.pid());
+            is_this_servers || stored.is_stale_login(home)
+        };
+        file.tokens.retain(|stored| !is_replaced(stored));
         file.tokens
-            .retain(|stored| !(stored.name == name && stored.login));
-        file.tokens.push(StoredToken::new(name, hash, now, true));
+            .push(StoredToken::new(name, hash, now, Some(server.pid())));
         Ok(())
     })?;
     Ok(token)
@@ -174,14 +239,38 @@ pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<usize> {
     })
 }
 
-/// Removes `name`'s login token, when `baton serve` stops; none is fine.
-pub fn remove_login(home: &Home, name: &str, lock: LockPolicy) -> Result<()> {
-    names::check(NameKind::Agent, name)?;
+/// Removes the login token `server` made, when it stops; none is fine.
+pub fn remove_login(home: &Home, server: &ServerPresence, lock: LockPolicy) -> Result<()> {
     change(home, lock, |file| {
         file.tokens
-            .retain(|stored| !(stored.name == name && stored.login));
+            .retain(|stored| !(stored.login && stored.server_pid == Some(server.pid())));
         Ok(())
     })
+}
+
+/// Removes every login token whose server no longer runs (see [`stale_logins`]); how many
+/// there were. What a starting `baton serve` does first.
+pub fn remove_stale_logins(home: &Home, lock: LockPolicy) -> Result<usize> {
+    change(home, lock, |file| {
+        let before = file.tokens.len();
+        file.tokens.retain(|stored| !stored.is_stale_login(home));
+        Ok(before - file.tokens.len())
+    })
+}
+
+/// The login tokens whose server no longer runs: a server killed before it could remove its
+/// own. They are refused already; this is for `baton doctor` to say so.
+pub fn stale_logins(home: &Home) -> Result<Vec<StaleLogin>> {
+    Ok(load(home)?
+        .tokens
+        .into_iter()
+        .filter(|stored| stored.is_stale_login(home))
+        .map(|stored| StaleLogin {
+            name: stored.name,
+            created_at: stored.created_at,
+            server_pid: stored.server_pid,
+        })
+        .collect())
 }
 
 /// Every token, sorted by name, a name's login token after its other one.
@@ -200,15 +289,15 @@ pub fn list(home: &Home) -> Result<Vec<TokenRow>> {
     Ok(rows)
 }
 
-/// The agent the token `presented` acts as, or `None` when it is no token of this hub.
+/// Whom the token `presented` acts as, if it is a token of this hub that is good now.
 ///
 /// Reads `tokens.json` on every call, so a removed token fails at the next request. The
 /// SHA-256 of `presented` is compared with every entry's in constant time, and the loop
-/// never stops at a match, so how long it takes tells nothing about the tokens. A match
-/// records `last_used_at` at most once per [`LAST_USE_EVERY`]; the record never waits for
-/// the lock (another process holding it skips the record, and the next request due makes
-/// it).
-pub fn authenticate(home: &Home, presented: &str, now: Timestamp) -> Result<Option<String>> {
+/// never stops at a match, so how long it takes tells nothing about the tokens. A login
+/// token is good only while the server that made it runs. A match records `last_used_at` at
+/// most once per [`LAST_USE_EVERY`]; the record never waits for the lock (another process
+/// holding it skips the record, and the next request due makes it).
+pub fn authenticate(home: &Home, presented: &str, now: Timestamp) -> Result<Authentication> {
     let file = load(home)?;
     let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
     let mut found: Option<&StoredToken> = None;
@@ -221,12 +310,30 @@ pub fn authenticate(home: &Home, presented: &str, now: Timestamp) -> Result<Opti
         }
     }
     let Some(stored) = found else {
-        return Ok(None);
+        return Ok(Authentication::Unknown);
     };
+    if stored.is_stale_login(home) {
+        return Ok(Authentication::ServerGone);
+    }
     if stored.is_use_due(now) {
         record_use(home, &stored.hash, now)?;
     }
-    Ok(Some(stored.name.clone()))
+    Ok(Authentication::Accepted(Bearer {
+        agent: stored.name.clone(),
+        token: TokenId(stored.hash.clone()),
+    }))
+}
+
+/// Whether the token `token` is still good: not removed (nor replaced), and, for a login
+/// token, its server still running. What a long-lived answer (an event stream, an MCP
+/// session) asks again while it lasts.
+pub fn is_current(home: &Home, token: &TokenId) -> Result<bool> {
+    let file = load(home)?;
+    Ok(file
+        .tokens
+        .iter()
+        .find(|stored| stored.hash == token.0)
+        .is_some_and(|stored| !stored.is_stale_login(home)))
 }
 
 /// Writes `now` as the last use of the token whose hash is `hash`, if the lock is free and
@@ -364,6 +471,14 @@ mod tests {
         (root, home)
     }
 
+    /// The agent `presented` acts as at `now`, if it is accepted.
+    fn who(home: &Home, presented: &str, now: Timestamp) -> Option<String> {
+        match authenticate(home, presented, now).unwrap() {
+            Authentication::Accepted(bearer) => Some(bearer.agent),
+            Authentication::Unknown | Authentication::ServerGone => None,
+        }
+    }
+
     #[test]
     fn hashes_are_sha256_in_lowercase_hex_and_decode_back() {
         // FIPS 180-2's first example.
@@ -413,7 +528,7 @@ mod tests {
         let token = add(&home, "alice", quiet(), start).unwrap();
         let last_used = |home: &Home| list(home).unwrap()[0].last_used_at;
         assert_eq!(last_used(&home), None);
-        let check = |now: &str| authenticate(&home, &token, at(now)).unwrap();
+        let check = |now: &str| who(&home, &token, at(now));
         assert_eq!(check("2026-12-02T01:00:10Z").as_deref(), Some("alice"));
         assert_eq!(last_used(&home), Some(at("2026-12-02T01:00:10Z")));
         check("2026-12-02T01:01:09Z");
@@ -436,13 +551,10 @@ mod tests {
         let before = fs::read(home.tokens_file()).unwrap();
         let held = FileLock::acquire(&home.tokens_lock(), "the tokens lock", quiet()).unwrap();
         let later = at("2026-12-02T02:00:00Z");
-        assert_eq!(
-            authenticate(&home, &token, later).unwrap().as_deref(),
-            Some("alice")
-        );
+        assert_eq!(who(&home, &token, later).as_deref(), Some("alice"));
         assert_eq!(fs::read(home.tokens_file()).unwrap(), before);
         drop(held);
-        authenticate(&home, &token, later).unwrap();
+        who(&home, &token, later);
         assert_eq!(list(&home).unwrap()[0].last_used_at, Some(later));
     }
 
@@ -451,29 +563,98 @@ mod tests {
         let (_root, home) = new_home();
         let now = at("2026-12-02T01:00:00Z");
         let plain = add(&home, "lead", quiet(), now).unwrap();
-        let first = add_login(&home, "lead", quiet(), now).unwrap();
-        let second = add_login(&home, "lead", quiet(), now).unwrap();
-        let who = |token: &str| authenticate(&home, token, now).unwrap();
+        let server = presence::announce_server(&home).unwrap();
+        let first = add_login(&home, "lead", &server, quiet(), now).unwrap();
+        let second = add_login(&home, "lead", &server, quiet(), now).unwrap();
+        let who = |token: &str| who(&home, token, now);
         assert_eq!(who(&first), None, "replaced");
         assert_eq!(who(&second).as_deref(), Some("lead"));
         assert_eq!(who(&plain).as_deref(), Some("lead"));
         let logins: Vec<bool> = list(&home).unwrap().iter().map(|row| row.login).collect();
         assert_eq!(logins, [false, true], "the login token after the other");
-        remove_login(&home, "lead", quiet()).unwrap();
-        remove_login(&home, "lead", quiet()).unwrap();
+        remove_login(&home, &server, quiet()).unwrap();
+        remove_login(&home, &server, quiet()).unwrap();
         assert_eq!(who(&second), None);
         assert_eq!(who(&plain).as_deref(), Some("lead"));
         assert_eq!(remove(&home, "lead", quiet()).unwrap(), 1);
     }
 
     #[test]
+    fn a_login_token_lives_no_longer_than_its_server() {
+        let (_root, home) = new_home();
+        let now = at("2026-12-02T01:00:00Z");
+        let plain = add(&home, "lead", quiet(), now).unwrap();
+        let server = presence::announce_server(&home).unwrap();
+        let login = add_login(&home, "lead", &server, quiet(), now).unwrap();
+        let Authentication::Accepted(bearer) = authenticate(&home, &login, now).unwrap() else {
+            panic!("the login of a running server is accepted");
+        };
+        assert!(is_current(&home, &bearer.token).unwrap());
+        assert_eq!(stale_logins(&home).unwrap(), []);
+
+        // The server ends without removing its login (as SIGKILL leaves it).
+        let pid = server.pid();
+        drop(server);
+        assert_eq!(
+            authenticate(&home, &login, now).unwrap(),
+            Authentication::ServerGone
+        );
+        assert!(!is_current(&home, &bearer.token).unwrap());
+        assert_eq!(who(&home, &plain, now).as_deref(), Some("lead"));
+        let stale = stale_logins(&home).unwrap();
+        assert_eq!(stale.len(), 1);
+        assert_eq!(
+            (stale[0].name.as_str(), stale[0].server_pid),
+            ("lead", Some(pid))
+        );
+
+        // A login written by a baton that recorded no server is stale too.
+        let mut file = load(&home).unwrap();
+        let mut unrecorded = StoredToken::new("ann", hex(&[1; 32]), now, Some(1));
+        unrecorded.server_pid = None;
+        file.tokens.push(unrecorded);
+        versioned::save(&home.tokens_file(), &file).unwrap();
+        assert_eq!(stale_logins(&home).unwrap().len(), 2);
+
+        assert_eq!(remove_stale_logins(&home, quiet()).unwrap(), 2);
+        assert_eq!(stale_logins(&home).unwrap(), []);
+        let rows = list(&home).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert!(!rows[0].login, "the plain token stays");
+    }
+
+    #[test]
+    fn a_token_replaced_under_the_same_name_is_another_token() {
+        let (_root, home) = new_home();
+        let now = at("2026-12-02T01:00:00Z");
+        let first = add(&home, "dev", quiet(), now).unwrap();
+        let Authentication::Accepted(old) = authenticate(&home, &first, now).unwrap() else {
+            panic!("accepted");
+        };
+        remove(&home, "dev", quiet()).unwrap();
+        let second = add(&home, "dev", quiet(), now).unwrap();
+        let Authentication::Accepted(new) = authenticate(&home, &second, now).unwrap() else {
+            panic!("accepted");
+        };
+        assert_eq!(old.agent, new.agent);
+        assert_ne!(old.token, new.token);
+        assert!(!is_current(&home, &old.token).unwrap());
+        assert!(is_current(&home, &new.token).unwrap());
+    }
+
+    #[test]
     fn list_sorts_by_name_then_login_last() {
         let (_root, home) = new_home();
         let now = at("2026-12-02T01:00:00Z");
-        add_login(&home, "bob", quiet(), now).unwrap();
+        let bob_server = presence::announce_server(&home).unwrap();
+        add_login(&home, "bob", &bob_server, quiet(), now).unwrap();
         add(&home, "carol", quiet(), now).unwrap();
         add(&home, "bob", quiet(), now).unwrap();
-        add_login(&home, "alice", quiet(), now).unwrap();
+        // Another server of the same hub, as far as the file can tell.
+        let mut file = load(&home).unwrap();
+        let alice = StoredToken::new("alice", hex(&[7; 32]), now, Some(bob_server.pid()));
+        file.tokens.push(alice);
+        versioned::save(&home.tokens_file(), &file).unwrap();
         let order: Vec<(String, bool)> = list(&home)
             .unwrap()
             .into_iter()
@@ -508,10 +689,7 @@ mod tests {
         fs::write(home.tokens_file(), text.to_string()).unwrap();
         add(&home, "bob", quiet(), at("2026-12-02T01:00:00Z")).unwrap();
         let now = at("2026-12-02T02:00:00Z");
-        assert_eq!(
-            authenticate(&home, token, now).unwrap().as_deref(),
-            Some("alice")
-        );
+        assert_eq!(who(&home, token, now).as_deref(), Some("alice"));
         let stored: serde_json::Value =
             serde_json::from_slice(&fs::read(home.tokens_file()).unwrap()).unwrap();
         assert_eq!(stored["issuer"], "hub-7");

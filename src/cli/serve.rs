@@ -2,16 +2,18 @@
 //!
 //! The first line on stdout is the URL that logs a browser in as the command's identity,
 //! with a login token made for it in the fragment; the rest goes to stderr. The login token
-//! is removed when the server stops cleanly, and replaced the next time it starts.
+//! lives no longer than the server: it records the server, which holds its lock in
+//! `serve/<pid>.lock` while it runs, and is refused once nobody holds that. A clean stop
+//! removes it; after a crash, the next server does.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use clap::Args;
 
 use baton::error::Error;
 use baton::names::{self, NameKind};
 use baton::serve::{self, Settings};
+use baton::store::presence;
 use baton::{time, tokens};
 
 use super::Context;
@@ -19,12 +21,14 @@ use super::Context;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Open the printed URL in a browser: it logs in as --as NAME (its token is in the fragment, made
-for this run and removed when it stops). Everything but /healthz and the page needs a token:
+for this run and good only while it runs). Everything but /healthz and the page needs a token:
   T=$(baton token add codex)
   curl -H \"Authorization: Bearer $T\" http://127.0.0.1:7878/api/v1/projects/default/board
   claude mcp add --transport http baton http://127.0.0.1:7878/mcp \\
     --header \"Authorization: Bearer $T\"
-The token is the identity: nothing else in a request can make it act as another agent.
+The token is the identity: nothing else in a request can make it act as another agent. An MCP
+tool call names its project by id (`project`; `default` without one), and an MCP session
+answers only the token that opened it.
 Requests naming another Host than this address or localhost are refused.")]
 pub struct ServeArgs {
     /// The address to listen on. Loopback by default; another address reaches beyond this
@@ -79,7 +83,12 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let hub = context.hub.clone();
-    let login = tokens::add_login(&hub.home, &human, hub.lock, time::now())?;
+    // Logins of servers that died (killed before they could remove theirs) go first, before
+    // this server's lock exists: should it get the pid of one of them, that login would
+    // pass for this server's.
+    tokens::remove_stale_logins(&hub.home, hub.lock)?;
+    let server = presence::announce_server(&hub.home)?;
+    let login = tokens::add_login(&hub.home, &human, &server, hub.lock, time::now())?;
     if serve::is_beyond_loopback(&address) {
         eprintln!(
             "warning: listening on {address}, beyond this machine: the traffic, tokens \
@@ -99,12 +108,8 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
         "baton serve: the board of {} for {human} at {url}; MCP at {url}/mcp; Ctrl-C stops",
         hub.home.root().display(),
     );
-    let authenticate_home = hub.home.clone();
     let settings = Settings {
         hub: hub.clone(),
-        authenticate: Arc::new(move |token| {
-            tokens::authenticate(&authenticate_home, token, time::now())
-        }),
         report_wake: |outcome| eprintln!("{}", super::wake::describe(outcome)),
         allowed_hosts: args.allow_host.clone(),
     };
@@ -117,8 +122,9 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         serve::serve(listener, settings, stop_signal()).await
     });
-    // The login made for this run ends with it.
-    let removed = tokens::remove_login(&hub.home, &human, hub.lock);
+    // The login made for this run ends with it, and then the server's lock.
+    let removed = tokens::remove_login(&hub.home, &server, hub.lock);
+    drop(server);
     served.map_err(|error| Error::invalid(format!("the server stopped: {error}")))?;
     removed?;
     eprintln!("baton serve: stopped");

@@ -4,13 +4,13 @@
 //! who acts.
 //!
 //! A refusal is JSON: `{"error", "hint", "code"}`, `code` being the CLI's exit code for it.
-
-use std::path::PathBuf;
+//! So is every other refusal of the server, `/mcp`'s included ([`refusals_as_json`]).
 
 use axum::Router;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{Extension, Path, Query, State};
-use axum::http::StatusCode;
+use axum::extract::{Extension, Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::mail::MessageType;
 use crate::mcp::Caller;
 use crate::project;
-use crate::session::{BoardFilter, NewTask, Request, Session};
+use crate::session::{BoardFilter, NewTask, Session};
 
 pub fn routes() -> Router<super::State> {
     Router::new()
@@ -75,6 +75,38 @@ impl ApiError {
             },
         }
     }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.body.hint = Some(hint.into());
+        self
+    }
+
+    /// A refusal told by HTTP alone (`status`; no CLI command refuses it, so no `code`), in
+    /// the first line of `words` (the status's name when there are none), with the hint that
+    /// says what to send instead where there is one.
+    fn of_form(status: StatusCode, words: &str) -> Self {
+        let message = match words.lines().map(str::trim).find(|line| !line.is_empty()) {
+            Some(line) => crate::text::inline(line).to_string(),
+            None => status
+                .canonical_reason()
+                .unwrap_or("refused")
+                .to_lowercase(),
+        };
+        let refusal = ApiError::new(status, message);
+        let hint = match status {
+            StatusCode::NOT_ACCEPTABLE => {
+                "an MCP client sends `Accept: application/json, text/event-stream`"
+            }
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                "send the body as JSON, with `Content-Type: application/json`"
+            }
+            StatusCode::PAYLOAD_TOO_LARGE => {
+                "a text is at most 256 KiB: put a longer one in a file and name it in `files`"
+            }
+            _ => return refusal,
+        };
+        refusal.with_hint(hint)
+    }
 }
 
 impl From<Error> for ApiError {
@@ -109,6 +141,69 @@ pub async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "no such page")
 }
 
+/// The most of a refusal's body read to reword it: refusals are a line or two.
+const REFUSAL_READ_LIMIT: usize = 64 * 1024;
+
+/// Makes every refusal that is not JSON yet (axum's routing and extractors, rmcp's
+/// transport, both plain text) the API's `{"error", "hint"}`, with its status and headers
+/// (`Allow`, `WWW-Authenticate`) kept. Answers that succeed (pages, event streams, MCP's
+/// JSON-RPC) and refusals that are JSON already (the API's own, and MCP's JSON-RPC errors,
+/// which clients read as such) pass untouched.
+pub async fn refusals_as_json(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_refusal = status.is_client_error() || status.is_server_error();
+    if !is_refusal || is_json(response.headers()) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    // A body that cannot be read is told by its status alone.
+    let text = axum::body::to_bytes(body, REFUSAL_READ_LIMIT)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
+    let refusal = match status {
+        // axum's 405 has no words at all and rmcp's says only that; `Allow` says what would do.
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let refusal = ApiError::new(
+                status,
+                format!(
+                    "{} is not allowed here",
+                    crate::text::inline(method.as_str())
+                ),
+            );
+            match parts
+                .headers
+                .get(header::ALLOW)
+                .and_then(|allow| allow.to_str().ok())
+            {
+                Some(allow) => {
+                    refusal.with_hint(format!("this path answers {}", crate::text::inline(allow)))
+                }
+                None => refusal,
+            }
+        }
+        _ => ApiError::of_form(status, &text),
+    };
+    let mut rewritten = refusal.into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            rewritten.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    rewritten
+}
+
+/// Whether `headers` say the body is JSON.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|kind| kind.to_str().ok())
+        .and_then(|kind| kind.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
 type Answer = std::result::Result<Response, ApiError>;
 
 /// Runs `operation` in a session of `caller` in `project`, and answers with its JSON.
@@ -124,7 +219,7 @@ where
 {
     let hub = state.hub.clone();
     answer(move || {
-        let session = open(hub, &caller, &project)?;
+        let session = Session::open_by_id(hub, &caller.0, &project)?;
         operation(&session)
     })
     .await
@@ -142,36 +237,6 @@ where
     Ok(axum::Json(done?).into_response())
 }
 
-/// The session of `caller` in the project named `id`, opened from the project's own
-/// workspace: the project is named, and the token is the authority. A name that is not a
-/// project's is refused by the session as on the CLI.
-fn open(hub: crate::session::Hub, caller: &Caller, id: &str) -> Result<Session> {
-    open_as(hub, caller, id, Session::open)
-}
-
-/// As [`open`], for a hook: a registry lock still busy skips the heartbeat.
-fn open_for_hook(hub: crate::session::Hub, caller: &Caller, id: &str) -> Result<Session> {
-    open_as(hub, caller, id, Session::open_unless_busy)
-}
-
-fn open_as(
-    hub: crate::session::Hub,
-    caller: &Caller,
-    id: &str,
-    opener: fn(crate::session::Hub, Request<'_>) -> Result<Session>,
-) -> Result<Session> {
-    let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
-    let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
-    opener(
-        hub,
-        Request {
-            agent: Some(&caller.0),
-            project: Some(id),
-            cwd: Some(&cwd),
-        },
-    )
-}
-
 /// The caller's changes wake and notify whom they reach, as the CLI's do; the server says
 /// whom on its stderr.
 fn report(state: &super::State, woken: &[crate::wake::WakeOutcome]) {
@@ -184,9 +249,14 @@ fn report(state: &super::State, woken: &[crate::wake::WakeOutcome]) {
 fn body<T>(
     payload: std::result::Result<axum::Json<T>, JsonRejection>,
 ) -> std::result::Result<T, ApiError> {
-    payload
-        .map(|axum::Json(value)| value)
-        .map_err(|rejection| ApiError::new(StatusCode::BAD_REQUEST, rejection.body_text()))
+    payload.map(|axum::Json(value)| value).map_err(body_refusal)
+}
+
+/// The refusal of a body that is no JSON of the right shape, with axum's status for it: 415
+/// for another content type, 400 for text that is no JSON, 422 for JSON of another shape,
+/// 413 for too much of it.
+fn body_refusal(rejection: JsonRejection) -> ApiError {
+    ApiError::of_form(rejection.status(), &rejection.body_text())
 }
 
 /// `12` or the `T-12` a listing shows, read as the CLI reads it.
@@ -308,10 +378,14 @@ async fn act(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path((project, id, action)): Path<(String, String, String)>,
-    payload: Option<axum::Json<ActBody>>,
+    payload: std::result::Result<Option<axum::Json<ActBody>>, JsonRejection>,
 ) -> Answer {
     let id = task_id(&id)?;
-    let ActBody { text, to } = payload.map(|axum::Json(words)| words).unwrap_or_default();
+    // No body at all is no words, as the page sends a claim.
+    let ActBody { text, to } = payload
+        .map_err(body_refusal)?
+        .map(|axum::Json(words)| words)
+        .unwrap_or_default();
     let action = match action.as_str() {
         "claim" => Action::Claim,
         "release" => Action::Release,
@@ -526,7 +600,7 @@ async fn hook(
         if event == HookEvent::Stop && input.stop_hook_active {
             return Ok(HookAnswer::Nothing);
         }
-        let session = open_for_hook(hub, &caller, &project)?;
+        let session = Session::open_by_id_unless_busy(hub, &caller.0, &project)?;
         Ok(crate::hook::answer_in(&session, event)
             .unwrap_or_else(|error| crate::hook::note(&error)))
     })

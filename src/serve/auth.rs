@@ -2,7 +2,9 @@
 //! that is the request's identity (SPEC section 12).
 //!
 //! A token is looked up on every request (so `baton token rm` takes effect on the next one)
-//! and never written anywhere: not in a log, not in an error.
+//! and never written anywhere: not in a log, not in an error. What lasts beyond one request
+//! (an event stream, an MCP session) keeps the token's [`TokenId`], never the token, and asks
+//! again while it lasts.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -13,6 +15,8 @@ use axum::response::{IntoResponse, Response};
 
 use super::api::ApiError;
 use crate::mcp::Caller;
+use crate::time;
+use crate::tokens::{self, Authentication};
 
 /// The `Host` values a server answers: its own address, and `localhost` at its port. A
 /// server listening on every address (`0.0.0.0`, `::`) answers any address literal at its
@@ -108,26 +112,39 @@ pub async fn check_host(
     next.run(request).await
 }
 
-/// Lets a request through as its token's agent ([`Caller`]), or answers 401.
+/// Lets a request through as its token's agent ([`Caller`]), with the token's
+/// [`tokens::TokenId`] beside it, or answers 401.
 pub async fn require_token(
     State(state): State<super::State>,
     mut request: Request,
     next: Next,
 ) -> Response {
     let Some(token) = bearer(request.headers()) else {
-        return unauthorized("a token is needed: send `Authorization: Bearer TOKEN`");
+        return unauthorized(
+            "a token is needed: send `Authorization: Bearer TOKEN`",
+            Some("`baton token add NAME` makes one"),
+        );
     };
-    let authenticate = state.authenticate.clone();
-    let found = tokio::task::spawn_blocking(move || authenticate(&token)).await;
+    let home = state.hub.home.clone();
+    let found =
+        tokio::task::spawn_blocking(move || tokens::authenticate(&home, &token, time::now())).await;
     match found {
-        Ok(Ok(Some(agent))) => {
-            if let Some(refusal) = claimed_another(request.headers(), &agent) {
+        Ok(Ok(Authentication::Accepted(bearer))) => {
+            if let Some(refusal) = claimed_another(request.headers(), &bearer.agent) {
                 return refusal;
             }
-            request.extensions_mut().insert(Caller(agent));
+            request.extensions_mut().insert(Caller(bearer.agent));
+            request.extensions_mut().insert(bearer.token);
             next.run(request).await
         }
-        Ok(Ok(None)) => unauthorized("the token is not known: it was removed, or never made"),
+        Ok(Ok(Authentication::Unknown)) => unauthorized(
+            "the token is not known: it was removed, or never made",
+            None,
+        ),
+        Ok(Ok(Authentication::ServerGone)) => unauthorized(
+            "this login token ended with the `baton serve` that made it",
+            Some("open the URL the running `baton serve` printed"),
+        ),
         Ok(Err(error)) => ApiError::from(error).into_response(),
         Err(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the token check stopped")
             .into_response(),
@@ -163,8 +180,12 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string())
 }
 
-fn unauthorized(message: &str) -> Response {
-    let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
+fn unauthorized(message: &str, hint: Option<&str>) -> Response {
+    let mut refusal = ApiError::new(StatusCode::UNAUTHORIZED, message);
+    if let Some(hint) = hint {
+        refusal = refusal.with_hint(hint);
+    }
+    let mut response = refusal.into_response();
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

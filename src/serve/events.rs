@@ -7,22 +7,27 @@
 //! its own, such as a delivery mark: `kind` `board`). What it finds goes to every open stream
 //! through a bounded broadcast: a client that reads slowly misses events and is told to
 //! look again (`kind` `resync`), and never holds up the follower, let alone a change.
+//!
+//! A stream lasts no longer than its token (SPEC section 13): it asks again whether the
+//! token is good whenever `tokens.json` changes, before every event and at every keep-alive,
+//! and ends once it is not (removed, replaced, or the login of a server that stopped).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fs;
 use std::time::Duration;
 
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::store::paths::Home;
 use crate::store::tail::Tail;
+use crate::tokens::{self, TokenId};
 use crate::watch::FileWatch;
 
 /// How often the followed files are looked at.
@@ -50,22 +55,26 @@ impl Change {
     }
 }
 
-/// The changes found on the hub, for every stream to subscribe to.
+/// The changes found on the hub, for every stream to subscribe to, and a count of the
+/// changes of `tokens.json`.
 #[derive(Debug, Clone)]
 pub struct Feed {
     sender: broadcast::Sender<Change>,
+    tokens: watch::Receiver<u64>,
 }
 
 impl Feed {
     /// Starts following the hub at `home` from its files' ends, until `stop` is cancelled.
     pub fn start(home: Home, stop: CancellationToken) -> Feed {
         let (sender, _) = broadcast::channel(BACKLOG);
+        let (tokens_changed, tokens) = watch::channel(0);
         let feed = Feed {
             sender: sender.clone(),
+            tokens,
         };
         std::thread::Builder::new()
             .name("baton-feed".to_string())
-            .spawn(move || follow(&home, &sender, &stop))
+            .spawn(move || follow(&home, &sender, &tokens_changed, &stop))
             .expect("a thread for the event feed");
         feed
     }
@@ -73,27 +82,58 @@ impl Feed {
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
         self.sender.subscribe()
     }
+
+    /// Told each time `tokens.json` changed (a token added, removed or replaced).
+    pub fn tokens_changed(&self) -> watch::Receiver<u64> {
+        let mut tokens = self.tokens.clone();
+        tokens.mark_unchanged();
+        tokens
+    }
 }
 
-/// The server-sent event stream of every change from now on, until the client goes or the
-/// server stops.
+/// The server-sent event stream of every change from now on, until the client goes, the
+/// server stops or the request's token is no longer good.
 pub async fn stream(
     State(state): State<super::State>,
+    Extension(token): Extension<TokenId>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut changes = state.feed.subscribe();
+    let mut tokens_changed = state.feed.tokens_changed();
     let (sender, events) = tokio::sync::mpsc::channel::<Change>(16);
     let stopping = state.stopping.clone();
+    let home = state.hub.home.clone();
+    let mut keep_alive =
+        tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
     tokio::spawn(async move {
         loop {
+            // `biased`: a change of `tokens.json` is looked at before the changes the
+            // follower found in the same look, so a token removed with them sees none.
             let change = tokio::select! {
+                biased;
                 () = stopping.cancelled() => break,
                 () = sender.closed() => break,
+                changed = tokens_changed.changed() => {
+                    if changed.is_err() || !is_current(&home, &token).await {
+                        break;
+                    }
+                    continue;
+                }
+                _ = keep_alive.tick() => {
+                    // A login whose server stopped leaves `tokens.json` as it was.
+                    if !is_current(&home, &token).await {
+                        break;
+                    }
+                    continue;
+                }
                 change = changes.recv() => match change {
                     Ok(change) => change,
                     Err(broadcast::error::RecvError::Lagged(_)) => Change::resync(),
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
             };
+            if !is_current(&home, &token).await {
+                break;
+            }
             // A slow reader holds up only this loop; the feed goes on and this stream is
             // told to look again once it catches up.
             if sender.send(change).await.is_err() {
@@ -108,10 +148,30 @@ pub async fn stream(
     Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
 }
 
-fn follow(home: &Home, sender: &broadcast::Sender<Change>, stop: &CancellationToken) {
+/// Whether `token` is still good; a tokens file that cannot be read says no, as it refuses
+/// every request meanwhile.
+async fn is_current(home: &Home, token: &TokenId) -> bool {
+    let (home, token) = (home.clone(), token.clone());
+    tokio::task::spawn_blocking(move || tokens::is_current(&home, &token))
+        .await
+        .is_ok_and(|current| current.unwrap_or(false))
+}
+
+fn follow(
+    home: &Home,
+    sender: &broadcast::Sender<Change>,
+    tokens_changed: &watch::Sender<u64>,
+    stop: &CancellationToken,
+) {
     let mut projects: HashMap<String, Followed> = HashMap::new();
+    let mut tokens = FileWatch::new(vec![home.tokens_file()]);
     let mut first = true;
     while !stop.is_cancelled() {
+        // Before the projects: a stream hears of a token removed before any change found
+        // with it (see `stream`).
+        if tokens.has_changed() && !first {
+            tokens_changed.send_modify(|count| *count += 1);
+        }
         for id in project_dirs(home) {
             let followed = projects.entry(id.clone()).or_insert_with(|| {
                 // Projects there when the server started are followed from their ends;

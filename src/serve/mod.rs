@@ -10,13 +10,16 @@
 //!
 //! Every request first passes the `Host` check ([`auth::Hosts`], against DNS rebinding);
 //! every one but `/healthz` and the page's assets then needs a bearer token, which is the
-//! identity ([`auth`]). The server works on the same files as the CLI, under the same locks:
-//! nothing is cached, so a change from either side is seen by the other at once.
+//! identity ([`auth`]); an MCP session answers only the token that opened it ([`sessions`]).
+//! Every refusal, whoever makes it (a handler, axum, rmcp), is the API's JSON
+//! ([`api::refusals_as_json`]). The server works on the same files as the CLI, under the same
+//! locks: nothing is cached, so a change from either side is seen by the other at once.
 
 pub mod api;
 pub mod auth;
 pub mod events;
 mod page;
+pub mod sessions;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -29,19 +32,14 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::Result;
 use crate::mcp::BatonServer;
 use crate::session::Hub;
 use crate::wake::WakeOutcome;
-
-/// Tells the agent a presented token belongs to, or `None` for a token nobody holds.
-pub type Authenticate = Arc<dyn Fn(&str) -> Result<Option<String>> + Send + Sync>;
 
 /// What a running server needs.
 #[derive(Clone)]
 pub struct Settings {
     pub hub: Hub,
-    pub authenticate: Authenticate,
     /// Told whom each change woke, as `baton mcp` is.
     pub report_wake: fn(&WakeOutcome),
     /// Host names answered besides the listen address and `localhost` (`--allow-host`):
@@ -53,9 +51,10 @@ pub struct Settings {
 #[derive(Clone)]
 pub struct State {
     pub hub: Hub,
-    pub authenticate: Authenticate,
     pub hosts: Arc<auth::Hosts>,
     pub feed: events::Feed,
+    /// The MCP sessions of `/mcp` and the token that opened each.
+    pub sessions: Arc<sessions::McpSessions>,
     /// Cancelled when the server stops: open event streams end with it.
     pub stopping: CancellationToken,
     pub report_wake: fn(&WakeOutcome),
@@ -74,11 +73,20 @@ pub async fn serve(
     let address = listener.local_addr()?;
     let stopping = CancellationToken::new();
     let feed = events::Feed::start(settings.hub.home.clone(), stopping.clone());
+    let sessions = Arc::new(sessions::McpSessions::new(Arc::new(
+        LocalSessionManager::default(),
+    )));
+    tokio::spawn(end_sessions_of_stale_tokens(
+        sessions.clone(),
+        feed.clone(),
+        settings.hub.home.clone(),
+        stopping.clone(),
+    ));
     let state = State {
         hub: settings.hub,
-        authenticate: settings.authenticate,
         hosts: Arc::new(auth::Hosts::for_listener(address).allowing(settings.allowed_hosts)),
         feed,
+        sessions,
         stopping: stopping.clone(),
         report_wake: settings.report_wake,
     };
@@ -105,13 +113,19 @@ pub async fn serve(
     }
 }
 
-/// The whole application: the routes, the token check on all but the open ones, and the
-/// `Host` check and page headers on everything.
+/// The whole application: the routes, the token check on all but the open ones, each MCP
+/// session bound to its token, and the `Host` check, page headers and JSON refusals on
+/// everything.
 pub fn router(state: State) -> Router {
-    let mcp = mcp_service(&state);
+    let mcp = Router::new()
+        .nest_service("/mcp", mcp_service(&state))
+        .layer(middleware::from_fn_with_state(
+            state.sessions.clone(),
+            sessions::bind_to_token,
+        ));
     let guarded = Router::new()
         .nest("/api/v1", api::routes())
-        .nest_service("/mcp", mcp)
+        .merge(mcp)
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_token,
@@ -120,6 +134,7 @@ pub fn router(state: State) -> Router {
         .merge(page::routes())
         .merge(guarded)
         .fallback(api::not_found)
+        .layer(middleware::from_fn(api::refusals_as_json))
         .layer(middleware::from_fn(page::headers))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -138,9 +153,31 @@ fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSession
         .with_cancellation_token(state.stopping.child_token());
     StreamableHttpService::new(
         move || Ok(BatonServer::per_request(hub.clone(), report_wake)),
-        Arc::new(LocalSessionManager::default()),
+        state.sessions.manager(),
         config,
     )
+}
+
+/// Whenever `tokens.json` changes, ends the MCP sessions whose token it no longer holds, so
+/// that their open streams end with the token and not only their next request.
+async fn end_sessions_of_stale_tokens(
+    sessions: Arc<sessions::McpSessions>,
+    feed: events::Feed,
+    home: crate::store::paths::Home,
+    stopping: CancellationToken,
+) {
+    let mut tokens_changed = feed.tokens_changed();
+    loop {
+        tokio::select! {
+            () = stopping.cancelled() => return,
+            changed = tokens_changed.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+        }
+        sessions.end_those_of_stale_tokens(&home).await;
+    }
 }
 
 /// Whether `address` reaches beyond this machine.

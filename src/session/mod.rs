@@ -137,6 +137,35 @@ impl Session {
         Session::open_with(hub, request, WhenBusy::ShowUnmarked)
     }
 
+    /// The session of `agent` in the project `id`, for a caller with no working directory on
+    /// the hub (over HTTP, SPEC section 13): the project is named, opened from its own
+    /// workspace, and whoever authenticated the caller is the authority, so every project is
+    /// reachable by id whatever directory the serving process runs in. A name that is not a
+    /// project's is refused as on the CLI (`default` springs into being).
+    pub fn open_by_id(hub: Hub, agent: &str, id: &str) -> Result<Session> {
+        Session::open_by_id_with(hub, agent, id, WhenBusy::Fail)
+    }
+
+    /// What a hook over HTTP opens: [`Session::open_by_id`], skipping the heartbeat when
+    /// the registry lock stays busy, as [`Session::open_unless_busy`] does.
+    pub fn open_by_id_unless_busy(hub: Hub, agent: &str, id: &str) -> Result<Session> {
+        Session::open_by_id_with(hub, agent, id, WhenBusy::ShowUnmarked)
+    }
+
+    fn open_by_id_with(hub: Hub, agent: &str, id: &str, when_busy: WhenBusy) -> Result<Session> {
+        let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
+        let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
+        Session::open_with(
+            hub,
+            Request {
+                agent: Some(agent),
+                project: Some(id),
+                cwd: Some(&cwd),
+            },
+            when_busy,
+        )
+    }
+
     fn open_with(hub: Hub, request: Request<'_>, when_busy: WhenBusy) -> Result<Session> {
         let now = time::now();
         if let Some(agent) = request.agent {

@@ -159,4 +159,14 @@ impl Home {
     pub fn project_map_lock(&self) -> PathBuf {
         self.root.join("project-map.lock")
     }
+
+    /// Where each running `baton serve` announces itself (`store::presence`).
+    pub fn serve_dir(&self) -> PathBuf {
+        self.root.join("serve")
+    }
+
+    /// The lock file the `baton serve` of process `pid` holds for as long as it runs.
+    pub fn serve_lock(&self, pid: u32) -> PathBuf {
+        self.serve_dir().join(format!("{pid}.lock"))
+    }
 }

@@ -166,6 +166,13 @@ impl Served {
         }
     }
 
+    /// SIGKILL, as a crash or the OOM killer ends it: nothing of its own runs after.
+    pub fn kill(mut self) {
+        let mut child = self.child.take().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
     /// Lines it printed on stdout after the URL.
     pub fn more_stdout(&self) -> Vec<String> {
         self.stdout.try_iter().collect()

@@ -536,6 +536,201 @@ async fn mcp_needs_a_known_token_and_its_own_host() {
     let _ = dev.client.cancel().await;
 }
 
+/// Over HTTP the caller has no working directory on the hub: a project is named by id, every
+/// project is reachable so, and a call that names none acts on `default`, whatever directory
+/// the server runs in (here, the workspace of another project).
+#[tokio::test(flavor = "current_thread")]
+async fn over_http_a_project_is_named_by_id_wherever_the_server_runs() {
+    let env = TestEnv::new();
+    env.register(&["dev", "lead"]);
+    // The server runs in `env.work()`, which is project `here`'s workspace.
+    env.init_project("lead", "here", &env.work());
+    let away = env.root.path().join("away");
+    std::fs::create_dir_all(&away).unwrap();
+    env.init_project("lead", "away", &away);
+    let dev_token = token_for(&env, "dev");
+    let served = Served::start(&env, "alice");
+    for era in [
+        Era::Initialize(ProtocolVersion::V_2025_11_25),
+        Era::Stateless,
+    ] {
+        let dev = Client::open(&served, &dev_token, era).await;
+        for project in ["away", "here", "default"] {
+            let sent = dev
+                .ok(
+                    "send",
+                    json!({"to": "lead", "subject": format!("to {project}"), "project": project}),
+                )
+                .await;
+            assert_eq!(sent["project"], project, "{sent}");
+        }
+        let unnamed = dev
+            .ok("send", json!({"to": "lead", "subject": "unnamed"}))
+            .await;
+        assert_eq!(
+            unnamed["project"], "default",
+            "not the server's directory's"
+        );
+        let board = dev.ok("board", json!({"project": "away"})).await;
+        assert!(board["tasks"].to_string().contains("to away"), "{board}");
+        let refusal = dev.refused("board", json!({"project": "nowhere"})).await;
+        assert!(refusal.contains("nowhere"), "{refusal}");
+        dev.stop().await;
+    }
+    // On disk, as the CLI sees it: each task where it was named, by dev.
+    let subjects = |project: &str| -> Vec<String> {
+        env.board(project)["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .inspect(|task| assert_eq!(task["from"], "dev"))
+            .map(|task| task["subject"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(subjects("away"), ["to away", "to away"]);
+    assert_eq!(subjects("here"), ["to here", "to here"]);
+    assert_eq!(
+        subjects("default"),
+        ["to default", "unnamed", "to default", "unnamed"]
+    );
+}
+
+/// A request to `/mcp` in the session `session`, written by hand.
+fn in_session(address: &str, method: &str, token: &str, session: &str, body: &str) -> Reply {
+    let mut headers = vec![
+        ("Host".to_string(), address.to_string()),
+        ("Authorization".to_string(), format!("Bearer {token}")),
+        ("Mcp-Session-Id".to_string(), session.to_string()),
+        ("MCP-Protocol-Version".to_string(), "2025-11-25".to_string()),
+    ];
+    match method {
+        "POST" => {
+            headers.push(("Content-Type".to_string(), "application/json".to_string()));
+            headers.push((
+                "Accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            ));
+        }
+        _ => headers.push(("Accept".to_string(), "text/event-stream".to_string())),
+    }
+    let body = (method == "POST").then_some(body);
+    send(address, method, "/mcp", &headers, body)
+}
+
+/// A session belongs to the token that opened it: another token (another agent's, or
+/// another of the same agent's) that presents its id gets 404 on every method, as for an id
+/// that never was, and cannot use it or end it.
+#[tokio::test(flavor = "current_thread")]
+async fn an_mcp_session_answers_only_the_token_that_opened_it() {
+    let env = TestEnv::new();
+    let dev_token = token_for(&env, "dev");
+    let lead_token = token_for(&env, "lead");
+    // The server runs as dev: its login token is dev's too, but another token.
+    let served = Served::start(&env, "dev");
+    let bearer = format!("Bearer {dev_token}");
+    let opened = raw(
+        &served,
+        &served.address,
+        "/mcp",
+        &[("Authorization", &bearer)],
+        &initialize_body(),
+    );
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let answer = in_session(
+        &served.address,
+        "POST",
+        &dev_token,
+        &session,
+        &initialized.to_string(),
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let listed = in_session(&served.address, "POST", &dev_token, &session, &list);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert!(listed.body.contains("\"inbox\""), "{}", listed.body);
+
+    // A call that would change the board if it got through.
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": "send",
+                                 "arguments": {"to": "dev", "subject": "hijacked"}}})
+    .to_string();
+    for (who, other) in [("lead", &lead_token), ("dev's login", &served.login)] {
+        let unknown = in_session(&served.address, "POST", other, "no-such-session", &list);
+        assert_eq!(unknown.status, 404, "{}", unknown.body);
+        for (method, body) in [
+            ("POST", &list),
+            ("POST", &call),
+            ("GET", &list),
+            ("DELETE", &list),
+        ] {
+            let refused = in_session(&served.address, method, other, &session, body);
+            assert_eq!(refused.status, 404, "{who} {method}: {}", refused.body);
+            assert_eq!(refused.body, unknown.body, "as for an id that never was");
+        }
+    }
+    // The session is its opener's still, neither used nor ended by the others.
+    let listed = in_session(&served.address, "POST", &dev_token, &session, &list);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert!(
+        env.activity("default").is_empty(),
+        "no call was made in the session by another token"
+    );
+    let ended = in_session(&served.address, "DELETE", &dev_token, &session, "");
+    assert_eq!(ended.status, 202, "{}", ended.body);
+    let after = in_session(&served.address, "POST", &dev_token, &session, &list);
+    assert_eq!(after.status, 404, "{}", after.body);
+}
+
+/// A session's open stream (its GET) ends once its token is removed, not only its next
+/// request.
+#[test]
+fn an_mcp_session_ends_with_its_token() {
+    let env = TestEnv::new();
+    let dev_token = token_for(&env, "dev");
+    let served = Served::start(&env, "alice");
+    let bearer = format!("Bearer {dev_token}");
+    let opened = raw(
+        &served,
+        &served.address,
+        "/mcp",
+        &[("Authorization", &bearer)],
+        &initialize_body(),
+    );
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let answer = in_session(
+        &served.address,
+        "POST",
+        &dev_token,
+        &session,
+        &initialized.to_string(),
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    let (ended, stream_ended) = std::sync::mpsc::channel();
+    let (address, token, id) = (served.address.clone(), dev_token.clone(), session.clone());
+    // Not scoped: a stream that never ends must not keep the test from failing.
+    std::thread::spawn(move || {
+        // Read to its end: only the session's end ends it.
+        let stream = in_session(&address, "GET", &token, &id, "");
+        let _ = ended.send(stream.status);
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(stream_ended.try_recv().is_err(), "the stream stays open");
+    env.run("", &["token", "rm", "dev"]).ok();
+    let status = stream_ended
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the stream ends with its token");
+    assert_eq!(status, 200);
+}
+
 /// What a client reads of a tool: everything but rmcp's own ordering.
 fn tool_values(mut tools: Vec<Tool>) -> Vec<Value> {
     tools.sort_by(|a, b| a.name.cmp(&b.name));

@@ -116,7 +116,7 @@ fn the_token_is_the_identity_whatever_the_request_says() {
         &json!({"to": "alice", "subject": "s", "from": "carol"}),
     );
     assert_eq!(
-        sneaky.status, 400,
+        sneaky.status, 422,
         "an unknown field is refused: {}",
         sneaky.body
     );
@@ -558,6 +558,294 @@ fn listening_beyond_loopback_says_the_traffic_is_plain_http() {
     assert!(
         stderr.contains("warning: listening on 0.0.0.0:") && stderr.contains("plain HTTP"),
         "{stderr}"
+    );
+}
+
+/// The stream `events` has ended: its connection closed, whatever came before.
+#[track_caller]
+fn ends(events: &std::sync::mpsc::Receiver<Value>, what: &str) {
+    use std::sync::mpsc::RecvTimeoutError;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match events.recv_timeout(left) {
+            Ok(_) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+            Err(RecvTimeoutError::Timeout) => panic!("the event stream of {what} never ended"),
+        }
+    }
+}
+
+#[test]
+fn an_event_stream_ends_when_its_token_is_removed_or_replaced() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev", "lead"]);
+    let dev = token(&env, "dev");
+    let lead = token(&env, "lead");
+    let served = Served::start(&env, "alice");
+    let dev_events = served.events(&dev);
+    let lead_events = served.events(&lead);
+    let login_events = served.events(&served.login);
+    std::thread::sleep(Duration::from_millis(300));
+    let id = env.send("alice", "dev", "before", &[]);
+    for events in [&dev_events, &lead_events, &login_events] {
+        let event = events.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!(event["id"], id, "{event}");
+    }
+
+    // lead's token is removed; dev's is replaced by a new one of the same name, which the
+    // old stream must not take for its own. Nothing else changes: the streams end by
+    // themselves, not at the next event.
+    env.run("", &["token", "rm", "lead"]).ok();
+    env.run("", &["token", "rm", "dev"]).ok();
+    let new_dev = token(&env, "dev");
+    ends(&lead_events, "a removed token");
+    ends(&dev_events, "a replaced token");
+
+    // The others go on.
+    let id = env.send("alice", "dev", "after", &[]);
+    let event = login_events.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(event["id"], id, "{event}");
+    assert_eq!(served.get("/api/v1/events", &dev).status, 401);
+    assert_eq!(served.get("/api/v1/events", &lead).status, 401);
+    let renewed = served.events(&new_dev);
+    std::thread::sleep(Duration::from_millis(300));
+    let id = env.send("alice", "dev", "renewed", &[]);
+    let event = renewed.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(event["id"], id, "{event}");
+}
+
+/// The findings of `baton doctor --json`: (name, status, detail).
+fn doctor_findings(env: &TestEnv) -> Vec<(String, String, String)> {
+    let run = env.run("", &["--json", "doctor"]);
+    let value: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|error| panic!("doctor --json ({error}): {run:?}"));
+    value["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|check| {
+            let field = |name: &str| check[name].as_str().unwrap().to_string();
+            (field("name"), field("status"), field("detail"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_login_token_dies_with_its_server_even_when_killed() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, "alice");
+    let other = Served::start(&env, "bob");
+    let old_login = served.login.clone();
+    assert_eq!(other.get("/api/v1/whoami", &old_login).status, 200);
+    let stale = |findings: &[(String, String, String)]| {
+        findings
+            .iter()
+            .filter(|(name, status, detail)| {
+                name == "tokens" && status == "warn" && detail.contains("web login of alice")
+            })
+            .count()
+    };
+    assert_eq!(stale(&doctor_findings(&env)), 0, "its server runs");
+
+    // SIGKILL: the server removes nothing on its way out.
+    served.kill();
+    let findings = doctor_findings(&env);
+    assert_eq!(stale(&findings), 1, "{findings:#?}");
+    let logins = |env: &TestEnv| -> Vec<String> {
+        let listed = env.run("", &["--json", "token", "list"]).json();
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|row| row["login"] == true)
+            .map(|row| row["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(logins(&env), ["alice", "bob"], "still in the file");
+    // A server that still runs refuses it at once, saying why.
+    let refused = other.get("/api/v1/whoami", &old_login);
+    assert_eq!(refused.status, 401, "{}", refused.body);
+    let error = refused.json()["error"].as_str().unwrap().to_string();
+    assert!(error.contains("ended with the `baton serve`"), "{error}");
+    assert_eq!(other.get("/api/v1/whoami", &other.login).status, 200);
+
+    // The next server on the same home drops it, and keeps the login of the one that runs.
+    let next = Served::start(&env, "carol");
+    assert_eq!(logins(&env), ["bob", "carol"]);
+    assert_eq!(next.get("/api/v1/whoami", &old_login).status, 401);
+    assert_eq!(
+        next.get("/api/v1/whoami", &next.login).ok(),
+        json!({"agent": "carol"})
+    );
+    assert_eq!(stale(&doctor_findings(&env)), 0);
+}
+
+#[test]
+fn every_refusal_is_the_api_json_with_its_status_kept() {
+    let env = TestEnv::new();
+    env.register(&["alice"]);
+    let served = Served::start(&env, "alice");
+    let id = env.send("alice", "alice", "a task", &[]);
+    let bearer = format!("Bearer {}", served.login);
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw-test", "version": "1"}},
+    })
+    .to_string();
+    let tools_list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let claim = format!("/api/v1/projects/default/tasks/{id}/claim");
+    let too_large = format!("{{\"text\": \"{}\"}}", "x".repeat(3 << 20));
+    const AS_JSON: (&str, &str) = ("Content-Type", "application/json");
+    const AS_TEXT: (&str, &str) = ("Content-Type", "text/plain");
+    const TAKES_BOTH: (&str, &str) = ("Accept", "application/json, text/event-stream");
+    const TAKES_JSON: (&str, &str) = ("Accept", "application/json");
+    let ask = |method: &str, path: &str, headers: &[(&str, &str)], body: &str| {
+        let mut all = vec![
+            ("Host".to_string(), served.address.clone()),
+            ("Authorization".to_string(), bearer.clone()),
+        ];
+        all.extend(
+            headers
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string())),
+        );
+        let body = (!body.is_empty()).then_some(body);
+        send(&served.address, method, path, &all, body)
+    };
+    let tasks = "/api/v1/projects/default/tasks";
+    let refusals = [
+        (
+            415,
+            "claim, not JSON",
+            ask("POST", &claim, &[AS_TEXT], "{}"),
+        ),
+        (
+            400,
+            "claim, bad JSON",
+            ask("POST", &claim, &[AS_JSON], "{not json"),
+        ),
+        (
+            422,
+            "claim, no such field",
+            ask("POST", &claim, &[AS_JSON], r#"{"bogus": 1}"#),
+        ),
+        (
+            413,
+            "claim, too large",
+            ask("POST", &claim, &[AS_JSON], &too_large),
+        ),
+        (415, "send, not JSON", ask("POST", tasks, &[AS_TEXT], "{}")),
+        (
+            422,
+            "send, wrong shape",
+            ask("POST", tasks, &[AS_JSON], r#"{"to": 1}"#),
+        ),
+        (
+            405,
+            "no such method",
+            ask("DELETE", "/api/v1/projects", &[], ""),
+        ),
+        (
+            400,
+            "bad query",
+            ask("GET", "/api/v1/projects/default/log?n=many", &[], ""),
+        ),
+        (
+            400,
+            "bad status",
+            ask("GET", "/api/v1/projects/default/board?status=lost", &[], ""),
+        ),
+        (
+            406,
+            "MCP, JSON only",
+            ask("POST", "/mcp", &[AS_JSON, TAKES_JSON], &initialize),
+        ),
+        (
+            406,
+            "MCP stream, no SSE",
+            ask("GET", "/mcp", &[TAKES_JSON], ""),
+        ),
+        (
+            415,
+            "MCP, not JSON",
+            ask("POST", "/mcp", &[AS_TEXT, TAKES_BOTH], &initialize),
+        ),
+        (
+            415,
+            "MCP, bad JSON",
+            ask("POST", "/mcp", &[AS_JSON, TAKES_BOTH], "{not json"),
+        ),
+        (
+            405,
+            "MCP, no such method",
+            ask("PUT", "/mcp", &[AS_JSON, TAKES_BOTH], &initialize),
+        ),
+        (400, "MCP, no session", ask("DELETE", "/mcp", &[], "")),
+        (
+            400,
+            "MCP, unknown version",
+            ask(
+                "POST",
+                "/mcp",
+                &[AS_JSON, TAKES_BOTH, ("MCP-Protocol-Version", "1999-01-01")],
+                &tools_list,
+            ),
+        ),
+        (
+            404,
+            "MCP, unknown session",
+            ask(
+                "POST",
+                "/mcp",
+                &[AS_JSON, TAKES_BOTH, ("Mcp-Session-Id", "no-such-session")],
+                &tools_list,
+            ),
+        ),
+    ];
+    for (status, what, reply) in refusals {
+        assert_eq!(reply.status, status, "{what}: {}", reply.body);
+        assert_eq!(
+            reply.header("content-type"),
+            Some("application/json"),
+            "{what}"
+        );
+        let refusal = reply.json();
+        let error = refusal["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: {refusal}"));
+        assert!(
+            !error.is_empty() && !error.contains('\n'),
+            "{what}: {refusal}"
+        );
+        let keys: Vec<&String> = refusal.as_object().unwrap().keys().collect();
+        assert!(
+            keys.iter()
+                .all(|key| ["error", "hint", "code"].contains(&key.as_str())),
+            "{what}: {refusal}"
+        );
+        if status == 405 {
+            assert!(reply.header("allow").is_some(), "{what}: Allow is kept");
+        }
+    }
+    // A token refusal keeps its header too.
+    let unauthorized = served.get("/api/v1/whoami", "baton_nobody");
+    assert_eq!(unauthorized.header("www-authenticate"), Some("Bearer"));
+    assert!(unauthorized.json()["error"].is_string());
+
+    // What succeeds is left as it was: MCP's event stream, the API's JSON.
+    let opened = ask("POST", "/mcp", &[AS_JSON, TAKES_BOTH], &initialize);
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    assert_eq!(opened.header("content-type"), Some("text/event-stream"));
+    assert!(
+        opened.body.contains("\"protocolVersion\""),
+        "{}",
+        opened.body
+    );
+    assert!(
+        env.activity("default").len() == 1,
+        "nothing refused changed anything"
     );
 }
 

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use baton::store::lock::LockPolicy;
 use baton::store::paths::Home;
+use baton::store::presence;
 use baton::time::Timestamp;
-use baton::tokens;
+use baton::tokens::{self, Authentication};
 use sha2::{Digest, Sha256};
 
 use crate::common::{Run, TestEnv};
@@ -51,7 +52,10 @@ fn add(env: &TestEnv, name: &str) -> String {
 
 /// Whom `presented` acts as, asked as `baton serve` asks.
 fn who(env: &TestEnv, presented: &str, now: &str) -> Option<String> {
-    tokens::authenticate(&home(env), presented, at(now)).unwrap()
+    match tokens::authenticate(&home(env), presented, at(now)).unwrap() {
+        Authentication::Accepted(bearer) => Some(bearer.agent),
+        Authentication::Unknown | Authentication::ServerGone => None,
+    }
 }
 
 fn sha256_hex(text: &str) -> String {
@@ -166,7 +170,9 @@ fn list_shows_when_each_token_was_made_and_last_used_and_never_its_hash() {
     let env = TestEnv::new();
     let alice = add(&env, "alice");
     add(&env, "bob");
-    tokens::add_login(&home(&env), "alice", lock(), at(CREATED)).unwrap();
+    // This process stands in for the server that made the login.
+    let server = presence::announce_server(&home(&env)).unwrap();
+    tokens::add_login(&home(&env), "alice", &server, lock(), at(CREATED)).unwrap();
     let before = token(&env, LISTED, &["list"]);
     assert!(before.ok().contains("never"), "{}", before.stdout);
 
@@ -305,9 +311,10 @@ fn eight_processes_adding_at_once_lose_no_token() {
 fn a_new_login_token_replaces_the_last_and_keeps_the_other() {
     let env = TestEnv::new();
     let plain = add(&env, "lead");
-    let first = tokens::add_login(&home(&env), "lead", lock(), at(CREATED)).unwrap();
+    let server = presence::announce_server(&home(&env)).unwrap();
+    let first = tokens::add_login(&home(&env), "lead", &server, lock(), at(CREATED)).unwrap();
     assert_eq!(who(&env, &first, USED).as_deref(), Some("lead"));
-    let second = tokens::add_login(&home(&env), "lead", lock(), at(USED)).unwrap();
+    let second = tokens::add_login(&home(&env), "lead", &server, lock(), at(USED)).unwrap();
     assert_eq!(who(&env, &first, USED), None, "the old login token stops");
     assert_eq!(who(&env, &second, USED).as_deref(), Some("lead"));
     assert_eq!(who(&env, &plain, USED).as_deref(), Some("lead"));

@@ -255,6 +255,7 @@ fn wait_on_the_remote_side_returns_when_the_hub_side_sends() {
 }
 
 /// A wake command that appends one line per run to `runs` of the agent's machine.
+#[cfg(unix)]
 fn counting_wake(env: &TestEnv) -> (PathBuf, PathBuf) {
     let runs = env.root.path().join("runs.txt");
     let script = env.root.path().join("wake.sh");
@@ -268,14 +269,12 @@ fn counting_wake(env: &TestEnv) -> (PathBuf, PathBuf) {
         ),
     )
     .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     (script, runs)
 }
 
+#[cfg(unix)]
 fn lines_of(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -285,6 +284,7 @@ fn lines_of(path: &Path) -> Vec<String> {
 }
 
 /// `baton serve` on a given port, for a hub stopped and started again at one address.
+#[cfg(unix)]
 fn serve_on(env: &TestEnv, address: &str) -> Child {
     let mut child = env
         .command(&env.work())

@@ -2,7 +2,7 @@
 //! serving its board on loopback (`baton serve`), the other acting on it with `BATON_URL`
 //! and `BATON_TOKEN`, through the real binaries.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -256,7 +256,7 @@ fn wait_on_the_remote_side_returns_when_the_hub_side_sends() {
 
 /// A wake command that appends one line per run to `runs` of the agent's machine.
 #[cfg(unix)]
-fn counting_wake(env: &TestEnv) -> (PathBuf, PathBuf) {
+fn counting_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
     let runs = env.root.path().join("runs.txt");
     let script = env.root.path().join("wake.sh");
     std::fs::write(

@@ -55,7 +55,14 @@ pub fn run(context: &Context, args: DoctorArgs) -> Result<i32, Error> {
 
 fn check(context: &Context) -> Result<i32, Error> {
     let home = &context.hub.home;
-    let checks = doctor::run(home, time::now());
+    let mut checks = doctor::run(home, time::now());
+    // On an agent's machine the hub is checked too: this home holds only the wiring, the
+    // project map and the wake logs.
+    if let Some(hub) = &context.remote {
+        let project = baton::remote::map::ProjectMap::load(home)?
+            .resolve(context.global.project.as_deref(), &super::current_dir()?)?;
+        checks.extend(baton::remote::hub_checks(hub, &project));
+    }
     let healthy = doctor::is_healthy(&checks);
     let report = Report {
         home: home.root(),

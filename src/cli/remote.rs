@@ -93,7 +93,7 @@ pub fn run(context: &Context, hub: &Hub, command: Command) -> Result<i32, Error>
         }
         Command::Doctor(args) => match args.restore {
             Some(_) => return Err(remote.hub_only("doctor --restore", "")),
-            None => remote.doctor()?,
+            None => super::doctor::run(context, args)?,
         },
         Command::Token(_) => return Err(remote.hub_only("token", "")),
         Command::Serve(_) => {
@@ -234,15 +234,15 @@ impl Remote<'_> {
     }
 
     fn log(&self, id: &str, args: &LogArgs) -> Result<(), Error> {
-        let path = |since: Option<&str>| {
-            let mut path = format!("/projects/{id}/log?n={}", args.lines);
+        let path = |lines: usize, since: Option<&str>| {
+            let mut path = format!("/projects/{id}/log?n={lines}");
             if let Some(since) = since {
                 path.push_str(&format!("&since={since}"));
             }
             path
         };
         let since = args.since.map(|at| at.to_string());
-        let records: Vec<ActivityRecord> = self.hub.get(&path(since.as_deref()))?;
+        let records: Vec<ActivityRecord> = self.hub.get(&path(args.lines, since.as_deref()))?;
         let print = |record: &ActivityRecord| {
             if self.json() {
                 output::line_exact(&serde_json::to_string(record).unwrap_or_default());
@@ -266,9 +266,9 @@ impl Remote<'_> {
             .map(|record| record.at)
             .unwrap_or_else(time::now);
         self.follow(id, |hub| {
-            let fresh: Vec<ActivityRecord> = hub.get(
-                &path(Some(&last_at.to_string())).replace(&format!("n={}", args.lines), "n=10000"),
-            )?;
+            // Everything from the last instant printed on, however much came since.
+            let fresh: Vec<ActivityRecord> =
+                hub.get(&path(FOLLOW_BATCH, Some(&last_at.to_string())))?;
             for record in fresh.iter().filter(|record| !last.contains(record)) {
                 print(record);
             }
@@ -419,29 +419,6 @@ impl Remote<'_> {
         Ok(0)
     }
 
-    /// `doctor` from an agent's machine: whether the hub answers, and as whom.
-    fn doctor(&self) -> Result<i32, Error> {
-        #[derive(Deserialize)]
-        struct Whoami {
-            agent: String,
-        }
-        let me: Whoami = self.hub.get("/whoami")?;
-        output::line(&format!(
-            "ok    the hub at {} answers; the token acts as {}",
-            self.hub.url(),
-            me.agent
-        ));
-        let id = self.project_id()?;
-        match self.hub.get::<Project>(&format!("/projects/{id}")) {
-            Ok(_) => output::line(&format!("ok    project {id} is on the hub")),
-            Err(error) => {
-                output::line(&format!("fail  project {id}: {error}"));
-                return Ok(1);
-            }
-        }
-        Ok(0)
-    }
-
     /// Calls `look` now and after every change in project `id` until the process ends.
     fn follow(&self, id: &str, look: impl FnMut(&Hub) -> Result<bool, Error>) -> Result<(), Error> {
         self.follow_until(id, None, look).map(|_| ())
@@ -499,6 +476,9 @@ impl Remote<'_> {
         }
     }
 }
+
+/// The most lines `log --follow` asks the hub for at each change.
+const FOLLOW_BATCH: usize = 10_000;
 
 /// The board's API path with `board`'s filters.
 fn board_path(id: &str, args: &super::board::BoardArgs) -> String {

@@ -308,6 +308,42 @@ pub struct McpAnswer {
     pub refusal: Option<Error>,
 }
 
+/// What `baton doctor` adds on a machine whose hub is elsewhere: whether the hub answers
+/// and as whom, and whether the project this directory acts on is there.
+pub fn hub_checks(hub: &Hub, project: &str) -> Vec<crate::doctor::Check> {
+    use crate::doctor::Check;
+    let mut checks = Vec::new();
+    match listen::agent_of(hub) {
+        Ok(agent) => checks.push(Check::ok(
+            "hub",
+            format!(
+                "the hub at {} answers; the token acts as {agent}",
+                hub.url()
+            ),
+        )),
+        Err(error) => {
+            checks.push(Check::fail(
+                "hub",
+                crate::text::inline(&error.to_string()).to_string(),
+            ));
+            return checks;
+        }
+    }
+    checks.push(
+        match hub.get::<crate::project::Project>(&format!("/projects/{project}")) {
+            Ok(_) => Check::ok("hub project", format!("project {project} is on the hub")),
+            Err(error) => Check::fail(
+                "hub project",
+                format!(
+                    "project {project}: {}",
+                    crate::text::inline(&error.to_string())
+                ),
+            ),
+        },
+    );
+    checks
+}
+
 /// A blocking HTTP client that reads refusals as answers (the hub explains them in JSON).
 fn client(within: Option<Duration>, connect: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()

@@ -408,6 +408,33 @@ fn a_hub_that_cannot_be_reached_is_exit_6_and_hooks_stay_silent() {
 }
 
 #[test]
+fn doctor_on_the_agents_machine_checks_the_hub_too() {
+    let hub = Hub::start();
+    let agent = Agent::of(&hub);
+    let healthy = agent.run(&["doctor"]);
+    let report = healthy.ok();
+    assert!(
+        report.contains(&format!(
+            "the hub at {} answers; the token acts as codex",
+            hub.url()
+        )),
+        "{report}"
+    );
+    assert!(report.contains("project default is on the hub"), "{report}");
+    let elsewhere = Agent {
+        token: "baton_not_a_token".into(),
+        ..Agent::of(&hub)
+    };
+    let refused = elsewhere.run(&["doctor"]);
+    refused.fails(1);
+    assert!(
+        refused.stdout.contains("refused the token"),
+        "{}",
+        refused.stdout
+    );
+}
+
+#[test]
 fn a_token_removed_on_the_hub_is_refused_at_the_next_remote_command() {
     let hub = Hub::start();
     let agent = Agent::of(&hub);

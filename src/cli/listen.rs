@@ -1,6 +1,8 @@
 //! `baton listen [--wake -- CMD ARGS…]`: on an agent's machine, wakes the agent when work
 //! for it arrives at the hub at `BATON_URL` (see [`baton::remote::listen`]).
 
+use std::time::Duration;
+
 use clap::Args;
 
 use baton::error::Error;
@@ -34,7 +36,23 @@ pub fn run(context: &Context, hub: &Hub, args: ListenArgs) -> Result<i32, Error>
     baton::registry::check_wake_command(&args.command)?;
     let say = |line: &str| eprintln!("baton listen: {}", baton::text::inline(line));
     let wake = args.wake.then_some(args.command);
-    let listener = Listener::new(hub, &context.hub.home, wake, &say)?;
+    // A service started before its hub (at boot, say) waits for it rather than exiting.
+    let mut backoff = Duration::from_secs(1);
+    let mut said = false;
+    let listener = loop {
+        match Listener::new(hub, &context.hub.home, wake.clone(), &say) {
+            Ok(listener) => break listener,
+            Err(error @ Error::Unreachable { .. }) => {
+                if !said {
+                    say(&format!("{error}; trying again"));
+                    said = true;
+                }
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(30));
+            }
+            Err(error) => return Err(error),
+        }
+    };
     listener.run()?;
     Ok(0)
 }

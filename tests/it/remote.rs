@@ -314,16 +314,22 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
         let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         free.local_addr().unwrap().to_string()
     };
-    let mut server = serve_on(&env, &address);
     let agent = Agent {
         env: TestEnv::new(),
         url: format!("http://{address}"),
         token,
     };
     let (script, runs) = counting_wake(&agent.env);
+    // Started before its hub, as a service at boot may be: it waits for the hub.
     let mut listen = agent.spawn(&["listen", "--wake", "--", script.to_str().unwrap()], false);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        listen.try_wait().unwrap().is_none(),
+        "listen waits for its hub"
+    );
+    let mut server = serve_on(&env, &address);
     // It has nothing to do until work arrives; then a burst wakes it once.
-    std::thread::sleep(Duration::from_secs(1));
+    std::thread::sleep(Duration::from_secs(2));
     assert!(lines_of(&runs).is_empty(), "woken with nothing to do");
     for subject in ["One", "Two", "Three"] {
         env.run("alice", &["send", "--to", "codex", "--subject", subject])

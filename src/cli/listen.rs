@@ -15,6 +15,7 @@ use super::Context;
 #[command(after_help = "\
 Example, on the machine where codex runs:
   export BATON_URL=http://buildbox:7878 BATON_TOKEN=…   # from `baton token add codex` there
+                                         # (and `baton serve --allow-host buildbox` there)
   baton listen --wake -- codex exec --skip-git-repo-check -s workspace-write --
 
 When a task is handed to the token's agent, or a message arrives for it, the command runs
@@ -28,6 +29,7 @@ pub struct ListenArgs {
     /// Run this command when work arrives: everything after `--`, one argument per word
     #[arg(long, requires = "command")]
     pub wake: bool,
+    /// The wake command, after `--`; the prompt is appended as its last argument
     #[arg(last = true, value_name = "CMD ARGS", requires = "wake")]
     pub command: Vec<String>,
 }

@@ -98,7 +98,9 @@ pub fn announce_server(home: &Home) -> Result<ServerPresence, StoreError> {
 /// its lock. A pid alone would not do: the process of a server that was killed may be
 /// followed by another that has nothing to do with baton under the same number.
 pub fn is_server_running(home: &Home, pid: u32) -> bool {
-    lock::is_locked(&home.serve_lock(pid))
+    // Asked on every event a server streams to a login: a lock the list of locks misses
+    // is tried rather than taken for free (see `is_surely_locked`).
+    lock::is_surely_locked(&home.serve_lock(pid))
 }
 
 /// Removes the files of servers that died without removing them (killed). Best effort.

@@ -145,15 +145,19 @@ impl Hub {
         format!("{}/api/v1{path}", self.url)
     }
 
-    /// Adds the bearer token and the claimed identity to a request.
-    fn prepare<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
-        let request = request
-            .header("authorization", format!("Bearer {}", self.token))
-            .header("accept", "application/json");
+    /// Adds the bearer token and the claimed identity to a request: every request to the
+    /// hub, whatever it asks for, goes through here.
+    fn authorize<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        let request = request.header("authorization", format!("Bearer {}", self.token));
         match &self.claimed {
             Some(agent) => request.header(CLAIMED_AGENT_HEADER, agent),
             None => request,
         }
+    }
+
+    /// [`Hub::authorize`] for a request of the JSON API.
+    fn prepare<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        self.authorize(request).header("accept", "application/json")
     }
 
     /// A request's answer: its JSON decoded, or the hub's refusal, or why it never came.
@@ -204,14 +208,9 @@ impl Hub {
         // No limit on the whole answer: the stream lasts as long as the caller wants it;
         // a silent connection is noticed by the keep-alives that stop coming.
         let agent = client(None, CONNECT_WITHIN);
-        let request = agent
-            .get(self.api("/events"))
-            .header("authorization", format!("Bearer {}", self.token))
+        let request = self
+            .authorize(agent.get(self.api("/events")))
             .header("accept", "text/event-stream");
-        let request = match &self.claimed {
-            Some(claimed) => request.header(CLAIMED_AGENT_HEADER, claimed),
-            None => request,
-        };
         let mut response = request.call().map_err(|error| self.unreachable(&error))?;
         let status = response.status();
         if !status.is_success() {
@@ -235,9 +234,7 @@ impl Hub {
     /// server-sent event).
     pub fn mcp(&self, message: &[u8], session: Option<&str>) -> Result<McpAnswer> {
         let mut request = self
-            .agent
-            .post(format!("{}/mcp", self.url))
-            .header("authorization", format!("Bearer {}", self.token))
+            .authorize(self.agent.post(format!("{}/mcp", self.url)))
             .header("accept", "application/json, text/event-stream")
             .content_type("application/json");
         if let Some(session) = session {
@@ -282,9 +279,7 @@ impl Hub {
     /// Ends the MCP session `session` on the hub (best-effort: the hub forgets idle ones).
     pub fn end_mcp(&self, session: &str) {
         let _ = self
-            .agent
-            .delete(format!("{}/mcp", self.url))
-            .header("authorization", format!("Bearer {}", self.token))
+            .authorize(self.agent.delete(format!("{}/mcp", self.url)))
             .header("mcp-session-id", session)
             .call();
     }

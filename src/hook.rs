@@ -78,6 +78,23 @@ pub fn run(
     render(client, event, &answer)
 }
 
+/// How long a hook tries a busy lock before it answers without it (the inbox shown, nothing
+/// marked). A hook may meet up to four locks (project, registry, board, mail) and has two
+/// seconds in all (SPEC section 10), stdin included; a writer holds a lock for milliseconds.
+pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// `hub` as a hook uses it, on this machine or answering a remote agent's hook on the hub:
+/// a busy lock is tried for at most [`LOCK_TIMEOUT`], silently.
+pub fn hub_for_hook(hub: &Hub) -> Hub {
+    Hub {
+        lock: crate::store::lock::LockPolicy {
+            timeout: hub.lock.timeout.min(LOCK_TIMEOUT),
+            on_wait: |_| {},
+        },
+        ..hub.clone()
+    }
+}
+
 /// An error as the short note a hook answers with instead of failing its client's turn.
 pub fn note(error: &Error) -> Answer {
     let error = error.to_string();

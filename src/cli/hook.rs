@@ -12,17 +12,10 @@ use clap::Args;
 use baton::client::{Client, HookEvent};
 use baton::error::Error;
 use baton::hook::{self, Answer};
-use baton::session::Hub;
-use baton::store::lock::LockPolicy;
 use baton::store::presence;
 use baton::watch;
 
 use super::Context;
-
-/// How long a hook tries a busy lock before it answers without it (the inbox shown, nothing
-/// marked). A hook may meet up to four locks (project, registry, board, mail) and has two
-/// seconds in all (SPEC section 10), stdin included; a writer holds a lock for milliseconds.
-const HOOK_LOCK_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// The most of stdin a hook reads. A client's hook JSON is a few hundred bytes; a prompt
 /// pasted whole may be large, but nothing past the `cwd` matters here.
@@ -52,13 +45,7 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
         return run_unknown(&args);
     };
     let stdin = read_client_input();
-    let hub = Hub {
-        lock: LockPolicy {
-            timeout: context.hub.lock.timeout.min(HOOK_LOCK_TIMEOUT),
-            on_wait: |_| {},
-        },
-        ..context.hub.clone()
-    };
+    let hub = hook::hub_for_hook(&context.hub);
     let agent = context.agent();
     let answer = hook::run(
         hub,

@@ -589,13 +589,9 @@ async fn hook(
         )
     })?;
     let input = payload.map(|axum::Json(input)| input).unwrap_or_default();
-    let hub = crate::session::Hub {
-        lock: crate::store::lock::LockPolicy {
-            timeout: state.hub.lock.timeout.min(HOOK_LOCK_TIMEOUT),
-            on_wait: |_| {},
-        },
-        ..state.hub.clone()
-    };
+    // As on the hub's own machine, a hook shows the inbox unmarked rather than keep its
+    // client waiting on a busy lock.
+    let hub = crate::hook::hub_for_hook(&state.hub);
     answer(move || {
         if event == HookEvent::Stop && input.stop_hook_active {
             return Ok(HookAnswer::Nothing);
@@ -606,10 +602,6 @@ async fn hook(
     })
     .await
 }
-
-/// How long a remote hook's answer waits for a busy lock on the hub: as on the hub's own
-/// machine, a hook shows the inbox unmarked rather than keep its client waiting.
-const HOOK_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// The words of a note, or of the shared context.
 #[derive(Debug, Deserialize)]

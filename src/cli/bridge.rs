@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 
 use baton::error::Error;
 use baton::remote::Hub;
-use baton::remote::map::ProjectMap;
 
 use super::Context;
 
@@ -20,8 +19,7 @@ use super::Context;
 const LINE_LIMIT: usize = 4 * 1024 * 1024;
 
 pub fn run(context: &Context, hub: &Hub) -> Result<i32, Error> {
-    let project = ProjectMap::load(&context.hub.home)?
-        .resolve(context.global.project.as_deref(), &super::current_dir()?)?;
+    let project = context.remote_project(None)?;
     // The hub is asked once before serving, so a wrong URL or token is said at start, in
     // the client's log, rather than as every call failing.
     baton::remote::listen::agent_of(hub)?;

@@ -59,8 +59,7 @@ fn check(context: &Context) -> Result<i32, Error> {
     // On an agent's machine the hub is checked too: this home holds only the wiring, the
     // project map and the wake logs.
     if let Some(hub) = &context.remote {
-        let project = baton::remote::map::ProjectMap::load(home)?
-            .resolve(context.global.project.as_deref(), &super::current_dir()?)?;
+        let project = context.remote_project(None)?;
         checks.extend(baton::remote::hub_checks(hub, &project));
     }
     let healthy = doctor::is_healthy(&checks);

@@ -78,12 +78,7 @@ pub fn run_remote(context: &Context, hub: &baton::remote::Hub, args: HookArgs) -
         if event == HookEvent::Stop && input.stop_hook_active {
             return Ok(Answer::Nothing);
         }
-        let cwd = match &input.cwd {
-            Some(cwd) => cwd.clone(),
-            None => super::current_dir()?,
-        };
-        let project = baton::remote::map::ProjectMap::load(&context.hub.home)?
-            .resolve(context.global.project.as_deref(), &cwd)?;
+        let project = context.remote_project(input.cwd.as_deref())?;
         hub.clone().within(REMOTE_WITHIN).post(
             &format!("/projects/{project}/hook/{}", event.name()),
             &serde_json::json!({ "stop_hook_active": input.stop_hook_active }),
@@ -165,8 +160,7 @@ fn run_follow_remote(context: &Context, hub: &baton::remote::Hub, args: &HookArg
         flag.store(true, Ordering::SeqCst);
     });
     let result = (|| -> Result<(), Error> {
-        let project = baton::remote::map::ProjectMap::load(&context.hub.home)?
-            .resolve(context.global.project.as_deref(), &super::current_dir()?)?;
+        let project = context.remote_project(None)?;
         let mut pushed: HashSet<(u64, baton::time::Timestamp)> = HashSet::new();
         let mut events = hub.events()?;
         let mut pause = Duration::from_millis(250);

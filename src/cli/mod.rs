@@ -138,6 +138,18 @@ impl Context {
         })
     }
 
+    /// The project of a remote hub a command acts on: the one `--project` names, else the
+    /// one this machine's project map gives `cwd` (the current directory when `None`), else
+    /// `default` (SPEC section 13).
+    pub fn remote_project(&self, cwd: Option<&std::path::Path>) -> Result<String, Error> {
+        let cwd = match cwd {
+            Some(cwd) => cwd.to_path_buf(),
+            None => current_dir()?,
+        };
+        baton::remote::map::ProjectMap::load(&self.hub.home)?
+            .resolve(self.global.project.as_deref(), &cwd)
+    }
+
     /// Opens a session for the caller in the resolved project.
     pub fn session(&self) -> Result<Session, Error> {
         let agent = self.agent();

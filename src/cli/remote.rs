@@ -18,7 +18,6 @@ use baton::error::Error;
 use baton::project::Project;
 use baton::registry::AgentRecord;
 use baton::remote::Hub;
-use baton::remote::map::ProjectMap;
 use baton::session::{AgentMatrix, Changed, Inbox, Mail, Sent, TaskView};
 use baton::time;
 use baton::wake::WakeOutcome;
@@ -132,11 +131,7 @@ impl Remote<'_> {
 
     /// The project the command acts on (see the module's comment).
     fn project_id(&self) -> Result<String, Error> {
-        let map = ProjectMap::load(&self.context.hub.home)?;
-        map.resolve(
-            self.context.global.project.as_deref(),
-            &super::current_dir()?,
-        )
+        self.context.remote_project(None)
     }
 
     fn project(&self) -> Result<Project, Error> {

@@ -507,6 +507,15 @@ def wake_delay(binary, sends):
     return statistics.median(delays), percentile(delays, 0.99)
 
 
+def delay_table(title, median, p99):
+    """Prints one delay's median and p99 as a table under `title`."""
+    print(title)
+    print()
+    print("| median ms | p99 ms |")
+    print("|---|---|")
+    print(f"| {median:.1f} | {p99:.1f} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", help="a built baton (default: build it as install.sh does)")
@@ -584,13 +593,8 @@ def main():
             print(f"| {tool} | {median:.2f} | {p99:.2f} |")
         print()
         sends = 10 if options.quick else 100
-        median, p99 = event_delay(binary, sends)
-        print(f"From a CLI change (`baton send` exits) to its event on a connected "
-              f"/api/v1/events stream, {sends} sends")
-        print()
-        print("| median ms | p99 ms |")
-        print("|---|---|")
-        print(f"| {median:.1f} | {p99:.1f} |")
+        delay_table(f"From a CLI change (`baton send` exits) to its event on a connected "
+                    f"/api/v1/events stream, {sends} sends", *event_delay(binary, sends))
     print()
     remote = remote_latency(binary, repeats)
     if remote is not None:
@@ -603,13 +607,9 @@ def main():
             print(f"| {name} | {local:.2f} | {over:.2f} | {over / local:.2f} |")
         print()
         sends = 5 if options.quick else 30
-        median, p99 = wake_delay(binary, sends)
-        print(f"From a hand-over on the hub (`baton send` exits) to the wake command starting "
-              f"under `baton listen` on another machine's home, {sends} hand-overs")
-        print()
-        print("| median ms | p99 ms |")
-        print("|---|---|")
-        print(f"| {median:.1f} | {p99:.1f} |")
+        delay_table(f"From a hand-over on the hub (`baton send` exits) to the wake command "
+                    f"starting under `baton listen` on another machine's home, {sends} hand-overs",
+                    *wake_delay(binary, sends))
         print()
     print(f"Peak RSS over every command measured: {peak_overall:.1f} MiB")
 

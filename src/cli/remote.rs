@@ -84,6 +84,8 @@ pub fn run(context: &Context, hub: &Hub, command: Command) -> Result<i32, Error>
             0
         }
         Command::Wake(WakeCommand::Wake(args)) => {
+            // Checked before it becomes part of a URL path, as every name is.
+            baton::names::check(baton::names::NameKind::Agent, &args.name)?;
             let id = remote.project_id()?;
             let outcome: WakeOutcome =
                 hub.post(&format!("/projects/{id}/wake/{}", args.name), &json!({}))?;
@@ -301,6 +303,7 @@ impl Remote<'_> {
                          machine `baton listen --wake -- CMD ARGS…` runs yours when work arrives",
                     ));
                 }
+                baton::names::check(baton::names::NameKind::Agent, &args.name)?;
                 let record: AgentRecord = self.hub.post(
                     &format!("/agents/{}", args.name),
                     &json!({"strengths": args.strengths, "skills": args.skills}),

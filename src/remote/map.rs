@@ -60,12 +60,19 @@ impl ProjectMap {
             }
             return Ok(id.to_string());
         }
-        Ok(self
+        let mapped = self
             .projects
             .iter()
             .filter(|(_, dir)| cwd.starts_with(canonical(dir)))
-            .max_by_key(|(_, dir)| canonical(dir).components().count())
-            .map_or_else(|| DEFAULT_PROJECT.to_string(), |(id, _)| id.clone()))
+            .max_by_key(|(_, dir)| canonical(dir).components().count());
+        match mapped {
+            // A map edited by hand may hold any key: it becomes part of a URL path.
+            Some((id, _)) => {
+                names::check(NameKind::Project, id)?;
+                Ok(id.clone())
+            }
+            None => Ok(DEFAULT_PROJECT.to_string()),
+        }
     }
 
     /// The local directory mapped to `project`, if any: where a wake run for it works.

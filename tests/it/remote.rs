@@ -480,6 +480,18 @@ fn only_the_tokens_agent_may_act_and_hub_only_commands_say_so() {
         );
     }
     assert!(!hub.env.home().join("projects/api").exists());
+    // A name is checked before it becomes part of a URL path.
+    for command in [
+        vec!["wake", "../whoami"],
+        vec!["agent", "add", "x/../../whoami"],
+    ] {
+        let run = agent.run(&command);
+        assert!(
+            run.fails(1).starts_with("error: invalid agent name"),
+            "{command:?}: {}",
+            run.stderr
+        );
+    }
 }
 
 #[test]

@@ -421,6 +421,79 @@ def event_delay(binary, sends):
     return statistics.median(delays), percentile(delays, 0.99)
 
 
+def swarm(binary, agents, per_agent, open_tasks=1000):
+    """`agents` agents, each with its own token and keep-alive connection to `baton serve`,
+    claiming and finishing `per_agent` tasks each through the JSON API at once, on a board
+    of `open_tasks` other open tasks. Returns changes a second, median and p99 milliseconds
+    per change; raises if any change was refused or lost."""
+    if not has_command(binary, "serve"):
+        return None
+    hub = Hub(binary, open_tasks)
+    names = [f"swarm{i}" for i in range(agents)]
+    tokens = {name: hub.run(["token", "add", name]).decode().strip() for name in names}
+    board_path = os.path.join(hub.home, "projects", "default", "board.json")
+    with open(board_path) as text:
+        board = json.load(text)
+    mine = {}
+    for name in names:
+        ids = list(range(board["next_id"], board["next_id"] + per_agent))
+        board["tasks"] += [task(n, to=name) for n in ids]
+        board["next_id"] += per_agent
+        mine[name] = ids
+    with open(board_path, "w") as out:
+        json.dump(board, out, indent=2)
+    served = Served(hub)
+    times, errors = [], []
+    lock = threading.Lock()
+    start = threading.Barrier(agents + 1)
+
+    def agent(name):
+        connection = served.connection()
+        headers = {"Authorization": f"Bearer {tokens[name]}", "Content-Type": "application/json"}
+        mine_times = []
+        start.wait()
+        try:
+            for n in mine[name]:
+                for action, body in (("claim", "{}"), ("done", '{"text": "ok"}')):
+                    began = time.perf_counter()
+                    connection.request("POST", f"/api/v1/projects/default/tasks/{n}/{action}",
+                                       body, headers)
+                    response = connection.getresponse()
+                    answer = response.read()
+                    mine_times.append((time.perf_counter() - began) * 1000)
+                    if response.status != 200:
+                        raise RuntimeError(f"{action} T-{n} as {name}: {response.status} {answer[:200]}")
+        except Exception as error:  # noqa: BLE001 - reported after the run
+            with lock:
+                errors.append(str(error))
+        finally:
+            connection.close()
+        with lock:
+            times.extend(mine_times)
+
+    threads = [threading.Thread(target=agent, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    began = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - began
+    served.close()
+    try:
+        if errors:
+            raise RuntimeError(errors[0])
+        listed = json.loads(hub.run(["--as", "lead", "--json", "board", "--all"]))
+        statuses = {t["id"]: t["status"] for t in listed["tasks"]} if isinstance(listed, dict) \
+            else {t["id"]: t["status"] for t in listed}
+        lost = [n for ids in mine.values() for n in ids if statuses.get(n) != "completed"]
+        if lost:
+            raise RuntimeError(f"{len(lost)} swarm tasks are not completed, e.g. T-{lost[0]}")
+    finally:
+        hub.close()
+    return len(times) / elapsed, statistics.median(times), percentile(times, 0.99)
+
+
 def measure_with(hub, args, env):
     """As Hub.measure, with another environment (a remote agent's machine)."""
     saved = hub.env
@@ -591,6 +664,17 @@ def main():
         print("|---|---|---|")
         for tool, (median, p99) in over_http.items():
             print(f"| {tool} | {median:.2f} | {p99:.2f} |")
+        print()
+        per_agent = 2 if options.quick else 5
+        print(f"A swarm through `baton serve`: N agents, each with its own token and connection, "
+              f"claiming and finishing {per_agent} tasks each through the JSON API at once, "
+              f"1,000 other open tasks")
+        print()
+        print("| agents | changes/s | median ms | p99 ms |")
+        print("|---|---|---|---|")
+        for agents in (50, 100):
+            rate, median, p99 = swarm(binary, agents, per_agent)
+            print(f"| {agents} | {rate:.0f} | {median:.1f} | {p99:.1f} |")
         print()
         sends = 10 if options.quick else 100
         delay_table(f"From a CLI change (`baton send` exits) to its event on a connected "

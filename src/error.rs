@@ -100,6 +100,20 @@ impl Error {
         }
     }
 
+    /// The same failure again, for another caller who met it (every change of a batch
+    /// whose write failed): a store's failure as itself, anything else in the same words,
+    /// hint and exit code.
+    pub fn duplicate(&self) -> Error {
+        match self {
+            Error::Store(store) => Error::Store(store.duplicate()),
+            other => Error::Hub {
+                message: other.to_string(),
+                hint: other.hint(),
+                code: other.exit_code(),
+            },
+        }
+    }
+
     /// The one place errors become exit codes (SPEC section 5).
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -13,7 +13,8 @@
 //! identity ([`auth`]); an MCP session answers only the token that opened it ([`sessions`]).
 //! Every refusal, whoever makes it (a handler, axum, rmcp), is the API's JSON
 //! ([`api::refusals_as_json`]). The server works on the same files as the CLI, under the same
-//! locks: nothing is cached, so a change from either side is seen by the other at once.
+//! locks. What it keeps in memory (boards, tokens) it checks against the file before each use,
+//! so a change from either side is seen by the other at once.
 
 pub mod api;
 pub mod auth;
@@ -83,7 +84,9 @@ pub async fn serve(
         stopping.clone(),
     ));
     let state = State {
-        hub: settings.hub,
+        // One process serves every request: it keeps boards between them and commits the
+        // changes that arrive together in one write.
+        hub: settings.hub.resident(),
         hosts: Arc::new(auth::Hosts::for_listener(address).allowing(settings.allowed_hosts)),
         feed,
         sessions,

@@ -215,7 +215,7 @@ impl Session {
 /// goes ahead), and a task already seen or acted on stays so.
 pub fn record_woken(hub: &super::Hub, project: &str, agent: &str, ids: &[TaskId]) {
     let now = crate::time::now();
-    let _ = crate::change::update(&hub.home, project, hub.lock, now, |tx| {
+    let _ = hub.update(project, now, |tx| {
         let mut changed = false;
         for id in ids {
             tx.board.modify(*id, |task| {

@@ -12,7 +12,6 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
-use crate::store::board_file;
 use crate::text;
 use crate::time::{self, Timestamp};
 
@@ -223,7 +222,7 @@ pub fn remove_agent(hub: &Hub, name: &str) -> Result<()> {
     let mut held = Vec::new();
     for project in project::project_ids(&hub.home)? {
         // A board that cannot be read stops the removal: its tasks cannot be checked.
-        let board: crate::board::Board = board_file::read(&hub.home, &project)?;
+        let board = hub.board(&project)?;
         for task in board.open_heads() {
             let role = if *task.to == *name {
                 "assigned to it"

@@ -10,7 +10,6 @@ use crate::board::inbox::Reason;
 use crate::board::task::{Task, TaskId, ThreadEntry};
 use crate::error::Result;
 use crate::mail::Message;
-use crate::store::board_file;
 use crate::text;
 use crate::time::{self, Timestamp};
 
@@ -232,9 +231,7 @@ impl Session {
         let agent = self.agent()?.to_string();
         // Renewing leases makes this read a write under the board lock.
         let board = match self.board() {
-            Err(error) if when_busy.shows_unmarked(&error) => {
-                board_file::read(&self.hub.home, &self.project.id)?
-            }
+            Err(error) if when_busy.shows_unmarked(&error) => self.hub.board(&self.project.id)?,
             board => board?,
         };
         let items = board.inbox(&agent, self.now);

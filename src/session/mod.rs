@@ -25,6 +25,7 @@ pub use tasks::BoardFilter;
 pub use crate::board::new_task::NewTask;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,7 +36,7 @@ use crate::board::inbox::{Reason, Turn};
 use crate::board::lease;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
-use crate::change::{self, Transaction};
+use crate::change::{self, Resident, Transaction};
 use crate::error::{Error, Result};
 use crate::mail::Arrival;
 use crate::names::{self, NameKind};
@@ -55,6 +56,9 @@ pub struct Hub {
     pub home: Home,
     pub lock: LockPolicy,
     pub after_effects: AfterEffects,
+    /// What a long-running process keeps between requests (`baton serve`): the boards it
+    /// read, and the group commit of each project. A command, run once, keeps nothing.
+    pub resident: Option<Arc<Resident>>,
 }
 
 impl Hub {
@@ -63,6 +67,38 @@ impl Hub {
             home,
             lock,
             after_effects,
+            resident: None,
+        }
+    }
+
+    /// This hub for a process that serves many requests: boards are kept between them and
+    /// changes that arrive together are committed together ([`Resident`]).
+    pub fn resident(self) -> Self {
+        Hub {
+            resident: Some(Arc::default()),
+            ..self
+        }
+    }
+
+    /// The board of `project` as it is now, read without the lock.
+    pub fn board(&self, project: &str) -> Result<Board> {
+        match &self.resident {
+            Some(resident) => resident.board(&self.home, project),
+            None => Ok(board_file::read(&self.home, project)?),
+        }
+    }
+
+    /// The locked read-change-write of [`change::update`], through the group commit of a
+    /// resident hub.
+    pub fn update<T>(
+        &self,
+        project: &str,
+        now: Timestamp,
+        change: impl FnOnce(&mut Transaction) -> Result<T>,
+    ) -> Result<T> {
+        match &self.resident {
+            Some(resident) => resident.update(&self.home, project, self.lock, now, change),
+            None => change::update(&self.home, project, self.lock, now, change),
         }
     }
 }
@@ -229,7 +265,7 @@ impl Session {
     /// The board as it is now, read without the lock. A signed-in agent keeps its claims
     /// alive by using baton: when its leases are due for renewal, this read becomes a write.
     pub fn board(&self) -> Result<Board> {
-        let board = board_file::read(&self.hub.home, &self.project.id)?;
+        let board = self.hub.board(&self.project.id)?;
         match &self.agent {
             Some(agent) if lease::has_due_leases(&board, agent, self.now, self.project.lease()) => {
                 self.update(|tx| Ok(tx.board.clone()))
@@ -241,25 +277,14 @@ impl Session {
     /// The locked read-change-write every change goes through; it also renews the caller's
     /// due leases, so a renewal never costs a write of its own.
     fn update<T>(&self, change: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
-        change::update(
-            &self.hub.home,
-            &self.project.id,
-            self.hub.lock,
-            self.now,
-            |tx| {
-                if let Some(agent) = &self.agent
-                    && lease::renew_due_leases(
-                        &mut tx.board,
-                        agent,
-                        self.now,
-                        self.project.lease(),
-                    )?
-                {
-                    tx.touch();
-                }
-                change(tx)
-            },
-        )
+        self.hub.update(&self.project.id, self.now, |tx| {
+            if let Some(agent) = &self.agent
+                && lease::renew_due_leases(&mut tx.board, agent, self.now, self.project.lease())?
+            {
+                tx.touch();
+            }
+            change(tx)
+        })
     }
 
     fn view(&self, board: &Board, task: Task, archived: bool) -> TaskView {

@@ -327,12 +327,7 @@ impl Session {
         let me = self.agent()?.to_string();
         let unseen = |board: &crate::board::Board| unseen_among(board, &me, ids);
         // Read first without the lock: a look with nothing new writes nothing.
-        if unseen(&crate::store::board_file::read(
-            &self.hub.home,
-            &self.project.id,
-        )?)?
-        .is_empty()
-        {
+        if unseen(&self.hub.board(&self.project.id)?)?.is_empty() {
             return Ok(Vec::new());
         }
         self.record_seen_unchecked(ids)

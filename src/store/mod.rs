@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod board_file;
 pub mod board_layout;
 pub mod board_source;
+pub mod cache;
 pub mod journal;
 pub mod jsonl;
 pub mod lock;
@@ -74,6 +75,43 @@ impl SettingError {
 }
 
 impl StoreError {
+    /// The same failure again, for another caller who met it (every change of a batch
+    /// whose write failed): the same words and the same exit code.
+    pub fn duplicate(&self) -> StoreError {
+        match self {
+            StoreError::Io { path, source } => StoreError::Io {
+                path: path.clone(),
+                source: io::Error::new(source.kind(), source.to_string()),
+            },
+            StoreError::LockTimeout {
+                path,
+                holder,
+                seconds,
+            } => StoreError::LockTimeout {
+                path: path.clone(),
+                holder: *holder,
+                seconds: *seconds,
+            },
+            StoreError::NotRegular { path, kind } => StoreError::NotRegular {
+                path: path.clone(),
+                kind,
+            },
+            StoreError::Corrupt { path, detail } => StoreError::Corrupt {
+                path: path.clone(),
+                detail: detail.clone(),
+            },
+            StoreError::NewerSchema { path, found, known } => StoreError::NewerSchema {
+                path: path.clone(),
+                found: *found,
+                known: *known,
+            },
+            StoreError::DuplicateId { path, task } => StoreError::DuplicateId {
+                path: path.clone(),
+                task: task.clone(),
+            },
+        }
+    }
+
     /// Wraps an I/O error with the path it happened on; a refusal of
     /// [`regular::open_with`] becomes [`StoreError::NotRegular`].
     pub fn io(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {

@@ -3,13 +3,16 @@
 //! file: [`add`] hands it out once and nothing can show it again.
 //!
 //! Every change is a locked read-change-write of the whole file under `tokens.lock`; fields a
-//! newer baton wrote are kept as they are. [`authenticate`] reads the file on every call, so
-//! a token removed by `baton token rm` stops working at the next request.
+//! newer baton wrote are kept as they are. [`authenticate`] looks at the file on every call
+//! (what it parsed is kept in [`KeptTokens`] only until the file changes), so a token
+//! removed by `baton token rm` stops working at the next request.
 //!
 //! A login token (the one `baton serve` puts in the URL it prints) records the server that
 //! made it, and lives no longer than that server runs: once it stops, however it stops (a
 //! crash, SIGKILL), the token is refused, the next server removes it, and `baton doctor`
 //! points at it until then.
+
+use std::sync::Arc;
 
 use chrono::Duration;
 use serde::{Deserialize, Serialize};
@@ -18,6 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::store::StoreError;
+use crate::store::cache::FileCache;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::presence::{self, ServerPresence};
@@ -289,16 +293,32 @@ pub fn list(home: &Home) -> Result<Vec<TokenRow>> {
     Ok(rows)
 }
 
+/// `tokens.json` as [`authenticate`] and [`is_current`] read it: parsed again only when the
+/// file changed since the last call (a server asks on every request).
+#[derive(Debug, Default)]
+pub struct KeptTokens(FileCache<Arc<TokensFile>>);
+
+impl KeptTokens {
+    fn load(&self, home: &Home) -> Result<Arc<TokensFile>> {
+        self.0.get(&home.tokens_file(), || load(home).map(Arc::new))
+    }
+}
+
 /// Whom the token `presented` acts as, if it is a token of this hub that is good now.
 ///
-/// Reads `tokens.json` on every call, so a removed token fails at the next request. The
+/// Looks at `tokens.json` on every call, so a removed token fails at the next request. The
 /// SHA-256 of `presented` is compared with every entry's in constant time, and the loop
 /// never stops at a match, so how long it takes tells nothing about the tokens. A login
 /// token is good only while the server that made it runs. A match records `last_used_at` at
 /// most once per [`LAST_USE_EVERY`]; the record never waits for the lock (another process
 /// holding it skips the record, and the next request due makes it).
-pub fn authenticate(home: &Home, presented: &str, now: Timestamp) -> Result<Authentication> {
-    let file = load(home)?;
+pub fn authenticate(
+    home: &Home,
+    kept: &KeptTokens,
+    presented: &str,
+    now: Timestamp,
+) -> Result<Authentication> {
+    let file = kept.load(home)?;
     let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
     let mut found: Option<&StoredToken> = None;
     for stored in &file.tokens {
@@ -327,8 +347,8 @@ pub fn authenticate(home: &Home, presented: &str, now: Timestamp) -> Result<Auth
 /// Whether the token `token` is still good: not removed (nor replaced), and, for a login
 /// token, its server still running. What a long-lived answer (an event stream, an MCP
 /// session) asks again while it lasts.
-pub fn is_current(home: &Home, token: &TokenId) -> Result<bool> {
-    let file = load(home)?;
+pub fn is_current(home: &Home, kept: &KeptTokens, token: &TokenId) -> Result<bool> {
+    let file = kept.load(home)?;
     Ok(file
         .tokens
         .iter()
@@ -473,10 +493,35 @@ mod tests {
 
     /// The agent `presented` acts as at `now`, if it is accepted.
     fn who(home: &Home, presented: &str, now: Timestamp) -> Option<String> {
-        match authenticate(home, presented, now).unwrap() {
+        match authenticate(home, &KeptTokens::default(), presented, now).unwrap() {
             Authentication::Accepted(bearer) => Some(bearer.agent),
             Authentication::Unknown | Authentication::ServerGone => None,
         }
+    }
+
+    #[test]
+    fn kept_tokens_follow_every_change_of_the_file() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        let now = at("2026-12-02T01:00:00Z");
+        let kept = KeptTokens::default();
+        let first = add(&home, "codex", quiet(), now).unwrap();
+        let Authentication::Accepted(bearer) = authenticate(&home, &kept, &first, now).unwrap()
+        else {
+            panic!("a token just made is accepted");
+        };
+        assert!(is_current(&home, &kept, &bearer.token).unwrap());
+        remove(&home, "codex", quiet()).unwrap();
+        assert!(matches!(
+            authenticate(&home, &kept, &first, now).unwrap(),
+            Authentication::Unknown
+        ));
+        assert!(!is_current(&home, &kept, &bearer.token).unwrap());
+        let second = add(&home, "codex", quiet(), now).unwrap();
+        assert!(matches!(
+            authenticate(&home, &kept, &second, now).unwrap(),
+            Authentication::Accepted(_)
+        ));
     }
 
     #[test]
@@ -586,20 +631,22 @@ mod tests {
         let plain = add(&home, "lead", quiet(), now).unwrap();
         let server = presence::announce_server(&home).unwrap();
         let login = add_login(&home, "lead", &server, quiet(), now).unwrap();
-        let Authentication::Accepted(bearer) = authenticate(&home, &login, now).unwrap() else {
+        let Authentication::Accepted(bearer) =
+            authenticate(&home, &KeptTokens::default(), &login, now).unwrap()
+        else {
             panic!("the login of a running server is accepted");
         };
-        assert!(is_current(&home, &bearer.token).unwrap());
+        assert!(is_current(&home, &KeptTokens::default(), &bearer.token).unwrap());
         assert_eq!(stale_logins(&home).unwrap(), []);
 
         // The server ends without removing its login (as SIGKILL leaves it).
         let pid = server.pid();
         drop(server);
         assert_eq!(
-            authenticate(&home, &login, now).unwrap(),
+            authenticate(&home, &KeptTokens::default(), &login, now).unwrap(),
             Authentication::ServerGone
         );
-        assert!(!is_current(&home, &bearer.token).unwrap());
+        assert!(!is_current(&home, &KeptTokens::default(), &bearer.token).unwrap());
         assert_eq!(who(&home, &plain, now).as_deref(), Some("lead"));
         let stale = stale_logins(&home).unwrap();
         assert_eq!(stale.len(), 1);
@@ -628,18 +675,22 @@ mod tests {
         let (_root, home) = new_home();
         let now = at("2026-12-02T01:00:00Z");
         let first = add(&home, "dev", quiet(), now).unwrap();
-        let Authentication::Accepted(old) = authenticate(&home, &first, now).unwrap() else {
+        let Authentication::Accepted(old) =
+            authenticate(&home, &KeptTokens::default(), &first, now).unwrap()
+        else {
             panic!("accepted");
         };
         remove(&home, "dev", quiet()).unwrap();
         let second = add(&home, "dev", quiet(), now).unwrap();
-        let Authentication::Accepted(new) = authenticate(&home, &second, now).unwrap() else {
+        let Authentication::Accepted(new) =
+            authenticate(&home, &KeptTokens::default(), &second, now).unwrap()
+        else {
             panic!("accepted");
         };
         assert_eq!(old.agent, new.agent);
         assert_ne!(old.token, new.token);
-        assert!(!is_current(&home, &old.token).unwrap());
-        assert!(is_current(&home, &new.token).unwrap());
+        assert!(!is_current(&home, &KeptTokens::default(), &old.token).unwrap());
+        assert!(is_current(&home, &KeptTokens::default(), &new.token).unwrap());
     }
 
     #[test]
@@ -712,7 +763,13 @@ mod tests {
                 "tokens": [{"name": name, "hash": hash, "created_at": "2026-12-02T01:00:00.000Z"}]
             });
             fs::write(home.tokens_file(), text.to_string()).unwrap();
-            let error = authenticate(&home, token, at("2026-12-02T01:00:00Z")).unwrap_err();
+            let error = authenticate(
+                &home,
+                &KeptTokens::default(),
+                token,
+                at("2026-12-02T01:00:00Z"),
+            )
+            .unwrap_err();
             assert!(
                 matches!(&error, Error::Store(StoreError::Corrupt { path, .. }) if *path == home.tokens_file()),
                 "{error}"

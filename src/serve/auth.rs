@@ -125,9 +125,11 @@ pub async fn require_token(
             Some("`baton token add NAME` makes one"),
         );
     };
-    let home = state.hub.home.clone();
-    let found =
-        tokio::task::spawn_blocking(move || tokens::authenticate(&home, &token, time::now())).await;
+    let (home, kept) = (state.hub.home.clone(), state.tokens.clone());
+    let found = tokio::task::spawn_blocking(move || {
+        tokens::authenticate(&home, &kept, &token, time::now())
+    })
+    .await;
     match found {
         Ok(Ok(Authentication::Accepted(bearer))) => {
             if let Some(refusal) = claimed_another(request.headers(), &bearer.agent) {

@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fs;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Extension, State};
@@ -27,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::store::paths::Home;
 use crate::store::tail::Tail;
-use crate::tokens::{self, TokenId};
+use crate::tokens::{self, KeptTokens, TokenId};
 use crate::watch::FileWatch;
 
 /// How often the followed files are looked at.
@@ -102,6 +103,7 @@ pub async fn stream(
     let (sender, events) = tokio::sync::mpsc::channel::<Change>(16);
     let stopping = state.stopping.clone();
     let home = state.hub.home.clone();
+    let kept = state.tokens.clone();
     let mut keep_alive =
         tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
     tokio::spawn(async move {
@@ -113,14 +115,14 @@ pub async fn stream(
                 () = stopping.cancelled() => break,
                 () = sender.closed() => break,
                 changed = tokens_changed.changed() => {
-                    if changed.is_err() || !is_current(&home, &token).await {
+                    if changed.is_err() || !is_current(&home, &kept, &token).await {
                         break;
                     }
                     continue;
                 }
                 _ = keep_alive.tick() => {
                     // A login whose server stopped leaves `tokens.json` as it was.
-                    if !is_current(&home, &token).await {
+                    if !is_current(&home, &kept, &token).await {
                         break;
                     }
                     continue;
@@ -131,7 +133,7 @@ pub async fn stream(
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
             };
-            if !is_current(&home, &token).await {
+            if !is_current(&home, &kept, &token).await {
                 break;
             }
             // A slow reader holds up only this loop; the feed goes on and this stream is
@@ -150,9 +152,9 @@ pub async fn stream(
 
 /// Whether `token` is still good; a tokens file that cannot be read says no, as it refuses
 /// every request meanwhile.
-async fn is_current(home: &Home, token: &TokenId) -> bool {
-    let (home, token) = (home.clone(), token.clone());
-    tokio::task::spawn_blocking(move || tokens::is_current(&home, &token))
+async fn is_current(home: &Home, kept: &Arc<KeptTokens>, token: &TokenId) -> bool {
+    let (home, kept, token) = (home.clone(), kept.clone(), token.clone());
+    tokio::task::spawn_blocking(move || tokens::is_current(&home, &kept, &token))
         .await
         .is_ok_and(|current| current.unwrap_or(false))
 }

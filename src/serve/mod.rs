@@ -54,6 +54,8 @@ pub struct State {
     pub hub: Hub,
     pub hosts: Arc<auth::Hosts>,
     pub feed: events::Feed,
+    /// `tokens.json` as last parsed, looked at again on every request.
+    pub tokens: Arc<crate::tokens::KeptTokens>,
     /// The MCP sessions of `/mcp` and the token that opened each.
     pub sessions: Arc<sessions::McpSessions>,
     /// Cancelled when the server stops: open event streams end with it.
@@ -77,10 +79,12 @@ pub async fn serve(
     let sessions = Arc::new(sessions::McpSessions::new(Arc::new(
         LocalSessionManager::default(),
     )));
+    let tokens = Arc::new(crate::tokens::KeptTokens::default());
     tokio::spawn(end_sessions_of_stale_tokens(
         sessions.clone(),
         feed.clone(),
         settings.hub.home.clone(),
+        tokens.clone(),
         stopping.clone(),
     ));
     let state = State {
@@ -89,6 +93,7 @@ pub async fn serve(
         hub: settings.hub.resident(),
         hosts: Arc::new(auth::Hosts::for_listener(address).allowing(settings.allowed_hosts)),
         feed,
+        tokens: tokens.clone(),
         sessions,
         stopping: stopping.clone(),
         report_wake: settings.report_wake,
@@ -167,6 +172,7 @@ async fn end_sessions_of_stale_tokens(
     sessions: Arc<sessions::McpSessions>,
     feed: events::Feed,
     home: crate::store::paths::Home,
+    tokens: Arc<crate::tokens::KeptTokens>,
     stopping: CancellationToken,
 ) {
     let mut tokens_changed = feed.tokens_changed();
@@ -179,7 +185,7 @@ async fn end_sessions_of_stale_tokens(
                 }
             }
         }
-        sessions.end_those_of_stale_tokens(&home).await;
+        sessions.end_those_of_stale_tokens(&home, &tokens).await;
     }
 }
 

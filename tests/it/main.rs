@@ -20,6 +20,7 @@ mod edges;
 mod faults;
 mod floors;
 mod fuzz;
+mod group_commit;
 mod hook;
 mod hostile_files;
 mod http;

@@ -52,7 +52,14 @@ fn add(env: &TestEnv, name: &str) -> String {
 
 /// Whom `presented` acts as, asked as `baton serve` asks.
 fn who(env: &TestEnv, presented: &str, now: &str) -> Option<String> {
-    match tokens::authenticate(&home(env), presented, at(now)).unwrap() {
+    match tokens::authenticate(
+        &home(env),
+        &tokens::KeptTokens::default(),
+        presented,
+        at(now),
+    )
+    .unwrap()
+    {
         Authentication::Accepted(bearer) => Some(bearer.agent),
         Authentication::Unknown | Authentication::ServerGone => None,
     }
@@ -264,7 +271,15 @@ fn a_corrupt_tokens_file_is_named_and_never_overwritten() {
         );
         assert_eq!(run.stdout, "");
     }
-    assert!(tokens::authenticate(&home(&env), &alice, at(USED)).is_err());
+    assert!(
+        tokens::authenticate(
+            &home(&env),
+            &tokens::KeptTokens::default(),
+            &alice,
+            at(USED)
+        )
+        .is_err()
+    );
     assert_eq!(fs::read(&path).unwrap(), garbage);
 }
 

@@ -7,20 +7,21 @@
 //! A process that serves many callers at once (`baton serve`) keeps a [`Resident`]: the
 //! boards it has read, kept until their file changes, and a [`Group`] per project that
 //! commits the changes arriving while a write is in progress together, under one lock, in
-//! one board write and one fsync (group commit). Each change is still applied alone, in the
-//! order the changes arrived, and answered with its own result: a refused change leaves
-//! the board as the change before it left it, and a change is answered only once the write
-//! that holds it is done. The lock is let go after every write, so CLI writers on the same
-//! board take turns with the server.
+//! one board write and one fsync (group commit, `crate::group`). Each change is still
+//! applied alone, in the order the changes arrived, and answered with its own result: a
+//! refused change leaves the board as the change before it left it, and a change is
+//! answered only once the write that holds it is done. The lock is let go after every
+//! write, so CLI writers on the same board take turns with the server.
 
 use std::collections::HashMap;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::activity::ActivityRecord;
 use crate::archive;
 use crate::board::Board;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::group::{Group, Work};
+use crate::mail::{Appending, Draft, Message};
 use crate::store::board_file;
 use crate::store::cache::FileCache;
 use crate::store::lock::{FileLock, LockPolicy};
@@ -87,12 +88,34 @@ pub fn update<T>(
     Ok(result)
 }
 
+/// A failed change is rolled back to the board and the log as they were before it.
+impl Work for Transaction {
+    type Mark = (Board, usize, bool, Timestamp);
+
+    fn mark(&self) -> Self::Mark {
+        (
+            self.board.clone(),
+            self.records.len(),
+            self.is_changed,
+            self.now,
+        )
+    }
+
+    fn roll_back(&mut self, (board, records, is_changed, now): Self::Mark) {
+        self.board = board;
+        self.records.truncate(records);
+        self.is_changed = is_changed;
+        self.now = now;
+    }
+}
+
 /// What a long-running process keeps between changes: the boards it read or wrote, and the
-/// group commit of each project.
+/// group commit of each project's board and of its mail.
 #[derive(Debug, Default)]
 pub struct Resident {
     boards: FileCache<Board>,
-    groups: Mutex<HashMap<String, Arc<Group>>>,
+    groups: Mutex<HashMap<String, Arc<Group<Transaction>>>>,
+    mail: Mutex<HashMap<String, Arc<Group<Appending>>>>,
 }
 
 impl Resident {
@@ -113,11 +136,49 @@ impl Resident {
         now: Timestamp,
         change: impl FnOnce(&mut Transaction) -> Result<T>,
     ) -> Result<T> {
-        let group = self.group(project);
-        group.update(self, home, project, lock, now, change)
+        self.group(project).run(
+            || self.begin(home, project, lock, now),
+            |transaction| {
+                // Each change at the time of its own request; the archive sweep that ends
+                // the batch goes by the latest.
+                let swept_at = transaction.now.max(now);
+                transaction.now = now;
+                let result = change(transaction);
+                transaction.now = swept_at;
+                result
+            },
+            |transaction| self.commit(home, project, transaction),
+        )
     }
 
-    fn group(&self, project: &str) -> Arc<Group> {
+    /// [`crate::mail::append`], committed together with the messages of other threads that
+    /// arrive while a write of the mail is in progress.
+    pub fn append_mail(
+        &self,
+        home: &Home,
+        project: &str,
+        lock: LockPolicy,
+        now: Timestamp,
+        drafts: Vec<Draft>,
+    ) -> Result<Vec<Message>> {
+        if drafts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let group = self
+            .mail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(project.to_string())
+            .or_default()
+            .clone();
+        group.run(
+            || Appending::begin(home, project, lock, now),
+            |appending| Ok(appending.add(now, drafts)),
+            |appending| appending.write(home, project),
+        )
+    }
+
+    fn group(&self, project: &str) -> Arc<Group<Transaction>> {
         let mut groups = self.groups.lock().unwrap_or_else(PoisonError::into_inner);
         groups.entry(project.to_string()).or_default().clone()
     }
@@ -155,224 +216,15 @@ impl Resident {
     }
 }
 
-/// The changes to one project's board from the threads of one process. Each arrival takes
-/// a ticket; the first arrival while no batch is open or writing leads the next batch: it
-/// takes the lock and reads the board, and every change that has arrived by then joins the
-/// batch. Members apply their changes one at a time in ticket order, each on its own
-/// thread; the leader then writes them all at once, and each member returns when the write
-/// is done. Whoever arrives meanwhile waits for the next batch.
-#[derive(Debug, Default)]
-pub struct Group {
-    state: Mutex<GroupState>,
-    turn: Condvar,
-}
-
-#[derive(Debug, Default)]
-struct GroupState {
-    next_ticket: u64,
-    /// The ticket of the next batch's leader: the first not in a batch yet.
-    next_leader: u64,
-    open: Option<Batch>,
-    /// A batch is being written (the lock is held, the board is out).
-    is_writing: bool,
-}
-
-#[derive(Debug)]
-struct Batch {
-    /// The tickets in the batch, from `first` up to `end` (unknown until its leader holds
-    /// the lock; everyone who has arrived by then is in).
-    first: u64,
-    end: Option<u64>,
-    /// Whose turn it is to apply a change.
-    next: u64,
-    /// The transaction, while nobody is applying a change to it; `None` once the batch
-    /// could not begin (the lock or the board could not be had), which `outcome` says.
-    transaction: Option<Transaction>,
-    /// How the batch ended, for its members to copy.
-    outcome: Arc<OnceLock<Result<()>>>,
-}
-
-impl Batch {
-    fn holds(&self, ticket: u64) -> bool {
-        self.first <= ticket && self.end.is_some_and(|end| ticket < end)
-    }
-}
-
-impl Group {
-    fn lock(&self) -> MutexGuard<'_, GroupState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn wait<'a>(&self, state: MutexGuard<'a, GroupState>) -> MutexGuard<'a, GroupState> {
-        self.turn
-            .wait(state)
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn update<T>(
-        &self,
-        resident: &Resident,
-        home: &Home,
-        project: &str,
-        lock: LockPolicy,
-        now: Timestamp,
-        change: impl FnOnce(&mut Transaction) -> Result<T>,
-    ) -> Result<T> {
-        let mut state = self.lock();
-        let ticket = state.next_ticket;
-        state.next_ticket += 1;
-        let mut guard = None;
-        // Wait for this change's turn, leading the batch when it is the first in line.
-        loop {
-            if state.open.is_none() && !state.is_writing && state.next_leader == ticket {
-                let outcome = Arc::new(OnceLock::new());
-                state.open = Some(Batch {
-                    first: ticket,
-                    end: None,
-                    next: ticket,
-                    transaction: None,
-                    outcome: outcome.clone(),
-                });
-                drop(state);
-                let begun = resident.begin(home, project, lock, now);
-                state = self.lock();
-                let end = state.next_ticket;
-                state.next_leader = end;
-                let batch = state.open.as_mut().expect("the batch this thread opened");
-                batch.end = Some(end);
-                match begun {
-                    Ok((held, transaction)) => {
-                        guard = Some(held);
-                        batch.transaction = Some(transaction);
-                    }
-                    Err(error) => {
-                        let _ = outcome.set(Err(error));
-                    }
-                }
-                self.turn.notify_all();
-            }
-            if let Some(batch) = &state.open
-                && batch.holds(ticket)
-                && batch.next == ticket
-            {
-                break;
-            }
-            state = self.wait(state);
-        }
-        let batch = state.open.as_mut().expect("the batch of this change");
-        let outcome = batch.outcome.clone();
-        let Some(mut transaction) = batch.transaction.take() else {
-            // The batch could not begin: every change in it is refused as the first was.
-            drop(self.pass_turn(state));
-            return Err(copy_of(outcome.get()));
-        };
-        drop(state);
-        let applied = apply(&mut transaction, now, change);
-        let mut state = self.lock();
-        let batch = state.open.as_mut().expect("the batch of this change");
-        batch.transaction = Some(transaction);
-        let mut state = self.pass_turn(state);
-        if let Some(guard) = guard {
-            state = self.lead_write(state, resident, home, project, guard);
-        }
-        let result = match applied {
-            Ok(Ok(result)) => result,
-            Ok(Err(refused)) => return Err(refused),
-            Err(panicked) => {
-                drop(state);
-                panic::resume_unwind(panicked)
-            }
-        };
-        while outcome.get().is_none() {
-            state = self.wait(state);
-        }
-        drop(state);
-        match outcome.get() {
-            Some(Ok(())) => Ok(result),
-            written => Err(copy_of(written)),
-        }
-    }
-
-    /// Hands the batch on to the next ticket; the last member's turn closes a batch that
-    /// could not begin.
-    fn pass_turn<'a>(&self, mut state: MutexGuard<'a, GroupState>) -> MutexGuard<'a, GroupState> {
-        let batch = state.open.as_mut().expect("an open batch");
-        batch.next += 1;
-        if batch.transaction.is_none() && Some(batch.next) == batch.end {
-            state.open = None;
-        }
-        self.turn.notify_all();
-        state
-    }
-
-    /// The leader's part once its own change is applied: waits for the rest of the batch,
-    /// writes it, lets the lock go, and tells the members how it went.
-    fn lead_write<'a>(
-        &'a self,
-        mut state: MutexGuard<'a, GroupState>,
-        resident: &Resident,
-        home: &Home,
-        project: &str,
-        guard: FileLock,
-    ) -> MutexGuard<'a, GroupState> {
-        while state
-            .open
-            .as_ref()
-            .is_some_and(|batch| Some(batch.next) != batch.end)
-        {
-            state = self.wait(state);
-        }
-        let batch = state.open.take().expect("the batch this thread leads");
-        let transaction = batch.transaction.expect("every member gave it back");
-        state.is_writing = true;
-        drop(state);
-        let written = resident.commit(home, project, transaction);
-        drop(guard);
-        let mut state = self.lock();
-        state.is_writing = false;
-        let _ = batch.outcome.set(written);
-        self.turn.notify_all();
-        state
-    }
-}
-
-/// Applies one member's change to the batch's transaction at the time of its own request;
-/// a change that fails (or panics) leaves the transaction as it found it.
-fn apply<T>(
-    transaction: &mut Transaction,
-    now: Timestamp,
-    change: impl FnOnce(&mut Transaction) -> Result<T>,
-) -> std::thread::Result<Result<T>> {
-    let board = transaction.board.clone();
-    let (records, is_changed) = (transaction.records.len(), transaction.is_changed);
-    // The archive sweep goes by the latest time of the batch.
-    let swept_at = transaction.now.max(now);
-    transaction.now = now;
-    let result = panic::catch_unwind(AssertUnwindSafe(|| change(transaction)));
-    transaction.now = swept_at;
-    if !matches!(result, Ok(Ok(_))) {
-        transaction.board = board;
-        transaction.records.truncate(records);
-        transaction.is_changed = is_changed;
-    }
-    result
-}
-
-/// A member's copy of how its batch ended.
-fn copy_of(outcome: Option<&Result<()>>) -> Error {
-    match outcome {
-        Some(Err(error)) => error.duplicate(),
-        _ => Error::invalid("the change was not written"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
+    use std::panic::{self, AssertUnwindSafe};
     use std::sync::Barrier;
     use std::time::Duration;
 
     use super::*;
+    use crate::error::Error;
     use crate::board::task::TaskId;
 
     const CHANGES: u64 = 24;
@@ -491,5 +343,49 @@ mod tests {
         std::fs::remove_file(home.board_file("p")).unwrap();
         let count = resident.update(&home, "p", lock, now, change(0)).unwrap();
         assert_eq!(count, Board::new("p").next_id + 1);
+    }
+
+    #[test]
+    fn messages_appended_together_each_get_their_own_number() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        let lock = LockPolicy::silent(Duration::from_secs(30));
+        let resident = Resident::default();
+        let now = crate::time::now();
+        let start = Barrier::new(12);
+        let numbers: Vec<(usize, Vec<u64>)> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..12)
+                .map(|n| {
+                    let (home, resident, start) = (&home, &resident, &start);
+                    scope.spawn(move || {
+                        let draft = |i: usize| Draft {
+                            from: format!("agent{n}"),
+                            to: "dev".into(),
+                            kind: crate::mail::MessageType::Text,
+                            summary: format!("{n}.{i}"),
+                            body: String::new(),
+                            payload: serde_json::Value::Null,
+                        };
+                        start.wait();
+                        let written = resident
+                            .append_mail(home, "p", lock, now, (0..n % 3).map(draft).collect())
+                            .unwrap();
+                        for (i, message) in written.iter().enumerate() {
+                            assert_eq!(message.summary, format!("{n}.{i}"));
+                        }
+                        (n, written.iter().map(|message| message.seq).collect())
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let mut all: Vec<u64> = numbers.iter().flat_map(|(_, seqs)| seqs.clone()).collect();
+        all.sort_unstable();
+        let count = (0..12).map(|n| n % 3).sum::<usize>() as u64;
+        assert_eq!(all, (1..=count).collect::<Vec<u64>>(), "{numbers:?}");
+        let stored = crate::mail::read(&home, "p").unwrap();
+        let mut seqs: Vec<u64> = stored.iter().map(|message| message.seq).collect();
+        seqs.sort_unstable();
+        assert_eq!(seqs, all, "each message once in the file");
     }
 }

@@ -17,6 +17,8 @@ pub mod client;
 pub mod doctor;
 /// The crate's error type.
 pub mod error;
+/// Group commit: changes of many threads to one file, written together.
+pub mod group;
 /// Client hook events in, client hook answers out.
 pub mod hook;
 /// Messages between agents, read positions, notifications, the mail archive.

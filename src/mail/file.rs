@@ -38,42 +38,109 @@ pub fn append(
     if drafts.is_empty() {
         return Ok(Vec::new());
     }
-    let _guard = lock(home, project, policy)?;
-    let mut lines = raw_lines(home, project)?;
-    let positions = read_positions(home, project)?;
-    let last = lines
-        .iter()
-        .filter_map(|line| line.seq)
-        .chain([positions.archived_through])
-        // A read position past every message can only come from a mail file cut short by
-        // hand; numbering on from it keeps new messages from hiding behind old positions.
-        .chain(positions.positions.values().copied())
-        .max()
-        .unwrap_or(0);
-    let messages: Vec<Message> = drafts
-        .into_iter()
-        .zip(last + 1..)
-        .map(|(draft, seq)| Message {
-            seq,
-            at: now,
-            from: draft.from,
-            to: draft.to,
-            kind: draft.kind,
-            summary: draft.summary,
-            body: draft.body,
-            payload: draft.payload,
-        })
-        .collect();
-    jsonl::append(&home.mail_file(project), &messages)?;
-    // The sweep rewrites what stays, and the messages just appended stay.
-    lines.extend(messages.iter().map(|message| RawLine {
-        // Serializing plain data cannot fail; `jsonl::append` just did the same.
-        text: serde_json::to_string(message).unwrap_or_default(),
-        seq: Some(message.seq),
-        message: Some(message.clone()),
-    }));
-    sweep::sweep_locked(home, project, now, lines, positions)?;
+    let (_guard, mut appending) = Appending::begin(home, project, policy, now)?;
+    let messages = appending.add(now, drafts);
+    appending.write(home, project)?;
     Ok(messages)
+}
+
+/// Messages being appended to a project's mail under its lock, perhaps from many callers
+/// (`crate::group`): numbered as they are added, written at once.
+pub struct Appending {
+    lines: Vec<RawLine>,
+    positions: super::ReadPositions,
+    last: u64,
+    messages: Vec<Message>,
+    /// The latest time of the messages added, which the sweep goes by.
+    now: Timestamp,
+}
+
+impl Appending {
+    /// Takes the mail lock and reads what the mail holds.
+    pub fn begin(
+        home: &Home,
+        project: &str,
+        policy: LockPolicy,
+        now: Timestamp,
+    ) -> Result<(FileLock, Appending)> {
+        let guard = lock(home, project, policy)?;
+        let lines = raw_lines(home, project)?;
+        let positions = read_positions(home, project)?;
+        let last = lines
+            .iter()
+            .filter_map(|line| line.seq)
+            .chain([positions.archived_through])
+            // A read position past every message can only come from a mail file cut short
+            // by hand; numbering on from it keeps new messages from hiding behind old
+            // positions.
+            .chain(positions.positions.values().copied())
+            .max()
+            .unwrap_or(0);
+        let appending = Appending {
+            lines,
+            positions,
+            last,
+            messages: Vec::new(),
+            now,
+        };
+        Ok((guard, appending))
+    }
+
+    /// Numbers `drafts` after every message so far, sent at `now`.
+    pub fn add(&mut self, now: Timestamp, drafts: Vec<Draft>) -> Vec<Message> {
+        let messages: Vec<Message> = drafts
+            .into_iter()
+            .zip(self.last + 1..)
+            .map(|(draft, seq)| Message {
+                seq,
+                at: now,
+                from: draft.from,
+                to: draft.to,
+                kind: draft.kind,
+                summary: draft.summary,
+                body: draft.body,
+                payload: draft.payload,
+            })
+            .collect();
+        self.last += messages.len() as u64;
+        self.now = self.now.max(now);
+        self.messages.extend(messages.iter().cloned());
+        messages
+    }
+
+    /// Appends the messages added (one write, one fsync), then sweeps old read mail to the
+    /// archive. The caller holds the mail lock.
+    pub fn write(mut self, home: &Home, project: &str) -> Result<()> {
+        if self.messages.is_empty() {
+            return Ok(());
+        }
+        jsonl::append(&home.mail_file(project), &self.messages)?;
+        // The sweep rewrites what stays, and the messages just appended stay.
+        self.lines
+            .extend(self.messages.iter().map(|message| RawLine {
+                // Serializing plain data cannot fail; `jsonl::append` just did the same.
+                text: serde_json::to_string(message).unwrap_or_default(),
+                seq: Some(message.seq),
+                message: Some(message.clone()),
+            }));
+        sweep::sweep_locked(home, project, self.now, self.lines, self.positions)?;
+        Ok(())
+    }
+}
+
+/// A failed change adds nothing: the messages it added are taken back.
+impl crate::group::Work for Appending {
+    type Mark = (usize, u64, Timestamp);
+
+    fn mark(&self) -> Self::Mark {
+        (self.messages.len(), self.last, self.now)
+    }
+
+    fn roll_back(&mut self, (messages, last, now): Self::Mark) {
+        self.messages.truncate(messages);
+        self.last = last;
+        self.now = now;
+    }
 }
 
 /// One line of `mail.jsonl` as stored: kept byte for byte, so the sweep never drops or

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::time::Timestamp;
 
-pub use file::{append, read};
+pub use file::{Appending, append, read};
 pub use notifications::{arrivals, notifications};
 pub use positions::{ReadPositions, look, read_positions, take_unread, unread};
 

@@ -9,8 +9,8 @@ use crate::board::task::Task;
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::mail::{
-    Arrival, BROADCAST, Draft, Message, MessageType, append, arrivals, look, notifications,
-    summarize, take_unread, unread,
+    Arrival, BROADCAST, Draft, Message, MessageType, arrivals, look, notifications, summarize,
+    take_unread, unread,
 };
 use crate::names::{self, NameKind};
 use crate::registry;
@@ -113,13 +113,9 @@ impl Session {
             body: body.to_string(),
             payload: Value::Null,
         };
-        let mut written = append(
-            self.home(),
-            self.project_id(),
-            self.hub.lock,
-            self.now,
-            vec![draft],
-        )?;
+        let mut written = self
+            .hub
+            .append_mail(self.project_id(), self.now, vec![draft])?;
         // One draft in, one message out: `append` numbers every draft it is given.
         let message = written.remove(0);
         let arrivals = arrivals(&message, &self.project.id, &agents);
@@ -181,13 +177,7 @@ impl Session {
     ) -> Result<Vec<Arrival>> {
         let actor = self.agent()?;
         let drafts = notifications(before, after, actor, action);
-        let written = append(
-            self.home(),
-            self.project_id(),
-            self.hub.lock,
-            self.now,
-            drafts,
-        )?;
+        let written = self.hub.append_mail(self.project_id(), self.now, drafts)?;
         Ok(written
             .iter()
             .map(|message| Arrival {

@@ -88,6 +88,19 @@ impl Hub {
         }
     }
 
+    /// [`crate::mail::append`], through the group commit of a resident hub.
+    pub fn append_mail(
+        &self,
+        project: &str,
+        now: Timestamp,
+        drafts: Vec<crate::mail::Draft>,
+    ) -> Result<Vec<crate::mail::Message>> {
+        match &self.resident {
+            Some(resident) => resident.append_mail(&self.home, project, self.lock, now, drafts),
+            None => crate::mail::append(&self.home, project, self.lock, now, drafts),
+        }
+    }
+
     /// The locked read-change-write of [`change::update`], through the group commit of a
     /// resident hub.
     pub fn update<T>(

@@ -51,14 +51,16 @@ pub struct Slot {
 
 #[derive(Debug, Clone)]
 enum Body {
-    /// As read: where its text is in the source, and the task once decoded. (Boxed, so
-    /// the thousands of tasks a command never decodes take no room for one.)
+    /// As read: where its text is in the source, and the task once decoded. (Behind a
+    /// pointer, so the thousands of tasks a command never decodes take no room for one;
+    /// shared, so a copy of the board, which a server keeps to undo a refused change,
+    /// copies no task.)
     Stored {
         span: Range<usize>,
-        task: OnceLock<Box<Task>>,
+        task: OnceLock<Arc<Task>>,
     },
     /// Made or changed by this command.
-    Owned(Box<Task>),
+    Owned(Arc<Task>),
 }
 
 /// A task in someone's inbox, with why it is there.
@@ -189,7 +191,7 @@ impl Board {
                 Some(task) => Ok(task),
                 None => {
                     let decoded = self.decode_text(slot, span)?;
-                    Ok(task.get_or_init(|| Box::new(decoded)))
+                    Ok(task.get_or_init(|| Arc::new(decoded)))
                 }
             },
         }
@@ -225,7 +227,7 @@ impl Board {
         }
         self.slots.push(Slot {
             head: Head::of(&task),
-            body: Body::Owned(Box::new(task)),
+            body: Body::Owned(Arc::new(task)),
         });
     }
 
@@ -253,14 +255,15 @@ impl Board {
                 detail: format!("no task at place {index}"),
             });
         }
-        // The slot is replaced below, so a task already decoded is moved out, not copied.
+        // The slot is replaced below, so a task already decoded is moved out, not copied
+        // (unless a copy of the board shares it).
         let decoded = match &mut self.slots[index].body {
             Body::Stored { task, .. } => task.take(),
             Body::Owned(_) => None,
         };
         let slot = &self.slots[index];
         let mut task = match (decoded, &slot.body) {
-            (Some(decoded), _) => *decoded,
+            (Some(decoded), _) => Arc::unwrap_or_clone(decoded),
             (None, Body::Stored { span, .. }) => self.decode_text(slot, span)?,
             (None, Body::Owned(task)) => Task::clone(task),
         };
@@ -273,7 +276,7 @@ impl Board {
     fn set(&mut self, index: usize, task: Task) {
         self.slots[index] = Slot {
             head: Head::of(&task),
-            body: Body::Owned(Box::new(task)),
+            body: Body::Owned(Arc::new(task)),
         };
     }
 

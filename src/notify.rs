@@ -3,13 +3,16 @@
 //!
 //! The command that made the change never talks to the notification service itself: a
 //! desktop without one can make a D-Bus call hang for its whole timeout. It starts
-//! `baton __notify` detached instead, which gives up after [`SHOW_TIMEOUT`]. The notes go
+//! `baton __notify` detached instead, which gives up after [`SHOW_TIMEOUT`], and only where
+//! a notification service can be reached at all ([`is_service_reachable`]). The notes go
 //! to it on its stdin, never in its arguments, which any local user can read (`ps`).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::Path;
+#[cfg(all(unix, not(target_os = "macos")))]
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +45,79 @@ pub fn is_enabled() -> bool {
             "0" | "false" | "off" | "no"
         )
     })
+}
+
+/// Whether a notifier started now could reach a notification service, as far as can be told
+/// without connecting. On Linux and the BSDs the notifier speaks D-Bus, so its session bus
+/// must be there ([`is_session_bus_reachable`]): on a server, in a container or over ssh
+/// there is usually none, and a notifier started there would only fail, at the cost of one
+/// more process on every hand-over. macOS and Windows have a notification service of their
+/// own, always there.
+pub fn is_service_reachable() -> bool {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        // Read as zbus reads them: a value that is not UTF-8 counts as unset.
+        let address = std::env::var("DBUS_SESSION_BUS_ADDRESS").ok();
+        is_session_bus_reachable(address.as_deref(), &default_session_bus())
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    {
+        true
+    }
+}
+
+/// Where the notifier looks for the session bus when `DBUS_SESSION_BUS_ADDRESS` is unset,
+/// as zbus does: `$XDG_RUNTIME_DIR/bus`, else `/run/user/<uid>/bus`.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn default_session_bus() -> PathBuf {
+    match std::env::var("XDG_RUNTIME_DIR") {
+        Ok(dir) => PathBuf::from(format!("{dir}/bus")),
+        Err(_) => PathBuf::from(format!("/run/user/{}/bus", nix::unistd::geteuid())),
+    }
+}
+
+/// Whether the session bus at `address` (the value of `DBUS_SESSION_BUS_ADDRESS`; when it
+/// is unset, the socket `default_socket`) can be reached, as far as a look at the files
+/// tells: a unix socket named by its path must exist and be a socket. A name in Linux's
+/// abstract namespace (`unix:abstract=`) and a TCP address cannot be looked at, so they
+/// count as reachable, and the notifier finds out. A server's listening address
+/// (`unix:dir=`, `unix:tmpdir=`) and a value that is no address at all cannot be connected
+/// to. Of a list (`;` between addresses) one reachable address is enough.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn is_session_bus_reachable(address: Option<&str>, default_socket: &Path) -> bool {
+    match address {
+        None => is_socket(default_socket),
+        Some(address) => address.split(';').any(is_bus_address_reachable),
+    }
+}
+
+/// One address of [`is_session_bus_reachable`]: `transport:key=value,key=value`. Values are
+/// taken as written, as zbus takes them.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn is_bus_address_reachable(address: &str) -> bool {
+    let Some((transport, options)) = address.split_once(':') else {
+        return false;
+    };
+    if transport != "unix" {
+        return !transport.is_empty();
+    }
+    for (key, value) in options
+        .split(',')
+        .filter_map(|option| option.split_once('='))
+    {
+        match key {
+            "path" => return is_socket(Path::new(value)),
+            "abstract" => return cfg!(target_os = "linux"),
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|metadata| metadata.file_type().is_socket())
 }
 
 /// One note per agent that received work, with a line per task and per message.
@@ -273,6 +349,68 @@ mod tests {
             "T-3 to do: <img src=x>\\u{1b}[2J & co\ndelivery: at codex's next prompt"
         };
         assert_eq!(body_for_service(&notes[0].body), expected);
+    }
+
+    #[cfg(all(unix, not(target_os = "macos")))]
+    #[test]
+    fn a_session_bus_is_reachable_only_where_its_socket_could_be_connected_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("bus");
+        let _listening = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let missing = dir.path().join("gone");
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let at = |path: &Path| format!("unix:path={}", path.display());
+        // (DBUS_SESSION_BUS_ADDRESS, the default socket when it is unset, reachable)
+        let cases: Vec<(Option<String>, &Path, bool)> = vec![
+            (None, &socket, true),
+            (None, &missing, false),
+            (None, &file, false),
+            (Some(at(&socket)), &missing, true),
+            (
+                Some(format!(
+                    "{},guid=0123456789abcdef0123456789abcdef",
+                    at(&socket)
+                )),
+                &missing,
+                true,
+            ),
+            // The address wins over the default socket, as it does for zbus.
+            (Some(at(&missing)), &socket, false),
+            (Some(at(&file)), &socket, false),
+            (
+                Some(format!("{};{}", at(&missing), at(&socket))),
+                &missing,
+                true,
+            ),
+            (
+                Some("unix:abstract=/tmp/dbus-Xyz,guid=0123".into()),
+                &missing,
+                cfg!(target_os = "linux"),
+            ),
+            (Some("tcp:host=localhost,port=4711".into()), &missing, true),
+            (
+                Some(format!("unix:dir={}", dir.path().display())),
+                &socket,
+                false,
+            ),
+            (
+                Some(format!("unix:tmpdir={}", dir.path().display())),
+                &socket,
+                false,
+            ),
+            (Some(String::new()), &socket, false),
+            (Some("disabled".into()), &socket, false),
+            (Some(":path=/x".into()), &socket, false),
+        ];
+        for (address, default_socket, reachable) in cases {
+            assert_eq!(
+                is_session_bus_reachable(address.as_deref(), default_socket),
+                reachable,
+                "{address:?} with {}",
+                default_socket.display()
+            );
+        }
     }
 
     #[test]

@@ -284,16 +284,19 @@ pub fn detached_environment(
 }
 
 /// What a process baton started detached (the supervisor, the notifier) does first: on
-/// Unix it takes a session of its own, unless setsid(1) gave it one already, and closes
-/// every descriptor above 2 that it inherited, so that it holds nothing of its caller's open
-/// (a caller reading the waker's output through a pipe on descriptor 7 would otherwise wait
-/// for the whole agent run). Call it before this process opens anything of its own, which
-/// it would close too. On Windows [`spawn_detached`] did it all: the child has no console,
-/// and Rust opens no handle inheritable.
+/// Unix it takes a session of its own (which leaves the caller's terminal behind for good:
+/// no SIGHUP when it closes, no /dev/tty for the agent a supervisor runs, which inherits
+/// the session) and closes every descriptor above 2 that it inherited, so that it holds
+/// nothing of its caller's open (a caller reading the waker's output through a pipe on
+/// descriptor 7 would otherwise wait for the whole agent run). Call it before this process
+/// opens anything of its own, which it would close too. On Windows [`spawn_detached`] did it
+/// all: the child has no console, and Rust opens no handle inheritable.
 pub fn detach_from_caller() {
     #[cfg(unix)]
     {
-        // Fails only where the process leads its group or session already: setsid(1) ran it.
+        // setsid() fails only for a process group leader, and [`detached_command`] starts
+        // none: the child stays in its caller's group until this call. Should it fail all
+        // the same, the child still runs, with no terminal on its standard streams.
         let _ = nix::unistd::setsid();
         close_inherited_descriptors();
     }
@@ -375,24 +378,19 @@ fn start_detached(
 // What differs between Unix and Windows in starting and finding processes, one function
 // per difference.
 
-/// A command that runs `program` away from the caller's terminal.
-///
-/// On Unix, a session of its own takes the child away from the terminal for good: no SIGHUP
-/// when the terminal closes, and an agent CLI run inside cannot open /dev/tty and wait for
-/// keys nobody will press. Calling setsid() between fork and exec would need `unsafe`
-/// (pre_exec), so setsid(1) runs it where the PATH has one (util-linux; it execs in place,
-/// the child not being a group leader). Without it (macOS), the child calls setsid() itself
-/// as it starts ([`detach_from_caller`]); it must not lead a process group of its own for that.
+/// A command that runs `program` away from the caller's terminal: with its standard
+/// streams on /dev/null or a pipe ([`start_detached`]), and, on Unix, in a session of its
+/// own, which the child takes itself as it starts ([`detach_from_caller`]): `program` is
+/// baton. It is started directly, as the caller's own child, and not through setsid(1),
+/// which cost one more exec on every hand-over, because std cannot call setsid() between
+/// fork and exec without `unsafe` (`pre_exec`). Nor in a process group of its own
+/// (`process_group(0)`): a group leader cannot call setsid(). What that leaves is the
+/// moment between exec and the child's setsid(), in which a signal to the caller's
+/// process group (Ctrl+C) still reaches it; setsid(1) had the same moment, from the fork
+/// to its own setsid().
 #[cfg(unix)]
 fn detached_command(program: &Path) -> Command {
-    match find_program("setsid", std::env::var_os("PATH").as_deref()) {
-        ProgramLookup::Found(setsid) => {
-            let mut command = Command::new(setsid);
-            command.arg(program);
-            command
-        }
-        _ => Command::new(program),
-    }
+    Command::new(program)
 }
 
 /// A command that runs `program` away from the caller's console: in a process group of its

@@ -2,7 +2,8 @@
 //!
 //! Every change is a locked read-merge-write of one record, so a heartbeat racing with
 //! `agent add` in another process never drops a field. Fields this binary does not know are
-//! kept as they are.
+//! kept as they are. Every change is durable except a heartbeat's new `last_seen`, which
+//! only records activity and is not synced (losing one to a power cut is harmless).
 
 use std::fs;
 use std::io::ErrorKind;
@@ -139,8 +140,7 @@ pub fn update<T>(
     now: Timestamp,
     change: impl FnOnce(&mut AgentRecord, bool) -> Result<T>,
 ) -> Result<T> {
-    names::check(NameKind::Agent, name)?;
-    let _guard = FileLock::acquire(&home.agent_lock(name), "the registry lock", lock)?;
+    let _guard = lock_record(home, name, lock)?;
     let existing = load(home, name)?;
     let is_new = existing.is_none();
     let mut record = existing
@@ -153,27 +153,45 @@ pub fn update<T>(
     Ok(result)
 }
 
+/// Takes the lock that every change to `name`'s record holds while it reads and writes.
+fn lock_record(home: &Home, name: &str, lock: LockPolicy) -> Result<FileLock> {
+    names::check(NameKind::Agent, name)?;
+    Ok(FileLock::acquire(
+        &home.agent_lock(name),
+        "the registry lock",
+        lock,
+    )?)
+}
+
 /// Whether `last_seen` is old enough to be written again at `now`.
 fn is_heartbeat_due(record: &AgentRecord, now: Timestamp) -> bool {
     record.last_seen.until(now) >= HEARTBEAT_EVERY
 }
 
-/// Records that `name` is active: registers it on first sight and refreshes `last_seen` at
-/// most once per [`HEARTBEAT_EVERY`]. Cheap when nothing is due: one read, no lock. A record
-/// that does not parse is an error, never replaced by a fresh one.
+/// Records that `name` is active: registers it on first sight (durably, as any other
+/// change) and refreshes `last_seen` at most once per [`HEARTBEAT_EVERY`], without syncing
+/// ([`versioned::save_unsynced`]): a command that comes after a minute's pause pays no
+/// fsync for it. Cheap when nothing is due: one read, no lock. A record that does not parse
+/// is an error, never replaced by a fresh one.
 pub fn heartbeat(home: &Home, name: &str, lock: LockPolicy, now: Timestamp) -> Result<()> {
     if let Some(record) = load(home, name)?
         && !is_heartbeat_due(&record, now)
     {
         return Ok(());
     }
-    update(home, name, lock, now, |record, is_new| {
-        // Checked again under the lock: another process may have just written it.
-        if !is_new && is_heartbeat_due(record, now) {
+    let _guard = lock_record(home, name, lock)?;
+    // Read again under the lock: another process may have just written it, and what it
+    // wrote (a wake command, say) is kept.
+    let path = home.agent_file(name);
+    match load(home, name)? {
+        None => versioned::save(&path, &AgentRecord::new(name, now))?,
+        Some(mut record) if is_heartbeat_due(&record, now) => {
             record.last_seen = now;
+            versioned::save_unsynced(&path, &record)?;
         }
-        Ok(())
-    })
+        Some(_) => {}
+    }
+    Ok(())
 }
 
 /// What an agent says about itself: the fields anyone may set, from the CLI or over MCP.
@@ -286,8 +304,7 @@ pub fn normalize_skills(skills: &[String]) -> Vec<String> {
 
 /// Removes the record (the lock file stays, as every lock file does).
 pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<()> {
-    names::check(NameKind::Agent, name)?;
-    let _guard = FileLock::acquire(&home.agent_lock(name), "the registry lock", lock)?;
+    let _guard = lock_record(home, name, lock)?;
     let path = home.agent_file(name);
     match fs::remove_file(&path) {
         Ok(()) => Ok(()),
@@ -375,6 +392,41 @@ mod tests {
         assert_eq!(seen(&home), at("2026-11-29T12:01:00Z"));
         heartbeat(&home, "codex", quiet(), at("2026-11-29T11:00:00Z")).unwrap();
         assert_eq!(seen(&home), at("2026-11-29T12:01:00Z"), "an older clock");
+    }
+
+    #[test]
+    fn a_heartbeat_keeps_every_other_field_and_leaves_a_whole_record_and_no_temp_file() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        let start = at("2026-11-29T12:00:00Z");
+        let profile = Profile {
+            strengths: Some("parsers".into()),
+            skills: Some(vec!["rust".into()]),
+        };
+        let wake = WakeCommandChange::Set(vec!["codex".into(), "exec".into()]);
+        let added = add(&home, "codex", quiet(), start, &profile, wake).unwrap();
+        let path = home.agent_file("codex");
+        let later = at("2026-11-29T12:05:00Z");
+        heartbeat(&home, "codex", quiet(), later).unwrap();
+        let record = load(&home, "codex").unwrap().unwrap();
+        assert_eq!(
+            record,
+            AgentRecord {
+                last_seen: later,
+                ..added.clone()
+            }
+        );
+        // Written whole, as every save is: the same bytes a durable save of it gives.
+        let text = fs::read(&path).unwrap();
+        versioned::save(&path, &record).unwrap();
+        assert_eq!(text, fs::read(&path).unwrap());
+        assert!(!crate::store::atomic::temp_path(&path).exists());
+        let names: Vec<_> = fs::read_dir(home.agents_dir())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .filter(|name| !name.ends_with(".lock"))
+            .collect();
+        assert_eq!(names, ["codex.json"], "nothing else left in agents/");
     }
 
     #[test]

@@ -128,6 +128,7 @@ impl Session {
             Vec::new()
         };
         if effects.notify
+            && notify::is_service_reachable()
             && let Some(program) = effects.program()
         {
             // Best-effort by contract: a desktop without notifications is no error.

@@ -1,5 +1,8 @@
 //! Crash-safe replacement of a whole file: temp file in the same directory, fsync, rename,
 //! fsync the directory. A reader sees the old file or the new one, never a mix.
+//!
+//! [`replace_unsynced`] is the same rename without the two syncs, for what a power cut may
+//! lose: caches, and records of activity (an agent's last seen).
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -100,6 +103,19 @@ fn write_synced(
     temp: &Path,
     write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
 ) -> Result<FileIdentity, StoreError> {
+    let file = write_temp(temp, write)?;
+    file.sync_all()
+        .and_then(|()| file.metadata())
+        .map(|metadata| FileIdentity::of(temp, &metadata))
+        .map_err(StoreError::io(temp))
+}
+
+/// Writes the temp file `temp` (a regular file, private) through `write`, flushed to the
+/// system but not synced.
+fn write_temp(
+    temp: &Path,
+    write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
+) -> Result<File, StoreError> {
     let file = regular::open_with(
         temp,
         private_open_options()
@@ -113,28 +129,23 @@ fn write_synced(
         .and_then(|()| out.flush())
         .map_err(StoreError::io(temp))?;
     drop(out);
-    file.sync_all()
-        .and_then(|()| file.metadata())
-        .map(|metadata| FileIdentity::of(temp, &metadata))
-        .map_err(StoreError::io(temp))
+    Ok(file)
 }
 
-/// Replaces `path` with `contents` by a rename, without syncing: for files that can be made
-/// again from others (caches), where a power cut may leave the old file, an empty one or
-/// none, and the reader copes with each.
+/// Replaces `path` with `contents` by a rename, syncing nothing: a reader still sees the old
+/// file or the new one, never a mix, and the caller holds the lock that guards `path`, as
+/// for [`replace`]. What a power cut soon after leaves depends on the filesystem: the old
+/// file or the new one where it writes a file's data before a rename over it (ext4's
+/// default, btrfs, ZFS), possibly an empty file elsewhere (XFS, NTFS). So it is for what
+/// may be lost: a cache made again from other files, or a record of activity rewritten
+/// often (an agent's last seen), where the writes it saves are the cost that matters.
 pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<(), StoreError> {
     let temp = temp_path(path);
-    let written = private_open_options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&temp)
-        .and_then(|mut file| file.write_all(contents))
-        .map_err(StoreError::io(&temp));
+    let written = write_temp(&temp, |out| out.write_all(contents));
     if written.is_err() {
         let _ = fs::remove_file(&temp);
     }
-    written?;
+    drop(written?);
     platform::rename_replacing(&temp, path).map_err(StoreError::io(path))
 }
 

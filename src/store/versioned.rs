@@ -44,15 +44,28 @@ pub fn load<T: Versioned>(path: &Path) -> Result<Option<T>, StoreError> {
     Ok(Some(value))
 }
 
-/// Writes `value` to `path` atomically, pretty-printed with a final newline. The caller
-/// holds whatever lock guards the file.
+/// Writes `value` to `path` atomically, pretty-printed with a final newline, and durably: it
+/// is on disk when this returns. The caller holds whatever lock guards the file.
 pub fn save<T: Versioned>(path: &Path, value: &T) -> Result<(), StoreError> {
+    atomic::replace(path, &text_of(path, value)?, None)
+}
+
+/// As [`save`], but not durable: written whole and atomically, with nothing synced
+/// ([`atomic::replace_unsynced`]). For a change that only records activity (an agent's last
+/// seen, a token's last use): losing it to a power cut is harmless, and it comes often
+/// enough that two syncs each time would be a large part of a command's cost.
+pub fn save_unsynced<T: Versioned>(path: &Path, value: &T) -> Result<(), StoreError> {
+    atomic::replace_unsynced(path, &text_of(path, value)?)
+}
+
+/// The file `value` is saved as: pretty-printed JSON with a final newline.
+fn text_of<T: Versioned>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
     let mut text = serde_json::to_vec_pretty(value).map_err(|error| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail: error.to_string(),
     })?;
     text.push(b'\n');
-    atomic::replace(path, &text, None)
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -90,6 +103,30 @@ mod tests {
             "{\n  \"schema\": 2,\n  \"text\": \"hi\"\n}\n"
         );
         assert_eq!(load::<Note>(&path).unwrap(), Some(note));
+    }
+
+    #[test]
+    fn an_unsynced_save_writes_the_same_whole_file_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let durable = dir.path().join("durable.json");
+        let activity = dir.path().join("activity.json");
+        let note = Note {
+            schema: 2,
+            text: "seen".into(),
+        };
+        save(&durable, &note).unwrap();
+        std::fs::write(
+            &activity,
+            "{\"schema\": 2, \"text\": \"an older, longer note\"}",
+        )
+        .unwrap();
+        save_unsynced(&activity, &note).unwrap();
+        assert_eq!(
+            std::fs::read(&activity).unwrap(),
+            std::fs::read(&durable).unwrap()
+        );
+        assert_eq!(load::<Note>(&activity).unwrap(), Some(note));
+        assert!(!atomic::temp_path(&activity).exists());
     }
 
     #[test]

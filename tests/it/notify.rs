@@ -16,13 +16,16 @@ use std::time::Duration;
 
 use crate::common::TestEnv;
 
-/// What the stand-in service was given by one `Notify` call, and the command line of the
-/// process that made the call, read while that process waited for the answer.
+/// What the stand-in service was given by one `Notify` call, and the pid, command line and
+/// session of the process that made the call, read while that process waited for the
+/// answer.
 #[derive(Debug)]
 struct Shown {
     summary: String,
     body: String,
+    pid: u32,
     argv: Vec<String>,
+    session: Option<String>,
 }
 
 /// A `dbus-daemon` serving a session bus of its own on a socket in a temporary directory;
@@ -176,14 +179,24 @@ async fn serve(
             .filter(|arg| !arg.is_empty())
             .map(|arg| String::from_utf8_lossy(arg).into_owned())
             .collect();
+        let session = session_of(&format!("/proc/{pid}/stat"));
         connection.reply(&header, &(1u32,)).await?;
         let _ = shown.send(Shown {
             summary,
             body,
+            pid,
             argv,
+            session,
         });
     }
     Ok(())
+}
+
+/// The session of the process whose stat file is `stat` (its sixth field).
+fn session_of(stat: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(stat).ok()?;
+    let after_name = &stat[stat.rfind(") ")? + 2..];
+    after_name.split(' ').nth(3).map(str::to_string)
 }
 
 #[test]
@@ -224,6 +237,13 @@ fn a_hand_over_notifies_with_the_subject_off_the_command_line_and_its_markup_esc
         "the subject is on the notifier's command line: {:?}",
         note.argv
     );
+    // Started straight from the send, it took a session of its own (SPEC section 8).
+    assert_eq!(
+        note.session,
+        Some(note.pid.to_string()),
+        "the notifier leads a session of its own"
+    );
+    assert_ne!(note.session, session_of("/proc/self/stat"));
     assert_eq!(note.summary, "baton: work for worker in default");
     assert_eq!(
         note.body,

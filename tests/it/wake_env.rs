@@ -214,42 +214,48 @@ fn a_woken_agent_is_a_fresh_session_without_the_wakers_markers_descriptors_or_id
     assert_ne!(session, own_session(), "a session of its own");
 }
 
-/// macOS has no setsid(1): there the detached supervisor takes a session of its own
-/// itself. A PATH without it takes that way here.
-#[cfg(unix)]
+/// The supervisor is started straight from the command that woke the agent, never through
+/// setsid(1) (one exec more on every hand-over): it takes a session of its own itself as it
+/// starts, and the run it starts is in that session. A setsid(1) first on the PATH that
+/// only fails would stop every wake that went through it.
+#[cfg(target_os = "linux")]
 #[test]
-fn without_setsid_on_the_path_a_woken_agent_still_has_a_session_and_descriptors_of_its_own() {
+fn a_woken_agent_has_a_session_of_its_supervisor_without_setsid_1() {
     let (env, dir) = hub();
-    let bin = env.root.path().join("bin-without-setsid");
+    let bin = env.root.path().join("bin-with-a-failing-setsid");
     std::fs::create_dir(&bin).unwrap();
-    // What the recorder runs, and nothing else.
-    for program in [
-        "ls", "touch", "readlink", "mv", "sed", "cut", "env", "sleep", "sh",
-    ] {
-        let found = ["/usr/bin", "/bin"]
-            .iter()
-            .map(|dir| Path::new(dir).join(program))
-            .find(|path| path.exists())
-            .unwrap_or_else(|| panic!("{program} is installed"));
-        std::os::unix::fs::symlink(found, bin.join(program)).unwrap();
-    }
-    assert!(!bin.join("setsid").exists());
-    std::fs::write(dir.join("gate"), "open").unwrap();
-    send_with_descriptor_7_and_path(&env, &dir, Some(&bin));
-    let environment = recorded(&dir, "env");
-    finish(&dir);
-    assert!(
-        environment.contains(&format!("PATH={}", bin.display())),
-        "the run had the PATH without setsid: {environment}"
-    );
-    assert_eq!(
-        descriptors(&env, &dir),
-        ["0", "1", "2"],
-        "no descriptor above 2"
-    );
+    let used = env.root.path().join("setsid-was-run");
+    let setsid = bin.join("setsid");
+    std::fs::write(
+        &setsid,
+        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", used.display()),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&setsid).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&setsid, permissions).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    send_with_descriptor_7_and_path(&env, &dir, Some(Path::new(&path)));
     let session = recorded(&dir, "sid").trim().to_string();
-    assert!(!session.is_empty());
+    // The run waits at its gate, so its supervisor still runs: the session's leader.
+    let leader = std::fs::read(format!("/proc/{session}/cmdline")).unwrap_or_default();
+    let descriptors = descriptors(&env, &dir);
+    finish(&dir);
+    assert!(!used.exists(), "setsid(1) was run");
     assert_ne!(session, own_session(), "a session of its own");
+    let leader: Vec<String> = leader
+        .split(|byte| *byte == 0)
+        .map(|arg| String::from_utf8_lossy(arg).into_owned())
+        .collect();
+    assert!(
+        leader.iter().any(|arg| arg == "__wake-supervisor"),
+        "the session is led by the supervisor: {leader:?}"
+    );
+    assert_eq!(descriptors, ["0", "1", "2"], "no descriptor above 2");
 }
 
 #[test]

@@ -52,6 +52,9 @@ A hub on another machine: with BATON_URL (what `baton serve` printed there) and 
 `baton project map ID DIR` names the project a directory of this machine stands for, and
 `baton listen --wake -- CMD…` wakes this machine's agent when work arrives.
 
+`wait`, `watch` and `serve` sleep until the kernel says a file changed; with
+BATON_FILE_EVENTS=poll (or on a network filesystem) they look at the files every 100 ms.
+
 Exit codes: 0 done · 1 bad request or refused · 2 outside the project's workspace ·
 3 lock busy · 4 stored data unreadable · 5 wait timed out · 6 the hub at BATON_URL
 cannot be reached.";

@@ -1,14 +1,13 @@
 //! Commands that block on the board: `wait` for scripted agent loops, `watch` for people.
 
 use std::io::IsTerminal;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 
 use baton::error::Error;
 use baton::session::BoardFilter;
-use baton::watch::{self, FileWatch, POLL_EVERY};
+use baton::watch::{self, FileWatch};
 
 use super::board::BoardArgs;
 use super::{Context, output, render};
@@ -16,6 +15,9 @@ use super::{Context, output, render};
 /// A terminal's board is redrawn this often even when nothing was written, so that ages,
 /// leases and stalled marks stay true.
 const REDRAW_EVERY: Duration = Duration::from_secs(5);
+/// Off a terminal nothing is drawn but on a change: the wait for one is this long, again
+/// and again.
+const WAIT_FOR_A_CHANGE: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Subcommand)]
 pub enum WatchCommand {
@@ -58,10 +60,11 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
     };
     let is_terminal = std::io::stdout().is_terminal();
     let mut files = FileWatch::project(session.home(), session.project_id());
-    let mut drawn_at: Option<Instant> = None;
+    // The first look always counts: the board is drawn at once.
+    let mut is_changed = files.has_changed();
+    let mut drawn_at = Instant::now();
     loop {
-        let is_changed = files.has_changed();
-        let is_stale = is_terminal && drawn_at.is_some_and(|at| at.elapsed() >= REDRAW_EVERY);
+        let is_stale = is_terminal && drawn_at.elapsed() >= REDRAW_EVERY;
         if is_changed || is_stale {
             let now_session = watch::at_now(&session);
             let views = now_session.list(&filter)?;
@@ -72,9 +75,13 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
                 now_session.now,
                 is_terminal,
             );
-            drawn_at = Some(Instant::now());
+            drawn_at = Instant::now();
         }
-        thread::sleep(POLL_EVERY);
+        let pause = match is_terminal {
+            true => REDRAW_EVERY.saturating_sub(drawn_at.elapsed()),
+            false => WAIT_FOR_A_CHANGE,
+        };
+        is_changed = files.wait_for_change(pause);
     }
 }
 

@@ -303,6 +303,86 @@ pub fn special_kind(file_type: FileType) -> Option<&'static str> {
     }
 }
 
+/// Whether `dir` is on a filesystem that other machines may write to (NFS, SMB, AFS, Ceph,
+/// 9p, FUSE such as sshfs; a mapped network drive or a UNC path on Windows). The kernel
+/// tells of changes made through this machine only, so file events there could miss a
+/// change and `watch` looks at the files instead. False where it cannot tell.
+pub fn is_network_filesystem(dir: &Path) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // The magic numbers of statfs(2) (linux/magic.h, and the filesystems' own headers).
+        const NETWORK: [u32; 15] = [
+            0x6969,      // NFS
+            0x517B,      // SMB
+            0xFF53_4D42, // CIFS
+            0xFE53_4D42, // SMB2
+            0x564C,      // NCP
+            0x7375_7245, // Coda
+            0x5346_414F, // AFS
+            0x6B41_4653, // kAFS
+            0x00C3_6400, // Ceph
+            0x0102_1997, // 9p (v9fs, WSL's Windows drives)
+            0x6573_5546, // FUSE (sshfs, rclone, virtiofs' shares...)
+            0x0BD0_0BD0, // Lustre
+            0x0116_1970, // GFS2
+            0x7461_636F, // OCFS2
+            0x4750_4653, // GPFS
+        ];
+        // The type is a C long or int by platform; every magic number fits in 32 bits.
+        nix::sys::statfs::statfs(dir)
+            .is_ok_and(|stat| NETWORK.contains(&(stat.filesystem_type().0 as u32)))
+    }
+    #[cfg(any(
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_os = "openbsd"
+    ))]
+    {
+        const NETWORK: [&str; 7] = ["nfs", "smbfs", "afpfs", "webdav", "cifs", "ftp", "macfuse"];
+        nix::sys::statfs::statfs(dir)
+            .is_ok_and(|stat| NETWORK.contains(&stat.filesystem_type_name()))
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::ffi::OsStrExt;
+        use std::path::{Component, Prefix};
+        use windows_sys::Win32::Storage::FileSystem::GetDriveTypeW;
+        // DRIVE_REMOTE (windows-sys has it behind a feature baton does not otherwise need).
+        const DRIVE_REMOTE: u32 = 4;
+        let Some(Component::Prefix(prefix)) = dir.components().next() else {
+            return false;
+        };
+        match prefix.kind() {
+            Prefix::UNC(..) | Prefix::VerbatimUNC(..) => true,
+            Prefix::Disk(letter) | Prefix::VerbatimDisk(letter) => {
+                let root: Vec<u16> = std::ffi::OsStr::new(&format!("{}:\\", letter as char))
+                    .encode_wide()
+                    .chain([0])
+                    .collect();
+                // SAFETY: `root` is a NUL-terminated wide string that outlives the call.
+                unsafe { GetDriveTypeW(root.as_ptr()) == DRIVE_REMOTE }
+            }
+            _ => false,
+        }
+    }
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_os = "openbsd",
+        windows
+    )))]
+    {
+        let _ = dir;
+        false
+    }
+}
+
 /// Makes a rename in `dir` durable. Unix syncs the directory; on Windows a directory cannot
 /// be opened as a file to sync, and a rename's durability is left to NTFS's own journal.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {

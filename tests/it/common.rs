@@ -122,6 +122,8 @@ impl TestEnv {
             .env_remove("GEMINI_CLI_HOME")
             .env_remove("XDG_CONFIG_HOME")
             .env("BATON_NOTIFY", "0")
+            // The kernel's file events unless a test asks for the fallback.
+            .env_remove("BATON_FILE_EVENTS")
             .env("BATON_LOCK_TIMEOUT", "20")
             .stdin(Stdio::null());
         command

@@ -430,9 +430,19 @@ fn wake_by_hand_needs_a_wake_command() {
 
 /// Starts `baton ARGS…` with stdout piped, and a thread that forwards its lines.
 fn spawn_lines(env: &TestEnv, args: &[&str]) -> (Child, Receiver<String>) {
+    spawn_lines_with(env, args, &[])
+}
+
+/// As [`spawn_lines`], with `vars` set in its environment.
+fn spawn_lines_with(
+    env: &TestEnv,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> (Child, Receiver<String>) {
     let mut child = env
         .command(&env.work())
         .args(args)
+        .envs(vars.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -505,6 +515,40 @@ fn wait_returns_when_a_task_arrives_from_another_process() {
         "Starting on it",
         "an unread message counts as work"
     );
+}
+
+#[test]
+fn wait_returns_after_a_send_with_file_events_and_with_the_fallback() {
+    let fallback = [("BATON_FILE_EVENTS", "poll")];
+    for vars in [&[][..], &fallback[..]] {
+        let env = TestEnv::new();
+        env.register(&["lead", "worker"]);
+        let (mut waiting, lines) =
+            spawn_lines_with(&env, &["--as", "worker", "wait", "--timeout", "120"], vars);
+        thread::sleep(Duration::from_millis(500));
+        // A change that is no work for the waiter is looked at and waited past.
+        env.send("worker", "lead", "For lead", &[]);
+        thread::sleep(Duration::from_millis(500));
+        assert!(
+            waiting.try_wait().unwrap().is_none(),
+            "{vars:?}: wait returned while its inbox was empty"
+        );
+        env.send("lead", "worker", "Wake up", &[]);
+        let seen = read_until(&lines, "the task", |line| line.contains("T-2"));
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = waiting.try_wait().unwrap() {
+                break status;
+            }
+            assert!(started.elapsed() < DEADLINE, "{vars:?}: wait did not exit");
+            thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(status.code(), Some(0), "{vars:?}: {seen:?}");
+        assert!(
+            seen.concat().contains("1 task for worker"),
+            "{vars:?}: {seen:?}"
+        );
+    }
 }
 
 #[test]

@@ -4,17 +4,23 @@
 //! One thread follows the files every change is written to, as `tail -f` would: each
 //! project's `activity.jsonl` (one line per change: `kind` is its action, `id` its task),
 //! `mail.jsonl` (`kind` `message`, `id` its seq) and `board.json` (a write with no line of
-//! its own, such as a delivery mark: `kind` `board`). What it finds goes to every open stream
-//! through a bounded broadcast: a client that reads slowly misses events and is told to
-//! look again (`kind` `resync`), and never holds up the follower, let alone a change.
+//! its own, such as a delivery mark: `kind` `board`). It sleeps until the kernel's file
+//! events say that one of them, `tokens.json` or the set of projects changed
+//! ([`DirectoryEvents`] on the hub's home, its `projects/` and each project's directory), and
+//! then reads only that project's files; where there are no events it looks at every
+//! project every [`crate::watch::POLL_EVERY`] instead (see `crate::watch`). What it finds
+//! goes to every open stream through a bounded broadcast: a client that reads slowly misses
+//! events and is told to look again (`kind` `resync`), and never holds up the follower, let
+//! alone a change.
 //!
 //! A stream lasts no longer than its token (SPEC section 13): it asks again whether the
 //! token is good whenever `tokens.json` changes, before every event and at every keep-alive,
 //! and ends once it is not (removed, replaced, or the login of a server that stopped).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
 use std::fs;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,10 +35,19 @@ use tokio_util::sync::CancellationToken;
 use crate::store::paths::Home;
 use crate::store::tail::Tail;
 use crate::tokens::{self, KeptTokens, TokenId};
-use crate::watch::FileWatch;
+use crate::watch::{DirectoryEvents, FileStamps, Source, Touched};
 
-/// How often the followed files are looked at.
-pub const FOLLOW_EVERY: Duration = Duration::from_millis(100);
+/// How long the follower waits for file events before it asks again whether the server is
+/// stopping (a stopping server wakes it at once; this is for one that cannot).
+const ASK_STOP_EVERY: Duration = Duration::from_secs(5);
+/// The names in a project's directory whose changes the follower reads: the journal's
+/// removal ends a change whose board came before its lines (see `Followed::changes`).
+const FOLLOWED_NAMES: [&str; 4] = [
+    "activity.jsonl",
+    "activity.journal",
+    "mail.jsonl",
+    "board.json",
+];
 /// How many events a stream may fall behind before it is told to look again.
 const BACKLOG: usize = 512;
 /// A comment line this often keeps proxies and clients from closing an idle stream.
@@ -73,9 +88,19 @@ impl Feed {
             sender: sender.clone(),
             tokens,
         };
+        let events = DirectoryEvents::new(Source::from_environment());
+        // A server that stops wakes the follower, which would otherwise sleep until a file
+        // changes.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (stop, waker) = (stop.clone(), events.waker());
+            runtime.spawn(async move {
+                stop.cancelled().await;
+                waker.wake();
+            });
+        }
         std::thread::Builder::new()
             .name("baton-feed".to_string())
-            .spawn(move || follow(&home, &sender, &tokens_changed, &stop))
+            .spawn(move || follow(&home, events, &sender, &tokens_changed, &stop))
             .expect("a thread for the event feed");
         feed
     }
@@ -161,32 +186,113 @@ async fn is_current(home: &Home, kept: &Arc<KeptTokens>, token: &TokenId) -> boo
 
 fn follow(
     home: &Home,
+    mut events: DirectoryEvents,
     sender: &broadcast::Sender<Change>,
     tokens_changed: &watch::Sender<u64>,
     stop: &CancellationToken,
 ) {
+    let projects_dir = home.projects_dir();
+    // The home for `tokens.json` (and for `projects/` to appear), `projects/` for new
+    // projects, then each project's directory.
+    events.watch(home.root());
+    events.watch(&projects_dir);
+    let mut tokens = FileStamps::new(vec![home.tokens_file()]);
+    tokens.has_changed();
     let mut projects: HashMap<String, Followed> = HashMap::new();
-    let mut tokens = FileWatch::new(vec![home.tokens_file()]);
-    let mut first = true;
+    for id in project_dirs(home) {
+        // Watched before it is read, so that no change falls between the two. Projects
+        // there when the server started are followed from their ends; one made since, from
+        // its beginning.
+        events.watch(&home.project_dir(&id));
+        projects.insert(id.clone(), Followed::new(home, &id, true));
+    }
     while !stop.is_cancelled() {
+        let touched = events.wait(ASK_STOP_EVERY);
+        if stop.is_cancelled() {
+            break;
+        }
+        let look = match touched {
+            Touched::Nothing => continue,
+            Touched::Anything => Look::everything(),
+            Touched::Paths(paths) => Look::of(&paths, home),
+        };
         // Before the projects: a stream hears of a token removed before any change found
         // with it (see `stream`).
-        if tokens.has_changed() && !first {
+        if look.is_tokens && tokens.has_changed() {
             tokens_changed.send_modify(|count| *count += 1);
         }
-        for id in project_dirs(home) {
-            let followed = projects.entry(id.clone()).or_insert_with(|| {
-                // Projects there when the server started are followed from their ends;
-                // one made since, from its beginning.
-                Followed::new(home, &id, first)
-            });
-            for change in followed.changes(&id) {
+        let mut looked_at: BTreeSet<String> = look.projects;
+        if look.is_new_projects {
+            for id in project_dirs(home) {
+                if !projects.contains_key(&id) {
+                    events.watch(&home.project_dir(&id));
+                    projects.insert(id.clone(), Followed::new(home, &id, false));
+                    looked_at.insert(id);
+                }
+            }
+        }
+        if look.is_everything {
+            looked_at = projects.keys().cloned().collect();
+        }
+        for id in &looked_at {
+            let Some(followed) = projects.get_mut(id) else {
+                continue;
+            };
+            for change in followed.changes(id) {
                 // Nobody listening is not an error: the next stream starts from now.
                 let _ = sender.send(change);
             }
         }
-        first = false;
-        std::thread::sleep(FOLLOW_EVERY);
+    }
+}
+
+/// What a batch of file events asks the follower to read.
+struct Look {
+    is_everything: bool,
+    is_tokens: bool,
+    is_new_projects: bool,
+    projects: BTreeSet<String>,
+}
+
+impl Look {
+    /// Everything: events were lost, or there are none and this is the fallback's look.
+    fn everything() -> Look {
+        Look {
+            is_everything: true,
+            is_tokens: true,
+            is_new_projects: true,
+            projects: BTreeSet::new(),
+        }
+    }
+
+    /// What the events for `paths` may have changed.
+    fn of(paths: &BTreeSet<PathBuf>, home: &Home) -> Look {
+        let projects_dir = home.projects_dir();
+        let tokens_file = home.tokens_file();
+        let mut look = Look {
+            is_everything: false,
+            is_tokens: false,
+            is_new_projects: false,
+            projects: BTreeSet::new(),
+        };
+        for path in paths {
+            let parent = path.parent();
+            if *path == tokens_file {
+                look.is_tokens = true;
+            } else if *path == projects_dir || parent == Some(projects_dir.as_path()) {
+                look.is_new_projects = true;
+            } else if let Some(dir) = parent
+                && dir.parent() == Some(projects_dir.as_path())
+                && path
+                    .file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(|name| FOLLOWED_NAMES.contains(&name))
+                && let Some(id) = dir.file_name().and_then(|name| name.to_str())
+            {
+                look.projects.insert(id.to_string());
+            }
+        }
+        look
     }
 }
 
@@ -209,7 +315,12 @@ struct Followed {
     /// The highest message seq reported: the sweep rewrites `mail.jsonl`, and what it
     /// keeps is not new.
     last_seq: u64,
-    board: FileWatch,
+    board: FileStamps,
+    /// The journal of a change being written (`store::journal`): there from before its
+    /// board is renamed into place until after its lines are appended.
+    journal: PathBuf,
+    /// A board change not told yet, waiting for the lines of its journal.
+    is_board_untold: bool,
 }
 
 impl Followed {
@@ -218,7 +329,9 @@ impl Followed {
             activity: Tail::new(home.activity_file(project)),
             mail: Tail::new(home.mail_file(project)),
             last_seq: 0,
-            board: FileWatch::new(vec![home.board_file(project)]),
+            board: FileStamps::new(vec![home.board_file(project)]),
+            journal: home.activity_journal(project),
+            is_board_untold: false,
         };
         if from_end {
             followed.activity.skip_to_end();
@@ -262,15 +375,21 @@ impl Followed {
             }
         }
         if self.board.has_changed() {
-            // A board write that logged a line was told above; one that did not (a
-            // delivery mark, a lease renewal, a board restored) is told as itself.
-            if changes.is_empty() {
-                changes.push(Change {
-                    project: Some(project.to_string()),
-                    kind: "board".to_string(),
-                    id: None,
-                });
-            }
+            self.is_board_untold = true;
+        }
+        // A board write that logged a line was told above; one that did not (a delivery
+        // mark, a lease renewal, a board restored) is told as itself. A change's lines are
+        // appended after its board is in place, and events tell of the board first: while
+        // its journal is there, the lines are on their way and will tell it.
+        if !changes.is_empty() {
+            self.is_board_untold = false;
+        } else if self.is_board_untold && !self.journal.exists() {
+            self.is_board_untold = false;
+            changes.push(Change {
+                project: Some(project.to_string()),
+                kind: "board".to_string(),
+                id: None,
+            });
         }
         changes
     }

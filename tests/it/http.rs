@@ -33,10 +33,21 @@ impl Served {
     }
 
     pub fn start_with(env: &TestEnv, human: &str, extra: &[&str]) -> Served {
+        Served::start_with_vars(env, human, extra, &[])
+    }
+
+    /// As [`Served::start_with`], with `vars` set in the server's environment.
+    pub fn start_with_vars(
+        env: &TestEnv,
+        human: &str,
+        extra: &[&str],
+        vars: &[(&str, &str)],
+    ) -> Served {
         let mut command = env.command(&env.work());
         command
             .args(["--as", human, "serve", "--listen", "127.0.0.1:0"])
             .args(extra)
+            .envs(vars.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = command.spawn().expect("baton serve starts");

@@ -317,9 +317,21 @@ fn refusals_are_one_json_line_with_the_cli_exit_code() {
 
 #[test]
 fn every_change_reaches_a_connected_stream_whoever_makes_it() {
+    every_change_reaches_a_stream(&[]);
+}
+
+#[test]
+fn events_keep_arriving_when_the_file_event_source_is_unavailable() {
+    // The fallback that looks at the files, as where the kernel gives no events.
+    every_change_reaches_a_stream(&[("BATON_FILE_EVENTS", "poll")]);
+}
+
+/// Each change, from the CLI, the API or a project made after the server started, reaches
+/// an open stream once, as its own kind, with the server's environment holding `vars`.
+fn every_change_reaches_a_stream(vars: &[(&str, &str)]) {
     let env = TestEnv::new();
     env.register(&["alice", "dev"]);
-    let served = Served::start(&env, "alice");
+    let served = Served::start_with_vars(&env, "alice", &[], vars);
     let events = served.events(&served.login);
     // The stream is open once the server answers on it; give the follower its first look.
     std::thread::sleep(Duration::from_millis(300));
@@ -352,6 +364,26 @@ fn every_change_reaches_a_connected_stream_whoever_makes_it() {
         event,
         json!({"project": "default", "kind": "claim", "id": id})
     );
+    // A change is told once, by its activity line; a board write with no line of its own
+    // (the mark that a task was shown to its agent) is told as `board`.
+    let shown = env.send("dev", "alice", "to be shown", &[]);
+    let event = events
+        .recv_timeout(Duration::from_secs(20))
+        .expect("an event");
+    assert_eq!(
+        event,
+        json!({"project": "default", "kind": "send", "id": shown})
+    );
+    env.run("alice", &["inbox"]).ok();
+    let event = events
+        .recv_timeout(Duration::from_secs(20))
+        .expect("an event");
+    assert_eq!(
+        event,
+        json!({"project": "default", "kind": "board", "id": null})
+    );
+    let extra = events.recv_timeout(Duration::from_millis(500));
+    assert!(extra.is_err(), "one event per change, and then {extra:?}");
     let api = env.root.path().join("api");
     std::fs::create_dir_all(&api).unwrap();
     env.init_project("alice", "api", &api);

@@ -3,7 +3,7 @@
 //!
 //! `baton mcp` declares the `claude/channel` capability; once a client that takes pushes has
 //! opened its session, a [`Follower`] follows the board of the server's project (the file
-//! metadata [`watch::FileWatch`] looks at, as `wait` does) and sends one
+//! events [`watch::FileWatch`] waits on, as `wait` does) and sends one
 //! `notifications/claude/channel` for each hand-over to the server's agent that it has not
 //! been shown yet, then records the batch as seen: the push showed it
 //! ([`Session::handovers_to_push`] holds the rule, shared with opencode's `hook follow`). It
@@ -58,8 +58,8 @@ pub struct Follower {
 impl Follower {
     /// Follows the board until the connection ends, pushing each unseen hand-over into
     /// `peer`. The board is looked at only when its files change (and every
-    /// [`watch::LOOK_AGAIN_EVERY`], for what changes without a write); between looks the
-    /// task sleeps, so an idle board costs a few `stat` calls a second and no reads.
+    /// [`watch::LOOK_AGAIN_EVERY`], for what changes without a write); between looks it
+    /// waits on the files' events ([`watch::FileWatch`]), so an idle board costs no reads.
     pub async fn follow(self, peer: Peer<RoleServer>) {
         let opened = {
             let follower = self.clone();
@@ -77,54 +77,72 @@ impl Follower {
             Err(_) => return,
         };
         let mut files = FileWatch::project(session.home(), session.project_id());
+        // The files as they are before the first look: a change during it is a change.
+        files.has_changed();
         let mut pushed = Pushed::default();
-        let mut last_look: Option<Instant> = None;
         while !peer.is_transport_closed() {
-            let is_due = files.has_changed()
-                || last_look.is_none_or(|at| at.elapsed() >= watch::LOOK_AGAIN_EVERY);
-            if is_due {
-                last_look = Some(Instant::now());
-                let session = watch::at_now(&session);
-                let looked = {
-                    let session = session.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let due = session.handovers_to_push(&mut pushed);
-                        (pushed, due)
-                    })
-                    .await
-                };
-                let Ok((kept, due)) = looked else { return };
+            let looked_at = Instant::now();
+            let session = watch::at_now(&session);
+            let looked = {
+                let session = session.clone();
+                tokio::task::spawn_blocking(move || {
+                    let due = session.handovers_to_push(&mut pushed);
+                    (pushed, due)
+                })
+                .await
+            };
+            let Ok((kept, due)) = looked else { return };
+            pushed = kept;
+            // A board being rewritten by hand, a lock held too long: the next change
+            // or look tries again.
+            let due = due.unwrap_or_default();
+            let mut sent = Vec::new();
+            let mut is_open = true;
+            for due in due {
+                let notification =
+                    notification(&due.entry, &self.agent, session.project_id(), session.now);
+                if peer.send_notification(notification).await.is_err() {
+                    is_open = false;
+                    break;
+                }
+                sent.push(due.push);
+            }
+            if !sent.is_empty() {
+                // One write for the batch. A failure leaves it unseen on the board and
+                // held in `pushed`: the next look records it, nothing is pushed twice.
+                let recorded = tokio::task::spawn_blocking(move || {
+                    let _ = session.record_pushed(&mut pushed, &sent);
+                    pushed
+                })
+                .await;
+                let Ok(kept) = recorded else { return };
                 pushed = kept;
-                // A board being rewritten by hand, a lock held too long: the next change
-                // or look tries again.
-                let due = due.unwrap_or_default();
-                let mut sent = Vec::new();
-                let mut is_open = true;
-                for due in due {
-                    let notification =
-                        notification(&due.entry, &self.agent, session.project_id(), session.now);
-                    if peer.send_notification(notification).await.is_err() {
-                        is_open = false;
-                        break;
-                    }
-                    sent.push(due.push);
+            }
+            if !is_open {
+                return;
+            }
+            // Until the next look: a change of the files, or LOOK_AGAIN_EVERY; the wait
+            // is cut in pieces to ask between them whether the connection closed.
+            while !peer.is_transport_closed() {
+                let pause = watch::LOOK_AGAIN_EVERY
+                    .saturating_sub(looked_at.elapsed())
+                    .min(watch::ASK_OVER_EVERY);
+                if pause.is_zero() {
+                    break;
                 }
-                if !sent.is_empty() {
-                    // One write for the batch. A failure leaves it unseen on the board and
-                    // held in `pushed`: the next look records it, nothing is pushed twice.
-                    let recorded = tokio::task::spawn_blocking(move || {
-                        let _ = session.record_pushed(&mut pushed, &sent);
-                        pushed
-                    })
-                    .await;
-                    let Ok(kept) = recorded else { return };
-                    pushed = kept;
-                }
-                if !is_open {
+                let waited = tokio::task::spawn_blocking(move || {
+                    let is_changed = files.wait_for_change(pause);
+                    (files, is_changed)
+                })
+                .await;
+                let Ok((kept, is_changed)) = waited else {
                     return;
+                };
+                files = kept;
+                if is_changed {
+                    break;
                 }
             }
-            tokio::time::sleep(watch::POLL_EVERY).await;
         }
     }
 

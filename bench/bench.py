@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Whole-process benchmarks for baton: latency, throughput, MCP calls (stdio and HTTP), the
-delay of a change's event on `baton serve`, and peak memory.
+delay of a change's event on `baton serve` and of `baton wait`, idle CPU, and peak memory.
 
     python3 bench/bench.py            # builds baton as install.sh does, prints the table
     python3 bench/bench.py --quick    # fewer repetitions, for a smoke run
@@ -590,6 +590,81 @@ def wake_delay(binary, sends):
     return statistics.median(delays), percentile(delays, 0.99)
 
 
+def wait_delay(binary, sends, env=None):
+    """Milliseconds from the start of a `baton send` to the return of the `baton wait` it
+    hands work to (each send to an agent of its own with an empty inbox, its `wait` started
+    half a second before): median and p99 over `sends` sends. `env` adds variables (such as
+    BATON_FILE_EVENTS=poll) to the `wait`s' environment."""
+    hub = Hub(binary, 100)
+    wait_env = dict(hub.env, **(env or {}))
+    delays = []
+    try:
+        for i in range(sends):
+            agent = f"waiter{i}"
+            hub.run(["--as", agent, "whoami"])
+            waiter = subprocess.Popen([binary, "--as", agent, "wait", "--timeout", "30"],
+                                      cwd=hub.work, env=wait_env, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            returned = []
+            watcher = threading.Thread(target=lambda: returned.append((waiter.wait(), time.perf_counter())))
+            watcher.start()
+            time.sleep(0.5)
+            started = time.perf_counter()
+            hub.run(["--as", "lead", "send", "--to", agent, "--subject", f"wait {i}"])
+            watcher.join(timeout=60)
+            if not returned or returned[0][0] != 0:
+                waiter.kill()
+                raise RuntimeError(f"baton wait did not return 0 after a send: {returned}")
+            delays.append((returned[0][1] - started) * 1000)
+    finally:
+        hub.close()
+    return statistics.median(delays), percentile(delays, 0.99)
+
+
+def cpu_ms(pid):
+    """CPU milliseconds the threads of process `pid` now running have used so far (Linux
+    /proc schedstat, in nanoseconds: clock ticks would round an idle process to 0)."""
+    total = 0
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{thread}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            # The thread ended between the listing and the read.
+            pass
+    return total / 1e6
+
+
+def idle_cpu(binary, seconds, env=None):
+    """CPU milliseconds an idle `baton wait` and an idle `baton serve` (no change anywhere)
+    spend over `seconds`, after a second to settle; None where /proc is not there."""
+    if not os.path.exists("/proc/self/task"):
+        return None
+    hub = Hub(binary, 100)
+    hub.env = dict(hub.env, **(env or {}))
+    hub.run(["--as", "idle", "whoami"])
+    waiter = subprocess.Popen([binary, "--as", "idle", "wait"], cwd=hub.work, env=hub.env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    served = Served(hub) if has_command(binary, "serve") else None
+    try:
+        time.sleep(1)
+        before = {"wait": cpu_ms(waiter.pid)}
+        if served:
+            before["serve"] = cpu_ms(served.proc.pid)
+        time.sleep(seconds)
+        spent = {"wait": cpu_ms(waiter.pid) - before["wait"]}
+        if served:
+            spent["serve"] = cpu_ms(served.proc.pid) - before["serve"]
+    finally:
+        waiter.kill()
+        waiter.wait()
+        if served:
+            served.close()
+        hub.close()
+    return spent
+
+
 def delay_table(title, median, p99):
     """Prints one delay's median and p99 as a table under `title`."""
     print(title)
@@ -704,6 +779,23 @@ def main():
         delay_table(f"From a hand-over on the hub (`baton send` exits) to the wake command "
                     f"starting under `baton listen` on another machine's home, {sends} hand-overs",
                     *wake_delay(binary, sends))
+        print()
+    sends = 5 if options.quick else 30
+    for label, env in (("kernel file events", None), ("BATON_FILE_EVENTS=poll", {"BATON_FILE_EVENTS": "poll"})):
+        delay_table(f"From the start of a `baton send` to the return of the `baton wait` it hands "
+                    f"work to ({label}), {sends} sends", *wait_delay(binary, sends, env))
+        print()
+    seconds = 2 if options.quick else 5
+    idle = {label: idle_cpu(binary, seconds, env) for label, env in
+            (("kernel file events", None), ("BATON_FILE_EVENTS=poll", {"BATON_FILE_EVENTS": "poll"}))}
+    if all(idle.values()):
+        print(f"CPU ms spent by an idle `baton wait` and an idle `baton serve` over {seconds} s "
+              f"with nothing changing")
+        print()
+        print("| | wait | serve |")
+        print("|---|---|---|")
+        for label, spent in idle.items():
+            print(f"| {label} | {spent['wait']:.0f} | {spent.get('serve', float('nan')):.0f} |")
         print()
     print(f"Peak RSS over every command measured: {peak_overall:.1f} MiB")
 

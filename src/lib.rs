@@ -55,7 +55,8 @@ pub mod time;
 pub mod tokens;
 /// Waking agents that are not running: the detached wake supervisor.
 pub mod wake;
-/// Waiting for a board to change: what `wait` and `watch` block on.
+/// Waiting for files to change, on the kernel's file events (else a look at their metadata):
+/// what `wait`, `watch` and `serve`'s event feed block on.
 pub mod watch;
 
 pub use error::{Error, Result};

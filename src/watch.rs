@@ -254,7 +254,7 @@ impl Kernel {
         let handler = move |event: ::notify::Result<::notify::Event>| {
             let signal = match event {
                 Ok(event) if event.need_rescan() => Signal::Lost,
-                Ok(event) if !may_change(&event.kind) => return,
+                Ok(event) if is_a_read(&event.kind) => return,
                 Ok(event) => Signal::Paths(event.paths),
                 // The source's own trouble (a read that failed): look at everything.
                 Err(_) => Signal::Lost,
@@ -278,7 +278,7 @@ impl Kernel {
         }
         let resolved = match fs::canonicalize(dir) {
             Ok(resolved) => resolved,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return self.wait_for(dir),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return self.add_missing(dir),
             Err(_) => return false,
         };
         if platform::is_network_filesystem(&resolved) {
@@ -289,13 +289,13 @@ impl Kernel {
                 self.watched.insert(resolved, dir.to_path_buf());
                 true
             }
-            Err(error) if is_not_found(&error) => self.wait_for(dir),
+            Err(error) if is_not_found(&error) => self.add_missing(dir),
             Err(_) => false,
         }
     }
 
     /// Watches the nearest existing ancestor of the missing `dir` for it to appear.
-    fn wait_for(&mut self, dir: &Path) -> bool {
+    fn add_missing(&mut self, dir: &Path) -> bool {
         if !self.missing.iter().any(|missing| missing == dir) {
             self.missing.push(dir.to_path_buf());
         }
@@ -319,7 +319,7 @@ impl Kernel {
         for resolved in gone {
             let _ = self.watcher.unwatch(&resolved);
             if let Some(dir) = self.watched.remove(&resolved)
-                && !self.wait_for(&dir)
+                && !self.add_missing(&dir)
             {
                 return None;
             }
@@ -352,13 +352,13 @@ impl Kernel {
     }
 }
 
-/// Whether an event may mean a change: all but a read's (an open, a read, a close after
-/// reading), which every look of every reader makes.
-fn may_change(kind: &EventKind) -> bool {
+/// Whether an event is a read's (an open, a read, a close after reading), which every look
+/// of every reader makes and which changes nothing; every other event may mean a change.
+fn is_a_read(kind: &EventKind) -> bool {
     match kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-        EventKind::Access(_) => false,
-        _ => true,
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => false,
+        EventKind::Access(_) => true,
+        _ => false,
     }
 }
 

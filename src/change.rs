@@ -224,8 +224,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::error::Error;
     use crate::board::task::TaskId;
+    use crate::error::Error;
 
     const CHANGES: u64 = 24;
 

@@ -14,7 +14,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "domains",
         &[
             "board", "activity", "archive", "mail", "registry", "project", "wake", "notify",
-            "setup", "doctor", "tokens", "error",
+            "setup", "doctor", "tokens", "error", "group",
         ],
     ),
     ("session", &["session", "change"]),

@@ -12,8 +12,10 @@
 //! batch that cannot begin or be written refuses each of its changes with the same error.
 //! The lock is let go after every write, so other processes take turns with this one.
 
+use std::collections::HashMap;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::thread::{self, Thread};
 
 use crate::error::{Error, Result};
 use crate::store::lock::FileLock;
@@ -28,7 +30,6 @@ pub trait Work {
 /// The changes to one file from the threads of one process.
 pub struct Group<W> {
     state: Mutex<GroupState<W>>,
-    turn: Condvar,
 }
 
 impl<W> std::fmt::Debug for Group<W> {
@@ -50,8 +51,8 @@ impl<W> Default for Group<W> {
                 next_leader: 0,
                 open: None,
                 is_writing: false,
+                waiting: HashMap::new(),
             }),
-            turn: Condvar::new(),
         }
     }
 }
@@ -63,6 +64,18 @@ struct GroupState<W> {
     open: Option<Batch<W>>,
     /// A batch is being written (the lock is held, the work is out).
     is_writing: bool,
+    /// The threads waiting, by ticket: each is woken alone when what it waits for may have
+    /// come (its turn, its batch's outcome, its batch's start), never all at once, so a
+    /// batch of a hundred changes costs a hundred wake-ups and not ten thousand.
+    waiting: HashMap<u64, Thread>,
+}
+
+impl<W> GroupState<W> {
+    fn wake(&mut self, ticket: u64) {
+        if let Some(thread) = self.waiting.remove(&ticket) {
+            thread.unpark();
+        }
+    }
 }
 
 struct Batch<W> {
@@ -135,7 +148,6 @@ impl<W: Work> Group<W> {
                         let _ = batch.outcome.set(Err(error));
                     }
                 }
-                self.turn.notify_all();
             }
             // The leader's turn is the first of its batch.
             if let Some(batch) = &state.open
@@ -144,7 +156,7 @@ impl<W: Work> Group<W> {
             {
                 break;
             }
-            state = self.wait(state);
+            state = self.wait(state, ticket);
         }
         let batch = state.open.as_mut().expect("the batch of this change");
         let outcome = batch.outcome.clone();
@@ -175,7 +187,7 @@ impl<W: Work> Group<W> {
             }
         };
         while outcome.get().is_none() {
-            state = self.wait(state);
+            state = self.wait(state, ticket);
         }
         drop(state);
         match outcome.get() {
@@ -184,10 +196,19 @@ impl<W: Work> Group<W> {
         }
     }
 
-    fn wait<'a>(&self, state: MutexGuard<'a, GroupState<W>>) -> MutexGuard<'a, GroupState<W>> {
-        self.turn
-            .wait(state)
-            .unwrap_or_else(PoisonError::into_inner)
+    /// Sleeps until ticket `ticket` is woken (or wakes spuriously: the caller looks again).
+    fn wait<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, GroupState<W>>,
+        ticket: u64,
+    ) -> MutexGuard<'a, GroupState<W>> {
+        state.waiting.insert(ticket, thread::current());
+        drop(state);
+        // A wake-up between the unlock and the park is kept: park returns at once.
+        thread::park();
+        let mut state = self.lock();
+        state.waiting.remove(&ticket);
+        state
     }
 
     /// Hands the batch on to the next ticket; the last member's turn closes a batch that
@@ -198,10 +219,18 @@ impl<W: Work> Group<W> {
     ) -> MutexGuard<'a, GroupState<W>> {
         let batch = state.open.as_mut().expect("an open batch");
         batch.next += 1;
-        if batch.work.is_none() && Some(batch.next) == batch.end {
+        let (next, first) = (batch.next, batch.first);
+        let is_last = Some(next) == batch.end;
+        let could_not_begin = batch.work.is_none();
+        state.wake(next);
+        if is_last && could_not_begin {
             state.open = None;
+            let next_leader = state.next_leader;
+            state.wake(next_leader);
+        } else if is_last {
+            // The leader waits for the last change of its batch.
+            state.wake(first);
         }
-        self.turn.notify_all();
         state
     }
 
@@ -213,12 +242,17 @@ impl<W: Work> Group<W> {
         guard: FileLock,
         write: impl FnOnce(W) -> Result<()>,
     ) -> MutexGuard<'a, GroupState<W>> {
+        let leader = state
+            .open
+            .as_ref()
+            .expect("the batch this thread leads")
+            .first;
         while state
             .open
             .as_ref()
             .is_some_and(|batch| Some(batch.next) != batch.end)
         {
-            state = self.wait(state);
+            state = self.wait(state, leader);
         }
         let batch = state.open.take().expect("the batch this thread leads");
         let work = batch.work.expect("every member gave it back");
@@ -229,7 +263,11 @@ impl<W: Work> Group<W> {
         let mut state = self.lock();
         state.is_writing = false;
         let _ = batch.outcome.set(written);
-        self.turn.notify_all();
+        for member in batch.first..batch.end.unwrap_or(batch.first) {
+            state.wake(member);
+        }
+        let next_leader = state.next_leader;
+        state.wake(next_leader);
         state
     }
 }

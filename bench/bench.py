@@ -509,6 +509,73 @@ def swarm(binary, agents, per_agent, open_tasks=1000):
     return len(times) / elapsed, statistics.median(times), percentile(times, 0.99)
 
 
+def board_read(binary, repeats):
+    """Median milliseconds of the open board as JSON: `baton board --json` (a process) and
+    GET /api/v1/projects/default/board on a running `baton serve` over one keep-alive
+    connection (the first read, which parses the board, and the median of the rest, which
+    find it kept), at 1,000 and 10,000 open tasks; and `baton --version`, a process start."""
+    if not has_command(binary, "serve"):
+        return None
+    figures = {}
+    for size in (1000, 10000):
+        hub = Hub(binary, size)
+        start = statistics.median(hub.measure(["--version"]) for _ in range(repeats))
+        cli = statistics.median(hub.measure(["--as", "dev", "--json", "board"]) for _ in range(repeats))
+        served = Served(hub)
+        connection = served.connection()
+        headers = {"Authorization": f"Bearer {served.token}"}
+        times = []
+        try:
+            for _ in range(repeats + 1):
+                began = time.perf_counter()
+                connection.request("GET", "/api/v1/projects/default/board", headers=headers)
+                response = connection.getresponse()
+                response.read()
+                times.append((time.perf_counter() - began) * 1000)
+                if response.status != 200:
+                    raise RuntimeError(f"board over HTTP: {response.status}")
+        finally:
+            connection.close()
+            served.close()
+            hub.close()
+        # The first read parses the board; the rest find it kept.
+        figures[size] = (start, cli, times[0], statistics.median(times[1:]))
+    return figures
+
+
+def change_breakdown(binary, repeats):
+    """Where the time of a change (`send`) goes at 1,000 and 10,000 open tasks, median ms:
+    the process start (`--version`), reading the board (`status` less the start), the
+    fsyncs (their time inside one `send`, from `strace -T`), and the rest of the write
+    (building and writing the new board, the log line, the rename). None without strace."""
+    if shutil.which("strace") is None:
+        return None
+    figures = {}
+    for size in (1000, 10000):
+        hub = Hub(binary, size)
+        try:
+            start = statistics.median(hub.measure(["--version"]) for _ in range(repeats))
+            status = statistics.median(hub.measure(["--as", "dev", "status"]) for _ in range(repeats))
+            send = statistics.median(
+                hub.measure(["--as", "lead", "send", "--to", "dev", "--subject", "timed"])
+                for _ in range(repeats))
+            synced = []
+            for _ in range(5):
+                trace = os.path.join(hub.dir, "strace.out")
+                subprocess.run(["strace", "-f", "-T", "-e", "trace=fsync,fdatasync", "-o", trace,
+                                binary, "--as", "lead", "send", "--to", "dev", "--subject", "traced"],
+                               cwd=hub.work, env=hub.env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+                with open(trace) as text:
+                    synced.append(sum(float(line.rsplit("<", 1)[1].rstrip(">\n")) * 1000
+                                      for line in text if "sync(" in line and "<" in line))
+            fsync = statistics.median(synced)
+        finally:
+            hub.close()
+        figures[size] = (send, start, status - start, fsync, send - status - fsync)
+    return figures
+
+
 def measure_with(hub, args, env):
     """As Hub.measure, with another environment (a remote agent's machine)."""
     saved = hub.env
@@ -766,6 +833,15 @@ def main():
             rate, median, p99 = swarm(binary, agents, per_agent)
             print(f"| {agents} | {rate:.0f} | {median:.1f} | {p99:.1f} |")
         print()
+        print("The open board as JSON: a `baton board --json` process against GET "
+              "/api/v1/projects/default/board on `baton serve` (its first read, then the "
+              f"median of {repeats} more), with `baton --version` as a process start, median ms")
+        print()
+        print("| open tasks | process start | CLI | HTTP, first | HTTP, kept |")
+        print("|---|---|---|---|---|")
+        for size, (start, cli, first, kept) in board_read(binary, repeats).items():
+            print(f"| {size:,} | {start:.2f} | {cli:.2f} | {first:.2f} | {kept:.2f} |")
+        print()
         sends = 10 if options.quick else 100
         from_start, from_exit = event_delay(binary, sends)
         delay_table(f"From a CLI change (`baton send` starts) to its event on a connected "
@@ -805,6 +881,17 @@ def main():
         print("|---|---|---|")
         for label, spent in idle.items():
             print(f"| {label} | {spent['wait']:.0f} | {spent.get('serve', float('nan')):.0f} |")
+        print()
+    breakdown = change_breakdown(binary, repeats)
+    if breakdown is not None:
+        print("Where the time of a change goes (`send`), median ms: the process start "
+              "(`--version`), reading (`status` less the start), the fsyncs (`strace -T`), "
+              "and the rest of the write")
+        print()
+        print("| open tasks | send | process start | reading | fsyncs | the rest of the write |")
+        print("|---|---|---|---|---|---|")
+        for size, figures in breakdown.items():
+            print(f"| {size:,} | " + " | ".join(f"{figure:.2f}" for figure in figures) + " |")
         print()
     print(f"Peak RSS over every command measured: {peak_overall:.1f} MiB")
 

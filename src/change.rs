@@ -123,7 +123,16 @@ impl Resident {
     /// its file changed since it was last read or written here.
     pub fn board(&self, home: &Home, project: &str) -> Result<Board> {
         let path = home.board_file(project);
-        Ok(self.boards.get(&path, || board_file::read(home, project))?)
+        self.boards.get(&path, || {
+            let board: Board = board_file::read(home, project)?;
+            // Every task decoded once, here: each request works on a copy of the board,
+            // which shares the decoded tasks, and would otherwise decode them all again. A
+            // task that does not decode is left to fail where it is used, as on the CLI.
+            for task in board.tasks() {
+                let _ = task;
+            }
+            Ok(board)
+        })
     }
 
     /// [`update`], committed together with the changes of other threads that arrive while

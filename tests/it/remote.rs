@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Run, TestEnv, task_in};
+use crate::common::{HeldLock, Run, TestEnv, all_succeed, task_in};
 use crate::http::{Served, eventually};
 
 /// The hub's machine: a home served on loopback, with a token for `codex`.
@@ -331,10 +331,33 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
     // It has nothing to do until work arrives; then a burst wakes it once.
     std::thread::sleep(Duration::from_secs(2));
     assert!(lines_of(&runs).is_empty(), "woken with nothing to do");
-    for subject in ["One", "Two", "Three"] {
-        env.run("alice", &["send", "--to", "codex", "--subject", subject])
-            .ok();
-    }
+    // One burst whatever the machine's load: the three sends wait on the board lock and
+    // commit one after the other the moment it is let go (sent one by one, a loaded
+    // machine could space them past the burst's 300 ms).
+    env.run("alice", &["status"]).ok();
+    let held = HeldLock::on(&env.project_dir("default").join("board.lock"));
+    let sends: Vec<Child> = ["One", "Two", "Three"]
+        .iter()
+        .map(|subject| {
+            env.command(&env.work())
+                .args([
+                    "--as",
+                    "alice",
+                    "send",
+                    "--to",
+                    "codex",
+                    "--subject",
+                    subject,
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    drop(held);
+    all_succeed(sends);
     eventually("the burst woke codex", || {
         (lines_of(&runs).len() == 1).then_some(())
     });

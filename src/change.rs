@@ -80,12 +80,19 @@ pub fn update<T>(
     now: Timestamp,
     change: impl FnOnce(&mut Transaction) -> Result<T>,
 ) -> Result<T> {
-    let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
-    board_file::recover_log::<ActivityRecord>(home, project)?;
+    let _guard = lock_board(home, project, lock)?;
     let mut transaction = Transaction::new(board_file::read(home, project)?, now);
     let result = change(&mut transaction)?;
     transaction.commit(home, project)?;
     Ok(result)
+}
+
+/// Takes the board lock, then completes (or drops) what a killed writer left half-logged:
+/// how every change begins.
+fn lock_board(home: &Home, project: &str, lock: LockPolicy) -> Result<FileLock> {
+    let guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
+    board_file::recover_log::<ActivityRecord>(home, project)?;
+    Ok(guard)
 }
 
 /// A failed change is rolled back to the board and the log as they were before it.
@@ -145,7 +152,7 @@ impl Resident {
         now: Timestamp,
         change: impl FnOnce(&mut Transaction) -> Result<T>,
     ) -> Result<T> {
-        self.group(project).run(
+        group_of(&self.groups, project).run(
             || self.begin(home, project, lock, now),
             |transaction| {
                 // Each change at the time of its own request; the archive sweep that ends
@@ -173,23 +180,11 @@ impl Resident {
         if drafts.is_empty() {
             return Ok(Vec::new());
         }
-        let group = self
-            .mail
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(project.to_string())
-            .or_default()
-            .clone();
-        group.run(
+        group_of(&self.mail, project).run(
             || Appending::begin(home, project, lock, now),
             |appending| Ok(appending.add(now, drafts)),
             |appending| appending.write(home, project),
         )
-    }
-
-    fn group(&self, project: &str) -> Arc<Group<Transaction>> {
-        let mut groups = self.groups.lock().unwrap_or_else(PoisonError::into_inner);
-        groups.entry(project.to_string()).or_default().clone()
     }
 
     /// Takes the lock and reads the board, for a batch: as [`update`] does, but through
@@ -201,8 +196,7 @@ impl Resident {
         lock: LockPolicy,
         now: Timestamp,
     ) -> Result<(FileLock, Transaction)> {
-        let guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
-        board_file::recover_log::<ActivityRecord>(home, project)?;
+        let guard = lock_board(home, project, lock)?;
         let board = self.board(home, project)?;
         Ok((guard, Transaction::new(board, now)))
     }
@@ -225,6 +219,12 @@ impl Resident {
     }
 }
 
+/// The group of `project` among `groups`, made on first use.
+fn group_of<W>(groups: &Mutex<HashMap<String, Arc<Group<W>>>>, project: &str) -> Arc<Group<W>> {
+    let mut groups = groups.lock().unwrap_or_else(PoisonError::into_inner);
+    groups.entry(project.to_string()).or_default().clone()
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -237,6 +237,24 @@ mod tests {
     use crate::error::Error;
 
     const CHANGES: u64 = 24;
+
+    /// `work(n)` for each `n` below `count`, each on a thread of its own, all let go at
+    /// once; the answers in the order of `n`.
+    fn at_once<T: Send>(count: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+        let start = Barrier::new(count);
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..count)
+                .map(|n| {
+                    let (start, work) = (&start, &work);
+                    scope.spawn(move || {
+                        start.wait();
+                        work(n)
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        })
+    }
 
     fn line(n: u64, now: Timestamp) -> ActivityRecord {
         ActivityRecord {
@@ -275,25 +293,16 @@ mod tests {
         let lock = LockPolicy::silent(Duration::from_secs(30));
         let resident = Resident::default();
         let now = crate::time::now();
-        let start = Barrier::new(CHANGES as usize);
-        let answers: Vec<(u64, std::thread::Result<Result<u64>>)> = std::thread::scope(|scope| {
-            let threads: Vec<_> = (0..CHANGES)
-                .map(|n| {
-                    let (home, resident, start) = (&home, &resident, &start);
-                    scope.spawn(move || {
-                        start.wait();
-                        let answer = panic::catch_unwind(AssertUnwindSafe(|| {
-                            if n % 3 == 0 {
-                                update(home, "p", lock, now, change(n))
-                            } else {
-                                resident.update(home, "p", lock, now, change(n))
-                            }
-                        }));
-                        (n, answer)
-                    })
-                })
-                .collect();
-            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        let answers = at_once(CHANGES as usize, |n| {
+            let n = n as u64;
+            let answer = panic::catch_unwind(AssertUnwindSafe(|| {
+                if n.is_multiple_of(3) {
+                    update(&home, "p", lock, now, change(n))
+                } else {
+                    resident.update(&home, "p", lock, now, change(n))
+                }
+            }));
+            (n, answer)
         });
         let mut counts = BTreeSet::new();
         let mut committed = BTreeSet::new();
@@ -361,32 +370,22 @@ mod tests {
         let lock = LockPolicy::silent(Duration::from_secs(30));
         let resident = Resident::default();
         let now = crate::time::now();
-        let start = Barrier::new(12);
-        let numbers: Vec<(usize, Vec<u64>)> = std::thread::scope(|scope| {
-            let threads: Vec<_> = (0..12)
-                .map(|n| {
-                    let (home, resident, start) = (&home, &resident, &start);
-                    scope.spawn(move || {
-                        let draft = |i: usize| Draft {
-                            from: format!("agent{n}"),
-                            to: "dev".into(),
-                            kind: crate::mail::MessageType::Text,
-                            summary: format!("{n}.{i}"),
-                            body: String::new(),
-                            payload: serde_json::Value::Null,
-                        };
-                        start.wait();
-                        let written = resident
-                            .append_mail(home, "p", lock, now, (0..n % 3).map(draft).collect())
-                            .unwrap();
-                        for (i, message) in written.iter().enumerate() {
-                            assert_eq!(message.summary, format!("{n}.{i}"));
-                        }
-                        (n, written.iter().map(|message| message.seq).collect())
-                    })
-                })
-                .collect();
-            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        let numbers: Vec<(usize, Vec<u64>)> = at_once(12, |n| {
+            let draft = |i: usize| Draft {
+                from: format!("agent{n}"),
+                to: "dev".into(),
+                kind: crate::mail::MessageType::Text,
+                summary: format!("{n}.{i}"),
+                body: String::new(),
+                payload: serde_json::Value::Null,
+            };
+            let written = resident
+                .append_mail(&home, "p", lock, now, (0..n % 3).map(draft).collect())
+                .unwrap();
+            for (i, message) in written.iter().enumerate() {
+                assert_eq!(message.summary, format!("{n}.{i}"));
+            }
+            (n, written.iter().map(|message| message.seq).collect())
         });
         let mut all: Vec<u64> = numbers.iter().flat_map(|(_, seqs)| seqs.clone()).collect();
         all.sort_unstable();

@@ -31,7 +31,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use ::notify::event::{AccessKind, AccessMode};
 use ::notify::{EventKind, RecursiveMode, Watcher};
@@ -39,6 +39,7 @@ use ::notify::{EventKind, RecursiveMode, Watcher};
 use crate::error::{Error, Result};
 use crate::session::{Inbox, Push, Pushed, Session};
 use crate::store::StoreError;
+use crate::store::cache::Stamp;
 use crate::store::paths::Home;
 use crate::store::platform;
 use crate::time;
@@ -370,14 +371,6 @@ fn is_not_found(error: &::notify::Error) -> bool {
     }
 }
 
-/// What identifies one version of a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    inode: u64,
-    length: u64,
-    modified: Option<SystemTime>,
-}
-
 /// The look at a few files' metadata that tells when any of them changed (appeared,
 /// vanished, or was written), without reading them.
 #[derive(Debug)]
@@ -400,17 +393,7 @@ impl FileStamps {
 
     /// True on the first call, then whenever a file differs from the previous call.
     pub fn has_changed(&mut self) -> bool {
-        let stamps: Vec<Option<Stamp>> = self
-            .paths
-            .iter()
-            .map(|path| {
-                fs::metadata(path).ok().map(|meta| Stamp {
-                    inode: platform::file_id(path, &meta),
-                    length: meta.len(),
-                    modified: meta.modified().ok(),
-                })
-            })
-            .collect();
+        let stamps: Vec<Option<Stamp>> = self.paths.iter().map(|path| Stamp::of(path)).collect();
         let is_changed = self.stamps.as_ref() != Some(&stamps);
         self.stamps = Some(stamps);
         is_changed

@@ -737,13 +737,24 @@ def idle_cpu(binary, seconds, env=None):
     return spent
 
 
-def delay_table(title, median, p99):
-    """Prints one delay's median and p99 as a table under `title`."""
+# The two ways a waiter learns of a change, as the bench names them and sets them.
+SOURCES = (("kernel file events", None), ("BATON_FILE_EVENTS=poll", {"BATON_FILE_EVENTS": "poll"}))
+
+
+def table(title, columns, rows):
+    """Prints `rows` (each a list of cells, already formatted) as a Markdown table with
+    `columns` for its header, under `title`."""
     print(title)
     print()
-    print("| median ms | p99 ms |")
-    print("|---|---|")
-    print(f"| {median:.1f} | {p99:.1f} |")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+def delay_table(title, median, p99):
+    """Prints one delay's median and p99 as a table under `title`."""
+    table(title, ["median ms", "p99 ms"], [[f"{median:.1f}", f"{p99:.1f}"]])
 
 
 def main():
@@ -789,58 +800,42 @@ def main():
             print(f"| {label} | " + " | ".join(f"{counts[c]:.1f}" for c in commands) + " |")
         print()
     per_writer = 20 if options.quick else 50
-    print("Throughput, `send` from N processes at once onto one board (100 open tasks)")
-    print()
-    print("| writers | changes/s | the harness alone, spawning /bin/true, per s |")
-    print("|---|---|---|")
-    for writers in (1, 4, 16):
-        changes = throughput(binary, writers, per_writer)
-        ceiling = throughput("/bin/true", writers, per_writer, Bare())
-        print(f"| {writers} | {changes:.0f} | {ceiling:.0f} |")
+    table("Throughput, `send` from N processes at once onto one board (100 open tasks)",
+          ["writers", "changes/s", "the harness alone, spawning /bin/true, per s"],
+          [[str(writers), f"{throughput(binary, writers, per_writer):.0f}",
+            f"{throughput('/bin/true', writers, per_writer, Bare()):.0f}"]
+           for writers in (1, 4, 16)])
     print()
     mcp = mcp_latency(binary, 20 if options.quick else 100)
     if mcp is None:
         print("MCP: this binary has no `mcp` command")
     else:
-        print("MCP tool call on a running `baton mcp`, 1,000 open tasks, median ms")
-        print()
-        print("| tool | ms |")
-        print("|---|---|")
-        for tool, ms in mcp.items():
-            print(f"| {tool} | {ms:.2f} |")
+        table("MCP tool call on a running `baton mcp`, 1,000 open tasks, median ms",
+              ["tool", "ms"], [[tool, f"{ms:.2f}"] for tool, ms in mcp.items()])
     print()
     calls = 20 if options.quick else 200
     over_http = mcp_http_latency(binary, calls)
     if over_http is None:
         print("MCP over HTTP: this binary has no `serve` command")
     else:
-        print(f"MCP tool call over HTTP (`baton serve`, one /mcp session on one keep-alive "
-              f"connection), 1,000 open tasks, {calls} calls")
-        print()
-        print("| tool | median ms | p99 ms |")
-        print("|---|---|---|")
-        for tool, (median, p99) in over_http.items():
-            print(f"| {tool} | {median:.2f} | {p99:.2f} |")
+        table(f"MCP tool call over HTTP (`baton serve`, one /mcp session on one keep-alive "
+              f"connection), 1,000 open tasks, {calls} calls", ["tool", "median ms", "p99 ms"],
+              [[tool, f"{median:.2f}", f"{p99:.2f}"] for tool, (median, p99) in over_http.items()])
         print()
         per_agent = 2 if options.quick else 5
-        print(f"A swarm through `baton serve`: N agents, each with its own token and connection, "
+        table(f"A swarm through `baton serve`: N agents, each with its own token and connection, "
               f"claiming and finishing {per_agent} tasks each through the JSON API at once, "
-              f"1,000 other open tasks")
+              f"1,000 other open tasks", ["agents", "changes/s", "median ms", "p99 ms"],
+              [[str(agents), f"{rate:.0f}", f"{median:.1f}", f"{p99:.1f}"]
+               for agents in (50, 100)
+               for rate, median, p99 in [swarm(binary, agents, per_agent)]])
         print()
-        print("| agents | changes/s | median ms | p99 ms |")
-        print("|---|---|---|---|")
-        for agents in (50, 100):
-            rate, median, p99 = swarm(binary, agents, per_agent)
-            print(f"| {agents} | {rate:.0f} | {median:.1f} | {p99:.1f} |")
-        print()
-        print("The open board as JSON: a `baton board --json` process against GET "
+        table("The open board as JSON: a `baton board --json` process against GET "
               "/api/v1/projects/default/board on `baton serve` (its first read, then the "
-              f"median of {repeats} more), with `baton --version` as a process start, median ms")
-        print()
-        print("| open tasks | process start | CLI | HTTP, first | HTTP, kept |")
-        print("|---|---|---|---|---|")
-        for size, (start, cli, first, kept) in board_read(binary, repeats).items():
-            print(f"| {size:,} | {start:.2f} | {cli:.2f} | {first:.2f} | {kept:.2f} |")
+              f"median of {repeats} more), with `baton --version` as a process start, median ms",
+              ["open tasks", "process start", "CLI", "HTTP, first", "HTTP, kept"],
+              [[f"{size:,}"] + [f"{figure:.2f}" for figure in figures]
+               for size, figures in board_read(binary, repeats).items()])
         print()
         sends = 10 if options.quick else 100
         from_start, from_exit = event_delay(binary, sends)
@@ -852,13 +847,11 @@ def main():
     print()
     remote = remote_latency(binary, repeats)
     if remote is not None:
-        print("A command on the hub's machine against the same command from another machine's "
-              "home through BATON_URL (`baton serve` on loopback), 1,000 open tasks, median ms")
-        print()
-        print("| command | local | remote | remote / local |")
-        print("|---|---|---|---|")
-        for name, (local, over) in remote.items():
-            print(f"| {name} | {local:.2f} | {over:.2f} | {over / local:.2f} |")
+        table("A command on the hub's machine against the same command from another machine's "
+              "home through BATON_URL (`baton serve` on loopback), 1,000 open tasks, median ms",
+              ["command", "local", "remote", "remote / local"],
+              [[name, f"{local:.2f}", f"{over:.2f}", f"{over / local:.2f}"]
+               for name, (local, over) in remote.items()])
         print()
         sends = 5 if options.quick else 30
         delay_table(f"From a hand-over on the hub (`baton send` exits) to the wake command "
@@ -866,32 +859,26 @@ def main():
                     *wake_delay(binary, sends))
         print()
     sends = 5 if options.quick else 30
-    for label, env in (("kernel file events", None), ("BATON_FILE_EVENTS=poll", {"BATON_FILE_EVENTS": "poll"})):
+    for label, env in SOURCES:
         delay_table(f"From the start of a `baton send` to the return of the `baton wait` it hands "
                     f"work to ({label}), {sends} sends", *wait_delay(binary, sends, env))
         print()
     seconds = 2 if options.quick else 5
-    idle = {label: idle_cpu(binary, seconds, env) for label, env in
-            (("kernel file events", None), ("BATON_FILE_EVENTS=poll", {"BATON_FILE_EVENTS": "poll"}))}
+    idle = {label: idle_cpu(binary, seconds, env) for label, env in SOURCES}
     if all(idle.values()):
-        print(f"CPU ms spent by an idle `baton wait` and an idle `baton serve` over {seconds} s "
-              f"with nothing changing")
-        print()
-        print("| | wait | serve |")
-        print("|---|---|---|")
-        for label, spent in idle.items():
-            print(f"| {label} | {spent['wait']:.0f} | {spent.get('serve', float('nan')):.0f} |")
+        table(f"CPU ms spent by an idle `baton wait` and an idle `baton serve` over {seconds} s "
+              f"with nothing changing", ["", "wait", "serve"],
+              [[label, f"{spent['wait']:.0f}", f"{spent.get('serve', float('nan')):.0f}"]
+               for label, spent in idle.items()])
         print()
     breakdown = change_breakdown(binary, repeats)
     if breakdown is not None:
-        print("Where the time of a change goes (`send`), median ms: the process start "
+        table("Where the time of a change goes (`send`), median ms: the process start "
               "(`--version`), reading (`status` less the start), the fsyncs (`strace -T`), "
-              "and the rest of the write")
-        print()
-        print("| open tasks | send | process start | reading | fsyncs | the rest of the write |")
-        print("|---|---|---|---|---|---|")
-        for size, figures in breakdown.items():
-            print(f"| {size:,} | " + " | ".join(f"{figure:.2f}" for figure in figures) + " |")
+              "and the rest of the write",
+              ["open tasks", "send", "process start", "reading", "fsyncs", "the rest of the write"],
+              [[f"{size:,}"] + [f"{figure:.2f}" for figure in figures]
+               for size, figures in breakdown.items()])
         print()
     print(f"Peak RSS over every command measured: {peak_overall:.1f} MiB")
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{HeldLock, Run, TestEnv, all_succeed, task_in};
+use crate::common::{Run, TestEnv, task_in};
 use crate::http::{Served, eventually};
 
 /// The hub's machine: a home served on loopback, with a token for `codex`.
@@ -335,7 +335,7 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
     // commit one after the other the moment it is let go (sent one by one, a loaded
     // machine could space them past the burst's 300 ms).
     env.run("alice", &["status"]).ok();
-    let held = HeldLock::on(&env.project_dir("default").join("board.lock"));
+    let held = crate::common::HeldLock::on(&env.project_dir("default").join("board.lock"));
     let sends: Vec<Child> = ["One", "Two", "Three"]
         .iter()
         .map(|subject| {
@@ -357,7 +357,7 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
         .collect();
     std::thread::sleep(Duration::from_millis(500));
     drop(held);
-    all_succeed(sends);
+    crate::common::all_succeed(sends);
     eventually("the burst woke codex", || {
         (lines_of(&runs).len() == 1).then_some(())
     });

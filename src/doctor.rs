@@ -723,6 +723,8 @@ pub fn disagreements(
 
     let mut unknown: BTreeMap<TaskId, Vec<&str>> = BTreeMap::new();
     let mut sends: BTreeMap<TaskId, Vec<&ActivityRecord>> = BTreeMap::new();
+    // A task is made by `send` or carried over by `import`: either gives it its id.
+    let mut made: BTreeMap<TaskId, Vec<&ActivityRecord>> = BTreeMap::new();
     let mut last_status: HashMap<TaskId, &ActivityRecord> = HashMap::new();
     for (index, record) in records.iter().enumerate() {
         let Some(id) = record.task else {
@@ -730,6 +732,9 @@ pub fn disagreements(
         };
         if record.action == "send" {
             sends.entry(id).or_default().push(record);
+        }
+        if record.action == "send" || record.action == "import" {
+            made.entry(id).or_default().push(record);
         }
         if index < since_restore {
             continue;
@@ -755,7 +760,7 @@ pub fn disagreements(
             ),
         ));
     }
-    let twice: Vec<String> = sends
+    let twice: Vec<String> = made
         .iter()
         .filter(|(_, lines)| lines.len() > 1)
         .map(|(id, lines)| {

@@ -21,6 +21,8 @@ pub mod error;
 pub mod group;
 /// Client hook events in, client hook answers out.
 pub mod hook;
+/// Boards kept by other tools (roundtable, agent-bridge), read for `baton import`.
+pub mod import;
 /// Messages between agents, read positions, notifications, the mail archive.
 pub mod mail;
 /// The MCP server's tools, over the same session functions as the CLI.

@@ -691,6 +691,7 @@ mod tests {
             result: None,
             thread: vec![],
             delivery: None,
+            imported: None,
         });
     }
 

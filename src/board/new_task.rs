@@ -50,6 +50,7 @@ impl NewTask {
             result: None,
             thread: Vec::new(),
             delivery: None,
+            imported: None,
         }
     }
 }

@@ -293,6 +293,25 @@ pub struct Task {
     /// before it, and not written while there is none, so those boards stay as they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<Delivery>,
+    /// Where `baton import` found the task (none for a task sent here): what makes a
+    /// second import of the same board add nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Origin>,
+}
+
+/// Where an imported task came from: the tool (`roundtable`, `agent-bridge`), the project it
+/// had there and its id there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Origin {
+    pub from: String,
+    pub project: String,
+    pub id: String,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{} {}/{}", self.from, self.project, self.id)
+    }
 }
 
 /// The part of a task that decides whose turn it is and where it sorts: what a command
@@ -398,6 +417,7 @@ impl Task {
             result: None,
             thread: vec![],
             delivery: None,
+            imported: None,
         }
     }
 }

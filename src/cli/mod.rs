@@ -7,6 +7,7 @@ mod bridge;
 mod demo;
 mod doctor;
 mod hook;
+mod import;
 mod listen;
 mod mcp;
 mod messages;
@@ -108,6 +109,7 @@ pub enum Command {
     Demo,
     /// Check the hub home; bring a board back from its backup
     Doctor(doctor::DoctorArgs),
+    Import(import::ImportArgs),
     /// Serve the board's tools to an agent over MCP (stdio), acting as --as NAME
     Mcp,
     /// Wire Claude Code, Codex, Gemini CLI and opencode to baton (or --uninstall)
@@ -230,6 +232,7 @@ pub fn main() -> i32 {
         Command::Context(args) => projects::context(&context, args),
         Command::Demo => demo::run(&context),
         Command::Doctor(args) => doctor::run(&context, args),
+        Command::Import(args) => import::run(&context, args),
         Command::Mcp => mcp::run(&context),
         Command::Setup(args) => setup::run(&context, args),
         Command::Token(command) => tokens::run(&context, command),

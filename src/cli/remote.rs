@@ -97,6 +97,13 @@ pub fn run(context: &Context, hub: &Hub, command: Command) -> Result<i32, Error>
             None => super::doctor::run(context, args)?,
         },
         Command::Token(_) => return Err(remote.hub_only("token", "")),
+        Command::Import(_) => {
+            return Err(remote.hub_only(
+                "import",
+                "the board to carry over is read from the hub's disk: copy it there and run \
+                 `baton import` on that machine",
+            ));
+        }
         Command::Serve(_) => {
             return Err(Error::invalid_with_hint(
                 format!(

@@ -187,6 +187,10 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
         task.created_at,
         time::age(task.created_at, now)
     );
+    if let Some(origin) = &task.imported {
+        // The id and project are the source's words.
+        let _ = writeln!(text, "  imported: from {}", inline(&origin.to_string()));
+    }
     if let Some(result) = &task.result {
         // One line lines up with the fields above; more go below, framed.
         let label = if baton::text::is_multiline(result) {

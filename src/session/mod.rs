@@ -8,6 +8,7 @@
 mod after_change;
 mod agents;
 mod follow;
+mod import;
 mod inbox;
 mod log;
 mod messages;
@@ -16,6 +17,7 @@ mod tasks;
 pub use after_change::{AfterEffects, Unreachable, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
 pub use follow::{Due, Push, Pushed};
+pub use import::{Imported, ImportedTask};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};
 pub use log::Archived;
 pub use messages::{Mail, MailEntry, Sent};

@@ -406,7 +406,9 @@ impl<'text, W: HeadWords> Visitor<'text> for HeadFields<W> {
                 Field::Skill | Field::Result => drop(map.next_value::<Option<String>>()?),
                 Field::Review => drop(map.next_value::<bool>()?),
                 // A nested record, checked when the task is decoded.
-                Field::Delivery => drop(map.next_value::<Option<IgnoredAny>>()?),
+                Field::Delivery | Field::Imported => {
+                    map.next_value::<Option<IgnoredAny>>()?;
+                }
                 // Lists, checked item by item when the task is decoded.
                 Field::Files | Field::Thread => drop(map.next_value::<Vec<IgnoredAny>>()?),
                 // Not a field baton knows: stepped over, and it may repeat (as serde allows).

@@ -279,7 +279,7 @@ fn strip_field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// The fields as baton writes them, each with the start of its line.
-const IN_ORDER: [(Field, &[u8]); 19] = [
+const IN_ORDER: [(Field, &[u8]); 20] = [
     (Field::Id, b"      \"id\": "),
     (Field::Subject, b"      \"subject\": "),
     (Field::Body, b"      \"body\": "),
@@ -299,6 +299,7 @@ const IN_ORDER: [(Field, &[u8]); 19] = [
     (Field::Result, b"      \"result\": "),
     (Field::Thread, b"      \"thread\": "),
     (Field::Delivery, b"      \"delivery\": "),
+    (Field::Imported, b"      \"imported\": "),
 ];
 
 /// What follows the line of a field whose value goes on over more lines.
@@ -375,7 +376,7 @@ fn take<W: HeadWords>(
                 Field::Subject | Field::Body => first == b'"',
                 Field::Files | Field::Thread => first == b'[',
                 Field::Review => value == b"true" || value == b"false",
-                Field::Delivery => value == b"{" || value == b"null",
+                Field::Delivery | Field::Imported => value == b"{" || value == b"null",
                 Field::Skill | Field::Result | Field::ClaimedAt => {
                     first == b'"' || value == b"null"
                 }
@@ -416,6 +417,7 @@ pub(super) enum Field {
     Result,
     Thread,
     Delivery,
+    Imported,
     /// Not a field baton knows: stepped over, and it may repeat (serde ignores it too).
     Unknown,
 }
@@ -442,6 +444,7 @@ impl Field {
             b"result" => Field::Result,
             b"thread" => Field::Thread,
             b"delivery" => Field::Delivery,
+            b"imported" => Field::Imported,
             _ => Field::Unknown,
         }
     }
@@ -915,6 +918,11 @@ mod tests {
                 text: String::new(),
             }],
             delivery: Some(crate::board::delivery::Delivery::queued("bob", at)),
+            imported: Some(crate::board::task::Origin {
+                from: "roundtable".into(),
+                project: "p".into(),
+                id: "1".into(),
+            }),
         };
         let serde_json::Value::Object(written) = serde_json::to_value(&task).unwrap() else {
             panic!("a task is written as an object");

@@ -14,7 +14,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "domains",
         &[
             "board", "activity", "archive", "mail", "registry", "project", "wake", "notify",
-            "setup", "doctor", "tokens", "error", "group",
+            "setup", "doctor", "tokens", "error", "group", "import",
         ],
     ),
     ("session", &["session", "change"]),

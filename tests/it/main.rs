@@ -24,6 +24,7 @@ mod group_commit;
 mod hook;
 mod hostile_files;
 mod http;
+mod import;
 mod log_truth;
 mod mail;
 mod mcp;

@@ -1,0 +1,303 @@
+//! `baton import`: carries a board read from another tool ([`crate::import::Source`]) onto
+//! this project, in one locked change of the board with one activity line per task.
+//!
+//! Each task gets a new id here and keeps its origin, so an import run twice adds nothing
+//! the second time (tasks already carried over, on the board or archived, are counted, not
+//! copied). A task's words pass the same checks as a task sent here; one that fails them is
+//! named and left in its source. The agents it names are registered when they are not, never
+//! with a wake command. Nobody is woken or notified: the work was handed over long ago.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use super::Session;
+use crate::activity::ActivityRecord;
+use crate::archive;
+use crate::board::Board;
+use crate::board::task::{Origin, Status, Task, TaskId};
+use crate::error::Result;
+use crate::import::{ForeignTask, Skipped, Source};
+use crate::registry::{self, Profile, WakeCommandChange};
+use crate::store::jsonl;
+use crate::text::{self, LineField};
+
+/// What an import did, or with `dry_run` would do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Imported {
+    pub project: String,
+    pub dry_run: bool,
+    /// The tasks carried over, each with its new id.
+    pub tasks: Vec<ImportedTask>,
+    /// Tasks an earlier import carried over already.
+    pub already: usize,
+    pub skipped: Vec<Skipped>,
+    /// Agents registered because the source named them.
+    pub agents_added: Vec<String>,
+    /// Agents that had a wake command in the source, which is not carried over.
+    pub wake_not_carried: Vec<String>,
+    /// Names the source spelled in a way baton does not allow: `[as written, as named here]`.
+    pub renamed: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedTask {
+    pub id: TaskId,
+    pub origin: Origin,
+    pub status: Status,
+    pub subject: String,
+}
+
+impl Session {
+    /// Carries `source` onto this project; with `dry_run` only says what it would do.
+    pub fn import(&self, mut source: Source, dry_run: bool) -> Result<Imported> {
+        let actor = self.agent()?.to_string();
+        let tasks = std::mem::take(&mut source.tasks);
+        let tasks = checked(&mut source, tasks);
+        let agents_added = self.register_agents(&source, &tasks, dry_run)?;
+        let wake_not_carried = source
+            .agents
+            .iter()
+            .filter(|agent| agent.had_wake)
+            .map(|agent| agent.name.clone())
+            .collect();
+        let home = &self.hub.home;
+        let project = self.project.id.clone();
+        let carry = |board: &mut Board, records: &mut Vec<ActivityRecord>| -> Result<_> {
+            let mut known = origins_in(board)?;
+            known.extend(archived_origins(home, &project)?);
+            let highest_archived = archive::highest_id(home, &project)?;
+            Ok(self.carry(board, highest_archived, &known, &tasks, &actor, records))
+        };
+        let (carried, already) = if dry_run {
+            let mut board = self.board()?;
+            carry(&mut board, &mut Vec::new())?
+        } else {
+            self.update(|tx| {
+                let mut records = Vec::new();
+                let outcome = carry(&mut tx.board, &mut records)?;
+                for record in records {
+                    tx.record(record);
+                }
+                Ok(outcome)
+            })?
+        };
+        Ok(Imported {
+            project: self.project.id.clone(),
+            dry_run,
+            tasks: carried,
+            already,
+            skipped: source.skipped,
+            agents_added,
+            wake_not_carried,
+            renamed: source.renamed,
+        })
+    }
+
+    /// Puts each task not yet here on `board`, with an id of its own and the ids of the
+    /// tasks it waits for made this board's; returns them and how many were here already.
+    fn carry(
+        &self,
+        board: &mut Board,
+        highest_archived: u64,
+        known: &HashMap<Origin, TaskId>,
+        tasks: &[ForeignTask],
+        actor: &str,
+        records: &mut Vec<ActivityRecord>,
+    ) -> (Vec<ImportedTask>, usize) {
+        // Every new task has its id before any is made, so that the tasks it waits for
+        // can be named by theirs, in whatever order the source listed them.
+        let mut ids = known.clone();
+        let mut new_tasks = Vec::new();
+        let mut already = 0;
+        for foreign in tasks {
+            if known.contains_key(&foreign.origin) {
+                already += 1;
+                continue;
+            }
+            let id = board.next_free_id(highest_archived);
+            board.next_id = id.0 + 1;
+            ids.insert(foreign.origin.clone(), id);
+            new_tasks.push((id, foreign));
+        }
+        let mut carried = Vec::new();
+        for (id, foreign) in new_tasks {
+            let mut task = self.task_of(foreign, id);
+            task.after = foreign
+                .after
+                .iter()
+                .filter_map(|dependency| {
+                    ids.get(&Origin {
+                        id: dependency.clone(),
+                        ..foreign.origin.clone()
+                    })
+                    .copied()
+                })
+                .collect();
+            records.push(ActivityRecord {
+                at: self.now,
+                project: self.project.id.clone(),
+                actor: actor.to_string(),
+                action: "import".into(),
+                task: Some(id),
+                from_status: None,
+                to_status: Some(task.status),
+                text: Some(format!(
+                    "from {}: {} → {}: {}",
+                    foreign.origin, task.from, task.to, task.subject
+                )),
+            });
+            carried.push(ImportedTask {
+                id,
+                origin: foreign.origin.clone(),
+                status: task.status,
+                subject: task.subject.clone(),
+            });
+            board.push(task);
+        }
+        (carried, already)
+    }
+
+    /// A foreign task as a task of this board. A working one gets a fresh lease, so that an
+    /// assignee who does not come back leaves it stalled, in its sender's inbox.
+    fn task_of(&self, foreign: &ForeignTask, id: TaskId) -> Task {
+        let is_working = foreign.status == Status::Working;
+        Task {
+            id,
+            subject: foreign.subject.trim().to_string(),
+            body: foreign.body.clone(),
+            files: foreign.files.clone(),
+            from: foreign.from.clone(),
+            to: foreign.to.clone(),
+            reviewer: None,
+            status: foreign.status,
+            priority: foreign.priority,
+            after: Vec::new(),
+            skill: foreign.skill.clone(),
+            review: false,
+            created_at: foreign.created_at,
+            updated_at: foreign.updated_at,
+            claimed_at: is_working.then_some(foreign.updated_at),
+            lease_expires_at: is_working.then(|| self.now.plus(self.project.lease())),
+            result: foreign.result.clone(),
+            thread: foreign.thread.clone(),
+            delivery: None,
+            imported: Some(foreign.origin.clone()),
+        }
+    }
+
+    /// Registers every agent the tasks or the source's registry name that is not registered
+    /// yet (never with a wake command); those registered already are left as they are.
+    fn register_agents(
+        &self,
+        source: &Source,
+        tasks: &[ForeignTask],
+        dry_run: bool,
+    ) -> Result<Vec<String>> {
+        let home = &self.hub.home;
+        let mut names: BTreeSet<&str> = source.agents.iter().map(|a| a.name.as_str()).collect();
+        for task in tasks {
+            names.insert(&task.from);
+            names.insert(&task.to);
+            for entry in &task.thread {
+                names.insert(&entry.by);
+            }
+        }
+        let mut added = Vec::new();
+        for name in names {
+            if registry::load(home, name)?.is_some() {
+                continue;
+            }
+            added.push(name.to_string());
+            if dry_run {
+                continue;
+            }
+            let known = source.agents.iter().find(|agent| agent.name == name);
+            let profile = Profile {
+                strengths: known
+                    .map(|agent| agent.strengths.clone())
+                    .filter(|strengths| text::check_long("strengths", strengths).is_ok()),
+                skills: known.map(|agent| {
+                    registry::normalize_skills(&agent.skills)
+                        .into_iter()
+                        .filter(|skill| text::check_line(LineField::Skill, skill).is_ok())
+                        .collect()
+                }),
+            };
+            registry::add(
+                home,
+                name,
+                self.hub.lock,
+                self.now,
+                &profile,
+                WakeCommandChange::Keep,
+            )?;
+        }
+        Ok(added)
+    }
+}
+
+/// The tasks whose words pass the checks a task sent here passes (SPEC section 10); the
+/// others are named in `source.skipped`.
+fn checked(source: &mut Source, tasks: Vec<ForeignTask>) -> Vec<ForeignTask> {
+    let mut passed = Vec::new();
+    for task in tasks {
+        let what = format!("task {}", task.origin.id);
+        let refusal = if task.subject.trim().is_empty() {
+            Some("it has no subject".to_string())
+        } else {
+            text::check_line(LineField::Subject, &task.subject)
+                .and_then(|()| text::check_long("body", &task.body))
+                .and_then(|()| {
+                    task.files
+                        .iter()
+                        .try_for_each(|file| text::check_line(LineField::FileName, file))
+                })
+                .and_then(|()| {
+                    task.skill
+                        .iter()
+                        .try_for_each(|skill| text::check_line(LineField::Skill, skill))
+                })
+                .and_then(|()| {
+                    task.thread
+                        .iter()
+                        .try_for_each(|entry| text::check_long("thread", &entry.text))
+                })
+                .err()
+                .map(|refused| refused.to_string())
+        };
+        match refusal {
+            Some(why) => source.skip(what, why),
+            None => passed.push(task),
+        }
+    }
+    passed
+}
+
+/// The origins of the imported tasks on `board`.
+fn origins_in(board: &Board) -> Result<HashMap<Origin, TaskId>> {
+    let mut origins = HashMap::new();
+    for task in board.tasks() {
+        let task = task?;
+        if let Some(origin) = &task.imported {
+            origins.insert(origin.clone(), task.id);
+        }
+    }
+    Ok(origins)
+}
+
+/// The origins of the imported tasks in the project's archive.
+fn archived_origins(
+    home: &crate::store::paths::Home,
+    project: &str,
+) -> Result<HashMap<Origin, TaskId>> {
+    let mut origins = HashMap::new();
+    for file in archive::task_files(home, project)? {
+        for task in jsonl::read_all::<Task>(&file)?.records {
+            if let Some(origin) = task.imported {
+                origins.insert(origin, task.id);
+            }
+        }
+    }
+    Ok(origins)
+}

@@ -283,9 +283,12 @@ mod tests {
                 {"id": "2", "subject": "odd", "from": "a", "to": "b", "status": "paused",
                  "created": "2026-11-01T10:00:00Z"},
                 {"subject": "no id"},
-                7]}"#,
+                7,
+                {"id": "1", "subject": "again", "from": "a", "to": "b", "status": "pending",
+                 "created": "2026-11-01T10:00:00Z"}]}"#,
         );
-        assert_eq!(source.tasks.len(), 1);
+        // The task whose id came before is the session's to refuse (it checks every source).
+        assert_eq!(source.tasks.len(), 2);
         let skipped: Vec<_> = source.skipped.iter().map(|s| s.what.as_str()).collect();
         assert_eq!(skipped, vec!["task 2", "task #3", "task #4"]);
     }

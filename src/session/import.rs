@@ -237,13 +237,15 @@ impl Session {
     }
 }
 
-/// The tasks whose words pass the checks a task sent here passes (SPEC section 10); the
-/// others are named in `source.skipped`.
+/// The tasks whose words pass the checks a task sent here passes (SPEC section 10), each
+/// origin once; the others are named in `source.skipped`.
 fn checked(source: &mut Source, tasks: Vec<ForeignTask>) -> Vec<ForeignTask> {
-    let mut passed = Vec::new();
+    let mut passed: Vec<ForeignTask> = Vec::new();
     for task in tasks {
         let what = format!("task {}", task.origin.id);
-        let refusal = if task.subject.trim().is_empty() {
+        let refusal = if passed.iter().any(|before| before.origin == task.origin) {
+            Some("an earlier task of the source has its id".to_string())
+        } else if task.subject.trim().is_empty() {
             Some("it has no subject".to_string())
         } else {
             text::check_line(LineField::Subject, &task.subject)

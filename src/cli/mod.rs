@@ -17,6 +17,7 @@ mod render;
 mod serve;
 mod setup;
 mod tokens;
+mod tui;
 mod wake;
 mod watch;
 

@@ -59,6 +59,10 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
         all: args.all,
     };
     let is_terminal = std::io::stdout().is_terminal();
+    // The application needs keys as well as a screen; `--json` is a stream for scripts.
+    if is_terminal && std::io::stdin().is_terminal() && !context.global.json {
+        return super::tui::run(&session, &tui_filter(filter));
+    }
     let mut files = FileWatch::project(session.home(), session.project_id());
     // The first look always counts: the board is drawn at once.
     let mut is_changed = files.has_changed();
@@ -82,6 +86,15 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
             false => WAIT_FOR_A_CHANGE,
         };
         is_changed = files.wait_for_change(pause);
+    }
+}
+
+/// What the terminal board reads: every status has a column, so finished tasks are read too
+/// unless one status was asked for.
+fn tui_filter(filter: BoardFilter) -> BoardFilter {
+    BoardFilter {
+        all: filter.all || filter.status.is_none(),
+        ..filter
     }
 }
 

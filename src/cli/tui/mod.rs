@@ -1,0 +1,252 @@
+//! `baton watch` on a terminal: the board as an application (SPEC section 15).
+//!
+//! Three things wake the loop, each told over one channel: a key (crossterm's events, read on
+//! their own thread), a change of the project's files (the kernel's file events that `wait`
+//! uses, [`FileWatch`]), and SIGTERM or SIGHUP. The board is read again only on a change,
+//! after an action, and every [`REDRAW_EVERY`] so that ages and leases stay true; a key only
+//! moves through what was read. Actions go through the same session functions as the CLI,
+//! so a refusal is the CLI's, shown on the status line.
+
+mod draw;
+mod state;
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{self, Event as TerminalEvent};
+
+use baton::board::task::Priority;
+use baton::error::Error;
+use baton::mail::MessageType;
+use baton::session::{BoardFilter, NewTask, Session};
+use baton::text::inline;
+use baton::watch::{self, FileWatch};
+
+use super::{render, wake};
+use state::{App, Effect, Snapshot};
+
+/// The board is read and drawn this often even when nothing was written.
+const REDRAW_EVERY: Duration = Duration::from_secs(5);
+/// How many lines of the activity log are kept for the feed.
+const ACTIVITY_LINES: usize = 200;
+
+/// What wakes the loop.
+enum Wake {
+    Terminal(TerminalEvent),
+    /// Reading the terminal failed: nothing more will come from it.
+    TerminalLost(String),
+    Changed,
+    Stop,
+}
+
+/// Runs the board until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is given back as it was
+/// on every way out, a panic included (ratatui's hook restores it).
+pub fn run(session: &Session, filter: &BoardFilter) -> Result<i32, Error> {
+    let first = read(session, filter)?;
+    let agent = session.agent().ok().map(str::to_string);
+    let mut app = App::new(agent, first);
+    let mut terminal = ratatui::try_init().map_err(terminal_error)?;
+    let (sender, receiver) = mpsc::channel();
+    // Keys are read only once the terminal is raw, so none is taken in cooked mode.
+    follow_terminal(sender.clone());
+    follow_files(session, sender.clone());
+    follow_signals(sender);
+    let outcome = run_loop(&mut terminal, &mut app, session, filter, &receiver);
+    // Restored before the error, if any, is printed.
+    let restored = ratatui::try_restore();
+    outcome?;
+    restored.map_err(terminal_error)?;
+    Ok(0)
+}
+
+fn run_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    session: &Session,
+    filter: &BoardFilter,
+    receiver: &mpsc::Receiver<Wake>,
+) -> Result<(), Error> {
+    let mut read_at = Instant::now();
+    loop {
+        terminal
+            .draw(|frame| draw::draw(frame, app))
+            .map_err(terminal_error)?;
+        let wake = match receiver.recv_timeout(REDRAW_EVERY.saturating_sub(read_at.elapsed())) {
+            Ok(wake) => Some(wake),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        };
+        let is_read_due = match wake {
+            None | Some(Wake::Changed) => true,
+            Some(Wake::Stop) => return Ok(()),
+            Some(Wake::TerminalLost(error)) => {
+                return Err(Error::invalid(format!("cannot read the terminal: {error}")));
+            }
+            Some(Wake::Terminal(TerminalEvent::Key(key))) => match app.on_key(key) {
+                Effect::Quit => return Ok(()),
+                Effect::Nothing => false,
+                effect => {
+                    carry_out(app, session, effect);
+                    true
+                }
+            },
+            // A resize, a focus change, a paste: drawn again, nothing read.
+            Some(Wake::Terminal(_)) => false,
+        };
+        if is_read_due {
+            match read(session, filter) {
+                Ok(snapshot) => app.replace(snapshot),
+                Err(error) => app.notify(one_line(&error), true),
+            }
+            read_at = Instant::now();
+        }
+    }
+}
+
+/// The board, the agents and the latest activity as they are now.
+fn read(session: &Session, filter: &BoardFilter) -> Result<Snapshot, Error> {
+    let session = watch::at_now(session);
+    let views = session.list(filter)?;
+    // The board is what matters: agents or a log that cannot be read leave their panes
+    // empty rather than the whole board unshown.
+    let agents = session.agents().ok();
+    let activity = session.log(Some(ACTIVITY_LINES), None).unwrap_or_default();
+    Ok(Snapshot::new(
+        session.project.id.clone(),
+        session.now,
+        views,
+        agents,
+        activity,
+    ))
+}
+
+/// Does what a key asked through the session, as the CLI would, and says how it went.
+fn carry_out(app: &mut App, session: &Session, effect: Effect) {
+    let session = watch::at_now(session);
+    let outcome = match effect {
+        Effect::Act(id, action) => session.act(id, action).map(|changed| {
+            app.selected = Some(changed.task.task.id);
+            changed_line(&changed)
+        }),
+        Effect::Send { to, subject } => session
+            .send(NewTask {
+                to: Some(to),
+                skill: None,
+                subject,
+                body: String::new(),
+                files: Vec::new(),
+                priority: Priority::Normal,
+                after: Vec::new(),
+                review: false,
+                reviewer: None,
+            })
+            .map(|changed| {
+                app.selected = Some(changed.task.task.id);
+                changed_line(&changed)
+            }),
+        Effect::Message { to, text } => session
+            .message(&to, &text, MessageType::Text, None)
+            .map(|sent| first_line(&render::sent(&sent))),
+        Effect::Nothing | Effect::Quit => return,
+    };
+    match outcome {
+        Ok(text) => app.notify(text, false),
+        Err(error) => app.notify(one_line(&error), true),
+    }
+}
+
+/// A change in one line: what the CLI prints first, then warnings and wakes, which the CLI
+/// writes on stderr and the board cannot.
+fn changed_line(changed: &baton::session::Changed) -> String {
+    let mut text = first_line(&render::changed(changed));
+    for warning in &changed.warnings {
+        text.push_str(&format!(" · warning: {}", inline(warning)));
+    }
+    for woken in &changed.woken {
+        text.push_str(&format!(" · {}", inline(&wake::describe(woken))));
+    }
+    text
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// An error as the CLI words it, `error: …` and its hint, on one line.
+fn one_line(error: &Error) -> String {
+    let mut text = format!("error: {}", inline(&error.to_string()));
+    if let Some(hint) = error.hint() {
+        text.push_str(&format!(" · hint: {}", inline(&hint)));
+    }
+    text
+}
+
+fn terminal_error(error: std::io::Error) -> Error {
+    Error::invalid(format!("the terminal: {error}"))
+}
+
+/// Keys and resizes, read on a thread of their own so the loop can also wait for changes.
+fn follow_terminal(sender: mpsc::Sender<Wake>) {
+    thread::spawn(move || {
+        loop {
+            let wake = match event::read() {
+                Ok(event) => Wake::Terminal(event),
+                Err(error) => {
+                    let _ = sender.send(Wake::TerminalLost(error.to_string()));
+                    return;
+                }
+            };
+            if sender.send(wake).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// The project's board and mail changing, on the kernel's file events (else a poll).
+fn follow_files(session: &Session, sender: mpsc::Sender<Wake>) {
+    let home = session.home().clone();
+    let project = session.project_id().to_string();
+    thread::spawn(move || {
+        let mut files = FileWatch::project(&home, &project);
+        loop {
+            if files.wait_for_change(Duration::from_secs(3600))
+                && sender.send(Wake::Changed).is_err()
+            {
+                return;
+            }
+        }
+    });
+}
+
+/// SIGTERM and SIGHUP end the board like `q`, so the terminal is given back; a signal
+/// handler of its own would have to be `unsafe`, tokio's is not.
+#[cfg(unix)]
+fn follow_signals(sender: mpsc::Sender<Wake>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        runtime.block_on(async {
+            let (Ok(mut terminate), Ok(mut hang_up)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            ) else {
+                return;
+            };
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = hang_up.recv() => {}
+            }
+            let _ = sender.send(Wake::Stop);
+        });
+    });
+}
+
+#[cfg(not(unix))]
+fn follow_signals(_sender: mpsc::Sender<Wake>) {}

@@ -315,6 +315,9 @@ fn draw_status(frame: &mut Frame, app: &App, area: Rect) {
                 }
                 _ => text.push_str(&format!(" · {} → {}", view.task.from, view.task.to)),
             }
+            // The subject in full as far as the line goes: the columns of a small terminal
+            // have room for only its start.
+            text.push_str(&format!(" · {}", inline(&view.task.subject)));
             Line::raw(text)
         }
         (None, None) => Line::raw("no tasks here; n sends one"),

@@ -256,10 +256,7 @@ fn the_terminal_board_shows_a_sent_task_and_completes_a_review_by_keys() {
     board.press("q");
     assert_eq!(board.wait_for_exit(), 0);
     let written = String::from_utf8_lossy(&board.screen.written).into_owned();
-    let left_at = written
-        .rfind("\u{1b}[?1049l")
-        .expect("the alternate screen is left");
-    assert!(written.rfind("\u{1b}[?1049h") < Some(left_at));
+    assert!(is_restored(&written), "{written:?}");
 }
 
 #[test]
@@ -281,4 +278,28 @@ fn a_refusal_shows_on_the_status_line_and_the_board_stays() {
     board.wait_for(&start);
     board.press("q");
     assert_eq!(board.wait_for_exit(), 0);
+}
+
+#[test]
+fn sigterm_ends_the_board_and_gives_the_terminal_back() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let env = TestEnv::new();
+    env.register(&["boss"]);
+    let mut board = Board::start(&env, "boss");
+    board.wait_for("1:board");
+    let pid = Pid::from_raw(i32::try_from(board.child.id()).expect("a pid"));
+    kill(pid, Signal::SIGTERM).expect("the signal is sent");
+    assert_eq!(board.wait_for_exit(), 0);
+    let written = String::from_utf8_lossy(&board.screen.written).into_owned();
+    assert!(is_restored(&written), "{written:?}");
+}
+
+/// Whether the terminal was given back at the end: the main screen after the last switch to
+/// the alternate one, and the cursor shown.
+fn is_restored(written: &str) -> bool {
+    let Some(left_at) = written.rfind("\u{1b}[?1049l") else {
+        return false;
+    };
+    written.rfind("\u{1b}[?1049h") < Some(left_at) && written[left_at..].contains("\u{1b}[?25h")
 }

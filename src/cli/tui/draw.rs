@@ -28,9 +28,11 @@ const TALL: u16 = 40;
 /// A column narrower than this shows its status by a short name.
 const FULL_NAMES_FROM: u16 = 18;
 
-/// The keys, in the order the footer lists them.
+/// The keys, in the order the footer lists them: help and quit first, so that a narrow
+/// terminal, which cuts the footer, still shows them.
 pub const KEYS: &[(&str, &str)] = &[
-    ("←→↑↓/hjkl", "move"),
+    ("?", "help"),
+    ("q", "quit"),
     ("Enter", "task"),
     ("Tab/1-4", "panes"),
     ("a", "answer"),
@@ -40,8 +42,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("R", "reassign"),
     ("n", "send"),
     ("m", "message"),
-    ("?", "help"),
-    ("q", "quit"),
+    ("←→↑↓/hjkl", "move"),
 ];
 
 /// The marks a task row carries in one character each, and what they mean (the help
@@ -72,7 +73,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     draw_status(frame, app, status);
     draw_footer(frame, app, footer);
     if app.is_help_shown {
-        draw_help(frame, main);
+        draw_help(frame, area);
     }
 }
 
@@ -506,6 +507,25 @@ mod tests {
         assert!(screen.contains("thread:"), "{screen}");
         assert!(screen.contains("worker question: main or dev?"), "{screen}");
         assert!(screen.contains("delivery: to boss, seen"), "{screen}");
+    }
+
+    #[test]
+    fn the_help_lists_every_key_and_mark() {
+        let mut app = app(vec![view(1, Status::Pending, "one")]);
+        app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
+        let screen = screen(&app, 80, 24);
+        for (key, what) in KEYS {
+            assert!(
+                screen.contains(&format!("{key:<10} {what}")),
+                "{key}:\n{screen}"
+            );
+        }
+        for (mark, what) in MARKS {
+            assert!(
+                screen.contains(&format!("{mark}  {what}")),
+                "{mark}:\n{screen}"
+            );
+        }
     }
 
     #[test]

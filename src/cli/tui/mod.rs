@@ -220,11 +220,10 @@ fn follow_files(session: &Session, sender: mpsc::Sender<Wake>) {
     });
 }
 
-/// SIGTERM and SIGHUP end the board like `q`, so the terminal is given back; a signal
-/// handler of its own would have to be `unsafe`, tokio's is not.
-#[cfg(unix)]
+/// SIGTERM and SIGHUP (on Windows: the console closing, the system shutting down) end the
+/// board like `q`, so the terminal is given back; a signal handler of its own would have to
+/// be `unsafe`, tokio's is not.
 fn follow_signals(sender: mpsc::Sender<Wake>) {
-    use tokio::signal::unix::{SignalKind, signal};
     thread::spawn(move || {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -233,20 +232,39 @@ fn follow_signals(sender: mpsc::Sender<Wake>) {
             return;
         };
         runtime.block_on(async {
-            let (Ok(mut terminate), Ok(mut hang_up)) = (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::hangup()),
-            ) else {
-                return;
-            };
-            tokio::select! {
-                _ = terminate.recv() => {}
-                _ = hang_up.recv() => {}
+            if ended().await.is_ok() {
+                let _ = sender.send(Wake::Stop);
             }
-            let _ = sender.send(Wake::Stop);
         });
     });
 }
 
-#[cfg(not(unix))]
-fn follow_signals(_sender: mpsc::Sender<Wake>) {}
+/// Returns when the process is asked to end; an error when that cannot be listened for.
+#[cfg(unix)]
+async fn ended() -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hang_up = signal(SignalKind::hangup())?;
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = hang_up.recv() => {}
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+async fn ended() -> std::io::Result<()> {
+    use tokio::signal::windows::{ctrl_close, ctrl_shutdown};
+    let mut close = ctrl_close()?;
+    let mut shutdown = ctrl_shutdown()?;
+    tokio::select! {
+        _ = close.recv() => {}
+        _ = shutdown.recv() => {}
+    }
+    Ok(())
+}
+
+#[cfg(not(any(unix, windows)))]
+async fn ended() -> std::io::Result<()> {
+    std::future::pending().await
+}

@@ -10,7 +10,8 @@
 mod draw;
 mod state;
 
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -50,9 +51,17 @@ pub fn run(session: &Session, filter: &BoardFilter) -> Result<i32, Error> {
     let (sender, receiver) = mpsc::channel();
     // Keys are read only once the terminal is raw, so none is taken in cooked mode.
     follow_terminal(sender.clone());
-    follow_files(session, sender.clone());
+    let is_change_told = Arc::new(AtomicBool::new(false));
+    follow_files(session, sender.clone(), Arc::clone(&is_change_told));
     follow_signals(sender);
-    let outcome = run_loop(&mut terminal, &mut app, session, filter, &receiver);
+    let outcome = run_loop(
+        &mut terminal,
+        &mut app,
+        session,
+        filter,
+        &receiver,
+        &is_change_told,
+    );
     // Restored before the error, if any, is printed.
     let restored = ratatui::try_restore();
     outcome?;
@@ -66,6 +75,7 @@ fn run_loop(
     session: &Session,
     filter: &BoardFilter,
     receiver: &mpsc::Receiver<Wake>,
+    is_change_told: &AtomicBool,
 ) -> Result<(), Error> {
     let mut read_at = Instant::now();
     loop {
@@ -95,6 +105,8 @@ fn run_loop(
             Some(Wake::Terminal(_)) => false,
         };
         if is_read_due {
+            // Cleared before the read: a change during it is told again.
+            is_change_told.store(false, Ordering::Release);
             match read(session, filter) {
                 Ok(snapshot) => app.replace(snapshot),
                 Err(error) => app.notify(one_line(&error), true),
@@ -204,14 +216,17 @@ fn follow_terminal(sender: mpsc::Sender<Wake>) {
     });
 }
 
-/// The project's board and mail changing, on the kernel's file events (else a poll).
-fn follow_files(session: &Session, sender: mpsc::Sender<Wake>) {
+/// The project's board and mail changing, on the kernel's file events (else a poll). A
+/// burst of changes is told once while the loop has not yet read the board again
+/// (`is_told`), so a busy board costs one read per draw, not one per change.
+fn follow_files(session: &Session, sender: mpsc::Sender<Wake>, is_told: Arc<AtomicBool>) {
     let home = session.home().clone();
     let project = session.project_id().to_string();
     thread::spawn(move || {
         let mut files = FileWatch::project(&home, &project);
         loop {
             if files.wait_for_change(Duration::from_secs(3600))
+                && !is_told.swap(true, Ordering::AcqRel)
                 && sender.send(Wake::Changed).is_err()
             {
                 return;
@@ -222,49 +237,57 @@ fn follow_files(session: &Session, sender: mpsc::Sender<Wake>) {
 
 /// SIGTERM and SIGHUP (on Windows: the console closing, the system shutting down) end the
 /// board like `q`, so the terminal is given back; a signal handler of its own would have to
-/// be `unsafe`, tokio's is not.
+/// be `unsafe`, tokio's is not. The handlers are in place when this returns, before the
+/// board is first drawn: a signal that comes as soon as the board shows is not lost.
 fn follow_signals(sender: mpsc::Sender<Wake>) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let ended = {
+        let _inside = runtime.enter();
+        ended()
+    };
+    let Ok(ended) = ended else {
+        return;
+    };
     thread::spawn(move || {
-        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        else {
-            return;
-        };
-        runtime.block_on(async {
-            if ended().await.is_ok() {
-                let _ = sender.send(Wake::Stop);
-            }
-        });
+        runtime.block_on(ended);
+        let _ = sender.send(Wake::Stop);
     });
 }
 
-/// Returns when the process is asked to end; an error when that cannot be listened for.
+/// What completes when the process is asked to end, listened for from now; an error when
+/// that cannot be listened for.
 #[cfg(unix)]
-async fn ended() -> std::io::Result<()> {
+fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hang_up = signal(SignalKind::hangup())?;
-    tokio::select! {
-        _ = terminate.recv() => {}
-        _ = hang_up.recv() => {}
-    }
-    Ok(())
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = hang_up.recv() => {}
+        }
+    })
 }
 
 #[cfg(windows)]
-async fn ended() -> std::io::Result<()> {
+fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
     use tokio::signal::windows::{ctrl_close, ctrl_shutdown};
     let mut close = ctrl_close()?;
     let mut shutdown = ctrl_shutdown()?;
-    tokio::select! {
-        _ = close.recv() => {}
-        _ = shutdown.recv() => {}
-    }
-    Ok(())
+    Ok(async move {
+        tokio::select! {
+            _ = close.recv() => {}
+            _ = shutdown.recv() => {}
+        }
+    })
 }
 
 #[cfg(not(any(unix, windows)))]
-async fn ended() -> std::io::Result<()> {
-    std::future::pending().await
+fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
+    Ok(std::future::pending())
 }

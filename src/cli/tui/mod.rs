@@ -2,18 +2,17 @@
 //!
 //! Three things wake the loop, each told over one channel: a key (crossterm's events, read on
 //! their own thread), a change of the project's files (the kernel's file events that `wait`
-//! uses, [`FileWatch`]), and SIGTERM or SIGHUP. The board is read again only on a change,
-//! after an action, and every [`REDRAW_EVERY`] so that ages and leases stay true; a key only
-//! moves through what was read. Actions go through the same session functions as the CLI,
-//! so a refusal is the CLI's, shown on the status line.
+//! uses, [`FileWatch`]) with the board read again on its own thread, and SIGTERM or SIGHUP.
+//! The board is read only on a change and every [`REDRAW_EVERY`] (so that ages and leases
+//! stay true); a key only moves through what was read. Actions go through the same session
+//! functions as the CLI, so a refusal is the CLI's, shown on the status line.
 
 mod draw;
 mod state;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ratatui::crossterm::event::{self, Event as TerminalEvent};
 
@@ -37,7 +36,10 @@ enum Wake {
     Terminal(TerminalEvent),
     /// Reading the terminal failed: nothing more will come from it.
     TerminalLost(String),
-    Changed,
+    /// The board as read after a change, or on the clock.
+    Read(Box<Snapshot>),
+    /// The board could not be read: the error, on one line.
+    ReadFailed(String),
     Stop,
 }
 
@@ -51,17 +53,9 @@ pub fn run(session: &Session, filter: &BoardFilter) -> Result<i32, Error> {
     let (sender, receiver) = mpsc::channel();
     // Keys are read only once the terminal is raw, so none is taken in cooked mode.
     follow_terminal(sender.clone());
-    let is_change_told = Arc::new(AtomicBool::new(false));
-    follow_files(session, sender.clone(), Arc::clone(&is_change_told));
+    follow_board(session.clone(), filter.clone(), sender.clone());
     follow_signals(sender);
-    let outcome = run_loop(
-        &mut terminal,
-        &mut app,
-        session,
-        filter,
-        &receiver,
-        &is_change_told,
-    );
+    let outcome = run_loop(&mut terminal, &mut app, session, &receiver);
     // Restored before the error, if any, is printed.
     let restored = ratatui::try_restore();
     outcome?;
@@ -73,45 +67,30 @@ fn run_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
     session: &Session,
-    filter: &BoardFilter,
     receiver: &mpsc::Receiver<Wake>,
-    is_change_told: &AtomicBool,
 ) -> Result<(), Error> {
-    let mut read_at = Instant::now();
     loop {
         terminal
             .draw(|frame| draw::draw(frame, app))
             .map_err(terminal_error)?;
-        let wake = match receiver.recv_timeout(REDRAW_EVERY.saturating_sub(read_at.elapsed())) {
-            Ok(wake) => Some(wake),
-            Err(mpsc::RecvTimeoutError::Timeout) => None,
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        let Ok(wake) = receiver.recv() else {
+            return Ok(());
         };
-        let is_read_due = match wake {
-            None | Some(Wake::Changed) => true,
-            Some(Wake::Stop) => return Ok(()),
-            Some(Wake::TerminalLost(error)) => {
+        match wake {
+            Wake::Read(snapshot) => app.replace(*snapshot),
+            Wake::ReadFailed(error) => app.notify(error, true),
+            Wake::Stop => return Ok(()),
+            Wake::TerminalLost(error) => {
                 return Err(Error::invalid(format!("cannot read the terminal: {error}")));
             }
-            Some(Wake::Terminal(TerminalEvent::Key(key))) => match app.on_key(key) {
+            Wake::Terminal(TerminalEvent::Key(key)) => match app.on_key(key) {
                 Effect::Quit => return Ok(()),
-                Effect::Nothing => false,
-                effect => {
-                    carry_out(app, session, effect);
-                    true
-                }
+                Effect::Nothing => {}
+                // The change it makes is seen by the board's reader like any other.
+                effect => carry_out(app, session, effect),
             },
-            // A resize, a focus change, a paste: drawn again, nothing read.
-            Some(Wake::Terminal(_)) => false,
-        };
-        if is_read_due {
-            // Cleared before the read: a change during it is told again.
-            is_change_told.store(false, Ordering::Release);
-            match read(session, filter) {
-                Ok(snapshot) => app.replace(snapshot),
-                Err(error) => app.notify(one_line(&error), true),
-            }
-            read_at = Instant::now();
+            // A resize, a focus change, a paste: drawn again.
+            Wake::Terminal(_) => {}
         }
     }
 }
@@ -131,6 +110,27 @@ fn read(session: &Session, filter: &BoardFilter) -> Result<Snapshot, Error> {
         agents,
         activity,
     ))
+}
+
+/// Reads the board on a thread of its own whenever the project's board or mail changes (the
+/// kernel's file events, else a poll) and every [`REDRAW_EVERY`], so that a read of a
+/// 10,000-task board never holds up a key. Changes during a read are read once after it.
+fn follow_board(session: Session, filter: BoardFilter, sender: mpsc::Sender<Wake>) {
+    thread::spawn(move || {
+        let mut files = FileWatch::project(session.home(), session.project_id());
+        // The board was read just before: only what changes from now on counts.
+        files.has_changed();
+        loop {
+            files.wait_for_change(REDRAW_EVERY);
+            let wake = match read(&session, &filter) {
+                Ok(snapshot) => Wake::Read(Box::new(snapshot)),
+                Err(error) => Wake::ReadFailed(one_line(&error)),
+            };
+            if sender.send(wake).is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// Does what a key asked through the session, as the CLI would, and says how it went.
@@ -210,25 +210,6 @@ fn follow_terminal(sender: mpsc::Sender<Wake>) {
                 }
             };
             if sender.send(wake).is_err() {
-                return;
-            }
-        }
-    });
-}
-
-/// The project's board and mail changing, on the kernel's file events (else a poll). A
-/// burst of changes is told once while the loop has not yet read the board again
-/// (`is_told`), so a busy board costs one read per draw, not one per change.
-fn follow_files(session: &Session, sender: mpsc::Sender<Wake>, is_told: Arc<AtomicBool>) {
-    let home = session.home().clone();
-    let project = session.project_id().to_string();
-    thread::spawn(move || {
-        let mut files = FileWatch::project(&home, &project);
-        loop {
-            if files.wait_for_change(Duration::from_secs(3600))
-                && !is_told.swap(true, Ordering::AcqRel)
-                && sender.send(Wake::Changed).is_err()
-            {
                 return;
             }
         }

@@ -422,6 +422,7 @@ pub fn screen(app: &App, width: u16, height: u16) -> String {
 mod tests {
     use std::time::Instant;
 
+    use super::super::state::Snapshot;
     use super::super::state::tests::{snapshot, view};
     use super::*;
     use baton::board::task::TaskId;
@@ -526,6 +527,48 @@ mod tests {
                 "{mark}:\n{screen}"
             );
         }
+    }
+
+    #[test]
+    fn the_agents_and_activity_panes_show_escaped_text() {
+        let now = baton::time::now();
+        let agents = serde_json::from_value(serde_json::json!({
+            "project": "demo", "problems": [],
+            "agents": [{"name": "worker", "strengths": "fast\u{1b}[5m",
+                        "skills": ["rust\u{202e}"], "clients": [], "last_seen": now.to_string(),
+                        "open": 3, "working": 1, "inbox": 2, "unseen": 0, "wake": false,
+                        "seen_seconds_ago": 0}],
+        }))
+        .expect("a matrix");
+        let record = serde_json::from_value(serde_json::json!({
+            "at": now.to_string(), "project": "demo", "actor": "worker", "action": "note",
+            "text": "\u{1b}]0;owned\u{7}done",
+        }))
+        .expect("a record");
+        let mut app = App::new(
+            Some("boss".to_string()),
+            Snapshot::new(
+                "demo".to_string(),
+                now,
+                Vec::new(),
+                Some(agents),
+                vec![record],
+            ),
+        );
+        app.on_key(KeyEvent::new(KeyCode::Char('3'), KeyModifiers::NONE));
+        let agents = screen(&app, 120, 24);
+        assert!(agents.contains("worker"), "{agents}");
+        assert!(agents.contains("rust\\u{202e}"), "{agents}");
+        assert!(
+            !agents.contains('\u{1b}') && !agents.contains('\u{202e}'),
+            "{agents}"
+        );
+        app.on_key(KeyEvent::new(KeyCode::Char('4'), KeyModifiers::NONE));
+        let activity = screen(&app, 120, 24);
+        assert!(
+            activity.contains("worker note: \\u{1b}]0;owned\\u{7}done"),
+            "{activity}"
+        );
     }
 
     #[test]

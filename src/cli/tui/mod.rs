@@ -138,7 +138,7 @@ fn carry_out(app: &mut App, session: &Session, effect: Effect) {
     let session = watch::at_now(session);
     let outcome = match effect {
         Effect::Act(id, action) => session.act(id, action).map(|changed| {
-            app.selected = Some(changed.task.task.id);
+            app.select(changed.task.task.id);
             changed_line(&changed)
         }),
         Effect::Send { to, subject } => session
@@ -154,7 +154,7 @@ fn carry_out(app: &mut App, session: &Session, effect: Effect) {
                 reviewer: None,
             })
             .map(|changed| {
-                app.selected = Some(changed.task.task.id);
+                app.select(changed.task.task.id);
                 changed_line(&changed)
             }),
         Effect::Message { to, text } => session

@@ -214,6 +214,9 @@ pub struct App {
     pub row: usize,
     /// The task selected, followed from column to column as its status changes.
     pub selected: Option<TaskId>,
+    /// A task to select once a read of the board shows it: one just sent, which a read
+    /// begun before the send does not hold yet.
+    wanted: Option<TaskId>,
     /// How far the task pane is scrolled, in lines.
     pub scroll: u16,
     pub prompt: Option<Prompt>,
@@ -230,6 +233,7 @@ impl App {
             column: 0,
             row: 0,
             selected: None,
+            wanted: None,
             scroll: 0,
             prompt: None,
             is_help_shown: false,
@@ -242,7 +246,23 @@ impl App {
     /// Takes a fresh read of the board, keeping the selected task selected wherever it moved.
     pub fn replace(&mut self, snapshot: Snapshot) {
         self.snapshot = snapshot;
+        if let Some(id) = self.wanted
+            && self.snapshot.place_of(id).is_some()
+        {
+            self.selected = Some(id);
+            self.wanted = None;
+        }
         self.follow_selection();
+    }
+
+    /// Selects the task `id` now, or once a read of the board shows it.
+    pub fn select(&mut self, id: TaskId) {
+        self.selected = Some(id);
+        self.wanted = Some(id);
+        self.follow_selection();
+        if self.selected == Some(id) {
+            self.wanted = None;
+        }
     }
 
     pub fn selected_view(&self) -> Option<&TaskView> {
@@ -489,6 +509,25 @@ pub(super) mod tests {
             app.selected_view().map(|view| view.task.id),
             Some(TaskId(2))
         );
+    }
+
+    #[test]
+    fn a_task_just_sent_is_selected_once_a_read_shows_it() {
+        let mut app = App::new(
+            Some("boss".to_string()),
+            snapshot(vec![view(1, Status::Pending, "one")]),
+        );
+        app.select(TaskId(2));
+        assert_eq!(app.selected, Some(TaskId(1)));
+        // A read begun before the send: no task 2 yet.
+        app.replace(snapshot(vec![view(1, Status::Pending, "one")]));
+        assert_eq!(app.selected, Some(TaskId(1)));
+        app.replace(snapshot(vec![
+            view(1, Status::Pending, "one"),
+            view(2, Status::Pending, "two"),
+        ]));
+        assert_eq!(app.selected, Some(TaskId(2)));
+        assert_eq!(app.row, 1);
     }
 
     #[test]

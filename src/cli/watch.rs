@@ -79,7 +79,7 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
     let is_terminal = std::io::stdout().is_terminal();
     // The application needs keys as well as a screen; `--json` is a stream for scripts.
     if is_terminal && std::io::stdin().is_terminal() && !context.global.json {
-        return super::tui::run(&session, &tui_filter(filter));
+        return super::tui::run(super::tui::BoardAt::Here(session), &tui_filter(filter));
     }
     let mut files = FileWatch::project(session.home(), session.project_id());
     // The first look always counts: the board is drawn at once.
@@ -109,7 +109,7 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
 
 /// What the terminal board reads: every status has a column, so finished tasks are read too
 /// unless one status was asked for.
-fn tui_filter(filter: BoardFilter) -> BoardFilter {
+pub(super) fn tui_filter(filter: BoardFilter) -> BoardFilter {
     BoardFilter {
         all: filter.all || filter.status.is_none(),
         ..filter

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use nix::pty::{Winsize, openpty};
 
 use crate::common::{TestEnv, task_in};
+use crate::http::Served;
 
 const ROWS: usize = 24;
 const COLUMNS: usize = 80;
@@ -133,6 +134,11 @@ struct Board {
 
 impl Board {
     fn start(env: &TestEnv, agent: &str) -> Board {
+        Board::start_with(env, agent, &[])
+    }
+
+    /// `baton --as AGENT watch` with `vars` set in its environment.
+    fn start_with(env: &TestEnv, agent: &str, vars: &[(&str, &str)]) -> Board {
         let size = Winsize {
             ws_row: ROWS as u16,
             ws_col: COLUMNS as u16,
@@ -144,6 +150,7 @@ impl Board {
         command
             .args(["--as", agent, "watch"])
             .env("TERM", "xterm-256color")
+            .envs(vars.iter().copied())
             .stdin(Stdio::from(
                 pty.slave.try_clone().expect("a copy of the pty"),
             ))
@@ -257,6 +264,41 @@ fn the_terminal_board_shows_a_sent_task_and_completes_a_review_by_keys() {
     assert_eq!(board.wait_for_exit(), 0);
     let written = String::from_utf8_lossy(&board.screen.written).into_owned();
     assert!(is_restored(&written), "{written:?}");
+}
+
+#[test]
+fn on_another_machine_the_board_follows_the_hub_and_its_keys_act_there() {
+    let hub = TestEnv::new();
+    hub.register(&["alice", "codex"]);
+    let token = hub
+        .run("", &["token", "add", "alice"])
+        .ok()
+        .trim()
+        .to_string();
+    let served = Served::start(&hub, "alice");
+    let url = format!("http://{}", served.address);
+    let here = TestEnv::new();
+    let mut board = Board::start_with(
+        &here,
+        "alice",
+        &[("BATON_URL", &url), ("BATON_TOKEN", &token)],
+    );
+    board.wait_for("as alice");
+
+    let id = hub.send("alice", "codex", "sent-on-the-hub", &["--review"]);
+    board.wait_for("sent-on-the-hub");
+    hub.run("codex", &["claim", &id.to_string()]).ok();
+    hub.run("codex", &["review", &id.to_string(), "-b", "ready"])
+        .ok();
+    board.wait_for(&format!("T-{id} review_requested"));
+    board.press("y");
+    board.wait_for(&format!("approve T-{id}"));
+    board.press("\r");
+    board.wait_for(&format!("T-{id} completed"));
+    let tasks = hub.run("alice", &["--json", "board", "--all"]).json();
+    assert_eq!(task_in(&tasks, id)["status"], "completed");
+    board.press("q");
+    assert_eq!(board.wait_for_exit(), 0);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! stay true); a key only moves through what was read. Actions go through the same session
 //! functions as the CLI, so a refusal is the CLI's, shown on the status line.
 
+mod board_at;
 mod draw;
 mod state;
 
@@ -16,23 +17,21 @@ use std::time::Duration;
 
 use ratatui::crossterm::event::{self, Event as TerminalEvent};
 
-use baton::board::task::Priority;
 use baton::error::Error;
-use baton::mail::MessageType;
-use baton::session::{BoardFilter, NewTask, Session};
+use baton::session::BoardFilter;
 use baton::text::inline;
-use baton::watch::{self, FileWatch};
 
 use super::{render, wake};
+pub use board_at::BoardAt;
 use state::{App, Effect, Snapshot};
 
 /// The board is read and drawn this often even when nothing was written.
-const REDRAW_EVERY: Duration = Duration::from_secs(5);
+pub(super) const REDRAW_EVERY: Duration = Duration::from_secs(5);
 /// How many lines of the activity log are kept for the feed.
-const ACTIVITY_LINES: usize = 200;
+pub(super) const ACTIVITY_LINES: usize = 200;
 
 /// What wakes the loop.
-enum Wake {
+pub(super) enum Wake {
     Terminal(TerminalEvent),
     /// Reading the terminal failed: nothing more will come from it.
     TerminalLost(String),
@@ -45,17 +44,16 @@ enum Wake {
 
 /// Runs the board until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is given back as it was
 /// on every way out, a panic included (ratatui's hook restores it).
-pub fn run(session: &Session, filter: &BoardFilter) -> Result<i32, Error> {
-    let first = read(session, filter)?;
-    let agent = session.agent().ok().map(str::to_string);
-    let mut app = App::new(agent, first);
+pub fn run(board: BoardAt, filter: &BoardFilter) -> Result<i32, Error> {
+    let first = board.read(filter)?;
+    let mut app = App::new(board.agent(), first);
     let mut terminal = ratatui::try_init().map_err(terminal_error)?;
     let (sender, receiver) = mpsc::channel();
     // Keys are read only once the terminal is raw, so none is taken in cooked mode.
     follow_terminal(sender.clone());
-    follow_board(session.clone(), filter.clone(), sender.clone());
+    board.clone().follow(filter.clone(), sender.clone());
     follow_signals(sender);
-    let outcome = run_loop(&mut terminal, &mut app, session, &receiver);
+    let outcome = run_loop(&mut terminal, &mut app, &board, &receiver);
     // Restored before the error, if any, is printed.
     let restored = ratatui::try_restore();
     outcome?;
@@ -66,7 +64,7 @@ pub fn run(session: &Session, filter: &BoardFilter) -> Result<i32, Error> {
 fn run_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
-    session: &Session,
+    board: &BoardAt,
     receiver: &mpsc::Receiver<Wake>,
 ) -> Result<(), Error> {
     loop {
@@ -87,7 +85,7 @@ fn run_loop(
                 Effect::Quit => return Ok(()),
                 Effect::Nothing => {}
                 // The change it makes is seen by the board's reader like any other.
-                effect => carry_out(app, session, effect),
+                effect => carry_out(app, board, effect),
             },
             // A resize, a focus change, a paste: drawn again.
             Wake::Terminal(_) => {}
@@ -95,70 +93,19 @@ fn run_loop(
     }
 }
 
-/// The board, the agents and the latest activity as they are now.
-fn read(session: &Session, filter: &BoardFilter) -> Result<Snapshot, Error> {
-    let session = watch::at_now(session);
-    let views = session.list(filter)?;
-    // The board is what matters: agents or a log that cannot be read leave their panes
-    // empty rather than the whole board unshown.
-    let agents = session.agents().ok();
-    let activity = session.log(Some(ACTIVITY_LINES), None).unwrap_or_default();
-    Ok(Snapshot::new(
-        session.project.id.clone(),
-        session.now,
-        views,
-        agents,
-        activity,
-    ))
-}
-
-/// Reads the board on a thread of its own whenever the project's board or mail changes (the
-/// kernel's file events, else a poll) and every [`REDRAW_EVERY`], so that a read of a
-/// 10,000-task board never holds up a key. Changes during a read are read once after it.
-fn follow_board(session: Session, filter: BoardFilter, sender: mpsc::Sender<Wake>) {
-    thread::spawn(move || {
-        let mut files = FileWatch::project(session.home(), session.project_id());
-        // The board was read just before: only what changes from now on counts.
-        files.has_changed();
-        loop {
-            files.wait_for_change(REDRAW_EVERY);
-            let wake = match read(&session, &filter) {
-                Ok(snapshot) => Wake::Read(Box::new(snapshot)),
-                Err(error) => Wake::ReadFailed(one_line(&error)),
-            };
-            if sender.send(wake).is_err() {
-                return;
-            }
-        }
-    });
-}
-
-/// Does what a key asked through the session, as the CLI would, and says how it went.
-fn carry_out(app: &mut App, session: &Session, effect: Effect) {
-    let session = watch::at_now(session);
+/// Does what a key asked, as the CLI would, and says how it went.
+fn carry_out(app: &mut App, board: &BoardAt, effect: Effect) {
     let outcome = match effect {
-        Effect::Act(id, action) => session.act(id, action).map(|changed| {
+        Effect::Act(id, action) => board.act(id, action).map(|changed| {
             app.select(changed.task.task.id);
             changed_line(&changed)
         }),
-        Effect::Send { to, subject } => session
-            .send(NewTask {
-                to: Some(to),
-                skill: None,
-                subject,
-                body: String::new(),
-                files: Vec::new(),
-                priority: Priority::Normal,
-                after: Vec::new(),
-                review: false,
-                reviewer: None,
-            })
-            .map(|changed| {
-                app.select(changed.task.task.id);
-                changed_line(&changed)
-            }),
-        Effect::Message { to, text } => session
-            .message(&to, &text, MessageType::Text, None)
+        Effect::Send { to, subject } => board.send(to, subject).map(|changed| {
+            app.select(changed.task.task.id);
+            changed_line(&changed)
+        }),
+        Effect::Message { to, text } => board
+            .message(&to, &text)
             .map(|sent| first_line(&render::sent(&sent))),
         Effect::Nothing | Effect::Quit => return,
     };
@@ -186,7 +133,7 @@ fn first_line(text: &str) -> String {
 }
 
 /// An error as the CLI words it, `error: …` and its hint, on one line.
-fn one_line(error: &Error) -> String {
+pub(super) fn one_line(error: &Error) -> String {
     let mut text = format!("error: {}", inline(&error.to_string()));
     if let Some(hint) = error.hint() {
         text.push_str(&format!(" · hint: {}", inline(&hint)));

@@ -18,6 +18,7 @@ mod render;
 mod serve;
 mod setup;
 mod tokens;
+mod tui;
 mod wake;
 mod watch;
 

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use baton::activity::ActivityRecord;
+use baton::board::task::Status;
 use baton::error::Error;
 use baton::project::Project;
 use baton::registry::AgentRecord;
@@ -192,7 +193,9 @@ impl Remote<'_> {
                 output::emit(json, &view, |view| render::task_detail(view, now));
             }
             BoardCommand::Board(args) => {
-                let views: Vec<TaskView> = self.hub.get(&board_path(&id, &args))?;
+                let views: Vec<TaskView> =
+                    self.hub
+                        .get(&board_path(&id, args.status, args.mine, args.all))?;
                 output::emit(json, &views, |views| render::board_table(&id, views, now));
             }
             BoardCommand::Inbox(args) => {
@@ -415,7 +418,21 @@ impl Remote<'_> {
     fn watch(&self, args: &super::board::BoardArgs) -> Result<i32, Error> {
         let id = self.project_id()?;
         let is_terminal = std::io::stdout().is_terminal();
-        let path = board_path(&id, args);
+        // The application needs keys as well as a screen; `--json` is a stream for scripts.
+        if is_terminal && std::io::stdin().is_terminal() && !self.json() {
+            let board = super::tui::BoardAt::Remote {
+                hub: self.hub.clone(),
+                project: id,
+                agent: baton::remote::listen::agent_of(self.hub)?,
+            };
+            let filter = baton::session::BoardFilter {
+                status: args.status,
+                mine: args.mine,
+                all: args.all,
+            };
+            return super::tui::run(board, &super::watch::tui_filter(filter));
+        }
+        let path = board_path(&id, args.status, args.mine, args.all);
         self.follow(&id, |hub| {
             let views: Vec<TaskView> = hub.get(&path)?;
             super::watch::draw(self.context, &id, &views, time::now(), is_terminal);
@@ -486,9 +503,9 @@ impl Remote<'_> {
 const FOLLOW_BATCH: usize = 10_000;
 
 /// The board's API path with `board`'s filters.
-fn board_path(id: &str, args: &super::board::BoardArgs) -> String {
-    let mut path = format!("/projects/{id}/board?mine={}&all={}", args.mine, args.all);
-    if let Some(status) = args.status {
+pub(super) fn board_path(id: &str, status: Option<Status>, mine: bool, all: bool) -> String {
+    let mut path = format!("/projects/{id}/board?mine={mine}&all={all}");
+    if let Some(status) = status {
         path.push_str(&format!("&status={status}"));
     }
     path

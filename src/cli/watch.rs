@@ -19,11 +19,29 @@ const REDRAW_EVERY: Duration = Duration::from_secs(5);
 /// and again.
 const WAIT_FOR_A_CHANGE: Duration = Duration::from_secs(3600);
 
+const WATCH_LONG_ABOUT: &str = "\
+A live board. On a terminal it is an application: a column per status with its count,
+the selected task with its thread and delivery, the agents and the activity feed, redrawn
+when the board changes. Off a terminal (or with --json) it prints the board once per change.
+
+Marks: # blocked by unfinished tasks · ! stalled · ? handed over, not seen for 5 minutes ·
+> waiting for someone other than its assignee.
+
+Keys: arrows or hjkl move · Enter the task pane · Tab or 1-4 board, task, agents, activity ·
+a answer · y or A approve · r request changes · c cancel · R reassign · n send a task ·
+m message · ? help · q or Ctrl-C quit. The keys that act ask for their words on the bottom
+line (Enter sends, Esc cancels) and act as --as NAME (or $BATON_AGENT), with the CLI's
+refusals; without an identity the board is read-only.
+
+Example: baton --as boss watch";
+
 #[derive(Debug, Subcommand)]
 pub enum WatchCommand {
     /// Block until your inbox holds something (exit 0) or the timeout passes (exit 5)
     Wait(WaitArgs),
-    /// A live board: redrawn when it changes; printed once per change when not on a terminal
+    /// A live board: on a terminal an application with keys that act; else printed once per
+    /// change
+    #[command(long_about = WATCH_LONG_ABOUT)]
     Watch(BoardArgs),
 }
 
@@ -59,6 +77,10 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
         all: args.all,
     };
     let is_terminal = std::io::stdout().is_terminal();
+    // The application needs keys as well as a screen; `--json` is a stream for scripts.
+    if is_terminal && std::io::stdin().is_terminal() && !context.global.json {
+        return super::tui::run(super::tui::BoardAt::Here(session), &tui_filter(filter));
+    }
     let mut files = FileWatch::project(session.home(), session.project_id());
     // The first look always counts: the board is drawn at once.
     let mut is_changed = files.has_changed();
@@ -82,6 +104,15 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
             false => WAIT_FOR_A_CHANGE,
         };
         is_changed = files.wait_for_change(pause);
+    }
+}
+
+/// What the terminal board reads: every status has a column, so finished tasks are read too
+/// unless one status was asked for.
+pub(super) fn tui_filter(filter: BoardFilter) -> BoardFilter {
+    BoardFilter {
+        all: filter.all || filter.status.is_none(),
+        ..filter
     }
 }
 

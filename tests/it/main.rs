@@ -44,5 +44,8 @@ mod tokens;
 mod untrusted;
 mod wake;
 mod wake_env;
+// A pseudo-terminal drives the terminal board: Unix only.
+#[cfg(unix)]
+mod watch_tui;
 mod web;
 mod webdriver;

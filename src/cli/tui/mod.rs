@@ -1,0 +1,221 @@
+//! `baton watch` on a terminal: the board as an application (SPEC section 15).
+//!
+//! Three things wake the loop, each told over one channel: a key (crossterm's events, read on
+//! their own thread), a change of the project's files (the kernel's file events that `wait`
+//! uses, [`FileWatch`]) with the board read again on its own thread, and SIGTERM or SIGHUP.
+//! The board is read only on a change and every [`REDRAW_EVERY`] (so that ages and leases
+//! stay true); a key only moves through what was read. Actions go through the same session
+//! functions as the CLI, so a refusal is the CLI's, shown on the status line.
+
+mod board_at;
+mod draw;
+mod state;
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use ratatui::crossterm::event::{self, Event as TerminalEvent};
+
+use baton::error::Error;
+use baton::session::BoardFilter;
+use baton::text::inline;
+
+use super::{render, wake};
+pub use board_at::BoardAt;
+use state::{App, Effect, Snapshot};
+
+/// The board is read and drawn this often even when nothing was written.
+pub(super) const REDRAW_EVERY: Duration = Duration::from_secs(5);
+/// How many lines of the activity log are kept for the feed.
+pub(super) const ACTIVITY_LINES: usize = 200;
+
+/// What wakes the loop.
+pub(super) enum Wake {
+    Terminal(TerminalEvent),
+    /// Reading the terminal failed: nothing more will come from it.
+    TerminalLost(String),
+    /// The board as read after a change, or on the clock.
+    Read(Box<Snapshot>),
+    /// The board could not be read: the error, on one line.
+    ReadFailed(String),
+    Stop,
+}
+
+/// Runs the board until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is given back as it was
+/// on every way out, a panic included (ratatui's hook restores it).
+pub fn run(board: BoardAt, filter: &BoardFilter) -> Result<i32, Error> {
+    let first = board.read(filter)?;
+    let mut app = App::new(board.agent(), first);
+    let mut terminal = ratatui::try_init().map_err(terminal_error)?;
+    let (sender, receiver) = mpsc::channel();
+    // Keys are read only once the terminal is raw, so none is taken in cooked mode.
+    follow_terminal(sender.clone());
+    board.clone().follow(filter.clone(), sender.clone());
+    follow_signals(sender);
+    let outcome = run_loop(&mut terminal, &mut app, &board, &receiver);
+    // Restored before the error, if any, is printed.
+    let restored = ratatui::try_restore();
+    outcome?;
+    restored.map_err(terminal_error)?;
+    Ok(0)
+}
+
+fn run_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    board: &BoardAt,
+    receiver: &mpsc::Receiver<Wake>,
+) -> Result<(), Error> {
+    loop {
+        terminal
+            .draw(|frame| draw::draw(frame, app))
+            .map_err(terminal_error)?;
+        let Ok(wake) = receiver.recv() else {
+            return Ok(());
+        };
+        match wake {
+            Wake::Read(snapshot) => app.replace(*snapshot),
+            Wake::ReadFailed(error) => app.notify(error, true),
+            Wake::Stop => return Ok(()),
+            Wake::TerminalLost(error) => {
+                return Err(Error::invalid(format!("cannot read the terminal: {error}")));
+            }
+            Wake::Terminal(TerminalEvent::Key(key)) => match app.on_key(key) {
+                Effect::Quit => return Ok(()),
+                Effect::Nothing => {}
+                // The change it makes is seen by the board's reader like any other.
+                effect => carry_out(app, board, effect),
+            },
+            // A resize, a focus change, a paste: drawn again.
+            Wake::Terminal(_) => {}
+        }
+    }
+}
+
+/// Does what a key asked, as the CLI would, and says how it went.
+fn carry_out(app: &mut App, board: &BoardAt, effect: Effect) {
+    let outcome = match effect {
+        Effect::Act(id, action) => board.act(id, action).map(|changed| {
+            app.select(changed.task.task.id);
+            changed_line(&changed)
+        }),
+        Effect::Send { to, subject } => board.send(to, subject).map(|changed| {
+            app.select(changed.task.task.id);
+            changed_line(&changed)
+        }),
+        Effect::Message { to, text } => board
+            .message(&to, &text)
+            .map(|sent| first_line(&render::sent(&sent))),
+        Effect::Nothing | Effect::Quit => return,
+    };
+    match outcome {
+        Ok(text) => app.notify(text, false),
+        Err(error) => app.notify(one_line(&error), true),
+    }
+}
+
+/// A change in one line: what the CLI prints first, then warnings and wakes, which the CLI
+/// writes on stderr and the board cannot.
+fn changed_line(changed: &baton::session::Changed) -> String {
+    let mut text = first_line(&render::changed(changed));
+    for warning in &changed.warnings {
+        text.push_str(&format!(" · warning: {}", inline(warning)));
+    }
+    for woken in &changed.woken {
+        text.push_str(&format!(" · {}", inline(&wake::describe(woken))));
+    }
+    text
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// An error as the CLI words it, `error: …` and its hint, on one line.
+pub(super) fn one_line(error: &Error) -> String {
+    let mut text = format!("error: {}", inline(&error.to_string()));
+    if let Some(hint) = error.hint() {
+        text.push_str(&format!(" · hint: {}", inline(&hint)));
+    }
+    text
+}
+
+fn terminal_error(error: std::io::Error) -> Error {
+    Error::invalid(format!("the terminal: {error}"))
+}
+
+/// Keys and resizes, read on a thread of their own so the loop can also wait for changes.
+fn follow_terminal(sender: mpsc::Sender<Wake>) {
+    thread::spawn(move || {
+        loop {
+            let wake = match event::read() {
+                Ok(event) => Wake::Terminal(event),
+                Err(error) => {
+                    let _ = sender.send(Wake::TerminalLost(error.to_string()));
+                    return;
+                }
+            };
+            if sender.send(wake).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// SIGTERM and SIGHUP (on Windows: the console closing, the system shutting down) end the
+/// board like `q`, so the terminal is given back; a signal handler of its own would have to
+/// be `unsafe`, tokio's is not. The handlers are in place when this returns, before the
+/// board is first drawn: a signal that comes as soon as the board shows is not lost.
+fn follow_signals(sender: mpsc::Sender<Wake>) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let ended = {
+        let _inside = runtime.enter();
+        ended()
+    };
+    let Ok(ended) = ended else {
+        return;
+    };
+    thread::spawn(move || {
+        runtime.block_on(ended);
+        let _ = sender.send(Wake::Stop);
+    });
+}
+
+/// What completes when the process is asked to end, listened for from now; an error when
+/// that cannot be listened for.
+#[cfg(unix)]
+fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hang_up = signal(SignalKind::hangup())?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = hang_up.recv() => {}
+        }
+    })
+}
+
+#[cfg(windows)]
+fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
+    use tokio::signal::windows::{ctrl_close, ctrl_shutdown};
+    let mut close = ctrl_close()?;
+    let mut shutdown = ctrl_shutdown()?;
+    Ok(async move {
+        tokio::select! {
+            _ = close.recv() => {}
+            _ = shutdown.recv() => {}
+        }
+    })
+}
+
+#[cfg(not(any(unix, windows)))]
+fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
+    Ok(std::future::pending())
+}

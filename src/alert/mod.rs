@@ -17,11 +17,13 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::board::Board;
 use crate::board::handover::Handover;
 use crate::board::inbox::Reason;
 use crate::error::{Error, Result};
 use crate::mail::{Arrival, MessageType};
 use crate::names::{self, NameKind};
+use crate::store::atomic::{self, private_open_options};
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::versioned::{self, Versioned};
@@ -412,6 +414,8 @@ fn random_bytes() -> Result<[u8; 32]> {
 pub fn events_of(handovers: &[Handover], arrivals: &[Arrival], actor: &str) -> Vec<Event> {
     let mut events: Vec<Event> = handovers
         .iter()
+        // A stall is told once, by [`stalls`], which sees every stalled task of the board.
+        .filter(|handover| handover.reason != Reason::Stalled)
         .map(|handover| Event {
             project: handover.project.clone(),
             task: Some(handover.task.to_string()),
@@ -439,6 +443,54 @@ pub fn events_of(handovers: &[Handover], arrivals: &[Arrival], actor: &str) -> V
         });
     }
     events
+}
+
+/// The stalls of `board` not told of yet: one event to the sender of each working task
+/// whose lease ran out by `now`, from its quiet assignee. Each stall (a task and the lease
+/// that ran out) is told once, whoever looks first: the first to create its marker in
+/// `alerts/stalled/` tells it, without a lock.
+///
+/// No baton process watches the clock, so a stall is found when a change in its project
+/// hands work over or delivers a message after the lease ran out (the sender's inbox shows
+/// it at once all the same).
+pub fn stalls(home: &Home, board: &Board, now: Timestamp) -> Vec<Event> {
+    let dir = home.alerts_dir().join("stalled");
+    let mut events = Vec::new();
+    for head in board.open_heads() {
+        let Some(expired) = head.lease_expires_at.filter(|_| head.is_stalled(now)) else {
+            continue;
+        };
+        let Ok(Some(task)) = board.task(head.id) else {
+            continue;
+        };
+        let marker = dir.join(format!(
+            "{}-{}-{}",
+            board.project,
+            task.id,
+            expired.datetime().timestamp_millis()
+        ));
+        if atomic::create_private_dir_all(&dir).is_err() || !is_first_to_mark(&marker) {
+            continue;
+        }
+        events.push(Event {
+            project: board.project.clone(),
+            task: Some(task.id.to_string()),
+            kind: Kind::Stalled,
+            subject: task.subject.clone(),
+            from: task.to.clone(),
+            to: task.from.clone(),
+        });
+    }
+    events
+}
+
+/// Creates `marker`; false when it was there already (or cannot be made).
+fn is_first_to_mark(marker: &std::path::Path) -> bool {
+    private_open_options()
+        .write(true)
+        .create_new(true)
+        .open(marker)
+        .is_ok()
 }
 
 #[cfg(test)]
@@ -514,6 +566,7 @@ mod tests {
                 handover(Reason::Question, 1),
                 handover(Reason::ReviewRequested, 2),
                 handover(Reason::Assigned, 3),
+                // Left to `stalls`, which tells each stall once.
                 handover(Reason::Stalled, 4),
             ],
             &[
@@ -533,7 +586,6 @@ mod tests {
                 (Kind::Question, Some("T-1")),
                 (Kind::Review, Some("T-2")),
                 (Kind::Task, Some("T-3")),
-                (Kind::Stalled, Some("T-4")),
                 (Kind::Message, None),
                 (Kind::Failed, Some("T-9")),
             ]

@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use super::Session;
 use crate::alert::{self, queue};
+use crate::board::Board;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover::Handover;
 use crate::board::task::TaskId;
@@ -17,7 +18,7 @@ use crate::mail::Arrival;
 use crate::notify;
 use crate::project;
 use crate::registry;
-use crate::store::presence;
+use crate::store::{board_file, presence};
 use crate::wake::{self, WakeOutcome};
 
 /// What a process does after each change it makes: the same for every command of one
@@ -154,7 +155,14 @@ impl Session {
             _ => return,
         };
         let actor = self.agent.as_deref().unwrap_or("");
-        let events = alert::events_of(handovers, arrivals, actor);
+        let mut events = alert::events_of(handovers, arrivals, actor);
+        if alerts
+            .iter()
+            .any(|alert| alert.on.contains(&alert::Kind::Stalled))
+            && let Ok(board) = board_file::read::<Board>(home, &self.project.id)
+        {
+            events.extend(alert::stalls(home, &board, self.now));
+        }
         let humans = |project: &str| {
             if project == self.project.id {
                 self.project.settings.humans.clone()

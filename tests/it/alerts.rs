@@ -586,3 +586,36 @@ fn alert_test_posts_a_sample_and_reports_the_answer() {
         failed.stdout
     );
 }
+
+#[test]
+fn a_stall_is_told_once_at_the_next_hand_over_after_the_lease_ran_out() {
+    let env = hub();
+    let receiver = Receiver::start();
+    add(&env, &["hook", "--url", &receiver.url(), "--on", "stalled"]);
+    let start = "2026-12-03T12:00:00Z";
+    let later = "2026-12-03T15:00:00Z";
+    let at = |now: &str, agent: &str, args: &[&str]| {
+        env.run_env(agent, args, &[("BATON_NOW", now)])
+            .ok()
+            .to_string()
+    };
+    let id = env.send("lead", "codex", "Slow work", &[]).to_string();
+    at(start, "codex", &["claim", &id]);
+    // Within the lease, a hand-over finds no stall.
+    at(start, "lead", &["msg", "--to", "codex", "How is it going?"]);
+    // Hours later codex has gone quiet: the next hand-over finds the stall, and the one
+    // after it does not tell it again.
+    at(later, "lead", &["msg", "--to", "codex", "Still there?"]);
+    at(later, "lead", &["msg", "--to", "codex", "Hello?"]);
+    all_sent(&env);
+    let received = receiver.received();
+    assert_eq!(received.len(), 1, "{received:?}");
+    let body = received[0].json();
+    assert_eq!(body["kind"], "stalled");
+    assert_eq!(body["task"], format!("T-{id}"));
+    assert_eq!(
+        (body["to"].as_str(), body["from"].as_str()),
+        (Some("lead"), Some("codex"))
+    );
+    assert_eq!(body["subject"], "Slow work");
+}

@@ -256,7 +256,7 @@ pub fn add(home: &Home, new: NewAlert, lock: LockPolicy, now: Timestamp) -> Resu
     names::check(NameKind::Agent, &new.name).map_err(|_| {
         Error::invalid_with_hint(
             format!("{} is no name for an alert", crate::text::inline(&new.name)),
-            "an alert's name is written like an agent's: letters, digits, `-` and `_`",
+            "an alert's name is written like an agent's: lowercase letters, digits, `.`, `-` and `_`",
         )
     })?;
     check_url(&new.url, "--url")?;

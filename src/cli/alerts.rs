@@ -24,8 +24,8 @@ An alert goes out when a change hands work to the project's humans (`baton coord
   question  an assignee asked them a question (input_required)
   review    an assignee asked them for a review (review_requested)
   failed    a task they sent failed
-  stalled   a task they sent stalled: its assignee's lease ran out (noticed when a change
-            touches that task; no process watches the clock)
+  stalled   a task they sent stalled: its assignee's lease ran out (found by the next
+            change in the project that hands work over; no process watches the clock)
   message   a message to them, @all included
 
 Formats:
@@ -68,7 +68,7 @@ pub enum AlertCommand {
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
-    /// A name for the alert (letters, digits, `-`, `_`)
+    /// A name for the alert: lowercase letters, digits, `.`, `-`, `_`
     pub name: String,
     /// Where to post: an http:// or https:// URL
     #[arg(long)]

@@ -1335,9 +1335,13 @@ fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
             ));
             continue;
         }
-        // A wake supervisor holds its lock for as long as the agent works, and a server for
-        // as long as it serves: that is normal.
-        if path.starts_with(&wake_dir) || path.starts_with(&serve_dir) {
+        // A wake supervisor holds its lock for as long as the agent works, a server for as
+        // long as it serves, and the alert sender while alerts wait (a day at most): that
+        // is normal.
+        if path.starts_with(&wake_dir)
+            || path.starts_with(&serve_dir)
+            || path == inspection.home.alert_sender_lock()
+        {
             continue;
         }
         if let Some(age) = inspection.age_of(&path)

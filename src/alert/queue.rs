@@ -10,6 +10,7 @@
 //! go, so a file queued while it held the lock (whose command therefore started no sender)
 //! is never left behind.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -174,8 +175,8 @@ pub fn retry_ms_from_environment() -> Option<u64> {
         .and_then(|value| value.trim().parse().ok())
 }
 
-/// The queue's files, oldest first, each read (or the error it gave).
-fn queued(home: &Home) -> Vec<(PathBuf, std::result::Result<Queued, String>)> {
+/// The queue's files, oldest first.
+fn queued_paths(home: &Home) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(home.alert_queue_dir()) else {
         return Vec::new();
     };
@@ -188,17 +189,22 @@ fn queued(home: &Home) -> Vec<(PathBuf, std::result::Result<Queued, String>)> {
         .collect();
     paths.sort();
     paths
+}
+
+/// One queued file read; `None` when it is gone (sent and removed since it was listed).
+fn read_queued(path: &Path) -> Option<std::result::Result<Queued, String>> {
+    match versioned::load::<Queued>(path) {
+        Ok(Some(entry)) => Some(Ok(entry)),
+        Ok(None) => None,
+        Err(error) => Some(Err(error.to_string())),
+    }
+}
+
+/// The queue's files, oldest first, each read (or the error it gave).
+fn queued(home: &Home) -> Vec<(PathBuf, std::result::Result<Queued, String>)> {
+    queued_paths(home)
         .into_iter()
-        .map(|path| {
-            let read = match versioned::load::<Queued>(&path) {
-                Ok(Some(entry)) => Ok(entry),
-                Ok(None) => Err("gone".to_string()),
-                Err(error) => Err(error.to_string()),
-            };
-            (path, read)
-        })
-        // Sent (and removed) by the sender between the listing and the read.
-        .filter(|(_, read)| read.as_ref().err().is_none_or(|error| error != "gone"))
+        .filter_map(|path| read_queued(&path).map(|read| (path, read)))
         .collect()
 }
 
@@ -250,34 +256,47 @@ pub fn run_sender(home: &Home, backoff: Backoff) -> Result<()> {
     }
 }
 
-/// Posts every due alert, sleeping between rounds, until none waits.
+/// Posts every due alert, sleeping between rounds, until none waits. Each file is read
+/// once: the sender keeps what it learned of it (it alone rewrites the files), and a round
+/// reads only the files queued since the last, so a long outage costs a directory listing
+/// a second, whatever waits.
 fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
-    let mut reported_unreadable: Vec<PathBuf> = Vec::new();
+    let mut known: BTreeMap<PathBuf, Queued> = BTreeMap::new();
+    let mut unreadable: BTreeSet<PathBuf> = BTreeSet::new();
     loop {
-        let entries = queued(home);
-        let mut pending = 0;
+        for path in queued_paths(home) {
+            if known.contains_key(&path) || unreadable.contains(&path) {
+                continue;
+            }
+            match read_queued(&path) {
+                Some(Ok(entry)) => {
+                    known.insert(path, entry);
+                }
+                Some(Err(error)) => {
+                    // Left in place for a human to look at (`doctor` counts it).
+                    log.line(&format!("cannot read {}: {error}", path.display()));
+                    unreadable.insert(path);
+                }
+                None => {}
+            }
+        }
+        if known.is_empty() {
+            return;
+        }
         let mut next_round = time::now().plus(to_chrono(backoff.look_again()));
         let alerts = match super::load(home) {
-            Ok(alerts) => Some(alerts),
+            Ok(alerts) => alerts,
             Err(error) => {
                 log.line(&format!("cannot read the alerts: {error}; trying again"));
-                None
+                std::thread::sleep(backoff.look_again());
+                continue;
             }
         };
-        for (path, read) in entries {
-            let entry = match read {
-                Ok(entry) => entry,
-                Err(error) => {
-                    // Left in place for a human to look at (`doctor` counts it).
-                    if !reported_unreadable.contains(&path) {
-                        log.line(&format!("cannot read {}: {error}", path.display()));
-                        reported_unreadable.push(path);
-                    }
-                    continue;
-                }
+        let paths: Vec<PathBuf> = known.keys().cloned().collect();
+        for path in paths {
+            let Some(entry) = known.get(&path) else {
+                continue;
             };
-            pending += 1;
-            let Some(alerts) = &alerts else { continue };
             let now = time::now();
             if let Some(due) = entry.next_at
                 && due > now
@@ -285,33 +304,40 @@ fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
                 next_round = next_round.min(due);
                 continue;
             }
-            if let Some(next) = attempt(alerts, path, entry, backoff, log) {
-                next_round = next_round.min(next);
-            } else {
-                pending -= 1;
+            let entry = entry.clone();
+            match attempt(&alerts, &path, entry, backoff, log) {
+                Some(entry) => {
+                    if let Some(due) = entry.next_at {
+                        next_round = next_round.min(due);
+                    }
+                    known.insert(path, entry);
+                }
+                None => {
+                    known.remove(&path);
+                }
             }
         }
-        if pending == 0 {
-            return;
+        if known.is_empty() {
+            continue;
         }
         let wait = time::now().until(next_round).to_std().unwrap_or_default();
         std::thread::sleep(wait.max(Duration::from_millis(1)));
     }
 }
 
-/// One attempt at `entry`; returns when to try again, or `None` when it left the queue
-/// (delivered, dropped after a day, or its alert is gone).
+/// One attempt at `entry`; returns it as it waits for the next, or `None` when it left the
+/// queue (delivered, dropped after a day, or its alert is gone).
 fn attempt(
     alerts: &[Alert],
-    path: PathBuf,
+    path: &Path,
     mut entry: Queued,
     backoff: Backoff,
     log: &AlertLog,
-) -> Option<Timestamp> {
+) -> Option<Queued> {
     let what = describe(&entry);
     let Some(alert) = alerts.iter().find(|alert| alert.name == entry.alert) else {
         log.line(&format!("{what}: dropped: the alert was removed"));
-        let _ = fs::remove_file(&path);
+        let _ = fs::remove_file(path);
         return None;
     };
     entry.attempts += 1;
@@ -322,7 +348,7 @@ fn attempt(
                 "{what}: attempt {}: delivered (HTTP {})",
                 entry.attempts, answer.status
             ));
-            let _ = fs::remove_file(&path);
+            let _ = fs::remove_file(path);
             return None;
         }
         Ok(answer) => format!("HTTP {}", answer.status),
@@ -334,7 +360,7 @@ fn attempt(
             "{what}: attempt {}: failed ({error}); dropped: tried for a day since {}",
             entry.attempts, entry.created_at
         ));
-        let _ = fs::remove_file(&path);
+        let _ = fs::remove_file(path);
         return None;
     }
     let delay = backoff.after(entry.attempts);
@@ -346,10 +372,11 @@ fn attempt(
     ));
     entry.next_at = Some(next);
     entry.last_error = Some(error);
-    if let Err(error) = versioned::save(&path, &entry) {
+    // Unsynced: losing an attempt's record to a power cut only means one more attempt.
+    if let Err(error) = versioned::save_unsynced(path, &entry) {
         log.line(&format!("{what}: cannot record the attempt: {error}"));
     }
-    Some(next)
+    Some(entry)
 }
 
 /// "alert phone: question on T-3 for ann in api", naming no URL and no secret.

@@ -152,6 +152,7 @@ pub const CHECKS: &[CheckFn] = &[
     check_activity,
     check_agents,
     check_tokens,
+    check_alerts,
     check_last_seen,
     check_delivery,
     check_wake_commands,
@@ -986,6 +987,83 @@ fn check_tokens(inspection: &Inspection<'_>) -> Vec<Check> {
     }
 }
 
+/// The alerts parse, and what waits in their queue (SPEC section 14): how many, since when,
+/// the last error; never a URL or a secret.
+fn check_alerts(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "alerts";
+    let home = inspection.home;
+    let path = home.alerts_file();
+    if fs::symlink_metadata(&path).is_err() && fs::symlink_metadata(home.alerts_dir()).is_err() {
+        return Vec::new();
+    }
+    let mut checks = vec![match crate::alert::load(home) {
+        Ok(alerts) => {
+            let names: Vec<String> = alerts.iter().map(|alert| alert.name.clone()).collect();
+            Check::ok(
+                NAME,
+                if names.is_empty() {
+                    count(0, "alert")
+                } else {
+                    format!("{} ({})", count(names.len(), "alert"), names.join(", "))
+                },
+            )
+        }
+        Err(error) => Check::fail(
+            NAME,
+            format!(
+                "{}; no alert is sent until it is fixed",
+                show_error(inspection, &error)
+            ),
+        ),
+    }];
+    let waiting = crate::alert::queue::waiting(home);
+    let sender = if lock::is_locked(&home.alert_sender_lock()) {
+        "the sender is at it"
+    } else {
+        "no sender runs: the next alert queued starts one"
+    };
+    if waiting.count > 0 {
+        let oldest = waiting
+            .oldest
+            .map(|oldest| {
+                format!(
+                    ", the oldest queued {} ago",
+                    time::age(oldest, inspection.now)
+                )
+            })
+            .unwrap_or_default();
+        let line = format!(
+            "{} to send{oldest}; {sender}",
+            count(waiting.count, "alert")
+        );
+        checks.push(match &waiting.last_error {
+            Some(error) => Check::warn(
+                NAME,
+                format!(
+                    "{line}; last error: {}; see {}",
+                    text::inline(error),
+                    inspection.show(&home.alert_log())
+                ),
+            ),
+            None => Check::ok(NAME, line),
+        });
+    } else {
+        checks.push(Check::ok(NAME, "nothing waits to be sent"));
+    }
+    if waiting.unreadable > 0 {
+        checks.push(Check::warn(
+            NAME,
+            format!(
+                "{} in {} cannot be read and waits for a look (named in {})",
+                count(waiting.unreadable, "queued file"),
+                inspection.show(&home.alert_queue_dir()),
+                inspection.show(&home.alert_log())
+            ),
+        ));
+    }
+    checks
+}
+
 /// The records that parse (the others are `check_agents`' business).
 fn readable_agents(home: &Home) -> Vec<AgentRecord> {
     registry::list(home)
@@ -1262,9 +1340,13 @@ fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
             ));
             continue;
         }
-        // A wake supervisor holds its lock for as long as the agent works, and a server for
-        // as long as it serves: that is normal.
-        if path.starts_with(&wake_dir) || path.starts_with(&serve_dir) {
+        // A wake supervisor holds its lock for as long as the agent works, a server for as
+        // long as it serves, and the alert sender while alerts wait (a day at most): that
+        // is normal.
+        if path.starts_with(&wake_dir)
+            || path.starts_with(&serve_dir)
+            || path == inspection.home.alert_sender_lock()
+        {
             continue;
         }
         if let Some(age) = inspection.age_of(&path)

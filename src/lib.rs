@@ -5,6 +5,8 @@
 
 /// The activity log: one line per change, rotated.
 pub mod activity;
+/// Alerts: posting hand-overs to a human's webhook, ntfy or Slack, queued and retried.
+pub mod alert;
 /// Finished tasks moved off the board, and finding them again.
 pub mod archive;
 /// The model: tasks, the state machine, whose turn it is, routing, handovers, leases.

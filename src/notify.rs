@@ -297,6 +297,8 @@ mod tests {
             seq: 7,
             kind: MessageType::Text,
             summary: "the benchmarks are in bench/".into(),
+            task: None,
+            event: None,
         };
         let notes = notes_for(
             &[

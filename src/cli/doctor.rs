@@ -19,9 +19,9 @@ Checks: the home and its permissions (0700 directories, 0600 files); that every 
 board, registry record and log parses with a schema this baton knows; ids that two tasks on
 a board share; that the activity log and the board agree (a change a killed writer left
 unlogged is logged first); locks held by a process that is gone or held for long;
-half-written files left by a killed writer; agents
-not seen for 7 days; wake programs that are not on PATH; which agent clients (claude, codex,
-gemini, opencode) are here and what `baton setup` wired into each.
+half-written files left by a killed writer; agents not seen for 7 days; wake programs
+that are not on PATH; the alerts and what waits in their queue; which agent clients
+(claude, codex, gemini, opencode) are here and what `baton setup` wired into each.
 
 Prints one line per finding: ok, warn or fail. Exits 0 when nothing fails (warnings
 included), 1 when something does.

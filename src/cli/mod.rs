@@ -2,6 +2,7 @@
 //! Printing and exit codes live here and nowhere else.
 
 mod agents;
+mod alerts;
 mod board;
 mod bridge;
 mod demo;
@@ -117,6 +118,11 @@ pub enum Command {
     Setup(setup::SetupArgs),
     #[command(subcommand)]
     Token(tokens::TokenCommand),
+    #[command(subcommand)]
+    Alert(alerts::AlertCommand),
+    /// Posts the queued alerts, started detached by baton
+    #[command(name = "__alert-send", hide = true)]
+    AlertSend(alerts::SenderArgs),
     /// Serve the hub over HTTP: the web board, MCP at /mcp and the JSON API, until Ctrl-C.
     /// Prints the URL that logs a browser in as --as NAME
     Serve(serve::ServeArgs),
@@ -204,7 +210,7 @@ pub fn main() -> i32 {
         Err(error) => match cli.command {
             Command::Hook(args) => return hook::refuse(&args, &error),
             // What runs only on this machine does not need the hub.
-            Command::Demo | Command::Setup(_) | Command::Wake(_) => None,
+            Command::Demo | Command::Setup(_) | Command::Wake(_) | Command::AlertSend(_) => None,
             _ => return fail(&error),
         },
     };
@@ -237,6 +243,8 @@ pub fn main() -> i32 {
         Command::Mcp => mcp::run(&context),
         Command::Setup(args) => setup::run(&context, args),
         Command::Token(command) => tokens::run(&context, command),
+        Command::Alert(command) => alerts::run(&context, command),
+        Command::AlertSend(args) => alerts::send(&context, args),
         Command::Serve(args) => serve::run(&context, args),
         Command::Listen(_) => Err(Error::invalid_with_hint(
             "baton listen follows a hub on another machine, and BATON_URL is not set",

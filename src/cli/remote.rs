@@ -40,6 +40,7 @@ pub fn is_for_hub(command: &Command) -> bool {
         Command::Demo
             | Command::Setup(_)
             | Command::Wake(WakeCommand::WakeSupervisor(_) | WakeCommand::Notify)
+            | Command::AlertSend(_)
     )
 }
 
@@ -105,6 +106,8 @@ pub fn run(context: &Context, hub: &Hub, command: Command) -> Result<i32, Error>
                  `baton import` on that machine",
             ));
         }
+        // The alerts' URLs and secrets are the hub's: they are set where they are kept.
+        Command::Alert(_) => return Err(remote.hub_only("alert", "")),
         Command::Serve(_) => {
             return Err(Error::invalid_with_hint(
                 format!(
@@ -122,7 +125,7 @@ pub fn run(context: &Context, hub: &Hub, command: Command) -> Result<i32, Error>
         Command::Project(ProjectCommand::Unmap { project }) => {
             super::projects::unmap(context, &project)?
         }
-        Command::Wake(_) | Command::Demo | Command::Setup(_) => {
+        Command::Wake(_) | Command::Demo | Command::Setup(_) | Command::AlertSend(_) => {
             unreachable!("is_for_hub keeps these on this machine")
         }
     };

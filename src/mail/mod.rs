@@ -153,6 +153,37 @@ pub struct Arrival {
     #[serde(rename = "type")]
     pub kind: MessageType,
     pub summary: String,
+    /// For a notification baton wrote, the task it is about and what became of it
+    /// (`completed`, `failed`, `canceled`, `reassigned`): what an alert tells of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<crate::board::task::TaskId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+}
+
+impl Arrival {
+    /// `message` arriving in `agent`'s inbox in `project`.
+    pub fn of(message: &Message, agent: &str, project: &str) -> Arrival {
+        let is_notification = message.kind == MessageType::Notification;
+        let about = |field: &str| {
+            is_notification
+                .then(|| message.payload.get(field))
+                .flatten()
+        };
+        Arrival {
+            agent: agent.to_string(),
+            project: project.to_string(),
+            seq: message.seq,
+            kind: message.kind,
+            summary: message.summary.clone(),
+            task: about("task")
+                .and_then(serde_json::Value::as_u64)
+                .map(crate::board::task::TaskId),
+            event: about("event")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+        }
+    }
 }
 
 /// A summary for words that came without one: their first line, shortened.

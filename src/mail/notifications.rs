@@ -107,12 +107,6 @@ pub fn arrivals(
     agents
         .iter()
         .filter(|agent| message.reaches(&agent.name, agent.created_at))
-        .map(|agent| Arrival {
-            agent: agent.name.clone(),
-            project: project.to_string(),
-            seq: message.seq,
-            kind: message.kind,
-            summary: message.summary.clone(),
-        })
+        .map(|agent| Arrival::of(message, &agent.name, project))
         .collect()
 }

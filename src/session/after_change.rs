@@ -8,14 +8,17 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::Session;
+use crate::alert::{self, queue};
+use crate::board::Board;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover::Handover;
 use crate::board::task::TaskId;
 use crate::error::Result;
 use crate::mail::Arrival;
 use crate::notify;
+use crate::project;
 use crate::registry;
-use crate::store::presence;
+use crate::store::{board_file, presence};
 use crate::wake::{self, WakeOutcome};
 
 /// What a process does after each change it makes: the same for every command of one
@@ -122,6 +125,8 @@ impl Session {
         if handovers.is_empty() && arrivals.is_empty() {
             return Vec::new();
         }
+        // Whatever waking and notifying do: an alert reaches a human away from here.
+        self.queue_alerts(handovers, arrivals);
         let outcomes = if effects.wake {
             self.wake_receivers(handovers, arrivals)
         } else {
@@ -138,6 +143,43 @@ impl Session {
             let _ = notify::spawn(program, &self.hub.home, &notes);
         }
         outcomes
+    }
+
+    /// Queues an alert for each hand-over and message an alert wants (SPEC section 14) and
+    /// starts the sender. Local and cheap: a look for `alerts.json`, and a file per alert;
+    /// the network is the sender's. Best-effort like the rest: the change stands.
+    fn queue_alerts(&self, handovers: &[Handover], arrivals: &[Arrival]) {
+        let home = &self.hub.home;
+        let alerts = match alert::load(home) {
+            Ok(alerts) if !alerts.is_empty() => alerts,
+            _ => return,
+        };
+        let actor = self.agent.as_deref().unwrap_or("");
+        let mut events = alert::events_of(handovers, arrivals, actor);
+        if alerts
+            .iter()
+            .any(|alert| alert.on.contains(&alert::Kind::Stalled))
+            && let Ok(board) = board_file::read::<Board>(home, &self.project.id)
+        {
+            events.extend(alert::stalls(home, &board, self.now));
+        }
+        let humans = |project: &str| {
+            if project == self.project.id {
+                self.project.settings.humans.clone()
+            } else {
+                project::load(home, project)
+                    .ok()
+                    .flatten()
+                    .map(|project| project.settings.humans)
+                    .unwrap_or_default()
+            }
+        };
+        if let Ok(queued) = queue::enqueue(home, &alerts, &events, humans, self.now)
+            && queued > 0
+            && let Some(program) = self.hub.after_effects.program()
+        {
+            let _ = queue::start_sender(home, program, queue::retry_ms_from_environment());
+        }
     }
 
     /// How work handed to `agent` in `project` reaches it, in the words a notification

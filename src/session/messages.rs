@@ -180,13 +180,7 @@ impl Session {
         let written = self.hub.append_mail(self.project_id(), self.now, drafts)?;
         Ok(written
             .iter()
-            .map(|message| Arrival {
-                agent: message.to.clone(),
-                project: self.project.id.clone(),
-                seq: message.seq,
-                kind: message.kind,
-                summary: message.summary.clone(),
-            })
+            .map(|message| Arrival::of(message, &message.to, &self.project.id))
             .collect())
     }
 }

@@ -160,6 +160,35 @@ impl Home {
         self.root.join("project-map.lock")
     }
 
+    /// The alerts (SPEC section 14): where each posts, in which format, with its secret.
+    pub fn alerts_file(&self) -> PathBuf {
+        self.root.join("alerts.json")
+    }
+
+    pub fn alerts_lock(&self) -> PathBuf {
+        self.root.join("alerts.lock")
+    }
+
+    /// The alert queue, the sender's lock and its log.
+    pub fn alerts_dir(&self) -> PathBuf {
+        self.root.join("alerts")
+    }
+
+    /// One file per alert waiting to be posted.
+    pub fn alert_queue_dir(&self) -> PathBuf {
+        self.alerts_dir().join("queue")
+    }
+
+    /// Held by the one alert sender that runs.
+    pub fn alert_sender_lock(&self) -> PathBuf {
+        self.alerts_dir().join("sender.lock")
+    }
+
+    /// One line per attempt to post an alert.
+    pub fn alert_log(&self) -> PathBuf {
+        self.alerts_dir().join("alerts.log")
+    }
+
     /// Where each running `baton serve` announces itself (`store::presence`).
     pub fn serve_dir(&self) -> PathBuf {
         self.root.join("serve")

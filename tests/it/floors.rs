@@ -13,8 +13,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "domains",
         &[
-            "board", "activity", "archive", "mail", "registry", "project", "wake", "notify",
-            "setup", "doctor", "tokens", "error", "group", "import",
+            "board", "activity", "alert", "archive", "mail", "registry", "project", "wake",
+            "notify", "setup", "doctor", "tokens", "error", "group", "import",
         ],
     ),
     ("session", &["session", "change"]),

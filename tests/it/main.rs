@@ -6,6 +6,7 @@
 mod common;
 
 mod agents;
+mod alerts;
 mod board;
 mod channels;
 mod clients;

@@ -494,6 +494,8 @@ fn only_the_tokens_agent_may_act_and_hub_only_commands_say_so() {
         vec!["doctor", "--restore", "default"],
         vec!["project", "init", "--name", "api"],
         vec!["token", "list"],
+        vec!["alert", "add", "phone", "--url", "https://ntfy.sh/topic"],
+        vec!["alert", "list"],
     ] {
         let run = agent.run(&command);
         assert!(
@@ -503,6 +505,8 @@ fn only_the_tokens_agent_may_act_and_hub_only_commands_say_so() {
         );
     }
     assert!(!hub.env.home().join("projects/api").exists());
+    assert!(!hub.env.home().join("alerts.json").exists());
+    assert!(!agent.env.home().join("alerts.json").exists());
     // A name is checked before it becomes part of a URL path.
     for command in [
         vec!["wake", "../whoami"],

@@ -1,0 +1,472 @@
+//! The alert queue and its sender. A change writes one file per alert and receiver into
+//! `alerts/queue/` (local, cheap: no network), then starts the sender unless one runs. The
+//! sender (`baton __alert-send`, detached, one at a time through `alerts/sender.lock`) posts
+//! each file, deletes it once the receiver answered 2xx, and otherwise tries again with a
+//! growing delay until a day after the alert was made, when it drops it with a log line.
+//! Every attempt is a line of `alerts/alerts.log`, kept under [`LOG_LIMIT`].
+//!
+//! Queuing needs no lock: every file has a name of its own, and only the one sender
+//! rewrites or removes them. The sender looks at the queue again after letting its lock
+//! go, so a file queued while it held the lock (whose command therefore started no sender)
+//! is never left behind.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Alert, Event, format, send};
+use crate::error::Result;
+use crate::process::spawn_detached;
+use crate::store::atomic::{self, private_open_options};
+use crate::store::lock::{self, FileLock};
+use crate::store::paths::Home;
+use crate::store::regular;
+use crate::store::versioned::{self, Versioned};
+use crate::time::{self, Timestamp};
+
+/// The hidden subcommand that runs the sender.
+pub const SENDER_COMMAND: &str = "__alert-send";
+pub const QUEUED_SCHEMA: u32 = 1;
+/// How long baton keeps trying an alert, from when it was queued.
+pub const GIVE_UP_AFTER: chrono::Duration = chrono::Duration::days(1);
+/// The log is cut back to its last [`LOG_KEEP`] bytes when the sender starts past this.
+pub const LOG_LIMIT: u64 = 1024 * 1024;
+pub const LOG_KEEP: u64 = 256 * 1024;
+
+/// One alert waiting to be posted: a file of `alerts/queue/`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Queued {
+    schema: u32,
+    /// The alert's name: its URL and secret are read from `alerts.json` at each attempt.
+    pub alert: String,
+    pub event: Event,
+    pub created_at: Timestamp,
+    #[serde(default)]
+    pub attempts: u32,
+    /// When the next attempt is due; now when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(flatten)]
+    other: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Versioned for Queued {
+    const SCHEMA: u32 = QUEUED_SCHEMA;
+
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
+/// The delays between attempts: doubling from `first` up to `cap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    pub first: Duration,
+    pub cap: Duration,
+}
+
+impl Backoff {
+    /// Ten seconds, doubling up to fifteen minutes.
+    pub const STANDARD: Backoff = Backoff {
+        first: Duration::from_secs(10),
+        cap: Duration::from_secs(15 * 60),
+    };
+
+    /// A test knob: `first` of `millis`, up to eight times that.
+    pub fn of_millis(millis: u64) -> Backoff {
+        let first = Duration::from_millis(millis.max(1));
+        Backoff {
+            first,
+            cap: first * 8,
+        }
+    }
+
+    /// The delay after the `attempts`-th failed attempt.
+    pub fn after(self, attempts: u32) -> Duration {
+        let doublings = attempts.saturating_sub(1).min(20);
+        self.first.saturating_mul(1 << doublings).min(self.cap)
+    }
+
+    /// How long the sender sleeps at most before it looks at the queue again, for alerts
+    /// queued while it runs: a second, or less under the test knob.
+    fn look_again(self) -> Duration {
+        self.first.min(Duration::from_secs(1))
+    }
+}
+
+/// What waits in the queue, for `doctor` and `alert list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Waiting {
+    pub count: usize,
+    pub oldest: Option<Timestamp>,
+    /// The error of the most recent failed attempt, if any failed.
+    pub last_error: Option<String>,
+    /// Files of the queue that cannot be read (left in place, named in the log).
+    pub unreadable: usize,
+}
+
+/// Queues one file for each alert of `alerts` that wants each of `events`; `humans` gives
+/// the humans of a project. Returns how many were queued.
+pub fn enqueue(
+    home: &Home,
+    alerts: &[Alert],
+    events: &[Event],
+    humans: impl Fn(&str) -> Vec<String>,
+    now: Timestamp,
+) -> Result<usize> {
+    let mut queued = 0;
+    for event in events {
+        let humans = humans(&event.project);
+        for alert in alerts.iter().filter(|alert| alert.wants(event, &humans)) {
+            let entry = Queued {
+                schema: QUEUED_SCHEMA,
+                alert: alert.name.clone(),
+                event: event.clone(),
+                created_at: now,
+                attempts: 0,
+                next_at: None,
+                last_error: None,
+                other: serde_json::Map::new(),
+            };
+            versioned::save(&home.alert_queue_dir().join(file_name(now)), &entry)?;
+            queued += 1;
+        }
+    }
+    Ok(queued)
+}
+
+/// A name no other queued file has: the time (so names sort by age), this process, and a
+/// count within it.
+fn file_name(now: Timestamp) -> String {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}-{}.json",
+        now.datetime().format("%Y%m%dT%H%M%S%.3fZ"),
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Starts the sender unless one runs; `retry_ms` passes the test knob on (the sender's
+/// environment holds no `BATON_*`).
+pub fn start_sender(home: &Home, program: &Path, retry_ms: Option<u64>) -> io::Result<()> {
+    if lock::is_locked(&home.alert_sender_lock()) {
+        return Ok(());
+    }
+    let retry = retry_ms.map(|millis| millis.to_string());
+    let mut args = vec![SENDER_COMMAND];
+    if let Some(retry) = &retry {
+        args.extend(["--retry-ms", retry]);
+    }
+    spawn_detached(program, &args, home.root())
+}
+
+/// The test knob `BATON_ALERT_RETRY_MS`: the first delay between attempts, in milliseconds.
+pub fn retry_ms_from_environment() -> Option<u64> {
+    std::env::var("BATON_ALERT_RETRY_MS")
+        .ok()
+        .and_then(|value| value.trim().parse().ok())
+}
+
+/// The queue's files, oldest first.
+fn queued_paths(home: &Home) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(home.alert_queue_dir()) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "json")
+        })
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// One queued file read; `None` when it is gone (sent and removed since it was listed).
+fn read_queued(path: &Path) -> Option<std::result::Result<Queued, String>> {
+    match versioned::load::<Queued>(path) {
+        Ok(Some(entry)) => Some(Ok(entry)),
+        Ok(None) => None,
+        Err(error) => Some(Err(error.to_string())),
+    }
+}
+
+/// The queue's files, oldest first, each read (or the error it gave).
+fn queued(home: &Home) -> Vec<(PathBuf, std::result::Result<Queued, String>)> {
+    queued_paths(home)
+        .into_iter()
+        .filter_map(|path| read_queued(&path).map(|read| (path, read)))
+        .collect()
+}
+
+/// What waits in the queue now.
+pub fn waiting(home: &Home) -> Waiting {
+    let mut waiting = Waiting {
+        count: 0,
+        oldest: None,
+        last_error: None,
+        unreadable: 0,
+    };
+    let mut last_failed: Option<Timestamp> = None;
+    for (_, read) in queued(home) {
+        let Ok(entry) = read else {
+            waiting.unreadable += 1;
+            continue;
+        };
+        waiting.count += 1;
+        waiting.oldest = Some(
+            waiting
+                .oldest
+                .map_or(entry.created_at, |oldest| oldest.min(entry.created_at)),
+        );
+        if let (Some(error), Some(at)) = (&entry.last_error, entry.next_at)
+            && last_failed.is_none_or(|last| at > last)
+        {
+            last_failed = Some(at);
+            waiting.last_error = Some(error.clone());
+        }
+    }
+    waiting
+}
+
+/// `baton __alert-send`: posts what waits until the queue is empty, then ends. Returns at
+/// once when another sender holds the lock.
+pub fn run_sender(home: &Home, backoff: Backoff) -> Result<()> {
+    let log = AlertLog::new(home);
+    loop {
+        let Some(lock) = FileLock::try_acquire(&home.alert_sender_lock())? else {
+            return Ok(());
+        };
+        log.trim();
+        drain(home, backoff, &log);
+        drop(lock);
+        // Queued while the lock was held, by a command that therefore started no sender.
+        if queued(home).iter().all(|(_, read)| read.is_err()) {
+            return Ok(());
+        }
+    }
+}
+
+/// Posts every due alert, sleeping between rounds, until none waits. Each file is read
+/// once: the sender keeps what it learned of it (it alone rewrites the files), and a round
+/// reads only the files queued since the last, so a long outage costs a directory listing
+/// a second, whatever waits.
+fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
+    let mut known: BTreeMap<PathBuf, Queued> = BTreeMap::new();
+    let mut unreadable: BTreeSet<PathBuf> = BTreeSet::new();
+    loop {
+        for path in queued_paths(home) {
+            if known.contains_key(&path) || unreadable.contains(&path) {
+                continue;
+            }
+            match read_queued(&path) {
+                Some(Ok(entry)) => {
+                    known.insert(path, entry);
+                }
+                Some(Err(error)) => {
+                    // Left in place for a human to look at (`doctor` counts it).
+                    log.line(&format!("cannot read {}: {error}", path.display()));
+                    unreadable.insert(path);
+                }
+                None => {}
+            }
+        }
+        if known.is_empty() {
+            return;
+        }
+        let mut next_round = time::now().plus(to_chrono(backoff.look_again()));
+        let alerts = match super::load(home) {
+            Ok(alerts) => alerts,
+            Err(error) => {
+                log.line(&format!("cannot read the alerts: {error}; trying again"));
+                std::thread::sleep(backoff.look_again());
+                continue;
+            }
+        };
+        let paths: Vec<PathBuf> = known.keys().cloned().collect();
+        for path in paths {
+            let Some(entry) = known.get(&path) else {
+                continue;
+            };
+            let now = time::now();
+            if let Some(due) = entry.next_at
+                && due > now
+            {
+                next_round = next_round.min(due);
+                continue;
+            }
+            let entry = entry.clone();
+            match attempt(&alerts, &path, entry, backoff, log) {
+                Some(entry) => {
+                    if let Some(due) = entry.next_at {
+                        next_round = next_round.min(due);
+                    }
+                    known.insert(path, entry);
+                }
+                None => {
+                    known.remove(&path);
+                }
+            }
+        }
+        if known.is_empty() {
+            continue;
+        }
+        let wait = time::now().until(next_round).to_std().unwrap_or_default();
+        std::thread::sleep(wait.max(Duration::from_millis(1)));
+    }
+}
+
+/// One attempt at `entry`; returns it as it waits for the next, or `None` when it left the
+/// queue (delivered, dropped after a day, or its alert is gone).
+fn attempt(
+    alerts: &[Alert],
+    path: &Path,
+    mut entry: Queued,
+    backoff: Backoff,
+    log: &AlertLog,
+) -> Option<Queued> {
+    let what = describe(&entry);
+    let Some(alert) = alerts.iter().find(|alert| alert.name == entry.alert) else {
+        log.line(&format!("{what}: dropped: the alert was removed"));
+        let _ = fs::remove_file(path);
+        return None;
+    };
+    entry.attempts += 1;
+    let result = send::post(alert, &format::request(alert, &entry.event));
+    let error = match result {
+        Ok(answer) if answer.is_success() => {
+            log.line(&format!(
+                "{what}: attempt {}: delivered (HTTP {})",
+                entry.attempts, answer.status
+            ));
+            let _ = fs::remove_file(path);
+            return None;
+        }
+        Ok(answer) => format!("HTTP {}", answer.status),
+        Err(error) => error,
+    };
+    let now = time::now();
+    if entry.created_at.until(now) >= GIVE_UP_AFTER {
+        log.line(&format!(
+            "{what}: attempt {}: failed ({error}); dropped: tried for a day since {}",
+            entry.attempts, entry.created_at
+        ));
+        let _ = fs::remove_file(path);
+        return None;
+    }
+    let delay = backoff.after(entry.attempts);
+    let next = now.plus(to_chrono(delay));
+    log.line(&format!(
+        "{what}: attempt {}: failed ({error}); next try in {}",
+        entry.attempts,
+        words(delay)
+    ));
+    entry.next_at = Some(next);
+    entry.last_error = Some(error);
+    // Unsynced: losing an attempt's record to a power cut only means one more attempt.
+    if let Err(error) = versioned::save_unsynced(path, &entry) {
+        log.line(&format!("{what}: cannot record the attempt: {error}"));
+    }
+    Some(entry)
+}
+
+/// "alert phone: question on T-3 for ann in api", naming no URL and no secret.
+fn describe(entry: &Queued) -> String {
+    let event = &entry.event;
+    let task = event
+        .task
+        .as_deref()
+        .map(|task| format!(" {task}"))
+        .unwrap_or_default();
+    format!(
+        "alert {}: {}{task} for {} in {}",
+        crate::text::inline(&entry.alert),
+        event.kind,
+        crate::text::inline(&event.to),
+        crate::text::inline(&event.project)
+    )
+}
+
+fn to_chrono(duration: Duration) -> chrono::Duration {
+    chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::MAX)
+}
+
+fn words(delay: Duration) -> String {
+    if delay >= Duration::from_secs(60) {
+        format!("{} min", delay.as_secs() / 60)
+    } else if delay >= Duration::from_secs(1) {
+        format!("{} s", delay.as_secs())
+    } else {
+        format!("{} ms", delay.as_millis())
+    }
+}
+
+/// `alerts/alerts.log`: one line per attempt, best-effort (there is nobody to tell).
+struct AlertLog {
+    path: PathBuf,
+}
+
+impl AlertLog {
+    fn new(home: &Home) -> Self {
+        AlertLog {
+            path: home.alert_log(),
+        }
+    }
+
+    fn open(&self) -> io::Result<File> {
+        if let Some(dir) = self.path.parent() {
+            let _ = atomic::create_private_dir_all(dir);
+        }
+        regular::open_with(&self.path, private_open_options().create(true).append(true))
+    }
+
+    fn line(&self, text: &str) {
+        if let Ok(mut file) = self.open() {
+            let _ = writeln!(file, "[{}] baton alert: {text}", time::now());
+        }
+    }
+
+    /// Keeps the log bounded; called when the sender starts, the only one writing it.
+    fn trim(&self) {
+        if let Ok(true) = crate::wake::trim_log(&self.path, LOG_LIMIT, LOG_KEEP) {
+            self.line(&format!(
+                "(older lines dropped to keep this log under {} KB)",
+                LOG_LIMIT / 1024
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_delay_doubles_up_to_its_cap() {
+        let backoff = Backoff::STANDARD;
+        let delays: Vec<u64> = (1..=9).map(|n| backoff.after(n).as_secs()).collect();
+        assert_eq!(delays, [10, 20, 40, 80, 160, 320, 640, 900, 900]);
+        assert_eq!(backoff.after(u32::MAX).as_secs(), 900);
+        let knob = Backoff::of_millis(50);
+        assert_eq!(knob.after(1), Duration::from_millis(50));
+        assert_eq!(knob.after(10), Duration::from_millis(400));
+    }
+
+    #[test]
+    fn queued_file_names_are_unique_and_sort_by_time() {
+        let early: Timestamp = "2026-12-03T12:00:00.001Z".parse().unwrap();
+        let late: Timestamp = "2026-12-03T12:00:00.002Z".parse().unwrap();
+        let (a, b) = (file_name(early), file_name(early));
+        assert_ne!(a, b);
+        assert!(file_name(early) < file_name(late));
+    }
+}

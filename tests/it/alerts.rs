@@ -1,0 +1,621 @@
+//! Alerts (SPEC section 14) through the real binary: a loopback receiver records every
+//! request the detached sender makes, in each format.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::common::TestEnv;
+use crate::http::eventually;
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+struct Received {
+    method: String,
+    path: String,
+    /// Names in lowercase.
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("a JSON body")
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).expect("a UTF-8 body")
+    }
+}
+
+/// A loopback HTTP/1.1 receiver: reads whole requests, answers 200, records them.
+struct Receiver {
+    port: u16,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        Receiver::on(TcpListener::bind("127.0.0.1:0").expect("a loopback port"))
+    }
+
+    fn on(listener: TcpListener) -> Receiver {
+        let port = listener.local_addr().unwrap().port();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&received);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                if let Some(request) = read_request(stream) {
+                    log.lock().unwrap().push(request);
+                }
+            }
+        });
+        Receiver { port, received }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/hook", self.port)
+    }
+
+    fn received(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+}
+
+fn read_request(stream: TcpStream) -> Option<Received> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_string();
+    let path = parts.next()?.to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).ok()?;
+        let line = line.trim_end_matches(['\r', '\n']);
+        if line.is_empty() {
+            break;
+        }
+        let (name, value) = line.split_once(':')?;
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+    }
+    let length: usize = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    let mut stream = stream;
+    let _ =
+        stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+    Some(Received {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+/// HMAC-SHA256 as RFC 2104 writes it, apart from baton's own.
+fn hmac_sha256_hex(key: &[u8], message: &[u8]) -> String {
+    let mut key_block = if key.len() > 64 {
+        Sha256::digest(key).to_vec()
+    } else {
+        key.to_vec()
+    };
+    key_block.resize(64, 0);
+    let ipad: Vec<u8> = key_block.iter().map(|byte| byte ^ 0x36).collect();
+    let opad: Vec<u8> = key_block.iter().map(|byte| byte ^ 0x5c).collect();
+    let inner = Sha256::digest([ipad.as_slice(), message].concat());
+    let outer = Sha256::digest([opad.as_slice(), inner.as_slice()].concat());
+    outer.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// A hub with `lead`, a human, and `codex`, an agent.
+fn hub() -> TestEnv {
+    let env = TestEnv::new();
+    env.register(&["lead", "codex"]);
+    env.run("lead", &["coordinator", "--human", "lead"]).ok();
+    env
+}
+
+/// Adds an alert and returns its secret (all `add` prints on stdout).
+fn add(env: &TestEnv, args: &[&str]) -> String {
+    let mut all = vec!["alert", "add"];
+    all.extend_from_slice(args);
+    let run = env.run("lead", &all);
+    let secret = run.ok().trim().to_string();
+    assert!(secret.starts_with("baton_alert_"), "{secret}");
+    secret
+}
+
+/// Waits until nothing waits in the queue and no sender runs: every alert went out.
+fn all_sent(env: &TestEnv) {
+    eventually("the queue to empty and the sender to end", || {
+        let listed = env.run("lead", &["--json", "alert", "list"]).json();
+        let sender_ends = !is_locked(&env.home().join("alerts").join("sender.lock"));
+        (listed["queue"]["count"] == 0 && sender_ends).then_some(())
+    });
+}
+
+/// Whether a process holds the lock at `path` (fs4, as baton takes it).
+fn is_locked(path: &Path) -> bool {
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+    else {
+        return false;
+    };
+    match fs4::FileExt::try_lock(&file) {
+        Ok(()) => {
+            let _ = fs4::FileExt::unlock(&file);
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+/// Hands `lead` one of each kind of work through codex, and codex some that is not for
+/// lead. Returns the expected `(kind, task)` of each alert, in no particular order.
+fn hand_over_one_of_each(env: &TestEnv) -> Vec<(String, Option<String>)> {
+    // To codex: no alert (codex is no human).
+    let question = env.send("lead", "codex", "Fix the parser", &[]).to_string();
+    env.run("codex", &["claim", &question]).ok();
+    // A question back to lead.
+    env.run("codex", &["ask", &question, "--body", "Which parser?"])
+        .ok();
+    // lead's answer goes to codex: no alert.
+    env.run("lead", &["answer", &question, "--body", "The JSON one"])
+        .ok();
+    // A review requested of lead.
+    let review = env
+        .send("lead", "codex", "Add tests", &["--review"])
+        .to_string();
+    env.run("codex", &["claim", &review]).ok();
+    env.run("codex", &["review", &review]).ok();
+    // A task lead sent fails.
+    let failed = env
+        .send("lead", "codex", "Port to Windows", &[])
+        .to_string();
+    env.run("codex", &["claim", &failed]).ok();
+    env.run("codex", &["fail", &failed, "--reason", "No machine"])
+        .ok();
+    // A new task for lead, and a message, to lead and to everyone.
+    let task = env.send("codex", "lead", "Pick a name", &[]).to_string();
+    env.run("codex", &["msg", "--to", "lead", "The benchmarks are in"])
+        .ok();
+    env.run("codex", &["msg", "--to", "@all", "Lunch"]).ok();
+    // lead's own message to codex reaches no human: no alert.
+    env.run("lead", &["msg", "--to", "codex", "Thanks"]).ok();
+    let t = |id: &str| Some(format!("T-{id}"));
+    let mut expected = vec![
+        ("question".to_string(), t(&question)),
+        ("review".to_string(), t(&review)),
+        ("failed".to_string(), t(&failed)),
+        ("task".to_string(), t(&task)),
+        ("message".to_string(), None),
+        ("message".to_string(), None),
+    ];
+    expected.sort();
+    expected
+}
+
+#[test]
+fn each_format_gets_exactly_one_alert_per_hand_over_to_a_human() {
+    let env = hub();
+    let (json, ntfy, slack) = (Receiver::start(), Receiver::start(), Receiver::start());
+    let secret = add(
+        &env,
+        &[
+            "hook",
+            "--url",
+            &json.url(),
+            "--board-url",
+            "https://board.example:7878/",
+        ],
+    );
+    add(
+        &env,
+        &[
+            "phone",
+            "--url",
+            &ntfy.url(),
+            "--format",
+            "ntfy",
+            "--board-url",
+            "https://board.example:7878",
+        ],
+    );
+    add(&env, &["chat", "--url", &slack.url(), "--format", "slack"]);
+    let expected = hand_over_one_of_each(&env);
+    all_sent(&env);
+
+    // JSON: the fields, and a signature that checks out under the secret.
+    let mut kinds = Vec::new();
+    for request in json.received() {
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            ("POST", "/hook")
+        );
+        let expected_signature = format!(
+            "sha256={}",
+            hmac_sha256_hex(secret.as_bytes(), &request.body)
+        );
+        assert_eq!(
+            request.header("x-baton-signature"),
+            Some(expected_signature.as_str())
+        );
+        assert_eq!(request.header("content-type"), Some("application/json"));
+        let body = request.json();
+        assert_eq!(body["project"], "default");
+        assert_eq!(body["to"], "lead");
+        assert_eq!(body["from"], "codex");
+        let task = body["task"].as_str().map(str::to_string);
+        match &task {
+            Some(task) => assert_eq!(
+                body["url"],
+                format!("https://board.example:7878/#project=default&task={task}")
+            ),
+            None => assert_eq!(body["url"], "https://board.example:7878/#project=default"),
+        }
+        if body["kind"] == "question" {
+            assert_eq!(body["subject"], "Fix the parser");
+        }
+        kinds.push((body["kind"].as_str().unwrap().to_string(), task));
+    }
+    kinds.sort();
+    assert_eq!(kinds, expected, "the JSON receiver's alerts");
+
+    // ntfy: its headers, and the subject in the body.
+    let received = ntfy.received();
+    assert_eq!(received.len(), expected.len());
+    let question = received
+        .iter()
+        .find(|request| request.header("tags") == Some("question,baton"))
+        .expect("the question's alert");
+    assert_eq!(question.header("priority"), Some("4"));
+    let title = question.header("title").unwrap();
+    assert!(
+        title.starts_with("baton question on T-1: Fix the parser"),
+        "{title}"
+    );
+    assert_eq!(
+        question.header("click"),
+        Some("https://board.example:7878/#project=default&task=T-1")
+    );
+    assert!(
+        question.text().starts_with("Fix the parser\n"),
+        "{}",
+        question.text()
+    );
+    assert!(
+        received.iter().all(
+            |request| request.header("title").is_some() && request.header("priority").is_some()
+        )
+    );
+
+    // Slack: one {"text"} each, naming the kind and the subject.
+    let received = slack.received();
+    assert_eq!(received.len(), expected.len());
+    let texts: Vec<String> = received
+        .iter()
+        .map(|request| request.json()["text"].as_str().unwrap().to_string())
+        .collect();
+    let review = expected
+        .iter()
+        .find_map(|(kind, task)| (kind == "review").then(|| task.clone().unwrap()))
+        .unwrap();
+    let line =
+        format!("baton: review requested on {review} for lead in default, from codex: Add tests");
+    assert!(texts.contains(&line), "{texts:?}");
+
+    // The secret was printed by `add` and nowhere since.
+    let log = std::fs::read_to_string(env.home().join("alerts").join("alerts.log")).unwrap();
+    assert_eq!(
+        log.matches("delivered").count(),
+        3 * expected.len(),
+        "{log}"
+    );
+    assert!(!log.contains(&secret) && !log.contains("/hook"), "{log}");
+    let listed = env.run("lead", &["alert", "list"]);
+    let listed_json = env.run("lead", &["--json", "alert", "list"]);
+    let doctor = env.run("lead", &["doctor"]);
+    for output in [
+        &listed.stdout,
+        &listed_json.stdout,
+        &doctor.stdout,
+        &doctor.stderr,
+    ] {
+        assert!(!output.contains(&secret), "{output}");
+    }
+    assert!(
+        doctor.stdout.contains("nothing waits to be sent"),
+        "{}",
+        doctor.stdout
+    );
+}
+
+#[test]
+fn an_alert_for_one_agent_and_some_kinds_posts_only_those() {
+    let env = hub();
+    let receiver = Receiver::start();
+    add(
+        &env,
+        &[
+            "mine",
+            "--url",
+            &receiver.url(),
+            "--for",
+            "codex",
+            "--on",
+            "task",
+        ],
+    );
+    // To lead (a human, but not whom the alert is for): nothing.
+    env.run("codex", &["msg", "--to", "lead", "hello"]).ok();
+    env.send("codex", "lead", "For lead", &[]);
+    // To codex: a task (posted) and a message (a kind it is not on).
+    let id = env.send("lead", "codex", "For codex", &[]);
+    env.run("lead", &["msg", "--to", "codex", "hi"]).ok();
+    all_sent(&env);
+    let received = receiver.received();
+    assert_eq!(received.len(), 1, "{received:?}");
+    let body = received[0].json();
+    assert_eq!(
+        (body["kind"].as_str(), body["to"].as_str()),
+        (Some("task"), Some("codex"))
+    );
+    assert_eq!(body["task"], format!("T-{id}"));
+    assert_eq!(body["url"], Value::Null);
+}
+
+#[test]
+fn a_receiver_that_was_down_gets_every_alert_once_it_is_back() {
+    let env = hub();
+    // A port nobody listens on, until the receiver takes it.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/hook");
+    let secret = add(&env, &["hook", "--url", &url]);
+    let fast = [("BATON_ALERT_RETRY_MS", "100")];
+    let subjects = ["One", "Two", "Three"];
+    for subject in subjects {
+        env.run_env(
+            "codex",
+            &["send", "--to", "lead", "--subject", subject],
+            &fast,
+        )
+        .ok();
+    }
+    let log_path = env.home().join("alerts").join("alerts.log");
+    eventually("attempts to fail while the receiver is down", || {
+        let log = std::fs::read_to_string(&log_path).ok()?;
+        (log.matches("failed").count() >= 6).then_some(())
+    });
+    let listed = env.run("lead", &["--json", "alert", "list"]).json();
+    assert_eq!(listed["queue"]["count"], 3, "{listed}");
+    assert!(listed["queue"]["last_error"].is_string(), "{listed}");
+    let doctor = env.run("lead", &["doctor"]).stdout;
+    assert!(doctor.contains("3 alerts to send"), "{doctor}");
+    assert!(doctor.contains("last error"), "{doctor}");
+    // The sender runs now, retrying: the secret is in no process's arguments.
+    #[cfg(target_os = "linux")]
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            assert!(!cmdline.contains(&secret), "{cmdline}");
+        }
+    }
+
+    let receiver = Receiver::on(TcpListener::bind(("127.0.0.1", port)).expect("the port again"));
+    all_sent(&env);
+    let mut got: Vec<String> = receiver
+        .received()
+        .iter()
+        .map(|request| request.json()["subject"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    let mut expected: Vec<String> = subjects.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    assert_eq!(got, expected, "each alert exactly once");
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert_eq!(log.matches("delivered").count(), 3, "{log}");
+    assert!(!log.contains(&secret), "{log}");
+}
+
+#[test]
+fn a_hostile_subject_reaches_no_receiver_as_markup() {
+    let env = hub();
+    let (json, ntfy, slack) = (Receiver::start(), Receiver::start(), Receiver::start());
+    add(&env, &["hook", "--url", &json.url()]);
+    add(&env, &["phone", "--url", &ntfy.url(), "--format", "ntfy"]);
+    add(&env, &["chat", "--url", &slack.url(), "--format", "slack"]);
+    let markup = "<b>x</b> <!channel> <http://evil|click>";
+    let hostile = format!("{markup} \u{1b}[31m \u{202e}");
+    // A subject refuses control characters, so they come in a message's first line.
+    env.send("codex", "lead", markup, &[]);
+    env.run("codex", &["msg", "--to", "lead", &hostile]).ok();
+    all_sent(&env);
+    let raw = ['\u{1b}', '\u{202e}'];
+    for request in json.received() {
+        let subject = request.json()["subject"].as_str().unwrap().to_string();
+        assert!(!subject.contains(raw), "{subject:?}");
+    }
+    assert_eq!(json.received().len(), 2);
+    for request in ntfy.received() {
+        for (name, value) in &request.headers {
+            assert!(
+                value.bytes().all(|byte| (0x20..0x7f).contains(&byte)),
+                "{name}: {value:?}"
+            );
+        }
+        assert!(!request.text().contains(raw), "{:?}", request.text());
+        assert_eq!(request.header("markdown"), None);
+    }
+    assert_eq!(ntfy.received().len(), 2);
+    for request in slack.received() {
+        let text = request.json()["text"].as_str().unwrap().to_string();
+        assert!(
+            !text.contains(['<', '>']) && !text.contains(raw),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("&lt;b&gt;x&lt;/b&gt; &lt;!channel&gt; &lt;http://evil|click&gt;"),
+            "{text:?}"
+        );
+    }
+    assert_eq!(slack.received().len(), 2);
+}
+
+#[test]
+fn alert_add_refuses_what_is_not_http_and_names_it_once() {
+    let env = hub();
+    for url in [
+        "ftp://example.com/x",
+        "file:///etc/passwd",
+        "example.com/hook",
+    ] {
+        let refused = env.run("lead", &["alert", "add", "x", "--url", url]);
+        assert!(
+            refused.fails(1).starts_with("error: --url"),
+            "{}",
+            refused.stderr
+        );
+        assert!(refused.stderr.contains("hint: "), "{}", refused.stderr);
+    }
+    let refused = env.run(
+        "lead",
+        &[
+            "alert",
+            "add",
+            "x",
+            "--url",
+            "http://127.0.0.1:1/",
+            "--on",
+            "questions",
+        ],
+    );
+    assert!(
+        refused
+            .fails(1)
+            .contains("no alert kind is called questions")
+    );
+    add(
+        &env,
+        &[
+            "x",
+            "--url",
+            "https://hooks.slack.com/services/T0/B0/SECRET",
+        ],
+    );
+    let again = env.run(
+        "lead",
+        &["alert", "add", "x", "--url", "http://127.0.0.1:1/"],
+    );
+    assert!(
+        again
+            .fails(1)
+            .contains("there is an alert called x already")
+    );
+    // The list shows the host, not a path that is a secret of its own.
+    let listed = env.run("lead", &["alert", "list"]).ok().to_string();
+    assert!(listed.contains("https://hooks.slack.com/…"), "{listed}");
+    assert!(!listed.contains("SECRET"), "{listed}");
+    env.run("lead", &["alert", "rm", "x"]).ok();
+    assert!(
+        env.run("lead", &["alert", "rm", "x"])
+            .fails(1)
+            .contains("no alert called x")
+    );
+}
+
+#[test]
+fn alert_test_posts_a_sample_and_reports_the_answer() {
+    let env = hub();
+    let receiver = Receiver::start();
+    let secret = add(&env, &["hook", "--url", &receiver.url()]);
+    let tested = env.run("lead", &["alert", "test", "hook"]);
+    assert!(
+        tested
+            .ok()
+            .contains("delivered hook: the receiver answered HTTP 200: ok")
+    );
+    let received = receiver.received();
+    assert_eq!(received.len(), 1);
+    let signature = format!(
+        "sha256={}",
+        hmac_sha256_hex(secret.as_bytes(), &received[0].body)
+    );
+    assert_eq!(
+        received[0].header("x-baton-signature"),
+        Some(signature.as_str())
+    );
+    // Nobody listens here: the test says so and exits 1.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    add(
+        &env,
+        &["gone", "--url", &format!("http://127.0.0.1:{port}/")],
+    );
+    let failed = env.run("lead", &["alert", "test", "gone"]);
+    assert_eq!(failed.code, 1);
+    assert!(
+        failed.stdout.contains("not delivered gone"),
+        "{}",
+        failed.stdout
+    );
+}
+
+#[test]
+fn a_stall_is_told_once_at_the_next_hand_over_after_the_lease_ran_out() {
+    let env = hub();
+    let receiver = Receiver::start();
+    add(&env, &["hook", "--url", &receiver.url(), "--on", "stalled"]);
+    let start = "2026-12-03T12:00:00Z";
+    let later = "2026-12-03T15:00:00Z";
+    let at = |now: &str, agent: &str, args: &[&str]| {
+        env.run_env(agent, args, &[("BATON_NOW", now)])
+            .ok()
+            .to_string()
+    };
+    let id = env.send("lead", "codex", "Slow work", &[]).to_string();
+    at(start, "codex", &["claim", &id]);
+    // Within the lease, a hand-over finds no stall.
+    at(start, "lead", &["msg", "--to", "codex", "How is it going?"]);
+    // Hours later codex has gone quiet: the next hand-over finds the stall, and the one
+    // after it does not tell it again.
+    at(later, "lead", &["msg", "--to", "codex", "Still there?"]);
+    at(later, "lead", &["msg", "--to", "codex", "Hello?"]);
+    all_sent(&env);
+    let received = receiver.received();
+    assert_eq!(received.len(), 1, "{received:?}");
+    let body = received[0].json();
+    assert_eq!(body["kind"], "stalled");
+    assert_eq!(body["task"], format!("T-{id}"));
+    assert_eq!(
+        (body["to"].as_str(), body["from"].as_str()),
+        (Some("lead"), Some("codex"))
+    );
+    assert_eq!(body["subject"], "Slow work");
+}

@@ -350,6 +350,13 @@ impl Followed {
     }
 
     fn changes(&mut self, project: &str) -> Vec<Change> {
+        // The board and its journal are looked at before the lines are read: a journal gone
+        // by now was removed after its lines were appended, so they are read below. Looked
+        // at after, a change finishing between the two would be told as `board` first.
+        if self.board.has_changed() {
+            self.is_board_untold = true;
+        }
+        let is_journal_there = self.journal.exists();
         let mut changes: Vec<Change> = self
             .activity
             .fresh_lines()
@@ -374,16 +381,13 @@ impl Followed {
                 });
             }
         }
-        if self.board.has_changed() {
-            self.is_board_untold = true;
-        }
         // A board write that logged a line was told above; one that did not (a delivery
         // mark, a lease renewal, a board restored) is told as itself. A change's lines are
         // appended after its board is in place, and events tell of the board first: while
         // its journal is there, the lines are on their way and will tell it.
         if !changes.is_empty() {
             self.is_board_untold = false;
-        } else if self.is_board_untold && !self.journal.exists() {
+        } else if self.is_board_untold && !is_journal_there {
             self.is_board_untold = false;
             changes.push(Change {
                 project: Some(project.to_string()),

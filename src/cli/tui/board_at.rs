@@ -148,7 +148,8 @@ impl BoardAt {
 
 /// What tells the reader that the board may have changed.
 enum Changes {
-    Files(FileWatch),
+    // Boxed: on macOS the file watch is several times the size of a stream.
+    Files(Box<FileWatch>),
     Stream(Option<baton::remote::events::Events>),
 }
 
@@ -159,7 +160,7 @@ impl Changes {
                 let mut files = FileWatch::project(session.home(), session.project_id());
                 // The board was read just before: only what changes from now on counts.
                 files.has_changed();
-                Changes::Files(files)
+                Changes::Files(Box::new(files))
             }
             BoardAt::Remote { hub, .. } => Changes::Stream(hub.events().ok()),
         }

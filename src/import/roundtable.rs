@@ -70,6 +70,18 @@ fn text(fields: &Map<String, Value>, key: &str) -> Option<String> {
     }
 }
 
+/// The strings of the list under `key` (none when it is not a list).
+fn strings(fields: &Map<String, Value>, key: &str) -> Vec<String> {
+    match fields.get(key) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Words kept under `key`: a string as it is, anything else but null as its JSON.
 fn words(fields: &Map<String, Value>, key: &str) -> Option<String> {
     match fields.get(key)? {
@@ -114,14 +126,7 @@ fn read_task(source: &mut Source, fields: &Map<String, Value>, place: usize, pro
             return;
         }
     };
-    let files = match fields.get("files") {
-        Some(Value::Array(files)) => files
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect(),
-        _ => Vec::new(),
-    };
+    let files = strings(fields, "files");
     let skill = text(fields, "skill").filter(|skill| !skill.trim().is_empty());
     let thread = thread_of(fields, status, &from, &to, updated_at);
     source.tasks.push(ForeignTask {
@@ -212,13 +217,8 @@ fn read_agents(source: &mut Source, path: &Path) -> Result<(), ImportError> {
             continue;
         };
         let skills = match fields.get("skills") {
-            Some(Value::Array(skills)) => skills
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
             Some(Value::String(skills)) => skills.split(',').map(str::to_string).collect(),
-            _ => Vec::new(),
+            _ => strings(fields, "skills"),
         };
         let had_wake = match fields.get("wake") {
             Some(Value::Array(argv)) => !argv.is_empty(),

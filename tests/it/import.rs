@@ -93,20 +93,19 @@ fn a_roundtable_board_comes_over_whole_and_twice_adds_nothing() {
     let board_arg = board_path.to_str().unwrap();
     let registry_arg = registry.to_str().unwrap();
 
-    let dry = env
-        .run(
-            "ada",
-            &[
-                "--json",
-                "import",
-                "roundtable",
-                board_arg,
-                "--agents",
-                registry_arg,
-                "--dry-run",
-            ],
-        )
-        .json();
+    let import = |extra: &[&str]| {
+        let mut args = vec![
+            "--json",
+            "import",
+            "roundtable",
+            board_arg,
+            "--agents",
+            registry_arg,
+        ];
+        args.extend_from_slice(extra);
+        env.run("ada", &args).json()
+    };
+    let dry = import(&["--dry-run"]);
     assert_eq!(dry["dry_run"], true);
     assert_eq!(dry["tasks"].as_array().unwrap().len(), 4);
     assert!(
@@ -115,19 +114,7 @@ fn a_roundtable_board_comes_over_whole_and_twice_adds_nothing() {
     );
     env.run("", &["agent", "show", "codex"]).fails(1);
 
-    let first = env
-        .run(
-            "ada",
-            &[
-                "--json",
-                "import",
-                "roundtable",
-                board_arg,
-                "--agents",
-                registry_arg,
-            ],
-        )
-        .json();
+    let first = import(&[]);
     assert_eq!(
         first["tasks"], dry["tasks"],
         "the dry run said what was done"
@@ -216,22 +203,11 @@ fn a_roundtable_board_comes_over_whole_and_twice_adds_nothing() {
     assert!(codex["wake"].is_null(), "{codex}");
     env.run("", &["agent", "show", "gemini-cli"]).ok();
 
-    // Twice (the archived task included): nothing is added, not a byte of the board changes, no line is logged.
+    // Twice (the archived task included): nothing is added, not a byte of the board
+    // changes, no line is logged.
     let bytes = std::fs::read(env.board_path("default")).unwrap();
     let lines = env.activity("default").len();
-    let second = env
-        .run(
-            "ada",
-            &[
-                "--json",
-                "import",
-                "roundtable",
-                board_arg,
-                "--agents",
-                registry_arg,
-            ],
-        )
-        .json();
+    let second = import(&[]);
     assert_eq!(second["tasks"], json!([]));
     assert_eq!(second["already"], 4);
     assert_eq!(std::fs::read(env.board_path("default")).unwrap(), bytes);
@@ -316,8 +292,8 @@ fn an_agent_bridge_database_comes_over_read_only_and_twice_adds_nothing() {
         .to_string();
     assert!(unknown.contains("no project `nope`"), "{unknown}");
 
-    let first = env
-        .run(
+    let import = |project: &str| {
+        env.run(
             "ada",
             &[
                 "--json",
@@ -325,10 +301,12 @@ fn an_agent_bridge_database_comes_over_read_only_and_twice_adds_nothing() {
                 "agent-bridge",
                 path,
                 "--source-project",
-                "web",
+                project,
             ],
         )
-        .json();
+        .json()
+    };
+    let first = import("web");
     assert_eq!(first["tasks"].as_array().unwrap().len(), 3);
     // The event of a kind baton's thread has not is named, not dropped in silence.
     assert_eq!(
@@ -372,38 +350,14 @@ fn an_agent_bridge_database_comes_over_read_only_and_twice_adds_nothing() {
 
     // Twice: the same board. The database was only read.
     let bytes = std::fs::read(env.board_path("default")).unwrap();
-    let second = env
-        .run(
-            "ada",
-            &[
-                "--json",
-                "import",
-                "agent-bridge",
-                path,
-                "--source-project",
-                "web",
-            ],
-        )
-        .json();
+    let second = import("web");
     assert_eq!(second["tasks"], json!([]));
     assert_eq!(second["already"], 3);
     assert_eq!(std::fs::read(env.board_path("default")).unwrap(), bytes);
     assert_eq!(std::fs::read(&database).unwrap(), before);
 
     // The other project carries over beside it; its working task has a live lease.
-    let ops = env
-        .run(
-            "ada",
-            &[
-                "--json",
-                "import",
-                "agent-bridge",
-                path,
-                "--source-project",
-                "ops",
-            ],
-        )
-        .json();
+    let ops = import("ops");
     assert_eq!(ops["tasks"].as_array().unwrap().len(), 1);
     let board = env.board("default");
     let keys = task_with_subject(&board, "rotate keys");

@@ -613,6 +613,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let board = dir.path().join("board.json");
         let log = dir.path().join("activity.jsonl");
+        // The log is there before the watch: appending to a file that does not exist yet
+        // creates it and then writes it, two changes, which a loaded machine may show as
+        // two.
+        fs::write(&log, "").unwrap();
         let mut watch = FileWatch::with_source(vec![board.clone(), log.clone()], source);
         assert_eq!(
             watch.source(),

@@ -420,19 +420,26 @@ fn change<T>(
 
 /// A new token and the hash to store for it.
 fn mint() -> Result<(String, String)> {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::fill(&mut bytes).map_err(|error| {
-        Error::invalid(format!(
-            "cannot get random bytes from the operating system for a token: {error}"
-        ))
-    })?;
+    let bytes = random_bytes("a token")?;
     let token = format!("{TOKEN_PREFIX}{}", hex(&bytes));
     let hash = hex(&Sha256::digest(token.as_bytes()));
     Ok((token, hash))
 }
 
+/// 32 bytes from the operating system's randomness, for a secret (`what` names it in the
+/// error): a token here, an alert's signing secret.
+pub fn random_bytes(what: &str) -> Result<[u8; TOKEN_BYTES]> {
+    let mut bytes = [0u8; TOKEN_BYTES];
+    getrandom::fill(&mut bytes).map_err(|error| {
+        Error::invalid(format!(
+            "cannot get random bytes from the operating system for {what}: {error}"
+        ))
+    })?;
+    Ok(bytes)
+}
+
 /// Lowercase hex, two digits a byte.
-fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut text = String::with_capacity(bytes.len() * 2);
     for byte in bytes {

@@ -28,6 +28,7 @@ use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::versioned::{self, Versioned};
 use crate::time::Timestamp;
+use crate::tokens;
 
 pub const ALERTS_SCHEMA: u32 = 1;
 
@@ -266,7 +267,10 @@ pub fn add(home: &Home, new: NewAlert, lock: LockPolicy, now: Timestamp) -> Resu
     if let Some(agent) = &new.for_agent {
         names::check(NameKind::Agent, agent)?;
     }
-    let secret = format!("{SECRET_PREFIX}{}", hmac::hex(&random_bytes()?));
+    let secret = format!(
+        "{SECRET_PREFIX}{}",
+        tokens::hex(&tokens::random_bytes("a secret")?)
+    );
     change(home, lock, |file| {
         if file.alerts.iter().any(|alert| alert.name == new.name) {
             return Err(Error::invalid_with_hint(
@@ -396,16 +400,6 @@ pub fn origin(url: &str) -> String {
     let host = rest[..end].rsplit('@').next().unwrap_or("");
     let more = if end < rest.len() { "/…" } else { "" };
     format!("{scheme}://{host}{more}")
-}
-
-fn random_bytes() -> Result<[u8; 32]> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|error| {
-        Error::invalid(format!(
-            "cannot get random bytes from the operating system for a secret: {error}"
-        ))
-    })?;
-    Ok(bytes)
 }
 
 /// The events a change makes: one per hand-over and per message arrival, `actor` having

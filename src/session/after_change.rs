@@ -9,7 +9,6 @@ use std::sync::OnceLock;
 
 use super::Session;
 use crate::alert::{self, queue};
-use crate::board::Board;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover::Handover;
 use crate::board::task::TaskId;
@@ -18,7 +17,7 @@ use crate::mail::Arrival;
 use crate::notify;
 use crate::project;
 use crate::registry;
-use crate::store::{board_file, presence};
+use crate::store::presence;
 use crate::wake::{self, WakeOutcome};
 
 /// What a process does after each change it makes: the same for every command of one
@@ -159,7 +158,7 @@ impl Session {
         if alerts
             .iter()
             .any(|alert| alert.on.contains(&alert::Kind::Stalled))
-            && let Ok(board) = board_file::read::<Board>(home, &self.project.id)
+            && let Ok(board) = self.hub.board(&self.project.id)
         {
             events.extend(alert::stalls(home, &board, self.now));
         }

@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use baton::activity::ActivityRecord;
-use baton::board::task::Status;
+use baton::board::task::{Status, TaskId};
+use baton::board::transition::Action;
 use baton::error::Error;
 use baton::project::Project;
 use baton::registry::AgentRecord;
@@ -230,13 +231,7 @@ impl Remote<'_> {
                 let Some((task, action)) = super::board::transition(transition)? else {
                     return Ok(0);
                 };
-                let (text, to) = action.words();
-                // The API spells it as the command does.
-                let name = action.name().replace('_', "-");
-                let changed: Changed = self.hub.post(
-                    &format!("{tasks}/{}/{name}", task.0),
-                    &json!({"text": text, "to": to}),
-                )?;
+                let changed = act(self.hub, &id, task, &action)?;
                 super::board::finish_change(self.context, &changed);
             }
         }
@@ -367,9 +362,13 @@ impl Remote<'_> {
         match command {
             MessagesCommand::Msg(args) => {
                 let text = super::board::words(Some(args.text.join(" ")))?;
-                let sent: Sent = self.hub.post(
-                    &format!("/projects/{id}/messages"),
-                    &json!({"to": args.to, "text": text, "type": args.kind, "summary": args.summary}),
+                let sent = message(
+                    self.hub,
+                    &id,
+                    &args.to,
+                    &text,
+                    &args.kind,
+                    args.summary.as_deref(),
                 )?;
                 output::emit(self.json(), &sent, render::sent);
             }
@@ -504,6 +503,37 @@ impl Remote<'_> {
 
 /// The most lines `log --follow` asks the hub for at each change.
 const FOLLOW_BATCH: usize = 10_000;
+
+/// A transition of task `task` on the hub, as the token's agent.
+pub(super) fn act(
+    hub: &Hub,
+    project: &str,
+    task: TaskId,
+    action: &Action,
+) -> Result<Changed, Error> {
+    let (text, to) = action.words();
+    // The API spells it as the command does.
+    let name = action.name().replace('_', "-");
+    hub.post(
+        &format!("/projects/{project}/tasks/{}/{name}", task.0),
+        &json!({"text": text, "to": to}),
+    )
+}
+
+/// A message sent on the hub, as the token's agent.
+pub(super) fn message(
+    hub: &Hub,
+    project: &str,
+    to: &str,
+    text: &str,
+    kind: &str,
+    summary: Option<&str>,
+) -> Result<Sent, Error> {
+    hub.post(
+        &format!("/projects/{project}/messages"),
+        &json!({"to": to, "text": text, "type": kind, "summary": summary}),
+    )
+}
 
 /// The board's API path with `board`'s filters.
 pub(super) fn board_path(id: &str, status: Option<Status>, mine: bool, all: bool) -> String {

@@ -79,13 +79,7 @@ impl BoardAt {
         match self {
             BoardAt::Here(session) => watch::at_now(session).act(id, action),
             BoardAt::Remote { hub, project, .. } => {
-                let (text, to) = action.words();
-                // The API spells it as the command does.
-                let name = action.name().replace('_', "-");
-                hub.post(
-                    &format!("/projects/{project}/tasks/{}/{name}", id.0),
-                    &json!({"text": text, "to": to}),
-                )
+                super::super::remote::act(hub, project, id, &action)
             }
         }
     }
@@ -117,9 +111,13 @@ impl BoardAt {
             BoardAt::Here(session) => {
                 watch::at_now(session).message(to, text, MessageType::Text, None)
             }
-            BoardAt::Remote { hub, project, .. } => hub.post(
-                &format!("/projects/{project}/messages"),
-                &json!({"to": to, "text": text, "type": MessageType::Text, "summary": null}),
+            BoardAt::Remote { hub, project, .. } => super::super::remote::message(
+                hub,
+                project,
+                to,
+                text,
+                MessageType::Text.as_str(),
+                None,
             ),
         }
     }

@@ -2,7 +2,28 @@
 //! made into a pending [`Task`]. Pure: the id, the assignee and the time are handed in.
 
 use super::task::{Priority, Status, Task, TaskId};
+use crate::text::{self, LineField, Refused};
 use crate::time::Timestamp;
+
+/// Checks what a participant wrote for a task before it is stored (SPEC section 10): the
+/// subject, each file name and the skill one line each, the body within the size limit.
+/// For `send` and for a task `import` carries over alike.
+pub fn check_words(
+    subject: &str,
+    body: &str,
+    files: &[String],
+    skill: Option<&str>,
+) -> Result<(), Refused> {
+    text::check_line(LineField::Subject, subject)?;
+    text::check_long("body", body)?;
+    for file in files {
+        text::check_line(LineField::FileName, file)?;
+    }
+    if let Some(skill) = skill {
+        text::check_line(LineField::Skill, skill)?;
+    }
+    Ok(())
+}
 
 /// What `send` needs.
 #[derive(Debug, Clone, Default)]

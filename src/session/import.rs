@@ -15,6 +15,7 @@ use super::Session;
 use crate::activity::ActivityRecord;
 use crate::archive;
 use crate::board::Board;
+use crate::board::new_task;
 use crate::board::task::{Origin, Status, Task, TaskId};
 use crate::error::Result;
 use crate::import::{ForeignTask, Skipped, Source};
@@ -248,25 +249,19 @@ fn checked(source: &mut Source, tasks: Vec<ForeignTask>) -> Vec<ForeignTask> {
         } else if task.subject.trim().is_empty() {
             Some("it has no subject".to_string())
         } else {
-            text::check_line(LineField::Subject, &task.subject)
-                .and_then(|()| text::check_long("body", &task.body))
-                .and_then(|()| {
-                    task.files
-                        .iter()
-                        .try_for_each(|file| text::check_line(LineField::FileName, file))
-                })
-                .and_then(|()| {
-                    task.skill
-                        .iter()
-                        .try_for_each(|skill| text::check_line(LineField::Skill, skill))
-                })
-                .and_then(|()| {
-                    task.thread
-                        .iter()
-                        .try_for_each(|entry| text::check_long("thread", &entry.text))
-                })
-                .err()
-                .map(|refused| refused.to_string())
+            new_task::check_words(
+                &task.subject,
+                &task.body,
+                &task.files,
+                task.skill.as_deref(),
+            )
+            .and_then(|()| {
+                task.thread
+                    .iter()
+                    .try_for_each(|entry| text::check_long("thread", &entry.text))
+            })
+            .err()
+            .map(|refused| refused.to_string())
         };
         match refusal {
             Some(why) => source.skip(what, why),

@@ -5,7 +5,7 @@ use crate::activity::ActivityRecord;
 use crate::archive;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover;
-use crate::board::new_task::NewTask;
+use crate::board::new_task::{self, NewTask};
 use crate::board::routing::{self, Candidate, NobodyHasSkill};
 use crate::board::task::{Status, TaskId};
 use crate::board::transition::Action;
@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::project;
 use crate::registry;
-use crate::text::{self, LineField};
+use crate::text;
 
 /// What `board` shows.
 #[derive(Debug, Clone, Default)]
@@ -37,20 +37,13 @@ impl Session {
         if new.subject.trim().is_empty() {
             return Err(Error::invalid("send needs --subject with some words"));
         }
-        text::check_line(LineField::Subject, &new.subject)?;
-        text::check_long("body", &new.body)?;
-        for file in &new.files {
-            if file.trim().is_empty() {
-                return Err(Error::invalid_with_hint(
-                    "--files holds an empty file name",
-                    "separate file names with single commas: --files src/a.rs,src/b.rs",
-                ));
-            }
-            text::check_line(LineField::FileName, file)?;
+        if new.files.iter().any(|file| file.trim().is_empty()) {
+            return Err(Error::invalid_with_hint(
+                "--files holds an empty file name",
+                "separate file names with single commas: --files src/a.rs,src/b.rs",
+            ));
         }
-        if let Some(skill) = &new.skill {
-            text::check_line(LineField::Skill, skill)?;
-        }
+        new_task::check_words(&new.subject, &new.body, &new.files, new.skill.as_deref())?;
         // With --skill, the candidates are read now and the choice is made under the board
         // lock, so two sends at once both see each other's load.
         let route = match (&new.to, &new.skill) {

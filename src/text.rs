@@ -157,6 +157,8 @@ pub enum LineField {
     FileName,
     Skill,
     Summary,
+    /// A task's id, or its project's, in the tool `baton import` carried it over from.
+    SourceId,
 }
 
 /// How long a one-line field may be: counted in characters where a person reads it, in
@@ -175,6 +177,7 @@ impl LineField {
             LineField::FileName => "file name",
             LineField::Skill => "skill",
             LineField::Summary => "summary",
+            LineField::SourceId => "id in its source",
         }
     }
 
@@ -186,6 +189,8 @@ impl LineField {
             LineField::FileName => LengthCap::Bytes(4096),
             // As long as an agent's or a project's name may be.
             LineField::Skill => LengthCap::Characters(64),
+            // Ids that tools make (numbers, UUIDs, hashes) are far shorter.
+            LineField::SourceId => LengthCap::Characters(200),
         }
     }
 
@@ -198,6 +203,7 @@ impl LineField {
                 "no system opens a path that long; name the file by a shorter path"
             }
             LineField::Skill => "a skill is a short tag, such as `rust` or `frontend`",
+            LineField::SourceId => "the task stays in its source; carry it over by hand",
         }
     }
 }

@@ -238,8 +238,9 @@ impl Session {
     }
 }
 
-/// The tasks whose words pass the checks a task sent here passes (SPEC section 10), each
-/// origin once; the others are named in `source.skipped`.
+/// The tasks whose words pass the checks a task sent here passes (SPEC section 10), with
+/// ids in their source that are one short line, each origin once; the others are named in
+/// `source.skipped`.
 fn checked(source: &mut Source, tasks: Vec<ForeignTask>) -> Vec<ForeignTask> {
     let mut passed: Vec<ForeignTask> = Vec::new();
     for task in tasks {
@@ -249,19 +250,23 @@ fn checked(source: &mut Source, tasks: Vec<ForeignTask>) -> Vec<ForeignTask> {
         } else if task.subject.trim().is_empty() {
             Some("it has no subject".to_string())
         } else {
-            new_task::check_words(
-                &task.subject,
-                &task.body,
-                &task.files,
-                task.skill.as_deref(),
-            )
-            .and_then(|()| {
-                task.thread
-                    .iter()
-                    .try_for_each(|entry| text::check_long("thread", &entry.text))
-            })
-            .err()
-            .map(|refused| refused.to_string())
+            text::check_line(LineField::SourceId, &task.origin.id)
+                .and_then(|()| text::check_line(LineField::SourceId, &task.origin.project))
+                .and_then(|()| {
+                    new_task::check_words(
+                        &task.subject,
+                        &task.body,
+                        &task.files,
+                        task.skill.as_deref(),
+                    )
+                })
+                .and_then(|()| {
+                    task.thread
+                        .iter()
+                        .try_for_each(|entry| text::check_long("thread", &entry.text))
+                })
+                .err()
+                .map(|refused| refused.to_string())
         };
         match refusal {
             Some(why) => source.skip(what, why),

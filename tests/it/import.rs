@@ -9,7 +9,7 @@ use crate::common::{TestEnv, thread_kinds};
 
 /// A roundtable v1.1 board: open and finished tasks, the words kept as keys of their own, a
 /// key of the board's own that baton does not know, hostile text in a body, a subject of two
-/// lines, which baton refuses, and an id given twice.
+/// lines and an id holding an escape, which baton refuses, and an id given twice.
 fn roundtable_board(dir: &Path) -> PathBuf {
     let board = json!({
         "version": "1.1",
@@ -34,6 +34,10 @@ fn roundtable_board(dir: &Path) -> PathBuf {
             {"id": "rt-a5", "subject": "a subject\nwith two lines", "body": "",
              "from": "claude", "to": "codex", "status": "pending", "skill": "",
              "created": "2026-11-05T09:00:00Z", "updated": "2026-11-05T09:00:00Z",
+             "files": [], "project": "api"},
+            {"id": "rt-\u{1b}[2J", "subject": "an id with an escape", "body": "",
+             "from": "claude", "to": "codex", "status": "pending", "skill": "",
+             "created": "2026-11-06T09:00:00Z", "updated": "2026-11-06T09:00:00Z",
              "files": [], "project": "api"},
             {"id": "rt-a1", "subject": "the same id again", "body": "",
              "from": "claude", "to": "codex", "status": "pending", "skill": "",
@@ -121,12 +125,20 @@ fn a_roundtable_board_comes_over_whole_and_twice_adds_nothing() {
     );
     assert_eq!(first["already"], 0);
     let skipped = first["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
     assert_eq!(skipped[0]["what"], "task rt-a5");
     assert!(skipped[0]["why"].as_str().unwrap().contains("one line"));
-    assert_eq!(skipped[1]["what"], "task rt-a1");
+    assert_eq!(skipped[1]["what"], "task rt-\u{1b}[2J");
+    assert!(
+        skipped[1]["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("the id in its source must be one line"),
+        "{skipped:?}"
+    );
+    assert_eq!(skipped[2]["what"], "task rt-a1");
     assert_eq!(
-        skipped[1]["why"],
+        skipped[2]["why"],
         "an earlier task of the source has its id"
     );
     assert_eq!(first["wake_not_carried"], json!(["codex"]));
@@ -220,6 +232,11 @@ fn a_roundtable_board_comes_over_whole_and_twice_adds_nothing() {
     assert!(doctor.contains("the log and the board agree"), "{doctor}");
     assert!(
         said.starts_with("carried 0 tasks onto default (4 imported before"),
+        "{said}"
+    );
+    // The source's words in what was not carried over are shown escaped, never raw.
+    assert!(
+        !said.contains('\u{1b}') && said.contains("not carried over: task rt-\\u{1b}[2J"),
         "{said}"
     );
 }

@@ -398,6 +398,38 @@ pub fn transition(
     Ok((next, event))
 }
 
+/// The actions `actor` may take on `task` now, in the order of SPEC section 3's table,
+/// by their [`Action::name`]: what a face offers (the web board's buttons, the terminal
+/// board's keys), so that nothing is offered that [`transition`] would refuse for who
+/// acts, the status, a `--review` or the task's waits. Words are not judged: an offered
+/// `ask` still needs its question.
+pub fn offered(task: &Task, actor: &str, rules: Rules<'_>) -> Vec<&'static str> {
+    // Sample words stand in for the ones the actor will give; a reassignment is judged
+    // towards someone who is not the assignee (the picker offers the others).
+    let words = || "offered".to_string();
+    let samples = [
+        Action::Claim,
+        Action::Release,
+        Action::Ask { question: words() },
+        Action::Answer { answer: words() },
+        Action::Review { note: words() },
+        Action::Approve { note: words() },
+        Action::RequestChanges { what: words() },
+        Action::Done { result: words() },
+        Action::Fail { reason: words() },
+        Action::Cancel { reason: words() },
+        Action::Reassign {
+            to: format!("{}-", task.to),
+            note: String::new(),
+        },
+    ];
+    samples
+        .iter()
+        .filter(|action| transition(task, action, actor, rules).is_ok())
+        .map(Action::name)
+        .collect()
+}
+
 /// Extends the lease of a working task whose assignee just showed signs of life.
 pub fn renew_lease(task: &mut Task, now: Timestamp, lease: Duration) {
     if task.status == Status::Working {
@@ -483,6 +515,75 @@ mod tests {
                 note: String::new(),
             },
         ]
+    }
+
+    #[test]
+    fn offered_is_what_the_state_machine_allows_and_nothing_else() {
+        let mut sent_for_review = task(Working);
+        sent_for_review.review = true;
+        let cases: Vec<(Task, &str, Vec<&str>)> = vec![
+            (
+                task(Pending),
+                "codex",
+                vec!["claim", "ask", "review", "done", "fail"],
+            ),
+            (task(Pending), "claude", vec!["cancel", "reassign"]),
+            (task(Pending), "gemini", vec![]),
+            (
+                task(Working),
+                "codex",
+                vec!["release", "ask", "review", "done", "fail"],
+            ),
+            (
+                task(InputRequired),
+                "claude",
+                vec!["answer", "cancel", "reassign"],
+            ),
+            (
+                task(ReviewRequested),
+                "claude",
+                vec!["approve", "request_changes", "cancel"],
+            ),
+            (task(ReviewRequested), "codex", vec!["fail"]),
+            (task(Completed), "claude", vec![]),
+            (
+                sent_for_review,
+                "codex",
+                vec!["release", "ask", "review", "fail"],
+            ),
+        ];
+        for (task, actor, expected) in cases {
+            assert_eq!(
+                offered(&task, actor, rules(None)),
+                expected,
+                "{actor} on a {} task",
+                task.status
+            );
+        }
+        assert_eq!(
+            offered(&task(Pending), "gemini", rules(Some("gemini"))),
+            vec!["cancel", "reassign"],
+            "the coordinator may cancel and reassign"
+        );
+    }
+
+    #[test]
+    fn offered_agrees_with_transition_for_every_action() {
+        for status in Status::ALL {
+            for actor in ["codex", "claude", "gemini"] {
+                let task = task(status);
+                let offered = offered(&task, actor, rules(Some("gemini")));
+                for action in every_action() {
+                    let allowed = transition(&task, &action, actor, rules(Some("gemini"))).is_ok();
+                    assert_eq!(
+                        offered.contains(&action.name()),
+                        allowed,
+                        "{} by {actor} on a {status} task",
+                        action.name()
+                    );
+                }
+            }
+        }
     }
 
     /// SPEC section 3, row by row: (action name, who may act, from statuses, to status).

@@ -4,7 +4,8 @@
 # Debian's wine64 and gcc-mingw-w64-x86-64 (the linker of x86_64-pc-windows-gnu, and the
 # dll's compiler).
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export CARGO_TARGET_DIR="$PWD/target-win"
+# .ci/run keeps it outside the clone (BATON_WIN_TARGET_DIR); by hand it is target-win here.
+export CARGO_TARGET_DIR="${BATON_WIN_TARGET_DIR:-$PWD/target-win}"
 export WINEPREFIX="${WINEPREFIX:-$CARGO_TARGET_DIR/wine-prefix}"
 export WINEDEBUG=-all
 # No offer to install Mono or Gecko while the prefix is made: there is no one to answer.

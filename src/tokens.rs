@@ -254,7 +254,7 @@ pub fn add_login(
             .collect();
         if logins.len() > LOGINS_KEPT {
             // The most recently used first; the new one is among them, used at `now`.
-            logins.sort_by(|left, right| right.0.cmp(&left.0));
+            logins.sort_by_key(|(touched, _)| std::cmp::Reverse(*touched));
             let dropped: Vec<String> = logins
                 .split_off(LOGINS_KEPT)
                 .into_iter()

@@ -682,6 +682,111 @@ fn doctor_findings(env: &TestEnv) -> Vec<(String, String, String)> {
 }
 
 #[test]
+fn the_page_is_told_what_the_caller_may_do_and_other_readers_get_the_cli_shape() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev", "rev"]);
+    let dev = token(&env, "dev");
+    let served = Served::start(&env, "alice");
+    let login = served.login.clone();
+    let id = env.send("alice", "dev", "reviewed by rev", &["--reviewer", "rev"]);
+    let offered = |token: &str| -> Value {
+        served
+            .get(
+                &format!("/api/v1/projects/default/tasks/{id}?offered=true"),
+                token,
+            )
+            .ok()["offered"]
+            .clone()
+    };
+    assert_eq!(offered(&dev), json!(["claim", "ask", "review", "fail"]));
+    assert_eq!(offered(&login), json!(["cancel", "reassign"]));
+    env.run("dev", &["claim", &id.to_string()]).ok();
+    env.run("dev", &["review", &id.to_string()]).ok();
+    // Review requested of rev: the sender may not approve, nor reassign before the verdict.
+    assert_eq!(offered(&login), json!(["cancel"]));
+    assert_eq!(offered(&dev), json!(["fail"]));
+    let board = served
+        .get("/api/v1/projects/default/board?offered=true", &login)
+        .ok();
+    assert_eq!(task_in(&board, id)["offered"], json!(["cancel"]));
+
+    // Unasked, the answers are the CLI's `--json`, with no field of the page's.
+    let shown = served
+        .get(&format!("/api/v1/projects/default/tasks/{id}"), &login)
+        .ok();
+    assert_eq!(
+        shown,
+        env.run("alice", &["--json", "show", &id.to_string()])
+            .json()
+    );
+    let board = served.get("/api/v1/projects/default/board", &login).ok();
+    assert_eq!(board, env.run("alice", &["--json", "board"]).json());
+
+    // A task that waits on an unfinished one cannot be claimed, so claim is not offered.
+    let waiting = env.send(
+        "alice",
+        "dev",
+        "after the first",
+        &["--after", &id.to_string()],
+    );
+    let offered_waiting = served
+        .get(
+            &format!("/api/v1/projects/default/tasks/{waiting}?offered=true"),
+            &dev,
+        )
+        .ok();
+    assert!(
+        !offered_waiting["offered"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("claim")),
+        "{offered_waiting}"
+    );
+}
+
+#[test]
+fn the_page_opens_on_the_project_serve_runs_in_and_logs_out_its_login_alone() {
+    let env = TestEnv::new();
+    let work = env.work();
+    env.init_project("alice", "api", &work);
+    let other = env.root.path().join("aaa");
+    std::fs::create_dir_all(&other).unwrap();
+    env.init_project("alice", "aaa", &other);
+    // `Served` runs the server in the work directory, which belongs to `api`.
+    let served = Served::start(&env, "alice");
+    assert_eq!(
+        served.get("/api/v1/page", &served.login).ok(),
+        json!({"agent": "alice", "project": "api"})
+    );
+    let named = Served::start_with(&env, "alice", &["--project", "aaa"]);
+    assert_eq!(
+        named.get("/api/v1/page", &named.login).ok()["project"],
+        "aaa"
+    );
+    let unknown = env.run(
+        "alice",
+        &["serve", "--project", "nowhere", "--listen", "127.0.0.1:0"],
+    );
+    assert!(unknown.fails(1).contains("nowhere"), "{}", unknown.stderr);
+
+    // Logging out removes the login it presents, and no other token.
+    let dev = token(&env, "dev");
+    let out = served
+        .post("/api/v1/logout", &served.login, &json!({}))
+        .ok();
+    assert_eq!(out, json!({"removed": true}));
+    assert_eq!(served.get("/api/v1/whoami", &served.login).status, 401);
+    assert_eq!(named.get("/api/v1/whoami", &named.login).status, 200);
+    let out = served.post("/api/v1/logout", &dev, &json!({})).ok();
+    assert_eq!(
+        out,
+        json!({"removed": false}),
+        "an agent's token is not a login"
+    );
+    assert_eq!(served.get("/api/v1/whoami", &dev).status, 200);
+}
+
+#[test]
 fn a_login_survives_a_killed_server_and_ends_at_token_rm() {
     let env = TestEnv::new();
     let served = Served::start(&env, "alice");

@@ -1605,6 +1605,14 @@ fn an_alert_link_opens_its_task_in_a_new_tab_logged_in_or_once_logged_in() {
         browser.goto(&link);
         task_opened(&browser, "web", web_task, "Web question");
     }
+    // A link opened where the page already is changes only the fragment: it opens too.
+    mark_page(&browser);
+    browser.goto(&format!(
+        "{}?project=web&task={web_task}#project=side&task=T-{side_task}",
+        server.base()
+    ));
+    task_opened(&browser, "side", side_task, "Side question");
+    assert_same_document(&browser);
 }
 
 #[test]

@@ -1019,6 +1019,16 @@ function wire() {
     if (token) logIn(token);
     else $('#login-why').textContent = 'That is not the URL baton serve printed, nor a token.';
   });
+  // A link opened in a tab already showing the page changes only the fragment, which
+  // loads nothing: it is read as a new address (a login, a task to open) all the same.
+  window.addEventListener('hashchange', () => {
+    const link = readAddress();
+    if (!link.token && !hasTarget(link)) return;
+    state.target = hasTarget(link) ? link : state.target;
+    const token = link.token || state.token;
+    if (token) logIn(token);
+    else loggedOut('This browser is not logged in to this hub.');
+  });
   // Another tab logged in (the login URL opened there) or out: this one follows.
   window.addEventListener('storage', (event) => {
     if (event.key !== TOKEN_KEY && event.key !== null) return;
@@ -1047,6 +1057,9 @@ function wire() {
 async function boot() {
   const session = ++state.session;
   const target = state.target;
+  // The stream of a login before this one ends with it.
+  if (state.stream) state.stream.abort();
+  state.stream = null;
   try {
     const page = await api('GET', '/api/v1/page');
     if (session !== state.session) return;

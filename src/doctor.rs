@@ -937,16 +937,20 @@ fn check_agents(inspection: &Inspection<'_>) -> Vec<Check> {
 }
 
 /// `baton serve`'s tokens read, where there are any: a file that does not lets no request in.
-/// A web login whose server no longer runs (it was killed) is worth a warning: it lets
-/// nobody in, but it sits in the file until the next `baton serve` removes it.
+/// A web login that expired is worth a warning: it lets nobody in, but it sits in the file
+/// until the next `baton serve` removes it.
 fn check_tokens(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "tokens";
     let path = inspection.home.tokens_file();
     if fs::symlink_metadata(&path).is_err() {
         return Vec::new();
     }
-    let read = crate::tokens::list(inspection.home)
-        .and_then(|rows| Ok((rows, crate::tokens::stale_logins(inspection.home)?)));
+    let read = crate::tokens::list(inspection.home).and_then(|rows| {
+        Ok((
+            rows,
+            crate::tokens::expired_logins(inspection.home, crate::time::now())?,
+        ))
+    });
     match read {
         Ok((rows, stale)) => {
             let logins = rows.iter().filter(|row| row.login).count();
@@ -959,17 +963,14 @@ fn check_tokens(inspection: &Inspection<'_>) -> Vec<Check> {
                 ),
             )];
             for login in stale {
-                let server = match login.server_pid {
-                    Some(pid) => format!("the baton serve of pid {pid}, which no longer runs"),
-                    None => "a baton serve that recorded no pid (an older baton)".to_string(),
-                };
                 checks.push(Check::warn(
                     NAME,
                     format!(
-                        "the web login of {} made {} by {server} is refused already; the next \
-                         `baton serve` removes it from {}",
+                        "the web login of {} made {} expired {} and is refused already; the \
+                         next `baton serve` removes it from {}",
                         login.name,
                         login.created_at,
+                        login.expired_at,
                         inspection.show(&path)
                     ),
                 ));

@@ -7,10 +7,12 @@
 //! (what it parsed is kept in [`KeptTokens`] only until the file changes), so a token
 //! removed by `baton token rm` stops working at the next request.
 //!
-//! A login token (the one `baton serve` puts in the URL it prints) records the server that
-//! made it, and lives no longer than that server runs: once it stops, however it stops (a
-//! crash, SIGKILL), the token is refused, the next server removes it, and `baton doctor`
-//! points at it until then.
+//! A login token (the one `baton serve` puts in the URL it prints, SPEC section 13) lasts
+//! until it has gone unused for its time to live ([`LOGIN_TTL`] unless `serve --login-ttl`
+//! says otherwise), written beside it. It is tied to no process: a `serve` restarted on the
+//! same home takes the logins of the one before, so a restart logs no browser out. Each
+//! start makes one more, so a start also drops the logins that expired and keeps at most
+//! [`LOGINS_KEPT`] per agent; `baton doctor` points at expired ones until then.
 
 use std::sync::Arc;
 
@@ -24,7 +26,6 @@ use crate::store::StoreError;
 use crate::store::cache::FileCache;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
-use crate::store::presence::{self, ServerPresence};
 use crate::store::versioned::{self, Versioned};
 use crate::time::Timestamp;
 
@@ -39,6 +40,20 @@ const TOKEN_BYTES: usize = 32;
 /// A token's `last_used_at` is written at most this often, so a busy server does not
 /// rewrite `tokens.json` on every request.
 pub const LAST_USE_EVERY: Duration = Duration::minutes(1);
+
+/// How long a login token lasts unused, unless `baton serve --login-ttl` says otherwise
+/// (SPEC section 13): a working day and a night's sleep away from the board.
+pub const LOGIN_TTL: Duration = Duration::hours(12);
+
+/// The longest and shortest `--login-ttl` taken: a login that never expires is a token
+/// (`baton token add`), and one shorter than a second could not survive its first page.
+pub const LOGIN_TTL_MOST: Duration = Duration::days(365);
+pub const LOGIN_TTL_LEAST: Duration = Duration::seconds(1);
+
+/// How many live login tokens an agent keeps: every start of `baton serve` makes one, and a
+/// server restarted over and over must not grow `tokens.json` without end. Past this the
+/// login used longest ago goes.
+pub const LOGINS_KEPT: usize = 10;
 
 /// One token as `baton token list --json` shows it: whom it acts as and when it was made
 /// and last used. Never the hash, never the token.
@@ -71,18 +86,18 @@ pub enum Authentication {
     Accepted(Bearer),
     /// No token of this hub: never made, or removed.
     Unknown,
-    /// The login token of a `baton serve` that no longer runs.
-    ServerGone,
+    /// A login token unused for longer than its time to live (`None`: a login written by a
+    /// baton whose logins ended with their server, which this one cannot vouch for).
+    Expired { ttl: Option<Duration> },
 }
 
-/// A login token whose server no longer runs, as `baton doctor` reports it.
+/// A login token that expired but is still in the file, as `baton doctor` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StaleLogin {
+pub struct ExpiredLogin {
     pub name: String,
     pub created_at: Timestamp,
-    /// The process of the server that made it; none when a baton from before servers were
-    /// recorded made it.
-    pub server_pid: Option<u32>,
+    /// When it stopped being good.
+    pub expired_at: Timestamp,
 }
 
 /// The contents of `tokens.json`.
@@ -108,11 +123,12 @@ struct StoredToken {
     last_used_at: Option<Timestamp>,
     #[serde(default)]
     login: bool,
-    /// For a login token, the process of the `baton serve` that made it: the token is good
-    /// only while that server holds its lock (`serve/<pid>.lock`).
+    /// For a login token, how many seconds it lasts unused. A login without one was
+    /// written by a baton whose logins lived only as long as their server (its `server_pid`
+    /// stays among `other`): it counts as expired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    server_pid: Option<u32>,
-    /// Fields written by a newer baton: kept, never dropped.
+    ttl_seconds: Option<u64>,
+    /// Fields written by a newer (or an older) baton: kept, never dropped.
     #[serde(flatten)]
     other: serde_json::Map<String, serde_json::Value>,
 }
@@ -136,37 +152,61 @@ impl Default for TokensFile {
 }
 
 impl StoredToken {
-    /// A token of `name`; a login token when `server_pid` names the server that made it.
-    fn new(name: &str, hash: String, now: Timestamp, server_pid: Option<u32>) -> Self {
+    /// A token of `name`; a login token when it has a time to live.
+    fn new(name: &str, hash: String, now: Timestamp, ttl: Option<Duration>) -> Self {
         StoredToken {
             name: name.to_string(),
             hash,
             created_at: now,
             last_used_at: None,
-            login: server_pid.is_some(),
-            server_pid,
+            login: ttl.is_some(),
+            ttl_seconds: ttl.map(|ttl| ttl.num_seconds().max(0).unsigned_abs()),
             other: serde_json::Map::new(),
         }
     }
 
-    /// Whether this is a login token whose server does not run (or was never recorded, by a
-    /// baton from before servers were): nobody vouches for it any more.
-    fn is_stale_login(&self, home: &Home) -> bool {
-        self.login
-            && !self
-                .server_pid
-                .is_some_and(|pid| presence::is_server_running(home, pid))
+    /// A login token's time to live; `None` for another token, and for a login that has
+    /// none recorded.
+    fn ttl(&self) -> Option<Duration> {
+        let seconds = i64::try_from(self.ttl_seconds?).ok()?;
+        self.login.then(|| Duration::seconds(seconds))
+    }
+
+    /// When it was last used, as far as the file knows.
+    fn last_touched(&self) -> Timestamp {
+        self.last_used_at.unwrap_or(self.created_at)
+    }
+
+    /// When a login token stops being good; `None` for a token that never expires.
+    fn expires_at(&self) -> Option<Timestamp> {
+        if !self.login {
+            return None;
+        }
+        Some(match self.ttl() {
+            Some(ttl) => self.last_touched().plus(ttl),
+            None => self.created_at,
+        })
+    }
+
+    /// Whether it is a login token past its time at `now`.
+    fn is_expired(&self, now: Timestamp) -> bool {
+        self.expires_at().is_some_and(|expiry| expiry <= now)
     }
 
     /// Whether `last_used_at` is old enough to be written again at `now`; a clock that went
-    /// back never moves it back.
+    /// back never moves it back. A login is recorded at least ten times within its time to
+    /// live, so that what the file says of its last use is never far behind.
     fn is_use_due(&self, now: Timestamp) -> bool {
+        let every = match self.ttl() {
+            Some(ttl) => LAST_USE_EVERY.min(ttl / 10),
+            None => LAST_USE_EVERY,
+        };
         self.last_used_at
-            .is_none_or(|last| last.until(now) >= LAST_USE_EVERY)
+            .is_none_or(|last| last.until(now) >= every)
     }
 }
 
-/// A new token for the agent `name`, which may have one besides its login token. Refused
+/// A new token for the agent `name`, which may have one besides its login tokens. Refused
 /// while it has one: a second would be a second secret for the same identity that nobody
 /// remembers handing out.
 pub fn add(home: &Home, name: &str, lock: LockPolicy, now: Timestamp) -> Result<String> {
@@ -189,33 +229,45 @@ pub fn add(home: &Home, name: &str, lock: LockPolicy, now: Timestamp) -> Result<
     Ok(token)
 }
 
-/// A new login token for `name` (the one `baton serve` puts in the URL it prints), good for
-/// as long as `server` runs. It replaces the login token `server` made before, if any, and
-/// every login token whose server no longer runs; `name`'s other tokens are kept, and so are
-/// the logins of other servers that run.
+/// A new login token for `name` (the one `baton serve` puts in the URL it prints), good
+/// until it has gone unused for `ttl`. The logins made before it stay good (a restarted
+/// server logs no browser out) unless they expired, which go on the way, or `name` has more
+/// than [`LOGINS_KEPT`], of which the ones used longest ago go. Other tokens are kept.
 pub fn add_login(
     home: &Home,
     name: &str,
-    server: &ServerPresence,
+    ttl: Duration,
     lock: LockPolicy,
     now: Timestamp,
 ) -> Result<String> {
     names::check(NameKind::Agent, name)?;
     let (token, hash) = mint()?;
     change(home, lock, |file| {
-        let is_replaced = |stored: &StoredToken| {
-            let is_this_servers = stored.login && stored.server_pid == Some(server.pid());
-            is_this_servers || stored.is_stale_login(home)
-        };
-        file.tokens.retain(|stored| !is_replaced(stored));
+        file.tokens.retain(|stored| !stored.is_expired(now));
         file.tokens
-            .push(StoredToken::new(name, hash, now, Some(server.pid())));
+            .push(StoredToken::new(name, hash, now, Some(ttl)));
+        let mut logins: Vec<(Timestamp, String)> = file
+            .tokens
+            .iter()
+            .filter(|stored| stored.login && stored.name == name)
+            .map(|stored| (stored.last_touched(), stored.hash.clone()))
+            .collect();
+        if logins.len() > LOGINS_KEPT {
+            // The most recently used first; the new one is among them, used at `now`.
+            logins.sort_by_key(|(touched, _)| std::cmp::Reverse(*touched));
+            let dropped: Vec<String> = logins
+                .split_off(LOGINS_KEPT)
+                .into_iter()
+                .map(|(_, hash)| hash)
+                .collect();
+            file.tokens.retain(|stored| !dropped.contains(&stored.hash));
+        }
         Ok(())
     })?;
     Ok(token)
 }
 
-/// Removes every token of `name`, its login token included; how many there were. Refused,
+/// Removes every token of `name`, its login tokens included; how many there were. Refused,
 /// naming the agents that have tokens, when it has none.
 pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<usize> {
     names::check(NameKind::Agent, name)?;
@@ -243,41 +295,46 @@ pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<usize> {
     })
 }
 
-/// Removes the login token `server` made, when it stops; none is fine.
-pub fn remove_login(home: &Home, server: &ServerPresence, lock: LockPolicy) -> Result<()> {
+/// Removes the login token `token`, as a browser logging out asks; whether it was there. A
+/// token that is not a login is kept: it is an agent's, which the page only borrowed.
+pub fn remove_login(home: &Home, token: &TokenId, lock: LockPolicy) -> Result<bool> {
     change(home, lock, |file| {
+        let before = file.tokens.len();
         file.tokens
-            .retain(|stored| !(stored.login && stored.server_pid == Some(server.pid())));
-        Ok(())
+            .retain(|stored| !(stored.login && stored.hash == token.0));
+        Ok(file.tokens.len() < before)
     })
 }
 
-/// Removes every login token whose server no longer runs (see [`stale_logins`]); how many
+/// Removes every login token that expired by `now` (see [`expired_logins`]); how many
 /// there were. What a starting `baton serve` does first.
-pub fn remove_stale_logins(home: &Home, lock: LockPolicy) -> Result<usize> {
+pub fn remove_expired_logins(home: &Home, lock: LockPolicy, now: Timestamp) -> Result<usize> {
     change(home, lock, |file| {
         let before = file.tokens.len();
-        file.tokens.retain(|stored| !stored.is_stale_login(home));
+        file.tokens.retain(|stored| !stored.is_expired(now));
         Ok(before - file.tokens.len())
     })
 }
 
-/// The login tokens whose server no longer runs: a server killed before it could remove its
-/// own. They are refused already; this is for `baton doctor` to say so.
-pub fn stale_logins(home: &Home) -> Result<Vec<StaleLogin>> {
+/// The login tokens that expired by `now` and are still in the file. They are refused
+/// already; this is for `baton doctor` to say so.
+pub fn expired_logins(home: &Home, now: Timestamp) -> Result<Vec<ExpiredLogin>> {
     Ok(load(home)?
         .tokens
         .into_iter()
-        .filter(|stored| stored.is_stale_login(home))
-        .map(|stored| StaleLogin {
-            name: stored.name,
-            created_at: stored.created_at,
-            server_pid: stored.server_pid,
+        .filter(|stored| stored.is_expired(now))
+        .filter_map(|stored| {
+            Some(ExpiredLogin {
+                expired_at: stored.expires_at()?,
+                name: stored.name,
+                created_at: stored.created_at,
+            })
         })
         .collect())
 }
 
-/// Every token, sorted by name, a name's login token after its other one.
+/// Every token, sorted by name, a name's login tokens after its other one (the one used
+/// last first).
 pub fn list(home: &Home) -> Result<Vec<TokenRow>> {
     let mut rows: Vec<TokenRow> = load(home)?
         .tokens
@@ -289,7 +346,10 @@ pub fn list(home: &Home) -> Result<Vec<TokenRow>> {
             login: stored.login,
         })
         .collect();
-    rows.sort_by(|left, right| (&left.name, left.login).cmp(&(&right.name, right.login)));
+    rows.sort_by(|left, right| {
+        let last = |row: &TokenRow| std::cmp::Reverse(row.last_used_at.unwrap_or(row.created_at));
+        (&left.name, left.login, last(left)).cmp(&(&right.name, right.login, last(right)))
+    });
     Ok(rows)
 }
 
@@ -309,9 +369,10 @@ impl KeptTokens {
 /// Looks at `tokens.json` on every call, so a removed token fails at the next request. The
 /// SHA-256 of `presented` is compared with every entry's in constant time, and the loop
 /// never stops at a match, so how long it takes tells nothing about the tokens. A login
-/// token is good only while the server that made it runs. A match records `last_used_at` at
-/// most once per [`LAST_USE_EVERY`]; the record never waits for the lock (another process
-/// holding it skips the record, and the next request due makes it).
+/// token is good until it has gone unused for its time to live. A match records
+/// `last_used_at` when it is due ([`LAST_USE_EVERY`], more often for a short-lived login);
+/// the record never waits for the lock (another process holding it skips the record, and
+/// the next request due makes it).
 pub fn authenticate(
     home: &Home,
     kept: &KeptTokens,
@@ -332,8 +393,8 @@ pub fn authenticate(
     let Some(stored) = found else {
         return Ok(Authentication::Unknown);
     };
-    if stored.is_stale_login(home) {
-        return Ok(Authentication::ServerGone);
+    if stored.is_expired(now) {
+        return Ok(Authentication::Expired { ttl: stored.ttl() });
     }
     if stored.is_use_due(now) {
         record_use(home, &stored.hash, now)?;
@@ -344,16 +405,74 @@ pub fn authenticate(
     }))
 }
 
-/// Whether the token `token` is still good: not removed (nor replaced), and, for a login
-/// token, its server still running. What a long-lived answer (an event stream, an MCP
-/// session) asks again while it lasts.
+/// Whether the token `token` is still good now: not removed (nor replaced), and, for a
+/// login token, not expired. What a long-lived answer (an event stream, an MCP session)
+/// asks again while it lasts.
 pub fn is_current(home: &Home, kept: &KeptTokens, token: &TokenId) -> Result<bool> {
+    is_current_at(home, kept, token, crate::time::now())
+}
+
+/// [`is_current`] at `now`.
+pub fn is_current_at(
+    home: &Home,
+    kept: &KeptTokens,
+    token: &TokenId,
+    now: Timestamp,
+) -> Result<bool> {
     let file = kept.load(home)?;
     Ok(file
         .tokens
         .iter()
         .find(|stored| stored.hash == token.0)
-        .is_some_and(|stored| !stored.is_stale_login(home)))
+        .is_some_and(|stored| !stored.is_expired(now)))
+}
+
+/// A time to live as `--login-ttl` takes it: a whole number and a unit, `90s`, `30m`,
+/// `12h` or `7d`, from [`LOGIN_TTL_LEAST`] to [`LOGIN_TTL_MOST`].
+pub fn parse_login_ttl(text: &str) -> std::result::Result<Duration, String> {
+    let text = text.trim();
+    let refused = || {
+        format!(
+            "`{}` is not a time to live: give a number and a unit, e.g. 90s, 30m, 12h or 7d",
+            crate::text::inline(text)
+        )
+    };
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(refused)?;
+    let (number, unit) = text.split_at(split);
+    let number: i64 = number.parse().map_err(|_| refused())?;
+    let seconds_per = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        _ => return Err(refused()),
+    };
+    let ttl = number
+        .checked_mul(seconds_per)
+        .map(Duration::seconds)
+        .ok_or_else(refused)?;
+    if ttl < LOGIN_TTL_LEAST || ttl > LOGIN_TTL_MOST {
+        return Err(format!(
+            "a login's time to live is from {} to {}, not {}",
+            describe_ttl(LOGIN_TTL_LEAST),
+            describe_ttl(LOGIN_TTL_MOST),
+            crate::text::inline(text)
+        ));
+    }
+    Ok(ttl)
+}
+
+/// A time to live in the largest unit that says it exactly: `12h`, `90s`, `7d`.
+pub fn describe_ttl(ttl: Duration) -> String {
+    let seconds = ttl.num_seconds();
+    match seconds {
+        _ if seconds != 0 && seconds % 86_400 == 0 => format!("{}d", seconds / 86_400),
+        _ if seconds != 0 && seconds % 3_600 == 0 => format!("{}h", seconds / 3_600),
+        _ if seconds != 0 && seconds % 60 == 0 => format!("{}m", seconds / 60),
+        _ => format!("{seconds}s"),
+    }
 }
 
 /// Writes `now` as the last use of the token whose hash is `hash`, if the lock is free and
@@ -502,7 +621,7 @@ mod tests {
     fn who(home: &Home, presented: &str, now: Timestamp) -> Option<String> {
         match authenticate(home, &KeptTokens::default(), presented, now).unwrap() {
             Authentication::Accepted(bearer) => Some(bearer.agent),
-            Authentication::Unknown | Authentication::ServerGone => None,
+            Authentication::Unknown | Authentication::Expired { .. } => None,
         }
     }
 
@@ -611,70 +730,204 @@ mod tests {
     }
 
     #[test]
-    fn a_login_token_is_replaced_by_the_next_and_removed_alone() {
+    fn a_login_token_lasts_its_time_unused_and_each_use_moves_the_end() {
         let (_root, home) = new_home();
-        let now = at("2026-12-02T01:00:00Z");
-        let plain = add(&home, "lead", quiet(), now).unwrap();
-        let server = presence::announce_server(&home).unwrap();
-        let first = add_login(&home, "lead", &server, quiet(), now).unwrap();
-        let second = add_login(&home, "lead", &server, quiet(), now).unwrap();
-        let who = |token: &str| who(&home, token, now);
-        assert_eq!(who(&first), None, "replaced");
-        assert_eq!(who(&second).as_deref(), Some("lead"));
-        assert_eq!(who(&plain).as_deref(), Some("lead"));
-        let logins: Vec<bool> = list(&home).unwrap().iter().map(|row| row.login).collect();
-        assert_eq!(logins, [false, true], "the login token after the other");
-        remove_login(&home, &server, quiet()).unwrap();
-        remove_login(&home, &server, quiet()).unwrap();
-        assert_eq!(who(&second), None);
-        assert_eq!(who(&plain).as_deref(), Some("lead"));
-        assert_eq!(remove(&home, "lead", quiet()).unwrap(), 1);
+        let start = at("2026-12-02T01:00:00Z");
+        let login = add_login(&home, "lead", Duration::hours(12), quiet(), start).unwrap();
+        let check =
+            |now: &str| authenticate(&home, &KeptTokens::default(), &login, at(now)).unwrap();
+        let accepted = |now: &str| matches!(check(now), Authentication::Accepted(_));
+        assert!(accepted("2026-12-02T12:59:59Z"), "just within 12 hours");
+        // That use moved the end to 12 hours after it.
+        assert!(accepted("2026-12-03T00:59:00Z"));
+        assert_eq!(
+            check("2026-12-03T12:59:00Z"),
+            Authentication::Expired {
+                ttl: Some(Duration::hours(12))
+            }
+        );
+        let Authentication::Accepted(bearer) = check("2026-12-03T00:59:30Z") else {
+            panic!("still good");
+        };
+        let kept = KeptTokens::default();
+        assert!(is_current_at(&home, &kept, &bearer.token, at("2026-12-03T12:00:00Z")).unwrap());
+        assert!(!is_current_at(&home, &kept, &bearer.token, at("2026-12-03T13:00:00Z")).unwrap());
+        assert_eq!(
+            expired_logins(&home, at("2026-12-03T13:00:00Z")).unwrap(),
+            [ExpiredLogin {
+                name: "lead".into(),
+                created_at: start,
+                // The use at 00:59:30 came within a minute of the one recorded: not written.
+                expired_at: at("2026-12-03T12:59:00Z"),
+            }]
+        );
+        assert_eq!(
+            remove_expired_logins(&home, quiet(), at("2026-12-03T13:00:00Z")).unwrap(),
+            1
+        );
+        assert_eq!(list(&home).unwrap(), []);
     }
 
     #[test]
-    fn a_login_token_lives_no_longer_than_its_server() {
+    fn a_short_lived_login_records_its_use_often_enough_to_stay_alive() {
+        let (_root, home) = new_home();
+        let start = at("2026-12-02T01:00:00Z");
+        let login = add_login(&home, "lead", Duration::seconds(10), quiet(), start).unwrap();
+        // Used every 4 seconds for a minute: never 10 seconds unused, so never refused,
+        // though a minute passes (the plain tokens' record interval).
+        for second in (4..=60).step_by(4) {
+            let now = start.plus(Duration::seconds(second));
+            assert!(
+                matches!(
+                    authenticate(&home, &KeptTokens::default(), &login, now).unwrap(),
+                    Authentication::Accepted(_)
+                ),
+                "refused {second}s in"
+            );
+        }
+        let unused = start.plus(Duration::seconds(60 + 11));
+        assert!(matches!(
+            authenticate(&home, &KeptTokens::default(), &login, unused).unwrap(),
+            Authentication::Expired { .. }
+        ));
+    }
+
+    #[test]
+    fn logins_outlive_the_next_one_but_not_their_time_and_only_ten_are_kept() {
+        let (_root, home) = new_home();
+        let start = at("2026-12-02T01:00:00Z");
+        let ttl = Duration::hours(12);
+        let plain = add(&home, "lead", quiet(), start).unwrap();
+        let first = add_login(&home, "lead", ttl, quiet(), start).unwrap();
+        let other = add_login(&home, "ann", ttl, quiet(), start).unwrap();
+        // Another start of the server an hour later: the first login stays good.
+        let hour = start.plus(Duration::hours(1));
+        let second = add_login(&home, "lead", ttl, quiet(), hour).unwrap();
+        for token in [&first, &second, &plain] {
+            assert_eq!(who(&home, token, hour).as_deref(), Some("lead"));
+        }
+        // The second is used again later; the first is not.
+        let six = start.plus(Duration::hours(6));
+        assert_eq!(who(&home, &second, six).as_deref(), Some("lead"));
+        // A start after the first expired drops it from the file.
+        let later = start.plus(Duration::minutes(13 * 60 + 30));
+        add_login(&home, "lead", ttl, quiet(), later).unwrap();
+        assert_eq!(
+            list(&home).unwrap().iter().filter(|row| row.login).count(),
+            2,
+            "the first login and ann's are gone, the second and the new one stay"
+        );
+        assert_eq!(who(&home, &other, later), None);
+        assert_eq!(who(&home, &second, later).as_deref(), Some("lead"));
+
+        // Restarts without end keep ten logins of lead, the ones used last.
+        let mut made = Vec::new();
+        for minute in 0..15 {
+            let now = later.plus(Duration::minutes(minute));
+            made.push(add_login(&home, "lead", ttl, quiet(), now).unwrap());
+        }
+        let rows = list(&home).unwrap();
+        assert_eq!(rows.iter().filter(|row| row.login).count(), LOGINS_KEPT);
+        let now = later.plus(Duration::minutes(20));
+        assert_eq!(who(&home, &made[4], now), None, "used longest ago");
+        assert_eq!(who(&home, &made[5], now).as_deref(), Some("lead"));
+        assert_eq!(who(&home, &plain, now).as_deref(), Some("lead"));
+        // `rm` takes them all, the plain token too.
+        assert_eq!(remove(&home, "lead", quiet()).unwrap(), LOGINS_KEPT + 1);
+    }
+
+    #[test]
+    fn logging_out_removes_that_login_alone() {
         let (_root, home) = new_home();
         let now = at("2026-12-02T01:00:00Z");
         let plain = add(&home, "lead", quiet(), now).unwrap();
-        let server = presence::announce_server(&home).unwrap();
-        let login = add_login(&home, "lead", &server, quiet(), now).unwrap();
-        let Authentication::Accepted(bearer) =
-            authenticate(&home, &KeptTokens::default(), &login, now).unwrap()
-        else {
-            panic!("the login of a running server is accepted");
-        };
-        assert!(is_current(&home, &KeptTokens::default(), &bearer.token).unwrap());
-        assert_eq!(stale_logins(&home).unwrap(), []);
-
-        // The server ends without removing its login (as SIGKILL leaves it).
-        let pid = server.pid();
-        drop(server);
-        assert_eq!(
-            authenticate(&home, &KeptTokens::default(), &login, now).unwrap(),
-            Authentication::ServerGone
+        let first = add_login(&home, "lead", LOGIN_TTL, quiet(), now).unwrap();
+        let second = add_login(&home, "lead", LOGIN_TTL, quiet(), now).unwrap();
+        let bearer =
+            |token: &str| match authenticate(&home, &KeptTokens::default(), token, now).unwrap() {
+                Authentication::Accepted(bearer) => bearer,
+                other => panic!("{other:?}"),
+            };
+        let (first_id, plain_id) = (bearer(&first).token, bearer(&plain).token);
+        assert!(remove_login(&home, &first_id, quiet()).unwrap());
+        assert!(
+            !remove_login(&home, &first_id, quiet()).unwrap(),
+            "gone already"
         );
-        assert!(!is_current(&home, &KeptTokens::default(), &bearer.token).unwrap());
+        assert!(
+            !remove_login(&home, &plain_id, quiet()).unwrap(),
+            "not a login"
+        );
+        assert_eq!(who(&home, &first, now), None);
+        assert_eq!(who(&home, &second, now).as_deref(), Some("lead"));
         assert_eq!(who(&home, &plain, now).as_deref(), Some("lead"));
-        let stale = stale_logins(&home).unwrap();
-        assert_eq!(stale.len(), 1);
+    }
+
+    #[test]
+    fn a_login_from_a_baton_whose_logins_died_with_their_server_is_expired() {
+        let (_root, home) = new_home();
+        let token = "baton_from-an-older-serve";
+        let hash = hex(&Sha256::digest(token.as_bytes()));
+        let text = serde_json::json!({
+            "schema": 1,
+            "tokens": [{
+                "name": "alice", "hash": hash, "created_at": "2026-12-02T01:00:00.000Z",
+                "last_used_at": null, "login": true, "server_pid": 4242
+            }]
+        });
+        fs::write(home.tokens_file(), text.to_string()).unwrap();
+        let now = at("2026-12-02T01:00:01Z");
         assert_eq!(
-            (stale[0].name.as_str(), stale[0].server_pid),
-            ("lead", Some(pid))
+            authenticate(&home, &KeptTokens::default(), token, now).unwrap(),
+            Authentication::Expired { ttl: None }
         );
+        assert_eq!(expired_logins(&home, now).unwrap().len(), 1);
+        assert_eq!(remove_expired_logins(&home, quiet(), now).unwrap(), 1);
+    }
 
-        // A login written by a baton that recorded no server is stale too.
-        let mut file = load(&home).unwrap();
-        let mut unrecorded = StoredToken::new("ann", hex(&[1; 32]), now, Some(1));
-        unrecorded.server_pid = None;
-        file.tokens.push(unrecorded);
-        versioned::save(&home.tokens_file(), &file).unwrap();
-        assert_eq!(stale_logins(&home).unwrap().len(), 2);
-
-        assert_eq!(remove_stale_logins(&home, quiet()).unwrap(), 2);
-        assert_eq!(stale_logins(&home).unwrap(), []);
-        let rows = list(&home).unwrap();
-        assert_eq!(rows.len(), 1);
-        assert!(!rows[0].login, "the plain token stays");
+    #[test]
+    fn a_time_to_live_is_a_number_and_a_unit_within_bounds() {
+        for (text, seconds) in [
+            ("90s", 90),
+            ("30m", 1_800),
+            ("12h", 43_200),
+            ("7d", 604_800),
+            (" 1s ", 1),
+            ("365d", 31_536_000),
+        ] {
+            assert_eq!(
+                parse_login_ttl(text),
+                Ok(Duration::seconds(seconds)),
+                "{text}"
+            );
+        }
+        for text in [
+            "",
+            "12",
+            "h",
+            "12 h",
+            "1.5h",
+            "-1h",
+            "12H",
+            "0s",
+            "366d",
+            "9999999999999999999d",
+            "1h30m",
+        ] {
+            assert!(parse_login_ttl(text).is_err(), "{text}");
+        }
+        for (seconds, words) in [
+            (43_200, "12h"),
+            (90, "90s"),
+            (1_800, "30m"),
+            (604_800, "7d"),
+            (0, "0s"),
+        ] {
+            assert_eq!(describe_ttl(Duration::seconds(seconds)), words);
+            if seconds > 0 {
+                assert_eq!(parse_login_ttl(words), Ok(Duration::seconds(seconds)));
+            }
+        }
     }
 
     #[test]
@@ -704,15 +957,10 @@ mod tests {
     fn list_sorts_by_name_then_login_last() {
         let (_root, home) = new_home();
         let now = at("2026-12-02T01:00:00Z");
-        let bob_server = presence::announce_server(&home).unwrap();
-        add_login(&home, "bob", &bob_server, quiet(), now).unwrap();
+        add_login(&home, "bob", LOGIN_TTL, quiet(), now).unwrap();
         add(&home, "carol", quiet(), now).unwrap();
         add(&home, "bob", quiet(), now).unwrap();
-        // Another server of the same hub, as far as the file can tell.
-        let mut file = load(&home).unwrap();
-        let alice = StoredToken::new("alice", hex(&[7; 32]), now, Some(bob_server.pid()));
-        file.tokens.push(alice);
-        versioned::save(&home.tokens_file(), &file).unwrap();
+        add_login(&home, "alice", LOGIN_TTL, quiet(), now).unwrap();
         let order: Vec<(String, bool)> = list(&home)
             .unwrap()
             .into_iter()

@@ -2,9 +2,8 @@
 //!
 //! The first line on stdout is the URL that logs a browser in as the command's identity,
 //! with a login token made for it in the fragment; the rest goes to stderr. The login token
-//! lives no longer than the server: it records the server, which holds its lock in
-//! `serve/<pid>.lock` while it runs, and is refused once nobody holds that. A clean stop
-//! removes it; after a crash, the next server does.
+//! lasts until it has gone unused for `--login-ttl` (SPEC section 13), whether this server
+//! still runs or not: a restart makes one more and logs nobody out.
 
 use std::net::SocketAddr;
 
@@ -13,15 +12,17 @@ use clap::Args;
 use baton::error::Error;
 use baton::names::{self, NameKind};
 use baton::serve::{self, Settings};
-use baton::store::presence;
 use baton::{time, tokens};
 
 use super::Context;
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Open the printed URL in a browser: it logs in as --as NAME (its token is in the fragment, made
-for this run and good only while it runs). Everything but /healthz and the page needs a token:
+Open the printed URL in a browser: it logs in as --as NAME (a login token is in the fragment).
+The page opens on the project of the directory serve runs in (or --project), and keeps the login
+for every tab of this browser, so a link from an alert opens its task logged in. A login ends
+once unused for --login-ttl (12h), or at `baton token rm NAME`; a restart of serve ends none
+(each start prints a new URL, and the old ones stay good). Agents need a token of their own:
   T=$(baton token add codex)
   curl -H \"Authorization: Bearer $T\" http://127.0.0.1:7878/api/v1/projects/default/board
   claude mcp add --transport http baton http://127.0.0.1:7878/mcp \\
@@ -41,6 +42,11 @@ pub struct ServeArgs {
     /// (403), against DNS rebinding
     #[arg(long = "allow-host", value_name = "NAME", value_parser = parse_host_name)]
     pub allow_host: Vec<String>,
+    /// How long the printed login lasts unused: a number and a unit (90s, 30m, 12h, 7d).
+    /// Every request of the page counts as use, so an open tab stays logged in; a browser
+    /// away for longer logs in again with the URL of a serve started since
+    #[arg(long = "login-ttl", value_name = "TIME", default_value = "12h", value_parser = tokens::parse_login_ttl)]
+    pub login_ttl: chrono::Duration,
 }
 
 /// A host name as `--allow-host` takes it: a DNS name, without a port or a scheme.
@@ -83,12 +89,10 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let hub = context.hub.clone();
-    // Logins of servers that died (killed before they could remove theirs) go first, before
-    // this server's lock exists: should it get the pid of one of them, that login would
-    // pass for this server's.
-    tokens::remove_stale_logins(&hub.home, hub.lock)?;
-    let server = presence::announce_server(&hub.home)?;
-    let login = tokens::add_login(&hub.home, &human, &server, hub.lock, time::now())?;
+    let start_project = start_project(context)?;
+    // Expired logins go as this one is made; those of servers before it that are still good
+    // stay, so their tabs stay logged in.
+    let login = tokens::add_login(&hub.home, &human, args.login_ttl, hub.lock, time::now())?;
     if serve::is_beyond_loopback(&address) {
         eprintln!(
             "warning: listening on {address}, beyond this machine: the traffic, tokens \
@@ -112,6 +116,7 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
         hub: hub.clone(),
         report_wake: |outcome| eprintln!("{}", super::wake::describe(outcome)),
         allowed_hosts: args.allow_host.clone(),
+        start_project,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -122,13 +127,30 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         serve::serve(listener, settings, stop_signal()).await
     });
-    // The login made for this run ends with it, and then the server's lock.
-    let removed = tokens::remove_login(&hub.home, &server, hub.lock);
-    drop(server);
+    // The login stays: the next start of the server takes it up (SPEC section 13).
     served.map_err(|error| Error::invalid(format!("the server stopped: {error}")))?;
-    removed?;
     eprintln!("baton serve: stopped");
     Ok(0)
+}
+
+/// The project the page opens on: the one `--project` names, else the one the directory
+/// the server runs in belongs to, as a command run there would resolve it. A directory
+/// outside every bound workspace gives `default`; one the server cannot read, nothing (the
+/// page then opens on the first project).
+fn start_project(context: &Context) -> Result<Option<String>, Error> {
+    let home = &context.hub.home;
+    if let Some(id) = context.global.project.as_deref() {
+        baton::project::check_exists(home, id)?;
+        return Ok(Some(id.to_string()));
+    }
+    let Ok(cwd) = baton::project::current_dir() else {
+        return Ok(None);
+    };
+    Ok(
+        baton::project::resolve(home, None, &cwd, context.hub.lock, time::now())
+            .ok()
+            .map(|project| project.id),
+    )
 }
 
 /// The URL of a server at `address`: a server on every address is reached at loopback.

@@ -15,17 +15,21 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 
-use crate::board::task::{Priority, Status, TaskId};
-use crate::board::transition::Action;
+use crate::board::Board;
+use crate::board::task::{Head, Priority, Status, TaskId};
+use crate::board::transition::{self, Action, Rules};
 use crate::error::{Error, Result};
 use crate::mail::MessageType;
 use crate::mcp::Caller;
 use crate::project;
-use crate::session::{BoardFilter, NewTask, Session};
+use crate::session::{BoardFilter, NewTask, Session, TaskView};
+use crate::tokens::TokenId;
 
 pub fn routes() -> Router<super::State> {
     Router::new()
         .route("/whoami", get(whoami))
+        .route("/page", get(page))
+        .route("/logout", post(logout))
         .route("/projects", get(projects))
         .route("/projects/{project}", get(project_show))
         .route("/projects/{project}/board", get(board))
@@ -278,6 +282,89 @@ async fn projects(State(state): State<super::State>) -> Answer {
     answer(move || project::list(&home)).await
 }
 
+/// What the web board opens on: who the page acts as, and the project of the directory
+/// `baton serve` runs in (none when it could not tell).
+async fn page(State(state): State<super::State>, Extension(caller): Extension<Caller>) -> Response {
+    axum::Json(serde_json::json!({
+        "agent": caller.0,
+        "project": state.start_project,
+    }))
+    .into_response()
+}
+
+/// A browser logging out: the login token it presented is removed, so that it is good
+/// nowhere any more (not in another tab, nor in a copy of the link). Another token (an
+/// agent's, pasted into the page) is only forgotten by the page, never removed here.
+async fn logout(State(state): State<super::State>, Extension(token): Extension<TokenId>) -> Answer {
+    let hub = state.hub.clone();
+    answer(move || {
+        let removed = crate::tokens::remove_login(&hub.home, &token, hub.lock)?;
+        Ok(serde_json::json!({ "removed": removed }))
+    })
+    .await
+}
+
+/// A task as the CLI's `--json` has it and, when the page asks (`?offered=true`), the
+/// actions the caller may take on it now, by their names in the activity log: the buttons
+/// the page shows, judged by the state machine itself ([`transition::offered`]). The field
+/// is left out unless asked for, so every other reader gets the CLI's shape unchanged.
+#[derive(Debug, Serialize)]
+struct ForCaller {
+    #[serde(flatten)]
+    view: TaskView,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offered: Option<Vec<&'static str>>,
+}
+
+/// Whether the page asked for what the caller may do with each task.
+#[derive(Debug, Default, Deserialize)]
+struct OfferedQuery {
+    #[serde(default)]
+    offered: bool,
+}
+
+/// `views` for the caller of `session`, with what it may do with each when `offered`.
+fn for_caller(session: &Session, views: Vec<TaskView>, offered: bool) -> Result<Vec<ForCaller>> {
+    if !offered {
+        return Ok(views
+            .into_iter()
+            .map(|view| ForCaller {
+                view,
+                offered: None,
+            })
+            .collect());
+    }
+    let actor = session.agent()?.to_string();
+    // The board as the session just read it: kept by the server, so this costs no read.
+    let board = session.hub.board(session.project_id())?;
+    Ok(views
+        .into_iter()
+        .map(|view| {
+            let offered = offered_to(session, &board, &actor, &view);
+            ForCaller {
+                view,
+                offered: Some(offered),
+            }
+        })
+        .collect())
+}
+
+/// What `actor` may do with `view` now, judged with the facts of `board` the state machine
+/// needs: the project's coordinator and lease, and the tasks it waits on.
+fn offered_to(session: &Session, board: &Board, actor: &str, view: &TaskView) -> Vec<&'static str> {
+    if view.archived {
+        return Vec::new();
+    }
+    let waiting_on = board.waiting_on(&Head::of(&view.task));
+    let rules = Rules {
+        now: session.now,
+        lease: session.project.lease(),
+        coordinator: session.project.coordinator.as_deref(),
+        waiting_on: &waiting_on,
+    };
+    transition::offered(&view.task, actor, rules)
+}
+
 #[derive(Debug, Default, Deserialize)]
 struct BoardQuery {
     #[serde(default)]
@@ -286,6 +373,8 @@ struct BoardQuery {
     mine: bool,
     #[serde(default)]
     all: bool,
+    #[serde(default)]
+    offered: bool,
 }
 
 async fn board(
@@ -300,7 +389,7 @@ async fn board(
         all: query.all,
     };
     as_caller(caller, project, &state, move |session| {
-        session.list(&filter)
+        for_caller(session, session.list(&filter)?, query.offered)
     })
     .await
 }
@@ -309,9 +398,15 @@ async fn show(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path((project, id)): Path<(String, String)>,
+    Query(query): Query<OfferedQuery>,
 ) -> Answer {
     let id = task_id(&id)?;
-    as_caller(caller, project, &state, move |session| session.show(id)).await
+    as_caller(caller, project, &state, move |session| {
+        let shown = for_caller(session, vec![session.show(id)?], query.offered)?;
+        // One view in, one out.
+        Ok(shown.into_iter().next())
+    })
+    .await
 }
 
 /// A task to send: `send`'s options.

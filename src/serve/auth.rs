@@ -112,6 +112,11 @@ pub async fn check_host(
     next.run(request).await
 }
 
+/// How to log in again, for the page to show beside a refused login (an agent's token is
+/// made again with `baton token add`, which the hint of `token rm` says).
+const NEW_LOGIN: &str = "a browser logs in with the URL `baton serve` prints when it starts \
+                         (restart it for a new one); an agent, with `baton token add NAME`";
+
 /// Lets a request through as its token's agent ([`Caller`]), with the token's
 /// [`tokens::TokenId`] beside it, or answers 401.
 pub async fn require_token(
@@ -140,13 +145,20 @@ pub async fn require_token(
             next.run(request).await
         }
         Ok(Ok(Authentication::Unknown)) => unauthorized(
-            "the token is not known: it was removed, or never made",
-            None,
+            "the token is not known: it was removed (`baton token rm`), or never made",
+            Some(NEW_LOGIN),
         ),
-        Ok(Ok(Authentication::ServerGone)) => unauthorized(
-            "this login token ended with the `baton serve` that made it",
-            Some("open the URL the running `baton serve` printed"),
-        ),
+        Ok(Ok(Authentication::Expired { ttl })) => {
+            let why = match ttl {
+                Some(ttl) => format!(
+                    "this web login expired: it went unused for more than {}",
+                    tokens::describe_ttl(ttl)
+                ),
+                None => "this web login was made by an older `baton serve` and ended with it"
+                    .to_string(),
+            };
+            unauthorized(&why, Some(NEW_LOGIN))
+        }
         Ok(Err(error)) => ApiError::from(error).into_response(),
         Err(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the token check stopped")
             .into_response(),

@@ -46,6 +46,8 @@ pub struct Settings {
     /// Host names answered besides the listen address and `localhost` (`--allow-host`):
     /// the name remote agents, or a TLS proxy in front, reach the hub by.
     pub allowed_hosts: Vec<String>,
+    /// The project the web board opens on: the one of the directory `serve` runs in.
+    pub start_project: Option<String>,
 }
 
 /// What every handler shares.
@@ -61,6 +63,8 @@ pub struct State {
     /// Cancelled when the server stops: open event streams end with it.
     pub stopping: CancellationToken,
     pub report_wake: fn(&WakeOutcome),
+    /// What the web board opens on ([`Settings::start_project`]).
+    pub start_project: Option<String>,
 }
 
 /// How long a stopping server waits for open requests before it exits anyway.
@@ -97,6 +101,7 @@ pub async fn serve(
         sessions,
         stopping: stopping.clone(),
         report_wake: settings.report_wake,
+        start_project: settings.start_project,
     };
     let app = router(state);
     // hyper writes an answer's head and body in separate small writes: with Nagle's

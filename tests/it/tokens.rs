@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use baton::store::lock::LockPolicy;
 use baton::store::paths::Home;
-use baton::store::presence;
 use baton::time::Timestamp;
 use baton::tokens::{self, Authentication};
 use sha2::{Digest, Sha256};
@@ -61,7 +60,7 @@ fn who(env: &TestEnv, presented: &str, now: &str) -> Option<String> {
     .unwrap()
     {
         Authentication::Accepted(bearer) => Some(bearer.agent),
-        Authentication::Unknown | Authentication::ServerGone => None,
+        Authentication::Unknown | Authentication::Expired { .. } => None,
     }
 }
 
@@ -177,9 +176,8 @@ fn list_shows_when_each_token_was_made_and_last_used_and_never_its_hash() {
     let env = TestEnv::new();
     let alice = add(&env, "alice");
     add(&env, "bob");
-    // This process stands in for the server that made the login.
-    let server = presence::announce_server(&home(&env)).unwrap();
-    tokens::add_login(&home(&env), "alice", &server, lock(), at(CREATED)).unwrap();
+    // As `baton serve` makes a login.
+    tokens::add_login(&home(&env), "alice", tokens::LOGIN_TTL, lock(), at(CREATED)).unwrap();
     let before = token(&env, LISTED, &["list"]);
     assert!(before.ok().contains("never"), "{}", before.stdout);
 
@@ -323,30 +321,33 @@ fn eight_processes_adding_at_once_lose_no_token() {
 }
 
 #[test]
-fn a_new_login_token_replaces_the_last_and_keeps_the_other() {
+fn a_new_login_token_keeps_the_last_and_the_other_until_rm() {
     let env = TestEnv::new();
     let plain = add(&env, "lead");
-    let server = presence::announce_server(&home(&env)).unwrap();
-    let first = tokens::add_login(&home(&env), "lead", &server, lock(), at(CREATED)).unwrap();
+    let ttl = tokens::LOGIN_TTL;
+    let first = tokens::add_login(&home(&env), "lead", ttl, lock(), at(CREATED)).unwrap();
     assert_eq!(who(&env, &first, USED).as_deref(), Some("lead"));
-    let second = tokens::add_login(&home(&env), "lead", &server, lock(), at(USED)).unwrap();
-    assert_eq!(who(&env, &first, USED), None, "the old login token stops");
+    // The next start of `baton serve` logs nobody out.
+    let second = tokens::add_login(&home(&env), "lead", ttl, lock(), at(USED)).unwrap();
+    assert_eq!(who(&env, &first, USED).as_deref(), Some("lead"));
     assert_eq!(who(&env, &second, USED).as_deref(), Some("lead"));
     assert_eq!(who(&env, &plain, USED).as_deref(), Some("lead"));
+    in_no_file(&env, &first);
     in_no_file(&env, &second);
     let listed = token(&env, LISTED, &["list"]);
     assert_eq!(
         listed.ok().matches("web login").count(),
-        1,
+        2,
         "{}",
         listed.stdout
     );
 
-    // `rm` takes the login token too.
+    // `rm` takes the login tokens too.
     assert_eq!(
         token(&env, LISTED, &["rm", "lead"]).ok(),
-        "removed 2 token(s) of lead\n"
+        "removed 3 token(s) of lead\n"
     );
-    assert_eq!(who(&env, &second, USED), None);
-    assert_eq!(who(&env, &plain, USED), None);
+    for token in [&first, &second, &plain] {
+        assert_eq!(who(&env, token, USED), None);
+    }
 }

@@ -55,9 +55,15 @@ struct Server {
 
 impl Server {
     fn start(env: &TestEnv) -> Server {
+        Server::start_with(env, "127.0.0.1:0", &[])
+    }
+
+    /// `baton serve --listen ADDRESS EXTRA…` in the project's workspace.
+    fn start_with(env: &TestEnv, address: &str, extra: &[&str]) -> Server {
         let mut child = env
             .command(&env.work())
-            .args(["--as", "human", "serve", "--listen", "127.0.0.1:0"])
+            .args(["--as", "human", "serve", "--listen", address])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -238,7 +244,7 @@ fn the_page_without_a_token_says_how_to_log_in() {
         &[],
     );
     assert_eq!(
-        browser.execute("return sessionStorage.getItem('baton-token')", &[]),
+        browser.execute("return localStorage.getItem('baton-token')", &[]),
         Value::Null
     );
 }
@@ -254,9 +260,10 @@ fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
     else {
         return;
     };
-    // Logged in from the printed URL: the token left the address bar for the tab's storage.
+    // Logged in from the printed URL: the token left the address bar for the browser's
+    // storage.
     let login = browser.execute(
-        "return {hash: location.hash, stored: sessionStorage.getItem('baton-token') !== null, \
+        "return {hash: location.hash, stored: localStorage.getItem('baton-token') !== null, \
          me: document.querySelector('#whoami').textContent}",
         &[],
     );
@@ -716,6 +723,7 @@ fn a_human_answers_requests_changes_and_cancels_from_the_panel() {
     panel_shows(&browser, "changes_requested");
     browser.type_into("#action-text", "not needed after all", deadline);
     browser.click("#cancel", deadline);
+    browser.click("#confirm-yes", deadline);
     let canceled = shown_with_status(&env, id, "canceled");
     assert_last_entry(&canceled, "human", "not needed after all");
     panel_shows(&browser, "canceled");
@@ -872,4 +880,920 @@ fn long_text_is_drawn_cut_and_the_page_stays_responsive() {
     );
     assert_eq!(body, json!(most.len()));
     assert_same_document(&browser);
+}
+
+/// Which of the task panel's action buttons are shown, by their ids.
+fn offered_buttons(browser: &Browser) -> Value {
+    browser.execute(
+        "if (document.querySelector('#task-actions').hidden) return []; \
+         return [...document.querySelectorAll('#action-buttons [data-action]')] \
+           .filter((button) => !button.hidden).map((button) => button.id) \
+           .concat(document.querySelector('#reassign-row').hidden ? [] : ['reassign']);",
+        &[],
+    )
+}
+
+/// Waits until the open panel shows T-`id` with exactly the buttons `expected`.
+fn panel_offers(browser: &Browser, id: u64, expected: &[&str]) {
+    let expected = json!(expected);
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    loop {
+        let title = browser.execute(
+            "return document.querySelector('#task-panel').hidden ? null : \
+             document.querySelector('#task-title').textContent",
+            &[],
+        );
+        let shown = offered_buttons(browser);
+        let is_task = title
+            .as_str()
+            .is_some_and(|title| title.starts_with(&format!("T-{id} ")));
+        if is_task && shown == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "T-{id}'s panel offers {shown}, not {expected} ({title})"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_human_assignee_claims_and_finishes_a_task_from_the_page() {
+    let Some(Hub {
+        env,
+        server: _server,
+        browser,
+        _one,
+    }) = logged_in()
+    else {
+        return;
+    };
+    let id = env.send("codex", "human", "Check the release notes", &[]);
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    browser.click(&format!("[data-task=\"{id}\"]"), deadline);
+    // The assignee's actions, and none of the sender's (answer, approve, cancel, reassign).
+    panel_offers(&browser, id, &["claim", "ask", "review", "done", "fail"]);
+    mark_page(&browser);
+    browser.click("#claim", deadline);
+    shown_with_status(&env, id, "working");
+    panel_offers(&browser, id, &["release", "ask", "review", "done", "fail"]);
+
+    // Done without words is refused in baton's words, and nothing changes.
+    browser.click("#done", deadline);
+    let refused = wait_for(
+        &browser,
+        "the refusal of done without a result",
+        SHOWN_TEXT,
+        &[json!("#task-error")],
+    );
+    assert!(
+        refused.as_str().unwrap().contains("done needs --result"),
+        "{refused}"
+    );
+    browser.type_into("#action-text", "Notes checked, two typos fixed", deadline);
+    browser.click("#done", deadline);
+    let board_deadline = Instant::now() + PAGE_DEADLINE;
+    loop {
+        let board = env.run("human", &["--json", "board", "--all"]).json();
+        let task = task_in(&board, id);
+        if task["status"] == "completed" {
+            assert_eq!(task["result"], "Notes checked, two typos fixed");
+            break;
+        }
+        assert!(
+            Instant::now() < board_deadline,
+            "the done click never reached the board: {task}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let actions: Vec<Value> = env
+        .activity("web")
+        .iter()
+        .filter(|record| record["task"] == id)
+        .map(|record| json!([record["actor"], record["action"]]))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            json!(["codex", "send"]),
+            json!(["human", "claim"]),
+            json!(["human", "done"])
+        ]
+    );
+    panel_shows(&browser, "completed");
+    assert_eq!(offered_buttons(&browser), json!([]));
+    let none = browser.execute(
+        "return document.querySelector('#task-none').textContent",
+        &[],
+    );
+    assert!(
+        none.as_str().unwrap().contains("nothing moves it again"),
+        "{none}"
+    );
+
+    // Asking and asking for a review go the same way.
+    let asked = env.send("codex", "human", "Which branch?", &[]);
+    let reviewed = env.send("codex", "human", "Tidy the docs", &["--review"]);
+    browser.click(&format!("[data-task=\"{asked}\"]"), deadline);
+    panel_offers(&browser, asked, &["claim", "ask", "review", "done", "fail"]);
+    browser.type_into("#action-text", "main or release?", deadline);
+    browser.click("#ask", deadline);
+    assert_last_entry(
+        &shown_with_status(&env, asked, "input_required"),
+        "human",
+        "main or release?",
+    );
+    browser.click(&format!("[data-task=\"{reviewed}\"]"), deadline);
+    // Sent with --review: it cannot be done, so done is not offered.
+    panel_offers(&browser, reviewed, &["claim", "ask", "review", "fail"]);
+    browser.type_into("#action-text", "tidied", deadline);
+    browser.click("#review", deadline);
+    shown_with_status(&env, reviewed, "review_requested");
+    assert_same_document(&browser);
+}
+
+#[test]
+fn cancel_asks_first_and_dismissing_it_changes_nothing() {
+    let Some(Hub {
+        env,
+        server: _server,
+        browser,
+        _one,
+    }) = logged_in()
+    else {
+        return;
+    };
+    let id = env.send("human", "codex", "Maybe not needed", &[]);
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    browser.click(&format!("[data-task=\"{id}\"]"), deadline);
+    panel_offers(&browser, id, &["cancel", "reassign"]);
+    let log_before = env.activity("web").len();
+
+    browser.type_into("#action-text", "changed my mind", deadline);
+    browser.click("#cancel", deadline);
+    let question = wait_for(
+        &browser,
+        "the confirmation",
+        SHOWN_TEXT,
+        &[json!("#confirm")],
+    );
+    assert!(
+        question
+            .as_str()
+            .unwrap()
+            .contains(&format!("Cancel T-{id}?")),
+        "{question}"
+    );
+    // Asking sent nothing.
+    std::thread::sleep(Duration::from_millis(300));
+    let task = env
+        .run("human", &["--json", "show", &id.to_string()])
+        .json();
+    assert_eq!(task["status"], "pending");
+    assert_eq!(env.activity("web").len(), log_before);
+
+    browser.click("#confirm-no", deadline);
+    wait_for(
+        &browser,
+        "the confirmation gone",
+        "return document.querySelector('#confirm').hidden",
+        &[],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let task = env
+        .run("human", &["--json", "show", &id.to_string()])
+        .json();
+    assert_eq!(task["status"], "pending", "dismissing changes nothing");
+    assert_eq!(env.activity("web").len(), log_before);
+    panel_offers(&browser, id, &["cancel", "reassign"]);
+
+    // Asked again and confirmed: canceled, with the words given before.
+    browser.click("#cancel", deadline);
+    browser.click("#confirm-yes", deadline);
+    let canceled = shown_with_status(&env, id, "canceled");
+    assert_last_entry(&canceled, "human", "changed my mind");
+    panel_shows(&browser, "canceled");
+}
+
+#[test]
+fn only_what_the_viewer_may_do_is_offered_and_the_picker_names_nobody() {
+    let Some(Hub {
+        env,
+        server,
+        browser,
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
+    env.register(&["claude"]);
+    // codex coordinates: the human may cancel and reassign only what it sent.
+    env.run("human", &["coordinator", "--set", "codex"]).ok();
+    let reviewed = env.send(
+        "human",
+        "codex",
+        "Reviewed by claude",
+        &["--reviewer", "claude"],
+    );
+    env.run("codex", &["claim", &reviewed.to_string()]).ok();
+    env.run(
+        "codex",
+        &["review", &reviewed.to_string(), "--body", "done"],
+    )
+    .ok();
+    let others = env.send("codex", "claude", "Between agents", &[]);
+    let mine = env.send("human", "codex", "Sent by the human", &[]);
+
+    browser.goto(&server.url);
+    board_shown(&browser);
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    // Review requested of claude: the human, its sender, may neither approve nor request
+    // changes, and reassigning waits for the verdict.
+    browser.click(&format!("[data-task=\"{reviewed}\"]"), deadline);
+    panel_offers(&browser, reviewed, &["cancel"]);
+    // A task between two agents: nothing at all, and the page says whose turn it is.
+    browser.click(&format!("[data-task=\"{others}\"]"), deadline);
+    panel_offers(&browser, others, &[]);
+    let none = wait_for(
+        &browser,
+        "the note that nothing is the viewer's",
+        SHOWN_TEXT,
+        &[json!("#task-none")],
+    );
+    assert!(none.as_str().unwrap().contains("claude's turn"), "{none}");
+    // The human's own task: the picker chooses nobody, offers everyone but the assignee,
+    // and the button waits for a choice.
+    browser.click(&format!("[data-task=\"{mine}\"]"), deadline);
+    panel_offers(&browser, mine, &["cancel", "reassign"]);
+    let picker = browser.execute(
+        "const select = document.querySelector('#reassign-to'); \
+         return {value: select.value, chosen: select.selectedOptions[0].textContent, \
+                 options: [...select.options].map((option) => option.value), \
+                 disabled: document.querySelector('#reassign').disabled}",
+        &[],
+    );
+    assert_eq!(
+        picker,
+        json!({"value": "", "chosen": "reassign to…", "options": ["", "claude", "human"],
+               "disabled": true})
+    );
+    browser.click("#reassign-to option[value=\"claude\"]", deadline);
+    browser.click("#reassign", deadline);
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    while env
+        .run("human", &["--json", "show", &mine.to_string()])
+        .json()["to"]
+        != "claude"
+    {
+        assert!(Instant::now() < deadline, "the reassignment never arrived");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_inbox_view_shows_what_baton_inbox_shows() {
+    let Some(Hub {
+        env,
+        server: _server,
+        browser,
+        _one,
+    }) = logged_in()
+    else {
+        return;
+    };
+    env.send("codex", "human", "Low one", &["--priority", "low"]);
+    env.send(
+        "codex",
+        "human",
+        "Urgent one",
+        &[
+            "--priority",
+            "urgent",
+            "--body",
+            "line one\nline two",
+            "--files",
+            "a.rs,b.rs",
+        ],
+    );
+    let asked = env.send("human", "codex", "Asked about", &[]);
+    env.run(
+        "codex",
+        &["ask", &asked.to_string(), "--body", "Which <b>one</b>?"],
+    )
+    .ok();
+    env.send("human", "codex", "Not in the inbox", &[]);
+    env.run("codex", &["msg", "--to", "human", "the build is green"])
+        .ok();
+
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    browser.click("#tab-inbox", deadline);
+    let cli = env.run("human", &["--json", "inbox", "--peek"]).json();
+    let expected_ids: Vec<Value> = cli["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| task["id"].clone())
+        .collect();
+    assert_eq!(expected_ids.len(), 3, "{cli}");
+    let shown = wait_for(
+        &browser,
+        "the inbox's tasks",
+        "const entries = [...document.querySelectorAll('#inbox-tasks [data-task]')]; \
+         return entries.length === arguments[0] ? entries.map((entry) => ({ \
+           id: Number(entry.dataset.task), \
+           what: entry.querySelector('.what').textContent, \
+           subject: entry.querySelector('.subject').textContent, \
+           text: entry.textContent})) : null",
+        &[json!(expected_ids.len())],
+    );
+    let shown = shown.as_array().unwrap();
+    let ids: Vec<Value> = shown.iter().map(|entry| entry["id"].clone()).collect();
+    assert_eq!(ids, expected_ids, "the CLI's order: priority, then age");
+    let text = env.run("human", &["inbox", "--peek"]).ok().to_string();
+    for (entry, task) in shown.iter().zip(cli["tasks"].as_array().unwrap()) {
+        let what = entry["what"].as_str().unwrap();
+        let subject = task["subject"].as_str().unwrap();
+        // The same words as `baton inbox`'s line for the task.
+        assert!(
+            text.contains(&format!("{what}: {subject}")),
+            "{what}: {subject} in\n{text}"
+        );
+        assert_eq!(entry["subject"], task["subject"]);
+    }
+    let urgent = shown[0]["text"].as_str().unwrap();
+    for part in [
+        "[urgent]",
+        "line one\nline two",
+        "files: a.rs, b.rs",
+        "codex is waiting on you",
+    ] {
+        assert!(urgent.contains(part), "{part} in {urgent}");
+    }
+    let question = shown.iter().find(|entry| entry["id"] == asked).unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        question.contains("last question by codex") && question.contains("Which <b>one</b>?"),
+        "{question}"
+    );
+    let unread = wait_for(
+        &browser,
+        "the unread message",
+        "const bodies = [...document.querySelectorAll('#inbox-messages .message pre')]; \
+         return bodies.length ? bodies.map((body) => body.textContent) : null",
+        &[],
+    );
+    let cli_unread: Vec<Value> = cli["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["body"].clone())
+        .collect();
+    assert_eq!(unread, Value::Array(cli_unread));
+    let counts = browser.execute(
+        "return [document.querySelector('#inbox-count').textContent, \
+                 document.querySelector('#unread-count').textContent]",
+        &[],
+    );
+    assert_eq!(counts, json!(["3", "1"]));
+    assert_eq!(
+        browser.execute("return document.querySelectorAll('b').length", &[]),
+        0,
+        "text, not markup"
+    );
+
+    // An entry opens its task; "mark read" marks the messages read as `baton inbox` would.
+    browser.click(&format!("#inbox-tasks [data-task=\"{asked}\"]"), deadline);
+    panel_offers(&browser, asked, &["answer", "cancel", "reassign"]);
+    browser.click("#close-task", deadline);
+    browser.click("#inbox-mark-read", deadline);
+    wait_for(
+        &browser,
+        "no unread messages",
+        "return document.querySelectorAll('#inbox-messages .message').length === 0 && \
+         document.querySelector('#unread-count').hidden",
+        &[],
+    );
+    let after = env.run("human", &["--json", "inbox", "--peek"]).json();
+    assert_eq!(after["messages"], json!([]), "{after}");
+}
+
+#[test]
+fn a_message_sent_from_the_page_arrives_and_one_from_the_cli_shows() {
+    let Some(Hub {
+        env,
+        server: _server,
+        browser,
+        _one,
+    }) = logged_in()
+    else {
+        return;
+    };
+    env.register(&["claude"]);
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    browser.click("#tab-messages", deadline);
+    wait_for(
+        &browser,
+        "the empty messages view",
+        SHOWN_TEXT,
+        &[json!("#messages-empty")],
+    );
+    mark_page(&browser);
+
+    browser.click("#messages-write", deadline);
+    browser.click("#message-to option[value=\"@all\"]", deadline);
+    browser.type_into("#message-text", "stand-up in five minutes", deadline);
+    browser.click("#message-submit", deadline);
+    for agent in ["codex", "claude"] {
+        let arrival_deadline = Instant::now() + PAGE_DEADLINE;
+        loop {
+            let mail = env.run(agent, &["--json", "messages", "--peek"]).json();
+            let bodies: Vec<&Value> = mail["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|message| message["from"] == "human")
+                .map(|message| &message["body"])
+                .collect();
+            if !bodies.is_empty() {
+                assert_eq!(bodies, [&json!("stand-up in five minutes")], "{agent}");
+                break;
+            }
+            assert!(
+                Instant::now() < arrival_deadline,
+                "{agent} got nothing: {mail}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    // The page lists what it sent.
+    wait_for(
+        &browser,
+        "the sent message in the list",
+        "return [...document.querySelectorAll('#messages .message')] \
+         .some((message) => message.textContent.includes('human → @all') && \
+           message.textContent.includes('stand-up in five minutes'))",
+        &[],
+    );
+
+    // One from the CLI shows without a reload, as text, unread, with a reply to its sender.
+    let hostile = "<img src=x onerror=alert(1)> \u{1b}[2J done";
+    env.run("codex", &["msg", "--to", "human", hostile]).ok();
+    let body = wait_for(
+        &browser,
+        "codex's message",
+        "const message = [...document.querySelectorAll('#messages .message.unread')] \
+           .find((message) => message.textContent.includes('codex → human')); \
+         return message ? message.querySelector('pre').textContent : null",
+        &[],
+    );
+    assert_eq!(body, "<img src=x onerror=alert(1)> \\u{1b}[2J done");
+    assert_eq!(
+        browser.execute("return document.querySelectorAll('img').length", &[]),
+        0
+    );
+    browser.click("#messages [data-reply=\"codex\"]", deadline);
+    let chosen = browser.execute(
+        "return document.querySelector('#message-panel').hidden ? null : \
+         document.querySelector('#message-to').value",
+        &[],
+    );
+    assert_eq!(chosen, "codex");
+    browser.type_into("#message-text", "thanks", deadline);
+    browser.click("#message-submit", deadline);
+    let reply_deadline = Instant::now() + PAGE_DEADLINE;
+    loop {
+        let mail = env.run("codex", &["--json", "messages", "--peek"]).json();
+        if mail["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|message| message["body"] == "thanks" && message["to"] == "codex")
+        {
+            break;
+        }
+        assert!(Instant::now() < reply_deadline, "no reply: {mail}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Marked read from the page, as `baton messages` marks them.
+    browser.click("#messages-mark-read", deadline);
+    wait_for(
+        &browser,
+        "nothing unread",
+        "return document.querySelectorAll('#messages .message.unread').length === 0",
+        &[],
+    );
+    let unread = env.run("human", &["--json", "messages", "--peek"]).json();
+    assert_eq!(unread["messages"], json!([]), "{unread}");
+    assert_same_document(&browser);
+}
+
+/// Waits until the page shows its login notice, and returns what it says.
+fn login_notice(browser: &Browser) -> String {
+    let notice = wait_for(
+        browser,
+        "the login notice",
+        "const login = document.querySelector('#login'); \
+         return !login.hidden && document.querySelector('#app').hidden ? login.textContent : null",
+        &[],
+    );
+    notice.as_str().unwrap().to_string()
+}
+
+/// Waits until the task panel shows T-`id` of `project`, in the board of `project`.
+fn task_opened(browser: &Browser, project: &str, id: u64, subject: &str) {
+    wait_for(
+        browser,
+        &format!("T-{id} of {project} opened"),
+        "return !document.querySelector('#app').hidden && \
+           document.querySelector('#project').value === arguments[0] && \
+           !document.querySelector('#task-panel').hidden && \
+           document.querySelector('#task-title').textContent === arguments[1] && \
+           document.querySelector('#task-panel [data-field=\"status\"]') !== null",
+        &[json!(project), json!(format!("T-{id} {subject}"))],
+    );
+}
+
+/// A free loopback address for a server that must come back on the same one.
+fn free_address() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+#[test]
+fn a_login_survives_a_restart_of_serve() {
+    let Some(Hub {
+        env,
+        server,
+        browser,
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
+    drop(server);
+    let address = free_address();
+    let first = Server::start_with(&env, &address, &[]);
+    browser.goto(&first.url);
+    board_shown(&browser);
+    wait_for(
+        &browser,
+        "the live mark",
+        "return document.querySelector('#live').dataset.live === 'on'",
+        &[],
+    );
+    mark_page(&browser);
+    drop(first);
+    wait_for(
+        &browser,
+        "the page noticing the server went",
+        "return document.querySelector('#live').dataset.live === 'retry'",
+        &[],
+    );
+    // A new server on the same address: the tab carries on, logged in, live again.
+    let second = Server::start_with(&env, &address, &[]);
+    wait_for(
+        &browser,
+        "the live mark again",
+        "return document.querySelector('#live').dataset.live === 'on'",
+        &[],
+    );
+    let id = env.send("codex", "human", "After the restart", &[]);
+    wait_for(
+        &browser,
+        "a card sent after the restart",
+        CARD_IN,
+        &[json!(id), json!("pending")],
+    );
+    assert_same_document(&browser);
+    // And a new tab (a reload included) is logged in with it too.
+    browser.new_tab();
+    browser.goto(second.base());
+    board_shown(&browser);
+    assert_eq!(
+        browser.execute("return document.querySelector('#whoami').textContent", &[]),
+        "as human"
+    );
+}
+
+#[test]
+fn an_expired_login_is_refused_and_the_page_says_how_to_log_in() {
+    let Some(Hub {
+        env,
+        server,
+        browser,
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
+    drop(server);
+    let server = Server::start_with(&env, "127.0.0.1:0", &["--login-ttl", "2s"]);
+    browser.goto(&server.url);
+    board_shown(&browser);
+    let used = Instant::now();
+    // Longer than 2 seconds unused (the page asks again only every 30 seconds).
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(used.elapsed() > Duration::from_secs(2));
+    browser.goto(server.base());
+    let notice = login_notice(&browser);
+    assert!(
+        notice.contains("expired: it went unused for more than 2s"),
+        "{notice}"
+    );
+    assert!(notice.contains("restart it for a new one"), "{notice}");
+    assert!(
+        notice.contains("open the URL baton serve printed"),
+        "{notice}"
+    );
+    assert_eq!(
+        browser.execute("return localStorage.getItem('baton-token')", &[]),
+        Value::Null,
+        "the page forgets a login the server refused"
+    );
+}
+
+#[test]
+fn a_removed_login_logs_the_page_out_at_once_saying_how_to_log_in() {
+    let Some(Hub {
+        env,
+        server: _server,
+        browser,
+        _one,
+    }) = logged_in()
+    else {
+        return;
+    };
+    wait_for(
+        &browser,
+        "the live mark",
+        "return document.querySelector('#live').dataset.live === 'on'",
+        &[],
+    );
+    env.run("", &["token", "rm", "human"]).ok();
+    // The event stream ends with the token; the page finds out without a click.
+    let notice = login_notice(&browser);
+    assert!(notice.contains("removed (`baton token rm`)"), "{notice}");
+    assert!(notice.contains("URL `baton serve` prints"), "{notice}");
+    assert_eq!(
+        browser.execute(
+            "return document.querySelectorAll('[data-task]').length",
+            &[]
+        ),
+        0
+    );
+}
+
+#[test]
+fn an_alert_link_opens_its_task_in_a_new_tab_logged_in_or_once_logged_in() {
+    let Some(Hub {
+        env,
+        server,
+        browser,
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
+    env.register(&["human"]);
+    let side = env.root.path().join("side");
+    std::fs::create_dir_all(&side).unwrap();
+    env.init_project("human", "side", &side);
+    let side_task = {
+        let run = env.run_in(
+            &side,
+            "codex",
+            &[
+                "--json",
+                "send",
+                "--to",
+                "human",
+                "--subject",
+                "Side question",
+            ],
+        );
+        run.json()["task"]["id"].as_u64().unwrap()
+    };
+    let web_task = env.send("codex", "human", "Web question", &[]);
+
+    // Not logged in: the link's tab says how to log in and what it will open.
+    browser.goto(&format!(
+        "{}#project=side&task=T-{side_task}",
+        server.base()
+    ));
+    let notice = login_notice(&browser);
+    assert!(
+        notice.contains(&format!("this tab opens T-{side_task} of project side")),
+        "{notice}"
+    );
+    assert!(notice.contains("baton serve"), "{notice}");
+    let waiting = browser.current_tab();
+    // The login URL opened in another tab logs this one in, and it opens its task.
+    browser.new_tab();
+    browser.goto(&server.url);
+    board_shown(&browser);
+    browser.switch_to(&waiting);
+    task_opened(&browser, "side", side_task, "Side question");
+    assert_eq!(
+        browser.execute("return location.search", &[]),
+        format!("?project=side&task={side_task}")
+    );
+
+    // Logged in: a new tab from an alert (the fragment form) opens its task at once, and so
+    // does the form the page writes (the query).
+    for link in [
+        format!("{}#project=web&task=T-{web_task}", server.base()),
+        format!("{}?project=web&task={web_task}", server.base()),
+        format!("{}?project=web&task=t-{web_task}", server.base()),
+    ] {
+        browser.new_tab();
+        browser.goto(&link);
+        task_opened(&browser, "web", web_task, "Web question");
+    }
+    // A link opened where the page already is changes only the fragment: it opens too.
+    mark_page(&browser);
+    browser.goto(&format!(
+        "{}?project=web&task={web_task}#project=side&task=T-{side_task}",
+        server.base()
+    ));
+    task_opened(&browser, "side", side_task, "Side question");
+    assert_same_document(&browser);
+}
+
+#[test]
+fn a_link_in_a_browser_with_no_login_opens_its_task_once_the_url_is_pasted() {
+    let Some(Hub {
+        env,
+        server,
+        browser,
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
+    env.register(&["human"]);
+    let id = env.send("codex", "human", "Pasted login", &[]);
+    browser.goto(&format!("{}#project=web&task=T-{id}", server.base()));
+    let notice = login_notice(&browser);
+    assert!(
+        notice.contains(&format!("this tab opens T-{id}")),
+        "{notice}"
+    );
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    browser.type_into("#login-paste", &server.url, deadline);
+    browser.click("#login-submit", deadline);
+    task_opened(&browser, "web", id, "Pasted login");
+}
+
+#[test]
+fn the_page_opens_on_the_project_of_the_directory_serve_runs_in() {
+    let Some(Hub {
+        env,
+        server,
+        browser,
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
+    // A project that sorts before `web`, and the page would open on the first one.
+    let other = env.root.path().join("aaa");
+    std::fs::create_dir_all(&other).unwrap();
+    env.init_project("human", "aaa", &other);
+    env.register(&["human"]);
+    let id = env.send("codex", "human", "In web", &[]);
+    browser.goto(&server.url);
+    board_shown(&browser);
+    wait_for(
+        &browser,
+        "the web project's card",
+        CARD_IN,
+        &[json!(id), json!("pending")],
+    );
+    let picked = browser.execute(
+        "return [document.querySelector('#project').value, \
+                 [...document.querySelectorAll('#project option')].map((o) => o.value)]",
+        &[],
+    );
+    assert_eq!(picked, json!(["web", ["aaa", "web"]]));
+}
+
+#[test]
+fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
+    let Some(Hub {
+        env,
+        server,
+        browser,
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
+    // The longest unbroken text baton takes, wherever a participant writes.
+    let name = format!("agent{}", "w".repeat(59));
+    env.register(&[&name, "human"]);
+    env.run(
+        &name,
+        &[
+            "agent",
+            "add",
+            &name,
+            "--strengths",
+            &"S".repeat(2000),
+            "--skills",
+            &"k".repeat(64),
+        ],
+    )
+    .ok();
+    let subject = "W".repeat(1000);
+    let body = "B".repeat(6000);
+    let file = format!("src/{}", "f".repeat(300));
+    let id = env.send(
+        &name,
+        "human",
+        &subject,
+        &["--body", &body, "--files", &file, "--priority", "urgent"],
+    );
+    env.run("human", &["claim", &id.to_string()]).ok();
+    env.run("human", &["ask", &id.to_string(), "--body", &body])
+        .ok();
+    env.send(&name, "human", &subject, &[]);
+    env.send("human", &name, &subject, &[]);
+    env.run(&name, &["msg", "--to", "human", &body]).ok();
+    env.run(&name, &["note", &body]).ok();
+
+    browser.set_window_size(700, 900);
+    browser.goto(&server.url);
+    board_shown(&browser);
+    let width = browser.execute("return window.innerWidth", &[]);
+    assert!(
+        width.as_u64().unwrap() <= 700,
+        "the page is {width} pixels wide"
+    );
+    let sideways = "const page = document.documentElement; \
+        return {scroll: page.scrollWidth, client: page.clientWidth}";
+    let check = |view: &str| {
+        let measured = browser.execute(sideways, &[]);
+        assert!(
+            measured["scroll"].as_u64() <= measured["client"].as_u64(),
+            "{view} scrolls sideways at 700 px: {measured}"
+        );
+    };
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    wait_for(
+        &browser,
+        "the long cards",
+        CARD_IN,
+        &[json!(id), json!("input_required")],
+    );
+    check("the board");
+    browser.click("#toggle-finished", deadline);
+    check("the board with finished tasks");
+    for (tab, ready) in [
+        ("inbox", "#inbox-tasks [data-task]"),
+        ("messages", "#messages .message"),
+        ("agents", "#agents tbody tr"),
+        ("activity", "#activity li"),
+    ] {
+        browser.click(&format!("#tab-{tab}"), deadline);
+        wait_for(
+            &browser,
+            &format!("the {tab} view"),
+            "return document.querySelector(arguments[0]) !== null",
+            &[json!(ready)],
+        );
+        check(tab);
+    }
+    browser.click("#tab-board", deadline);
+    browser.click(&format!("[data-task=\"{id}\"]"), deadline);
+    panel_shows(&browser, "input_required");
+    check("the task panel");
+    // The header wraps to more rows at this width; the panel starts below them all.
+    let placed = browser.execute(
+        "const header = document.querySelector('#top').getBoundingClientRect(); \
+         const panel = document.querySelector('#task-panel').getBoundingClientRect(); \
+         return {rows: header.height > 60, below: panel.top >= header.bottom - 1}",
+        &[],
+    );
+    assert_eq!(placed, json!({"rows": true, "below": true}));
+    browser.click("#close-task", deadline);
+    browser.click("#open-send", deadline);
+    check("the send form");
+    browser.click("#send-panel .close", deadline);
+    browser.click("#open-message", deadline);
+    check("the message form");
+    // The login notice too, once logged out, with a long target in it.
+    browser.click("#message-panel .close", deadline);
+    browser.click("#logout", deadline);
+    login_notice(&browser);
+    browser.goto(&format!(
+        "{}#task=T-{id}&project={}",
+        server.base(),
+        "p".repeat(64)
+    ));
+    login_notice(&browser);
+    check("the login notice");
 }

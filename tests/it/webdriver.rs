@@ -1,7 +1,8 @@
 //! A small W3C WebDriver client for the web board's test (web.rs): chromedriver started on a
 //! free loopback port, spoken to over HTTP/1.1 with std's `TcpStream` and serde_json, one
 //! headless Chromium session in a profile of its own. Only what the test needs: navigate,
-//! find by CSS, click, type, read text, run a script, look for an alert.
+//! find by CSS, click, type, read text, run a script, look for an alert, size the window,
+//! open and switch tabs.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -127,6 +128,44 @@ impl Browser {
             json!({"script": script, "args": args}),
         )
         .unwrap_or_else(|error| panic!("the script failed: {error}\n{script}"))
+    }
+
+    /// Sets the size of the browser's window; what the page gets is its viewport, a little
+    /// less where the browser draws anything around it.
+    pub fn set_window_size(&self, width: u32, height: u32) {
+        self.command(
+            "POST",
+            "window/rect",
+            json!({"width": width, "height": height}),
+        )
+        .expect("the window takes the size");
+    }
+
+    /// Opens a new tab, as a link from another program opens one, and switches to it;
+    /// returns the handle of the tab it came from.
+    pub fn new_tab(&self) -> String {
+        let current = self.current_tab();
+        let opened = self
+            .command("POST", "window/new", json!({"type": "tab"}))
+            .expect("a new tab opens");
+        let handle = opened["handle"].as_str().expect("a handle").to_string();
+        self.switch_to(&handle);
+        current
+    }
+
+    /// The handle of the tab commands go to.
+    pub fn current_tab(&self) -> String {
+        self.command("GET", "window", Value::Null)
+            .expect("the current tab")
+            .as_str()
+            .expect("a handle")
+            .to_string()
+    }
+
+    /// Sends the commands that follow to the tab `handle`.
+    pub fn switch_to(&self, handle: &str) {
+        self.command("POST", "window", json!({ "handle": handle }))
+            .expect("the tab is there");
     }
 
     /// The text of the alert, confirm or prompt the page has open, if any.

@@ -12,8 +12,16 @@ const OPEN = ['pending', 'working', 'input_required', 'review_requested', 'chang
 const FINISHED = ['completed', 'failed', 'canceled'];
 const PRIORITIES = ['urgent', 'high', 'normal', 'low'];
 const UNSEEN_AFTER_MS = 5 * 60 * 1000;
+const VIEWS = ['board', 'inbox', 'messages', 'agents', 'activity'];
+// Where the login is kept: see `storeToken`.
 const TOKEN_KEY = 'baton-token';
+// This tab's project, for a reload that lost the address (sessionStorage: per tab).
 const PROJECT_KEY = 'baton-project';
+// What a link asked this tab to open while it was not logged in (sessionStorage), so that
+// logging in in this very tab (the login URL pasted over it) still opens it.
+const TARGET_KEY = 'baton-target';
+// How many messages the messages view draws, newest first.
+const MESSAGES_DRAWN = 100;
 // How many characters of a participant's text are drawn before it is cut: a subject on a
 // card, any one-line text elsewhere (a subject caps at 1,000), and a multi-line text, which
 // can be shown whole on request.
@@ -23,7 +31,16 @@ const BLOCK_CHARS = 4000;
 
 const state = {
   token: null,
+  // Counts logins (and logouts): what a login started (its event stream, its retries)
+  // stops once another begins.
+  session: 0,
   me: null,
+  // The project of the directory `baton serve` runs in: what a new tab opens on.
+  startProject: null,
+  // What a link asked to open: {project, task, view}, until the board is shown.
+  target: null,
+  // The event stream's request, to end it at a logout.
+  stream: null,
   projects: [],
   project: null,
   view: 'board',
@@ -36,6 +53,8 @@ const state = {
   // 'thread-3'), until another task is opened.
   shownTask: null,
   whole: new Set(),
+  // The final action (cancel, fail) waiting for its confirmation: {action, task}.
+  confirming: null,
 };
 
 // ---- text from participants (SPEC 10; the same rule as crate::text::is_hidden)
@@ -85,13 +104,16 @@ function line(text, most = LINE_CHARS) {
 /**
  * Multi-line text, as nodes: newlines and tabs kept, everything else hidden escaped; cut
  * after BLOCK_CHARS characters, with a button that draws the rest, unless `key` (which
- * names the text within its task) was asked for whole.
+ * names the text within its task) was asked for whole. Without a `key` (a list, where the
+ * task's panel shows it whole) the cut says so and offers nothing.
  */
 function block(text, key) {
-  const [kept, left] = state.whole.has(key) ? [String(text ?? ''), 0] : cut(text, BLOCK_CHARS);
+  const [kept, left] = key && state.whole.has(key) ? [String(text ?? ''), 0] : cut(text, BLOCK_CHARS);
   const nodes = [escaped(kept, '\n\t')];
-  if (left) {
+  if (left && key) {
     nodes.push(el('button', { type: 'button', class: 'link more', 'data-whole': key }, more(left) + ' (show all)'));
+  } else if (left) {
+    nodes.push(el('span', { class: 'more' }, more(left)));
   }
   return nodes;
 }
@@ -141,7 +163,8 @@ class ApiError extends Error {
 }
 
 async function api(method, path, body) {
-  const init = { method, headers: { Authorization: 'Bearer ' + state.token }, cache: 'no-store' };
+  const token = state.token;
+  const init = { method, headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -164,8 +187,9 @@ async function api(method, path, body) {
       value = null;
     }
   }
-  if (response.status === 401) {
-    loggedOut('the server did not take this tab\'s token (' + ((value && value.error) || '401') + ')');
+  // A refusal of a token this tab no longer uses (another login came since) ends nothing.
+  if (response.status === 401 && token === state.token) {
+    loggedOut((value && value.error) || 'the server did not take this browser\'s login (401)', value && value.hint);
   }
   if (!response.ok) {
     throw new ApiError((value && value.error) || 'HTTP ' + response.status, value && value.hint, response.status);
@@ -188,34 +212,162 @@ function showError(selector, error) {
   node.hidden = false;
 }
 
-// ---- login and where the page is
+// ---- the login, and where the page is
 
-function takeToken() {
-  const match = /(?:^#|&)token=([^&]*)/.exec(location.hash);
-  if (match) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
-    history.replaceState(null, '', location.pathname + location.search);
+// The login token is kept in localStorage, which every tab of this browser shares for this
+// origin (scheme, host, port) and which outlives the tab: a link from an alert (Slack,
+// ntfy) opens a new tab, and that tab must be logged in, as sessionStorage (one tab's own)
+// left it logged out. What that costs, and why it is acceptable here:
+// - Any script of this origin can read it. The only script this origin runs is this file:
+//   the server serves nothing else here, its Content-Security-Policy allows only its own
+//   script (no inline script, no eval, no other origin), and every word a participant wrote
+//   is set as text, never markup. A script that could read the storage could as well act
+//   with the token held in memory, so sessionStorage would protect nothing more.
+// - It lasts on disk in the browser's profile. The server bounds that: the login ends once
+//   unused for its time to live (12 hours unless `serve --login-ttl`), at `baton token rm`,
+//   or at "Log out" here, and the page drops it at the first refusal.
+// - It is never a cookie: the browser sends it only when this script does, as a bearer
+//   header, so no other site can make a request carry it (no cross-site request forgery),
+//   and the server's Host check keeps a rebound name from reading the page's answers.
+function storeToken(token) {
+  try {
+    localStorage.setItem(TOKEN_KEY, token);
+  } catch (_) {
+    // Storage refused (a private window that allows none): this tab alone keeps it.
   }
-  return sessionStorage.getItem(TOKEN_KEY);
 }
 
-function loggedOut(why) {
-  sessionStorage.removeItem(TOKEN_KEY);
+function storedToken() {
+  try {
+    return localStorage.getItem(TOKEN_KEY);
+  } catch (_) {
+    return null;
+  }
+}
+
+function forgetToken(token) {
+  try {
+    if (localStorage.getItem(TOKEN_KEY) === token) localStorage.removeItem(TOKEN_KEY);
+  } catch (_) {
+    // Nothing stored, nothing to forget.
+  }
+}
+
+/** A task id as links and the CLI write it (`T-8`, `t-8`, `8`), or null. */
+function taskNumber(text) {
+  const match = /^(?:[Tt]-)?([0-9]{1,15})$/.exec(String(text ?? '').trim());
+  const id = match ? Number(match[1]) : NaN;
+  return Number.isSafeInteger(id) && id > 0 ? id : null;
+}
+
+/**
+ * What the address asks for: a login token (only ever in the fragment, which no request
+ * carries), and the project, task and view, from the fragment (an alert's link:
+ * `/#project=P&task=T-8`) or the query (what the page writes: `?project=P&task=8`). The
+ * fragment is taken out of the address at once, so the token stays in no history entry.
+ */
+function readAddress() {
+  const fragment = new URLSearchParams(location.hash.replace(/^#/, ''));
+  const query = new URLSearchParams(location.search);
+  const pick = (name) => fragment.get(name) ?? query.get(name);
+  const link = {
+    token: fragment.get('token') || null,
+    project: pick('project') || null,
+    task: taskNumber(pick('task')),
+    view: VIEWS.includes(pick('view')) ? pick('view') : null,
+  };
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  return link;
+}
+
+function hasTarget(target) {
+  return Boolean(target && (target.project || target.task !== null || target.view));
+}
+
+/** The target a link gave this tab before it was logged in, once. */
+function takePendingTarget() {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(TARGET_KEY) || 'null');
+    sessionStorage.removeItem(TARGET_KEY);
+    if (!saved || typeof saved !== 'object') return null;
+    return {
+      project: typeof saved.project === 'string' ? saved.project : null,
+      task: taskNumber(saved.task),
+      view: VIEWS.includes(saved.view) ? saved.view : null,
+    };
+  } catch (_) {
+    return null;
+  }
+}
+
+/** Shows the login notice, saying why (in the server's words) and what will open after. */
+function loggedOut(why, hint) {
+  if (state.token) forgetToken(state.token);
   state.token = null;
-  $('#login-why').textContent = why;
+  state.session++;
+  if (state.stream) state.stream.abort();
+  state.stream = null;
+  // What this tab showed is what it opens again once logged in.
+  if (!hasTarget(state.target) && state.me) {
+    state.target = { project: state.project, task: state.task, view: state.view };
+  }
+  if (hasTarget(state.target)) {
+    sessionStorage.setItem(TARGET_KEY, JSON.stringify(state.target));
+    history.replaceState(null, '', location.pathname + '?' + targetQuery(state.target));
+  }
+  $('#login-why').textContent = line(why);
+  $('#login-hint').textContent = hint ? 'hint: ' + line(hint) : '';
+  $('#login-hint').hidden = !hint;
+  const target = state.target;
+  $('#login-target').textContent = target && target.task !== null
+    ? 'Once you are logged in, this tab opens T-' + target.task +
+      (target.project ? ' of project ' + line(target.project) : '') + '.'
+    : '';
+  $('#login-target').hidden = !(target && target.task !== null);
   show('#login', true);
   show('#app', false);
+  show('#logout', false);
+  showError('#project-error', null);
   for (const panel of ['#task-panel', '#send-panel', '#message-panel']) show(panel, false);
   setLive('off');
 }
 
+function targetQuery(target) {
+  const query = new URLSearchParams();
+  if (target.project) query.set('project', target.project);
+  if (target.view && target.view !== 'board') query.set('view', target.view);
+  if (target.task !== null && target.task !== undefined) query.set('task', String(target.task));
+  return query.toString();
+}
+
+/** Logs in with `token` (pasted, or stored by another tab), and shows the board. */
+function logIn(token) {
+  storeToken(token);
+  state.token = token;
+  boot();
+}
+
+/** A login token from what was pasted: the URL `baton serve` printed, or the token. */
+function pastedToken(text) {
+  const value = String(text || '').trim();
+  const match = /#(?:.*&)?token=([^&\s]+)/.exec(value);
+  if (match) return decodeURIComponent(match[1]);
+  return /^[A-Za-z0-9_-]+$/.test(value) ? value : null;
+}
+
+async function logOut() {
+  try {
+    await api('POST', '/api/v1/logout');
+  } catch (_) {
+    // Refused or unreachable: the login is forgotten here all the same.
+  }
+  loggedOut('You logged out.');
+}
+
 /** Keeps the project, view and open task in the address, so a reload comes back to them. */
 function remember() {
-  const query = new URLSearchParams();
-  if (state.project) query.set('project', state.project);
-  if (state.view !== 'board') query.set('view', state.view);
-  if (state.task !== null) query.set('task', String(state.task));
-  history.replaceState(null, '', location.pathname + (query.toString() ? '?' + query : ''));
+  const query = targetQuery({ project: state.project, view: state.view, task: state.task });
+  history.replaceState(null, '', location.pathname + (query ? '?' + query : ''));
   if (state.project) sessionStorage.setItem(PROJECT_KEY, state.project);
 }
 
@@ -277,18 +429,123 @@ function renderBoard(tasks) {
   $('#toggle-finished').textContent = state.showFinished ? 'Hide finished' : 'Show finished';
 }
 
+// What the one whose turn it is should do, by the inbox's reason (as `baton inbox` says it).
+const TO_DO = {
+  assigned: 'to do',
+  changes_requested: 'changes requested',
+  question: 'question for you',
+  review_requested: 'review requested',
+  stalled: 'stalled: lease expired',
+  dependency_failed: 'waits on a task that failed',
+  dependency_canceled: 'waits on a task that was canceled',
+};
+
+function toDo(entry) {
+  if (entry.ended_dependency && entry.reason === 'dependency_failed') {
+    return 'waits on T-' + entry.ended_dependency + ', which failed';
+  }
+  if (entry.ended_dependency && entry.reason === 'dependency_canceled') {
+    return 'waits on T-' + entry.ended_dependency + ', which was canceled';
+  }
+  return TO_DO[entry.reason] || line(entry.reason);
+}
+
+/** One task of the inbox, with what `baton inbox` shows of it; a click opens it. */
+function inboxEntry(entry) {
+  const waiting = entry.reason === 'stalled'
+    ? line(entry.to) + ' has not renewed its lease'
+    : line(entry.waiting) + ' is waiting on you';
+  const word = entry.last_word;
+  const node = el('li', { class: 'entry task-entry', 'data-task': entry.id, tabindex: 0 },
+    el('div', { class: 'entry-head' },
+      el('span', { class: 'id' }, 'T-' + entry.id),
+      el('span', { class: 'priority' }, '[' + line(entry.priority) + ']'),
+      el('span', { class: 'what', 'data-reason': entry.reason }, toDo(entry))),
+    el('div', { class: 'subject' }, line(entry.subject)),
+    el('div', { class: 'route' },
+      'from ' + line(entry.from) + ' to ' + line(entry.to) + ', sent ' + age(entry.created_at) + ' ago; ' + waiting),
+    entry.body ? el('pre', { class: 'text' }, block(entry.body)) : null,
+    (entry.files || []).length
+      ? el('div', { class: 'files-line' }, 'files: ' + entry.files.map((file) => line(file)).join(', '))
+      : null,
+    word ? el('div', { class: 'last-word' },
+      'last ' + line(word.kind).replaceAll('_', ' ') + ' by ' + line(word.by) + ' (' + age(word.at) + ' ago):') : null,
+    word && word.text ? el('pre', { class: 'text' }, block(word.text)) : null);
+  node.addEventListener('click', () => openTask(entry.id));
+  node.addEventListener('keydown', (event) => { if (event.key === 'Enter') openTask(entry.id); });
+  return node;
+}
+
+/** One message, as `baton messages` lists it; one from another offers a reply. */
+function messageEntry(message) {
+  const unread = message.unread !== false;
+  return el('li', { class: 'entry message' + (unread ? ' unread' : ''), 'data-seq': message.seq },
+    el('div', { class: 'entry-head' },
+      el('span', { class: 'by' }, line(message.from) + ' → ' + line(message.to)),
+      message.type && message.type !== 'text' ? el('span', { class: 'kind' }, line(message.type)) : null,
+      unread ? el('span', { class: 'mark mark-unread' }, 'unread') : null,
+      when(message.at)),
+    el('pre', { class: 'text' }, block(message.body)),
+    message.from !== state.me
+      ? el('button', { type: 'button', class: 'link reply', 'data-reply': message.from }, 'Reply to ' + line(message.from))
+      : null);
+}
+
+function renderInbox(inbox) {
+  const tasks = (inbox && inbox.tasks) || [];
+  const messages = (inbox && inbox.messages) || [];
+  $('#inbox-tasks').replaceChildren(...tasks.map(inboxEntry));
+  $('#inbox-empty').hidden = tasks.length > 0 || (inbox && inbox.more_tasks > 0);
+  $('#inbox-more').hidden = !(inbox && inbox.more_tasks > 0);
+  $('#inbox-more').textContent = inbox && inbox.more_tasks ? '… and ' + inbox.more_tasks + ' more' : '';
+  $('#inbox-messages').replaceChildren(...messages.map((message) => messageEntry({ ...message, unread: true })));
+  $('#inbox-no-messages').hidden = messages.length > 0;
+  $('#inbox-mark-read').hidden = messages.length === 0;
+}
+
+function renderMessages(mail) {
+  const all = (mail && mail.messages) || [];
+  const newest = all.slice(-MESSAGES_DRAWN).reverse();
+  $('#messages').replaceChildren(...newest.map(messageEntry));
+  $('#messages-empty').hidden = all.length > 0;
+  $('#messages-older').hidden = all.length <= MESSAGES_DRAWN;
+  $('#messages-older').textContent = (all.length - MESSAGES_DRAWN) + ' older messages not shown (baton messages --all)';
+  $('#messages-mark-read').hidden = !all.some((message) => message.unread);
+}
+
+/** The counts on the Inbox and Messages tabs: tasks waiting, and unread messages. */
+function renderCounts(inbox) {
+  const tasks = ((inbox && inbox.tasks) || []).length + ((inbox && inbox.more_tasks) || 0);
+  const unread = ((inbox && inbox.messages) || []).length;
+  $('#inbox-count').textContent = String(tasks);
+  $('#inbox-count').hidden = tasks === 0;
+  $('#unread-count').textContent = String(unread);
+  $('#unread-count').hidden = unread === 0;
+}
+
+// The agents' matrix; each cell names its column, for the narrow layout that stacks them.
+const AGENT_COLUMNS = ['open', 'working', 'inbox', 'unseen', 'last seen', 'wake', 'clients', 'skills', 'strengths'];
+
 function renderAgents(agents) {
-  const rows = (agents.agents || []).map((agent) => el('tr', { 'data-agent': agent.name },
-    el('th', {}, line(agent.name)),
-    el('td', {}, String(agent.open)),
-    el('td', {}, String(agent.working)),
-    el('td', {}, String(agent.inbox)),
-    el('td', { class: agent.unseen ? 'warn' : null }, String(agent.unseen)),
-    el('td', {}, agent.last_seen ? age(agent.last_seen) + ' ago' : 'never'),
-    el('td', {}, agent.wake ? 'yes' : '—'),
-    el('td', {}, line((agent.clients || []).join(', ')) || '—'),
-    el('td', {}, line((agent.skills || []).join(', ')) || '—'),
-    el('td', { class: 'strengths' }, line(agent.strengths) || '—')));
+  const rows = (agents.agents || []).map((agent) => {
+    const cells = [
+      String(agent.open),
+      String(agent.working),
+      String(agent.inbox),
+      String(agent.unseen),
+      agent.last_seen ? age(agent.last_seen) + ' ago' : 'never',
+      agent.wake ? 'yes' : '—',
+      line((agent.clients || []).join(', ')) || '—',
+      line((agent.skills || []).join(', ')) || '—',
+      line(agent.strengths) || '—',
+    ];
+    return el('tr', { 'data-agent': agent.name },
+      el('th', {}, line(agent.name)),
+      cells.map((text, index) => el('td', {
+        'data-label': AGENT_COLUMNS[index],
+        class: (index === 3 && agent.unseen ? 'warn' : '') + (index === 8 ? ' strengths' : '') || null,
+      }, text)));
+  });
   $('#agents tbody').replaceChildren(...rows);
   $('#agent-problems').replaceChildren(...(agents.problems || []).map(
     (problem) => el('li', {}, line(typeof problem === 'string' ? problem : JSON.stringify(problem)))));
@@ -311,6 +568,24 @@ function field(name, value) {
   if (value === null || value === undefined || value === '') return [];
   return [el('dt', {}, name), el('dd', { 'data-field': name }, value)];
 }
+
+// What the words in the box are, for each action that takes them.
+const WORDS = {
+  ask: 'your question',
+  answer: 'your answer',
+  review: 'a note for the reviewer',
+  approve: 'a note',
+  request_changes: 'what to change',
+  done: 'the result',
+  fail: 'why it failed',
+  cancel: 'why',
+};
+
+// The actions nothing moves back from: each asks first.
+const FINAL = {
+  cancel: { question: (id) => 'Cancel T-' + id + '? A canceled task never moves again.', yes: 'Yes, cancel it' },
+  fail: { question: (id) => 'Fail T-' + id + '? A failed task never moves again.', yes: 'Yes, fail it' },
+};
 
 function renderTask(task) {
   state.shownTask = task;
@@ -354,20 +629,47 @@ function renderTask(task) {
     (task.thread || []).length ? null : el('p', { class: 'none' }, 'no entries yet'),
   ];
   $('#task-detail').replaceChildren(...detail.flat().filter(Boolean));
-  const open = OPEN.includes(task.status);
-  $('#answer').hidden = task.status !== 'input_required';
-  $('#approve').hidden = task.status !== 'review_requested';
-  $('#request-changes').hidden = task.status !== 'review_requested';
-  $('#cancel').hidden = !open;
-  $('#reassign-row').hidden = !open || task.status === 'review_requested';
-  $('#task-actions').hidden = !open;
+  renderActions(task);
 }
 
-/** Fills a <select> with names, keeping what was chosen. */
-function fillNames(selector, names) {
+/**
+ * The buttons of what the viewer may do with the task now, as the server judged it with
+ * the state machine (`offered`): nothing else is offered, so a button never leads to a
+ * refusal for who acts or where the task is (only for missing words).
+ */
+function renderActions(task) {
+  const offered = new Set(task.offered || []);
+  for (const button of document.querySelectorAll('#action-buttons [data-action]')) {
+    button.hidden = !offered.has(button.dataset.action);
+  }
+  const worded = Object.keys(WORDS).filter((action) => offered.has(action)).map((action) => WORDS[action]);
+  $('#action-label').textContent = worded.length ? 'Words: ' + worded.join(', or ') : '';
+  $('#action-label').hidden = worded.length === 0;
+  $('#action-text').hidden = worded.length === 0 && !offered.has('reassign');
+  $('#reassign-row').hidden = !offered.has('reassign');
+  // The picker offers everyone but the assignee, and chooses nobody by itself: a human who
+  // reassigns picks whom (the viewer too, but never by default).
+  fillNames('#reassign-to', ['', ...state.agents.filter((name) => name !== task.to)], 'reassign to…');
+  $('#reassign').disabled = !$('#reassign-to').value;
+  const pending = state.confirming;
+  if (pending && (pending.task !== task.id || !offered.has(pending.action))) hideConfirm();
+  $('#task-actions').hidden = offered.size === 0;
+  const none = $('#task-none');
+  if (offered.size > 0) {
+    none.hidden = true;
+  } else {
+    none.hidden = false;
+    none.textContent = FINISHED.includes(task.status)
+      ? 'T-' + task.id + ' is ' + line(task.status) + ': nothing moves it again.'
+      : 'Nothing here is yours to do now' + (task.turn ? ': it is ' + line(task.turn) + '\'s turn.' : '.');
+  }
+}
+
+/** Fills a <select> with names (`''` as `empty`, a choice of none), keeping what was chosen. */
+function fillNames(selector, names, empty) {
   const select = $(selector);
   const chosen = select.value;
-  select.replaceChildren(...names.map((name) => el('option', { value: name }, line(name))));
+  select.replaceChildren(...names.map((name) => el('option', { value: name }, name === '' ? empty : line(name))));
   if (names.includes(chosen)) select.value = chosen;
 }
 
@@ -379,7 +681,7 @@ function scheduleRefresh() {
 }
 
 async function refresh() {
-  if (!state.token || !state.project) return;
+  if (!state.token || !state.project || !state.me) return;
   const generation = ++state.generation;
   const current = () => generation === state.generation;
   try {
@@ -388,10 +690,20 @@ async function refresh() {
     state.agents = (agents.agents || []).map((agent) => agent.name);
     fillNames('#send-to', state.agents.filter((name) => name !== state.me));
     fillNames('#message-to', ['@all', ...state.agents.filter((name) => name !== state.me)]);
-    fillNames('#reassign-to', state.agents);
+    // Looking at the inbox view is being shown the inbox (its hand-overs count as seen);
+    // elsewhere the counts are read without that. Messages stay unread either way until
+    // the viewer marks them read.
+    const inbox = await api('GET', projectPath('/inbox?peek=true' + (state.view === 'inbox' ? '' : '&record=false')));
+    if (!current()) return;
+    renderCounts(inbox);
     if (state.view === 'board') {
       const tasks = await api('GET', projectPath('/board' + (state.showFinished ? '?all=true' : '')));
       if (current()) renderBoard(tasks);
+    } else if (state.view === 'inbox') {
+      renderInbox(inbox);
+    } else if (state.view === 'messages') {
+      const mail = await api('GET', projectPath('/messages?all=true&peek=true'));
+      if (current()) renderMessages(mail);
     } else if (state.view === 'agents') {
       renderAgents(agents);
     } else {
@@ -399,7 +711,7 @@ async function refresh() {
       if (current()) renderActivity(records);
     }
     if (state.task !== null) {
-      const task = await api('GET', projectPath('/tasks/' + state.task));
+      const task = await api('GET', projectPath('/tasks/' + state.task + '?offered=true'));
       if (current()) renderTask(task);
     }
     if (current()) showError('#project-error', null);
@@ -408,27 +720,56 @@ async function refresh() {
   }
 }
 
-async function loadProjects() {
+/**
+ * The projects, and the one to show: the one a link named, else this tab's (a reload),
+ * else the project of the directory `baton serve` runs in, else the first.
+ */
+async function loadProjects(wanted) {
   const projects = await api('GET', '/api/v1/projects');
   state.projects = (projects || []).map((project) => project.id);
-  const picker = $('#project');
   fillNames('#project', state.projects);
-  const wanted = [new URLSearchParams(location.search).get('project'), state.project,
-    sessionStorage.getItem(PROJECT_KEY)].find((id) => id && state.projects.includes(id));
-  state.project = wanted || state.projects[0] || null;
-  if (state.project) picker.value = state.project;
-  if (!state.project) showError('#project-error', new ApiError('no projects on this hub yet', 'baton project init makes one'));
+  const known = (id) => id && state.projects.includes(id) ? id : null;
+  state.project = known(wanted) || known(state.project) || known(sessionStorage.getItem(PROJECT_KEY)) ||
+    known(state.startProject) || state.projects[0] || null;
+  if (state.project) $('#project').value = state.project;
+  if (!state.project) {
+    showError('#project-error', new ApiError('no projects on this hub yet', 'baton project init makes one'));
+  } else if (wanted && !known(wanted)) {
+    showError('#project-error', new ApiError('no project ' + wanted + ' on this hub; showing ' + state.project));
+  }
 }
 
 // ---- acting
 
-async function act(action) {
+/** Runs `action` on the open task; a final one asks first. */
+function act(action) {
+  if (FINAL[action]) {
+    askFirst(action);
+    return;
+  }
+  send(action);
+}
+
+function askFirst(action) {
+  state.confirming = { action, task: state.task };
+  $('#confirm-question').textContent = FINAL[action].question(state.task);
+  $('#confirm-yes').textContent = FINAL[action].yes;
+  show('#confirm', true);
+  $('#confirm-no').focus();
+}
+
+function hideConfirm() {
+  state.confirming = null;
+  show('#confirm', false);
+}
+
+async function send(action) {
   const text = $('#action-text').value;
   let body = {};
   if (action === 'reassign') body = { to: $('#reassign-to').value };
-  else if (text.trim()) body = { text };
+  if (text.trim()) body.text = text;
   try {
-    await api('POST', projectPath('/tasks/' + state.task + '/' + action), body);
+    await api('POST', projectPath('/tasks/' + state.task + '/' + action.replaceAll('_', '-')), body);
     $('#action-text').value = '';
     showError('#task-error', null);
     scheduleRefresh();
@@ -464,18 +805,39 @@ async function submitMessage(event) {
     $('#message-form').reset();
     showError('#message-error', null);
     show('#message-panel', false);
+    scheduleRefresh();
   } catch (error) {
     showError('#message-error', error);
   }
+}
+
+function openMessage(to) {
+  show('#message-panel', true);
+  if (to && [...$('#message-to').options].some((option) => option.value === to)) $('#message-to').value = to;
+  $('#message-text').focus();
+}
+
+/** Marks the viewer's messages read, as `baton messages` does. */
+async function markRead() {
+  try {
+    await api('GET', projectPath('/messages'));
+    showError('#project-error', null);
+  } catch (error) {
+    showError('#project-error', error);
+  }
+  scheduleRefresh();
 }
 
 function openTask(id) {
   if (state.task !== id) {
     state.whole.clear();
     state.shownTask = null;
+    hideConfirm();
     $('#action-text').value = '';
     showError('#task-error', null);
     $('#task-detail').replaceChildren();
+    $('#task-actions').hidden = true;
+    $('#task-none').hidden = true;
     $('#task-title').textContent = 'T-' + id;
   }
   state.task = id;
@@ -486,13 +848,14 @@ function openTask(id) {
 
 function closeTask() {
   state.task = null;
+  hideConfirm();
   show('#task-panel', false);
   remember();
 }
 
 function setView(view) {
-  state.view = ['board', 'agents', 'activity'].includes(view) ? view : 'board';
-  for (const name of ['board', 'agents', 'activity']) {
+  state.view = VIEWS.includes(view) ? view : 'board';
+  for (const name of VIEWS) {
     show('#' + name + '-view', name === state.view);
     $('#tab-' + name).classList.toggle('active', name === state.view);
   }
@@ -511,16 +874,23 @@ function setLive(mode) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function listen() {
+/** Follows the event stream for as long as the login `session` lasts. */
+async function listen(session) {
   let delay = 500;
-  while (state.token) {
+  const live = () => session === state.session && state.token;
+  while (live()) {
+    const stream = new AbortController();
+    state.stream = stream;
     try {
       const response = await fetch('/api/v1/events', {
         headers: { Authorization: 'Bearer ' + state.token, Accept: 'text/event-stream' },
         cache: 'no-store',
+        signal: stream.signal,
       });
       if (response.status === 401) {
-        loggedOut('the server did not take this tab\'s token');
+        // The words come from the API's refusal, which says why (expired, removed).
+        const refusal = await response.json().catch(() => null);
+        if (live()) loggedOut((refusal && refusal.error) || 'the server did not take this browser\'s login', refusal && refusal.hint);
         return;
       }
       if (!response.ok || !response.body) throw new Error('HTTP ' + response.status);
@@ -529,9 +899,9 @@ async function listen() {
       scheduleRefresh(); // whatever changed while the stream was down
       await readEvents(response.body.pipeThrough(new TextDecoderStream()).getReader());
     } catch (_) {
-      // Dropped or refused: try again below.
+      // Dropped, refused or ended by a logout: try again below, if still logged in.
     }
-    if (!state.token) return;
+    if (!live()) return;
     setLive('retry');
     await sleep(delay);
     delay = Math.min(delay * 2, 10000);
@@ -576,13 +946,23 @@ function onEvent(data) {
 
 // ---- start
 
+/** Keeps the panels below the header, however many rows it wraps to on a narrow window. */
+function followHeader() {
+  const header = $('#top');
+  const place = () => document.documentElement.style.setProperty('--top', header.offsetHeight + 'px');
+  place();
+  if (window.ResizeObserver) new ResizeObserver(place).observe(header);
+}
+
 function wire() {
+  followHeader();
   for (const tab of document.querySelectorAll('.tab')) {
     tab.addEventListener('click', () => setView(tab.dataset.view));
   }
   $('#project').addEventListener('change', () => {
     state.project = $('#project').value;
-    for (const list of ['#columns', '#finished', '#agents tbody', '#agent-problems', '#activity']) {
+    for (const list of ['#columns', '#finished', '#agents tbody', '#agent-problems', '#activity',
+      '#inbox-tasks', '#inbox-messages', '#messages']) {
       $(list).replaceChildren();
     }
     closeTask();
@@ -603,60 +983,120 @@ function wire() {
   for (const button of document.querySelectorAll('#task-actions button[data-action]')) {
     button.addEventListener('click', () => act(button.dataset.action));
   }
+  $('#confirm-yes').addEventListener('click', () => {
+    const pending = state.confirming;
+    hideConfirm();
+    if (pending && pending.task === state.task) send(pending.action);
+  });
+  $('#confirm-no').addEventListener('click', hideConfirm);
+  $('#reassign-to').addEventListener('change', () => { $('#reassign').disabled = !$('#reassign-to').value; });
   $('#task-actions').addEventListener('submit', (event) => event.preventDefault());
   $('#activity').addEventListener('click', (event) => {
     const target = event.target.closest('[data-open]');
     if (target) openTask(Number(target.dataset.open));
   });
+  for (const list of ['#messages', '#inbox-messages']) {
+    $(list).addEventListener('click', (event) => {
+      const target = event.target.closest('[data-reply]');
+      if (target) openMessage(target.dataset.reply);
+    });
+  }
+  $('#inbox-mark-read').addEventListener('click', markRead);
+  $('#messages-mark-read').addEventListener('click', markRead);
+  $('#messages-write').addEventListener('click', () => openMessage(null));
   $('#open-send').addEventListener('click', () => { show('#send-panel', true); $('#send-subject').focus(); });
-  $('#open-message').addEventListener('click', () => { show('#message-panel', true); $('#message-text').focus(); });
+  $('#open-message').addEventListener('click', () => openMessage(null));
+  $('#logout').addEventListener('click', logOut);
   for (const button of document.querySelectorAll('[data-close]')) {
     button.addEventListener('click', () => show('#' + button.dataset.close, false));
   }
   $('#send-form').addEventListener('submit', submitSend);
   $('#message-form').addEventListener('submit', submitMessage);
+  $('#login-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const token = pastedToken($('#login-paste').value);
+    $('#login-paste').value = '';
+    if (token) logIn(token);
+    else $('#login-why').textContent = 'That is not the URL baton serve printed, nor a token.';
+  });
+  // A link opened in a tab already showing the page changes only the fragment, which
+  // loads nothing: it is read as a new address (a login, a task to open) all the same.
+  window.addEventListener('hashchange', () => {
+    const link = readAddress();
+    if (!link.token && !hasTarget(link)) return;
+    state.target = hasTarget(link) ? link : state.target;
+    const token = link.token || state.token;
+    if (token) logIn(token);
+    else loggedOut('This browser is not logged in to this hub.');
+  });
+  // Another tab logged in (the login URL opened there) or out: this one follows.
+  window.addEventListener('storage', (event) => {
+    if (event.key !== TOKEN_KEY && event.key !== null) return;
+    const token = storedToken();
+    if (token && token !== state.token) {
+      if (state.token) state.token = token;
+      else logIn(token);
+    } else if (!token && state.token) {
+      state.token = null;
+      loggedOut('This browser logged out (in another tab).');
+    }
+  });
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Escape') {
       for (const panel of ['#send-panel', '#message-panel']) show(panel, false);
-      if (!$('#task-panel').hidden) closeTask();
+      if (!$('#confirm').hidden) hideConfirm();
+      else if (!$('#task-panel').hidden) closeTask();
     }
   });
   // Ages move on even when nothing changes.
-  setInterval(() => { if (state.token) refresh(); }, 30000);
+  setInterval(() => { if (state.token && state.me) refresh(); }, 30000);
 }
 
-/** Logs in and shows the board; tried again while the server cannot answer. */
+/** Logs in and shows the board, opening what a link asked for; tried again while the
+ * server cannot answer. */
 async function boot() {
-  const query = new URLSearchParams(location.search);
+  const session = ++state.session;
+  const target = state.target;
+  // The stream of a login before this one ends with it.
+  if (state.stream) state.stream.abort();
+  state.stream = null;
   try {
-    const me = await api('GET', '/api/v1/whoami');
-    state.me = me && me.agent;
+    const page = await api('GET', '/api/v1/page');
+    if (session !== state.session) return;
+    state.me = page && page.agent;
+    state.startProject = page && page.project;
     $('#whoami').textContent = 'as ' + line(state.me);
     showError('#project-error', null);
-    await loadProjects();
+    await loadProjects(target && target.project);
   } catch (error) {
-    if (state.token) {
+    if (session === state.session && state.token) {
       showError('#project-error', error);
-      setTimeout(boot, 2000);
+      setTimeout(() => { if (session === state.session && state.token) boot(); }, 2000);
     }
     return;
   }
+  if (session !== state.session) return;
+  state.target = null;
+  sessionStorage.removeItem(TARGET_KEY);
   show('#login', false);
   show('#app', true);
-  const task = Number(query.get('task'));
-  if (Number.isInteger(task) && task > 0) {
-    state.task = task;
-    show('#task-panel', true);
+  show('#logout', true);
+  if (target && target.task !== null) {
+    state.task = null;
+    openTask(target.task);
   }
-  setView(query.get('view') || 'board');
-  listen();
+  setView((target && target.view) || state.view);
+  listen(session);
 }
 
 function start() {
   wire();
-  state.token = takeToken();
+  const link = readAddress();
+  if (link.token) storeToken(link.token);
+  state.target = hasTarget(link) ? link : takePendingTarget();
+  state.token = link.token || storedToken();
   if (!state.token) {
-    loggedOut('This tab has no login token.');
+    loggedOut('This browser is not logged in to this hub.');
     return;
   }
   boot();

@@ -62,6 +62,14 @@ pub enum WakeOutcome {
         tasks: Vec<TaskId>,
         log: PathBuf,
     },
+    /// Nothing runs here, but a listener of the agent (`baton listen` on its own machine)
+    /// follows this hub: it runs that machine's wake command for the work.
+    Listening {
+        agent: String,
+        project: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tasks: Vec<TaskId>,
+    },
     /// The supervisor could not be started; the work waits in the inbox all the same.
     Failed {
         agent: String,
@@ -167,7 +175,13 @@ fn start(
 /// The words appended to the wake command. They lead with baton's MCP tools, the one way
 /// that works in every client's headless run: Claude Code's wake allows only those, and
 /// Gemini CLI's offers no shell; Codex and opencode can also run `baton` in theirs.
+///
+/// The names in it are checked names, and shown escaped all the same (SPEC section 10): a
+/// prompt is read by a model, and one built from what a hub answered must not carry a
+/// line or a control character it slipped in.
 pub fn prompt(agent: &str, project: &Project) -> String {
+    let agent = crate::text::inline(agent);
+    let id = crate::text::inline(&project.id);
     let mut text = format!(
         "You are {agent}, and baton woke you because work waits for you in project {id}. \
          Act through baton's MCP tools (`inbox`, `claim`, `ask`, `done`, `review`, …), or \
@@ -177,14 +191,12 @@ pub fn prompt(agent: &str, project: &Project) -> String {
          with `done` and a one-line result of what you did, or `review` where a review is \
          required. Answer the questions and give the reviews that wait for you too. Your \
          teammates hear from you only through baton, so put every question, answer and \
-         result there. Stop when your inbox shows nothing more for you.",
-        id = project.id
+         result there. Stop when your inbox shows nothing more for you."
     );
     if project.workspace.is_none() {
         text.push_str(&format!(
             " Pass `project: {id}` to every baton tool, or `--project {id}` to every baton \
-             command.",
-            id = project.id
+             command."
         ));
     }
     text

@@ -83,6 +83,14 @@ impl Work {
     }
 }
 
+/// Passes over the changes already waiting on `events` (for a moment at most, however
+/// many a busy hub has queued).
+fn skip_waiting(events: &mut super::events::Events) -> Result<()> {
+    let started = Instant::now();
+    while started.elapsed() < QUIET_FOR && events.next(Duration::ZERO)?.is_some() {}
+    Ok(())
+}
+
 /// What runs when work arrives: a wake command, or nothing but a line saying so.
 pub struct Listener<'a> {
     /// The hub, every request made as the listener.
@@ -180,7 +188,7 @@ impl<'a> Listener<'a> {
                     // What arrived while nobody listened is looked at first.
                     match self.look(None) {
                         Err(error) => error,
-                        Ok(()) => {
+                        Ok(_) => {
                             backoff = Duration::from_secs(1);
                             match self.follow(&mut events) {
                                 Err(error) => error,
@@ -203,7 +211,9 @@ impl<'a> Listener<'a> {
     fn follow(&mut self, events: &mut super::events::Events) -> Result<std::convert::Infallible> {
         loop {
             let Some(first) = events.next(IDLE_LOOK)? else {
-                self.look(None)?;
+                if self.look(None)? {
+                    skip_waiting(events)?;
+                }
                 continue;
             };
             // Everything in the burst: a project named, or every project for a resync.
@@ -221,20 +231,26 @@ impl<'a> Listener<'a> {
                     None => break,
                 }
             }
-            self.look(projects.as_deref())?;
+            if self.look(projects.as_deref())? {
+                // The changes the runs in a row made (each hand-over back during them) are
+                // not the next change: the rest lasts until a new one, or the idle look.
+                skip_waiting(events)?;
+            }
         }
     }
 
     /// Looks at the inboxes in `projects` (every project when `None`) and runs for the
     /// work there not yet run for, again while more arrives, at most the runs in a row.
-    fn look(&mut self, projects: Option<&[String]>) -> Result<()> {
+    /// True when it stopped after those with work still waiting, which the next look runs
+    /// for.
+    fn look(&mut self, projects: Option<&[String]>) -> Result<bool> {
         let mut fresh = self.fresh(projects)?;
         let mut runs = 0;
         while !fresh.is_empty() {
             runs += 1;
             self.handled.extend(fresh.iter().cloned());
             if !self.run_for(&fresh, runs)? {
-                return Ok(());
+                return Ok(false);
             }
             // Work that came during the run, wherever it came.
             fresh = self.fresh(None)?;
@@ -251,10 +267,10 @@ impl<'a> Listener<'a> {
                 );
                 self.log.line(&line);
                 (self.say)(&line);
-                return Ok(());
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// The work waiting in `projects` that nothing has run for yet.

@@ -6,6 +6,11 @@
 //! runs per agent; it runs the wake command with a prompt appended, and runs it again while
 //! work that arrived during a run still waits, at most [`MAX_RUNS_IN_A_ROW`] times. What it
 //! does and what the agent prints go to `wake/<agent>.log`, kept under [`LOG_LIMIT`].
+//!
+//! The supervisor acts for the agent while it is away, so it renews no lease (SPEC section
+//! 3): it reads the boards as files and writes only delivery marks ([`supervise`]'s
+//! `record_woken`), never through a session of the agent's. What the woken agent does itself
+//! renews its leases.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -637,5 +642,10 @@ mod tests {
         );
         project.workspace = None;
         assert!(prompt("codex", &project).contains("`--project api`"));
+        // Names are checked before they get here; shown escaped all the same.
+        project.id = "api\n\u{1b}[2J".to_string();
+        let text = prompt("co\u{202e}dex", &project);
+        assert!(!text.contains(['\n', '\u{1b}', '\u{202e}']), "{text}");
+        assert!(text.contains("project api\\u{a}\\u{1b}[2J"), "{text}");
     }
 }

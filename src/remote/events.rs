@@ -171,4 +171,27 @@ mod tests {
         let end = events.next(Duration::from_secs(5)).unwrap_err();
         assert_eq!(end.exit_code(), 6, "{end}");
     }
+
+    #[test]
+    fn a_flood_the_caller_has_no_room_for_is_dropped_and_told_as_one_resync() {
+        let event = "data: {\"project\":\"api\",\"kind\":\"note\",\"id\":1}\n\n";
+        let flood = event.repeat(20 * LINES_AHEAD).into_bytes();
+        let mut events = Events::new(std::io::Cursor::new(flood), "http://hub".into());
+        // The reader runs ahead of a caller that is busy elsewhere, until the stream ends.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !events.dropped.load(Ordering::SeqCst) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        let first = events.next(Duration::from_secs(5)).unwrap().unwrap();
+        assert_eq!(first, Change::resync(), "told to look at everything again");
+        // What waited was skipped with what was dropped; the stream's end is still told.
+        let end = loop {
+            match events.next(Duration::from_secs(5)) {
+                Ok(Some(change)) => assert_eq!(change.kind, "note"),
+                Ok(None) => panic!("the end of the stream is told"),
+                Err(end) => break end,
+            }
+        };
+        assert_eq!(end.exit_code(), 6, "{end}");
+    }
 }

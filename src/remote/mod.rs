@@ -665,6 +665,53 @@ mod tests {
     }
 
     #[test]
+    fn a_listing_may_be_large_a_hook_answer_never() {
+        for (path, limit) in [
+            ("/projects", LIST_ANSWER_LIMIT),
+            ("/projects/api", LIST_ANSWER_LIMIT),
+            ("/projects/api/board?mine=false&all=true", LIST_ANSWER_LIMIT),
+            ("/projects/api/log?n=20", LIST_ANSWER_LIMIT),
+            ("/projects/api/inbox?peek=true", LIST_ANSWER_LIMIT),
+            ("/projects/api/tasks/4", LIST_ANSWER_LIMIT),
+            ("/projects/api/hook/prompt", HOOK_ANSWER_LIMIT),
+            ("/whoami", RECORD_ANSWER_LIMIT),
+            ("/agents/codex", RECORD_ANSWER_LIMIT),
+            ("/projects/api/woken", RECORD_ANSWER_LIMIT),
+            ("/projects/api/wake/codex", RECORD_ANSWER_LIMIT),
+        ] {
+            assert_eq!(answer_limit(path), limit, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_request_that_got_no_answer_is_said_in_batons_words() {
+        let within = Duration::from_millis(1300);
+        let said = |error: ureq::Error| why_unreachable(&error, within);
+        assert_eq!(
+            said(ureq::Error::Timeout(ureq::Timeout::Global)),
+            "it gave no answer within 1.3s"
+        );
+        assert_eq!(
+            said(ureq::Error::Timeout(ureq::Timeout::Connect)),
+            "it took no connection within 1.3s"
+        );
+        assert_eq!(
+            said(ureq::Error::Io(
+                std::io::ErrorKind::ConnectionRefused.into()
+            )),
+            "nothing listens there (connection refused)"
+        );
+        assert_eq!(
+            why_unreachable(
+                &ureq::Error::Timeout(ureq::Timeout::RecvResponse),
+                Duration::from_millis(2_960)
+            ),
+            "it gave no answer within 3s",
+            "a deadline a moment short of what was asked is said as asked"
+        );
+    }
+
+    #[test]
     fn the_token_is_not_in_the_debug_form() {
         let hub = Hub::new("http://hub:1", "baton_secret".into()).unwrap();
         assert!(!format!("{hub:?}").contains("secret"));

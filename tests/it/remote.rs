@@ -1254,7 +1254,9 @@ fn after_three_runs_in_a_row_listen_runs_again_for_what_still_waits() {
         let board = hub.env.board("default");
         (task_in(&board["tasks"], 4)["delivery"]["state"] == "woken").then_some(())
     });
-    eventually("the fourth run", || (lines_of(&runs).len() == 4).then_some(()));
+    eventually("the fourth run", || {
+        (lines_of(&runs).len() == 4).then_some(())
+    });
     let log = std::fs::read_to_string(agent.env.home().join("wake/codex.log")).unwrap();
     assert!(
         log.contains("run for at the next change on the hub"),

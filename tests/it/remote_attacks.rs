@@ -271,6 +271,7 @@ fn an_agent_name_from_a_hub_is_checked_before_it_becomes_a_file_name() {
 
 /// A hub whose project ids and project record carry escapes, a newline and a path, with one
 /// task queued for codex in the one good project.
+#[cfg(unix)]
 fn hostile_projects(request: &Seen) -> Reply {
     let task = json!({
         "id": 1, "subject": "Work", "body": "", "files": [], "from": "alice", "to": "codex",
@@ -536,6 +537,7 @@ fn an_answer_larger_than_any_hubs_is_refused_with_a_clear_error() {
 }
 
 /// A hub that floods its event stream as fast as the socket takes it.
+#[cfg(target_os = "linux")]
 fn flooding(request: &Seen) -> Reply {
     let task = json!({
         "id": 1, "subject": "Work", "body": "", "files": [], "from": "alice", "to": "codex",

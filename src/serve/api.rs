@@ -671,8 +671,9 @@ async fn add_context(
     payload: std::result::Result<axum::Json<TextBody>, JsonRejection>,
 ) -> Answer {
     let TextBody { text } = body(payload)?;
+    let shown = caller.clone();
     as_caller(caller, project, &state, move |session| {
-        session.add_context(&text)
+        Ok(shown_to(&shown, session.add_context(&text)?))
     })
     .await
 }
@@ -696,12 +697,14 @@ async fn coordinator(
     payload: std::result::Result<axum::Json<CoordinatorBody>, JsonRejection>,
 ) -> Answer {
     let change = body(payload)?;
+    let shown = caller.clone();
     as_caller(caller, project, &state, move |session| {
-        session.coordinate(
+        let project = session.coordinate(
             change.set.as_deref(),
             change.human.as_deref(),
             change.not_human.as_deref(),
-        )
+        )?;
+        Ok(shown_to(&shown, project))
     })
     .await
 }

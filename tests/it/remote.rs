@@ -1041,6 +1041,13 @@ fn a_remote_agent_is_shown_its_own_mapped_directory_never_the_hubs_path() {
     assert_eq!(projects(&human), hub_path, "a human's token");
     let one = hub.served.get("/api/v1/projects/api", &hub.token);
     assert!(!one.body.contains(hub_path), "{}", one.body);
+    let noted = hub.served.post(
+        "/api/v1/projects/api/context",
+        &hub.token,
+        &serde_json::json!({"text": "a note"}),
+    );
+    assert_eq!(noted.status, 200, "{}", noted.body);
+    assert!(!noted.body.contains(hub_path), "{}", noted.body);
 }
 
 #[test]

@@ -442,7 +442,7 @@ fn listen_says_when_the_stream_will_not_open_and_tries_again() {
         let tries = hub
             .seen()
             .iter()
-            .filter(|seen| seen.path == "/api/v1/events")
+            .filter(|seen| seen.method == "GET" && seen.path == "/api/v1/events")
             .count();
         (tries >= 2).then_some(())
     });

@@ -74,9 +74,11 @@ enum Identity {
 }
 
 /// The agent an HTTP request acts as, put among the request's extensions by the layer that
-/// checked its token. A call without one is refused, never served as somebody.
+/// checked its token, and how it stands (the agent itself, or a process looking on its
+/// behalf: [`crate::session::Standing`]). A call without one is refused, never served as
+/// somebody.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller(pub String);
+pub struct Caller(pub String, pub crate::session::Standing);
 
 /// A task number as an argument: `12`, or the `"T-12"` a model copies from a listing.
 #[derive(Debug, Clone, Copy)]
@@ -366,7 +368,7 @@ impl BatonServer {
             Identity::Fixed(_) | Identity::Remote(_) => Some(self.clone()),
             Identity::PerRequest => {
                 let parts = context.extensions.get::<axum::http::request::Parts>()?;
-                let Caller(agent) = parts.extensions.get::<Caller>()?;
+                let Caller(agent, _) = parts.extensions.get::<Caller>()?;
                 Some(BatonServer {
                     identity: Identity::Remote(agent.clone()),
                     ..self.clone()

@@ -302,6 +302,17 @@ pub fn detach_from_caller() {
     }
 }
 
+/// What a long-running command that starts the user's programs itself (`baton listen`,
+/// whose wake runs are its children) does first: closes every descriptor above 2 that it
+/// inherited, so that the runs it starts hold none of its caller's (SPEC section 8), and a
+/// caller reading it through a pipe on another descriptor is not held by them. Call it
+/// before this process opens anything of its own, which it would close too. Descriptors
+/// baton opens itself are never passed on (Rust opens them close-on-exec).
+pub fn close_inherited() {
+    #[cfg(unix)]
+    close_inherited_descriptors();
+}
+
 #[cfg(unix)]
 fn close_inherited_descriptors() {
     // Linux lists the open descriptors; macOS has /dev/fd for the same.

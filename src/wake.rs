@@ -6,6 +6,11 @@
 //! runs per agent; it runs the wake command with a prompt appended, and runs it again while
 //! work that arrived during a run still waits, at most [`MAX_RUNS_IN_A_ROW`] times. What it
 //! does and what the agent prints go to `wake/<agent>.log`, kept under [`LOG_LIMIT`].
+//!
+//! The supervisor acts for the agent while it is away, so it renews no lease (SPEC section
+//! 3): it reads the boards as files and writes only delivery marks ([`supervise`]'s
+//! `record_woken`), never through a session of the agent's. What the woken agent does itself
+//! renews its leases.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -61,6 +66,14 @@ pub enum WakeOutcome {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tasks: Vec<TaskId>,
         log: PathBuf,
+    },
+    /// Nothing runs here, but a listener of the agent (`baton listen` on its own machine)
+    /// follows this hub: it runs that machine's wake command for the work.
+    Listening {
+        agent: String,
+        project: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tasks: Vec<TaskId>,
     },
     /// The supervisor could not be started; the work waits in the inbox all the same.
     Failed {
@@ -167,7 +180,13 @@ fn start(
 /// The words appended to the wake command. They lead with baton's MCP tools, the one way
 /// that works in every client's headless run: Claude Code's wake allows only those, and
 /// Gemini CLI's offers no shell; Codex and opencode can also run `baton` in theirs.
+///
+/// The names in it are checked names, and shown escaped all the same (SPEC section 10): a
+/// prompt is read by a model, and one built from what a hub answered must not carry a
+/// line or a control character it slipped in.
 pub fn prompt(agent: &str, project: &Project) -> String {
+    let agent = crate::text::inline(agent);
+    let id = crate::text::inline(&project.id);
     let mut text = format!(
         "You are {agent}, and baton woke you because work waits for you in project {id}. \
          Act through baton's MCP tools (`inbox`, `claim`, `ask`, `done`, `review`, …), or \
@@ -177,14 +196,12 @@ pub fn prompt(agent: &str, project: &Project) -> String {
          with `done` and a one-line result of what you did, or `review` where a review is \
          required. Answer the questions and give the reviews that wait for you too. Your \
          teammates hear from you only through baton, so put every question, answer and \
-         result there. Stop when your inbox shows nothing more for you.",
-        id = project.id
+         result there. Stop when your inbox shows nothing more for you."
     );
     if project.workspace.is_none() {
         text.push_str(&format!(
             " Pass `project: {id}` to every baton tool, or `--project {id}` to every baton \
-             command.",
-            id = project.id
+             command."
         ));
     }
     text
@@ -625,5 +642,10 @@ mod tests {
         );
         project.workspace = None;
         assert!(prompt("codex", &project).contains("`--project api`"));
+        // Names are checked before they get here; shown escaped all the same.
+        project.id = "api\n\u{1b}[2J".to_string();
+        let text = prompt("co\u{202e}dex", &project);
+        assert!(!text.contains(['\n', '\u{1b}', '\u{202e}']), "{text}");
+        assert!(text.contains("project api\\u{a}\\u{1b}[2J"), "{text}");
     }
 }

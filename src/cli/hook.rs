@@ -79,13 +79,23 @@ pub fn run_remote(context: &Context, hub: &baton::remote::Hub, args: HookArgs) -
             return Ok(Answer::Nothing);
         }
         let project = context.remote_project(input.cwd.as_deref())?;
+        // The directory this machine works on the project in, for the context to name
+        // instead of the hub's path.
+        let workspace = baton::remote::map::ProjectMap::load(&context.hub.home)?
+            .dir_of(&project)
+            .map(std::path::Path::to_path_buf);
         hub.clone().within(REMOTE_WITHIN).post(
             &format!("/projects/{project}/hook/{}", event.name()),
-            &serde_json::json!({ "stop_hook_active": input.stop_hook_active }),
+            &serde_json::json!({
+                "stop_hook_active": input.stop_hook_active,
+                "workspace": workspace,
+            }),
         )
     };
     match answer() {
-        Ok(answer) => answer_with(&hook::render(client, event, &answer)),
+        // The hub's words are passed on only as the hook's own would be: escaped and
+        // within the hook's size (SPEC section 10), whatever the hub sent.
+        Ok(answer) => answer_with(&hook::render(client, event, &hook::from_hub(answer))),
         Err(error @ Error::Unreachable { .. }) => {
             eprintln!("baton hook: {}", baton::text::inline(&error.to_string()));
             answer_with(&hook::render(client, event, &Answer::Nothing))

@@ -174,6 +174,20 @@ impl Context {
             },
         )
     }
+
+    /// [`Context::session`] for a command that looks on the caller's behalf for as long as
+    /// it runs (`watch`): it renews no lease and records no heartbeat (SPEC section 3).
+    pub fn observer_session(&self) -> Result<Session, Error> {
+        let agent = self.agent();
+        Session::open_observer(
+            self.hub.clone(),
+            Request {
+                agent: agent.as_deref(),
+                project: self.global.project.as_deref(),
+                cwd: None,
+            },
+        )
+    }
 }
 
 /// Parses the command line, runs it, and returns the process exit code.

@@ -10,7 +10,6 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
 use serde_json::json;
 
 use baton::activity::ActivityRecord;
@@ -19,7 +18,8 @@ use baton::board::transition::Action;
 use baton::error::Error;
 use baton::project::Project;
 use baton::registry::AgentRecord;
-use baton::remote::Hub;
+use baton::remote::map::ProjectMap;
+use baton::remote::{Hub, Observer};
 use baton::session::{AgentMatrix, Changed, Inbox, Mail, Sent, TaskView};
 use baton::time;
 use baton::wake::WakeOutcome;
@@ -62,7 +62,12 @@ pub fn run(context: &Context, hub: &Hub, command: Command) -> Result<i32, Error>
             ));
         }
         Command::Project(ProjectCommand::List) => {
-            let projects: Vec<Project> = hub.get("/projects")?;
+            let map = remote.map()?;
+            let projects: Vec<Project> = hub
+                .get::<Vec<Project>>("/projects")?
+                .into_iter()
+                .map(|project| mapped(&map, project))
+                .collect();
             output::emit(context.global.json, &projects, |projects| {
                 super::projects::list_text(projects)
             });
@@ -81,6 +86,7 @@ pub fn run(context: &Context, hub: &Hub, command: Command) -> Result<i32, Error>
                 }
                 None => hub.get(&format!("/projects/{id}"))?,
             };
+            let project = mapped(&remote.map()?, Project { id, ..project });
             output::emit(context.global.json, &project.context, |_| {
                 super::projects::context_text(&project)
             });
@@ -148,8 +154,16 @@ impl Remote<'_> {
         self.context.remote_project(None)
     }
 
+    /// The project the command acts on, as this machine sees it (see [`mapped`]).
     fn project(&self) -> Result<Project, Error> {
-        self.hub.get(&format!("/projects/{}", self.project_id()?))
+        let id = self.project_id()?;
+        let project: Project = self.hub.get(&format!("/projects/{id}"))?;
+        Ok(mapped(&self.map()?, Project { id, ..project }))
+    }
+
+    /// This machine's project map.
+    fn map(&self) -> Result<ProjectMap, Error> {
+        ProjectMap::load(&self.context.hub.home)
     }
 
     /// The refusal of a command that only the hub's own machine can carry out.
@@ -247,7 +261,7 @@ impl Remote<'_> {
             path
         };
         let since = args.since.map(|at| at.to_string());
-        let records: Vec<ActivityRecord> = self.hub.get(&path(args.lines, since.as_deref()))?;
+        let first = path(args.lines, since.as_deref());
         let print = |record: &ActivityRecord| {
             if self.json() {
                 output::line_exact(&serde_json::to_string(record).unwrap_or_default());
@@ -255,35 +269,40 @@ impl Remote<'_> {
                 output::line(&render::activity_line(record));
             }
         };
-        records.iter().for_each(print);
         if !args.follow {
+            let records: Vec<ActivityRecord> = self.hub.get(&first)?;
+            records.iter().for_each(print);
             return Ok(());
         }
-        // The lines of the last instant printed: a later look from that instant on gives
-        // them again, and they are not printed twice.
-        let mut last: Vec<ActivityRecord> = records
-            .iter()
-            .filter(|record| Some(record.at) == records.last().map(|last| last.at))
-            .cloned()
-            .collect();
-        let mut last_at = records
-            .last()
-            .map(|record| record.at)
-            .unwrap_or_else(time::now);
+        // Followed, the stream is opened before the first look (the first call of `look`),
+        // so no line slips between them, and a hub that never answers is said at once.
+        // `seen` is the last instant printed and its lines: a later look from that instant
+        // on gives them again, and they are not printed twice.
+        let mut seen: Option<(baton::time::Timestamp, Vec<ActivityRecord>)> = None;
         self.follow(id, |hub| {
-            // Everything from the last instant printed on, however much came since.
-            let fresh: Vec<ActivityRecord> =
-                hub.get(&path(FOLLOW_BATCH, Some(&last_at.to_string())))?;
-            for record in fresh.iter().filter(|record| !last.contains(record)) {
+            let (fresh, is_first) = match &seen {
+                None => (hub.get::<Vec<ActivityRecord>>(&first)?, true),
+                // Everything from the last instant printed on, however much came since.
+                Some((at, _)) => (
+                    hub.get::<Vec<ActivityRecord>>(&path(FOLLOW_BATCH, Some(&at.to_string())))?,
+                    false,
+                ),
+            };
+            let printed = seen
+                .as_ref()
+                .map(|(_, lines)| lines.as_slice())
+                .unwrap_or(&[]);
+            for record in fresh.iter().filter(|record| !printed.contains(record)) {
                 print(record);
             }
-            if let Some(newest) = fresh.last() {
-                last_at = newest.at;
-                last = fresh
-                    .iter()
-                    .filter(|record| record.at == last_at)
-                    .cloned()
-                    .collect();
+            match fresh.last() {
+                Some(newest) => {
+                    let at = newest.at;
+                    let lines = fresh.iter().filter(|record| record.at == at).cloned();
+                    seen = Some((at, lines.collect()));
+                }
+                None if is_first => seen = Some((time::now(), Vec::new())),
+                None => {}
             }
             Ok(false)
         })
@@ -323,18 +342,21 @@ impl Remote<'_> {
             }
             AgentsCommand::Agent(AgentCommand::Show { name }) => {
                 baton::names::check(baton::names::NameKind::Agent, &name)?;
-                let record: AgentRecord = self.hub.get(&format!("/agents/{name}"))?;
+                // The project says whose coordinator the caller may be: a wake command is
+                // shown to the agent itself and to its project's coordinator alone.
+                let path = match self.project_id() {
+                    Ok(id) => format!("/agents/{name}?project={id}"),
+                    Err(_) => format!("/agents/{name}"),
+                };
+                let record: AgentRecord = self.hub.get(&path)?;
                 output::emit(json, &record, super::agents::describe);
             }
             AgentsCommand::Whoami => {
-                #[derive(Deserialize)]
-                struct Whoami {
-                    agent: String,
-                }
-                let me: Whoami = self.hub.get("/whoami")?;
+                let agent = baton::remote::listen::agent_of(self.hub)?;
+                // Its own mapped directory, or none: the hub's path means nothing here.
                 let project = self.project()?;
                 let me = super::agents::Whoami {
-                    agent: Some(me.agent),
+                    agent: Some(agent),
                     project: &project.id,
                     workspace: project.workspace.as_deref(),
                     coordinator: project.coordinator.as_deref(),
@@ -416,16 +438,22 @@ impl Remote<'_> {
         Ok(0)
     }
 
-    /// `watch`: the board, drawn again on each change in the project.
+    /// `watch`: the board, drawn again on each change in the project. Its reads say they
+    /// come from a board on a screen, which renews none of the agent's leases on the hub.
     fn watch(&self, args: &super::board::BoardArgs) -> Result<i32, Error> {
+        let hub = self.hub.clone().observing(Observer::Watch);
+        let watching = Remote {
+            context: self.context,
+            hub: &hub,
+        };
         let id = self.project_id()?;
         let is_terminal = std::io::stdout().is_terminal();
         // The application needs keys as well as a screen; `--json` is a stream for scripts.
         if is_terminal && std::io::stdin().is_terminal() && !self.json() {
             let board = super::tui::BoardAt::Remote {
-                hub: self.hub.clone(),
+                agent: baton::remote::listen::agent_of(&hub)?,
+                hub,
                 project: id,
-                agent: baton::remote::listen::agent_of(self.hub)?,
             };
             let filter = baton::session::BoardFilter {
                 status: args.status,
@@ -435,7 +463,7 @@ impl Remote<'_> {
             return super::tui::run(board, &super::watch::tui_filter(filter));
         }
         let path = board_path(&id, args.status, args.mine, args.all);
-        self.follow(&id, |hub| {
+        watching.follow(&id, |hub| {
             let views: Vec<TaskView> = hub.get(&path)?;
             super::watch::draw(self.context, &id, &views, time::now(), is_terminal);
             Ok(false)
@@ -459,10 +487,21 @@ impl Remote<'_> {
         deadline: Option<Instant>,
         mut look: impl FnMut(&Hub) -> Result<bool, Error>,
     ) -> Result<bool, Error> {
-        let mut events = self.hub.events()?;
+        // With a deadline, neither the stream's opening nor a look may outlast it, however
+        // the hub behaves (one that takes connections and never answers, say).
+        let left = || deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        let open = || match left() {
+            Some(left) => self.hub.events_within(left.max(MOMENT)),
+            None => self.hub.events(),
+        };
+        let mut events = open()?;
         let mut pause = Duration::from_millis(250);
         loop {
-            if look(self.hub)? {
+            let is_done = match left() {
+                Some(left) => look(&self.hub.clone().within(left.max(MOMENT)))?,
+                None => look(self.hub)?,
+            };
+            if is_done {
                 return Ok(true);
             }
             loop {
@@ -487,7 +526,7 @@ impl Remote<'_> {
                             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                                 return Ok(false);
                             }
-                            if let Ok(stream) = self.hub.events() {
+                            if let Ok(stream) = open() {
                                 events = stream;
                                 pause = Duration::from_millis(250);
                                 break;
@@ -501,8 +540,22 @@ impl Remote<'_> {
     }
 }
 
+/// The least time a request is given when a deadline is near: a request given none would
+/// fail without being tried.
+const MOMENT: Duration = Duration::from_millis(100);
+
 /// The most lines `log --follow` asks the hub for at each change.
 const FOLLOW_BATCH: usize = 10_000;
+
+/// `project` as this machine shows it: its workspace is the directory `baton project map`
+/// gave it here, or none. The hub's workspace is a path of the hub's machine, which an agent
+/// elsewhere is never shown (SPEC section 7).
+fn mapped(map: &ProjectMap, project: Project) -> Project {
+    Project {
+        workspace: map.dir_of(&project.id).map(std::path::Path::to_path_buf),
+        ..project
+    }
+}
 
 /// A transition of task `task` on the hub, as the token's agent.
 pub(super) fn act(

@@ -90,6 +90,10 @@ pub fn describe(outcome: &WakeOutcome) -> String {
             for_tasks(tasks),
             log.display()
         ),
+        WakeOutcome::Listening { agent, tasks, .. } => format!(
+            "{agent}'s listener (`baton listen` on its machine) wakes it{}",
+            for_tasks(tasks)
+        ),
         WakeOutcome::Failed { agent, error, .. } => {
             format!("could not wake {agent}: {error}; the work waits in its inbox")
         }

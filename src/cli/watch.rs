@@ -70,7 +70,8 @@ pub fn run(context: &Context, command: WatchCommand) -> Result<i32, Error> {
 }
 
 fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
-    let session = context.session()?;
+    // A board left open on a screen says nothing of whether its identity is at work.
+    let session = context.observer_session()?;
     let filter = BoardFilter {
         status: args.status,
         mine: args.mine,

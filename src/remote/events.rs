@@ -4,7 +4,9 @@
 //! stopped, or the network between went away without closing the connection.
 
 use std::io::{BufRead, BufReader, Read};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TrySendError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -16,6 +18,11 @@ use crate::error::{Error, Result};
 pub const SILENT_FOR: Duration = Duration::from_secs(45);
 /// The longest line of the stream read; a change event is well under a kilobyte.
 const LINE_LIMIT: u64 = 64 * 1024;
+/// How many lines read ahead wait for the caller. A caller busy for long (a wake run) while
+/// the hub floods it would otherwise hold every line in memory; past this, lines are
+/// dropped and the caller is told to look at everything again (`resync`), which covers
+/// whatever they said.
+const LINES_AHEAD: usize = 256;
 
 /// One change on the hub.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -29,19 +36,36 @@ pub struct Change {
     pub id: Option<u64>,
 }
 
+impl Change {
+    /// Look at everything again: what was missed cannot be told.
+    pub fn resync() -> Change {
+        Change {
+            project: None,
+            kind: "resync".to_string(),
+            id: None,
+        }
+    }
+}
+
 /// An open event stream.
 pub struct Events {
     lines: Receiver<std::io::Result<String>>,
+    /// Set by the reader when it dropped lines the caller had no room for.
+    dropped: Arc<AtomicBool>,
     last_heard: Instant,
     url: String,
 }
 
 impl Events {
     /// Reads `stream` line by line on a thread of its own, so that a wait for the next
-    /// line can have a deadline (a blocking read cannot). When the caller drops the stream
-    /// the thread ends at its next line, or with the process.
+    /// line can have a deadline (a blocking read cannot). At most [`LINES_AHEAD`] lines
+    /// wait for the caller; more are dropped, and the caller's next change is a `resync`.
+    /// When the caller drops the stream the thread ends at its next line, or with the
+    /// process.
     pub(super) fn new(stream: impl Read + Send + 'static, url: String) -> Events {
-        let (sender, lines) = mpsc::channel();
+        let (sender, lines) = mpsc::sync_channel(LINES_AHEAD);
+        let dropped = Arc::new(AtomicBool::new(false));
+        let told = Arc::clone(&dropped);
         thread::spawn(move || {
             let mut reader = BufReader::new(stream);
             loop {
@@ -55,14 +79,23 @@ impl Events {
                     Ok(_) => Ok(String::from_utf8_lossy(&line).trim_end().to_string()),
                     Err(error) => Err(error),
                 };
-                let is_over = line.is_err();
-                if sender.send(line).is_err() || is_over {
+                if line.is_err() {
+                    // The end is told by the channel closing when this thread returns, even
+                    // when there is no room for the line that says why.
+                    let _ = sender.try_send(line);
                     return;
+                }
+                match sender.try_send(line) {
+                    Ok(()) => {}
+                    // Read on and drop: the hub's stream is drained, and one look covers it.
+                    Err(TrySendError::Full(_)) => told.store(true, Ordering::SeqCst),
+                    Err(TrySendError::Disconnected(_)) => return,
                 }
             }
         });
         Events {
             lines,
+            dropped,
             last_heard: Instant::now(),
             url,
         }
@@ -73,6 +106,12 @@ impl Events {
     pub fn next(&mut self, within: Duration) -> Result<Option<Change>> {
         let deadline = Instant::now() + within;
         loop {
+            if self.dropped.swap(false, Ordering::SeqCst) {
+                // What waits in the channel is older than what was dropped: skipped too.
+                while let Ok(Ok(_)) = self.lines.try_recv() {}
+                self.last_heard = Instant::now();
+                return Ok(Some(Change::resync()));
+            }
             let silent_until = self.last_heard + SILENT_FOR;
             let until = deadline.min(silent_until);
             match self
@@ -130,6 +169,29 @@ mod tests {
         let second = events.next(Duration::from_secs(5)).unwrap().unwrap();
         assert_eq!(second.kind, "resync");
         let end = events.next(Duration::from_secs(5)).unwrap_err();
+        assert_eq!(end.exit_code(), 6, "{end}");
+    }
+
+    #[test]
+    fn a_flood_the_caller_has_no_room_for_is_dropped_and_told_as_one_resync() {
+        let event = "data: {\"project\":\"api\",\"kind\":\"note\",\"id\":1}\n\n";
+        let flood = event.repeat(20 * LINES_AHEAD).into_bytes();
+        let mut events = Events::new(std::io::Cursor::new(flood), "http://hub".into());
+        // The reader runs ahead of a caller that is busy elsewhere, until the stream ends.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !events.dropped.load(Ordering::SeqCst) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        let first = events.next(Duration::from_secs(5)).unwrap().unwrap();
+        assert_eq!(first, Change::resync(), "told to look at everything again");
+        // What waited was skipped with what was dropped; the stream's end is still told.
+        let end = loop {
+            match events.next(Duration::from_secs(5)) {
+                Ok(Some(change)) => assert_eq!(change.kind, "note"),
+                Ok(None) => panic!("the end of the stream is told"),
+                Err(end) => break end,
+            }
+        };
         assert_eq!(end.exit_code(), 6, "{end}");
     }
 }

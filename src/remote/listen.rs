@@ -6,10 +6,19 @@
 //! `queued` and for unread messages, and runs the wake command for what it has not run it
 //! for yet: one run at a time (it holds `wake/<agent>.lock` of this machine), recorded on
 //! the hub as `woken` before it starts, run again while work that arrived during a run
-//! waits, at most [`MAX_RUNS_IN_A_ROW`] times. A broken stream is opened again with
-//! backoff, and the first look after it covers everything that arrived meanwhile: a
-//! hand-over is `queued` on the hub until someone runs for it, so none is lost to a gap or
-//! a restart of either side.
+//! waits, at most [`MAX_RUNS_IN_A_ROW`] times; what still waits after that is run for at
+//! the next look. A broken stream is opened again with backoff, and the first look after
+//! it covers everything that arrived meanwhile: a hand-over is `queued` on the hub until
+//! someone runs for it, so none is lost to a gap or a restart of either side.
+//!
+//! Every request says it comes from the listener ([`Observer::Listen`]): its looks renew
+//! none of the agent's leases (a crashed agent's claims stall on time while its listener
+//! runs), and its open event stream announces the listener on the hub, so that a sender
+//! there is told the work reaches the agent.
+//!
+//! What the hub answers is checked before it touches this machine: the agent's name and
+//! every project id against the name rule (they become file names, an environment
+//! variable and words of the wake command's argv).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -18,9 +27,10 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use super::Hub;
+use super::{Hub, Observer};
 use crate::board::delivery::DeliveryState;
 use crate::error::{Error, Result};
+use crate::names::{self, NameKind};
 use crate::process::detached_environment;
 use crate::project::Project;
 use crate::remote::map::ProjectMap;
@@ -73,9 +83,18 @@ impl Work {
     }
 }
 
+/// Passes over the changes already waiting on `events` (for a moment at most, however
+/// many a busy hub has queued).
+fn skip_waiting(events: &mut super::events::Events) -> Result<()> {
+    let started = Instant::now();
+    while started.elapsed() < QUIET_FOR && events.next(Duration::ZERO)?.is_some() {}
+    Ok(())
+}
+
 /// What runs when work arrives: a wake command, or nothing but a line saying so.
 pub struct Listener<'a> {
-    hub: &'a Hub,
+    /// The hub, every request made as the listener.
+    hub: Hub,
     home: &'a Home,
     agent: String,
     wake: Option<Vec<String>>,
@@ -86,13 +105,26 @@ pub struct Listener<'a> {
     say: &'a dyn Fn(&str),
 }
 
-/// Who the token acts as.
+/// Who the token acts as, checked against the name rule: the name becomes file names on
+/// this machine (`wake/<agent>.lock`), `BATON_AGENT` and words of a wake prompt, and a hub
+/// that answers something else is not believed.
 pub fn agent_of(hub: &Hub) -> Result<String> {
     #[derive(Deserialize)]
     struct Whoami {
         agent: String,
     }
-    Ok(hub.get::<Whoami>("/whoami")?.agent)
+    let agent = hub.get::<Whoami>("/whoami")?.agent;
+    names::check(NameKind::Agent, &agent).map_err(|_| Error::Hub {
+        message: format!(
+            "the hub at {} says the token acts as `{}`, which is no agent's name: this \
+             baton uses nothing it says",
+            hub.url(),
+            crate::text::inline(&agent)
+        ),
+        hint: Some("is BATON_URL the address `baton serve` printed?".into()),
+        code: 1,
+    })?;
+    Ok(agent)
 }
 
 impl<'a> Listener<'a> {
@@ -100,12 +132,13 @@ impl<'a> Listener<'a> {
     /// agent's record in this machine's home may hold one, and without that, arrivals are
     /// only said.
     pub fn new(
-        hub: &'a Hub,
+        hub: &Hub,
         home: &'a Home,
         wake: Option<Vec<String>>,
         say: &'a dyn Fn(&str),
     ) -> Result<Listener<'a>> {
-        let agent = agent_of(hub)?;
+        let hub = hub.clone().observing(Observer::Listen);
+        let agent = agent_of(&hub)?;
         let wake = wake.filter(|argv| !argv.is_empty()).or_else(|| {
             crate::registry::load(home, &agent)
                 .ok()
@@ -140,43 +173,47 @@ impl<'a> Listener<'a> {
             )));
         };
         let mut backoff = Duration::from_secs(1);
-        let mut is_down = false;
         loop {
-            let mut events = match self.hub.events() {
-                Ok(events) => events,
-                Err(error) => {
-                    if !is_down {
-                        (self.say)(&format!("{error}; trying again"));
-                        is_down = true;
+            // Whatever went wrong (the stream would not open, a look failed, the stream
+            // broke), it is said, and tried again after a pause that grows while it keeps
+            // going wrong: a hub that is down, or answers nothing, is not hammered.
+            let problem = match self.hub.events() {
+                Err(error) => error,
+                Ok(mut events) => {
+                    (self.say)(&format!(
+                        "listening to the hub at {} for {}",
+                        self.hub.url(),
+                        self.agent
+                    ));
+                    // What arrived while nobody listened is looked at first.
+                    match self.look(None) {
+                        Err(error) => error,
+                        Ok(_) => {
+                            backoff = Duration::from_secs(1);
+                            match self.follow(&mut events) {
+                                Err(error) => error,
+                                Ok(never) => match never {},
+                            }
+                        }
                     }
-                    thread::sleep(backoff);
-                    backoff = (backoff * 2).min(BACKOFF_AT_MOST);
-                    continue;
                 }
             };
-            backoff = Duration::from_secs(1);
-            is_down = false;
             (self.say)(&format!(
-                "listening to the hub at {} for {}",
-                self.hub.url(),
-                self.agent
+                "{problem}; connecting again in {}s",
+                backoff.as_secs()
             ));
-            // What arrived while nobody listened is looked at first.
-            if let Err(error) = self.look(None) {
-                (self.say)(&format!("{error}; connecting again"));
-                continue;
-            }
-            if let Err(error) = self.follow(&mut events) {
-                (self.say)(&format!("{error}; connecting again"));
-            }
+            thread::sleep(backoff);
+            backoff = (backoff * 2).min(BACKOFF_AT_MOST);
         }
     }
 
     /// Reads the stream, looking at the inboxes after each burst, until it breaks.
-    fn follow(&mut self, events: &mut super::events::Events) -> Result<()> {
+    fn follow(&mut self, events: &mut super::events::Events) -> Result<std::convert::Infallible> {
         loop {
             let Some(first) = events.next(IDLE_LOOK)? else {
-                self.look(None)?;
+                if self.look(None)? {
+                    skip_waiting(events)?;
+                }
                 continue;
             };
             // Everything in the burst: a project named, or every project for a resync.
@@ -194,36 +231,46 @@ impl<'a> Listener<'a> {
                     None => break,
                 }
             }
-            self.look(projects.as_deref())?;
+            if self.look(projects.as_deref())? {
+                // The changes the runs in a row made (each hand-over back during them) are
+                // not the next change: the rest lasts until a new one, or the idle look.
+                skip_waiting(events)?;
+            }
         }
     }
 
     /// Looks at the inboxes in `projects` (every project when `None`) and runs for the
     /// work there not yet run for, again while more arrives, at most the runs in a row.
-    fn look(&mut self, projects: Option<&[String]>) -> Result<()> {
+    /// True when it stopped after those with work still waiting, which the next look runs
+    /// for.
+    fn look(&mut self, projects: Option<&[String]>) -> Result<bool> {
         let mut fresh = self.fresh(projects)?;
         let mut runs = 0;
         while !fresh.is_empty() {
             runs += 1;
             self.handled.extend(fresh.iter().cloned());
             if !self.run_for(&fresh, runs)? {
-                return Ok(());
+                return Ok(false);
             }
             // Work that came during the run, wherever it came.
             fresh = self.fresh(None)?;
             if !fresh.is_empty() && runs >= MAX_RUNS_IN_A_ROW {
-                self.log.line(&format!(
-                    "{} ran {runs} times in a row; still waiting: {} (the next hand-over, or \
-                     `baton wake {}` on the hub, brings it up again)",
+                // A pause, not a verdict: two agents handing work back and forth do not keep
+                // each other awake without a break, and the work is still run for. Left out
+                // of `handled`, it is fresh at the next look.
+                let line = format!(
+                    "{} ran {runs} times in a row; still waiting: {}; run for at the next \
+                     change on the hub, or within {}s",
                     self.agent,
                     Work::describe(&fresh),
-                    self.agent
-                ));
-                self.handled.extend(fresh);
-                return Ok(());
+                    IDLE_LOOK.as_secs()
+                );
+                self.log.line(&line);
+                (self.say)(&line);
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// The work waiting in `projects` that nothing has run for yet.
@@ -243,7 +290,8 @@ impl<'a> Listener<'a> {
         };
         let mut fresh = Vec::new();
         for project in projects {
-            if crate::names::check(crate::names::NameKind::Project, project).is_err() {
+            // A project id becomes part of a URL path here, and of the wake prompt.
+            if names::check(NameKind::Project, project).is_err() {
                 continue;
             }
             // Looked at on the agent's behalf, not shown to it: nothing is recorded seen.
@@ -302,6 +350,9 @@ impl<'a> Listener<'a> {
         let project_id = work[0].project();
         let map = ProjectMap::load(self.home)?;
         let mut project: Project = self.hub.get(&format!("/projects/{project_id}"))?;
+        // The id asked for, checked, whatever id the answer carries: it goes into the
+        // prompt.
+        project.id = project_id.to_string();
         // The hub's workspace is a path of the hub's machine: here the run works in the
         // directory mapped to the project, else where `listen` was started.
         project.workspace = map.dir_of(project_id).map(PathBuf::from);

@@ -25,11 +25,48 @@ use crate::error::{Error, Result};
 const CONNECT_WITHIN: Duration = Duration::from_secs(5);
 /// How long one request may take in all. A board of 10,000 tasks is a few megabytes.
 const ANSWER_WITHIN: Duration = Duration::from_secs(60);
-/// The most of an answer a client reads: far above any board, below running out of memory.
-const ANSWER_LIMIT: u64 = 512 * 1024 * 1024;
+/// How long the hub may take to open its event stream (the head of its answer, which it
+/// sends at once): a hub that takes a connection and never answers is unreachable, not a
+/// stream that has yet to say something.
+pub const OPEN_WITHIN: Duration = Duration::from_secs(10);
+/// The most of a listing's answer a client reads (a board, the log, an inbox, the messages,
+/// the agents, a task and its thread): a board of 10,000 tasks is a few megabytes, and this
+/// leaves room for boards ten times that, far below running out of memory.
+pub const LIST_ANSWER_LIMIT: u64 = 64 * 1024 * 1024;
+/// The most of any other answer read: one record (who the token is, a project, an agent, a
+/// change's result, a wake).
+pub const RECORD_ANSWER_LIMIT: u64 = 4 * 1024 * 1024;
+/// The most of a hook's answer read: the hub keeps the answer's text under 16 KiB as the
+/// client receives it (SPEC section 10); the JSON around it, and escapes that grow in
+/// transit, stay well under this.
+pub const HOOK_ANSWER_LIMIT: u64 = 64 * 1024;
 /// The header that says who the caller means to be, so that `--as` naming anyone but the
 /// token's agent is refused by the hub rather than silently ignored.
 pub const CLAIMED_AGENT_HEADER: &str = "baton-as";
+/// The header by which a request says it comes from a process acting for the token's agent
+/// while the agent may be away (`listen`, a remote `watch`), not from the agent itself: the
+/// hub then renews none of the agent's leases for it (SPEC section 3). Its value names the
+/// process ([`Observer`]); on the event stream, `listen` announces the agent's listener.
+pub const OBSERVER_HEADER: &str = "baton-observer";
+
+/// A process that looks on the hub for the token's agent, as [`OBSERVER_HEADER`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Observer {
+    /// `baton listen`: wakes the agent on its machine when work arrives.
+    Listen,
+    /// `baton watch`: a board on a screen.
+    Watch,
+}
+
+impl Observer {
+    /// The header's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Observer::Listen => "listen",
+            Observer::Watch => "watch",
+        }
+    }
+}
 
 /// Where the hub is and the token that is the caller's identity there.
 #[derive(Clone)]
@@ -38,7 +75,11 @@ pub struct Hub {
     token: String,
     /// The identity the caller named (`--as`, `BATON_AGENT`), checked by the hub.
     claimed: Option<String>,
+    /// Set for a process looking on the agent's behalf: sent as [`OBSERVER_HEADER`].
+    observer: Option<Observer>,
     agent: ureq::Agent,
+    /// How long a request may take in all, for the words of a request that took longer.
+    within: Duration,
 }
 
 /// Never prints the token.
@@ -48,6 +89,7 @@ impl std::fmt::Debug for Hub {
             .debug_struct("Hub")
             .field("url", &self.url)
             .field("claimed", &self.claimed)
+            .field("observer", &self.observer)
             .finish_non_exhaustive()
     }
 }
@@ -92,7 +134,9 @@ impl Hub {
             url,
             token,
             claimed: None,
+            observer: None,
             agent: client(Some(ANSWER_WITHIN), CONNECT_WITHIN),
+            within: ANSWER_WITHIN,
         })
     }
 
@@ -102,10 +146,18 @@ impl Hub {
         self
     }
 
+    /// The same hub, its requests made by `observer` on the agent's behalf: the hub renews
+    /// no lease and records no heartbeat for them (SPEC section 3).
+    pub fn observing(mut self, observer: Observer) -> Hub {
+        self.observer = Some(observer);
+        self
+    }
+
     /// The same hub, giving up on a request after `within` in all: what a hook, which must
     /// answer its client within 2 seconds, uses.
     pub fn within(mut self, within: Duration) -> Hub {
-        self.agent = client(Some(within), within);
+        self.agent = client(Some(within), within.min(CONNECT_WITHIN));
+        self.within = within;
         self
     }
 
@@ -148,11 +200,14 @@ impl Hub {
     /// Adds the bearer token and the claimed identity to a request: every request to the
     /// hub, whatever it asks for, goes through here.
     fn authorize<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
-        let request = request.header("authorization", format!("Bearer {}", self.token));
-        match &self.claimed {
-            Some(agent) => request.header(CLAIMED_AGENT_HEADER, agent),
-            None => request,
+        let mut request = request.header("authorization", format!("Bearer {}", self.token));
+        if let Some(agent) = &self.claimed {
+            request = request.header(CLAIMED_AGENT_HEADER, agent);
         }
+        if let Some(observer) = self.observer {
+            request = request.header(OBSERVER_HEADER, observer.as_str());
+        }
+        request
     }
 
     /// [`Hub::authorize`] for a request of the JSON API.
@@ -166,9 +221,9 @@ impl Hub {
         path: &str,
         response: std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error>,
     ) -> Result<T> {
-        let mut response = response.map_err(|error| self.unreachable(&error))?;
+        let mut response = response.map_err(|error| self.failed(&error, path))?;
         let status = response.status();
-        let body = self.read_body(&mut response)?;
+        let body = self.read_body(&mut response, path, answer_limit(path))?;
         if status.is_success() {
             return serde_json::from_slice(&body).map_err(|error| Error::Hub {
                 message: format!(
@@ -183,35 +238,86 @@ impl Hub {
         Err(refusal(&self.url, status.as_u16(), &body))
     }
 
-    /// A whole answer's body, up to [`ANSWER_LIMIT`]; a connection lost while it comes is
-    /// the hub unreachable.
-    fn read_body(&self, response: &mut ureq::http::Response<ureq::Body>) -> Result<Vec<u8>> {
+    /// A whole answer's body, up to `limit` bytes; more is refused as no answer of a hub's,
+    /// and a connection lost while it comes is the hub unreachable.
+    fn read_body(
+        &self,
+        response: &mut ureq::http::Response<ureq::Body>,
+        path: &str,
+        limit: u64,
+    ) -> Result<Vec<u8>> {
         response
             .body_mut()
             .with_config()
-            .limit(ANSWER_LIMIT)
+            .limit(limit)
             .read_to_vec()
-            .map_err(|error| self.unreachable(&error))
+            .map_err(|error| self.failed(&error, path))
+    }
+
+    /// The error for a request that got no whole answer, in baton's words: the hub
+    /// unreachable (exit 6) and why, or an answer too large to be one a hub gives.
+    fn failed(&self, error: &ureq::Error, path: &str) -> Error {
+        if let ureq::Error::BodyExceedsLimit(limit) = error {
+            return Error::Hub {
+                message: format!(
+                    "the hub at {} answered {} with more than {}: no answer of a baton hub is \
+                     that large",
+                    self.url,
+                    crate::text::inline(path),
+                    size(*limit)
+                ),
+                hint: Some(
+                    "is BATON_URL the address `baton serve` printed? A board that large can be \
+                     read in parts (`baton board --status S`, `--mine`)"
+                        .into(),
+                ),
+                code: 1,
+            };
+        }
+        self.unreachable_because(why_unreachable(error, self.within))
     }
 
     /// The error for a hub that could not be reached, naming the URL and the cause.
     pub fn unreachable(&self, error: &dyn std::fmt::Display) -> Error {
+        self.unreachable_because(error.to_string())
+    }
+
+    fn unreachable_because(&self, cause: String) -> Error {
         Error::Unreachable {
             url: self.url.clone(),
-            cause: error.to_string(),
+            cause,
         }
     }
 
     /// Opens the hub's event stream (`/api/v1/events`): one [`events::Change`] per change
-    /// on the hub, for as long as the connection holds.
+    /// on the hub, for as long as the connection holds. A hub that does not open it within
+    /// [`OPEN_WITHIN`] is unreachable.
     pub fn events(&self) -> Result<events::Events> {
+        self.events_within(OPEN_WITHIN)
+    }
+
+    /// [`Hub::events`], giving up once `within` has passed without the stream open: what
+    /// `wait --timeout` uses, so that its timeout holds however the hub behaves.
+    pub fn events_within(&self, within: Duration) -> Result<events::Events> {
+        let within = within.min(OPEN_WITHIN);
         // No limit on the whole answer: the stream lasts as long as the caller wants it;
-        // a silent connection is noticed by the keep-alives that stop coming.
-        let agent = client(None, CONNECT_WITHIN);
+        // a silent connection is noticed by the keep-alives that stop coming. Its opening
+        // (the connection, then the head of the answer) is bounded: a hub that takes the
+        // connection and never answers would otherwise hold the caller for ever.
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(within.min(CONNECT_WITHIN)))
+            .timeout_send_request(Some(within))
+            .timeout_recv_response(Some(within))
+            .user_agent(concat!("baton/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
         let request = self
             .authorize(agent.get(self.api("/events")))
             .header("accept", "text/event-stream");
-        let mut response = request.call().map_err(|error| self.unreachable(&error))?;
+        let mut response = request
+            .call()
+            .map_err(|error| self.unreachable_because(why_unreachable(&error, within)))?;
         let status = response.status();
         if !status.is_success() {
             let mut body = Vec::new();
@@ -242,7 +348,7 @@ impl Hub {
         }
         let mut response = request
             .send(message)
-            .map_err(|error| self.unreachable(&error))?;
+            .map_err(|error| self.failed(&error, "/mcp"))?;
         let status = response.status().as_u16();
         let header = |name: &str| {
             response
@@ -254,7 +360,7 @@ impl Hub {
         let session = header("mcp-session-id");
         let is_stream =
             header("content-type").is_some_and(|kind| kind.starts_with("text/event-stream"));
-        let body = self.read_body(&mut response)?;
+        let body = self.read_body(&mut response, "/mcp", LIST_ANSWER_LIMIT)?;
         let text = String::from_utf8_lossy(&body);
         let messages = if is_stream {
             text.lines()
@@ -337,6 +443,77 @@ pub fn hub_checks(hub: &Hub, project: &str) -> Vec<crate::doctor::Check> {
         },
     );
     checks
+}
+
+/// How much of an answer to `path` a client reads: a listing may be large, a hook's answer
+/// is small by contract, anything else is one record.
+fn answer_limit(path: &str) -> u64 {
+    let path = path.split('?').next().unwrap_or(path);
+    let mut parts = path.trim_start_matches('/').split('/');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("projects"), Some(_), Some("hook"), _) => HOOK_ANSWER_LIMIT,
+        (Some("projects"), None, ..) => LIST_ANSWER_LIMIT,
+        (
+            Some("projects"),
+            Some(_),
+            Some("board" | "log" | "inbox" | "messages" | "agents" | "tasks"),
+            _,
+        ) => LIST_ANSWER_LIMIT,
+        // A project's record carries its shared notes, which grow.
+        (Some("projects"), Some(_), None, _) => LIST_ANSWER_LIMIT,
+        _ => RECORD_ANSWER_LIMIT,
+    }
+}
+
+/// `bytes` as people read a size: `64 MiB`, `512 KiB`.
+fn size(bytes: u64) -> String {
+    match bytes {
+        bytes if bytes >= 1024 * 1024 => format!("{} MiB", bytes / (1024 * 1024)),
+        bytes if bytes >= 1024 => format!("{} KiB", bytes / 1024),
+        bytes => format!("{bytes} bytes"),
+    }
+}
+
+/// Why a request got no answer, in baton's words rather than the HTTP client's (whose
+/// `timeout: global` says nothing to a user); `within` is how long it was given.
+fn why_unreachable(error: &ureq::Error, within: Duration) -> String {
+    use std::io::ErrorKind;
+    use ureq::Timeout;
+    // To a tenth of a second, and whole seconds as such: a deadline of 3 s has a moment
+    // less than that left by the time it is given, and is said as the 3s the user asked.
+    let seconds = |duration: Duration| {
+        let tenths = (duration.as_secs_f64() * 10.0).round();
+        if tenths % 10.0 == 0.0 {
+            format!("{:.0}s", tenths / 10.0)
+        } else {
+            format!("{:.1}s", tenths / 10.0)
+        }
+    };
+    match error {
+        ureq::Error::Timeout(Timeout::Connect) => format!(
+            "it took no connection within {}",
+            seconds(within.min(CONNECT_WITHIN))
+        ),
+        ureq::Error::Timeout(Timeout::Resolve) | ureq::Error::HostNotFound => {
+            "its host name does not resolve".to_string()
+        }
+        ureq::Error::Timeout(_) => format!("it gave no answer within {}", seconds(within)),
+        ureq::Error::Io(io) => match io.kind() {
+            ErrorKind::ConnectionRefused => "nothing listens there (connection refused)".into(),
+            ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted => {
+                "it dropped the connection".into()
+            }
+            ErrorKind::UnexpectedEof => "it closed the connection before answering".into(),
+            ErrorKind::TimedOut => format!("it gave no answer within {}", seconds(within)),
+            _ => format!("the connection failed ({io})"),
+        },
+        ureq::Error::ConnectionFailed => "the connection failed".into(),
+        ureq::Error::Tls(why) => format!("TLS failed ({why})"),
+        ureq::Error::Protocol(why) => {
+            format!("what answered is not HTTP as a baton hub speaks it ({why})")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// A blocking HTTP client that reads refusals as answers (the hub explains them in JSON).
@@ -484,6 +661,53 @@ mod tests {
             odd.exit_code(),
             1,
             "a code outside the contract is not passed on"
+        );
+    }
+
+    #[test]
+    fn a_listing_may_be_large_a_hook_answer_never() {
+        for (path, limit) in [
+            ("/projects", LIST_ANSWER_LIMIT),
+            ("/projects/api", LIST_ANSWER_LIMIT),
+            ("/projects/api/board?mine=false&all=true", LIST_ANSWER_LIMIT),
+            ("/projects/api/log?n=20", LIST_ANSWER_LIMIT),
+            ("/projects/api/inbox?peek=true", LIST_ANSWER_LIMIT),
+            ("/projects/api/tasks/4", LIST_ANSWER_LIMIT),
+            ("/projects/api/hook/prompt", HOOK_ANSWER_LIMIT),
+            ("/whoami", RECORD_ANSWER_LIMIT),
+            ("/agents/codex", RECORD_ANSWER_LIMIT),
+            ("/projects/api/woken", RECORD_ANSWER_LIMIT),
+            ("/projects/api/wake/codex", RECORD_ANSWER_LIMIT),
+        ] {
+            assert_eq!(answer_limit(path), limit, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_request_that_got_no_answer_is_said_in_batons_words() {
+        let within = Duration::from_millis(1300);
+        let said = |error: ureq::Error| why_unreachable(&error, within);
+        assert_eq!(
+            said(ureq::Error::Timeout(ureq::Timeout::Global)),
+            "it gave no answer within 1.3s"
+        );
+        assert_eq!(
+            said(ureq::Error::Timeout(ureq::Timeout::Connect)),
+            "it took no connection within 1.3s"
+        );
+        assert_eq!(
+            said(ureq::Error::Io(
+                std::io::ErrorKind::ConnectionRefused.into()
+            )),
+            "nothing listens there (connection refused)"
+        );
+        assert_eq!(
+            why_unreachable(
+                &ureq::Error::Timeout(ureq::Timeout::RecvResponse),
+                Duration::from_millis(2_960)
+            ),
+            "it gave no answer within 3s",
+            "a deadline a moment short of what was asked is said as asked"
         );
     }
 

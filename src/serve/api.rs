@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::mail::MessageType;
 use crate::mcp::Caller;
 use crate::project;
-use crate::session::{BoardFilter, NewTask, Session, TaskView};
+use crate::session::{BoardFilter, NewTask, Session, Standing, TaskView};
 use crate::tokens::TokenId;
 
 pub fn routes() -> Router<super::State> {
@@ -223,10 +223,24 @@ where
 {
     let hub = state.hub.clone();
     answer(move || {
-        let session = Session::open_by_id(hub, &caller.0, &project)?;
+        let Caller(agent, standing) = caller;
+        let session = Session::open_by_id_as(hub, &agent, &project, standing)?;
         operation(&session)
     })
     .await
+}
+
+/// How a request stands ([`Standing`]): an observer when it says it comes from a process
+/// looking on its agent's behalf (`baton listen`, a remote `watch`: the
+/// [`crate::remote::OBSERVER_HEADER`]), else the agent itself. The header is taken on the
+/// request's word, with no check, because it can only take away: an observer renews no lease
+/// and records no heartbeat, and is shown and allowed exactly what its token's agent is. A
+/// token that sends it harms nobody but its own agent's claims.
+pub fn standing(headers: &HeaderMap) -> Standing {
+    match headers.get(crate::remote::OBSERVER_HEADER) {
+        Some(_) => Standing::Observer,
+        None => Standing::Agent,
+    }
 }
 
 /// Runs `work` on a blocking thread (it reads and locks files) and answers with its JSON.
@@ -277,9 +291,31 @@ async fn whoami(Extension(caller): Extension<Caller>) -> Response {
     axum::Json(serde_json::json!({ "agent": caller.0 })).into_response()
 }
 
-async fn projects(State(state): State<super::State>) -> Answer {
+async fn projects(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+) -> Answer {
     let home = state.hub.home.clone();
-    answer(move || project::list(&home)).await
+    answer(move || {
+        Ok(project::list(&home)?
+            .into_iter()
+            .map(|project| shown_to(&caller, project))
+            .collect::<Vec<_>>())
+    })
+    .await
+}
+
+/// A project as `caller` is shown it over HTTP: its workspace, a directory of the hub's
+/// machine, only to a human of the project. An agent elsewhere works in a directory of its
+/// own (`baton project map`; SPEC section 7), and the hub's layout is nothing it needs: a
+/// path shown to it would pass for one where it should work, and tells a stranger with a
+/// token where the hub keeps its code. A person steering the project is shown where it
+/// lives on the hub, as the hub's own `project show` does.
+fn shown_to(caller: &Caller, mut project: project::Project) -> project::Project {
+    if !project.settings.humans.contains(&caller.0) {
+        project.workspace = None;
+    }
+    project
 }
 
 /// What the web board opens on: who the page acts as, and the project of the directory
@@ -615,8 +651,9 @@ async fn project_show(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
 ) -> Answer {
-    as_caller(caller, project, &state, |session| {
-        Ok(session.project.clone())
+    let shown = caller.clone();
+    as_caller(caller, project, &state, move |session| {
+        Ok(shown_to(&shown, session.project.clone()))
     })
     .await
 }
@@ -656,11 +693,14 @@ async fn inbox(
 }
 
 /// What the client said that matters to a hook on the hub: whether a stop hook already
-/// made the agent go on.
+/// made the agent go on; and the directory the agent's machine maps the project to, which
+/// its context names instead of the hub's workspace.
 #[derive(Debug, Default, Deserialize)]
 struct HookBody {
     #[serde(default)]
     stop_hook_active: bool,
+    #[serde(default)]
+    workspace: Option<std::path::PathBuf>,
 }
 
 /// A remote agent's hook: the hook's answer in baton's words (`{"answer", "text"}`), which
@@ -691,7 +731,11 @@ async fn hook(
         if event == HookEvent::Stop && input.stop_hook_active {
             return Ok(HookAnswer::Nothing);
         }
-        let session = Session::open_by_id_unless_busy(hub, &caller.0, &project)?;
+        let mut session = Session::open_by_id_unless_busy(hub, &caller.0, &project)?;
+        // The context says where the agent works: on its own machine, its mapped directory
+        // (or nothing), never the hub's path (SPEC section 7). The session is open already;
+        // the workspace serves only the words from here on.
+        session.project.workspace = input.workspace.filter(|dir| dir.is_absolute());
         Ok(crate::hook::answer_in(&session, event)
             .unwrap_or_else(|error| crate::hook::note(&error)))
     })
@@ -722,8 +766,9 @@ async fn add_context(
     payload: std::result::Result<axum::Json<TextBody>, JsonRejection>,
 ) -> Answer {
     let TextBody { text } = body(payload)?;
+    let shown = caller.clone();
     as_caller(caller, project, &state, move |session| {
-        session.add_context(&text)
+        Ok(shown_to(&shown, session.add_context(&text)?))
     })
     .await
 }
@@ -747,27 +792,70 @@ async fn coordinator(
     payload: std::result::Result<axum::Json<CoordinatorBody>, JsonRejection>,
 ) -> Answer {
     let change = body(payload)?;
+    let shown = caller.clone();
     as_caller(caller, project, &state, move |session| {
-        session.coordinate(
+        let project = session.coordinate(
             change.set.as_deref(),
             change.human.as_deref(),
             change.not_human.as_deref(),
-        )
+        )?;
+        Ok(shown_to(&shown, project))
     })
     .await
 }
 
-/// `wake NAME` from another machine: the agent's wake command runs here, on the hub, as it
-/// would for `baton wake NAME` run on this machine.
+/// `wake NAME` from another machine: the agent's wake command runs here, on the hub, as a
+/// hand-over would start it, and only while work waits for it
+/// ([`Session::wake_for_waiting_work`]). The answer names no path of the hub's.
 async fn wake(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path((project, agent)): Path<(String, String)>,
 ) -> Answer {
     as_caller(caller, project, &state, move |session| {
-        session.wake_by_hand(&agent)
+        session.wake_for_waiting_work(&agent).map(without_hub_paths)
     })
     .await
+}
+
+/// A wake's outcome as another machine is told it: the log is named as a file of the hub's
+/// home (`wake/<agent>.log`, SPEC section 2), not by the hub's own path, and a failure to
+/// start is said without the hub's program path.
+fn without_hub_paths(outcome: crate::wake::WakeOutcome) -> crate::wake::WakeOutcome {
+    use crate::wake::WakeOutcome;
+    let in_home = |agent: &str| std::path::PathBuf::from("wake").join(format!("{agent}.log"));
+    match outcome {
+        WakeOutcome::Started {
+            agent,
+            project,
+            tasks,
+            ..
+        } => WakeOutcome::Started {
+            log: in_home(&agent),
+            agent,
+            project,
+            tasks,
+        },
+        WakeOutcome::AlreadyAwake {
+            agent,
+            project,
+            tasks,
+            ..
+        } => WakeOutcome::AlreadyAwake {
+            log: in_home(&agent),
+            agent,
+            project,
+            tasks,
+        },
+        WakeOutcome::Failed { agent, project, .. } => WakeOutcome::Failed {
+            error: "the hub could not start its wake supervisor (the stderr of `baton serve` \
+                    says why)"
+                .to_string(),
+            agent,
+            project,
+        },
+        listening @ WakeOutcome::Listening { .. } => listening,
+    }
 }
 
 /// The tasks a remote `listen` started its agent's wake command for.
@@ -823,9 +911,45 @@ async fn record_delivery(
     .await
 }
 
-async fn agent_show(State(state): State<super::State>, Path(agent): Path<String>) -> Answer {
+/// Whose wake command a caller may see: `?project=P` names the project whose coordinator
+/// the caller may be.
+#[derive(Debug, Default, Deserialize)]
+struct AgentQuery {
+    #[serde(default)]
+    project: Option<String>,
+}
+
+/// An agent's record. Its wake command is an argv that runs on the hub and may carry a key
+/// (`--api-key …`): it is shown to the agent itself and to the coordinator of the project
+/// the request names, who decides who works there; to anyone else it is left out, saying
+/// so (`wake_hidden`). Humans of the project are not among them for this: they set wake
+/// commands on the hub's machine, where `baton agent show` shows them, and a browser's
+/// login token is the one most easily lost.
+async fn agent_show(
+    State(state): State<super::State>,
+    Extension(caller): Extension<Caller>,
+    Path(agent): Path<String>,
+    Query(query): Query<AgentQuery>,
+) -> Answer {
     let home = state.hub.home.clone();
-    answer(move || crate::registry::require(&home, &agent)).await
+    answer(move || {
+        let mut record = crate::registry::require(&home, &agent)?;
+        let coordinates = || -> Result<bool> {
+            let Some(id) = query.project.as_deref() else {
+                return Ok(false);
+            };
+            crate::names::check(crate::names::NameKind::Project, id)?;
+            Ok(project::load(&home, id)?
+                .is_some_and(|project| project.coordinator.as_deref() == Some(caller.0.as_str())))
+        };
+        if record.name != caller.0 && !coordinates()? && record.wake.take().is_some() {
+            record
+                .other
+                .insert("wake_hidden".to_string(), serde_json::Value::Bool(true));
+        }
+        Ok(record)
+    })
+    .await
 }
 
 /// `agent add NAME --strengths … --skills …` from another machine, for the caller itself

@@ -140,7 +140,10 @@ pub async fn require_token(
             if let Some(refusal) = claimed_another(request.headers(), &bearer.agent) {
                 return refusal;
             }
-            request.extensions_mut().insert(Caller(bearer.agent));
+            let standing = super::api::standing(request.headers());
+            request
+                .extensions_mut()
+                .insert(Caller(bearer.agent, standing));
             request.extensions_mut().insert(bearer.token);
             next.run(request).await
         }

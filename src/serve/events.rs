@@ -122,7 +122,28 @@ impl Feed {
 pub async fn stream(
     State(state): State<super::State>,
     Extension(token): Extension<TokenId>,
+    Extension(caller): Extension<crate::mcp::Caller>,
+    headers: axum::http::HeaderMap,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    // A `baton listen` of the token's agent is announced for as long as its stream is open,
+    // so that work handed to the agent meanwhile is known to reach it (SPEC section 13).
+    // Announced before the stream opens: once the listener hears it open, it is known.
+    let is_listener = headers
+        .get(crate::remote::OBSERVER_HEADER)
+        .is_some_and(|value| value == crate::remote::Observer::Listen.as_str());
+    let listener = match is_listener {
+        true => {
+            let home = state.hub.home.clone();
+            let agent = caller.0.clone();
+            tokio::task::spawn_blocking(move || {
+                crate::store::presence::announce_listener(&home, &agent).ok()
+            })
+            .await
+            .ok()
+            .flatten()
+        }
+        false => None,
+    };
     let mut changes = state.feed.subscribe();
     let mut tokens_changed = state.feed.tokens_changed();
     let (sender, events) = tokio::sync::mpsc::channel::<Change>(16);
@@ -132,6 +153,8 @@ pub async fn stream(
     let mut keep_alive =
         tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
     tokio::spawn(async move {
+        // Taken back when the stream ends, whichever way (its client gone, its token removed).
+        let _listener = listener;
         loop {
             // `biased`: a change of `tokens.json` is looked at before the changes the
             // follower found in the same look, so a token removed with them sees none.

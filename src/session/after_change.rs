@@ -12,8 +12,9 @@ use crate::alert::{self, queue};
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover::Handover;
 use crate::board::task::TaskId;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mail::Arrival;
+use crate::names::{self, NameKind};
 use crate::notify;
 use crate::project;
 use crate::registry;
@@ -77,7 +78,8 @@ pub struct Unreachable {
 
 impl Session {
     /// The agents among `handovers` that nothing will bring their work to: no wake command
-    /// in their registry record and no live session of theirs in the project. An agent
+    /// in their registry record, no listener (`baton listen` on their machine) following
+    /// the hub, and no live session of theirs in the project. An agent
     /// whose record cannot be read is not one (nothing is claimed that was not checked).
     /// One entry per agent, its tasks in hand-over order.
     pub(super) fn unreachable(&self, handovers: &[Handover]) -> Vec<Unreachable> {
@@ -98,6 +100,7 @@ impl Session {
                 continue;
             };
             if wake::wake_command(&record).is_some()
+                || presence::is_listened(&self.hub.home, &handover.agent)
                 || !presence::live_clients(&self.hub.home, &handover.project, &handover.agent)
                     .is_empty()
             {
@@ -189,6 +192,9 @@ impl Session {
             WakeOutcome::AlreadyAwake { agent: woken, .. } if woken == agent => {
                 Some("already awake")
             }
+            WakeOutcome::Listening { agent: woken, .. } if woken == agent => {
+                Some("woken by its listener")
+            }
             _ => None,
         });
         if let Some(woken) = woken {
@@ -229,15 +235,72 @@ impl Session {
                 .filter(|handover| &handover.agent == agent)
                 .map(|handover| handover.task)
                 .collect();
-            outcomes.extend(wake::wake_agent(
-                &self.hub.home,
-                agent,
-                project,
-                &tasks,
-                effects.program(),
-            ));
+            let outcome =
+                wake::wake_agent(&self.hub.home, agent, project, &tasks, effects.program())
+                    .or_else(|| {
+                        // Nothing to run here; an agent on another machine is woken by its listener.
+                        presence::is_listened(&self.hub.home, agent).then(|| {
+                            WakeOutcome::Listening {
+                                agent: agent.clone(),
+                                project: project.clone(),
+                                tasks,
+                            }
+                        })
+                    });
+            outcomes.extend(outcome);
         }
         outcomes
+    }
+
+    /// `wake NAME` from another machine (over HTTP): starts the agent's wake supervisor in
+    /// this project, as a hand-over would, but only while work waits for it here (a task
+    /// whose turn is its own, an unread message). A token on another machine is anyone's
+    /// with that token: it may bring an agent to work that waits, not run its wake command
+    /// for nothing, again and again. An agent with no wake command on the hub but a
+    /// listener is said to be woken by it.
+    pub fn wake_for_waiting_work(&self, agent: &str) -> Result<WakeOutcome> {
+        names::check(NameKind::Agent, agent)?;
+        let record = registry::require(&self.hub.home, agent)?;
+        let board = self.hub.board(&self.project.id)?;
+        let has_work = !board.inbox(agent, self.now).is_empty()
+            || !crate::mail::unread(&self.hub.home, &self.project.id, agent, record.created_at)?
+                .is_empty();
+        if !has_work {
+            return Err(Error::invalid_with_hint(
+                format!(
+                    "nothing waits for {agent} in project {}: a wake from another machine \
+                     runs only for work that waits",
+                    self.project.id
+                ),
+                format!("hand it work (`baton send --to {agent} …`), which wakes it"),
+            ));
+        }
+        if wake::wake_command(&record).is_none() {
+            if presence::is_listened(&self.hub.home, agent) {
+                return Ok(WakeOutcome::Listening {
+                    agent: agent.to_string(),
+                    project: self.project.id.clone(),
+                    tasks: Vec::new(),
+                });
+            }
+            return Err(Error::invalid(format!(
+                "{agent} has no wake command on the hub, and no listener (`baton listen` on its \
+                 machine) follows it"
+            )));
+        }
+        wake::wake_agent(
+            &self.hub.home,
+            agent,
+            &self.project.id,
+            &[],
+            self.hub.after_effects.program(),
+        )
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "waking is off in project {} (its settings say so)",
+                self.project.id
+            ))
+        })
     }
 
     /// `wake NAME`: starts the agent's wake supervisor in this project now, whatever its

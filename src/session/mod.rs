@@ -126,12 +126,35 @@ pub struct Request<'a> {
     pub cwd: Option<&'a Path>,
 }
 
+/// Who the session's identity is at the desk: the agent itself, or a process that looks on
+/// its behalf while it may be away (SPEC section 3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Standing {
+    /// The agent at work: its commands, hooks, MCP and API calls. What it does shows it is
+    /// alive, so its due leases are renewed and its `last_seen` refreshed.
+    #[default]
+    Agent,
+    /// A process acting for the agent while it is away: `baton listen` on its machine, a
+    /// terminal board (`baton watch`), a wake supervisor. It runs whether the agent lives or
+    /// not, so it renews no lease and records no heartbeat: a crashed agent's claims stall
+    /// on time, however long its listener keeps looking.
+    Observer,
+}
+
+impl Standing {
+    /// Whether this standing's looks and changes renew the identity's due leases.
+    pub fn renews_leases(self) -> bool {
+        self == Standing::Agent
+    }
+}
+
 /// An identity (perhaps none) in a resolved project.
 #[derive(Debug, Clone)]
 pub struct Session {
     pub hub: Hub,
     pub project: Project,
     agent: Option<String>,
+    standing: Standing,
     pub now: Timestamp,
 }
 
@@ -178,14 +201,21 @@ impl Session {
     /// Resolves the project, checks names and workspace access, and records the identity
     /// (registering it on first sight, refreshing its leases and last-seen).
     pub fn open(hub: Hub, request: Request<'_>) -> Result<Session> {
-        Session::open_with(hub, request, WhenBusy::Fail)
+        Session::open_with(hub, request, WhenBusy::Fail, Standing::Agent)
+    }
+
+    /// [`Session::open`] for a process that looks on the identity's behalf
+    /// ([`Standing::Observer`]): the terminal board. It records no heartbeat, and nothing it
+    /// reads or does through this session renews a lease.
+    pub fn open_observer(hub: Hub, request: Request<'_>) -> Result<Session> {
+        Session::open_with(hub, request, WhenBusy::Fail, Standing::Observer)
     }
 
     /// What the hooks open: [`Session::open`], except that a registry lock still busy when
     /// the hub's lock policy gives up skips the heartbeat (the next look refreshes it)
     /// rather than failing.
     pub fn open_unless_busy(hub: Hub, request: Request<'_>) -> Result<Session> {
-        Session::open_with(hub, request, WhenBusy::ShowUnmarked)
+        Session::open_with(hub, request, WhenBusy::ShowUnmarked, Standing::Agent)
     }
 
     /// The session of `agent` in the project `id`, for a caller with no working directory on
@@ -194,16 +224,29 @@ impl Session {
     /// reachable by id whatever directory the serving process runs in. A name that is not a
     /// project's is refused as on the CLI (`default` springs into being).
     pub fn open_by_id(hub: Hub, agent: &str, id: &str) -> Result<Session> {
-        Session::open_by_id_with(hub, agent, id, WhenBusy::Fail)
+        Session::open_by_id_with(hub, agent, id, WhenBusy::Fail, Standing::Agent)
+    }
+
+    /// [`Session::open_by_id`] with the standing the request claims: a request that says it
+    /// comes from a process looking on the agent's behalf is served as an
+    /// [`Standing::Observer`].
+    pub fn open_by_id_as(hub: Hub, agent: &str, id: &str, standing: Standing) -> Result<Session> {
+        Session::open_by_id_with(hub, agent, id, WhenBusy::Fail, standing)
     }
 
     /// What a hook over HTTP opens: [`Session::open_by_id`], skipping the heartbeat when
     /// the registry lock stays busy, as [`Session::open_unless_busy`] does.
     pub fn open_by_id_unless_busy(hub: Hub, agent: &str, id: &str) -> Result<Session> {
-        Session::open_by_id_with(hub, agent, id, WhenBusy::ShowUnmarked)
+        Session::open_by_id_with(hub, agent, id, WhenBusy::ShowUnmarked, Standing::Agent)
     }
 
-    fn open_by_id_with(hub: Hub, agent: &str, id: &str, when_busy: WhenBusy) -> Result<Session> {
+    fn open_by_id_with(
+        hub: Hub,
+        agent: &str,
+        id: &str,
+        when_busy: WhenBusy,
+        standing: Standing,
+    ) -> Result<Session> {
         let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
         let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
         Session::open_with(
@@ -214,10 +257,16 @@ impl Session {
                 cwd: Some(&cwd),
             },
             when_busy,
+            standing,
         )
     }
 
-    fn open_with(hub: Hub, request: Request<'_>, when_busy: WhenBusy) -> Result<Session> {
+    fn open_with(
+        hub: Hub,
+        request: Request<'_>,
+        when_busy: WhenBusy,
+        standing: Standing,
+    ) -> Result<Session> {
         let now = time::now();
         if let Some(agent) = request.agent {
             names::check(NameKind::Agent, agent)?;
@@ -253,9 +302,11 @@ impl Session {
             hub,
             project,
             agent: request.agent.map(str::to_string),
+            standing,
             now,
         };
-        if let Some(agent) = &session.agent {
+        // An observer runs whether the agent lives or not: it says nothing of the agent.
+        if let Some(agent) = session.agent.as_ref().filter(|_| standing.renews_leases()) {
             match registry::heartbeat(&session.hub.home, agent, session.hub.lock, now) {
                 Err(error) if when_busy.shows_unmarked(&error) => {}
                 heartbeat => heartbeat?,
@@ -277,11 +328,24 @@ impl Session {
         &self.project.id
     }
 
+    /// How this session's identity stands at the desk.
+    pub fn standing(&self) -> Standing {
+        self.standing
+    }
+
+    /// The agent whose due leases this session renews: the caller, unless it is an
+    /// observer ([`Standing::Observer`]), which renews nothing.
+    fn renewing(&self) -> Option<&str> {
+        self.agent
+            .as_deref()
+            .filter(|_| self.standing.renews_leases())
+    }
+
     /// The board as it is now, read without the lock. A signed-in agent keeps its claims
     /// alive by using baton: when its leases are due for renewal, this read becomes a write.
     pub fn board(&self) -> Result<Board> {
         let board = self.hub.board(&self.project.id)?;
-        match &self.agent {
+        match self.renewing() {
             Some(agent) if lease::has_due_leases(&board, agent, self.now, self.project.lease()) => {
                 self.update(|tx| Ok(tx.board.clone()))
             }
@@ -290,10 +354,11 @@ impl Session {
     }
 
     /// The locked read-change-write every change goes through; it also renews the caller's
-    /// due leases, so a renewal never costs a write of its own.
+    /// due leases (an agent's, not an observer's), so a renewal never costs a write of its
+    /// own.
     fn update<T>(&self, change: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
         self.hub.update(&self.project.id, self.now, |tx| {
-            if let Some(agent) = &self.agent
+            if let Some(agent) = self.renewing()
                 && lease::renew_due_leases(&mut tx.board, agent, self.now, self.project.lease())?
             {
                 tx.touch();

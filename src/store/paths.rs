@@ -132,6 +132,12 @@ impl Home {
         self.root.join("live").join(project).join(agent)
     }
 
+    /// Where `agent`'s listeners (`baton listen` on its machine, following this hub's event
+    /// stream) announce themselves while their stream is open (`store::presence`).
+    pub fn listener_dir(&self, agent: &str) -> PathBuf {
+        self.root.join("listeners").join(agent)
+    }
+
     /// What `baton setup` created around its entries in the clients' files, so uninstall can
     /// remove exactly that.
     pub fn setup_manifest(&self) -> PathBuf {

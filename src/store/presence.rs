@@ -6,6 +6,14 @@
 //! $BATON_HOME/live/<project>/<agent>/<client>-<pid>.lock
 //! ```
 //!
+//! A `baton listen` on an agent's other machine, which runs that machine's wake command when
+//! work arrives, is announced by the hub that serves its event stream, for as long as the
+//! stream is open, so that a hand-over to the agent is known to reach it:
+//!
+//! ```text
+//! $BATON_HOME/listeners/<agent>/<pid>-<n>.lock
+//! ```
+//!
 //! A running `baton serve` does the same, so that the login token it made for a browser
 //! lives no longer than it does, however it ends:
 //!
@@ -51,6 +59,37 @@ pub fn announce(
 ) -> Result<Presence, StoreError> {
     let pid = std::process::id();
     hold(&home.live_dir(project, agent), &format!("{client}-{pid}"))
+}
+
+/// Announces a listener of `agent` (`baton listen` on its machine) whose event stream this
+/// process serves, for as long as the returned [`Presence`] is kept. One server may serve
+/// several streams, so each has a number of its own beside the server's pid.
+pub fn announce_listener(home: &Home, agent: &str) -> Result<Presence, StoreError> {
+    static STREAMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let stream = STREAMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let pid = std::process::id();
+    hold(&home.listener_dir(agent), &format!("{pid}-{stream}"))
+}
+
+/// Whether a listener of `agent` is announced now: some `baton listen` holds its event
+/// stream open on a server of this hub. Leftovers of servers that died are removed on the
+/// way.
+pub fn is_listened(home: &Home, agent: &str) -> bool {
+    let Ok(entries) = fs::read_dir(home.listener_dir(agent)) else {
+        return false;
+    };
+    let mut is_listened = false;
+    for entry in entries.filter_map(|entry| entry.ok()) {
+        let path = entry.path();
+        if path.extension().is_none_or(|extension| extension != "lock") {
+            continue;
+        }
+        match lock::is_locked(&path) {
+            true => is_listened = true,
+            false => remove_leftover(&path),
+        }
+    }
+    is_listened
 }
 
 /// Takes the lock `<dir>/<stem>.lock` and keeps it in the returned [`Presence`].
@@ -224,6 +263,30 @@ mod tests {
         drop(server);
         assert!(!is_server_running(&home, pid));
         assert!(!home.serve_lock(pid).exists(), "no file left");
+    }
+
+    #[test]
+    fn a_listener_is_announced_while_held_and_each_stream_on_its_own() {
+        let (_dir, home) = home();
+        assert!(!is_listened(&home, "codex"));
+        let first = announce_listener(&home, "codex").unwrap();
+        let second = announce_listener(&home, "codex").unwrap();
+        assert!(is_listened(&home, "codex"));
+        assert!(!is_listened(&home, "claude"), "another agent");
+        drop(first);
+        assert!(
+            is_listened(&home, "codex"),
+            "the other stream is still open"
+        );
+        drop(second);
+        assert!(!is_listened(&home, "codex"));
+        let leftover = home.listener_dir("codex").join("999999-0.lock");
+        fs::write(&leftover, "").unwrap();
+        assert!(
+            !is_listened(&home, "codex"),
+            "a file nobody holds counts for nothing"
+        );
+        assert!(!leftover.exists(), "and is removed");
     }
 
     #[test]

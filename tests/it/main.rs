@@ -36,6 +36,7 @@ mod notify;
 mod opencode;
 mod projects;
 mod remote;
+mod remote_attacks;
 mod serve;
 mod setup;
 // Its hub pins permission bits, which doctor's pinned output shows.

@@ -765,3 +765,510 @@ fn the_hook_line_remote_setup_writes_shows_the_hubs_inbox_with_the_token_from_it
         .unwrap();
     assert!(context.contains("Through the wiring"), "{context}");
 }
+
+/// The time `seconds` from now (before it, for a negative number), as baton writes times:
+/// for a claim made in the past, whose lease is then near its end.
+fn seconds_from_now(seconds: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let at = now.as_secs() as i64 + seconds;
+    let (days, rest) = (at.div_euclid(86_400), at.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        now.subsec_millis()
+    )
+}
+
+/// Sets the project's lease in its `project.json` (SPEC section 3).
+fn set_lease_minutes(env: &TestEnv, project: &str, minutes: u64) {
+    let path = env.project_dir(project).join("project.json");
+    let mut value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    value["settings"]["lease_minutes"] = minutes.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+}
+
+/// A hub where codex has claimed T-1 50 seconds ago under a one-minute lease: 10 seconds
+/// are left, less than half, so any renewal would move it.
+fn hub_with_a_claim_near_its_end() -> (TestEnv, String, String) {
+    let env = TestEnv::new();
+    env.run("", &["agent", "add", "codex"]).ok();
+    env.run("", &["agent", "add", "alice"]).ok();
+    let token = env
+        .run("", &["token", "add", "codex"])
+        .ok()
+        .trim()
+        .to_string();
+    env.send("alice", "codex", "Long job", &["--no-wake"]);
+    set_lease_minutes(&env, "default", 1);
+    env.run_env(
+        "codex",
+        &["claim", "1"],
+        &[("BATON_NOW", &seconds_from_now(-50))],
+    )
+    .ok();
+    let lease = task_in(&env.board("default")["tasks"], 1)["lease_expires_at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (env, token, lease)
+}
+
+fn lease_of(env: &TestEnv) -> String {
+    task_in(&env.board("default")["tasks"], 1)["lease_expires_at"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+impl Agent {
+    /// Starts `baton ARGS…` on this machine with its stderr piped, its lines as they come.
+    fn spawn_told(&self, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>) {
+        let mut child = self
+            .command(&self.env.work())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the baton binary runs");
+        let lines = crate::remote_attacks::stderr_lines(&mut child);
+        (child, lines)
+    }
+}
+
+#[test]
+fn a_claim_stalls_on_time_while_listen_and_watch_look_and_the_agents_own_command_renews_it() {
+    let (env, token, lease) = hub_with_a_claim_near_its_end();
+    let served = Served::start(&env, "alice");
+    let agent = Agent {
+        env: TestEnv::new(),
+        url: format!("http://{}", served.address),
+        token,
+    };
+    let (mut listen, said) = agent.spawn_told(&["listen"]);
+    crate::remote_attacks::line_with(&said, "listening to the hub");
+    let mut watch = agent.spawn(&["--json", "watch"], false);
+    let boards = crate::common::stdout_lines(&mut watch);
+    boards
+        .recv_timeout(Duration::from_secs(60))
+        .expect("watch drew the board");
+    // A hand-over makes the listener look at the inbox, and the board be drawn again.
+    env.send("alice", "codex", "More work", &["--no-wake"]);
+    crate::remote_attacks::line_with(&said, "work arrived for codex: T-2");
+    boards
+        .recv_timeout(Duration::from_secs(60))
+        .expect("watch drew the board again");
+    assert_eq!(
+        lease_of(&env),
+        lease,
+        "a look on codex's behalf renewed its lease"
+    );
+    eventually("the claim stalls and goes back to its sender", || {
+        let inbox = env.run("alice", &["--json", "inbox", "--peek"]).json();
+        let tasks = inbox["tasks"].as_array().unwrap().clone();
+        tasks
+            .iter()
+            .any(|task| task["id"] == 1 && task["reason"] == "stalled")
+            .then_some(())
+    });
+    assert_eq!(lease_of(&env), lease);
+    // codex's own command, from its machine, shows it alive: the lease is renewed.
+    agent.run(&["status"]).ok();
+    assert_ne!(
+        lease_of(&env),
+        lease,
+        "the agent's own command renews its lease"
+    );
+    for child in [&mut listen, &mut watch] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+#[test]
+fn a_board_watched_on_the_hubs_machine_renews_no_lease_and_records_no_heartbeat() {
+    let (env, _token, lease) = hub_with_a_claim_near_its_end();
+    let seen = |env: &TestEnv| {
+        let record: Value = serde_json::from_str(
+            &std::fs::read_to_string(env.home().join("agents/codex.json")).unwrap(),
+        )
+        .unwrap();
+        record["last_seen"].clone()
+    };
+    let last_seen = seen(&env);
+    let mut watch = env
+        .command(&env.work())
+        .args(["--as", "codex", "--json", "watch"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let boards = crate::common::stdout_lines(&mut watch);
+    boards
+        .recv_timeout(Duration::from_secs(60))
+        .expect("watch drew the board");
+    env.send("alice", "codex", "More work", &["--no-wake"]);
+    boards
+        .recv_timeout(Duration::from_secs(60))
+        .expect("watch drew the board again");
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert_eq!(lease_of(&env), lease, "watching renewed the lease");
+    assert_eq!(seen(&env), last_seen, "watching recorded a heartbeat");
+    env.run("codex", &["status"]).ok();
+    assert_ne!(lease_of(&env), lease, "codex's own command renews it");
+}
+
+#[test]
+fn while_listen_runs_the_hub_tells_a_sender_its_listener_takes_the_work() {
+    let hub = Hub::start();
+    let agent = Agent::of(&hub);
+    let unreached = hub
+        .env
+        .run("alice", &["send", "--to", "codex", "--subject", "Before"]);
+    assert!(
+        unreached
+            .ok()
+            .contains("codex has no wake command and no live session"),
+        "{}",
+        unreached.stdout
+    );
+    let (mut listen, said) = agent.spawn_told(&["listen"]);
+    crate::remote_attacks::line_with(&said, "listening to the hub");
+    let sent = hub
+        .env
+        .run("alice", &["send", "--to", "codex", "--subject", "Listened"]);
+    assert!(
+        !sent.ok().contains("no wake command and no live session"),
+        "{}",
+        sent.stdout
+    );
+    assert!(
+        sent.stderr
+            .contains("codex's listener (`baton listen` on its machine) wakes it for T-2"),
+        "{}",
+        sent.stderr
+    );
+    crate::remote_attacks::line_with(&said, "work arrived for codex");
+    // The listener gone, the hub says so again once it notices the stream closed.
+    let _ = listen.kill();
+    let _ = listen.wait();
+    eventually("the hub notices the listener is gone", || {
+        let sent = hub
+            .env
+            .run("alice", &["send", "--to", "codex", "--subject", "After"]);
+        std::thread::sleep(Duration::from_millis(500));
+        sent.ok()
+            .contains("no wake command and no live session")
+            .then_some(())
+    });
+}
+
+#[test]
+fn a_remote_agent_is_shown_its_own_mapped_directory_never_the_hubs_path() {
+    let hub = Hub::start();
+    let hub_api = hub.env.work().join("srv-api");
+    std::fs::create_dir_all(&hub_api).unwrap();
+    hub.env.init_project("alice", "api", &hub_api);
+    hub.env
+        .run_in(&hub_api, "alice", &["coordinator", "--human", "alice"])
+        .ok();
+    hub.env
+        .run_in(
+            &hub_api,
+            "alice",
+            &["send", "--to", "codex", "--subject", "Mapped"],
+        )
+        .ok();
+    let human = hub
+        .env
+        .run("", &["token", "add", "alice"])
+        .ok()
+        .trim()
+        .to_string();
+    let agent = Agent::of(&hub);
+    let mine = agent.env.work().join("api-here");
+    std::fs::create_dir_all(&mine).unwrap();
+    agent
+        .run(&["project", "map", "api", mine.to_str().unwrap()])
+        .ok();
+    let hub_path = hub_api.to_str().unwrap();
+    let whoami = agent.run_in(&mine, &["whoami"]);
+    assert!(
+        whoami.ok().contains(mine.to_str().unwrap()) && !whoami.stdout.contains(hub_path),
+        "{}",
+        whoami.stdout
+    );
+    let shown = agent.run_in(&mine, &["--json", "project", "show"]).json();
+    assert_eq!(shown["workspace"], mine.to_str().unwrap());
+    let input = serde_json::json!({"cwd": mine});
+    let mut command = agent.command(&mine);
+    command.args(["hook", "prompt", "--client", "claude"]);
+    let prompt = agent.env.run_piped(command, &input.to_string());
+    let context = prompt.ok();
+    assert!(
+        context.contains(&format!("(workspace {})", mine.display())),
+        "{context}"
+    );
+    assert!(!context.contains(hub_path), "the hub's path: {context}");
+    // Over HTTP the hub sends its path to a human of the project alone.
+    let projects = |token: &str| {
+        let reply = hub.served.get("/api/v1/projects", token);
+        assert_eq!(reply.status, 200);
+        let listed: Value = serde_json::from_str(&reply.body).unwrap();
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|project| project["id"] == "api")
+            .unwrap()["workspace"]
+            .clone()
+    };
+    assert_eq!(projects(&hub.token), Value::Null, "an agent's token");
+    assert_eq!(projects(&human), hub_path, "a human's token");
+    let one = hub.served.get("/api/v1/projects/api", &hub.token);
+    assert!(!one.body.contains(hub_path), "{}", one.body);
+    let noted = hub.served.post(
+        "/api/v1/projects/api/context",
+        &hub.token,
+        &serde_json::json!({"text": "a note"}),
+    );
+    assert_eq!(noted.status, 200, "{}", noted.body);
+    assert!(!noted.body.contains(hub_path), "{}", noted.body);
+}
+
+#[test]
+fn a_wake_command_is_shown_to_its_agent_and_the_coordinator_and_runs_only_for_waiting_work() {
+    let hub = Hub::start();
+    hub.env
+        .run(
+            "",
+            &[
+                "agent",
+                "add",
+                "codex",
+                "--wake",
+                "--",
+                "/bin/true",
+                "--api-key",
+                "sk-secret-1",
+            ],
+        )
+        .ok();
+    let token = |name: &str| {
+        hub.env
+            .run("", &["token", "add", name])
+            .ok()
+            .trim()
+            .to_string()
+    };
+    let (alice, mallory) = (token("alice"), token("mallory"));
+    // alice coordinates `default`: she sends there first.
+    hub.env
+        .run(
+            "alice",
+            &["send", "--to", "alice", "--subject", "Mine", "--no-wake"],
+        )
+        .ok();
+    let record = |path: &str, token: &str| {
+        let reply = hub.served.get(path, token);
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        reply.body
+    };
+    let hidden = record("/api/v1/agents/codex", &mallory);
+    assert!(!hidden.contains("sk-secret"), "{hidden}");
+    let hidden: Value = serde_json::from_str(&hidden).unwrap();
+    assert_eq!(hidden["wake"], Value::Null);
+    assert_eq!(hidden["wake_hidden"], true);
+    assert!(record("/api/v1/agents/codex", &hub.token).contains("sk-secret-1"));
+    assert!(record("/api/v1/agents/codex?project=default", &alice).contains("sk-secret-1"));
+    assert!(!record("/api/v1/agents/codex", &alice).contains("sk-secret"));
+    assert!(!record("/api/v1/agents/codex?project=default", &mallory).contains("sk-secret"));
+    let shown = Agent {
+        token: mallory.clone(),
+        ..Agent::of(&hub)
+    }
+    .run(&["agent", "show", "codex"]);
+    assert!(
+        shown.ok().contains("wake:      set (shown only to"),
+        "{}",
+        shown.stdout
+    );
+    // Nothing waits for codex: nobody elsewhere may run its wake command.
+    let wake = |token: &str| {
+        hub.served.post(
+            "/api/v1/projects/default/wake/codex",
+            token,
+            &serde_json::json!({}),
+        )
+    };
+    let refused = wake(&mallory);
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(
+        refused.body.contains("nothing waits for codex"),
+        "{}",
+        refused.body
+    );
+    assert!(!hub.env.home().join("wake/codex.log").exists(), "it ran");
+    hub.env
+        .run(
+            "alice",
+            &["send", "--to", "codex", "--subject", "Work", "--no-wake"],
+        )
+        .ok();
+    let woken = wake(&mallory);
+    assert_eq!(woken.status, 200, "{}", woken.body);
+    let outcome: Value = serde_json::from_str(&woken.body).unwrap();
+    assert_eq!(outcome["outcome"], "started", "{outcome}");
+    assert_eq!(outcome["log"], "wake/codex.log");
+    let home = hub.env.home();
+    assert!(
+        !woken.body.contains(home.to_str().unwrap()),
+        "the hub's home: {}",
+        woken.body
+    );
+}
+
+/// A wake command that lists its descriptors in the wake log and then says it is done.
+#[cfg(target_os = "linux")]
+const DESCRIPTOR_LISTER: &str = r#"
+echo "descriptors of the run:"
+ls /proc/$$/fd
+echo "end of descriptors"
+touch "$0"
+"#;
+
+#[cfg(target_os = "linux")]
+#[test]
+fn listens_wake_run_holds_no_descriptor_above_2() {
+    let hub = Hub::start();
+    let agent = Agent::of(&hub);
+    let done = agent.env.root.path().join("listed");
+    // listen is started holding descriptors 7 and 9, as a caller that hands some down would.
+    let mut listen = Command::new("/bin/sh")
+        .args(["-c", r#"exec "$0" "$@" 7</dev/null 9</dev/null"#])
+        .arg(crate::common::baton_bin())
+        .args(["listen", "--wake", "--", "/bin/sh", "-c", DESCRIPTOR_LISTER])
+        .arg(&done)
+        .current_dir(agent.env.work())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("BATON_HOME", agent.env.home())
+        .env("BATON_URL", &agent.url)
+        .env("BATON_TOKEN", &agent.token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let said = crate::remote_attacks::stderr_lines(&mut listen);
+    crate::remote_attacks::line_with(&said, "listening to the hub");
+    hub.env
+        .run(
+            "alice",
+            &["send", "--to", "codex", "--subject", "List them"],
+        )
+        .ok();
+    eventually("the run listed its descriptors", || {
+        done.exists().then_some(())
+    });
+    let _ = listen.kill();
+    let _ = listen.wait();
+    let log = std::fs::read_to_string(agent.env.home().join("wake/codex.log")).unwrap();
+    let heading = "descriptors of the run:\n";
+    let start = log.find(heading).expect("listed") + heading.len();
+    let end = start + log[start..].find("end of descriptors").expect("whole");
+    let descriptors: Vec<&str> = log[start..end].lines().collect();
+    assert_eq!(descriptors, ["0", "1", "2"], "no descriptor above 2: {log}");
+}
+
+#[cfg(unix)]
+#[test]
+fn listen_stops_at_once_on_sigterm_and_says_so() {
+    let hub = Hub::start();
+    let agent = Agent::of(&hub);
+    let (listen, said) = agent.spawn_told(&["listen"]);
+    crate::remote_attacks::line_with(&said, "listening to the hub");
+    let status = Command::new("kill")
+        .args(["-TERM", &listen.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let stopped = crate::remote_attacks::line_with(&said, "stopping");
+    assert!(stopped.contains("stopping (SIGTERM)"), "{stopped}");
+    let output = listen.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "stopped as asked");
+}
+
+#[cfg(unix)]
+#[test]
+fn after_three_runs_in_a_row_listen_runs_again_for_what_still_waits() {
+    let hub = Hub::start();
+    let agent = Agent::of(&hub);
+    let runs = agent.env.root.path().join("runs.txt");
+    // Each of the first three runs hands codex one more task, from alice on the hub: work
+    // that arrives during a run, which the next run is for.
+    let script = agent.env.root.path().join("wake.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho run >> '{runs}'\nn=$(wc -l < '{runs}')\n\
+             if [ \"$n\" -le 3 ]; then\n\
+             env -u BATON_URL -u BATON_TOKEN BATON_HOME='{home}' BATON_NOTIFY=0 \
+             '{baton}' --as alice send --to codex --subject \"Next $n\" --no-wake > /dev/null\n\
+             fi\n",
+            runs = runs.display(),
+            home = hub.env.home().display(),
+            baton = crate::common::baton_bin().display(),
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (mut listen, said) =
+        agent.spawn_told(&["listen", "--wake", "--", script.to_str().unwrap()]);
+    crate::remote_attacks::line_with(&said, "listening to the hub");
+    hub.env
+        .run(
+            "alice",
+            &["send", "--to", "codex", "--subject", "First", "--no-wake"],
+        )
+        .ok();
+    let rested = crate::remote_attacks::line_with(&said, "ran 3 times in a row");
+    assert!(
+        rested.contains("still waiting: T-4 (project default); run for at the next change"),
+        "{rested}"
+    );
+    assert_eq!(lines_of(&runs).len(), 3);
+    let board = hub.env.board("default");
+    assert_eq!(task_in(&board["tasks"], 4)["delivery"]["state"], "queued");
+    // The next change on the hub brings it up, as the line says.
+    hub.env.run("alice", &["note", "anything new?"]).ok();
+    eventually("a run for T-4", || {
+        let board = hub.env.board("default");
+        (task_in(&board["tasks"], 4)["delivery"]["state"] == "woken").then_some(())
+    });
+    eventually("the fourth run", || {
+        (lines_of(&runs).len() == 4).then_some(())
+    });
+    let log = std::fs::read_to_string(agent.env.home().join("wake/codex.log")).unwrap();
+    assert!(
+        log.contains("run for at the next change on the hub"),
+        "{log}"
+    );
+    let _ = listen.kill();
+    let _ = listen.wait();
+}

@@ -324,17 +324,33 @@ fn a_refusal_shows_on_the_status_line_and_the_board_stays() {
 
 #[test]
 fn sigterm_ends_the_board_and_gives_the_terminal_back() {
-    use nix::sys::signal::{Signal, kill};
+    ends_on(nix::sys::signal::Signal::SIGTERM);
+}
+
+#[test]
+fn sigint_ends_the_board_and_gives_the_terminal_back() {
+    // In raw mode Ctrl-C is a key, but `kill -INT` from elsewhere is still a signal.
+    ends_on(nix::sys::signal::Signal::SIGINT);
+}
+
+#[test]
+fn sigquit_ends_the_board_and_gives_the_terminal_back() {
+    ends_on(nix::sys::signal::Signal::SIGQUIT);
+}
+
+/// The board, sent `signal` once it shows, ends by itself and gives the terminal back.
+fn ends_on(signal: nix::sys::signal::Signal) {
+    use nix::sys::signal::kill;
     use nix::unistd::Pid;
     let env = TestEnv::new();
     env.register(&["boss"]);
     let mut board = Board::start(&env, "boss");
     board.wait_for("1:board");
     let pid = Pid::from_raw(i32::try_from(board.child.id()).expect("a pid"));
-    kill(pid, Signal::SIGTERM).expect("the signal is sent");
-    assert_eq!(board.wait_for_exit(), 0);
+    kill(pid, signal).expect("the signal is sent");
+    assert_eq!(board.wait_for_exit(), 0, "after {signal}");
     let written = String::from_utf8_lossy(&board.screen.written).into_owned();
-    assert!(is_restored(&written), "{written:?}");
+    assert!(is_restored(&written), "after {signal}: {written:?}");
 }
 
 /// Whether the terminal was given back at the end: the main screen after the last switch to

@@ -2,7 +2,7 @@
 //!
 //! Three things wake the loop, each told over one channel: a key (crossterm's events, read on
 //! their own thread), a change of the project's files (the kernel's file events that `wait`
-//! uses, [`FileWatch`]) with the board read again on its own thread, and SIGTERM or SIGHUP.
+//! uses, [`FileWatch`]) with the board read again on its own thread, and a signal to end.
 //! The board is read only on a change and every [`REDRAW_EVERY`] (so that ages and leases
 //! stay true); a key only moves through what was read. Actions go through the same session
 //! functions as the CLI, so a refusal is the CLI's, shown on the status line.
@@ -42,7 +42,7 @@ pub(super) enum Wake {
     Stop,
 }
 
-/// Runs the board until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is given back as it was
+/// Runs the board until `q`, Ctrl-C or a signal to end (SIGTERM, SIGHUP, SIGINT, SIGQUIT); the terminal is given back as it was
 /// on every way out, a panic included (ratatui's hook restores it).
 pub fn run(board: BoardAt, filter: &BoardFilter) -> Result<i32, Error> {
     let first = board.read(filter)?;
@@ -163,8 +163,10 @@ fn follow_terminal(sender: mpsc::Sender<Wake>) {
     });
 }
 
-/// SIGTERM and SIGHUP (on Windows: the console closing, the system shutting down) end the
-/// board like `q`, so the terminal is given back; a signal handler of its own would have to
+/// SIGTERM, SIGHUP, SIGINT and SIGQUIT (on Windows: the console closing, the system shutting
+/// down, Ctrl-C and Ctrl-Break) end the board like `q`, so the terminal is given back. In
+/// raw mode Ctrl-C and Ctrl-\ are keys, but `kill -INT` or `kill -QUIT` from elsewhere are
+/// still signals, whose default ends the process with the terminal left raw; a signal handler of its own would have to
 /// be `unsafe`, tokio's is not. The handlers are in place when this returns, before the
 /// board is first drawn: a signal that comes as soon as the board shows is not lost.
 fn follow_signals(sender: mpsc::Sender<Wake>) {
@@ -194,23 +196,31 @@ fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hang_up = signal(SignalKind::hangup())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut quit = signal(SignalKind::quit())?;
     Ok(async move {
         tokio::select! {
             _ = terminate.recv() => {}
             _ = hang_up.recv() => {}
+            _ = interrupt.recv() => {}
+            _ = quit.recv() => {}
         }
     })
 }
 
 #[cfg(windows)]
 fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
-    use tokio::signal::windows::{ctrl_close, ctrl_shutdown};
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close, ctrl_shutdown};
     let mut close = ctrl_close()?;
     let mut shutdown = ctrl_shutdown()?;
+    let mut interrupt = ctrl_c()?;
+    let mut quit = ctrl_break()?;
     Ok(async move {
         tokio::select! {
             _ = close.recv() => {}
             _ = shutdown.recv() => {}
+            _ = interrupt.recv() => {}
+            _ = quit.recv() => {}
         }
     })
 }

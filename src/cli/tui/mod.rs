@@ -42,8 +42,9 @@ pub(super) enum Wake {
     Stop,
 }
 
-/// Runs the board until `q`, Ctrl-C or a signal to end (SIGTERM, SIGHUP, SIGINT, SIGQUIT); the terminal is given back as it was
-/// on every way out, a panic included (ratatui's hook restores it).
+/// Runs the board until `q`, Ctrl-C or a signal to end (SIGTERM, SIGHUP, SIGINT, SIGQUIT);
+/// the terminal is given back as it was on every way out, a panic included (ratatui's hook
+/// restores it).
 pub fn run(board: BoardAt, filter: &BoardFilter) -> Result<i32, Error> {
     let first = board.read(filter)?;
     let mut app = App::new(board.agent(), first);

@@ -8,6 +8,7 @@
 //! functions as the CLI, so a refusal is the CLI's, shown on the status line.
 
 mod board_at;
+mod cells;
 mod draw;
 mod state;
 
@@ -29,6 +30,8 @@ use state::{App, Effect, Snapshot};
 pub(super) const REDRAW_EVERY: Duration = Duration::from_secs(5);
 /// How many lines of the activity log are kept for the feed.
 pub(super) const ACTIVITY_LINES: usize = 200;
+/// How many of the viewer's latest messages are kept for the messages view.
+pub(super) const MESSAGES_KEPT: usize = 200;
 
 /// What wakes the loop.
 pub(super) enum Wake {
@@ -48,6 +51,10 @@ pub(super) enum Wake {
 pub fn run(board: BoardAt, filter: &BoardFilter) -> Result<i32, Error> {
     let first = board.read(filter)?;
     let mut app = App::new(board.agent(), first);
+    // A finished status asked for by name is listed at once.
+    if filter.status.is_some_and(|status| status.is_finished()) {
+        app.toggle_finished();
+    }
     let mut terminal = ratatui::try_init().map_err(terminal_error)?;
     let (sender, receiver) = mpsc::channel();
     // Keys are read only once the terminal is raw, so none is taken in cooked mode.
@@ -91,6 +98,10 @@ fn run_loop(
             // A resize, a focus change, a paste: drawn again.
             Wake::Terminal(_) => {}
         }
+        // The messages view shows the viewer's messages: those it shows count as read.
+        if let Some(effect) = app.unread_to_mark() {
+            carry_out(app, board, effect);
+        }
     }
 }
 
@@ -108,6 +119,11 @@ fn carry_out(app: &mut App, board: &BoardAt, effect: Effect) {
         Effect::Message { to, text } => board
             .message(&to, &text)
             .map(|sent| first_line(&render::sent(&sent))),
+        // Said only when it fails: the view already shows the messages.
+        Effect::MarkRead(_) => match board.mark_read() {
+            Ok(_) => return,
+            Err(error) => Err(error),
+        },
         Effect::Nothing | Effect::Quit => return,
     };
     match outcome {

@@ -5,7 +5,10 @@
 //! uses, [`FileWatch`]) with the board read again on its own thread, and a signal to end.
 //! The board is read only on a change and every [`REDRAW_EVERY`] (so that ages and leases
 //! stay true); a key only moves through what was read. Actions go through the same session
-//! functions as the CLI, so a refusal is the CLI's, shown on the status line.
+//! functions as the CLI, so a refusal is the CLI's, shown on the status line; before that,
+//! what a key may do to the selected task is judged by the state machine itself
+//! (`transition::offered`), so a key that cannot apply says so before it asks for words.
+//! The messages the messages view shows count as read, as `baton messages` counts them.
 
 mod board_at;
 mod cells;

@@ -789,6 +789,9 @@ impl App {
                 return Effect::Nothing;
             }
         }
+        // What the last key did is said until the next one: a notice about one task must
+        // not stay under another selected since.
+        self.notice = None;
         if let Some(task_key) = task_key(key.code) {
             return self.on_task_key(task_key);
         }
@@ -890,7 +893,6 @@ impl App {
         }
         let assignee = view.task.to.clone();
         if key.words == Words::None {
-            self.notice = None;
             return action_of(key.action, String::new())
                 .map_or(Effect::Nothing, |action| Effect::Act(id, action));
         }
@@ -919,7 +921,6 @@ impl App {
             self.notify_read_only();
             return;
         }
-        self.notice = None;
         self.prompt = Some(prompt);
     }
 
@@ -1255,10 +1256,20 @@ pub(super) mod tests {
             "{text}"
         );
         // The sender cannot claim.
-        let mut app = app_as("boss", vec![view(1, Status::Pending, "sent")]);
+        let mut app = app_as(
+            "boss",
+            vec![
+                view(1, Status::Pending, "sent"),
+                view(2, Status::Pending, "another"),
+            ],
+        );
         typed(&mut app, "c");
         let text = app.notice.clone().expect("a notice").text;
         assert!(text.contains("only worker can claim it"), "{text}");
+        // What was said of T-1 is not left under the next task selected.
+        typed(&mut app, "j");
+        assert_eq!(app.selected, Some(TaskId(2)));
+        assert_eq!(app.notice, None);
     }
 
     #[test]

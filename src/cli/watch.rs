@@ -20,18 +20,29 @@ const REDRAW_EVERY: Duration = Duration::from_secs(5);
 const WAIT_FOR_A_CHANGE: Duration = Duration::from_secs(3600);
 
 const WATCH_LONG_ABOUT: &str = "\
-A live board. On a terminal it is an application: a column per status with its count,
-the selected task with its thread and delivery, the agents and the activity feed, redrawn
-when the board changes. Off a terminal (or with --json) it prints the board once per change.
+A live board. On a terminal it is an application with six views, redrawn when the board
+changes; off a terminal (or with --json) it prints the board once per change.
+
+Views (Tab, or 1-6): 1 board: the open tasks by status, each status with its count, most
+urgent first (f shows the finished ones too); 2 inbox: the tasks whose turn is yours and
+what each waits for; 3 messages: yours, received and sent (those shown count as read);
+4 task: the selected task with its thread and delivery (Enter; Esc goes back); 5 agents;
+6 activity.
+
+Keys on the selected task, offered only when you may take them now (the footer lists
+those; `?` shows all): as its assignee c claim, u release, i ask a question, v request
+review, d done, F fail; as its sender or reviewer a answer, y or A approve, r request
+changes, x cancel (asks to confirm), R reassign. A key that cannot apply says why at once,
+in the words the CLI refuses with. n sends a task, m writes a message (to an agent or
+@all). Keys that need words ask on the bottom line: Enter sends, Esc does nothing, Tab
+offers the agents' names where a name is asked for. ↑↓ or jk move (or scroll), ←→ or hl
+go to the status before or after, q or Ctrl-C quits.
 
 Marks: # blocked by unfinished tasks · ! stalled · ? handed over, not seen for 5 minutes ·
-> waiting for someone other than its assignee.
+> waiting on someone but its assignee.
 
-Keys: arrows or hjkl move · Enter the task pane · Tab or 1-4 board, task, agents, activity ·
-a answer · y or A approve · r request changes · c cancel · R reassign · n send a task ·
-m message · ? help · q or Ctrl-C quit. The keys that act ask for their words on the bottom
-line (Enter sends, Esc cancels) and act as --as NAME (or $BATON_AGENT), with the CLI's
-refusals; without an identity the board is read-only.
+The board acts as --as NAME (or $BATON_AGENT), with the CLI's refusals; without an identity
+it is read-only. With BATON_URL it shows and acts on that hub's project.
 
 Example: baton --as boss watch";
 
@@ -108,8 +119,8 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
     }
 }
 
-/// What the terminal board reads: every status has a column, so finished tasks are read too
-/// unless one status was asked for.
+/// What the terminal board reads: finished tasks too (it lists them behind `f`) unless one
+/// status was asked for.
 pub(super) fn tui_filter(filter: BoardFilter) -> BoardFilter {
     BoardFilter {
         all: filter.all || filter.status.is_none(),

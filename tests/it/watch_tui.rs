@@ -229,7 +229,7 @@ fn the_terminal_board_shows_a_sent_task_and_completes_a_review_by_keys() {
     env.register(&["boss", "worker"]);
     let mut board = Board::start(&env, "boss");
     board.wait_for("1:board");
-    board.wait_for("pending");
+    board.wait_for("no tasks here");
 
     let id = env.send("boss", "worker", "pty-shown-subject", &["--review"]);
     let shown_after = board.wait_for("pty-shown-subject");
@@ -297,44 +297,186 @@ fn on_another_machine_the_board_follows_the_hub_and_its_keys_act_there() {
     board.wait_for(&format!("T-{id} completed"));
     let tasks = hub.run("alice", &["--json", "board", "--all"]).json();
     assert_eq!(task_in(&tasks, id)["status"], "completed");
+
+    // Messages through the hub: one sent from the board arrives, one received shows.
+    board.press("m");
+    board.wait_for("message to agent (or @all):");
+    board.press("codex\r");
+    board.wait_for("message to codex:");
+    board.press("thanks-from-afar\r");
+    board.wait_for("message #");
+    let mail = hub.run("codex", &["messages"]).ok().to_string();
+    assert!(mail.contains("thanks-from-afar"), "{mail}");
+    hub.run("codex", &["msg", "--to", "alice", "welcome-from-the-hub"])
+        .ok();
+    board.wait_for("3:messages(1)");
+    board.press("3");
+    board.wait_for("welcome-from-the-hub");
     board.press("q");
     assert_eq!(board.wait_for_exit(), 0);
 }
 
 #[test]
-fn a_refusal_shows_on_the_status_line_and_the_board_stays() {
+fn a_key_the_task_does_not_offer_is_refused_in_the_clis_words_before_any_prompt() {
     let env = TestEnv::new();
     env.register(&["boss", "worker"]);
     let id = env.send("boss", "worker", "not yours to approve", &[]);
     let mut board = Board::start(&env, "worker");
     board.wait_for("not yours to approve");
-    // The worker cannot approve a task nobody asked it to review: the CLI's refusal.
+    // The worker cannot approve a task nobody asked it to review: the CLI's refusal, at
+    // once, with no words asked for first.
     board.press("y");
-    board.wait_for(&format!("approve T-{id}"));
-    board.press("\r");
     board.wait_for("error: ");
     let cli = env.run("worker", &["approve", &id.to_string()]);
     let refusal = cli.fails(1).lines().next().expect("a line").to_string();
     // As much of it as an 80-column status line holds.
     let start: String = refusal.chars().take(60).collect();
     board.wait_for(&start);
+    assert!(
+        !board.screen.text().contains(&format!("approve T-{id}")),
+        "a prompt was opened:\n{}",
+        board.screen.text()
+    );
+    board.press("q");
+    assert_eq!(board.wait_for_exit(), 0);
+}
+
+#[test]
+fn a_human_assignee_claims_and_finishes_a_task_by_keys() {
+    let env = TestEnv::new();
+    env.register(&["boss", "alice"]);
+    let id = env.send("boss", "alice", "for-alice-by-keys", &[]);
+    let mut board = Board::start(&env, "alice");
+    board.wait_for("for-alice-by-keys");
+    // It waits in alice's inbox, and the footer offers the assignee's keys.
+    board.wait_for("2:inbox(1)");
+    board.wait_for("c claim");
+    board.press("c");
+    board.wait_for(&format!("T-{id} working: for-alice-by-keys"));
+    // Claimed, it is no longer in the inbox: alice is on it.
+    board.wait_for("2:inbox 3:messages");
+    board.press("d");
+    board.wait_for(&format!("done T-{id}, result:"));
+    board.press("shipped it\r");
+    board.wait_for(&format!("T-{id} completed"));
+    let tasks = env.run("boss", &["--json", "board", "--all"]).json();
+    let task = task_in(&tasks, id);
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(task["result"], "shipped it", "{task}");
+    let kinds: Vec<&str> = crate::common::thread_kinds(&task);
+    assert!(
+        kinds.contains(&"claim") && kinds.contains(&"result"),
+        "{task}"
+    );
+    board.press("q");
+    assert_eq!(board.wait_for_exit(), 0);
+}
+
+#[test]
+fn cancel_needs_a_confirmation_and_escape_says_nothing_done() {
+    let env = TestEnv::new();
+    env.register(&["boss", "worker"]);
+    let id = env.send("boss", "worker", "maybe-not-needed", &[]);
+    let status =
+        || task_in(&env.run("boss", &["--json", "board", "--all"]).json(), id)["status"].clone();
+    let mut board = Board::start(&env, "boss");
+    board.wait_for("maybe-not-needed");
+    board.press("x");
+    board.wait_for(&format!("cancel T-{id}, reason"));
+    board.press("stale\r");
+    board.wait_for(&format!("cancel T-{id} for good?"));
+    // Esc at the confirmation: nothing is done, and the board says so.
+    board.press("\u{1b}");
+    board.wait_for(&format!("nothing done: T-{id} stays pending"));
+    assert_eq!(status(), "pending");
+    // Esc at the reason too.
+    board.press("x");
+    board.wait_for(&format!("cancel T-{id}, reason"));
+    board.press("why\u{1b}");
+    board.wait_for(&format!("nothing done: T-{id} stays pending"));
+    assert_eq!(status(), "pending");
+    // y at the confirmation cancels it.
+    board.press("x");
+    board.wait_for(&format!("cancel T-{id}, reason"));
+    board.press("stale\r");
+    board.wait_for(&format!("cancel T-{id} for good?"));
+    board.press("y");
+    board.wait_for(&format!("T-{id} canceled"));
+    assert_eq!(status(), "canceled");
+    board.press("q");
+    assert_eq!(board.wait_for_exit(), 0);
+}
+
+#[test]
+fn a_message_sent_from_the_board_arrives_and_one_received_is_read_there() {
+    let env = TestEnv::new();
+    env.register(&["boss", "worker"]);
+    let mut board = Board::start(&env, "boss");
+    board.wait_for("1:board");
+    // m asks for the receiver; Tab offers the agents but boss, in turn.
+    board.press("m");
+    board.wait_for("message to agent (or @all):");
+    board.press("\t");
+    board.wait_for("message to agent (or @all): worker");
+    board.press("\r");
+    board.wait_for("message to worker:");
+    board.press("hello from the board\r");
+    board.wait_for("message #1 (text) sent");
+    let mail = env.run("worker", &["messages"]).ok().to_string();
+    assert!(
+        mail.contains("from boss to worker") && mail.contains("hello from the board"),
+        "{mail}"
+    );
+
+    // One for boss: counted in the header, shown in the messages view, then read.
+    env.run("worker", &["msg", "--to", "boss", "a-reply-for-boss"])
+        .ok();
+    board.wait_for("3:messages(1)");
+    board.press("3");
+    board.wait_for("a-reply-for-boss");
+    board.wait_for("* #2 from worker to boss");
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let unread = env.run("boss", &["--json", "messages", "--peek"]).json();
+        if unread["messages"].as_array().is_some_and(Vec::is_empty) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still unread: {unread}");
+        thread::sleep(Duration::from_millis(100));
+    }
     board.press("q");
     assert_eq!(board.wait_for_exit(), 0);
 }
 
 #[test]
 fn sigterm_ends_the_board_and_gives_the_terminal_back() {
-    use nix::sys::signal::{Signal, kill};
+    ends_on(nix::sys::signal::Signal::SIGTERM);
+}
+
+#[test]
+fn sigint_ends_the_board_and_gives_the_terminal_back() {
+    // In raw mode Ctrl-C is a key, but `kill -INT` from elsewhere is still a signal.
+    ends_on(nix::sys::signal::Signal::SIGINT);
+}
+
+#[test]
+fn sigquit_ends_the_board_and_gives_the_terminal_back() {
+    ends_on(nix::sys::signal::Signal::SIGQUIT);
+}
+
+/// The board, sent `signal` once it shows, ends by itself and gives the terminal back.
+fn ends_on(signal: nix::sys::signal::Signal) {
+    use nix::sys::signal::kill;
     use nix::unistd::Pid;
     let env = TestEnv::new();
     env.register(&["boss"]);
     let mut board = Board::start(&env, "boss");
     board.wait_for("1:board");
     let pid = Pid::from_raw(i32::try_from(board.child.id()).expect("a pid"));
-    kill(pid, Signal::SIGTERM).expect("the signal is sent");
-    assert_eq!(board.wait_for_exit(), 0);
+    kill(pid, signal).expect("the signal is sent");
+    assert_eq!(board.wait_for_exit(), 0, "after {signal}");
     let written = String::from_utf8_lossy(&board.screen.written).into_owned();
-    assert!(is_restored(&written), "{written:?}");
+    assert!(is_restored(&written), "after {signal}: {written:?}");
 }
 
 /// Whether the terminal was given back at the end: the main screen after the last switch to

@@ -11,11 +11,12 @@ use baton::board::task::{Priority, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
 use baton::mail::MessageType;
-use baton::session::{AgentMatrix, BoardFilter, Changed, NewTask, Sent, Session, TaskView};
+use baton::project::{self, Project};
+use baton::session::{AgentMatrix, BoardFilter, Changed, Mail, NewTask, Sent, Session, TaskView};
 use baton::watch::{self, FileWatch};
 
 use super::state::Snapshot;
-use super::{ACTIVITY_LINES, REDRAW_EVERY, Wake, one_line};
+use super::{ACTIVITY_LINES, MESSAGES_KEPT, REDRAW_EVERY, Wake, one_line};
 
 /// A board and the identity that acts on it.
 #[derive(Debug, Clone)]
@@ -49,13 +50,21 @@ impl BoardAt {
                 let views = session.list(filter)?;
                 let agents = session.agents().ok();
                 let activity = session.log(Some(ACTIVITY_LINES), None).unwrap_or_default();
-                Ok(Snapshot::new(
+                let mut snapshot = Snapshot::new(
                     session.project.id.clone(),
                     session.now,
                     views,
                     agents,
                     activity,
-                ))
+                );
+                // Looked at, not marked read: the messages view marks what it shows.
+                snapshot.mail = session.messages(true, true).ok().map(latest);
+                // As the session reads it for each change: it may change while the board runs.
+                snapshot.coordinator = project::load(session.home(), session.project_id())
+                    .ok()
+                    .flatten()
+                    .and_then(|project| project.coordinator);
+                Ok(snapshot)
             }
             BoardAt::Remote { hub, project, .. } => {
                 let now = baton::time::now();
@@ -70,8 +79,27 @@ impl BoardAt {
                 let activity = hub
                     .get(&format!("/projects/{project}/log?n={ACTIVITY_LINES}"))
                     .unwrap_or_default();
-                Ok(Snapshot::new(project.clone(), now, views, agents, activity))
+                let mut snapshot = Snapshot::new(project.clone(), now, views, agents, activity);
+                snapshot.mail = hub
+                    .get::<Mail>(&format!("/projects/{project}/messages?all=true&peek=true"))
+                    .ok()
+                    .map(latest);
+                snapshot.coordinator = hub
+                    .get::<Project>(&format!("/projects/{project}"))
+                    .ok()
+                    .and_then(|project| project.coordinator);
+                Ok(snapshot)
             }
+        }
+    }
+
+    /// The viewer's unread messages count as read, as `baton messages` marks what it shows.
+    pub fn mark_read(&self) -> Result<Mail, Error> {
+        match self {
+            BoardAt::Here(session) => watch::at_now(session).messages(false, false),
+            BoardAt::Remote { hub, project, .. } => hub.get(&format!(
+                "/projects/{project}/messages?all=false&peek=false"
+            )),
         }
     }
 
@@ -142,6 +170,13 @@ impl BoardAt {
             }
         });
     }
+}
+
+/// The latest [`MESSAGES_KEPT`] of `mail`'s messages: what the messages view can show.
+fn latest(mut mail: Mail) -> Mail {
+    let older = mail.messages.len().saturating_sub(MESSAGES_KEPT);
+    mail.messages.drain(..older);
+    mail
 }
 
 /// What tells the reader that the board may have changed.

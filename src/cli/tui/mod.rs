@@ -2,12 +2,16 @@
 //!
 //! Three things wake the loop, each told over one channel: a key (crossterm's events, read on
 //! their own thread), a change of the project's files (the kernel's file events that `wait`
-//! uses, [`FileWatch`]) with the board read again on its own thread, and SIGTERM or SIGHUP.
+//! uses, [`FileWatch`]) with the board read again on its own thread, and a signal to end.
 //! The board is read only on a change and every [`REDRAW_EVERY`] (so that ages and leases
 //! stay true); a key only moves through what was read. Actions go through the same session
-//! functions as the CLI, so a refusal is the CLI's, shown on the status line.
+//! functions as the CLI, so a refusal is the CLI's, shown on the status line; before that,
+//! what a key may do to the selected task is judged by the state machine itself
+//! (`transition::offered`), so a key that cannot apply says so before it asks for words.
+//! The messages the messages view shows count as read, as `baton messages` counts them.
 
 mod board_at;
+mod cells;
 mod draw;
 mod state;
 
@@ -29,6 +33,8 @@ use state::{App, Effect, Snapshot};
 pub(super) const REDRAW_EVERY: Duration = Duration::from_secs(5);
 /// How many lines of the activity log are kept for the feed.
 pub(super) const ACTIVITY_LINES: usize = 200;
+/// How many of the viewer's latest messages are kept for the messages view.
+pub(super) const MESSAGES_KEPT: usize = 200;
 
 /// What wakes the loop.
 pub(super) enum Wake {
@@ -42,11 +48,16 @@ pub(super) enum Wake {
     Stop,
 }
 
-/// Runs the board until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is given back as it was
-/// on every way out, a panic included (ratatui's hook restores it).
+/// Runs the board until `q`, Ctrl-C or a signal to end (SIGTERM, SIGHUP, SIGINT, SIGQUIT);
+/// the terminal is given back as it was on every way out, a panic included (ratatui's hook
+/// restores it).
 pub fn run(board: BoardAt, filter: &BoardFilter) -> Result<i32, Error> {
     let first = board.read(filter)?;
     let mut app = App::new(board.agent(), first);
+    // A finished status asked for by name is listed at once.
+    if filter.status.is_some_and(|status| status.is_finished()) {
+        app.toggle_finished();
+    }
     let mut terminal = ratatui::try_init().map_err(terminal_error)?;
     let (sender, receiver) = mpsc::channel();
     // Keys are read only once the terminal is raw, so none is taken in cooked mode.
@@ -90,6 +101,10 @@ fn run_loop(
             // A resize, a focus change, a paste: drawn again.
             Wake::Terminal(_) => {}
         }
+        // The messages view shows the viewer's messages: those it shows count as read.
+        if let Some(effect) = app.unread_to_mark() {
+            carry_out(app, board, effect);
+        }
     }
 }
 
@@ -107,6 +122,11 @@ fn carry_out(app: &mut App, board: &BoardAt, effect: Effect) {
         Effect::Message { to, text } => board
             .message(&to, &text)
             .map(|sent| first_line(&render::sent(&sent))),
+        // Said only when it fails: the view already shows the messages.
+        Effect::MarkRead(_) => match board.mark_read() {
+            Ok(_) => return,
+            Err(error) => Err(error),
+        },
         Effect::Nothing | Effect::Quit => return,
     };
     match outcome {
@@ -163,8 +183,10 @@ fn follow_terminal(sender: mpsc::Sender<Wake>) {
     });
 }
 
-/// SIGTERM and SIGHUP (on Windows: the console closing, the system shutting down) end the
-/// board like `q`, so the terminal is given back; a signal handler of its own would have to
+/// SIGTERM, SIGHUP, SIGINT and SIGQUIT (on Windows: the console closing, the system shutting
+/// down, Ctrl-C and Ctrl-Break) end the board like `q`, so the terminal is given back. In
+/// raw mode Ctrl-C and Ctrl-\ are keys, but `kill -INT` or `kill -QUIT` from elsewhere are
+/// still signals, whose default ends the process with the terminal left raw; a signal handler of its own would have to
 /// be `unsafe`, tokio's is not. The handlers are in place when this returns, before the
 /// board is first drawn: a signal that comes as soon as the board shows is not lost.
 fn follow_signals(sender: mpsc::Sender<Wake>) {
@@ -194,23 +216,31 @@ fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hang_up = signal(SignalKind::hangup())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut quit = signal(SignalKind::quit())?;
     Ok(async move {
         tokio::select! {
             _ = terminate.recv() => {}
             _ = hang_up.recv() => {}
+            _ = interrupt.recv() => {}
+            _ = quit.recv() => {}
         }
     })
 }
 
 #[cfg(windows)]
 fn ended() -> std::io::Result<impl Future<Output = ()> + Send> {
-    use tokio::signal::windows::{ctrl_close, ctrl_shutdown};
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close, ctrl_shutdown};
     let mut close = ctrl_close()?;
     let mut shutdown = ctrl_shutdown()?;
+    let mut interrupt = ctrl_c()?;
+    let mut quit = ctrl_break()?;
     Ok(async move {
         tokio::select! {
             _ = close.recv() => {}
             _ = shutdown.recv() => {}
+            _ = interrupt.recv() => {}
+            _ = quit.recv() => {}
         }
     })
 }

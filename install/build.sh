@@ -3,7 +3,7 @@
 #
 # On Linux with glibc, the C library is linked in statically when this machine has a static
 # one: a binary that needs no dynamic loader starts about half a millisecond sooner, on every
-# command and every hook an agent runs (README, "Performance"). The binary is built here,
+# command and every hook an agent runs (docs/performance.md). The binary is built here,
 # against this machine's glibc, which is what glibc asks of static binaries that look up
 # users (the home directory, when $HOME is unset). Anywhere else it is an ordinary build.
 #

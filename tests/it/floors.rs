@@ -1,4 +1,4 @@
-//! The library's floors (README, "Architecture"): a module imports only from its own floor or
+//! The library's floors (docs/architecture.md): a module imports only from its own floor or
 //! the floors below it, and the top-level modules import each other in no circle. Read from
 //! the source: every `crate::<module>` a module names outside its test module.
 

@@ -768,7 +768,7 @@ fn the_hook_line_remote_setup_writes_shows_the_hubs_inbox_with_the_token_from_it
 
 /// The time `seconds` from now (before it, for a negative number), as baton writes times:
 /// for a claim made in the past, whose lease is then near its end.
-fn seconds_from_now(seconds: i64) -> String {
+pub fn seconds_from_now(seconds: i64) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap();

@@ -1797,3 +1797,77 @@ fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
     login_notice(&browser);
     check("the login notice");
 }
+
+/// The human's claim on T-1, 50 seconds into a one-minute lease: less than half is left, so
+/// any renewal would move it. Answers the lease as it stands.
+fn human_claim_near_its_end(env: &TestEnv) -> String {
+    let path = env.project_dir("web").join("project.json");
+    let mut project: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    project["settings"]["lease_minutes"] = 1.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&project).unwrap()).unwrap();
+    env.register(&["human"]);
+    let id = env.send("codex", "human", "Long job", &["--no-wake"]);
+    let at = crate::remote::seconds_from_now(-50);
+    env.run_env("human", &["claim", &id.to_string()], &[("BATON_NOW", &at)])
+        .ok();
+    lease_on(env, id)
+}
+
+fn lease_on(env: &TestEnv, id: u64) -> String {
+    let board = env.run("codex", &["--json", "board", "--all"]).json();
+    task_in(&board, id)["lease_expires_at"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn the_pages_looks_renew_no_lease_and_what_the_human_does_from_it_does() {
+    let Some(Hub {
+        env,
+        server,
+        browser,
+        _one,
+    }) = hub()
+    else {
+        return;
+    };
+    let lease = human_claim_near_its_end(&env);
+    browser.goto(&server.url);
+    board_shown(&browser);
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    browser.click("[data-task=\"1\"]", deadline);
+    panel_offers(&browser, 1, &["release", "ask", "review", "done", "fail"]);
+    // A change makes the page read the board, the inbox and the task again.
+    let next = env.send("codex", "human", "Next job", &["--no-wake"]);
+    wait_for(
+        &browser,
+        "the new task",
+        CARD_IN,
+        &[json!(next), json!("pending")],
+    );
+    browser.click("#tab-inbox", deadline);
+    wait_for(
+        &browser,
+        "the inbox with the new task",
+        "return document.querySelector('#inbox-view').innerText.includes('Next job')",
+        &[],
+    );
+    assert_eq!(
+        lease_on(&env, 1),
+        lease,
+        "the page's looks renewed the lease"
+    );
+    // Claiming the next task from the page is the human at work: it renews the first.
+    browser.click("#tab-board", deadline);
+    browser.click(&format!("[data-task=\"{next}\"]"), deadline);
+    panel_offers(&browser, next, &["claim", "ask", "review", "done", "fail"]);
+    browser.click("#claim", deadline);
+    shown_with_status(&env, next, "working");
+    assert_ne!(
+        lease_on(&env, 1),
+        lease,
+        "what the human does from the page renews the lease"
+    );
+}

@@ -165,6 +165,9 @@ class ApiError extends Error {
 async function api(method, path, body) {
   const token = state.token;
   const init = { method, headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' };
+  // The page reads again on every change, whether its human is at it or not: like `baton
+  // watch`, its looks renew none of their leases (SPEC 3); what they do from it does.
+  if (method === 'GET') init.headers['baton-observer'] = 'web';
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);

@@ -1298,7 +1298,10 @@ fn check_clients(inspection: &Inspection<'_>) -> Vec<Check> {
 fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "locks";
     let wake_dir = inspection.home.wake_dir();
-    let serve_dir = inspection.home.serve_dir();
+    let (live_root, listeners_root) = (
+        inspection.home.live_root(),
+        inspection.home.listeners_root(),
+    );
     let mut checks = Vec::new();
     let (mut files, mut held) = (0, 0);
     for (path, _) in walk(inspection.home.root()) {
@@ -1341,11 +1344,12 @@ fn check_locks(inspection: &Inspection<'_>) -> Vec<Check> {
             ));
             continue;
         }
-        // A wake supervisor holds its lock for as long as the agent works, a server for as
-        // long as it serves, and the alert sender while alerts wait (a day at most): that
-        // is normal.
+        // A wake supervisor holds its lock for as long as the agent works, a live session
+        // or a listener's stream for as long as it runs, and the alert sender while alerts
+        // wait (a day at most): that is normal, and no command waits on them.
         if path.starts_with(&wake_dir)
-            || path.starts_with(&serve_dir)
+            || path.starts_with(&live_root)
+            || path.starts_with(&listeners_root)
             || path == inspection.home.alert_sender_lock()
         {
             continue;

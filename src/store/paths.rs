@@ -127,15 +127,25 @@ impl Home {
         self.wake_dir().join(format!("{agent}.log"))
     }
 
+    /// Where live sessions announce themselves (`store::presence`), by project and agent.
+    pub fn live_root(&self) -> PathBuf {
+        self.root.join("live")
+    }
+
     /// Where `agent`'s live sessions in `project` announce themselves (`store::presence`).
     pub fn live_dir(&self, project: &str, agent: &str) -> PathBuf {
-        self.root.join("live").join(project).join(agent)
+        self.live_root().join(project).join(agent)
+    }
+
+    /// Where listeners announce themselves (`store::presence`), by agent.
+    pub fn listeners_root(&self) -> PathBuf {
+        self.root.join("listeners")
     }
 
     /// Where `agent`'s listeners (`baton listen` on its machine, following this hub's event
     /// stream) announce themselves while their stream is open (`store::presence`).
     pub fn listener_dir(&self, agent: &str) -> PathBuf {
-        self.root.join("listeners").join(agent)
+        self.listeners_root().join(agent)
     }
 
     /// What `baton setup` created around its entries in the clients' files, so uninstall can
@@ -193,15 +203,5 @@ impl Home {
     /// One line per attempt to post an alert.
     pub fn alert_log(&self) -> PathBuf {
         self.alerts_dir().join("alerts.log")
-    }
-
-    /// Where each running `baton serve` announces itself (`store::presence`).
-    pub fn serve_dir(&self) -> PathBuf {
-        self.root.join("serve")
-    }
-
-    /// The lock file the `baton serve` of process `pid` holds for as long as it runs.
-    pub fn serve_lock(&self, pid: u32) -> PathBuf {
-        self.serve_dir().join(format!("{pid}.lock"))
     }
 }

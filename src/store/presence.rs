@@ -14,13 +14,6 @@
 //! $BATON_HOME/listeners/<agent>/<pid>-<n>.lock
 //! ```
 //!
-//! A running `baton serve` does the same, so that the login token it made for a browser
-//! lives no longer than it does, however it ends:
-//!
-//! ```text
-//! $BATON_HOME/serve/<pid>.lock
-//! ```
-//!
 //! Anyone may ask which sessions are live without taking those locks ([`lock::is_locked`]);
 //! a file whose holder died without removing it is held by nobody, so it counts for nothing
 //! and the next look removes it.
@@ -107,61 +100,6 @@ fn hold(dir: &Path, stem: &str) -> Result<Presence, StoreError> {
     Ok(Presence { path, _lock: lock })
 }
 
-/// A running `baton serve`, announced for as long as this value lives.
-#[derive(Debug)]
-pub struct ServerPresence {
-    pid: u32,
-    _presence: Presence,
-}
-
-impl ServerPresence {
-    /// The process that serves: what a login token records as its server.
-    pub fn pid(&self) -> u32 {
-        self.pid
-    }
-}
-
-/// Announces that this process serves the hub at `home`, for as long as the returned
-/// [`ServerPresence`] is kept; files left by servers that died are removed on the way.
-pub fn announce_server(home: &Home) -> Result<ServerPresence, StoreError> {
-    remove_dead_servers(home);
-    let pid = std::process::id();
-    let presence = hold(&home.serve_dir(), &pid.to_string())?;
-    Ok(ServerPresence {
-        pid,
-        _presence: presence,
-    })
-}
-
-/// Whether the `baton serve` of process `pid` runs now on the hub at `home`: whether it holds
-/// its lock. A pid alone would not do: the process of a server that was killed may be
-/// followed by another that has nothing to do with baton under the same number.
-pub fn is_server_running(home: &Home, pid: u32) -> bool {
-    // Asked on every event a server streams to a login: a lock the list of locks misses
-    // is tried rather than taken for free (see `is_surely_locked`).
-    lock::is_surely_locked(&home.serve_lock(pid))
-}
-
-/// Removes the files of servers that died without removing them (killed). Best effort.
-fn remove_dead_servers(home: &Home) {
-    let Ok(entries) = fs::read_dir(home.serve_dir()) else {
-        return;
-    };
-    for entry in entries.filter_map(|entry| entry.ok()) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.strip_suffix(".lock"))
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !is_server_running(home, pid) {
-            remove_leftover(&entry.path());
-        }
-    }
-}
-
 /// The clients of `agent`'s live sessions in `project`, one entry a session, sorted.
 /// Leftovers of sessions that died are removed on the way.
 pub fn live_clients(home: &Home, project: &str, agent: &str) -> Vec<String> {
@@ -243,26 +181,6 @@ mod tests {
         assert_eq!(live_clients(&home, "default", "codex"), ["opencode"]);
         assert!(!leftover.exists(), "the dead session's file is removed");
         assert!(dir.join("notes.txt").exists(), "other files are left alone");
-    }
-
-    #[test]
-    fn a_server_runs_while_announced_and_its_leftover_is_removed_by_the_next() {
-        let (_dir, home) = home();
-        let dead = home.serve_lock(4_194_305);
-        fs::create_dir_all(home.serve_dir()).unwrap();
-        fs::write(&dead, "4194305\n").unwrap();
-        assert!(
-            !is_server_running(&home, 4_194_305),
-            "a leftover is no server"
-        );
-        let server = announce_server(&home).unwrap();
-        assert_eq!(server.pid(), std::process::id());
-        assert!(is_server_running(&home, server.pid()));
-        assert!(!dead.exists(), "the dead server's file is removed");
-        let pid = server.pid();
-        drop(server);
-        assert!(!is_server_running(&home, pid));
-        assert!(!home.serve_lock(pid).exists(), "no file left");
     }
 
     #[test]

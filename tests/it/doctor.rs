@@ -353,6 +353,31 @@ fn locks_held_by_a_gone_process_or_for_long_are_reported() {
     report.has("locks", "ok", &["0 held now"]);
 }
 
+/// A live session (a Claude Code session's `baton mcp`, an opencode plugin's follower) and a
+/// listener's stream hold their locks for as long as they run, hours on end: that is normal,
+/// as a wake supervisor's is, and no command waits on them.
+#[test]
+fn locks_of_live_sessions_and_listeners_held_for_hours_are_normal() {
+    let env = TestEnv::new();
+    healthy_home(&env);
+    let policy = LockPolicy {
+        timeout: Duration::from_secs(5),
+        on_wait: |_| {},
+    };
+    let live = env.home().join("live/api/codex/claude-4242.lock");
+    let listener = env.home().join("listeners/codex/4242-1.lock");
+    let mut held = Vec::new();
+    for path in [&live, &listener] {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        held.push(FileLock::acquire(path, "a presence", policy).unwrap());
+        set_age(path, Duration::from_secs(5 * 3600));
+    }
+    let report = doctor(&env);
+    assert_eq!(report.code, 0, "{:#?}", report.checks);
+    report.has("locks", "ok", &["2 held now"]);
+    assert_eq!(report.details("locks", "warn"), Vec::<&str>::new());
+}
+
 #[test]
 fn files_left_half_written_by_a_killed_writer_are_reported() {
     let env = TestEnv::new();

@@ -3,6 +3,7 @@
 use clap::{Args, Subcommand};
 
 use baton::error::Error;
+use baton::mail::Marking;
 
 use super::{Context, board, output, render};
 
@@ -54,7 +55,11 @@ pub fn run(context: &Context, command: MessagesCommand) -> Result<i32, Error> {
         }
         MessagesCommand::Messages(args) => {
             let session = context.session()?;
-            let mail = session.messages(args.all, args.peek)?;
+            let marking = match args.peek {
+                true => Marking::Leave,
+                false => Marking::All,
+            };
+            let mail = session.messages(args.all, marking)?;
             output::emit(as_json, &mail, |mail| render::mail(mail, session.now));
         }
     }

@@ -23,7 +23,7 @@ use crate::time::Timestamp;
 
 pub use file::{Appending, append, read};
 pub use notifications::{arrivals, notifications};
-pub use positions::{ReadPositions, look, read_positions, take_unread, unread};
+pub use positions::{Marking, ReadPositions, look, read_positions, take_unread, unread};
 
 /// The `to` of a broadcast: every agent but the sender.
 pub const BROADCAST: &str = "@all";

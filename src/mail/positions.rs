@@ -94,46 +94,64 @@ fn is_unread(message: &Message, agent: &str, joined: Timestamp, position: u64) -
     message.seq > position && message.reaches(agent, joined)
 }
 
-/// Every message in `mail.jsonl` and `agent`'s read position before this look. With
-/// `mark_read`, in one locked step, everything that reaches the agent now counts as read:
-/// two processes reading for one agent at once never both get a message, and none is
-/// skipped.
+/// How far a look counts what it finds as read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marking {
+    /// A peek: nothing counts as read.
+    Leave,
+    /// Everything unread when the look is made: what `baton messages` prints, it read.
+    All,
+    /// The messages numbered up to this one: what a view drew before it asked (the terminal
+    /// board, the web board's "mark read"), so one that arrived since stays unread.
+    Through(u64),
+}
+
+/// Every message in `mail.jsonl` and `agent`'s read position before this look. Unless the
+/// `marking` is [`Marking::Leave`], in one locked step what reaches the agent now (up to the
+/// marking's bound) counts as read: two processes reading for one agent at once never both
+/// get a message, and none is skipped.
 pub fn look(
     home: &Home,
     project: &str,
     policy: LockPolicy,
     agent: &str,
     joined: Timestamp,
-    mark_read: bool,
+    marking: Marking,
 ) -> Result<(Vec<Message>, u64)> {
     let position = read_positions(home, project)?.of(agent);
     let messages = file::read(home, project)?;
+    let bound = match marking {
+        Marking::Leave => return Ok((messages, position)),
+        Marking::All => u64::MAX,
+        Marking::Through(seq) => seq,
+    };
     // With nothing unread there is nothing to mark, and no lock to take: the hooks look on
     // every prompt, and most of those looks find no mail.
-    if !mark_read || newest_unread(&messages, agent, joined, position).is_none() {
+    if newest_unread(&messages, agent, joined, position, bound).is_none() {
         return Ok((messages, position));
     }
     let _guard = file::lock(home, project, policy)?;
     let mut positions = read_positions(home, project)?;
     let messages = file::read(home, project)?;
     let before = positions.of(agent);
-    if let Some(newest) = newest_unread(&messages, agent, joined, before) {
+    if let Some(newest) = newest_unread(&messages, agent, joined, before, bound) {
         positions.positions.insert(agent.to_string(), newest);
         write_positions(home, project, &positions)?;
     }
     Ok((messages, before))
 }
 
-/// The number of the newest message unread by `agent`.
+/// The number of the newest message unread by `agent`, of those numbered up to `bound`.
 fn newest_unread(
     messages: &[Message],
     agent: &str,
     joined: Timestamp,
     position: u64,
+    bound: u64,
 ) -> Option<u64> {
     let unread = messages
         .iter()
-        .filter(|message| is_unread(message, agent, joined, position));
+        .filter(|message| message.seq <= bound && is_unread(message, agent, joined, position));
     unread.map(|message| message.seq).max()
 }
 
@@ -145,6 +163,6 @@ pub fn take_unread(
     agent: &str,
     joined: Timestamp,
 ) -> Result<Vec<Message>> {
-    let (messages, position) = look(home, project, policy, agent, joined, true)?;
+    let (messages, position) = look(home, project, policy, agent, joined, Marking::All)?;
     Ok(unread_after(messages, agent, joined, position))
 }

@@ -19,7 +19,7 @@ use crate::board::Board;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::transition::{self, Action, Rules};
 use crate::error::{Error, Result};
-use crate::mail::MessageType;
+use crate::mail::{Marking, MessageType};
 use crate::mcp::Caller;
 use crate::project;
 use crate::session::{BoardFilter, NewTask, Session, Standing, TaskView};
@@ -595,6 +595,8 @@ struct MessagesQuery {
     all: bool,
     #[serde(default)]
     peek: bool,
+    /// Only the messages numbered up to this one count as read: those a view drew.
+    through: Option<u64>,
 }
 
 async fn messages(
@@ -604,7 +606,12 @@ async fn messages(
     Query(query): Query<MessagesQuery>,
 ) -> Answer {
     as_caller(caller, project, &state, move |session| {
-        session.messages(query.all, query.peek)
+        let marking = match (query.peek, query.through) {
+            (true, _) => Marking::Leave,
+            (false, Some(seq)) => Marking::Through(seq),
+            (false, None) => Marking::All,
+        };
+        session.messages(query.all, marking)
     })
     .await
 }

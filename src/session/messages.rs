@@ -9,8 +9,8 @@ use crate::board::task::Task;
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::mail::{
-    Arrival, BROADCAST, Draft, Message, MessageType, arrivals, look, notifications, summarize,
-    take_unread, unread,
+    Arrival, BROADCAST, Draft, Marking, Message, MessageType, arrivals, look, notifications,
+    summarize, take_unread, unread,
 };
 use crate::names::{self, NameKind};
 use crate::registry;
@@ -140,8 +140,8 @@ impl Session {
     }
 
     /// `messages`: the caller's unread messages, or with `all` every message they sent or
-    /// received that is still in `mail.jsonl`. Unless `peek`, what it shows counts as read.
-    pub fn messages(&self, all: bool, peek: bool) -> Result<Mail> {
+    /// received that is still in `mail.jsonl`; what the `marking` says counts as read.
+    pub fn messages(&self, all: bool, marking: Marking) -> Result<Mail> {
         let agent = self.agent()?.to_string();
         let joined = self.joined(&agent)?;
         let (messages, position) = look(
@@ -150,7 +150,7 @@ impl Session {
             self.hub.lock,
             &agent,
             joined,
-            !peek,
+            marking,
         )?;
         let entries = messages
             .into_iter()

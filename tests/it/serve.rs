@@ -237,6 +237,62 @@ fn a_task_goes_through_its_life_from_the_api_as_the_cli_sees_it() {
     assert_eq!(log[2]["action"], "cancel");
 }
 
+/// A view marks read what it drew: `?through=SEQ` leaves a message that arrived after the
+/// view was drawn unread, where marking everything would have hidden it unseen.
+#[test]
+fn marking_messages_read_through_a_number_leaves_later_ones_unread() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    let served = Served::start(&env, "alice");
+    let login = served.login.clone();
+    let seqs: Vec<u64> = ["first", "second", "third"]
+        .iter()
+        .map(|text| {
+            env.run("dev", &["--json", "msg", "--to", "alice", text])
+                .json()["message"]["seq"]
+                .as_u64()
+                .expect("a message number")
+        })
+        .collect();
+    let unread_texts = || -> Vec<String> {
+        let mail = env.run("alice", &["--json", "messages", "--peek"]).json();
+        mail["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|entry| entry["unread"] == true)
+            .map(|entry| entry["body"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let peeked = served.get(
+        &format!(
+            "/api/v1/projects/default/messages?peek=true&through={}",
+            seqs[2]
+        ),
+        &login,
+    );
+    assert_eq!(peeked.status, 200);
+    assert_eq!(
+        unread_texts(),
+        ["first", "second", "third"],
+        "a peek marks nothing"
+    );
+    let marked = served
+        .get(
+            &format!("/api/v1/projects/default/messages?through={}", seqs[1]),
+            &login,
+        )
+        .ok();
+    assert_eq!(marked["messages"].as_array().unwrap().len(), 3, "{marked}");
+    assert_eq!(
+        unread_texts(),
+        ["third"],
+        "only those up to the number count as read"
+    );
+    served.get("/api/v1/projects/default/messages", &login).ok();
+    assert_eq!(unread_texts(), Vec::<String>::new());
+}
+
 #[test]
 fn refusals_are_one_json_line_with_the_cli_exit_code() {
     let env = TestEnv::new();

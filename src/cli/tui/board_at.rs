@@ -10,7 +10,7 @@ use serde_json::json;
 use baton::board::task::{Priority, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
-use baton::mail::MessageType;
+use baton::mail::{Marking, MessageType};
 use baton::project::{self, Project};
 use baton::session::{AgentMatrix, BoardFilter, Changed, Mail, NewTask, Sent, Session, TaskView};
 use baton::watch::{self, FileWatch};
@@ -58,7 +58,7 @@ impl BoardAt {
                     activity,
                 );
                 // Looked at, not marked read: the messages view marks what it shows.
-                snapshot.mail = session.messages(true, true).ok().map(latest);
+                snapshot.mail = session.messages(true, Marking::Leave).ok().map(latest);
                 // As the session reads it for each change: it may change while the board runs.
                 snapshot.coordinator = project::load(session.home(), session.project_id())
                     .ok()
@@ -93,12 +93,15 @@ impl BoardAt {
         }
     }
 
-    /// The viewer's unread messages count as read, as `baton messages` marks what it shows.
-    pub fn mark_read(&self) -> Result<Mail, Error> {
+    /// The viewer's unread messages numbered up to `through` (those the view drew) count
+    /// as read; one that arrived since stays unread.
+    pub fn mark_read(&self, through: u64) -> Result<Mail, Error> {
         match self {
-            BoardAt::Here(session) => watch::at_now(session).messages(false, false),
+            BoardAt::Here(session) => {
+                watch::at_now(session).messages(false, Marking::Through(through))
+            }
             BoardAt::Remote { hub, project, .. } => hub.get(&format!(
-                "/projects/{project}/messages?all=false&peek=false"
+                "/projects/{project}/messages?all=false&through={through}"
             )),
         }
     }

@@ -123,7 +123,7 @@ fn carry_out(app: &mut App, board: &BoardAt, effect: Effect) {
             .message(&to, &text)
             .map(|sent| first_line(&render::sent(&sent))),
         // Said only when it fails: the view already shows the messages.
-        Effect::MarkRead(_) => match board.mark_read() {
+        Effect::MarkRead(through) => match board.mark_read(through) {
             Ok(_) => return,
             Err(error) => Err(error),
         },

@@ -34,6 +34,8 @@ const state = {
   // Counts logins (and logouts): what a login started (its event stream, its retries)
   // stops once another begins.
   session: 0,
+  // The login whose human has been seen at the page: from then on its reads are looks.
+  arrived: null,
   me: null,
   // The project of the directory `baton serve` runs in: what a new tab opens on.
   startProject: null,
@@ -165,9 +167,11 @@ class ApiError extends Error {
 async function api(method, path, body) {
   const token = state.token;
   const init = { method, headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' };
-  // The page reads again on every change, whether its human is at it or not: like `baton
-  // watch`, its looks renew none of their leases (SPEC 3); what they do from it does.
-  if (method === 'GET') init.headers['baton-observer'] = 'web';
+  // Opening the page is its human at the desk (the first read of a login registers them
+  // and renews their leases); after that the page reads again on every change, whether its
+  // human is at it or not: like `baton watch`, those looks renew none of their leases
+  // (SPEC 3), while what the human does from the page does.
+  if (method === 'GET' && state.arrived === state.session) init.headers['baton-observer'] = 'web';
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -689,6 +693,7 @@ async function refresh() {
   const current = () => generation === state.generation;
   try {
     const agents = await api('GET', projectPath('/agents'));
+    state.arrived = state.session;
     if (!current()) return;
     state.agents = (agents.agents || []).map((agent) => agent.name);
     fillNames('#send-to', state.agents.filter((name) => name !== state.me));
@@ -820,10 +825,17 @@ function openMessage(to) {
   $('#message-text').focus();
 }
 
-/** Marks the viewer's messages read, as `baton messages` does. */
-async function markRead() {
+/**
+ * Marks read the messages the view drew (`list`: where they are), up to the newest of them:
+ * one that arrived since it was drawn stays unread.
+ */
+async function markRead(list) {
+  const seqs = [...document.querySelectorAll(list + ' .entry.message.unread')]
+    .map((entry) => Number(entry.dataset.seq))
+    .filter((seq) => Number.isSafeInteger(seq));
+  if (seqs.length === 0) return;
   try {
-    await api('GET', projectPath('/messages'));
+    await api('GET', projectPath('/messages?through=' + Math.max(...seqs)));
     showError('#project-error', null);
   } catch (error) {
     showError('#project-error', error);
@@ -1004,8 +1016,8 @@ function wire() {
       if (target) openMessage(target.dataset.reply);
     });
   }
-  $('#inbox-mark-read').addEventListener('click', markRead);
-  $('#messages-mark-read').addEventListener('click', markRead);
+  $('#inbox-mark-read').addEventListener('click', () => markRead('#inbox-messages'));
+  $('#messages-mark-read').addEventListener('click', () => markRead('#messages'));
   $('#messages-write').addEventListener('click', () => openMessage(null));
   $('#open-send').addEventListener('click', () => { show('#send-panel', true); $('#send-subject').focus(); });
   $('#open-message').addEventListener('click', () => openMessage(null));

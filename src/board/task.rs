@@ -379,6 +379,21 @@ impl Task {
         self.reviewer.as_deref().unwrap_or(&self.from)
     }
 
+    /// Whether a review has any part in this task: it was sent with `--review` or a
+    /// `--reviewer`, or its assignee asked for one. Only then is naming its reviewer news.
+    pub fn involves_review(&self) -> bool {
+        self.review
+            || self.reviewer.is_some()
+            || matches!(
+                self.status,
+                Status::ReviewRequested | Status::ChangesRequested
+            )
+            || self
+                .thread
+                .iter()
+                .any(|entry| entry.kind == EntryKind::ReviewRequest)
+    }
+
     /// A working task whose lease ran out: its assignee has gone quiet.
     pub fn is_stalled(&self, now: Timestamp) -> bool {
         self.status == Status::Working && self.lease_expires_at.is_some_and(|until| until <= now)
@@ -425,6 +440,35 @@ impl Task {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reviewer_is_involved_only_where_a_review_applies() {
+        let at = Timestamp::parse_stored("2026-01-01T00:00:00Z").unwrap();
+        let plain = Task::example(Status::Working, at);
+        assert!(
+            !plain.involves_review(),
+            "a plain task involves no reviewer"
+        );
+        let required = Task {
+            review: true,
+            ..plain.clone()
+        };
+        let named = Task {
+            reviewer: Some("qa".into()),
+            ..plain.clone()
+        };
+        let asked = Task::example(Status::ReviewRequested, at);
+        let mut sent_back = Task::example(Status::Working, at);
+        sent_back.thread.push(ThreadEntry {
+            at,
+            by: "codex".into(),
+            kind: EntryKind::ReviewRequest,
+            text: String::new(),
+        });
+        for task in [required, named, asked, sent_back] {
+            assert!(task.involves_review(), "{task:?}");
+        }
+    }
 
     #[test]
     fn task_ids_parse_in_every_accepted_form() {

@@ -159,13 +159,12 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
         "  status:   {} ({} priority)",
         task.status, task.priority
     );
-    let _ = writeln!(
-        text,
-        "  from:     {}  to: {}  reviewer: {}",
-        task.from,
-        task.to,
-        task.reviewer()
-    );
+    let _ = write!(text, "  from:     {}  to: {}", task.from, task.to);
+    // A reviewer is named only where a review applies: otherwise it is only the sender.
+    if task.involves_review() {
+        let _ = write!(text, "  reviewer: {}", task.reviewer());
+    }
+    text.push('\n');
     if let Some(owner) = &view.turn {
         let _ = writeln!(text, "  turn:     {owner}");
     }

@@ -67,7 +67,7 @@ fn parse_time(text: &str) -> Result<Timestamp, String> {
 
 #[derive(Debug, Args)]
 pub struct TaskArg {
-    /// Task id: 12, T-12 or t-12
+    /// The task: 12, T-12 or t-12
     #[arg(value_parser = parse_task_id)]
     pub id: TaskId,
 }
@@ -105,6 +105,7 @@ pub struct SendArgs {
 
 #[derive(Debug, Args)]
 pub struct WordsArgs {
+    /// The task: 12, T-12 or t-12
     #[arg(value_parser = parse_task_id)]
     pub id: TaskId,
     /// The words (required; `-` reads them from stdin)
@@ -114,6 +115,7 @@ pub struct WordsArgs {
 
 #[derive(Debug, Args)]
 pub struct NoteArgs {
+    /// The task: 12, T-12 or t-12
     #[arg(value_parser = parse_task_id)]
     pub id: TaskId,
     /// An optional note (`-` reads it from stdin)
@@ -123,6 +125,7 @@ pub struct NoteArgs {
 
 #[derive(Debug, Args)]
 pub struct DoneArgs {
+    /// The task: 12, T-12 or t-12
     #[arg(value_parser = parse_task_id)]
     pub id: TaskId,
     /// What was done (required)
@@ -132,6 +135,7 @@ pub struct DoneArgs {
 
 #[derive(Debug, Args)]
 pub struct FailArgs {
+    /// The task: 12, T-12 or t-12
     #[arg(value_parser = parse_task_id)]
     pub id: TaskId,
     /// Why it cannot be done (required)
@@ -141,6 +145,7 @@ pub struct FailArgs {
 
 #[derive(Debug, Args)]
 pub struct CancelArgs {
+    /// The task: 12, T-12 or t-12
     #[arg(value_parser = parse_task_id)]
     pub id: TaskId,
     /// Why it is withdrawn
@@ -150,6 +155,7 @@ pub struct CancelArgs {
 
 #[derive(Debug, Args)]
 pub struct ReassignArgs {
+    /// The task: 12, T-12 or t-12
     #[arg(value_parser = parse_task_id)]
     pub id: TaskId,
     /// The agent who takes it over

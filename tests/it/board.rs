@@ -876,6 +876,37 @@ fn help_teaches_and_exits_zero_while_bad_arguments_exit_one() {
     assert_eq!(run.code, 1);
 }
 
+/// Every command that takes a task says, in its help, what the `<ID>` is and how to write it.
+#[test]
+fn the_task_id_is_described_in_every_commands_help() {
+    let env = TestEnv::new();
+    for command in [
+        "show",
+        "claim",
+        "release",
+        "ask",
+        "answer",
+        "review",
+        "approve",
+        "request-changes",
+        "done",
+        "fail",
+        "cancel",
+        "reassign",
+    ] {
+        let run = env.run("", &[command, "--help"]);
+        let help = run.ok();
+        let line = help
+            .lines()
+            .find(|line| line.trim_start().starts_with("<ID>"))
+            .unwrap_or_else(|| panic!("{command} --help has no <ID> line:\n{help}"));
+        assert!(
+            line.contains("The task: 12, T-12 or t-12"),
+            "{command} --help: {line}"
+        );
+    }
+}
+
 #[test]
 fn a_change_reports_every_inbox_it_fills_including_unblocked_tasks() {
     let env = TestEnv::new();

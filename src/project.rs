@@ -42,6 +42,29 @@ fn default_lease_minutes() -> u32 {
     30
 }
 
+/// The shortest lease `project set --lease` takes, in minutes.
+pub const LEASE_LEAST_MINUTES: u32 = 1;
+/// The longest: a week, past which a crashed agent's claim would never be noticed.
+pub const LEASE_MOST_MINUTES: u32 = 7 * 24 * 60;
+
+/// A lease as `project set --lease` takes it: `45m`, `2h`, `1d` ([`crate::time::parse_duration`]),
+/// a whole number of minutes from [`LEASE_LEAST_MINUTES`] to [`LEASE_MOST_MINUTES`].
+pub fn parse_lease(text: &str) -> std::result::Result<u32, String> {
+    let length = crate::time::parse_duration(text)?;
+    let seconds = length.num_seconds();
+    let shown = text::inline(text.trim());
+    if seconds % 60 != 0 {
+        return Err(format!(
+            "a lease is a whole number of minutes, not {shown}: e.g. 45m or 2h"
+        ));
+    }
+    let minutes = u32::try_from(seconds / 60).unwrap_or(u32::MAX);
+    if !(LEASE_LEAST_MINUTES..=LEASE_MOST_MINUTES).contains(&minutes) {
+        return Err(format!("a lease is from 1m to 7d, not {shown}"));
+    }
+    Ok(minutes)
+}
+
 fn default_true() -> bool {
     true
 }

@@ -179,6 +179,45 @@ pub fn age(since: Timestamp, now: Timestamp) -> String {
     }
 }
 
+/// A length of time as the command line takes one: a whole number and a unit, `90s`, `30m`,
+/// `12h` or `7d` (`--login-ttl`, `project set --lease`). Each caller bounds it.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let refused = || {
+        format!(
+            "`{}` is not a length of time: give a number and a unit, e.g. 90s, 30m, 12h or 7d",
+            crate::text::inline(text)
+        )
+    };
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(refused)?;
+    let (number, unit) = text.split_at(split);
+    let number: i64 = number.parse().map_err(|_| refused())?;
+    let seconds_per = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        _ => return Err(refused()),
+    };
+    number
+        .checked_mul(seconds_per)
+        .and_then(Duration::try_seconds)
+        .ok_or_else(refused)
+}
+
+/// A length of time in the largest unit that says it exactly: `12h`, `90s`, `7d`.
+pub fn describe_duration(length: Duration) -> String {
+    let seconds = length.num_seconds();
+    match seconds {
+        _ if seconds != 0 && seconds % 86_400 == 0 => format!("{}d", seconds / 86_400),
+        _ if seconds != 0 && seconds % 3_600 == 0 => format!("{}h", seconds / 3_600),
+        _ if seconds != 0 && seconds % 60 == 0 => format!("{}m", seconds / 60),
+        _ => format!("{seconds}s"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -427,38 +427,16 @@ pub fn is_current_at(
         .is_some_and(|stored| !stored.is_expired(now)))
 }
 
-/// A time to live as `--login-ttl` takes it: a whole number and a unit, `90s`, `30m`,
-/// `12h` or `7d`, from [`LOGIN_TTL_LEAST`] to [`LOGIN_TTL_MOST`].
+/// A time to live as `--login-ttl` takes it ([`crate::time::parse_duration`]: `90s`, `30m`,
+/// `12h`, `7d`), from [`LOGIN_TTL_LEAST`] to [`LOGIN_TTL_MOST`].
 pub fn parse_login_ttl(text: &str) -> std::result::Result<Duration, String> {
-    let text = text.trim();
-    let refused = || {
-        format!(
-            "`{}` is not a time to live: give a number and a unit, e.g. 90s, 30m, 12h or 7d",
-            crate::text::inline(text)
-        )
-    };
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or_else(refused)?;
-    let (number, unit) = text.split_at(split);
-    let number: i64 = number.parse().map_err(|_| refused())?;
-    let seconds_per = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3_600,
-        "d" => 86_400,
-        _ => return Err(refused()),
-    };
-    let ttl = number
-        .checked_mul(seconds_per)
-        .map(Duration::seconds)
-        .ok_or_else(refused)?;
+    let ttl = crate::time::parse_duration(text)?;
     if ttl < LOGIN_TTL_LEAST || ttl > LOGIN_TTL_MOST {
         return Err(format!(
             "a login's time to live is from {} to {}, not {}",
             describe_ttl(LOGIN_TTL_LEAST),
             describe_ttl(LOGIN_TTL_MOST),
-            crate::text::inline(text)
+            crate::text::inline(text.trim())
         ));
     }
     Ok(ttl)
@@ -466,13 +444,7 @@ pub fn parse_login_ttl(text: &str) -> std::result::Result<Duration, String> {
 
 /// A time to live in the largest unit that says it exactly: `12h`, `90s`, `7d`.
 pub fn describe_ttl(ttl: Duration) -> String {
-    let seconds = ttl.num_seconds();
-    match seconds {
-        _ if seconds != 0 && seconds % 86_400 == 0 => format!("{}d", seconds / 86_400),
-        _ if seconds != 0 && seconds % 3_600 == 0 => format!("{}h", seconds / 3_600),
-        _ if seconds != 0 && seconds % 60 == 0 => format!("{}m", seconds / 60),
-        _ => format!("{seconds}s"),
-    }
+    crate::time::describe_duration(ttl)
 }
 
 /// Writes `now` as the last use of the token whose hash is `hash`, if the lock is free and

@@ -20,6 +20,8 @@ pub enum ProjectCommand {
     List,
     /// The project you are in
     Show,
+    /// Change a setting of the project you are in (the coordinator or a human of it)
+    Set(SetArgs),
     /// For a hub on another machine (BATON_URL): make a directory of this machine stand for
     /// one of its projects, so commands run there act on it; alone, list what is mapped
     Map(MapArgs),
@@ -60,6 +62,19 @@ pub struct InitArgs {
     /// A human who may change the coordinator (repeat, or comma-separate, for several)
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub human: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+A claim holds its task for the project's lease (30 minutes unless set): while the assignee
+does anything with baton the lease is renewed; once it runs out the task shows as stalled in
+its sender's inbox. Claims already made keep their lease until their next renewal.
+  baton project set --lease 45m
+  baton --project api project set --lease 2h")]
+pub struct SetArgs {
+    /// How long a claim holds: 45m, 2h, 1d (whole minutes, from 1m to 7d)
+    #[arg(long, value_name = "TIME", value_parser = project::parse_lease, required = true)]
+    pub lease: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -109,10 +124,31 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
             let session = context.session()?;
             output::emit(as_json, &session.project, show_text);
         }
+        ProjectCommand::Set(args) => {
+            let session = context.session()?;
+            let before = session.project.settings.lease_minutes;
+            let mut project = session.project.clone();
+            if let Some(minutes) = args.lease {
+                project = session.set_lease(minutes)?;
+            }
+            output::emit(as_json, &project, |project| {
+                format!(
+                    "project {}: lease {} (was {})",
+                    project.id,
+                    minutes_text(project.settings.lease_minutes),
+                    minutes_text(before)
+                )
+            });
+        }
         ProjectCommand::Map(args) => return map(context, args),
         ProjectCommand::Unmap { project } => return unmap(context, &project),
     }
     Ok(0)
+}
+
+/// A lease in the words `project set` takes: `45m`, `2h`.
+fn minutes_text(minutes: u32) -> String {
+    baton::time::describe_duration(chrono::Duration::minutes(i64::from(minutes)))
 }
 
 /// `project show` in words.

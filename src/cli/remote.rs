@@ -61,6 +61,13 @@ pub fn run(context: &Context, hub: &Hub, command: Command) -> Result<i32, Error>
                  init` there, then `baton project map ID DIR` here",
             ));
         }
+        Command::Project(ProjectCommand::Set(_)) => {
+            return Err(remote.hub_only(
+                "project set",
+                "a project's settings are kept on the hub's machine: run `baton project set` \
+                 there",
+            ));
+        }
         Command::Project(ProjectCommand::List) => {
             let map = remote.map()?;
             let projects: Vec<Project> = hub

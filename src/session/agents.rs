@@ -147,6 +147,18 @@ impl Session {
         Ok(project)
     }
 
+    /// `project set --lease`: how long a claim holds in this project from now on (SPEC 3).
+    /// Claims already made keep the lease they were given until their next renewal. Whoever
+    /// may change the coordinator may change this.
+    pub fn set_lease(&self, minutes: u32) -> Result<Project> {
+        let actor = self.agent()?.to_string();
+        self.update_project(|project| {
+            check_may_change_settings(project, &actor, "the lease")?;
+            project.settings.lease_minutes = minutes;
+            Ok(project.clone())
+        })
+    }
+
     /// `coordinator --set NAME`: only the coordinator (or a human named in the project's
     /// settings, or anyone while there is none) may hand the role on.
     pub fn set_coordinator(&self, name: &str) -> Result<Project> {
@@ -194,6 +206,12 @@ impl Session {
 }
 
 fn check_may_change_coordinator(project: &Project, actor: &str) -> Result<()> {
+    check_may_change_settings(project, actor, "the coordinator")
+}
+
+/// Refuses `actor` a change of `what` (a setting of the project's) unless it may change
+/// the coordinator.
+fn check_may_change_settings(project: &Project, actor: &str, what: &str) -> Result<()> {
     if project.may_change_coordinator(actor) {
         return Ok(());
     }
@@ -204,11 +222,17 @@ fn check_may_change_coordinator(project: &Project, actor: &str) -> Result<()> {
     };
     Err(Error::invalid_with_hint(
         format!(
-            "only {} (the coordinator){humans} can change the coordinator of project {}",
+            "only {} (the coordinator){humans} can change {what} of project {}",
             project.coordinator.as_deref().unwrap_or("nobody"),
             project.id
         ),
-        "ask one of them to run `baton coordinator --set NAME`",
+        format!(
+            "ask {} to make the change",
+            match project.settings.humans.is_empty() {
+                true => "the coordinator",
+                false => "the coordinator or a human of the project",
+            }
+        ),
     ))
 }
 

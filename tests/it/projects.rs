@@ -338,3 +338,75 @@ fn context_notes_keep_who_wrote_them_and_when() {
     env.run_in(&workspace, "claude", &["context", "--add", "  "])
         .fails(1);
 }
+
+/// `project set --lease` (SPEC 3): the coordinator or a human of the project sets how long a
+/// claim holds; a claim made after it gets that lease; bad input is one line and changes
+/// nothing.
+#[test]
+fn the_lease_is_set_by_the_coordinator_or_a_human_and_bad_input_changes_nothing() {
+    let env = TestEnv::new();
+    let workspace = dir(&env, "api");
+    init_here(&env, &workspace, &["--human", "ana"]);
+    for agent in ["claude", "codex", "ana"] {
+        env.run_in(&workspace, agent, &["whoami"]).ok();
+    }
+    let run = |agent: &str, args: &[&str]| env.run_in(&workspace, agent, args);
+    let lease_minutes = || -> Value {
+        let project: Value = serde_json::from_str(
+            &fs::read_to_string(env.project_dir("api").join("project.json")).unwrap(),
+        )
+        .unwrap();
+        project["settings"]["lease_minutes"].clone()
+    };
+    run("claude", &["send", "--to", "codex", "-s", "first"]).ok();
+    let said = run("claude", &["project", "set", "--lease", "45m"])
+        .ok()
+        .to_string();
+    assert_eq!(said.trim(), "project api: lease 45m (was 30m)");
+    assert_eq!(lease_minutes(), 45);
+    let shown = run("codex", &["project", "show"]).ok().to_string();
+    assert!(shown.contains("lease: 45 minutes"), "{shown}");
+
+    // A claim made now holds for 45 minutes.
+    let claimed = run("codex", &["--json", "claim", "1"]).json();
+    let task = &claimed["task"];
+    let at = chrono::DateTime::parse_from_rfc3339(task["claimed_at"].as_str().unwrap()).unwrap();
+    let until =
+        chrono::DateTime::parse_from_rfc3339(task["lease_expires_at"].as_str().unwrap()).unwrap();
+    assert_eq!((until - at).num_minutes(), 45, "{task}");
+
+    // The human of the project may set it too; another agent may not.
+    let by_human = run("ana", &["--json", "project", "set", "--lease", "2h"]).json();
+    assert_eq!(by_human["settings"]["lease_minutes"], 120);
+    let refused = run("codex", &["project", "set", "--lease", "1d"])
+        .fails(1)
+        .to_string();
+    assert!(
+        refused.contains("can change the lease of project api"),
+        "{refused}"
+    );
+    for bad in [
+        "45",
+        "90s",
+        "0m",
+        "8d",
+        "soon",
+        "99999999999999999999m",
+        "-5m",
+    ] {
+        let stderr = run("claude", &["project", "set", "--lease", bad])
+            .fails(1)
+            .to_string();
+        assert_eq!(
+            stderr
+                .lines()
+                .filter(|line| line.starts_with("error:"))
+                .count(),
+            1,
+            "{bad}: {stderr}"
+        );
+        assert_eq!(lease_minutes(), 120, "{bad} changed the lease");
+    }
+    let stderr = run("claude", &["project", "set"]).fails(1).to_string();
+    assert!(stderr.contains("--lease"), "{stderr}");
+}

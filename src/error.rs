@@ -38,6 +38,9 @@ pub enum Error {
         cwd = cwd.display()
     )]
     OutsideWorkspace {
+        /// A directory of this machine mapped to a hub's project (`project map`), rather
+        /// than the workspace the project is bound to.
+        mapped: bool,
         project: String,
         workspace: PathBuf,
         cwd: PathBuf,
@@ -157,8 +160,22 @@ impl Error {
             Error::UnknownProject { .. } => {
                 Some("create it with `baton project init --name NAME --workspace DIR`".into())
             }
-            Error::OutsideWorkspace { workspace, .. } => Some(format!(
-                "cd into {} or pass --project for a project bound here",
+            Error::OutsideWorkspace {
+                mapped: false,
+                workspace,
+                ..
+            } => Some(format!(
+                "run it from inside {}: only the project's humans and its coordinator may name \
+                 it with --project from elsewhere",
+                workspace.display()
+            )),
+            Error::OutsideWorkspace {
+                mapped: true,
+                workspace,
+                ..
+            } => Some(format!(
+                "run it from inside {}, the directory this machine maps to it (`baton project \
+                 map`)",
                 workspace.display()
             )),
             Error::Store(StoreError::Corrupt { path, .. }) if path.ends_with("board.json") => {

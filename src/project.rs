@@ -154,10 +154,17 @@ impl Project {
         }
     }
 
+    /// Whether `name` may name this project from outside its workspace: one of its humans,
+    /// or its coordinator.
+    pub fn reaches_anywhere(&self, name: &str) -> bool {
+        self.coordinator.as_deref() == Some(name) || self.settings.humans.iter().any(|h| h == name)
+    }
+
     /// Refuses `cwd` when this project is bound to a workspace that does not contain it.
     pub fn check_access(&self, cwd: &Path) -> Result<()> {
         match &self.workspace {
             Some(workspace) if !self.contains(cwd) => Err(Error::OutsideWorkspace {
+                mapped: false,
                 project: self.id.clone(),
                 workspace: workspace.clone(),
                 cwd: cwd.to_path_buf(),
@@ -255,6 +262,20 @@ pub fn resolve(
     lock: LockPolicy,
     now: Timestamp,
 ) -> Result<Project> {
+    resolve_for(home, requested, None, cwd, lock, now)
+}
+
+/// [`resolve`] for `caller`: a project it names (`--project`) that it is a human or the
+/// coordinator of is reachable from any directory (SPEC 7: a person coordinating from one
+/// terminal); everyone else, agents above all, stays inside the workspace.
+pub fn resolve_for(
+    home: &Home,
+    requested: Option<&str>,
+    caller: Option<&str>,
+    cwd: &Path,
+    lock: LockPolicy,
+    now: Timestamp,
+) -> Result<Project> {
     let project = match requested {
         Some(id) => match load(home, id)? {
             Some(project) => project,
@@ -278,7 +299,10 @@ pub fn resolve(
             }
         }
     };
-    project.check_access(cwd)?;
+    let reaches = requested.is_some() && caller.is_some_and(|name| project.reaches_anywhere(name));
+    if !reaches {
+        project.check_access(cwd)?;
+    }
     Ok(project)
 }
 

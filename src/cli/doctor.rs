@@ -118,10 +118,12 @@ fn noun(number: usize, noun: &str) -> String {
 fn restore(context: &Context, project_id: &str, confirmed: bool) -> Result<i32, Error> {
     let home = &context.hub.home;
     let now = time::now();
-    // A bound project is repaired from inside its workspace, like every other command.
-    project::resolve(
+    // A bound project is repaired from inside its workspace, like every other command (or
+    // by one of its humans or its coordinator from anywhere).
+    project::resolve_for(
         home,
         Some(project_id),
+        context.agent().as_deref(),
         &current_dir()?,
         context.hub.lock,
         now,

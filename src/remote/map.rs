@@ -53,6 +53,7 @@ impl ProjectMap {
                 && !cwd.starts_with(canonical(dir))
             {
                 return Err(Error::OutsideWorkspace {
+                    mapped: true,
                     project: id.to_string(),
                     workspace: dir.clone(),
                     cwd,

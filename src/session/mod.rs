@@ -276,13 +276,21 @@ impl Session {
             None => match project::current_dir() {
                 Ok(cwd) => cwd,
                 // From a deleted directory only a project named with --project will do, and
-                // only one bound to no workspace: inside a bound one or not, nobody can say.
+                // only one bound to no workspace (inside a bound one or not, nobody can
+                // say), or one the caller may reach from anywhere.
                 Err(gone) => {
                     let Some(id) = request.project else {
                         return Err(gone);
                     };
-                    match project::load(&hub.home, id)?.and_then(|found| found.workspace) {
+                    let found = project::load(&hub.home, id)?;
+                    let reaches = found.as_ref().is_some_and(|found| {
+                        request
+                            .agent
+                            .is_some_and(|agent| found.reaches_anywhere(agent))
+                    });
+                    match found.and_then(|found| found.workspace) {
                         None => PathBuf::from("/"),
+                        Some(_) if reaches => PathBuf::from("/"),
                         Some(workspace) => {
                             return Err(Error::invalid_with_hint(
                                 format!(
@@ -297,7 +305,14 @@ impl Session {
                 }
             },
         };
-        let project = project::resolve(&hub.home, request.project, &cwd, hub.lock, now)?;
+        let project = project::resolve_for(
+            &hub.home,
+            request.project,
+            request.agent,
+            &cwd,
+            hub.lock,
+            now,
+        )?;
         let session = Session {
             hub,
             project,

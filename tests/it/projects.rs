@@ -76,7 +76,8 @@ fn two_workspaces_with_one_name_are_two_projects_that_never_see_each_other() {
     let own_board = env.run_in(&first, "claude", &["--json", "board"]).json();
     assert_eq!(subjects(&own_board), vec!["only in one"]);
 
-    // Naming the first project from the second workspace is refused, reads and writes alike.
+    // Naming the first project from the second workspace is refused, reads and writes alike,
+    // to an agent that is neither a human of it nor its coordinator.
     let refused: [&[&str]; 7] = [
         &["--project", "api", "board"],
         &["--project", "api", "show", "1"],
@@ -98,7 +99,7 @@ fn two_workspaces_with_one_name_are_two_projects_that_never_see_each_other() {
         let agent = if args.contains(&"claim") {
             "codex"
         } else {
-            "claude"
+            "gemini"
         };
         let stderr = env.run_in(&second, agent, args).fails(2).to_string();
         assert!(
@@ -409,4 +410,74 @@ fn the_lease_is_set_by_the_coordinator_or_a_human_and_bad_input_changes_nothing(
     }
     let stderr = run("claude", &["project", "set"]).fails(1).to_string();
     assert!(stderr.contains("--lease"), "{stderr}");
+}
+
+/// SPEC 7: a project's humans and its coordinator may name it with `--project` from any
+/// directory; every other agent stays inside the workspace, and the hint it gets is true.
+#[test]
+fn humans_and_the_coordinator_reach_a_bound_project_from_anywhere_and_agents_do_not() {
+    let env = TestEnv::new();
+    let workspace = dir(&env, "api");
+    let elsewhere = dir(&env, "web");
+    init_here(&env, &workspace, &["--human", "ana"]);
+    for agent in ["claude", "codex", "ana"] {
+        env.run_in(&workspace, agent, &["whoami"]).ok();
+    }
+    env.run_in(
+        &workspace,
+        "claude",
+        &["send", "--to", "codex", "-s", "in api"],
+    )
+    .ok();
+    // claude sent first: the coordinator. ana is the human. codex is an agent at work there.
+    for (who, args) in [
+        ("ana", &["--json", "--project", "api", "board"][..]),
+        ("claude", &["--json", "--project", "api", "board"][..]),
+    ] {
+        let board = env.run_in(&elsewhere, who, args).json();
+        assert_eq!(subjects(&board), ["in api"], "{who}");
+    }
+    let sent = env
+        .run_in(
+            &elsewhere,
+            "ana",
+            &[
+                "--json",
+                "--project",
+                "api",
+                "send",
+                "--to",
+                "codex",
+                "-s",
+                "from afar",
+            ],
+        )
+        .json();
+    assert_eq!(sent["project"], "api");
+    // Without --project, a human elsewhere is where they are: the default project.
+    assert_eq!(
+        env.run_in(&elsewhere, "ana", &["--json", "whoami"]).json()["project"],
+        "default"
+    );
+
+    let run = env.run_in(&elsewhere, "codex", &["--project", "api", "inbox"]);
+    let stderr = run.fails(2).to_string();
+    let hint = stderr
+        .lines()
+        .find(|line| line.starts_with("hint:"))
+        .unwrap_or_else(|| panic!("no hint: {stderr}"));
+    assert!(
+        !hint.contains("pass --project"),
+        "the hint tells codex to pass the flag it passed: {hint}"
+    );
+    assert!(
+        hint.contains(&format!("run it from inside {}", workspace.display()))
+            && hint.contains("humans and its coordinator"),
+        "{hint}"
+    );
+    // Once ana is no longer a human of it, ana is refused too.
+    env.run_in(&workspace, "claude", &["coordinator", "--not-human", "ana"])
+        .ok();
+    env.run_in(&elsewhere, "ana", &["--project", "api", "board"])
+        .fails(2);
 }

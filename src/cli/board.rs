@@ -101,6 +101,8 @@ pub struct SendArgs {
     /// Who reviews it (implies --review)
     #[arg(long, value_name = "NAME")]
     pub reviewer: Option<String>,
+    #[command(flatten)]
+    pub wake: super::NoWake,
 }
 
 #[derive(Debug, Args)]
@@ -111,6 +113,8 @@ pub struct WordsArgs {
     /// The words (required; `-` reads them from stdin)
     #[arg(long, short)]
     pub body: Option<String>,
+    #[command(flatten)]
+    pub wake: super::NoWake,
 }
 
 #[derive(Debug, Args)]
@@ -121,6 +125,8 @@ pub struct NoteArgs {
     /// An optional note (`-` reads it from stdin)
     #[arg(long, short)]
     pub body: Option<String>,
+    #[command(flatten)]
+    pub wake: super::NoWake,
 }
 
 #[derive(Debug, Args)]
@@ -131,6 +137,8 @@ pub struct DoneArgs {
     /// What was done (required)
     #[arg(long, short)]
     pub result: Option<String>,
+    #[command(flatten)]
+    pub wake: super::NoWake,
 }
 
 #[derive(Debug, Args)]
@@ -141,6 +149,8 @@ pub struct FailArgs {
     /// Why it cannot be done (required)
     #[arg(long)]
     pub reason: Option<String>,
+    #[command(flatten)]
+    pub wake: super::NoWake,
 }
 
 #[derive(Debug, Args)]
@@ -151,6 +161,8 @@ pub struct CancelArgs {
     /// Why it is withdrawn
     #[arg(long)]
     pub reason: Option<String>,
+    #[command(flatten)]
+    pub wake: super::NoWake,
 }
 
 #[derive(Debug, Args)]
@@ -164,6 +176,8 @@ pub struct ReassignArgs {
     /// Why, for the new assignee
     #[arg(long, short)]
     pub body: Option<String>,
+    #[command(flatten)]
+    pub wake: super::NoWake,
 }
 
 #[derive(Debug, Args)]

@@ -30,6 +30,8 @@ pub struct MsgArgs {
     /// One line for lists (default: the first line of the text)
     #[arg(long, value_name = "LINE")]
     pub summary: Option<String>,
+    #[command(flatten)]
+    pub wake: super::NoWake,
 }
 
 #[derive(Debug, Args)]

@@ -83,8 +83,17 @@ pub struct Global {
     /// Print machine-readable JSON on stdout
     #[arg(long, global = true)]
     pub json: bool,
+    /// Do not start the wake command of whoever receives work (for the commands that hand
+    /// work over; `baton --no-wake send …` is `send --no-wake`, and the others ignore it)
+    #[arg(long)]
+    pub no_wake: bool,
+}
+
+/// `--no-wake`, taken by the commands that hand work over to someone (and so may wake them).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct NoWake {
     /// Do not start the wake command of whoever receives work
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub no_wake: bool,
 }
 
@@ -113,7 +122,7 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     Import(import::ImportArgs),
     /// Serve the board's tools to an agent over MCP (stdio), acting as --as NAME
-    Mcp,
+    Mcp(NoWake),
     /// Wire Claude Code, Codex, Gemini CLI and opencode to baton (or --uninstall)
     Setup(setup::SetupArgs),
     #[command(subcommand)]
@@ -129,6 +138,39 @@ pub enum Command {
     /// On an agent's machine: follow the hub at BATON_URL and run this machine's wake
     /// command when work arrives for the token's agent, until Ctrl-C
     Listen(listen::ListenArgs),
+}
+
+impl Command {
+    /// For a command that hands work over (and so may wake whoever receives it), whether
+    /// it was given `--no-wake`; `None` for a command that wakes nobody.
+    fn no_wake(&self) -> Option<bool> {
+        use board::BoardCommand as B;
+        let flag = match self {
+            Command::Board(command) => match command {
+                B::Send(args) => args.wake,
+                B::Ask(args) | B::Answer(args) | B::RequestChanges(args) => args.wake,
+                B::Review(args) | B::Approve(args) => args.wake,
+                B::Done(args) => args.wake,
+                B::Fail(args) => args.wake,
+                B::Cancel(args) => args.wake,
+                B::Reassign(args) => args.wake,
+                B::Claim(_)
+                | B::Release(_)
+                | B::Show(_)
+                | B::Board(_)
+                | B::Inbox(_)
+                | B::Status(_)
+                | B::Log(_)
+                | B::Note(_)
+                | B::Archive(_) => return None,
+            },
+            Command::Messages(messages::MessagesCommand::Msg(args)) => args.wake,
+            Command::Mcp(flag) => *flag,
+            Command::Serve(args) => args.wake,
+            _ => return None,
+        };
+        Some(flag.no_wake)
+    }
 }
 
 /// What every command needs: the parsed globals and the hub.
@@ -201,6 +243,10 @@ pub fn main() -> i32 {
             return if error.use_stderr() { 1 } else { 0 };
         }
     };
+    // Before the command (`baton --no-wake …`) it is taken by every command, so that a
+    // wrapper can pass it to all it runs; after it, only by those that hand work over.
+    let mut cli = cli;
+    cli.global.no_wake |= cli.command.no_wake().unwrap_or(false);
     let after_effects = AfterEffects::from_environment(cli.global.no_wake);
     let hub = match Home::from_environment()
         .and_then(|home| {
@@ -254,7 +300,7 @@ pub fn main() -> i32 {
         Command::Demo => demo::run(&context),
         Command::Doctor(args) => doctor::run(&context, args),
         Command::Import(args) => import::run(&context, args),
-        Command::Mcp => mcp::run(&context),
+        Command::Mcp(_) => mcp::run(&context),
         Command::Setup(args) => setup::run(&context, args),
         Command::Token(command) => tokens::run(&context, command),
         Command::Alert(command) => alerts::run(&context, command),

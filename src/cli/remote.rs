@@ -132,7 +132,7 @@ pub fn run(context: &Context, hub: &Hub, command: Command) -> Result<i32, Error>
                 "unset BATON_URL to serve this machine's board",
             ));
         }
-        Command::Mcp => super::bridge::run(context, hub)?,
+        Command::Mcp(_) => super::bridge::run(context, hub)?,
         Command::Listen(args) => super::listen::run(context, hub, args)?,
         Command::Hook(args) => super::hook::run_remote(context, hub, args),
         Command::Project(ProjectCommand::Map(args)) => super::projects::map(context, args)?,

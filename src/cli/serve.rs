@@ -47,6 +47,8 @@ pub struct ServeArgs {
     /// away for longer logs in again with the URL of a serve started since
     #[arg(long = "login-ttl", value_name = "TIME", default_value = "12h", value_parser = tokens::parse_login_ttl)]
     pub login_ttl: chrono::Duration,
+    #[command(flatten)]
+    pub wake: super::NoWake,
 }
 
 /// A host name as `--allow-host` takes it: a DNS name, without a port or a scheme.

@@ -876,6 +876,45 @@ fn help_teaches_and_exits_zero_while_bad_arguments_exit_one() {
     assert_eq!(run.code, 1);
 }
 
+/// `--no-wake` is offered by the commands that hand work over, and by no other; before the
+/// command, where a wrapper may pass it to everything it runs, every command takes it.
+#[test]
+fn no_wake_is_offered_only_where_work_is_handed_over() {
+    let env = TestEnv::new();
+    let offers = |command: &str| {
+        let run = env.run("", &[command, "--help"]);
+        run.ok().contains("--no-wake")
+    };
+    for command in [
+        "send",
+        "ask",
+        "answer",
+        "review",
+        "approve",
+        "request-changes",
+        "done",
+        "fail",
+        "cancel",
+        "reassign",
+        "msg",
+        "mcp",
+        "serve",
+    ] {
+        assert!(offers(command), "{command} --help lacks --no-wake");
+    }
+    for command in [
+        "inbox", "board", "show", "status", "log", "claim", "release", "agents", "whoami",
+        "messages", "wait", "watch", "doctor", "note",
+    ] {
+        assert!(!offers(command), "{command} --help offers --no-wake");
+    }
+    env.register(&["lead"]);
+    let refused = env.run("lead", &["inbox", "--no-wake"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("--no-wake"), "{}", refused.stderr);
+    env.run("lead", &["--no-wake", "inbox"]).ok();
+}
+
 /// Every command that takes a task says, in its help, what the `<ID>` is and how to write it.
 #[test]
 fn the_task_id_is_described_in_every_commands_help() {

@@ -375,6 +375,13 @@ fn no_wake_flag_and_the_project_setting_keep_the_agent_asleep_until_woken_by_han
     let quiet = team.send("Not now", &["--no-wake"], false);
     quiet.ok();
     assert!(!quiet.stderr.contains("woke"), "{}", quiet.stderr);
+    // Before the command it is the same flag.
+    let before = team.lead(
+        &["--no-wake", "send", "--to", "worker", "--subject", "Later"],
+        false,
+    );
+    before.ok();
+    assert!(!before.stderr.contains("woke"), "{}", before.stderr);
 
     let project_file = team.env.project_dir("app").join("project.json");
     let mut project: serde_json::Value =
@@ -389,14 +396,14 @@ fn no_wake_flag_and_the_project_setting_keep_the_agent_asleep_until_woken_by_han
     thread::sleep(Duration::from_secs(1));
     assert_eq!(team.log("worker"), "", "no supervisor ran");
     assert!(team.record().is_empty());
-    assert_eq!(team.env.inbox_ids("worker"), vec![1, 2]);
+    assert_eq!(team.env.inbox_ids("worker"), vec![1, 2, 3]);
 
     let by_hand = team.lead(&["wake", "worker"], false);
     assert!(by_hand.ok().contains("woke worker"), "{}", by_hand.stdout);
-    team.until_all_done(2);
+    team.until_all_done(3);
     let starts = team.starts();
     assert_eq!(starts.len(), 1, "{starts:#?}");
-    assert_eq!(saw(&starts[0]), vec![1, 2]);
+    assert_eq!(saw(&starts[0]), vec![1, 2, 3]);
 }
 
 #[test]

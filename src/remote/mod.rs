@@ -538,6 +538,23 @@ fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
         code: Option<i32>,
     }
     match serde_json::from_slice::<Refusal>(body) {
+        // A 403 with no exit code of the CLI's is the hub's `Host` check (a bound project's
+        // refusal is exit 2): the name in BATON_URL is not one the hub answers.
+        Ok(refusal) if status == 403 && refusal.code.is_none() => {
+            let name = url_host(url).filter(|name| crate::serve::auth::is_allowable_name(name));
+            Error::Hub {
+                message: format!(
+                    "the hub at {url} refused the name it was reached by: {}",
+                    refusal.error
+                ),
+                hint: Some(format!(
+                    "on the hub's machine, start it with `baton serve --allow-host {}` (or use \
+                     the address `baton serve` printed)",
+                    name.unwrap_or("NAME")
+                )),
+                code: 1,
+            }
+        }
         Ok(refusal) => Error::Hub {
             hint: refusal.hint.or_else(|| match status {
                 401 => Some(
@@ -561,6 +578,20 @@ fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
             code: 1,
         },
     }
+}
+
+/// The host name of an http(s) URL, without its port (and without the brackets of an IPv6
+/// address).
+fn url_host(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    if let Some(bracketed) = host.strip_prefix('[') {
+        return bracketed.split_once(']').map(|(address, _)| address);
+    }
+    host.split(':').next().filter(|name| !name.is_empty())
 }
 
 /// `url` checked and without a trailing `/`.
@@ -662,6 +693,34 @@ mod tests {
             1,
             "a code outside the contract is not passed on"
         );
+    }
+
+    #[test]
+    fn a_refused_host_is_told_how_the_hub_allows_the_name_of_the_url() {
+        let body = br#"{"error":"this server does not answer the name `buildbox`"}"#;
+        let error = refusal("http://buildbox:7878", 403, body);
+        assert!(
+            error
+                .to_string()
+                .starts_with("the hub at http://buildbox:7878 refused the name")
+        );
+        assert_eq!(
+            error.hint().as_deref(),
+            Some(
+                "on the hub's machine, start it with `baton serve --allow-host buildbox` (or \
+                 use the address `baton serve` printed)"
+            )
+        );
+        for (url, host) in [
+            ("https://user@Box.lan/", Some("Box.lan")),
+            ("http://[fe80::1]:80", Some("fe80::1")),
+            ("http://10.0.0.5", Some("10.0.0.5")),
+            ("http://", None),
+        ] {
+            assert_eq!(url_host(url), host, "{url}");
+        }
+        let v6 = refusal("http://[fe80::1]:7878", 403, body);
+        assert!(v6.hint().unwrap().contains("--allow-host NAME"));
     }
 
     #[test]

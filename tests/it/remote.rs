@@ -693,18 +693,89 @@ fn a_hub_answers_a_host_name_only_when_serve_allows_it() {
         .trim()
         .to_string();
     let served = Served::start_with(&env, "alice", &["--allow-host", "BuildBox.lan"]);
-    let ask = |host: &str| {
+    let reply = |host: &str| {
         let headers = [
             ("Host".to_string(), host.to_string()),
             ("Authorization".to_string(), format!("Bearer {token}")),
         ];
-        crate::http::send(&served.address, "GET", "/api/v1/whoami", &headers, None).status
+        crate::http::send(&served.address, "GET", "/api/v1/whoami", &headers, None)
     };
+    let ask = |host: &str| reply(host).status;
     assert_eq!(ask(&format!("buildbox.lan:{}", served.port())), 200);
     assert_eq!(ask("buildbox.lan"), 200, "a proxy in front on port 80");
-    assert_eq!(ask(&format!("other.lan:{}", served.port())), 403);
+    let refused = reply(&format!("other.lan:{}", served.port()));
+    assert_eq!(refused.status, 403);
+    assert_eq!(
+        refused.json()["hint"],
+        "if `other.lan` is this server's name, start it with `baton serve --allow-host other.lan`"
+    );
+    let hostile = reply("`evil`;<b>.lan:80");
+    assert_eq!(hostile.status, 403);
+    assert!(
+        hostile.json()["hint"]
+            .as_str()
+            .unwrap()
+            .ends_with("`baton serve --allow-host NAME`"),
+        "{}",
+        hostile.body
+    );
+    assert!(!hostile.body.contains("evil"), "{}", hostile.body);
     let refused = env.run("alice", &["serve", "--allow-host", "http://x:1"]);
     refused.fails(1);
+}
+
+/// Forwards every connection to `127.0.0.1:PORT` on to `target`, as a port forward or a
+/// proxy in front of a hub does: the hub then sees a `Host` it does not answer by itself.
+fn forward_to(target: String) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let Ok(server) = std::net::TcpStream::connect(&target) else {
+                continue;
+            };
+            let (mut client_in, mut server_out) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut client_in, &mut server_out);
+                let _ = server_out.shutdown(std::net::Shutdown::Write);
+            });
+            let (mut server_in, mut client_out) = (server, client);
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut server_in, &mut client_out);
+                let _ = client_out.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn a_remote_command_refused_for_its_host_says_how_the_hub_allows_the_name() {
+    let hub = Hub::start();
+    let port = forward_to(hub.served.address.clone());
+    let mut agent = Agent::of(&hub);
+    agent.url = format!("http://127.0.0.1:{port}");
+    let error = agent.run(&["whoami"]).fails(1).to_string();
+    assert!(
+        error.contains(&format!(
+            "the hub at http://127.0.0.1:{port} refused the name it was reached by"
+        )),
+        "{error}"
+    );
+    assert!(
+        error.contains("on the hub's machine, start it with `baton serve --allow-host 127.0.0.1`"),
+        "{error}"
+    );
+
+    // What the hint says works.
+    let Hub { env, served, token } = hub;
+    drop(served);
+    let served = Served::start_with(&env, "alice", &["--allow-host", "127.0.0.1"]);
+    agent.url = format!("http://127.0.0.1:{}", forward_to(served.address.clone()));
+    agent.token = token;
+    assert!(agent.run(&["whoami"]).ok().contains("codex"));
 }
 
 #[cfg(unix)]

@@ -95,15 +95,18 @@ impl std::fmt::Debug for Hub {
 }
 
 impl Hub {
-    /// The hub `BATON_URL` names, with the token of `BATON_TOKEN` (or the file
-    /// `BATON_TOKEN_FILE` names); `None` when `BATON_URL` is unset or empty.
+    /// The hub `BATON_URL` names, with the token of `BATON_TOKEN` (or of the variable
+    /// `BATON_TOKEN_ENV` names, or of the file `BATON_TOKEN_FILE` names); `None` when
+    /// `BATON_URL` is unset or empty.
     pub fn from_environment() -> Result<Option<Hub>> {
         let Some(url) = non_empty_var("BATON_URL") else {
             return Ok(None);
         };
-        let token = match non_empty_var("BATON_TOKEN") {
-            Some(token) => token,
-            None => match non_empty_var("BATON_TOKEN_FILE") {
+        let named = non_empty_var("BATON_TOKEN_ENV");
+        let token = match (non_empty_var("BATON_TOKEN"), named) {
+            (Some(token), _) => token,
+            (None, Some(variable)) => token_of_variable(&variable)?,
+            (None, None) => match non_empty_var("BATON_TOKEN_FILE") {
                 Some(path) => read_token_file(&PathBuf::from(path))?,
                 None => {
                     return Err(Error::invalid_with_hint(
@@ -628,6 +631,31 @@ fn non_empty_var(name: &str) -> Option<String> {
         .ok()
         .map(|value| value.trim().to_string())
         .filter(|value| !value.is_empty())
+}
+
+/// The token in the variable `variable` (what `BATON_TOKEN_ENV` names): how a client that
+/// puts the values of variables into its hook lines before it runs them (Gemini CLI) is
+/// given the token's variable by name, so that the token is in no command line.
+fn token_of_variable(variable: &str) -> Result<String> {
+    let is_name = variable
+        .chars()
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && variable
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !is_name {
+        return Err(Error::invalid(format!(
+            "BATON_TOKEN_ENV must name a variable ([A-Za-z_][A-Za-z0-9_]*), not `{}`",
+            crate::text::inline(variable)
+        )));
+    }
+    non_empty_var(variable).ok_or_else(|| {
+        Error::invalid_with_hint(
+            format!("BATON_TOKEN_ENV names {variable}, which is not set: no token for the hub"),
+            format!("set {variable} to the token `baton token add NAME` printed on the hub"),
+        )
+    })
 }
 
 /// The token kept in `path`: its first line, trimmed. Only a regular file is read.

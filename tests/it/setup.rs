@@ -1056,10 +1056,16 @@ impl Machine {
     }
 }
 
-/// The hook line a remote setup writes for a POSIX shell.
+/// The hook line a remote setup writes for a POSIX shell. Gemini CLI fills in `$VAR`
+/// before it runs a line, so its lines name the variable for baton to read.
 fn remote_hook(event: &str, client: &str) -> String {
+    let token = if client == "gemini" {
+        "BATON_TOKEN_ENV=HUB_TOKEN"
+    } else {
+        "BATON_TOKEN=\"$HUB_TOKEN\""
+    };
     format!(
-        "BATON_URL={HUB} BATON_TOKEN=\"$HUB_TOKEN\" {} hook {event} --client {client}",
+        "BATON_URL={HUB} {token} {} hook {event} --client {client}",
         baton()
     )
 }

@@ -1051,6 +1051,16 @@ fn check_alerts(inspection: &Inspection<'_>) -> Vec<Check> {
     } else {
         checks.push(Check::ok(NAME, "nothing waits to be sent"));
     }
+    if waiting.dropped > 0 {
+        checks.push(Check::warn(
+            NAME,
+            format!(
+                "{} dropped: the queue held its limit of {}; {sender}",
+                count(waiting.dropped as usize, "alert"),
+                crate::alert::queue::QUEUE_LIMIT
+            ),
+        ));
+    }
     if waiting.unreadable > 0 {
         checks.push(Check::warn(
             NAME,

@@ -5,10 +5,13 @@
 //! growing delay until a day after the alert was made, when it drops it with a log line.
 //! Every attempt is a line of `alerts/alerts.log`, kept under [`LOG_LIMIT`].
 //!
-//! Queuing needs no lock: every file has a name of its own, and only the one sender
-//! rewrites or removes them. The sender looks at the queue again after letting its lock
-//! go, so a file queued while it held the lock (whose command therefore started no sender)
-//! is never left behind.
+//! The queue holds at most [`QUEUE_LIMIT`] files: a command finding it full queues nothing
+//! more and counts what it turned away in `alerts/dropped.json`, which the sender logs as a
+//! "dropped N alerts" line. Commands count and add under `alerts/queue.lock` (so the cap
+//! holds however many queue at once); every file has a name of its own, and only the one
+//! sender rewrites or removes them. The sender looks at the queue again after letting its
+//! lock go, so a file queued while it held the lock (whose command therefore started no
+//! sender) is never left behind.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
@@ -34,9 +37,33 @@ pub const SENDER_COMMAND: &str = "__alert-send";
 pub const QUEUED_SCHEMA: u32 = 1;
 /// How long baton keeps trying an alert, from when it was queued.
 pub const GIVE_UP_AFTER: chrono::Duration = chrono::Duration::days(1);
-/// The log is cut back to its last [`LOG_KEEP`] bytes when the sender starts past this.
+/// The log is cut back to its last [`LOG_KEEP`] bytes whenever a line takes it past this.
 pub const LOG_LIMIT: u64 = 1024 * 1024;
 pub const LOG_KEEP: u64 = 256 * 1024;
+/// The most alerts that wait at once: at a second an alert, a day's flood of one token
+/// would otherwise fill the disk one file at a time.
+pub const QUEUE_LIMIT: usize = 1000;
+/// How long a command waits for the queue lock before it queues without it (the cap may
+/// then be passed by the few that queue at that moment).
+const QUEUE_LOCK_WAIT: Duration = Duration::from_secs(2);
+pub const DROPPED_SCHEMA: u32 = 1;
+
+/// The alerts the full queue turned away since the sender last logged them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Dropped {
+    schema: u32,
+    count: u64,
+    first_at: Timestamp,
+    last_at: Timestamp,
+}
+
+impl Versioned for Dropped {
+    const SCHEMA: u32 = DROPPED_SCHEMA;
+
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
 
 /// One alert waiting to be posted: a file of `alerts/queue/`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -110,10 +137,13 @@ pub struct Waiting {
     pub last_error: Option<String>,
     /// Files of the queue that cannot be read (left in place, named in the log).
     pub unreadable: usize,
+    /// Alerts the full queue turned away that the sender has not logged yet.
+    pub dropped: u64,
 }
 
 /// Queues one file for each alert of `alerts` that wants each of `events`; `humans` gives
-/// the humans of a project. Returns how many were queued.
+/// the humans of a project. Returns how many were queued: what would take the queue past
+/// [`QUEUE_LIMIT`] is counted as dropped instead.
 pub fn enqueue(
     home: &Home,
     alerts: &[Alert],
@@ -121,25 +151,72 @@ pub fn enqueue(
     humans: impl Fn(&str) -> Vec<String>,
     now: Timestamp,
 ) -> Result<usize> {
+    let wanted: Vec<(&Alert, &Event)> = events
+        .iter()
+        .flat_map(|event| {
+            let humans = humans(&event.project);
+            alerts
+                .iter()
+                .filter(move |alert| alert.wants(event, &humans))
+                .map(move |alert| (alert, event))
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Ok(0);
+    }
+    let quiet = lock::LockPolicy {
+        timeout: QUEUE_LOCK_WAIT,
+        on_wait: |_| {},
+    };
+    let _guard = FileLock::acquire(&home.alert_queue_lock(), "the alert queue lock", quiet).ok();
+    let room = QUEUE_LIMIT.saturating_sub(queued_paths(home).len());
     let mut queued = 0;
-    for event in events {
-        let humans = humans(&event.project);
-        for alert in alerts.iter().filter(|alert| alert.wants(event, &humans)) {
-            let entry = Queued {
-                schema: QUEUED_SCHEMA,
-                alert: alert.name.clone(),
-                event: event.clone(),
-                created_at: now,
-                attempts: 0,
-                next_at: None,
-                last_error: None,
-                other: serde_json::Map::new(),
-            };
-            versioned::save(&home.alert_queue_dir().join(file_name(now)), &entry)?;
-            queued += 1;
-        }
+    for &(alert, event) in wanted.iter().take(room) {
+        let entry = Queued {
+            schema: QUEUED_SCHEMA,
+            alert: alert.name.clone(),
+            event: event.clone(),
+            created_at: now,
+            attempts: 0,
+            next_at: None,
+            last_error: None,
+            other: serde_json::Map::new(),
+        };
+        versioned::save(&home.alert_queue_dir().join(file_name(now)), &entry)?;
+        queued += 1;
+    }
+    let turned_away = (wanted.len() - queued) as u64;
+    if turned_away > 0 {
+        let dropped = match versioned::load::<Dropped>(&home.alert_dropped()) {
+            Ok(Some(dropped)) => Dropped {
+                count: dropped.count.saturating_add(turned_away),
+                last_at: now,
+                ..dropped
+            },
+            _ => Dropped {
+                schema: DROPPED_SCHEMA,
+                count: turned_away,
+                first_at: now,
+                last_at: now,
+            },
+        };
+        versioned::save_unsynced(&home.alert_dropped(), &dropped)?;
     }
     Ok(queued)
+}
+
+/// Takes the count of alerts the full queue turned away (none left behind for the next).
+fn take_dropped(home: &Home) -> Option<Dropped> {
+    let quiet = lock::LockPolicy {
+        timeout: QUEUE_LOCK_WAIT,
+        on_wait: |_| {},
+    };
+    let _guard = FileLock::acquire(&home.alert_queue_lock(), "the alert queue lock", quiet).ok()?;
+    let dropped = versioned::load::<Dropped>(&home.alert_dropped())
+        .ok()
+        .flatten();
+    let _ = fs::remove_file(home.alert_dropped());
+    dropped
 }
 
 /// A name no other queued file has: the time (so names sort by age), this process, and a
@@ -215,6 +292,10 @@ pub fn waiting(home: &Home) -> Waiting {
         oldest: None,
         last_error: None,
         unreadable: 0,
+        dropped: versioned::load::<Dropped>(&home.alert_dropped())
+            .ok()
+            .flatten()
+            .map_or(0, |dropped| dropped.count),
     };
     let mut last_failed: Option<Timestamp> = None;
     for (_, read) in queued(home) {
@@ -250,7 +331,7 @@ pub fn run_sender(home: &Home, backoff: Backoff) -> Result<()> {
         drain(home, backoff, &log);
         drop(lock);
         // Queued while the lock was held, by a command that therefore started no sender.
-        if queued(home).iter().all(|(_, read)| read.is_err()) {
+        if queued(home).iter().all(|(_, read)| read.is_err()) && !home.alert_dropped().exists() {
             return Ok(());
         }
     }
@@ -264,6 +345,14 @@ fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
     let mut known: BTreeMap<PathBuf, Queued> = BTreeMap::new();
     let mut unreadable: BTreeSet<PathBuf> = BTreeSet::new();
     loop {
+        if let Some(dropped) = take_dropped(home) {
+            log.line(&format!(
+                "dropped {} queued from {} to {}: the queue held its limit of {QUEUE_LIMIT}",
+                plural(dropped.count, "alert"),
+                dropped.first_at,
+                dropped.last_at
+            ));
+        }
         for path in queued_paths(home) {
             if known.contains_key(&path) || unreadable.contains(&path) {
                 continue;
@@ -400,6 +489,14 @@ fn to_chrono(duration: Duration) -> chrono::Duration {
     chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::MAX)
 }
 
+fn plural(count: u64, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
 fn words(delay: Duration) -> String {
     if delay >= Duration::from_secs(60) {
         format!("{} min", delay.as_secs() / 60)
@@ -429,13 +526,24 @@ impl AlertLog {
         regular::open_with(&self.path, private_open_options().create(true).append(true))
     }
 
+    /// Writes a line, and keeps the log bounded as it grows (the sender, which alone writes
+    /// it, may run for a day).
     fn line(&self, text: &str) {
-        if let Ok(mut file) = self.open() {
-            let _ = writeln!(file, "[{}] baton alert: {text}", time::now());
+        let Ok(mut file) = self.open() else {
+            return;
+        };
+        let _ = writeln!(file, "[{}] baton alert: {text}", time::now());
+        let past_limit = file
+            .metadata()
+            .is_ok_and(|metadata| metadata.len() > LOG_LIMIT);
+        drop(file);
+        if past_limit {
+            self.trim();
         }
     }
 
-    /// Keeps the log bounded; called when the sender starts, the only one writing it.
+    /// Cuts the log back to its last lines when it is past [`LOG_LIMIT`]; the sender alone
+    /// writes it, under its lock.
     fn trim(&self) {
         if let Ok(true) = crate::wake::trim_log(&self.path, LOG_LIMIT, LOG_KEEP) {
             self.line(&format!(

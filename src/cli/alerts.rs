@@ -259,6 +259,13 @@ fn list_text(listed: &Listed) -> String {
                 .unwrap_or_default()
         ));
     }
+    if queue.dropped > 0 {
+        text.push_str(&format!(
+            "{} alert(s) dropped: the queue held its limit of {}\n",
+            queue.dropped,
+            queue::QUEUE_LIMIT
+        ));
+    }
     text.trim_end().to_string()
 }
 

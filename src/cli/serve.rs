@@ -54,12 +54,7 @@ pub struct ServeArgs {
 /// A host name as `--allow-host` takes it: a DNS name, without a port or a scheme.
 fn parse_host_name(text: &str) -> Result<String, String> {
     let name = text.trim();
-    let is_name = !name.is_empty()
-        && name.len() <= 253
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
-    if is_name {
+    if baton::serve::auth::is_allowable_name(name) {
         Ok(name.to_ascii_lowercase())
     } else {
         Err(format!(

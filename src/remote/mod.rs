@@ -95,15 +95,18 @@ impl std::fmt::Debug for Hub {
 }
 
 impl Hub {
-    /// The hub `BATON_URL` names, with the token of `BATON_TOKEN` (or the file
-    /// `BATON_TOKEN_FILE` names); `None` when `BATON_URL` is unset or empty.
+    /// The hub `BATON_URL` names, with the token of `BATON_TOKEN` (or of the variable
+    /// `BATON_TOKEN_ENV` names, or of the file `BATON_TOKEN_FILE` names); `None` when
+    /// `BATON_URL` is unset or empty.
     pub fn from_environment() -> Result<Option<Hub>> {
         let Some(url) = non_empty_var("BATON_URL") else {
             return Ok(None);
         };
-        let token = match non_empty_var("BATON_TOKEN") {
-            Some(token) => token,
-            None => match non_empty_var("BATON_TOKEN_FILE") {
+        let named = non_empty_var("BATON_TOKEN_ENV");
+        let token = match (non_empty_var("BATON_TOKEN"), named) {
+            (Some(token), _) => token,
+            (None, Some(variable)) => token_of_variable(&variable)?,
+            (None, None) => match non_empty_var("BATON_TOKEN_FILE") {
                 Some(path) => read_token_file(&PathBuf::from(path))?,
                 None => {
                     return Err(Error::invalid_with_hint(
@@ -538,6 +541,23 @@ fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
         code: Option<i32>,
     }
     match serde_json::from_slice::<Refusal>(body) {
+        // A 403 with no exit code of the CLI's is the hub's `Host` check (a bound project's
+        // refusal is exit 2): the name in BATON_URL is not one the hub answers.
+        Ok(refusal) if status == 403 && refusal.code.is_none() => {
+            let name = url_host(url).filter(|name| crate::serve::auth::is_allowable_name(name));
+            Error::Hub {
+                message: format!(
+                    "the hub at {url} refused the name it was reached by: {}",
+                    refusal.error
+                ),
+                hint: Some(format!(
+                    "on the hub's machine, start it with `baton serve --allow-host {}` (or use \
+                     the address `baton serve` printed)",
+                    name.unwrap_or("NAME")
+                )),
+                code: 1,
+            }
+        }
         Ok(refusal) => Error::Hub {
             hint: refusal.hint.or_else(|| match status {
                 401 => Some(
@@ -561,6 +581,20 @@ fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
             code: 1,
         },
     }
+}
+
+/// The host name of an http(s) URL, without its port (and without the brackets of an IPv6
+/// address).
+fn url_host(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    if let Some(bracketed) = host.strip_prefix('[') {
+        return bracketed.split_once(']').map(|(address, _)| address);
+    }
+    host.split(':').next().filter(|name| !name.is_empty())
 }
 
 /// `url` checked and without a trailing `/`.
@@ -597,6 +631,31 @@ fn non_empty_var(name: &str) -> Option<String> {
         .ok()
         .map(|value| value.trim().to_string())
         .filter(|value| !value.is_empty())
+}
+
+/// The token in the variable `variable` (what `BATON_TOKEN_ENV` names): how a client that
+/// puts the values of variables into its hook lines before it runs them (Gemini CLI) is
+/// given the token's variable by name, so that the token is in no command line.
+fn token_of_variable(variable: &str) -> Result<String> {
+    let is_name = variable
+        .chars()
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && variable
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !is_name {
+        return Err(Error::invalid(format!(
+            "BATON_TOKEN_ENV must name a variable ([A-Za-z_][A-Za-z0-9_]*), not `{}`",
+            crate::text::inline(variable)
+        )));
+    }
+    non_empty_var(variable).ok_or_else(|| {
+        Error::invalid_with_hint(
+            format!("BATON_TOKEN_ENV names {variable}, which is not set: no token for the hub"),
+            format!("set {variable} to the token `baton token add NAME` printed on the hub"),
+        )
+    })
 }
 
 /// The token kept in `path`: its first line, trimmed. Only a regular file is read.
@@ -662,6 +721,34 @@ mod tests {
             1,
             "a code outside the contract is not passed on"
         );
+    }
+
+    #[test]
+    fn a_refused_host_is_told_how_the_hub_allows_the_name_of_the_url() {
+        let body = br#"{"error":"this server does not answer the name `buildbox`"}"#;
+        let error = refusal("http://buildbox:7878", 403, body);
+        assert!(
+            error
+                .to_string()
+                .starts_with("the hub at http://buildbox:7878 refused the name")
+        );
+        assert_eq!(
+            error.hint().as_deref(),
+            Some(
+                "on the hub's machine, start it with `baton serve --allow-host buildbox` (or \
+                 use the address `baton serve` printed)"
+            )
+        );
+        for (url, host) in [
+            ("https://user@Box.lan/", Some("Box.lan")),
+            ("http://[fe80::1]:80", Some("fe80::1")),
+            ("http://10.0.0.5", Some("10.0.0.5")),
+            ("http://", None),
+        ] {
+            assert_eq!(url_host(url), host, "{url}");
+        }
+        let v6 = refusal("http://[fe80::1]:7878", 403, body);
+        assert!(v6.hint().unwrap().contains("--allow-host NAME"));
     }
 
     #[test]

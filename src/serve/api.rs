@@ -80,6 +80,12 @@ impl ApiError {
         }
     }
 
+    /// The body as it is sent, for tests of what a refusal says.
+    #[cfg(test)]
+    pub fn body_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.body).expect("an error body is JSON")
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.body.hint = Some(hint.into());
         self

@@ -97,19 +97,52 @@ pub async fn check_host(
     request: Request,
     next: Next,
 ) -> Response {
-    let allowed = request
+    let host = request
         .headers()
         .get(header::HOST)
-        .and_then(|host| host.to_str().ok())
-        .is_some_and(|host| state.hosts.allows(host));
-    if !allowed {
-        return ApiError::new(
-            StatusCode::FORBIDDEN,
-            "this server answers only its own address or localhost (the Host header names another)",
-        )
-        .into_response();
+        .and_then(|host| host.to_str().ok());
+    if !host.is_some_and(|host| state.hosts.allows(host)) {
+        return host_refusal(host).into_response();
     }
     next.run(request).await
+}
+
+/// The refusal of a request for `host` (the `Host` header, if it was readable), saying how
+/// the operator lets the server answer it. The name is repeated only when it is one
+/// `--allow-host` takes (letters, digits, `-` and `.`): anything else in a header is the
+/// sender's and is not echoed.
+fn host_refusal(host: Option<&str>) -> ApiError {
+    let name = host
+        .and_then(split_host)
+        .map(|(name, _)| name)
+        .filter(|name| is_allowable_name(name));
+    match name {
+        Some(name) => ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "this server does not answer the name `{name}` (it answers its own address \
+                 and localhost; other names are refused against DNS rebinding)"
+            ),
+        )
+        .with_hint(format!(
+            "if `{name}` is this server's name, start it with `baton serve --allow-host {name}`"
+        )),
+        None => ApiError::new(
+            StatusCode::FORBIDDEN,
+            "this server answers only its own address or localhost (the Host header names \
+             another)",
+        )
+        .with_hint("to answer a name of its own, start it with `baton serve --allow-host NAME`"),
+    }
+}
+
+/// A name as `--allow-host` takes it.
+pub fn is_allowable_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
 }
 
 /// How to log in again, for the page to show beside a refused login (an agent's token is
@@ -212,6 +245,37 @@ fn unauthorized(message: &str, hint: Option<&str>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_host_is_told_how_to_allow_its_name_and_a_hostile_one_is_not_echoed() {
+        let refusal = |host| host_refusal(host).body_json();
+        let named = refusal(Some("BuildBox.lan:7878"));
+        assert!(
+            named["error"].as_str().unwrap().contains("`BuildBox.lan`"),
+            "{named}"
+        );
+        assert_eq!(
+            named["hint"],
+            "if `BuildBox.lan` is this server's name, start it with `baton serve --allow-host \
+             BuildBox.lan`"
+        );
+        for hostile in [
+            Some("evil\u{1b}[2J.lan:80"),
+            Some("a b"),
+            Some("[::1]:80"),
+            None,
+        ] {
+            let body = refusal(hostile);
+            assert!(
+                body["hint"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("`baton serve --allow-host NAME`"),
+                "{body}"
+            );
+            assert!(!body.to_string().contains("evil"), "{body}");
+        }
+    }
 
     #[test]
     fn a_host_name_is_answered_only_when_allowed() {

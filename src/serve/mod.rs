@@ -20,6 +20,7 @@ pub mod api;
 pub mod auth;
 pub mod events;
 mod page;
+mod priming;
 pub mod sessions;
 
 use std::future::Future;
@@ -132,6 +133,7 @@ pub async fn serve(
 pub fn router(state: State) -> Router {
     let mcp = Router::new()
         .nest_service("/mcp", mcp_service(&state))
+        .layer(middleware::from_fn(priming::for_the_version))
         .layer(middleware::from_fn_with_state(
             state.sessions.clone(),
             sessions::bind_to_token,

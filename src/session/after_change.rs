@@ -176,8 +176,9 @@ impl Session {
                     .unwrap_or_default()
             }
         };
+        // A full queue's drops are logged by the sender, so it is started for them too.
         if let Ok(queued) = queue::enqueue(home, &alerts, &events, humans, self.now)
-            && queued > 0
+            && (queued > 0 || home.alert_dropped().exists())
             && let Some(program) = self.hub.after_effects.program()
         {
             let _ = queue::start_sender(home, program, queue::retry_ms_from_environment());

@@ -118,6 +118,13 @@ impl Launch {
                 .iter()
                 .map(|home| Setting::Value("BATON_HOME", home.display().to_string()))
                 .collect(),
+            // Gemini CLI puts the value of every `$VAR` of its settings in before it runs a
+            // hook line, which would make the token an argument of the hook's shell: it is
+            // told the variable's name instead, and baton reads the token from it.
+            HubAccess::Remote(hub) if client == Client::Gemini => vec![
+                Setting::Value("BATON_URL", hub.base_url().to_string()),
+                Setting::Value("BATON_TOKEN_ENV", hub.token_env().to_string()),
+            ],
             HubAccess::Remote(hub) => vec![
                 Setting::Value("BATON_URL", hub.base_url().to_string()),
                 Setting::FromVariable("BATON_TOKEN", hub.token_env().to_string()),
@@ -779,10 +786,23 @@ mod tests {
             "https://hub.example.com/baton",
         );
         assert_eq!(
-            command(&powershell, HookEvent::Stop, Client::Gemini),
+            command(&powershell, HookEvent::Stop, Client::Claude),
             "$env:BATON_URL = 'https://hub.example.com/baton'; $env:BATON_TOKEN = $env:HUB_TOKEN; \
+             & 'C:\\Users\\O''Neil\\baton.exe' hook stop --client claude"
+        );
+        // Gemini CLI fills in `$VAR` before it runs a line: it is given the variable's name.
+        assert_eq!(
+            command(&powershell, HookEvent::Stop, Client::Gemini),
+            "$env:BATON_URL = 'https://hub.example.com/baton'; $env:BATON_TOKEN_ENV = 'HUB_TOKEN'; \
              & 'C:\\Users\\O''Neil\\baton.exe' hook stop --client gemini"
         );
+        let gemini = command(&posix, HookEvent::Prompt, Client::Gemini);
+        assert_eq!(
+            gemini,
+            "BATON_URL=http://10.0.0.5:7878 BATON_TOKEN_ENV=HUB_TOKEN '/opt/my tools/baton' hook \
+             prompt --client gemini"
+        );
+        assert!(!gemini.contains('$'), "{gemini}");
 
         let cmd = remote_launch(Platform::Windows, r"C:\b\baton.exe", "http://10.0.0.5:7878");
         let line = command(&cmd, HookEvent::SessionStart, Client::Codex);

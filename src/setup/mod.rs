@@ -67,6 +67,29 @@ fn wants_wake_command(client: Client, wake: Option<&[String]>) -> bool {
     wake.is_none_or(|wake| client.is_former_wake_command(wake))
 }
 
+/// The wake command `record` is to have once `client` is unwired from it, when that changes
+/// it: a wake command setup registered for `client` (today's or an earlier baton's) goes,
+/// replaced by the wake command of a client still wired to the agent if there is one. A
+/// command the user chose, or one another client's setup registered, stays.
+fn wake_after_unwiring(
+    hub: &Home,
+    client: Client,
+    record: &registry::AgentRecord,
+) -> Option<Option<Vec<String>>> {
+    let wake = record.wake.as_deref()?;
+    let registered = wake == client.wake_command(Some(hub.root())).as_slice()
+        || client.is_former_wake_command(wake);
+    if !registered {
+        return None;
+    }
+    let remaining = record
+        .clients
+        .iter()
+        .filter(|name| *name != client.name())
+        .find_map(|name| Client::from_name(name));
+    Some(remaining.map(|other| other.wake_command(Some(hub.root()))))
+}
+
 /// Where `client` keeps the things setup wires.
 fn layout(client: Client, env: &Environment) -> Layout {
     match client {
@@ -1165,10 +1188,19 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
             }
         }
         Registration::Unwire { agent, client } => {
-            if registry::load(hub, agent)?
-                .is_some_and(|record| record.clients.contains(&client.name().to_string()))
-            {
+            let Some(record) = registry::load(hub, agent)? else {
+                return Ok(changes);
+            };
+            if record.clients.contains(&client.name().to_string()) {
                 changes.push(format!("remove {client} from the clients of agent {agent}"));
+            }
+            match wake_after_unwiring(hub, *client, &record) {
+                None => {}
+                Some(None) => changes.push(format!(
+                    "remove the wake command setup registered: {}",
+                    record.wake.unwrap_or_default().join(" ")
+                )),
+                Some(Some(wake)) => changes.push(format!("wake command: {}", wake.join(" "))),
             }
         }
     }
@@ -1203,6 +1235,9 @@ fn register(
                 return Ok(());
             }
             registry::update(hub, agent, lock, now, |record, _| {
+                if let Some(wake) = wake_after_unwiring(hub, *client, record) {
+                    record.wake = wake;
+                }
                 record.clients.retain(|name| name != client.name());
                 Ok(())
             })

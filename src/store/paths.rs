@@ -195,6 +195,16 @@ impl Home {
         self.alerts_dir().join("queue")
     }
 
+    /// Held while a command counts the queue and adds to it, so the queue's cap holds.
+    pub fn alert_queue_lock(&self) -> PathBuf {
+        self.alerts_dir().join("queue.lock")
+    }
+
+    /// How many alerts the full queue turned away since the sender last logged it.
+    pub fn alert_dropped(&self) -> PathBuf {
+        self.alerts_dir().join("dropped.json")
+    }
+
     /// Held by the one alert sender that runs.
     pub fn alert_sender_lock(&self) -> PathBuf {
         self.alerts_dir().join("sender.lock")

@@ -619,3 +619,111 @@ fn a_stall_is_told_once_at_the_next_hand_over_after_the_lease_ran_out() {
     );
     assert_eq!(body["subject"], "Slow work");
 }
+
+/// A port nobody listens on: every post to it is refused at once.
+fn dead_url() -> String {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}/hook")
+}
+
+#[test]
+fn a_flood_fills_the_queue_to_its_limit_and_the_rest_is_counted_and_logged_as_dropped() {
+    let env = hub();
+    let url = dead_url();
+    // 20 receivers, each wanting every hand-over to lead: 20 files a send.
+    for n in 0..20 {
+        add(&env, &[&format!("a{n}"), "--url", &url]);
+    }
+    // 55 sends would queue 1,100 alerts; the queue holds 1,000.
+    for n in 0..55 {
+        env.run(
+            "codex",
+            &["send", "--to", "lead", "--subject", &format!("Flood {n}")],
+        )
+        .ok();
+    }
+    let queue_dir = env.home().join("alerts").join("queue");
+    // Queued files only: the sender may be rewriting one through its `.tmp` just now.
+    let files = std::fs::read_dir(&queue_dir)
+        .unwrap()
+        .filter(|entry| {
+            entry
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".json")
+        })
+        .count();
+    assert_eq!(files, 1000, "the queue is capped");
+    let log_path = env.home().join("alerts").join("alerts.log");
+    let line = eventually("the sender to log the drops", || {
+        let log = std::fs::read_to_string(&log_path).ok()?;
+        log.lines()
+            .find(|line| line.contains("dropped 100 alerts"))
+            .map(str::to_string)
+    });
+    assert!(line.contains("the queue held its limit of 1000"), "{line}");
+    let listed = env.run("lead", &["--json", "alert", "list"]).json();
+    assert_eq!(listed["queue"]["count"], 1000, "{listed}");
+    assert_eq!(
+        listed["queue"]["dropped"], 0,
+        "logged, so no longer pending"
+    );
+    // Once there is room again (the receivers are gone), alerts queue as before.
+    for n in 0..20 {
+        env.run("lead", &["alert", "rm", &format!("a{n}")]).ok();
+    }
+    all_sent(&env);
+    let receiver = Receiver::start();
+    add(&env, &["live", "--url", &receiver.url()]);
+    env.send("codex", "lead", "After the flood", &[]);
+    all_sent(&env);
+    assert_eq!(receiver.received().len(), 1);
+}
+
+#[test]
+fn the_log_stays_bounded_while_a_long_running_sender_writes_it() {
+    let env = hub();
+    let url = dead_url();
+    for n in 0..5 {
+        add(&env, &[&format!("a{n}"), "--url", &url]);
+    }
+    // Retrying every few milliseconds against a dead receiver, one sender writes the log
+    // for as long as it runs; it must not grow past its limit before the next start.
+    let fast = [("BATON_ALERT_RETRY_MS", "1")];
+    for n in 0..10 {
+        env.run_env(
+            "codex",
+            &["send", "--to", "lead", "--subject", &format!("Retry {n}")],
+            &fast,
+        )
+        .ok();
+    }
+    let log_path = env.home().join("alerts").join("alerts.log");
+    let limit = 1024 * 1024;
+    eventually("the log to be cut back while the sender runs", || {
+        let log = std::fs::read(&log_path).ok()?;
+        assert!(
+            log.len() <= limit + 1024,
+            "the log reached {} bytes",
+            log.len()
+        );
+        String::from_utf8_lossy(&log)
+            .contains("older lines dropped to keep this log under 1024 KB")
+            .then_some(())
+    });
+    for _ in 0..20 {
+        let length = std::fs::metadata(&log_path).unwrap().len() as usize;
+        assert!(length <= limit + 1024, "the log reached {length} bytes");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    for n in 0..5 {
+        env.run("lead", &["alert", "rm", &format!("a{n}")]).ok();
+    }
+    all_sent(&env);
+}

@@ -852,3 +852,138 @@ fn python_command(python: &std::ffi::OsStr, script: &Path, url: &str) -> Command
         .stdin(Stdio::null());
     command
 }
+
+/// The events of an SSE body, each its lines.
+fn sse_events(body: &str) -> Vec<Vec<String>> {
+    body.replace("\r\n", "\n")
+        .split("\n\n")
+        .map(|event| {
+            event
+                .lines()
+                .map(str::to_string)
+                .filter(|line| !line.is_empty())
+                .collect::<Vec<String>>()
+        })
+        .filter(|lines| !lines.is_empty())
+        .collect()
+}
+
+/// An event with no data to give (a priming event: an id, a retry and an empty `data`).
+fn is_priming(event: &[String]) -> bool {
+    !event.iter().all(|line| line.starts_with(':'))
+        && event
+            .iter()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .all(|data| data.trim().is_empty())
+}
+
+/// The first bytes of `/mcp`'s standalone stream (a GET), read for `for_ms`.
+fn stream_start(address: &str, token: &str, session: &str, version: &str, for_ms: u64) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {version}\r\n\
+         Accept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_millis(for_ms)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while let Ok(read) = stream.read(&mut buffer) {
+        if read == 0 {
+            break;
+        }
+        got.extend_from_slice(&buffer[..read]);
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// SSE priming events came with 2025-11-25: a session on an older version gets none (Gemini
+/// CLI 0.61.0 on 2025-06-18 failed on it and dropped the server), in the answer to
+/// `initialize`, in its other answers or in its standalone stream; a 2025-11-25 session
+/// gets them as that version says.
+#[test]
+fn priming_events_go_only_to_sessions_whose_version_has_them() {
+    let env = TestEnv::new();
+    let token = token_for(&env, "dev");
+    let served = Served::start(&env, "dev");
+    let bearer = format!("Bearer {token}");
+    for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let primes = version == "2025-11-25";
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {},
+                       "clientInfo": {"name": "raw-test", "version": "1"}},
+        })
+        .to_string();
+        let opened = raw(
+            &served,
+            &served.address,
+            "/mcp",
+            &[("Authorization", &bearer)],
+            &initialize,
+        );
+        assert_eq!(opened.status, 200, "{}", opened.body);
+        let events = sse_events(&opened.body);
+        assert_eq!(
+            events.iter().any(|event| is_priming(event)),
+            primes,
+            "{version}: {}",
+            opened.body
+        );
+        let answer = events
+            .iter()
+            .find(|event| !is_priming(event))
+            .expect("the answer");
+        assert!(
+            answer
+                .iter()
+                .any(|line| line.contains(&format!("\"protocolVersion\":\"{version}\""))),
+            "{version} negotiated: {answer:?}"
+        );
+        let session = opened.header("mcp-session-id").unwrap().to_string();
+        // A 2025-03-26 client sends no MCP-Protocol-Version header.
+        let mut headers = vec![
+            ("Host".to_string(), served.address.clone()),
+            ("Authorization".to_string(), bearer.clone()),
+            ("Mcp-Session-Id".to_string(), session.clone()),
+            ("Content-Type".to_string(), "application/json".to_string()),
+            (
+                "Accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            ),
+        ];
+        if version != "2025-03-26" {
+            headers.push(("MCP-Protocol-Version".to_string(), version.to_string()));
+        }
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let notified = send(
+            &served.address,
+            "POST",
+            "/mcp",
+            &headers,
+            Some(&initialized.to_string()),
+        );
+        assert_eq!(notified.status, 202, "{}", notified.body);
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+        let listed = send(&served.address, "POST", "/mcp", &headers, Some(&list));
+        assert_eq!(listed.status, 200, "{}", listed.body);
+        let events = sse_events(&listed.body);
+        assert_eq!(
+            events.iter().any(|event| is_priming(event)),
+            primes,
+            "{version}: {}",
+            listed.body
+        );
+        assert!(listed.body.contains("\"inbox\""), "{}", listed.body);
+        if version != "2025-03-26" {
+            let start = stream_start(&served.address, &token, &session, version, 1500);
+            assert!(start.starts_with("HTTP/1.1 200"), "{start}");
+            assert_eq!(start.contains("retry:"), primes, "{version}: {start}");
+        }
+    }
+}

@@ -871,6 +871,75 @@ fn the_wake_commands_earlier_setups_registered_are_replaced() {
 }
 
 #[test]
+fn uninstall_removes_the_wake_command_setup_registered_and_doctor_is_clean() {
+    let machine = Machine::new();
+    let wake_check = |machine: &Machine| -> Vec<(String, String)> {
+        // Doctor exits 1 on a failed check; its report is on stdout either way.
+        let run = machine.baton(&["--json", "doctor"], &[]);
+        let value: Value = serde_json::from_str(&run.stdout).expect("doctor's JSON");
+        value["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|check| check["name"] == "wake")
+            .map(|check| {
+                (
+                    check["status"].as_str().unwrap().to_string(),
+                    check["detail"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    // Two clients wired as one agent: the first registers its wake command, the second
+    // leaves it (it is not one of its own).
+    machine.setup(&["--client", "claude", "--as", "dev"]).ok();
+    machine.setup(&["--client", "codex", "--as", "dev"]).ok();
+    assert_eq!(machine.agent("dev")["wake"][0], "claude");
+    assert_eq!(machine.agent("dev")["clients"], json!(["claude", "codex"]));
+    // Nothing is installed on PATH: doctor fails on the wake program while it is wired.
+    assert_eq!(wake_check(&machine)[0].0, "fail");
+
+    let dry = machine
+        .setup(&["--uninstall", "--client", "claude", "--dry-run"])
+        .ok()
+        .to_string();
+    assert!(dry.contains("wake command: codex "), "{dry}");
+    assert_eq!(machine.agent("dev")["wake"][0], "claude", "a dry run wrote");
+    // Unwiring the client whose wake command it is hands waking to the one still wired.
+    machine.setup(&["--uninstall", "--client", "claude"]).ok();
+    assert_eq!(machine.agent("dev")["wake"][0], "codex");
+    assert_eq!(machine.agent("dev")["clients"], json!(["codex"]));
+    let out = machine
+        .setup(&["--uninstall", "--client", "codex"])
+        .ok()
+        .to_string();
+    assert!(
+        out.contains("remove the wake command setup registered: codex "),
+        "{out}"
+    );
+    assert_eq!(machine.agent("dev")["wake"], Value::Null);
+    assert_eq!(
+        wake_check(&machine),
+        [("ok".to_string(), "no wake commands set".to_string())]
+    );
+    let doctor = machine.baton(&["doctor"], &[]);
+    assert_eq!(doctor.code, 0, "{}{}", doctor.stdout, doctor.stderr);
+
+    // A wake command the user chose is not setup's to remove.
+    machine
+        .env
+        .run(
+            "",
+            &["agent", "add", "mine", "--wake", "--", "my-wake", "-x"],
+        )
+        .ok();
+    machine.setup(&["--client", "gemini", "--as", "mine"]).ok();
+    machine.setup(&["--uninstall", "--client", "gemini"]).ok();
+    assert_eq!(machine.agent("mine")["wake"], json!(["my-wake", "-x"]));
+    assert_eq!(machine.agent("mine")["clients"], json!([]));
+}
+
+#[test]
 fn a_file_it_cannot_parse_is_refused_and_nothing_is_written() {
     let machine = Machine::new().with_user_configs();
     let broken = "{\n  \"model\": \"opus\",\n";
@@ -987,10 +1056,16 @@ impl Machine {
     }
 }
 
-/// The hook line a remote setup writes for a POSIX shell.
+/// The hook line a remote setup writes for a POSIX shell. Gemini CLI fills in `$VAR`
+/// before it runs a line, so its lines name the variable for baton to read.
 fn remote_hook(event: &str, client: &str) -> String {
+    let token = if client == "gemini" {
+        "BATON_TOKEN_ENV=HUB_TOKEN"
+    } else {
+        "BATON_TOKEN=\"$HUB_TOKEN\""
+    };
     format!(
-        "BATON_URL={HUB} BATON_TOKEN=\"$HUB_TOKEN\" {} hook {event} --client {client}",
+        "BATON_URL={HUB} {token} {} hook {event} --client {client}",
         baton()
     )
 }

@@ -19,7 +19,12 @@ pub fn changed(changed: &Changed) -> String {
     let mut text = format!("{} {}: {}", task.id, task.status, inline(&task.subject));
     match (&view.turn, view.reason) {
         (Some(owner), Some(reason)) => {
-            let _ = write!(text, "\n  now in {owner}'s inbox ({})", reason.what_to_do());
+            let _ = write!(
+                text,
+                "\n  now in {}'s inbox ({})",
+                inline(owner),
+                reason.what_to_do()
+            );
         }
         _ if !view.blocked_by.is_empty() => {
             let _ = write!(
@@ -29,15 +34,15 @@ pub fn changed(changed: &Changed) -> String {
             );
         }
         _ if task.status.is_open() => {
-            let _ = write!(text, "\n  {} is on it", task.to);
+            let _ = write!(text, "\n  {} is on it", inline(&task.to));
         }
         _ => {}
     }
     if !changed.notifications.is_empty() {
-        let told: Vec<&str> = changed
+        let told: Vec<String> = changed
             .notifications
             .iter()
-            .map(|delivery| delivery.agent.as_str())
+            .map(|delivery| inline(&delivery.agent).to_string())
             .collect();
         let _ = write!(text, "\n  baton told {}", told.join(" and "));
     }
@@ -45,7 +50,7 @@ pub fn changed(changed: &Changed) -> String {
         let _ = write!(
             text,
             "\n  {} has no wake command and no live session: it will see {} at its next prompt",
-            agent.agent,
+            inline(&agent.agent),
             ids(&agent.tasks)
         );
     }
@@ -54,7 +59,7 @@ pub fn changed(changed: &Changed) -> String {
             text,
             "\n  chose {} for skill `{}` (fewest open tasks, then most recently seen); \
              pass --to NAME to choose yourself",
-            task.to,
+            inline(&task.to),
             inline(skill)
         );
     }
@@ -89,7 +94,7 @@ fn marks(view: &TaskView, now: Timestamp) -> String {
         if let Reason::DependencyEnded { .. } = reason {
             marks.push(reason.what_to_do().into_owned());
         }
-        marks.push(format!("waiting for {owner}"));
+        marks.push(format!("waiting for {}", inline(owner)));
     }
     if view.task.status.is_open()
         && let Some(until) = view.task.lease_expires_at
@@ -114,7 +119,7 @@ pub fn board_table(project: &str, views: &[TaskView], now: Timestamp) -> String 
     }
     let who: Vec<String> = views
         .iter()
-        .map(|view| format!("{} → {}", view.task.from, view.task.to))
+        .map(|view| format!("{} → {}", inline(&view.task.from), inline(&view.task.to)))
         .collect();
     let who_width = who
         .iter()
@@ -159,14 +164,19 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
         "  status:   {} ({} priority)",
         task.status, task.priority
     );
-    let _ = write!(text, "  from:     {}  to: {}", task.from, task.to);
+    let _ = write!(
+        text,
+        "  from:     {}  to: {}",
+        inline(&task.from),
+        inline(&task.to)
+    );
     // A reviewer is named only where a review applies: otherwise it is only the sender.
     if task.involves_review() {
-        let _ = write!(text, "  reviewer: {}", task.reviewer());
+        let _ = write!(text, "  reviewer: {}", inline(task.reviewer()));
     }
     text.push('\n');
     if let Some(owner) = &view.turn {
-        let _ = writeln!(text, "  turn:     {owner}");
+        let _ = writeln!(text, "  turn:     {}", inline(owner));
     }
     if let Some(delivery) = &task.delivery {
         let _ = writeln!(text, "  delivery: {}", delivery_line(delivery, now));
@@ -209,7 +219,7 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
                 text,
                 "  {} {} {}{}",
                 entry.at,
-                entry.by,
+                inline(&entry.by),
                 entry.kind.as_str().replace('_', " "),
                 if entry.text.is_empty() {
                     "\n".to_string()
@@ -236,7 +246,7 @@ pub fn delivery_line(delivery: &Delivery, now: Timestamp) -> String {
         (DeliveryState::Seen, _, None) => "seen".to_string(),
         (DeliveryState::Acted, _, _) => "acted".to_string(),
     };
-    format!("to {}, {how_far}", delivery.to)
+    format!("to {}, {how_far}", inline(&delivery.to))
 }
 
 /// A list of file names, each on the line it is shown on.
@@ -294,11 +304,11 @@ fn waiting(inbox: &Inbox) -> String {
 
 /// A message: who wrote it, when, its type unless plain text, and its words.
 pub fn message_entry(message: &Message, now: Timestamp) -> String {
-    let mut text = format!("  #{} from {}", message.seq, message.from);
+    let mut text = format!("  #{} from {}", message.seq, inline(&message.from));
     if message.is_broadcast() {
         text.push_str(" to everyone");
     } else {
-        let _ = write!(text, " to {}", message.to);
+        let _ = write!(text, " to {}", inline(&message.to));
     }
     let _ = write!(text, ", {} ago", time::age(message.at, now));
     if message.kind != MessageType::Text {
@@ -322,10 +332,10 @@ pub fn message_entry(message: &Message, now: Timestamp) -> String {
 /// `msg`: what was sent and who has it now.
 pub fn sent(sent: &Sent) -> String {
     let message = &sent.message;
-    let to: Vec<&str> = sent
+    let to: Vec<String> = sent
         .arrivals
         .iter()
-        .map(|delivery| delivery.agent.as_str())
+        .map(|delivery| inline(&delivery.agent).to_string())
         .collect();
     format!(
         "message #{} ({}) sent in project {}; now in the inbox of {}",
@@ -399,7 +409,7 @@ pub fn status_line(inbox: &Inbox) -> String {
 }
 
 pub fn activity_line(record: &ActivityRecord) -> String {
-    let mut text = format!("{} {} {}", record.at, record.actor, record.action);
+    let mut text = format!("{} {} {}", record.at, inline(&record.actor), record.action);
     if let Some(task) = record.task {
         let _ = write!(text, " {task}");
     }

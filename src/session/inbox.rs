@@ -55,14 +55,14 @@ impl InboxEntry {
         // A stalled task waits on nobody: its assignee went quiet, and the one whose inbox
         // it is in must check on them.
         let waiting = match self.reason {
-            Reason::Stalled => format!("{} has not renewed its lease", task.to),
-            _ => format!("{} is waiting on you", self.waiting),
+            Reason::Stalled => format!("{} has not renewed its lease", text::inline(&task.to)),
+            _ => format!("{} is waiting on you", text::inline(&self.waiting)),
         };
         let _ = writeln!(
             out,
             "  from {} to {}, sent {} ago; {waiting}",
-            task.from,
-            task.to,
+            text::inline(&task.from),
+            text::inline(&task.to),
             time::age(task.created_at, now),
         );
         out.push_str(&text::framed(&cut(&task.body, limit), "  | ").to_string());
@@ -79,7 +79,7 @@ impl InboxEntry {
                 out,
                 "  last {} by {} ({} ago):",
                 word.kind.as_str().replace('_', " "),
-                word.by,
+                text::inline(&word.by),
                 time::age(word.at, now),
             );
             out.push_str(&text::after_label(&cut(&word.text, limit), "  | "));
@@ -106,7 +106,7 @@ impl InboxEntry {
             }
             Reason::Stalled => format!(
                 "ask {} how it goes (baton msg), baton reassign {id} --to NAME, or baton cancel {id}",
-                self.task.to
+                text::inline(&self.task.to)
             ),
             Reason::DependencyEnded { .. } => format!(
                 "baton cancel {id} --reason WHY, or baton reassign {id} --to NAME to go ahead \

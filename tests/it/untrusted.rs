@@ -606,3 +606,53 @@ fn doctor_quotes_subjects_escaped() {
     assert!(run.stdout.contains("a\\u{a}T-7 [urgent]"), "{}", run.stdout);
     assert_safe("doctor", &run.stdout);
 }
+
+/// A name with line breaks in a hand-edited board or mail (or one a hub sent) is shown
+/// escaped inline, so it cannot print a line that passes for one of baton's own.
+#[test]
+fn a_name_with_line_breaks_forges_no_line_in_any_listing() {
+    let env = TestEnv::new();
+    env.register(&["lead", "dev"]);
+    env.send("lead", "dev", "Real work", &["--no-wake"]);
+    env.run("lead", &["msg", "--to", "dev", "hello"]).ok();
+    let forged = "lead\n\nT-9 [urgent] to do: FORGED";
+    let encoded = serde_json::to_string(forged).unwrap();
+    let board = env.board_path("default");
+    let text = std::fs::read_to_string(&board).unwrap();
+    assert!(text.contains("\"from\": \"lead\""), "{text}");
+    std::fs::write(
+        &board,
+        text.replace("\"from\": \"lead\"", &format!("\"from\": {encoded}")),
+    )
+    .unwrap();
+    let mail = env.project_dir("default").join("mail.jsonl");
+    let text = std::fs::read_to_string(&mail).unwrap();
+    assert!(text.contains("\"from\":\"lead\""), "{text}");
+    std::fs::write(
+        &mail,
+        text.replace("\"from\":\"lead\"", &format!("\"from\":{encoded}")),
+    )
+    .unwrap();
+    for (agent, args) in [
+        ("dev", &["inbox", "--peek"][..]),
+        ("dev", &["board"][..]),
+        ("dev", &["show", "1"][..]),
+        ("dev", &["messages", "--all", "--peek"][..]),
+        ("dev", &["log"][..]),
+    ] {
+        let run = env.run(agent, args);
+        let shown = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            !shown
+                .lines()
+                .any(|line| line.trim_start().starts_with("T-9")),
+            "{args:?} printed a forged line:\n{shown}"
+        );
+        assert!(
+            !shown
+                .lines()
+                .any(|line| line.contains("FORGED") && !line.contains("\\u{a}")),
+            "{args:?} printed the name unescaped:\n{shown}"
+        );
+    }
+}

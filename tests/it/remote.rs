@@ -780,6 +780,7 @@ fn a_remote_command_refused_for_its_host_says_how_the_hub_allows_the_name() {
 
 /// What Gemini CLI does to every string of its settings when it loads them: `$VAR`,
 /// `${VAR}` and `${VAR:-default}` become the variable's value (an unset one stays as it is).
+#[cfg(unix)]
 fn as_gemini_expands(line: &str, vars: &[(&str, &str)]) -> String {
     let mut out = String::new();
     let mut rest = line;

@@ -6,48 +6,21 @@ use std::fs::{self, File};
 use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use chrono::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::board::Board;
-use crate::board::task::{Head, Task, TaskId};
+use crate::board::task::{Task, TaskId};
 use crate::store::atomic::{self, FileIdentity};
 use crate::store::paths::Home;
 use crate::store::{StoreError, jsonl};
 use crate::time::Timestamp;
 
-/// Finished tasks older than this leave the board.
-pub const KEEP_FINISHED_FOR: Duration = Duration::days(7);
-/// At most this many finished tasks stay on the board; the oldest go first.
-pub const KEEP_FINISHED_AT_MOST: usize = 200;
-
-/// Which finished tasks should leave the board: older than `older_than`, or beyond the
-/// newest [`KEEP_FINISHED_AT_MOST`]. A task some open task waits on stays, so blocking
-/// can always be read from the board.
-pub fn select(board: &Board, now: Timestamp, older_than: Duration) -> Vec<TaskId> {
-    let waited_on: HashSet<TaskId> = board
-        .open_heads()
-        .flat_map(|task| task.after.iter().copied())
-        .collect();
-    let mut finished: Vec<&Head> = board
-        .heads()
-        .filter(|task| task.status.is_finished() && !waited_on.contains(&task.id))
-        .collect();
-    finished.sort_by_key(|task| std::cmp::Reverse((task.updated_at, task.id)));
-    finished
-        .iter()
-        .enumerate()
-        .filter(|(rank, task)| {
-            *rank >= KEEP_FINISHED_AT_MOST || task.updated_at.until(now) >= older_than
-        })
-        .map(|(_, task)| task.id)
-        .collect()
-}
+pub use crate::board::finished::{KEEP_FINISHED_AT_MOST, KEEP_FINISHED_FOR, select};
 
 /// Moves the selected tasks off `board` into the archive. The archive is appended (and
 /// synced) before the board is written, so a crash in between leaves a task in both places,
 /// never in neither; readers take the board's copy.
-pub fn move_off(home: &Home, board: &mut Board, ids: &[TaskId]) -> Result<usize, StoreError> {
+pub fn move_off(home: &Home, board: &mut Board, ids: &[TaskId]) -> crate::error::Result<usize> {
     if ids.is_empty() {
         return Ok(0);
     }
@@ -69,7 +42,7 @@ pub fn move_off(home: &Home, board: &mut Board, ids: &[TaskId]) -> Result<usize,
 }
 
 /// The automatic sweep run on every board write.
-pub fn sweep(home: &Home, board: &mut Board, now: Timestamp) -> Result<usize, StoreError> {
+pub fn sweep(home: &Home, board: &mut Board, now: Timestamp) -> crate::error::Result<usize> {
     let ids = select(board, now, KEEP_FINISHED_FOR);
     move_off(home, board, &ids)
 }

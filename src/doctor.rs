@@ -1460,15 +1460,15 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 
 /// Reads a board file, every task of it whole (commands decode only the tasks they touch;
 /// the doctor looks at all); `None` when there is none.
-fn read_board(path: &Path) -> Result<Option<Board>, StoreError> {
+fn read_board(path: &Path) -> Result<Option<Board>> {
     match regular::read(path) {
         Ok(bytes) => {
-            let board: Board = board_file::parse_owned(path, bytes)?;
+            let board = board_file::parse_owned(path, bytes)?;
             board.tasks().try_for_each(|task| task.map(drop))?;
             Ok(Some(board))
         }
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(StoreError::io(path)(error)),
+        Err(error) => Err(StoreError::io(path)(error).into()),
     }
 }
 

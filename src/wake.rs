@@ -20,7 +20,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::Board;
 use crate::board::delivery::DeliveryState;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
@@ -274,7 +273,7 @@ fn waiting(home: &Home, agent: &str) -> Vec<Work> {
         .map(|record| record.created_at);
     let mut work = Vec::new();
     for project in project::project_ids(home).unwrap_or_default() {
-        if let Ok(board) = board_file::read::<Board>(home, &project) {
+        if let Ok(board) = board_file::read(home, &project) {
             work.extend(board.inbox(agent, now).into_iter().filter_map(|entry| {
                 // A task that does not decode is left for the agent's own commands to report.
                 // By place: two tasks with one id (a board edited by hand) are both work.
@@ -311,7 +310,7 @@ fn waiting(home: &Home, agent: &str) -> Vec<Work> {
 fn still_unseen(home: &Home, agent: &str, before: &[Work]) -> Vec<(String, TaskId)> {
     let mut unseen = Vec::new();
     for (project, ids) in Work::tasks_by_project(before) {
-        let Ok(board) = board_file::read::<Board>(home, &project) else {
+        let Ok(board) = board_file::read(home, &project) else {
             continue;
         };
         for id in ids {

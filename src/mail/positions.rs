@@ -1,11 +1,7 @@
 //! How far each agent has read a project's mail (`mail.read.json`), and what it has not
 //! read yet.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
-
-use super::{Message, POSITIONS_SCHEMA, file};
+use super::{Message, ReadPositions, file};
 use crate::error::Result;
 use crate::store::StoreError;
 use crate::store::lock::LockPolicy;
@@ -13,39 +9,11 @@ use crate::store::paths::Home;
 use crate::store::versioned::{self, Versioned};
 use crate::time::Timestamp;
 
-/// The contents of `mail.read.json`: how far each agent has read, and the highest number
-/// the sweep has moved out (so numbering carries on when `mail.jsonl` is emptied).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReadPositions {
-    pub schema: u32,
-    /// The highest `seq` each agent has been shown.
-    #[serde(default)]
-    pub positions: BTreeMap<String, u64>,
-    #[serde(default)]
-    pub archived_through: u64,
-}
-
 impl Versioned for ReadPositions {
-    const SCHEMA: u32 = POSITIONS_SCHEMA;
+    const SCHEMA: u32 = super::POSITIONS_SCHEMA;
 
     fn schema(&self) -> u32 {
         self.schema
-    }
-}
-
-impl Default for ReadPositions {
-    fn default() -> Self {
-        ReadPositions {
-            schema: POSITIONS_SCHEMA,
-            positions: BTreeMap::new(),
-            archived_through: 0,
-        }
-    }
-}
-
-impl ReadPositions {
-    pub fn of(&self, agent: &str) -> u64 {
-        self.positions.get(agent).copied().unwrap_or(0)
     }
 }
 

@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::ReadPositions;
 use super::file::RawLine;
-use super::positions::{ReadPositions, write_positions};
+use super::positions::write_positions;
 use super::{KEEP_READ_MAIL_FOR, Message};
 use crate::error::Result;
 use crate::registry;

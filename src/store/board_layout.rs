@@ -12,16 +12,17 @@
 use std::io::{ErrorKind, Read};
 use std::sync::Arc;
 
-use super::board_file::{HeadWords, StoredTasks, TaskHead};
+use crate::board::StoredTasks;
+use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::time::Timestamp;
 
-/// The board's own fields and its tasks, as the model keeps them (`T`): each one's head and
+/// The board's own fields and its tasks, as the model keeps them: each one's head and
 /// where its text is.
-pub struct Laid<T> {
+pub struct Laid {
     pub schema: u64,
     pub project: String,
     pub next_id: u64,
-    pub tasks: T,
+    pub tasks: StoredTasks,
 }
 
 /// The agent names of a board, each kept once however many tasks name it.
@@ -150,9 +151,9 @@ impl<R: Read> Lines<R> {
     }
 }
 
-/// Reads a board from `reader` into the model's list of tasks `T`; `size` (its length, if
+/// Reads a board from `reader` into the model's list of tasks; `size` (its length, if
 /// known) sizes the list.
-pub fn read<T: StoredTasks>(reader: impl Read, size: usize) -> Option<Laid<T>> {
+pub fn read(reader: impl Read, size: usize) -> Option<Laid> {
     let mut lines = Lines::new(reader);
     if lines.line()? != b"{" {
         return None;
@@ -165,7 +166,7 @@ pub fn read<T: StoredTasks>(reader: impl Read, size: usize) -> Option<Laid<T>> {
     .to_string();
     let next_id = number(field(lines.line()?, b"  \"next_id\": ")?.strip_suffix(b",")?)?;
     // A task takes some 600 bytes laid out; room for that many spares regrowing the list.
-    let mut tasks = T::with_capacity(size / 512);
+    let mut tasks = StoredTasks::with_capacity(size / 512);
     let mut names = Names::default();
     let tasks_line = field(lines.line()?, b"  \"tasks\": ")?;
     if tasks_line == b"[" {
@@ -174,8 +175,8 @@ pub fn read<T: StoredTasks>(reader: impl Read, size: usize) -> Option<Laid<T>> {
             if line != b"    {" {
                 return None;
             }
-            let (head, end, more) = task::<T::Words>(&mut lines, &mut names)?;
-            tasks.push_stored(head, start + 4..end);
+            let (head, end, more) = task(&mut lines, &mut names)?;
+            tasks.push(head, start + 4..end);
             if !more {
                 break;
             }
@@ -204,11 +205,8 @@ fn field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 
 /// One task, its opening line taken: its head, where its closing brace ends, and whether
 /// another task follows.
-fn task<W: HeadWords>(
-    lines: &mut Lines<impl Read>,
-    names: &mut Names,
-) -> Option<(TaskHead<W>, usize, bool)> {
-    let mut head = TaskHead::unread(Arc::clone(&names.none));
+fn task(lines: &mut Lines<impl Read>, names: &mut Names) -> Option<(Head, usize, bool)> {
+    let mut head = Head::unread(Arc::clone(&names.none));
     let mut seen = 0u32;
     let mut comma = true;
     let mut expected = 0;
@@ -313,15 +311,10 @@ enum More {
 
 impl More {
     #[inline(always)]
-    fn read<W: HeadWords>(
-        self,
-        lines: &mut Lines<impl Read>,
-        head: &mut TaskHead<W>,
-        comma: &mut bool,
-    ) -> Option<()> {
+    fn read(self, lines: &mut Lines<impl Read>, head: &mut Head, comma: &mut bool) -> Option<()> {
         match self {
             More::Nothing => {}
-            More::Ids => (head.after, *comma) = numbers(lines, W::id)?,
+            More::Ids => (head.after, *comma) = numbers(lines, TaskId)?,
             More::Until(closing) => *comma = close(lines, closing)?,
         }
         Some(())
@@ -332,11 +325,11 @@ impl More {
 /// the lines that follow. (Inlined: it runs once a line, and the call cost a tenth of
 /// reading a board.)
 #[inline(always)]
-fn take<W: HeadWords>(
+fn take(
     field: Field,
     value: &[u8],
     names: &mut Names,
-    head: &mut TaskHead<W>,
+    head: &mut Head,
     seen: &mut u32,
     comma: &mut bool,
 ) -> Option<More> {
@@ -353,9 +346,9 @@ fn take<W: HeadWords>(
     }
     *seen |= bit;
     match field {
-        Field::Id => head.id = W::id(number(value)?),
-        Field::Status => head.status = W::status(named(value, W::NAMES.statuses)?),
-        Field::Priority => head.priority = W::priority(named(value, W::NAMES.priorities)?),
+        Field::Id => head.id = TaskId(number(value)?),
+        Field::Status => head.status = Status::ALL[named(value, &Status::NAMES)?],
+        Field::Priority => head.priority = Priority::ALL[named(value, &Priority::NAMES)?],
         Field::From => head.from = names.get(plain_string(value)?)?,
         Field::To => head.to = names.get(plain_string(value)?)?,
         Field::Reviewer => {
@@ -630,62 +623,19 @@ pub fn below(word: u64, limit: u8) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::board_file::TaskNames;
     use std::ops::Range;
 
-    /// The words of a task's head, as the board spells them (`crate::board` gives these).
-    const WORDS: TaskNames = TaskNames {
-        statuses: &[
-            "pending",
-            "working",
-            "input_required",
-            "review_requested",
-            "changes_requested",
-            "completed",
-            "failed",
-            "canceled",
-        ],
-        priorities: &["urgent", "high", "normal", "low"],
-    };
+    type Heads = Vec<(Head, Range<usize>)>;
 
-    /// A model for these tests, which keeps a status or a priority as its place in [`WORDS`].
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    struct Places;
-
-    impl HeadWords for Places {
-        type Id = u64;
-        type Status = usize;
-        type Priority = Option<usize>;
-        const NAMES: TaskNames = WORDS;
-
-        fn id(number: u64) -> u64 {
-            number
-        }
-
-        fn status(place: usize) -> usize {
-            place
-        }
-
-        fn priority(place: usize) -> Option<usize> {
-            Some(place)
-        }
+    /// Each task's head and where its text is, as the reader read them.
+    fn heads(laid: &Laid) -> Heads {
+        laid.tasks
+            .iter()
+            .map(|(head, place)| (head.clone(), place.clone()))
+            .collect()
     }
 
-    type Heads = Vec<(TaskHead<Places>, Range<usize>)>;
-
-    impl StoredTasks for Heads {
-        type Words = Places;
-
-        fn with_capacity(capacity: usize) -> Self {
-            Vec::with_capacity(capacity)
-        }
-
-        fn push_stored(&mut self, head: TaskHead<Places>, span: Range<usize>) {
-            self.push((head, span));
-        }
-    }
-
-    fn laid(reader: impl Read, size: usize) -> Option<Laid<Heads>> {
+    fn laid(reader: impl Read, size: usize) -> Option<Laid> {
         read(reader, size)
     }
 
@@ -753,17 +703,14 @@ mod tests {
             (laid.schema, laid.project.as_str(), laid.next_id),
             (1, "p", 3)
         );
-        let tasks: Vec<_> = laid.tasks.iter().collect();
-        let (first, second) = (tasks[0], tasks[1]);
-        assert_eq!(WORDS.statuses[first.0.status], "completed");
+        let tasks = heads(&laid);
+        let (first, second) = (&tasks[0], &tasks[1]);
+        assert_eq!(first.0.status, Status::Completed);
         assert!(BOARD[first.1.clone()].starts_with("{\n      \"id\": 1,"));
         assert!(BOARD[first.1.clone()].ends_with("]\n    }"));
-        assert_eq!(second.0.after, vec![1]);
+        assert_eq!(second.0.after, vec![TaskId(1)]);
         assert_eq!(second.0.reviewer.as_deref(), Some("cy"));
-        assert_eq!(
-            second.0.priority.map(|place| WORDS.priorities[place]),
-            Some("high")
-        );
+        assert_eq!(second.0.priority, Priority::High);
         assert!(second.0.lease_expires_at.is_some());
         assert!(BOARD[second.1.clone()].ends_with("}\n    }"));
     }
@@ -781,10 +728,6 @@ mod tests {
             self.bytes = &self.bytes[length..];
             Ok(length)
         }
-    }
-
-    fn heads(laid: &Laid<Heads>) -> Heads {
-        laid.tasks.clone()
     }
 
     #[test]
@@ -890,7 +833,7 @@ mod tests {
     /// added to one and not the others would read fine and fail later as damage.
     #[test]
     fn the_line_reader_knows_every_field_of_a_task_and_no_other() {
-        use crate::board::task::{EntryKind, Priority, Status, Task, TaskId, ThreadEntry};
+        use crate::board::task::{EntryKind, Task, ThreadEntry};
         let at = Timestamp::EPOCH;
         // Every field given a value, so that every one is written.
         let task = Task {

@@ -48,12 +48,6 @@ pub enum StoreError {
         found: u64,
         known: u32,
     },
-    #[error(
-        "{task} is the id of more than one task in {path}; baton will not guess which is meant",
-        path = path.display()
-    )]
-    /// `task` is the id as shown.
-    DuplicateId { path: PathBuf, task: String },
 }
 
 /// A setting from the environment (`BATON_HOME`, `BATON_LOCK_TIMEOUT`) the store cannot
@@ -104,10 +98,6 @@ impl StoreError {
                 path: path.clone(),
                 found: *found,
                 known: *known,
-            },
-            StoreError::DuplicateId { path, task } => StoreError::DuplicateId {
-                path: path.clone(),
-                task: task.clone(),
             },
         }
     }

@@ -17,7 +17,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::activity::{self, ActivityRecord, GENERATIONS};
-use crate::archive;
 use crate::board::Board;
 use crate::board::delivery::UNSEEN_AFTER;
 use crate::board::task::{Status, Task, TaskId};
@@ -619,7 +618,7 @@ fn check_activity(inspection: &Inspection<'_>) -> Vec<Check> {
         // (it may be large) without keeping writers waiting.
         drop(guard);
         let mut archived = Vec::new();
-        for path in archive::task_files(home, &id).unwrap_or_default() {
+        for path in crate::store::archive_file::task_files(home, &id).unwrap_or_default() {
             if let Ok(lines) = jsonl::read_all::<Task>(&path) {
                 archived.extend(lines.records);
             }

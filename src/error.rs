@@ -140,7 +140,7 @@ impl Error {
             Error::Hub { .. } => 1,
             Error::Name(_)
             | Error::Transition(_)
-            | Error::Store(StoreError::Io { .. })
+            | Error::Store(StoreError::Io { .. } | StoreError::Unfinished)
             | Error::NoIdentity
             | Error::UnknownTask { .. }
             | Error::UnknownAgent { .. }

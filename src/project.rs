@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::store::StoreError;
+use crate::store::Transaction;
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::platform;
@@ -371,6 +372,30 @@ pub fn update_locked<T>(
         && let Some(project) = &project
     {
         versioned::save(&home.project_file(id), project)?;
+    }
+    Ok(result)
+}
+
+/// A read-change-write of the project's record inside a change of its board (which holds
+/// the lock that guards the record too): written with the board. The closure gets `None`
+/// for a project with no record.
+pub fn update_in<T>(
+    home: &Home,
+    transaction: &mut Transaction,
+    change: impl FnOnce(&mut Option<Project>) -> Result<T>,
+) -> Result<T> {
+    let id = transaction.board.project.clone();
+    let path = home.project_file(&id);
+    let mut project = match transaction.project() {
+        Some(pending) => Some(versioned::decode::<Project>(&path, pending)?),
+        None => load(home, &id)?,
+    };
+    let before = project.clone();
+    let result = change(&mut project)?;
+    if project != before
+        && let Some(project) = &project
+    {
+        transaction.save_project(versioned::text_of(&path, project)?);
     }
     Ok(result)
 }

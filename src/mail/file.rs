@@ -45,7 +45,7 @@ pub fn append(
 }
 
 /// Messages being appended to a project's mail under its lock, perhaps from many callers
-/// (`crate::group`): numbered as they are added, written at once.
+/// (`crate::store::group`): numbered as they are added, written at once.
 pub struct Appending {
     lines: Vec<RawLine>,
     positions: super::ReadPositions,
@@ -129,7 +129,7 @@ impl Appending {
 }
 
 /// A failed change adds nothing: the messages it added are taken back.
-impl crate::group::Work for Appending {
+impl crate::store::group::Work for Appending {
     type Mark = (usize, u64, Timestamp);
 
     fn mark(&self) -> Self::Mark {

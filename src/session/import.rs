@@ -13,14 +13,13 @@ use serde::{Deserialize, Serialize};
 
 use super::Session;
 use crate::activity::ActivityRecord;
-use crate::archive;
 use crate::board::Board;
 use crate::board::new_task;
 use crate::board::task::{Origin, Status, Task, TaskId};
 use crate::error::Result;
 use crate::import::{ForeignTask, Skipped, Source};
 use crate::registry::{self, Profile, WakeCommandChange};
-use crate::store::jsonl;
+use crate::store::Store;
 use crate::text::{self, LineField};
 
 /// What an import did, or with `dry_run` would do.
@@ -62,12 +61,12 @@ impl Session {
             .filter(|agent| agent.had_wake)
             .map(|agent| agent.name.clone())
             .collect();
-        let home = &self.hub.home;
+        let store = &*self.hub.store;
         let project = self.project.id.clone();
         let carry = |board: &mut Board, records: &mut Vec<ActivityRecord>| -> Result<_> {
             let mut known = origins_in(board)?;
-            known.extend(archived_origins(home, &project)?);
-            let highest_archived = archive::highest_id(home, &project)?;
+            known.extend(archived_origins(store, &project)?);
+            let highest_archived = store.highest_archived_id(&project)?;
             Ok(self.carry(board, highest_archived, &known, &tasks, &actor, records))
         };
         let (carried, already) = if dry_run {
@@ -289,16 +288,11 @@ fn origins_in(board: &Board) -> Result<HashMap<Origin, TaskId>> {
 }
 
 /// The origins of the imported tasks in the project's archive.
-fn archived_origins(
-    home: &crate::store::paths::Home,
-    project: &str,
-) -> Result<HashMap<Origin, TaskId>> {
+fn archived_origins(store: &dyn Store, project: &str) -> Result<HashMap<Origin, TaskId>> {
     let mut origins = HashMap::new();
-    for file in archive::task_files(home, project)? {
-        for task in jsonl::read_all::<Task>(&file)?.records {
-            if let Some(origin) = task.imported {
-                origins.insert(origin, task.id);
-            }
+    for task in store.archived_tasks(project)? {
+        if let Some(origin) = task.imported {
+            origins.insert(origin, task.id);
         }
     }
     Ok(origins)

@@ -26,8 +26,9 @@ pub use tasks::BoardFilter;
 /// What `send` needs; defined with the rule that makes it a task.
 pub use crate::board::new_task::NewTask;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -38,56 +39,73 @@ use crate::board::inbox::{Reason, Turn};
 use crate::board::lease;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
-use crate::change::{self, Resident, Transaction};
 use crate::error::{Error, Result};
 use crate::mail::Arrival;
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
 use crate::store::StoreError;
-use crate::store::board_file;
+use crate::store::files::FileStore;
+use crate::store::group::Group;
 use crate::store::lock::LockPolicy;
 use crate::store::paths::Home;
+use crate::store::{self, Store, Transaction};
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
 
-/// Where the hub lives, how it locks, and what follows a change: the same for every command
-/// of one process.
+/// Where the hub's state is kept, this machine's own directory, how it locks, and what
+/// follows a change: the same for every command of one process.
 #[derive(Debug, Clone)]
 pub struct Hub {
+    /// The hub's state: boards, logs, the archive (the files of the hub home, or another
+    /// store). Every read and change of it goes through here.
+    pub store: Arc<dyn Store>,
+    /// The hub home on this machine: what belongs to the machine rather than to the hub's
+    /// state (wake logs and locks, the setup manifest, the project map) lives under it.
     pub home: Home,
     pub lock: LockPolicy,
     pub after_effects: AfterEffects,
-    /// What a long-running process keeps between requests (`baton serve`): the boards it
-    /// read, and the group commit of each project. A command, run once, keeps nothing.
-    pub resident: Option<Arc<Resident>>,
+    /// The group commit of each project's mail, in a process that serves many requests
+    /// (`baton serve`); a command, run once, keeps nothing.
+    mail_groups: Option<Arc<MailGroups>>,
 }
 
+type MailGroups = Mutex<HashMap<String, Arc<Group<crate::mail::Appending>>>>;
+
 impl Hub {
+    /// The hub whose state is the files of `home`.
     pub fn new(home: Home, lock: LockPolicy, after_effects: AfterEffects) -> Self {
         Hub {
+            store: Arc::new(FileStore::new(home.clone(), lock)),
             home,
             lock,
             after_effects,
-            resident: None,
+            mail_groups: None,
         }
     }
 
     /// This hub for a process that serves many requests: boards are kept between them and
-    /// changes that arrive together are committed together ([`Resident`]).
+    /// changes that arrive together are committed together.
     pub fn resident(self) -> Self {
         Hub {
-            resident: Some(Arc::default()),
+            store: Arc::new(FileStore::resident(self.home.clone(), self.lock)),
+            mail_groups: Some(Arc::default()),
             ..self
+        }
+    }
+
+    /// This hub, with its locks waiting as `lock` says (a hook's wait briefly).
+    pub fn with_lock(&self, lock: LockPolicy) -> Self {
+        Hub {
+            store: self.store.with_lock(lock),
+            lock,
+            ..self.clone()
         }
     }
 
     /// The board of `project` as it is now, read without the lock.
     pub fn board(&self, project: &str) -> Result<Board> {
-        match &self.resident {
-            Some(resident) => resident.board(&self.home, project),
-            None => Ok(board_file::read(&self.home, project)?),
-        }
+        Ok(self.store.board(project)?)
     }
 
     /// [`crate::mail::append`], through the group commit of a resident hub.
@@ -97,24 +115,46 @@ impl Hub {
         now: Timestamp,
         drafts: Vec<crate::mail::Draft>,
     ) -> Result<Vec<crate::mail::Message>> {
-        match &self.resident {
-            Some(resident) => resident.append_mail(&self.home, project, self.lock, now, drafts),
-            None => crate::mail::append(&self.home, project, self.lock, now, drafts),
+        let Some(groups) = &self.mail_groups else {
+            return crate::mail::append(&self.home, project, self.lock, now, drafts);
+        };
+        if drafts.is_empty() {
+            return Ok(Vec::new());
         }
+        let group = {
+            let mut groups = groups.lock().unwrap_or_else(PoisonError::into_inner);
+            groups.entry(project.to_string()).or_default().clone()
+        };
+        let home = &self.home;
+        let lock = self.lock;
+        let appended = group.run(
+            || crate::mail::Appending::begin(home, project, lock, now).map_err(store_failure),
+            |appending| Ok::<_, Error>(appending.add(now, drafts)),
+            |appending| appending.write(home, project).map_err(store_failure),
+        );
+        appended.map_err(Error::from)?
     }
 
-    /// The locked read-change-write of [`change::update`], through the group commit of a
-    /// resident hub.
+    /// One change of the board of `project`, under its lock ([`Store::change_board`]).
     pub fn update<T>(
         &self,
         project: &str,
         now: Timestamp,
         change: impl FnOnce(&mut Transaction) -> Result<T>,
     ) -> Result<T> {
-        match &self.resident {
-            Some(resident) => resident.update(&self.home, project, self.lock, now, change),
-            None => change::update(&self.home, project, self.lock, now, change),
-        }
+        store::change_board(&*self.store, project, now, change)
+    }
+}
+
+/// The mail's failure as the store's, for its group commit (interim: the mail's writes move
+/// into the store).
+fn store_failure(error: Error) -> crate::store::StoreError {
+    match error {
+        Error::Store(error) => error,
+        other => crate::store::StoreError::Corrupt {
+            path: PathBuf::from("mail.jsonl"),
+            detail: other.to_string(),
+        },
     }
 }
 

@@ -2,7 +2,6 @@
 
 use super::{Changed, Session, TaskView};
 use crate::activity::ActivityRecord;
-use crate::archive;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover;
 use crate::board::new_task::{self, NewTask};
@@ -66,14 +65,14 @@ impl Session {
         if let Some(reviewer) = &new.reviewer {
             registry::require(&self.hub.home, reviewer)?;
         }
-        let home = &self.hub.home;
+        let store = &*self.hub.store;
         let project_id = self.project.id.clone();
         self.update(|tx| {
             for id in &new.after {
                 tx.board.check_unambiguous(*id)?;
                 let status = match tx.board.head(*id) {
                     Some(dependency) => dependency.status,
-                    None => match archive::find(home, &project_id, *id)? {
+                    None => match store.archived_task(&project_id, *id)? {
                         Some(archived) => archived.status,
                         None => {
                             return Err(Error::UnknownTask {
@@ -112,7 +111,7 @@ impl Session {
             let before = handover::Owners::new();
             let id = tx
                 .board
-                .next_free_id(archive::highest_id(home, &project_id)?);
+                .next_free_id(store.highest_archived_id(&project_id)?);
             tx.board.next_id = id.0 + 1;
             let skill = match &route {
                 Route::To(_) => new.skill.clone(),
@@ -130,7 +129,7 @@ impl Session {
                 to_status: Some(Status::Pending),
                 text: Some(format!("{} → {}: {}", sender, to, task.subject)),
             });
-            project::update_locked(home, &project_id, |project| {
+            project::update_in(&self.hub.home, tx, |project| {
                 if let Some(project) = project
                     && project.coordinator.is_none()
                 {
@@ -215,7 +214,7 @@ impl Session {
     }
 
     fn missing_task(&self, id: TaskId) -> Error {
-        match archive::find(&self.hub.home, &self.project.id, id) {
+        match self.hub.store.archived_task(&self.project.id, id) {
             Ok(Some(task)) => Error::invalid(format!(
                 "{id} is {} and archived; nothing moves it again",
                 task.status
@@ -233,7 +232,7 @@ impl Session {
         if let Some(task) = board.task_owned(id)? {
             return Ok(self.view(&board, task, false));
         }
-        match archive::find(&self.hub.home, &self.project.id, id)? {
+        match self.hub.store.archived_task(&self.project.id, id)? {
             Some(task) => Ok(self.view(&board, task, true)),
             None => Err(Error::UnknownTask {
                 task: id,

@@ -1,11 +1,19 @@
-//! Everything that touches the disk: where files live, the one lock, atomic writes, and the
-//! locked read-change-write of a board.
+//! The seam between baton and where its state is kept: the [`Store`] trait, for a hub's
+//! state read under a lock or in a transaction and committed whole, and its implementation
+//! on the files of the hub home ([`files::FileStore`]): where files live, the one lock,
+//! atomic writes, the board's layout and the group commit of a resident server.
+//!
+//! The store lays out the model's values (`crate::board`) and knows no domain's rules: a
+//! change is decided by the closure handed to it, which the session writes.
 
+pub mod archive_file;
 pub mod atomic;
 pub mod board_file;
 pub mod board_layout;
 pub mod board_source;
 pub mod cache;
+pub mod files;
+pub mod group;
 pub mod journal;
 pub mod jsonl;
 pub mod lock;
@@ -15,10 +23,106 @@ pub mod platform;
 pub mod presence;
 pub mod regular;
 pub mod tail;
+pub mod transaction;
 pub mod versioned;
 
+use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::board::record::ActivityRecord;
+use crate::board::task::{Task, TaskId};
+use crate::board::{Board, BoardError};
+use crate::time::Timestamp;
+
+pub use transaction::Transaction;
+
+/// A hub's state, wherever it is kept (the files of the hub home now, PostgreSQL next):
+/// each project's board, its activity log, its archive. A reader takes no lock and sees
+/// every change whole or not at all; a change runs under the project's lock (or in one
+/// transaction) and is committed whole, or nothing of it is.
+///
+/// Object-safe, so a hub holds an `Arc<dyn Store>`: a change is a closure over a
+/// [`Transaction`] that says whether to keep what it did ([`GaveUp`] to undo it); the
+/// typed wrapper [`change_board`] carries the caller's result and error through it.
+pub trait Store: fmt::Debug + Send + Sync {
+    /// This store, waiting for a busy lock as `policy` says (a hook waits briefly), and
+    /// sharing whatever this one keeps between changes.
+    fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
+
+    /// The board of `project` as it is now, read without the lock; a project with no board
+    /// yet has an empty one.
+    fn board(&self, project: &str) -> Result<Board, StoreError>;
+
+    /// One change of the board of `project`, at `now`: the board is read under the
+    /// project's lock (after completing what a writer killed half-way left), `change` is
+    /// run on it once, and what it did is committed whole (with the finished tasks past
+    /// their time moved to the archive), unless it gave up, when nothing is written. A
+    /// store that serves many callers at once may commit the changes that arrive together
+    /// in one write, each still applied alone, in order, on the board the one before left.
+    fn change_board(
+        &self,
+        project: &str,
+        now: Timestamp,
+        change: &mut dyn FnMut(&mut Transaction) -> Result<(), GaveUp>,
+    ) -> Result<(), StoreError>;
+
+    /// The activity records of `project`, oldest first: those at or after `since`, and of
+    /// them the last `last`.
+    fn log(
+        &self,
+        project: &str,
+        since: Option<Timestamp>,
+        last: Option<usize>,
+    ) -> Result<Vec<ActivityRecord>, StoreError>;
+
+    /// Logs a change whose writer was killed after it committed but before it was logged
+    /// (or drops what a change that never committed left), unless a writer is at work on
+    /// the project: that writer does it first itself.
+    fn catch_up_log(&self, project: &str) -> Result<(), StoreError>;
+
+    /// The archived task `id` of `project`; the last copy if a crash left two.
+    fn archived_task(&self, project: &str, id: TaskId) -> Result<Option<Task>, StoreError>;
+
+    /// Every archived task of `project`, oldest first.
+    fn archived_tasks(&self, project: &str) -> Result<Vec<Task>, StoreError>;
+
+    /// The highest id in the archive of `project` (0 for none), so that no new task reuses
+    /// one. Asked under the project's lock, in a change.
+    fn highest_archived_id(&self, project: &str) -> Result<u64, StoreError>;
+}
+
+/// What a change handed to a store returns to have what it did undone and nothing written;
+/// why it gave up is the caller's to tell (see [`change_board`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GaveUp;
+
+/// [`Store::change_board`] for a change with a result and an error of its own: its result
+/// when it is committed, its error when it fails (nothing written), the store's when the
+/// store fails.
+pub fn change_board<T, E: From<StoreError>>(
+    store: &dyn Store,
+    project: &str,
+    now: Timestamp,
+    change: impl FnOnce(&mut Transaction) -> Result<T, E>,
+) -> Result<T, E> {
+    let mut change = Some(change);
+    let mut outcome = None;
+    let committed = store.change_board(project, now, &mut |transaction| {
+        // A store runs a change once; were it asked again, the change has nothing to give.
+        let change = change.take().ok_or(GaveUp)?;
+        let result = change(transaction);
+        let gave_up = result.is_err();
+        outcome = Some(result);
+        if gave_up { Err(GaveUp) } else { Ok(()) }
+    });
+    match (committed, outcome) {
+        (_, Some(Err(refused))) => Err(refused),
+        (Err(failed), _) => Err(failed.into()),
+        (Ok(()), Some(Ok(result))) => Ok(result),
+        (Ok(()), None) => Err(StoreError::Unfinished.into()),
+    }
+}
 
 /// A failure to read or write stored data.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +143,10 @@ pub enum StoreError {
     NotRegular { path: PathBuf, kind: &'static str },
     #[error("{path} is unreadable: {detail}", path = path.display())]
     Corrupt { path: PathBuf, detail: String },
+    /// A change the store took in but never finished (its batch ended without a word on
+    /// it); nothing of it was written.
+    #[error("the change was not written")]
+    Unfinished,
     #[error(
         "{path} has schema {found}, newer than this baton understands ({known}); upgrade baton",
         path = path.display()
@@ -64,6 +172,23 @@ impl SettingError {
         SettingError {
             message: message.into(),
             hint,
+        }
+    }
+}
+
+/// The store meets a board the model refuses as a damaged file, in the same words.
+impl From<BoardError> for StoreError {
+    fn from(refused: BoardError) -> Self {
+        let detail = match &refused {
+            BoardError::Undecodable { task, detail, .. } => format!("{task}: {detail}"),
+            BoardError::NoTaskAt { index, .. } => format!("no task at place {index}"),
+            BoardError::DuplicateId { task, .. } => {
+                format!("{task} is the id of more than one task")
+            }
+        };
+        StoreError::Corrupt {
+            path: refused.origin().to_path_buf(),
+            detail,
         }
     }
 }
@@ -94,6 +219,7 @@ impl StoreError {
                 path: path.clone(),
                 detail: detail.clone(),
             },
+            StoreError::Unfinished => StoreError::Unfinished,
             StoreError::NewerSchema { path, found, known } => StoreError::NewerSchema {
                 path: path.clone(),
                 found: *found,

@@ -30,7 +30,12 @@ pub fn load<T: Versioned>(path: &Path) -> Result<Option<T>, StoreError> {
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(StoreError::io(path)(error)),
     };
-    let value: T = serde_json::from_slice(&bytes).map_err(|error| StoreError::Corrupt {
+    decode(path, &bytes).map(Some)
+}
+
+/// The value in `bytes`, the text of the file at `path`, with its schema checked.
+pub fn decode<T: Versioned>(path: &Path, bytes: &[u8]) -> Result<T, StoreError> {
+    let value: T = serde_json::from_slice(bytes).map_err(|error| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail: error.to_string(),
     })?;
@@ -41,7 +46,7 @@ pub fn load<T: Versioned>(path: &Path) -> Result<Option<T>, StoreError> {
             known: T::SCHEMA,
         });
     }
-    Ok(Some(value))
+    Ok(value)
 }
 
 /// Writes `value` to `path` atomically, pretty-printed with a final newline, and durably: it
@@ -58,8 +63,13 @@ pub fn save_unsynced<T: Versioned>(path: &Path, value: &T) -> Result<(), StoreEr
     atomic::replace_unsynced(path, &text_of(path, value)?)
 }
 
+/// Writes `text`, a document as [`text_of`] makes it, to `path` atomically and durably.
+pub fn save_bytes(path: &Path, text: &[u8]) -> Result<(), StoreError> {
+    atomic::replace(path, text, None)
+}
+
 /// The file `value` is saved as: pretty-printed JSON with a final newline.
-fn text_of<T: Versioned>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
+pub fn text_of<T: Versioned>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
     let mut text = serde_json::to_vec_pretty(value).map_err(|error| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail: error.to_string(),

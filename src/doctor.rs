@@ -27,9 +27,9 @@ use crate::project;
 use crate::registry::{self, AgentRecord};
 use crate::setup;
 use crate::store::journal::Recovered;
-use crate::store::lock::{self, FileLock, LockPolicy};
+use crate::store::lock;
 use crate::store::paths::Home;
-use crate::store::{StoreError, board_file, jsonl, platform, regular};
+use crate::store::{GaveUp, Restoring, Store, StoreError, board_file, jsonl, platform, regular};
 use crate::text;
 use crate::time::{self, Timestamp};
 
@@ -94,6 +94,9 @@ impl Check {
 
 /// What every check looks at.
 pub struct Inspection<'a> {
+    /// The hub's state, as its store keeps it.
+    pub store: &'a dyn Store,
+    /// The hub home, whose files the checks look at.
     pub home: &'a Home,
     /// The clock of the board (honours `BATON_NOW`), for `last_seen`.
     pub now: Timestamp,
@@ -162,8 +165,9 @@ pub const CHECKS: &[CheckFn] = &[
 
 /// Runs every check on `home`. A home that does not exist yet is one warning and nothing
 /// more: the first baton command creates it.
-pub fn run(home: &Home, now: Timestamp) -> Vec<Check> {
+pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Vec<Check> {
     let inspection = Inspection {
+        store,
         home,
         now,
         wall_now: SystemTime::now(),
@@ -282,7 +286,7 @@ fn check_projects(inspection: &Inspection<'_>) -> Vec<Check> {
             ));
             continue;
         }
-        match project::load(home, &id) {
+        match project::load(inspection.store, &id) {
             Err(error) => checks.push(Check::fail(NAME, error.to_string())),
             Ok(None) => {}
             Ok(Some(found)) if found.id != id => checks.push(Check::fail(
@@ -579,8 +583,8 @@ fn check_activity(inspection: &Inspection<'_>) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut agreeing = 0;
     for id in inspection.project_ids() {
-        let guard = match FileLock::try_acquire(&home.board_lock(&id)) {
-            Ok(Some(guard)) => guard,
+        let snapshot = match inspection.store.snapshot(&id) {
+            Ok(Some(snapshot)) => snapshot,
             Ok(None) => {
                 checks.push(Check::ok(
                     NAME,
@@ -593,30 +597,27 @@ fn check_activity(inspection: &Inspection<'_>) -> Vec<Check> {
                 continue;
             }
         };
-        match board_file::recover_log(home, &id) {
-            Ok(None) => {}
-            Ok(Some(recovered)) => checks.push(Check::warn(
+        if let Some(recovered) = &snapshot.recovered {
+            checks.push(Check::warn(
                 NAME,
                 format!(
                     "project {id}: {}",
-                    describe_recovered(&recovered, &inspection.show(&home.activity_journal(&id)))
+                    describe_recovered(recovered, &inspection.show(&home.activity_journal(&id)))
                 ),
-            )),
-            Err(error) => {
-                checks.push(Check::fail(NAME, show_error(inspection, &error)));
-                continue;
-            }
+            ));
         }
         // Unreadable boards, archives and logs are the other checks' findings.
-        let Ok(Some(board)) = read_board(&home.board_file(&id)) else {
+        let Ok(Some(board)) = snapshot.board else {
             continue;
         };
-        let Ok(records) = activity::read(&home.activity_file(&id)) else {
+        if board.tasks().any(|task| task.is_err()) {
+            continue;
+        }
+        let Ok(records) = snapshot.log else {
             continue;
         };
         // The archive only gains tasks that were on the board just read, so it can be read
-        // (it may be large) without keeping writers waiting.
-        drop(guard);
+        // (it may be large) after the look, without keeping writers waiting.
         let mut archived = Vec::new();
         for path in crate::store::archive_file::task_files(home, &id).unwrap_or_default() {
             if let Ok(lines) = jsonl::read_all::<Task>(&path) {
@@ -902,7 +903,7 @@ fn check_agents(inspection: &Inspection<'_>) -> Vec<Check> {
             ));
             continue;
         }
-        match registry::load(home, name) {
+        match registry::load(inspection.store, name) {
             Err(error) => checks.push(Check::fail(
                 NAME,
                 format!(
@@ -944,10 +945,10 @@ fn check_tokens(inspection: &Inspection<'_>) -> Vec<Check> {
     if fs::symlink_metadata(&path).is_err() {
         return Vec::new();
     }
-    let read = crate::tokens::list(inspection.home).and_then(|rows| {
+    let read = crate::tokens::list(inspection.store).and_then(|rows| {
         Ok((
             rows,
-            crate::tokens::expired_logins(inspection.home, crate::time::now())?,
+            crate::tokens::expired_logins(inspection.store, crate::time::now())?,
         ))
     });
     match read {
@@ -996,7 +997,7 @@ fn check_alerts(inspection: &Inspection<'_>) -> Vec<Check> {
     if fs::symlink_metadata(&path).is_err() && fs::symlink_metadata(home.alerts_dir()).is_err() {
         return Vec::new();
     }
-    let mut checks = vec![match crate::alert::load(home) {
+    let mut checks = vec![match crate::alert::load(inspection.store) {
         Ok(alerts) => {
             let names: Vec<String> = alerts.iter().map(|alert| alert.name.clone()).collect();
             Check::ok(
@@ -1016,7 +1017,7 @@ fn check_alerts(inspection: &Inspection<'_>) -> Vec<Check> {
             ),
         ),
     }];
-    let waiting = crate::alert::queue::waiting(home);
+    let waiting = crate::alert::queue::waiting(inspection.store);
     let sender = if lock::is_locked(&home.alert_sender_lock()) {
         "the sender is at it"
     } else {
@@ -1075,8 +1076,8 @@ fn check_alerts(inspection: &Inspection<'_>) -> Vec<Check> {
 }
 
 /// The records that parse (the others are `check_agents`' business).
-fn readable_agents(home: &Home) -> Vec<AgentRecord> {
-    registry::list(home)
+fn readable_agents(store: &dyn Store) -> Vec<AgentRecord> {
+    registry::list(store)
         .map(|(records, _)| records)
         .unwrap_or_default()
 }
@@ -1084,7 +1085,7 @@ fn readable_agents(home: &Home) -> Vec<AgentRecord> {
 /// Agents not seen for [`STALE_AFTER`]: perhaps gone, perhaps renamed.
 fn check_last_seen(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "last-seen";
-    let agents = readable_agents(inspection.home);
+    let agents = readable_agents(inspection.store);
     let mut checks: Vec<Check> = agents
         .iter()
         .filter(|record| record.last_seen.until(inspection.now) >= STALE_AFTER)
@@ -1172,7 +1173,7 @@ fn check_wake_commands(inspection: &Inspection<'_>) -> Vec<Check> {
     let path_variable = std::env::var_os("PATH");
     let mut checks = Vec::new();
     let mut found = 0;
-    for record in readable_agents(inspection.home) {
+    for record in readable_agents(inspection.store) {
         let Some(argv) = &record.wake else {
             continue;
         };
@@ -1271,7 +1272,7 @@ fn check_clients(inspection: &Inspection<'_>) -> Vec<Check> {
                 format!("{client} is wired only in part ({summary}); {rerun}"),
             ));
         } else if let Some(agent) = &status.agent
-            && !matches!(registry::load(inspection.home, agent), Ok(Some(_)))
+            && !matches!(registry::load(inspection.store, agent), Ok(Some(_)))
         {
             checks.push(Check::warn(
                 NAME,
@@ -1603,21 +1604,21 @@ pub fn compare(current: &Board, backup: &Board) -> Vec<TaskChange> {
         .collect()
 }
 
-/// Reads both boards of `project` and works out what restoring the backup would do.
-/// Refuses when there is no backup or it does not parse: it would not be worth restoring.
-fn plan(home: &Home, project: &str) -> Result<(RestorePlan, Board)> {
-    let backup_path = home.board_backup(project);
-    let backup = read_board(&backup_path)?.ok_or_else(|| {
+/// Works out what restoring the backup of `project` would do, from `restoring` (both boards
+/// and the log). Refuses when there is no backup or it does not read: it would not be worth
+/// restoring.
+fn plan(project: &str, restoring: Restoring) -> Result<(RestorePlan, Board)> {
+    let backup = whole(restoring.previous)?.ok_or_else(|| {
         Error::invalid_with_hint(
             format!("project {project} has no board.json.bak: there is nothing to restore"),
             "a backup is kept from the second change to a board on",
         )
     })?;
-    let (current, current_error) = match read_board(&home.board_file(project)) {
+    let (current, current_error) = match whole(restoring.current) {
         Ok(current) => (current, None),
         Err(error) => (None, Some(error.to_string())),
     };
-    let activity = activity::read(&home.activity_file(project)).unwrap_or_default();
+    let activity = restoring.log;
     let highest_logged = activity
         .iter()
         .filter_map(|record| record.task)
@@ -1652,32 +1653,37 @@ fn plan(home: &Home, project: &str) -> Result<(RestorePlan, Board)> {
     Ok((plan, backup))
 }
 
-/// What `restore` would do, changing nothing.
-pub fn plan_restore(home: &Home, project: &str) -> Result<RestorePlan> {
-    names::check(NameKind::Project, project)?;
-    Ok(plan(home, project)?.0)
+/// A board read with every task of it decoded (commands decode only the tasks they touch;
+/// the doctor looks at all).
+fn whole(board: Result<Option<Board>, StoreError>) -> Result<Option<Board>> {
+    let board = board?;
+    if let Some(board) = &board {
+        board.tasks().try_for_each(|task| task.map(drop))?;
+    }
+    Ok(board)
 }
 
-/// Puts `board.json.bak` back as the board, under the board lock, and logs it. The board it
-/// replaces becomes the backup (as every write does), so running it again undoes it until
-/// the next change. Returns the plan as it stood under the lock.
-pub fn restore(
-    home: &Home,
+/// Runs [`plan`] through the store's restore, with the plan's error kept as it was.
+fn restore_with(
+    store: &dyn Store,
     project: &str,
-    lock: LockPolicy,
+    dry_run: bool,
     now: Timestamp,
     actor: &str,
 ) -> Result<RestorePlan> {
     names::check(NameKind::Project, project)?;
-    let _guard = FileLock::acquire(&home.board_lock(project), "the board lock", lock)?;
-    board_file::recover_log::<ActivityRecord>(home, project)?;
-    let (mut plan, mut board) = plan(home, project)?;
-    board.next_id = plan.next_id;
-    board_file::persist(
-        home,
-        project,
-        &board,
-        &[ActivityRecord {
+    let mut outcome = None;
+    store.restore_board(project, dry_run, &mut |restoring| {
+        let planned = plan(project, restoring);
+        let (plan, mut board) = match planned {
+            Ok(planned) => planned,
+            Err(error) => {
+                outcome = Some(Err(error));
+                return Err(GaveUp);
+            }
+        };
+        board.next_id = plan.next_id;
+        let record = ActivityRecord {
             at: now,
             project: project.to_string(),
             actor: actor.to_string(),
@@ -1689,10 +1695,30 @@ pub fn restore(
                 "board.json brought back from board.json.bak ({} changed)",
                 count(plan.changes.len(), "task")
             )),
-        }],
-    )?;
-    plan.restored = true;
+        };
+        outcome = Some(Ok(plan));
+        Ok((board, vec![record]))
+    })?;
+    let mut plan = outcome.unwrap_or(Err(StoreError::Unfinished.into()))?;
+    plan.restored = !dry_run;
     Ok(plan)
+}
+
+/// What `restore` would do, changing nothing.
+pub fn plan_restore(store: &dyn Store, project: &str) -> Result<RestorePlan> {
+    restore_with(store, project, true, crate::time::now(), "baton")
+}
+
+/// Puts `board.json.bak` back as the board, under the board lock, and logs it. The board it
+/// replaces becomes the backup (as every write does), so running it again undoes it until
+/// the next change. Returns the plan as it stood under the lock.
+pub fn restore(
+    store: &dyn Store,
+    project: &str,
+    now: Timestamp,
+    actor: &str,
+) -> Result<RestorePlan> {
+    restore_with(store, project, false, now, actor)
 }
 
 #[cfg(test)]

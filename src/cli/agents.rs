@@ -115,14 +115,8 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
             } else {
                 WakeCommandChange::Keep
             };
-            let record = registry::add(
-                home,
-                &args.name,
-                context.hub.lock,
-                time::now(),
-                &profile,
-                wake,
-            )?;
+            let record =
+                registry::add(&*context.hub.store, &args.name, time::now(), &profile, wake)?;
             output::emit(as_json, &record, describe);
         }
         AgentsCommand::Agent(AgentCommand::Rm { name }) => {
@@ -132,7 +126,7 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
             });
         }
         AgentsCommand::Agent(AgentCommand::Show { name }) => {
-            let record = registry::require(home, &name)?;
+            let record = registry::require(&*context.hub.store, &name)?;
             output::emit(as_json, &record, describe);
         }
         AgentsCommand::Whoami => {

@@ -3,9 +3,9 @@
 //! writes itself ([`notifications`]), and the sweep that moves old, fully read mail to
 //! `archive/mail-<YYYY-MM>.jsonl` ([`sweep`]).
 //!
-//! Every write happens under the project's `mail.lock`, never under the board lock, so a
-//! message never waits for a board change (a board change may take the mail lock after its
-//! own, to write notifications; nothing here ever takes the board lock).
+//! Every write is one change of the mail in the store (under the project's mail lock in
+//! the file store, never under the board lock, so a message never waits for a board
+//! change).
 
 mod file;
 mod notifications;
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::board::mail::{
     BROADCAST, Draft, Message, MessageType, POSITIONS_SCHEMA, ReadPositions,
 };
-pub use file::{Appending, append, read};
+pub use file::{append, read};
 pub use notifications::{arrivals, notifications};
 pub use positions::{Marking, look, read_positions, take_unread, unread};
 

@@ -194,7 +194,7 @@ impl Session {
         tasks: &[ForeignTask],
         dry_run: bool,
     ) -> Result<Vec<String>> {
-        let home = &self.hub.home;
+        let store = &*self.hub.store;
         let mut names: BTreeSet<&str> = source.agents.iter().map(|a| a.name.as_str()).collect();
         for task in tasks {
             names.insert(&task.from);
@@ -205,7 +205,7 @@ impl Session {
         }
         let mut added = Vec::new();
         for name in names {
-            if registry::load(home, name)?.is_some() {
+            if registry::load(store, name)?.is_some() {
                 continue;
             }
             added.push(name.to_string());
@@ -224,14 +224,7 @@ impl Session {
                         .collect()
                 }),
             };
-            registry::add(
-                home,
-                name,
-                self.hub.lock,
-                self.now,
-                &profile,
-                WakeCommandChange::Keep,
-            )?;
+            registry::add(store, name, self.now, &profile, WakeCommandChange::Keep)?;
         }
         Ok(added)
     }

@@ -26,9 +26,8 @@ pub use tasks::BoardFilter;
 /// What `send` needs; defined with the rule that makes it a task.
 pub use crate::board::new_task::NewTask;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -45,8 +44,7 @@ use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
 use crate::store::StoreError;
-use crate::store::files::FileStore;
-use crate::store::group::Group;
+use crate::store::files::{FileStore, HomeFiles};
 use crate::store::lock::LockPolicy;
 use crate::store::paths::Home;
 use crate::store::{self, Store, Transaction};
@@ -65,12 +63,7 @@ pub struct Hub {
     pub home: Home,
     pub lock: LockPolicy,
     pub after_effects: AfterEffects,
-    /// The group commit of each project's mail, in a process that serves many requests
-    /// (`baton serve`); a command, run once, keeps nothing.
-    mail_groups: Option<Arc<MailGroups>>,
 }
-
-type MailGroups = Mutex<HashMap<String, Arc<Group<crate::mail::Appending>>>>;
 
 impl Hub {
     /// The hub whose state is the files of `home`.
@@ -80,7 +73,6 @@ impl Hub {
             home,
             lock,
             after_effects,
-            mail_groups: None,
         }
     }
 
@@ -89,7 +81,6 @@ impl Hub {
     pub fn resident(self) -> Self {
         Hub {
             store: Arc::new(FileStore::resident(self.home.clone(), self.lock)),
-            mail_groups: Some(Arc::default()),
             ..self
         }
     }
@@ -103,36 +94,25 @@ impl Hub {
         }
     }
 
+    /// This machine's own documents (the setup manifest, the project map), which are files
+    /// under its home wherever the hub's state is kept.
+    pub fn local(&self) -> HomeFiles {
+        HomeFiles::new(self.home.clone(), self.lock)
+    }
+
     /// The board of `project` as it is now, read without the lock.
     pub fn board(&self, project: &str) -> Result<Board> {
         Ok(self.store.board(project)?)
     }
 
-    /// [`crate::mail::append`], through the group commit of a resident hub.
+    /// [`crate::mail::append`]: one change of the mail of `project`.
     pub fn append_mail(
         &self,
         project: &str,
         now: Timestamp,
         drafts: Vec<crate::mail::Draft>,
     ) -> Result<Vec<crate::mail::Message>> {
-        let Some(groups) = &self.mail_groups else {
-            return crate::mail::append(&self.home, project, self.lock, now, drafts);
-        };
-        if drafts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let group = {
-            let mut groups = groups.lock().unwrap_or_else(PoisonError::into_inner);
-            groups.entry(project.to_string()).or_default().clone()
-        };
-        let home = &self.home;
-        let lock = self.lock;
-        let appended = group.run(
-            || crate::mail::Appending::begin(home, project, lock, now).map_err(store_failure),
-            |appending| Ok::<_, Error>(appending.add(now, drafts)),
-            |appending| appending.write(home, project).map_err(store_failure),
-        );
-        appended.map_err(Error::from)?
+        crate::mail::append(&*self.store, project, now, drafts)
     }
 
     /// One change of the board of `project`, under its lock ([`Store::change_board`]).
@@ -143,18 +123,6 @@ impl Hub {
         change: impl FnOnce(&mut Transaction) -> Result<T>,
     ) -> Result<T> {
         store::change_board(&*self.store, project, now, change)
-    }
-}
-
-/// The mail's failure as the store's, for its group commit (interim: the mail's writes move
-/// into the store).
-fn store_failure(error: Error) -> crate::store::StoreError {
-    match error {
-        Error::Store(error) => error,
-        other => crate::store::StoreError::Corrupt {
-            path: PathBuf::from("mail.jsonl"),
-            detail: other.to_string(),
-        },
     }
 }
 
@@ -287,7 +255,7 @@ impl Session {
         when_busy: WhenBusy,
         standing: Standing,
     ) -> Result<Session> {
-        let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
+        let workspace = project::load(&*hub.store, id)?.and_then(|found| found.workspace);
         let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
         Session::open_with(
             hub,
@@ -322,7 +290,7 @@ impl Session {
                     let Some(id) = request.project else {
                         return Err(gone);
                     };
-                    let found = project::load(&hub.home, id)?;
+                    let found = project::load(&*hub.store, id)?;
                     let reaches = found.as_ref().is_some_and(|found| {
                         request
                             .agent
@@ -345,14 +313,7 @@ impl Session {
                 }
             },
         };
-        let project = project::resolve_for(
-            &hub.home,
-            request.project,
-            request.agent,
-            &cwd,
-            hub.lock,
-            now,
-        )?;
+        let project = project::resolve_for(&*hub.store, request.project, request.agent, &cwd, now)?;
         let session = Session {
             hub,
             project,
@@ -362,7 +323,7 @@ impl Session {
         };
         // An observer runs whether the agent lives or not: it says nothing of the agent.
         if let Some(agent) = session.agent.as_ref().filter(|_| standing.renews_leases()) {
-            match registry::heartbeat(&session.hub.home, agent, session.hub.lock, now) {
+            match registry::heartbeat(&*session.hub.store, agent, now) {
                 Err(error) if when_busy.shows_unmarked(&error) => {}
                 heartbeat => heartbeat?,
             }

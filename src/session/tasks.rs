@@ -48,12 +48,12 @@ impl Session {
         let route = match (&new.to, &new.skill) {
             (Some(to), _) => {
                 names::check(NameKind::Agent, to)?;
-                registry::require(&self.hub.home, to)?;
+                registry::require(&*self.hub.store, to)?;
                 Route::To(to.clone())
             }
             (None, Some(skill)) => Route::BySkill {
                 skill: skill.trim().to_lowercase(),
-                candidates: registry::list(&self.hub.home)?.0,
+                candidates: registry::list(&*self.hub.store)?.0,
             },
             (None, None) => {
                 return Err(Error::invalid_with_hint(
@@ -63,7 +63,7 @@ impl Session {
             }
         };
         if let Some(reviewer) = &new.reviewer {
-            registry::require(&self.hub.home, reviewer)?;
+            registry::require(&*self.hub.store, reviewer)?;
         }
         let store = &*self.hub.store;
         let project_id = self.project.id.clone();
@@ -129,7 +129,7 @@ impl Session {
                 to_status: Some(Status::Pending),
                 text: Some(format!("{} → {}: {}", sender, to, task.subject)),
             });
-            project::update_in(&self.hub.home, tx, |project| {
+            project::update_in(store, tx, |project| {
                 if let Some(project) = project
                     && project.coordinator.is_none()
                 {
@@ -162,7 +162,7 @@ impl Session {
         let actor = self.agent()?.to_string();
         text::check_long(action.text_name(), action.text())?;
         if let Action::Reassign { to, .. } = &action {
-            registry::require(&self.hub.home, to)?;
+            registry::require(&*self.hub.store, to)?;
         }
         let project_id = self.project.id.clone();
         let lease = self.project.lease();
@@ -170,8 +170,8 @@ impl Session {
         let result = self.update(|tx| {
             previous = tx.board.task(id)?.cloned();
             // The coordinator may change between resolving and locking; read it under the lock.
-            let coordinator =
-                project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
+            let coordinator = project::load(&*self.hub.store, &project_id)?
+                .and_then(|project| project.coordinator);
             let affected = handover::affected_by(&tx.board, id);
             let before = handover::owners(&tx.board, &affected, self.now);
             let event = tx

@@ -55,6 +55,16 @@ pub fn read_path(path: PathBuf, project: &str) -> Result<Board, StoreError> {
     parse_owned(&path, bytes)
 }
 
+/// The board at `path`, or `None` when there is no file there: for a look at a board that
+/// may not exist (its backup, say), where an empty board would pass for one.
+pub fn read_if_there(path: &Path) -> Result<Option<Board>, StoreError> {
+    match regular::read(path) {
+        Ok(bytes) => parse_owned(path, bytes).map(Some),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(StoreError::io(path)(error)),
+    }
+}
+
 /// Parses board bytes, refusing anything that does not parse or has a newer schema.
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
     parse_owned(path, bytes.to_vec())

@@ -13,41 +13,215 @@
 //! every write, so CLI writers on the same board take turns with the server.
 
 use std::collections::HashMap;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::cache::FileCache;
+use super::cache::{FileCache, Stamp};
+use super::document::{Collection, Document, DocumentChange, Documents, Edit, Version, Wait};
 use super::group::Group;
 use super::lock::{FileLock, LockPolicy};
+use super::mailbox::Mailbox;
 use super::paths::Home;
+use super::presence::{self, Presence};
 use super::transaction::Transaction;
-use super::{GaveUp, Store, StoreError, archive_file, board_file, log, versioned};
+use super::{
+    GaveUp, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file, log,
+    mail_file, regular,
+};
 use crate::board::Board;
+use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Task, TaskId};
 use crate::time::Timestamp;
+
+/// The small versioned documents under a hub home, each file guarded by its lock file:
+/// the hub's, for the [`FileStore`], and this machine's own, which are files wherever the
+/// hub's state is kept.
+#[derive(Debug, Clone)]
+pub struct HomeFiles {
+    home: Home,
+    lock: LockPolicy,
+}
+
+impl HomeFiles {
+    pub fn new(home: Home, lock: LockPolicy) -> Self {
+        HomeFiles { home, lock }
+    }
+
+    pub fn home(&self) -> &Home {
+        &self.home
+    }
+
+    /// The lock file that guards `document`, with the words a wait for it is told in.
+    fn lock_of(&self, document: &Document) -> (PathBuf, &'static str) {
+        let home = &self.home;
+        match document {
+            Document::Project(id) => (home.board_lock(id), "the board lock"),
+            Document::Agent(name) => (home.agent_lock(name), "the registry lock"),
+            Document::Tokens => (home.tokens_lock(), "the tokens lock"),
+            Document::Alerts => (home.alerts_lock(), "the alerts"),
+            Document::AlertsDropped | Document::QueuedAlert(_) => {
+                (home.alert_queue_lock(), "the alert queue lock")
+            }
+            Document::SetupManifest => (home.setup_lock(), "the setup lock"),
+            Document::ProjectMap => (home.project_map_lock(), "the project map"),
+        }
+    }
+
+    /// Takes the lock of `document`; `None` when it is busy and `wait` says not to wait.
+    fn take_lock(&self, document: &Document, wait: Wait) -> Result<Option<FileLock>, StoreError> {
+        let (path, what) = self.lock_of(document);
+        match wait {
+            Wait::AsTheStoreDoes => FileLock::acquire(&path, what, self.lock).map(Some),
+            Wait::Never => FileLock::try_acquire(&path),
+        }
+    }
+
+    fn write(path: &std::path::Path, edit: Edit) -> Result<(), StoreError> {
+        match edit {
+            Edit::Keep => Ok(()),
+            Edit::Write(text) => atomic::replace(path, &text, None),
+            Edit::WriteUnsynced(text) => atomic::replace_unsynced(path, &text),
+            Edit::Remove => match fs::remove_file(path) {
+                Ok(()) => Ok(()),
+                Err(error) if error.kind() == ErrorKind::NotFound => Ok(()),
+                Err(error) => Err(StoreError::io(path)(error)),
+            },
+        }
+    }
+}
+
+/// The names of the entries of `dir` that end in `suffix` (taken off) and pass `keep`,
+/// sorted; none when there is no `dir`.
+fn names_in(
+    dir: &std::path::Path,
+    suffix: &str,
+    keep: impl Fn(&fs::DirEntry, &str) -> bool,
+) -> Result<Vec<String>, StoreError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(StoreError::io(dir)(error)),
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let file = entry.file_name().into_string().ok()?;
+            let name = file.strip_suffix(suffix)?.to_string();
+            keep(&entry, &name).then_some(name)
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+impl Documents for HomeFiles {
+    fn document_origin(&self, document: &Document) -> PathBuf {
+        let home = &self.home;
+        match document {
+            Document::Project(id) => home.project_file(id),
+            Document::Agent(name) => home.agent_file(name),
+            Document::Tokens => home.tokens_file(),
+            Document::Alerts => home.alerts_file(),
+            Document::AlertsDropped => home.alert_dropped(),
+            Document::QueuedAlert(name) => home.alert_queue_dir().join(name),
+            Document::SetupManifest => home.setup_manifest(),
+            Document::ProjectMap => home.project_map_file(),
+        }
+    }
+
+    fn load_document(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.document_origin(document);
+        match regular::read(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(StoreError::io(&path)(error)),
+        }
+    }
+
+    fn document_version(&self, document: &Document) -> Option<Version> {
+        Stamp::of(&self.document_origin(document)).map(Version::File)
+    }
+
+    fn update_document(
+        &self,
+        document: &Document,
+        wait: Wait,
+        change: &mut DocumentChange<'_>,
+    ) -> Result<bool, StoreError> {
+        let Some(_guard) = self.take_lock(document, wait)? else {
+            return Ok(false);
+        };
+        let current = self.load_document(document)?;
+        if let Ok(edit) = change(current.as_deref()) {
+            HomeFiles::write(&self.document_origin(document), edit)?;
+        }
+        Ok(true)
+    }
+
+    fn save_document(&self, document: &Document, edit: Edit) -> Result<(), StoreError> {
+        HomeFiles::write(&self.document_origin(document), edit)
+    }
+
+    fn remove_document(&self, document: &Document) -> Result<bool, StoreError> {
+        let _guard = match document {
+            Document::QueuedAlert(_) => None,
+            _ => self.take_lock(document, Wait::AsTheStoreDoes)?,
+        };
+        let path = self.document_origin(document);
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(error) if error.kind() == ErrorKind::NotFound => Ok(false),
+            Err(error) => Err(StoreError::io(&path)(error)),
+        }
+    }
+
+    fn list_documents(&self, collection: Collection) -> Result<Vec<String>, StoreError> {
+        let home = &self.home;
+        match collection {
+            // Whatever sits at project.json counts: skipping one that is not a regular file
+            // would route its workspace's commands to `default` without a word.
+            Collection::Projects => names_in(&home.projects_dir(), "", |entry, name| {
+                entry.path().join("project.json").exists()
+                    && crate::names::check(crate::names::NameKind::Project, name).is_ok()
+            }),
+            Collection::Agents => names_in(&home.agents_dir(), ".json", |_, name| {
+                crate::names::check(crate::names::NameKind::Agent, name).is_ok()
+            }),
+            Collection::QueuedAlerts => names_in(&home.alert_queue_dir(), "", |entry, name| {
+                name.ends_with(".json") && entry.path().is_file()
+            }),
+        }
+    }
+}
 
 /// The hub's state in the files under its home.
 #[derive(Debug)]
 pub struct FileStore {
     home: Home,
     lock: LockPolicy,
+    documents: HomeFiles,
     /// What a long-running process keeps between changes; a command, run once, keeps
     /// nothing.
     resident: Option<Arc<Resident>>,
 }
 
 /// What a long-running process keeps between changes: the boards it read or wrote, and the
-/// group commit of each project's board.
+/// group commit of each project's board and of its mail.
 #[derive(Debug, Default)]
 struct Resident {
     boards: FileCache<Board>,
     groups: Mutex<HashMap<String, Arc<Group<Transaction>>>>,
+    mail: Mutex<HashMap<String, Arc<Group<mail_file::Opened>>>>,
 }
 
 impl FileStore {
     /// The store of the hub at `home`, whose locks wait as `lock` says.
     pub fn new(home: Home, lock: LockPolicy) -> Self {
         FileStore {
+            documents: HomeFiles::new(home.clone(), lock),
             home,
             lock,
             resident: None,
@@ -67,6 +241,11 @@ impl FileStore {
         &self.home
     }
 
+    /// Takes the mail lock of `project`, which every write of its mail holds.
+    fn lock_mail(&self, project: &str) -> Result<FileLock, StoreError> {
+        FileLock::acquire(&self.home.mail_lock(project), "the mail lock", self.lock)
+    }
+
     /// Takes the board lock, then completes (or drops) what a killed writer left
     /// half-logged: how every change begins.
     fn lock_board(&self, project: &str) -> Result<FileLock, StoreError> {
@@ -81,8 +260,8 @@ impl FileStore {
     /// with its activity lines. The board written, when it was.
     fn commit(&self, project: &str, transaction: Transaction) -> Result<Option<Board>, StoreError> {
         let committed = transaction.commit()?;
-        if let Some(document) = &committed.project {
-            versioned::save_bytes(&self.home.project_file(project), document)?;
+        if let Some(document) = committed.project.clone() {
+            atomic::replace(&self.home.project_file(project), &document, None)?;
         }
         if !committed.archived.is_empty() {
             archive_file::append(&self.home, project, &committed.archived)?;
@@ -157,6 +336,42 @@ impl FileStore {
     }
 }
 
+/// The file store's documents are its home's files.
+impl Documents for FileStore {
+    fn document_origin(&self, document: &Document) -> PathBuf {
+        self.documents.document_origin(document)
+    }
+
+    fn load_document(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError> {
+        self.documents.load_document(document)
+    }
+
+    fn document_version(&self, document: &Document) -> Option<Version> {
+        self.documents.document_version(document)
+    }
+
+    fn update_document(
+        &self,
+        document: &Document,
+        wait: Wait,
+        change: &mut DocumentChange<'_>,
+    ) -> Result<bool, StoreError> {
+        self.documents.update_document(document, wait, change)
+    }
+
+    fn save_document(&self, document: &Document, edit: Edit) -> Result<(), StoreError> {
+        self.documents.save_document(document, edit)
+    }
+
+    fn remove_document(&self, document: &Document) -> Result<bool, StoreError> {
+        self.documents.remove_document(document)
+    }
+
+    fn list_documents(&self, collection: Collection) -> Result<Vec<String>, StoreError> {
+        self.documents.list_documents(collection)
+    }
+}
+
 /// The group of `project` among `groups`, made on first use.
 fn group_of<W>(groups: &Mutex<HashMap<String, Arc<Group<W>>>>, project: &str) -> Arc<Group<W>> {
     let mut groups = groups.lock().unwrap_or_else(PoisonError::into_inner);
@@ -168,6 +383,7 @@ impl Store for FileStore {
         Arc::new(FileStore {
             home: self.home.clone(),
             lock: policy,
+            documents: HomeFiles::new(self.home.clone(), policy),
             resident: self.resident.clone(),
         })
     }
@@ -189,6 +405,48 @@ impl Store for FileStore {
         let mut transaction = Transaction::new(board_file::read(&self.home, project)?, now);
         if change(&mut transaction).is_ok() {
             self.commit(project, transaction)?;
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self, project: &str) -> Result<Option<Snapshot>, StoreError> {
+        let Some(_guard) = FileLock::try_acquire(&self.home.board_lock(project))? else {
+            return Ok(None);
+        };
+        let recovered = board_file::recover_log(&self.home, project)?;
+        Ok(Some(Snapshot {
+            recovered,
+            board: board_file::read_if_there(&self.home.board_file(project)),
+            log: log::read(&self.home.activity_file(project)),
+        }))
+    }
+
+    fn previous_board(&self, project: &str) -> Result<Option<Board>, StoreError> {
+        board_file::read_if_there(&self.home.board_backup(project))
+    }
+
+    fn restore_board(
+        &self,
+        project: &str,
+        dry_run: bool,
+        plan: &mut dyn FnMut(Restoring) -> Result<(Board, Vec<ActivityRecord>), GaveUp>,
+    ) -> Result<(), StoreError> {
+        let _guard = match dry_run {
+            true => None,
+            false => Some(self.lock_board(project)?),
+        };
+        let restoring = Restoring {
+            previous: self.previous_board(project),
+            current: board_file::read_if_there(&self.home.board_file(project)),
+            log: log::read(&self.home.activity_file(project)).unwrap_or_default(),
+        };
+        if let Ok((board, records)) = plan(restoring)
+            && !dry_run
+        {
+            board_file::persist(&self.home, project, &board, &records)?;
+            if let Some(resident) = &self.resident {
+                resident.boards.forget(&self.home.board_file(project));
+            }
         }
         Ok(())
     }
@@ -225,6 +483,88 @@ impl Store for FileStore {
 
     fn highest_archived_id(&self, project: &str) -> Result<u64, StoreError> {
         archive_file::highest_id(&self.home, project)
+    }
+
+    /// A mark is a file of `alerts/stalled/`, created only if it is not there yet: the first
+    /// to create it is the first to mark.
+    fn mail(&self, project: &str) -> Result<Vec<Message>, StoreError> {
+        mail_file::read(&self.home, project)
+    }
+
+    fn read_positions(&self, project: &str) -> Result<ReadPositions, StoreError> {
+        mail_file::read_positions(&self.home, project)
+    }
+
+    fn change_mail(
+        &self,
+        project: &str,
+        now: Timestamp,
+        change: &mut dyn FnMut(&mut Mailbox) -> Result<(), GaveUp>,
+    ) -> Result<(), StoreError> {
+        let Some(resident) = &self.resident else {
+            let _guard = self.lock_mail(project)?;
+            let mut opened = mail_file::open(&self.home, project, now)?;
+            if change(&mut opened.mailbox).is_ok() {
+                mail_file::commit(&self.home, project, opened)?;
+            }
+            return Ok(());
+        };
+        // Committed together with the messages of other threads that arrive while a write
+        // of the mail is in progress.
+        let group = group_of(&resident.mail, project);
+        let applied = group.run(
+            || {
+                let guard = self.lock_mail(project)?;
+                Ok((guard, mail_file::open(&self.home, project, now)?))
+            },
+            |opened| {
+                let latest = opened.mailbox.now.max(now);
+                opened.mailbox.now = now;
+                let result = change(&mut opened.mailbox);
+                opened.mailbox.now = latest;
+                result
+            },
+            |opened| mail_file::commit(&self.home, project, opened),
+        )?;
+        // A change that gave up is rolled back by the group and refuses only itself.
+        let _ = applied;
+        Ok(())
+    }
+
+    fn mark_once(&self, mark: &str) -> Result<bool, StoreError> {
+        let dir = self.home.alerts_dir().join("stalled");
+        atomic::create_private_dir_all(&dir)?;
+        let path = dir.join(mark);
+        match atomic::private_open_options()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(_) => Ok(true),
+            Err(error) if error.kind() == ErrorKind::AlreadyExists => Ok(false),
+            Err(error) => Err(StoreError::io(&path)(error)),
+        }
+    }
+
+    fn announce_session(
+        &self,
+        project: &str,
+        agent: &str,
+        client: &str,
+    ) -> Result<Presence, StoreError> {
+        presence::announce(&self.home, project, agent, client)
+    }
+
+    fn announce_listener(&self, agent: &str) -> Result<Presence, StoreError> {
+        presence::announce_listener(&self.home, agent)
+    }
+
+    fn is_listened(&self, agent: &str) -> bool {
+        presence::is_listened(&self.home, agent)
+    }
+
+    fn live_clients(&self, project: &str, agent: &str) -> Vec<String> {
+        presence::live_clients(&self.home, project, agent)
     }
 }
 

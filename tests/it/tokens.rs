@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use baton::store::files::FileStore;
 use baton::store::lock::LockPolicy;
 use baton::store::paths::Home;
 use baton::time::Timestamp;
@@ -29,8 +30,9 @@ fn lock() -> LockPolicy {
     }
 }
 
-fn home(env: &TestEnv) -> Home {
-    Home::new(env.home())
+/// The test hub's store, on its files.
+fn home(env: &TestEnv) -> FileStore {
+    FileStore::new(Home::new(env.home()), lock())
 }
 
 /// `baton token ARGS…` at `now`, with no identity.
@@ -177,7 +179,7 @@ fn list_shows_when_each_token_was_made_and_last_used_and_never_its_hash() {
     let alice = add(&env, "alice");
     add(&env, "bob");
     // As `baton serve` makes a login.
-    tokens::add_login(&home(&env), "alice", tokens::LOGIN_TTL, lock(), at(CREATED)).unwrap();
+    tokens::add_login(&home(&env), "alice", tokens::LOGIN_TTL, at(CREATED)).unwrap();
     let before = token(&env, LISTED, &["list"]);
     assert!(before.ok().contains("never"), "{}", before.stdout);
 
@@ -325,10 +327,10 @@ fn a_new_login_token_keeps_the_last_and_the_other_until_rm() {
     let env = TestEnv::new();
     let plain = add(&env, "lead");
     let ttl = tokens::LOGIN_TTL;
-    let first = tokens::add_login(&home(&env), "lead", ttl, lock(), at(CREATED)).unwrap();
+    let first = tokens::add_login(&home(&env), "lead", ttl, at(CREATED)).unwrap();
     assert_eq!(who(&env, &first, USED).as_deref(), Some("lead"));
     // The next start of `baton serve` logs nobody out.
-    let second = tokens::add_login(&home(&env), "lead", ttl, lock(), at(USED)).unwrap();
+    let second = tokens::add_login(&home(&env), "lead", ttl, at(USED)).unwrap();
     assert_eq!(who(&env, &first, USED).as_deref(), Some("lead"));
     assert_eq!(who(&env, &second, USED).as_deref(), Some("lead"));
     assert_eq!(who(&env, &plain, USED).as_deref(), Some("lead"));

@@ -60,7 +60,7 @@ impl BoardAt {
                 // Looked at, not marked read: the messages view marks what it shows.
                 snapshot.mail = session.messages(true, Marking::Leave).ok().map(latest);
                 // As the session reads it for each change: it may change while the board runs.
-                snapshot.coordinator = project::load(session.home(), session.project_id())
+                snapshot.coordinator = project::load(&*session.hub.store, session.project_id())
                     .ok()
                     .flatten()
                     .and_then(|project| project.coordinator);

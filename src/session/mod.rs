@@ -13,6 +13,8 @@ mod inbox;
 mod log;
 mod messages;
 mod tasks;
+#[cfg(test)]
+mod testing;
 
 pub use after_change::{AfterEffects, Unreachable, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};

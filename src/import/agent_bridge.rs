@@ -14,7 +14,9 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OpenFlags, Row};
 use serde_json::Value;
 
-use super::{ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time};
+use super::{
+    ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time, unknown_status,
+};
 use crate::board::task::{EntryKind, Priority, Status, ThreadEntry};
 
 /// Reads the tasks of `project` (or of the only project there is) and every agent.
@@ -249,8 +251,12 @@ fn carry_task(
     after: Vec<String>,
 ) {
     let what = format!("task {id}");
-    let Some(status) = row.state.and_then(|state| state.parse::<Status>().ok()) else {
-        source.skip(what, "its state is not one baton knows");
+    let Some(status) = row
+        .state
+        .as_deref()
+        .and_then(|state| state.parse::<Status>().ok())
+    else {
+        source.skip(what, unknown_status("state", row.state.as_deref()));
         return;
     };
     let (Some(from), Some(to)) = (row.sender, row.assignee) else {

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::board::task::Origin;
 use crate::board::task::{Priority, Status, ThreadEntry};
 use crate::names::{self, NameKind};
+use crate::text;
 use crate::time::Timestamp;
 
 /// The tools whose boards baton reads.
@@ -152,6 +153,29 @@ impl Source {
             what: what.into(),
             why: why.into(),
         });
+    }
+}
+
+/// How much of a word from the source a message shows: enough to recognise it, never a
+/// page of it.
+const SHOWN_CHARS: usize = 40;
+
+/// A word from the source as a message about it shows it: cut to [`SHOWN_CHARS`], and
+/// escaped (SPEC section 10), so it can neither run on nor hold a control character.
+pub(crate) fn shown(word: &str) -> String {
+    text::excerpt(word, SHOWN_CHARS)
+}
+
+/// Why a task whose status (`word`: agent-bridge says state) is `found` is not carried over:
+/// the status as the source wrote it, and those baton knows.
+pub(crate) fn unknown_status(word: &str, found: Option<&str>) -> String {
+    let known = Status::NAMES.join(", ");
+    match found {
+        Some(found) => format!(
+            "its {word} `{}` is not one baton knows ({known})",
+            shown(found)
+        ),
+        None => format!("it has no {word} (baton knows {known})"),
     }
 }
 

@@ -9,7 +9,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time};
+use super::{
+    ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time, unknown_status,
+};
 use crate::board::task::{EntryKind, Priority, Status, ThreadEntry};
 use crate::time::Timestamp;
 
@@ -98,12 +100,13 @@ fn read_task(source: &mut Source, fields: &Map<String, Value>, place: usize, pro
         return;
     };
     let what = format!("task {id}");
-    let status = match text(fields, "status").map(|status| status.parse::<Status>()) {
-        Some(Ok(status)) => status,
-        Some(Err(_)) | None => {
-            source.skip(what, "its status is not one baton knows");
-            return;
-        }
+    let found = text(fields, "status");
+    let Some(status) = found
+        .as_deref()
+        .and_then(|found| found.parse::<Status>().ok())
+    else {
+        source.skip(what, unknown_status("status", found.as_deref()));
+        return;
     };
     let (Some(from), Some(to)) = (text(fields, "from"), text(fields, "to")) else {
         source.skip(what, "it has no `from` or no `to`");

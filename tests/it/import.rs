@@ -433,3 +433,109 @@ fn a_fifo_in_place_of_the_source_is_refused_without_hanging() {
         assert!(error.starts_with("error: cannot read "), "{error}");
     }
 }
+
+/// A roundtable task of `from` to `to` with `status`, its id and subject `id`.
+fn roundtable_task(id: &str, from: &str, to: &str, status: &str) -> Value {
+    json!({"id": id, "subject": id, "body": "", "from": from, "to": to, "status": status,
+           "skill": "", "created": "2026-11-01T09:00:00Z", "updated": "2026-11-01T09:00:00Z",
+           "files": [], "project": "api"})
+}
+
+fn write_roundtable(dir: &Path, tasks: Vec<Value>) -> PathBuf {
+    let path = dir.join("board.json");
+    std::fs::write(&path, serde_json::to_vec(&json!({"tasks": tasks})).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn a_status_baton_does_not_know_is_named_escaped_with_those_it_knows() {
+    let env = TestEnv::new();
+    let long = "x".repeat(500);
+    let board = write_roundtable(
+        &env.work(),
+        vec![
+            roundtable_task("rt-1", "claude", "codex", "paused\u{1b}[2J"),
+            roundtable_task("rt-2", "claude", "codex", &long),
+            roundtable_task("rt-3", "claude", "codex", "pending"),
+        ],
+    );
+    let imported = env
+        .run(
+            "ada",
+            &["--json", "import", "roundtable", board.to_str().unwrap()],
+        )
+        .json();
+    assert_eq!(imported["tasks"].as_array().unwrap().len(), 1);
+    let why = |index: usize| {
+        imported["skipped"][index]["why"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let paused = why(0);
+    assert!(
+        paused.starts_with("its status `paused\\u{1b}[2J` is not one baton knows (pending, "),
+        "{paused}"
+    );
+    assert!(paused.contains("changes_requested") && paused.ends_with("canceled)"));
+    assert!(!paused.contains('\u{1b}'), "{paused}");
+    let cut = why(1);
+    assert!(cut.contains(&format!("`{}…`", "x".repeat(40))), "{cut}");
+    assert!(cut.len() < 250, "the status is cut short: {cut}");
+    let said = env
+        .run("ada", &["import", "roundtable", board.to_str().unwrap()])
+        .ok()
+        .to_string();
+    assert!(
+        said.contains("not carried over: task rt-1: its status `paused\\u{1b}[2J` is not one"),
+        "{said}"
+    );
+    assert!(!said.contains('\u{1b}'), "{said}");
+
+    let database = env.work().join("bridge.db");
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    bridge_schema(&connection);
+    connection
+        .execute_batch(
+            "INSERT INTO tasks VALUES
+               ('h1', 'web', 'claude', 'codex', 'on_hold', 'wait', '', 0, 0,
+                '2026-11-10T08:00:00Z', '2026-11-10T08:00:00Z');",
+        )
+        .unwrap();
+    drop(connection);
+    let imported = env
+        .run(
+            "ada",
+            &[
+                "--json",
+                "import",
+                "agent-bridge",
+                database.to_str().unwrap(),
+            ],
+        )
+        .json();
+    let why = imported["skipped"][0]["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("its state `on_hold` is not one baton knows (pending, working,"),
+        "{why}"
+    );
+}
+
+/// agent-bridge v2's tables, empty.
+fn bridge_schema(connection: &rusqlite::Connection) {
+    connection
+        .execute_batch(
+            "CREATE TABLE projects (id TEXT PRIMARY KEY, path TEXT NOT NULL, created_at TEXT);
+             CREATE TABLE agents (name TEXT PRIMARY KEY, capabilities_json TEXT NOT NULL DEFAULT '[]',
+               last_seen TEXT, launch_argv_json TEXT NOT NULL DEFAULT '[]');
+             CREATE TABLE tasks (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, sender TEXT NOT NULL,
+               assignee TEXT NOT NULL, state TEXT NOT NULL, subject TEXT NOT NULL,
+               body TEXT NOT NULL DEFAULT '', priority INTEGER NOT NULL DEFAULT 0,
+               revision INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+             CREATE TABLE task_events (id INTEGER PRIMARY KEY AUTOINCREMENT, task_id TEXT NOT NULL,
+               revision INTEGER NOT NULL, kind TEXT NOT NULL, actor TEXT,
+               payload_json TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL);
+             CREATE TABLE task_dependencies (task_id TEXT NOT NULL, depends_on_task_id TEXT NOT NULL);",
+        )
+        .unwrap();
+}

@@ -82,6 +82,9 @@ fn refused(error: ImportError) -> Error {
             "e.g. `baton import agent-bridge PATH --source-project ID`"
         }
         ImportError::Unreadable { .. } => "check the path: the file must exist and be readable",
+        ImportError::NotATable { .. } => {
+            "baton reads agent-bridge's tables only: a view is a query, which may never end"
+        }
         ImportError::NotTheFormat { .. } => {
             "`baton import roundtable` takes a board.json, `baton import agent-bridge` a \
              SQLite database"

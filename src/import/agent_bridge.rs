@@ -46,6 +46,10 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<Source, ImportError> {
         what: "database",
         detail: error.to_string(),
     };
+    check_tables(&connection, path).map_err(|error| match error {
+        Chosen::Sql(error) => not_database(error),
+        Chosen::Refused(error) => error,
+    })?;
     let project = choose_project(&connection, path, project).map_err(|error| match error {
         Chosen::Sql(error) => not_database(error),
         Chosen::Refused(error) => error,
@@ -59,6 +63,58 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<Source, ImportError> {
 enum Chosen {
     Sql(rusqlite::Error),
     Refused(ImportError),
+}
+
+/// The names baton reads from: each must be a table, if the database has it at all (one
+/// that lacks a table baton needs is refused when it is read).
+const TABLES: [&str; 5] = [
+    "projects",
+    "agents",
+    "tasks",
+    "task_events",
+    "task_dependencies",
+];
+
+/// Refuses a database where a name baton reads from is anything but a plain table. A view
+/// is a query run when it is read, and one written never to end (a recursive one) would
+/// keep the import spinning, or eating memory, for ever; a virtual table runs a module's
+/// code. Checked before anything is read, so nothing is.
+fn check_tables(connection: &Connection, path: &Path) -> Result<(), Chosen> {
+    // SQLite looks names up without regard to case, and tables, views, indexes and
+    // triggers share them: at most one object answers to each.
+    let mut statement = connection
+        .prepare("SELECT type, sql FROM sqlite_master WHERE name = ?1 COLLATE NOCASE")
+        .map_err(Chosen::Sql)?;
+    for name in TABLES {
+        let found: Vec<(Option<String>, Option<String>)> = statement
+            .query_map([name], |row| Ok((row.get(0)?, row.get(1)?)))
+            .map_err(Chosen::Sql)?
+            .collect::<Result<_, _>>()
+            .map_err(Chosen::Sql)?;
+        for (kind, sql) in found {
+            let is_virtual = sql.as_deref().is_some_and(|sql| {
+                let mut words = sql.split_whitespace();
+                words
+                    .next()
+                    .is_some_and(|word| word.eq_ignore_ascii_case("create"))
+                    && words
+                        .next()
+                        .is_some_and(|word| word.eq_ignore_ascii_case("virtual"))
+            });
+            let kind = match kind.as_deref() {
+                Some("table") if !is_virtual => continue,
+                Some("table") => "virtual table".to_string(),
+                Some(kind) => kind.to_string(),
+                None => "nameless kind of object".to_string(),
+            };
+            return Err(Chosen::Refused(ImportError::NotATable {
+                path: path.display().to_string(),
+                name,
+                kind,
+            }));
+        }
+    }
+    Ok(())
 }
 
 /// The project asked for, or the only one with tasks.

@@ -103,6 +103,13 @@ pub enum ImportError {
         what: &'static str,
         detail: String,
     },
+    /// A name baton reads from is a view (or another object that is not a plain table).
+    #[error("{path} is not agent-bridge's database: `{name}` is a {kind}, not a table")]
+    NotATable {
+        path: String,
+        name: &'static str,
+        kind: String,
+    },
     #[error("{path} holds the projects {projects}: name one with --source-project")]
     WhichProject { path: String, projects: String },
     #[error("{path} has no project `{project}` (it has {projects})")]

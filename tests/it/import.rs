@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, thread_kinds};
+use crate::common::{TestEnv, run_guarded, thread_kinds};
 
 /// A roundtable v1.1 board: open and finished tasks, the words kept as keys of their own, a
 /// key of the board's own that baton does not know, hostile text in a body, a subject of two
@@ -538,4 +538,42 @@ fn bridge_schema(connection: &rusqlite::Connection) {
              CREATE TABLE task_dependencies (task_id TEXT NOT NULL, depends_on_task_id TEXT NOT NULL);",
         )
         .unwrap();
+}
+
+#[test]
+fn a_database_whose_tasks_are_a_view_is_refused_at_once() {
+    let env = TestEnv::new();
+    let database = env.work().join("bridge.db");
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    // Every table agent-bridge has, but `tasks` is a view with no end: reading it would
+    // never finish.
+    connection
+        .execute_batch(
+            "CREATE TABLE projects (id TEXT PRIMARY KEY, path TEXT NOT NULL, created_at TEXT);
+             CREATE TABLE agents (name TEXT PRIMARY KEY, capabilities_json TEXT, last_seen TEXT,
+               launch_argv_json TEXT);
+             CREATE TABLE task_events (id INTEGER PRIMARY KEY, task_id TEXT, revision INTEGER,
+               kind TEXT, actor TEXT, payload_json TEXT, created_at TEXT);
+             CREATE TABLE task_dependencies (task_id TEXT, depends_on_task_id TEXT);
+             CREATE VIEW tasks AS
+               WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)
+               SELECT 't' || i AS id, 'p' || i AS project_id, 'claude' AS sender,
+                 'codex' AS assignee, 'pending' AS state, 'endless' AS subject, '' AS body,
+                 0 AS priority, 0 AS revision, '2026-11-10T08:00:00Z' AS created_at,
+                 '2026-11-10T08:00:00Z' AS updated_at
+               FROM n;",
+        )
+        .unwrap();
+    drop(connection);
+    let path = database.to_str().unwrap();
+    let run = run_guarded(&env, "ada", &["import", "agent-bridge", path], &[]);
+    let error = run.fails(1);
+    let first = error.lines().next().unwrap();
+    assert_eq!(
+        first,
+        format!("error: {path} is not agent-bridge's database: `tasks` is a view, not a table"),
+        "{error}"
+    );
+    assert!(!env.board_path("default").exists(), "nothing is written");
+    assert!(env.activity("default").is_empty());
 }

@@ -57,6 +57,7 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<Source, ImportError> {
     let mut source = Source::default();
     read_agents(&connection, &mut source).map_err(not_database)?;
     read_tasks(&connection, &mut source, &project).map_err(not_database)?;
+    source.settle_names();
     Ok(source)
 }
 
@@ -181,13 +182,13 @@ fn read_agents(connection: &Connection, source: &mut Source) -> rusqlite::Result
         .collect::<Result<_, _>>()?;
     for (written, capabilities, launch) in rows {
         let Some(written) = written else { continue };
-        let Some(name) = source.agent_name(&written) else {
+        if !source.note_agent(&written) {
             source.skip(
                 format!("agent {written}"),
                 "its name cannot be made a baton agent name",
             );
             continue;
-        };
+        }
         // Capabilities are a list of words, or of objects with a name.
         let skills = capabilities
             .and_then(|json| serde_json::from_str::<Vec<Value>>(&json).ok())
@@ -206,7 +207,7 @@ fn read_agents(connection: &Connection, source: &mut Source) -> rusqlite::Result
             .and_then(|json| serde_json::from_str::<Vec<Value>>(&json).ok())
             .is_some_and(|argv| !argv.is_empty());
         source.agents.push(ForeignAgent {
-            name,
+            name: written,
             skills,
             strengths: String::new(),
             had_wake,
@@ -319,13 +320,13 @@ fn carry_task(
         source.skip(what, "it has no sender or no assignee");
         return;
     };
-    let (Some(from), Some(to)) = (source.agent_name(&from), source.agent_name(&to)) else {
+    if !(source.note_agent(&from) && source.note_agent(&to)) {
         source.skip(
             what,
             "its sender or assignee cannot be made a baton agent name",
         );
         return;
-    };
+    }
     let created_at = row.created_at.as_deref().and_then(parse_time);
     let updated_at = row.updated_at.as_deref().and_then(parse_time);
     let Some(created_at) = created_at.or(updated_at) else {
@@ -355,8 +356,7 @@ fn carry_task(
         };
         let by = event
             .actor
-            .as_deref()
-            .and_then(|actor| source.agent_name(actor))
+            .filter(|actor| source.note_agent(actor))
             .unwrap_or_else(|| from.clone());
         thread.push(ThreadEntry {
             at: event

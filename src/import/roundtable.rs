@@ -38,6 +38,7 @@ pub fn read(board_path: &Path, registry_path: Option<&Path>) -> Result<Source, I
     if let Some(registry_path) = registry_path {
         read_agents(&mut source, registry_path)?;
     }
+    source.settle_names();
     Ok(source)
 }
 
@@ -112,10 +113,10 @@ fn read_task(source: &mut Source, fields: &Map<String, Value>, place: usize, pro
         source.skip(what, "it has no `from` or no `to`");
         return;
     };
-    let (Some(from), Some(to)) = (source.agent_name(&from), source.agent_name(&to)) else {
+    if !(source.note_agent(&from) && source.note_agent(&to)) {
         source.skip(what, "its `from` or `to` cannot be made a baton agent name");
         return;
-    };
+    }
     let times = (
         text(fields, "created").as_deref().and_then(parse_time),
         text(fields, "updated").as_deref().and_then(parse_time),
@@ -212,13 +213,13 @@ fn read_agents(source: &mut Source, path: &Path) -> Result<(), ImportError> {
             source.skip("an agent", "it has no name");
             continue;
         };
-        let Some(name) = source.agent_name(&written) else {
+        if !source.note_agent(&written) {
             source.skip(
                 format!("agent {written}"),
                 "its name cannot be made a baton agent name",
             );
             continue;
-        };
+        }
         let skills = match fields.get("skills") {
             Some(Value::String(skills)) => skills.split(',').map(str::to_string).collect(),
             _ => strings(fields, "skills"),
@@ -229,7 +230,7 @@ fn read_agents(source: &mut Source, path: &Path) -> Result<(), ImportError> {
             _ => false,
         };
         source.agents.push(ForeignAgent {
-            name,
+            name: written,
             skills,
             strengths: words(fields, "strengths").unwrap_or_default(),
             had_wake,

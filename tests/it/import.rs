@@ -577,3 +577,49 @@ fn a_database_whose_tasks_are_a_view_is_refused_at_once() {
     assert!(!env.board_path("default").exists(), "nothing is written");
     assert!(env.activity("default").is_empty());
 }
+
+#[test]
+fn names_that_differ_in_the_source_stay_different_agents() {
+    let env = TestEnv::new();
+    let board = write_roundtable(
+        &env.work(),
+        vec![
+            roundtable_task("rt-1", "lead", "Alice", "pending"),
+            roundtable_task("rt-2", "lead", "ALICE!", "pending"),
+            roundtable_task("rt-3", "lead", "alice", "pending"),
+            roundtable_task("rt-4", "Alice", "lead", "pending"),
+        ],
+    );
+    let path = board.to_str().unwrap();
+    let imported = env
+        .run(
+            "ada",
+            &["--json", "import", "roundtable", path, "--dry-run"],
+        )
+        .json();
+    // `alice` is valid as written and keeps its name; the names made over from the others
+    // take the first free ones, in the order the source names them.
+    assert_eq!(
+        imported["renamed"],
+        json!([["Alice", "alice-2"], ["ALICE!", "alice-3"]])
+    );
+    let said = env
+        .run("ada", &["import", "roundtable", path])
+        .ok()
+        .to_string();
+    assert!(said.contains("renamed: `Alice` is alice-2 here"), "{said}");
+    assert!(said.contains("renamed: `ALICE!` is alice-3 here"), "{said}");
+    let board = env.board("default");
+    assert_eq!(
+        summary(&board),
+        vec![
+            "rt-1: pending, lead → alice-2",
+            "rt-2: pending, lead → alice-3",
+            "rt-3: pending, lead → alice",
+            "rt-4: pending, alice-2 → lead",
+        ]
+    );
+    assert_eq!(env.inbox_ids("alice").len(), 1);
+    assert_eq!(env.inbox_ids("alice-2").len(), 1);
+    assert_eq!(env.inbox_ids("alice-3").len(), 1);
+}

@@ -7,7 +7,7 @@
 //! named and left in its source. The agents it names are registered when they are not, never
 //! with a wake command. Nobody is woken or notified: the work was handed over long ago.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +18,7 @@ use crate::board::Board;
 use crate::board::new_task;
 use crate::board::task::{Origin, Status, Task, TaskId};
 use crate::error::Result;
-use crate::import::{ForeignTask, Skipped, Source};
+use crate::import::{ForeignAgent, ForeignTask, Skipped, Source};
 use crate::registry::{self, Profile, WakeCommandChange};
 use crate::store::jsonl;
 use crate::text::{self, LineField};
@@ -111,15 +111,17 @@ impl Session {
         let mut ids = known.clone();
         let mut new_tasks = Vec::new();
         let mut already = 0;
+        // Asked once: the ids after it are free too, one after another.
+        let mut next = board.next_free_id(highest_archived);
         for foreign in tasks {
             if known.contains_key(&foreign.origin) {
                 already += 1;
                 continue;
             }
-            let id = board.next_free_id(highest_archived);
-            board.next_id = id.0 + 1;
-            ids.insert(foreign.origin.clone(), id);
-            new_tasks.push((id, foreign));
+            ids.insert(foreign.origin.clone(), next);
+            new_tasks.push((next, foreign));
+            next = TaskId(next.0 + 1);
+            board.next_id = next.0;
         }
         let mut carried = Vec::new();
         for (id, foreign) in new_tasks {
@@ -197,6 +199,11 @@ impl Session {
     ) -> Result<Vec<String>> {
         let home = &self.hub.home;
         let mut names: BTreeSet<&str> = source.agents.iter().map(|a| a.name.as_str()).collect();
+        // The source's record of each agent, by name (the first, should it list one twice).
+        let mut records: HashMap<&str, &ForeignAgent> = HashMap::new();
+        for agent in source.agents.iter().rev() {
+            records.insert(&agent.name, agent);
+        }
         for task in tasks {
             names.insert(&task.from);
             names.insert(&task.to);
@@ -213,7 +220,7 @@ impl Session {
             if dry_run {
                 continue;
             }
-            let known = source.agents.iter().find(|agent| agent.name == name);
+            let known = records.get(name);
             let profile = Profile {
                 strengths: known
                     .map(|agent| agent.strengths.clone())
@@ -243,9 +250,10 @@ impl Session {
 /// `source.skipped`.
 fn checked(source: &mut Source, tasks: Vec<ForeignTask>) -> Vec<ForeignTask> {
     let mut passed: Vec<ForeignTask> = Vec::new();
+    let mut origins: HashSet<Origin> = HashSet::new();
     for task in tasks {
         let what = format!("task {}", task.origin.id);
-        let refusal = if passed.iter().any(|before| before.origin == task.origin) {
+        let refusal = if origins.contains(&task.origin) {
             Some("an earlier task of the source has its id".to_string())
         } else if task.subject.trim().is_empty() {
             Some("it has no subject".to_string())
@@ -270,7 +278,10 @@ fn checked(source: &mut Source, tasks: Vec<ForeignTask>) -> Vec<ForeignTask> {
         };
         match refusal {
             Some(why) => source.skip(what, why),
-            None => passed.push(task),
+            None => {
+                origins.insert(task.origin.clone());
+                passed.push(task);
+            }
         }
     }
     passed

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, run_guarded, thread_kinds};
+use crate::common::{TestEnv, run_guarded, task_in, thread_kinds};
 
 /// A roundtable v1.1 board: open and finished tasks, the words kept as keys of their own, a
 /// key of the board's own that baton does not know, hostile text in a body, a subject of two
@@ -622,4 +622,131 @@ fn names_that_differ_in_the_source_stay_different_agents() {
     assert_eq!(env.inbox_ids("alice").len(), 1);
     assert_eq!(env.inbox_ids("alice-2").len(), 1);
     assert_eq!(env.inbox_ids("alice-3").len(), 1);
+}
+
+/// Source tasks of project `web` for codex, by id, in the order given.
+fn bridge_tasks(connection: &rusqlite::Connection, tasks: &[(&str, &str)]) {
+    for (place, (id, state)) in tasks.iter().enumerate() {
+        connection
+            .execute(
+                "INSERT INTO tasks VALUES (?1, 'web', 'claude', 'codex', ?2, ?1, '', 0, 0, ?3, ?3)",
+                rusqlite::params![id, state, format!("2026-11-10T08:00:{place:02}Z")],
+            )
+            .unwrap();
+    }
+}
+
+#[test]
+fn waits_that_close_a_circle_or_name_no_task_carried_are_dropped_and_named() {
+    let env = TestEnv::new();
+    let database = env.work().join("bridge.db");
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    bridge_schema(&connection);
+    bridge_tasks(
+        &connection,
+        &[
+            ("c1", "pending"),
+            ("c2", "pending"),
+            ("c3", "pending"),
+            ("self", "pending"),
+            ("s1", "on_hold"),
+            ("d1", "pending"),
+            ("d2", "pending"),
+            ("e1", "pending"),
+        ],
+    );
+    connection
+        .execute_batch(
+            "INSERT INTO task_dependencies VALUES
+               ('c1', 'c2'), ('c2', 'c3'), ('c3', 'c1'), ('self', 'self'),
+               ('d1', 's1'), ('d2', 'gone'), ('e1', 'c1'), ('e1', 'c1');",
+        )
+        .unwrap();
+    drop(connection);
+    let path = database.to_str().unwrap();
+    let imported = env
+        .run("ada", &["--json", "import", "agent-bridge", path])
+        .json();
+    let ids: std::collections::HashMap<String, u64> = imported["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| {
+            (
+                task["origin"]["id"].as_str().unwrap().to_string(),
+                task["id"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(ids.len(), 7, "{imported}");
+    let skipped: Vec<(String, String)> = imported["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skip| {
+            (
+                skip["what"].as_str().unwrap().to_string(),
+                skip["why"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let whats: Vec<&str> = skipped.iter().map(|(what, _)| what.as_str()).collect();
+    assert_eq!(
+        whats,
+        vec![
+            "task s1",
+            "task c3: its wait for c1",
+            "task self: its wait for self",
+            "task d1: its wait for s1",
+            "task d2: its wait for gone",
+        ],
+        "{skipped:#?}"
+    );
+    assert_eq!(
+        skipped[1].1,
+        format!(
+            "it would close the circle c3 → c1 → c2 → c3, in which no task can start; T-{} \
+             does not wait for T-{}",
+            ids["c3"], ids["c1"]
+        )
+    );
+    assert!(
+        skipped[2]
+            .1
+            .starts_with("it would close the circle self → self")
+    );
+    assert!(
+        skipped[3].1.contains("no task s1 is carried over"),
+        "{}",
+        skipped[3].1
+    );
+
+    // The circle is broken where it closed: c3 can start, c2 waits on it and c1 on c2; the
+    // tasks whose wait named nothing carried over can start too.
+    let board = env.board("default");
+    let after = |origin: &str| task_in(&board["tasks"], ids[origin])["after"].clone();
+    assert_eq!(after("c1"), json!([ids["c2"]]));
+    assert_eq!(after("c2"), json!([ids["c3"]]));
+    assert_eq!(after("c3"), json!([]));
+    assert_eq!(after("self"), json!([]));
+    assert_eq!(after("d1"), json!([]));
+    assert_eq!(after("d2"), json!([]));
+    assert_eq!(after("e1"), json!([ids["c1"]]), "named once");
+    let mut inbox = env.inbox_ids("codex");
+    inbox.sort();
+    let mut free: Vec<u64> = ["c3", "self", "d1", "d2"]
+        .iter()
+        .map(|id| ids[*id])
+        .collect();
+    free.sort();
+    assert_eq!(inbox, free);
+    let said = env
+        .run("ada", &["import", "agent-bridge", path, "--dry-run"])
+        .ok()
+        .to_string();
+    assert!(said.starts_with("would carry 0 tasks"), "{said}");
+    assert!(
+        !said.contains("its wait for"),
+        "named once, when carried: {said}"
+    );
 }

@@ -1,5 +1,6 @@
 //! The model: tasks, the state machine that moves them, and whose turn each one is.
 
+pub mod circles;
 pub mod delivery;
 pub mod handover;
 pub mod inbox;
@@ -345,6 +346,12 @@ impl Board {
             .filter(|dependency| dependency.status != Status::Completed)
             .map(|dependency| (dependency.id, dependency.status))
             .collect()
+    }
+
+    /// The circles of open tasks waiting on each other, none of which can start: see
+    /// [`circles::circles`].
+    pub fn circles(&self) -> Vec<Vec<TaskId>> {
+        circles::circles(self.open_heads())
     }
 
     pub fn turn<'a>(&'a self, task: &'a Head, now: Timestamp) -> Turn<'a> {

@@ -51,7 +51,9 @@ def board(size):
 
 
 def measure(binary, size):
-    """Wall seconds of one import of a `size`-task board into a fresh home."""
+    """Wall seconds, CPU seconds (user and system) and peak RSS in MiB of one import of a
+    `size`-task board into a fresh home. CPU time tells the work apart from a busy
+    machine's waiting."""
     root = tempfile.mkdtemp(prefix="baton-import-bench-")
     try:
         home = os.path.join(root, "home")
@@ -62,13 +64,15 @@ def measure(binary, size):
         for name in ("BATON_AGENT", "BATON_URL", "BATON_PROJECT"):
             env.pop(name, None)
         started = time.perf_counter()
-        proc = subprocess.run([binary, "--as", "ada", "import", "roundtable", source],
-                              cwd=root, env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([binary, "--as", "ada", "import", "roundtable", source],
+                                cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - started
-        if proc.returncode != 0:
-            raise RuntimeError(f"import of {size} tasks exited {proc.returncode}: {proc.stderr}")
-        return elapsed
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise RuntimeError(f"import of {size} tasks exited {code}")
+        return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -84,10 +88,11 @@ def main():
           f"{subprocess.check_output([binary, '--version'], text=True).strip()}, "
           f"{os.cpu_count()} cores")
     print()
-    print("| tasks | seconds |")
-    print("|---|---|")
+    print("| tasks | wall s | CPU s | peak RSS MiB |")
+    print("|---|---|---|---|")
     for size in (int(size) for size in options.sizes.split(",")):
-        print(f"| {size:,} | {measure(binary, size):.2f} |", flush=True)
+        wall, cpu, peak = measure(binary, size)
+        print(f"| {size:,} | {wall:.2f} | {cpu:.2f} | {peak:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ Each task carried over is one `import` line in the activity log; nobody is woken
 
 Running it again adds nothing: every task remembers where it came from. The source is only
 read (agent-bridge's database is opened read-only, so a running agent-bridge is not
-disturbed). Anything that cannot be carried over is named with the reason.
+disturbed; one whose tables are views is refused). Anything that cannot be carried over is
+named with the reason: a task, or a wait for a task not carried over or that would close a
+circle of tasks waiting on each other. Names that differ in the source stay different agents.
 
 Examples:
   baton import roundtable ~/old/board.json --dry-run

@@ -53,13 +53,13 @@ pub fn move_off(home: &Home, board: &mut Board, ids: &[TaskId]) -> Result<usize,
     }
     let wanted: HashSet<TaskId> = ids.iter().copied().collect();
     let leaving = board.remove(&wanted)?;
-    let mut by_month: Vec<(String, Vec<&Task>)> = Vec::new();
+    // By month, in order (a board carried over from another tool may span many).
+    let mut by_month: BTreeMap<String, Vec<&Task>> = BTreeMap::new();
     for task in &leaving {
-        let month = task.updated_at.month();
-        match by_month.iter_mut().find(|(name, _)| *name == month) {
-            Some((_, tasks)) => tasks.push(task),
-            None => by_month.push((month, vec![task])),
-        }
+        by_month
+            .entry(task.updated_at.month())
+            .or_default()
+            .push(task);
     }
     let dir = home.archive_dir(&board.project);
     for (month, tasks) in by_month {

@@ -150,6 +150,8 @@ pub const CHECKS: &[CheckFn] = &[
     check_permissions,
     check_projects,
     check_boards,
+    check_dependencies,
+    check_names,
     check_logs,
     check_activity,
     check_agents,
@@ -430,6 +432,159 @@ fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
         ));
     }
     checks
+}
+
+/// No open tasks wait on each other in a circle (a board edited by hand): none of them
+/// could ever start, and nobody's inbox would show them. A board that does not read is the
+/// boards check's finding, not this one's.
+fn check_dependencies(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "waits";
+    let projects = inspection.project_ids();
+    let mut checks = Vec::new();
+    for id in &projects {
+        let path = inspection.home.board_file(id);
+        let Ok(Some(board)) = read_board(&path) else {
+            continue;
+        };
+        let project = if projects.len() > 1 {
+            format!("{id}: ")
+        } else {
+            String::new()
+        };
+        for circle in board.circles() {
+            checks.push(Check::fail(
+                NAME,
+                format!(
+                    "{project}{} wait on each other: none can start; cancel one of them \
+                     (`baton cancel {}`), or take its wait out of {} by hand",
+                    circle_text(&circle),
+                    circle[0],
+                    inspection.show(&path)
+                ),
+            ));
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(NAME, "no tasks wait on each other in a circle"));
+    }
+    checks
+}
+
+/// `T-1 → T-2 → T-3 → T-1`; a circle of more than six tasks shortened, with its count.
+fn circle_text(circle: &[TaskId]) -> String {
+    let Some(first) = circle.first() else {
+        return String::new();
+    };
+    let mut shown: Vec<String> = circle.iter().map(TaskId::to_string).collect();
+    if shown.len() > 6 {
+        let last = shown.len() - 1;
+        shown.drain(3..last);
+        shown.insert(3, "…".to_string());
+    }
+    let mut text = format!("{} → {first}", shown.join(" → "));
+    if circle.len() > 6 {
+        text.push_str(&format!(" ({} tasks)", circle.len()));
+    }
+    text
+}
+
+/// Every agent name the boards and the mail hold is one baton allows (SPEC section 1): a
+/// task's `from`, `to`, `reviewer`, its delivery's `to` and each thread entry's `by`, a
+/// message's `from` and `to`. Only a hand edit puts any other there (baton refuses such a
+/// name before it writes it), and one with a line break or an escape in it could pass, in
+/// a listing, for words of baton's own: it is shown escaped here, and cut short.
+fn check_names(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "names";
+    let home = inspection.home;
+    let mut checks = Vec::new();
+    let (mut tasks, mut messages) = (0, 0);
+    let mut report = |path: &Path, bad: Vec<String>| {
+        if !bad.is_empty() {
+            checks.push(Check::fail(
+                NAME,
+                format!(
+                    "{}: {} not {} agent {} (a-z, 0-9, `.`, `_` and `-`, at most 64 \
+                     characters): {}; nobody can act as {}: fix {} by hand",
+                    inspection.show(path),
+                    if bad.len() == 1 {
+                        "a name that is"
+                    } else {
+                        "names that are"
+                    },
+                    if bad.len() == 1 { "a valid" } else { "valid" },
+                    if bad.len() == 1 { "name" } else { "names" },
+                    listing(&bad),
+                    if bad.len() == 1 { "it" } else { "them" },
+                    if bad.len() == 1 { "it" } else { "them" },
+                ),
+            ));
+        }
+    };
+    for id in inspection.project_ids() {
+        let path = home.board_file(&id);
+        if let Ok(Some(board)) = read_board(&path) {
+            let mut bad = Vec::new();
+            for task in board.tasks().filter_map(Result::ok) {
+                tasks += 1;
+                let mut held = vec![("from", task.from.as_str()), ("to", task.to.as_str())];
+                held.extend(task.reviewer.as_deref().map(|name| ("reviewer", name)));
+                held.extend(
+                    task.delivery
+                        .as_ref()
+                        .map(|delivery| ("delivery to", delivery.to.as_str())),
+                );
+                held.extend(
+                    task.thread
+                        .iter()
+                        .map(|entry| ("thread by", entry.by.as_str())),
+                );
+                bad.extend(
+                    held.into_iter()
+                        .filter(|(_, name)| names::check(NameKind::Agent, name).is_err())
+                        .map(|(field, name)| format!("{} {field} `{}`", task.id, shown_name(name))),
+                );
+            }
+            report(&path, bad);
+        }
+        let mail = home.mail_file(&id);
+        // Lines that do not parse are the logs check's finding.
+        if let Ok(lines) = jsonl::read_all::<serde_json::Map<String, serde_json::Value>>(&mail) {
+            let mut bad = Vec::new();
+            for message in &lines.records {
+                messages += 1;
+                let seq = message
+                    .get("seq")
+                    .map_or_else(|| "?".to_string(), ToString::to_string);
+                for field in ["from", "to"] {
+                    let Some(name) = message.get(field).and_then(serde_json::Value::as_str) else {
+                        continue;
+                    };
+                    let is_broadcast = field == "to" && name == crate::mail::BROADCAST;
+                    if !is_broadcast && names::check(NameKind::Agent, name).is_err() {
+                        bad.push(format!("message {seq} {field} `{}`", shown_name(name)));
+                    }
+                }
+            }
+            report(&mail, bad);
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            format!(
+                "every agent name in {} and {} is valid",
+                count(tasks, "task"),
+                count(messages, "message")
+            ),
+        ));
+    }
+    checks
+}
+
+/// A name from a file as a finding shows it: escaped, and cut a little past the longest
+/// name baton allows.
+fn shown_name(name: &str) -> String {
+    text::excerpt(name, 80)
 }
 
 /// What a JSON-lines file holds, line by line.

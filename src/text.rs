@@ -141,6 +141,15 @@ pub fn cut(text: &str, limit: usize) -> (&str, usize) {
     }
 }
 
+/// At most `limit` characters of `text` on one line, escaped as [`inline`] escapes them,
+/// with `…` where it was cut: a word from a file named in a message about it, which must
+/// neither run on for pages nor hold a control character.
+pub fn excerpt(text: &str, limit: usize) -> String {
+    let (kept, left) = cut(text, limit);
+    let ellipsis = if left > 0 { "…" } else { "" };
+    format!("{}{ellipsis}", inline(kept))
+}
+
 /// Whether `text` holds more than one line (or a carriage return, which acts like one).
 pub fn is_multiline(text: &str) -> bool {
     text.contains(['\n', '\r'])

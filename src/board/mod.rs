@@ -1,5 +1,6 @@
 //! The model: tasks, the state machine that moves them, and whose turn each one is.
 
+pub mod circles;
 pub mod delivery;
 pub mod finished;
 pub mod handover;
@@ -47,6 +48,10 @@ pub struct Board {
     /// Ids that more than one task has (a board edited by hand, or written by an old baton
     /// that could reuse ids), sorted; nearly always none. Nothing acts on such an id.
     duplicated: Vec<TaskId>,
+    /// Whether every task's id is above the one before it, as baton writes them: then a
+    /// binary search alone finds a task, or finds that there is none (a board edited by
+    /// hand may not be, and is searched through as well).
+    in_id_order: bool,
 }
 
 /// The tasks of a board that a store read and has not decoded: the board keeps each one's
@@ -185,6 +190,7 @@ impl Board {
             undecoded: None,
             origin: Arc::from(Path::new("board.json")),
             duplicated: Vec::new(),
+            in_id_order: true,
         }
     }
 
@@ -199,6 +205,7 @@ impl Board {
         origin: &Path,
     ) -> Self {
         let duplicated = duplicated_ids(&tasks.slots);
+        let in_id_order = is_in_id_order(&tasks.slots);
         Board {
             schema,
             project,
@@ -207,6 +214,7 @@ impl Board {
             undecoded: Some(undecoded),
             origin: Arc::from(origin),
             duplicated,
+            in_id_order,
         }
     }
 
@@ -248,7 +256,11 @@ impl Board {
     /// The id the next task gets: above every id on the board and `highest_archived`,
     /// whatever `next_id` says (it may have been edited by hand), so no id is used twice.
     pub fn next_free_id(&self, highest_archived: u64) -> TaskId {
-        let highest_here = self.heads().map(|head| head.id.0).max().unwrap_or(0);
+        let highest_here = if self.in_id_order {
+            self.slots.last().map_or(0, |slot| slot.head.id.0)
+        } else {
+            self.heads().map(|head| head.id.0).max().unwrap_or(0)
+        };
         TaskId(
             self.next_id
                 .max(highest_here.saturating_add(1))
@@ -357,6 +369,13 @@ impl Board {
             self.duplicated.sort();
             self.duplicated.dedup();
         }
+        if self
+            .slots
+            .last()
+            .is_some_and(|last| last.head.id >= task.id)
+        {
+            self.in_id_order = false;
+        }
         self.slots.push(Slot {
             head: Head::of(&task),
             body: Body::Owned(Arc::new(task)),
@@ -403,10 +422,14 @@ impl Board {
 
     /// Puts `task` at `index`, its head taken from it.
     fn set(&mut self, index: usize, task: Task) {
+        let renumbered = self.slots[index].head.id != task.id;
         self.slots[index] = Slot {
             head: Head::of(&task),
             body: Body::Owned(Arc::new(task)),
         };
+        if renumbered {
+            self.in_id_order = is_in_id_order(&self.slots);
+        }
     }
 
     /// Takes the tasks in `ids` off the board, whole, in board order.
@@ -423,13 +446,19 @@ impl Board {
     }
 
     /// Where task `id` is. baton keeps tasks in id order (they are appended as numbered and
-    /// only ever removed), so a binary search finds them; a board edited out of order by hand
-    /// still gets the right answer from the linear search behind it.
+    /// only ever removed), so a binary search finds them, or finds that there is none (a
+    /// task being added, once per task an import carries: a search through the board each
+    /// time would make that grow with the square of the tasks); a board edited out of order
+    /// by hand still gets the right answer from the linear search behind it.
     fn position(&self, id: TaskId) -> Option<usize> {
-        self.slots
+        let found = self
+            .slots
             .binary_search_by_key(&id, |slot| slot.head.id)
-            .ok()
-            .or_else(|| self.slots.iter().position(|slot| slot.head.id == id))
+            .ok();
+        if self.in_id_order {
+            return found;
+        }
+        found.or_else(|| self.slots.iter().position(|slot| slot.head.id == id))
     }
 
     /// Where task `id` is, refusing an id more than one task has.
@@ -448,6 +477,12 @@ impl Board {
             .filter(|dependency| dependency.status != Status::Completed)
             .map(|dependency| (dependency.id, dependency.status))
             .collect()
+    }
+
+    /// The circles of open tasks waiting on each other, none of which can start: see
+    /// [`circles::circles`].
+    pub fn circles(&self) -> Vec<Vec<TaskId>> {
+        circles::circles(self.open_heads())
     }
 
     pub fn turn<'a>(&'a self, task: &'a Head, now: Timestamp) -> Turn<'a> {
@@ -508,13 +543,17 @@ impl Board {
     }
 }
 
+/// Whether each of `slots` has an id above the one before it.
+fn is_in_id_order(slots: &[Slot]) -> bool {
+    slots
+        .windows(2)
+        .all(|pair| pair[0].head.id < pair[1].head.id)
+}
+
 /// The ids more than one of `slots` has, sorted. baton writes tasks in id order, so the
 /// usual board is told apart from any other in one pass without a set.
 fn duplicated_ids(slots: &[Slot]) -> Vec<TaskId> {
-    if slots
-        .windows(2)
-        .all(|pair| pair[0].head.id < pair[1].head.id)
-    {
+    if is_in_id_order(slots) {
         return Vec::new();
     }
     let mut ids: Vec<TaskId> = slots.iter().map(|slot| slot.head.id).collect();
@@ -810,7 +849,9 @@ mod tests {
             Some(TaskId(4))
         );
         assert!(board.task(TaskId(3)).unwrap().is_none());
+        // As a board edited out of order by hand reads.
         board.slots.swap(0, 3);
+        board.in_id_order = is_in_id_order(&board.slots);
         for id in [1, 2, 4, 5] {
             assert_eq!(
                 board.task(TaskId(id)).unwrap().map(|task| task.id),

@@ -17,7 +17,8 @@ use super::{Context, current_dir, output, render};
 #[command(after_help = "\
 Checks: the home and its permissions (0700 directories, 0600 files); that every project,
 board, registry record and log parses with a schema this baton knows; ids that two tasks on
-a board share; that the activity log and the board agree (a change a killed writer left
+a board share; open tasks that wait on each other in a circle; agent names in a board or the
+mail that baton does not allow (a hand edit); that the activity log and the board agree (a change a killed writer left
 unlogged is logged first); locks held by a process that is gone or held for long;
 half-written files left by a killed writer; agents not seen for 7 days; wake programs
 that are not on PATH; the alerts and what waits in their queue; which agent clients

@@ -22,7 +22,9 @@ Each task carried over is one `import` line in the activity log; nobody is woken
 
 Running it again adds nothing: every task remembers where it came from. The source is only
 read (agent-bridge's database is opened read-only, so a running agent-bridge is not
-disturbed). Anything that cannot be carried over is named with the reason.
+disturbed; one whose tables are views is refused). Anything that cannot be carried over is
+named with the reason: a task, or a wait for a task not carried over or that would close a
+circle of tasks waiting on each other. Names that differ in the source stay different agents.
 
 Examples:
   baton import roundtable ~/old/board.json --dry-run
@@ -82,6 +84,9 @@ fn refused(error: ImportError) -> Error {
             "e.g. `baton import agent-bridge PATH --source-project ID`"
         }
         ImportError::Unreadable { .. } => "check the path: the file must exist and be readable",
+        ImportError::NotATable { .. } => {
+            "baton reads agent-bridge's tables only: a view is a query, which may never end"
+        }
         ImportError::NotTheFormat { .. } => {
             "`baton import roundtable` takes a board.json, `baton import agent-bridge` a \
              SQLite database"

@@ -14,7 +14,9 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OpenFlags, Row};
 use serde_json::Value;
 
-use super::{ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time};
+use super::{
+    ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time, unknown_status,
+};
 use crate::board::task::{EntryKind, Priority, Status, ThreadEntry};
 
 /// Reads the tasks of `project` (or of the only project there is) and every agent.
@@ -44,6 +46,10 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<Source, ImportError> {
         what: "database",
         detail: error.to_string(),
     };
+    check_tables(&connection, path).map_err(|error| match error {
+        Chosen::Sql(error) => not_database(error),
+        Chosen::Refused(error) => error,
+    })?;
     let project = choose_project(&connection, path, project).map_err(|error| match error {
         Chosen::Sql(error) => not_database(error),
         Chosen::Refused(error) => error,
@@ -51,12 +57,65 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<Source, ImportError> {
     let mut source = Source::default();
     read_agents(&connection, &mut source).map_err(not_database)?;
     read_tasks(&connection, &mut source, &project).map_err(not_database)?;
+    source.settle_names();
     Ok(source)
 }
 
 enum Chosen {
     Sql(rusqlite::Error),
     Refused(ImportError),
+}
+
+/// The names baton reads from: each must be a table, if the database has it at all (one
+/// that lacks a table baton needs is refused when it is read).
+const TABLES: [&str; 5] = [
+    "projects",
+    "agents",
+    "tasks",
+    "task_events",
+    "task_dependencies",
+];
+
+/// Refuses a database where a name baton reads from is anything but a plain table. A view
+/// is a query run when it is read, and one written never to end (a recursive one) would
+/// keep the import spinning, or eating memory, for ever; a virtual table runs a module's
+/// code. Checked before anything is read, so nothing is.
+fn check_tables(connection: &Connection, path: &Path) -> Result<(), Chosen> {
+    // SQLite looks names up without regard to case, and tables, views, indexes and
+    // triggers share them: at most one object answers to each.
+    let mut statement = connection
+        .prepare("SELECT type, sql FROM sqlite_master WHERE name = ?1 COLLATE NOCASE")
+        .map_err(Chosen::Sql)?;
+    for name in TABLES {
+        let found: Vec<(Option<String>, Option<String>)> = statement
+            .query_map([name], |row| Ok((row.get(0)?, row.get(1)?)))
+            .map_err(Chosen::Sql)?
+            .collect::<Result<_, _>>()
+            .map_err(Chosen::Sql)?;
+        for (kind, sql) in found {
+            let is_virtual = sql.as_deref().is_some_and(|sql| {
+                let mut words = sql.split_whitespace();
+                words
+                    .next()
+                    .is_some_and(|word| word.eq_ignore_ascii_case("create"))
+                    && words
+                        .next()
+                        .is_some_and(|word| word.eq_ignore_ascii_case("virtual"))
+            });
+            let kind = match kind.as_deref() {
+                Some("table") if !is_virtual => continue,
+                Some("table") => "virtual table".to_string(),
+                Some(kind) => kind.to_string(),
+                None => "nameless kind of object".to_string(),
+            };
+            return Err(Chosen::Refused(ImportError::NotATable {
+                path: path.display().to_string(),
+                name,
+                kind,
+            }));
+        }
+    }
+    Ok(())
 }
 
 /// The project asked for, or the only one with tasks.
@@ -123,13 +182,13 @@ fn read_agents(connection: &Connection, source: &mut Source) -> rusqlite::Result
         .collect::<Result<_, _>>()?;
     for (written, capabilities, launch) in rows {
         let Some(written) = written else { continue };
-        let Some(name) = source.agent_name(&written) else {
+        if !source.note_agent(&written) {
             source.skip(
                 format!("agent {written}"),
                 "its name cannot be made a baton agent name",
             );
             continue;
-        };
+        }
         // Capabilities are a list of words, or of objects with a name.
         let skills = capabilities
             .and_then(|json| serde_json::from_str::<Vec<Value>>(&json).ok())
@@ -148,7 +207,7 @@ fn read_agents(connection: &Connection, source: &mut Source) -> rusqlite::Result
             .and_then(|json| serde_json::from_str::<Vec<Value>>(&json).ok())
             .is_some_and(|argv| !argv.is_empty());
         source.agents.push(ForeignAgent {
-            name,
+            name: written,
             skills,
             strengths: String::new(),
             had_wake,
@@ -249,21 +308,25 @@ fn carry_task(
     after: Vec<String>,
 ) {
     let what = format!("task {id}");
-    let Some(status) = row.state.and_then(|state| state.parse::<Status>().ok()) else {
-        source.skip(what, "its state is not one baton knows");
+    let Some(status) = row
+        .state
+        .as_deref()
+        .and_then(|state| state.parse::<Status>().ok())
+    else {
+        source.skip(what, unknown_status("state", row.state.as_deref()));
         return;
     };
     let (Some(from), Some(to)) = (row.sender, row.assignee) else {
         source.skip(what, "it has no sender or no assignee");
         return;
     };
-    let (Some(from), Some(to)) = (source.agent_name(&from), source.agent_name(&to)) else {
+    if !(source.note_agent(&from) && source.note_agent(&to)) {
         source.skip(
             what,
             "its sender or assignee cannot be made a baton agent name",
         );
         return;
-    };
+    }
     let created_at = row.created_at.as_deref().and_then(parse_time);
     let updated_at = row.updated_at.as_deref().and_then(parse_time);
     let Some(created_at) = created_at.or(updated_at) else {
@@ -293,8 +356,7 @@ fn carry_task(
         };
         let by = event
             .actor
-            .as_deref()
-            .and_then(|actor| source.agent_name(actor))
+            .filter(|actor| source.note_agent(actor))
             .unwrap_or_else(|| from.clone());
         thread.push(ThreadEntry {
             at: event

@@ -9,7 +9,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time};
+use super::{
+    ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time, unknown_status,
+};
 use crate::board::task::{EntryKind, Priority, Status, ThreadEntry};
 use crate::time::Timestamp;
 
@@ -36,6 +38,7 @@ pub fn read(board_path: &Path, registry_path: Option<&Path>) -> Result<Source, I
     if let Some(registry_path) = registry_path {
         read_agents(&mut source, registry_path)?;
     }
+    source.settle_names();
     Ok(source)
 }
 
@@ -98,21 +101,22 @@ fn read_task(source: &mut Source, fields: &Map<String, Value>, place: usize, pro
         return;
     };
     let what = format!("task {id}");
-    let status = match text(fields, "status").map(|status| status.parse::<Status>()) {
-        Some(Ok(status)) => status,
-        Some(Err(_)) | None => {
-            source.skip(what, "its status is not one baton knows");
-            return;
-        }
+    let found = text(fields, "status");
+    let Some(status) = found
+        .as_deref()
+        .and_then(|found| found.parse::<Status>().ok())
+    else {
+        source.skip(what, unknown_status("status", found.as_deref()));
+        return;
     };
     let (Some(from), Some(to)) = (text(fields, "from"), text(fields, "to")) else {
         source.skip(what, "it has no `from` or no `to`");
         return;
     };
-    let (Some(from), Some(to)) = (source.agent_name(&from), source.agent_name(&to)) else {
+    if !(source.note_agent(&from) && source.note_agent(&to)) {
         source.skip(what, "its `from` or `to` cannot be made a baton agent name");
         return;
-    };
+    }
     let times = (
         text(fields, "created").as_deref().and_then(parse_time),
         text(fields, "updated").as_deref().and_then(parse_time),
@@ -209,13 +213,13 @@ fn read_agents(source: &mut Source, path: &Path) -> Result<(), ImportError> {
             source.skip("an agent", "it has no name");
             continue;
         };
-        let Some(name) = source.agent_name(&written) else {
+        if !source.note_agent(&written) {
             source.skip(
                 format!("agent {written}"),
                 "its name cannot be made a baton agent name",
             );
             continue;
-        };
+        }
         let skills = match fields.get("skills") {
             Some(Value::String(skills)) => skills.split(',').map(str::to_string).collect(),
             _ => strings(fields, "skills"),
@@ -226,7 +230,7 @@ fn read_agents(source: &mut Source, path: &Path) -> Result<(), ImportError> {
             _ => false,
         };
         source.agents.push(ForeignAgent {
-            name,
+            name: written,
             skills,
             strengths: words(fields, "strengths").unwrap_or_default(),
             had_wake,

@@ -19,13 +19,13 @@ use crate::board::task::{Task, TaskId};
 /// so a crash in between leaves a task in both places, never in neither; readers take the
 /// board's copy. The caller holds the board lock.
 pub fn append(home: &Home, project: &str, tasks: &[Task]) -> Result<(), StoreError> {
-    let mut by_month: Vec<(String, Vec<&Task>)> = Vec::new();
+    // By month, in order (a board carried over from another tool may span many).
+    let mut by_month: BTreeMap<String, Vec<&Task>> = BTreeMap::new();
     for task in tasks {
-        let month = task.updated_at.month();
-        match by_month.iter_mut().find(|(name, _)| *name == month) {
-            Some((_, tasks)) => tasks.push(task),
-            None => by_month.push((month, vec![task])),
-        }
+        by_month
+            .entry(task.updated_at.month())
+            .or_default()
+            .push(task);
     }
     let dir = home.archive_dir(project);
     for (month, tasks) in by_month {

@@ -3,9 +3,12 @@
 
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -283,6 +286,62 @@ impl TestEnv {
             .map(|line| serde_json::from_str(line).expect("activity line parses"))
             .collect()
     }
+}
+
+/// Far longer than any command run under it needs, short enough that a hang fails the test
+/// instead of blocking the suite.
+pub const WATCHDOG: Duration = Duration::from_secs(10);
+
+/// Waits for `child` under the watchdog: kills it and fails the test if it is still running
+/// after [`WATCHDOG`].
+#[track_caller]
+pub fn finish(mut child: Child, what: &str) -> Run {
+    let started = Instant::now();
+    loop {
+        match child.try_wait().expect("the child can be waited for") {
+            Some(status) => {
+                let mut stdout = String::new();
+                let mut stderr = String::new();
+                if let Some(mut out) = child.stdout.take() {
+                    out.read_to_string(&mut stdout).unwrap();
+                }
+                if let Some(mut err) = child.stderr.take() {
+                    err.read_to_string(&mut stderr).unwrap();
+                }
+                return Run {
+                    code: status.code().unwrap_or(-1),
+                    stdout,
+                    stderr,
+                };
+            }
+            None if started.elapsed() > WATCHDOG => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("`{what}` still ran after {WATCHDOG:?}: it hangs");
+            }
+            None => thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// Starts `command` with its stdout and stderr piped, for [`finish`].
+pub fn spawn(mut command: Command) -> Child {
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the baton binary runs")
+}
+
+/// `baton --as AGENT ARGS…` in the workspace, under the watchdog.
+#[track_caller]
+pub fn run_guarded(env: &TestEnv, agent: &str, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let mut command = env.command(&env.work());
+    command.args(["--as", agent]).args(args);
+    for (key, value) in vars {
+        command.env(key, value);
+    }
+    finish(spawn(command), &args.join(" "))
 }
 
 /// The kinds of the entries in a task's thread, as `show --json` (or MCP `show`) gives it.

@@ -171,6 +171,8 @@ fn a_healthy_home_passes_every_check() {
         "permissions",
         "projects",
         "boards",
+        "waits",
+        "names",
         "logs",
         "agents",
         "last-seen",
@@ -182,6 +184,8 @@ fn a_healthy_home_passes_every_check() {
     }
     report.has("wake", "ok", &["1 wake program found"]);
     report.has("boards", "ok", &["2 boards parse", "3 tasks"]);
+    report.has("waits", "ok", &["no tasks wait on each other"]);
+    report.has("names", "ok", &["every agent name in 3 tasks"]);
 
     let text = run(&env, &env.work(), "", &["doctor"]).ok().to_string();
     let lines: Vec<&str> = text.lines().collect();
@@ -655,4 +659,121 @@ fn serve_tokens_are_checked_once_there_are_any() {
     let report = doctor(&env);
     assert_ne!(report.code, 0);
     report.has("tokens", "fail", &["tokens.json", "no request"]);
+}
+
+/// The api board of [`healthy_home`], changed by hand with `edit` on each task by id.
+fn edit_board(env: &TestEnv, edit: impl Fn(u64, &mut Value)) {
+    let mut board = env.board("api");
+    for task in board["tasks"].as_array_mut().unwrap() {
+        let id = task["id"].as_u64().unwrap();
+        edit(id, task);
+    }
+    fs::write(
+        env.board_path("api"),
+        serde_json::to_vec_pretty(&board).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn tasks_that_wait_on_each_other_in_a_circle_fail_naming_them() {
+    let env = TestEnv::new();
+    let workspace = healthy_home(&env);
+    run(
+        &env,
+        &workspace,
+        "claude",
+        &["--no-wake", "send", "--to", "codex", "-s", "four"],
+    )
+    .ok();
+    let codex_before = env.inbox_ids("codex");
+    edit_board(&env, |id, task| match id {
+        2 => task["after"] = serde_json::json!([3]),
+        3 => task["after"] = serde_json::json!([4]),
+        4 => task["after"] = serde_json::json!([2]),
+        _ => {}
+    });
+    // In nobody's inbox: each waits on another that cannot start.
+    let codex_after = env.inbox_ids("codex");
+    assert!(
+        [2, 3, 4].iter().all(|id| !codex_after.contains(id)),
+        "{codex_before:?} became {codex_after:?}"
+    );
+
+    let report = doctor(&env);
+    assert_eq!(report.code, 1, "{:#?}", report.checks);
+    report.has(
+        "waits",
+        "fail",
+        &[
+            "api: T-2 → T-3 → T-4 → T-2 wait on each other: none can start",
+            "baton cancel T-2",
+            "projects/api/board.json",
+        ],
+    );
+    assert_eq!(report.details("waits", "fail").len(), 1);
+
+    // Cancelling one lets the others go on: T-4 waits on a task that ended, which puts it
+    // before its sender; the circle is gone.
+    run(&env, &workspace, "claude", &["--no-wake", "cancel", "2"]).ok();
+    doctor(&env).has("waits", "ok", &["no tasks wait on each other"]);
+}
+
+#[test]
+fn names_no_agent_may_have_fail_shown_escaped() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
+    let env = TestEnv::new();
+    healthy_home(&env);
+    edit_board(&env, |id, task| match id {
+        2 => task["to"] = "codex\nok    boards  all is fine".into(),
+        3 => {
+            task["reviewer"] = "x\u{1b}[2J".into();
+            task["thread"] = serde_json::json!([{"at": "2026-11-29T12:00:00.000Z",
+                "by": "Mallory Root", "kind": "question", "text": "hi"}]);
+        }
+        _ => {}
+    });
+    let mail = env.project_dir("api").join("mail.jsonl");
+    let mut lines = fs::read_to_string(&mail).unwrap_or_default();
+    lines.push_str(
+        &serde_json::json!({"seq": 99, "at": "2026-11-29T12:00:00.000Z", "from": "eve\u{7}",
+            "to": "@all", "type": "text", "summary": "", "body": "hello", "payload": null})
+        .to_string(),
+    );
+    lines.push('\n');
+    fs::write(&mail, lines).unwrap();
+
+    let report = doctor(&env);
+    assert_eq!(report.code, 1, "{:#?}", report.checks);
+    report.has(
+        "names",
+        "fail",
+        &[
+            "projects/api/board.json: names that are not valid agent names",
+            "T-2 to `codex\\u{a}ok    boards  all is fine`",
+            "T-3 reviewer `x\\u{1b}[2J`",
+            "T-3 thread by `Mallory Root`",
+        ],
+    );
+    report.has(
+        "names",
+        "fail",
+        &[
+            "projects/api/mail.jsonl: a name that is not a valid agent name",
+            "message 99 from `eve\\u{7}`",
+        ],
+    );
+    let text = run(&env, &env.work(), "", &["doctor"]).stdout;
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text}"
+    );
+    assert!(
+        !text
+            .lines()
+            .any(|line| line.starts_with("ok    boards  all is fine")),
+        "a name's line break starts no line of the doctor's own: {text}"
+    );
 }

@@ -5,68 +5,12 @@
 //! waits forever: every run here is under a watchdog that kills it and fails the test.
 
 use std::fs;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{Run, TestEnv, files_only};
-
-/// Far longer than any of these commands needs, short enough that a hang fails the test
-/// instead of blocking the suite.
-const WATCHDOG: Duration = Duration::from_secs(10);
-
-/// Waits for `child` under the watchdog: kills it and fails the test if it is still running
-/// after [`WATCHDOG`].
-#[track_caller]
-fn finish(mut child: Child, what: &str) -> Run {
-    let started = Instant::now();
-    loop {
-        match child.try_wait().expect("the child can be waited for") {
-            Some(status) => {
-                let mut stdout = String::new();
-                let mut stderr = String::new();
-                if let Some(mut out) = child.stdout.take() {
-                    out.read_to_string(&mut stdout).unwrap();
-                }
-                if let Some(mut err) = child.stderr.take() {
-                    err.read_to_string(&mut stderr).unwrap();
-                }
-                return Run {
-                    code: status.code().unwrap_or(-1),
-                    stdout,
-                    stderr,
-                };
-            }
-            None if started.elapsed() > WATCHDOG => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("`{what}` still ran after {WATCHDOG:?}: it hangs");
-            }
-            None => thread::sleep(Duration::from_millis(20)),
-        }
-    }
-}
-
-fn spawn(mut command: Command) -> Child {
-    command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the baton binary runs")
-}
-
-/// `baton --as AGENT ARGS…` in the workspace, under the watchdog.
-#[track_caller]
-fn run_guarded(env: &TestEnv, agent: &str, args: &[&str], vars: &[(&str, &str)]) -> Run {
-    let mut command = env.command(&env.work());
-    command.args(["--as", agent]).args(args);
-    for (key, value) in vars {
-        command.env(key, value);
-    }
-    finish(spawn(command), &args.join(" "))
-}
+use crate::common::{Run, TestEnv, WATCHDOG, files_only, finish, run_guarded, spawn};
 
 fn mkfifo(path: &Path) {
     let made = Command::new("mkfifo")

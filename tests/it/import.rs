@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, files_only, thread_kinds};
+use crate::common::{TestEnv, files_only, run_guarded, task_in, thread_kinds};
 
 /// A roundtable v1.1 board: open and finished tasks, the words kept as keys of their own, a
 /// key of the board's own that baton does not know, hostile text in a body, a subject of two
@@ -441,4 +441,324 @@ fn a_fifo_in_place_of_the_source_is_refused_without_hanging() {
             .to_string();
         assert!(error.starts_with("error: cannot read "), "{error}");
     }
+}
+
+/// A roundtable task of `from` to `to` with `status`, its id and subject `id`.
+fn roundtable_task(id: &str, from: &str, to: &str, status: &str) -> Value {
+    json!({"id": id, "subject": id, "body": "", "from": from, "to": to, "status": status,
+           "skill": "", "created": "2026-11-01T09:00:00Z", "updated": "2026-11-01T09:00:00Z",
+           "files": [], "project": "api"})
+}
+
+fn write_roundtable(dir: &Path, tasks: Vec<Value>) -> PathBuf {
+    let path = dir.join("board.json");
+    std::fs::write(&path, serde_json::to_vec(&json!({"tasks": tasks})).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn a_status_baton_does_not_know_is_named_escaped_with_those_it_knows() {
+    let env = TestEnv::new();
+    let long = "x".repeat(500);
+    let board = write_roundtable(
+        &env.work(),
+        vec![
+            roundtable_task("rt-1", "claude", "codex", "paused\u{1b}[2J"),
+            roundtable_task("rt-2", "claude", "codex", &long),
+            roundtable_task("rt-3", "claude", "codex", "pending"),
+        ],
+    );
+    let imported = env
+        .run(
+            "ada",
+            &["--json", "import", "roundtable", board.to_str().unwrap()],
+        )
+        .json();
+    assert_eq!(imported["tasks"].as_array().unwrap().len(), 1);
+    let why = |index: usize| {
+        imported["skipped"][index]["why"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let paused = why(0);
+    assert!(
+        paused.starts_with("its status `paused\\u{1b}[2J` is not one baton knows (pending, "),
+        "{paused}"
+    );
+    assert!(paused.contains("changes_requested") && paused.ends_with("canceled)"));
+    assert!(!paused.contains('\u{1b}'), "{paused}");
+    let cut = why(1);
+    assert!(cut.contains(&format!("`{}…`", "x".repeat(40))), "{cut}");
+    assert!(cut.len() < 250, "the status is cut short: {cut}");
+    let said = env
+        .run("ada", &["import", "roundtable", board.to_str().unwrap()])
+        .ok()
+        .to_string();
+    assert!(
+        said.contains("not carried over: task rt-1: its status `paused\\u{1b}[2J` is not one"),
+        "{said}"
+    );
+    assert!(!said.contains('\u{1b}'), "{said}");
+
+    let database = env.work().join("bridge.db");
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    bridge_schema(&connection);
+    connection
+        .execute_batch(
+            "INSERT INTO tasks VALUES
+               ('h1', 'web', 'claude', 'codex', 'on_hold', 'wait', '', 0, 0,
+                '2026-11-10T08:00:00Z', '2026-11-10T08:00:00Z');",
+        )
+        .unwrap();
+    drop(connection);
+    let imported = env
+        .run(
+            "ada",
+            &[
+                "--json",
+                "import",
+                "agent-bridge",
+                database.to_str().unwrap(),
+            ],
+        )
+        .json();
+    let why = imported["skipped"][0]["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("its state `on_hold` is not one baton knows (pending, working,"),
+        "{why}"
+    );
+}
+
+/// agent-bridge v2's tables, empty.
+fn bridge_schema(connection: &rusqlite::Connection) {
+    connection
+        .execute_batch(
+            "CREATE TABLE projects (id TEXT PRIMARY KEY, path TEXT NOT NULL, created_at TEXT);
+             CREATE TABLE agents (name TEXT PRIMARY KEY, capabilities_json TEXT NOT NULL DEFAULT '[]',
+               last_seen TEXT, launch_argv_json TEXT NOT NULL DEFAULT '[]');
+             CREATE TABLE tasks (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, sender TEXT NOT NULL,
+               assignee TEXT NOT NULL, state TEXT NOT NULL, subject TEXT NOT NULL,
+               body TEXT NOT NULL DEFAULT '', priority INTEGER NOT NULL DEFAULT 0,
+               revision INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+             CREATE TABLE task_events (id INTEGER PRIMARY KEY AUTOINCREMENT, task_id TEXT NOT NULL,
+               revision INTEGER NOT NULL, kind TEXT NOT NULL, actor TEXT,
+               payload_json TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL);
+             CREATE TABLE task_dependencies (task_id TEXT NOT NULL, depends_on_task_id TEXT NOT NULL);",
+        )
+        .unwrap();
+}
+
+#[test]
+fn a_database_whose_tasks_are_a_view_is_refused_at_once() {
+    if !files_only("reads board.json") {
+        return;
+    }
+    let env = TestEnv::new();
+    let database = env.work().join("bridge.db");
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    // Every table agent-bridge has, but `tasks` is a view with no end: reading it would
+    // never finish.
+    connection
+        .execute_batch(
+            "CREATE TABLE projects (id TEXT PRIMARY KEY, path TEXT NOT NULL, created_at TEXT);
+             CREATE TABLE agents (name TEXT PRIMARY KEY, capabilities_json TEXT, last_seen TEXT,
+               launch_argv_json TEXT);
+             CREATE TABLE task_events (id INTEGER PRIMARY KEY, task_id TEXT, revision INTEGER,
+               kind TEXT, actor TEXT, payload_json TEXT, created_at TEXT);
+             CREATE TABLE task_dependencies (task_id TEXT, depends_on_task_id TEXT);
+             CREATE VIEW tasks AS
+               WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)
+               SELECT 't' || i AS id, 'p' || i AS project_id, 'claude' AS sender,
+                 'codex' AS assignee, 'pending' AS state, 'endless' AS subject, '' AS body,
+                 0 AS priority, 0 AS revision, '2026-11-10T08:00:00Z' AS created_at,
+                 '2026-11-10T08:00:00Z' AS updated_at
+               FROM n;",
+        )
+        .unwrap();
+    drop(connection);
+    let path = database.to_str().unwrap();
+    let run = run_guarded(&env, "ada", &["import", "agent-bridge", path], &[]);
+    let error = run.fails(1);
+    let first = error.lines().next().unwrap();
+    assert_eq!(
+        first,
+        format!("error: {path} is not agent-bridge's database: `tasks` is a view, not a table"),
+        "{error}"
+    );
+    assert!(!env.board_path("default").exists(), "nothing is written");
+    assert!(env.activity("default").is_empty());
+}
+
+#[test]
+fn names_that_differ_in_the_source_stay_different_agents() {
+    let env = TestEnv::new();
+    let board = write_roundtable(
+        &env.work(),
+        vec![
+            roundtable_task("rt-1", "lead", "Alice", "pending"),
+            roundtable_task("rt-2", "lead", "ALICE!", "pending"),
+            roundtable_task("rt-3", "lead", "alice", "pending"),
+            roundtable_task("rt-4", "Alice", "lead", "pending"),
+        ],
+    );
+    let path = board.to_str().unwrap();
+    let imported = env
+        .run(
+            "ada",
+            &["--json", "import", "roundtable", path, "--dry-run"],
+        )
+        .json();
+    // `alice` is valid as written and keeps its name; the names made over from the others
+    // take the first free ones, in the order the source names them.
+    assert_eq!(
+        imported["renamed"],
+        json!([["Alice", "alice-2"], ["ALICE!", "alice-3"]])
+    );
+    let said = env
+        .run("ada", &["import", "roundtable", path])
+        .ok()
+        .to_string();
+    assert!(said.contains("renamed: `Alice` is alice-2 here"), "{said}");
+    assert!(said.contains("renamed: `ALICE!` is alice-3 here"), "{said}");
+    let board = env.board("default");
+    assert_eq!(
+        summary(&board),
+        vec![
+            "rt-1: pending, lead → alice-2",
+            "rt-2: pending, lead → alice-3",
+            "rt-3: pending, lead → alice",
+            "rt-4: pending, alice-2 → lead",
+        ]
+    );
+    assert_eq!(env.inbox_ids("alice").len(), 1);
+    assert_eq!(env.inbox_ids("alice-2").len(), 1);
+    assert_eq!(env.inbox_ids("alice-3").len(), 1);
+}
+
+/// Source tasks of project `web` for codex, by id, in the order given.
+fn bridge_tasks(connection: &rusqlite::Connection, tasks: &[(&str, &str)]) {
+    for (place, (id, state)) in tasks.iter().enumerate() {
+        connection
+            .execute(
+                "INSERT INTO tasks VALUES (?1, 'web', 'claude', 'codex', ?2, ?1, '', 0, 0, ?3, ?3)",
+                rusqlite::params![id, state, format!("2026-11-10T08:00:{place:02}Z")],
+            )
+            .unwrap();
+    }
+}
+
+#[test]
+fn waits_that_close_a_circle_or_name_no_task_carried_are_dropped_and_named() {
+    let env = TestEnv::new();
+    let database = env.work().join("bridge.db");
+    let connection = rusqlite::Connection::open(&database).unwrap();
+    bridge_schema(&connection);
+    bridge_tasks(
+        &connection,
+        &[
+            ("c1", "pending"),
+            ("c2", "pending"),
+            ("c3", "pending"),
+            ("self", "pending"),
+            ("s1", "on_hold"),
+            ("d1", "pending"),
+            ("d2", "pending"),
+            ("e1", "pending"),
+        ],
+    );
+    connection
+        .execute_batch(
+            "INSERT INTO task_dependencies VALUES
+               ('c1', 'c2'), ('c2', 'c3'), ('c3', 'c1'), ('self', 'self'),
+               ('d1', 's1'), ('d2', 'gone'), ('e1', 'c1'), ('e1', 'c1');",
+        )
+        .unwrap();
+    drop(connection);
+    let path = database.to_str().unwrap();
+    let imported = env
+        .run("ada", &["--json", "import", "agent-bridge", path])
+        .json();
+    let ids: std::collections::HashMap<String, u64> = imported["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| {
+            (
+                task["origin"]["id"].as_str().unwrap().to_string(),
+                task["id"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(ids.len(), 7, "{imported}");
+    let skipped: Vec<(String, String)> = imported["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skip| {
+            (
+                skip["what"].as_str().unwrap().to_string(),
+                skip["why"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let whats: Vec<&str> = skipped.iter().map(|(what, _)| what.as_str()).collect();
+    assert_eq!(
+        whats,
+        vec![
+            "task s1",
+            "task c3: its wait for c1",
+            "task self: its wait for self",
+            "task d1: its wait for s1",
+            "task d2: its wait for gone",
+        ],
+        "{skipped:#?}"
+    );
+    assert_eq!(
+        skipped[1].1,
+        format!(
+            "it would close the circle c3 → c1 → c2 → c3, in which no task can start; T-{} \
+             does not wait for T-{}",
+            ids["c3"], ids["c1"]
+        )
+    );
+    assert!(
+        skipped[2]
+            .1
+            .starts_with("it would close the circle self → self")
+    );
+    assert!(
+        skipped[3].1.contains("no task s1 is carried over"),
+        "{}",
+        skipped[3].1
+    );
+
+    // The circle is broken where it closed: c3 can start, c2 waits on it and c1 on c2; the
+    // tasks whose wait named nothing carried over can start too.
+    let board = env.board("default");
+    let after = |origin: &str| task_in(&board["tasks"], ids[origin])["after"].clone();
+    assert_eq!(after("c1"), json!([ids["c2"]]));
+    assert_eq!(after("c2"), json!([ids["c3"]]));
+    assert_eq!(after("c3"), json!([]));
+    assert_eq!(after("self"), json!([]));
+    assert_eq!(after("d1"), json!([]));
+    assert_eq!(after("d2"), json!([]));
+    assert_eq!(after("e1"), json!([ids["c1"]]), "named once");
+    let mut inbox = env.inbox_ids("codex");
+    inbox.sort();
+    let mut free: Vec<u64> = ["c3", "self", "d1", "d2"]
+        .iter()
+        .map(|id| ids[*id])
+        .collect();
+    free.sort();
+    assert_eq!(inbox, free);
+    let said = env
+        .run("ada", &["import", "agent-bridge", path, "--dry-run"])
+        .ok()
+        .to_string();
+    assert!(said.starts_with("would carry 0 tasks"), "{said}");
+    assert!(
+        !said.contains("its wait for"),
+        "named once, when carried: {said}"
+    );
 }

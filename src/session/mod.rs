@@ -70,16 +70,27 @@ pub struct Hub {
 impl Hub {
     /// The hub whose state is the files of `home`.
     pub fn new(home: Home, lock: LockPolicy, after_effects: AfterEffects) -> Self {
+        let store = Arc::new(FileStore::new(home.clone(), lock));
+        Hub::on(store, home, lock, after_effects)
+    }
+
+    /// The hub whose state `store` keeps, on this machine's `home`.
+    pub fn on(
+        store: Arc<dyn Store>,
+        home: Home,
+        lock: LockPolicy,
+        after_effects: AfterEffects,
+    ) -> Self {
         Hub {
-            store: Arc::new(FileStore::new(home.clone(), lock)),
+            store,
             home,
             lock,
             after_effects,
         }
     }
 
-    /// This hub for a process that serves many requests: boards are kept between them and
-    /// changes that arrive together are committed together.
+    /// This hub (on the files of its home) for a process that serves many requests: boards
+    /// are kept between them and changes that arrive together are committed together.
     pub fn resident(self) -> Self {
         Hub {
             store: Arc::new(FileStore::resident(self.home.clone(), self.lock)),

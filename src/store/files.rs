@@ -300,7 +300,9 @@ impl FileStore {
     ) -> Result<(), StoreError> {
         let group = group_of(&resident.groups, project);
         let path = self.home.board_file(project);
-        let applied = group.run(
+        // A change that gave up was rolled back by the group and refuses only itself: its
+        // caller holds why.
+        let _gave_up: Result<(), GaveUp> = group.run(
             || {
                 let guard = self.lock_board(project)?;
                 let board = self.read_board(project)?;
@@ -330,8 +332,6 @@ impl FileStore {
                 }
             },
         )?;
-        // A change that gave up is rolled back by the group and refuses only itself.
-        let _ = applied;
         Ok(())
     }
 }
@@ -512,7 +512,9 @@ impl Store for FileStore {
         // Committed together with the messages of other threads that arrive while a write
         // of the mail is in progress.
         let group = group_of(&resident.mail, project);
-        let applied = group.run(
+        // A change that gave up was rolled back by the group and refuses only itself: its
+        // caller holds why.
+        let _gave_up: Result<(), GaveUp> = group.run(
             || {
                 let guard = self.lock_mail(project)?;
                 Ok((guard, mail_file::open(&self.home, project, now)?))
@@ -526,8 +528,6 @@ impl Store for FileStore {
             },
             |opened| mail_file::commit(&self.home, project, opened),
         )?;
-        // A change that gave up is rolled back by the group and refuses only itself.
-        let _ = applied;
         Ok(())
     }
 

@@ -44,13 +44,16 @@ pub use mailbox::Mailbox;
 pub use transaction::Transaction;
 
 /// A hub's state, wherever it is kept (the files of the hub home now, PostgreSQL next):
-/// each project's board, its activity log, its archive. A reader takes no lock and sees
+/// each project's board, its activity log, its archive, its mail and read positions; the
+/// small versioned documents ([`Documents`]: projects, agents, tokens and logins, alerts,
+/// the alert queue); presence (live sessions, listeners). A reader takes no lock and sees
 /// every change whole or not at all; a change runs under the project's lock (or in one
 /// transaction) and is committed whole, or nothing of it is.
 ///
 /// Object-safe, so a hub holds an `Arc<dyn Store>`: a change is a closure over a
-/// [`Transaction`] that says whether to keep what it did ([`GaveUp`] to undo it); the
-/// typed wrapper [`change_board`] carries the caller's result and error through it.
+/// [`Transaction`] (or a [`Mailbox`], or a document's text) that says whether to keep what
+/// it did ([`GaveUp`] to undo it); the typed wrappers ([`change_board`], [`change_mail`],
+/// [`versioned::update`]) carry the caller's result and error through it.
 pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// This store, waiting for a busy lock as `policy` says (a hook waits briefly), and
     /// sharing whatever this one keeps between changes.

@@ -342,6 +342,19 @@ pub fn update<T>(
     versioned::update(store, &document(id), change)
 }
 
+/// The project's record as a change of its board sees it: as an earlier change committed
+/// together with it left it, else as stored (the change holds the lock that guards it).
+pub fn load_in(store: &dyn Store, transaction: &Transaction) -> Result<Option<Project>> {
+    let id = document(&transaction.board.project);
+    match transaction.project() {
+        Some(pending) => Ok(Some(versioned::decode(
+            &store.document_origin(&id),
+            pending,
+        )?)),
+        None => Ok(versioned::read(store, &id)?),
+    }
+}
+
 /// A read-change-write of the project's record inside a change of its board (which holds
 /// the lock that guards the record too): written with the board. The closure gets `None`
 /// for a project with no record.
@@ -350,12 +363,8 @@ pub fn update_in<T>(
     transaction: &mut Transaction,
     change: impl FnOnce(&mut Option<Project>) -> Result<T>,
 ) -> Result<T> {
-    let id = document(&transaction.board.project);
-    let origin = store.document_origin(&id);
-    let mut project = match transaction.project() {
-        Some(pending) => Some(versioned::decode::<Project>(&origin, pending)?),
-        None => versioned::read(store, &id)?,
-    };
+    let origin = store.document_origin(&document(&transaction.board.project));
+    let mut project = load_in(store, transaction)?;
     let before = project.clone();
     let result = change(&mut project)?;
     if project != before

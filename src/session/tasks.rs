@@ -72,7 +72,10 @@ impl Session {
                 tx.board.check_unambiguous(*id)?;
                 let status = match tx.board.head(*id) {
                     Some(dependency) => dependency.status,
-                    None => match store.archived_task(&project_id, *id)? {
+                    None => match tx.archived_task(*id).cloned().map_or_else(
+                        || store.archived_task(&project_id, *id),
+                        |task| Ok(Some(task)),
+                    )? {
                         Some(archived) => archived.status,
                         None => {
                             return Err(Error::UnknownTask {
@@ -170,8 +173,8 @@ impl Session {
         let result = self.update(|tx| {
             previous = tx.board.task(id)?.cloned();
             // The coordinator may change between resolving and locking; read it under the lock.
-            let coordinator = project::load(&*self.hub.store, &project_id)?
-                .and_then(|project| project.coordinator);
+            let coordinator =
+                project::load_in(&*self.hub.store, tx)?.and_then(|project| project.coordinator);
             let affected = handover::affected_by(&tx.board, id);
             let before = handover::owners(&tx.board, &affected, self.now);
             let event = tx

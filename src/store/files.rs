@@ -190,8 +190,10 @@ impl Documents for HomeFiles {
             Collection::Agents => names_in(&home.agents_dir(), ".json", |_, name| {
                 crate::names::check(crate::names::NameKind::Agent, name).is_ok()
             }),
-            Collection::QueuedAlerts => names_in(&home.alert_queue_dir(), "", |entry, name| {
-                name.ends_with(".json") && entry.path().is_file()
+            Collection::QueuedAlerts => names_in(&home.alert_queue_dir(), "", |_, name| {
+                std::path::Path::new(name)
+                    .extension()
+                    .is_some_and(|extension| extension == "json")
             }),
         }
     }

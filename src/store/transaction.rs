@@ -75,6 +75,12 @@ impl Transaction {
         Ok(moved)
     }
 
+    /// Task `id` as this change (or one committed together with it) moved it to the
+    /// archive; the store's archive has the others.
+    pub fn archived_task(&self, id: TaskId) -> Option<&Task> {
+        self.archived.iter().rev().find(|task| task.id == id)
+    }
+
     /// The project's record as this change left it (its versioned document), if the change
     /// rewrote it.
     pub fn project(&self) -> Option<&[u8]> {

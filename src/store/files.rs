@@ -1,7 +1,8 @@
 //! The store on the files of the hub home (SPEC section 2): a project's board changed under
 //! `board.lock` (read again under it, written atomically with its activity lines
 //! journaled, the finished tasks appended to the archive first), the activity log, the
-//! archive.
+//! archive; the mail changed under `mail.lock`; each small versioned document under its own
+//! lock file ([`HomeFiles`]); presence as lock files held open.
 //!
 //! A process that serves many callers at once (`baton serve`) makes its store resident
 //! ([`FileStore::resident`]): it keeps the boards it has read, until their file changes,
@@ -262,8 +263,8 @@ impl FileStore {
     /// with its activity lines. The board written, when it was.
     fn commit(&self, project: &str, transaction: Transaction) -> Result<Option<Board>, StoreError> {
         let committed = transaction.commit()?;
-        if let Some(document) = committed.project.clone() {
-            atomic::replace(&self.home.project_file(project), &document, None)?;
+        if let Some(document) = &committed.project {
+            atomic::replace(&self.home.project_file(project), document, None)?;
         }
         if !committed.archived.is_empty() {
             archive_file::append(&self.home, project, &committed.archived)?;

@@ -76,7 +76,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
 /// the type of each of its fields) as a task. The rest of a task is decoded when a command
 /// needs it.
 pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
-    if let Some(laid) = board_layout::read(bytes.as_slice(), bytes.len()) {
+    if let Some(laid) = board_layout::read_bytes(&bytes) {
         check_schema(path, laid.schema)?;
         let text = BoardText::laid_out(path.to_path_buf(), bytes);
         return Ok(Board::from_store(

@@ -9,7 +9,8 @@
 //! missing field — gives `None`, and the board is read whole by serde_json instead
 //! (`store::board_file`), which reads any JSON and names exactly what is wrong.
 
-use std::io::{ErrorKind, Read};
+use std::borrow::Cow;
+use std::io::{self, ErrorKind, Read};
 use std::sync::Arc;
 
 use crate::board::StoredTasks;
@@ -47,12 +48,13 @@ impl Names {
     }
 }
 
-/// The lines of a board, each with the offset in the file it starts at, read a piece at a
-/// time into one buffer, so a board of any size is read without holding all of it. A
+/// The lines of a board, each with the offset in the file it starts at: read a piece at a
+/// time into one buffer, so a board of any size is read without holding all of it, or
+/// borrowed from a board held whole already ([`Lines::whole`]), so nothing is copied. A
 /// board's layout is ASCII; the rest is checked to be UTF-8 as it is read.
-struct Lines<R> {
+struct Lines<'a, R> {
     reader: R,
-    buffer: Vec<u8>,
+    buffer: Cow<'a, [u8]>,
     /// The offset in the file of `buffer[0]`.
     base: usize,
     /// Where the next line starts in `buffer`.
@@ -70,11 +72,29 @@ struct Lines<R> {
 /// How much is read at a time.
 const PIECE: usize = 64 * 1024;
 
-impl<R: Read> Lines<R> {
+impl<'a> Lines<'a, io::Empty> {
+    /// The lines of `bytes`, a board held whole: nothing is read or copied. `None` when
+    /// they are not UTF-8 (the strict reader then says where).
+    fn whole(bytes: &'a [u8]) -> Option<Self> {
+        std::str::from_utf8(bytes).ok()?;
+        Some(Lines {
+            reader: io::empty(),
+            buffer: Cow::Borrowed(bytes),
+            base: 0,
+            at: 0,
+            filled: bytes.len(),
+            checked: bytes.len(),
+            ended: true,
+            failed: false,
+        })
+    }
+}
+
+impl<R: Read> Lines<'_, R> {
     fn new(reader: R) -> Self {
         Lines {
             reader,
-            buffer: vec![0; PIECE],
+            buffer: Cow::Owned(vec![0; PIECE]),
             base: 0,
             at: 0,
             filled: 0,
@@ -114,17 +134,18 @@ impl<R: Read> Lines<R> {
     /// or the text is not UTF-8 (the strict reader then says which).
     #[cold]
     fn fill(&mut self) -> Option<()> {
-        self.buffer.copy_within(self.at..self.filled, 0);
+        let buffer = self.buffer.to_mut();
+        buffer.copy_within(self.at..self.filled, 0);
         self.base += self.at;
         self.filled -= self.at;
         self.checked -= self.at;
         self.at = 0;
-        if self.filled == self.buffer.len() {
+        if self.filled == buffer.len() {
             // One line longer than the buffer: make room for it.
-            self.buffer.resize(self.buffer.len() * 2, 0);
+            buffer.resize(buffer.len() * 2, 0);
         }
         let read = loop {
-            match self.reader.read(&mut self.buffer[self.filled..]) {
+            match self.reader.read(&mut buffer[self.filled..]) {
                 Ok(read) => break read,
                 Err(error) if error.kind() == ErrorKind::Interrupted => {}
                 Err(_) => {
@@ -140,12 +161,12 @@ impl<R: Read> Lines<R> {
                 self.ended = true;
                 self.filled
             }
-            _ => match memchr::memrchr(b'\n', &self.buffer[unchecked.clone()]) {
+            _ => match memchr::memrchr(b'\n', &buffer[unchecked.clone()]) {
                 Some(at) => unchecked.start + at + 1,
                 None => return Some(()),
             },
         };
-        std::str::from_utf8(&self.buffer[self.checked..whole]).ok()?;
+        std::str::from_utf8(&buffer[self.checked..whole]).ok()?;
         self.checked = whole;
         Some(())
     }
@@ -154,7 +175,15 @@ impl<R: Read> Lines<R> {
 /// Reads a board from `reader` into the model's list of tasks; `size` (its length, if
 /// known) sizes the list.
 pub fn read(reader: impl Read, size: usize) -> Option<Laid> {
-    let mut lines = Lines::new(reader);
+    read_lines(Lines::new(reader), size)
+}
+
+/// Reads a board held whole in `bytes`, borrowing its lines rather than copying them.
+pub fn read_bytes(bytes: &[u8]) -> Option<Laid> {
+    read_lines(Lines::whole(bytes)?, bytes.len())
+}
+
+fn read_lines(mut lines: Lines<'_, impl Read>, size: usize) -> Option<Laid> {
     if lines.line()? != b"{" {
         return None;
     }
@@ -205,7 +234,7 @@ fn field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 
 /// One task, its opening line taken: its head, where its closing brace ends, and whether
 /// another task follows.
-fn task(lines: &mut Lines<impl Read>, names: &mut Names) -> Option<(Head, usize, bool)> {
+fn task(lines: &mut Lines<'_, impl Read>, names: &mut Names) -> Option<(Head, usize, bool)> {
     let mut head = Head::unread(Arc::clone(&names.none));
     let mut seen = 0u32;
     let mut comma = true;
@@ -311,7 +340,12 @@ enum More {
 
 impl More {
     #[inline(always)]
-    fn read(self, lines: &mut Lines<impl Read>, head: &mut Head, comma: &mut bool) -> Option<()> {
+    fn read(
+        self,
+        lines: &mut Lines<'_, impl Read>,
+        head: &mut Head,
+        comma: &mut bool,
+    ) -> Option<()> {
         match self {
             More::Nothing => {}
             More::Ids => (head.after, *comma) = numbers(lines, TaskId)?,
@@ -487,7 +521,7 @@ const REQUIRED_BITS: u32 = {
 
 /// Steps over the lines of a nested value up to its closing line, `closing` with or
 /// without a comma; whether it had one.
-fn close(lines: &mut Lines<impl Read>, closing: &[u8]) -> Option<bool> {
+fn close(lines: &mut Lines<'_, impl Read>, closing: &[u8]) -> Option<bool> {
     loop {
         let line = lines.line()?;
         if let Some(rest) = line.strip_prefix(closing) {
@@ -505,7 +539,10 @@ fn close(lines: &mut Lines<impl Read>, closing: &[u8]) -> Option<bool> {
 
 /// The ids of a list laid out one to a line, up to its closing line; and whether that
 /// line had a comma.
-fn numbers<Id>(lines: &mut Lines<impl Read>, id: impl Fn(u64) -> Id) -> Option<(Vec<Id>, bool)> {
+fn numbers<Id>(
+    lines: &mut Lines<'_, impl Read>,
+    id: impl Fn(u64) -> Id,
+) -> Option<(Vec<Id>, bool)> {
     let mut ids = Vec::new();
     let mut comma = true;
     loop {
@@ -739,6 +776,8 @@ mod tests {
         for text in [BOARD.to_string(), long] {
             let whole = laid(text.as_bytes(), text.len()).expect("read at once");
             assert_eq!(whole.tasks.len(), 2);
+            let borrowed = read_bytes(text.as_bytes()).expect("read where it is held");
+            assert_eq!(heads(&borrowed), heads(&whole), "borrowed, not copied");
             for step in [1, 2, 3, 7, 4096, PIECE + 1] {
                 let pieces = laid(
                     Trickle {
@@ -769,6 +808,7 @@ mod tests {
             };
             assert!(laid(trickle, 0).is_none(), "{step} at a time");
         }
+        assert!(read_bytes(&bytes).is_none(), "held whole");
 
         struct Failing;
         impl Read for Failing {

@@ -12,7 +12,6 @@ use clap::Args;
 use baton::client::{Client, HookEvent};
 use baton::error::Error;
 use baton::hook::{self, Answer};
-use baton::store::presence;
 use baton::watch;
 
 use super::Context;
@@ -121,7 +120,10 @@ fn run_follow(context: &Context, args: &HookArgs) -> i32 {
         let session = context.session()?;
         let agent = session.agent()?.to_string();
         let _presence =
-            presence::announce(session.home(), session.project_id(), &agent, client.name())?;
+            session
+                .hub
+                .store
+                .announce_session(session.project_id(), &agent, client.name())?;
         let over = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&over);
         // The plugin never writes; its stdin closes when the plugin's process ends.

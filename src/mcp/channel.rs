@@ -7,7 +7,7 @@
 //! `notifications/claude/channel` for each hand-over to the server's agent that it has not
 //! been shown yet, then records the batch as seen: the push showed it
 //! ([`Session::handovers_to_push`] holds the rule, shared with opencode's `hook follow`). It
-//! announces the live session ([`presence::announce`]) while it runs, and ends when the
+//! announces the live session ([`crate::store::Store::announce_session`]) while it runs, and ends when the
 //! connection does.
 
 use std::time::Instant;
@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::error::Result;
 use crate::hook::TEXT_LIMIT;
 use crate::session::{Hub, InboxEntry, Pushed, Request, Session};
-use crate::store::presence::{self, Presence};
+use crate::store::presence::Presence;
 use crate::text;
 use crate::time::Timestamp;
 use crate::watch::{self, FileWatch};
@@ -158,7 +158,10 @@ impl Follower {
             },
         )?;
         let presence =
-            presence::announce(session.home(), session.project_id(), &self.agent, CLIENT)?;
+            session
+                .hub
+                .store
+                .announce_session(session.project_id(), &self.agent, CLIENT)?;
         Ok((session, presence))
     }
 }

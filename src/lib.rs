@@ -1,15 +1,17 @@
 //! baton: a task board on the local disk that coding agents and humans share.
 //!
 //! The library never prints and never exits; the CLI (`src/cli`), the MCP server and the
-//! hooks are thin faces over [`session::Session`].
+//! hooks are thin faces over [`session::Session`], which reaches the hub's state through
+//! [`store::Store`].
 
 /// The activity log: one line per change, rotated.
 pub mod activity;
 /// Alerts: posting hand-overs to a human's webhook, ntfy or Slack, queued and retried.
 pub mod alert;
-/// Finished tasks moved off the board, and finding them again.
+/// Finished tasks moved off the board (the model's rule), and finding them again.
 pub mod archive;
-/// The model: tasks, the state machine, whose turn it is, routing, handovers, leases.
+/// The model: tasks, the state machine, whose turn it is, routing, handovers, leases, the
+/// records of changes and the messages; pure, holding no file.
 pub mod board;
 /// The agent clients and their hook events, with each client's spellings in one table.
 pub mod client;

@@ -45,6 +45,7 @@ use crate::error::{Error, Result};
 use crate::mail::MessageType;
 use crate::project::DEFAULT_PROJECT;
 use crate::session::{BoardFilter, Hub, NewTask, Request, Session};
+use crate::text::Face;
 use crate::wake::WakeOutcome;
 
 /// The MCP server of one identity, or of each request's [`Caller`].
@@ -749,11 +750,12 @@ fn reply(structured: Value, text: String) -> CallToolResult {
     result
 }
 
-/// The CLI's stderr lines for `error`, as a tool result the model reads.
+/// The CLI's stderr lines for `error`, as a tool result the model reads: the same words,
+/// naming a tool's arguments where the CLI names its flags.
 fn refusal(error: &Error) -> CallToolResult {
     // As on the CLI's stderr, each line is one line, whatever the error quotes.
-    let mut text = format!("error: {}", crate::text::inline(&error.to_string()));
-    if let Some(hint) = error.hint() {
+    let mut text = format!("error: {}", crate::text::inline(&error.message(Face::Tool)));
+    if let Some(hint) = error.hint_for(Face::Tool) {
         text.push_str(&format!("\nhint: {}", crate::text::inline(&hint)));
     }
     CallToolResult::error(vec![ContentBlock::text(text)])
@@ -957,6 +959,32 @@ mod tests {
                     "description": "Project id (default: your working directory's; over HTTP `default`)",
                 })
             );
+        }
+        // Every action of the table is a tool of its name, taking its words as the table's
+        // argument, required where the table requires them.
+        for row in crate::board::action::ACTIONS {
+            let tool = server
+                .tool_router
+                .get(row.name)
+                .unwrap_or_else(|| panic!("no tool `{}`", row.name));
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let has = |name: &str| schema["properties"].get(name).is_some();
+            use crate::board::action::Words;
+            assert_eq!(has(row.argument), row.words != Words::None, "{}", row.name);
+            assert_eq!(
+                required.contains(&row.argument),
+                row.words == Words::Required,
+                "{}",
+                row.name
+            );
+            assert_eq!(has("to"), row.takes_to, "{}", row.name);
+            assert_eq!(required.contains(&"to"), row.takes_to, "{}", row.name);
         }
         let send = server.tool_router.get("send").expect("send");
         assert_eq!(

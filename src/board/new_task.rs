@@ -1,8 +1,9 @@
 //! A new task as `send` puts it on the board (SPEC section 3): what the sender asked for,
 //! made into a pending [`Task`]. Pure: the id, the assignee and the time are handed in.
 
+use super::routing::NobodyHasSkill;
 use super::task::{Priority, Status, Task, TaskId};
-use crate::text::{self, LineField, Refused};
+use crate::text::{self, Face, LineField, Refused};
 use crate::time::Timestamp;
 
 /// Checks what a participant wrote for a task before it is stored (SPEC section 10): the
@@ -24,6 +25,91 @@ pub fn check_words(
     }
     Ok(())
 }
+
+/// Why `send` refused a task: the words are the model's, each argument spelled as the face
+/// that tells it spells it ([`Face`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendRefusal {
+    /// The subject is empty, or only spaces.
+    NoSubject,
+    /// A file name in `files` is empty (`--files a,,b`).
+    EmptyFileName,
+    /// Neither an assignee nor a skill to route by.
+    NoAssignee,
+    /// A task in `after` ended without completing: the new one could never start.
+    AfterEnded { task: TaskId, status: Status },
+    /// Routing by skill found nobody but the sender.
+    NobodyHasSkill(NobodyHasSkill),
+}
+
+impl SendRefusal {
+    /// The refusal as `face` tells it.
+    pub fn words(&self, face: Face) -> String {
+        match self {
+            SendRefusal::NoSubject => {
+                format!("send needs {} with some words", face.argument("subject"))
+            }
+            SendRefusal::EmptyFileName => {
+                format!("{} holds an empty file name", face.argument("files"))
+            }
+            SendRefusal::NoAssignee => format!(
+                "send needs {} or {}",
+                face.argument_with("to", "NAME"),
+                face.argument_with("skill", "TAG")
+            ),
+            SendRefusal::AfterEnded { task, status } => format!(
+                "{task} is {status}: a task sent {} it could never start",
+                face.argument("after")
+            ),
+            SendRefusal::NobodyHasSkill(refused) => {
+                let offered = if refused.offered.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    refused.offered.join(", ")
+                };
+                format!(
+                    "no agent but you has the skill `{}`; skills on offer: {offered}",
+                    refused.skill
+                )
+            }
+        }
+    }
+
+    /// How to get past it, as `face` names the arguments and commands.
+    pub fn hint(&self, face: Face) -> Option<String> {
+        Some(match (self, face) {
+            (SendRefusal::NoSubject, _) => return None,
+            (SendRefusal::EmptyFileName, Face::Cli) => {
+                "separate file names with single commas: --files src/a.rs,src/b.rs".to_string()
+            }
+            (SendRefusal::EmptyFileName, Face::Tool) => {
+                "leave the empty names out of `files`".to_string()
+            }
+            (SendRefusal::NoAssignee, Face::Cli) => {
+                "`baton agents` lists who is here and what they are good at".to_string()
+            }
+            (SendRefusal::NoAssignee, Face::Tool) => {
+                "the `agents` tool lists who is here and what they are good at".to_string()
+            }
+            (SendRefusal::AfterEnded { task, .. }, face) => format!(
+                "send it without {task} in {}, or after a task that can still complete",
+                face.argument("after")
+            ),
+            (SendRefusal::NobodyHasSkill(_), face) => format!(
+                "give an agent a skill with `baton agent add NAME --skills a,b`, or send with {}",
+                face.argument_with("to", "NAME")
+            ),
+        })
+    }
+}
+
+impl std::fmt::Display for SendRefusal {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.words(Face::Cli))
+    }
+}
+
+impl std::error::Error for SendRefusal {}
 
 /// What `send` needs.
 #[derive(Debug, Clone, Default)]

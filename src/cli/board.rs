@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use baton::board::action::ActionKind;
 use baton::board::task::{Priority, Status, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
@@ -331,66 +332,24 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
 /// The task and the action of a transition command (`claim` … `reassign`), its words read
 /// (from stdin for `-`); `None` for every other command.
 pub(super) fn transition(command: BoardCommand) -> Result<Option<(TaskId, Action)>, Error> {
-    Ok(Some(match command {
-        BoardCommand::Claim(args) => (args.id, Action::Claim),
-        BoardCommand::Release(args) => (args.id, Action::Release),
-        BoardCommand::Ask(args) => (
-            args.id,
-            Action::Ask {
-                question: words(args.body)?,
-            },
-        ),
-        BoardCommand::Answer(args) => (
-            args.id,
-            Action::Answer {
-                answer: words(args.body)?,
-            },
-        ),
-        BoardCommand::Review(args) => (
-            args.id,
-            Action::Review {
-                note: words(args.body)?,
-            },
-        ),
-        BoardCommand::Approve(args) => (
-            args.id,
-            Action::Approve {
-                note: words(args.body)?,
-            },
-        ),
-        BoardCommand::RequestChanges(args) => (
-            args.id,
-            Action::RequestChanges {
-                what: words(args.body)?,
-            },
-        ),
-        BoardCommand::Done(args) => (
-            args.id,
-            Action::Done {
-                result: words(args.result)?,
-            },
-        ),
-        BoardCommand::Fail(args) => (
-            args.id,
-            Action::Fail {
-                reason: words(args.reason)?,
-            },
-        ),
-        BoardCommand::Cancel(args) => (
-            args.id,
-            Action::Cancel {
-                reason: words(args.reason)?,
-            },
-        ),
-        BoardCommand::Reassign(args) => (
-            args.id,
-            Action::Reassign {
-                to: args.to,
-                note: words(args.body)?,
-            },
-        ),
+    let (id, kind, given, to) = match command {
+        BoardCommand::Claim(args) => (args.id, ActionKind::Claim, None, None),
+        BoardCommand::Release(args) => (args.id, ActionKind::Release, None, None),
+        BoardCommand::Ask(args) => (args.id, ActionKind::Ask, args.body, None),
+        BoardCommand::Answer(args) => (args.id, ActionKind::Answer, args.body, None),
+        BoardCommand::Review(args) => (args.id, ActionKind::Review, args.body, None),
+        BoardCommand::Approve(args) => (args.id, ActionKind::Approve, args.body, None),
+        BoardCommand::RequestChanges(args) => {
+            (args.id, ActionKind::RequestChanges, args.body, None)
+        }
+        BoardCommand::Done(args) => (args.id, ActionKind::Done, args.result, None),
+        BoardCommand::Fail(args) => (args.id, ActionKind::Fail, args.reason, None),
+        BoardCommand::Cancel(args) => (args.id, ActionKind::Cancel, args.reason, None),
+        BoardCommand::Reassign(args) => (args.id, ActionKind::Reassign, args.body, Some(args.to)),
         _ => return Ok(None),
-    }))
+    };
+    // clap requires `--to` of `reassign`, the one action that names somebody.
+    Ok(Action::of(kind, words(given)?, to).map(|action| (id, action)))
 }
 
 fn act(context: &Context, id: TaskId, action: Action) -> Result<(), Error> {
@@ -437,6 +396,35 @@ fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
             } else if let Ok(record) = serde_json::from_str(&line) {
                 output::line(&render::activity_line(&record));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use baton::board::action::{ACTIONS, Words};
+    use clap::CommandFactory;
+
+    /// clap's derive names each transition command after its variant; the table of actions
+    /// is where the name is spelled, so the two must agree, flag for flag.
+    #[test]
+    fn every_action_of_the_table_is_a_subcommand_with_the_tables_arguments() {
+        let cli = super::super::Cli::command();
+        for row in ACTIONS {
+            let command = cli
+                .find_subcommand(row.command)
+                .unwrap_or_else(|| panic!("no subcommand `{}`", row.command));
+            let flags: Vec<&str> = command
+                .get_arguments()
+                .filter_map(|argument| argument.get_long())
+                .collect();
+            assert_eq!(
+                flags.contains(&row.argument),
+                row.words != Words::None,
+                "{}: {flags:?}",
+                row.command
+            );
+            assert_eq!(flags.contains(&"to"), row.takes_to, "{}", row.command);
         }
     }
 }

@@ -572,10 +572,12 @@ pub(super) fn act(
     action: &Action,
 ) -> Result<Changed, Error> {
     let (text, to) = action.words();
-    // The API spells it as the command does.
-    let name = action.name().replace('_', "-");
     hub.post(
-        &format!("/projects/{project}/tasks/{}/{name}", task.0),
+        &format!(
+            "/projects/{project}/tasks/{}/{}",
+            task.0,
+            action.kind().command()
+        ),
         &json!({"text": text, "to": to}),
     )
 }

@@ -16,6 +16,7 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 
 use crate::board::Board;
+use crate::board::action::ActionKind;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::transition::{self, Action, Rules};
 use crate::error::{Error, Result};
@@ -355,7 +356,7 @@ struct ForCaller {
     #[serde(flatten)]
     view: TaskView,
     #[serde(skip_serializing_if = "Option::is_none")]
-    offered: Option<Vec<&'static str>>,
+    offered: Option<Vec<ActionKind>>,
 }
 
 /// Whether the page asked for what the caller may do with each task.
@@ -393,7 +394,7 @@ fn for_caller(session: &Session, views: Vec<TaskView>, offered: bool) -> Result<
 
 /// What `actor` may do with `view` now, judged with the facts of `board` the state machine
 /// needs: the project's coordinator and lease, and the tasks it waits on.
-fn offered_to(session: &Session, board: &Board, actor: &str, view: &TaskView) -> Vec<&'static str> {
+fn offered_to(session: &Session, board: &Board, actor: &str, view: &TaskView) -> Vec<ActionKind> {
     if view.archived {
         return Vec::new();
     }
@@ -523,36 +524,21 @@ async fn act(
         .map_err(body_refusal)?
         .map(|axum::Json(words)| words)
         .unwrap_or_default();
-    let action = match action.as_str() {
-        "claim" => Action::Claim,
-        "release" => Action::Release,
-        "ask" => Action::Ask { question: text },
-        "answer" => Action::Answer { answer: text },
-        "review" => Action::Review { note: text },
-        "approve" => Action::Approve { note: text },
-        "request-changes" => Action::RequestChanges { what: text },
-        "done" => Action::Done { result: text },
-        "fail" => Action::Fail { reason: text },
-        "cancel" => Action::Cancel { reason: text },
-        "reassign" => match to.filter(|to| !to.is_empty()) {
-            Some(to) => Action::Reassign { to, note: text },
-            None => {
-                return Err(ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "reassign needs `to`: the new assignee",
-                ));
-            }
-        },
-        other => {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                format!(
-                    "no action `{}`; actions: claim, release, ask, answer, review, approve, \
-                     request-changes, done, fail, cancel, reassign",
-                    crate::text::inline(other)
-                ),
-            ));
-        }
+    let Some(kind) = ActionKind::from_command(&action) else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no action `{}`; actions: {}",
+                crate::text::inline(&action),
+                ActionKind::commands().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    };
+    let Some(action) = Action::of(kind, text, to) else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "reassign needs `to`: the new assignee",
+        ));
     };
     let reporter = state.clone();
     as_caller(caller, project, &state, move |session| {

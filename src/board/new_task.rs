@@ -1,6 +1,8 @@
 //! A new task as `send` puts it on the board (SPEC section 3): what the sender asked for,
 //! made into a pending [`Task`]. Pure: the id, the assignee and the time are handed in.
 
+use serde::{Deserialize, Serialize};
+
 use super::routing::NobodyHasSkill;
 use super::task::{Priority, Status, Task, TaskId};
 use crate::text::{self, Face, LineField, Refused};
@@ -111,21 +113,43 @@ impl std::fmt::Display for SendRefusal {
 
 impl std::error::Error for SendRefusal {}
 
-/// What `send` needs.
-#[derive(Debug, Clone, Default)]
+/// What `send` needs: `send`'s options, and the body of `POST …/tasks`
+/// (the API's `SendBody`), where everything but the subject may be left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NewTask {
+    #[serde(default)]
     pub to: Option<String>,
+    #[serde(default)]
     pub skill: Option<String>,
     pub subject: String,
+    #[serde(default)]
     pub body: String,
+    #[serde(default)]
     pub files: Vec<String>,
+    #[serde(default)]
     pub priority: Priority,
+    #[serde(default)]
     pub after: Vec<TaskId>,
+    #[serde(default)]
     pub review: bool,
+    #[serde(default)]
     pub reviewer: Option<String>,
 }
 
 impl NewTask {
+    /// The same task with an empty `to`, `skill` or `reviewer` read as none given: a form
+    /// or a tool call sends empty fields where a command line leaves out the flag.
+    pub fn without_empty_names(self) -> NewTask {
+        let given = |name: Option<String>| name.filter(|name| !name.is_empty());
+        NewTask {
+            to: given(self.to),
+            skill: given(self.skill),
+            reviewer: given(self.reviewer),
+            ..self
+        }
+    }
+
     /// The pending task `sender` sends to `to` as `id` at `now`, tagged with `skill` (the
     /// skill it was routed by, or the one it was sent with). A reviewer implies review, and
     /// the sender naming itself reviewer is the same as naming nobody: it reviews by default.

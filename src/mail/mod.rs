@@ -10,7 +10,6 @@
 mod file;
 mod notifications;
 mod positions;
-mod refusal;
 mod sweep;
 
 use std::fmt;
@@ -25,7 +24,6 @@ use crate::time::Timestamp;
 pub use file::{Appending, append, read};
 pub use notifications::{arrivals, notifications};
 pub use positions::{Marking, ReadPositions, look, read_positions, take_unread, unread};
-pub use refusal::MessageRefusal;
 
 /// The `to` of a broadcast: every agent but the sender.
 pub const BROADCAST: &str = "@all";

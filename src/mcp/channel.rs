@@ -82,7 +82,7 @@ impl Follower {
         let mut pushed = Pushed::default();
         while !peer.is_transport_closed() {
             let looked_at = Instant::now();
-            let session = watch::at_now(&session);
+            let session = session.at_now();
             let looked = {
                 let session = session.clone();
                 tokio::task::spawn_blocking(move || {

@@ -7,10 +7,10 @@ use serde_json::Value;
 use super::Session;
 use crate::board::task::Task;
 use crate::board::transition::Action;
-use crate::error::Result;
+use crate::error::{MessageRefusal, Result};
 use crate::mail::{
-    Arrival, BROADCAST, Draft, Marking, Message, MessageRefusal, MessageType, arrivals, look,
-    notifications, summarize, take_unread, unread,
+    Arrival, BROADCAST, Draft, Marking, Message, MessageType, arrivals, look, notifications,
+    summarize, take_unread, unread,
 };
 use crate::names::{self, NameKind};
 use crate::registry;

@@ -150,7 +150,7 @@ impl Follower {
     /// The desk the follower looks through (its session opened once: opening records a
     /// heartbeat), the announcement of the live session, held while the follower runs, and
     /// the changes of the board.
-    fn open(&self) -> Result<(Arc<LocalDesk>, Option<Presence>, Box<dyn Follow>)> {
+    fn open(&self) -> Result<Opened> {
         let desk = LocalDesk::new(
             self.hub.clone(),
             Some(self.agent.clone()),
@@ -162,6 +162,10 @@ impl Follower {
         Ok((Arc::new(desk), presence, changes))
     }
 }
+
+/// What a follower holds while it runs: its desk, the announcement of the live session,
+/// and the changes of the board.
+type Opened = (Arc<LocalDesk>, Option<Presence>, Box<dyn Follow>);
 
 /// The push of one inbox entry: the task as the hooks show it (SPEC section 10: hidden
 /// characters escaped, multi-line text framed, each text cut at [`TEXT_LIMIT`]), with the

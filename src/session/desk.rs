@@ -559,3 +559,98 @@ impl LogFeed for LocalLogFeed {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::board::task::Status;
+    use crate::session::AfterEffects;
+    use crate::store::lock::LockPolicy;
+    use crate::store::paths::Home;
+
+    fn hub(root: &Path) -> Hub {
+        let policy = LockPolicy {
+            timeout: Duration::from_secs(5),
+            on_wait: |_| {},
+        };
+        Hub::new(Home::new(root.to_path_buf()), policy, AfterEffects::none())
+    }
+
+    fn desk(hub: &Hub, agent: &str) -> LocalDesk {
+        LocalDesk::new(hub.clone(), Some(agent.to_string()), Some("default".into()))
+    }
+
+    #[test]
+    fn a_task_goes_through_its_life_on_the_desks_of_two_agents() {
+        let root = tempfile::tempdir().unwrap();
+        let hub = hub(root.path());
+        let (lead, dev) = (desk(&hub, "lead"), desk(&hub, "dev"));
+        // Each is known once it has been at its desk.
+        dev.inbox(InboxLook::Peek).unwrap();
+        let sent = lead
+            .send(NewTask {
+                to: Some("dev".into()),
+                subject: "Fix the parser".into(),
+                ..NewTask::default()
+            })
+            .unwrap();
+        let id = sent.task.task.id;
+        assert_eq!(dev.inbox(InboxLook::Peek).unwrap().tasks[0].task.id, id);
+        let refused = dev
+            .act(id, Action::Done { result: " ".into() })
+            .unwrap_err();
+        assert_eq!(refused.to_string(), "done needs --result with some words");
+        dev.act(id, Action::Claim).unwrap();
+        let done = dev
+            .act(
+                id,
+                Action::Done {
+                    result: "fixed".into(),
+                },
+            )
+            .unwrap();
+        assert_eq!(done.task.task.status, Status::Completed);
+        assert!(dev.inbox(InboxLook::Peek).unwrap().tasks.is_empty());
+        let log = lead.log(10, None).unwrap();
+        let actions: Vec<&str> = log.iter().map(|record| record.action.as_str()).collect();
+        assert_eq!(actions, ["send", "claim", "done"]);
+        assert_eq!(lead.project().unwrap().coordinator.as_deref(), Some("lead"));
+    }
+
+    #[test]
+    fn without_an_identity_a_desk_reads_but_does_not_act() {
+        let root = tempfile::tempdir().unwrap();
+        let hub = hub(root.path());
+        let nobody = LocalDesk::new(hub, None, Some("default".into()));
+        assert!(matches!(nobody.agent(), Err(Error::NoIdentity)));
+        assert!(nobody.board(&BoardFilter::default()).unwrap().is_empty());
+        let refused = nobody.note("hello").unwrap_err();
+        assert!(matches!(refused, Error::NoIdentity), "{refused}");
+    }
+
+    #[test]
+    fn a_hook_of_an_active_stop_lets_the_agent_stop_before_anything_is_opened() {
+        // A project that does not exist would fail any look; the stop never looks.
+        let root = tempfile::tempdir().unwrap();
+        let missing = LocalDesk::new(hub(root.path()), Some("dev".into()), Some("nope".into()))
+            .for_hook(None);
+        assert_eq!(
+            missing.hook(HookEvent::Stop, true).unwrap(),
+            Answer::Nothing
+        );
+        assert!(missing.hook(HookEvent::Stop, false).is_err());
+    }
+
+    #[test]
+    fn a_wait_with_nothing_to_do_times_out() {
+        let root = tempfile::tempdir().unwrap();
+        let dev = desk(&hub(root.path()), "dev");
+        let waited = dev.wait(Some(Duration::from_millis(200)), &|_| {});
+        assert!(
+            matches!(waited, Err(Error::WaitTimedOut { .. })),
+            "{waited:?}"
+        );
+    }
+}

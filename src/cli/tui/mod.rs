@@ -53,8 +53,15 @@ pub(super) enum Wake {
 /// the terminal is given back as it was on every way out, a panic included (ratatui's hook
 /// restores it).
 pub fn run(desk: Arc<dyn Desk>, filter: &BoardFilter) -> Result<i32, Error> {
+    // Without an identity the board is read-only; a hub that cannot say whose its token
+    // is, or names no agent, is not looked at.
+    let agent = match desk.agent() {
+        Ok(agent) => Some(agent),
+        Err(Error::NoIdentity) => None,
+        Err(error) => return Err(error),
+    };
     let first = board_at::read(desk.as_ref(), filter)?;
-    let mut app = App::new(desk.agent().ok(), first);
+    let mut app = App::new(agent, first);
     // A finished status asked for by name is listed at once.
     if filter.status.is_some_and(|status| status.is_finished()) {
         app.toggle_finished();

@@ -14,11 +14,11 @@ const FLOORS: &[(&str, &[&str])] = &[
         "domains",
         &[
             "board", "activity", "alert", "archive", "mail", "registry", "project", "wake",
-            "notify", "setup", "doctor", "tokens", "error", "group", "import",
+            "notify", "setup", "doctor", "tokens", "error", "group", "import", "watch",
         ],
     ),
-    ("session", &["session", "change"]),
-    ("faces", &["mcp", "hook", "watch", "serve", "remote"]),
+    ("session", &["session", "change", "wire"]),
+    ("faces", &["mcp", "hook", "serve", "remote"]),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

@@ -359,7 +359,7 @@ impl<'a> Listener<'a> {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().unwrap_or_else(|_| self.home.root().to_path_buf()),
         };
-        let prompt = wake::prompt(&self.agent, &project);
+        let prompt = wake::remote_prompt(&self.agent, &project);
         let mut environment =
             detached_environment(std::env::vars_os(), self.home.root(), Some(&self.agent));
         // The woken agent acts on the same hub, with the same token.

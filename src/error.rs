@@ -5,12 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::board::BoardError;
+use crate::board::new_task::SendRefusal;
 use crate::board::task::TaskId;
 use crate::board::transition::TransitionError;
 use crate::client::UnknownClient;
 use crate::names::InvalidName;
 use crate::store::{SettingError, StoreError};
-use crate::text::Refused;
+use crate::text::{Face, Refused};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -26,6 +27,13 @@ pub enum Error {
     /// have.
     #[error(transparent)]
     Board(#[from] BoardError),
+    /// A participant's text refused on the way in (SPEC section 10).
+    #[error(transparent)]
+    Text(#[from] Refused),
+    #[error(transparent)]
+    Send(#[from] SendRefusal),
+    #[error(transparent)]
+    Message(#[from] MessageRefusal),
     #[error("no identity: pass --as NAME or set BATON_AGENT")]
     NoIdentity,
     #[error("no task {task} in project {project}")]
@@ -71,13 +79,6 @@ pub enum Error {
     },
 }
 
-/// A setting the store cannot use is a wrong request, as any other invalid input.
-impl From<Refused> for Error {
-    fn from(refused: Refused) -> Self {
-        Error::invalid_with_hint(refused.message, refused.hint)
-    }
-}
-
 impl From<UnknownClient> for Error {
     fn from(unknown: UnknownClient) -> Self {
         Error::invalid(unknown.to_string())
@@ -114,6 +115,11 @@ impl Error {
     pub fn duplicate(&self) -> Error {
         match self {
             Error::Store(store) => Error::Store(store.duplicate()),
+            // Refusals that each face words its own way stay themselves.
+            Error::Transition(refused) => Error::Transition(refused.clone()),
+            Error::Send(refused) => Error::Send(refused.clone()),
+            Error::Message(refused) => Error::Message(refused.clone()),
+            Error::Text(refused) => Error::Text(refused.clone()),
             other => Error::Hub {
                 message: other.to_string(),
                 hint: other.hint(),
@@ -140,6 +146,9 @@ impl Error {
             Error::Hub { .. } => 1,
             Error::Name(_)
             | Error::Transition(_)
+            | Error::Text(_)
+            | Error::Send(_)
+            | Error::Message(_)
             | Error::Store(StoreError::Io { .. } | StoreError::Unfinished)
             | Error::NoIdentity
             | Error::UnknownTask { .. }
@@ -149,10 +158,30 @@ impl Error {
         }
     }
 
-    /// A second line that tells the user how to get unstuck, where there is one.
+    /// What the error says, as `face` tells it: the words are the same on every face, but
+    /// an argument they name is spelled as the face spells it (`--subject`, `` `subject` ``).
+    pub fn message(&self, face: Face) -> String {
+        match self {
+            Error::Transition(refused) => refused.words(face),
+            Error::Send(refused) => refused.words(face),
+            Error::Message(refused) => refused.words(face),
+            other => other.to_string(),
+        }
+    }
+
+    /// A second line that tells the user of the command line how to get unstuck, where
+    /// there is one.
     pub fn hint(&self) -> Option<String> {
+        self.hint_for(Face::Cli)
+    }
+
+    /// [`Error::hint`] as `face` tells it.
+    pub fn hint_for(&self, face: Face) -> Option<String> {
         match self {
             Error::Invalid { hint, .. } | Error::Hub { hint, .. } => hint.clone(),
+            Error::Text(refused) => Some(refused.hint(face)),
+            Error::Send(refused) => refused.hint(face),
+            Error::Message(refused) => refused.hint(face),
             Error::Unreachable { .. } => Some(
                 "is `baton serve` running there, and is BATON_URL right? Unset BATON_URL to \
                  use this machine's own board"
@@ -239,3 +268,70 @@ fn list_or_none(names: &[String]) -> String {
         names.join(", ")
     }
 }
+
+/// Why a message was refused (SPEC section 6): the words are the mail domain's, each
+/// argument spelled as the face that tells it spells it ([`Face`]). Kept here, beside the
+/// crate's error, because `mail` itself returns that error: a message `msg` (or the
+/// `message` tool) would not send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MessageRefusal {
+    /// The text is empty, or only spaces.
+    NoWords,
+    /// `notification` is baton's own type.
+    Notification,
+    /// A plan approval's answer from someone other than the project's coordinator.
+    NotCoordinator {
+        project: String,
+        coordinator: Option<String>,
+    },
+    /// A broadcast with nobody but the sender to receive it.
+    NobodyToBroadcastTo,
+}
+
+impl MessageRefusal {
+    /// The refusal as `face` tells it.
+    pub fn words(&self, face: Face) -> String {
+        match self {
+            MessageRefusal::NoWords => match face {
+                Face::Cli => "msg needs some words".to_string(),
+                Face::Tool => format!("message needs some words in {}", face.argument("text")),
+            },
+            MessageRefusal::Notification => "notifications are written by baton itself".into(),
+            MessageRefusal::NotCoordinator {
+                project,
+                coordinator,
+            } => format!(
+                "only the coordinator of project {project} ({}) can send plan_approval_response",
+                coordinator.as_deref().unwrap_or("nobody yet")
+            ),
+            MessageRefusal::NobodyToBroadcastTo => {
+                "nobody but you is here to receive a broadcast".to_string()
+            }
+        }
+    }
+
+    /// How to get past it, as `face` names the arguments.
+    pub fn hint(&self, face: Face) -> Option<String> {
+        match self {
+            MessageRefusal::Notification => Some(format!(
+                "send {} instead",
+                match face {
+                    Face::Cli => "`--type text` (the default)".to_string(),
+                    Face::Tool => format!("{} `text` (the default)", face.argument("type")),
+                }
+            )),
+            MessageRefusal::NobodyToBroadcastTo => {
+                Some("agents are known once they run a baton command".to_string())
+            }
+            MessageRefusal::NoWords | MessageRefusal::NotCoordinator { .. } => None,
+        }
+    }
+}
+
+impl std::fmt::Display for MessageRefusal {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.words(Face::Cli))
+    }
+}
+
+impl std::error::Error for MessageRefusal {}

@@ -61,5 +61,8 @@ pub mod wake;
 /// Waiting for files to change, on the kernel's file events (else a look at their metadata):
 /// what `wait`, `watch` and `serve`'s event feed block on.
 pub mod watch;
+/// The JSON API of `baton serve` as it travels: its paths, and every request and answer as
+/// one type that the server and the client of a remote hub share.
+pub mod wire;
 
 pub use error::{Error, Result};

@@ -44,7 +44,8 @@ use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::mail::MessageType;
 use crate::project::DEFAULT_PROJECT;
-use crate::session::{BoardFilter, Hub, NewTask, Request, Session};
+use crate::session::{BoardFilter, Desk, Hub, InboxLook, LocalDesk, NewTask, Request, Session};
+use crate::text::Face;
 use crate::wake::WakeOutcome;
 
 /// The MCP server of one identity, or of each request's [`Caller`].
@@ -380,13 +381,11 @@ impl BatonServer {
     #[tool(description = "Start here: tasks waiting for you and unread messages (marked read).")]
     async fn inbox(&self, Parameters(args): Parameters<InboxArgs>) -> ToolResult {
         if args.peek {
-            self.respond(args.project.project, |session| session.inbox())
+            self.respond(args.project.project, |desk| desk.inbox(InboxLook::Peek))
                 .await
         } else {
-            self.respond(args.project.project, |session| {
-                session.inbox_and_mark_read()
-            })
-            .await
+            self.respond(args.project.project, |desk| desk.inbox(InboxLook::MarkRead))
+                .await
         }
     }
 
@@ -400,8 +399,8 @@ impl BatonServer {
             mine: args.mine,
             all: args.all,
         };
-        self.respond_list(args.project.project, "tasks", move |session| {
-            session.list(&filter)
+        self.respond_list(args.project.project, "tasks", move |desk| {
+            desk.board(&filter)
         })
         .await
     }
@@ -412,26 +411,27 @@ impl BatonServer {
     )]
     async fn show(&self, Parameters(args): Parameters<TaskArgs>) -> ToolResult {
         let TaskNumber(id) = args.id;
-        self.respond(args.project.project, move |session| session.show(id))
+        self.respond(args.project.project, move |desk| desk.show(id))
             .await
     }
 
     #[tool(description = "Give a new task to an agent (`to`) or by `skill`.")]
     async fn send(&self, Parameters(args): Parameters<SendArgs>) -> ToolResult {
         let new = NewTask {
-            to: args.to.filter(|to| !to.is_empty()),
-            skill: args.skill.filter(|skill| !skill.is_empty()),
+            to: args.to,
+            skill: args.skill,
             subject: args.subject,
             body: args.body,
             files: args.files,
             priority: args.priority,
             after: args.after.into_iter().map(|TaskNumber(id)| id).collect(),
             review: args.review,
-            reviewer: args.reviewer.filter(|reviewer| !reviewer.is_empty()),
-        };
+            reviewer: args.reviewer,
+        }
+        .without_empty_names();
         let report_wake = self.report_wake;
-        self.respond(args.project.project, move |session| {
-            let changed = session.send(new)?;
+        self.respond(args.project.project, move |desk| {
+            let changed = desk.send(new)?;
             changed.woken.iter().for_each(report_wake);
             Ok(changed)
         })
@@ -517,8 +517,8 @@ impl BatonServer {
     async fn message(&self, Parameters(args): Parameters<MessageArgs>) -> ToolResult {
         let kind = args.kind.unwrap_or(MessageType::Text);
         let report_wake = self.report_wake;
-        self.respond(args.project.project, move |session| {
-            let sent = session.message(&args.to, &args.text, kind, args.summary.as_deref())?;
+        self.respond(args.project.project, move |desk| {
+            let sent = desk.message(&args.to, &args.text, kind, args.summary.as_deref())?;
             sent.woken.iter().for_each(report_wake);
             Ok(sent)
         })
@@ -530,7 +530,7 @@ impl BatonServer {
         annotations(read_only_hint = true)
     )]
     async fn agents(&self, Parameters(args): Parameters<ProjectArgs>) -> ToolResult {
-        self.respond(args.project, |session| session.agents()).await
+        self.respond(args.project, |desk| desk.agents()).await
     }
 }
 
@@ -542,19 +542,19 @@ impl BatonServer {
         action: Action,
     ) -> ToolResult {
         let report_wake = self.report_wake;
-        self.respond(project.project, move |session| {
-            let changed = session.act(id, action)?;
+        self.respond(project.project, move |desk| {
+            let changed = desk.act(id, action)?;
             changed.woken.iter().for_each(report_wake);
             Ok(changed)
         })
         .await
     }
 
-    /// Runs `operation` in a session of this identity; the result is the CLI's `--json`.
+    /// Runs `operation` on the desk of this identity; the result is the CLI's `--json`.
     async fn respond<T, F>(&self, project: Option<String>, operation: F) -> ToolResult
     where
         T: Serialize + Send + 'static,
-        F: FnOnce(&Session) -> Result<T> + Send + 'static,
+        F: FnOnce(&dyn Desk) -> Result<T> + Send + 'static,
     {
         match self.run(project, operation).await? {
             Ok(value) => {
@@ -576,7 +576,7 @@ impl BatonServer {
     ) -> ToolResult
     where
         T: Serialize + Send + 'static,
-        F: FnOnce(&Session) -> Result<Vec<T>> + Send + 'static,
+        F: FnOnce(&dyn Desk) -> Result<Vec<T>> + Send + 'static,
     {
         match self.run(project, operation).await? {
             Ok(list) => {
@@ -588,8 +588,8 @@ impl BatonServer {
         }
     }
 
-    /// Opens a session and runs `operation` on a blocking thread: sessions read and lock
-    /// files, and a lock wait must not stall the protocol (pings, other calls).
+    /// Opens a session and runs `operation` on its desk, on a blocking thread: sessions read
+    /// and lock files, and a lock wait must not stall the protocol (pings, other calls).
     async fn run<T, F>(
         &self,
         project: Option<String>,
@@ -597,7 +597,7 @@ impl BatonServer {
     ) -> std::result::Result<Result<T>, ErrorData>
     where
         T: Send + 'static,
-        F: FnOnce(&Session) -> Result<T> + Send + 'static,
+        F: FnOnce(&dyn Desk) -> Result<T> + Send + 'static,
     {
         let hub = self.hub.clone();
         let (agent, is_in_working_directory) = match &self.identity {
@@ -624,7 +624,7 @@ impl BatonServer {
                 let project = project.as_deref().unwrap_or(DEFAULT_PROJECT);
                 Session::open_by_id(hub, &agent, project)?
             };
-            operation(&session)
+            operation(&LocalDesk::of(session))
         })
         .await
         .map_err(|error| ErrorData::internal_error(format!("the tool stopped: {error}"), None))
@@ -749,11 +749,12 @@ fn reply(structured: Value, text: String) -> CallToolResult {
     result
 }
 
-/// The CLI's stderr lines for `error`, as a tool result the model reads.
+/// The CLI's stderr lines for `error`, as a tool result the model reads: the same words,
+/// naming a tool's arguments where the CLI names its flags.
 fn refusal(error: &Error) -> CallToolResult {
     // As on the CLI's stderr, each line is one line, whatever the error quotes.
-    let mut text = format!("error: {}", crate::text::inline(&error.to_string()));
-    if let Some(hint) = error.hint() {
+    let mut text = format!("error: {}", crate::text::inline(&error.message(Face::Tool)));
+    if let Some(hint) = error.hint_for(Face::Tool) {
         text.push_str(&format!("\nhint: {}", crate::text::inline(&hint)));
     }
     CallToolResult::error(vec![ContentBlock::text(text)])
@@ -957,6 +958,32 @@ mod tests {
                     "description": "Project id (default: your working directory's; over HTTP `default`)",
                 })
             );
+        }
+        // Every action of the table is a tool of its name, taking its words as the table's
+        // argument, required where the table requires them.
+        for row in crate::board::action::ACTIONS {
+            let tool = server
+                .tool_router
+                .get(row.name)
+                .unwrap_or_else(|| panic!("no tool `{}`", row.name));
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let has = |name: &str| schema["properties"].get(name).is_some();
+            use crate::board::action::Words;
+            assert_eq!(has(row.argument), row.words != Words::None, "{}", row.name);
+            assert_eq!(
+                required.contains(&row.argument),
+                row.words == Words::Required,
+                "{}",
+                row.name
+            );
+            assert_eq!(has("to"), row.takes_to, "{}", row.name);
+            assert_eq!(required.contains(&"to"), row.takes_to, "{}", row.name);
         }
         let send = server.tool_router.get("send").expect("send");
         assert_eq!(

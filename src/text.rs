@@ -232,7 +232,7 @@ pub fn check_line(field: LineField, value: &str) -> Result<(), Refused> {
                 "the {name} must be one line: it holds {what} ({}) at byte {at}",
                 inline(&c.to_string())
             ),
-            hint: "put longer or multi-line text in the body",
+            hint: RefusedHint::Said("put longer or multi-line text in the body"),
         });
     }
     let (length, most, unit) = match field.cap() {
@@ -250,7 +250,7 @@ pub fn check_line(field: LineField, value: &str) -> Result<(), Refused> {
             with_thousands(length),
             with_thousands(most)
         ),
-        hint: field.hint_when_long(),
+        hint: RefusedHint::Said(field.hint_when_long()),
     })
 }
 
@@ -266,7 +266,7 @@ pub fn check_long(field: &str, value: &str) -> Result<(), Refused> {
             value.len().div_ceil(1024),
             LONG_TEXT_LIMIT / 1024
         ),
-        hint: "put the text in a file and pass its path with --files",
+        hint: RefusedHint::PassAFile,
     })
 }
 
@@ -283,12 +283,67 @@ fn with_thousands(number: usize) -> String {
     out
 }
 
+/// The face a refusal is told through. The model's words are the same on every face; where
+/// they name an argument, each face spells it its own way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Face {
+    /// The command line, and what shows its words: the terminal board, and the JSON API,
+    /// whose refusals the command line on another machine prints as its own and the web
+    /// board shows (SPEC section 13: the same output on either machine).
+    #[default]
+    Cli,
+    /// An MCP tool call, whose caller has arguments, not flags.
+    Tool,
+}
+
+impl Face {
+    /// How this face names the argument `name`: `--files` on the command line, `` `files` ``
+    /// in a tool call.
+    pub fn argument(self, name: &str) -> String {
+        match self {
+            Face::Cli => format!("--{name}"),
+            Face::Tool => format!("`{name}`"),
+        }
+    }
+
+    /// [`Face::argument`] with the placeholder the command line shows for its value:
+    /// `--to NAME`; a tool call's schema says what goes in it.
+    pub fn argument_with(self, name: &str, value: &str) -> String {
+        match self {
+            Face::Cli => format!("--{name} {value}"),
+            Face::Tool => format!("`{name}`"),
+        }
+    }
+}
+
 /// A participant's text refused on the way in: what is wrong with it, and how to get past.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct Refused {
     pub message: String,
-    pub hint: &'static str,
+    pub hint: RefusedHint,
+}
+
+/// How to get past a [`Refused`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusedHint {
+    /// These words, the same on every face.
+    Said(&'static str),
+    /// Put the text in a file and name the file instead.
+    PassAFile,
+}
+
+impl Refused {
+    /// How to get past it, as `face` names the arguments.
+    pub fn hint(&self, face: Face) -> String {
+        match self.hint {
+            RefusedHint::Said(words) => words.to_string(),
+            RefusedHint::PassAFile => format!(
+                "put the text in a file and pass its path with {}",
+                face.argument("files")
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -351,7 +406,7 @@ mod tests {
             error.to_string(),
             "the subject is 100,000 characters long; at most 1,000 are accepted"
         );
-        assert!(error.hint.contains("body"), "{}", error.hint);
+        assert!(error.hint(Face::Cli).contains("body"), "{:?}", error.hint);
         assert!(check_line(LineField::Summary, &"é".repeat(1001)).is_err());
         // A path is counted in bytes, as the system counts it.
         assert!(check_line(LineField::FileName, &"a".repeat(4096)).is_ok());
@@ -381,7 +436,8 @@ mod tests {
             error.to_string(),
             "the body is 257 KiB; at most 256 KiB is accepted"
         );
-        assert!(error.hint.contains("--files"));
+        assert!(error.hint(Face::Cli).contains("--files"));
+        assert!(error.hint(Face::Tool).contains("`files`"));
         assert!(check_long("body", "line\nline\u{1b}").is_ok());
     }
 

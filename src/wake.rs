@@ -208,6 +208,23 @@ pub fn prompt(agent: &str, project: &Project) -> String {
     text
 }
 
+/// The prompt of a run that `baton listen` starts on an agent's machine: [`prompt`], and,
+/// for a project mapped to a directory there, that baton's tools need the project named.
+/// The directory gives the project to the `baton` command and to the hooks, but a client
+/// wired by `setup --url` reaches the hub's MCP tools over HTTP, where a call that names no
+/// project acts on `default` (SPEC section 13).
+pub fn remote_prompt(agent: &str, project: &Project) -> String {
+    let mut text = prompt(agent, project);
+    if project.workspace.is_some() && project.id != project::DEFAULT_PROJECT {
+        text.push_str(&format!(
+            " Pass `project: {}` to every baton tool: they reach the hub, which does not \
+             know this directory.",
+            crate::text::inline(&project.id)
+        ));
+    }
+    text
+}
+
 /// One piece of work in an agent's inbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Work {
@@ -656,5 +673,31 @@ mod tests {
         let text = prompt("co\u{202e}dex", &project);
         assert!(!text.contains(['\n', '\u{1b}', '\u{202e}']), "{text}");
         assert!(text.contains("project api\\u{a}\\u{1b}[2J"), "{text}");
+    }
+
+    #[test]
+    fn a_run_listen_starts_in_a_mapped_project_is_told_to_name_it_to_the_tools() {
+        let mut project: Project = serde_json::from_value(serde_json::json!({
+            "id": "api",
+            "workspace": "/home/ann/src/api",
+            "created_at": "2026-11-29T12:00:00.000Z",
+        }))
+        .unwrap();
+        let text = remote_prompt("codex", &project);
+        assert!(text.starts_with(&prompt("codex", &project)), "{text}");
+        assert!(
+            text.ends_with(
+                "Pass `project: api` to every baton tool: they reach the hub, which does not \
+                 know this directory."
+            ),
+            "{text}"
+        );
+        // Unmapped, the prompt says it for tools and commands alike, once.
+        project.workspace = None;
+        assert_eq!(remote_prompt("codex", &project), prompt("codex", &project));
+        // `default` is what a call naming no project acts on.
+        project.workspace = Some("/home/ann/src".into());
+        project.id = "default".to_string();
+        assert_eq!(remote_prompt("codex", &project), prompt("codex", &project));
     }
 }

@@ -30,19 +30,14 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use ::notify::event::{AccessKind, AccessMode};
 use ::notify::{EventKind, RecursiveMode, Watcher};
 
-use crate::error::{Error, Result};
-use crate::session::{Inbox, Push, Pushed, Session};
-use crate::store::StoreError;
 use crate::store::cache::Stamp;
 use crate::store::paths::Home;
 use crate::store::platform;
-use crate::time;
 
 /// How often the fallback looks at the watched files.
 pub const POLL_EVERY: Duration = Duration::from_millis(100);
@@ -470,103 +465,10 @@ impl FileWatch {
     }
 }
 
-/// The session as of this moment, for a long-running command whose session was opened
-/// long ago (leases and stalled marks depend on the time).
-pub fn at_now(session: &Session) -> Session {
-    let mut fresh = session.clone();
-    fresh.now = time::now();
-    fresh
-}
-
-/// `wait`: blocks until the caller's inbox holds a task or an unread message and returns
-/// it, or fails with [`Error::WaitTimedOut`] once `timeout` has passed. It looks at the
-/// inbox when the project's files change, and every [`LOOK_AGAIN_EVERY`].
-pub fn wait_for_work(session: &Session, timeout: Option<Duration>) -> Result<Inbox> {
-    session.agent()?;
-    let started = Instant::now();
-    let mut files = FileWatch::project(session.home(), session.project_id());
-    // The files as they are before the first look: a change during it is a change.
-    files.has_changed();
-    loop {
-        let looked_at = Instant::now();
-        let inbox = at_now(session).inbox()?;
-        if !inbox.is_empty() {
-            return Ok(inbox);
-        }
-        loop {
-            let mut pause = LOOK_AGAIN_EVERY.saturating_sub(looked_at.elapsed());
-            if let Some(timeout) = timeout {
-                let waited = started.elapsed();
-                if waited >= timeout {
-                    return Err(Error::WaitTimedOut {
-                        seconds: timeout.as_secs(),
-                    });
-                }
-                pause = pause.min(timeout - waited);
-            }
-            if pause.is_zero() || files.wait_for_change(pause) {
-                break;
-            }
-        }
-    }
-}
-
-/// `hook follow`: hands each hand-over to the caller not yet seen to `push`, as the board
-/// changes (and every [`LOOK_AGAIN_EVERY`]), until `is_over` says the live session ended
-/// (asked every [`ASK_OVER_EVERY`]) or `push` says its reader is gone. Each batch pushed is
-/// recorded as seen ([`Session::record_pushed`]); unseen work waiting when it starts is
-/// pushed at once.
-pub fn follow_handovers(
-    session: &Session,
-    is_over: impl Fn() -> bool,
-    mut push: impl FnMut(&Push) -> bool,
-) -> Result<()> {
-    session.agent()?;
-    let mut files = FileWatch::project(session.home(), session.project_id());
-    files.has_changed();
-    let mut pushed = Pushed::default();
-    while !is_over() {
-        let looked_at = Instant::now();
-        let session = at_now(session);
-        let mut sent = Vec::new();
-        let mut is_read = true;
-        let due = match session.handovers_to_push(&mut pushed) {
-            Ok(due) => due,
-            // A lock held past the timeout (a long write, a loaded machine) is no reason to
-            // end the session's pushes: look again in a moment.
-            Err(Error::Store(StoreError::LockTimeout { .. })) => {
-                thread::sleep(POLL_EVERY);
-                continue;
-            }
-            Err(error) => return Err(error),
-        };
-        for due in due {
-            if !push(&due.push) {
-                is_read = false;
-                break;
-            }
-            sent.push(due.push);
-        }
-        // A lock held too long leaves them unseen on the board, and held in `pushed`: the
-        // next look records them, and nothing is pushed twice.
-        let _ = session.record_pushed(&mut pushed, &sent);
-        if !is_read {
-            return Ok(());
-        }
-        while !is_over() {
-            let pause = LOOK_AGAIN_EVERY
-                .saturating_sub(looked_at.elapsed())
-                .min(ASK_OVER_EVERY);
-            if pause.is_zero() || files.wait_for_change(pause) {
-                break;
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use std::thread;
+
     use super::*;
 
     /// Long enough for any event on a loaded machine; a wait that ends this late failed.

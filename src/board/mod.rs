@@ -1,5 +1,6 @@
 //! The model: tasks, the state machine that moves them, and whose turn each one is.
 
+pub mod action;
 pub mod circles;
 pub mod delivery;
 pub mod finished;

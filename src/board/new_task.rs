@@ -1,8 +1,11 @@
 //! A new task as `send` puts it on the board (SPEC section 3): what the sender asked for,
 //! made into a pending [`Task`]. Pure: the id, the assignee and the time are handed in.
 
+use serde::{Deserialize, Serialize};
+
+use super::routing::NobodyHasSkill;
 use super::task::{Priority, Status, Task, TaskId};
-use crate::text::{self, LineField, Refused};
+use crate::text::{self, Face, LineField, Refused};
 use crate::time::Timestamp;
 
 /// Checks what a participant wrote for a task before it is stored (SPEC section 10): the
@@ -25,21 +28,128 @@ pub fn check_words(
     Ok(())
 }
 
-/// What `send` needs.
-#[derive(Debug, Clone, Default)]
+/// Why `send` refused a task: the words are the model's, each argument spelled as the face
+/// that tells it spells it ([`Face`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendRefusal {
+    /// The subject is empty, or only spaces.
+    NoSubject,
+    /// A file name in `files` is empty (`--files a,,b`).
+    EmptyFileName,
+    /// Neither an assignee nor a skill to route by.
+    NoAssignee,
+    /// A task in `after` ended without completing: the new one could never start.
+    AfterEnded { task: TaskId, status: Status },
+    /// Routing by skill found nobody but the sender.
+    NobodyHasSkill(NobodyHasSkill),
+}
+
+impl SendRefusal {
+    /// The refusal as `face` tells it.
+    pub fn words(&self, face: Face) -> String {
+        match self {
+            SendRefusal::NoSubject => {
+                format!("send needs {} with some words", face.argument("subject"))
+            }
+            SendRefusal::EmptyFileName => {
+                format!("{} holds an empty file name", face.argument("files"))
+            }
+            SendRefusal::NoAssignee => format!(
+                "send needs {} or {}",
+                face.argument_with("to", "NAME"),
+                face.argument_with("skill", "TAG")
+            ),
+            SendRefusal::AfterEnded { task, status } => format!(
+                "{task} is {status}: a task sent {} it could never start",
+                face.argument("after")
+            ),
+            SendRefusal::NobodyHasSkill(refused) => {
+                let offered = if refused.offered.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    refused.offered.join(", ")
+                };
+                format!(
+                    "no agent but you has the skill `{}`; skills on offer: {offered}",
+                    refused.skill
+                )
+            }
+        }
+    }
+
+    /// How to get past it, as `face` names the arguments and commands.
+    pub fn hint(&self, face: Face) -> Option<String> {
+        Some(match (self, face) {
+            (SendRefusal::NoSubject, _) => return None,
+            (SendRefusal::EmptyFileName, Face::Cli) => {
+                "separate file names with single commas: --files src/a.rs,src/b.rs".to_string()
+            }
+            (SendRefusal::EmptyFileName, Face::Tool) => {
+                "leave the empty names out of `files`".to_string()
+            }
+            (SendRefusal::NoAssignee, Face::Cli) => {
+                "`baton agents` lists who is here and what they are good at".to_string()
+            }
+            (SendRefusal::NoAssignee, Face::Tool) => {
+                "the `agents` tool lists who is here and what they are good at".to_string()
+            }
+            (SendRefusal::AfterEnded { task, .. }, face) => format!(
+                "send it without {task} in {}, or after a task that can still complete",
+                face.argument("after")
+            ),
+            (SendRefusal::NobodyHasSkill(_), face) => format!(
+                "give an agent a skill with `baton agent add NAME --skills a,b`, or send with {}",
+                face.argument_with("to", "NAME")
+            ),
+        })
+    }
+}
+
+impl std::fmt::Display for SendRefusal {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.words(Face::Cli))
+    }
+}
+
+impl std::error::Error for SendRefusal {}
+
+/// What `send` needs: `send`'s options, and the body of `POST …/tasks`
+/// (the API's `SendBody`), where everything but the subject may be left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NewTask {
+    #[serde(default)]
     pub to: Option<String>,
+    #[serde(default)]
     pub skill: Option<String>,
     pub subject: String,
+    #[serde(default)]
     pub body: String,
+    #[serde(default)]
     pub files: Vec<String>,
+    #[serde(default)]
     pub priority: Priority,
+    #[serde(default)]
     pub after: Vec<TaskId>,
+    #[serde(default)]
     pub review: bool,
+    #[serde(default)]
     pub reviewer: Option<String>,
 }
 
 impl NewTask {
+    /// The same task with an empty `to`, `skill` or `reviewer` read as none given: a form
+    /// or a tool call sends empty fields where a command line leaves out the flag.
+    pub fn without_empty_names(self) -> NewTask {
+        let given = |name: Option<String>| name.filter(|name| !name.is_empty());
+        NewTask {
+            to: given(self.to),
+            skill: given(self.skill),
+            reviewer: given(self.reviewer),
+            ..self
+        }
+    }
+
     /// The pending task `sender` sends to `to` as `id` at `now`, tagged with `skill` (the
     /// skill it was routed by, or the one it was sent with). A reviewer implies review, and
     /// the sender naming itself reviewer is the same as naming nobody: it reviews by default.

@@ -6,8 +6,10 @@
 
 use chrono::Duration;
 
+use super::action::{ActionKind, Role, Words};
 use super::inbox::{ended_dependency, waits_on_ended};
 use super::task::{EntryKind, Status, Task, TaskId, ThreadEntry};
+use crate::text::Face;
 use crate::time::Timestamp;
 
 /// Something an agent does to an existing task. Texts are the words the agent gave.
@@ -26,114 +28,75 @@ pub enum Action {
     Reassign { to: String, note: String },
 }
 
-/// Who may take an action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Assignee,
-    Sender,
-    Reviewer,
-    SenderOrCoordinator,
-}
-
 impl Action {
+    /// Which action this is, without its words.
+    pub fn kind(&self) -> ActionKind {
+        match self {
+            Action::Claim => ActionKind::Claim,
+            Action::Release => ActionKind::Release,
+            Action::Ask { .. } => ActionKind::Ask,
+            Action::Answer { .. } => ActionKind::Answer,
+            Action::Review { .. } => ActionKind::Review,
+            Action::Approve { .. } => ActionKind::Approve,
+            Action::RequestChanges { .. } => ActionKind::RequestChanges,
+            Action::Done { .. } => ActionKind::Done,
+            Action::Fail { .. } => ActionKind::Fail,
+            Action::Cancel { .. } => ActionKind::Cancel,
+            Action::Reassign { .. } => ActionKind::Reassign,
+        }
+    }
+
+    /// The action `kind` with the words given, and for a reassignment its new assignee;
+    /// `None` for a reassignment to nobody. Words are dropped where the action takes none.
+    pub fn of(kind: ActionKind, words: String, to: Option<String>) -> Option<Action> {
+        Some(match kind {
+            ActionKind::Claim => Action::Claim,
+            ActionKind::Release => Action::Release,
+            ActionKind::Ask => Action::Ask { question: words },
+            ActionKind::Answer => Action::Answer { answer: words },
+            ActionKind::Review => Action::Review { note: words },
+            ActionKind::Approve => Action::Approve { note: words },
+            ActionKind::RequestChanges => Action::RequestChanges { what: words },
+            ActionKind::Done => Action::Done { result: words },
+            ActionKind::Fail => Action::Fail { reason: words },
+            ActionKind::Cancel => Action::Cancel { reason: words },
+            ActionKind::Reassign => Action::Reassign {
+                to: to.filter(|to| !to.is_empty())?,
+                note: words,
+            },
+        })
+    }
+
+    /// The action `kind` as a face judges whether to offer it, before the actor gives the
+    /// words: sample words stand in for them, and a reassignment goes to someone who is not
+    /// `assignee` (a picker offers the others).
+    pub fn sample(kind: ActionKind, assignee: &str) -> Action {
+        let to = Some(format!("{assignee}-"));
+        let words = match kind {
+            ActionKind::Reassign => String::new(),
+            _ => "offered".to_string(),
+        };
+        // A sample reassignment names somebody, so there is always an action.
+        Action::of(kind, words, to).unwrap_or(Action::Claim)
+    }
+
     /// The command name, as it appears in `activity.jsonl` and in messages.
     pub fn name(&self) -> &'static str {
-        match self {
-            Action::Claim => "claim",
-            Action::Release => "release",
-            Action::Ask { .. } => "ask",
-            Action::Answer { .. } => "answer",
-            Action::Review { .. } => "review",
-            Action::Approve { .. } => "approve",
-            Action::RequestChanges { .. } => "request_changes",
-            Action::Done { .. } => "done",
-            Action::Fail { .. } => "fail",
-            Action::Cancel { .. } => "cancel",
-            Action::Reassign { .. } => "reassign",
-        }
+        self.kind().name()
     }
 
     /// The words the action carries (empty for a claim or a release), and the new
     /// assignee of a reassignment.
     pub fn words(&self) -> (&str, Option<&str>) {
         match self {
-            Action::Claim | Action::Release => ("", None),
-            Action::Ask { question: words }
-            | Action::Answer { answer: words }
-            | Action::Review { note: words }
-            | Action::Approve { note: words }
-            | Action::RequestChanges { what: words }
-            | Action::Done { result: words }
-            | Action::Fail { reason: words }
-            | Action::Cancel { reason: words } => (words, None),
             Action::Reassign { to, note } => (note, Some(to)),
-        }
-    }
-
-    fn role(&self) -> Role {
-        match self {
-            Action::Claim
-            | Action::Release
-            | Action::Ask { .. }
-            | Action::Review { .. }
-            | Action::Done { .. }
-            | Action::Fail { .. } => Role::Assignee,
-            Action::Answer { .. } => Role::Sender,
-            Action::Approve { .. } | Action::RequestChanges { .. } => Role::Reviewer,
-            Action::Cancel { .. } | Action::Reassign { .. } => Role::SenderOrCoordinator,
+            other => (other.text(), None),
         }
     }
 
     /// The statuses the action starts from (SPEC section 3, column "from").
     pub fn allowed_from(&self) -> &'static [Status] {
-        use Status::*;
-        match self {
-            Action::Claim => &[Pending, ChangesRequested],
-            Action::Release => &[Working],
-            Action::Ask { .. } | Action::Review { .. } | Action::Done { .. } => {
-                &[Pending, Working, ChangesRequested]
-            }
-            Action::Answer { .. } => &[InputRequired],
-            Action::Approve { .. } | Action::RequestChanges { .. } => &[ReviewRequested],
-            Action::Fail { .. } | Action::Cancel { .. } => &[
-                Pending,
-                Working,
-                InputRequired,
-                ReviewRequested,
-                ChangesRequested,
-            ],
-            Action::Reassign { .. } => &[Pending, Working, InputRequired, ChangesRequested],
-        }
-    }
-
-    fn target(&self) -> Status {
-        match self {
-            Action::Claim => Status::Working,
-            Action::Release | Action::Answer { .. } | Action::Reassign { .. } => Status::Pending,
-            Action::Ask { .. } => Status::InputRequired,
-            Action::Review { .. } => Status::ReviewRequested,
-            Action::Approve { .. } | Action::Done { .. } => Status::Completed,
-            Action::RequestChanges { .. } => Status::ChangesRequested,
-            Action::Fail { .. } => Status::Failed,
-            Action::Cancel { .. } => Status::Canceled,
-        }
-    }
-
-    /// How a refusal names the action: "only codex can {phrase}".
-    fn phrase(&self) -> &'static str {
-        match self {
-            Action::Claim => "claim it",
-            Action::Release => "release it",
-            Action::Ask { .. } => "ask on it",
-            Action::Answer { .. } => "answer on it",
-            Action::Review { .. } => "ask for a review of it",
-            Action::Approve { .. } => "approve it",
-            Action::RequestChanges { .. } => "request changes on it",
-            Action::Done { .. } => "mark it done",
-            Action::Fail { .. } => "fail it",
-            Action::Cancel { .. } => "cancel it",
-            Action::Reassign { .. } => "reassign it",
-        }
+        self.kind().row().from
     }
 
     /// The words recorded in the thread and the activity log.
@@ -152,43 +115,7 @@ impl Action {
 
     /// What the words of [`Action::text`] are called in an error about them.
     pub fn text_name(&self) -> &'static str {
-        match self {
-            Action::Claim | Action::Release => "text",
-            Action::Ask { .. } => "question",
-            Action::Answer { .. } => "answer",
-            Action::Review { .. } | Action::Approve { .. } | Action::Reassign { .. } => "note",
-            Action::RequestChanges { .. } => "request",
-            Action::Done { .. } => "result",
-            Action::Fail { .. } | Action::Cancel { .. } => "reason",
-        }
-    }
-
-    /// The flag that must carry words for this action, if any.
-    fn required_text(&self) -> Option<&'static str> {
-        match self {
-            Action::Ask { .. } | Action::Answer { .. } | Action::RequestChanges { .. } => {
-                Some("--body")
-            }
-            Action::Done { .. } => Some("--result"),
-            Action::Fail { .. } => Some("--reason"),
-            _ => None,
-        }
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        match self {
-            Action::Claim => EntryKind::Claim,
-            Action::Release => EntryKind::Release,
-            Action::Ask { .. } => EntryKind::Question,
-            Action::Answer { .. } => EntryKind::Answer,
-            Action::Review { .. } => EntryKind::ReviewRequest,
-            Action::Approve { .. } => EntryKind::Approval,
-            Action::RequestChanges { .. } => EntryKind::ChangesRequest,
-            Action::Done { .. } => EntryKind::Result,
-            Action::Fail { .. } => EntryKind::Failure,
-            Action::Cancel { .. } => EntryKind::Cancellation,
-            Action::Reassign { .. } => EntryKind::Reassignment,
-        }
+        self.kind().row().word
     }
 }
 
@@ -217,21 +144,105 @@ pub struct Event {
 }
 
 /// Why a transition was refused: one line naming the task, its status and who may act.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransitionError {
-    #[error("{task} is {status}, assigned to {assignee}: {reason}")]
     Refused {
         task: TaskId,
         status: Status,
         assignee: String,
-        reason: String,
+        why: Why,
     },
-    #[error("{action} needs {flag} with some words")]
-    MissingText {
-        action: &'static str,
-        flag: &'static str,
-    },
+    /// The action needs words (SPEC section 3) and was given none.
+    MissingWords { action: ActionKind },
 }
+
+/// What stands in the way of a transition, after "T-4 is working, assigned to codex:".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// The task is finished, and nothing moves it again.
+    Finished,
+    /// Only `who` may take the action: the names, with their roles where it helps.
+    OnlyBy { action: ActionKind, who: String },
+    /// The action starts from other statuses.
+    Status { action: ActionKind },
+    /// `done` on a task sent for review, which `reviewer` must approve.
+    SentForReview { task: TaskId, reviewer: String },
+    /// The task waits on one that failed or was canceled: its sender decides.
+    DependencyEnded {
+        dependency: TaskId,
+        status: Status,
+        sender: String,
+    },
+    /// The task waits on unfinished ones.
+    Blocked { waiting_on: Vec<TaskId> },
+    /// A reassignment to the assignee it has.
+    AlreadyAssigned { to: String },
+}
+
+impl TransitionError {
+    /// The refusal as `face` tells it: the model's words, with the face's spelling of the
+    /// arguments it names.
+    pub fn words(&self, face: Face) -> String {
+        match self {
+            TransitionError::Refused {
+                task,
+                status,
+                assignee,
+                why,
+            } => format!(
+                "{task} is {status}, assigned to {assignee}: {}",
+                why.words()
+            ),
+            TransitionError::MissingWords { action } => format!(
+                "{action} needs {} with some words",
+                face.argument(action.row().argument)
+            ),
+        }
+    }
+}
+
+impl Why {
+    fn words(&self) -> String {
+        match self {
+            Why::Finished => "it is finished, and nothing moves it again".to_string(),
+            Why::OnlyBy { action, who } => format!("only {who} can {}", action.row().phrase),
+            Why::Status { action } => {
+                let from: Vec<_> = action.row().from.iter().map(|s| s.as_str()).collect();
+                let verb = action.name().replace('_', " ");
+                format!("{verb} needs it {}", or_list(&from))
+            }
+            // The same words on every face: a tool caller is told the command too (the
+            // MCP tests hold its refusal to the CLI's line).
+            Why::SentForReview { task, reviewer } => format!(
+                "it was sent with --review: run `baton review {}`, then {reviewer} approves",
+                task.0
+            ),
+            Why::DependencyEnded {
+                dependency,
+                status,
+                sender,
+            } => format!(
+                "it {}, so it cannot go ahead: {sender} (the sender) can cancel it, or \
+                 reassign it to go ahead without",
+                waits_on_ended(*dependency, *status),
+            ),
+            Why::Blocked { waiting_on } => {
+                let ids: Vec<_> = waiting_on.iter().map(TaskId::to_string).collect();
+                format!("it is blocked until {} completed", and_list(&ids))
+            }
+            Why::AlreadyAssigned { to } => format!("it is already assigned to {to}"),
+        }
+    }
+}
+
+/// The command line's words.
+impl std::fmt::Display for TransitionError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.words(Face::Cli))
+    }
+}
+
+impl std::error::Error for TransitionError {}
 
 /// Applies `action` by `actor` to `task`. Pure: the same inputs give the same answer.
 pub fn transition(
@@ -240,39 +251,30 @@ pub fn transition(
     actor: &str,
     rules: Rules<'_>,
 ) -> Result<(Task, Event), TransitionError> {
-    let refuse = |reason: String| TransitionError::Refused {
+    let refuse = |why: Why| TransitionError::Refused {
         task: task.id,
         status: task.status,
         assignee: task.to.clone(),
-        reason,
+        why,
     };
     if task.status.is_finished() {
-        return Err(refuse("it is finished, and nothing moves it again".into()));
+        return Err(refuse(Why::Finished));
     }
-    if let Some(flag) = action.required_text()
-        && action.text().trim().is_empty()
-    {
-        return Err(TransitionError::MissingText {
-            action: action.name(),
-            flag,
-        });
+    let kind = action.kind();
+    let row = kind.row();
+    if row.words == Words::Required && action.text().trim().is_empty() {
+        return Err(TransitionError::MissingWords { action: kind });
     }
-    let phrase = action.phrase();
-    match action.role() {
+    let only_by = |who: String| refuse(Why::OnlyBy { action: kind, who });
+    match row.role {
         Role::Assignee if actor != task.to => {
-            return Err(refuse(format!("only {} can {phrase}", task.to)));
+            return Err(only_by(task.to.clone()));
         }
         Role::Sender if actor != task.from => {
-            return Err(refuse(format!(
-                "only {} (the sender) can {phrase}",
-                task.from
-            )));
+            return Err(only_by(format!("{} (the sender)", task.from)));
         }
         Role::Reviewer if actor != task.reviewer() => {
-            return Err(refuse(format!(
-                "only {} (the reviewer) can {phrase}",
-                task.reviewer()
-            )));
+            return Err(only_by(format!("{} (the reviewer)", task.reviewer())));
         }
         Role::SenderOrCoordinator if actor != task.from && rules.coordinator != Some(actor) => {
             let who = match rules.coordinator {
@@ -284,41 +286,32 @@ pub fn transition(
                 }
                 _ => format!("{} (the sender)", task.from),
             };
-            return Err(refuse(format!("only {who} can {phrase}")));
+            return Err(only_by(who));
         }
         _ => {}
     }
-    if !action.allowed_from().contains(&task.status) {
-        let from: Vec<_> = action.allowed_from().iter().map(|s| s.as_str()).collect();
-        let verb = action.name().replace('_', " ");
-        return Err(refuse(format!("{verb} needs it {}", or_list(&from))));
+    if !row.from.contains(&task.status) {
+        return Err(refuse(Why::Status { action: kind }));
     }
     match action {
         Action::Done { .. } if task.review => {
-            return Err(refuse(format!(
-                "it was sent with --review: run `baton review {}`, then {} approves",
-                task.id.0,
-                task.reviewer()
-            )));
+            return Err(refuse(Why::SentForReview {
+                task: task.id,
+                reviewer: task.reviewer().to_string(),
+            }));
         }
         Action::Claim | Action::Done { .. } | Action::Review { .. }
             if !rules.waiting_on.is_empty() =>
         {
             return Err(refuse(match ended_dependency(rules.waiting_on) {
-                Some((dependency, status)) => format!(
-                    "it {}, so it cannot go ahead: {} (the sender) can cancel it, or \
-                     reassign it to go ahead without",
-                    waits_on_ended(dependency, status),
-                    task.from
-                ),
-                None => {
-                    let ids: Vec<_> = rules
-                        .waiting_on
-                        .iter()
-                        .map(|(id, _)| id.to_string())
-                        .collect();
-                    format!("it is blocked until {} completed", and_list(&ids))
-                }
+                Some((dependency, status)) => Why::DependencyEnded {
+                    dependency,
+                    status,
+                    sender: task.from.clone(),
+                },
+                None => Why::Blocked {
+                    waiting_on: rules.waiting_on.iter().map(|(id, _)| *id).collect(),
+                },
             }));
         }
         // Reassigning a task whose dependency ended sends it on without that dependency,
@@ -326,14 +319,14 @@ pub fn transition(
         Action::Reassign { to, .. }
             if *to == task.to && ended_dependency(rules.waiting_on).is_none() =>
         {
-            return Err(refuse(format!("it is already assigned to {to}")));
+            return Err(refuse(Why::AlreadyAssigned { to: to.clone() }));
         }
         _ => {}
     }
 
     let mut next = task.clone();
     let from_status = task.status;
-    next.status = action.target();
+    next.status = row.to;
     next.updated_at = rules.now;
     let mut text = action.text().trim().to_string();
     match action {
@@ -385,7 +378,7 @@ pub fn transition(
     next.thread.push(ThreadEntry {
         at: rules.now,
         by: actor.to_string(),
-        kind: action.entry_kind(),
+        kind: row.entry,
         text: text.clone(),
     });
     let event = Event {
@@ -398,35 +391,14 @@ pub fn transition(
     Ok((next, event))
 }
 
-/// The actions `actor` may take on `task` now, in the order of SPEC section 3's table,
-/// by their [`Action::name`]: what a face offers (the web board's buttons, the terminal
-/// board's keys), so that nothing is offered that [`transition`] would refuse for who
-/// acts, the status, a `--review` or the task's waits. Words are not judged: an offered
-/// `ask` still needs its question.
-pub fn offered(task: &Task, actor: &str, rules: Rules<'_>) -> Vec<&'static str> {
-    // Sample words stand in for the ones the actor will give; a reassignment is judged
-    // towards someone who is not the assignee (the picker offers the others).
-    let words = || "offered".to_string();
-    let samples = [
-        Action::Claim,
-        Action::Release,
-        Action::Ask { question: words() },
-        Action::Answer { answer: words() },
-        Action::Review { note: words() },
-        Action::Approve { note: words() },
-        Action::RequestChanges { what: words() },
-        Action::Done { result: words() },
-        Action::Fail { reason: words() },
-        Action::Cancel { reason: words() },
-        Action::Reassign {
-            to: format!("{}-", task.to),
-            note: String::new(),
-        },
-    ];
-    samples
-        .iter()
-        .filter(|action| transition(task, action, actor, rules).is_ok())
-        .map(Action::name)
+/// The actions `actor` may take on `task` now, in the order of SPEC section 3's table:
+/// what a face offers (the web board's buttons, the terminal board's keys), so that nothing
+/// is offered that [`transition`] would refuse for who acts, the status, a `--review` or
+/// the task's waits. Words are not judged: an offered `ask` still needs its question.
+pub fn offered(task: &Task, actor: &str, rules: Rules<'_>) -> Vec<ActionKind> {
+    ActionKind::ALL
+        .into_iter()
+        .filter(|kind| transition(task, &Action::sample(*kind, &task.to), actor, rules).is_ok())
         .collect()
 }
 
@@ -576,7 +548,7 @@ mod tests {
                 for action in every_action() {
                     let allowed = transition(&task, &action, actor, rules(Some("gemini"))).is_ok();
                     assert_eq!(
-                        offered.contains(&action.name()),
+                        offered.contains(&action.kind()),
                         allowed,
                         "{} by {actor} on a {status} task",
                         action.name()
@@ -688,6 +660,32 @@ mod tests {
             assert!(message.contains(&format!("only {actor}")), "{message}");
             assert!(message.contains("assigned to codex"), "{message}");
         }
+    }
+
+    #[test]
+    fn missing_words_are_named_as_each_face_names_the_argument() {
+        let error = transition(
+            &task(Working),
+            &Action::Done { result: " ".into() },
+            "codex",
+            rules(None),
+        )
+        .unwrap_err();
+        assert_eq!(error.to_string(), "done needs --result with some words");
+        assert_eq!(
+            error.words(Face::Tool),
+            "done needs `result` with some words"
+        );
+        let mut reviewed = task(Working);
+        reviewed.review = true;
+        let done = Action::Done {
+            result: "fixed".into(),
+        };
+        let error = transition(&reviewed, &done, "codex", rules(None)).unwrap_err();
+        assert!(
+            error.to_string().contains("run `baton review 4`"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -1006,7 +1004,7 @@ mod tests {
             let (_, actor, ..) = TABLE.iter().find(|row| row.0 == action.name()).unwrap();
             let error = transition(&task(status), &action, actor, rules(None)).unwrap_err();
             assert!(
-                matches!(error, TransitionError::MissingText { .. }),
+                matches!(error, TransitionError::MissingWords { .. }),
                 "{error}"
             );
         }

@@ -94,14 +94,14 @@ pub(super) struct Whoami<'a> {
 pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
     let as_json = context.global.json;
     let home = &context.hub.home;
+    let desk = context.desk();
     match command {
         AgentsCommand::Agents => {
-            let session = context.session()?;
-            let matrix = session.agents()?;
+            let matrix = desk.agents()?;
             if !as_json {
                 warn_unreadable(&matrix);
             }
-            output::emit(as_json, &matrix, |matrix| matrix_table(matrix, session.now));
+            output::emit(as_json, &matrix, |matrix| matrix_table(matrix, time::now()));
         }
         AgentsCommand::Agent(AgentCommand::Add(args)) => {
             let profile = registry::Profile {
@@ -115,35 +115,46 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
             } else {
                 WakeCommandChange::Keep
             };
-            let record =
-                registry::add(&*context.hub.store, &args.name, time::now(), &profile, wake)?;
+            let record = match wake {
+                WakeCommandChange::Keep => desk.describe_agent(&args.name, profile)?,
+                // Only on the hub's own machine (a remote hub refuses it before this).
+                wake => {
+                    registry::add(&*context.hub.store, &args.name, time::now(), &profile, wake)?
+                }
+            };
             output::emit(as_json, &record, describe);
         }
         AgentsCommand::Agent(AgentCommand::Rm { name }) => {
+            // Only on the hub's own machine (a remote hub refuses it before this).
             session::remove_agent(&context.hub, &name)?;
             output::emit(as_json, &serde_json::json!({"removed": name}), |_| {
                 format!("removed agent {name}")
             });
         }
         AgentsCommand::Agent(AgentCommand::Show { name }) => {
-            let record = registry::require(&*context.hub.store, &name)?;
+            let record = desk.agent_record(&name)?;
             output::emit(as_json, &record, describe);
         }
         AgentsCommand::Whoami => {
-            let session = context.session()?;
+            let agent = match desk.agent() {
+                Ok(agent) => Some(agent),
+                Err(Error::NoIdentity) => None,
+                Err(error) => return Err(error),
+            };
+            // Its own mapped directory, on a hub elsewhere: the hub's path means nothing here.
+            let project = desk.project()?;
             let me = Whoami {
-                agent: context.agent(),
-                project: &session.project.id,
-                workspace: session.project.workspace.as_deref(),
-                coordinator: session.project.coordinator.as_deref(),
+                agent,
+                project: &project.id,
+                workspace: project.workspace.as_deref(),
+                coordinator: project.coordinator.as_deref(),
                 home: home.root(),
-                hub: None,
+                hub: desk.hub_url(),
             };
             output::emit(as_json, &me, whoami_text);
         }
         AgentsCommand::Coordinator(args) => {
-            let session = context.session()?;
-            let project = session.coordinate(
+            let project = desk.coordinate(
                 args.set.as_deref(),
                 args.human.as_deref(),
                 args.not_human.as_deref(),

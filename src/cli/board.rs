@@ -1,17 +1,16 @@
 //! Board commands: send, the transitions, show, board, inbox, status, log, note, archive.
 
 use std::io::Read;
-use std::thread;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use baton::board::action::ActionKind;
 use baton::board::task::{Priority, Status, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
-use baton::session::{BoardFilter, Changed, NewTask};
-use baton::store::tail::Tail;
-use baton::time::Timestamp;
+use baton::session::{BoardFilter, Changed, Desk, InboxLook, LogLine, NewTask};
+use baton::time::{self, Timestamp};
 
 use super::{Context, output, render};
 
@@ -254,10 +253,16 @@ pub(super) fn words(value: Option<String>) -> Result<String, Error> {
 
 pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
     let as_json = context.global.json;
+    if let BoardCommand::Archive(args) = command {
+        // Only on the hub's own machine (a remote hub refuses it before this).
+        let archived = context.session()?.archive(args.older_than, args.dry_run)?;
+        output::emit(as_json, &archived, render::archived);
+        return Ok(0);
+    }
+    let desk = context.desk();
     match command {
         BoardCommand::Send(args) => {
-            let session = context.session()?;
-            let changed = session.send(NewTask {
+            let changed = desk.send(NewTask {
                 to: args.to,
                 skill: args.skill,
                 subject: args.subject,
@@ -271,57 +276,48 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
             finish_change(context, &changed);
         }
         BoardCommand::Show(args) => {
-            let session = context.session()?;
-            let view = session.show(args.id)?;
+            let view = desk.show(args.id)?;
             output::emit(as_json, &view, |view| {
-                render::task_detail(view, session.now)
+                render::task_detail(view, time::now())
             });
         }
         BoardCommand::Board(args) => {
-            let session = context.session()?;
-            let views = session.list(&BoardFilter {
+            let project = desk.project_id()?;
+            let views = desk.board(&BoardFilter {
                 status: args.status,
                 mine: args.mine,
                 all: args.all,
             })?;
             output::emit(as_json, &views, |views| {
-                render::board_table(&session.project.id, views, session.now)
+                render::board_table(&project, views, time::now())
             });
         }
         BoardCommand::Inbox(args) => {
-            let session = context.session()?;
-            let inbox = if args.peek {
-                session.inbox()?
-            } else {
-                session.inbox_and_mark_read()?
-            };
+            let inbox = desk.inbox(match args.peek {
+                true => InboxLook::Peek,
+                false => InboxLook::MarkRead,
+            })?;
             output::emit_streamed(as_json, &inbox, |out, inbox| {
-                render::inbox(out, inbox, session.now)
+                render::inbox(out, inbox, time::now())
             });
         }
         BoardCommand::Status(args) => {
-            let session = context.session()?;
-            let inbox = session.inbox_preview(false)?;
+            let inbox = desk.inbox(InboxLook::Preview)?;
             if as_json {
                 output::json(&inbox);
             } else if !(args.quiet && inbox.is_empty()) {
                 output::line(&render::status_line(&inbox));
             }
         }
-        BoardCommand::Log(args) => log(context, args)?,
+        BoardCommand::Log(args) => log(context, desk.as_ref(), args)?,
         BoardCommand::Note(args) => {
-            let session = context.session()?;
-            let record = session.note(&args.text.join(" "))?;
+            let record = desk.note(&args.text.join(" "))?;
             output::emit(as_json, &record, |_| "noted".to_string());
-        }
-        BoardCommand::Archive(args) => {
-            let session = context.session()?;
-            let archived = session.archive(args.older_than, args.dry_run)?;
-            output::emit(as_json, &archived, render::archived);
         }
         transition => {
             if let Some((id, action)) = self::transition(transition)? {
-                act(context, id, action)?;
+                let changed = desk.act(id, action)?;
+                finish_change(context, &changed);
             }
         }
     }
@@ -331,73 +327,24 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
 /// The task and the action of a transition command (`claim` … `reassign`), its words read
 /// (from stdin for `-`); `None` for every other command.
 pub(super) fn transition(command: BoardCommand) -> Result<Option<(TaskId, Action)>, Error> {
-    Ok(Some(match command {
-        BoardCommand::Claim(args) => (args.id, Action::Claim),
-        BoardCommand::Release(args) => (args.id, Action::Release),
-        BoardCommand::Ask(args) => (
-            args.id,
-            Action::Ask {
-                question: words(args.body)?,
-            },
-        ),
-        BoardCommand::Answer(args) => (
-            args.id,
-            Action::Answer {
-                answer: words(args.body)?,
-            },
-        ),
-        BoardCommand::Review(args) => (
-            args.id,
-            Action::Review {
-                note: words(args.body)?,
-            },
-        ),
-        BoardCommand::Approve(args) => (
-            args.id,
-            Action::Approve {
-                note: words(args.body)?,
-            },
-        ),
-        BoardCommand::RequestChanges(args) => (
-            args.id,
-            Action::RequestChanges {
-                what: words(args.body)?,
-            },
-        ),
-        BoardCommand::Done(args) => (
-            args.id,
-            Action::Done {
-                result: words(args.result)?,
-            },
-        ),
-        BoardCommand::Fail(args) => (
-            args.id,
-            Action::Fail {
-                reason: words(args.reason)?,
-            },
-        ),
-        BoardCommand::Cancel(args) => (
-            args.id,
-            Action::Cancel {
-                reason: words(args.reason)?,
-            },
-        ),
-        BoardCommand::Reassign(args) => (
-            args.id,
-            Action::Reassign {
-                to: args.to,
-                note: words(args.body)?,
-            },
-        ),
+    let (id, kind, given, to) = match command {
+        BoardCommand::Claim(args) => (args.id, ActionKind::Claim, None, None),
+        BoardCommand::Release(args) => (args.id, ActionKind::Release, None, None),
+        BoardCommand::Ask(args) => (args.id, ActionKind::Ask, args.body, None),
+        BoardCommand::Answer(args) => (args.id, ActionKind::Answer, args.body, None),
+        BoardCommand::Review(args) => (args.id, ActionKind::Review, args.body, None),
+        BoardCommand::Approve(args) => (args.id, ActionKind::Approve, args.body, None),
+        BoardCommand::RequestChanges(args) => {
+            (args.id, ActionKind::RequestChanges, args.body, None)
+        }
+        BoardCommand::Done(args) => (args.id, ActionKind::Done, args.result, None),
+        BoardCommand::Fail(args) => (args.id, ActionKind::Fail, args.reason, None),
+        BoardCommand::Cancel(args) => (args.id, ActionKind::Cancel, args.reason, None),
+        BoardCommand::Reassign(args) => (args.id, ActionKind::Reassign, args.body, Some(args.to)),
         _ => return Ok(None),
-    }))
-}
-
-fn act(context: &Context, id: TaskId, action: Action) -> Result<(), Error> {
-    let session = context.session()?;
-    let changed = session.act(id, action)?;
-    finish_change(context, &changed);
-    Ok(())
+    };
+    // clap requires `--to` of `reassign`, the one action that names somebody.
+    Ok(Action::of(kind, words(given)?, to).map(|action| (id, action)))
 }
 
 /// Prints the result of a change, and on stderr what went wrong after it was made and whom
@@ -410,33 +357,63 @@ pub(super) fn finish_change(context: &Context, changed: &Changed) {
     super::wake::report(&changed.woken);
 }
 
-fn log(context: &Context, args: LogArgs) -> Result<(), Error> {
-    let session = context.session()?;
-    let records = session.log(Some(args.lines), args.since)?;
-    for record in &records {
-        if context.global.json {
-            output::line_exact(&serde_json::to_string(record).unwrap_or_default());
-        } else {
-            output::line(&render::activity_line(record));
-        }
-    }
+/// `log`, and with `--follow` every line logged after, as it comes. A follow whose hub
+/// drops its stream says so and takes it up again, missing nothing.
+fn log(context: &Context, desk: &dyn Desk, args: LogArgs) -> Result<(), Error> {
+    let print = |line: &LogLine| match &line.record {
+        _ if context.global.json => output::line_exact(&line.json),
+        Some(record) => output::line(&render::activity_line(record)),
+        None => {}
+    };
     if !args.follow {
+        for record in desk.log(args.lines, args.since)? {
+            print(&LogLine::of(record));
+        }
         return Ok(());
     }
-    // Follow the live file as it grows; when it is rotated, what the old file gained
-    // before it went, then the new one (see `Tail`).
-    let mut tail = Tail::new(session.home().activity_file(session.project_id()));
-    tail.skip_to_end();
+    let mut feed = desk.follow_log(args.lines, args.since)?;
+    // The first look fails as the command does (a hub unreachable is exit 6).
+    feed.next(FOLLOW_EVERY)?.iter().for_each(print);
+    let mut pause = super::watch::FIRST_PAUSE;
     loop {
-        thread::sleep(Duration::from_millis(200));
-        // A writer killed before logging its change leaves its lines to be added.
-        let _ = session.catch_up_log();
-        for line in tail.fresh_lines() {
-            if context.global.json {
-                output::line_exact(&line);
-            } else if let Ok(record) = serde_json::from_str(&line) {
-                output::line(&render::activity_line(&record));
+        match feed.next(FOLLOW_EVERY) {
+            Ok(lines) => {
+                pause = super::watch::FIRST_PAUSE;
+                lines.iter().for_each(print);
             }
+            Err(error) => pause = super::watch::broken(&error, pause),
+        }
+    }
+}
+
+/// How long `log --follow` waits for lines at a time.
+const FOLLOW_EVERY: Duration = Duration::from_secs(3600);
+
+#[cfg(test)]
+mod tests {
+    use baton::board::action::{ACTIONS, Words};
+    use clap::CommandFactory;
+
+    /// clap's derive names each transition command after its variant; the table of actions
+    /// is where the name is spelled, so the two must agree, flag for flag.
+    #[test]
+    fn every_action_of_the_table_is_a_subcommand_with_the_tables_arguments() {
+        let cli = super::super::Cli::command();
+        for row in ACTIONS {
+            let command = cli
+                .find_subcommand(row.command)
+                .unwrap_or_else(|| panic!("no subcommand `{}`", row.command));
+            let flags: Vec<&str> = command
+                .get_arguments()
+                .filter_map(|argument| argument.get_long())
+                .collect();
+            assert_eq!(
+                flags.contains(&row.argument),
+                row.words != Words::None,
+                "{}: {flags:?}",
+                row.command
+            );
+            assert_eq!(flags.contains(&"to"), row.takes_to, "{}", row.command);
         }
     }
 }

@@ -12,6 +12,8 @@ use clap::Args;
 use baton::client::{Client, HookEvent};
 use baton::error::Error;
 use baton::hook::{self, Answer};
+use baton::session::{Push, Pushed};
+use baton::store::StoreError;
 use baton::watch;
 
 use super::Context;
@@ -43,58 +45,12 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
     let Ok((event, client)) = event_and_client(&args) else {
         return run_unknown(&args);
     };
-    let stdin = read_client_input();
-    let hub = hook::hub_for_hook(&context.hub);
-    let agent = context.agent();
-    let answer = hook::run(
-        hub,
-        agent.as_deref(),
-        context.global.project.as_deref(),
-        event,
-        client,
-        &stdin,
-    );
-    answer_with(&answer)
-}
-
-/// How long a hook waits for a remote hub's answer: with the half second stdin may take,
-/// the whole hook stays under the 2 seconds SPEC section 10 gives it.
-const REMOTE_WITHIN: Duration = Duration::from_millis(1300);
-
-/// A hook on an agent's machine whose hub is elsewhere (BATON_URL): the hub works out the
-/// answer for the token's agent in the project the client's directory is mapped to, and it
-/// is put in the client's format here. A hub that cannot be reached leaves the client's
-/// turn alone: nothing on stdout, one line on stderr for the client's log, exit 0.
-pub fn run_remote(context: &Context, hub: &baton::remote::Hub, args: HookArgs) -> i32 {
-    if args.event == FOLLOW {
-        return run_follow_remote(context, hub, &args);
-    }
-    let Ok((event, client)) = event_and_client(&args) else {
-        return run_unknown(&args);
-    };
     let input = hook::HookInput::parse(&read_client_input());
-    let answer = || -> Result<Answer, Error> {
-        if event == HookEvent::Stop && input.stop_hook_active {
-            return Ok(Answer::Nothing);
-        }
-        let project = context.remote_project(input.cwd.as_deref())?;
-        // The directory this machine works on the project in, for the context to name
-        // instead of the hub's path.
-        let workspace = baton::remote::map::ProjectMap::load(&context.hub.home)?
-            .dir_of(&project)
-            .map(std::path::Path::to_path_buf);
-        hub.clone().within(REMOTE_WITHIN).post(
-            &format!("/projects/{project}/hook/{}", event.name()),
-            &serde_json::json!({
-                "stop_hook_active": input.stop_hook_active,
-                "workspace": workspace,
-            }),
-        )
-    };
-    match answer() {
-        // The hub's words are passed on only as the hook's own would be: escaped and
-        // within the hook's size (SPEC section 10), whatever the hub sent.
-        Ok(answer) => answer_with(&hook::render(client, event, &hook::from_hub(answer))),
+    let desk = context.hook_desk(input.cwd.clone());
+    match desk.hook(event, input.stop_hook_active) {
+        Ok(answer) => answer_with(&hook::render(client, event, &answer)),
+        // A hub that cannot be reached leaves the client's turn alone: nothing on stdout,
+        // one line on stderr for the client's log.
         Err(error @ Error::Unreachable { .. }) => {
             eprintln!("baton hook: {}", baton::text::inline(&error.to_string()));
             answer_with(&hook::render(client, event, &Answer::Nothing))
@@ -108,146 +64,73 @@ const FOLLOW: &str = "follow";
 
 /// `hook follow`: while its stdin stays open (the plugin's process lives), announces the
 /// agent's live session and prints one JSON line per hand-over to the agent not yet seen
-/// (each batch then recorded as seen), for the plugin to prompt its idle session with. Ends
-/// when stdin closes or stdout does; always exits 0, a problem said in one line on stderr.
+/// (each batch then recorded as seen), for the plugin to prompt its idle session with. It
+/// looks when the desk says the project changed (and every few seconds, for leases running
+/// out); a hub whose stream breaks is looked at again once it is back, which covers what
+/// arrived meanwhile. Ends when stdin closes or stdout does; always exits 0, a problem said
+/// in one line on stderr.
 fn run_follow(context: &Context, args: &HookArgs) -> i32 {
     let client = args.client.as_deref().and_then(Client::from_name);
     let Some(client) = client.filter(|client| client.plugin().is_some()) else {
         eprintln!("error: hook follow is for baton's opencode plugin: pass --client opencode");
         return 0;
     };
-    let result = (|| -> Result<(), Error> {
-        let session = context.session()?;
-        let agent = session.agent()?.to_string();
-        let _presence =
-            session
-                .hub
-                .store
-                .announce_session(session.project_id(), &agent, client.name())?;
-        let over = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&over);
-        // The plugin never writes; its stdin closes when the plugin's process ends.
-        thread::spawn(move || {
-            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
-            flag.store(true, Ordering::SeqCst);
-        });
-        watch::follow_handovers(
-            &session,
-            || over.load(Ordering::SeqCst),
-            |push| {
-                let mut stdout = std::io::stdout().lock();
-                serde_json::to_writer(&mut stdout, push)
-                    .map_err(std::io::Error::from)
-                    .and_then(|()| stdout.write_all(b"\n"))
-                    .and_then(|()| stdout.flush())
-                    .is_ok()
-            },
-        )
-    })();
-    if let Err(error) = result {
-        eprintln!("error: {}", baton::text::inline(&error.to_string()));
-    }
-    0
-}
-
-/// `hook follow` on an agent's machine whose hub is elsewhere: the same JSON lines as on the
-/// hub's machine, one per hand-over to the agent not yet seen, each batch then recorded as
-/// seen on the hub; the hub's event stream says when to look (and a look every few seconds
-/// covers leases running out). A stream that breaks is opened again, with backoff; the
-/// first look after it covers what arrived meanwhile. Ends when stdin or stdout closes.
-fn run_follow_remote(context: &Context, hub: &baton::remote::Hub, args: &HookArgs) -> i32 {
-    use std::collections::HashSet;
-
-    use baton::session::{Inbox, Push};
-
-    let client = args.client.as_deref().and_then(Client::from_name);
-    if client.filter(|client| client.plugin().is_some()).is_none() {
-        eprintln!("error: hook follow is for baton's opencode plugin: pass --client opencode");
-        return 0;
-    }
     let over = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&over);
+    // The plugin never writes; its stdin closes when the plugin's process ends.
     thread::spawn(move || {
         let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
         flag.store(true, Ordering::SeqCst);
     });
+    let is_over = || over.load(Ordering::SeqCst);
     let result = (|| -> Result<(), Error> {
-        let project = context.remote_project(None)?;
-        let mut pushed: HashSet<(u64, baton::time::Timestamp)> = HashSet::new();
-        let mut events = hub.events()?;
-        let mut pause = Duration::from_millis(250);
-        while !over.load(Ordering::SeqCst) {
-            let inbox: Inbox =
-                match hub.get(&format!("/projects/{project}/inbox?peek=true&record=false")) {
-                    Ok(inbox) => inbox,
-                    // The hub is away: looked at again once it is back.
-                    Err(error @ Error::Unreachable { .. }) => {
-                        eprintln!(
-                            "baton hook follow: {}",
-                            baton::text::inline(&error.to_string())
-                        );
-                        thread::sleep(pause);
-                        pause = (pause * 2).min(Duration::from_secs(10));
-                        if let Ok(stream) = hub.events() {
-                            events = stream;
-                        }
-                        continue;
-                    }
-                    Err(error) => return Err(error),
-                };
-            pause = Duration::from_millis(250);
-            let mut sent = Vec::new();
-            for entry in &inbox.tasks {
-                let Some(delivery) = &entry.task.delivery else {
-                    continue;
-                };
-                let key = (entry.task.id.0, delivery.since);
-                if delivery.to != inbox.agent
-                    || !delivery.state.is_unseen()
-                    || pushed.contains(&key)
-                {
+        let desk = context.desk();
+        let _presence = desk.announce(client.name())?;
+        let mut changes = desk.follow()?;
+        let mut pushed = Pushed::default();
+        let mut pause = FIRST_PAUSE;
+        while !is_over() {
+            let looked_at = Instant::now();
+            let due = match desk.handovers_to_push(&mut pushed) {
+                Ok(due) => due,
+                // A lock held past the timeout (a long write, a loaded machine) is no
+                // reason to end the session's pushes: look again in a moment.
+                Err(Error::Store(StoreError::LockTimeout { .. })) => {
+                    thread::sleep(watch::POLL_EVERY);
                     continue;
                 }
-                let push = Push {
-                    id: entry.task.id,
-                    since: delivery.since,
-                    subject: entry.task.subject.clone(),
-                    from: entry.task.from.clone(),
-                };
-                let mut stdout = std::io::stdout().lock();
-                let written = serde_json::to_writer(&mut stdout, &push)
-                    .map_err(std::io::Error::from)
-                    .and_then(|()| stdout.write_all(b"\n"))
-                    .and_then(|()| stdout.flush());
-                if written.is_err() {
+                // The hub is away: looked at again once it is back.
+                Err(error @ Error::Unreachable { .. }) => {
+                    pause = said_and_paused(&error, pause);
+                    continue;
+                }
+                Err(error) => return Err(error),
+            };
+            pause = FIRST_PAUSE;
+            let mut sent = Vec::new();
+            for due in due {
+                if !print_push(&due.push) {
                     return Ok(());
                 }
-                pushed.insert(key);
-                sent.push(entry.task.id.0);
+                sent.push(due.push);
             }
-            if !sent.is_empty() {
-                hub.post::<_, serde_json::Value>(
-                    &format!("/projects/{project}/seen"),
-                    &serde_json::json!({ "tasks": sent }),
-                )?;
-            }
-            // Wait for a change here, checking now and then whether the plugin is gone.
-            let started = Instant::now();
-            while !over.load(Ordering::SeqCst) && started.elapsed() < watch::LOOK_AGAIN_EVERY {
-                match events.next(Duration::from_millis(500)) {
-                    Ok(Some(change)) if change.project.as_deref().is_none_or(|p| p == project) => {
-                        break;
-                    }
-                    Ok(_) => {}
+            // One write for the batch. A failure leaves them unseen on the board and held
+            // in `pushed`: the next look records them, and nothing is pushed twice.
+            let _ = desk.record_pushed(&mut pushed, &sent);
+            // Until the next look: a change, or LOOK_AGAIN_EVERY; the wait is cut in pieces
+            // to ask between them whether the plugin is gone.
+            while !is_over() {
+                let within = watch::LOOK_AGAIN_EVERY
+                    .saturating_sub(looked_at.elapsed())
+                    .min(watch::ASK_OVER_EVERY);
+                if within.is_zero() {
+                    break;
+                }
+                match changes.wait(within) {
+                    Ok(false) => {}
+                    Ok(true) => break,
                     Err(error) => {
-                        eprintln!(
-                            "baton hook follow: {}",
-                            baton::text::inline(&error.to_string())
-                        );
-                        thread::sleep(pause);
-                        if let Ok(stream) = hub.events() {
-                            events = stream;
-                        }
+                        pause = said_and_paused(&error, pause);
                         break;
                     }
                 }
@@ -259,6 +142,29 @@ fn run_follow_remote(context: &Context, hub: &baton::remote::Hub, args: &HookArg
         eprintln!("error: {}", baton::text::inline(&error.to_string()));
     }
     0
+}
+
+/// The first pause after the hub could not be reached, doubled while it stays away.
+const FIRST_PAUSE: Duration = Duration::from_millis(250);
+
+/// Says on stderr that the hub could not be reached and waits `pause`; the next pause.
+fn said_and_paused(error: &Error, pause: Duration) -> Duration {
+    eprintln!(
+        "baton hook follow: {}",
+        baton::text::inline(&error.to_string())
+    );
+    thread::sleep(pause);
+    (pause * 2).min(Duration::from_secs(10))
+}
+
+/// Prints one push as a JSON line; false when the plugin stopped reading.
+fn print_push(push: &Push) -> bool {
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, push)
+        .map_err(std::io::Error::from)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush())
+        .is_ok()
 }
 
 /// Answers with a note when baton cannot start at all (a bad `BATON_HOME` or

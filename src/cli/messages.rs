@@ -4,6 +4,7 @@ use clap::{Args, Subcommand};
 
 use baton::error::Error;
 use baton::mail::Marking;
+use baton::time;
 
 use super::{Context, board, output, render};
 
@@ -46,23 +47,22 @@ pub struct MessagesArgs {
 
 pub fn run(context: &Context, command: MessagesCommand) -> Result<i32, Error> {
     let as_json = context.global.json;
+    let desk = context.desk();
     match command {
         MessagesCommand::Msg(args) => {
             let kind = args.kind.parse().map_err(Error::invalid)?;
             let text = board::words(Some(args.text.join(" ")))?;
-            let session = context.session()?;
-            let sent = session.message(&args.to, &text, kind, args.summary.as_deref())?;
+            let sent = desk.message(&args.to, &text, kind, args.summary.as_deref())?;
             output::emit(as_json, &sent, render::sent);
             super::wake::report(&sent.woken);
         }
         MessagesCommand::Messages(args) => {
-            let session = context.session()?;
             let marking = match args.peek {
                 true => Marking::Leave,
                 false => Marking::All,
             };
-            let mail = session.messages(args.all, marking)?;
-            output::emit(as_json, &mail, |mail| render::mail(mail, session.now));
+            let mail = desk.messages(args.all, marking)?;
+            output::emit(as_json, &mail, |mail| render::mail(mail, time::now()));
         }
     }
     Ok(0)

@@ -29,7 +29,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use baton::error::Error;
-use baton::session::{AfterEffects, Hub, Request, Session};
+use baton::remote::desk::RemoteDesk;
+use baton::session::{AfterEffects, Desk, Hub, LocalDesk, Request, Session};
 use baton::store::lock::LockPolicy;
 use baton::store::paths::Home;
 use baton::text;
@@ -217,17 +218,42 @@ impl Context {
         )
     }
 
-    /// [`Context::session`] for a command that looks on the caller's behalf for as long as
-    /// it runs (`watch`): it renews no lease and records no heartbeat (SPEC section 3).
-    pub fn observer_session(&self) -> Result<Session, Error> {
-        let agent = self.agent();
-        Session::open_observer(
-            self.hub.clone(),
-            Request {
-                agent: agent.as_deref(),
-                project: self.global.project.as_deref(),
-                cwd: None,
-            },
+    /// The caller's desk: on the hub at `BATON_URL` when it is set, else on this machine's.
+    /// Every command that acts on the board goes through it, written once for both.
+    pub fn desk(&self) -> Box<dyn Desk> {
+        match &self.remote {
+            Some(hub) => Box::new(self.remote_desk(hub)),
+            None => Box::new(self.local_desk()),
+        }
+    }
+
+    /// [`Context::desk`] for a command that looks on the caller's behalf for as long as it
+    /// runs (`watch`): it renews no lease and records no heartbeat (SPEC section 3).
+    pub fn observer_desk(&self) -> Box<dyn Desk> {
+        match &self.remote {
+            Some(hub) => Box::new(self.remote_desk(hub).observing()),
+            None => Box::new(self.local_desk().observing()),
+        }
+    }
+
+    /// [`Context::desk`] for a client's hook run in `cwd`, the client's directory: it
+    /// answers in time for the client whatever locks or the hub do.
+    pub fn hook_desk(&self, cwd: Option<PathBuf>) -> Box<dyn Desk> {
+        match &self.remote {
+            Some(hub) => Box::new(self.remote_desk(hub).for_hook(cwd)),
+            None => Box::new(self.local_desk().for_hook(cwd)),
+        }
+    }
+
+    fn local_desk(&self) -> LocalDesk {
+        LocalDesk::new(self.hub.clone(), self.agent(), self.global.project.clone())
+    }
+
+    fn remote_desk(&self, hub: &baton::remote::Hub) -> RemoteDesk {
+        RemoteDesk::new(
+            hub.clone(),
+            self.hub.home.clone(),
+            self.global.project.clone(),
         )
     }
 }
@@ -279,15 +305,13 @@ pub fn main() -> i32 {
         hub,
         remote,
     };
-    let command = match &context.remote {
-        Some(remote) if remote::is_for_hub(&cli.command) => {
-            return match remote::run(&context, remote, cli.command) {
-                Ok(code) => code,
-                Err(error) => fail(&error),
-            };
-        }
-        _ => cli.command,
-    };
+    let command = cli.command;
+    if let Some(hub) = &context.remote
+        && remote::is_for_hub(&command)
+        && let Some(refusal) = remote::refusal(hub, &command)
+    {
+        return fail(&refusal);
+    }
     let result = match command {
         Command::Board(command) => board::run(&context, command),
         Command::Agents(command) => agents::run(&context, command),
@@ -300,17 +324,23 @@ pub fn main() -> i32 {
         Command::Demo => demo::run(&context),
         Command::Doctor(args) => doctor::run(&context, args),
         Command::Import(args) => import::run(&context, args),
-        Command::Mcp(_) => mcp::run(&context),
+        Command::Mcp(_) => match &context.remote {
+            Some(hub) => bridge::run(&context, hub),
+            None => mcp::run(&context),
+        },
         Command::Setup(args) => setup::run(&context, args),
         Command::Token(command) => tokens::run(&context, command),
         Command::Alert(command) => alerts::run(&context, command),
         Command::AlertSend(args) => alerts::send(&context, args),
         Command::Serve(args) => serve::run(&context, args),
-        Command::Listen(_) => Err(Error::invalid_with_hint(
-            "baton listen follows a hub on another machine, and BATON_URL is not set",
-            "set BATON_URL to the hub's address and BATON_TOKEN to a token `baton token add \
-             NAME` printed there",
-        )),
+        Command::Listen(args) => match &context.remote {
+            Some(hub) => listen::run(&context, hub, args),
+            None => Err(Error::invalid_with_hint(
+                "baton listen follows a hub on another machine, and BATON_URL is not set",
+                "set BATON_URL to the hub's address and BATON_TOKEN to a token `baton token add \
+                 NAME` printed there",
+            )),
+        },
     };
     match result {
         Ok(code) => code,

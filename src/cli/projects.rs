@@ -116,12 +116,12 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
             });
         }
         ProjectCommand::List => {
-            let projects = project::list(&*context.hub.store)?;
+            let projects = context.desk().projects()?;
             output::emit(as_json, &projects, |projects| list_text(projects));
         }
         ProjectCommand::Show => {
-            let session = context.session()?;
-            output::emit(as_json, &session.project, show_text);
+            let project = context.desk().project()?;
+            output::emit(as_json, &project, show_text);
         }
         ProjectCommand::Set(args) => {
             let session = context.session()?;
@@ -186,10 +186,10 @@ pub(super) fn summary(project: &Project) -> String {
 }
 
 pub fn context(context: &Context, args: ContextArgs) -> Result<i32, Error> {
-    let session = context.session()?;
+    let desk = context.desk();
     let project = match args.add {
-        Some(text) => session.add_context(&text)?,
-        None => session.project.clone(),
+        Some(text) => desk.add_context(&text)?,
+        None => desk.project()?,
     };
     output::emit(context.global.json, &project.context, |_| {
         context_text(&project)

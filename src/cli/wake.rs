@@ -43,7 +43,7 @@ pub struct SupervisorArgs {
 pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
     match command {
         WakeCommand::Wake(args) => {
-            let outcome = context.session()?.wake_by_hand(&args.name)?;
+            let outcome = context.desk().wake(&args.name)?;
             output::emit(context.global.json, &outcome, describe);
         }
         WakeCommand::WakeSupervisor(args) => {

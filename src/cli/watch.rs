@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use baton::error::Error;
 use baton::session::BoardFilter;
-use baton::watch::{self, FileWatch};
+use baton::time;
 
 use super::board::BoardArgs;
 use super::{Context, output, render};
@@ -66,9 +66,8 @@ pub struct WaitArgs {
 pub fn run(context: &Context, command: WatchCommand) -> Result<i32, Error> {
     match command {
         WatchCommand::Wait(args) => {
-            let session = context.session()?;
             let timeout = args.timeout.map(Duration::from_secs);
-            let inbox = watch::wait_for_work(&session, timeout)?;
+            let inbox = context.desk().wait(timeout, &|error| warn_broken(error))?;
             if context.global.json {
                 output::json(&inbox);
             } else {
@@ -82,7 +81,7 @@ pub fn run(context: &Context, command: WatchCommand) -> Result<i32, Error> {
 
 fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
     // A board left open on a screen says nothing of whether its identity is at work.
-    let session = context.observer_session()?;
+    let desk = context.observer_desk();
     let filter = BoardFilter {
         status: args.status,
         mine: args.mine,
@@ -91,32 +90,59 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
     let is_terminal = std::io::stdout().is_terminal();
     // The application needs keys as well as a screen; `--json` is a stream for scripts.
     if is_terminal && std::io::stdin().is_terminal() && !context.global.json {
-        return super::tui::run(super::tui::BoardAt::Here(session), &tui_filter(filter));
+        return super::tui::run(desk.into(), &tui_filter(filter));
     }
-    let mut files = FileWatch::project(session.home(), session.project_id());
-    // The first look always counts: the board is drawn at once.
-    let mut is_changed = files.has_changed();
+    let project = desk.project_id()?;
+    // Opened before the first look: a change during it is a change.
+    let mut changes = desk.follow()?;
+    let mut is_changed = true;
     let mut drawn_at = Instant::now();
+    let mut pause = FIRST_PAUSE;
     loop {
         let is_stale = is_terminal && drawn_at.elapsed() >= REDRAW_EVERY;
         if is_changed || is_stale {
-            let now_session = watch::at_now(&session);
-            let views = now_session.list(&filter)?;
-            draw(
-                context,
-                &session.project.id,
-                &views,
-                now_session.now,
-                is_terminal,
-            );
+            let views = desk.board(&filter)?;
+            draw(context, &project, &views, time::now(), is_terminal);
             drawn_at = Instant::now();
         }
-        let pause = match is_terminal {
+        let within = match is_terminal {
             true => REDRAW_EVERY.saturating_sub(drawn_at.elapsed()),
             false => WAIT_FOR_A_CHANGE,
         };
-        is_changed = files.wait_for_change(pause);
+        is_changed = match changes.wait(within) {
+            Ok(is_changed) => {
+                pause = FIRST_PAUSE;
+                is_changed
+            }
+            Err(error) => {
+                pause = broken(&error, pause);
+                false
+            }
+        };
     }
+}
+
+/// The first pause before a broken stream of changes is opened again.
+pub(super) const FIRST_PAUSE: Duration = Duration::from_millis(250);
+/// The longest pause between attempts to open it again.
+const LONGEST_PAUSE: Duration = Duration::from_secs(10);
+
+/// Says on stderr that the way changes arrive broke (a hub's stream), once for each time
+/// it breaks rather than for each try to open it again, and waits `pause` before the next
+/// try; the next, longer pause.
+pub(super) fn broken(error: &Error, pause: Duration) -> Duration {
+    if pause == FIRST_PAUSE {
+        warn_broken(error);
+    }
+    std::thread::sleep(pause);
+    (pause * 2).min(LONGEST_PAUSE)
+}
+
+fn warn_broken(error: &Error) {
+    eprintln!(
+        "warning: {}; connecting again",
+        baton::text::inline(&error.to_string())
+    );
 }
 
 /// What the terminal board reads: finished tasks too (it lists them behind `f`) unless one

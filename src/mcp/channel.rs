@@ -2,14 +2,15 @@
 //! CLIENTS.md "Pushing into a session that is already running").
 //!
 //! `baton mcp` declares the `claude/channel` capability; once a client that takes pushes has
-//! opened its session, a [`Follower`] follows the board of the server's project (the file
-//! events [`watch::FileWatch`] waits on, as `wait` does) and sends one
+//! opened its session, a [`Follower`] follows the board of the server's project on its desk
+//! (the file events `wait` waits on) and sends one
 //! `notifications/claude/channel` for each hand-over to the server's agent that it has not
 //! been shown yet, then records the batch as seen: the push showed it
-//! ([`Session::handovers_to_push`] holds the rule, shared with opencode's `hook follow`). It
-//! announces the live session ([`crate::store::Store::announce_session`]) while it runs, and ends when the
+//! ([`Desk::handovers_to_push`] holds the rule, shared with opencode's `hook follow`). It
+//! announces the live session ([`Desk::announce`]) while it runs, and ends when the
 //! connection does.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::RoleServer;
@@ -19,11 +20,11 @@ use serde_json::{Value, json};
 
 use crate::error::Result;
 use crate::hook::TEXT_LIMIT;
-use crate::session::{Hub, InboxEntry, Pushed, Request, Session};
+use crate::session::{Desk, Follow, Hub, InboxEntry, LocalDesk, Pushed};
 use crate::store::presence::Presence;
 use crate::text;
-use crate::time::Timestamp;
-use crate::watch::{self, FileWatch};
+use crate::time::{self, Timestamp};
+use crate::watch;
 
 /// The experimental capability a channel server declares.
 pub const CAPABILITY: &str = "claude/channel";
@@ -57,15 +58,15 @@ pub struct Follower {
 
 impl Follower {
     /// Follows the board until the connection ends, pushing each unseen hand-over into
-    /// `peer`. The board is looked at only when its files change (and every
+    /// `peer`. The board is looked at only when the desk says it changed (and every
     /// [`watch::LOOK_AGAIN_EVERY`], for what changes without a write); between looks it
-    /// waits on the files' events ([`watch::FileWatch`]), so an idle board costs no reads.
+    /// waits on the files' events, so an idle board costs no reads.
     pub async fn follow(self, peer: Peer<RoleServer>) {
         let opened = {
             let follower = self.clone();
             tokio::task::spawn_blocking(move || follower.open()).await
         };
-        let (session, _presence) = match opened {
+        let (desk, _presence, mut changes) = match opened {
             Ok(Ok(opened)) => opened,
             Ok(Err(error)) => {
                 eprintln!(
@@ -76,17 +77,16 @@ impl Follower {
             }
             Err(_) => return,
         };
-        let mut files = FileWatch::project(session.home(), session.project_id());
-        // The files as they are before the first look: a change during it is a change.
-        files.has_changed();
+        let Ok(project) = desk.project_id() else {
+            return;
+        };
         let mut pushed = Pushed::default();
         while !peer.is_transport_closed() {
             let looked_at = Instant::now();
-            let session = watch::at_now(&session);
             let looked = {
-                let session = session.clone();
+                let desk = Arc::clone(&desk);
                 tokio::task::spawn_blocking(move || {
-                    let due = session.handovers_to_push(&mut pushed);
+                    let due = desk.handovers_to_push(&mut pushed);
                     (pushed, due)
                 })
                 .await
@@ -96,11 +96,11 @@ impl Follower {
             // A board being rewritten by hand, a lock held too long: the next change
             // or look tries again.
             let due = due.unwrap_or_default();
+            let now = time::now();
             let mut sent = Vec::new();
             let mut is_open = true;
             for due in due {
-                let notification =
-                    notification(&due.entry, &self.agent, session.project_id(), session.now);
+                let notification = notification(&due.entry, &self.agent, &project, now);
                 if peer.send_notification(notification).await.is_err() {
                     is_open = false;
                     break;
@@ -110,8 +110,9 @@ impl Follower {
             if !sent.is_empty() {
                 // One write for the batch. A failure leaves it unseen on the board and
                 // held in `pushed`: the next look records it, nothing is pushed twice.
+                let desk = Arc::clone(&desk);
                 let recorded = tokio::task::spawn_blocking(move || {
-                    let _ = session.record_pushed(&mut pushed, &sent);
+                    let _ = desk.record_pushed(&mut pushed, &sent);
                     pushed
                 })
                 .await;
@@ -131,14 +132,14 @@ impl Follower {
                     break;
                 }
                 let waited = tokio::task::spawn_blocking(move || {
-                    let is_changed = files.wait_for_change(pause);
-                    (files, is_changed)
+                    let is_changed = changes.wait(pause).unwrap_or(true);
+                    (changes, is_changed)
                 })
                 .await;
                 let Ok((kept, is_changed)) = waited else {
                     return;
                 };
-                files = kept;
+                changes = kept;
                 if is_changed {
                     break;
                 }
@@ -146,25 +147,25 @@ impl Follower {
         }
     }
 
-    /// The session the follower looks through (opened once: opening records a heartbeat),
-    /// and the announcement of the live session, held while the follower runs.
-    fn open(&self) -> Result<(Session, Presence)> {
-        let session = Session::open(
+    /// The desk the follower looks through (its session opened once: opening records a
+    /// heartbeat), the announcement of the live session, held while the follower runs, and
+    /// the changes of the board.
+    fn open(&self) -> Result<Opened> {
+        let desk = LocalDesk::new(
             self.hub.clone(),
-            Request {
-                agent: Some(&self.agent),
-                project: self.project.as_deref(),
-                cwd: None,
-            },
-        )?;
-        let presence =
-            session
-                .hub
-                .store
-                .announce_session(session.project_id(), &self.agent, CLIENT)?;
-        Ok((session, presence))
+            Some(self.agent.clone()),
+            self.project.clone(),
+        );
+        let presence = desk.announce(CLIENT)?;
+        // Before the first look: a change during it is a change.
+        let changes = desk.follow()?;
+        Ok((Arc::new(desk), presence, changes))
     }
 }
+
+/// What a follower holds while it runs: its desk, the announcement of the live session,
+/// and the changes of the board.
+type Opened = (Arc<LocalDesk>, Option<Presence>, Box<dyn Follow>);
 
 /// The push of one inbox entry: the task as the hooks show it (SPEC section 10: hidden
 /// characters escaped, multi-line text framed, each text cut at [`TEXT_LIMIT`]), with the

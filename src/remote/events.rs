@@ -10,8 +10,6 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TrySendError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-
 use crate::error::{Error, Result};
 
 /// Three missed keep-alives: the stream is taken for dead.
@@ -25,27 +23,7 @@ const LINE_LIMIT: u64 = 64 * 1024;
 const LINES_AHEAD: usize = 256;
 
 /// One change on the hub.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Change {
-    /// The project it happened in; none for `resync` (the hub dropped events for a slow
-    /// reader: look at everything again).
-    #[serde(default)]
-    pub project: Option<String>,
-    pub kind: String,
-    #[serde(default)]
-    pub id: Option<u64>,
-}
-
-impl Change {
-    /// Look at everything again: what was missed cannot be told.
-    pub fn resync() -> Change {
-        Change {
-            project: None,
-            kind: "resync".to_string(),
-            id: None,
-        }
-    }
-}
+pub use crate::wire::Change;
 
 /// An open event stream.
 pub struct Events {

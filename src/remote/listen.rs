@@ -25,10 +25,9 @@ use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-
 use super::{Hub, Observer};
 use crate::board::delivery::DeliveryState;
+use crate::board::task::TaskId;
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::process::detached_environment;
@@ -39,6 +38,7 @@ use crate::store::lock::FileLock;
 use crate::store::paths::Home;
 use crate::time::Timestamp;
 use crate::wake::{self, MAX_RUNS_IN_A_ROW, WakeLog};
+use crate::wire::{InboxQuery, TaskIds, Whoami, route};
 
 /// Changes this close together are one burst: a sender's few commands wake once.
 const QUIET_FOR: Duration = Duration::from_millis(300);
@@ -109,11 +109,7 @@ pub struct Listener<'a> {
 /// this machine (`wake/<agent>.lock`), `BATON_AGENT` and words of a wake prompt, and a hub
 /// that answers something else is not believed.
 pub fn agent_of(hub: &Hub) -> Result<String> {
-    #[derive(Deserialize)]
-    struct Whoami {
-        agent: String,
-    }
-    let agent = hub.get::<Whoami>("/whoami")?.agent;
+    let agent = hub.get::<Whoami>(&route::WHOAMI.path(&[]))?.agent;
     names::check(NameKind::Agent, &agent).map_err(|_| Error::Hub {
         message: format!(
             "the hub at {} says the token acts as `{}`, which is no agent's name: this \
@@ -282,7 +278,7 @@ impl<'a> Listener<'a> {
             None => {
                 all = self
                     .hub
-                    .get::<Vec<Project>>("/projects")?
+                    .get::<Vec<Project>>(&route::PROJECTS.path(&[]))?
                     .into_iter()
                     .map(|project| project.id)
                     .collect::<Vec<_>>();
@@ -296,9 +292,14 @@ impl<'a> Listener<'a> {
                 continue;
             }
             // Looked at on the agent's behalf, not shown to it: nothing is recorded seen.
+            let unrecorded = InboxQuery {
+                peek: true,
+                preview: false,
+                record: false,
+            };
             let inbox: Inbox = self
                 .hub
-                .get(&format!("/projects/{project}/inbox?peek=true&record=false"))?;
+                .get(&route::INBOX.path_with(&[project], &unrecorded))?;
             for entry in &inbox.tasks {
                 let task = &entry.task;
                 let by = task.thread.last().map_or(&task.from, |last| &last.by);
@@ -336,21 +337,19 @@ impl<'a> Listener<'a> {
             ));
             return Ok(false);
         };
-        let mut tasks: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+        let mut tasks: BTreeMap<&str, Vec<TaskId>> = BTreeMap::new();
         for item in work {
             if let Work::Task { project, id, .. } = item {
-                tasks.entry(project).or_default().push(*id);
+                tasks.entry(project).or_default().push(TaskId(*id));
             }
         }
-        for (project, ids) in &tasks {
-            self.hub.post::<_, serde_json::Value>(
-                &format!("/projects/{project}/woken"),
-                &serde_json::json!({ "tasks": ids }),
-            )?;
+        for (project, ids) in tasks {
+            self.hub
+                .post::<_, TaskIds>(&route::WOKEN.path(&[project]), &TaskIds { tasks: ids })?;
         }
         let project_id = work[0].project();
         let map = ProjectMap::load(self.home)?;
-        let mut project: Project = self.hub.get(&format!("/projects/{project_id}"))?;
+        let mut project: Project = self.hub.get(&route::PROJECT.path(&[project_id]))?;
         // The id asked for, checked, whatever id the answer carries: it goes into the
         // prompt.
         project.id = project_id.to_string();
@@ -361,7 +360,7 @@ impl<'a> Listener<'a> {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().unwrap_or_else(|_| self.home.root().to_path_buf()),
         };
-        let prompt = wake::prompt(&self.agent, &project);
+        let prompt = wake::remote_prompt(&self.agent, &project);
         let mut environment =
             detached_environment(std::env::vars_os(), self.home.root(), Some(&self.agent));
         // The woken agent acts on the same hub, with the same token.

@@ -8,6 +8,7 @@
 //! failure to reach it into [`Error::Unreachable`] (exit 6). The token never appears in an
 //! error, a log line or an argv of baton's.
 
+pub mod desk;
 pub mod events;
 pub mod listen;
 pub mod map;
@@ -197,7 +198,7 @@ impl Hub {
 
     /// The full URL of an API path.
     fn api(&self, path: &str) -> String {
-        format!("{}/api/v1{path}", self.url)
+        format!("{}{}{path}", self.url, crate::wire::API)
     }
 
     /// Adds the bearer token and the claimed identity to a request: every request to the
@@ -316,7 +317,7 @@ impl Hub {
             .build()
             .into();
         let request = self
-            .authorize(agent.get(self.api("/events")))
+            .authorize(agent.get(self.api(crate::wire::route::EVENTS.pattern())))
             .header("accept", "text/event-stream");
         let mut response = request
             .call()
@@ -434,7 +435,7 @@ pub fn hub_checks(hub: &Hub, project: &str) -> Vec<crate::doctor::Check> {
         }
     }
     checks.push(
-        match hub.get::<crate::project::Project>(&format!("/projects/{project}")) {
+        match hub.get::<crate::project::Project>(&crate::wire::route::PROJECT.path(&[project])) {
             Ok(_) => Check::ok("hub project", format!("project {project} is on the hub")),
             Err(error) => Check::fail(
                 "hub project",
@@ -532,15 +533,7 @@ fn client(within: Option<Duration>, connect: Duration) -> ureq::Agent {
 
 /// The hub's refusal (`{error, hint, code}`), as the error the same refusal is locally.
 fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
-    #[derive(serde::Deserialize)]
-    struct Refusal {
-        error: String,
-        #[serde(default)]
-        hint: Option<String>,
-        #[serde(default)]
-        code: Option<i32>,
-    }
-    match serde_json::from_slice::<Refusal>(body) {
+    match serde_json::from_slice::<crate::wire::ErrorBody>(body) {
         // A 403 with no exit code of the CLI's is the hub's `Host` check (a bound project's
         // refusal is exit 2): the name in BATON_URL is not one the hub answers.
         Ok(refusal) if status == 403 && refusal.code.is_none() => {

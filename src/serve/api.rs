@@ -13,42 +13,48 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::board::Board;
-use crate::board::task::{Head, Priority, Status, TaskId};
+use crate::board::action::ActionKind;
+use crate::board::task::{Head, TaskId};
 use crate::board::transition::{self, Action, Rules};
 use crate::error::{Error, Result};
 use crate::mail::{Marking, MessageType};
 use crate::mcp::Caller;
 use crate::project;
-use crate::session::{BoardFilter, NewTask, Session, Standing, TaskView};
+use crate::session::{BoardFilter, Session, Standing, TaskView};
 use crate::tokens::TokenId;
+use crate::wire::{
+    ActBody, AgentQuery, BoardQuery, CoordinatorBody, ErrorBody, HookBody, InboxQuery, LogQuery,
+    LoggedOut, MessageBody, MessagesQuery, OfferedQuery, Page, ProfileBody, SendBody, TaskIds,
+    TextBody, Whoami, route,
+};
 
 pub fn routes() -> Router<super::State> {
     Router::new()
-        .route("/whoami", get(whoami))
-        .route("/page", get(page))
-        .route("/logout", post(logout))
-        .route("/projects", get(projects))
-        .route("/projects/{project}", get(project_show))
-        .route("/projects/{project}/board", get(board))
-        .route("/projects/{project}/inbox", get(inbox))
-        .route("/projects/{project}/hook/{event}", post(hook))
-        .route("/projects/{project}/notes", post(note))
-        .route("/projects/{project}/context", post(add_context))
-        .route("/projects/{project}/coordinator", post(coordinator))
-        .route("/projects/{project}/wake/{agent}", post(wake))
-        .route("/projects/{project}/woken", post(woken))
-        .route("/projects/{project}/seen", post(seen))
-        .route("/agents/{agent}", get(agent_show).post(agent_profile))
-        .route("/projects/{project}/tasks", post(send))
-        .route("/projects/{project}/tasks/{id}", get(show))
-        .route("/projects/{project}/tasks/{id}/{action}", post(act))
-        .route("/projects/{project}/agents", get(agents))
-        .route("/projects/{project}/log", get(log))
-        .route("/projects/{project}/messages", get(messages).post(message))
-        .route("/events", get(super::events::stream))
+        .route(route::WHOAMI.pattern(), get(whoami))
+        .route(route::PAGE.pattern(), get(page))
+        .route(route::LOGOUT.pattern(), post(logout))
+        .route(route::PROJECTS.pattern(), get(projects))
+        .route(route::PROJECT.pattern(), get(project_show))
+        .route(route::BOARD.pattern(), get(board))
+        .route(route::INBOX.pattern(), get(inbox))
+        .route(route::HOOK.pattern(), post(hook))
+        .route(route::NOTES.pattern(), post(note))
+        .route(route::CONTEXT.pattern(), post(add_context))
+        .route(route::COORDINATOR.pattern(), post(coordinator))
+        .route(route::WAKE.pattern(), post(wake))
+        .route(route::WOKEN.pattern(), post(woken))
+        .route(route::SEEN.pattern(), post(seen))
+        .route(route::AGENT.pattern(), get(agent_show).post(agent_profile))
+        .route(route::TASKS.pattern(), post(send))
+        .route(route::TASK.pattern(), get(show))
+        .route(route::ACT.pattern(), post(act))
+        .route(route::AGENTS.pattern(), get(agents))
+        .route(route::LOG.pattern(), get(log))
+        .route(route::MESSAGES.pattern(), get(messages).post(message))
+        .route(route::EVENTS.pattern(), get(super::events::stream))
 }
 
 /// A refused request, as the page and any other client read it.
@@ -56,16 +62,6 @@ pub fn routes() -> Router<super::State> {
 pub struct ApiError {
     status: StatusCode,
     body: ErrorBody,
-}
-
-#[derive(Debug, Serialize)]
-struct ErrorBody {
-    error: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hint: Option<String>,
-    /// The CLI's exit code for the same refusal; none for a refusal only HTTP has.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<i32>,
 }
 
 impl ApiError {
@@ -294,7 +290,7 @@ fn task_id(text: &str) -> std::result::Result<TaskId, ApiError> {
 }
 
 async fn whoami(Extension(caller): Extension<Caller>) -> Response {
-    axum::Json(serde_json::json!({ "agent": caller.0 })).into_response()
+    axum::Json(Whoami { agent: caller.0 }).into_response()
 }
 
 async fn projects(
@@ -327,10 +323,10 @@ fn shown_to(caller: &Caller, mut project: project::Project) -> project::Project 
 /// What the web board opens on: who the page acts as, and the project of the directory
 /// `baton serve` runs in (none when it could not tell).
 async fn page(State(state): State<super::State>, Extension(caller): Extension<Caller>) -> Response {
-    axum::Json(serde_json::json!({
-        "agent": caller.0,
-        "project": state.start_project,
-    }))
+    axum::Json(Page {
+        agent: caller.0,
+        project: state.start_project,
+    })
     .into_response()
 }
 
@@ -341,7 +337,7 @@ async fn logout(State(state): State<super::State>, Extension(token): Extension<T
     let hub = state.hub.clone();
     answer(move || {
         let removed = crate::tokens::remove_login(&*hub.store, &token)?;
-        Ok(serde_json::json!({ "removed": removed }))
+        Ok(LoggedOut { removed })
     })
     .await
 }
@@ -355,14 +351,7 @@ struct ForCaller {
     #[serde(flatten)]
     view: TaskView,
     #[serde(skip_serializing_if = "Option::is_none")]
-    offered: Option<Vec<&'static str>>,
-}
-
-/// Whether the page asked for what the caller may do with each task.
-#[derive(Debug, Default, Deserialize)]
-struct OfferedQuery {
-    #[serde(default)]
-    offered: bool,
+    offered: Option<Vec<ActionKind>>,
 }
 
 /// `views` for the caller of `session`, with what it may do with each when `offered`.
@@ -393,7 +382,7 @@ fn for_caller(session: &Session, views: Vec<TaskView>, offered: bool) -> Result<
 
 /// What `actor` may do with `view` now, judged with the facts of `board` the state machine
 /// needs: the project's coordinator and lease, and the tasks it waits on.
-fn offered_to(session: &Session, board: &Board, actor: &str, view: &TaskView) -> Vec<&'static str> {
+fn offered_to(session: &Session, board: &Board, actor: &str, view: &TaskView) -> Vec<ActionKind> {
     if view.archived {
         return Vec::new();
     }
@@ -405,18 +394,6 @@ fn offered_to(session: &Session, board: &Board, actor: &str, view: &TaskView) ->
         waiting_on: &waiting_on,
     };
     transition::offered(&view.task, actor, rules)
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct BoardQuery {
-    #[serde(default)]
-    status: Option<Status>,
-    #[serde(default)]
-    mine: bool,
-    #[serde(default)]
-    all: bool,
-    #[serde(default)]
-    offered: bool,
 }
 
 async fn board(
@@ -451,47 +428,13 @@ async fn show(
     .await
 }
 
-/// A task to send: `send`'s options.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SendBody {
-    #[serde(default)]
-    to: Option<String>,
-    #[serde(default)]
-    skill: Option<String>,
-    subject: String,
-    #[serde(default)]
-    body: String,
-    #[serde(default)]
-    files: Vec<String>,
-    #[serde(default)]
-    priority: Priority,
-    #[serde(default)]
-    after: Vec<u64>,
-    #[serde(default)]
-    review: bool,
-    #[serde(default)]
-    reviewer: Option<String>,
-}
-
 async fn send(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     payload: std::result::Result<axum::Json<SendBody>, JsonRejection>,
 ) -> Answer {
-    let sent = body(payload)?;
-    let new = NewTask {
-        to: sent.to.filter(|to| !to.is_empty()),
-        skill: sent.skill.filter(|skill| !skill.is_empty()),
-        subject: sent.subject,
-        body: sent.body,
-        files: sent.files,
-        priority: sent.priority,
-        after: sent.after.into_iter().map(TaskId).collect(),
-        review: sent.review,
-        reviewer: sent.reviewer.filter(|reviewer| !reviewer.is_empty()),
-    };
+    let new = body(payload)?.without_empty_names();
     let reporter = state.clone();
     as_caller(caller, project, &state, move |session| {
         let changed = session.send(new)?;
@@ -499,16 +442,6 @@ async fn send(
         Ok(changed)
     })
     .await
-}
-
-/// The words of a transition, and the new assignee of a reassignment.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ActBody {
-    #[serde(default)]
-    text: String,
-    #[serde(default)]
-    to: Option<String>,
 }
 
 async fn act(
@@ -523,36 +456,21 @@ async fn act(
         .map_err(body_refusal)?
         .map(|axum::Json(words)| words)
         .unwrap_or_default();
-    let action = match action.as_str() {
-        "claim" => Action::Claim,
-        "release" => Action::Release,
-        "ask" => Action::Ask { question: text },
-        "answer" => Action::Answer { answer: text },
-        "review" => Action::Review { note: text },
-        "approve" => Action::Approve { note: text },
-        "request-changes" => Action::RequestChanges { what: text },
-        "done" => Action::Done { result: text },
-        "fail" => Action::Fail { reason: text },
-        "cancel" => Action::Cancel { reason: text },
-        "reassign" => match to.filter(|to| !to.is_empty()) {
-            Some(to) => Action::Reassign { to, note: text },
-            None => {
-                return Err(ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "reassign needs `to`: the new assignee",
-                ));
-            }
-        },
-        other => {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                format!(
-                    "no action `{}`; actions: claim, release, ask, answer, review, approve, \
-                     request-changes, done, fail, cancel, reassign",
-                    crate::text::inline(other)
-                ),
-            ));
-        }
+    let Some(kind) = ActionKind::from_command(&action) else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no action `{}`; actions: {}",
+                crate::text::inline(&action),
+                ActionKind::commands().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    };
+    let Some(action) = Action::of(kind, text, to) else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "reassign needs `to`: the new assignee",
+        ));
     };
     let reporter = state.clone();
     as_caller(caller, project, &state, move |session| {
@@ -571,18 +489,6 @@ async fn agents(
     as_caller(caller, project, &state, |session| session.agents()).await
 }
 
-#[derive(Debug, Deserialize)]
-struct LogQuery {
-    #[serde(default = "twenty")]
-    n: usize,
-    #[serde(default)]
-    since: Option<crate::time::Timestamp>,
-}
-
-fn twenty() -> usize {
-    20
-}
-
 async fn log(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
@@ -593,16 +499,6 @@ async fn log(
         session.log(Some(query.n), query.since)
     })
     .await
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct MessagesQuery {
-    #[serde(default)]
-    all: bool,
-    #[serde(default)]
-    peek: bool,
-    /// Only the messages numbered up to this one count as read: those a view drew.
-    through: Option<u64>,
 }
 
 async fn messages(
@@ -620,17 +516,6 @@ async fn messages(
         session.messages(query.all, marking)
     })
     .await
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MessageBody {
-    to: String,
-    text: String,
-    #[serde(default, rename = "type")]
-    kind: Option<String>,
-    #[serde(default)]
-    summary: Option<String>,
 }
 
 async fn message(
@@ -671,23 +556,6 @@ async fn project_show(
     .await
 }
 
-/// What the inbox shows and records: `peek` leaves messages unread; `preview` lists the
-/// first ten tasks in full and counts the rest (`status`, hooks); `record=false` records
-/// no hand-over as seen (a remote `listen` looks on the agent's behalf, showing it nothing).
-#[derive(Debug, Deserialize)]
-struct InboxQuery {
-    #[serde(default)]
-    peek: bool,
-    #[serde(default)]
-    preview: bool,
-    #[serde(default = "yes")]
-    record: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
 async fn inbox(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
@@ -703,17 +571,6 @@ async fn inbox(
         }
     })
     .await
-}
-
-/// What the client said that matters to a hook on the hub: whether a stop hook already
-/// made the agent go on; and the directory the agent's machine maps the project to, which
-/// its context names instead of the hub's workspace.
-#[derive(Debug, Default, Deserialize)]
-struct HookBody {
-    #[serde(default)]
-    stop_hook_active: bool,
-    #[serde(default)]
-    workspace: Option<std::path::PathBuf>,
 }
 
 /// A remote agent's hook: the hook's answer in baton's words (`{"answer", "text"}`), which
@@ -749,17 +606,11 @@ async fn hook(
         // (or nothing), never the hub's path (SPEC section 7). The session is open already;
         // the workspace serves only the words from here on.
         session.project.workspace = input.workspace.filter(|dir| dir.is_absolute());
-        Ok(crate::hook::answer_in(&session, event)
+        Ok(session
+            .hook_answer(event, input.stop_hook_active)
             .unwrap_or_else(|error| crate::hook::note(&error)))
     })
     .await
-}
-
-/// The words of a note, or of the shared context.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TextBody {
-    text: String,
 }
 
 async fn note(
@@ -784,18 +635,6 @@ async fn add_context(
         Ok(shown_to(&shown, session.add_context(&text)?))
     })
     .await
-}
-
-/// `coordinator [--human NAME] [--not-human NAME] [--set NAME]`, done in that order.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CoordinatorBody {
-    #[serde(default)]
-    set: Option<String>,
-    #[serde(default)]
-    human: Option<String>,
-    #[serde(default)]
-    not_human: Option<String>,
 }
 
 async fn coordinator(
@@ -871,20 +710,13 @@ fn without_hub_paths(outcome: crate::wake::WakeOutcome) -> crate::wake::WakeOutc
     }
 }
 
-/// The tasks a remote `listen` started its agent's wake command for.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WokenBody {
-    tasks: Vec<u64>,
-}
-
 /// A remote `listen` says it woke the caller for these tasks: their delivery records say
 /// `woken` (SPEC section 11), for the caller's own hand-overs only.
 async fn woken(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<WokenBody>, JsonRejection>,
+    payload: std::result::Result<axum::Json<TaskIds>, JsonRejection>,
 ) -> Answer {
     record_delivery(state, caller, project, payload, |session, ids| {
         crate::session::record_woken(&session.hub, session.project_id(), session.agent()?, ids);
@@ -899,7 +731,7 @@ async fn seen(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<WokenBody>, JsonRejection>,
+    payload: std::result::Result<axum::Json<TaskIds>, JsonRejection>,
 ) -> Answer {
     record_delivery(state, caller, project, payload, |session, ids| {
         session.record_seen(ids)
@@ -913,23 +745,16 @@ async fn record_delivery(
     state: super::State,
     caller: Caller,
     project: String,
-    payload: std::result::Result<axum::Json<WokenBody>, JsonRejection>,
+    payload: std::result::Result<axum::Json<TaskIds>, JsonRejection>,
     record: fn(&Session, &[TaskId]) -> Result<Vec<TaskId>>,
 ) -> Answer {
-    let WokenBody { tasks } = body(payload)?;
+    let TaskIds { tasks } = body(payload)?;
     as_caller(caller, project, &state, move |session| {
-        let ids: Vec<TaskId> = tasks.into_iter().map(TaskId).collect();
-        Ok(serde_json::json!({ "tasks": record(session, &ids)? }))
+        Ok(TaskIds {
+            tasks: record(session, &tasks)?,
+        })
     })
     .await
-}
-
-/// Whose wake command a caller may see: `?project=P` names the project whose coordinator
-/// the caller may be.
-#[derive(Debug, Default, Deserialize)]
-struct AgentQuery {
-    #[serde(default)]
-    project: Option<String>,
 }
 
 /// An agent's record. Its wake command is an argv that runs on the hub and may carry a key
@@ -963,17 +788,6 @@ async fn agent_show(
         Ok(record)
     })
     .await
-}
-
-/// `agent add NAME --strengths … --skills …` from another machine, for the caller itself
-/// only. A wake command is never set over HTTP (SPEC section 8).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProfileBody {
-    #[serde(default)]
-    strengths: Option<String>,
-    #[serde(default)]
-    skills: Option<Vec<String>>,
 }
 
 async fn agent_profile(

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use axum::extract::{Extension, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::sync::{broadcast, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
@@ -55,22 +55,7 @@ const BACKLOG: usize = 512;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// One change, as a stream carries it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Change {
-    pub project: Option<String>,
-    pub kind: String,
-    pub id: Option<u64>,
-}
-
-impl Change {
-    fn resync() -> Change {
-        Change {
-            project: None,
-            kind: "resync".to_string(),
-            id: None,
-        }
-    }
-}
+pub use crate::wire::Change;
 
 /// The changes found on the hub, for every stream to subscribe to, and a count of the
 /// changes of `tokens.json`.

@@ -42,18 +42,41 @@ pub struct Pushed {
     unrecorded: BTreeSet<TaskId>,
 }
 
+impl Pushed {
+    /// Whether the hand-over of `id` that began at `since` was pushed already.
+    pub fn contains(&self, id: TaskId, since: Timestamp) -> bool {
+        self.handovers.contains(&(id, since))
+    }
+
+    /// Holds `sent` as pushed: never pushed again, and to be recorded as seen.
+    pub fn hold(&mut self, sent: &[Push]) {
+        for push in sent {
+            self.handovers.insert((push.id, push.since));
+            self.unrecorded.insert(push.id);
+        }
+    }
+
+    /// The tasks pushed and not yet recorded as seen.
+    pub fn unrecorded(&self) -> Vec<TaskId> {
+        self.unrecorded.iter().copied().collect()
+    }
+
+    /// Those pushed are recorded as seen now.
+    pub fn recorded(&mut self) {
+        self.unrecorded.clear();
+    }
+}
+
 impl Session {
     /// The hand-overs to the caller not yet seen and not in `pushed`. Before looking, tries
     /// again to record as seen what an earlier [`Session::record_pushed`] could not.
     pub fn handovers_to_push(&self, pushed: &mut Pushed) -> Result<Vec<Due>> {
-        if !pushed.unrecorded.is_empty() {
-            let _ = self.record_unrecorded(pushed);
-        }
+        let _ = self.record_unrecorded(pushed);
         let due: Vec<(TaskId, Timestamp)> = self
             .unseen_handovers()?
             .into_iter()
             .filter_map(|view| Some((view.task.id, view.task.delivery?.since)))
-            .filter(|handover| !pushed.handovers.contains(handover))
+            .filter(|(id, since)| !pushed.contains(*id, *since))
             .collect();
         if due.is_empty() {
             return Ok(Vec::new());
@@ -83,20 +106,17 @@ impl Session {
     /// again, and recorded as seen in one write (SPEC section 11: a push shows the agent
     /// its task). A failure to record is returned and left for the next look to retry.
     pub fn record_pushed(&self, pushed: &mut Pushed, sent: &[Push]) -> Result<()> {
-        for push in sent {
-            pushed.handovers.insert((push.id, push.since));
-            pushed.unrecorded.insert(push.id);
-        }
-        if pushed.unrecorded.is_empty() {
-            return Ok(());
-        }
+        pushed.hold(sent);
         self.record_unrecorded(pushed)
     }
 
     fn record_unrecorded(&self, pushed: &mut Pushed) -> Result<()> {
-        let ids: Vec<TaskId> = pushed.unrecorded.iter().copied().collect();
+        let ids = pushed.unrecorded();
+        if ids.is_empty() {
+            return Ok(());
+        }
         self.record_seen(&ids)?;
-        pushed.unrecorded.clear();
+        pushed.recorded();
         Ok(())
     }
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::Session;
 use crate::board::task::Task;
 use crate::board::transition::Action;
-use crate::error::{Error, Result};
+use crate::error::{MessageRefusal, Result};
 use crate::mail::{
     Arrival, BROADCAST, Draft, Marking, Message, MessageType, arrivals, look, notifications,
     summarize, take_unread, unread,
@@ -65,37 +65,29 @@ impl Session {
         let sender = self.agent()?.to_string();
         let body = text.trim();
         if body.is_empty() {
-            return Err(Error::invalid("msg needs some words"));
+            return Err(MessageRefusal::NoWords.into());
         }
         text::check_long("message", text)?;
         if let Some(summary) = summary {
             text::check_line(LineField::Summary, summary)?;
         }
         match kind {
-            MessageType::Notification => {
-                return Err(Error::invalid_with_hint(
-                    "notifications are written by baton itself",
-                    "send `--type text` (the default) instead",
-                ));
-            }
+            MessageType::Notification => return Err(MessageRefusal::Notification.into()),
             MessageType::PlanApprovalResponse
                 if self.project.coordinator.as_deref() != Some(sender.as_str()) =>
             {
-                return Err(Error::invalid(format!(
-                    "only the coordinator of project {} ({}) can send plan_approval_response",
-                    self.project.id,
-                    self.project.coordinator.as_deref().unwrap_or("nobody yet")
-                )));
+                return Err(MessageRefusal::NotCoordinator {
+                    project: self.project.id.clone(),
+                    coordinator: self.project.coordinator.clone(),
+                }
+                .into());
             }
             _ => {}
         }
         let (agents, _unreadable) = registry::list(&*self.hub.store)?;
         if to == BROADCAST {
             if !agents.iter().any(|agent| agent.name != sender) {
-                return Err(Error::invalid_with_hint(
-                    "nobody but you is here to receive a broadcast",
-                    "agents are known once they run a baton command",
-                ));
+                return Err(MessageRefusal::NobodyToBroadcastTo.into());
             }
         } else {
             names::check(NameKind::Agent, to)?;

@@ -7,7 +7,9 @@
 
 mod after_change;
 mod agents;
+mod desk;
 mod follow;
+pub mod hook_answer;
 mod import;
 mod inbox;
 mod log;
@@ -18,6 +20,7 @@ mod testing;
 
 pub use after_change::{AfterEffects, Unreachable, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
+pub use desk::{Desk, Follow, InboxLook, LocalDesk, LogFeed, LogLine};
 pub use follow::{Due, Push, Pushed};
 pub use import::{Imported, ImportedTask};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};

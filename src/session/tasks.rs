@@ -4,8 +4,8 @@ use super::{Changed, Session, TaskView};
 use crate::activity::ActivityRecord;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover;
-use crate::board::new_task::{self, NewTask};
-use crate::board::routing::{self, Candidate, NobodyHasSkill};
+use crate::board::new_task::{self, NewTask, SendRefusal};
+use crate::board::routing::{self, Candidate};
 use crate::board::task::{Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
@@ -34,13 +34,10 @@ impl Session {
     fn put_new_task(&self, new: NewTask) -> Result<Changed> {
         let sender = self.agent()?.to_string();
         if new.subject.trim().is_empty() {
-            return Err(Error::invalid("send needs --subject with some words"));
+            return Err(SendRefusal::NoSubject.into());
         }
         if new.files.iter().any(|file| file.trim().is_empty()) {
-            return Err(Error::invalid_with_hint(
-                "--files holds an empty file name",
-                "separate file names with single commas: --files src/a.rs,src/b.rs",
-            ));
+            return Err(SendRefusal::EmptyFileName.into());
         }
         new_task::check_words(&new.subject, &new.body, &new.files, new.skill.as_deref())?;
         // With --skill, the candidates are read now and the choice is made under the board
@@ -55,12 +52,7 @@ impl Session {
                 skill: skill.trim().to_lowercase(),
                 candidates: registry::list(&*self.hub.store)?.0,
             },
-            (None, None) => {
-                return Err(Error::invalid_with_hint(
-                    "send needs --to NAME or --skill TAG",
-                    "`baton agents` lists who is here and what they are good at",
-                ));
-            }
+            (None, None) => return Err(SendRefusal::NoAssignee.into()),
         };
         if let Some(reviewer) = &new.reviewer {
             registry::require(&*self.hub.store, reviewer)?;
@@ -87,13 +79,7 @@ impl Session {
                 };
                 // A task waiting on one that can never complete could never start.
                 if matches!(status, Status::Failed | Status::Canceled) {
-                    return Err(Error::invalid_with_hint(
-                        format!("{id} is {status}: a task sent --after it could never start"),
-                        format!(
-                            "send it without {id} in --after, or after a task that can still \
-                             complete"
-                        ),
-                    ));
+                    return Err(SendRefusal::AfterEnded { task: *id, status }.into());
                 }
             }
             let to = match &route {
@@ -108,7 +94,7 @@ impl Session {
                         })
                         .collect();
                     routing::choose_by_skill(&candidates, &tx.board, skill, &sender)
-                        .map_err(nobody_has_skill)?
+                        .map_err(SendRefusal::NobodyHasSkill)?
                 }
             };
             let before = handover::Owners::new();
@@ -276,22 +262,6 @@ enum Route {
         skill: String,
         candidates: Vec<registry::AgentRecord>,
     },
-}
-
-/// The error `send --skill` gives when nobody but the sender has the skill.
-fn nobody_has_skill(refused: NobodyHasSkill) -> Error {
-    let offered = if refused.offered.is_empty() {
-        "none yet".to_string()
-    } else {
-        refused.offered.join(", ")
-    };
-    Error::invalid_with_hint(
-        format!(
-            "no agent but you has the skill `{}`; skills on offer: {offered}",
-            refused.skill
-        ),
-        "give an agent a skill with `baton agent add NAME --skills a,b`, or send with --to NAME",
-    )
 }
 
 impl Session {

@@ -14,8 +14,10 @@ it has not dealt with, and answers with tool calls to baton through the tools th
 offers (`mcp__baton__claim`, `mcp_baton_claim`, `baton_claim`, Codex's `mcp__baton`
 namespace, or Codex's shell running `baton`): claim, then done with the scripted result.
 A task whose text says ASK FIRST and shows no answer yet gets the scripted question
-instead. It deals with one task per turn, then ends the turn, so that a second task is
-only done when something (a stop hook) makes the client go on.
+instead. Where the conversation says to pass `project: X` to every baton tool (a wake
+prompt of `baton listen`, whose tools reach the hub over HTTP), its tool calls name project
+X. It deals with one task per turn, then ends the turn, so that a second task is only done
+when something (a stop hook) makes the client go on.
 
 Every request is appended to the log (`--log`, one JSON object a line: path, body and what
 the model answered) so that a test can see what the client sent. The port is printed on
@@ -383,9 +385,27 @@ def result_text(events, task, script):
     return script.result + (" (answer used: {})".format(answer) if answer else "")
 
 
+# What a wake prompt says when baton's tools cannot tell the project by themselves (they
+# reach a hub over HTTP, or the run's directory is no project's).
+PASS_PROJECT = re.compile(r"Pass `project: ([A-Za-z0-9_.-]+)` to every baton tool")
+
+
+def project_to_pass(events):
+    """The project the conversation says to name in every baton tool call, or None."""
+    project = None
+    for event in events:
+        if event[0] in ("user", "context"):
+            for match in PASS_PROJECT.finditer(event[1]):
+                project = match.group(1)
+    return project
+
+
 def tool_call(events, tools, action, args):
     wanted = [name for name in tools if re.search(r"(^|_)baton_+{}$".format(action), name or "")]
     if wanted:
+        project = project_to_pass(events)
+        if project:
+            args = dict(args, project=project)
         return ("call", wanted[0], args)
     # Claude Code defers MCP tools behind ToolSearch: load baton's (again, if the server was
     # still connecting the first time, as a model would).

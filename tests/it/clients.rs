@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::clients_woken::{ModelServer, configure_codex};
-use crate::common::{Run, baton_bin, files_only};
+use crate::common::{Run, TestEnv, baton_bin, files_only};
 use crate::http::Served;
 use crate::setup::Machine;
 
@@ -345,44 +345,65 @@ fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
 }
 
 /// The variable the remote setups name for the hub's token.
-const TOKEN_ENV: &str = "HUB_TOKEN";
+pub const TOKEN_ENV: &str = "HUB_TOKEN";
 
-/// A client wired by `baton setup --url URL --token-env HUB_TOKEN` to a hub that a real
-/// `baton serve --listen 127.0.0.1:0` serves from the machine's own (private) home, with a
-/// token made there by `baton token add`.
-struct RemoteRig {
-    machine: Machine,
-    served: Served,
-    token: String,
+/// A client on one machine wired by `baton setup --url URL --token-env HUB_TOKEN` to a hub
+/// on another: a real `baton serve --listen 127.0.0.1:0` serving a home of its own, where
+/// the client's agent is registered and has a token made by `baton token add`.
+pub struct RemoteRig {
+    /// The agent's machine: its own home, user home and workspace.
+    pub machine: Machine,
+    pub served: Served,
+    /// The hub's machine.
+    // Read by `clients_remote.rs`, which is Unix-only.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pub hub: TestEnv,
+    pub token: String,
+    /// What the remote setup printed.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pub setup: Run,
 }
 
 impl RemoteRig {
-    /// `client` wired to the served hub by the remote setup, run with the token in
+    /// `client` wired to a hub of its own by the remote setup, run with the token in
     /// `HUB_TOKEN`; `before` writes the user's own settings first.
     fn new(client: &str, before: impl FnOnce(&Machine)) -> RemoteRig {
         let machine = Machine::new().with_user_configs();
         before(&machine);
-        let token = machine
-            .env
+        RemoteRig::wire(machine, TestEnv::new(), client, "alice")
+    }
+
+    /// `client` on `machine` wired to `hub`, which `human` serves.
+    pub fn wire(machine: Machine, hub: TestEnv, client: &str, human: &str) -> RemoteRig {
+        // As the README's hub does it: `baton agent add NAME && baton token add NAME`.
+        hub.run("", &["agent", "add", client]).ok();
+        let token = hub
             .run("", &["token", "add", client])
             .ok()
             .trim()
             .to_string();
-        let served = Served::start(&machine.env, "alice");
+        let served = Served::start(&hub, human);
         let url = format!("http://{}/", served.address);
-        machine
-            .setup_env(
-                &["--client", client, "--url", &url, "--token-env", TOKEN_ENV],
-                &[(TOKEN_ENV, Path::new(&token))],
-            )
-            .ok();
+        let setup = machine.setup_env(
+            &["--client", client, "--url", &url, "--token-env", TOKEN_ENV],
+            &[(TOKEN_ENV, Path::new(&token))],
+        );
+        setup.ok();
         let rig = RemoteRig {
             machine,
             served,
+            hub,
             token,
+            setup,
         };
         rig.assert_token_in_no_file();
         rig
+    }
+
+    /// The hub's address, as `BATON_URL` holds it.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pub fn url(&self) -> String {
+        format!("http://{}", self.served.address)
     }
 
     /// The variable set as the client would have it.
@@ -390,15 +411,38 @@ impl RemoteRig {
         [(TOKEN_ENV, self.token.as_str())]
     }
 
-    /// No file of the clients holds the token (nor after a client rewrote its own).
+    /// No file of the agent's machine holds the token: not the clients' settings (nor after
+    /// a client rewrote its own), nor anything a client or baton wrote there since (its
+    /// home, logs, transcripts, caches, the workspace).
     #[track_caller]
-    fn assert_token_in_no_file(&self) {
-        for (path, bytes) in self.machine.files() {
+    pub fn assert_token_in_no_file(&self) {
+        let mut files = Vec::new();
+        regular_files(self.machine.env.root.path(), &mut files);
+        for path in files {
+            let bytes = fs::read(&path).unwrap_or_default();
             assert!(
                 !String::from_utf8_lossy(&bytes).contains(&self.token),
                 "{} holds the token",
                 path.display()
             );
+        }
+    }
+}
+
+/// Every regular file under `dir`, however deep (a symbolic link is not followed: what it
+/// points to is not the machine's own).
+fn regular_files(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            regular_files(&entry.path(), files);
+        } else if kind.is_file() {
+            files.push(entry.path());
         }
     }
 }

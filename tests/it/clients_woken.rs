@@ -14,6 +14,9 @@
 //! 3. where the client has a stop hook baton wires: with two tasks waiting and a model that
 //!    deals with one task per turn, the stop hook keeps the one session going to the second.
 //!
+//! The rounds ([`prove_rounds`]) are the same for a client on another machine, woken there
+//! by `baton listen` (`clients_remote.rs`).
+//!
 //! Like `clients.rs`, they need `BATON_TEST_CLIENTS` (see there), and python3.
 
 use std::fs;
@@ -25,16 +28,16 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::clients::clients_bin;
-use crate::common::{Run, baton_bin};
+use crate::common::{Run, TestEnv, baton_bin};
 use crate::setup::Machine;
 
 /// Longest one wake (every run of its supervisor) may take before the test gives up on it.
-const WAKE_TIMEOUT: Duration = Duration::from_secs(240);
+pub const WAKE_TIMEOUT: Duration = Duration::from_secs(240);
 
-const RESULT: &str = "Refused invalid dates in the parser";
-const QUESTION: &str = "Should 2026-02-30 be refused or clamped to the month end?";
-const ANSWER: &str = "Refuse it";
-const PROJECT: &str = "app";
+pub const RESULT: &str = "Refused invalid dates in the parser";
+pub const QUESTION: &str = "Should 2026-02-30 be refused or clamped to the month end?";
+pub const ANSWER: &str = "Refuse it";
+pub const PROJECT: &str = "app";
 
 /// The scripted model, running until the test ends.
 pub struct ModelServer {
@@ -90,6 +93,46 @@ impl ModelServer {
             .map(|line| serde_json::from_str(line).expect("a request record parses"))
             .collect()
     }
+
+    /// The model's answers from request `from` on, one line each, for failure messages.
+    pub fn answers(&self, from: usize) -> String {
+        self.requests()
+            .iter()
+            .skip(from)
+            .map(|request| {
+                format!(
+                    "{} {} -> {}",
+                    request["n"], request["path"], request["answer"]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The tool calls the model made from request `from` on: (tool name, arguments).
+    pub fn calls(&self, from: usize) -> Vec<(String, Value)> {
+        self.requests()
+            .iter()
+            .skip(from)
+            .filter(|request| request["answer"][0] == "call")
+            .map(|request| {
+                (
+                    request["answer"][1].as_str().unwrap().to_string(),
+                    request["answer"][2].clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// The text of every request from `from` on, as the client sent it.
+    pub fn sent_text(&self, from: usize) -> String {
+        self.requests()
+            .iter()
+            .skip(from)
+            .map(|request| request["body"].to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 impl Drop for ModelServer {
@@ -100,18 +143,199 @@ impl Drop for ModelServer {
 }
 
 /// What differs between the clients.
-struct Dialect {
-    client: &'static str,
+pub struct Dialect {
+    pub client: &'static str,
     /// How the client spells baton's `claim` tool in the model's tool calls.
-    claim_tool: &'static str,
+    pub claim_tool: &'static str,
     /// The client shows the model baton's inbox from its hooks (setup's hooks run).
-    has_hook_context: bool,
+    pub has_hook_context: bool,
     /// The client has a stop hook that setup wires and that runs without the user's say.
-    has_stop_hook: bool,
+    pub has_stop_hook: bool,
     /// Variables that point the client at the model server.
-    env: fn(&ModelServer) -> Vec<(String, String)>,
+    pub env: fn(&ModelServer) -> Vec<(String, String)>,
     /// Writes the client's model settings into the user's config, before setup runs.
-    configure: fn(&Machine, &ModelServer),
+    pub configure: fn(&Machine, &ModelServer),
+}
+
+impl Dialect {
+    pub fn claude() -> Dialect {
+        Dialect {
+            client: "claude",
+            claim_tool: "mcp__baton__claim",
+            has_hook_context: true,
+            has_stop_hook: true,
+            env: |server| {
+                env_pairs(&[
+                    ("ANTHROPIC_BASE_URL", server.url()),
+                    ("ANTHROPIC_API_KEY", "scripted".into()),
+                ])
+            },
+            configure: |_, _| {},
+        }
+    }
+
+    pub fn codex(claim_tool: &'static str) -> Dialect {
+        Dialect {
+            client: "codex",
+            claim_tool,
+            // Codex skips hooks the user has not trusted in its /hooks screen, and setup
+            // does not trust them for the user: the model looks at the inbox itself.
+            has_hook_context: false,
+            has_stop_hook: false,
+            env: |_| env_pairs(&[("SCRIPTED_API_KEY", "scripted".into())]),
+            configure: configure_codex,
+        }
+    }
+
+    pub fn gemini() -> Dialect {
+        Dialect {
+            client: "gemini",
+            claim_tool: "mcp_baton_claim",
+            has_hook_context: true,
+            has_stop_hook: true,
+            env: |server| {
+                env_pairs(&[
+                    ("GOOGLE_GEMINI_BASE_URL", server.url()),
+                    ("GEMINI_API_KEY", "scripted".into()),
+                ])
+            },
+            // An API key as the way in, and a fixed model, so that no model router asks
+            // first.
+            configure: |machine, _| {
+                machine.write(
+                    &machine.user().join(".gemini/settings.json"),
+                    r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
+ "model": {"name": "gemini-2.5-pro"}}
+"#,
+                );
+            },
+        }
+    }
+
+    pub fn opencode() -> Dialect {
+        Dialect {
+            client: "opencode",
+            claim_tool: "baton_claim",
+            // Its hooks are baton's plugin, which setup installs: the inbox joins the system
+            // prompt before each model call, so the model acts without looking. `opencode
+            // run` ends its process when the session goes idle, before the plugin's
+            // re-prompt can start a turn (seen with 1.18.33): the idle prompt serves
+            // interactive sessions, and a headless run relies on the next run instead.
+            has_hook_context: true,
+            has_stop_hook: false,
+            env: |_| Vec::new(),
+            configure: |machine, server| {
+                machine.write(
+                    &machine.xdg_config().join("opencode/opencode.json"),
+                    &json!({
+                        "model": "scripted/scripted-model",
+                        "provider": {"scripted": {
+                            "npm": "@ai-sdk/openai-compatible",
+                            "options": {"baseURL": format!("{}/v1", server.url()), "apiKey": "scripted"},
+                            "models": {"scripted-model": {}}
+                        }}
+                    })
+                    .to_string(),
+                );
+            },
+        }
+    }
+}
+
+/// A real client wired to a hub and woken by baton, as the rounds of a proof see it: on
+/// the hub's own machine, woken by the wake command setup registered ([`Rig`]), or on
+/// another, woken by `baton listen` (`clients_remote.rs`).
+pub trait Woken {
+    fn dialect(&self) -> &Dialect;
+
+    fn server(&self) -> &ModelServer;
+
+    /// The hub's machine, whose home holds the board.
+    fn hub(&self) -> &TestEnv;
+
+    /// Runs `baton --as lead ARGS…` on the hub's machine, in the project's workspace.
+    fn lead(&self, args: &[&str]) -> Run;
+
+    /// Checks that `run`, lead's command, woke the agent, and waits until that wake is over.
+    fn woke(&mut self, run: &Run);
+
+    /// Sends two tasks that together wake the agent once; their numbers.
+    fn send_two_for_one_wake(&mut self, one: (&str, &str), two: (&str, &str)) -> (u64, u64);
+
+    /// The log of the agent's wake runs, with everything else there is to see of them.
+    fn wake_log(&self) -> String;
+
+    fn agent(&self) -> &'static str {
+        self.dialect().client
+    }
+
+    /// Sends a task to the agent, which must wake it; its number.
+    fn send(&mut self, subject: &str, body: &str) -> u64 {
+        let agent = self.agent();
+        let run = self.lead(&[
+            "--json",
+            "send",
+            "--to",
+            agent,
+            "--subject",
+            subject,
+            "--body",
+            body,
+        ]);
+        let id = run.json()["task"]["id"].as_u64().expect("a task id");
+        self.woke(&run);
+        id
+    }
+
+    fn task(&self, id: u64) -> Value {
+        self.lead(&["--json", "show", &id.to_string()]).json()
+    }
+
+    /// The activity lines of task `id`: (actor, action).
+    fn activity(&self, id: u64) -> Vec<(String, String)> {
+        self.hub()
+            .activity(PROJECT)
+            .iter()
+            .filter(|line| line["task"] == id)
+            .map(|line| {
+                (
+                    line["actor"].as_str().unwrap().to_string(),
+                    line["action"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn expect_activity(&self, id: u64, expected: &[(&str, &str)]) {
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(actor, action)| (actor.to_string(), action.to_string()))
+            .collect();
+        assert_eq!(
+            self.activity(id),
+            expected,
+            "T-{id}'s activity; model answers:\n{}",
+            self.server().answers(0)
+        );
+    }
+
+    /// Asserts that task `id` is `status`, with everything to see when it is not.
+    fn expect_status(&self, id: u64, status: &str) -> Value {
+        let task = self.task(id);
+        assert_eq!(
+            task["status"],
+            status,
+            "T-{id}: {task:#}\nwake log:\n{}\nmodel answers:\n{}\nthe last request:\n{}",
+            self.wake_log(),
+            self.server().answers(0),
+            self.server()
+                .requests()
+                .last()
+                .map(|request| request["body"].to_string())
+                .unwrap_or_default()
+        );
+        task
+    }
 }
 
 /// One client wired by setup in a throwaway home, and its scripted model.
@@ -152,76 +376,6 @@ impl Rig {
         rig
     }
 
-    fn agent(&self) -> &'static str {
-        self.dialect.client
-    }
-
-    /// Runs `baton --as lead ARGS…` in the workspace, with everything a wake run needs: the
-    /// clients on `PATH` and the variables that point them at the model server. The
-    /// supervisor it starts inherits them.
-    fn lead(&self, args: &[&str]) -> Run {
-        let machine = &self.machine;
-        let mut command = machine.env.command(&machine.env.work());
-        machine
-            .client_env(&mut command, &self.bin)
-            .args(["--as", "lead"])
-            .args(args);
-        for (key, value) in (self.dialect.env)(&self.server) {
-            command.env(key, value);
-        }
-        let output = command.output().expect("baton runs");
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
-    }
-
-    /// Sends a task to the agent and returns its number; `wake` says whether it must wake
-    /// the agent.
-    fn send(&mut self, subject: &str, body: &str, wake: bool) -> u64 {
-        let agent = self.agent();
-        let mut args = vec![
-            "--json",
-            "send",
-            "--to",
-            agent,
-            "--subject",
-            subject,
-            "--body",
-            body,
-        ];
-        if !wake {
-            args.push("--no-wake");
-        }
-        let run = self.lead(&args);
-        let id = run.json()["task"]["id"].as_u64().expect("a task id");
-        if wake {
-            self.woke(&run);
-        }
-        id
-    }
-
-    /// Checks that `run` woke the agent, and waits until that wake is over.
-    fn woke(&mut self, run: &Run) {
-        assert!(
-            run.stderr.contains(&format!("woke {}", self.agent())),
-            "the agent was not woken: {}",
-            run.stderr
-        );
-        self.until_supervisor_ends();
-    }
-
-    fn wake_log(&self) -> String {
-        fs::read_to_string(
-            self.machine
-                .env
-                .home()
-                .join(format!("wake/{}.log", self.agent())),
-        )
-        .unwrap_or_default()
-    }
-
     /// Waits until one more supervisor of the agent has ended; on the deadline, kills what
     /// runs and fails with everything there is to see.
     fn until_supervisor_ends(&mut self) {
@@ -239,7 +393,7 @@ impl Rig {
                     "the wake of {} did not end within {WAKE_TIMEOUT:?}\nwake log:\n{log}\n\
                      model requests:\n{}",
                     self.agent(),
-                    self.answers(0)
+                    self.server.answers(0)
                 );
             }
             std::thread::sleep(Duration::from_millis(200));
@@ -260,140 +414,129 @@ impl Rig {
             }
         }
     }
+}
 
-    /// The model's answers from request `from` on, one line each, for failure messages.
-    fn answers(&self, from: usize) -> String {
-        self.server
-            .requests()
-            .iter()
-            .skip(from)
-            .map(|request| {
-                format!(
-                    "{} {} -> {}",
-                    request["n"], request["path"], request["answer"]
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+impl Woken for Rig {
+    fn dialect(&self) -> &Dialect {
+        &self.dialect
     }
 
-    /// The tool calls the model made from request `from` on: (tool name, arguments).
-    fn calls(&self, from: usize) -> Vec<(String, Value)> {
-        self.server
-            .requests()
-            .iter()
-            .skip(from)
-            .filter(|request| request["answer"][0] == "call")
-            .map(|request| {
-                (
-                    request["answer"][1].as_str().unwrap().to_string(),
-                    request["answer"][2].clone(),
-                )
-            })
-            .collect()
+    fn server(&self) -> &ModelServer {
+        &self.server
     }
 
-    fn task(&self, id: u64) -> Value {
-        self.lead(&["--json", "show", &id.to_string()]).json()
+    fn hub(&self) -> &TestEnv {
+        &self.machine.env
     }
 
-    /// The activity lines of task `id`: (actor, action).
-    fn activity(&self, id: u64) -> Vec<(String, String)> {
-        self.machine
-            .env
-            .activity(PROJECT)
-            .iter()
-            .filter(|line| line["task"] == id)
-            .map(|line| {
-                (
-                    line["actor"].as_str().unwrap().to_string(),
-                    line["action"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
+    /// In the workspace, with everything a wake run needs: the clients on `PATH` and the
+    /// variables that point them at the model server. The supervisor it starts inherits
+    /// them.
+    fn lead(&self, args: &[&str]) -> Run {
+        let machine = &self.machine;
+        let mut command = machine.env.command(&machine.env.work());
+        machine
+            .client_env(&mut command, &self.bin)
+            .args(["--as", "lead"])
+            .args(args);
+        for (key, value) in (self.dialect.env)(&self.server) {
+            command.env(key, value);
+        }
+        let output = command.output().expect("baton runs");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
     }
 
-    fn expect_activity(&self, id: u64, expected: &[(&str, &str)]) {
-        let expected: Vec<(String, String)> = expected
-            .iter()
-            .map(|(actor, action)| (actor.to_string(), action.to_string()))
-            .collect();
-        assert_eq!(
-            self.activity(id),
-            expected,
-            "T-{id}'s activity; model answers:\n{}",
-            self.answers(0)
+    fn woke(&mut self, run: &Run) {
+        assert!(
+            run.stderr.contains(&format!("woke {}", self.agent())),
+            "the agent was not woken: {}",
+            run.stderr
         );
+        self.until_supervisor_ends();
     }
 
-    /// Asserts that task `id` is `status`, with everything to see when it is not.
-    fn expect_status(&self, id: u64, status: &str) -> Value {
-        let task = self.task(id);
-        assert_eq!(
-            task["status"],
-            status,
-            "T-{id}: {task:#}\nwake log:\n{}\nmodel answers:\n{}\nthe last request:\n{}",
-            self.wake_log(),
-            self.answers(0),
-            self.server
-                .requests()
-                .last()
-                .map(|request| request["body"].to_string())
-                .unwrap_or_default()
-        );
-        task
+    /// The first with `--no-wake`, so that the second's wake finds both.
+    fn send_two_for_one_wake(&mut self, one: (&str, &str), two: (&str, &str)) -> (u64, u64) {
+        let agent = self.agent();
+        let quiet = self.lead(&[
+            "--json",
+            "send",
+            "--to",
+            agent,
+            "--subject",
+            one.0,
+            "--body",
+            one.1,
+            "--no-wake",
+        ]);
+        let first = quiet.json()["task"]["id"].as_u64().expect("a task id");
+        (first, self.send(two.0, two.1))
     }
 
-    /// The text of every request from `from` on, as the client sent it.
-    fn sent_text(&self, from: usize) -> String {
-        self.server
-            .requests()
-            .iter()
-            .skip(from)
-            .map(|request| request["body"].to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
+    fn wake_log(&self) -> String {
+        fs::read_to_string(
+            self.machine
+                .env
+                .home()
+                .join(format!("wake/{}.log", self.agent())),
+        )
+        .unwrap_or_default()
     }
 }
 
-/// The whole proof for one client.
+/// The whole proof for one client on the hub's own machine.
 fn prove(dialect: Dialect, server_args: &[&str]) {
     let Some(bin) = clients_bin() else {
         return;
     };
     let mut rig = Rig::new(bin, dialect, server_args);
-    let agent = rig.agent();
-    let claim_tool = rig.dialect.claim_tool;
-
     // The wake command is setup's, word for word, and it is what the supervisor ran.
-    let wake = rig.machine.agent(agent)["wake"].clone();
-    let wake_words: Vec<&str> = wake
+    let wake = rig.machine.agent(rig.agent())["wake"].clone();
+    let wake_words: Vec<String> = wake
         .as_array()
         .unwrap_or_else(|| panic!("setup registered no wake command: {wake}"))
         .iter()
-        .map(|word| word.as_str().unwrap())
+        .map(|word| word.as_str().unwrap().to_string())
         .collect();
-    assert_eq!(wake_words[0], agent, "{wake}");
+    prove_rounds(&mut rig, &wake_words);
+}
+
+/// The three rounds of the proof (see the module's documentation), wherever the client
+/// runs; `wake_words` is the wake command setup gave for it, which the wakes must run.
+pub fn prove_rounds(rig: &mut impl Woken, wake_words: &[String]) {
+    let agent = rig.agent();
+    let claim_tool = rig.dialect().claim_tool;
+    assert_eq!(wake_words[0], agent, "{wake_words:?}");
 
     // 1. A task wakes the agent, which finishes it.
     let first = rig.send(
         "Fix the date parser",
         "It accepts 2026-02-30; make it refuse invalid days.",
-        true,
     );
     let log = rig.wake_log();
     assert!(
         log.contains(&format!("run 1 of at most 3 in project {PROJECT}"))
             && log.contains(&format!("{} PROMPT", wake_words.join(" "))),
-        "the supervisor did not run setup's wake command:\n{log}"
+        "the wake did not run setup's wake command:\n{log}"
     );
     let task = rig.expect_status(first, "completed");
     assert_eq!(task["result"], RESULT);
+    let board = rig.lead(&["--json", "board", "--all"]).json();
+    let shown = crate::common::task_in(&board, first);
+    assert_eq!(
+        (&shown["status"], &shown["to"], &shown["result"]),
+        (&json!("completed"), &json!(agent), &json!(RESULT)),
+        "the board: {shown:#}"
+    );
     rig.expect_activity(
         first,
         &[("lead", "send"), (agent, "claim"), (agent, "done")],
     );
-    let calls = rig.calls(0);
+    let calls = rig.server().calls(0);
     assert!(
         calls.iter().any(|(name, args)| name == claim_tool
             && (args["id"] == first
@@ -410,8 +553,8 @@ fn prove(dialect: Dialect, server_args: &[&str]) {
                     .is_some_and(|cmd| cmd.ends_with(" inbox"))
         })
     };
-    let sent = rig.sent_text(0);
-    if rig.dialect.has_hook_context {
+    let sent = rig.server().sent_text(0);
+    if rig.dialect().has_hook_context {
         // The hook put the task in front of the model, which acted on it without looking.
         assert!(
             sent.contains(&format!("T-{first} [normal] to do: Fix the date parser")),
@@ -430,11 +573,7 @@ fn prove(dialect: Dialect, server_args: &[&str]) {
     }
 
     // 2. A question round trip: ask, answer, and a second wake that finishes it.
-    let second = rig.send(
-        "Decide on invalid dates",
-        "Clamp or refuse? ASK FIRST.",
-        true,
-    );
+    let second = rig.send("Decide on invalid dates", "Clamp or refuse? ASK FIRST.");
     let task = rig.expect_status(second, "input_required");
     let question = task["thread"].as_array().unwrap().last().cloned().unwrap();
     assert_eq!(
@@ -463,11 +602,13 @@ fn prove(dialect: Dialect, server_args: &[&str]) {
     );
 
     // 3. The stop hook keeps one session going while work waits for it.
-    if rig.dialect.has_stop_hook {
-        let from = rig.server.requests().len();
+    if rig.dialect().has_stop_hook {
+        let from = rig.server().requests().len();
         let runs_before = rig.wake_log().matches(" of at most 3 in project ").count();
-        let waiting = rig.send("Update the changelog", "One line for the fix.", false);
-        let last = rig.send("Tag the release", "After the changelog.", true);
+        let (waiting, last) = rig.send_two_for_one_wake(
+            ("Update the changelog", "One line for the fix."),
+            ("Tag the release", "After the changelog."),
+        );
         for id in [waiting, last] {
             rig.expect_status(id, "completed");
             rig.expect_activity(id, &[("lead", "send"), (agent, "claim"), (agent, "done")]);
@@ -479,10 +620,11 @@ fn prove(dialect: Dialect, server_args: &[&str]) {
             "both tasks must be done in one run, kept going by the stop hook:\n{log}"
         );
         assert!(
-            rig.sent_text(from)
+            rig.server()
+                .sent_text(from)
                 .contains(&format!("still waiting for {agent} in project {PROJECT}")),
             "the stop hook's word never reached the model:\n{}",
-            rig.answers(from)
+            rig.server().answers(from)
         );
     }
 }
@@ -496,22 +638,7 @@ fn env_pairs(pairs: &[(&str, String)]) -> Vec<(String, String)> {
 
 #[test]
 fn claude_code_woken_by_baton_takes_and_finishes_its_tasks() {
-    prove(
-        Dialect {
-            client: "claude",
-            claim_tool: "mcp__baton__claim",
-            has_hook_context: true,
-            has_stop_hook: true,
-            env: |server| {
-                env_pairs(&[
-                    ("ANTHROPIC_BASE_URL", server.url()),
-                    ("ANTHROPIC_API_KEY", "scripted".into()),
-                ])
-            },
-            configure: |_, _| {},
-        },
-        &[],
-    );
+    prove(Dialect::claude(), &[]);
 }
 
 /// Codex's provider for the scripted model, in the user's config.toml before setup runs.
@@ -532,23 +659,10 @@ pub fn configure_codex(machine: &Machine, server: &ModelServer) {
     );
 }
 
-fn codex(claim_tool: &'static str) -> Dialect {
-    Dialect {
-        client: "codex",
-        claim_tool,
-        // Codex skips hooks the user has not trusted in its /hooks screen, and setup does
-        // not trust them for the user: the model looks at the inbox itself.
-        has_hook_context: false,
-        has_stop_hook: false,
-        env: |_| env_pairs(&[("SCRIPTED_API_KEY", "scripted".into())]),
-        configure: configure_codex,
-    }
-}
-
 #[test]
 fn codex_woken_by_baton_takes_and_finishes_its_tasks_through_baton_tools() {
     // `exec` runs with approvals off: baton's server must be approved in its table.
-    prove(codex("mcp__baton__claim"), &[]);
+    prove(Dialect::codex("mcp__baton__claim"), &[]);
 }
 
 #[test]
@@ -556,69 +670,17 @@ fn codex_woken_by_baton_takes_and_finishes_its_tasks_with_baton_in_its_shell() {
     // The shell runs in Codex's sandbox: the hub must be writable there.
     let baton = baton_bin().display().to_string();
     prove(
-        codex("exec_command"),
+        Dialect::codex("exec_command"),
         &["--route", "shell", "--baton", &baton],
     );
 }
 
 #[test]
 fn gemini_cli_woken_by_baton_takes_and_finishes_its_tasks() {
-    prove(
-        Dialect {
-            client: "gemini",
-            claim_tool: "mcp_baton_claim",
-            has_hook_context: true,
-            has_stop_hook: true,
-            env: |server| {
-                env_pairs(&[
-                    ("GOOGLE_GEMINI_BASE_URL", server.url()),
-                    ("GEMINI_API_KEY", "scripted".into()),
-                ])
-            },
-            // An API key as the way in, and a fixed model, so that no model router asks
-            // first.
-            configure: |machine, _| {
-                machine.write(
-                    &machine.user().join(".gemini/settings.json"),
-                    r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
- "model": {"name": "gemini-2.5-pro"}}
-"#,
-                );
-            },
-        },
-        &[],
-    );
+    prove(Dialect::gemini(), &[]);
 }
 
 #[test]
 fn opencode_woken_by_baton_takes_and_finishes_its_tasks() {
-    prove(
-        Dialect {
-            client: "opencode",
-            claim_tool: "baton_claim",
-            // Its hooks are baton's plugin, which setup installs: the inbox joins the system
-            // prompt before each model call, so the model acts without looking. `opencode run`
-            // ends its process when the session goes idle, before the plugin's re-prompt
-            // can start a turn (seen with 1.18.33): the idle prompt serves interactive
-            // sessions, and a headless run relies on the supervisor's next run instead.
-            has_hook_context: true,
-            has_stop_hook: false,
-            env: |_| Vec::new(),
-            configure: |machine, server| {
-                machine.write(
-                    &machine.xdg_config().join("opencode/opencode.json"),
-                    &json!({
-                        "model": "scripted/scripted-model",
-                        "provider": {"scripted": {
-                            "npm": "@ai-sdk/openai-compatible",
-                            "options": {"baseURL": format!("{}/v1", server.url()), "apiKey": "scripted"},
-                            "models": {"scripted-model": {}}
-                        }}
-                    })
-                    .to_string(),
-                );
-            },
-        },
-        &[],
-    );
+    prove(Dialect::opencode(), &[]);
 }

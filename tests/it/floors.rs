@@ -17,11 +17,11 @@ const FLOORS: &[(&str, &[&str])] = &[
         "domains",
         &[
             "activity", "alert", "archive", "mail", "registry", "project", "wake", "notify",
-            "setup", "doctor", "tokens", "error", "import",
+            "setup", "doctor", "tokens", "error", "import", "watch",
         ],
     ),
-    ("session", &["session"]),
-    ("faces", &["mcp", "hook", "watch", "serve", "remote"]),
+    ("session", &["session", "wire"]),
+    ("faces", &["mcp", "hook", "serve", "remote"]),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

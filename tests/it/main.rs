@@ -11,6 +11,9 @@ mod board;
 mod channels;
 mod clients;
 mod clients_woken;
+// Its listener's shell is a process group of its own, and /proc shows every argv: Unix.
+#[cfg(unix)]
+mod clients_remote;
 mod delivery;
 mod delivery_faces;
 mod dependencies;

@@ -592,7 +592,7 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
 /// Every key in two columns, those on the selected task dimmed where it does not offer
 /// them the viewer now; and the marks.
 fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
-    let offered: Vec<&str> = app.offered().iter().map(|key| key.action).collect();
+    let offered: Vec<_> = app.offered().iter().map(|key| key.action).collect();
     let selected = app
         .selected_view()
         .map_or("no task".to_string(), |view| view.task.id.to_string());
@@ -686,6 +686,7 @@ mod tests {
     use super::super::state::Snapshot;
     use super::super::state::tests::{key, snapshot, turn_of, typed, view, with_priority};
     use super::*;
+    use baton::board::action::ActionKind;
     use baton::board::task::TaskId;
 
     fn app(views: Vec<TaskView>) -> App {
@@ -803,7 +804,7 @@ mod tests {
             let label = format!("{:<10} {}", task_key.label, task_key.what);
             let (x, y) = find(&text, &label).unwrap_or_else(|| panic!("{label}:\n{text}"));
             let is_dim = buffer[(x, y)].fg == Color::DarkGray;
-            let is_offered = matches!(task_key.action, "cancel" | "reassign");
+            let is_offered = matches!(task_key.action, ActionKind::Cancel | ActionKind::Reassign);
             assert_eq!(is_dim, !is_offered, "{label}");
         }
     }

@@ -15,18 +15,19 @@ mod cells;
 mod draw;
 mod state;
 
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
 use ratatui::crossterm::event::{self, Event as TerminalEvent};
 
+use baton::board::task::Priority;
 use baton::error::Error;
-use baton::session::BoardFilter;
+use baton::mail::{Marking, MessageType};
+use baton::session::{BoardFilter, Desk, NewTask};
 use baton::text::inline;
 
 use super::{render, wake};
-pub use board_at::BoardAt;
 use state::{App, Effect, Snapshot};
 
 /// The board is read and drawn this often even when nothing was written.
@@ -51,9 +52,16 @@ pub(super) enum Wake {
 /// Runs the board until `q`, Ctrl-C or a signal to end (SIGTERM, SIGHUP, SIGINT, SIGQUIT);
 /// the terminal is given back as it was on every way out, a panic included (ratatui's hook
 /// restores it).
-pub fn run(board: BoardAt, filter: &BoardFilter) -> Result<i32, Error> {
-    let first = board.read(filter)?;
-    let mut app = App::new(board.agent(), first);
+pub fn run(desk: Arc<dyn Desk>, filter: &BoardFilter) -> Result<i32, Error> {
+    // Without an identity the board is read-only; a hub that cannot say whose its token
+    // is, or names no agent, is not looked at.
+    let agent = match desk.agent() {
+        Ok(agent) => Some(agent),
+        Err(Error::NoIdentity) => None,
+        Err(error) => return Err(error),
+    };
+    let first = board_at::read(desk.as_ref(), filter)?;
+    let mut app = App::new(agent, first);
     // A finished status asked for by name is listed at once.
     if filter.status.is_some_and(|status| status.is_finished()) {
         app.toggle_finished();
@@ -62,9 +70,9 @@ pub fn run(board: BoardAt, filter: &BoardFilter) -> Result<i32, Error> {
     let (sender, receiver) = mpsc::channel();
     // Keys are read only once the terminal is raw, so none is taken in cooked mode.
     follow_terminal(sender.clone());
-    board.clone().follow(filter.clone(), sender.clone());
+    board_at::follow(Arc::clone(&desk), filter.clone(), sender.clone());
     follow_signals(sender);
-    let outcome = run_loop(&mut terminal, &mut app, &board, &receiver);
+    let outcome = run_loop(&mut terminal, &mut app, desk.as_ref(), &receiver);
     // Restored before the error, if any, is printed.
     let restored = ratatui::try_restore();
     outcome?;
@@ -75,7 +83,7 @@ pub fn run(board: BoardAt, filter: &BoardFilter) -> Result<i32, Error> {
 fn run_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
-    board: &BoardAt,
+    desk: &dyn Desk,
     receiver: &mpsc::Receiver<Wake>,
 ) -> Result<(), Error> {
     loop {
@@ -96,34 +104,44 @@ fn run_loop(
                 Effect::Quit => return Ok(()),
                 Effect::Nothing => {}
                 // The change it makes is seen by the board's reader like any other.
-                effect => carry_out(app, board, effect),
+                effect => carry_out(app, desk, effect),
             },
             // A resize, a focus change, a paste: drawn again.
             Wake::Terminal(_) => {}
         }
         // The messages view shows the viewer's messages: those it shows count as read.
         if let Some(effect) = app.unread_to_mark() {
-            carry_out(app, board, effect);
+            carry_out(app, desk, effect);
         }
     }
 }
 
 /// Does what a key asked, as the CLI would, and says how it went.
-fn carry_out(app: &mut App, board: &BoardAt, effect: Effect) {
+fn carry_out(app: &mut App, desk: &dyn Desk, effect: Effect) {
     let outcome = match effect {
-        Effect::Act(id, action) => board.act(id, action).map(|changed| {
+        Effect::Act(id, action) => desk.act(id, action).map(|changed| {
             app.select(changed.task.task.id);
             changed_line(&changed)
         }),
-        Effect::Send { to, subject } => board.send(to, subject).map(|changed| {
-            app.select(changed.task.task.id);
-            changed_line(&changed)
-        }),
-        Effect::Message { to, text } => board
-            .message(&to, &text)
+        // `send --to TO --subject SUBJECT`, the rest as `send`'s defaults.
+        Effect::Send { to, subject } => desk
+            .send(NewTask {
+                to: Some(to),
+                subject,
+                priority: Priority::Normal,
+                ..NewTask::default()
+            })
+            .map(|changed| {
+                app.select(changed.task.task.id);
+                changed_line(&changed)
+            }),
+        Effect::Message { to, text } => desk
+            .message(&to, &text, MessageType::Text, None)
             .map(|sent| first_line(&render::sent(&sent))),
-        // Said only when it fails: the view already shows the messages.
-        Effect::MarkRead(through) => match board.mark_read(through) {
+        // The viewer's unread messages numbered up to `through` (those the view drew)
+        // count as read; one that arrived since stays unread. Said only when it fails: the
+        // view already shows the messages.
+        Effect::MarkRead(through) => match desk.messages(false, Marking::Through(through)) {
             Ok(_) => return,
             Err(error) => Err(error),
         },

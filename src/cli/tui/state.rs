@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use baton::activity::ActivityRecord;
+use baton::board::action::{ActionKind, Words as TableWords};
 use baton::board::inbox::Reason;
 use baton::board::task::{Status, TaskId};
 use baton::board::transition::{self, Action, Rules};
@@ -115,15 +116,15 @@ impl Snapshot {
         })
     }
 
-    /// The actions `actor` may take on `view` now, by name.
-    pub fn offered(&self, view: &TaskView, actor: &str) -> Vec<&'static str> {
+    /// The actions `actor` may take on `view` now.
+    pub fn offered(&self, view: &TaskView, actor: &str) -> Vec<ActionKind> {
         self.judged(view, |rules| transition::offered(&view.task, actor, rules))
     }
 
-    /// Why `actor` may not take the action `name` on `view` now, as the CLI would say it;
+    /// Why `actor` may not take the action `kind` on `view` now, as the CLI would say it;
     /// none if they may.
-    pub fn refusal(&self, view: &TaskView, actor: &str, name: &str) -> Option<String> {
-        let action = sample(name, view)?;
+    pub fn refusal(&self, view: &TaskView, actor: &str, kind: ActionKind) -> Option<String> {
+        let action = Action::sample(kind, &view.task.to);
         self.judged(view, |rules| {
             transition::transition(&view.task, &action, actor, rules)
                 .err()
@@ -150,29 +151,6 @@ pub fn group_of(status: Status) -> usize {
         .unwrap_or(0)
 }
 
-/// The action `name` with sample words, as [`transition::offered`] judges it: words are
-/// asked for only once the action may be taken.
-fn sample(name: &str, view: &TaskView) -> Option<Action> {
-    let words = "offered".to_string();
-    Some(match name {
-        "claim" => Action::Claim,
-        "release" => Action::Release,
-        "ask" => Action::Ask { question: words },
-        "answer" => Action::Answer { answer: words },
-        "review" => Action::Review { note: words },
-        "approve" => Action::Approve { note: words },
-        "request_changes" => Action::RequestChanges { what: words },
-        "done" => Action::Done { result: words },
-        "fail" => Action::Fail { reason: words },
-        "cancel" => Action::Cancel { reason: words },
-        "reassign" => Action::Reassign {
-            to: format!("{}-", view.task.to),
-            note: String::new(),
-        },
-        _ => return None,
-    })
-}
-
 /// What a key that acts on the selected task asks for before it acts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Words {
@@ -191,11 +169,23 @@ pub enum Words {
 pub struct TaskKey {
     /// The keys, as the help and the footer name them.
     pub label: &'static str,
-    /// The action, by its name in [`transition::offered`].
-    pub action: &'static str,
+    pub action: ActionKind,
     /// What the footer and the help call it.
     pub what: &'static str,
-    pub words: Words,
+}
+
+impl TaskKey {
+    /// What the key asks for before it acts: the words of its action's row of the table,
+    /// or for a reassignment the new assignee (its note is left empty).
+    pub fn words(&self) -> Words {
+        let row = self.action.row();
+        match row.words {
+            _ if row.takes_to => Words::Agent,
+            TableWords::None => Words::None,
+            TableWords::Optional => Words::Optional,
+            TableWords::Required => Words::Required,
+        }
+    }
 }
 
 /// The keys that act on the selected task, in the order of SPEC section 3's table (the
@@ -203,110 +193,87 @@ pub struct TaskKey {
 pub const TASK_KEYS: &[TaskKey] = &[
     TaskKey {
         label: "c",
-        action: "claim",
+        action: ActionKind::Claim,
         what: "claim",
-        words: Words::None,
     },
     TaskKey {
         label: "u",
-        action: "release",
+        action: ActionKind::Release,
         what: "release",
-        words: Words::None,
     },
     TaskKey {
         label: "i",
-        action: "ask",
+        action: ActionKind::Ask,
         what: "ask a question",
-        words: Words::Required,
     },
     TaskKey {
         label: "a",
-        action: "answer",
+        action: ActionKind::Answer,
         what: "answer",
-        words: Words::Required,
     },
     TaskKey {
         label: "v",
-        action: "review",
+        action: ActionKind::Review,
         what: "request review",
-        words: Words::Optional,
     },
     TaskKey {
         label: "y/A",
-        action: "approve",
+        action: ActionKind::Approve,
         what: "approve",
-        words: Words::Optional,
     },
     TaskKey {
         label: "r",
-        action: "request_changes",
+        action: ActionKind::RequestChanges,
         what: "request changes",
-        words: Words::Required,
     },
     TaskKey {
         label: "d",
-        action: "done",
+        action: ActionKind::Done,
         what: "done",
-        words: Words::Required,
     },
     TaskKey {
         label: "F",
-        action: "fail",
+        action: ActionKind::Fail,
         what: "fail",
-        words: Words::Required,
     },
     TaskKey {
         label: "x",
-        action: "cancel",
+        action: ActionKind::Cancel,
         what: "cancel",
-        words: Words::Optional,
     },
     TaskKey {
         label: "R",
-        action: "reassign",
+        action: ActionKind::Reassign,
         what: "reassign",
-        words: Words::Agent,
     },
 ];
 
 /// The task key a key press is, if any.
 fn task_key(code: KeyCode) -> Option<&'static TaskKey> {
     let action = match code {
-        KeyCode::Char('c') => "claim",
-        KeyCode::Char('u') => "release",
-        KeyCode::Char('i') => "ask",
-        KeyCode::Char('a') => "answer",
-        KeyCode::Char('v') => "review",
-        KeyCode::Char('y' | 'A') => "approve",
-        KeyCode::Char('r') => "request_changes",
-        KeyCode::Char('d') => "done",
-        KeyCode::Char('F') => "fail",
-        KeyCode::Char('x') => "cancel",
-        KeyCode::Char('R') => "reassign",
+        KeyCode::Char('c') => ActionKind::Claim,
+        KeyCode::Char('u') => ActionKind::Release,
+        KeyCode::Char('i') => ActionKind::Ask,
+        KeyCode::Char('a') => ActionKind::Answer,
+        KeyCode::Char('v') => ActionKind::Review,
+        KeyCode::Char('y' | 'A') => ActionKind::Approve,
+        KeyCode::Char('r') => ActionKind::RequestChanges,
+        KeyCode::Char('d') => ActionKind::Done,
+        KeyCode::Char('F') => ActionKind::Fail,
+        KeyCode::Char('x') => ActionKind::Cancel,
+        KeyCode::Char('R') => ActionKind::Reassign,
         _ => return None,
     };
     TASK_KEYS.iter().find(|key| key.action == action)
 }
 
-/// The action a task key takes with the words typed.
-fn action_of(name: &str, words: String) -> Option<Action> {
-    Some(match name {
-        "claim" => Action::Claim,
-        "release" => Action::Release,
-        "ask" => Action::Ask { question: words },
-        "answer" => Action::Answer { answer: words },
-        "review" => Action::Review { note: words },
-        "approve" => Action::Approve { note: words },
-        "request_changes" => Action::RequestChanges { what: words },
-        "done" => Action::Done { result: words },
-        "fail" => Action::Fail { reason: words },
-        "cancel" => Action::Cancel { reason: words },
-        "reassign" => Action::Reassign {
-            to: words.trim().to_string(),
-            note: String::new(),
-        },
-        _ => return None,
-    })
+/// The action a task key takes with the words typed: for a reassignment they name the new
+/// assignee.
+fn action_of(kind: ActionKind, words: String) -> Option<Action> {
+    match kind.row().takes_to {
+        true => Action::of(kind, String::new(), Some(words.trim().to_string())),
+        false => Action::of(kind, words, None),
+    }
 }
 
 /// What fills the screen between the header and the status line.
@@ -353,7 +320,7 @@ pub enum Purpose {
     /// The words of a task key's action.
     Act {
         id: TaskId,
-        action: &'static str,
+        action: ActionKind,
     },
     /// A last word before a task is canceled for good: one key, `y` or anything else.
     ConfirmCancel {
@@ -374,16 +341,16 @@ impl Purpose {
     /// The words before the typed line.
     pub fn label(&self) -> String {
         match self {
-            Purpose::Act { id, action } => match *action {
-                "ask" => format!("ask on {id}, question:"),
-                "answer" => format!("answer {id}:"),
-                "review" => format!("request review of {id}, note (may be empty):"),
-                "approve" => format!("approve {id}, note (may be empty):"),
-                "request_changes" => format!("request changes on {id}, what:"),
-                "done" => format!("done {id}, result:"),
-                "fail" => format!("fail {id}, reason:"),
-                "cancel" => format!("cancel {id}, reason (may be empty):"),
-                "reassign" => format!("reassign {id} to agent:"),
+            Purpose::Act { id, action } => match action {
+                ActionKind::Ask => format!("ask on {id}, question:"),
+                ActionKind::Answer => format!("answer {id}:"),
+                ActionKind::Review => format!("request review of {id}, note (may be empty):"),
+                ActionKind::Approve => format!("approve {id}, note (may be empty):"),
+                ActionKind::RequestChanges => format!("request changes on {id}, what:"),
+                ActionKind::Done => format!("done {id}, result:"),
+                ActionKind::Fail => format!("fail {id}, reason:"),
+                ActionKind::Cancel => format!("cancel {id}, reason (may be empty):"),
+                ActionKind::Reassign => format!("reassign {id} to agent:"),
                 other => format!("{other} {id}:"),
             },
             Purpose::ConfirmCancel { id, .. } => {
@@ -892,7 +859,7 @@ impl App {
             return Effect::Nothing;
         }
         let assignee = view.task.to.clone();
-        if key.words == Words::None {
+        if key.words() == Words::None {
             return action_of(key.action, String::new())
                 .map_or(Effect::Nothing, |action| Effect::Act(id, action));
         }
@@ -900,7 +867,7 @@ impl App {
             id,
             action: key.action,
         });
-        if key.words == Words::Agent {
+        if key.words() == Words::Agent {
             prompt.choices = self.names(Some(&assignee), false);
         }
         self.ask(prompt);
@@ -969,7 +936,7 @@ impl App {
                 let needs = TASK_KEYS
                     .iter()
                     .find(|key| key.action == *action)
-                    .map(|key| key.words);
+                    .map(TaskKey::words);
                 match needs {
                     Some(Words::Required) if name.is_empty() => Some("some words"),
                     Some(Words::Agent) if name.is_empty() => {
@@ -1000,7 +967,7 @@ impl App {
         match prompt.purpose {
             Purpose::Act {
                 id,
-                action: "cancel",
+                action: ActionKind::Cancel,
             } => {
                 self.prompt = Some(Prompt::new(Purpose::ConfirmCancel { id, reason: words }));
                 Effect::Nothing
@@ -1276,7 +1243,7 @@ pub(super) mod tests {
     fn what_is_offered_is_what_the_state_machine_allows() {
         let offered = |agent: &str, view: TaskView| -> Vec<&'static str> {
             let app = app_as(agent, vec![view]);
-            app.offered().iter().map(|key| key.action).collect()
+            app.offered().iter().map(|key| key.action.name()).collect()
         };
         assert_eq!(
             offered("worker", view(1, Status::Pending, "t")),

@@ -208,7 +208,7 @@ mod tests {
                 },
             )
             .unwrap_err();
-        assert!(matches!(refused, Error::Invalid { .. }), "{refused}");
+        assert!(matches!(refused, Error::Send(_)), "{refused}");
         assert!(
             refused.to_string().contains("could never start"),
             "{refused}"

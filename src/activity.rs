@@ -3,30 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-use crate::board::task::{Status, TaskId};
 use crate::store::{StoreError, log};
-use crate::time::Timestamp;
 
 pub use crate::store::log::{GENERATIONS, ROTATE_AT_LINES};
 
 /// One line of `activity.jsonl`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActivityRecord {
-    pub at: Timestamp,
-    pub project: String,
-    pub actor: String,
-    pub action: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<TaskId>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_status: Option<Status>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to_status: Option<Status>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-}
+pub use crate::board::record::ActivityRecord;
 
 /// Appends `records` and rotates when the log has passed [`ROTATE_AT_LINES`].
 /// The caller holds the board lock.

@@ -2,8 +2,9 @@
 //! to act on it. Each maps to its exit code in one place ([`Error::exit_code`]), which
 //! the CLI exits with and the HTTP face reports.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use crate::board::BoardError;
 use crate::board::new_task::SendRefusal;
 use crate::board::task::TaskId;
 use crate::board::transition::TransitionError;
@@ -22,6 +23,10 @@ pub enum Error {
     Transition(#[from] TransitionError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A board the model cannot use as it is: a task that does not decode, an id two tasks
+    /// have.
+    #[error(transparent)]
+    Board(#[from] BoardError),
     /// A participant's text refused on the way in (SPEC section 10).
     #[error(transparent)]
     Text(#[from] Refused),
@@ -131,9 +136,9 @@ impl Error {
             Error::Store(
                 StoreError::Corrupt { .. }
                 | StoreError::NewerSchema { .. }
-                | StoreError::NotRegular { .. }
-                | StoreError::DuplicateId { .. },
-            ) => 4,
+                | StoreError::NotRegular { .. },
+            )
+            | Error::Board(_) => 4,
             Error::WaitTimedOut { .. } => 5,
             Error::Unreachable { .. } => 6,
             // A code outside the contract's would pass for something baton never says.
@@ -144,7 +149,7 @@ impl Error {
             | Error::Text(_)
             | Error::Send(_)
             | Error::Message(_)
-            | Error::Store(StoreError::Io { .. })
+            | Error::Store(StoreError::Io { .. } | StoreError::Unfinished)
             | Error::NoIdentity
             | Error::UnknownTask { .. }
             | Error::UnknownAgent { .. }
@@ -208,12 +213,11 @@ impl Error {
                 workspace.display()
             )),
             Error::Store(StoreError::Corrupt { path, .. }) if path.ends_with("board.json") => {
-                Some(format!(
-                    "baton will not overwrite it; inspect it, or bring back the previous board \
-                     with `baton doctor --restore PROJECT` (it keeps {}.bak)",
-                    path.display()
-                ))
+                Some(damaged_board_hint(path))
             }
+            Error::Board(
+                BoardError::Undecodable { origin, .. } | BoardError::NoTaskAt { origin, .. },
+            ) if origin.ends_with("board.json") => Some(damaged_board_hint(origin)),
             Error::Store(StoreError::Corrupt { path, .. })
                 if path.parent().is_some_and(|dir| dir.ends_with("agents")) =>
             {
@@ -235,10 +239,10 @@ impl Error {
                  and run `baton doctor`",
                 path.display()
             )),
-            Error::Store(StoreError::DuplicateId { path, task }) => Some(format!(
+            Error::Board(BoardError::DuplicateId { origin, task }) => Some(format!(
                 "`baton board --all` shows them all and `baton doctor` names them; give all but \
                  one of the tasks numbered {task} an id no task has, in {} by hand",
-                path.display()
+                origin.display()
             )),
             Error::Store(StoreError::LockTimeout { .. }) => Some(
                 "another baton command is still writing; retry, or raise BATON_LOCK_TIMEOUT".into(),
@@ -246,6 +250,15 @@ impl Error {
             _ => None,
         }
     }
+}
+
+/// What to do about a board file that does not read.
+fn damaged_board_hint(path: &Path) -> String {
+    format!(
+        "baton will not overwrite it; inspect it, or bring back the previous board with \
+         `baton doctor --restore PROJECT` (it keeps {}.bak)",
+        path.display()
+    )
 }
 
 fn list_or_none(names: &[String]) -> String {

@@ -1,26 +1,24 @@
 //! baton: a task board on the local disk that coding agents and humans share.
 //!
 //! The library never prints and never exits; the CLI (`src/cli`), the MCP server and the
-//! hooks are thin faces over [`session::Session`].
+//! hooks are thin faces over [`session::Session`], which reaches the hub's state through
+//! [`store::Store`].
 
 /// The activity log: one line per change, rotated.
 pub mod activity;
 /// Alerts: posting hand-overs to a human's webhook, ntfy or Slack, queued and retried.
 pub mod alert;
-/// Finished tasks moved off the board, and finding them again.
+/// Finished tasks moved off the board (the model's rule), and finding them again.
 pub mod archive;
-/// The model: tasks, the state machine, whose turn it is, routing, handovers, leases.
+/// The model: tasks, the state machine, whose turn it is, routing, handovers, leases, the
+/// records of changes and the messages; pure, holding no file.
 pub mod board;
-/// The locked read-change-write of a board, with the archive sweep after each change.
-pub mod change;
 /// The agent clients and their hook events, with each client's spellings in one table.
 pub mod client;
 /// Checks of the hub home, and bringing a board back from its backup.
 pub mod doctor;
 /// The crate's error type.
 pub mod error;
-/// Group commit: changes of many threads to one file, written together.
-pub mod group;
 /// Client hook events in, client hook answers out.
 pub mod hook;
 /// Boards kept by other tools (roundtable, agent-bridge), read for `baton import`.
@@ -49,7 +47,8 @@ pub mod serve;
 pub mod session;
 /// Wiring agent clients (Claude Code, Codex, Gemini CLI, opencode) to baton, and back.
 pub mod setup;
-/// Bytes on disk: locks, atomic writes, paths, the board's file layout, jsonl.
+/// The seam to where the hub's state is kept: the `Store` trait, and its implementation on
+/// the files of the hub home (locks, atomic writes, layouts, the group commit).
 pub mod store;
 /// Participants' text: checked on the way in, made safe to show on the way out.
 pub mod text;

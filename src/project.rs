@@ -4,7 +4,6 @@
 //! bound workspace containing it, else `default`), and a bound project refuses commands
 //! from outside its workspace.
 
-use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
@@ -12,11 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
-use crate::store::StoreError;
-use crate::store::lock::{FileLock, LockPolicy};
-use crate::store::paths::Home;
 use crate::store::platform;
 use crate::store::versioned::{self, Versioned};
+use crate::store::{Collection, Document, Store, Transaction};
 use crate::text;
 use crate::time::Timestamp;
 
@@ -216,86 +213,74 @@ pub fn canonical(path: &Path) -> PathBuf {
     platform::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// Reads `project.json` of `id`, or `None` when the project does not exist.
-pub fn load(home: &Home, id: &str) -> Result<Option<Project>> {
-    names::check(NameKind::Project, id)?;
-    Ok(versioned::load(&home.project_file(id))?)
+/// The record of project `id`, as the store keeps it.
+fn document(id: &str) -> Document {
+    Document::Project(id.to_string())
 }
 
-/// Every project in the home, sorted by id. Unreadable ones are errors, not skipped.
-pub fn list(home: &Home) -> Result<Vec<Project>> {
+/// Reads the record of project `id`, or `None` when the project does not exist.
+pub fn load(store: &dyn Store, id: &str) -> Result<Option<Project>> {
+    names::check(NameKind::Project, id)?;
+    Ok(versioned::read(store, &document(id))?)
+}
+
+/// Every project of the hub, sorted by id. Unreadable ones are errors, not skipped.
+pub fn list(store: &dyn Store) -> Result<Vec<Project>> {
     let mut projects = Vec::new();
-    for id in project_ids(home)? {
-        if let Some(project) = load(home, &id)? {
+    for id in project_ids(store)? {
+        if let Some(project) = load(store, &id)? {
             projects.push(project);
         }
     }
     Ok(projects)
 }
 
-/// The names of the project directories, sorted.
-pub fn project_ids(home: &Home) -> Result<Vec<String>> {
-    let dir = home.projects_dir();
-    let entries = match fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(StoreError::io(&dir)(error).into()),
-    };
-    let mut ids: Vec<String> = entries
-        .filter_map(|entry| entry.ok())
-        // Whatever sits at project.json counts: skipping one that is not a regular file
-        // would route its workspace's commands to `default` without a word.
-        .filter(|entry| entry.path().join("project.json").exists())
-        .filter_map(|entry| entry.file_name().into_string().ok())
-        .filter(|name| names::check(NameKind::Project, name).is_ok())
-        .collect();
-    ids.sort();
-    Ok(ids)
+/// The ids of the projects, sorted.
+pub fn project_ids(store: &dyn Store) -> Result<Vec<String>> {
+    Ok(store.list_documents(Collection::Projects)?)
 }
 
 /// Finds the project a command acts on and checks that `cwd` may use it.
 /// `default` springs into being on first use; any other named project must exist.
 pub fn resolve(
-    home: &Home,
+    store: &dyn Store,
     requested: Option<&str>,
     cwd: &Path,
-    lock: LockPolicy,
     now: Timestamp,
 ) -> Result<Project> {
-    resolve_for(home, requested, None, cwd, lock, now)
+    resolve_for(store, requested, None, cwd, now)
 }
 
 /// [`resolve`] for `caller`: a project it names (`--project`) that it is a human or the
 /// coordinator of is reachable from any directory (SPEC 7: a person coordinating from one
 /// terminal); everyone else, agents above all, stays inside the workspace.
 pub fn resolve_for(
-    home: &Home,
+    store: &dyn Store,
     requested: Option<&str>,
     caller: Option<&str>,
     cwd: &Path,
-    lock: LockPolicy,
     now: Timestamp,
 ) -> Result<Project> {
     let project = match requested {
-        Some(id) => match load(home, id)? {
+        Some(id) => match load(store, id)? {
             Some(project) => project,
-            None if id == DEFAULT_PROJECT => ensure_default(home, lock, now)?,
+            None if id == DEFAULT_PROJECT => ensure_default(store, now)?,
             None => {
                 return Err(Error::UnknownProject {
                     project: id.to_string(),
-                    known: project_ids(home)?,
+                    known: project_ids(store)?,
                 });
             }
         },
         None => {
-            let projects = list(home)?;
+            let projects = list(store)?;
             let default = projects
                 .iter()
                 .find(|project| project.id == DEFAULT_PROJECT)
                 .cloned();
             match (bound_project_for(projects, cwd), default) {
                 (Some(project), _) | (None, Some(project)) => project,
-                (None, None) => ensure_default(home, lock, now)?,
+                (None, None) => ensure_default(store, now)?,
             }
         }
     };
@@ -309,13 +294,13 @@ pub fn resolve_for(
 /// Refuses `id` unless it names a project that exists, or `default`, which springs into
 /// being on first use: the check [`resolve`] makes, for a command that names its project
 /// once and resolves it later, call by call (`baton mcp --project ID`).
-pub fn check_exists(home: &Home, id: &str) -> Result<()> {
-    if id == DEFAULT_PROJECT || load(home, id)?.is_some() {
+pub fn check_exists(store: &dyn Store, id: &str) -> Result<()> {
+    if id == DEFAULT_PROJECT || load(store, id)?.is_some() {
         return Ok(());
     }
     Err(Error::UnknownProject {
         project: id.to_string(),
-        known: project_ids(home)?,
+        known: project_ids(store)?,
     })
 }
 
@@ -334,43 +319,58 @@ fn bound_project_for(projects: Vec<Project>, cwd: &Path) -> Option<Project> {
         .map(|(_, project)| project)
 }
 
-fn ensure_default(home: &Home, lock: LockPolicy, now: Timestamp) -> Result<Project> {
-    if let Some(project) = load(home, DEFAULT_PROJECT)? {
+fn ensure_default(store: &dyn Store, now: Timestamp) -> Result<Project> {
+    if let Some(project) = load(store, DEFAULT_PROJECT)? {
         return Ok(project);
     }
-    update(home, DEFAULT_PROJECT, lock, |project| {
+    update(store, DEFAULT_PROJECT, |project| {
         Ok(project
             .get_or_insert_with(|| Project::new(DEFAULT_PROJECT, None, None, now))
             .clone())
     })
 }
 
-/// A locked read-change-write of `project.json` (under the board lock, so a project change
-/// and a board change never interleave). The closure gets `None` for a new project.
+/// A locked read-change-write of the project's record (under the board's lock in the file
+/// store, so a project change and a board change never interleave). The closure gets
+/// `None` for a new project.
 pub fn update<T>(
-    home: &Home,
+    store: &dyn Store,
     id: &str,
-    lock: LockPolicy,
     change: impl FnOnce(&mut Option<Project>) -> Result<T>,
 ) -> Result<T> {
     names::check(NameKind::Project, id)?;
-    let _guard = FileLock::acquire(&home.board_lock(id), "the board lock", lock)?;
-    update_locked(home, id, change)
+    versioned::update(store, &document(id), change)
 }
 
-/// [`update`] for a caller that already holds the board lock.
-pub fn update_locked<T>(
-    home: &Home,
-    id: &str,
+/// The project's record as a change of its board sees it: as an earlier change committed
+/// together with it left it, else as stored (the change holds the lock that guards it).
+pub fn load_in(store: &dyn Store, transaction: &Transaction) -> Result<Option<Project>> {
+    let id = document(&transaction.board.project);
+    match transaction.project() {
+        Some(pending) => Ok(Some(versioned::decode(
+            &store.document_origin(&id),
+            pending,
+        )?)),
+        None => Ok(versioned::read(store, &id)?),
+    }
+}
+
+/// A read-change-write of the project's record inside a change of its board (which holds
+/// the lock that guards the record too): written with the board. The closure gets `None`
+/// for a project with no record.
+pub fn update_in<T>(
+    store: &dyn Store,
+    transaction: &mut Transaction,
     change: impl FnOnce(&mut Option<Project>) -> Result<T>,
 ) -> Result<T> {
-    let mut project = load(home, id)?;
+    let origin = store.document_origin(&document(&transaction.board.project));
+    let mut project = load_in(store, transaction)?;
     let before = project.clone();
     let result = change(&mut project)?;
     if project != before
         && let Some(project) = &project
     {
-        versioned::save(&home.project_file(id), project)?;
+        transaction.save_project(versioned::text_of(&origin, project)?);
     }
     Ok(result)
 }
@@ -379,12 +379,11 @@ pub fn update_locked<T>(
 /// its coordinator. Without a name, the workspace's directory name is used, made unique so
 /// two workspaces called `api` get two projects.
 pub fn init(
-    home: &Home,
+    store: &dyn Store,
     name: Option<&str>,
     workspace: &Path,
     goal: Option<String>,
     humans: &[String],
-    lock: LockPolicy,
     now: Timestamp,
 ) -> Result<Project> {
     for human in humans {
@@ -406,7 +405,7 @@ pub fn init(
         )));
     }
     check_not_too_wide(&workspace)?;
-    let existing = list(home)?;
+    let existing = list(store)?;
     if let Some(bound) = existing
         .iter()
         .find(|project| project.workspace.as_deref() == Some(workspace.as_path()))
@@ -424,7 +423,7 @@ pub fn init(
         .map(|goal| goal.trim().to_string())
         .filter(|goal| !goal.is_empty());
     let create = |id: &str| {
-        update(home, id, lock, |slot| {
+        update(store, id, |slot| {
             if slot.is_some() {
                 return Err(Error::invalid(format!("project {id} already exists")));
             }
@@ -452,7 +451,7 @@ pub fn init(
             loop {
                 let id = unique_id(&workspace, &taken);
                 match create(&id) {
-                    Err(Error::Invalid { .. }) if load(home, &id)?.is_some() => taken.push(id),
+                    Err(Error::Invalid { .. }) if load(store, &id)?.is_some() => taken.push(id),
                     result => return result,
                 }
             }
@@ -496,8 +495,16 @@ fn unique_id(workspace: &Path, taken: &[String]) -> String {
 mod tests {
     use super::*;
 
-    fn quiet() -> LockPolicy {
-        LockPolicy::silent(std::time::Duration::from_secs(5))
+    use crate::store::files::FileStore;
+    use crate::store::lock::LockPolicy;
+    use crate::store::paths::Home;
+    use std::fs;
+
+    fn store_at(home: &Home) -> FileStore {
+        FileStore::new(
+            home.clone(),
+            LockPolicy::silent(std::time::Duration::from_secs(5)),
+        )
     }
 
     fn now() -> Timestamp {
@@ -508,34 +515,29 @@ mod tests {
     fn nested_workspaces_pick_the_longest_and_outsiders_are_refused() {
         let root = tempfile::tempdir().unwrap();
         let home = Home::new(root.path().join("home"));
+        let store = store_at(&home);
         let outer = root.path().join("src");
         let inner = outer.join("api");
         let elsewhere = root.path().join("web");
         for dir in [&inner, &elsewhere] {
             fs::create_dir_all(dir).unwrap();
         }
-        init(&home, Some("outer"), &outer, None, &[], quiet(), now()).unwrap();
-        init(&home, None, &inner, None, &[], quiet(), now()).unwrap();
+        init(&store, Some("outer"), &outer, None, &[], now()).unwrap();
+        init(&store, None, &inner, None, &[], now()).unwrap();
         let deep = inner.join("src");
         fs::create_dir_all(&deep).unwrap();
+        assert_eq!(resolve(&store, None, &deep, now()).unwrap().id, "api");
+        assert_eq!(resolve(&store, None, &outer, now()).unwrap().id, "outer");
         assert_eq!(
-            resolve(&home, None, &deep, quiet(), now()).unwrap().id,
-            "api"
-        );
-        assert_eq!(
-            resolve(&home, None, &outer, quiet(), now()).unwrap().id,
-            "outer"
-        );
-        assert_eq!(
-            resolve(&home, None, &elsewhere, quiet(), now()).unwrap().id,
+            resolve(&store, None, &elsewhere, now()).unwrap().id,
             "default"
         );
-        let refused = resolve(&home, Some("api"), &elsewhere, quiet(), now()).unwrap_err();
+        let refused = resolve(&store, Some("api"), &elsewhere, now()).unwrap_err();
         assert!(
             matches!(refused, Error::OutsideWorkspace { .. }),
             "{refused}"
         );
-        let unknown = resolve(&home, Some("nope"), &elsewhere, quiet(), now()).unwrap_err();
+        let unknown = resolve(&store, Some("nope"), &elsewhere, now()).unwrap_err();
         assert!(matches!(unknown, Error::UnknownProject { .. }), "{unknown}");
         assert!(!home.project_dir("nope").exists(), "no silent new board");
     }
@@ -544,15 +546,16 @@ mod tests {
     fn two_workspaces_with_one_name_get_two_projects() {
         let root = tempfile::tempdir().unwrap();
         let home = Home::new(root.path().join("home"));
+        let store = store_at(&home);
         let first = root.path().join("a/api");
         let second = root.path().join("b/api");
         fs::create_dir_all(&first).unwrap();
         fs::create_dir_all(&second).unwrap();
-        let one = init(&home, None, &first, None, &[], quiet(), now()).unwrap();
-        let two = init(&home, None, &second, None, &[], quiet(), now()).unwrap();
+        let one = init(&store, None, &first, None, &[], now()).unwrap();
+        let two = init(&store, None, &second, None, &[], now()).unwrap();
         assert_eq!((one.id.as_str(), two.id.as_str()), ("api", "api-2"));
         assert!(
-            init(&home, None, &first, None, &[], quiet(), now()).is_err(),
+            init(&store, None, &first, None, &[], now()).is_err(),
             "bound twice"
         );
     }

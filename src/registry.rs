@@ -5,8 +5,6 @@
 //! kept as they are. Every change is durable except a heartbeat's new `last_seen`, which
 //! only records activity and is not synced (losing one to a power cut is harmless).
 
-use std::fs;
-use std::io::ErrorKind;
 use std::path::Path;
 
 use chrono::Duration;
@@ -14,10 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
-use crate::store::StoreError;
-use crate::store::lock::{FileLock, LockPolicy};
-use crate::store::paths::Home;
-use crate::store::versioned::{self, Versioned};
+use crate::store::versioned::{self, Durability, Versioned};
+use crate::store::{Collection, Document, Store, Wait};
 use crate::text::{self, LineField};
 use crate::time::Timestamp;
 
@@ -77,28 +73,20 @@ impl AgentRecord {
     }
 }
 
+/// The registry record of `name`, as the store keeps it.
+fn document(name: &str) -> Document {
+    Document::Agent(name.to_string())
+}
+
 /// Reads one record; `None` when the agent is not registered.
-pub fn load(home: &Home, name: &str) -> Result<Option<AgentRecord>> {
+pub fn load(store: &dyn Store, name: &str) -> Result<Option<AgentRecord>> {
     names::check(NameKind::Agent, name)?;
-    Ok(versioned::load(&home.agent_file(name))?)
+    Ok(versioned::read(store, &document(name))?)
 }
 
 /// The names of every registered agent, sorted.
-pub fn names(home: &Home) -> Result<Vec<String>> {
-    let dir = home.agents_dir();
-    let entries = match fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(StoreError::io(&dir)(error).into()),
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(|entry| entry.ok())
-        .filter_map(|entry| entry.file_name().into_string().ok())
-        .filter_map(|file| file.strip_suffix(".json").map(str::to_string))
-        .filter(|name| names::check(NameKind::Agent, name).is_ok())
-        .collect();
-    names.sort();
-    Ok(names)
+pub fn names(store: &dyn Store) -> Result<Vec<String>> {
+    Ok(store.list_documents(Collection::Agents)?)
 }
 
 /// A registry record that could not be read, named.
@@ -110,11 +98,11 @@ pub struct Unreadable {
 
 /// Every readable record; unreadable ones come back beside them, so one bad file hides
 /// nobody else.
-pub fn list(home: &Home) -> Result<(Vec<AgentRecord>, Vec<Unreadable>)> {
+pub fn list(store: &dyn Store) -> Result<(Vec<AgentRecord>, Vec<Unreadable>)> {
     let mut records = Vec::new();
     let mut problems = Vec::new();
-    for name in names(home)? {
-        match load(home, &name) {
+    for name in names(store)? {
+        match load(store, &name) {
             Ok(Some(record)) => records.push(record),
             Ok(None) => {}
             Err(error) => problems.push(Unreadable { name, error }),
@@ -124,43 +112,33 @@ pub fn list(home: &Home) -> Result<(Vec<AgentRecord>, Vec<Unreadable>)> {
 }
 
 /// Fails with the list of known agents unless `name` is registered.
-pub fn require(home: &Home, name: &str) -> Result<AgentRecord> {
-    load(home, name)?.ok_or_else(|| Error::UnknownAgent {
+pub fn require(store: &dyn Store, name: &str) -> Result<AgentRecord> {
+    load(store, name)?.ok_or_else(|| Error::UnknownAgent {
         name: name.to_string(),
-        known: names(home).unwrap_or_default(),
+        known: names(store).unwrap_or_default(),
     })
 }
 
-/// A locked read-merge-write of one record. The closure gets the current record (or a fresh
-/// one) and returns whether it changed anything.
+/// A locked read-merge-write of one record. The closure gets the current record (or a
+/// fresh one, and true); the record is written when it changed (a fresh one always is).
 pub fn update<T>(
-    home: &Home,
+    store: &dyn Store,
     name: &str,
-    lock: LockPolicy,
     now: Timestamp,
     change: impl FnOnce(&mut AgentRecord, bool) -> Result<T>,
 ) -> Result<T> {
-    let _guard = lock_record(home, name, lock)?;
-    let existing = load(home, name)?;
-    let is_new = existing.is_none();
-    let mut record = existing
-        .clone()
-        .unwrap_or_else(|| AgentRecord::new(name, now));
-    let result = change(&mut record, is_new)?;
-    if existing.as_ref() != Some(&record) {
-        versioned::save(&home.agent_file(name), &record)?;
-    }
-    Ok(result)
-}
-
-/// Takes the lock that every change to `name`'s record holds while it reads and writes.
-fn lock_record(home: &Home, name: &str, lock: LockPolicy) -> Result<FileLock> {
     names::check(NameKind::Agent, name)?;
-    Ok(FileLock::acquire(
-        &home.agent_lock(name),
-        "the registry lock",
-        lock,
-    )?)
+    versioned::update(
+        store,
+        &document(name),
+        |record: &mut Option<AgentRecord>| {
+            let is_new = record.is_none();
+            change(
+                record.get_or_insert_with(|| AgentRecord::new(name, now)),
+                is_new,
+            )
+        },
+    )
 }
 
 /// Whether `last_seen` is old enough to be written again at `now`.
@@ -170,27 +148,33 @@ fn is_heartbeat_due(record: &AgentRecord, now: Timestamp) -> bool {
 
 /// Records that `name` is active: registers it on first sight (durably, as any other
 /// change) and refreshes `last_seen` at most once per [`HEARTBEAT_EVERY`], without syncing
-/// ([`versioned::save_unsynced`]): a command that comes after a minute's pause pays no
-/// fsync for it. Cheap when nothing is due: one read, no lock. A record that does not parse
-/// is an error, never replaced by a fresh one.
-pub fn heartbeat(home: &Home, name: &str, lock: LockPolicy, now: Timestamp) -> Result<()> {
-    if let Some(record) = load(home, name)?
+/// ([`Durability::Unsynced`]): a command that comes after a minute's pause pays no fsync
+/// for it. Cheap when nothing is due: one read, no lock. A record that does not parse is an
+/// error, never replaced by a fresh one.
+pub fn heartbeat(store: &dyn Store, name: &str, now: Timestamp) -> Result<()> {
+    if let Some(record) = load(store, name)?
         && !is_heartbeat_due(&record, now)
     {
         return Ok(());
     }
-    let _guard = lock_record(home, name, lock)?;
     // Read again under the lock: another process may have just written it, and what it
     // wrote (a wake command, say) is kept.
-    let path = home.agent_file(name);
-    match load(home, name)? {
-        None => versioned::save(&path, &AgentRecord::new(name, now))?,
-        Some(mut record) if is_heartbeat_due(&record, now) => {
-            record.last_seen = now;
-            versioned::save_unsynced(&path, &record)?;
-        }
-        Some(_) => {}
-    }
+    versioned::update_with(
+        store,
+        &document(name),
+        Wait::AsTheStoreDoes,
+        |record: &mut Option<AgentRecord>| -> Result<((), Durability)> {
+            match record {
+                None => *record = Some(AgentRecord::new(name, now)),
+                Some(record) if is_heartbeat_due(record, now) => {
+                    record.last_seen = now;
+                    return Ok(((), Durability::Unsynced));
+                }
+                Some(_) => {}
+            }
+            Ok(((), Durability::Durable))
+        },
+    )?;
     Ok(())
 }
 
@@ -237,9 +221,8 @@ pub enum WakeCommandChange {
 /// a program, on `PATH` or by an absolute path. The wake command runs programs, so only the
 /// CLI offers this; over MCP an agent changes only its [`Profile`].
 pub fn add(
-    home: &Home,
+    store: &dyn Store,
     name: &str,
-    lock: LockPolicy,
     now: Timestamp,
     profile: &Profile,
     wake: WakeCommandChange,
@@ -253,7 +236,7 @@ pub fn add(
         }
         check_wake_command(argv)?;
     }
-    update(home, name, lock, now, |record, _| {
+    update(store, name, now, |record, _| {
         profile.apply(record)?;
         match wake {
             WakeCommandChange::Keep => {}
@@ -302,26 +285,35 @@ pub fn normalize_skills(skills: &[String]) -> Vec<String> {
     tags
 }
 
-/// Removes the record (the lock file stays, as every lock file does).
-pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<()> {
-    let _guard = lock_record(home, name, lock)?;
-    let path = home.agent_file(name);
-    match fs::remove_file(&path) {
-        Ok(()) => Ok(()),
-        Err(error) if error.kind() == ErrorKind::NotFound => Err(Error::UnknownAgent {
+/// Removes the record (under its lock; in the file store the lock file stays, as every
+/// lock file does).
+pub fn remove(store: &dyn Store, name: &str) -> Result<()> {
+    names::check(NameKind::Agent, name)?;
+    match store.remove_document(&document(name))? {
+        true => Ok(()),
+        false => Err(Error::UnknownAgent {
             name: name.to_string(),
-            known: names(home).unwrap_or_default(),
+            known: names(store).unwrap_or_default(),
         }),
-        Err(error) => Err(StoreError::io(&path)(error).into()),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::fs;
 
-    fn quiet() -> LockPolicy {
-        LockPolicy::silent(std::time::Duration::from_secs(5))
+    use super::*;
+    use crate::error::Error;
+    use crate::store::StoreError;
+    use crate::store::files::FileStore;
+    use crate::store::lock::LockPolicy;
+    use crate::store::paths::Home;
+
+    fn store_at(root: &Path) -> FileStore {
+        FileStore::new(
+            Home::new(root.to_path_buf()),
+            LockPolicy::silent(std::time::Duration::from_secs(5)),
+        )
     }
 
     fn at(text: &str) -> Timestamp {
@@ -338,7 +330,7 @@ mod tests {
     #[test]
     fn agent_add_checks_a_wake_command_before_writing_it() {
         let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
+        let home = store_at(root.path());
         let now = at("2026-11-29T12:00:00Z");
         let argv = |words: &[&str]| words.iter().map(|word| word.to_string()).collect();
         let profile = Profile::default();
@@ -363,7 +355,7 @@ mod tests {
         ];
         for (change, expected) in cases {
             let before = load(&home, "codex").unwrap().and_then(|record| record.wake);
-            let added = add(&home, "codex", quiet(), now, &profile, change.clone());
+            let added = add(&home, "codex", now, &profile, change.clone());
             let after = load(&home, "codex").unwrap().and_then(|record| record.wake);
             match expected {
                 None => {
@@ -381,33 +373,33 @@ mod tests {
     #[test]
     fn heartbeats_write_at_most_once_a_minute_and_never_move_back() {
         let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
+        let home = store_at(root.path());
         let start = at("2026-11-29T12:00:00Z");
-        heartbeat(&home, "codex", quiet(), start).unwrap();
-        let seen = |home: &Home| load(home, "codex").unwrap().unwrap().last_seen;
+        heartbeat(&home, "codex", start).unwrap();
+        let seen = |home: &FileStore| load(home, "codex").unwrap().unwrap().last_seen;
         assert_eq!(seen(&home), start);
-        heartbeat(&home, "codex", quiet(), at("2026-11-29T12:00:59Z")).unwrap();
+        heartbeat(&home, "codex", at("2026-11-29T12:00:59Z")).unwrap();
         assert_eq!(seen(&home), start, "not due yet");
-        heartbeat(&home, "codex", quiet(), at("2026-11-29T12:01:00Z")).unwrap();
+        heartbeat(&home, "codex", at("2026-11-29T12:01:00Z")).unwrap();
         assert_eq!(seen(&home), at("2026-11-29T12:01:00Z"));
-        heartbeat(&home, "codex", quiet(), at("2026-11-29T11:00:00Z")).unwrap();
+        heartbeat(&home, "codex", at("2026-11-29T11:00:00Z")).unwrap();
         assert_eq!(seen(&home), at("2026-11-29T12:01:00Z"), "an older clock");
     }
 
     #[test]
     fn a_heartbeat_keeps_every_other_field_and_leaves_a_whole_record_and_no_temp_file() {
         let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
+        let home = store_at(root.path());
         let start = at("2026-11-29T12:00:00Z");
         let profile = Profile {
             strengths: Some("parsers".into()),
             skills: Some(vec!["rust".into()]),
         };
         let wake = WakeCommandChange::Set(vec!["codex".into(), "exec".into()]);
-        let added = add(&home, "codex", quiet(), start, &profile, wake).unwrap();
-        let path = home.agent_file("codex");
+        let added = add(&home, "codex", start, &profile, wake).unwrap();
+        let path = home.home().agent_file("codex");
         let later = at("2026-11-29T12:05:00Z");
-        heartbeat(&home, "codex", quiet(), later).unwrap();
+        heartbeat(&home, "codex", later).unwrap();
         let record = load(&home, "codex").unwrap().unwrap();
         assert_eq!(
             record,
@@ -421,7 +413,7 @@ mod tests {
         versioned::save(&path, &record).unwrap();
         assert_eq!(text, fs::read(&path).unwrap());
         assert!(!crate::store::atomic::temp_path(&path).exists());
-        let names: Vec<_> = fs::read_dir(home.agents_dir())
+        let names: Vec<_> = fs::read_dir(home.home().agents_dir())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().into_string().unwrap())
             .filter(|name| !name.ends_with(".lock"))
@@ -432,14 +424,14 @@ mod tests {
     #[test]
     fn a_record_that_does_not_parse_is_refused_by_name_and_left_alone() {
         let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
-        fs::create_dir_all(home.agents_dir()).unwrap();
-        let path = home.agent_file("codex");
+        let home = store_at(root.path());
+        fs::create_dir_all(home.home().agents_dir()).unwrap();
+        let path = home.home().agent_file("codex");
         fs::write(&path, b"{\"name\": \"codex\", \"stren").unwrap();
         let now = at("2026-11-29T12:00:00Z");
         for error in [
-            heartbeat(&home, "codex", quiet(), now).unwrap_err(),
-            update(&home, "codex", quiet(), now, |record, _| {
+            heartbeat(&home, "codex", now).unwrap_err(),
+            update(&home, "codex", now, |record, _| {
                 record.strengths = "x".into();
                 Ok(())
             })
@@ -464,10 +456,10 @@ mod tests {
     #[test]
     fn fields_from_a_newer_baton_survive_a_change() {
         let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
-        fs::create_dir_all(home.agents_dir()).unwrap();
+        let home = store_at(root.path());
+        fs::create_dir_all(home.home().agents_dir()).unwrap();
         fs::write(
-            home.agent_file("gemini"),
+            home.home().agent_file("gemini"),
             br#"{"name": "gemini", "created_at": "2026-11-01T00:00:00Z",
                 "last_seen": "2026-11-01T00:00:00Z", "mood": "sunny"}"#,
         )
@@ -476,16 +468,10 @@ mod tests {
             strengths: Some("  docs ".into()),
             skills: Some(vec!["Rust".into(), " ".into(), "rust".into(), "go".into()]),
         };
-        update(
-            &home,
-            "gemini",
-            quiet(),
-            at("2026-11-29T12:00:00Z"),
-            |record, _| {
-                profile.apply(record)?;
-                Ok(())
-            },
-        )
+        update(&home, "gemini", at("2026-11-29T12:00:00Z"), |record, _| {
+            profile.apply(record)?;
+            Ok(())
+        })
         .unwrap();
         let record = load(&home, "gemini").unwrap().unwrap();
         assert_eq!(record.strengths, "docs");

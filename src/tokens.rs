@@ -22,11 +22,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
-use crate::store::StoreError;
-use crate::store::cache::FileCache;
-use crate::store::lock::{FileLock, LockPolicy};
-use crate::store::paths::Home;
-use crate::store::versioned::{self, Versioned};
+use crate::store::versioned::{self, Durability, Kept, Versioned};
+use crate::store::{Document, Store, StoreError, Wait};
 use crate::time::Timestamp;
 
 pub const TOKENS_SCHEMA: u32 = 1;
@@ -209,10 +206,10 @@ impl StoredToken {
 /// A new token for the agent `name`, which may have one besides its login tokens. Refused
 /// while it has one: a second would be a second secret for the same identity that nobody
 /// remembers handing out.
-pub fn add(home: &Home, name: &str, lock: LockPolicy, now: Timestamp) -> Result<String> {
+pub fn add(store: &dyn Store, name: &str, now: Timestamp) -> Result<String> {
     names::check(NameKind::Agent, name)?;
     let (token, hash) = mint()?;
-    change(home, lock, |file| {
+    change(store, |file| {
         if file
             .tokens
             .iter()
@@ -233,16 +230,10 @@ pub fn add(home: &Home, name: &str, lock: LockPolicy, now: Timestamp) -> Result<
 /// until it has gone unused for `ttl`. The logins made before it stay good (a restarted
 /// server logs no browser out) unless they expired, which go on the way, or `name` has more
 /// than [`LOGINS_KEPT`], of which the ones used longest ago go. Other tokens are kept.
-pub fn add_login(
-    home: &Home,
-    name: &str,
-    ttl: Duration,
-    lock: LockPolicy,
-    now: Timestamp,
-) -> Result<String> {
+pub fn add_login(store: &dyn Store, name: &str, ttl: Duration, now: Timestamp) -> Result<String> {
     names::check(NameKind::Agent, name)?;
     let (token, hash) = mint()?;
-    change(home, lock, |file| {
+    change(store, |file| {
         file.tokens.retain(|stored| !stored.is_expired(now));
         file.tokens
             .push(StoredToken::new(name, hash, now, Some(ttl)));
@@ -269,9 +260,9 @@ pub fn add_login(
 
 /// Removes every token of `name`, its login tokens included; how many there were. Refused,
 /// naming the agents that have tokens, when it has none.
-pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<usize> {
+pub fn remove(store: &dyn Store, name: &str) -> Result<usize> {
     names::check(NameKind::Agent, name)?;
-    change(home, lock, |file| {
+    change(store, |file| {
         let before = file.tokens.len();
         file.tokens.retain(|stored| stored.name != name);
         let removed = before - file.tokens.len();
@@ -297,8 +288,8 @@ pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<usize> {
 
 /// Removes the login token `token`, as a browser logging out asks; whether it was there. A
 /// token that is not a login is kept: it is an agent's, which the page only borrowed.
-pub fn remove_login(home: &Home, token: &TokenId, lock: LockPolicy) -> Result<bool> {
-    change(home, lock, |file| {
+pub fn remove_login(store: &dyn Store, token: &TokenId) -> Result<bool> {
+    change(store, |file| {
         let before = file.tokens.len();
         file.tokens
             .retain(|stored| !(stored.login && stored.hash == token.0));
@@ -308,8 +299,8 @@ pub fn remove_login(home: &Home, token: &TokenId, lock: LockPolicy) -> Result<bo
 
 /// Removes every login token that expired by `now` (see [`expired_logins`]); how many
 /// there were. What a starting `baton serve` does first.
-pub fn remove_expired_logins(home: &Home, lock: LockPolicy, now: Timestamp) -> Result<usize> {
-    change(home, lock, |file| {
+pub fn remove_expired_logins(store: &dyn Store, now: Timestamp) -> Result<usize> {
+    change(store, |file| {
         let before = file.tokens.len();
         file.tokens.retain(|stored| !stored.is_expired(now));
         Ok(before - file.tokens.len())
@@ -318,8 +309,8 @@ pub fn remove_expired_logins(home: &Home, lock: LockPolicy, now: Timestamp) -> R
 
 /// The login tokens that expired by `now` and are still in the file. They are refused
 /// already; this is for `baton doctor` to say so.
-pub fn expired_logins(home: &Home, now: Timestamp) -> Result<Vec<ExpiredLogin>> {
-    Ok(load(home)?
+pub fn expired_logins(store: &dyn Store, now: Timestamp) -> Result<Vec<ExpiredLogin>> {
+    Ok(load(store)?
         .tokens
         .into_iter()
         .filter(|stored| stored.is_expired(now))
@@ -335,8 +326,8 @@ pub fn expired_logins(home: &Home, now: Timestamp) -> Result<Vec<ExpiredLogin>> 
 
 /// Every token, sorted by name, a name's login tokens after its other one (the one used
 /// last first).
-pub fn list(home: &Home) -> Result<Vec<TokenRow>> {
-    let mut rows: Vec<TokenRow> = load(home)?
+pub fn list(store: &dyn Store) -> Result<Vec<TokenRow>> {
+    let mut rows: Vec<TokenRow> = load(store)?
         .tokens
         .into_iter()
         .map(|stored| TokenRow {
@@ -353,14 +344,15 @@ pub fn list(home: &Home) -> Result<Vec<TokenRow>> {
     Ok(rows)
 }
 
-/// `tokens.json` as [`authenticate`] and [`is_current`] read it: parsed again only when the
-/// file changed since the last call (a server asks on every request).
+/// The tokens as [`authenticate`] and [`is_current`] read them: parsed again only when they
+/// changed since the last call (a server asks on every request).
 #[derive(Debug, Default)]
-pub struct KeptTokens(FileCache<Arc<TokensFile>>);
+pub struct KeptTokens(Kept<Arc<TokensFile>>);
 
 impl KeptTokens {
-    fn load(&self, home: &Home) -> Result<Arc<TokensFile>> {
-        self.0.get(&home.tokens_file(), || load(home).map(Arc::new))
+    fn load(&self, store: &dyn Store) -> Result<Arc<TokensFile>> {
+        self.0
+            .get(store, &Document::Tokens, || load(store).map(Arc::new))
     }
 }
 
@@ -374,12 +366,12 @@ impl KeptTokens {
 /// the record never waits for the lock (another process holding it skips the record, and
 /// the next request due makes it).
 pub fn authenticate(
-    home: &Home,
+    store: &dyn Store,
     kept: &KeptTokens,
     presented: &str,
     now: Timestamp,
 ) -> Result<Authentication> {
-    let file = kept.load(home)?;
+    let file = kept.load(store)?;
     let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
     let mut found: Option<&StoredToken> = None;
     for stored in &file.tokens {
@@ -397,7 +389,7 @@ pub fn authenticate(
         return Ok(Authentication::Expired { ttl: stored.ttl() });
     }
     if stored.is_use_due(now) {
-        record_use(home, &stored.hash, now)?;
+        record_use(store, &stored.hash, now)?;
     }
     Ok(Authentication::Accepted(Bearer {
         agent: stored.name.clone(),
@@ -408,18 +400,18 @@ pub fn authenticate(
 /// Whether the token `token` is still good now: not removed (nor replaced), and, for a
 /// login token, not expired. What a long-lived answer (an event stream, an MCP session)
 /// asks again while it lasts.
-pub fn is_current(home: &Home, kept: &KeptTokens, token: &TokenId) -> Result<bool> {
-    is_current_at(home, kept, token, crate::time::now())
+pub fn is_current(store: &dyn Store, kept: &KeptTokens, token: &TokenId) -> Result<bool> {
+    is_current_at(store, kept, token, crate::time::now())
 }
 
 /// [`is_current`] at `now`.
 pub fn is_current_at(
-    home: &Home,
+    store: &dyn Store,
     kept: &KeptTokens,
     token: &TokenId,
     now: Timestamp,
 ) -> Result<bool> {
-    let file = kept.load(home)?;
+    let file = kept.load(store)?;
     Ok(file
         .tokens
         .iter()
@@ -449,27 +441,39 @@ pub fn describe_ttl(ttl: Duration) -> String {
 
 /// Writes `now` as the last use of the token whose hash is `hash`, if the lock is free and
 /// the record is still due under it.
-fn record_use(home: &Home, hash: &str, now: Timestamp) -> Result<()> {
-    let Some(_guard) = FileLock::try_acquire(&home.tokens_lock())? else {
-        return Ok(());
-    };
-    let mut file = load(home)?;
-    // Gone when `baton token rm` removed it since it was read: nothing to record.
-    let Some(stored) = file.tokens.iter_mut().find(|stored| stored.hash == hash) else {
-        return Ok(());
-    };
-    if !stored.is_use_due(now) {
-        return Ok(());
-    }
-    stored.last_used_at = Some(now);
-    Ok(versioned::save(&home.tokens_file(), &file)?)
+fn record_use(store: &dyn Store, hash: &str, now: Timestamp) -> Result<()> {
+    versioned::update_with(
+        store,
+        &Document::Tokens,
+        Wait::Never,
+        |stored| -> Result<_> {
+            let Some(file) = stored else {
+                return Ok(((), Durability::Durable));
+            };
+            check(&store.document_origin(&Document::Tokens), file)?;
+            // Gone when `baton token rm` removed it since it was read: nothing to record.
+            if let Some(stored) = file.tokens.iter_mut().find(|stored| stored.hash == hash)
+                && stored.is_use_due(now)
+            {
+                stored.last_used_at = Some(now);
+            }
+            Ok(((), Durability::Durable))
+        },
+    )?;
+    Ok(())
 }
 
-/// Reads `tokens.json` (none yet is an empty file), refusing one whose entries would make
+/// Reads the tokens (none yet is an empty file), refusing a file whose entries would make
 /// a request act as a name that is not an agent's, or whose hashes are not SHA-256 digests.
-fn load(home: &Home) -> Result<TokensFile> {
-    let path = home.tokens_file();
-    let file: TokensFile = versioned::load(&path)?.unwrap_or_default();
+fn load(store: &dyn Store) -> Result<TokensFile> {
+    let file: TokensFile = versioned::read(store, &Document::Tokens)?.unwrap_or_default();
+    check(&store.document_origin(&Document::Tokens), &file)?;
+    Ok(file)
+}
+
+/// Refuses `file` (read from `origin`) when an entry would make a request act as a name
+/// that is not an agent's, or its hash is not a SHA-256 digest.
+fn check(origin: &std::path::Path, file: &TokensFile) -> Result<()> {
     for (index, stored) in file.tokens.iter().enumerate() {
         let problem = if names::check(NameKind::Agent, &stored.name).is_err() {
             Some(format!(
@@ -487,26 +491,34 @@ fn load(home: &Home) -> Result<TokensFile> {
             None
         };
         if let Some(detail) = problem {
-            return Err(StoreError::Corrupt { path, detail }.into());
+            return Err(StoreError::Corrupt {
+                path: origin.to_path_buf(),
+                detail,
+            }
+            .into());
         }
     }
-    Ok(file)
+    Ok(())
 }
 
-/// A locked read-change-write of `tokens.json`; written only when `change` changed it.
-fn change<T>(
-    home: &Home,
-    lock: LockPolicy,
-    change: impl FnOnce(&mut TokensFile) -> Result<T>,
-) -> Result<T> {
-    let _guard = FileLock::acquire(&home.tokens_lock(), "the tokens lock", lock)?;
-    let before = load(home)?;
-    let mut file = before.clone();
-    let result = change(&mut file)?;
-    if file != before {
-        versioned::save(&home.tokens_file(), &file)?;
-    }
-    Ok(result)
+/// A locked read-change-write of the tokens; written only when `change` changed them.
+fn change<T>(store: &dyn Store, change: impl FnOnce(&mut TokensFile) -> Result<T>) -> Result<T> {
+    let origin = store.document_origin(&Document::Tokens);
+    versioned::update(
+        store,
+        &Document::Tokens,
+        |stored: &mut Option<TokensFile>| {
+            let was_there = stored.is_some();
+            let file = stored.get_or_insert_with(TokensFile::default);
+            check(&origin, file)?;
+            let result = change(file)?;
+            // No file yet and nothing to keep: none is made.
+            if !was_there && *file == TokensFile::default() {
+                *stored = None;
+            }
+            Ok(result)
+        },
+    )
 }
 
 /// A new token and the hash to store for it.
@@ -575,22 +587,30 @@ mod tests {
 
     use super::*;
 
+    use crate::store::files::FileStore;
+    use crate::store::lock::{FileLock, LockPolicy};
+    use crate::store::paths::Home;
+
     fn quiet() -> LockPolicy {
         LockPolicy::silent(std::time::Duration::from_secs(5))
+    }
+
+    fn store_at(root: &std::path::Path) -> FileStore {
+        FileStore::new(Home::new(root.to_path_buf()), quiet())
     }
 
     fn at(text: &str) -> Timestamp {
         text.parse().unwrap()
     }
 
-    fn new_home() -> (tempfile::TempDir, Home) {
+    fn new_home() -> (tempfile::TempDir, FileStore) {
         let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
+        let home = store_at(root.path());
         (root, home)
     }
 
     /// The agent `presented` acts as at `now`, if it is accepted.
-    fn who(home: &Home, presented: &str, now: Timestamp) -> Option<String> {
+    fn who(home: &dyn Store, presented: &str, now: Timestamp) -> Option<String> {
         match authenticate(home, &KeptTokens::default(), presented, now).unwrap() {
             Authentication::Accepted(bearer) => Some(bearer.agent),
             Authentication::Unknown | Authentication::Expired { .. } => None,
@@ -600,22 +620,22 @@ mod tests {
     #[test]
     fn kept_tokens_follow_every_change_of_the_file() {
         let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
+        let home = store_at(root.path());
         let now = at("2026-12-02T01:00:00Z");
         let kept = KeptTokens::default();
-        let first = add(&home, "codex", quiet(), now).unwrap();
+        let first = add(&home, "codex", now).unwrap();
         let Authentication::Accepted(bearer) = authenticate(&home, &kept, &first, now).unwrap()
         else {
             panic!("a token just made is accepted");
         };
         assert!(is_current(&home, &kept, &bearer.token).unwrap());
-        remove(&home, "codex", quiet()).unwrap();
+        remove(&home, "codex").unwrap();
         assert!(matches!(
             authenticate(&home, &kept, &first, now).unwrap(),
             Authentication::Unknown
         ));
         assert!(!is_current(&home, &kept, &bearer.token).unwrap());
-        let second = add(&home, "codex", quiet(), now).unwrap();
+        let second = add(&home, "codex", now).unwrap();
         assert!(matches!(
             authenticate(&home, &kept, &second, now).unwrap(),
             Authentication::Accepted(_)
@@ -668,8 +688,8 @@ mod tests {
     fn a_match_records_its_last_use_at_most_once_a_minute_and_never_back() {
         let (_root, home) = new_home();
         let start = at("2026-12-02T01:00:00Z");
-        let token = add(&home, "alice", quiet(), start).unwrap();
-        let last_used = |home: &Home| list(home).unwrap()[0].last_used_at;
+        let token = add(&home, "alice", start).unwrap();
+        let last_used = |home: &dyn Store| list(home).unwrap()[0].last_used_at;
         assert_eq!(last_used(&home), None);
         let check = |now: &str| who(&home, &token, at(now));
         assert_eq!(check("2026-12-02T01:00:10Z").as_deref(), Some("alice"));
@@ -690,12 +710,13 @@ mod tests {
     fn a_busy_lock_skips_the_record_but_not_the_answer() {
         let (_root, home) = new_home();
         let now = at("2026-12-02T01:00:00Z");
-        let token = add(&home, "alice", quiet(), now).unwrap();
-        let before = fs::read(home.tokens_file()).unwrap();
-        let held = FileLock::acquire(&home.tokens_lock(), "the tokens lock", quiet()).unwrap();
+        let token = add(&home, "alice", now).unwrap();
+        let before = fs::read(home.home().tokens_file()).unwrap();
+        let held =
+            FileLock::acquire(&home.home().tokens_lock(), "the tokens lock", quiet()).unwrap();
         let later = at("2026-12-02T02:00:00Z");
         assert_eq!(who(&home, &token, later).as_deref(), Some("alice"));
-        assert_eq!(fs::read(home.tokens_file()).unwrap(), before);
+        assert_eq!(fs::read(home.home().tokens_file()).unwrap(), before);
         drop(held);
         who(&home, &token, later);
         assert_eq!(list(&home).unwrap()[0].last_used_at, Some(later));
@@ -705,7 +726,7 @@ mod tests {
     fn a_login_token_lasts_its_time_unused_and_each_use_moves_the_end() {
         let (_root, home) = new_home();
         let start = at("2026-12-02T01:00:00Z");
-        let login = add_login(&home, "lead", Duration::hours(12), quiet(), start).unwrap();
+        let login = add_login(&home, "lead", Duration::hours(12), start).unwrap();
         let check =
             |now: &str| authenticate(&home, &KeptTokens::default(), &login, at(now)).unwrap();
         let accepted = |now: &str| matches!(check(now), Authentication::Accepted(_));
@@ -734,7 +755,7 @@ mod tests {
             }]
         );
         assert_eq!(
-            remove_expired_logins(&home, quiet(), at("2026-12-03T13:00:00Z")).unwrap(),
+            remove_expired_logins(&home, at("2026-12-03T13:00:00Z")).unwrap(),
             1
         );
         assert_eq!(list(&home).unwrap(), []);
@@ -744,7 +765,7 @@ mod tests {
     fn a_short_lived_login_records_its_use_often_enough_to_stay_alive() {
         let (_root, home) = new_home();
         let start = at("2026-12-02T01:00:00Z");
-        let login = add_login(&home, "lead", Duration::seconds(10), quiet(), start).unwrap();
+        let login = add_login(&home, "lead", Duration::seconds(10), start).unwrap();
         // Used every 4 seconds for a minute: never 10 seconds unused, so never refused,
         // though a minute passes (the plain tokens' record interval).
         for second in (4..=60).step_by(4) {
@@ -769,12 +790,12 @@ mod tests {
         let (_root, home) = new_home();
         let start = at("2026-12-02T01:00:00Z");
         let ttl = Duration::hours(12);
-        let plain = add(&home, "lead", quiet(), start).unwrap();
-        let first = add_login(&home, "lead", ttl, quiet(), start).unwrap();
-        let other = add_login(&home, "ann", ttl, quiet(), start).unwrap();
+        let plain = add(&home, "lead", start).unwrap();
+        let first = add_login(&home, "lead", ttl, start).unwrap();
+        let other = add_login(&home, "ann", ttl, start).unwrap();
         // Another start of the server an hour later: the first login stays good.
         let hour = start.plus(Duration::hours(1));
-        let second = add_login(&home, "lead", ttl, quiet(), hour).unwrap();
+        let second = add_login(&home, "lead", ttl, hour).unwrap();
         for token in [&first, &second, &plain] {
             assert_eq!(who(&home, token, hour).as_deref(), Some("lead"));
         }
@@ -783,7 +804,7 @@ mod tests {
         assert_eq!(who(&home, &second, six).as_deref(), Some("lead"));
         // A start after the first expired drops it from the file.
         let later = start.plus(Duration::minutes(13 * 60 + 30));
-        add_login(&home, "lead", ttl, quiet(), later).unwrap();
+        add_login(&home, "lead", ttl, later).unwrap();
         assert_eq!(
             list(&home).unwrap().iter().filter(|row| row.login).count(),
             2,
@@ -796,7 +817,7 @@ mod tests {
         let mut made = Vec::new();
         for minute in 0..15 {
             let now = later.plus(Duration::minutes(minute));
-            made.push(add_login(&home, "lead", ttl, quiet(), now).unwrap());
+            made.push(add_login(&home, "lead", ttl, now).unwrap());
         }
         let rows = list(&home).unwrap();
         assert_eq!(rows.iter().filter(|row| row.login).count(), LOGINS_KEPT);
@@ -805,31 +826,25 @@ mod tests {
         assert_eq!(who(&home, &made[5], now).as_deref(), Some("lead"));
         assert_eq!(who(&home, &plain, now).as_deref(), Some("lead"));
         // `rm` takes them all, the plain token too.
-        assert_eq!(remove(&home, "lead", quiet()).unwrap(), LOGINS_KEPT + 1);
+        assert_eq!(remove(&home, "lead").unwrap(), LOGINS_KEPT + 1);
     }
 
     #[test]
     fn logging_out_removes_that_login_alone() {
         let (_root, home) = new_home();
         let now = at("2026-12-02T01:00:00Z");
-        let plain = add(&home, "lead", quiet(), now).unwrap();
-        let first = add_login(&home, "lead", LOGIN_TTL, quiet(), now).unwrap();
-        let second = add_login(&home, "lead", LOGIN_TTL, quiet(), now).unwrap();
+        let plain = add(&home, "lead", now).unwrap();
+        let first = add_login(&home, "lead", LOGIN_TTL, now).unwrap();
+        let second = add_login(&home, "lead", LOGIN_TTL, now).unwrap();
         let bearer =
             |token: &str| match authenticate(&home, &KeptTokens::default(), token, now).unwrap() {
                 Authentication::Accepted(bearer) => bearer,
                 other => panic!("{other:?}"),
             };
         let (first_id, plain_id) = (bearer(&first).token, bearer(&plain).token);
-        assert!(remove_login(&home, &first_id, quiet()).unwrap());
-        assert!(
-            !remove_login(&home, &first_id, quiet()).unwrap(),
-            "gone already"
-        );
-        assert!(
-            !remove_login(&home, &plain_id, quiet()).unwrap(),
-            "not a login"
-        );
+        assert!(remove_login(&home, &first_id).unwrap());
+        assert!(!remove_login(&home, &first_id).unwrap(), "gone already");
+        assert!(!remove_login(&home, &plain_id).unwrap(), "not a login");
         assert_eq!(who(&home, &first, now), None);
         assert_eq!(who(&home, &second, now).as_deref(), Some("lead"));
         assert_eq!(who(&home, &plain, now).as_deref(), Some("lead"));
@@ -847,14 +862,14 @@ mod tests {
                 "last_used_at": null, "login": true, "server_pid": 4242
             }]
         });
-        fs::write(home.tokens_file(), text.to_string()).unwrap();
+        fs::write(home.home().tokens_file(), text.to_string()).unwrap();
         let now = at("2026-12-02T01:00:01Z");
         assert_eq!(
             authenticate(&home, &KeptTokens::default(), token, now).unwrap(),
             Authentication::Expired { ttl: None }
         );
         assert_eq!(expired_logins(&home, now).unwrap().len(), 1);
-        assert_eq!(remove_expired_logins(&home, quiet(), now).unwrap(), 1);
+        assert_eq!(remove_expired_logins(&home, now).unwrap(), 1);
     }
 
     #[test]
@@ -906,14 +921,14 @@ mod tests {
     fn a_token_replaced_under_the_same_name_is_another_token() {
         let (_root, home) = new_home();
         let now = at("2026-12-02T01:00:00Z");
-        let first = add(&home, "dev", quiet(), now).unwrap();
+        let first = add(&home, "dev", now).unwrap();
         let Authentication::Accepted(old) =
             authenticate(&home, &KeptTokens::default(), &first, now).unwrap()
         else {
             panic!("accepted");
         };
-        remove(&home, "dev", quiet()).unwrap();
-        let second = add(&home, "dev", quiet(), now).unwrap();
+        remove(&home, "dev").unwrap();
+        let second = add(&home, "dev", now).unwrap();
         let Authentication::Accepted(new) =
             authenticate(&home, &KeptTokens::default(), &second, now).unwrap()
         else {
@@ -929,10 +944,10 @@ mod tests {
     fn list_sorts_by_name_then_login_last() {
         let (_root, home) = new_home();
         let now = at("2026-12-02T01:00:00Z");
-        add_login(&home, "bob", LOGIN_TTL, quiet(), now).unwrap();
-        add(&home, "carol", quiet(), now).unwrap();
-        add(&home, "bob", quiet(), now).unwrap();
-        add_login(&home, "alice", LOGIN_TTL, quiet(), now).unwrap();
+        add_login(&home, "bob", LOGIN_TTL, now).unwrap();
+        add(&home, "carol", now).unwrap();
+        add(&home, "bob", now).unwrap();
+        add_login(&home, "alice", LOGIN_TTL, now).unwrap();
         let order: Vec<(String, bool)> = list(&home)
             .unwrap()
             .into_iter()
@@ -964,12 +979,12 @@ mod tests {
                 "last_used_at": null, "login": false, "scopes": ["read"]
             }]
         });
-        fs::write(home.tokens_file(), text.to_string()).unwrap();
-        add(&home, "bob", quiet(), at("2026-12-02T01:00:00Z")).unwrap();
+        fs::write(home.home().tokens_file(), text.to_string()).unwrap();
+        add(&home, "bob", at("2026-12-02T01:00:00Z")).unwrap();
         let now = at("2026-12-02T02:00:00Z");
         assert_eq!(who(&home, token, now).as_deref(), Some("alice"));
         let stored: serde_json::Value =
-            serde_json::from_slice(&fs::read(home.tokens_file()).unwrap()).unwrap();
+            serde_json::from_slice(&fs::read(home.home().tokens_file()).unwrap()).unwrap();
         assert_eq!(stored["issuer"], "hub-7");
         assert_eq!(stored["tokens"][0]["scopes"], serde_json::json!(["read"]));
         assert_eq!(
@@ -989,7 +1004,7 @@ mod tests {
                 "schema": 1,
                 "tokens": [{"name": name, "hash": hash, "created_at": "2026-12-02T01:00:00.000Z"}]
             });
-            fs::write(home.tokens_file(), text.to_string()).unwrap();
+            fs::write(home.home().tokens_file(), text.to_string()).unwrap();
             let error = authenticate(
                 &home,
                 &KeptTokens::default(),
@@ -998,10 +1013,10 @@ mod tests {
             )
             .unwrap_err();
             assert!(
-                matches!(&error, Error::Store(StoreError::Corrupt { path, .. }) if *path == home.tokens_file()),
+                matches!(&error, Error::Store(StoreError::Corrupt { path, .. }) if *path == home.home().tokens_file()),
                 "{error}"
             );
-            assert!(add(&home, "bob", quiet(), at("2026-12-02T01:00:00Z")).is_err());
+            assert!(add(&home, "bob", at("2026-12-02T01:00:00Z")).is_err());
         }
     }
 }

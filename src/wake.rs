@@ -20,7 +20,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::Board;
 use crate::board::delivery::DeliveryState;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
@@ -30,8 +29,8 @@ use crate::names::{self, NameKind};
 use crate::process::{detached_environment, program_to_run, spawn_detached, why_not_started};
 use crate::project::{self, Project};
 use crate::registry;
+use crate::store::Store;
 use crate::store::atomic::{self, private_open_options};
-use crate::store::board_file;
 use crate::store::lock::{self, FileLock};
 use crate::store::paths::Home;
 use crate::store::regular;
@@ -87,17 +86,18 @@ pub enum WakeOutcome {
 /// the project's settings do not turn waking off; `None` when it sleeps on. `program` is
 /// the `baton` binary that runs the supervisor: this very program.
 pub fn wake_agent(
+    store: &dyn Store,
     home: &Home,
     agent: &str,
     project: &str,
     tasks: &[TaskId],
     program: Option<&Path>,
 ) -> Option<WakeOutcome> {
-    let has_wake_command = registry::load(home, agent)
+    let has_wake_command = registry::load(store, agent)
         .ok()
         .flatten()
         .is_some_and(|record| wake_command(&record).is_some());
-    let is_on = project::load(home, project)
+    let is_on = project::load(store, project)
         .ok()
         .flatten()
         .is_none_or(|project| project.settings.wake);
@@ -106,12 +106,13 @@ pub fn wake_agent(
 
 /// `baton wake NAME`: starts the agent's supervisor now, whatever its inbox holds.
 pub fn wake_by_hand(
+    store: &dyn Store,
     home: &Home,
     agent: &str,
     project: &str,
     program: Option<&Path>,
 ) -> Result<WakeOutcome> {
-    let record = registry::require(home, agent)?;
+    let record = registry::require(store, agent)?;
     if wake_command(&record).is_none() {
         return Err(Error::invalid_with_hint(
             format!("{agent} has no wake command"),
@@ -283,15 +284,15 @@ impl Work {
 /// Everything in `agent`'s inboxes, across projects: tasks whose turn is the agent's and
 /// unread messages. What cannot be read is skipped: the supervisor has nobody to report it
 /// to, and the next command will.
-fn waiting(home: &Home, agent: &str) -> Vec<Work> {
+fn waiting(store: &dyn Store, agent: &str) -> Vec<Work> {
     let now = time::now();
-    let joined = registry::load(home, agent)
+    let joined = registry::load(store, agent)
         .ok()
         .flatten()
         .map(|record| record.created_at);
     let mut work = Vec::new();
-    for project in project::project_ids(home).unwrap_or_default() {
-        if let Ok(board) = board_file::read::<Board>(home, &project) {
+    for project in project::project_ids(store).unwrap_or_default() {
+        if let Ok(board) = store.board(&project) {
             work.extend(board.inbox(agent, now).into_iter().filter_map(|entry| {
                 // A task that does not decode is left for the agent's own commands to report.
                 // By place: two tasks with one id (a board edited by hand) are both work.
@@ -311,7 +312,7 @@ fn waiting(home: &Home, agent: &str) -> Vec<Work> {
             }));
         }
         if let Some(joined) = joined
-            && let Ok(messages) = mail::unread(home, &project, agent, joined)
+            && let Ok(messages) = mail::unread(store, &project, agent, joined)
         {
             work.extend(messages.into_iter().map(|message| Work {
                 project: project.clone(),
@@ -325,10 +326,10 @@ fn waiting(home: &Home, agent: &str) -> Vec<Work> {
 
 /// The tasks of `before` whose delivery to `agent` is still only woken after a run: the run
 /// never showed them to the agent (its command may not reach baton at all).
-fn still_unseen(home: &Home, agent: &str, before: &[Work]) -> Vec<(String, TaskId)> {
+fn still_unseen(store: &dyn Store, agent: &str, before: &[Work]) -> Vec<(String, TaskId)> {
     let mut unseen = Vec::new();
     for (project, ids) in Work::tasks_by_project(before) {
-        let Ok(board) = board_file::read::<Board>(home, &project) else {
+        let Ok(board) = store.board(&project) else {
             continue;
         };
         for id in ids {
@@ -346,8 +347,8 @@ fn still_unseen(home: &Home, agent: &str, before: &[Work]) -> Vec<(String, TaskI
 
 /// The work that is waiting now and was not when `before` was taken, other than the
 /// agent's own.
-fn arrived(home: &Home, agent: &str, before: &[Work]) -> Vec<Work> {
-    waiting(home, agent)
+fn arrived(store: &dyn Store, agent: &str, before: &[Work]) -> Vec<Work> {
+    waiting(store, agent)
         .into_iter()
         .filter(|work| work.by != agent && !before.contains(work))
         .collect()
@@ -361,6 +362,7 @@ fn arrived(home: &Home, agent: &str, before: &[Work]) -> Vec<Work> {
 /// so that their delivery records can say `woken` (the session writes them; this floor
 /// only reads boards).
 pub fn supervise(
+    store: &dyn Store,
     home: &Home,
     agent: &str,
     project: &str,
@@ -378,7 +380,7 @@ pub fn supervise(
         "supervisor of {agent} started (pid {})",
         std::process::id()
     ));
-    if !by_hand && waiting(home, agent).is_empty() {
+    if !by_hand && waiting(store, agent).is_empty() {
         log.line(&format!(
             "supervisor of {agent} ends: nothing waits any more (an earlier run saw to it)"
         ));
@@ -388,11 +390,11 @@ pub fn supervise(
     let mut runs = 0;
     loop {
         runs += 1;
-        let before = waiting(home, agent);
+        let before = waiting(store, agent);
         for (project, ids) in Work::tasks_by_project(&before) {
             record_woken(&project, &ids);
         }
-        if !run_once(home, agent, &project, runs, &log) {
+        if !run_once(store, home, agent, &project, runs, &log) {
             log.line(&format!(
                 "supervisor of {agent} ends: the wake command did not run; \
                  what waits stays in the inbox"
@@ -404,7 +406,7 @@ pub fn supervise(
         // the release. Work handed over after the look finds the lock free and starts a
         // supervisor of its own.
         drop(lock);
-        let unseen = still_unseen(home, agent, &before);
+        let unseen = still_unseen(store, agent, &before);
         if !unseen.is_empty() {
             log.line(&format!(
                 "run {runs} ended with its work still unseen: {} (woken, never shown to \
@@ -416,7 +418,7 @@ pub fn supervise(
                     .join(", ")
             ));
         }
-        let fresh = arrived(home, agent, &before);
+        let fresh = arrived(store, agent, &before);
         if fresh.is_empty() {
             log.line(&format!("supervisor of {agent} ends: nothing new waits"));
             return Ok(());
@@ -449,8 +451,15 @@ pub fn supervise(
 }
 
 /// One run of the wake command in `project`'s workspace; false when it could not start.
-fn run_once(home: &Home, agent: &str, project_id: &str, run: usize, log: &WakeLog) -> bool {
-    let argv = match registry::load(home, agent) {
+fn run_once(
+    store: &dyn Store,
+    home: &Home,
+    agent: &str,
+    project_id: &str,
+    run: usize,
+    log: &WakeLog,
+) -> bool {
+    let argv = match registry::load(store, agent) {
         Ok(Some(record)) => match wake_command(&record) {
             Some(argv) => argv.to_vec(),
             None => {
@@ -467,7 +476,7 @@ fn run_once(home: &Home, agent: &str, project_id: &str, run: usize, log: &WakeLo
             return false;
         }
     };
-    let project = match project::load(home, project_id) {
+    let project = match project::load(store, project_id) {
         Ok(Some(project)) => project,
         Ok(None) => {
             log.line(&format!("project {project_id} does not exist any more"));

@@ -23,10 +23,8 @@ use crate::board::inbox::Reason;
 use crate::error::{Error, Result};
 use crate::mail::{Arrival, MessageType};
 use crate::names::{self, NameKind};
-use crate::store::atomic::{self, private_open_options};
-use crate::store::lock::{FileLock, LockPolicy};
-use crate::store::paths::Home;
 use crate::store::versioned::{self, Versioned};
+use crate::store::{Document, Store};
 use crate::time::Timestamp;
 use crate::tokens;
 
@@ -253,7 +251,7 @@ pub struct NewAlert {
 }
 
 /// Adds an alert and returns its secret, which nothing shows again.
-pub fn add(home: &Home, new: NewAlert, lock: LockPolicy, now: Timestamp) -> Result<String> {
+pub fn add(store: &dyn Store, new: NewAlert, now: Timestamp) -> Result<String> {
     names::check(NameKind::Agent, &new.name).map_err(|_| {
         Error::invalid_with_hint(
             format!("{} is no name for an alert", crate::text::inline(&new.name)),
@@ -271,7 +269,7 @@ pub fn add(home: &Home, new: NewAlert, lock: LockPolicy, now: Timestamp) -> Resu
         "{SECRET_PREFIX}{}",
         tokens::hex(&tokens::random_bytes("a secret")?)
     );
-    change(home, lock, |file| {
+    change(store, |file| {
         if file.alerts.iter().any(|alert| alert.name == new.name) {
             return Err(Error::invalid_with_hint(
                 format!("there is an alert called {} already", new.name),
@@ -295,8 +293,8 @@ pub fn add(home: &Home, new: NewAlert, lock: LockPolicy, now: Timestamp) -> Resu
 }
 
 /// Removes the alert `name`; what waits for it in the queue is dropped by the sender.
-pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<()> {
-    change(home, lock, |file| {
+pub fn remove(store: &dyn Store, name: &str) -> Result<()> {
+    change(store, |file| {
         let before = file.alerts.len();
         file.alerts.retain(|alert| alert.name != name);
         if file.alerts.len() == before {
@@ -310,15 +308,15 @@ pub fn remove(home: &Home, name: &str, lock: LockPolicy) -> Result<()> {
 }
 
 /// Every alert, secrets included: for the queue and the sender, never for showing.
-pub fn load(home: &Home) -> Result<Vec<Alert>> {
-    Ok(versioned::load::<AlertsFile>(&home.alerts_file())?
+pub fn load(store: &dyn Store) -> Result<Vec<Alert>> {
+    Ok(versioned::read::<AlertsFile>(store, &Document::Alerts)?
         .map(|file| file.alerts)
         .unwrap_or_default())
 }
 
 /// The alert called `name`.
-pub fn find(home: &Home, name: &str) -> Result<Alert> {
-    load(home)?
+pub fn find(store: &dyn Store, name: &str) -> Result<Alert> {
+    load(store)?
         .into_iter()
         .find(|alert| alert.name == name)
         .ok_or_else(|| {
@@ -342,23 +340,18 @@ pub fn sample_request(alert: &Alert) -> format::Outgoing {
     format::request(alert, &event)
 }
 
-/// A locked read-change-write of `alerts.json`.
-fn change(
-    home: &Home,
-    lock: LockPolicy,
-    edit: impl FnOnce(&mut AlertsFile) -> Result<()>,
-) -> Result<()> {
-    let _held = FileLock::acquire(&home.alerts_lock(), "the alerts", lock)?;
-    let path = home.alerts_file();
-    let mut file = versioned::load::<AlertsFile>(&path)?.unwrap_or(AlertsFile {
-        schema: ALERTS_SCHEMA,
-        alerts: Vec::new(),
-        other: serde_json::Map::new(),
-    });
-    edit(&mut file)?;
-    file.schema = ALERTS_SCHEMA;
-    versioned::save(&path, &file)?;
-    Ok(())
+/// A locked read-change-write of the alerts.
+fn change(store: &dyn Store, edit: impl FnOnce(&mut AlertsFile) -> Result<()>) -> Result<()> {
+    versioned::update(store, &Document::Alerts, |file: &mut Option<AlertsFile>| {
+        let file = file.get_or_insert_with(|| AlertsFile {
+            schema: ALERTS_SCHEMA,
+            alerts: Vec::new(),
+            other: serde_json::Map::new(),
+        });
+        edit(file)?;
+        file.schema = ALERTS_SCHEMA;
+        Ok(())
+    })
 }
 
 /// Refuses a URL that is not http(s) with a host: baton posts alerts to nothing else.
@@ -441,14 +434,13 @@ pub fn events_of(handovers: &[Handover], arrivals: &[Arrival], actor: &str) -> V
 
 /// The stalls of `board` not told of yet: one event to the sender of each working task
 /// whose lease ran out by `now`, from its quiet assignee. Each stall (a task and the lease
-/// that ran out) is told once, whoever looks first: the first to create its marker in
-/// `alerts/stalled/` tells it, without a lock.
+/// that ran out) is told once, whoever looks first: the first to mark it in the store
+/// tells it ([`Store::mark_once`]), without a lock.
 ///
 /// No baton process watches the clock, so a stall is found when a change in its project
 /// hands work over or delivers a message after the lease ran out (the sender's inbox shows
 /// it at once all the same).
-pub fn stalls(home: &Home, board: &Board, now: Timestamp) -> Vec<Event> {
-    let dir = home.alerts_dir().join("stalled");
+pub fn stalls(store: &dyn Store, board: &Board, now: Timestamp) -> Vec<Event> {
     let mut events = Vec::new();
     for head in board.open_heads() {
         let Some(expired) = head.lease_expires_at.filter(|_| head.is_stalled(now)) else {
@@ -457,13 +449,14 @@ pub fn stalls(home: &Home, board: &Board, now: Timestamp) -> Vec<Event> {
         let Ok(Some(task)) = board.task(head.id) else {
             continue;
         };
-        let marker = dir.join(format!(
+        let mark = format!(
             "{}-{}-{}",
             board.project,
             task.id,
             expired.datetime().timestamp_millis()
-        ));
-        if atomic::create_private_dir_all(&dir).is_err() || !is_first_to_mark(&marker) {
+        );
+        // A mark that cannot be made tells nothing: a stall is never told twice.
+        if !store.mark_once(&mark).unwrap_or(false) {
             continue;
         }
         events.push(Event {
@@ -476,15 +469,6 @@ pub fn stalls(home: &Home, board: &Board, now: Timestamp) -> Vec<Event> {
         });
     }
     events
-}
-
-/// Creates `marker`; false when it was there already (or cannot be made).
-fn is_first_to_mark(marker: &std::path::Path) -> bool {
-    private_open_options()
-        .write(true)
-        .create_new(true)
-        .open(marker)
-        .is_ok()
 }
 
 #[cfg(test)]

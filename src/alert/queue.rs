@@ -14,7 +14,7 @@
 //! sender) is never left behind.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,13 +23,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{Alert, Event, format, send};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::process::spawn_detached;
 use crate::store::atomic::{self, private_open_options};
 use crate::store::lock::{self, FileLock};
 use crate::store::paths::Home;
 use crate::store::regular;
-use crate::store::versioned::{self, Versioned};
+use crate::store::versioned::{self, Durability, Versioned};
+use crate::store::{Collection, Document, Edit, Store, StoreError, Wait};
 use crate::time::{self, Timestamp};
 
 /// The hidden subcommand that runs the sender.
@@ -145,7 +146,7 @@ pub struct Waiting {
 /// the humans of a project. Returns how many were queued: what would take the queue past
 /// [`QUEUE_LIMIT`] is counted as dropped instead.
 pub fn enqueue(
-    home: &Home,
+    store: &dyn Store,
     alerts: &[Alert],
     events: &[Event],
     humans: impl Fn(&str) -> Vec<String>,
@@ -164,12 +165,48 @@ pub fn enqueue(
     if wanted.is_empty() {
         return Ok(0);
     }
-    let quiet = lock::LockPolicy {
+    let quiet = store.with_lock(lock::LockPolicy {
         timeout: QUEUE_LOCK_WAIT,
         on_wait: |_| {},
-    };
-    let _guard = FileLock::acquire(&home.alert_queue_lock(), "the alert queue lock", quiet).ok();
-    let room = QUEUE_LIMIT.saturating_sub(queued_paths(home).len());
+    });
+    let counted = versioned::update_with(
+        &*quiet,
+        &Document::AlertsDropped,
+        Wait::AsTheStoreDoes,
+        |dropped| {
+            add_to_queue(store, &wanted, dropped, now).map(|queued| (queued, Durability::Unsynced))
+        },
+    );
+    match counted {
+        Ok(queued) => Ok(queued.unwrap_or(0)),
+        // The lock stayed busy: queued without it (the cap may be passed by the few that
+        // queue at that moment).
+        Err(Error::Store(StoreError::LockTimeout { .. })) => {
+            let mut dropped = versioned::read(store, &Document::AlertsDropped)
+                .ok()
+                .flatten();
+            let before = dropped.clone();
+            let queued = add_to_queue(store, &wanted, &mut dropped, now)?;
+            if let Some(dropped) = dropped.filter(|dropped| before.as_ref() != Some(dropped)) {
+                let origin = store.document_origin(&Document::AlertsDropped);
+                let text = versioned::text_of(&origin, &dropped)?;
+                store.save_document(&Document::AlertsDropped, Edit::WriteUnsynced(text))?;
+            }
+            Ok(queued)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Queues `wanted` while the queue has room, and counts what it has none for in `dropped`;
+/// how many were queued.
+fn add_to_queue(
+    store: &dyn Store,
+    wanted: &[(&Alert, &Event)],
+    dropped: &mut Option<Dropped>,
+    now: Timestamp,
+) -> Result<usize> {
+    let room = QUEUE_LIMIT.saturating_sub(queued_names(store).len());
     let mut queued = 0;
     for &(alert, event) in wanted.iter().take(room) {
         let entry = Queued {
@@ -182,41 +219,50 @@ pub fn enqueue(
             last_error: None,
             other: serde_json::Map::new(),
         };
-        versioned::save(&home.alert_queue_dir().join(file_name(now)), &entry)?;
+        let document = Document::QueuedAlert(file_name(now));
+        let text = versioned::text_of(&store.document_origin(&document), &entry)?;
+        store.save_document(&document, Edit::Write(text))?;
         queued += 1;
     }
     let turned_away = (wanted.len() - queued) as u64;
     if turned_away > 0 {
-        let dropped = match versioned::load::<Dropped>(&home.alert_dropped()) {
-            Ok(Some(dropped)) => Dropped {
+        *dropped = Some(match dropped.take() {
+            Some(dropped) => Dropped {
                 count: dropped.count.saturating_add(turned_away),
                 last_at: now,
                 ..dropped
             },
-            _ => Dropped {
+            None => Dropped {
                 schema: DROPPED_SCHEMA,
                 count: turned_away,
                 first_at: now,
                 last_at: now,
             },
-        };
-        versioned::save_unsynced(&home.alert_dropped(), &dropped)?;
+        });
     }
     Ok(queued)
 }
 
+/// Whether the full queue turned alerts away that the sender has not logged yet.
+pub fn has_dropped(store: &dyn Store) -> bool {
+    store
+        .load_document(&Document::AlertsDropped)
+        .is_ok_and(|dropped| dropped.is_some())
+}
+
 /// Takes the count of alerts the full queue turned away (none left behind for the next).
-fn take_dropped(home: &Home) -> Option<Dropped> {
-    let quiet = lock::LockPolicy {
+fn take_dropped(store: &dyn Store) -> Option<Dropped> {
+    let quiet = store.with_lock(lock::LockPolicy {
         timeout: QUEUE_LOCK_WAIT,
         on_wait: |_| {},
-    };
-    let _guard = FileLock::acquire(&home.alert_queue_lock(), "the alert queue lock", quiet).ok()?;
-    let dropped = versioned::load::<Dropped>(&home.alert_dropped())
-        .ok()
-        .flatten();
-    let _ = fs::remove_file(home.alert_dropped());
-    dropped
+    });
+    let taken = versioned::update_with(
+        &*quiet,
+        &Document::AlertsDropped,
+        Wait::AsTheStoreDoes,
+        |dropped: &mut Option<Dropped>| Ok::<_, Error>((dropped.take(), Durability::Durable)),
+    );
+    taken.ok().flatten().flatten()
 }
 
 /// A name no other queued file has: the time (so names sort by age), this process, and a
@@ -252,53 +298,45 @@ pub fn retry_ms_from_environment() -> Option<u64> {
         .and_then(|value| value.trim().parse().ok())
 }
 
-/// The queue's files, oldest first.
-fn queued_paths(home: &Home) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(home.alert_queue_dir()) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| {
-            path.extension()
-                .is_some_and(|extension| extension == "json")
-        })
-        .collect();
-    paths.sort();
-    paths
+/// The names of the queued alerts, oldest first. One that cannot be listed counts as none:
+/// there is nobody to tell.
+fn queued_names(store: &dyn Store) -> Vec<String> {
+    store
+        .list_documents(Collection::QueuedAlerts)
+        .unwrap_or_default()
 }
 
-/// One queued file read; `None` when it is gone (sent and removed since it was listed).
-fn read_queued(path: &Path) -> Option<std::result::Result<Queued, String>> {
-    match versioned::load::<Queued>(path) {
+/// One queued alert read; `None` when it is gone (sent and removed since it was listed).
+fn read_queued(store: &dyn Store, name: &str) -> Option<std::result::Result<Queued, String>> {
+    match versioned::read::<Queued>(store, &Document::QueuedAlert(name.to_string())) {
         Ok(Some(entry)) => Some(Ok(entry)),
         Ok(None) => None,
         Err(error) => Some(Err(error.to_string())),
     }
 }
 
-/// The queue's files, oldest first, each read (or the error it gave).
-fn queued(home: &Home) -> Vec<(PathBuf, std::result::Result<Queued, String>)> {
-    queued_paths(home)
+/// The queued alerts, oldest first, each read (or the error it gave).
+fn queued(store: &dyn Store) -> Vec<(String, std::result::Result<Queued, String>)> {
+    queued_names(store)
         .into_iter()
-        .filter_map(|path| read_queued(&path).map(|read| (path, read)))
+        .filter_map(|name| read_queued(store, &name).map(|read| (name, read)))
         .collect()
 }
 
 /// What waits in the queue now.
-pub fn waiting(home: &Home) -> Waiting {
+pub fn waiting(store: &dyn Store) -> Waiting {
     let mut waiting = Waiting {
         count: 0,
         oldest: None,
         last_error: None,
         unreadable: 0,
-        dropped: versioned::load::<Dropped>(&home.alert_dropped())
+        dropped: versioned::read::<Dropped>(store, &Document::AlertsDropped)
             .ok()
             .flatten()
             .map_or(0, |dropped| dropped.count),
     };
     let mut last_failed: Option<Timestamp> = None;
-    for (_, read) in queued(home) {
+    for (_, read) in queued(store) {
         let Ok(entry) = read else {
             waiting.unreadable += 1;
             continue;
@@ -321,17 +359,17 @@ pub fn waiting(home: &Home) -> Waiting {
 
 /// `baton __alert-send`: posts what waits until the queue is empty, then ends. Returns at
 /// once when another sender holds the lock.
-pub fn run_sender(home: &Home, backoff: Backoff) -> Result<()> {
+pub fn run_sender(store: &dyn Store, home: &Home, backoff: Backoff) -> Result<()> {
     let log = AlertLog::new(home);
     loop {
         let Some(lock) = FileLock::try_acquire(&home.alert_sender_lock())? else {
             return Ok(());
         };
         log.trim();
-        drain(home, backoff, &log);
+        drain(store, backoff, &log);
         drop(lock);
         // Queued while the lock was held, by a command that therefore started no sender.
-        if queued(home).iter().all(|(_, read)| read.is_err()) && !home.alert_dropped().exists() {
+        if queued(store).iter().all(|(_, read)| read.is_err()) && !has_dropped(store) {
             return Ok(());
         }
     }
@@ -341,11 +379,11 @@ pub fn run_sender(home: &Home, backoff: Backoff) -> Result<()> {
 /// once: the sender keeps what it learned of it (it alone rewrites the files), and a round
 /// reads only the files queued since the last, so a long outage costs a directory listing
 /// a second, whatever waits.
-fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
-    let mut known: BTreeMap<PathBuf, Queued> = BTreeMap::new();
-    let mut unreadable: BTreeSet<PathBuf> = BTreeSet::new();
+fn drain(store: &dyn Store, backoff: Backoff, log: &AlertLog) {
+    let mut known: BTreeMap<String, Queued> = BTreeMap::new();
+    let mut unreadable: BTreeSet<String> = BTreeSet::new();
     loop {
-        if let Some(dropped) = take_dropped(home) {
+        if let Some(dropped) = take_dropped(store) {
             log.line(&format!(
                 "dropped {} queued from {} to {}: the queue held its limit of {QUEUE_LIMIT}",
                 plural(dropped.count, "alert"),
@@ -353,18 +391,19 @@ fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
                 dropped.last_at
             ));
         }
-        for path in queued_paths(home) {
-            if known.contains_key(&path) || unreadable.contains(&path) {
+        for name in queued_names(store) {
+            if known.contains_key(&name) || unreadable.contains(&name) {
                 continue;
             }
-            match read_queued(&path) {
+            match read_queued(store, &name) {
                 Some(Ok(entry)) => {
-                    known.insert(path, entry);
+                    known.insert(name, entry);
                 }
                 Some(Err(error)) => {
                     // Left in place for a human to look at (`doctor` counts it).
-                    log.line(&format!("cannot read {}: {error}", path.display()));
-                    unreadable.insert(path);
+                    let origin = store.document_origin(&Document::QueuedAlert(name.clone()));
+                    log.line(&format!("cannot read {}: {error}", origin.display()));
+                    unreadable.insert(name);
                 }
                 None => {}
             }
@@ -373,7 +412,7 @@ fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
             return;
         }
         let mut next_round = time::now().plus(to_chrono(backoff.look_again()));
-        let alerts = match super::load(home) {
+        let alerts = match super::load(store) {
             Ok(alerts) => alerts,
             Err(error) => {
                 log.line(&format!("cannot read the alerts: {error}; trying again"));
@@ -381,9 +420,9 @@ fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
                 continue;
             }
         };
-        let paths: Vec<PathBuf> = known.keys().cloned().collect();
-        for path in paths {
-            let Some(entry) = known.get(&path) else {
+        let names: Vec<String> = known.keys().cloned().collect();
+        for name in names {
+            let Some(entry) = known.get(&name) else {
                 continue;
             };
             let now = time::now();
@@ -394,15 +433,16 @@ fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
                 continue;
             }
             let entry = entry.clone();
-            match attempt(&alerts, &path, entry, backoff, log) {
+            let document = Document::QueuedAlert(name.clone());
+            match attempt(store, &alerts, &document, entry, backoff, log) {
                 Some(entry) => {
                     if let Some(due) = entry.next_at {
                         next_round = next_round.min(due);
                     }
-                    known.insert(path, entry);
+                    known.insert(name, entry);
                 }
                 None => {
-                    known.remove(&path);
+                    known.remove(&name);
                 }
             }
         }
@@ -417,8 +457,9 @@ fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
 /// One attempt at `entry`; returns it as it waits for the next, or `None` when it left the
 /// queue (delivered, dropped after a day, or its alert is gone).
 fn attempt(
+    store: &dyn Store,
     alerts: &[Alert],
-    path: &Path,
+    document: &Document,
     mut entry: Queued,
     backoff: Backoff,
     log: &AlertLog,
@@ -426,7 +467,7 @@ fn attempt(
     let what = describe(&entry);
     let Some(alert) = alerts.iter().find(|alert| alert.name == entry.alert) else {
         log.line(&format!("{what}: dropped: the alert was removed"));
-        let _ = fs::remove_file(path);
+        let _ = store.remove_document(document);
         return None;
     };
     entry.attempts += 1;
@@ -437,7 +478,7 @@ fn attempt(
                 "{what}: attempt {}: delivered (HTTP {})",
                 entry.attempts, answer.status
             ));
-            let _ = fs::remove_file(path);
+            let _ = store.remove_document(document);
             return None;
         }
         Ok(answer) => format!("HTTP {}", answer.status),
@@ -449,7 +490,7 @@ fn attempt(
             "{what}: attempt {}: failed ({error}); dropped: tried for a day since {}",
             entry.attempts, entry.created_at
         ));
-        let _ = fs::remove_file(path);
+        let _ = store.remove_document(document);
         return None;
     }
     let delay = backoff.after(entry.attempts);
@@ -462,7 +503,9 @@ fn attempt(
     entry.next_at = Some(next);
     entry.last_error = Some(error);
     // Unsynced: losing an attempt's record to a power cut only means one more attempt.
-    if let Err(error) = versioned::save_unsynced(path, &entry) {
+    let saved = versioned::text_of(&store.document_origin(document), &entry)
+        .and_then(|text| store.save_document(document, Edit::WriteUnsynced(text)));
+    if let Err(error) = saved {
         log.line(&format!("{what}: cannot record the attempt: {error}"));
     }
     Some(entry)

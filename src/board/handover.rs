@@ -86,7 +86,7 @@ pub fn record_delivery(
     arrived: &[Handover],
     actor: &str,
     now: Timestamp,
-) -> Result<(), crate::store::StoreError> {
+) -> Result<(), super::BoardError> {
     if let Some(id) = changed {
         board.modify(id, |task| {
             if let Some(delivery) = &mut task.delivery {

@@ -4,9 +4,9 @@
 use chrono::Duration;
 
 use super::Board;
+use super::BoardError;
 use super::task::{Head, Status};
 use super::transition;
-use crate::store::StoreError;
 use crate::time::Timestamp;
 
 /// Whether `task` is one of `agent`'s working tasks with less than half its lease left.
@@ -30,7 +30,7 @@ pub fn renew_due_leases(
     agent: &str,
     now: Timestamp,
     lease: Duration,
-) -> Result<bool, StoreError> {
+) -> Result<bool, BoardError> {
     let due: Vec<usize> = board
         .heads()
         .enumerate()

@@ -3,18 +3,22 @@
 pub mod action;
 pub mod circles;
 pub mod delivery;
+pub mod finished;
 pub mod handover;
 pub mod inbox;
 pub mod lease;
+pub mod mail;
 pub mod new_task;
+pub mod record;
 pub mod routing;
 pub mod task;
 pub mod transition;
 
+use std::any::Any;
 use std::collections::HashSet;
-use std::io::{self, Write};
+use std::fmt;
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use chrono::Duration;
@@ -22,23 +26,26 @@ use inbox::{Reason, Turn};
 use task::{Head, Status, Task, TaskId};
 use transition::{Action, Event, Rules, TransitionError};
 
-use crate::store::StoreError;
-use crate::store::board_file::{BoardModel, StoredBoard, StoredTasks, placed_in_file};
-use crate::store::board_source::{self, Header, Piece, Source};
 use crate::time::Timestamp;
 
-pub use crate::store::board_file::BOARD_SCHEMA;
+/// The `schema` of a board this binary writes and the highest it reads.
+pub const BOARD_SCHEMA: u32 = 1;
 
-/// The contents of `board.json`. Tasks read from the file stay as their text until a
-/// command needs all of one: every task's [`Head`] is read up front, the rest on demand, and
-/// a task nobody changed is written back byte for byte.
+/// A project's board: its own fields and its tasks. Tasks a store read stay as the store
+/// keeps them until a command needs all of one: every task's [`Head`] is read up front, the
+/// rest decoded on demand ([`Undecoded`]), and a store can write a task nobody changed back
+/// as it was. The board does no I/O: what it has not decoded, the store holds in memory.
 #[derive(Debug, Clone)]
 pub struct Board {
     pub schema: u32,
     pub project: String,
     pub next_id: u64,
     slots: Vec<Slot>,
-    source: Option<Arc<Source>>,
+    /// What the tasks not decoded yet are decoded from: the store's, shared by every copy.
+    undecoded: Option<Arc<dyn Undecoded>>,
+    /// Where the board was read from, to name it in errors (`board.json` for a board made
+    /// in memory).
+    origin: Arc<Path>,
     /// Ids that more than one task has (a board edited by hand, or written by an old baton
     /// that could reuse ids), sorted; nearly always none. Nothing acts on such an id.
     duplicated: Vec<TaskId>,
@@ -48,25 +55,121 @@ pub struct Board {
     in_id_order: bool,
 }
 
-/// A task as the board keeps it: its head, and its text or the task itself.
+/// The tasks of a board that a store read and has not decoded: the board keeps each one's
+/// head and its place (whatever the store means by it, a byte range in a board file) and
+/// asks here for the task whole when a command needs it.
+pub trait Undecoded: fmt::Debug + Send + Sync {
+    /// The task at `place`, decoded; a failure is said in words that name where in the
+    /// store the task is.
+    fn decode(&self, place: &Range<usize>) -> Result<Task, String>;
+
+    /// The store's own value, so that the store that read a board can write its unchanged
+    /// tasks back as they were.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A task as the board keeps it: its head, and the task itself or where it is undecoded.
 #[derive(Debug, Clone)]
-pub struct Slot {
+struct Slot {
     head: Head,
     body: Body,
 }
 
 #[derive(Debug, Clone)]
 enum Body {
-    /// As read: where its text is in the source, and the task once decoded. (Behind a
-    /// pointer, so the thousands of tasks a command never decodes take no room for one;
-    /// shared, so a copy of the board, which a server keeps to undo a refused change,
-    /// copies no task.)
+    /// As the store read it: its place among the board's undecoded tasks, and the task once
+    /// decoded. (Behind a pointer, so the thousands of tasks a command never decodes take no
+    /// room for one; shared, so a copy of the board, which a server keeps to undo a refused
+    /// change, copies no task.)
     Stored {
-        span: Range<usize>,
+        place: Range<usize>,
         task: OnceLock<Arc<Task>>,
     },
     /// Made or changed by this command.
     Owned(Arc<Task>),
+}
+
+/// A task of a board as a store writes it back.
+#[derive(Debug, Clone, Copy)]
+pub enum Kept<'a> {
+    /// Unchanged since the store read it: its place among [`Board::undecoded`].
+    Stored(&'a Range<usize>),
+    /// Made or changed since, to be stored anew.
+    Changed(&'a Task),
+}
+
+/// The tasks of a board as a store reads them, in board order: each one's head and its
+/// place among the undecoded tasks. What [`Board::from_store`] is built from.
+#[derive(Debug, Default)]
+pub struct StoredTasks {
+    slots: Vec<Slot>,
+}
+
+impl StoredTasks {
+    pub fn with_capacity(capacity: usize) -> Self {
+        StoredTasks {
+            slots: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Keeps the task read next: its head and where it is. (Inlined: it runs once a task.)
+    #[inline(always)]
+    pub fn push(&mut self, head: Head, place: Range<usize>) {
+        self.slots.push(Slot {
+            head,
+            body: Body::Stored {
+                place,
+                task: OnceLock::new(),
+            },
+        });
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The heads read so far, each with its place, in board order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Head, &Range<usize>)> {
+        self.slots.iter().filter_map(|slot| match &slot.body {
+            Body::Stored { place, .. } => Some((&slot.head, place)),
+            Body::Owned(_) => None,
+        })
+    }
+}
+
+/// What the model refuses to guess at on a board: a task whose stored form does not decode,
+/// and an id more than one task has. Each makes the board unreadable to the command that
+/// meets it, in the words a damaged file gets (exit code 4).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BoardError {
+    #[error("{origin} is unreadable: {task}: {detail}", origin = origin.display())]
+    Undecodable {
+        origin: PathBuf,
+        task: TaskId,
+        detail: String,
+    },
+    #[error("{origin} is unreadable: no task at place {index}", origin = origin.display())]
+    NoTaskAt { origin: PathBuf, index: usize },
+    #[error(
+        "{task} is the id of more than one task in {origin}; baton will not guess which is meant",
+        origin = origin.display()
+    )]
+    DuplicateId { origin: PathBuf, task: TaskId },
+}
+
+impl BoardError {
+    /// Where the board the error is about was read from.
+    pub fn origin(&self) -> &Path {
+        match self {
+            BoardError::Undecodable { origin, .. }
+            | BoardError::NoTaskAt { origin, .. }
+            | BoardError::DuplicateId { origin, .. } => origin,
+        }
+    }
 }
 
 /// A task in someone's inbox, with why it is there.
@@ -85,10 +188,48 @@ impl Board {
             project: project.to_string(),
             next_id: 1,
             slots: Vec::new(),
-            source: None,
+            undecoded: None,
+            origin: Arc::from(Path::new("board.json")),
             duplicated: Vec::new(),
             in_id_order: true,
         }
+    }
+
+    /// The board a store read: its own fields, and its tasks as the store keeps them,
+    /// decoded from `undecoded` when needed. `origin` names where it was read from.
+    pub fn from_store(
+        schema: u32,
+        project: String,
+        next_id: u64,
+        tasks: StoredTasks,
+        undecoded: Arc<dyn Undecoded>,
+        origin: &Path,
+    ) -> Self {
+        let duplicated = duplicated_ids(&tasks.slots);
+        let in_id_order = is_in_id_order(&tasks.slots);
+        Board {
+            schema,
+            project,
+            next_id,
+            slots: tasks.slots,
+            undecoded: Some(undecoded),
+            origin: Arc::from(origin),
+            duplicated,
+            in_id_order,
+        }
+    }
+
+    /// What the board's tasks not decoded yet are decoded from, as the store handed it.
+    pub fn undecoded(&self) -> Option<&Arc<dyn Undecoded>> {
+        self.undecoded.as_ref()
+    }
+
+    /// Every task as a store writes it back, in board order.
+    pub fn kept(&self) -> impl Iterator<Item = Kept<'_>> {
+        self.slots.iter().map(|slot| match &slot.body {
+            Body::Stored { place, .. } => Kept::Stored(place),
+            Body::Owned(task) => Kept::Changed(task),
+        })
     }
 
     /// The ids more than one task on the board has, in order; nearly always none.
@@ -98,22 +239,19 @@ impl Board {
 
     /// Refuses an id that more than one task has: a command that names it cannot be told
     /// which one is meant, and must not act on either at random.
-    pub fn check_unambiguous(&self, id: TaskId) -> Result<(), StoreError> {
+    pub fn check_unambiguous(&self, id: TaskId) -> Result<(), BoardError> {
         match self.duplicated.binary_search(&id) {
-            Ok(_) => Err(StoreError::DuplicateId {
-                path: self.path(),
-                task: id.to_string(),
+            Ok(_) => Err(BoardError::DuplicateId {
+                origin: self.origin().to_path_buf(),
+                task: id,
             }),
             Err(_) => Ok(()),
         }
     }
 
     /// Where the board was read from (its usual name for a board made in memory).
-    pub fn path(&self) -> PathBuf {
-        self.source.as_ref().map_or_else(
-            || PathBuf::from("board.json"),
-            |source| source.path().to_path_buf(),
-        )
+    pub fn origin(&self) -> &Path {
+        &self.origin
     }
 
     /// The id the next task gets: above every id on the board and `highest_archived`,
@@ -156,10 +294,10 @@ impl Board {
         self.position(id).is_some()
     }
 
-    /// Task `id` whole, decoded from the stored text on first use. A task whose text does not
-    /// decode makes the board unreadable, named by its file, like any other damage; so does
-    /// an id that more than one task has.
-    pub fn task(&self, id: TaskId) -> Result<Option<&Task>, StoreError> {
+    /// Task `id` whole, decoded on first use. A task that does not decode makes the board
+    /// unreadable, named by where it was read from, like any other damage; so does an id
+    /// that more than one task has.
+    pub fn task(&self, id: TaskId) -> Result<Option<&Task>, BoardError> {
         match self.locate(id)? {
             Some(index) => self.decode(&self.slots[index]).map(Some),
             None => Ok(None),
@@ -168,7 +306,7 @@ impl Board {
 
     /// Task `id` whole, as a value of its own: decoded afresh when it was not yet, without
     /// keeping a second copy on the board (for answers that list many tasks).
-    pub fn task_owned(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+    pub fn task_owned(&self, id: TaskId) -> Result<Option<Task>, BoardError> {
         match self.locate(id)? {
             Some(index) => self.task_at(index).map(Some),
             None => Ok(None),
@@ -177,56 +315,52 @@ impl Board {
 
     /// The task at `index` in board order, as a value of its own (as [`Board::task_owned`]):
     /// for listings, which show every task, two with one id included.
-    pub fn task_at(&self, index: usize) -> Result<Task, StoreError> {
+    pub fn task_at(&self, index: usize) -> Result<Task, BoardError> {
         let Some(slot) = self.slots.get(index) else {
-            return Err(StoreError::Corrupt {
-                path: self.path(),
-                detail: format!("no task at place {index}"),
-            });
+            return Err(self.no_task_at(index));
         };
         match &slot.body {
-            Body::Stored { span, task } if task.get().is_none() => self.decode_text(slot, span),
+            Body::Stored { place, task } if task.get().is_none() => self.decode_stored(slot, place),
             _ => self.decode(slot).cloned(),
         }
     }
 
     /// Every task whole, in board order.
-    pub fn tasks(&self) -> impl Iterator<Item = Result<&Task, StoreError>> {
+    pub fn tasks(&self) -> impl Iterator<Item = Result<&Task, BoardError>> {
         self.slots.iter().map(|slot| self.decode(slot))
     }
 
-    fn decode<'a>(&'a self, slot: &'a Slot) -> Result<&'a Task, StoreError> {
+    fn decode<'a>(&'a self, slot: &'a Slot) -> Result<&'a Task, BoardError> {
         match &slot.body {
             Body::Owned(task) => Ok(task),
-            Body::Stored { span, task } => match task.get() {
+            Body::Stored { place, task } => match task.get() {
                 Some(task) => Ok(task),
                 None => {
-                    let decoded = self.decode_text(slot, span)?;
+                    let decoded = self.decode_stored(slot, place)?;
                     Ok(task.get_or_init(|| Arc::new(decoded)))
                 }
             },
         }
     }
 
-    /// Decodes the stored text of `slot`. A task whose text does not decode makes the board
-    /// unreadable, named by its file, the task and the line.
-    fn decode_text(&self, slot: &Slot, span: &Range<usize>) -> Result<Task, StoreError> {
-        let source = self.source.as_ref().ok_or_else(|| StoreError::Corrupt {
-            path: PathBuf::from("board.json"),
-            detail: format!("{} has no stored text", slot.head.id),
-        })?;
-        let corrupt = |detail: String| StoreError::Corrupt {
-            path: source.path().to_path_buf(),
-            detail: format!("{}: {detail}", slot.head.id),
+    /// Decodes the task of `slot` from what the store handed over.
+    fn decode_stored(&self, slot: &Slot, place: &Range<usize>) -> Result<Task, BoardError> {
+        let undecodable = |detail: String| BoardError::Undecodable {
+            origin: self.origin().to_path_buf(),
+            task: slot.head.id,
+            detail,
         };
-        let text = source
-            .bytes(span.clone())
-            .map_err(|error| corrupt(format!("could not be read again ({error})")))?;
-        serde_json::from_slice::<Task>(&text).map_err(|error| {
-            // Only now is the text before the task needed: to say where in the file it is.
-            let before = source.bytes(0..span.start).unwrap_or_default();
-            corrupt(placed_in_file(&error, &before, &text))
-        })
+        match &self.undecoded {
+            Some(undecoded) => undecoded.decode(place).map_err(undecodable),
+            None => Err(undecodable("has no stored text".to_string())),
+        }
+    }
+
+    fn no_task_at(&self, index: usize) -> BoardError {
+        BoardError::NoTaskAt {
+            origin: self.origin().to_path_buf(),
+            index,
+        }
     }
 
     /// Adds a new task at the end of the board.
@@ -254,7 +388,7 @@ impl Board {
         &mut self,
         id: TaskId,
         change: impl FnOnce(&mut Task),
-    ) -> Result<bool, StoreError> {
+    ) -> Result<bool, BoardError> {
         match self.locate(id)? {
             Some(index) => self.modify_at(index, change).map(|()| true),
             None => Ok(false),
@@ -266,12 +400,9 @@ impl Board {
         &mut self,
         index: usize,
         change: impl FnOnce(&mut Task),
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), BoardError> {
         if index >= self.slots.len() {
-            return Err(StoreError::Corrupt {
-                path: self.path(),
-                detail: format!("no task at place {index}"),
-            });
+            return Err(self.no_task_at(index));
         }
         // The slot is replaced below, so a task already decoded is moved out, not copied
         // (unless a copy of the board shares it).
@@ -282,7 +413,7 @@ impl Board {
         let slot = &self.slots[index];
         let mut task = match (decoded, &slot.body) {
             (Some(decoded), _) => Arc::unwrap_or_clone(decoded),
-            (None, Body::Stored { span, .. }) => self.decode_text(slot, span)?,
+            (None, Body::Stored { place, .. }) => self.decode_stored(slot, place)?,
             (None, Body::Owned(task)) => Task::clone(task),
         };
         change(&mut task);
@@ -303,7 +434,7 @@ impl Board {
     }
 
     /// Takes the tasks in `ids` off the board, whole, in board order.
-    pub fn remove(&mut self, ids: &HashSet<TaskId>) -> Result<Vec<Task>, StoreError> {
+    pub fn remove(&mut self, ids: &HashSet<TaskId>) -> Result<Vec<Task>, BoardError> {
         let mut removed = Vec::new();
         for slot in &self.slots {
             if ids.contains(&slot.head.id) {
@@ -332,7 +463,7 @@ impl Board {
     }
 
     /// Where task `id` is, refusing an id more than one task has.
-    fn locate(&self, id: TaskId) -> Result<Option<usize>, StoreError> {
+    fn locate(&self, id: TaskId) -> Result<Option<usize>, BoardError> {
         self.check_unambiguous(id)?;
         Ok(self.position(id))
     }
@@ -391,7 +522,7 @@ impl Board {
         coordinator: Option<&str>,
         lease: Duration,
         now: Timestamp,
-    ) -> Result<Option<Result<Event, TransitionError>>, StoreError> {
+    ) -> Result<Option<Result<Event, TransitionError>>, BoardError> {
         let Some(index) = self.locate(id)? else {
             return Ok(None);
         };
@@ -410,69 +541,6 @@ impl Board {
             }
             Err(refused) => Ok(Some(Err(refused))),
         }
-    }
-
-    /// Writes the board as its file holds it (`store::board_source::write`): every task
-    /// read from the file and not changed since as the text it was read from.
-    pub(crate) fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
-        let tasks = self.slots.iter().map(|slot| match &slot.body {
-            Body::Stored { span, .. } => Piece::Stored(span.clone()),
-            Body::Owned(task) => Piece::Changed(&**task),
-        });
-        let header = Header {
-            schema: self.schema,
-            project: &self.project,
-            next_id: self.next_id,
-        };
-        board_source::write(out, &header, self.source.as_deref(), tasks)
-    }
-}
-
-impl BoardModel for Board {
-    type Tasks = Vec<Slot>;
-
-    fn empty(project: &str) -> Self {
-        Board::new(project)
-    }
-
-    /// The tasks as the reader kept them, each with where its text is.
-    fn from_stored(stored: StoredBoard<Vec<Slot>>) -> Self {
-        let duplicated = duplicated_ids(&stored.tasks);
-        let in_id_order = is_in_id_order(&stored.tasks);
-        Board {
-            schema: stored.schema,
-            project: stored.project,
-            next_id: stored.next_id,
-            slots: stored.tasks,
-            source: Some(Arc::new(stored.source)),
-            duplicated,
-            in_id_order,
-        }
-    }
-
-    fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()> {
-        Board::write_to(self, out)
-    }
-}
-
-/// A board keeps its tasks as a reader finds them: each one's head, and where its text is.
-impl StoredTasks for Vec<Slot> {
-    type Words = Task;
-
-    fn with_capacity(capacity: usize) -> Self {
-        Vec::with_capacity(capacity)
-    }
-
-    /// (Inlined: it runs once a task.)
-    #[inline(always)]
-    fn push_stored(&mut self, head: Head, span: Range<usize>) {
-        self.push(Slot {
-            head,
-            body: Body::Stored {
-                span,
-                task: OnceLock::new(),
-            },
-        });
     }
 }
 
@@ -593,9 +661,10 @@ mod tests {
         }
     }
 
+    /// The board as the file store writes it.
     fn written(board: &Board) -> Vec<u8> {
         let mut text = Vec::new();
-        board.write_to(&mut text).unwrap();
+        crate::store::board_file::write_board(&mut text, board).unwrap();
         text
     }
 
@@ -605,7 +674,7 @@ mod tests {
         // and straddle the stretch of the file held.
         let mut board = pending_board(400);
         for id in (1..=400).step_by(97) {
-            let body = "é".repeat(crate::store::board_source::READ_AHEAD / 2 + id as usize);
+            let body = "é".repeat(32 * 1024 + id as usize);
             board.modify(TaskId(id), |task| task.body = body).unwrap();
         }
         let text = written(&board);
@@ -614,8 +683,7 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let ids: Vec<TaskId> = board.heads().map(|head| head.id).collect();
         for order in [ids.clone(), ids.iter().rev().copied().collect()] {
-            let from_file =
-                crate::store::board_file::read_path::<Board>(path.clone(), "p").unwrap();
+            let from_file = crate::store::board_file::read_path(path.clone(), "p").unwrap();
             for id in order {
                 let read = from_file.task_owned(id).unwrap().unwrap();
                 assert_eq!(Some(&read), board.task(id).unwrap(), "{id}");
@@ -671,7 +739,7 @@ mod tests {
         );
         // Read back, then changed in the middle: still the same bytes as serde's.
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut reread = crate::store::board_file::parse::<Board>(path, &text).unwrap();
+        let mut reread = crate::store::board_file::parse(path, &text).unwrap();
         reread
             .modify(TaskId(2), |task| task.status = Status::Working)
             .unwrap();
@@ -687,7 +755,7 @@ mod tests {
 {"id":2,"subject":"two","from":"ada","to":"bob","status":"pending","priority":"high",
  "created_at":"2026-11-29T12:00:00.000Z","updated_at":"2026-11-29T12:00:00.000Z"}]}"#;
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut board = crate::store::board_file::parse::<Board>(path, text.as_bytes()).unwrap();
+        let mut board = crate::store::board_file::parse(path, text.as_bytes()).unwrap();
         assert_eq!(board.task(TaskId(1)).unwrap().unwrap().subject, "hand made");
         board
             .modify(TaskId(2), |task| task.status = Status::Working)
@@ -696,7 +764,7 @@ mod tests {
         let first = &text[text.find("{\"id\":1").unwrap()..text.find("} ,").unwrap() + 1];
         assert!(out.contains(first), "task 1 copied as it was:\n{out}");
         assert!(out.contains("\"status\": \"working\""), "{out}");
-        let reread = crate::store::board_file::parse::<Board>(path, out.as_bytes()).unwrap();
+        let reread = crate::store::board_file::parse(path, out.as_bytes()).unwrap();
         assert_eq!(reread, board);
         assert_eq!(reread.head(TaskId(2)).unwrap().priority, Priority::High);
     }
@@ -751,19 +819,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("board.json");
         std::fs::write(&path, written(&pending_board(2))).unwrap();
-        let read = crate::store::board_file::read_path::<Board>(path.clone(), "p").unwrap();
-        let held_open = read
-            .source
-            .as_ref()
-            .is_some_and(|source| source.is_held_open());
-        assert_eq!(
-            held_open,
-            crate::store::platform::OPEN_FILES_SURVIVE_REPLACE
-        );
+        let read = crate::store::board_file::read_path(path.clone(), "p").unwrap();
         let mut next = read.clone();
         next.modify(TaskId(2), |task| task.subject = "changed".into())
             .unwrap();
-        // Refused on Windows (under Wine, say) while the board holds its file open.
+        // Refused on Windows (under Wine, say) were the board holding its file open.
         let backup = dir.path().join("board.json.bak");
         crate::store::atomic::replace(&path, &written(&next), Some(&backup)).unwrap();
         let subjects = |board: &Board| -> Vec<String> {
@@ -777,7 +837,7 @@ mod tests {
             ["task 1", "task 2"],
             "what was read reads on"
         );
-        let reread = crate::store::board_file::read_path::<Board>(path, "p").unwrap();
+        let reread = crate::store::board_file::read_path(path, "p").unwrap();
         assert_eq!(subjects(&reread), ["task 1", "changed"]);
     }
 
@@ -833,21 +893,14 @@ mod tests {
 
                 // Written and read back, the board is the same, and reads as its own heads;
                 // the next step then works on the stored text, as every command does.
-                // Read from its file (replaced by a rename, as baton replaces it; held open
-                // where a rename can replace an open file, else read whole), from the same
-                // bytes in memory, and by the strict reader alone: all three agree.
+                // Read from its file (replaced by a rename, as baton replaces it), from the
+                // same bytes in memory, and by the strict reader alone: all three agree.
                 let text = written(&board);
                 std::fs::write(&staged, &text).unwrap();
                 std::fs::rename(&staged, &path).unwrap();
-                let reread = crate::store::board_file::read_path::<Board>(path.clone(), "p").unwrap();
-                let from_file = reread.source.as_ref().is_some_and(|source| source.is_held_open());
-                prop_assert_eq!(
-                    from_file,
-                    crate::store::platform::OPEN_FILES_SURVIVE_REPLACE,
-                    "a board in baton's layout is read again from its open file where that file can be replaced open (Unix)"
-                );
-                let in_memory = crate::store::board_file::parse::<Board>(&path, &text).unwrap();
-                let strict = crate::store::board_file::parse_strict::<Board>(&path, &text).unwrap();
+                let reread = crate::store::board_file::read_path(path.clone(), "p").unwrap();
+                let in_memory = crate::store::board_file::parse(&path, &text).unwrap();
+                let strict = crate::store::board_file::parse_strict(&path, &text).unwrap();
                 prop_assert!(reread.heads().eq(strict.heads()), "both readers read the same heads");
                 prop_assert!(reread.heads().eq(in_memory.heads()));
                 prop_assert_eq!(&reread, &board);

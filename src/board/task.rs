@@ -7,7 +7,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::delivery::Delivery;
-use crate::store::board_file::{HeadWords, TaskHead, TaskNames};
 use crate::time::Timestamp;
 
 /// A task's number within its project, shown as `T-12`.
@@ -316,37 +315,40 @@ impl fmt::Display for Origin {
 
 /// The part of a task that decides whose turn it is and where it sorts: what a command
 /// needs of every task on the board. The rest of a task is decoded only when it is shown or
-/// changed. It is the store's head in the model's types, so a board read from its file
-/// keeps each head as the store read it.
-pub type Head = TaskHead<Task>;
-
-/// A task's head is read into the model's own id, status and priority.
-impl HeadWords for Task {
-    type Id = TaskId;
-    type Status = Status;
-    type Priority = Priority;
-    const NAMES: TaskNames = TaskNames {
-        statuses: &Status::NAMES,
-        priorities: &Priority::NAMES,
-    };
-
-    #[inline(always)]
-    fn id(number: u64) -> TaskId {
-        TaskId(number)
-    }
-
-    #[inline(always)]
-    fn status(place: usize) -> Status {
-        Status::ALL[place]
-    }
-
-    #[inline(always)]
-    fn priority(place: usize) -> Priority {
-        Priority::ALL[place]
-    }
+/// changed: a store reads every task's head up front and keeps the rest as it stored it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub id: TaskId,
+    pub status: Status,
+    pub priority: Priority,
+    /// Agent names are shared: a board of thousands of tasks names a handful of agents.
+    pub from: Arc<str>,
+    pub to: Arc<str>,
+    pub reviewer: Option<Arc<str>>,
+    pub after: Vec<TaskId>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub lease_expires_at: Option<Timestamp>,
 }
 
 impl Head {
+    /// What a reader starts a task's head from, before any field is read; `nobody` stands
+    /// in for the names until they are.
+    pub fn unread(nobody: Arc<str>) -> Head {
+        Head {
+            id: TaskId(0),
+            status: Status::Pending,
+            priority: Priority::default(),
+            from: Arc::clone(&nobody),
+            to: nobody,
+            reviewer: None,
+            after: Vec::new(),
+            created_at: Timestamp::EPOCH,
+            updated_at: Timestamp::EPOCH,
+            lease_expires_at: None,
+        }
+    }
+
     pub fn of(task: &Task) -> Head {
         Head {
             id: task.id,

@@ -118,14 +118,9 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
             let record = match wake {
                 WakeCommandChange::Keep => desk.describe_agent(&args.name, profile)?,
                 // Only on the hub's own machine (a remote hub refuses it before this).
-                wake => registry::add(
-                    home,
-                    &args.name,
-                    context.hub.lock,
-                    time::now(),
-                    &profile,
-                    wake,
-                )?,
+                wake => {
+                    registry::add(&*context.hub.store, &args.name, time::now(), &profile, wake)?
+                }
             };
             output::emit(as_json, &record, describe);
         }

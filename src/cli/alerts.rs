@@ -137,7 +137,6 @@ struct Tested {
 
 pub fn run(context: &Context, command: AlertCommand) -> Result<i32, Error> {
     let as_json = context.global.json;
-    let home = &context.hub.home;
     match command {
         AlertCommand::Add(args) => {
             let on = match &args.on {
@@ -153,7 +152,7 @@ pub fn run(context: &Context, command: AlertCommand) -> Result<i32, Error> {
                 on,
                 board_url: args.board_url,
             };
-            let secret = alert::add(home, new, context.hub.lock, now)?;
+            let secret = alert::add(&*context.hub.store, new, now)?;
             let added = Added {
                 name: &args.name,
                 secret: &secret,
@@ -171,18 +170,21 @@ pub fn run(context: &Context, command: AlertCommand) -> Result<i32, Error> {
         }
         AlertCommand::List => {
             let listed = Listed {
-                alerts: alert::load(home)?.iter().map(alert::Alert::row).collect(),
-                queue: queue::waiting(home),
+                alerts: alert::load(&*context.hub.store)?
+                    .iter()
+                    .map(alert::Alert::row)
+                    .collect(),
+                queue: queue::waiting(&*context.hub.store),
             };
             output::emit(as_json, &listed, list_text);
         }
         AlertCommand::Rm { name } => {
-            alert::remove(home, &name, context.hub.lock)?;
+            alert::remove(&*context.hub.store, &name)?;
             let value = serde_json::json!({"name": name, "removed": true});
             output::emit(as_json, &value, |_| format!("removed alert {name}"));
         }
         AlertCommand::Test { name } => {
-            let found = alert::find(home, &name)?;
+            let found = alert::find(&*context.hub.store, &name)?;
             let tested = match alert::send::post(&found, &alert::sample_request(&found)) {
                 Ok(answer) => Tested {
                     name: name.clone(),
@@ -214,7 +216,7 @@ pub fn send(context: &Context, args: SenderArgs) -> Result<i32, Error> {
         Some(millis) => queue::Backoff::of_millis(millis),
         None => queue::Backoff::STANDARD,
     };
-    queue::run_sender(&context.hub.home, backoff)?;
+    queue::run_sender(&*context.hub.store, &context.hub.home, backoff)?;
     Ok(0)
 }
 

@@ -51,11 +51,11 @@ pub fn run(context: &Context) -> Result<i32, Error> {
         "baton demo: claude and codex share a board in a throwaway home ({}).\n",
         scratch.0.display()
     ));
-    registry::update(&hub.home, "codex", hub.lock, time::now(), |record, _| {
+    registry::update(&*hub.store, "codex", time::now(), |record, _| {
         record.strengths = "careful Rust, parsers".into();
         Ok(())
     })?;
-    registry::update(&hub.home, "claude", hub.lock, time::now(), |record, _| {
+    registry::update(&*hub.store, "claude", time::now(), |record, _| {
         record.strengths = "planning, review".into();
         Ok(())
     })?;

@@ -56,7 +56,7 @@ pub fn run(context: &Context, args: DoctorArgs) -> Result<i32, Error> {
 
 fn check(context: &Context) -> Result<i32, Error> {
     let home = &context.hub.home;
-    let mut checks = doctor::run(home, time::now());
+    let mut checks = doctor::run(&*context.hub.store, home, time::now());
     // On an agent's machine the hub is checked too: this home holds only the wiring, the
     // project map and the wake logs.
     if let Some(hub) = &context.remote {
@@ -117,20 +117,18 @@ fn noun(number: usize, noun: &str) -> String {
 }
 
 fn restore(context: &Context, project_id: &str, confirmed: bool) -> Result<i32, Error> {
-    let home = &context.hub.home;
     let now = time::now();
     // A bound project is repaired from inside its workspace, like every other command (or
     // by one of its humans or its coordinator from anywhere).
     project::resolve_for(
-        home,
+        &*context.hub.store,
         Some(project_id),
         context.agent().as_deref(),
         &current_dir()?,
-        context.hub.lock,
         now,
     )?;
     if !confirmed {
-        let plan = doctor::plan_restore(home, project_id)?;
+        let plan = doctor::plan_restore(&*context.hub.store, project_id)?;
         output::emit(context.global.json, &plan, describe);
         eprintln!(
             "hint: nothing changed; run `baton doctor --restore {project_id} --yes` to restore"
@@ -138,7 +136,7 @@ fn restore(context: &Context, project_id: &str, confirmed: bool) -> Result<i32, 
         return Ok(1);
     }
     let actor = context.agent().unwrap_or_else(|| "doctor".to_string());
-    let plan = doctor::restore(home, project_id, context.hub.lock, now, &actor)?;
+    let plan = doctor::restore(&*context.hub.store, project_id, now, &actor)?;
     output::emit(context.global.json, &plan, describe);
     Ok(0)
 }

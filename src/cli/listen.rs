@@ -49,7 +49,13 @@ pub fn run(context: &Context, hub: &Hub, args: ListenArgs) -> Result<i32, Error>
     // A service started before its hub (at boot, say) waits for it rather than exiting.
     let mut backoff = Duration::from_secs(1);
     let listener = loop {
-        match Listener::new(hub, &context.hub.home, wake.clone(), &say) {
+        match Listener::new(
+            hub,
+            &*context.hub.store,
+            &context.hub.home,
+            wake.clone(),
+            &say,
+        ) {
             Ok(listener) => break listener,
             Err(error @ Error::Unreachable { .. }) => {
                 say(&format!("{error}; trying again in {}s", backoff.as_secs()));

@@ -25,7 +25,7 @@ pub fn run(context: &Context) -> Result<i32, Error> {
     // A project named at start must exist, or every call would fail the same way; refusing
     // now shows the client (and the user reading its log) why.
     if let Some(project) = &context.global.project {
-        project::check_exists(&context.hub.home, project)?;
+        project::check_exists(&*context.hub.store, project)?;
     }
     // Whoever a tool hands work to is woken as by the CLI (the hub carries `--no-wake`);
     // the lines saying so go to stderr, as the CLI's do.

@@ -93,12 +93,11 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
                 None => current_dir()?,
             };
             let created = project::init(
-                &context.hub.home,
+                &*context.hub.store,
                 args.name.as_deref(),
                 &workspace,
                 args.goal,
                 &args.human,
-                context.hub.lock,
                 time::now(),
             )?;
             output::emit(as_json, &created, |project| {
@@ -231,7 +230,7 @@ pub(super) fn map(context: &Context, args: MapArgs) -> Result<i32, Error> {
                 baton::names::check(baton::names::NameKind::Project, &project)?;
                 hub.get::<Project>(&format!("/projects/{project}"))?;
             }
-            remote_map::set(home, &project, &dir, context.hub.lock)?
+            remote_map::set(&context.hub.local(), &project, &dir)?
         }
         _ => ProjectMap::load(home)?,
     };
@@ -252,7 +251,7 @@ pub(super) fn map(context: &Context, args: MapArgs) -> Result<i32, Error> {
 
 /// `project unmap ID`.
 pub(super) fn unmap(context: &Context, project: &str) -> Result<i32, Error> {
-    let map = remote_map::remove(&context.hub.home, project, context.hub.lock)?;
+    let map = remote_map::remove(&context.hub.local(), project)?;
     output::emit(context.global.json, &map.projects, |_| {
         format!("project {project} is no longer mapped on this machine")
     });

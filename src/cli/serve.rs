@@ -89,7 +89,7 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
     let start_project = start_project(context)?;
     // Expired logins go as this one is made; those of servers before it that are still good
     // stay, so their tabs stay logged in.
-    let login = tokens::add_login(&hub.home, &human, args.login_ttl, hub.lock, time::now())?;
+    let login = tokens::add_login(&*hub.store, &human, args.login_ttl, time::now())?;
     if serve::is_beyond_loopback(&address) {
         eprintln!(
             "warning: listening on {address}, beyond this machine: the traffic, tokens \
@@ -135,16 +135,15 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
 /// outside every bound workspace gives `default`; one the server cannot read, nothing (the
 /// page then opens on the first project).
 fn start_project(context: &Context) -> Result<Option<String>, Error> {
-    let home = &context.hub.home;
     if let Some(id) = context.global.project.as_deref() {
-        baton::project::check_exists(home, id)?;
+        baton::project::check_exists(&*context.hub.store, id)?;
         return Ok(Some(id.to_string()));
     }
     let Ok(cwd) = baton::project::current_dir() else {
         return Ok(None);
     };
     Ok(
-        baton::project::resolve(home, None, &cwd, context.hub.lock, time::now())
+        baton::project::resolve(&*context.hub.store, None, &cwd, time::now())
             .ok()
             .map(|project| project.id),
     )

@@ -135,8 +135,8 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
         }
     };
     let plans = setup::run(
-        &context.hub.home,
-        context.hub.lock,
+        &*context.hub.store,
+        &context.hub.local(),
         &env,
         &clients,
         &wiring,

@@ -55,12 +55,10 @@ struct Added<'a> {
 
 pub fn run(context: &Context, command: TokenCommand) -> Result<i32, Error> {
     let as_json = context.global.json;
-    let home = &context.hub.home;
-    let lock = context.hub.lock;
     match command {
         TokenCommand::Add { name } => {
             let now = time::now();
-            let token = tokens::add(home, &name, lock, now)?;
+            let token = tokens::add(&*context.hub.store, &name, now)?;
             let added = Added {
                 name: &name,
                 token: &token,
@@ -75,11 +73,11 @@ pub fn run(context: &Context, command: TokenCommand) -> Result<i32, Error> {
             );
         }
         TokenCommand::List => {
-            let rows = tokens::list(home)?;
+            let rows = tokens::list(&*context.hub.store)?;
             output::emit(as_json, &rows, |rows| table(rows, time::now()));
         }
         TokenCommand::Rm { name } => {
-            let removed = tokens::remove(home, &name, lock)?;
+            let removed = tokens::remove(&*context.hub.store, &name)?;
             let value = serde_json::json!({"name": name, "removed": removed});
             output::emit(as_json, &value, |_| {
                 format!("removed {removed} token(s) of {}", inline(&name))

@@ -50,6 +50,7 @@ pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
             process::detach_from_caller();
             let hub = &context.hub;
             wake::supervise(
+                &*hub.store,
                 &hub.home,
                 &args.agent,
                 &args.project,

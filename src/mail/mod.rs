@@ -3,145 +3,31 @@
 //! writes itself ([`notifications`]), and the sweep that moves old, fully read mail to
 //! `archive/mail-<YYYY-MM>.jsonl` ([`sweep`]).
 //!
-//! Every write happens under the project's `mail.lock`, never under the board lock, so a
-//! message never waits for a board change (a board change may take the mail lock after its
-//! own, to write notifications; nothing here ever takes the board lock).
+//! Every write is one change of the mail in the store (under the project's mail lock in
+//! the file store, never under the board lock, so a message never waits for a board
+//! change).
 
 mod file;
 mod notifications;
 mod positions;
 mod sweep;
 
-use std::fmt;
-use std::str::FromStr;
-
 use chrono::Duration;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::time::Timestamp;
-
-pub use file::{Appending, append, read};
+pub use crate::board::mail::{
+    BROADCAST, Draft, Message, MessageType, POSITIONS_SCHEMA, ReadPositions,
+};
+pub use file::{append, read};
 pub use notifications::{arrivals, notifications};
-pub use positions::{Marking, ReadPositions, look, read_positions, take_unread, unread};
+pub use positions::{Marking, look, read_positions, take_unread, unread};
 
-/// The `to` of a broadcast: every agent but the sender.
-pub const BROADCAST: &str = "@all";
 /// The `from` of the notifications baton writes itself.
 pub const BATON: &str = "baton";
 /// Mail every recipient has read moves to the archive once it is this old.
 pub const KEEP_READ_MAIL_FOR: Duration = Duration::days(7);
-/// The `schema` of `mail.read.json` this binary writes and the highest it reads.
-pub const POSITIONS_SCHEMA: u32 = 1;
 /// Summaries made from a message's words are cut to this many characters.
 const SUMMARY_CHARS: usize = 72;
-
-/// What a message is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MessageType {
-    Text,
-    /// Written by baton itself when a task changes under someone.
-    Notification,
-    ShutdownRequest,
-    ShutdownResponse,
-    PlanApprovalRequest,
-    /// The coordinator's verdict on a plan; only the coordinator sends it.
-    PlanApprovalResponse,
-}
-
-impl MessageType {
-    pub const ALL: [MessageType; 6] = [
-        MessageType::Text,
-        MessageType::Notification,
-        MessageType::ShutdownRequest,
-        MessageType::ShutdownResponse,
-        MessageType::PlanApprovalRequest,
-        MessageType::PlanApprovalResponse,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MessageType::Text => "text",
-            MessageType::Notification => "notification",
-            MessageType::ShutdownRequest => "shutdown_request",
-            MessageType::ShutdownResponse => "shutdown_response",
-            MessageType::PlanApprovalRequest => "plan_approval_request",
-            MessageType::PlanApprovalResponse => "plan_approval_response",
-        }
-    }
-}
-
-impl fmt::Display for MessageType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for MessageType {
-    type Err = String;
-
-    /// Accepts the stored names, and `-` for `_` (`plan-approval-request`).
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let wanted = text.trim().replace('-', "_");
-        MessageType::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == wanted)
-            .ok_or_else(|| {
-                let names: Vec<&str> = MessageType::ALL.iter().map(|kind| kind.as_str()).collect();
-                format!(
-                    "unknown message type `{text}` (one of {})",
-                    names.join(", ")
-                )
-            })
-    }
-}
-
-/// One line of `mail.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Message {
-    /// Counts up from 1 per project and never repeats, even after the sweep.
-    pub seq: u64,
-    pub at: Timestamp,
-    pub from: String,
-    /// An agent's name, or [`BROADCAST`].
-    pub to: String,
-    #[serde(rename = "type")]
-    pub kind: MessageType,
-    #[serde(default)]
-    pub summary: String,
-    #[serde(default)]
-    pub body: String,
-    #[serde(default)]
-    pub payload: Value,
-}
-
-impl Message {
-    pub fn is_broadcast(&self) -> bool {
-        self.to == BROADCAST
-    }
-
-    /// Whether this message is addressed to `agent`, who joined the hub at `joined`. A
-    /// broadcast reaches the agents there when it was sent, the sender excepted.
-    pub fn reaches(&self, agent: &str, joined: Timestamp) -> bool {
-        if self.is_broadcast() {
-            self.from != agent && joined <= self.at
-        } else {
-            self.to == agent
-        }
-    }
-}
-
-/// A message before it has a number and a time.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Draft {
-    pub from: String,
-    pub to: String,
-    pub kind: MessageType,
-    pub summary: String,
-    pub body: String,
-    pub payload: Value,
-}
 
 /// Someone whose inbox just gained a message: the cue to wake and notify them, as
 /// [`crate::board::handover::Handover`] is for tasks.
@@ -204,6 +90,8 @@ mod tests {
     use crate::board::task::{Status, Task};
     use crate::board::transition::Action;
     use crate::registry;
+    use crate::time::Timestamp;
+    use serde_json::Value;
 
     fn at(day: i64) -> Timestamp {
         let start: Timestamp = "2026-11-01T12:00:00Z".parse().unwrap();

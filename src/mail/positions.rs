@@ -1,75 +1,27 @@
 //! How far each agent has read a project's mail (`mail.read.json`), and what it has not
 //! read yet.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
-
-use super::{Message, POSITIONS_SCHEMA, file};
+use super::{Message, ReadPositions, file};
 use crate::error::Result;
-use crate::store::StoreError;
-use crate::store::lock::LockPolicy;
-use crate::store::paths::Home;
-use crate::store::versioned::{self, Versioned};
+use crate::store::{self, Store, StoreError};
 use crate::time::Timestamp;
 
-/// The contents of `mail.read.json`: how far each agent has read, and the highest number
-/// the sweep has moved out (so numbering carries on when `mail.jsonl` is emptied).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReadPositions {
-    pub schema: u32,
-    /// The highest `seq` each agent has been shown.
-    #[serde(default)]
-    pub positions: BTreeMap<String, u64>,
-    #[serde(default)]
-    pub archived_through: u64,
-}
-
-impl Versioned for ReadPositions {
-    const SCHEMA: u32 = POSITIONS_SCHEMA;
-
-    fn schema(&self) -> u32 {
-        self.schema
-    }
-}
-
-impl Default for ReadPositions {
-    fn default() -> Self {
-        ReadPositions {
-            schema: POSITIONS_SCHEMA,
-            positions: BTreeMap::new(),
-            archived_through: 0,
-        }
-    }
-}
-
-impl ReadPositions {
-    pub fn of(&self, agent: &str) -> u64 {
-        self.positions.get(agent).copied().unwrap_or(0)
-    }
-}
-
-/// Reads `mail.read.json`; a missing file means nobody has read anything yet.
-pub fn read_positions(home: &Home, project: &str) -> Result<ReadPositions, StoreError> {
-    Ok(versioned::load(&home.mail_cursor_file(project))?.unwrap_or_default())
-}
-
-/// Writes `mail.read.json` atomically. The caller holds the mail lock.
-pub(super) fn write_positions(home: &Home, project: &str, positions: &ReadPositions) -> Result<()> {
-    Ok(versioned::save(&home.mail_cursor_file(project), positions)?)
+/// How far each agent has read the mail; none yet means nobody has read anything.
+pub fn read_positions(store: &dyn Store, project: &str) -> Result<ReadPositions, StoreError> {
+    store.read_positions(project)
 }
 
 /// The messages that reach `agent` (who joined the hub at `joined`) and that it has not
 /// been shown, oldest first. Looks only: nothing is marked read.
 pub fn unread(
-    home: &Home,
+    store: &dyn Store,
     project: &str,
     agent: &str,
     joined: Timestamp,
 ) -> Result<Vec<Message>, StoreError> {
-    let position = read_positions(home, project)?.of(agent);
+    let position = read_positions(store, project)?.of(agent);
     Ok(unread_after(
-        file::read(home, project)?,
+        file::read(store, project)?,
         agent,
         joined,
         position,
@@ -111,15 +63,15 @@ pub enum Marking {
 /// marking's bound) counts as read: two processes reading for one agent at once never both
 /// get a message, and none is skipped.
 pub fn look(
-    home: &Home,
+    store: &dyn Store,
     project: &str,
-    policy: LockPolicy,
     agent: &str,
     joined: Timestamp,
     marking: Marking,
+    now: Timestamp,
 ) -> Result<(Vec<Message>, u64)> {
-    let position = read_positions(home, project)?.of(agent);
-    let messages = file::read(home, project)?;
+    let position = read_positions(store, project)?.of(agent);
+    let messages = file::read(store, project)?;
     let bound = match marking {
         Marking::Leave => return Ok((messages, position)),
         Marking::All => u64::MAX,
@@ -130,15 +82,13 @@ pub fn look(
     if newest_unread(&messages, agent, joined, position, bound).is_none() {
         return Ok((messages, position));
     }
-    let _guard = file::lock(home, project, policy)?;
-    let mut positions = read_positions(home, project)?;
-    let messages = file::read(home, project)?;
-    let before = positions.of(agent);
-    if let Some(newest) = newest_unread(&messages, agent, joined, before, bound) {
-        positions.positions.insert(agent.to_string(), newest);
-        write_positions(home, project, &positions)?;
-    }
-    Ok((messages, before))
+    store::change_mail(store, project, now, |mailbox| {
+        let before = mailbox.positions().of(agent);
+        if let Some(newest) = newest_unread(mailbox.messages(), agent, joined, before, bound) {
+            mailbox.mark_read(agent, newest);
+        }
+        Ok((mailbox.messages().to_vec(), before))
+    })
 }
 
 /// The number of the newest message unread by `agent`, of those numbered up to `bound`.
@@ -157,12 +107,12 @@ fn newest_unread(
 
 /// [`unread`], and marks what it returns as read (see [`look`]).
 pub fn take_unread(
-    home: &Home,
+    store: &dyn Store,
     project: &str,
-    policy: LockPolicy,
     agent: &str,
     joined: Timestamp,
+    now: Timestamp,
 ) -> Result<Vec<Message>> {
-    let (messages, position) = look(home, project, policy, agent, joined, Marking::All)?;
+    let (messages, position) = look(store, project, agent, joined, Marking::All, now)?;
     Ok(unread_after(messages, agent, joined, position))
 }

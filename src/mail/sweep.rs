@@ -1,17 +1,11 @@
-//! Moving old mail that every recipient has read out of `mail.jsonl`, into the archive.
+//! Which old mail leaves `mail.jsonl` for the archive: what every recipient has read, once
+//! it is old enough. The store moves it.
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
-
-use super::file::RawLine;
-use super::positions::{ReadPositions, write_positions};
+use super::ReadPositions;
 use super::{KEEP_READ_MAIL_FOR, Message};
 use crate::error::Result;
 use crate::registry;
-use crate::store::atomic;
-use crate::store::jsonl;
-use crate::store::paths::Home;
+use crate::store::{Mailbox, Store};
 use crate::time::Timestamp;
 
 /// Who must read a message before it may leave `mail.jsonl`: its addressee while still
@@ -43,57 +37,20 @@ pub(super) fn sweepable(
         .collect()
 }
 
-/// Moves old, fully read mail to `archive/mail-<YYYY-MM>.jsonl`. The caller holds the mail
-/// lock. The order of the writes makes a crash safe: the numbering is secured first, then
-/// the archive gets its copy, then `mail.jsonl` lets go of it; a crash between the last two
-/// leaves a message in both places (never in neither), and a later sweep archives it again.
-pub(super) fn sweep_locked(
-    home: &Home,
-    project: &str,
-    now: Timestamp,
-    mut lines: Vec<RawLine>,
-    mut positions: ReadPositions,
-) -> Result<usize> {
-    // Cheap check first: most sends find nothing old enough and need not read the registry.
-    let is_any_old = lines
+/// Sends the old, fully read mail of `mailbox` to the archive. Cheap when nothing is old
+/// enough: the registry is read only when some message is.
+pub(super) fn sweep(store: &dyn Store, mailbox: &mut Mailbox) -> Result<()> {
+    let now = mailbox.now;
+    let is_any_old = mailbox
+        .messages()
         .iter()
-        .filter_map(|line| line.message.as_ref())
         .any(|message| message.at.until(now) >= KEEP_READ_MAIL_FOR);
     if !is_any_old {
-        return Ok(0);
+        return Ok(());
     }
-    let (agents, _unreadable) = registry::list(home)?;
-    let messages: Vec<&Message> = lines
-        .iter()
-        .filter_map(|line| line.message.as_ref())
-        .collect();
-    let leaving = sweepable(&messages, &agents, &positions, now);
-    if leaving.is_empty() {
-        return Ok(0);
-    }
-    let highest = leaving.iter().copied().max().unwrap_or(0);
-    if highest > positions.archived_through {
-        positions.archived_through = highest;
-        write_positions(home, project, &positions)?;
-    }
-    let (moving, staying): (Vec<RawLine>, Vec<RawLine>) = lines
-        .drain(..)
-        .partition(|line| line.seq.is_some_and(|seq| leaving.contains(&seq)));
-    let mut by_month: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for line in &moving {
-        if let (Some(message), Ok(value)) = (&line.message, serde_json::from_str(&line.text)) {
-            by_month.entry(message.at.month()).or_default().push(value);
-        }
-    }
-    let dir = home.archive_dir(project);
-    for (month, values) in &by_month {
-        jsonl::append(&dir.join(format!("mail-{month}.jsonl")), values)?;
-    }
-    let mut text = String::new();
-    for line in &staying {
-        text.push_str(&line.text);
-        text.push('\n');
-    }
-    atomic::replace(&home.mail_file(project), text.as_bytes(), None)?;
-    Ok(moving.len())
+    let (agents, _unreadable) = registry::list(store)?;
+    let messages: Vec<&Message> = mailbox.messages().iter().collect();
+    let leaving = sweepable(&messages, &agents, mailbox.positions(), now);
+    mailbox.archive(&leaving);
+    Ok(())
 }

@@ -162,9 +162,12 @@ mod tests {
         }
         let first = events.next(Duration::from_secs(5)).unwrap().unwrap();
         assert_eq!(first, Change::resync(), "told to look at everything again");
-        // What waited was skipped with what was dropped; the stream's end is still told.
+        // What waited was skipped with what was dropped; the stream's end is still told. A
+        // reader still reading the flood (a loaded machine) may fill the channel and drop
+        // again: that is told as another resync, never as a lost line.
         let end = loop {
             match events.next(Duration::from_secs(5)) {
+                Ok(Some(change)) if change == Change::resync() => {}
                 Ok(Some(change)) => assert_eq!(change.kind, "note"),
                 Ok(None) => panic!("the end of the stream is told"),
                 Err(end) => break end,

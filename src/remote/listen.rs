@@ -125,10 +125,11 @@ pub fn agent_of(hub: &Hub) -> Result<String> {
 
 impl<'a> Listener<'a> {
     /// A listener for the token's agent. `wake` is the command to run; without one, the
-    /// agent's record in this machine's home may hold one, and without that, arrivals are
-    /// only said.
+    /// agent's record in this machine's own hub (`local`) may hold one, and without that,
+    /// arrivals are only said.
     pub fn new(
         hub: &Hub,
+        local: &dyn crate::store::Store,
         home: &'a Home,
         wake: Option<Vec<String>>,
         say: &'a dyn Fn(&str),
@@ -136,7 +137,7 @@ impl<'a> Listener<'a> {
         let hub = hub.clone().observing(Observer::Listen);
         let agent = agent_of(&hub)?;
         let wake = wake.filter(|argv| !argv.is_empty()).or_else(|| {
-            crate::registry::load(home, &agent)
+            crate::registry::load(local, &agent)
                 .ok()
                 .flatten()
                 .and_then(|record| wake::wake_command(&record).map(<[String]>::to_vec))

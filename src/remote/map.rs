@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::project::{DEFAULT_PROJECT, canonical};
-use crate::store::atomic;
-use crate::store::lock::{FileLock, LockPolicy};
+use crate::store::Document;
+use crate::store::files::HomeFiles;
 use crate::store::paths::Home;
 use crate::store::versioned::{self, Versioned};
 
@@ -85,7 +85,7 @@ impl ProjectMap {
 /// Maps `project` to `dir` (made absolute, symlinks resolved), replacing what it was mapped
 /// to. Two projects may not share a directory: which one a command there meant would be a
 /// guess.
-pub fn set(home: &Home, project: &str, dir: &Path, lock: LockPolicy) -> Result<ProjectMap> {
+pub fn set(local: &HomeFiles, project: &str, dir: &Path) -> Result<ProjectMap> {
     names::check(NameKind::Project, project)?;
     if !dir.is_dir() {
         return Err(Error::invalid(format!(
@@ -94,7 +94,7 @@ pub fn set(home: &Home, project: &str, dir: &Path, lock: LockPolicy) -> Result<P
         )));
     }
     let dir = canonical(&std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()));
-    update(home, lock, |map| {
+    update(local, |map| {
         if let Some((other, _)) = map
             .projects
             .iter()
@@ -111,9 +111,9 @@ pub fn set(home: &Home, project: &str, dir: &Path, lock: LockPolicy) -> Result<P
 }
 
 /// Forgets the directory of `project`; refuses a project that is not mapped.
-pub fn remove(home: &Home, project: &str, lock: LockPolicy) -> Result<ProjectMap> {
+pub fn remove(local: &HomeFiles, project: &str) -> Result<ProjectMap> {
     names::check(NameKind::Project, project)?;
-    update(home, lock, |map| match map.projects.remove(project) {
+    update(local, |map| match map.projects.remove(project) {
         Some(_) => Ok(()),
         None => Err(Error::invalid(format!(
             "project {project} is not mapped on this machine"
@@ -121,24 +121,27 @@ pub fn remove(home: &Home, project: &str, lock: LockPolicy) -> Result<ProjectMap
     })
 }
 
-/// The locked read-change-write of the map.
+/// The locked read-change-write of the map (this machine's: `local`).
 fn update(
-    home: &Home,
-    lock: LockPolicy,
+    local: &HomeFiles,
     change: impl FnOnce(&mut ProjectMap) -> Result<()>,
 ) -> Result<ProjectMap> {
-    atomic::create_private_dir_all(home.root())?;
-    let _lock = FileLock::acquire(&home.project_map_lock(), "the project map", lock)?;
-    let mut map = ProjectMap::load(home)?;
-    change(&mut map)?;
-    map.schema = ProjectMap::SCHEMA;
-    versioned::save(&home.project_map_file(), &map)?;
-    Ok(map)
+    versioned::update(
+        local,
+        &Document::ProjectMap,
+        |map: &mut Option<ProjectMap>| {
+            let map = map.get_or_insert_with(ProjectMap::default);
+            change(map)?;
+            map.schema = ProjectMap::SCHEMA;
+            Ok(map.clone())
+        },
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::lock::LockPolicy;
 
     const QUIET: LockPolicy = LockPolicy {
         timeout: std::time::Duration::from_secs(5),
@@ -153,19 +156,20 @@ mod tests {
         std::fs::create_dir_all(api.join("src")).unwrap();
         std::fs::create_dir_all(&web).unwrap();
         let home = Home::new(root.path().join("home"));
-        set(&home, "api", &api, QUIET).unwrap();
+        let local = HomeFiles::new(home.clone(), QUIET);
+        set(&local, "api", &api).unwrap();
         let map = ProjectMap::load(&home).unwrap();
         assert_eq!(map.resolve(None, &api.join("src")).unwrap(), "api");
         assert_eq!(map.resolve(None, &web).unwrap(), "default");
         assert_eq!(map.resolve(Some("web"), &web).unwrap(), "web");
         let refused = map.resolve(Some("api"), &web).unwrap_err();
         assert_eq!(refused.exit_code(), 2, "{refused}");
-        let shared = set(&home, "other", &api, QUIET).unwrap_err();
+        let shared = set(&local, "other", &api).unwrap_err();
         assert!(
             shared.to_string().contains("mapped to project api"),
             "{shared}"
         );
-        remove(&home, "api", QUIET).unwrap();
+        remove(&local, "api").unwrap();
         assert_eq!(
             ProjectMap::load(&home)
                 .unwrap()
@@ -173,6 +177,6 @@ mod tests {
                 .unwrap(),
             "default"
         );
-        assert!(remove(&home, "api", QUIET).is_err());
+        assert!(remove(&local, "api").is_err());
     }
 }

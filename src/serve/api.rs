@@ -297,9 +297,9 @@ async fn projects(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
 ) -> Answer {
-    let home = state.hub.home.clone();
+    let store = state.hub.store.clone();
     answer(move || {
-        Ok(project::list(&home)?
+        Ok(project::list(&*store)?
             .into_iter()
             .map(|project| shown_to(&caller, project))
             .collect::<Vec<_>>())
@@ -336,7 +336,7 @@ async fn page(State(state): State<super::State>, Extension(caller): Extension<Ca
 async fn logout(State(state): State<super::State>, Extension(token): Extension<TokenId>) -> Answer {
     let hub = state.hub.clone();
     answer(move || {
-        let removed = crate::tokens::remove_login(&hub.home, &token, hub.lock)?;
+        let removed = crate::tokens::remove_login(&*hub.store, &token)?;
         Ok(LoggedOut { removed })
     })
     .await
@@ -769,15 +769,15 @@ async fn agent_show(
     Path(agent): Path<String>,
     Query(query): Query<AgentQuery>,
 ) -> Answer {
-    let home = state.hub.home.clone();
+    let store = state.hub.store.clone();
     answer(move || {
-        let mut record = crate::registry::require(&home, &agent)?;
+        let mut record = crate::registry::require(&*store, &agent)?;
         let coordinates = || -> Result<bool> {
             let Some(id) = query.project.as_deref() else {
                 return Ok(false);
             };
             crate::names::check(crate::names::NameKind::Project, id)?;
-            Ok(project::load(&home, id)?
+            Ok(project::load(&*store, id)?
                 .is_some_and(|project| project.coordinator.as_deref() == Some(caller.0.as_str())))
         };
         if record.name != caller.0 && !coordinates()? && record.wake.take().is_some() {
@@ -811,9 +811,8 @@ async fn agent_profile(
     let hub = state.hub.clone();
     answer(move || {
         crate::registry::add(
-            &hub.home,
+            &*hub.store,
             &agent,
-            hub.lock,
             crate::time::now(),
             &crate::registry::Profile {
                 strengths: profile.strengths,

@@ -163,9 +163,9 @@ pub async fn require_token(
             Some("`baton token add NAME` makes one"),
         );
     };
-    let (home, kept) = (state.hub.home.clone(), state.tokens.clone());
+    let (store, kept) = (state.hub.store.clone(), state.tokens.clone());
     let found = tokio::task::spawn_blocking(move || {
-        tokens::authenticate(&home, &kept, &token, time::now())
+        tokens::authenticate(&*store, &kept, &token, time::now())
     })
     .await;
     match found {

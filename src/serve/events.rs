@@ -32,6 +32,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::store::Store;
 use crate::store::paths::Home;
 use crate::store::tail::Tail;
 use crate::tokens::{self, KeptTokens, TokenId};
@@ -118,14 +119,12 @@ pub async fn stream(
         .is_some_and(|value| value == crate::remote::Observer::Listen.as_str());
     let listener = match is_listener {
         true => {
-            let home = state.hub.home.clone();
+            let store = state.hub.store.clone();
             let agent = caller.0.clone();
-            tokio::task::spawn_blocking(move || {
-                crate::store::presence::announce_listener(&home, &agent).ok()
-            })
-            .await
-            .ok()
-            .flatten()
+            tokio::task::spawn_blocking(move || store.announce_listener(&agent).ok())
+                .await
+                .ok()
+                .flatten()
         }
         false => None,
     };
@@ -133,7 +132,7 @@ pub async fn stream(
     let mut tokens_changed = state.feed.tokens_changed();
     let (sender, events) = tokio::sync::mpsc::channel::<Change>(16);
     let stopping = state.stopping.clone();
-    let home = state.hub.home.clone();
+    let store = state.hub.store.clone();
     let kept = state.tokens.clone();
     let mut keep_alive =
         tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
@@ -148,14 +147,14 @@ pub async fn stream(
                 () = stopping.cancelled() => break,
                 () = sender.closed() => break,
                 changed = tokens_changed.changed() => {
-                    if changed.is_err() || !is_current(&home, &kept, &token).await {
+                    if changed.is_err() || !is_current(&store, &kept, &token).await {
                         break;
                     }
                     continue;
                 }
                 _ = keep_alive.tick() => {
                     // A login whose server stopped leaves `tokens.json` as it was.
-                    if !is_current(&home, &kept, &token).await {
+                    if !is_current(&store, &kept, &token).await {
                         break;
                     }
                     continue;
@@ -166,7 +165,7 @@ pub async fn stream(
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
             };
-            if !is_current(&home, &kept, &token).await {
+            if !is_current(&store, &kept, &token).await {
                 break;
             }
             // A slow reader holds up only this loop; the feed goes on and this stream is
@@ -185,9 +184,9 @@ pub async fn stream(
 
 /// Whether `token` is still good; a tokens file that cannot be read says no, as it refuses
 /// every request meanwhile.
-async fn is_current(home: &Home, kept: &Arc<KeptTokens>, token: &TokenId) -> bool {
-    let (home, kept, token) = (home.clone(), kept.clone(), token.clone());
-    tokio::task::spawn_blocking(move || tokens::is_current(&home, &kept, &token))
+async fn is_current(store: &Arc<dyn Store>, kept: &Arc<KeptTokens>, token: &TokenId) -> bool {
+    let (store, kept, token) = (store.clone(), kept.clone(), token.clone());
+    tokio::task::spawn_blocking(move || tokens::is_current(&*store, &kept, &token))
         .await
         .is_ok_and(|current| current.unwrap_or(false))
 }

@@ -88,7 +88,7 @@ pub async fn serve(
     tokio::spawn(end_sessions_of_stale_tokens(
         sessions.clone(),
         feed.clone(),
-        settings.hub.home.clone(),
+        settings.hub.store.clone(),
         tokens.clone(),
         stopping.clone(),
     ));
@@ -178,7 +178,7 @@ fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSession
 async fn end_sessions_of_stale_tokens(
     sessions: Arc<sessions::McpSessions>,
     feed: events::Feed,
-    home: crate::store::paths::Home,
+    store: Arc<dyn crate::store::Store>,
     tokens: Arc<crate::tokens::KeptTokens>,
     stopping: CancellationToken,
 ) {
@@ -192,7 +192,7 @@ async fn end_sessions_of_stale_tokens(
                 }
             }
         }
-        sessions.end_those_of_stale_tokens(&home, &tokens).await;
+        sessions.end_those_of_stale_tokens(&store, &tokens).await;
     }
 }
 

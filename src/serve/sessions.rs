@@ -25,7 +25,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::api::ApiError;
-use crate::store::paths::Home;
+use crate::store::Store;
 use crate::tokens::{self, KeptTokens, TokenId};
 
 /// The sessions rmcp keeps, and the token that opened each.
@@ -75,17 +75,17 @@ impl McpSessions {
     /// Ends the sessions whose token is no longer good (removed, replaced, or a login whose
     /// server stopped): their requests are refused already, and this ends their open streams
     /// too. A tokens file that cannot be read ends none: requests are refused meanwhile.
-    pub async fn end_those_of_stale_tokens(&self, home: &Home, kept: &Arc<KeptTokens>) {
+    pub async fn end_those_of_stale_tokens(&self, store: &Arc<dyn Store>, kept: &Arc<KeptTokens>) {
         let owners: Vec<(String, TokenId)> = self
             .owners()
             .iter()
             .map(|(id, token)| (id.clone(), token.clone()))
             .collect();
-        let (home, kept) = (home.clone(), kept.clone());
+        let (store, kept) = (store.clone(), kept.clone());
         let stale = tokio::task::spawn_blocking(move || {
             owners
                 .into_iter()
-                .filter(|(_, token)| matches!(tokens::is_current(&home, &kept, token), Ok(false)))
+                .filter(|(_, token)| matches!(tokens::is_current(&*store, &kept, token), Ok(false)))
                 .map(|(id, _)| id)
                 .collect::<Vec<String>>()
         })

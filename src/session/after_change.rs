@@ -18,7 +18,6 @@ use crate::names::{self, NameKind};
 use crate::notify;
 use crate::project;
 use crate::registry;
-use crate::store::presence;
 use crate::wake::{self, WakeOutcome};
 
 /// What a process does after each change it makes: the same for every command of one
@@ -96,12 +95,15 @@ impl Session {
             if self.project.settings.humans.contains(&handover.agent) {
                 continue;
             }
-            let Ok(Some(record)) = registry::load(&self.hub.home, &handover.agent) else {
+            let Ok(Some(record)) = registry::load(&*self.hub.store, &handover.agent) else {
                 continue;
             };
             if wake::wake_command(&record).is_some()
-                || presence::is_listened(&self.hub.home, &handover.agent)
-                || !presence::live_clients(&self.hub.home, &handover.project, &handover.agent)
+                || self.hub.store.is_listened(&handover.agent)
+                || !self
+                    .hub
+                    .store
+                    .live_clients(&handover.project, &handover.agent)
                     .is_empty()
             {
                 continue;
@@ -151,8 +153,8 @@ impl Session {
     /// starts the sender. Local and cheap: a look for `alerts.json`, and a file per alert;
     /// the network is the sender's. Best-effort like the rest: the change stands.
     fn queue_alerts(&self, handovers: &[Handover], arrivals: &[Arrival]) {
-        let home = &self.hub.home;
-        let alerts = match alert::load(home) {
+        let store = &*self.hub.store;
+        let alerts = match alert::load(store) {
             Ok(alerts) if !alerts.is_empty() => alerts,
             _ => return,
         };
@@ -163,13 +165,13 @@ impl Session {
             .any(|alert| alert.on.contains(&alert::Kind::Stalled))
             && let Ok(board) = self.hub.board(&self.project.id)
         {
-            events.extend(alert::stalls(home, &board, self.now));
+            events.extend(alert::stalls(store, &board, self.now));
         }
         let humans = |project: &str| {
             if project == self.project.id {
                 self.project.settings.humans.clone()
             } else {
-                project::load(home, project)
+                project::load(store, project)
                     .ok()
                     .flatten()
                     .map(|project| project.settings.humans)
@@ -177,11 +179,12 @@ impl Session {
             }
         };
         // A full queue's drops are logged by the sender, so it is started for them too.
-        if let Ok(queued) = queue::enqueue(home, &alerts, &events, humans, self.now)
-            && (queued > 0 || home.alert_dropped().exists())
+        if let Ok(queued) = queue::enqueue(store, &alerts, &events, humans, self.now)
+            && (queued > 0 || queue::has_dropped(store))
             && let Some(program) = self.hub.after_effects.program()
         {
-            let _ = queue::start_sender(home, program, queue::retry_ms_from_environment());
+            let _ =
+                queue::start_sender(&self.hub.home, program, queue::retry_ms_from_environment());
         }
     }
 
@@ -201,7 +204,7 @@ impl Session {
         if let Some(woken) = woken {
             return format!("delivery: {agent} {woken}");
         }
-        let live = presence::live_clients(&self.hub.home, project, agent);
+        let live = self.hub.store.live_clients(project, agent);
         if live.is_empty() {
             format!("delivery: at {agent}'s next prompt")
         } else {
@@ -236,18 +239,25 @@ impl Session {
                 .filter(|handover| &handover.agent == agent)
                 .map(|handover| handover.task)
                 .collect();
-            let outcome =
-                wake::wake_agent(&self.hub.home, agent, project, &tasks, effects.program())
-                    .or_else(|| {
-                        // Nothing to run here; an agent on another machine is woken by its listener.
-                        presence::is_listened(&self.hub.home, agent).then(|| {
-                            WakeOutcome::Listening {
-                                agent: agent.clone(),
-                                project: project.clone(),
-                                tasks,
-                            }
-                        })
-                    });
+            let outcome = wake::wake_agent(
+                &*self.hub.store,
+                &self.hub.home,
+                agent,
+                project,
+                &tasks,
+                effects.program(),
+            )
+            .or_else(|| {
+                // Nothing to run here; an agent on another machine is woken by its listener.
+                self.hub
+                    .store
+                    .is_listened(agent)
+                    .then(|| WakeOutcome::Listening {
+                        agent: agent.clone(),
+                        project: project.clone(),
+                        tasks,
+                    })
+            });
             outcomes.extend(outcome);
         }
         outcomes
@@ -261,10 +271,10 @@ impl Session {
     /// listener is said to be woken by it.
     pub fn wake_for_waiting_work(&self, agent: &str) -> Result<WakeOutcome> {
         names::check(NameKind::Agent, agent)?;
-        let record = registry::require(&self.hub.home, agent)?;
+        let record = registry::require(&*self.hub.store, agent)?;
         let board = self.hub.board(&self.project.id)?;
         let has_work = !board.inbox(agent, self.now).is_empty()
-            || !crate::mail::unread(&self.hub.home, &self.project.id, agent, record.created_at)?
+            || !crate::mail::unread(&*self.hub.store, &self.project.id, agent, record.created_at)?
                 .is_empty();
         if !has_work {
             return Err(Error::invalid_with_hint(
@@ -277,7 +287,7 @@ impl Session {
             ));
         }
         if wake::wake_command(&record).is_none() {
-            if presence::is_listened(&self.hub.home, agent) {
+            if self.hub.store.is_listened(agent) {
                 return Ok(WakeOutcome::Listening {
                     agent: agent.to_string(),
                     project: self.project.id.clone(),
@@ -290,6 +300,7 @@ impl Session {
             )));
         }
         wake::wake_agent(
+            &*self.hub.store,
             &self.hub.home,
             agent,
             &self.project.id,
@@ -308,6 +319,7 @@ impl Session {
     /// inbox holds. Asked for by name, it runs even under `--no-wake`.
     pub fn wake_by_hand(&self, agent: &str) -> Result<WakeOutcome> {
         wake::wake_by_hand(
+            &*self.hub.store,
             &self.hub.home,
             agent,
             &self.project.id,

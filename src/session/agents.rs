@@ -58,7 +58,7 @@ impl Session {
     /// `agents`: who is here and what they are good at, with their load in this project.
     /// A record that does not parse is listed in `problems`, not allowed to hide the rest.
     pub fn agents(&self) -> Result<AgentMatrix> {
-        let (records, problems) = registry::list(&self.hub.home)?;
+        let (records, problems) = registry::list(&*self.hub.store)?;
         let board = self.board()?;
         let mut unseen: HashMap<String, usize> = HashMap::new();
         for head in board.open_heads() {
@@ -112,18 +112,13 @@ impl Session {
         &self,
         change: impl FnOnce(&mut Project) -> Result<Project>,
     ) -> Result<Project> {
-        project::update(
-            &self.hub.home,
-            &self.project.id,
-            self.hub.lock,
-            |slot| match slot {
-                Some(project) => change(project),
-                None => Err(Error::UnknownProject {
-                    project: self.project.id.clone(),
-                    known: Vec::new(),
-                }),
-            },
-        )
+        project::update(&*self.hub.store, &self.project.id, |slot| match slot {
+            Some(project) => change(project),
+            None => Err(Error::UnknownProject {
+                project: self.project.id.clone(),
+                known: Vec::new(),
+            }),
+        })
     }
 
     /// `coordinator [--human NAME] [--not-human NAME] [--set NAME]`, in that order (a human
@@ -163,7 +158,7 @@ impl Session {
     /// settings, or anyone while there is none) may hand the role on.
     pub fn set_coordinator(&self, name: &str) -> Result<Project> {
         let actor = self.agent()?.to_string();
-        registry::require(&self.hub.home, name)?;
+        registry::require(&*self.hub.store, name)?;
         self.update_project(|project| {
             check_may_change_coordinator(project, &actor)?;
             project.coordinator = Some(name.to_string());
@@ -244,7 +239,7 @@ pub fn remove_agent(hub: &Hub, name: &str) -> Result<()> {
     names::check(NameKind::Agent, name)?;
     let now = time::now();
     let mut held = Vec::new();
-    for project in project::project_ids(&hub.home)? {
+    for project in project::project_ids(&*hub.store)? {
         // A board that cannot be read stops the removal: its tasks cannot be checked.
         let board = hub.board(&project)?;
         for task in board.open_heads() {
@@ -274,5 +269,5 @@ pub fn remove_agent(hub: &Hub, name: &str) -> Result<()> {
              (--project ID for another project), then remove it",
         ));
     }
-    registry::remove(&hub.home, name, hub.lock)
+    registry::remove(&*hub.store, name)
 }

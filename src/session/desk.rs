@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::mail::{Marking, MessageType};
 use crate::project::{self, Project};
 use crate::registry::{self, AgentRecord, Profile, WakeCommandChange};
-use crate::store::presence::{self, Presence};
+use crate::store::presence::Presence;
 use crate::store::tail::Tail;
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
@@ -337,7 +337,7 @@ impl Desk for LocalDesk {
     fn project(&self) -> Result<Project> {
         let session = self.session()?;
         // As it is now: the coordinator and the notes change while a board runs.
-        Ok(project::load(session.home(), session.project_id())?.unwrap_or(session.project))
+        Ok(project::load(&*session.hub.store, session.project_id())?.unwrap_or(session.project))
     }
 
     fn hub_url(&self) -> Option<&str> {
@@ -435,14 +435,13 @@ impl Desk for LocalDesk {
     }
 
     fn agent_record(&self, name: &str) -> Result<AgentRecord> {
-        registry::require(&self.hub.home, name)
+        registry::require(&*self.hub.store, name)
     }
 
     fn describe_agent(&self, name: &str, profile: Profile) -> Result<AgentRecord> {
         registry::add(
-            &self.hub.home,
+            &*self.hub.store,
             name,
-            self.hub.lock,
             time::now(),
             &profile,
             WakeCommandChange::Keep,
@@ -463,7 +462,7 @@ impl Desk for LocalDesk {
     }
 
     fn projects(&self) -> Result<Vec<Project>> {
-        project::list(&self.hub.home)
+        project::list(&*self.hub.store)
     }
 
     fn wake(&self, agent: &str) -> Result<WakeOutcome> {
@@ -497,8 +496,7 @@ impl Desk for LocalDesk {
     fn announce(&self, client: &str) -> Result<Option<Presence>> {
         let session = self.session()?;
         let agent = session.agent()?;
-        Ok(Some(presence::announce(
-            session.home(),
+        Ok(Some(session.hub.store.announce_session(
             session.project_id(),
             agent,
             client,

@@ -37,13 +37,10 @@ pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(2
 /// `hub` as a hook uses it, on this machine or answering a remote agent's hook on the hub:
 /// a busy lock is tried for at most [`LOCK_TIMEOUT`], silently.
 pub fn hub_for_hook(hub: &Hub) -> Hub {
-    Hub {
-        lock: crate::store::lock::LockPolicy {
-            timeout: hub.lock.timeout.min(LOCK_TIMEOUT),
-            on_wait: |_| {},
-        },
-        ..hub.clone()
-    }
+    hub.with_lock(crate::store::lock::LockPolicy {
+        timeout: hub.lock.timeout.min(LOCK_TIMEOUT),
+        on_wait: |_| {},
+    })
 }
 
 /// An error as the short note a hook answers with instead of failing its client's turn.

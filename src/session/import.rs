@@ -13,14 +13,13 @@ use serde::{Deserialize, Serialize};
 
 use super::Session;
 use crate::activity::ActivityRecord;
-use crate::archive;
 use crate::board::Board;
 use crate::board::new_task;
 use crate::board::task::{Origin, Status, Task, TaskId};
 use crate::error::Result;
 use crate::import::{self, ForeignAgent, ForeignTask, Skipped, Source};
 use crate::registry::{self, Profile, WakeCommandChange};
-use crate::store::jsonl;
+use crate::store::Store;
 use crate::text::{self, LineField};
 
 /// What an import did, or with `dry_run` would do.
@@ -62,12 +61,12 @@ impl Session {
             .filter(|agent| agent.had_wake)
             .map(|agent| agent.name.clone())
             .collect();
-        let home = &self.hub.home;
+        let store = &*self.hub.store;
         let project = self.project.id.clone();
         let carry = |board: &mut Board, records: &mut Vec<ActivityRecord>| -> Result<_> {
             let mut known = origins_in(board)?;
-            known.extend(archived_origins(home, &project)?);
-            let highest_archived = archive::highest_id(home, &project)?;
+            known.extend(archived_origins(store, &project)?);
+            let highest_archived = store.highest_archived_id(&project)?;
             Ok(self.carry(board, highest_archived, &known, &tasks, &actor, records))
         };
         let (carried, already, dropped_waits) = if dry_run {
@@ -190,7 +189,7 @@ impl Session {
         tasks: &[ForeignTask],
         dry_run: bool,
     ) -> Result<Vec<String>> {
-        let home = &self.hub.home;
+        let store = &*self.hub.store;
         let mut names: BTreeSet<&str> = source.agents.iter().map(|a| a.name.as_str()).collect();
         // The source's record of each agent, by name (the first, should it list one twice).
         let mut records: HashMap<&str, &ForeignAgent> = HashMap::new();
@@ -206,7 +205,7 @@ impl Session {
         }
         let mut added = Vec::new();
         for name in names {
-            if registry::load(home, name)?.is_some() {
+            if registry::load(store, name)?.is_some() {
                 continue;
             }
             added.push(name.to_string());
@@ -225,14 +224,7 @@ impl Session {
                         .collect()
                 }),
             };
-            registry::add(
-                home,
-                name,
-                self.hub.lock,
-                self.now,
-                &profile,
-                WakeCommandChange::Keep,
-            )?;
+            registry::add(store, name, self.now, &profile, WakeCommandChange::Keep)?;
         }
         Ok(added)
     }
@@ -461,16 +453,11 @@ fn origins_in(board: &Board) -> Result<HashMap<Origin, TaskId>> {
 }
 
 /// The origins of the imported tasks in the project's archive.
-fn archived_origins(
-    home: &crate::store::paths::Home,
-    project: &str,
-) -> Result<HashMap<Origin, TaskId>> {
+fn archived_origins(store: &dyn Store, project: &str) -> Result<HashMap<Origin, TaskId>> {
     let mut origins = HashMap::new();
-    for file in archive::task_files(home, project)? {
-        for task in jsonl::read_all::<Task>(&file)?.records {
-            if let Some(origin) = task.imported {
-                origins.insert(origin, task.id);
-            }
+    for task in store.archived_tasks(project)? {
+        if let Some(origin) = task.imported {
+            origins.insert(origin, task.id);
         }
     }
     Ok(origins)

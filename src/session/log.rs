@@ -4,11 +4,10 @@
 use serde::Serialize;
 
 use super::Session;
-use crate::activity::{self, ActivityRecord};
+use crate::activity::ActivityRecord;
 use crate::archive;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
-use crate::store::board_file;
 use crate::text;
 use crate::time::Timestamp;
 
@@ -28,23 +27,14 @@ impl Session {
         since: Option<Timestamp>,
     ) -> Result<Vec<ActivityRecord>> {
         self.catch_up_log()?;
-        let mut records = activity::read(&self.hub.home.activity_file(&self.project.id))?;
-        if let Some(since) = since {
-            records.retain(|record| record.at >= since);
-        }
-        if let Some(limit) = limit {
-            let skip = records.len().saturating_sub(limit);
-            records.drain(..skip);
-        }
-        Ok(records)
+        Ok(self.hub.store.log(&self.project.id, since, limit)?)
     }
 
     /// Logs a change whose writer was killed after it committed but before it was logged
     /// (or drops the journal of one that never committed), unless a writer holds the board
     /// lock: that writer does it first itself. Costs one `stat` when there is nothing to do.
     pub fn catch_up_log(&self) -> Result<()> {
-        board_file::try_recover_log::<ActivityRecord>(&self.hub.home, &self.project.id)?;
-        Ok(())
+        Ok(self.hub.store.catch_up_log(&self.project.id)?)
     }
 
     /// `note`: a line in the activity log from the caller.
@@ -74,7 +64,6 @@ impl Session {
     /// `archive`: moves finished tasks older than `older_than_days` off the board now.
     pub fn archive(&self, older_than_days: u32, dry_run: bool) -> Result<Archived> {
         let older_than = chrono::Duration::days(i64::from(older_than_days));
-        let home = &self.hub.home;
         let project_id = self.project.id.clone();
         if dry_run {
             let board = self.board()?;
@@ -87,7 +76,7 @@ impl Session {
         let actor = self.agent.clone().unwrap_or_else(|| "baton".to_string());
         self.update(|tx| {
             let ids = archive::select(&tx.board, self.now, older_than);
-            archive::move_off(home, &mut tx.board, &ids)?;
+            tx.archive(&ids)?;
             if !ids.is_empty() {
                 tx.record(ActivityRecord {
                     at: self.now,

@@ -51,7 +51,7 @@ pub struct Mail {
 impl Session {
     /// When the caller joined the hub: broadcasts from before then are not theirs.
     fn joined(&self, agent: &str) -> Result<Timestamp> {
-        Ok(registry::require(self.home(), agent)?.created_at)
+        Ok(registry::require(&*self.hub.store, agent)?.created_at)
     }
 
     /// `msg`: one message to an agent, or one record for everyone else ([`BROADCAST`]).
@@ -84,14 +84,14 @@ impl Session {
             }
             _ => {}
         }
-        let (agents, _unreadable) = registry::list(self.home())?;
+        let (agents, _unreadable) = registry::list(&*self.hub.store)?;
         if to == BROADCAST {
             if !agents.iter().any(|agent| agent.name != sender) {
                 return Err(MessageRefusal::NobodyToBroadcastTo.into());
             }
         } else {
             names::check(NameKind::Agent, to)?;
-            registry::require(self.home(), to)?;
+            registry::require(&*self.hub.store, to)?;
         }
         let summary = summary
             .map(str::trim)
@@ -125,9 +125,9 @@ impl Session {
         let agent = self.agent()?;
         let joined = self.joined(agent)?;
         if mark_read {
-            take_unread(self.home(), self.project_id(), self.hub.lock, agent, joined)
+            take_unread(&*self.hub.store, self.project_id(), agent, joined, self.now)
         } else {
-            Ok(unread(self.home(), self.project_id(), agent, joined)?)
+            Ok(unread(&*self.hub.store, self.project_id(), agent, joined)?)
         }
     }
 
@@ -137,12 +137,12 @@ impl Session {
         let agent = self.agent()?.to_string();
         let joined = self.joined(&agent)?;
         let (messages, position) = look(
-            self.home(),
+            &*self.hub.store,
             self.project_id(),
-            self.hub.lock,
             &agent,
             joined,
             marking,
+            self.now,
         )?;
         let entries = messages
             .into_iter()

@@ -15,6 +15,8 @@ mod inbox;
 mod log;
 mod messages;
 mod tasks;
+#[cfg(test)]
+mod testing;
 
 pub use after_change::{AfterEffects, Unreachable, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
@@ -41,83 +43,102 @@ use crate::board::inbox::{Reason, Turn};
 use crate::board::lease;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
-use crate::change::{self, Resident, Transaction};
 use crate::error::{Error, Result};
 use crate::mail::Arrival;
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
 use crate::store::StoreError;
-use crate::store::board_file;
+use crate::store::files::{FileStore, HomeFiles};
 use crate::store::lock::LockPolicy;
 use crate::store::paths::Home;
+use crate::store::{self, Store, Transaction};
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
 
-/// Where the hub lives, how it locks, and what follows a change: the same for every command
-/// of one process.
+/// Where the hub's state is kept, this machine's own directory, how it locks, and what
+/// follows a change: the same for every command of one process.
 #[derive(Debug, Clone)]
 pub struct Hub {
+    /// The hub's state: boards, logs, the archive (the files of the hub home, or another
+    /// store). Every read and change of it goes through here.
+    pub store: Arc<dyn Store>,
+    /// The hub home on this machine: what belongs to the machine rather than to the hub's
+    /// state (wake logs and locks, the setup manifest, the project map) lives under it.
     pub home: Home,
     pub lock: LockPolicy,
     pub after_effects: AfterEffects,
-    /// What a long-running process keeps between requests (`baton serve`): the boards it
-    /// read, and the group commit of each project. A command, run once, keeps nothing.
-    pub resident: Option<Arc<Resident>>,
 }
 
 impl Hub {
+    /// The hub whose state is the files of `home`.
     pub fn new(home: Home, lock: LockPolicy, after_effects: AfterEffects) -> Self {
+        let store = Arc::new(FileStore::new(home.clone(), lock));
+        Hub::on(store, home, lock, after_effects)
+    }
+
+    /// The hub whose state `store` keeps, on this machine's `home`.
+    pub fn on(
+        store: Arc<dyn Store>,
+        home: Home,
+        lock: LockPolicy,
+        after_effects: AfterEffects,
+    ) -> Self {
         Hub {
+            store,
             home,
             lock,
             after_effects,
-            resident: None,
         }
     }
 
-    /// This hub for a process that serves many requests: boards are kept between them and
-    /// changes that arrive together are committed together ([`Resident`]).
+    /// This hub (on the files of its home) for a process that serves many requests: boards
+    /// are kept between them and changes that arrive together are committed together.
     pub fn resident(self) -> Self {
         Hub {
-            resident: Some(Arc::default()),
+            store: Arc::new(FileStore::resident(self.home.clone(), self.lock)),
             ..self
         }
     }
 
-    /// The board of `project` as it is now, read without the lock.
-    pub fn board(&self, project: &str) -> Result<Board> {
-        match &self.resident {
-            Some(resident) => resident.board(&self.home, project),
-            None => Ok(board_file::read(&self.home, project)?),
+    /// This hub, with its locks waiting as `lock` says (a hook's wait briefly).
+    pub fn with_lock(&self, lock: LockPolicy) -> Self {
+        Hub {
+            store: self.store.with_lock(lock),
+            lock,
+            ..self.clone()
         }
     }
 
-    /// [`crate::mail::append`], through the group commit of a resident hub.
+    /// This machine's own documents (the setup manifest, the project map), which are files
+    /// under its home wherever the hub's state is kept.
+    pub fn local(&self) -> HomeFiles {
+        HomeFiles::new(self.home.clone(), self.lock)
+    }
+
+    /// The board of `project` as it is now, read without the lock.
+    pub fn board(&self, project: &str) -> Result<Board> {
+        Ok(self.store.board(project)?)
+    }
+
+    /// [`crate::mail::append`]: one change of the mail of `project`.
     pub fn append_mail(
         &self,
         project: &str,
         now: Timestamp,
         drafts: Vec<crate::mail::Draft>,
     ) -> Result<Vec<crate::mail::Message>> {
-        match &self.resident {
-            Some(resident) => resident.append_mail(&self.home, project, self.lock, now, drafts),
-            None => crate::mail::append(&self.home, project, self.lock, now, drafts),
-        }
+        crate::mail::append(&*self.store, project, now, drafts)
     }
 
-    /// The locked read-change-write of [`change::update`], through the group commit of a
-    /// resident hub.
+    /// One change of the board of `project`, under its lock ([`Store::change_board`]).
     pub fn update<T>(
         &self,
         project: &str,
         now: Timestamp,
         change: impl FnOnce(&mut Transaction) -> Result<T>,
     ) -> Result<T> {
-        match &self.resident {
-            Some(resident) => resident.update(&self.home, project, self.lock, now, change),
-            None => change::update(&self.home, project, self.lock, now, change),
-        }
+        store::change_board(&*self.store, project, now, change)
     }
 }
 
@@ -250,7 +271,7 @@ impl Session {
         when_busy: WhenBusy,
         standing: Standing,
     ) -> Result<Session> {
-        let workspace = project::load(&hub.home, id)?.and_then(|found| found.workspace);
+        let workspace = project::load(&*hub.store, id)?.and_then(|found| found.workspace);
         let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
         Session::open_with(
             hub,
@@ -285,7 +306,7 @@ impl Session {
                     let Some(id) = request.project else {
                         return Err(gone);
                     };
-                    let found = project::load(&hub.home, id)?;
+                    let found = project::load(&*hub.store, id)?;
                     let reaches = found.as_ref().is_some_and(|found| {
                         request
                             .agent
@@ -308,14 +329,7 @@ impl Session {
                 }
             },
         };
-        let project = project::resolve_for(
-            &hub.home,
-            request.project,
-            request.agent,
-            &cwd,
-            hub.lock,
-            now,
-        )?;
+        let project = project::resolve_for(&*hub.store, request.project, request.agent, &cwd, now)?;
         let session = Session {
             hub,
             project,
@@ -325,7 +339,7 @@ impl Session {
         };
         // An observer runs whether the agent lives or not: it says nothing of the agent.
         if let Some(agent) = session.agent.as_ref().filter(|_| standing.renews_leases()) {
-            match registry::heartbeat(&session.hub.home, agent, session.hub.lock, now) {
+            match registry::heartbeat(&*session.hub.store, agent, now) {
                 Err(error) if when_busy.shows_unmarked(&error) => {}
                 heartbeat => heartbeat?,
             }

@@ -2,7 +2,6 @@
 
 use super::{Changed, Session, TaskView};
 use crate::activity::ActivityRecord;
-use crate::archive;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover;
 use crate::board::new_task::{self, NewTask, SendRefusal};
@@ -46,26 +45,29 @@ impl Session {
         let route = match (&new.to, &new.skill) {
             (Some(to), _) => {
                 names::check(NameKind::Agent, to)?;
-                registry::require(&self.hub.home, to)?;
+                registry::require(&*self.hub.store, to)?;
                 Route::To(to.clone())
             }
             (None, Some(skill)) => Route::BySkill {
                 skill: skill.trim().to_lowercase(),
-                candidates: registry::list(&self.hub.home)?.0,
+                candidates: registry::list(&*self.hub.store)?.0,
             },
             (None, None) => return Err(SendRefusal::NoAssignee.into()),
         };
         if let Some(reviewer) = &new.reviewer {
-            registry::require(&self.hub.home, reviewer)?;
+            registry::require(&*self.hub.store, reviewer)?;
         }
-        let home = &self.hub.home;
+        let store = &*self.hub.store;
         let project_id = self.project.id.clone();
         self.update(|tx| {
             for id in &new.after {
                 tx.board.check_unambiguous(*id)?;
                 let status = match tx.board.head(*id) {
                     Some(dependency) => dependency.status,
-                    None => match archive::find(home, &project_id, *id)? {
+                    None => match tx.archived_task(*id).cloned().map_or_else(
+                        || store.archived_task(&project_id, *id),
+                        |task| Ok(Some(task)),
+                    )? {
                         Some(archived) => archived.status,
                         None => {
                             return Err(Error::UnknownTask {
@@ -98,7 +100,7 @@ impl Session {
             let before = handover::Owners::new();
             let id = tx
                 .board
-                .next_free_id(archive::highest_id(home, &project_id)?);
+                .next_free_id(store.highest_archived_id(&project_id)?);
             tx.board.next_id = id.0 + 1;
             let skill = match &route {
                 Route::To(_) => new.skill.clone(),
@@ -116,7 +118,7 @@ impl Session {
                 to_status: Some(Status::Pending),
                 text: Some(format!("{} → {}: {}", sender, to, task.subject)),
             });
-            project::update_locked(home, &project_id, |project| {
+            project::update_in(store, tx, |project| {
                 if let Some(project) = project
                     && project.coordinator.is_none()
                 {
@@ -149,7 +151,7 @@ impl Session {
         let actor = self.agent()?.to_string();
         text::check_long(action.text_name(), action.text())?;
         if let Action::Reassign { to, .. } = &action {
-            registry::require(&self.hub.home, to)?;
+            registry::require(&*self.hub.store, to)?;
         }
         let project_id = self.project.id.clone();
         let lease = self.project.lease();
@@ -158,7 +160,7 @@ impl Session {
             previous = tx.board.task(id)?.cloned();
             // The coordinator may change between resolving and locking; read it under the lock.
             let coordinator =
-                project::load(&self.hub.home, &project_id)?.and_then(|project| project.coordinator);
+                project::load_in(&*self.hub.store, tx)?.and_then(|project| project.coordinator);
             let affected = handover::affected_by(&tx.board, id);
             let before = handover::owners(&tx.board, &affected, self.now);
             let event = tx
@@ -201,7 +203,7 @@ impl Session {
     }
 
     fn missing_task(&self, id: TaskId) -> Error {
-        match archive::find(&self.hub.home, &self.project.id, id) {
+        match self.hub.store.archived_task(&self.project.id, id) {
             Ok(Some(task)) => Error::invalid(format!(
                 "{id} is {} and archived; nothing moves it again",
                 task.status
@@ -219,7 +221,7 @@ impl Session {
         if let Some(task) = board.task_owned(id)? {
             return Ok(self.view(&board, task, false));
         }
-        match archive::find(&self.hub.home, &self.project.id, id)? {
+        match self.hub.store.archived_task(&self.project.id, id)? {
             Some(task) => Ok(self.view(&board, task, true)),
             None => Err(Error::UnknownTask {
                 task: id,

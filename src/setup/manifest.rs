@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::store::paths::Home;
 use crate::store::versioned::{self, Versioned};
+use crate::store::{Document, Documents};
 
 use super::json::KeyPath;
 
@@ -89,12 +89,27 @@ pub fn fingerprint(text: &str) -> String {
 }
 
 impl Manifest {
-    pub fn load(home: &Home) -> Result<Manifest> {
-        Ok(versioned::load(&home.setup_manifest())?.unwrap_or_default())
+    /// The manifest of this machine (`local`); empty when setup has made nothing yet.
+    pub fn load(local: &dyn Documents) -> Result<Manifest> {
+        Ok(versioned::read(local, &Document::SetupManifest)?.unwrap_or_default())
     }
 
-    pub fn save(&self, home: &Home) -> Result<()> {
-        Ok(versioned::save(&home.setup_manifest(), self)?)
+    /// A locked read-change-write of the manifest of this machine (`local`), which setup
+    /// holds while it edits the clients' files; written when `change` changed it.
+    pub fn update<T>(
+        local: &dyn Documents,
+        change: impl FnOnce(&mut Manifest) -> Result<T>,
+    ) -> Result<T> {
+        versioned::update(local, &Document::SetupManifest, |stored| {
+            let was_there = stored.is_some();
+            let manifest = stored.get_or_insert_with(Manifest::default);
+            let result = change(manifest)?;
+            // No manifest yet and nothing to keep: none is made.
+            if !was_there && *manifest == Manifest::default() {
+                *stored = None;
+            }
+            Ok(result)
+        })
     }
 
     pub fn record(&self, path: &Path) -> Option<&FileRecord> {

@@ -38,7 +38,7 @@ pub mod service;
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::{ErrorKind, Write};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::cst::CstInputValue;
@@ -50,7 +50,8 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::process::{self, ProgramLookup};
 use crate::registry;
-use crate::store::lock::{FileLock, LockPolicy};
+use crate::store::Store;
+use crate::store::files::HomeFiles;
 use crate::store::paths::Home;
 use crate::store::{StoreError, atomic, platform, regular};
 use crate::time::Timestamp;
@@ -388,8 +389,8 @@ enum Registration {
 /// Plans (with `dry_run`, only plans) and carries out `wiring` for `clients`, under the
 /// setup lock. Returns what changed, client by client.
 pub fn run(
-    hub: &Home,
-    lock: LockPolicy,
+    store: &dyn Store,
+    local: &HomeFiles,
     env: &Environment,
     clients: &[Client],
     wiring: &Wiring,
@@ -417,26 +418,24 @@ pub fn run(
             ));
         }
     }
+    let hub = local.home();
     if dry_run {
-        let manifest = Manifest::load(hub)?;
+        let manifest = Manifest::load(local)?;
         return clients
             .iter()
-            .map(|client| plan(hub, env, &manifest, *client, wiring))
+            .map(|client| plan(store, hub, env, &manifest, *client, wiring))
             .collect();
     }
-    let _guard = FileLock::acquire(&hub.setup_lock(), "the setup lock", lock)?;
-    let mut manifest = Manifest::load(hub)?;
     let mut done = Vec::new();
     for client in clients {
-        done.push(carry_out(
-            hub,
-            lock,
-            env,
-            &mut manifest,
-            *client,
-            wiring,
-            now,
-        )?);
+        // Under the manifest's lock (the setup lock), which is let go between clients.
+        let plan = Manifest::update(local, |manifest| {
+            carry_out(store, hub, env, manifest, *client, wiring, now)
+        })?;
+        if let Some(registration) = &plan.registration {
+            register(store, hub, now, registration)?;
+        }
+        done.push(plan);
     }
     Ok(done)
 }
@@ -446,8 +445,8 @@ pub fn run(
 const ATTEMPTS: usize = 3;
 
 fn carry_out(
+    store: &dyn Store,
     hub: &Home,
-    lock: LockPolicy,
     env: &Environment,
     manifest: &mut Manifest,
     client: Client,
@@ -455,7 +454,7 @@ fn carry_out(
     now: Timestamp,
 ) -> Result<ClientPlan> {
     for _ in 0..ATTEMPTS {
-        let mut plan = plan(hub, env, manifest, client, wiring)?;
+        let mut plan = plan(store, hub, env, manifest, client, wiring)?;
         let mut is_current = true;
         for edit in &plan.files {
             is_current &= read_text(&edit.path)? == edit.before;
@@ -463,7 +462,6 @@ fn carry_out(
         if !is_current {
             continue;
         }
-        let manifest_before = manifest.clone();
         let mut emptied_dirs = Vec::new();
         for edit in &mut plan.files {
             write_edit(edit, manifest, &mut emptied_dirs, wiring, now)?;
@@ -473,12 +471,6 @@ fn carry_out(
         for dir in emptied_dirs {
             // Not empty means someone else put something there: it stays.
             let _ = fs::remove_dir(&dir);
-        }
-        if *manifest != manifest_before {
-            manifest.save(hub)?;
-        }
-        if let Some(registration) = &plan.registration {
-            register(hub, lock, now, registration)?;
         }
         return Ok(plan);
     }
@@ -548,6 +540,7 @@ fn write_edit(
 
 /// Computes what `wiring` changes for `client`, reading but writing nothing.
 fn plan(
+    store: &dyn Store,
     hub: &Home,
     env: &Environment,
     manifest: &Manifest,
@@ -624,7 +617,7 @@ fn plan(
         }
     };
     let registry = match &registration {
-        Some(registration) => describe_registration(hub, registration)?,
+        Some(registration) => describe_registration(store, hub, registration)?,
         None => Vec::new(),
     };
     let files: Vec<FileEdit> = staging
@@ -1159,11 +1152,15 @@ fn wired_server(layout: &Layout) -> Result<Option<WiredServer>> {
     }))
 }
 
-fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<String>> {
+fn describe_registration(
+    store: &dyn Store,
+    hub: &Home,
+    registration: &Registration,
+) -> Result<Vec<String>> {
     let mut changes = Vec::new();
     match registration {
         Registration::Wire { agent, client } => {
-            let record = registry::load(hub, agent)?;
+            let record = registry::load(store, agent)?;
             match &record {
                 None => changes.push(format!("register agent {agent}")),
                 Some(record) if !record.clients.contains(&client.name().to_string()) => {
@@ -1188,7 +1185,7 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
             }
         }
         Registration::Unwire { agent, client } => {
-            let Some(record) = registry::load(hub, agent)? else {
+            let Some(record) = registry::load(store, agent)? else {
                 return Ok(changes);
             };
             if record.clients.contains(&client.name().to_string()) {
@@ -1210,31 +1207,29 @@ fn describe_registration(hub: &Home, registration: &Registration) -> Result<Vec<
 /// Registers the agent: a wake command or strengths the user set are never replaced (a wake
 /// command an earlier setup registered is brought up to date).
 fn register(
+    store: &dyn Store,
     hub: &Home,
-    lock: LockPolicy,
     now: Timestamp,
     registration: &Registration,
 ) -> Result<()> {
     match registration {
-        Registration::Wire { agent, client } => {
-            registry::update(hub, agent, lock, now, |record, _| {
-                if record.strengths.is_empty() {
-                    record.strengths = client.default_strengths().to_string();
-                }
-                if wants_wake_command(*client, record.wake.as_deref()) {
-                    record.wake = Some(client.wake_command(Some(hub.root())));
-                }
-                if !record.clients.iter().any(|name| name == client.name()) {
-                    record.clients.push(client.name().to_string());
-                }
-                Ok(())
-            })
-        }
+        Registration::Wire { agent, client } => registry::update(store, agent, now, |record, _| {
+            if record.strengths.is_empty() {
+                record.strengths = client.default_strengths().to_string();
+            }
+            if wants_wake_command(*client, record.wake.as_deref()) {
+                record.wake = Some(client.wake_command(Some(hub.root())));
+            }
+            if !record.clients.iter().any(|name| name == client.name()) {
+                record.clients.push(client.name().to_string());
+            }
+            Ok(())
+        }),
         Registration::Unwire { agent, client } => {
-            if registry::load(hub, agent)?.is_none() {
+            if registry::load(store, agent)?.is_none() {
                 return Ok(());
             }
-            registry::update(hub, agent, lock, now, |record, _| {
+            registry::update(store, agent, now, |record, _| {
                 if let Some(wake) = wake_after_unwiring(hub, *client, record) {
                     record.wake = wake;
                 }
@@ -1488,29 +1483,19 @@ fn write_file(path: &Path, text: &str, mode: Mode) -> Result<Vec<PathBuf>> {
             .unwrap_or(mode_if_new),
         Mode::Exactly(mode) => mode,
     };
-    let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let temp = dir.join(format!(".{name}.baton-tmp"));
-    let mut file = regular::open_with(
-        &temp,
-        platform::open_options_with_mode(mode)
-            .write(true)
-            .create(true)
-            .truncate(true),
-    )
-    .map_err(StoreError::io(&temp))?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| platform::set_mode(&file, mode))
-        .and_then(|()| file.sync_all())
-        .map_err(StoreError::io(&temp))?;
-    drop(file);
-    fs::rename(&temp, &target).map_err(StoreError::io(&target))?;
-    atomic::sync_dir(&dir)?;
+    atomic::replace_user_file(&target, text.as_bytes(), mode)?;
     Ok(created_dirs)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::files::FileStore;
+    use crate::store::lock::LockPolicy;
+
+    fn quiet_lock() -> LockPolicy {
+        LockPolicy::silent(std::time::Duration::from_secs(1))
+    }
 
     #[test]
     fn clients_parse_by_name() {
@@ -1552,7 +1537,15 @@ mod tests {
             hub_home: Some(PathBuf::from(r"D:\hub")),
         };
         let hub = Home::new(dir.path().join("hub"));
-        let plan = plan(&hub, &env, &Manifest::default(), client, &wiring).unwrap();
+        let plan = plan(
+            &FileStore::new(hub.clone(), quiet_lock()),
+            &hub,
+            &env,
+            &Manifest::default(),
+            client,
+            &wiring,
+        )
+        .unwrap();
         let hooks_file = layout(client, &env).hooks.unwrap().file;
         let edit = plan
             .files
@@ -1585,7 +1578,15 @@ mod tests {
             hub_home: None,
         };
         let hub = Home::new(dir.path().join("hub"));
-        let plan = plan(&hub, &env, &Manifest::default(), Client::Codex, &wiring).unwrap();
+        let plan = plan(
+            &FileStore::new(hub.clone(), quiet_lock()),
+            &hub,
+            &env,
+            &Manifest::default(),
+            Client::Codex,
+            &wiring,
+        )
+        .unwrap();
         let layout = layout(Client::Codex, &env);
         let written: Vec<&Path> = plan.files.iter().map(|edit| edit.path.as_path()).collect();
         assert!(
@@ -1671,7 +1672,15 @@ mod tests {
             };
             let hub = Home::new(dir.path().join("hub"));
             let wiring = remote_wiring(Some("baton_secret"));
-            let plan = plan(&hub, &env, &Manifest::default(), Client::Gemini, &wiring).unwrap();
+            let plan = plan(
+                &FileStore::new(hub.clone(), quiet_lock()),
+                &hub,
+                &env,
+                &Manifest::default(),
+                Client::Gemini,
+                &wiring,
+            )
+            .unwrap();
             assert!(plan.agent.is_none() && plan.registration.is_none());
             assert_eq!(plan.hub.as_deref(), Some("http://10.0.0.5:7878"));
             let service = plan
@@ -1715,9 +1724,17 @@ mod tests {
         };
         let refused = |env: &Environment, clients: &[Client]| {
             let lock = LockPolicy::silent(std::time::Duration::from_secs(1));
-            run(&hub, lock, env, clients, &wiring, false, now)
-                .unwrap_err()
-                .to_string()
+            run(
+                &FileStore::new(hub.clone(), lock),
+                &HomeFiles::new(hub.clone(), lock),
+                env,
+                clients,
+                &wiring,
+                false,
+                now,
+            )
+            .unwrap_err()
+            .to_string()
         };
         assert!(refused(&env, &[Client::Codex]).contains("neither"));
         env.services = ServiceManager::Systemd;

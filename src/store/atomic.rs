@@ -149,6 +149,32 @@ pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<(), StoreError> 
     platform::rename_replacing(&temp, path).map_err(StoreError::io(path))
 }
 
+/// Replaces `target`, a file of the user's rather than baton's (an agent client's
+/// configuration), with `contents`, as [`replace`] does: a temp file beside it, synced,
+/// renamed over it, the directory synced. The temp file is hidden (`.<name>.baton-tmp`) in
+/// a directory the user owns, and the file gets the permission bits `mode` (where the
+/// system has them) rather than baton's private ones. The directory must exist.
+pub fn replace_user_file(target: &Path, contents: &[u8], mode: u32) -> Result<(), StoreError> {
+    let dir = target.parent().unwrap_or(Path::new("/"));
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let temp = dir.join(format!(".{name}.baton-tmp"));
+    let mut file = regular::open_with(
+        &temp,
+        platform::open_options_with_mode(mode)
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+    .map_err(StoreError::io(&temp))?;
+    file.write_all(contents)
+        .and_then(|()| platform::set_mode(&file, mode))
+        .and_then(|()| file.sync_all())
+        .map_err(StoreError::io(&temp))?;
+    drop(file);
+    platform::rename_replacing(&temp, target).map_err(StoreError::io(target))?;
+    sync_dir(dir)
+}
+
 impl Staged {
     /// The staged file's identity, which the file at its path has once committed.
     pub fn identity(&self) -> FileIdentity {

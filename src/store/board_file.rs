@@ -1,12 +1,10 @@
 //! The board's file: reading `board.json`, and writing it atomically (keeping
 //! `board.json.bak`) with its activity lines journaled. A writer holds `board.lock` around
-//! both (`crate::change` is the one way to change a board); readers never lock: [`read`]
-//! sees the whole old board or the whole new one.
+//! both (the file store's board transaction is the one way to change a board); readers
+//! never lock: [`read`] sees the whole old board or the whole new one.
 
 use std::fmt;
-use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
-use std::marker::PhantomData;
-use std::ops::Range;
+use std::io::{self, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,182 +13,89 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visi
 use serde_json::value::RawValue;
 
 use super::board_layout::{self, Field};
-use super::board_source::Source;
+use super::board_source::BoardText;
 use super::journal::{self, Line, Recovered};
 use super::lock::FileLock;
 use super::paths::Home;
-use super::{StoreError, atomic, platform, regular};
+use super::{StoreError, atomic, regular};
+use crate::board::task::{Head, Priority, Status, TaskId};
+use crate::board::{Board, StoredTasks};
 use crate::time::Timestamp;
 
-/// The `schema` this binary writes and the highest it reads.
-pub const BOARD_SCHEMA: u32 = 1;
-
-/// A board as a model holds it: built from what the store read, and written back as bytes.
-/// The model (`crate::board`) implements it, so the store reads and writes board files
-/// without knowing what a task means.
-pub trait BoardModel: Sized {
-    /// What the model keeps of the tasks read: a reader fills it a task at a time.
-    type Tasks: StoredTasks;
-    /// The board of a project that has none on disk yet.
-    fn empty(project: &str) -> Self;
-    /// The board read from a file: its own fields, and its tasks as the reader filled them.
-    fn from_stored(stored: StoredBoard<Self::Tasks>) -> Self;
-    /// Writes the board as its file holds it.
-    fn write_to<W: Write>(&self, out: &mut W) -> io::Result<()>;
-}
-
-/// The tasks of a board as a model keeps them, filled by a reader in board order: each
-/// task's head, read straight into the model's types, and where its text is.
-pub trait StoredTasks: Sized {
-    /// The types the model keeps a head in.
-    type Words: HeadWords;
-    /// Room for `capacity` tasks, none read yet.
-    fn with_capacity(capacity: usize) -> Self;
-    /// Keeps the task read next: its head and where its text is.
-    fn push_stored(&mut self, head: TaskHead<Self::Words>, span: Range<usize>);
-}
-
-/// The types a model keeps a task's head in, and how the words of a file become them: the
-/// store reads a status or a priority as its place in [`HeadWords::NAMES`] and asks for the
-/// model's value at that place, without knowing what either means.
-pub trait HeadWords {
-    type Id: Copy + Eq + fmt::Debug;
-    type Status: Copy + Eq + fmt::Debug;
-    /// A task stored without a priority has the default one.
-    type Priority: Copy + Eq + fmt::Debug + Default;
-    /// How a task's status and priority are spelled in the file.
-    const NAMES: TaskNames;
-    /// The id stored as `number`.
-    fn id(number: u64) -> Self::Id;
-    /// The status spelled `NAMES.statuses[place]`.
-    fn status(place: usize) -> Self::Status;
-    /// The priority spelled `NAMES.priorities[place]`.
-    fn priority(place: usize) -> Self::Priority;
-}
-
-/// The words a task's head may hold, as the file spells them; a reader records a status or
-/// a priority as its place in these lists.
-#[derive(Debug, Clone, Copy)]
-pub struct TaskNames {
-    pub statuses: &'static [&'static str],
-    pub priorities: &'static [&'static str],
-}
-
-/// A board file as read: its own fields, where its tasks' text is, and its tasks as the
-/// model keeps them.
-#[derive(Debug)]
-pub struct StoredBoard<T> {
-    pub schema: u32,
-    pub project: String,
-    pub next_id: u64,
-    pub source: Source,
-    pub tasks: T,
-}
-
-/// The fields of a stored task that both readers take in closely, in the model's types
-/// (`W`): what a command needs of every task on a board. The rest of a task stays as its
-/// bytes. The model keeps this very head (`crate::board::task::Head`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskHead<W: HeadWords> {
-    pub id: W::Id,
-    pub status: W::Status,
-    pub priority: W::Priority,
-    /// Agent names are shared: a board of thousands of tasks names a handful of agents.
-    pub from: Arc<str>,
-    pub to: Arc<str>,
-    pub reviewer: Option<Arc<str>>,
-    pub after: Vec<W::Id>,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-    pub lease_expires_at: Option<Timestamp>,
-}
-
-impl<W: HeadWords> TaskHead<W> {
-    /// What a reader starts a task's head from, before any field is read; `nobody` stands
-    /// in for the names until they are.
-    pub fn unread(nobody: Arc<str>) -> Self {
-        TaskHead {
-            id: W::id(0),
-            status: W::status(0),
-            priority: W::Priority::default(),
-            from: Arc::clone(&nobody),
-            to: nobody,
-            reviewer: None,
-            after: Vec::new(),
-            created_at: Timestamp::EPOCH,
-            updated_at: Timestamp::EPOCH,
-            lease_expires_at: None,
-        }
-    }
-}
+pub use crate::board::BOARD_SCHEMA;
 
 /// Reads a project's board without locking; a project with no board yet has an empty one.
 ///
-/// A board in baton's layout is read a piece at a time and its file kept open: only the
-/// heads of its tasks are held, and a task's text is read again when a command needs it.
-/// On Windows, where an open file would stop the next write's rename, its whole text is
-/// held instead, and read the same way. Any other board is read whole, strictly, by
+/// The file is read whole into memory. A board in baton's layout is read line by line
+/// (`board_layout`): only the heads of its tasks are decoded, and a task is decoded from
+/// the text held when a command needs it. Any other board is read whole, strictly, by
 /// serde_json.
-pub fn read<B: BoardModel>(home: &Home, project: &str) -> Result<B, StoreError> {
+pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
     read_path(home.board_file(project), project)
 }
 
 /// As [`read`], from the board file at `path`.
-pub fn read_path<B: BoardModel>(path: PathBuf, project: &str) -> Result<B, StoreError> {
-    let file = match regular::open(&path) {
+pub fn read_path(path: PathBuf, project: &str) -> Result<Board, StoreError> {
+    let mut file = match regular::open(&path) {
         Ok(file) => file,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(B::empty(project)),
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Board::new(project)),
         Err(error) => return Err(StoreError::io(&path)(error)),
     };
     let size = file
         .metadata()
         .map_or(0, |metadata| metadata.len() as usize);
-    // Where a rename cannot replace an open file (Windows: `platform`), the board is read
-    // whole and the file closed before anything is decoded.
-    if platform::OPEN_FILES_SURVIVE_REPLACE
-        && let Some(laid) = board_layout::read::<B::Tasks>(&file, size)
-    {
-        check_schema(&path, laid.schema)?;
-        return Ok(B::from_stored(StoredBoard {
-            // The schema is at most BOARD_SCHEMA here, so it fits.
-            schema: laid.schema as u32,
-            project: laid.project,
-            next_id: laid.next_id,
-            source: Source::laid_out(path, file),
-            tasks: laid.tasks,
-        }));
-    }
-    let mut bytes = Vec::with_capacity(size);
-    (&file)
-        .seek(SeekFrom::Start(0))
-        .and_then(|_| (&file).read_to_end(&mut bytes))
+    // One more byte than the file holds, so a file read to its end takes no second
+    // allocation to find that end.
+    let mut bytes = Vec::with_capacity(size + 1);
+    file.read_to_end(&mut bytes)
         .map_err(StoreError::io(&path))?;
+    // Read whole and closed before anything is decoded: the board holds no file open (on
+    // Windows an open file would stop the next write's rename).
     drop(file);
-    if platform::OPEN_FILES_SURVIVE_REPLACE {
-        // The line reader has already failed on this file.
-        parse_with(&path, bytes, |_| None)
-    } else {
-        parse_owned(&path, bytes)
+    parse_owned(&path, bytes)
+}
+
+/// The board at `path`, or `None` when there is no file there: for a look at a board that
+/// may not exist (its backup, say), where an empty board would pass for one.
+pub fn read_if_there(path: &Path) -> Result<Option<Board>, StoreError> {
+    match regular::read(path) {
+        Ok(bytes) => parse_owned(path, bytes).map(Some),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(StoreError::io(path)(error)),
     }
 }
 
 /// Parses board bytes, refusing anything that does not parse or has a newer schema.
-pub fn parse<B: BoardModel>(path: &Path, bytes: &[u8]) -> Result<B, StoreError> {
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
     parse_owned(path, bytes.to_vec())
 }
 
-/// Parses board bytes, keeping them as the text its unchanged tasks are written back from.
-/// The whole text is checked as JSON, and every task's head (and the type of each of its
-/// fields) as a task; the rest of a task is decoded when a command needs it.
-pub fn parse_owned<B: BoardModel>(path: &Path, bytes: Vec<u8>) -> Result<B, StoreError> {
-    parse_with(path, bytes, |text| {
-        board_layout::read(text.as_bytes(), text.len())
-    })
+/// Parses board bytes, keeping them as the text its undecoded tasks are decoded from and
+/// its unchanged tasks written back from. A board in baton's layout has every task's head
+/// read line by line; any other text is checked whole as JSON, and every task's head (and
+/// the type of each of its fields) as a task. The rest of a task is decoded when a command
+/// needs it.
+pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
+    if let Some(laid) = board_layout::read_bytes(&bytes) {
+        check_schema(path, laid.schema)?;
+        let text = BoardText::laid_out(path.to_path_buf(), bytes);
+        return Ok(Board::from_store(
+            // The schema is at most BOARD_SCHEMA here, so it fits.
+            laid.schema as u32,
+            laid.project,
+            laid.next_id,
+            laid.tasks,
+            Arc::new(text),
+            path,
+        ));
+    }
+    // The line reader has already failed on this text.
+    parse_with(path, bytes, |_| None)
 }
 
 /// As [`parse`], reading with serde_json alone (the strict reader): what the line reader must agree
 /// with wherever it reads a board itself.
-pub fn parse_strict<B: BoardModel>(path: &Path, bytes: &[u8]) -> Result<B, StoreError> {
+pub fn parse_strict(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
     parse_with(path, bytes.to_vec(), |_| None)
 }
 
@@ -206,11 +111,11 @@ fn check_schema(path: &Path, schema: u64) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn parse_with<B: BoardModel>(
+fn parse_with(
     path: &Path,
     bytes: Vec<u8>,
-    laid_out: impl FnOnce(&str) -> Option<board_layout::Laid<B::Tasks>>,
-) -> Result<B, StoreError> {
+    laid_out: impl FnOnce(&str) -> Option<board_layout::Laid>,
+) -> Result<Board, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail,
@@ -226,24 +131,22 @@ fn parse_with<B: BoardModel>(
         }
         None => read_whole(path, &text)?,
     };
-    let source = Source::text(path.to_path_buf(), text);
-    Ok(B::from_stored(StoredBoard {
+    let text = BoardText::text(path.to_path_buf(), text);
+    Ok(Board::from_store(
         // The schema is at most BOARD_SCHEMA here, so it fits.
-        schema: schema as u32,
+        schema as u32,
         project,
         next_id,
-        source,
         tasks,
-    }))
+        Arc::new(text),
+        path,
+    ))
 }
 
 /// Reads a board in any layout with serde_json: its own fields, and each task's head with
 /// where the task's text is. A newer schema is refused as such even when what follows it
 /// would not read as this version's board.
-fn read_whole<T: StoredTasks>(
-    path: &Path,
-    text: &str,
-) -> Result<(u64, String, u64, T), StoreError> {
+fn read_whole(path: &Path, text: &str) -> Result<(u64, String, u64, StoredTasks), StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail,
@@ -262,7 +165,7 @@ fn read_whole<T: StoredTasks>(
     let project = found.project.ok_or_else(|| missing("project"))?;
     let next_id = found.next_id.ok_or_else(|| missing("next_id"))?;
     let raw_tasks = found.tasks.ok_or_else(|| missing("tasks"))?;
-    let mut tasks = T::with_capacity(raw_tasks.len());
+    let mut tasks = StoredTasks::with_capacity(raw_tasks.len());
     for raw in raw_tasks {
         let task = raw.get();
         // A raw value borrows its text from `text`: where it starts is how far it is in.
@@ -270,7 +173,7 @@ fn read_whole<T: StoredTasks>(
         let span = start..start + task.len();
         debug_assert_eq!(&text[span.clone()], task);
         let head = serde_json::Deserializer::from_str(task)
-            .deserialize_map(HeadFields(PhantomData))
+            .deserialize_map(HeadFields)
             .map_err(|error| {
                 corrupt(placed_in_file(
                     &error,
@@ -278,7 +181,7 @@ fn read_whole<T: StoredTasks>(
                     task.as_bytes(),
                 ))
             })?;
-        tasks.push_stored(head, span);
+        tasks.push(head, span);
     }
     Ok((schema, project, next_id, tasks))
 }
@@ -360,18 +263,17 @@ fn duplicate<E: de::Error>(key: &str) -> E {
 /// Reads one task's head, and checks the type of each of its other fields, so that a task
 /// decoded later fails only on damage deep inside a list. The fields are the line reader's
 /// ([`Field`]), so both readers know the same ones.
-struct HeadFields<W>(PhantomData<W>);
+struct HeadFields;
 
-impl<'text, W: HeadWords> Visitor<'text> for HeadFields<W> {
-    type Value = TaskHead<W>;
+impl<'text> Visitor<'text> for HeadFields {
+    type Value = Head;
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
         formatter.write_str("a task")
     }
 
-    fn visit_map<A: MapAccess<'text>>(self, mut map: A) -> Result<TaskHead<W>, A::Error> {
-        let names = W::NAMES;
-        let mut head = TaskHead::<W>::unread(Arc::from(""));
+    fn visit_map<A: MapAccess<'text>>(self, mut map: A) -> Result<Head, A::Error> {
+        let mut head = Head::unread(Arc::from(""));
         let mut seen = 0u32;
         while let Some(key) = map.next_key::<String>()? {
             let field = Field::named(key.as_bytes());
@@ -380,14 +282,14 @@ impl<'text, W: HeadWords> Visitor<'text> for HeadFields<W> {
             }
             seen |= field.bit();
             match field {
-                Field::Id => head.id = W::id(map.next_value()?),
+                Field::Id => head.id = TaskId(map.next_value()?),
                 Field::Status => {
                     let status = map.next_value::<String>()?;
-                    head.status = W::status(named(&key, &status, names.statuses)?);
+                    head.status = Status::ALL[named(&key, &status, &Status::NAMES)?];
                 }
                 Field::Priority => {
                     let priority = map.next_value::<String>()?;
-                    head.priority = W::priority(named(&key, &priority, names.priorities)?);
+                    head.priority = Priority::ALL[named(&key, &priority, &Priority::NAMES)?];
                 }
                 Field::From => head.from = Arc::from(map.next_value::<String>()?),
                 Field::To => head.to = Arc::from(map.next_value::<String>()?),
@@ -396,7 +298,7 @@ impl<'text, W: HeadWords> Visitor<'text> for HeadFields<W> {
                 }
                 Field::After => {
                     let after = map.next_value::<Vec<u64>>()?;
-                    head.after = after.into_iter().map(W::id).collect();
+                    head.after = after.into_iter().map(TaskId).collect();
                 }
                 Field::CreatedAt => head.created_at = map.next_value()?,
                 Field::UpdatedAt => head.updated_at = map.next_value()?,
@@ -510,12 +412,12 @@ pub fn try_recover_log<R: Line>(
 pub fn persist<R: Line>(
     home: &Home,
     project: &str,
-    board: &impl BoardModel,
+    board: &Board,
     records: &[R],
 ) -> Result<(), StoreError> {
     let path = home.board_file(project);
     let backup = home.board_backup(project);
-    let staged = atomic::stage_with(&path, |out| board.write_to(out))?;
+    let staged = atomic::stage_with(&path, |out| write_board(out, board))?;
     if records.is_empty() {
         return staged.commit(Some(&backup));
     }
@@ -538,16 +440,20 @@ pub fn persist<R: Line>(
 
 /// Writes the board atomically, keeping the previous one as `board.json.bak`, with no
 /// activity line (restores and repairs). The caller holds the board lock.
-pub fn write(home: &Home, project: &str, board: &impl BoardModel) -> Result<(), StoreError> {
+pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
     let path = home.board_file(project);
-    atomic::stage_with(&path, |out| board.write_to(out))?.commit(Some(&home.board_backup(project)))
+    atomic::stage_with(&path, |out| write_board(out, board))?
+        .commit(Some(&home.board_backup(project)))
+}
+
+/// Writes `board` as its file holds it (`board_source::write`).
+pub fn write_board<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
+    super::board_source::write(out, board)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    // The model, to read boards into: only the tests reach up to it.
-    use crate::board::Board;
 
     const PATH: &str = "/hub/projects/p/board.json";
 
@@ -561,7 +467,7 @@ mod tests {
         "updated_at": "2026-11-29T10:00:00.000Z"}"#;
 
     fn error(text: &str) -> String {
-        parse_strict::<Board>(Path::new(PATH), text.as_bytes())
+        parse_strict(Path::new(PATH), text.as_bytes())
             .expect_err(text)
             .to_string()
     }
@@ -569,7 +475,7 @@ mod tests {
     #[test]
     fn a_board_in_any_layout_reads_with_the_text_of_each_task() {
         let text = board(&format!("{TASK},\n {TASK}"));
-        let board = parse_strict::<Board>(Path::new(PATH), text.as_bytes()).unwrap();
+        let board = parse_strict(Path::new(PATH), text.as_bytes()).unwrap();
         assert_eq!((board.project.as_str(), board.next_id), ("p", 9));
         assert_eq!(board.len(), 2);
         for task in board.tasks() {
@@ -671,7 +577,7 @@ mod tests {
         }
         // A field baton does not know may repeat, as serde lets it.
         let task = format!("{{{fields}, \"later\": 1, \"later\": 2}}");
-        assert!(parse_strict::<Board>(Path::new(PATH), board(&task).as_bytes()).is_ok());
+        assert!(parse_strict(Path::new(PATH), board(&task).as_bytes()).is_ok());
     }
 
     #[test]
@@ -680,7 +586,7 @@ mod tests {
             r#"{"schema": 7, "tasks": [ oops"#,
             r#"{"schema": 7, "project": "p", "next_id": 1, "tasks": [{"id": "one"}]}"#,
         ] {
-            let refused = parse_strict::<Board>(Path::new(PATH), text.as_bytes()).unwrap_err();
+            let refused = parse_strict(Path::new(PATH), text.as_bytes()).unwrap_err();
             assert!(
                 matches!(refused, StoreError::NewerSchema { found: 7, .. }),
                 "{refused}"
@@ -691,8 +597,7 @@ mod tests {
     #[test]
     fn damage_deep_inside_a_task_is_named_when_the_task_is_read() {
         let text = board(&TASK.replace("\"id\": 1,", "\"id\": 1, \"files\": [3],"));
-        let board =
-            parse_strict::<Board>(Path::new(PATH), text.as_bytes()).expect("the heads read");
+        let board = parse_strict(Path::new(PATH), text.as_bytes()).expect("the heads read");
         let error = board.tasks().next().unwrap().unwrap_err().to_string();
         assert!(
             error.contains("T-1") && error.contains("expected a string"),

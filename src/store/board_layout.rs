@@ -9,19 +9,21 @@
 //! missing field — gives `None`, and the board is read whole by serde_json instead
 //! (`store::board_file`), which reads any JSON and names exactly what is wrong.
 
-use std::io::{ErrorKind, Read};
+use std::borrow::Cow;
+use std::io::{self, ErrorKind, Read};
 use std::sync::Arc;
 
-use super::board_file::{HeadWords, StoredTasks, TaskHead};
+use crate::board::StoredTasks;
+use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::time::Timestamp;
 
-/// The board's own fields and its tasks, as the model keeps them (`T`): each one's head and
+/// The board's own fields and its tasks, as the model keeps them: each one's head and
 /// where its text is.
-pub struct Laid<T> {
+pub struct Laid {
     pub schema: u64,
     pub project: String,
     pub next_id: u64,
-    pub tasks: T,
+    pub tasks: StoredTasks,
 }
 
 /// The agent names of a board, each kept once however many tasks name it.
@@ -46,12 +48,13 @@ impl Names {
     }
 }
 
-/// The lines of a board, each with the offset in the file it starts at, read a piece at a
-/// time into one buffer, so a board of any size is read without holding all of it. A
+/// The lines of a board, each with the offset in the file it starts at: read a piece at a
+/// time into one buffer, so a board of any size is read without holding all of it, or
+/// borrowed from a board held whole already ([`Lines::whole`]), so nothing is copied. A
 /// board's layout is ASCII; the rest is checked to be UTF-8 as it is read.
-struct Lines<R> {
+struct Lines<'a, R> {
     reader: R,
-    buffer: Vec<u8>,
+    buffer: Cow<'a, [u8]>,
     /// The offset in the file of `buffer[0]`.
     base: usize,
     /// Where the next line starts in `buffer`.
@@ -69,11 +72,29 @@ struct Lines<R> {
 /// How much is read at a time.
 const PIECE: usize = 64 * 1024;
 
-impl<R: Read> Lines<R> {
+impl<'a> Lines<'a, io::Empty> {
+    /// The lines of `bytes`, a board held whole: nothing is read or copied. `None` when
+    /// they are not UTF-8 (the strict reader then says where).
+    fn whole(bytes: &'a [u8]) -> Option<Self> {
+        std::str::from_utf8(bytes).ok()?;
+        Some(Lines {
+            reader: io::empty(),
+            buffer: Cow::Borrowed(bytes),
+            base: 0,
+            at: 0,
+            filled: bytes.len(),
+            checked: bytes.len(),
+            ended: true,
+            failed: false,
+        })
+    }
+}
+
+impl<R: Read> Lines<'_, R> {
     fn new(reader: R) -> Self {
         Lines {
             reader,
-            buffer: vec![0; PIECE],
+            buffer: Cow::Owned(vec![0; PIECE]),
             base: 0,
             at: 0,
             filled: 0,
@@ -113,17 +134,18 @@ impl<R: Read> Lines<R> {
     /// or the text is not UTF-8 (the strict reader then says which).
     #[cold]
     fn fill(&mut self) -> Option<()> {
-        self.buffer.copy_within(self.at..self.filled, 0);
+        let buffer = self.buffer.to_mut();
+        buffer.copy_within(self.at..self.filled, 0);
         self.base += self.at;
         self.filled -= self.at;
         self.checked -= self.at;
         self.at = 0;
-        if self.filled == self.buffer.len() {
+        if self.filled == buffer.len() {
             // One line longer than the buffer: make room for it.
-            self.buffer.resize(self.buffer.len() * 2, 0);
+            buffer.resize(buffer.len() * 2, 0);
         }
         let read = loop {
-            match self.reader.read(&mut self.buffer[self.filled..]) {
+            match self.reader.read(&mut buffer[self.filled..]) {
                 Ok(read) => break read,
                 Err(error) if error.kind() == ErrorKind::Interrupted => {}
                 Err(_) => {
@@ -139,21 +161,29 @@ impl<R: Read> Lines<R> {
                 self.ended = true;
                 self.filled
             }
-            _ => match memchr::memrchr(b'\n', &self.buffer[unchecked.clone()]) {
+            _ => match memchr::memrchr(b'\n', &buffer[unchecked.clone()]) {
                 Some(at) => unchecked.start + at + 1,
                 None => return Some(()),
             },
         };
-        std::str::from_utf8(&self.buffer[self.checked..whole]).ok()?;
+        std::str::from_utf8(&buffer[self.checked..whole]).ok()?;
         self.checked = whole;
         Some(())
     }
 }
 
-/// Reads a board from `reader` into the model's list of tasks `T`; `size` (its length, if
+/// Reads a board from `reader` into the model's list of tasks; `size` (its length, if
 /// known) sizes the list.
-pub fn read<T: StoredTasks>(reader: impl Read, size: usize) -> Option<Laid<T>> {
-    let mut lines = Lines::new(reader);
+pub fn read(reader: impl Read, size: usize) -> Option<Laid> {
+    read_lines(Lines::new(reader), size)
+}
+
+/// Reads a board held whole in `bytes`, borrowing its lines rather than copying them.
+pub fn read_bytes(bytes: &[u8]) -> Option<Laid> {
+    read_lines(Lines::whole(bytes)?, bytes.len())
+}
+
+fn read_lines(mut lines: Lines<'_, impl Read>, size: usize) -> Option<Laid> {
     if lines.line()? != b"{" {
         return None;
     }
@@ -165,7 +195,7 @@ pub fn read<T: StoredTasks>(reader: impl Read, size: usize) -> Option<Laid<T>> {
     .to_string();
     let next_id = number(field(lines.line()?, b"  \"next_id\": ")?.strip_suffix(b",")?)?;
     // A task takes some 600 bytes laid out; room for that many spares regrowing the list.
-    let mut tasks = T::with_capacity(size / 512);
+    let mut tasks = StoredTasks::with_capacity(size / 512);
     let mut names = Names::default();
     let tasks_line = field(lines.line()?, b"  \"tasks\": ")?;
     if tasks_line == b"[" {
@@ -174,8 +204,8 @@ pub fn read<T: StoredTasks>(reader: impl Read, size: usize) -> Option<Laid<T>> {
             if line != b"    {" {
                 return None;
             }
-            let (head, end, more) = task::<T::Words>(&mut lines, &mut names)?;
-            tasks.push_stored(head, start + 4..end);
+            let (head, end, more) = task(&mut lines, &mut names)?;
+            tasks.push(head, start + 4..end);
             if !more {
                 break;
             }
@@ -204,11 +234,8 @@ fn field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 
 /// One task, its opening line taken: its head, where its closing brace ends, and whether
 /// another task follows.
-fn task<W: HeadWords>(
-    lines: &mut Lines<impl Read>,
-    names: &mut Names,
-) -> Option<(TaskHead<W>, usize, bool)> {
-    let mut head = TaskHead::unread(Arc::clone(&names.none));
+fn task(lines: &mut Lines<'_, impl Read>, names: &mut Names) -> Option<(Head, usize, bool)> {
+    let mut head = Head::unread(Arc::clone(&names.none));
     let mut seen = 0u32;
     let mut comma = true;
     let mut expected = 0;
@@ -313,15 +340,15 @@ enum More {
 
 impl More {
     #[inline(always)]
-    fn read<W: HeadWords>(
+    fn read(
         self,
-        lines: &mut Lines<impl Read>,
-        head: &mut TaskHead<W>,
+        lines: &mut Lines<'_, impl Read>,
+        head: &mut Head,
         comma: &mut bool,
     ) -> Option<()> {
         match self {
             More::Nothing => {}
-            More::Ids => (head.after, *comma) = numbers(lines, W::id)?,
+            More::Ids => (head.after, *comma) = numbers(lines, TaskId)?,
             More::Until(closing) => *comma = close(lines, closing)?,
         }
         Some(())
@@ -332,11 +359,11 @@ impl More {
 /// the lines that follow. (Inlined: it runs once a line, and the call cost a tenth of
 /// reading a board.)
 #[inline(always)]
-fn take<W: HeadWords>(
+fn take(
     field: Field,
     value: &[u8],
     names: &mut Names,
-    head: &mut TaskHead<W>,
+    head: &mut Head,
     seen: &mut u32,
     comma: &mut bool,
 ) -> Option<More> {
@@ -353,9 +380,9 @@ fn take<W: HeadWords>(
     }
     *seen |= bit;
     match field {
-        Field::Id => head.id = W::id(number(value)?),
-        Field::Status => head.status = W::status(named(value, W::NAMES.statuses)?),
-        Field::Priority => head.priority = W::priority(named(value, W::NAMES.priorities)?),
+        Field::Id => head.id = TaskId(number(value)?),
+        Field::Status => head.status = Status::ALL[named(value, &Status::NAMES)?],
+        Field::Priority => head.priority = Priority::ALL[named(value, &Priority::NAMES)?],
         Field::From => head.from = names.get(plain_string(value)?)?,
         Field::To => head.to = names.get(plain_string(value)?)?,
         Field::Reviewer => {
@@ -494,7 +521,7 @@ const REQUIRED_BITS: u32 = {
 
 /// Steps over the lines of a nested value up to its closing line, `closing` with or
 /// without a comma; whether it had one.
-fn close(lines: &mut Lines<impl Read>, closing: &[u8]) -> Option<bool> {
+fn close(lines: &mut Lines<'_, impl Read>, closing: &[u8]) -> Option<bool> {
     loop {
         let line = lines.line()?;
         if let Some(rest) = line.strip_prefix(closing) {
@@ -512,7 +539,10 @@ fn close(lines: &mut Lines<impl Read>, closing: &[u8]) -> Option<bool> {
 
 /// The ids of a list laid out one to a line, up to its closing line; and whether that
 /// line had a comma.
-fn numbers<Id>(lines: &mut Lines<impl Read>, id: impl Fn(u64) -> Id) -> Option<(Vec<Id>, bool)> {
+fn numbers<Id>(
+    lines: &mut Lines<'_, impl Read>,
+    id: impl Fn(u64) -> Id,
+) -> Option<(Vec<Id>, bool)> {
     let mut ids = Vec::new();
     let mut comma = true;
     loop {
@@ -630,62 +660,19 @@ pub fn below(word: u64, limit: u8) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::board_file::TaskNames;
     use std::ops::Range;
 
-    /// The words of a task's head, as the board spells them (`crate::board` gives these).
-    const WORDS: TaskNames = TaskNames {
-        statuses: &[
-            "pending",
-            "working",
-            "input_required",
-            "review_requested",
-            "changes_requested",
-            "completed",
-            "failed",
-            "canceled",
-        ],
-        priorities: &["urgent", "high", "normal", "low"],
-    };
+    type Heads = Vec<(Head, Range<usize>)>;
 
-    /// A model for these tests, which keeps a status or a priority as its place in [`WORDS`].
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    struct Places;
-
-    impl HeadWords for Places {
-        type Id = u64;
-        type Status = usize;
-        type Priority = Option<usize>;
-        const NAMES: TaskNames = WORDS;
-
-        fn id(number: u64) -> u64 {
-            number
-        }
-
-        fn status(place: usize) -> usize {
-            place
-        }
-
-        fn priority(place: usize) -> Option<usize> {
-            Some(place)
-        }
+    /// Each task's head and where its text is, as the reader read them.
+    fn heads(laid: &Laid) -> Heads {
+        laid.tasks
+            .iter()
+            .map(|(head, place)| (head.clone(), place.clone()))
+            .collect()
     }
 
-    type Heads = Vec<(TaskHead<Places>, Range<usize>)>;
-
-    impl StoredTasks for Heads {
-        type Words = Places;
-
-        fn with_capacity(capacity: usize) -> Self {
-            Vec::with_capacity(capacity)
-        }
-
-        fn push_stored(&mut self, head: TaskHead<Places>, span: Range<usize>) {
-            self.push((head, span));
-        }
-    }
-
-    fn laid(reader: impl Read, size: usize) -> Option<Laid<Heads>> {
+    fn laid(reader: impl Read, size: usize) -> Option<Laid> {
         read(reader, size)
     }
 
@@ -753,17 +740,14 @@ mod tests {
             (laid.schema, laid.project.as_str(), laid.next_id),
             (1, "p", 3)
         );
-        let tasks: Vec<_> = laid.tasks.iter().collect();
-        let (first, second) = (tasks[0], tasks[1]);
-        assert_eq!(WORDS.statuses[first.0.status], "completed");
+        let tasks = heads(&laid);
+        let (first, second) = (&tasks[0], &tasks[1]);
+        assert_eq!(first.0.status, Status::Completed);
         assert!(BOARD[first.1.clone()].starts_with("{\n      \"id\": 1,"));
         assert!(BOARD[first.1.clone()].ends_with("]\n    }"));
-        assert_eq!(second.0.after, vec![1]);
+        assert_eq!(second.0.after, vec![TaskId(1)]);
         assert_eq!(second.0.reviewer.as_deref(), Some("cy"));
-        assert_eq!(
-            second.0.priority.map(|place| WORDS.priorities[place]),
-            Some("high")
-        );
+        assert_eq!(second.0.priority, Priority::High);
         assert!(second.0.lease_expires_at.is_some());
         assert!(BOARD[second.1.clone()].ends_with("}\n    }"));
     }
@@ -783,10 +767,6 @@ mod tests {
         }
     }
 
-    fn heads(laid: &Laid<Heads>) -> Heads {
-        laid.tasks.clone()
-    }
-
     #[test]
     fn a_board_read_in_small_pieces_or_with_long_lines_reads_the_same() {
         // A subject of two-byte characters longer than the buffer: it grows, and the
@@ -796,6 +776,8 @@ mod tests {
         for text in [BOARD.to_string(), long] {
             let whole = laid(text.as_bytes(), text.len()).expect("read at once");
             assert_eq!(whole.tasks.len(), 2);
+            let borrowed = read_bytes(text.as_bytes()).expect("read where it is held");
+            assert_eq!(heads(&borrowed), heads(&whole), "borrowed, not copied");
             for step in [1, 2, 3, 7, 4096, PIECE + 1] {
                 let pieces = laid(
                     Trickle {
@@ -826,6 +808,7 @@ mod tests {
             };
             assert!(laid(trickle, 0).is_none(), "{step} at a time");
         }
+        assert!(read_bytes(&bytes).is_none(), "held whole");
 
         struct Failing;
         impl Read for Failing {
@@ -890,7 +873,7 @@ mod tests {
     /// added to one and not the others would read fine and fail later as damage.
     #[test]
     fn the_line_reader_knows_every_field_of_a_task_and_no_other() {
-        use crate::board::task::{EntryKind, Priority, Status, Task, TaskId, ThreadEntry};
+        use crate::board::task::{EntryKind, Task, ThreadEntry};
         let at = Timestamp::EPOCH;
         // Every field given a value, so that every one is written.
         let task = Task {

@@ -71,10 +71,10 @@ pub fn parse_lock_timeout(text: &str) -> Option<Duration> {
         .then(|| Duration::from_secs_f64(seconds))
 }
 
-#[cfg(test)]
 impl LockPolicy {
-    /// A policy for unit tests: waits up to `timeout`, announces nothing.
-    pub(crate) fn silent(timeout: Duration) -> Self {
+    /// Waits up to `timeout` and announces nothing: for tests, and for a caller with nobody
+    /// to tell of a wait.
+    pub fn silent(timeout: Duration) -> Self {
         LockPolicy {
             timeout,
             on_wait: |_| {},

@@ -1,24 +1,243 @@
-//! Everything that touches the disk: where files live, the one lock, atomic writes, and the
-//! locked read-change-write of a board.
+//! The seam between baton and where its state is kept: the [`Store`] trait, for a hub's
+//! state read under a lock or in a transaction and committed whole, and its implementation
+//! on the files of the hub home ([`files::FileStore`]): where files live, the one lock,
+//! atomic writes, the board's layout and the group commit of a resident server.
+//!
+//! The store lays out the model's values (`crate::board`) and knows no domain's rules: a
+//! change is decided by the closure handed to it, which the session writes.
 
+pub mod archive_file;
 pub mod atomic;
 pub mod board_file;
 pub mod board_layout;
 pub mod board_source;
 pub mod cache;
+pub mod document;
+pub mod files;
+pub mod group;
 pub mod journal;
 pub mod jsonl;
 pub mod lock;
 pub mod log;
+pub mod mail_file;
+pub mod mailbox;
 pub mod paths;
 pub mod platform;
 pub mod presence;
 pub mod regular;
 pub mod tail;
+pub mod transaction;
 pub mod versioned;
 
+use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::board::mail::{Message, ReadPositions};
+use crate::board::record::ActivityRecord;
+use crate::board::task::{Task, TaskId};
+use crate::board::{Board, BoardError};
+use crate::time::Timestamp;
+
+pub use document::{Collection, Document, Documents, Edit, Version, Wait};
+pub use mailbox::Mailbox;
+pub use transaction::Transaction;
+
+/// A hub's state, wherever it is kept (the files of the hub home now, PostgreSQL next):
+/// each project's board, its activity log, its archive, its mail and read positions; the
+/// small versioned documents ([`Documents`]: projects, agents, tokens and logins, alerts,
+/// the alert queue); presence (live sessions, listeners). A reader takes no lock and sees
+/// every change whole or not at all; a change runs under the project's lock (or in one
+/// transaction) and is committed whole, or nothing of it is.
+///
+/// Object-safe, so a hub holds an `Arc<dyn Store>`: a change is a closure over a
+/// [`Transaction`] (or a [`Mailbox`], or a document's text) that says whether to keep what
+/// it did ([`GaveUp`] to undo it); the typed wrappers ([`change_board`], [`change_mail`],
+/// [`versioned::update`]) carry the caller's result and error through it.
+pub trait Store: Documents + fmt::Debug + Send + Sync {
+    /// This store, waiting for a busy lock as `policy` says (a hook waits briefly), and
+    /// sharing whatever this one keeps between changes.
+    fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
+
+    /// The board of `project` as it is now, read without the lock; a project with no board
+    /// yet has an empty one.
+    fn board(&self, project: &str) -> Result<Board, StoreError>;
+
+    /// One change of the board of `project`, at `now`: the board is read under the
+    /// project's lock (after completing what a writer killed half-way left), `change` is
+    /// run on it once, and what it did is committed whole (with the finished tasks past
+    /// their time moved to the archive), unless it gave up, when nothing is written. A
+    /// store that serves many callers at once may commit the changes that arrive together
+    /// in one write, each still applied alone, in order, on the board the one before left.
+    fn change_board(
+        &self,
+        project: &str,
+        now: Timestamp,
+        change: &mut dyn FnMut(&mut Transaction) -> Result<(), GaveUp>,
+    ) -> Result<(), StoreError>;
+
+    /// The board and log of `project` as they stand between changes, for a look that must
+    /// see no change half made (`doctor`): read under the project's lock, after completing
+    /// (or dropping) what a writer killed half-way left, which is told. `None` when a
+    /// change is being written now: a look does not wait for it.
+    fn snapshot(&self, project: &str) -> Result<Option<Snapshot>, StoreError>;
+
+    /// The board of `project` before its last change (every write keeps it): what `doctor
+    /// --restore` brings back. `None` when there is none. Its tasks are decoded when used.
+    fn previous_board(&self, project: &str) -> Result<Option<Board>, StoreError>;
+
+    /// Brings a previous board of `project` back, under the project's lock, after
+    /// completing what a killed writer left: `plan` gets the previous board, the current
+    /// one and the log, as they stand under the lock, and returns the board to write with
+    /// the records that log it, or gives up. The board replaced becomes the previous one,
+    /// as on every write. With `dry_run`, `plan` sees them as they are now, with no lock,
+    /// and nothing is written.
+    fn restore_board(
+        &self,
+        project: &str,
+        dry_run: bool,
+        plan: &mut dyn FnMut(Restoring) -> Result<(Board, Vec<ActivityRecord>), GaveUp>,
+    ) -> Result<(), StoreError>;
+
+    /// The activity records of `project`, oldest first: those at or after `since`, and of
+    /// them the last `last`.
+    fn log(
+        &self,
+        project: &str,
+        since: Option<Timestamp>,
+        last: Option<usize>,
+    ) -> Result<Vec<ActivityRecord>, StoreError>;
+
+    /// Logs a change whose writer was killed after it committed but before it was logged
+    /// (or drops what a change that never committed left), unless a writer is at work on
+    /// the project: that writer does it first itself.
+    fn catch_up_log(&self, project: &str) -> Result<(), StoreError>;
+
+    /// The archived task `id` of `project`; the last copy if a crash left two.
+    fn archived_task(&self, project: &str, id: TaskId) -> Result<Option<Task>, StoreError>;
+
+    /// Every archived task of `project`, oldest first.
+    fn archived_tasks(&self, project: &str) -> Result<Vec<Task>, StoreError>;
+
+    /// The highest id in the archive of `project` (0 for none), so that no new task reuses
+    /// one. Asked under the project's lock, in a change.
+    fn highest_archived_id(&self, project: &str) -> Result<u64, StoreError>;
+
+    /// Every message of the mail of `project`, oldest first, read without the lock. A
+    /// message that does not read (torn by a crashed writer, or from a newer baton) is
+    /// skipped, and kept as it is.
+    fn mail(&self, project: &str) -> Result<Vec<Message>, StoreError>;
+
+    /// How far each agent has read the mail of `project`, read without the lock.
+    fn read_positions(&self, project: &str) -> Result<ReadPositions, StoreError>;
+
+    /// One change of the mail of `project`, at `now`: the messages and read positions are
+    /// read under the mail's lock (never the board's: a message never waits for a board
+    /// change), `change` is run once, and what it did is committed whole, unless it gave
+    /// up. As for a board, a store may commit changes that arrive together in one write.
+    fn change_mail(
+        &self,
+        project: &str,
+        now: Timestamp,
+        change: &mut dyn FnMut(&mut Mailbox) -> Result<(), GaveUp>,
+    ) -> Result<(), StoreError>;
+
+    /// Records `mark` (a name of the caller's making); false when it was recorded already,
+    /// by this process or any other: how a thing is told once, whoever looks first (a
+    /// stall's alert).
+    fn mark_once(&self, mark: &str) -> Result<bool, StoreError>;
+
+    /// Announces that `agent` has a live session of `client` in `project` (a process that
+    /// can take work into a running session), for as long as the returned value is kept.
+    fn announce_session(
+        &self,
+        project: &str,
+        agent: &str,
+        client: &str,
+    ) -> Result<presence::Presence, StoreError>;
+
+    /// Announces a listener of `agent` (`baton listen` on its machine) whose event stream
+    /// this process serves, for as long as the returned value is kept.
+    fn announce_listener(&self, agent: &str) -> Result<presence::Presence, StoreError>;
+
+    /// Whether a listener of `agent` is announced now.
+    fn is_listened(&self, agent: &str) -> bool;
+
+    /// The clients of `agent`'s live sessions in `project`, one entry a session, sorted.
+    fn live_clients(&self, project: &str, agent: &str) -> Vec<String>;
+}
+
+/// A project's board and log as they stand between changes ([`Store::snapshot`]).
+#[derive(Debug)]
+pub struct Snapshot {
+    /// What a writer killed half-way had left, now completed or dropped; `None` for nothing.
+    pub recovered: Option<journal::Recovered<ActivityRecord>>,
+    /// The board; `None` when the project has none yet.
+    pub board: Result<Option<Board>, StoreError>,
+    pub log: Result<Vec<ActivityRecord>, StoreError>,
+}
+
+/// What a restore of a board is planned from ([`Store::restore_board`]).
+#[derive(Debug)]
+pub struct Restoring {
+    /// The board before the last change; `None` when there is none.
+    pub previous: Result<Option<Board>, StoreError>,
+    /// The board now; `None` when the project has none.
+    pub current: Result<Option<Board>, StoreError>,
+    pub log: Vec<ActivityRecord>,
+}
+
+/// What a change handed to a store returns to have what it did undone and nothing written;
+/// why it gave up is the caller's to tell (see [`change_board`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GaveUp;
+
+/// [`Store::change_board`] for a change with a result and an error of its own: its result
+/// when it is committed, its error when it fails (nothing written), the store's when the
+/// store fails.
+pub fn change_board<T, E: From<StoreError>>(
+    store: &dyn Store,
+    project: &str,
+    now: Timestamp,
+    change: impl FnOnce(&mut Transaction) -> Result<T, E>,
+) -> Result<T, E> {
+    run_once(change, |change| store.change_board(project, now, change))
+}
+
+/// [`Store::change_mail`] for a change with a result and an error of its own, as
+/// [`change_board`].
+pub fn change_mail<T, E: From<StoreError>>(
+    store: &dyn Store,
+    project: &str,
+    now: Timestamp,
+    change: impl FnOnce(&mut Mailbox) -> Result<T, E>,
+) -> Result<T, E> {
+    run_once(change, |change| store.change_mail(project, now, change))
+}
+
+/// Hands `change` to `commit` as the closure a store runs, and gives back what it returned
+/// (or the store's failure).
+fn run_once<W, T, E: From<StoreError>>(
+    change: impl FnOnce(&mut W) -> Result<T, E>,
+    commit: impl FnOnce(&mut dyn FnMut(&mut W) -> Result<(), GaveUp>) -> Result<(), StoreError>,
+) -> Result<T, E> {
+    let mut change = Some(change);
+    let mut outcome = None;
+    let committed = commit(&mut |work| {
+        // A store runs a change once; were it asked again, the change has nothing to give.
+        let change = change.take().ok_or(GaveUp)?;
+        let result = change(work);
+        let gave_up = result.is_err();
+        outcome = Some(result);
+        if gave_up { Err(GaveUp) } else { Ok(()) }
+    });
+    match (committed, outcome) {
+        (_, Some(Err(refused))) => Err(refused),
+        (Err(failed), _) => Err(failed.into()),
+        (Ok(()), Some(Ok(result))) => Ok(result),
+        (Ok(()), None) => Err(StoreError::Unfinished.into()),
+    }
+}
 
 /// A failure to read or write stored data.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +258,10 @@ pub enum StoreError {
     NotRegular { path: PathBuf, kind: &'static str },
     #[error("{path} is unreadable: {detail}", path = path.display())]
     Corrupt { path: PathBuf, detail: String },
+    /// A change the store took in but never finished (its batch ended without a word on
+    /// it); nothing of it was written.
+    #[error("the change was not written")]
+    Unfinished,
     #[error(
         "{path} has schema {found}, newer than this baton understands ({known}); upgrade baton",
         path = path.display()
@@ -48,12 +271,6 @@ pub enum StoreError {
         found: u64,
         known: u32,
     },
-    #[error(
-        "{task} is the id of more than one task in {path}; baton will not guess which is meant",
-        path = path.display()
-    )]
-    /// `task` is the id as shown.
-    DuplicateId { path: PathBuf, task: String },
 }
 
 /// A setting from the environment (`BATON_HOME`, `BATON_LOCK_TIMEOUT`) the store cannot
@@ -70,6 +287,23 @@ impl SettingError {
         SettingError {
             message: message.into(),
             hint,
+        }
+    }
+}
+
+/// The store meets a board the model refuses as a damaged file, in the same words.
+impl From<BoardError> for StoreError {
+    fn from(refused: BoardError) -> Self {
+        let detail = match &refused {
+            BoardError::Undecodable { task, detail, .. } => format!("{task}: {detail}"),
+            BoardError::NoTaskAt { index, .. } => format!("no task at place {index}"),
+            BoardError::DuplicateId { task, .. } => {
+                format!("{task} is the id of more than one task")
+            }
+        };
+        StoreError::Corrupt {
+            path: refused.origin().to_path_buf(),
+            detail,
         }
     }
 }
@@ -100,14 +334,11 @@ impl StoreError {
                 path: path.clone(),
                 detail: detail.clone(),
             },
+            StoreError::Unfinished => StoreError::Unfinished,
             StoreError::NewerSchema { path, found, known } => StoreError::NewerSchema {
                 path: path.clone(),
                 found: *found,
                 known: *known,
-            },
-            StoreError::DuplicateId { path, task } => StoreError::DuplicateId {
-                path: path.clone(),
-                task: task.clone(),
             },
         }
     }

@@ -1,5 +1,5 @@
 //! What the store does differently on Unix and on Windows, and nowhere else: private
-//! permissions, which file a path names, reading and writing at an offset, opening without
+//! permissions, which file a path names, writing at an offset, opening without
 //! blocking, the kinds of file that are not regular, and syncing a directory. Every function
 //! here has one body per platform; the rest of the store is the same everywhere.
 //!
@@ -9,14 +9,14 @@
 //! - Which file a path names ([`file_id`]): the inode number on Unix, the file index on
 //!   Windows (which std has only as an unstable API, so it is asked of Windows here).
 //!   Either is kept by a rename and by an append, and differs for a file made anew.
-//! - Replacing a file that is open ([`OPEN_FILES_SURVIVE_REPLACE`], [`rename_replacing`]):
+//! - Replacing a file that is open ([`rename_replacing`]):
 //!   on Unix a rename over a file others hold open is always allowed, and they go on
 //!   reading the old bytes. Windows allows it only where the rename gets POSIX semantics
 //!   (NTFS on Windows 10 and later, to a reader that opened with FILE_SHARE_DELETE, as std
 //!   does); with the classic semantics (FAT, many network shares, Wine) it is refused with
-//!   "Access denied" for as long as any handle is open. So on Windows no file that is
-//!   replaced is kept open past reading it, and a rename that meets another process's
-//!   reader in the middle of its read is tried again.
+//!   "Access denied" for as long as any handle is open. So no file that is replaced is kept
+//!   open past reading it (a board is read whole into memory), and on Windows a rename that
+//!   meets another process's reader in the middle of its read is tried again.
 
 use std::fs::{File, FileType, Metadata, OpenOptions};
 use std::io;
@@ -110,10 +110,6 @@ fn windows_file_index(path: &Path) -> Option<u64> {
         (u64::from(information.nFileIndexHigh) << 32) | u64::from(information.nFileIndexLow)
     })
 }
-
-/// Whether a file may be held open while a rename replaces it (see the module's comment):
-/// only then is a board read again from its open file instead of from its bytes in memory.
-pub const OPEN_FILES_SURVIVE_REPLACE: bool = cfg!(unix);
 
 /// Renames `from` over `to`. On Windows a refusal ("Access denied", or a sharing
 /// violation) while someone holds `to` open is tried again for a while: readers hold a
@@ -210,41 +206,6 @@ pub fn plain_windows_path(verbatim: &str) -> Option<String> {
 pub fn device_and_inode(metadata: &Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
     (metadata.dev(), metadata.ino())
-}
-
-/// Reads into `buffer` from `file` at `offset`; how much it read (0 at the end). On Windows
-/// this moves the file's cursor, which nothing reading a file at offsets relies on.
-fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::read_at(file, buffer, offset)
-    }
-    #[cfg(windows)]
-    {
-        std::os::windows::fs::FileExt::seek_read(file, buffer, offset)
-    }
-}
-
-/// Fills `buffer` from `file` at `offset`, short only where the file ends; how much it read.
-pub fn read_at_most(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match read_at(file, &mut buffer[filled..], offset + filled as u64) {
-            Ok(0) => break,
-            Ok(read) => filled += read,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(filled)
-}
-
-/// Fills `buffer` from `file` at `offset`; an error if the file ends first.
-pub fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<()> {
-    match read_at_most(file, buffer, offset)? == buffer.len() {
-        true => Ok(()),
-        false => Err(io::ErrorKind::UnexpectedEof.into()),
-    }
 }
 
 /// Writes all of `bytes` into `file` at `offset` (on Windows, moving its cursor).

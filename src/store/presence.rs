@@ -27,15 +27,31 @@ use super::atomic::create_private_dir_all;
 use super::lock::{self, FileLock};
 use super::paths::Home;
 
-/// A live session, announced for as long as this value lives: dropping it takes the
-/// announcement back. (A process that is killed leaves the file behind, held by nobody.)
+/// A live session or a listener, announced for as long as this value lives: dropping it
+/// takes the announcement back. What holds the announcement is the store's.
 #[derive(Debug)]
 pub struct Presence {
+    _announcement: Box<dyn std::fmt::Debug + Send + Sync>,
+}
+
+impl Presence {
+    /// The announcement `held` makes for as long as it is kept.
+    pub fn new(held: impl std::fmt::Debug + Send + Sync + 'static) -> Self {
+        Presence {
+            _announcement: Box::new(held),
+        }
+    }
+}
+
+/// The file store's announcement: a lock file held open. (A process that is killed leaves
+/// the file behind, held by nobody.)
+#[derive(Debug)]
+struct HeldFile {
     path: PathBuf,
     _lock: FileLock,
 }
 
-impl Drop for Presence {
+impl Drop for HeldFile {
     fn drop(&mut self) {
         // Removed while still held, so no look in between can find it unheld.
         let _ = fs::remove_file(&self.path);
@@ -97,7 +113,7 @@ fn hold(dir: &Path, stem: &str) -> Result<Presence, StoreError> {
         source: std::io::Error::new(ErrorKind::WouldBlock, "held by another process"),
     })?;
     fs::rename(&staging, &path).map_err(StoreError::io(&path))?;
-    Ok(Presence { path, _lock: lock })
+    Ok(Presence::new(HeldFile { path, _lock: lock }))
 }
 
 /// The clients of `agent`'s live sessions in `project`, one entry a session, sorted.

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::clients_woken::{ModelServer, configure_codex};
-use crate::common::{Run, TestEnv, baton_bin};
+use crate::common::{Run, TestEnv, baton_bin, files_only};
 use crate::http::Served;
 use crate::setup::Machine;
 
@@ -221,6 +221,9 @@ fn codex_entry(bin: &Path, machine: &Machine) -> Option<Value> {
 
 #[test]
 fn codex_lists_baton_with_its_identity() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let Some(bin) = clients_bin() else {
         return;
     };

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{Run, TestEnv};
+use crate::common::{Run, TestEnv, files_only};
 
 /// When the work was handed over.
 const SENT: &str = "2026-11-29T12:00:00.000Z";
@@ -288,6 +288,9 @@ fn no_notice_when_the_agent_has_a_wake_command() {
 
 #[test]
 fn no_notice_when_the_agent_has_a_live_session() {
+    if !files_only("calls the file store itself") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["lead", "codex"]);
     let home = baton::store::paths::Home::new(env.home());

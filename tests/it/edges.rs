@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{HeldLock, TestEnv};
+use crate::common::{HeldLock, TestEnv, files_only};
 use crate::setup::Machine;
 
 /// Long enough for a loaded machine; a process that hangs is killed at it and fails.
@@ -146,6 +146,9 @@ fn assert_error_with_null_id(answer: &Value, code: i64) {
 
 #[test]
 fn mcp_answers_a_line_that_is_not_json_with_a_parse_error() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let env = TestEnv::new();
     let mut server = RawMcp::start(&env);
     server.send(json!({
@@ -389,6 +392,9 @@ fn a_hook_with_an_unknown_event_or_client_exits_0_without_reading_stdin() {
 
 #[test]
 fn a_hook_answers_when_the_client_keeps_stdin_open() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let env = codex_has_work();
     // The client's whole JSON, then nothing more and no end of input.
     let run = hook_with_open_stdin(
@@ -410,6 +416,9 @@ fn a_hook_answers_when_the_client_keeps_stdin_open() {
 
 #[test]
 fn a_prompt_hook_with_the_mail_lock_held_shows_the_inbox_and_leaves_the_mail_unread() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let env = codex_has_work();
     let _held = HeldLock::on(&env.project_dir("default").join("mail.lock"));
     let run = hook_with_input(
@@ -429,6 +438,9 @@ fn a_prompt_hook_with_the_mail_lock_held_shows_the_inbox_and_leaves_the_mail_unr
 
 #[test]
 fn hooks_with_the_board_lock_held_show_the_inbox_and_renew_no_lease() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let env = codex_has_work();
     env.run_env(
         "claude",
@@ -477,6 +489,9 @@ fn hooks_with_the_board_lock_held_show_the_inbox_and_renew_no_lease() {
 
 #[test]
 fn a_hook_with_the_registry_lock_held_shows_the_inbox() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let env = codex_has_work();
     let seen = env.run("", &["--json", "agent", "show", "codex"]).json()["last_seen"].clone();
     // An hour on, codex's heartbeat is due, which is a write under its registry lock.

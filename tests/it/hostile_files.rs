@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{Run, TestEnv, WATCHDOG, finish, run_guarded, spawn};
+use crate::common::{Run, TestEnv, WATCHDOG, files_only, finish, run_guarded, spawn};
 
 fn mkfifo(path: &Path) {
     let made = Command::new("mkfifo")
@@ -169,6 +169,9 @@ fn a_fifo_at_any_baton_file_is_refused_naming_it_and_nothing_hangs() {
 /// takes the same lock but does not read the board.)
 #[test]
 fn a_command_meeting_a_fifo_does_not_lock_out_other_writers() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let env = populated();
     with_fifo_at(&env, "projects/default/board.json", |path| {
         let mut stuck = env.command(&env.work());
@@ -211,6 +214,9 @@ fn a_command_meeting_a_fifo_does_not_lock_out_other_writers() {
 /// FIFO is refused when a command looks for an archived task.
 #[test]
 fn watch_and_the_archive_refuse_a_fifo_too() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let env = populated();
     with_fifo_at(&env, "projects/default/board.json", |path| {
         let mut watch = env.command(&env.work());
@@ -243,6 +249,9 @@ fn watch_and_the_archive_refuse_a_fifo_too() {
 /// so that its commands land on `default`.
 #[test]
 fn a_fifo_project_json_does_not_send_its_workspace_to_default() {
+    if !files_only("reads board.json") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["lead", "dev"]);
     let api = env.root.path().join("api");
@@ -271,6 +280,9 @@ fn a_fifo_project_json_does_not_send_its_workspace_to_default() {
 
 #[test]
 fn a_directory_at_board_json_is_stored_data_unreadable_exit_4() {
+    if !files_only("reads board.json") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["lead", "dev"]);
     let path = env.board_path("default");
@@ -554,6 +566,9 @@ fn exited_pid() -> u32 {
 
 #[test]
 fn a_lock_held_by_an_unsigned_process_does_not_name_the_dead_recorded_pid() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["lead", "dev"]);
     env.send("lead", "dev", "x", &["--no-wake"]);

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, files_only};
 
 /// `baton hook EVENT --client opencode` as the plugin runs it: the JSON it sends on stdin,
 /// stdout back.
@@ -326,6 +326,9 @@ fn hook_follow_does_not_push_what_the_agent_has_seen() {
 /// lock is free.
 #[test]
 fn hook_follow_does_not_push_twice_when_seen_cannot_be_recorded() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["lead", "oc"]);
     env.send("lead", "oc", "Locked out", &[]);
@@ -406,6 +409,9 @@ fn a_push_that_never_reaches_the_session_leaves_the_work_unseen() {
 /// once the lock is free.
 #[test]
 fn hook_follow_outlasts_a_lock_busy_past_its_timeout() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     const T0: &str = "2026-12-01T10:00:00.000Z";
     // Past half of the 30-minute lease: every look of oc's renews it, a locked write.
     const LATER: &str = "2026-12-01T10:20:00.000Z";

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Run, TestEnv, task_in};
+use crate::common::{Run, TestEnv, files_only, task_in};
 use crate::http::{Served, eventually};
 
 /// The hub's machine: a home served on loopback, with a token for `codex`.
@@ -303,6 +303,9 @@ fn serve_on(env: &TestEnv, address: &str) -> Child {
 #[cfg(unix)]
 #[test]
 fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let env = TestEnv::new();
     env.run("", &["agent", "add", "codex"]).ok();
     let token = env
@@ -477,6 +480,9 @@ fn a_token_removed_on_the_hub_is_refused_at_the_next_remote_command() {
 
 #[test]
 fn only_the_tokens_agent_may_act_and_hub_only_commands_say_so() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let hub = Hub::start();
     let agent = Agent::of(&hub);
     let other = agent.run(&["--as", "alice", "inbox"]);
@@ -1070,6 +1076,9 @@ fn a_claim_stalls_on_time_while_listen_and_watch_look_and_the_agents_own_command
 
 #[test]
 fn a_board_watched_on_the_hubs_machine_renews_no_lease_and_records_no_heartbeat() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let (env, _token, lease) = hub_with_a_claim_near_its_end();
     let seen = |env: &TestEnv| {
         let record: Value = serde_json::from_str(
@@ -1222,6 +1231,9 @@ fn a_remote_agent_is_shown_its_own_mapped_directory_never_the_hubs_path() {
 
 #[test]
 fn a_wake_command_is_shown_to_its_agent_and_the_coordinator_and_runs_only_for_waiting_work() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let hub = Hub::start();
     hub.env
         .run(
@@ -1324,6 +1336,9 @@ touch "$0"
 #[cfg(target_os = "linux")]
 #[test]
 fn listens_wake_run_holds_no_descriptor_above_2() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let hub = Hub::start();
     let agent = Agent::of(&hub);
     let done = agent.env.root.path().join("listed");
@@ -1386,6 +1401,9 @@ fn listen_stops_at_once_on_sigterm_and_says_so() {
 #[cfg(unix)]
 #[test]
 fn after_three_runs_in_a_row_listen_runs_again_for_what_still_waits() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let hub = Hub::start();
     let agent = Agent::of(&hub);
     let runs = agent.env.root.path().join("runs.txt");

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{Run, TestEnv, baton_bin};
+use crate::common::{Run, TestEnv, baton_bin, files_only};
 
 const CLIENTS: [&str; 4] = ["claude", "codex", "gemini", "opencode"];
 
@@ -299,6 +299,9 @@ const OPENCODE: &str = r#"{
 
 #[test]
 fn claude_gets_server_hooks_skill_and_registration_and_keeps_the_rest() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new().with_user_configs();
     let said = machine.setup(&["--client", "claude"]).ok().to_string();
     // It says how to start a session that takes channel pushes, and leaves the flag to
@@ -386,6 +389,9 @@ fn claude_gets_server_hooks_skill_and_registration_and_keeps_the_rest() {
 
 #[test]
 fn codex_follows_codex_home_and_keeps_toml_comments() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new().with_user_configs();
     let run = machine.setup(&["--client", "codex"]);
     assert!(
@@ -466,6 +472,9 @@ fn codex_follows_codex_home_and_keeps_toml_comments() {
 
 #[test]
 fn gemini_gets_trusted_server_and_millisecond_hooks_in_one_file_with_its_comments() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new().with_user_configs();
     machine.setup(&["--client", "gemini"]).ok();
     let path = machine.user().join(".gemini/settings.json");
@@ -512,6 +521,9 @@ fn gemini_gets_trusted_server_and_millisecond_hooks_in_one_file_with_its_comment
 
 #[test]
 fn opencode_follows_xdg_config_home_and_gets_the_plugin() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new().with_user_configs();
     let plugin = machine.xdg_config().join("opencode/plugins/baton.js");
     let dry = machine.setup(&["--client", "opencode", "--dry-run"]);
@@ -690,6 +702,9 @@ fn backups_hold_what_the_file_held_before() {
 
 #[test]
 fn dry_run_shows_the_changes_and_writes_nothing() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new().with_user_configs();
     let before = machine.files();
     let run = machine.setup(&["--client", "claude,codex,gemini,opencode", "--dry-run"]);
@@ -941,6 +956,9 @@ fn uninstall_removes_the_wake_command_setup_registered_and_doctor_is_clean() {
 
 #[test]
 fn a_file_it_cannot_parse_is_refused_and_nothing_is_written() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new().with_user_configs();
     let broken = "{\n  \"model\": \"opus\",\n";
     machine.write(&machine.user().join(".claude/settings.json"), broken);
@@ -1081,6 +1099,9 @@ fn assert_no_token_in(files: &BTreeMap<PathBuf, Vec<u8>>) {
 
 #[test]
 fn remote_setup_gives_each_client_the_hub_s_url_and_the_token_s_variable_only() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new().with_user_configs();
     let said = machine
         .setup_remote(&["--client", "claude,codex,gemini,opencode"])
@@ -1306,6 +1327,9 @@ fn a_bad_url_or_variable_is_refused_with_exit_1_and_nothing_written() {
 #[cfg(any(target_os = "linux", target_os = "macos"))]
 #[test]
 fn a_remote_dry_run_shows_the_wiring_but_not_the_token_and_writes_nothing() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new().with_user_configs();
     let before = machine.files();
     let out = machine
@@ -1337,6 +1361,9 @@ fn a_remote_dry_run_shows_the_wiring_but_not_the_token_and_writes_nothing() {
 #[cfg(target_os = "linux")]
 #[test]
 fn the_listen_service_keeps_baton_listen_waking_the_client_and_goes_with_uninstall() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new();
     let original = machine.files();
     let run = machine.setup_remote(&["--client", "codex", "--listen-service"]);
@@ -1422,6 +1449,9 @@ fn the_listen_service_keeps_baton_listen_waking_the_client_and_goes_with_uninsta
 #[cfg(target_os = "linux")]
 #[test]
 fn without_the_token_in_setup_s_environment_the_service_is_written_and_the_user_told() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let machine = Machine::new();
     let run = machine.setup(&[
         "--client",

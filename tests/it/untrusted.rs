@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Run, TestEnv};
+use crate::common::{Run, TestEnv, files_only};
 
 /// Sets the clipboard (OSC 52), clears the screen, and makes a link that shows one address
 /// and opens another (OSC 8); then a right-to-left override and a C1 control.
@@ -198,6 +198,9 @@ fn watch_shows_the_board_escaped() {
 
 #[test]
 fn json_and_the_files_keep_the_exact_text() {
+    if !files_only("reads board.json") {
+        return;
+    }
     let env = hostile_hub();
     let body = hostile_body();
     let shown = env.run("claude", &["--json", "show", "1"]).json();
@@ -245,6 +248,9 @@ fn hook(env: &TestEnv, agent: &str, client: &str, event: &str, stdin: &str) -> R
 
 #[test]
 fn a_ten_megabyte_body_gives_a_small_hook_answer() {
+    if !files_only("reads board.json") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["claude", "codex"]);
     env.send("claude", "codex", "huge", &["--body", "x"]);
@@ -313,6 +319,9 @@ fn many_long_tasks_and_messages_give_a_small_hook_answer() {
 
 #[test]
 fn one_line_fields_refuse_control_characters_and_change_nothing() {
+    if !files_only("reads board.json") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["claude", "codex"]);
     env.send("claude", "codex", "first", &[]);
@@ -370,6 +379,9 @@ fn one_line_fields_refuse_control_characters_and_change_nothing() {
 
 #[test]
 fn one_line_fields_have_a_length_cap_in_every_face() {
+    if !files_only("reads board.json") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["claude", "codex"]);
     // What the attacker sent: the page then took 22 seconds to draw it.
@@ -522,6 +534,9 @@ fn text_over_256_kib_is_refused_with_a_hint() {
 
 #[test]
 fn mcp_send_meets_the_same_rules() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["claude", "codex"]);
     let mut server = Command::new(crate::common::baton_bin());
@@ -592,6 +607,9 @@ fn mcp_send_meets_the_same_rules() {
 
 #[test]
 fn doctor_quotes_subjects_escaped() {
+    if !files_only("reads board.json") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["claude", "codex"]);
     env.send("claude", "codex", "one", &[]);
@@ -611,6 +629,9 @@ fn doctor_quotes_subjects_escaped() {
 /// escaped inline, so it cannot print a line that passes for one of baton's own.
 #[test]
 fn a_name_with_line_breaks_forges_no_line_in_any_listing() {
+    if !files_only("reads board.json") {
+        return;
+    }
     let env = TestEnv::new();
     env.register(&["lead", "dev"]);
     env.send("lead", "dev", "Real work", &["--no-wake"]);

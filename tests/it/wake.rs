@@ -12,7 +12,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{Run, TestEnv, baton_bin};
+use crate::common::{Run, TestEnv, baton_bin, files_only};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -371,6 +371,9 @@ fn a_message_wakes_its_recipient_and_a_completed_task_wakes_its_sender() {
 
 #[test]
 fn no_wake_flag_and_the_project_setting_keep_the_agent_asleep_until_woken_by_hand() {
+    if !files_only("looks at a project's files") {
+        return;
+    }
     let team = Team::new();
     let quiet = team.send("Not now", &["--no-wake"], false);
     quiet.ok();

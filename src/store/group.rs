@@ -17,8 +17,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::{self, Thread};
 
-use crate::error::{Error, Result};
-use crate::store::lock::FileLock;
+use super::StoreError;
+use super::lock::FileLock;
 
 /// What a batch changes, with the marks a failed change is rolled back to.
 pub trait Work {
@@ -89,7 +89,7 @@ struct Batch<W> {
     /// begin, which `outcome` says.
     work: Option<W>,
     /// How the batch ended, for its members to copy.
-    outcome: Arc<OnceLock<Result<()>>>,
+    outcome: Arc<OnceLock<Result<(), StoreError>>>,
 }
 
 impl<W> Batch<W> {
@@ -105,15 +105,16 @@ impl<W> Group<W> {
 }
 
 impl<W: Work> Group<W> {
-    /// Applies `change` in the next batch and returns its result once the batch is written.
-    /// `begin` (take the lock, read) and `write` are called only if this change leads its
-    /// batch.
-    pub fn run<T>(
+    /// Applies `change` in the next batch and returns its result once the batch is written:
+    /// the batch's failure to begin or be written, else what `change` returned (a change
+    /// that failed returns at once, its work rolled back). `begin` (take the lock, read)
+    /// and `write` are called only if this change leads its batch.
+    pub fn run<T, E>(
         &self,
-        begin: impl FnOnce() -> Result<(FileLock, W)>,
-        change: impl FnOnce(&mut W) -> Result<T>,
-        write: impl FnOnce(W) -> Result<()>,
-    ) -> Result<T> {
+        begin: impl FnOnce() -> Result<(FileLock, W), StoreError>,
+        change: impl FnOnce(&mut W) -> Result<T, E>,
+        write: impl FnOnce(W) -> Result<(), StoreError>,
+    ) -> Result<Result<T, E>, StoreError> {
         let mut state = self.lock();
         let ticket = state.next_ticket;
         state.next_ticket += 1;
@@ -180,7 +181,7 @@ impl<W: Work> Group<W> {
         }
         let result = match applied {
             Ok(Ok(result)) => result,
-            Ok(Err(refused)) => return Err(refused),
+            Ok(Err(refused)) => return Ok(Err(refused)),
             Err(panicked) => {
                 drop(state);
                 panic::resume_unwind(panicked)
@@ -191,7 +192,7 @@ impl<W: Work> Group<W> {
         }
         drop(state);
         match outcome.get() {
-            Some(Ok(())) => Ok(result),
+            Some(Ok(())) => Ok(Ok(result)),
             written => Err(copy_of(written)),
         }
     }
@@ -240,7 +241,7 @@ impl<W: Work> Group<W> {
         &'a self,
         mut state: MutexGuard<'a, GroupState<W>>,
         guard: FileLock,
-        write: impl FnOnce(W) -> Result<()>,
+        write: impl FnOnce(W) -> Result<(), StoreError>,
     ) -> MutexGuard<'a, GroupState<W>> {
         let leader = state
             .open
@@ -273,9 +274,9 @@ impl<W: Work> Group<W> {
 }
 
 /// A member's copy of how its batch ended.
-fn copy_of(outcome: Option<&Result<()>>) -> Error {
+fn copy_of(outcome: Option<&Result<(), StoreError>>) -> StoreError {
     match outcome {
         Some(Err(error)) => error.duplicate(),
-        _ => Error::invalid("the change was not written"),
+        _ => StoreError::Unfinished,
     }
 }

@@ -1,0 +1,278 @@
+//! An in-process harness for the session: a hub on a store in a temporary directory, and
+//! sessions opened on it, driven through the same functions the faces call (send, act,
+//! inbox) without the binary. The rules here were tested only through the binary before;
+//! what a user types and sees stays tested there (`tests/it`).
+
+use std::path::PathBuf;
+
+use super::{AfterEffects, Hub, NewTask, Request, Session};
+use crate::board::inbox::Reason;
+use crate::board::task::{Status, TaskId};
+use crate::board::transition::Action;
+use crate::error::Result;
+use crate::store::lock::LockPolicy;
+use crate::store::paths::Home;
+use crate::time::Timestamp;
+
+/// A hub of its own, on the file store in a temporary directory, that wakes and notifies
+/// nobody.
+pub struct TestHub {
+    root: tempfile::TempDir,
+    pub hub: Hub,
+}
+
+impl TestHub {
+    pub fn new() -> TestHub {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        let home = Home::new(root.path().join("home"));
+        std::fs::create_dir_all(root.path().join("work")).expect("a working directory");
+        let lock = LockPolicy::silent(std::time::Duration::from_secs(10));
+        TestHub {
+            hub: Hub::new(home, lock, AfterEffects::none()),
+            root,
+        }
+    }
+
+    /// Where the sessions run: no workspace is bound there, so it is the `default` project.
+    fn work(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+
+    /// `agent`'s session, at `now`.
+    pub fn at(&self, agent: &str, now: &str) -> Session {
+        let mut session = Session::open(
+            self.hub.clone(),
+            Request {
+                agent: Some(agent),
+                project: None,
+                cwd: Some(&self.work()),
+            },
+        )
+        .expect("a session opens");
+        session.now = time(now);
+        session
+    }
+
+    /// Registers `agents` (each opens a session once, as its first command would).
+    pub fn register(&self, agents: &[&str]) {
+        for agent in agents {
+            self.at(agent, START);
+        }
+    }
+
+    /// `from` sends `new` to `to` at `now`; the new task's id.
+    pub fn send(&self, from: &str, to: &str, now: &str, new: NewTask) -> Result<TaskId> {
+        let new = NewTask {
+            to: Some(to.to_string()),
+            subject: if new.subject.is_empty() {
+                "a task".to_string()
+            } else {
+                new.subject
+            },
+            ..new
+        };
+        Ok(self.at(from, now).send(new)?.task.task.id)
+    }
+
+    /// `agent` does `action` to task `id` at `now`.
+    pub fn act(&self, agent: &str, id: TaskId, action: Action, now: &str) -> Result<Status> {
+        Ok(self.at(agent, now).act(id, action)?.task.task.status)
+    }
+
+    /// The tasks in `agent`'s inbox at `now`, each with why it is there.
+    pub fn inbox(&self, agent: &str, now: &str) -> Vec<(TaskId, Reason)> {
+        self.at(agent, now)
+            .inbox()
+            .expect("the inbox reads")
+            .tasks
+            .into_iter()
+            .map(|entry| (entry.task.id, entry.reason))
+            .collect()
+    }
+
+    /// Whose inboxes hold task `id` at `now`, of `agents`.
+    pub fn holders(&self, id: TaskId, agents: &[&str], now: &str) -> Vec<String> {
+        agents
+            .iter()
+            .filter(|agent| self.inbox(agent, now).iter().any(|(task, _)| *task == id))
+            .map(|agent| agent.to_string())
+            .collect()
+    }
+}
+
+/// When the hubs of these tests begin.
+pub const START: &str = "2026-11-29T12:00:00Z";
+
+pub fn time(text: &str) -> Timestamp {
+    text.parse().expect("a timestamp")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    const AGENTS: [&str; 3] = ["lead", "dev", "qa"];
+
+    fn claim() -> Action {
+        Action::Claim
+    }
+
+    fn done(result: &str) -> Action {
+        Action::Done {
+            result: result.into(),
+        }
+    }
+
+    #[test]
+    fn a_task_is_in_exactly_one_inbox_at_each_step_of_its_life() {
+        let hub = TestHub::new();
+        hub.register(&AGENTS);
+        let id = hub.send("lead", "dev", START, NewTask::default()).unwrap();
+        let one = |owner: &str| {
+            assert_eq!(hub.holders(id, &AGENTS, START), [owner], "only {owner}'s");
+        };
+        one("dev");
+        hub.act("dev", id, claim(), START).unwrap();
+        assert!(
+            hub.holders(id, &AGENTS, START).is_empty(),
+            "working on it: nobody waits"
+        );
+        let question = Action::Ask {
+            question: "which file?".into(),
+        };
+        hub.act("dev", id, question, START).unwrap();
+        one("lead");
+        assert_eq!(hub.inbox("lead", START), [(id, Reason::Question)]);
+        let answer = Action::Answer {
+            answer: "src/a.rs".into(),
+        };
+        assert_eq!(hub.act("lead", id, answer, START).unwrap(), Status::Pending);
+        // Answered: the assignee's turn again, to take it back up.
+        one("dev");
+        hub.act("dev", id, claim(), START).unwrap();
+        assert_eq!(
+            hub.act("dev", id, done("ok"), START).unwrap(),
+            Status::Completed
+        );
+        assert!(
+            hub.holders(id, &AGENTS, START).is_empty(),
+            "finished: in no inbox"
+        );
+    }
+
+    #[test]
+    fn a_task_waits_for_its_dependencies_and_an_ended_one_hands_it_back_to_its_sender() {
+        let hub = TestHub::new();
+        hub.register(&AGENTS);
+        let first = hub.send("lead", "dev", START, NewTask::default()).unwrap();
+        let after_first = NewTask {
+            after: vec![first],
+            ..NewTask::default()
+        };
+        let second = hub.send("lead", "qa", START, after_first.clone()).unwrap();
+        assert!(hub.holders(second, &AGENTS, START).is_empty(), "blocked");
+        hub.act("dev", first, claim(), START).unwrap();
+        hub.act("dev", first, done("ok"), START).unwrap();
+        assert_eq!(hub.inbox("qa", START), [(second, Reason::Assigned)]);
+
+        // A dependency that fails can never complete: its sender decides.
+        let third = hub.send("lead", "dev", START, NewTask::default()).unwrap();
+        let fourth = NewTask {
+            after: vec![third],
+            ..NewTask::default()
+        };
+        let fourth = hub.send("lead", "qa", START, fourth).unwrap();
+        hub.act("dev", third, claim(), START).unwrap();
+        let fail = Action::Fail {
+            reason: "cannot".into(),
+        };
+        hub.act("dev", third, fail, START).unwrap();
+        assert_eq!(hub.holders(fourth, &AGENTS, START), ["lead"]);
+        assert!(hub.inbox("lead", START).contains(&(
+            fourth,
+            Reason::DependencyEnded {
+                task: third,
+                status: Status::Failed
+            }
+        )));
+        // And nothing new may wait on it.
+        let refused = hub
+            .send(
+                "lead",
+                "qa",
+                START,
+                NewTask {
+                    after: vec![third],
+                    ..NewTask::default()
+                },
+            )
+            .unwrap_err();
+        assert!(matches!(refused, Error::Send(_)), "{refused}");
+        assert!(
+            refused.to_string().contains("could never start"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_claim_whose_lease_runs_out_stalls_into_the_senders_inbox() {
+        let hub = TestHub::new();
+        hub.register(&AGENTS);
+        let id = hub.send("lead", "dev", START, NewTask::default()).unwrap();
+        hub.act("dev", id, claim(), START).unwrap();
+        // The default lease is 30 minutes; the assignee stays quiet.
+        assert!(hub.inbox("lead", "2026-11-29T12:29:00Z").is_empty());
+        assert_eq!(
+            hub.inbox("lead", "2026-11-29T12:31:00Z"),
+            [(id, Reason::Stalled)]
+        );
+        // The assignee's own command renews its lease: the stall is over.
+        hub.inbox("dev", "2026-11-29T12:32:00Z");
+        assert!(hub.inbox("lead", "2026-11-29T12:33:00Z").is_empty());
+    }
+
+    #[test]
+    fn a_task_sent_for_review_is_completed_only_by_its_reviewers_approval() {
+        let hub = TestHub::new();
+        hub.register(&AGENTS);
+        let reviewed = NewTask {
+            reviewer: Some("qa".into()),
+            ..NewTask::default()
+        };
+        let id = hub.send("lead", "dev", START, reviewed).unwrap();
+        hub.act("dev", id, claim(), START).unwrap();
+        let early = hub.act("dev", id, done("ok"), START).unwrap_err();
+        assert!(matches!(early, Error::Transition(_)), "{early}");
+        let review = Action::Review {
+            note: "please look".into(),
+        };
+        assert_eq!(
+            hub.act("dev", id, review.clone(), START).unwrap(),
+            Status::ReviewRequested
+        );
+        assert_eq!(hub.inbox("qa", START), [(id, Reason::ReviewRequested)]);
+        let not_the_reviewer = Action::Approve {
+            note: String::new(),
+        };
+        assert!(hub.act("lead", id, not_the_reviewer, START).is_err());
+        let rework = Action::RequestChanges {
+            what: "a test".into(),
+        };
+        assert_eq!(
+            hub.act("qa", id, rework, START).unwrap(),
+            Status::ChangesRequested
+        );
+        assert_eq!(hub.inbox("dev", START), [(id, Reason::ChangesRequested)]);
+        hub.act("dev", id, claim(), START).unwrap();
+        hub.act("dev", id, review, START).unwrap();
+        let approve = Action::Approve {
+            note: "good".into(),
+        };
+        assert_eq!(
+            hub.act("qa", id, approve, START).unwrap(),
+            Status::Completed
+        );
+        assert!(hub.holders(id, &AGENTS, START).is_empty());
+    }
+}

@@ -1,0 +1,118 @@
+//! Small versioned documents, by what they are rather than where they live: an agent's
+//! registry record, a project's record, the tokens, the alerts. A store keeps the hub's;
+//! this machine's own (the setup manifest, the project map) are always files under the
+//! home ([`super::files::HomeFiles`]). Each is read without a lock and changed by one
+//! locked read-change-write ([`Documents::update_document`]), whose typed form is
+//! `store::versioned::update`.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::cache::Stamp;
+use super::{GaveUp, StoreError};
+
+/// A small versioned document.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Document {
+    /// A project's record: its workspace, coordinator, settings (`projects/<id>/project.json`,
+    /// guarded by the board lock, so a project change and a board change never interleave).
+    Project(String),
+    /// An agent's registry record (`agents/<name>.json`).
+    Agent(String),
+    /// The tokens of `baton serve`, hashed (`tokens.json`).
+    Tokens,
+    /// The alerts: where each posts, with its secret (`alerts.json`).
+    Alerts,
+    /// The alerts the full queue turned away since the sender last logged them
+    /// (`alerts/dropped.json`, guarded by the queue's lock).
+    AlertsDropped,
+    /// One alert waiting to be posted (`alerts/queue/<name>`): the queue's lock guards
+    /// adding one; only the one sender rewrites or removes them.
+    QueuedAlert(String),
+    /// This machine's: what `baton setup` created in the clients' files (`setup.json`).
+    SetupManifest,
+    /// This machine's: the local directories standing for a remote hub's projects
+    /// (`project-map.json`).
+    ProjectMap,
+}
+
+/// The documents listed together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collection {
+    /// The ids of the projects.
+    Projects,
+    /// The names of the registered agents.
+    Agents,
+    /// The names of the alerts waiting to be posted, oldest first.
+    QueuedAlerts,
+}
+
+/// What a change of a document leaves to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    /// Nothing: the document stays as it was.
+    Keep,
+    /// The new text, durable when the change returns.
+    Write(Vec<u8>),
+    /// The new text, written whole and atomically but not synced: for a change that only
+    /// records activity (an agent's last seen), which a power cut may lose harmlessly and
+    /// which comes often enough that syncing it would be much of a command's cost.
+    WriteUnsynced(Vec<u8>),
+    /// No document any more.
+    Remove,
+}
+
+/// Whether a change waits for a document's lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// As the store's lock policy says, then fails.
+    AsTheStoreDoes,
+    /// Not at all: a busy lock leaves the document unchanged (a token's last use, which
+    /// the next request records).
+    Never,
+}
+
+/// One version of a document: it changes whenever the document does, so what was parsed
+/// of one version can be kept until the next (a server reads the tokens on every request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// A file's identity and times ([`Stamp`]).
+    File(Stamp),
+}
+
+/// A change of a document's text (`None` for none yet): what to write, or [`GaveUp`].
+pub type DocumentChange<'a> = dyn FnMut(Option<&[u8]>) -> Result<Edit, GaveUp> + 'a;
+
+/// Where small versioned documents are kept.
+pub trait Documents: fmt::Debug + Send + Sync {
+    /// Where `document` is, to name it in errors and messages (its file).
+    fn document_origin(&self, document: &Document) -> PathBuf;
+
+    /// The text of `document`, read without a lock; `None` when there is none.
+    fn load_document(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// The version of `document` now; `None` when there is none (or it cannot be told).
+    fn document_version(&self, document: &Document) -> Option<Version>;
+
+    /// One change of `document` under its lock: its text is read again, `change` is run
+    /// on it once (`None` for no document yet) and what it returns is written. A change
+    /// that gave up writes nothing. With [`Wait::Never`], false when the lock was busy and
+    /// nothing was done.
+    fn update_document(
+        &self,
+        document: &Document,
+        wait: Wait,
+        change: &mut DocumentChange<'_>,
+    ) -> Result<bool, StoreError>;
+
+    /// Writes `text` as `document` without its lock: for documents that one writer alone
+    /// rewrites (a queued alert, by the sender).
+    fn save_document(&self, document: &Document, edit: Edit) -> Result<(), StoreError>;
+
+    /// Removes `document` (under its lock, but for a queued alert, which only the sender
+    /// removes); whether it was there.
+    fn remove_document(&self, document: &Document) -> Result<bool, StoreError>;
+
+    /// The names of the documents in `collection`, sorted.
+    fn list_documents(&self, collection: Collection) -> Result<Vec<String>, StoreError>;
+}

@@ -1,0 +1,140 @@
+//! One change of a project's board as a store hands it over: the board read under the
+//! project's lock, what the change records for the activity log, the tasks it moves to the
+//! archive, and the project's own record if the change rewrote it. The session lets the
+//! model change the board; the store then commits the transaction whole, or nothing of it.
+
+use std::collections::HashSet;
+
+use super::group::Work;
+use crate::board::finished::{self, KEEP_FINISHED_FOR};
+use crate::board::record::ActivityRecord;
+use crate::board::task::{Task, TaskId};
+use crate::board::{Board, BoardError};
+use crate::time::Timestamp;
+
+/// A change in progress, under the project's lock. Record one activity line per change
+/// made.
+#[derive(Debug)]
+pub struct Transaction {
+    pub board: Board,
+    pub now: Timestamp,
+    records: Vec<ActivityRecord>,
+    /// Tasks moved off the board in this change, for the archive.
+    archived: Vec<Task>,
+    /// The project's record as this change rewrote it (its versioned document), to be
+    /// written with the board.
+    project: Option<Vec<u8>>,
+    is_changed: bool,
+}
+
+/// What a store writes of a committed [`Transaction`].
+#[derive(Debug)]
+pub struct Committed {
+    /// The board, when the change changed it.
+    pub board: Option<Board>,
+    pub records: Vec<ActivityRecord>,
+    pub archived: Vec<Task>,
+    pub project: Option<Vec<u8>>,
+}
+
+impl Transaction {
+    /// A change of `board`, read under the lock, at `now`.
+    pub fn new(board: Board, now: Timestamp) -> Self {
+        Transaction {
+            board,
+            now,
+            records: Vec::new(),
+            archived: Vec::new(),
+            project: None,
+            is_changed: false,
+        }
+    }
+
+    /// Notes a change for the activity log; a transaction with none writes nothing.
+    pub fn record(&mut self, record: ActivityRecord) {
+        self.records.push(record);
+        self.is_changed = true;
+    }
+
+    /// Marks the board changed without an activity line (lease renewals).
+    pub fn touch(&mut self) {
+        self.is_changed = true;
+    }
+
+    /// Moves the tasks `ids` off the board, to the archive: it gets them before the board
+    /// is written. How many moved.
+    pub fn archive(&mut self, ids: &[TaskId]) -> Result<usize, BoardError> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let wanted: HashSet<TaskId> = ids.iter().copied().collect();
+        let leaving = self.board.remove(&wanted)?;
+        let moved = leaving.len();
+        self.archived.extend(leaving);
+        self.is_changed = true;
+        Ok(moved)
+    }
+
+    /// Task `id` as this change (or one committed together with it) moved it to the
+    /// archive; the store's archive has the others.
+    pub fn archived_task(&self, id: TaskId) -> Option<&Task> {
+        self.archived.iter().rev().find(|task| task.id == id)
+    }
+
+    /// The project's record as this change left it (its versioned document), if the change
+    /// rewrote it.
+    pub fn project(&self) -> Option<&[u8]> {
+        self.project.as_deref()
+    }
+
+    /// Rewrites the project's record (its versioned document), with the board: a project
+    /// change and a board change never interleave.
+    pub fn save_project(&mut self, document: Vec<u8>) {
+        self.project = Some(document);
+    }
+
+    /// Whether anything is to be written.
+    pub fn is_changed(&self) -> bool {
+        self.is_changed || self.project.is_some()
+    }
+
+    /// What is to be written, with the finished tasks past their time moved to the archive
+    /// (every write keeps the board small), as a store commits it.
+    pub fn commit(mut self) -> Result<Committed, BoardError> {
+        if self.is_changed {
+            let leaving = finished::select(&self.board, self.now, KEEP_FINISHED_FOR);
+            self.archive(&leaving)?;
+        }
+        Ok(Committed {
+            board: self.is_changed.then_some(self.board),
+            records: self.records,
+            archived: self.archived,
+            project: self.project,
+        })
+    }
+}
+
+/// A failed change is rolled back to the transaction as it was before it.
+impl Work for Transaction {
+    type Mark = (Board, usize, usize, Option<Vec<u8>>, bool, Timestamp);
+
+    fn mark(&self) -> Self::Mark {
+        (
+            self.board.clone(),
+            self.records.len(),
+            self.archived.len(),
+            self.project.clone(),
+            self.is_changed,
+            self.now,
+        )
+    }
+
+    fn roll_back(&mut self, (board, records, archived, project, is_changed, now): Self::Mark) {
+        self.board = board;
+        self.records.truncate(records);
+        self.archived.truncate(archived);
+        self.project = project;
+        self.is_changed = is_changed;
+        self.now = now;
+    }
+}

@@ -223,6 +223,16 @@ pub fn add(store: &dyn Store, name: &str, now: Timestamp) -> Result<String> {
         file.tokens.push(StoredToken::new(name, hash, now, None));
         Ok(())
     })?;
+    // A token is an agent's identity, so the agent is on the hub from now on: sends to it
+    // are taken and its listener is answered even before it has acted (its first contact
+    // may well be `baton listen`, which looks on its behalf and so registers nobody).
+    crate::registry::add(
+        store,
+        name,
+        now,
+        &crate::registry::Profile::default(),
+        crate::registry::WakeCommandChange::Keep,
+    )?;
     Ok(token)
 }
 

@@ -1460,3 +1460,47 @@ fn after_three_runs_in_a_row_listen_runs_again_for_what_still_waits() {
     let _ = listen.kill();
     let _ = listen.wait();
 }
+
+/// An agent whose only trace on the hub is the token made for it: `baton listen` on its
+/// machine may be its first contact, and a listener looks on its behalf, registering nobody.
+/// The token registers it, so the listener is answered and work sent to it is taken.
+#[test]
+fn an_agent_with_only_a_token_is_listened_for_and_handed_work() {
+    let env = TestEnv::new();
+    env.run("", &["agent", "add", "alice"]).ok();
+    let token = env
+        .run("", &["token", "add", "codex"])
+        .ok()
+        .trim()
+        .to_string();
+    let registered: Value =
+        serde_json::from_str(env.run("", &["--json", "agent", "show", "codex"]).ok()).unwrap();
+    assert_eq!(registered["name"], "codex", "{registered}");
+    assert!(registered["wake"].is_null(), "{registered}");
+
+    let served = Served::start(&env, "alice");
+    let agent = Agent {
+        env: TestEnv::new(),
+        url: format!("http://{}", served.address),
+        token,
+    };
+    let (mut listen, said) = agent.spawn_told(&["listen"]);
+    crate::remote_attacks::line_with(&said, "listening to the hub");
+    let sent = env.run(
+        "alice",
+        &["send", "--to", "codex", "--subject", "First contact"],
+    );
+    sent.ok();
+    assert!(
+        sent.stderr.contains("listener"),
+        "the sender is told the listener brings it the work: {}",
+        sent.stderr
+    );
+    let _ = listen.kill();
+    let _ = listen.wait();
+    let unknown: Vec<String> = said
+        .try_iter()
+        .filter(|line| line.contains("unknown agent"))
+        .collect();
+    assert!(unknown.is_empty(), "{unknown:?}");
+}

@@ -19,6 +19,20 @@ use crate::time::Timestamp;
 
 pub const PROJECT_SCHEMA: u32 = 1;
 /// The project of every directory not inside a bound workspace.
+/// What an agent on another machine is told of its project: baton's MCP tools reach the hub
+/// over HTTP, where a call that names no project acts on [`DEFAULT_PROJECT`] (SPEC section
+/// 13), while the `baton` command and the hooks take it from the mapped directory. `None`
+/// for `default`, which needs no naming.
+pub fn tools_over_http_note(id: &str) -> Option<String> {
+    (id != DEFAULT_PROJECT).then(|| {
+        format!(
+            "Pass `project: {}` to every baton tool: they reach the hub, which does not know \
+             this directory.",
+            crate::text::inline(id)
+        )
+    })
+}
+
 pub const DEFAULT_PROJECT: &str = "default";
 
 /// Per-project knobs.

@@ -215,12 +215,11 @@ pub fn prompt(agent: &str, project: &Project) -> String {
 /// project acts on `default` (SPEC section 13).
 pub fn remote_prompt(agent: &str, project: &Project) -> String {
     let mut text = prompt(agent, project);
-    if project.workspace.is_some() && project.id != project::DEFAULT_PROJECT {
-        text.push_str(&format!(
-            " Pass `project: {}` to every baton tool: they reach the hub, which does not \
-             know this directory.",
-            crate::text::inline(&project.id)
-        ));
+    if project.workspace.is_some()
+        && let Some(note) = project::tools_over_http_note(&project.id)
+    {
+        text.push(' ');
+        text.push_str(&note);
     }
     text
 }

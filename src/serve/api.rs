@@ -606,9 +606,22 @@ async fn hook(
         // (or nothing), never the hub's path (SPEC section 7). The session is open already;
         // the workspace serves only the words from here on.
         session.project.workspace = input.workspace.filter(|dir| dir.is_absolute());
-        Ok(session
+        let answer = session
             .hook_answer(event, input.stop_hook_active)
-            .unwrap_or_else(|error| crate::hook::note(&error)))
+            .unwrap_or_else(|error| crate::hook::note(&error));
+        // A remote agent's tools reach this hub over HTTP, where only the project they
+        // name counts: an agent that nobody woke (an interactive session) is told so here.
+        Ok(
+            match (answer, crate::project::tools_over_http_note(&project)) {
+                (HookAnswer::Context(text), Some(note)) => {
+                    HookAnswer::Context(format!("{text}\n{note}"))
+                }
+                (HookAnswer::KeepWorking(text), Some(note)) => {
+                    HookAnswer::KeepWorking(format!("{text} {note}"))
+                }
+                (answer, _) => answer,
+            },
+        )
     })
     .await
 }

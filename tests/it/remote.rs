@@ -234,6 +234,55 @@ fn the_remote_agents_hooks_show_its_inbox_and_keep_it_working() {
     assert_eq!(task_in(&board["tasks"], 1)["delivery"]["state"], "seen");
 }
 
+/// A client wired by `setup --url` calls the hub's MCP tools over HTTP, where a call that
+/// names no project acts on `default`; the hooks know the mapped project. So in any other
+/// project the hook's words tell the agent (an interactive session nobody woke too) to name
+/// it; in `default` they need not.
+#[test]
+fn the_remote_hook_tells_the_agent_to_name_a_mapped_project_to_its_tools() {
+    let hub = Hub::start();
+    let hub_api = hub.env.work().join("api");
+    std::fs::create_dir_all(&hub_api).unwrap();
+    hub.env.init_project("alice", "api", &hub_api);
+    hub.env
+        .run_in(
+            &hub_api,
+            "alice",
+            &["send", "--to", "codex", "--subject", "Name the project"],
+        )
+        .ok();
+    let agent = Agent::of(&hub);
+    let mine = agent.env.work().join("api");
+    std::fs::create_dir_all(&mine).unwrap();
+    agent
+        .run(&["project", "map", "api", mine.to_str().unwrap()])
+        .ok();
+    let note = "Pass `project: api` to every baton tool";
+    let prompt = agent.hook("prompt", &serde_json::json!({"cwd": mine}));
+    let answer: Value = serde_json::from_str(prompt.ok()).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("Name the project"), "{context}");
+    assert!(context.contains(note), "{context}");
+    let stop = agent.hook("stop", &serde_json::json!({"cwd": mine}));
+    let stop: Value = serde_json::from_str(stop.ok()).unwrap();
+    assert_eq!(stop["decision"], "block", "{stop}");
+    assert!(stop["reason"].as_str().unwrap().contains(note), "{stop}");
+
+    // In `default`, what a tool acts on when it names none, nothing is added.
+    hub.env
+        .run("alice", &["send", "--to", "codex", "--subject", "Plain"])
+        .ok();
+    let prompt = agent.hook("prompt", &serde_json::json!({"cwd": agent.env.work()}));
+    let answer: Value = serde_json::from_str(prompt.ok()).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("Plain"), "{context}");
+    assert!(!context.contains("Pass `project"), "{context}");
+}
+
 #[test]
 fn wait_on_the_remote_side_returns_when_the_hub_side_sends() {
     let hub = Hub::start();

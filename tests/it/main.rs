@@ -28,6 +28,7 @@ mod group_commit;
 mod hook;
 mod hostile_files;
 mod http;
+mod hubs;
 mod import;
 mod log_truth;
 mod mail;

@@ -16,6 +16,7 @@
 //! locks. What it keeps in memory (boards, tokens) it checks against the file before each use,
 //! so a change from either side is seen by the other at once.
 
+pub mod answers;
 pub mod api;
 pub mod auth;
 pub mod events;
@@ -66,6 +67,8 @@ pub struct State {
     pub report_wake: fn(&WakeOutcome),
     /// What the web board opens on ([`Settings::start_project`]).
     pub start_project: Option<String>,
+    /// Board reads as encoded, kept per version of the board ([`answers`]).
+    pub board_answers: Arc<answers::BoardAnswers>,
 }
 
 /// How long a stopping server waits for open requests before it exits anyway.
@@ -103,6 +106,7 @@ pub async fn serve(
         stopping: stopping.clone(),
         report_wake: settings.report_wake,
         start_project: settings.start_project,
+        board_answers: Arc::default(),
     };
     let app = router(state);
     // hyper writes an answer's head and body in separate small writes: with Nagle's

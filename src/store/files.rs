@@ -395,6 +395,12 @@ impl Store for FileStore {
         self.read_board(project)
     }
 
+    /// The board file's stamp: every write replaces it by a rename (another file), and an
+    /// edit in place moves its times.
+    fn board_version(&self, project: &str) -> Option<Version> {
+        Stamp::of(&self.home.board_file(project)).map(Version::File)
+    }
+
     fn change_board(
         &self,
         project: &str,

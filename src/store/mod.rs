@@ -63,6 +63,16 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// yet has an empty one.
     fn board(&self, project: &str) -> Result<Board, StoreError>;
 
+    /// The version of the board of `project` now: it differs after any change of the board,
+    /// whoever made it (this process, another, another hub), so that what was worked out from
+    /// one version (a server's encoded answer) can be kept until the next. Taken before a
+    /// read, it is that read's version or an older one, never a newer: what is kept under it
+    /// can only be thrown away too soon. `None` when it cannot be told (no board yet, or a
+    /// store that keeps none), and then nothing is kept.
+    fn board_version(&self, _project: &str) -> Option<Version> {
+        None
+    }
+
     /// One change of the board of `project`, at `now`: the board is read under the
     /// project's lock (after completing what a writer killed half-way left), `change` is
     /// run on it once, and what it did is committed whole (with the finished tasks past

@@ -8,6 +8,7 @@ mod common;
 mod agents;
 mod alerts;
 mod board;
+mod board_reads;
 mod channels;
 mod clients;
 mod clients_woken;

@@ -80,7 +80,10 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let address = listener.local_addr()?;
     let stopping = CancellationToken::new();
-    let feed = events::Feed::start(settings.hub.home.clone(), stopping.clone());
+    // One process serves every request: it keeps boards between them and commits the
+    // changes that arrive together in one write.
+    let hub = settings.hub.resident();
+    let feed = events::Feed::start(hub.store.clone(), stopping.clone());
     let sessions = Arc::new(sessions::McpSessions::new(Arc::new(
         LocalSessionManager::default(),
     )));
@@ -88,14 +91,12 @@ pub async fn serve(
     tokio::spawn(end_sessions_of_stale_tokens(
         sessions.clone(),
         feed.clone(),
-        settings.hub.store.clone(),
+        hub.store.clone(),
         tokens.clone(),
         stopping.clone(),
     ));
     let state = State {
-        // One process serves every request: it keeps boards between them and commits the
-        // changes that arrive together in one write.
-        hub: settings.hub.resident(),
+        hub,
         hosts: Arc::new(auth::Hosts::for_listener(address).allowing(settings.allowed_hosts)),
         feed,
         tokens: tokens.clone(),
@@ -173,7 +174,7 @@ fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSession
     )
 }
 
-/// Whenever `tokens.json` changes, ends the MCP sessions whose token it no longer holds, so
+/// Whenever the tokens change, ends the MCP sessions whose token it no longer holds, so
 /// that their open streams end with the token and not only their next request.
 async fn end_sessions_of_stale_tokens(
     sessions: Arc<sessions::McpSessions>,

@@ -20,7 +20,9 @@ mod testing;
 
 pub use after_change::{AfterEffects, Unreachable, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
-pub use desk::{Desk, Follow, InboxLook, LocalDesk, LogFeed, LogLine};
+pub use desk::{
+    ASK_OVER_EVERY, Desk, Follow, InboxLook, LOOK_AGAIN_EVERY, LocalDesk, LogFeed, LogLine,
+};
 pub use follow::{Due, Push, Pushed};
 pub use import::{Imported, ImportedTask};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};
@@ -358,6 +360,12 @@ impl Session {
 
     pub fn project_id(&self) -> &str {
         &self.project.id
+    }
+
+    /// The feed of this project's changes from now on ([`Store::changes`]).
+    pub fn changes(&self) -> Result<Box<dyn store::ChangeFeed>> {
+        let scope = store::Scope::Project(self.project.id.clone());
+        Ok(self.hub.store.changes(&scope)?)
     }
 
     /// How this session's identity stands at the desk.

@@ -21,6 +21,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::cache::{FileCache, Stamp};
 use super::document::{Collection, Document, DocumentChange, Documents, Edit, Version, Wait};
+use super::feed::{ChangeFeed, Scope};
+use super::file_events::FileEvents;
+use super::file_feed::{HubFeed, ProjectFeed};
 use super::group::Group;
 use super::lock::{FileLock, LockPolicy};
 use super::mailbox::Mailbox;
@@ -568,6 +571,16 @@ impl Store for FileStore {
 
     fn live_clients(&self, project: &str, agent: &str) -> Vec<String> {
         presence::live_clients(&self.home, project, agent)
+    }
+
+    /// On the kernel's file events, or the look every 100 ms that `BATON_FILE_EVENTS=poll`
+    /// asks for ([`FileEvents::from_environment`]).
+    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError> {
+        let events = FileEvents::from_environment();
+        Ok(match scope {
+            Scope::Project(project) => Box::new(ProjectFeed::new(&self.home, project, events)),
+            Scope::Hub => Box::new(HubFeed::new(&self.home, events)),
+        })
     }
 }
 

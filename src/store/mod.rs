@@ -13,6 +13,9 @@ pub mod board_layout;
 pub mod board_source;
 pub mod cache;
 pub mod document;
+pub mod feed;
+pub mod file_events;
+pub mod file_feed;
 pub mod files;
 pub mod group;
 pub mod journal;
@@ -40,6 +43,7 @@ use crate::board::{Board, BoardError};
 use crate::time::Timestamp;
 
 pub use document::{Collection, Document, Documents, Edit, Version, Wait};
+pub use feed::{Change, ChangeFeed, FeedWaker, Scope, What};
 pub use mailbox::Mailbox;
 pub use transaction::Transaction;
 
@@ -165,6 +169,11 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
 
     /// The clients of `agent`'s live sessions in `project`, one entry a session, sorted.
     fn live_clients(&self, project: &str, agent: &str) -> Vec<String>;
+
+    /// A feed of the changes of `scope` committed from now on, by this process or any other
+    /// sharing this store ([`feed`]). Made before a look at the state, it tells every change
+    /// committed after that look, so a waiter that looks and then waits misses none.
+    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError>;
 }
 
 /// A project's board and log as they stand between changes ([`Store::snapshot`]).

@@ -17,7 +17,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "domains",
         &[
             "activity", "alert", "archive", "mail", "registry", "project", "wake", "notify",
-            "setup", "doctor", "tokens", "error", "import", "watch",
+            "setup", "doctor", "tokens", "error", "import",
         ],
     ),
     ("session", &["session", "wire"]),

@@ -21,11 +21,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::cache::{FileCache, Stamp};
 use super::document::{Collection, Document, DocumentChange, Documents, Edit, Version, Wait};
+use super::duty::{Duty, Held};
 use super::feed::{ChangeFeed, Scope};
 use super::file_events::FileEvents;
 use super::file_feed::{HubFeed, ProjectFeed};
 use super::group::Group;
-use super::lock::{FileLock, LockPolicy};
+use super::lock::{self, FileLock, LockPolicy};
 use super::mailbox::Mailbox;
 use super::paths::Home;
 use super::presence::{self, Presence};
@@ -245,6 +246,14 @@ impl FileStore {
 
     pub fn home(&self) -> &Home {
         &self.home
+    }
+
+    /// The lock file whose holder holds `duty`.
+    fn duty_lock(&self, duty: &Duty) -> PathBuf {
+        match duty {
+            Duty::AlertSender => self.home.alert_sender_lock(),
+            Duty::Wake(agent) => self.home.wake_lock(agent),
+        }
     }
 
     /// Takes the mail lock of `project`, which every write of its mail holds.
@@ -582,6 +591,15 @@ impl Store for FileStore {
             Scope::Hub => Box::new(HubFeed::new(&self.home, events)),
         })
     }
+
+    /// A duty is a lock file of the home, held open.
+    fn try_hold(&self, duty: &Duty) -> Result<Option<Held>, StoreError> {
+        Ok(FileLock::try_acquire(&self.duty_lock(duty))?.map(Held::new))
+    }
+
+    fn is_held(&self, duty: &Duty) -> bool {
+        lock::is_locked(&self.duty_lock(duty))
+    }
 }
 
 #[cfg(test)]
@@ -703,6 +721,45 @@ mod tests {
             "one line per committed change"
         );
         assert_eq!(logged.into_iter().collect::<BTreeSet<_>>(), committed);
+    }
+
+    #[test]
+    fn a_duty_has_one_holder_among_the_stores_of_one_home_until_it_lets_go() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        let lock = LockPolicy::silent(Duration::from_secs(5));
+        let (one, other) = (
+            FileStore::new(home.clone(), lock),
+            FileStore::new(home, lock),
+        );
+        for duty in [Duty::AlertSender, Duty::Wake("codex".to_string())] {
+            assert!(!other.is_held(&duty), "{duty:?}: nobody holds it yet");
+            let held = one
+                .try_hold(&duty)
+                .unwrap()
+                .expect("a free duty is taken up");
+            assert!(
+                other.is_held(&duty),
+                "{duty:?}: seen held from another store"
+            );
+            assert!(
+                other.try_hold(&duty).unwrap().is_none(),
+                "{duty:?}: a second holder is refused"
+            );
+            assert!(
+                other
+                    .try_hold(&Duty::Wake("gemini".to_string()))
+                    .unwrap()
+                    .is_some(),
+                "{duty:?}: another duty is free"
+            );
+            drop(held);
+            assert!(!other.is_held(&duty), "{duty:?}: let go when dropped");
+            assert!(
+                other.try_hold(&duty).unwrap().is_some(),
+                "{duty:?}: free again"
+            );
+        }
     }
 
     #[test]

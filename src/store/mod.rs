@@ -13,6 +13,7 @@ pub mod board_layout;
 pub mod board_source;
 pub mod cache;
 pub mod document;
+pub mod duty;
 pub mod feed;
 pub mod file_events;
 pub mod file_feed;
@@ -43,6 +44,7 @@ use crate::board::{Board, BoardError};
 use crate::time::Timestamp;
 
 pub use document::{Collection, Document, Documents, Edit, Version, Wait};
+pub use duty::{Duty, Held};
 pub use feed::{Change, ChangeFeed, FeedWaker, Scope, What};
 pub use mailbox::Mailbox;
 pub use transaction::Transaction;
@@ -174,6 +176,16 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// sharing this store ([`feed`]). Made before a look at the state, it tells every change
     /// committed after that look, so a waiter that looks and then waits misses none.
     fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError>;
+
+    /// Takes up `duty` if no process sharing this store holds it ([`duty`]), for as long as
+    /// the returned value is kept; `None` when another holds it: it is doing the job
+    /// already, so waiting would be pointless.
+    fn try_hold(&self, duty: &Duty) -> Result<Option<Held>, StoreError>;
+
+    /// Whether a process holds `duty` now, looked at without taking it up (a look that took
+    /// it, even for an instant, would make a holder starting then give up as if another
+    /// held it). A peek, not a promise: the holder may let go right after.
+    fn is_held(&self, duty: &Duty) -> bool;
 }
 
 /// A project's board and log as they stand between changes ([`Store::snapshot`]).

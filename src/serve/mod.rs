@@ -84,14 +84,14 @@ pub async fn serve(
     // changes that arrive together in one write.
     let hub = settings.hub.resident();
     let feed = events::Feed::start(hub.store.clone(), stopping.clone());
-    let sessions = Arc::new(sessions::McpSessions::new(Arc::new(
-        LocalSessionManager::default(),
-    )));
+    let sessions = Arc::new(sessions::McpSessions::new(
+        Arc::new(LocalSessionManager::default()),
+        hub.store.clone(),
+    ));
     let tokens = Arc::new(crate::tokens::KeptTokens::default());
     tokio::spawn(end_sessions_of_stale_tokens(
         sessions.clone(),
         feed.clone(),
-        hub.store.clone(),
         tokens.clone(),
         stopping.clone(),
     ));
@@ -179,7 +179,6 @@ fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSession
 async fn end_sessions_of_stale_tokens(
     sessions: Arc<sessions::McpSessions>,
     feed: events::Feed,
-    store: Arc<dyn crate::store::Store>,
     tokens: Arc<crate::tokens::KeptTokens>,
     stopping: CancellationToken,
 ) {
@@ -193,7 +192,7 @@ async fn end_sessions_of_stale_tokens(
                 }
             }
         }
-        sessions.end_those_of_stale_tokens(&store, &tokens).await;
+        sessions.end_those_of_stale_tokens(&tokens).await;
     }
 }
 

@@ -213,6 +213,12 @@ pub struct FileStore {
     /// What a long-running process keeps between changes; a command, run once, keeps
     /// nothing.
     resident: Option<Arc<Resident>>,
+    /// The token (its hash) that opened each MCP session this process handed out, by
+    /// session id. In memory: on the files, an MCP session lives in the memory of the one
+    /// `baton serve` that opened it (rmcp's session manager), so no other process could
+    /// serve it whatever it knew of its owner, and a file written at every `initialize`
+    /// would be written for nobody.
+    mcp_sessions: Arc<Mutex<HashMap<String, String>>>,
 }
 
 /// What a long-running process keeps between changes: the boards it read or wrote, and the
@@ -232,6 +238,7 @@ impl FileStore {
             home,
             lock,
             resident: None,
+            mcp_sessions: Arc::default(),
         }
     }
 
@@ -246,6 +253,14 @@ impl FileStore {
 
     pub fn home(&self) -> &Home {
         &self.home
+    }
+
+    /// The owners of the MCP sessions this process handed out.
+    fn mcp_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        // The map stays whole whatever panicked while holding it: every change is one call.
+        self.mcp_sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The lock file whose holder holds `duty`.
@@ -400,6 +415,7 @@ impl Store for FileStore {
             lock: policy,
             documents: HomeFiles::new(self.home.clone(), policy),
             resident: self.resident.clone(),
+            mcp_sessions: self.mcp_sessions.clone(),
         })
     }
 
@@ -600,6 +616,24 @@ impl Store for FileStore {
     fn is_held(&self, duty: &Duty) -> bool {
         lock::is_locked(&self.duty_lock(duty))
     }
+
+    fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError> {
+        self.mcp_sessions()
+            .insert(session.to_string(), token.to_string());
+        Ok(())
+    }
+
+    fn mcp_session_owner(&self, session: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.mcp_sessions().get(session).cloned())
+    }
+
+    fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError> {
+        let mut owners = self.mcp_sessions();
+        for session in sessions {
+            owners.remove(session);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -760,6 +794,30 @@ mod tests {
                 "{duty:?}: free again"
             );
         }
+    }
+
+    #[test]
+    fn an_mcp_sessions_owner_is_known_to_the_store_that_recorded_it_until_forgotten() {
+        let root = tempfile::tempdir().unwrap();
+        let lock = LockPolicy::silent(Duration::from_secs(5));
+        let store = FileStore::resident(Home::new(root.path().to_path_buf()), lock);
+        let waiting_briefly = store.with_lock(LockPolicy::silent(Duration::from_millis(10)));
+        assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
+        store.record_mcp_session("s1", "hash-a").unwrap();
+        store.record_mcp_session("s2", "hash-b").unwrap();
+        assert_eq!(
+            waiting_briefly.mcp_session_owner("s1").unwrap().as_deref(),
+            Some("hash-a"),
+            "the same store with another lock policy knows it"
+        );
+        waiting_briefly
+            .forget_mcp_sessions(&["s1".to_string(), "s9".to_string()])
+            .unwrap();
+        assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
+        assert_eq!(
+            store.mcp_session_owner("s2").unwrap().as_deref(),
+            Some("hash-b")
+        );
     }
 
     #[test]

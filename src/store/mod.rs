@@ -186,6 +186,19 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// it, even for an instant, would make a holder starting then give up as if another
     /// held it). A peek, not a promise: the holder may let go right after.
     fn is_held(&self, duty: &Duty) -> bool;
+
+    /// Records that the MCP session `session` (the id a hub handed out at `initialize`) was
+    /// opened with the token whose stored hash is `token`, so that whichever hub it reaches
+    /// answers it to that token alone (SPEC section 13).
+    fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError>;
+
+    /// The stored hash of the token that opened the MCP session `session`; `None` for a
+    /// session never recorded, or forgotten.
+    fn mcp_session_owner(&self, session: &str) -> Result<Option<String>, StoreError>;
+
+    /// Forgets the MCP sessions `sessions`: they ended (closed by their client, idle, or
+    /// their token gone).
+    fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError>;
 }
 
 /// A project's board and log as they stand between changes ([`Store::snapshot`]).

@@ -94,11 +94,12 @@ impl Hub {
         }
     }
 
-    /// This hub (on the files of its home) for a process that serves many requests: boards
-    /// are kept between them and changes that arrive together are committed together.
+    /// This hub for a process that serves many requests: its store may keep what it read
+    /// between them and commit changes that arrive together in one write
+    /// ([`Store::resident`]).
     pub fn resident(self) -> Self {
         Hub {
-            store: Arc::new(FileStore::resident(self.home.clone(), self.lock)),
+            store: self.store.resident(),
             ..self
         }
     }

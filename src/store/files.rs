@@ -419,6 +419,12 @@ impl Store for FileStore {
         })
     }
 
+    /// Keeps the boards it read until their file changes, and commits the changes of many
+    /// threads to one board (or one mail) together ([`FileStore::resident`]).
+    fn resident(&self) -> Arc<dyn Store> {
+        Arc::new(FileStore::resident(self.home.clone(), self.lock))
+    }
+
     fn board(&self, project: &str) -> Result<Board, StoreError> {
         self.read_board(project)
     }

@@ -65,6 +65,12 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// sharing whatever this one keeps between changes.
     fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
 
+    /// This store for a process that serves many callers at once (`baton serve`): it may
+    /// keep what it read between changes (checked against the store before each use) and
+    /// commit the changes that arrive together in one write. A store with nothing to keep
+    /// gives itself.
+    fn resident(&self) -> std::sync::Arc<dyn Store>;
+
     /// The board of `project` as it is now, read without the lock; a project with no board
     /// yet has an empty one.
     fn board(&self, project: &str) -> Result<Board, StoreError>;

@@ -28,9 +28,9 @@ use crate::error::{Error, Result};
 use crate::mail::{Marking, MessageType};
 use crate::project::{self, Project};
 use crate::registry::{self, AgentRecord, Profile, WakeCommandChange};
-use crate::store::ChangeFeed;
 use crate::store::presence::Presence;
-use crate::store::tail::Tail;
+use crate::store::{ChangeFeed, LogTail};
+
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
 
@@ -516,26 +516,25 @@ impl Follow for LocalFollow {
     }
 }
 
-/// How often `log --follow` looks at the log file on this machine.
+/// How often `log --follow` looks at the log on this machine.
 const LOG_LOOK_EVERY: Duration = Duration::from_millis(200);
 
-/// `log --follow` on this machine: the live file read on from where it was, so a line
-/// logged by a writer whose session began earlier (its time is older) is printed all the
-/// same, and a rotation loses nothing ([`Tail`]).
+/// `log --follow` on this machine: the live log read on from where it was
+/// ([`crate::store::Store::tail_log`]), so a line logged by a writer whose session began
+/// earlier (its time is older) is printed all the same, and a rotation loses nothing.
 struct LocalLogFeed {
     session: Session,
     /// The first batch, until it is read.
     first: Option<(usize, Option<Timestamp>)>,
-    tail: Option<Tail>,
+    tail: Option<Box<dyn LogTail>>,
 }
 
 impl LogFeed for LocalLogFeed {
     fn next(&mut self, within: Duration) -> Result<Vec<LogLine>> {
-        if let Some((last, since)) = self.first.take() {
+        if let Some((last, since)) = self.first {
             let records = self.session.log(Some(last), since)?;
-            let mut tail = Tail::new(self.session.home().activity_file(self.session.project_id()));
-            tail.skip_to_end();
-            self.tail = Some(tail);
+            self.tail = Some(self.session.hub.store.tail_log(self.session.project_id())?);
+            self.first = None;
             return Ok(records.into_iter().map(LogLine::of).collect());
         }
         let started = Instant::now();
@@ -543,11 +542,11 @@ impl LogFeed for LocalLogFeed {
             thread::sleep(LOG_LOOK_EVERY.min(within));
             // A writer killed before logging its change leaves its lines to be added.
             let _ = self.session.catch_up_log();
-            let lines: Vec<LogLine> = self
-                .tail
-                .as_mut()
-                .map(Tail::fresh_lines)
-                .unwrap_or_default()
+            let fresh = match self.tail.as_mut() {
+                Some(tail) => tail.fresh_lines()?,
+                None => Vec::new(),
+            };
+            let lines: Vec<LogLine> = fresh
                 .into_iter()
                 .map(|json| LogLine {
                     record: serde_json::from_str(&json).ok(),

@@ -355,10 +355,6 @@ impl Session {
         self.agent.as_deref().ok_or(Error::NoIdentity)
     }
 
-    pub fn home(&self) -> &Home {
-        &self.hub.home
-    }
-
     pub fn project_id(&self) -> &str {
         &self.project.id
     }

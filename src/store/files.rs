@@ -30,9 +30,10 @@ use super::lock::{self, FileLock, LockPolicy};
 use super::mailbox::Mailbox;
 use super::paths::Home;
 use super::presence::{self, Presence};
+use super::tail::Tail;
 use super::transaction::Transaction;
 use super::{
-    GaveUp, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file, log,
+    GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file, log,
     mail_file, regular,
 };
 use crate::board::Board;
@@ -503,6 +504,12 @@ impl Store for FileStore {
             records.drain(..skip);
         }
         Ok(records)
+    }
+
+    fn tail_log(&self, project: &str) -> Result<Box<dyn LogTail>, StoreError> {
+        let mut tail = Tail::new(self.home.activity_file(project));
+        tail.skip_to_end();
+        Ok(Box::new(tail))
     }
 
     fn catch_up_log(&self, project: &str) -> Result<(), StoreError> {

@@ -120,6 +120,10 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
         last: Option<usize>,
     ) -> Result<Vec<ActivityRecord>, StoreError>;
 
+    /// The log of `project` read on as it grows, from its end now: what `log --follow`
+    /// prints.
+    fn tail_log(&self, project: &str) -> Result<Box<dyn LogTail>, StoreError>;
+
     /// Logs a change whose writer was killed after it committed but before it was logged
     /// (or drops what a change that never committed left), unless a writer is at work on
     /// the project: that writer does it first itself.
@@ -205,6 +209,13 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// Forgets the MCP sessions `sessions`: they ended (closed by their client, idle, or
     /// their token gone).
     fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError>;
+}
+
+/// A project's activity log read on as it grows ([`Store::tail_log`]).
+pub trait LogTail: Send {
+    /// The records logged since the last call (since the tail was made, for the first),
+    /// oldest first, each as the JSON line the log holds.
+    fn fresh_lines(&mut self) -> Result<Vec<String>, StoreError>;
 }
 
 /// A project's board and log as they stand between changes ([`Store::snapshot`]).

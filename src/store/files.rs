@@ -2,7 +2,8 @@
 //! `board.lock` (read again under it, written atomically with its activity lines
 //! journaled, the finished tasks appended to the archive first), the activity log, the
 //! archive; the mail changed under `mail.lock`; each small versioned document under its own
-//! lock file ([`HomeFiles`]); presence as lock files held open.
+//! lock file ([`HomeFiles`]); presence and duties as lock files held open; changes heard
+//! through the kernel's file events ([`super::file_feed`]).
 //!
 //! A process that serves many callers at once (`baton serve`) makes its store resident
 //! ([`FileStore::resident`]): it keeps the boards it has read, until their file changes,

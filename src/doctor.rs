@@ -23,6 +23,7 @@ use crate::board::delivery::UNSEEN_AFTER;
 use crate::board::task::{Status, Task, TaskId};
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
+use crate::plural::{self, count};
 use crate::process::{self, ProgramLookup, ProgramRules, find_program};
 use crate::project;
 use crate::registry::{self, AgentRecord};
@@ -1478,10 +1479,6 @@ fn show_error(inspection: &Inspection<'_>, error: &dyn std::fmt::Display) -> Str
     error.to_string().replace(&root, "")
 }
 
-fn count(number: usize, noun: &str) -> String {
-    format!("{number} {noun}{}", if number == 1 { "" } else { "s" })
-}
-
 /// "1 board parses", "3 boards parse".
 fn count_parse(number: usize, noun: &str) -> String {
     format!(
@@ -1492,11 +1489,7 @@ fn count_parse(number: usize, noun: &str) -> String {
 }
 
 fn plural_lines(number: usize, one: &str, many: &str) -> String {
-    if number == 1 {
-        format!("1 line {one}")
-    } else {
-        format!("{number} lines {many}")
-    }
+    plural::count_either(number, &format!("line {one}"), &format!("lines {many}"))
 }
 
 /// Up to five items, then how many more.

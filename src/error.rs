@@ -8,6 +8,7 @@ use crate::board::task::TaskId;
 use crate::board::transition::TransitionError;
 use crate::client::UnknownClient;
 use crate::names::InvalidName;
+use crate::secret::NoRandomness;
 use crate::store::{SettingError, StoreError};
 use crate::text::Refused;
 
@@ -76,6 +77,12 @@ impl From<Refused> for Error {
 impl From<UnknownClient> for Error {
     fn from(unknown: UnknownClient) -> Self {
         Error::invalid(unknown.to_string())
+    }
+}
+
+impl From<NoRandomness> for Error {
+    fn from(error: NoRandomness) -> Self {
+        Error::invalid(error.to_string())
     }
 }
 

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::client::{Client, HookEvent};
 use crate::error::{Error, Result};
 use crate::mail::{BROADCAST, Message, MessageType};
+use crate::plural;
 use crate::project::Project;
 use crate::session::{Hub, Inbox, Request, Session};
 use crate::text;
@@ -310,7 +311,7 @@ pub fn context(inbox: &Inbox, project: &Project, now: Timestamp) -> Option<Strin
     if !inbox.tasks.is_empty() {
         text.push(&format!(
             "\n{} waiting for you:\n",
-            count(inbox.task_count(), "task", "tasks")
+            plural::count(inbox.task_count(), "task")
         ));
         let mut unshown = inbox.more_tasks;
         for entry in &inbox.tasks {
@@ -328,7 +329,7 @@ pub fn context(inbox: &Inbox, project: &Project, now: Timestamp) -> Option<Strin
     if !inbox.messages.is_empty() {
         text.push(&format!(
             "\n{}:\n",
-            count(inbox.messages.len(), "unread message", "unread messages")
+            plural::count(inbox.messages.len(), "unread message")
         ));
         let mut unshown = 0;
         for message in &inbox.messages {
@@ -391,10 +392,6 @@ fn json_size(text: &str) -> usize {
         .sum()
 }
 
-fn count(number: usize, one: &str, many: &str) -> String {
-    format!("{number} {}", if number == 1 { one } else { many })
-}
-
 /// One unread message, its words cut at [`TEXT_LIMIT`] characters and framed.
 fn message_text(message: &Message) -> String {
     let mut text = format!("#{} from {}", message.seq, message.from);
@@ -453,7 +450,7 @@ pub fn stop_reason(inbox: &Inbox) -> Option<String> {
     Some(format!(
         "baton: {} still waiting for {} in project {}: {}. Act on {} before you stop \
          (`baton inbox` shows everything needed); your teammates hear from you only through baton.",
-        count(inbox.task_count(), "task is", "tasks are"),
+        plural::count_either(inbox.task_count(), "task is", "tasks are"),
         inbox.agent,
         inbox.project,
         items.join("; "),

@@ -23,12 +23,12 @@ use crate::board::inbox::Reason;
 use crate::error::{Error, Result};
 use crate::mail::{Arrival, MessageType};
 use crate::names::{self, NameKind};
+use crate::secret;
 use crate::store::atomic::{self, private_open_options};
 use crate::store::lock::{FileLock, LockPolicy};
 use crate::store::paths::Home;
 use crate::store::versioned::{self, Versioned};
 use crate::time::Timestamp;
-use crate::tokens;
 
 pub const ALERTS_SCHEMA: u32 = 1;
 
@@ -269,7 +269,7 @@ pub fn add(home: &Home, new: NewAlert, lock: LockPolicy, now: Timestamp) -> Resu
     }
     let secret = format!(
         "{SECRET_PREFIX}{}",
-        tokens::hex(&tokens::random_bytes("a secret")?)
+        secret::hex(&secret::random_bytes("a secret")?)
     );
     change(home, lock, |file| {
         if file.alerts.iter().any(|alert| alert.name == new.name) {

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Alert, Event, format, send};
 use crate::error::Result;
+use crate::plural;
 use crate::process::spawn_detached;
 use crate::store::atomic::{self, private_open_options};
 use crate::store::lock::{self, FileLock};
@@ -348,7 +349,7 @@ fn drain(home: &Home, backoff: Backoff, log: &AlertLog) {
         if let Some(dropped) = take_dropped(home) {
             log.line(&format!(
                 "dropped {} queued from {} to {}: the queue held its limit of {QUEUE_LIMIT}",
-                plural(dropped.count, "alert"),
+                plural::count(dropped.count as usize, "alert"),
                 dropped.first_at,
                 dropped.last_at
             ));
@@ -487,14 +488,6 @@ fn describe(entry: &Queued) -> String {
 
 fn to_chrono(duration: Duration) -> chrono::Duration {
     chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::MAX)
-}
-
-fn plural(count: u64, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
 }
 
 fn words(delay: Duration) -> String {

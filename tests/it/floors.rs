@@ -8,7 +8,12 @@ use std::path::Path;
 /// Each top-level module of the library and its floor, lowest first. `error` (the crate's
 /// error, over every domain's) sits with the domains.
 const FLOORS: &[(&str, &[&str])] = &[
-    ("base", &["time", "names", "text", "process", "client"]),
+    (
+        "base",
+        &[
+            "time", "names", "text", "process", "client", "secret", "plural",
+        ],
+    ),
     ("store", &["store"]),
     (
         "domains",

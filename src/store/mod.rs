@@ -15,6 +15,7 @@ pub mod platform;
 pub mod presence;
 pub mod regular;
 pub mod tail;
+pub mod text_log;
 pub mod versioned;
 
 use std::io;

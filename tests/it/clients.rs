@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::clients_woken::{ModelServer, configure_codex};
 use crate::common::{Run, baton_bin};
-use crate::http::Served;
+use crate::http::{Served, add_token};
 use crate::setup::Machine;
 
 /// Longest a client's check may take before the test gives up on it.
@@ -303,12 +303,7 @@ fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
         return;
     };
     let machine = Machine::new();
-    let token = machine
-        .env
-        .run("", &["token", "add", "claude"])
-        .ok()
-        .trim()
-        .to_string();
+    let token = add_token(&machine.env, "claude");
     let served = Served::start(&machine.env, "alice");
     let url = format!("http://{}/mcp", served.address);
     for (name, bearer) in [("baton", token.as_str()), ("stranger", "baton_not_a_token")] {
@@ -359,12 +354,7 @@ impl RemoteRig {
     fn new(client: &str, before: impl FnOnce(&Machine)) -> RemoteRig {
         let machine = Machine::new().with_user_configs();
         before(&machine);
-        let token = machine
-            .env
-            .run("", &["token", "add", client])
-            .ok()
-            .trim()
-            .to_string();
+        let token = add_token(&machine.env, client);
         let served = Served::start(&machine.env, "alice");
         let url = format!("http://{}/", served.address);
         machine

@@ -5,13 +5,12 @@
 //! waits forever: every run here is under a watchdog that kills it and fails the test.
 
 use std::fs;
-use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{Run, TestEnv};
+use crate::common::{Run, TestEnv, finish_within};
 
 /// Far longer than any of these commands needs, short enough that a hang fails the test
 /// instead of blocking the suite.
@@ -20,33 +19,8 @@ const WATCHDOG: Duration = Duration::from_secs(10);
 /// Waits for `child` under the watchdog: kills it and fails the test if it is still running
 /// after [`WATCHDOG`].
 #[track_caller]
-fn finish(mut child: Child, what: &str) -> Run {
-    let started = Instant::now();
-    loop {
-        match child.try_wait().expect("the child can be waited for") {
-            Some(status) => {
-                let mut stdout = String::new();
-                let mut stderr = String::new();
-                if let Some(mut out) = child.stdout.take() {
-                    out.read_to_string(&mut stdout).unwrap();
-                }
-                if let Some(mut err) = child.stderr.take() {
-                    err.read_to_string(&mut stderr).unwrap();
-                }
-                return Run {
-                    code: status.code().unwrap_or(-1),
-                    stdout,
-                    stderr,
-                };
-            }
-            None if started.elapsed() > WATCHDOG => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("`{what}` still ran after {WATCHDOG:?}: it hangs");
-            }
-            None => thread::sleep(Duration::from_millis(20)),
-        }
-    }
+fn finish(child: Child, what: &str) -> Run {
+    finish_within(child, WATCHDOG, what)
 }
 
 fn spawn(mut command: Command) -> Child {

@@ -12,13 +12,13 @@
 //! Without it they say they were not run, except in CI, where they fail.
 
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, stdout_lines, task_in};
+use crate::common::{TestEnv, task_in};
+use crate::http::{Served, free_address};
 use crate::webdriver::Browser;
 
 /// The longest the page may take to show a change before a test gives up on it.
@@ -46,60 +46,11 @@ fn chromedriver() -> Option<PathBuf> {
     None
 }
 
-/// `baton serve` on a free loopback port, acting for `human`; killed when dropped.
-struct Server {
-    child: Child,
-    /// The URL it printed, token fragment included.
-    url: String,
-}
-
-impl Server {
-    fn start(env: &TestEnv) -> Server {
-        Server::start_with(env, "127.0.0.1:0", &[])
-    }
-
-    /// `baton serve --listen ADDRESS EXTRA…` in the project's workspace.
-    fn start_with(env: &TestEnv, address: &str, extra: &[&str]) -> Server {
-        let mut child = env
-            .command(&env.work())
-            .args(["--as", "human", "serve", "--listen", address])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("baton serve starts");
-        let lines = stdout_lines(&mut child);
-        let first = lines.recv_timeout(PAGE_DEADLINE).unwrap_or_else(|_| {
-            let _ = child.kill();
-            panic!("baton serve printed no URL")
-        });
-        // The first line is the login URL alone.
-        let url = first.trim().to_string();
-        assert!(
-            url.starts_with("http://127.0.0.1:") && url.contains("/#token="),
-            "not the login URL: {first}"
-        );
-        Server { child, url }
-    }
-
-    /// The page's address without the login token.
-    fn base(&self) -> &str {
-        &self.url[..self.url.find('#').expect("a fragment")]
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A hub with project `web` (human `human`, agent `codex`), its server and a browser, which
 /// holds the one browser at a time; none when there is no chromedriver (see [`chromedriver`]).
 struct Hub {
     env: TestEnv,
-    server: Server,
+    server: Served,
     browser: Browser,
     /// Dropped last: the next test's browser starts once this one is gone.
     _one: std::sync::MutexGuard<'static, ()>,
@@ -128,7 +79,7 @@ fn hub() -> Option<Hub> {
     )
     .ok();
     env.register(&["codex"]);
-    let server = Server::start(&env);
+    let server = Served::start(&env, "human");
     let browser = Browser::start(&chromedriver);
     Some(Hub {
         env,
@@ -1424,12 +1375,6 @@ fn task_opened(browser: &Browser, project: &str, id: u64, subject: &str) {
     );
 }
 
-/// A free loopback address for a server that must come back on the same one.
-fn free_address() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().to_string()
-}
-
 #[test]
 fn a_login_survives_a_restart_of_serve() {
     let Some(Hub {
@@ -1443,7 +1388,7 @@ fn a_login_survives_a_restart_of_serve() {
     };
     drop(server);
     let address = free_address();
-    let first = Server::start_with(&env, &address, &[]);
+    let first = Served::start_at(&env, "human", &address, &[], &[]);
     browser.goto(&first.url);
     board_shown(&browser);
     wait_for(
@@ -1461,7 +1406,7 @@ fn a_login_survives_a_restart_of_serve() {
         &[],
     );
     // A new server on the same address: the tab carries on, logged in, live again.
-    let second = Server::start_with(&env, &address, &[]);
+    let second = Served::start_at(&env, "human", &address, &[], &[]);
     wait_for(
         &browser,
         "the live mark again",
@@ -1498,7 +1443,7 @@ fn an_expired_login_is_refused_and_the_page_says_how_to_log_in() {
         return;
     };
     drop(server);
-    let server = Server::start_with(&env, "127.0.0.1:0", &["--login-ttl", "2s"]);
+    let server = Served::start_at(&env, "human", "127.0.0.1:0", &["--login-ttl", "2s"], &[]);
     browser.goto(&server.url);
     board_shown(&browser);
     let used = Instant::now();

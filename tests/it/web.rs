@@ -12,7 +12,7 @@
 //! Without it they say they were not run, except in CI, where they fail.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -24,9 +24,43 @@ use crate::webdriver::Browser;
 /// The longest the page may take to show a change before a test gives up on it.
 const PAGE_DEADLINE: Duration = Duration::from_secs(20);
 
-/// One browser at a time: the machine running the suite builds and tests at once, and a
-/// few Chromiums side by side would only make each slower.
-static ONE_BROWSER: Mutex<()> = Mutex::new(());
+/// Two browsers at a time: the machine running the suite builds and tests at once, and more
+/// Chromiums side by side would only make each slower; one at a time, the web tests were the
+/// suite's last minutes, run one after the other once the other tests were done.
+const BROWSERS_AT_ONCE: usize = 2;
+
+/// How many browsers run now, and the signal that one has ended.
+static BROWSERS: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// One of the [`BROWSERS_AT_ONCE`] places for a browser, held until dropped.
+struct BrowserPlace;
+
+impl BrowserPlace {
+    /// Waits for a place.
+    fn take() -> BrowserPlace {
+        let (running, ended) = &BROWSERS;
+        let mut running = running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        while *running >= BROWSERS_AT_ONCE {
+            running = ended
+                .wait(running)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        *running += 1;
+        BrowserPlace
+    }
+}
+
+impl Drop for BrowserPlace {
+    fn drop(&mut self) {
+        let (running, ended) = &BROWSERS;
+        *running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) -= 1;
+        ended.notify_one();
+    }
+}
 
 /// The chromedriver to use; `None` (after saying why) when the test is not to run.
 fn chromedriver() -> Option<PathBuf> {
@@ -47,20 +81,19 @@ fn chromedriver() -> Option<PathBuf> {
 }
 
 /// A hub with project `web` (human `human`, agent `codex`), its server and a browser, which
-/// holds the one browser at a time; none when there is no chromedriver (see [`chromedriver`]).
+/// holds one of the places for a browser; none when there is no chromedriver (see
+/// [`chromedriver`]).
 struct Hub {
     env: TestEnv,
     server: Served,
     browser: Browser,
     /// Dropped last: the next test's browser starts once this one is gone.
-    _one: std::sync::MutexGuard<'static, ()>,
+    _one: BrowserPlace,
 }
 
 fn hub() -> Option<Hub> {
     let chromedriver = chromedriver()?;
-    let one = ONE_BROWSER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let one = BrowserPlace::take();
     let env = TestEnv::new();
     let work = env.work();
     let workspace = work.to_str().unwrap();

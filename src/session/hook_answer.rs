@@ -10,6 +10,7 @@ use super::{Hub, Inbox, Session};
 use crate::client::HookEvent;
 use crate::error::{Error, Result};
 use crate::mail::{BROADCAST, Message, MessageType};
+use crate::plural;
 use crate::project::Project;
 use crate::text;
 use crate::time::Timestamp;
@@ -122,7 +123,7 @@ pub fn context(inbox: &Inbox, project: &Project, now: Timestamp) -> Option<Strin
     if !inbox.tasks.is_empty() {
         text.push(&format!(
             "\n{} waiting for you:\n",
-            count(inbox.task_count(), "task", "tasks")
+            plural::count(inbox.task_count(), "task")
         ));
         let mut unshown = inbox.more_tasks;
         for entry in &inbox.tasks {
@@ -140,7 +141,7 @@ pub fn context(inbox: &Inbox, project: &Project, now: Timestamp) -> Option<Strin
     if !inbox.messages.is_empty() {
         text.push(&format!(
             "\n{}:\n",
-            count(inbox.messages.len(), "unread message", "unread messages")
+            plural::count(inbox.messages.len(), "unread message")
         ));
         let mut unshown = 0;
         for message in &inbox.messages {
@@ -203,10 +204,6 @@ fn json_size(text: &str) -> usize {
         .sum()
 }
 
-fn count(number: usize, one: &str, many: &str) -> String {
-    format!("{number} {}", if number == 1 { one } else { many })
-}
-
 /// One unread message, its words cut at [`TEXT_LIMIT`] characters and framed.
 fn message_text(message: &Message) -> String {
     let mut text = format!("#{} from {}", message.seq, message.from);
@@ -265,7 +262,7 @@ pub fn stop_reason(inbox: &Inbox) -> Option<String> {
     Some(format!(
         "baton: {} still waiting for {} in project {}: {}. Act on {} before you stop \
          (`baton inbox` shows everything needed); your teammates hear from you only through baton.",
-        count(inbox.task_count(), "task is", "tasks are"),
+        plural::count_either(inbox.task_count(), "task is", "tasks are"),
         inbox.agent,
         inbox.project,
         items.join("; "),

@@ -10,7 +10,12 @@ use std::path::Path;
 /// hub's state through the store. `error` (the crate's error, over every domain's) sits
 /// with the domains.
 const FLOORS: &[(&str, &[&str])] = &[
-    ("base", &["time", "names", "text", "process", "client"]),
+    (
+        "base",
+        &[
+            "time", "names", "text", "process", "client", "secret", "plural",
+        ],
+    ),
     ("model", &["board"]),
     ("store", &["store"]),
     (

@@ -15,6 +15,8 @@ pub mod archive;
 pub mod board;
 /// The agent clients and their hook events, with each client's spellings in one table.
 pub mod client;
+/// Desktop notifications on hand-overs.
+pub mod desktop;
 /// Checks of the hub home, and bringing a board back from its backup.
 pub mod doctor;
 /// The crate's error type.
@@ -29,8 +31,6 @@ pub mod mail;
 pub mod mcp;
 /// Agent and project names, checked before they touch a path.
 pub mod names;
-/// Desktop notifications on hand-overs.
-pub mod notify;
 /// Counted nouns for people to read: "1 task", "3 tasks".
 pub mod plural;
 /// Starting other programs: finding them on PATH, spawning baton's detached processes.

@@ -21,7 +21,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "domains",
         &[
-            "activity", "alert", "archive", "mail", "registry", "project", "wake", "notify",
+            "activity", "alert", "archive", "mail", "registry", "project", "wake", "desktop",
             "setup", "doctor", "tokens", "error", "import", "watch",
         ],
     ),

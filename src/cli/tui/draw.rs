@@ -22,7 +22,8 @@ use baton::session::TaskView;
 use baton::time::Timestamp;
 
 use super::cells::{self, shown};
-use super::state::{App, Pane, TASK_KEYS, group_of};
+use super::keys::TASK_KEYS;
+use super::state::{App, Pane, group_of};
 use crate::cli::{agents, render};
 
 /// From this width the board shows the selected task beside the list.

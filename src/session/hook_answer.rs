@@ -273,3 +273,36 @@ pub fn stop_reason(inbox: &Inbox) -> Option<String> {
         },
     ))
 }
+
+/// A hub's answer to a remote agent's hook (SPEC section 13), made what a hook answer is on
+/// this machine (SPEC section 10) whatever the hub sent: every control character but
+/// newline and tab and every bidirectional override shown as an escape, and the text cut
+/// to fit the answer's [`ANSWER_LIMIT`], saying so. A hub that works sends nothing either
+/// changes; one that does not (another server, a hostile one) cannot write to the client's
+/// terminal, or fill its context.
+pub fn from_hub(answer: Answer) -> Answer {
+    let bounded = |text: String| {
+        let text = text::escape_controls(&text).into_owned();
+        let mut budget = Budget::new(ANSWER_LIMIT - ANSWER_RESERVE);
+        if budget.try_push(&text) {
+            return budget.text;
+        }
+        for (at, c) in text.char_indices() {
+            if !budget.try_push(c.encode_utf8(&mut [0; 4])) {
+                let left = text[at..].chars().count();
+                budget.push(&format!(
+                    "… ({left} more characters the hub sent are left out: a hook's answer is \
+                     at most 16 KiB)"
+                ));
+                break;
+            }
+        }
+        budget.text
+    };
+    match answer {
+        Answer::Nothing => Answer::Nothing,
+        Answer::Context(text) => Answer::Context(bounded(text)),
+        Answer::KeepWorking(text) => Answer::KeepWorking(bounded(text)),
+        Answer::Note(text) => Answer::Note(bounded(text)),
+    }
+}

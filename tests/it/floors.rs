@@ -25,8 +25,8 @@ const FLOORS: &[(&str, &[&str])] = &[
             "setup", "doctor", "tokens", "error", "import", "watch",
         ],
     ),
-    ("session", &["session", "wire"]),
-    ("faces", &["mcp", "hook", "serve", "remote"]),
+    ("session", &["session", "wire", "remote"]),
+    ("faces", &["mcp", "hook", "serve"]),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

@@ -30,6 +30,7 @@ pub mod platform;
 pub mod presence;
 pub mod regular;
 pub mod tail;
+pub mod text_log;
 pub mod transaction;
 pub mod versioned;
 

@@ -83,22 +83,23 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let address = listener.local_addr()?;
     let stopping = CancellationToken::new();
-    let feed = events::Feed::start(settings.hub.home.clone(), stopping.clone());
-    let sessions = Arc::new(sessions::McpSessions::new(Arc::new(
-        LocalSessionManager::default(),
-    )));
+    // One process serves every request: it keeps boards between them and commits the
+    // changes that arrive together in one write.
+    let hub = settings.hub.resident();
+    let feed = events::Feed::start(hub.store.clone(), stopping.clone());
+    let sessions = Arc::new(sessions::McpSessions::new(
+        Arc::new(LocalSessionManager::default()),
+        hub.store.clone(),
+    ));
     let tokens = Arc::new(crate::tokens::KeptTokens::default());
     tokio::spawn(end_sessions_of_stale_tokens(
         sessions.clone(),
         feed.clone(),
-        settings.hub.store.clone(),
         tokens.clone(),
         stopping.clone(),
     ));
     let state = State {
-        // One process serves every request: it keeps boards between them and commits the
-        // changes that arrive together in one write.
-        hub: settings.hub.resident(),
+        hub,
         hosts: Arc::new(auth::Hosts::for_listener(address).allowing(settings.allowed_hosts)),
         feed,
         tokens: tokens.clone(),
@@ -177,12 +178,11 @@ fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSession
     )
 }
 
-/// Whenever `tokens.json` changes, ends the MCP sessions whose token it no longer holds, so
+/// Whenever the tokens change, ends the MCP sessions whose token it no longer holds, so
 /// that their open streams end with the token and not only their next request.
 async fn end_sessions_of_stale_tokens(
     sessions: Arc<sessions::McpSessions>,
     feed: events::Feed,
-    store: Arc<dyn crate::store::Store>,
     tokens: Arc<crate::tokens::KeptTokens>,
     stopping: CancellationToken,
 ) {
@@ -196,7 +196,7 @@ async fn end_sessions_of_stale_tokens(
                 }
             }
         }
-        sessions.end_those_of_stale_tokens(&store, &tokens).await;
+        sessions.end_those_of_stale_tokens(&tokens).await;
     }
 }
 

@@ -13,6 +13,10 @@ pub mod board_layout;
 pub mod board_source;
 pub mod cache;
 pub mod document;
+pub mod duty;
+pub mod feed;
+pub mod file_events;
+pub mod file_feed;
 pub mod files;
 pub mod group;
 pub mod journal;
@@ -26,6 +30,7 @@ pub mod platform;
 pub mod presence;
 pub mod regular;
 pub mod tail;
+pub mod text_log;
 pub mod transaction;
 pub mod versioned;
 
@@ -40,6 +45,8 @@ use crate::board::{Board, BoardError};
 use crate::time::Timestamp;
 
 pub use document::{Collection, Document, Documents, Edit, Version, Wait};
+pub use duty::{Duty, Held};
+pub use feed::{Change, ChangeFeed, FeedWaker, Scope, What};
 pub use mailbox::Mailbox;
 pub use transaction::Transaction;
 
@@ -58,6 +65,12 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// This store, waiting for a busy lock as `policy` says (a hook waits briefly), and
     /// sharing whatever this one keeps between changes.
     fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
+
+    /// This store for a process that serves many callers at once (`baton serve`): it may
+    /// keep what it read between changes (checked against the store before each use) and
+    /// commit the changes that arrive together in one write. A store with nothing to keep
+    /// gives itself.
+    fn resident(&self) -> std::sync::Arc<dyn Store>;
 
     /// The board of `project` as it is now, read without the lock; a project with no board
     /// yet has an empty one.
@@ -118,6 +131,10 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
         last: Option<usize>,
     ) -> Result<Vec<ActivityRecord>, StoreError>;
 
+    /// The log of `project` read on as it grows, from its end now: what `log --follow`
+    /// prints.
+    fn tail_log(&self, project: &str) -> Result<Box<dyn LogTail>, StoreError>;
+
     /// Logs a change whose writer was killed after it committed but before it was logged
     /// (or drops what a change that never committed left), unless a writer is at work on
     /// the project: that writer does it first itself.
@@ -175,6 +192,41 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
 
     /// The clients of `agent`'s live sessions in `project`, one entry a session, sorted.
     fn live_clients(&self, project: &str, agent: &str) -> Vec<String>;
+
+    /// A feed of the changes of `scope` committed from now on, by this process or any other
+    /// sharing this store ([`feed`]). Made before a look at the state, it tells every change
+    /// committed after that look, so a waiter that looks and then waits misses none.
+    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError>;
+
+    /// Takes up `duty` if no process sharing this store holds it ([`duty`]), for as long as
+    /// the returned value is kept; `None` when another holds it: it is doing the job
+    /// already, so waiting would be pointless.
+    fn try_hold(&self, duty: &Duty) -> Result<Option<Held>, StoreError>;
+
+    /// Whether a process holds `duty` now, looked at without taking it up (a look that took
+    /// it, even for an instant, would make a holder starting then give up as if another
+    /// held it). A peek, not a promise: the holder may let go right after.
+    fn is_held(&self, duty: &Duty) -> bool;
+
+    /// Records that the MCP session `session` (the id a hub handed out at `initialize`) was
+    /// opened with the token whose stored hash is `token`, so that whichever hub it reaches
+    /// answers it to that token alone (SPEC section 13).
+    fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError>;
+
+    /// The stored hash of the token that opened the MCP session `session`; `None` for a
+    /// session never recorded, or forgotten.
+    fn mcp_session_owner(&self, session: &str) -> Result<Option<String>, StoreError>;
+
+    /// Forgets the MCP sessions `sessions`: they ended (closed by their client, idle, or
+    /// their token gone).
+    fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError>;
+}
+
+/// A project's activity log read on as it grows ([`Store::tail_log`]).
+pub trait LogTail: Send {
+    /// The records logged since the last call (since the tail was made, for the first),
+    /// oldest first, each as the JSON line the log holds.
+    fn fresh_lines(&mut self) -> Result<Vec<String>, StoreError>;
 }
 
 /// A project's board and log as they stand between changes ([`Store::snapshot`]).

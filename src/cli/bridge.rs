@@ -11,14 +11,14 @@ use std::io::{BufRead, Read, Write};
 use serde_json::{Value, json};
 
 use baton::error::Error;
-use baton::remote::{Hub, McpAnswer};
+use baton::remote::{HubClient, McpAnswer};
 
 use super::Context;
 
 /// The most of one line from the client that is passed on, as the local server allows.
 const LINE_LIMIT: usize = 4 * 1024 * 1024;
 
-pub fn run(context: &Context, hub: &Hub) -> Result<i32, Error> {
+pub fn run(context: &Context, hub: &HubClient) -> Result<i32, Error> {
     let project = context.remote_project(None)?;
     // The hub is asked once before serving, so a wrong URL or token is said at start, in
     // the client's log, rather than as every call failing.
@@ -114,7 +114,7 @@ impl Session {
 
     /// Passes `body` to the hub in use, opening the session again there first when the hub
     /// does not know it.
-    fn pass(&mut self, hub: &Hub, body: &[u8]) -> Result<McpAnswer, Error> {
+    fn pass(&mut self, hub: &HubClient, body: &[u8]) -> Result<McpAnswer, Error> {
         let reply = self.send(hub, body)?;
         let is_unknown = reply.status == 404 && self.id.is_some();
         let Some(initialize) = self.initialize.clone().filter(|_| is_unknown) else {
@@ -135,7 +135,7 @@ impl Session {
         self.send(hub, body)
     }
 
-    fn send(&mut self, hub: &Hub, body: &[u8]) -> Result<McpAnswer, Error> {
+    fn send(&mut self, hub: &HubClient, body: &[u8]) -> Result<McpAnswer, Error> {
         let reply = hub.mcp(body, self.id.as_deref())?;
         if reply.session.is_some() {
             self.id.clone_from(&reply.session);

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use baton::error::Error;
-use baton::remote::Hub;
+use baton::remote::HubClient;
 use baton::remote::listen::Listener;
 
 use super::Context;
@@ -39,7 +39,7 @@ pub struct ListenArgs {
     pub command: Vec<String>,
 }
 
-pub fn run(context: &Context, hub: &Hub, args: ListenArgs) -> Result<i32, Error> {
+pub fn run(context: &Context, hub: &HubClient, args: ListenArgs) -> Result<i32, Error> {
     // First, before anything is opened: the wake runs are this process's children, and
     // must hold nothing of whoever started it (SPEC section 8).
     baton::process::close_inherited();

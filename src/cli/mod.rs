@@ -182,7 +182,7 @@ pub struct Context {
     pub global: Global,
     pub hub: Hub,
     /// The hub on another machine that `BATON_URL` names, when it is set.
-    pub remote: Option<baton::remote::Hub>,
+    pub remote: Option<baton::remote::HubClient>,
 }
 
 impl Context {
@@ -252,7 +252,7 @@ impl Context {
         LocalDesk::new(self.hub.clone(), self.agent(), self.global.project.clone())
     }
 
-    fn remote_desk(&self, hub: &baton::remote::Hub) -> RemoteDesk {
+    fn remote_desk(&self, hub: &baton::remote::HubClient) -> RemoteDesk {
         RemoteDesk::new(
             hub.clone(),
             self.hub.home.clone(),
@@ -294,7 +294,7 @@ pub fn main() -> i32 {
             _ => return fail(&error),
         },
     };
-    let remote = match baton::remote::Hub::from_environment() {
+    let remote = match baton::remote::HubClient::from_environment() {
         Ok(remote) => remote.map(|remote| remote.claiming(cli.global.agent.clone())),
         Err(error) => match cli.command {
             Command::Hook(args) => return hook::refuse(&args, &error),

@@ -5,7 +5,7 @@
 //! commands, archive, backups), which refuse, saying where to run them.
 
 use baton::error::Error;
-use baton::remote::Hub;
+use baton::remote::HubClient;
 
 use super::Command;
 use super::agents::{AgentCommand, AgentsCommand};
@@ -27,7 +27,7 @@ pub fn is_for_hub(command: &Command) -> bool {
 
 /// The refusal of `command` when only the hub's own machine can carry it out; `None` for
 /// every command that runs on the hub's desk from here.
-pub fn refusal(hub: &Hub, command: &Command) -> Option<Error> {
+pub fn refusal(hub: &HubClient, command: &Command) -> Option<Error> {
     let hub_only = |command: &str, hint: &str| {
         Error::invalid_with_hint(
             format!(

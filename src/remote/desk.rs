@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::events::Events;
 use super::map::ProjectMap;
-use super::{Hub, Observer, listen};
+use super::{HubClient, Observer, listen};
 use crate::activity::ActivityRecord;
 use crate::board::new_task::NewTask;
 use crate::board::task::TaskId;
@@ -55,7 +55,7 @@ const LONGEST_PAUSE: Duration = Duration::from_secs(10);
 /// The token's agent at a hub on another machine, in one of its projects.
 #[derive(Debug)]
 pub struct RemoteDesk {
-    hub: Hub,
+    hub: HubClient,
     /// This machine's home, where the project map is.
     home: Home,
     /// The project `--project` named.
@@ -69,7 +69,7 @@ pub struct RemoteDesk {
 impl RemoteDesk {
     /// The desk of `hub`'s token in the project `named`, else the one this machine's map
     /// (kept in `home`) gives the current directory, else `default`.
-    pub fn new(hub: Hub, home: Home, named: Option<String>) -> RemoteDesk {
+    pub fn new(hub: HubClient, home: Home, named: Option<String>) -> RemoteDesk {
         RemoteDesk {
             hub,
             home,
@@ -128,7 +128,7 @@ impl RemoteDesk {
         }
     }
 
-    fn inbox_at(&self, hub: &Hub, id: &str, query: &InboxQuery) -> Result<Inbox> {
+    fn inbox_at(&self, hub: &HubClient, id: &str, query: &InboxQuery) -> Result<Inbox> {
         hub.get(&route::INBOX.path_with(&[id], query))
     }
 
@@ -142,7 +142,7 @@ impl RemoteDesk {
         &self,
         deadline: Option<Instant>,
         on_broken: &dyn Fn(&Error),
-        mut look: impl FnMut(&Hub) -> Result<bool>,
+        mut look: impl FnMut(&HubClient) -> Result<bool>,
     ) -> Result<bool> {
         let id = self.id()?;
         // With a deadline, neither the stream's opening nor a look may outlast it, however
@@ -475,7 +475,7 @@ impl Desk for RemoteDesk {
 
 /// The hub's event stream, for the changes of one project.
 struct RemoteFollow {
-    hub: Hub,
+    hub: HubClient,
     project: String,
     /// None once it broke, until the next wait opens it again.
     events: Option<Events>,
@@ -515,7 +515,7 @@ impl Follow for RemoteFollow {
 /// last instant printed and its lines: a later look from that instant on gives them again,
 /// and they are not printed twice.
 struct RemoteLogFeed {
-    hub: Hub,
+    hub: HubClient,
     project: String,
     first: Option<LogQuery>,
     events: Option<Events>,

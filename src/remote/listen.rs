@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{Hub, Observer};
+use super::{HubClient, Observer};
 use crate::board::delivery::DeliveryState;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
@@ -95,7 +95,7 @@ fn skip_waiting(events: &mut super::events::Events) -> Result<()> {
 /// What runs when work arrives: a wake command, or nothing but a line saying so.
 pub struct Listener<'a> {
     /// The hub, every request made as the listener.
-    hub: Hub,
+    hub: HubClient,
     home: &'a Home,
     agent: String,
     wake: Option<Vec<String>>,
@@ -109,7 +109,7 @@ pub struct Listener<'a> {
 /// Who the token acts as, checked against the name rule: the name becomes file names on
 /// this machine (`wake/<agent>.lock`), `BATON_AGENT` and words of a wake prompt, and a hub
 /// that answers something else is not believed.
-pub fn agent_of(hub: &Hub) -> Result<String> {
+pub fn agent_of(hub: &HubClient) -> Result<String> {
     let agent = hub.get::<Whoami>(&route::WHOAMI.path(&[]))?.agent;
     names::check(NameKind::Agent, &agent).map_err(|_| Error::Hub {
         message: format!(
@@ -129,7 +129,7 @@ impl<'a> Listener<'a> {
     /// agent's record in this machine's own hub (`local`) may hold one, and without that,
     /// arrivals are only said.
     pub fn new(
-        hub: &Hub,
+        hub: &HubClient,
         local: &dyn crate::store::Store,
         home: &'a Home,
         wake: Option<Vec<String>>,

@@ -2,7 +2,7 @@
 //! `BATON_TOKEN` set, commands, hooks, `wait`, `watch`, `listen` and `baton mcp` act on the
 //! hub through its HTTP API as the token's agent, instead of on this machine's files.
 //!
-//! [`Hub`] is the connection: one blocking HTTP client, the token sent as a bearer header
+//! [`HubClient`] is the connection: one blocking HTTP client, the token sent as a bearer header
 //! on every request, the hub's `{error, hint, code}` refusals turned back into
 //! [`Error::Hub`] with the exit code the command has on the hub's own machine, and every
 //! failure to reach it into [`Error::Unreachable`] (exit 6). The token never appears in an
@@ -72,7 +72,7 @@ impl Observer {
 }
 
 /// The hubs `BATON_URL` names, in its order, and the one in use: the first that answered,
-/// kept until it stops answering (SPEC section 16). Shared by every copy of a [`Hub`], so
+/// kept until it stops answering (SPEC section 16). Shared by every copy of a [`HubClient`], so
 /// that a request made through one (a look of `wait`) and a stream opened through another
 /// go to the same hub.
 #[derive(Debug)]
@@ -110,7 +110,7 @@ impl Hubs {
 
 /// Where the hubs are and the token that is the caller's identity there.
 #[derive(Clone)]
-pub struct Hub {
+pub struct HubClient {
     hubs: Arc<Hubs>,
     token: String,
     /// The identity the caller named (`--as`, `BATON_AGENT`), checked by the hub.
@@ -123,10 +123,10 @@ pub struct Hub {
 }
 
 /// Never prints the token.
-impl std::fmt::Debug for Hub {
+impl std::fmt::Debug for HubClient {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
-            .debug_struct("Hub")
+            .debug_struct("HubClient")
             .field("urls", &self.hubs.urls)
             .field("current", &self.hubs.current())
             .field("claimed", &self.claimed)
@@ -154,11 +154,11 @@ struct Reply {
     body: Vec<u8>,
 }
 
-impl Hub {
+impl HubClient {
     /// The hubs `BATON_URL` names, with the token of `BATON_TOKEN` (or of the variable
     /// `BATON_TOKEN_ENV` names, or of the file `BATON_TOKEN_FILE` names); `None` when
     /// `BATON_URL` is unset or empty.
-    pub fn from_environment() -> Result<Option<Hub>> {
+    pub fn from_environment() -> Result<Option<HubClient>> {
         let Some(url) = non_empty_var("BATON_URL") else {
             return Ok(None);
         };
@@ -183,12 +183,12 @@ impl Hub {
                 }
             },
         };
-        Hub::new(&url, token).map(Some)
+        HubClient::new(&url, token).map(Some)
     }
 
     /// A connection to the hubs `urls` names ([`hub_urls`]: one URL, or several
     /// comma-separated, http or https, a trailing `/` dropped), the token the same on each.
-    pub fn new(urls: &str, token: String) -> Result<Hub> {
+    pub fn new(urls: &str, token: String) -> Result<HubClient> {
         let urls = hub_urls(urls)?;
         if token.chars().any(|c| c.is_control() || c == ' ') {
             return Err(Error::invalid(
@@ -196,7 +196,7 @@ impl Hub {
                  add` printed",
             ));
         }
-        Ok(Hub {
+        Ok(HubClient {
             hubs: Arc::new(Hubs {
                 urls,
                 current: AtomicUsize::new(0),
@@ -210,21 +210,21 @@ impl Hub {
     }
 
     /// The same hub, with the identity the caller named sent along for the hub to check.
-    pub fn claiming(mut self, agent: Option<String>) -> Hub {
+    pub fn claiming(mut self, agent: Option<String>) -> HubClient {
         self.claimed = agent;
         self
     }
 
     /// The same hub, its requests made by `observer` on the agent's behalf: the hub renews
     /// no lease and records no heartbeat for them (SPEC section 3).
-    pub fn observing(mut self, observer: Observer) -> Hub {
+    pub fn observing(mut self, observer: Observer) -> HubClient {
         self.observer = Some(observer);
         self
     }
 
     /// The same hub, giving up on a request after `within` in all, every hub tried
     /// included: what a hook, which must answer its client within 2 seconds, uses.
-    pub fn within(mut self, within: Duration) -> Hub {
+    pub fn within(mut self, within: Duration) -> HubClient {
         self.within = within;
         self
     }
@@ -261,11 +261,11 @@ impl Hub {
 
     /// Each hub alone, in `BATON_URL`'s order, with this one's token and settings: for a
     /// look at every hub (`doctor`).
-    pub fn each(&self) -> Vec<Hub> {
+    pub fn each(&self) -> Vec<HubClient> {
         self.hubs
             .urls
             .iter()
-            .map(|url| Hub {
+            .map(|url| HubClient {
                 hubs: Arc::new(Hubs {
                     urls: vec![url.clone()],
                     current: AtomicUsize::new(0),
@@ -335,7 +335,7 @@ impl Hub {
         request
     }
 
-    /// [`Hub::authorize`] for a request of the JSON API that may take `within` (its
+    /// [`HubClient::authorize`] for a request of the JSON API that may take `within` (its
     /// connection [`Within::connect`] of it).
     fn prepare<B>(
         &self,
@@ -349,7 +349,7 @@ impl Hub {
     }
 
     /// Makes a request with `attempt` on the hub in use and, while it gets no answer, on
-    /// the next (as `replay` allows), all within [`Hub::within`]; reads the answer's body
+    /// the next (as `replay` allows), all within [`HubClient::within`]; reads the answer's body
     /// up to `limit`. The hub that answered is the one in use from then on. None answering
     /// is [`Error::Unreachable`], naming each hub tried and why.
     fn exchange(
@@ -447,7 +447,7 @@ impl Hub {
         self.open_events(None)
     }
 
-    /// [`Hub::events`], giving up once `within` has passed without a stream open, however
+    /// [`HubClient::events`], giving up once `within` has passed without a stream open, however
     /// many hubs were tried: what `wait --timeout` uses, so that its timeout holds however
     /// the hubs behave.
     pub fn events_within(&self, within: Duration) -> Result<events::Events> {
@@ -685,7 +685,7 @@ pub struct McpAnswer {
 /// What `baton doctor` adds on a machine whose hub is elsewhere: whether each hub
 /// `BATON_URL` names answers and as whom, and whether the project this directory acts on
 /// is there.
-pub fn hub_checks(hub: &Hub, project: &str) -> Vec<crate::doctor::Check> {
+pub fn hub_checks(hub: &HubClient, project: &str) -> Vec<crate::doctor::Check> {
     use crate::doctor::Check;
     let mut checks = Vec::new();
     let mut answers = false;
@@ -1111,9 +1111,9 @@ mod tests {
 
     #[test]
     fn the_token_is_not_in_the_debug_form() {
-        let hub = Hub::new("http://hub:1", "baton_secret".into()).unwrap();
+        let hub = HubClient::new("http://hub:1", "baton_secret".into()).unwrap();
         assert!(!format!("{hub:?}").contains("secret"));
-        let hubs = Hub::new("http://a:1,http://b:2", "baton_secret".into()).unwrap();
+        let hubs = HubClient::new("http://a:1,http://b:2", "baton_secret".into()).unwrap();
         assert!(!format!("{hubs:?}").contains("secret"));
     }
 
@@ -1144,7 +1144,7 @@ mod tests {
 
     #[test]
     fn the_hub_in_use_stays_until_it_fails_and_a_wake_is_given_it_first() {
-        let hub = Hub::new("http://a:1,http://b:2,http://c:3", "t".into()).unwrap();
+        let hub = HubClient::new("http://a:1,http://b:2,http://c:3", "t".into()).unwrap();
         assert_eq!(hub.url(), "http://a:1");
         hub.hubs.answered(1);
         let copy = hub.clone().observing(Observer::Listen);

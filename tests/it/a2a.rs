@@ -345,6 +345,25 @@ fn json_rpc_refusals_are_json_rpc_errors_in_batons_words() {
     );
     assert_eq!(sent["result"]["status"]["state"], "submitted");
 
+    // A context that is no project is refused, never swapped for another.
+    let mut elsewhere = message("Somewhere");
+    elsewhere["contextId"] = json!("b7e1c3a0-context-of-the-client");
+    let error = refused(&rpc(
+        &served,
+        dev,
+        &lead,
+        "SendMessage",
+        json!({"message": elsewhere}),
+    ));
+    assert_eq!(error["code"], -32602);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the contextId `b7e1c3a0-context-of-the-client` is no project"),
+        "{error}"
+    );
+
     // A task that is not the caller's is not there for it.
     let eve = add_token(&env, "eve");
     let error = refused(&rpc(
@@ -447,4 +466,67 @@ fn a_blocking_send_answers_once_the_agent_asks() {
     let events = events(&stream.body);
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["result"]["status"]["state"], "input-required");
+}
+
+/// A stream lasts no longer than its token (SPEC section 13): `token rm` ends it.
+#[test]
+fn a_stream_ends_when_its_token_is_removed() {
+    use std::io::{BufRead, BufReader, Read, Write};
+
+    let (env, served, lead) = hub();
+    let sent = rpc(
+        &served,
+        "/a2a/agents/dev",
+        &lead,
+        "SendMessage",
+        json!({"message": message("Watch me"), "configuration": {"returnImmediately": true}}),
+    )
+    .ok();
+    assert_eq!(sent["result"]["task"]["id"], "default/T-1");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask",
+                      "params": {"id": "default/T-1"}})
+    .to_string();
+    let mut connection = std::net::TcpStream::connect(&served.address).unwrap();
+    connection
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        connection,
+        "POST /a2a/agents/dev HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {lead}\r\n\
+         Content-Type: application/json\r\nAccept: text/event-stream\r\nConnection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        served.address,
+        body.len()
+    )
+    .unwrap();
+    let mut reader = BufReader::new(connection);
+    let mut line = String::new();
+    // The stream is open once the task as it is has come.
+    while !line.starts_with("data: ") {
+        line.clear();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "the stream ended early"
+        );
+    }
+    assert!(line.contains("TASK_STATE_SUBMITTED"), "{line}");
+    // Open and quiet while nothing changes …
+    reader
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut more = Vec::new();
+    let quiet = reader.read_until(b'\0', &mut more);
+    assert!(quiet.is_err(), "the stream ended by itself: {more:?}");
+    reader
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    // … until its token is removed.
+    env.run("", &["token", "rm", "lead"]).ok();
+    let mut rest = String::new();
+    reader
+        .read_to_string(&mut rest)
+        .expect("the stream ends once its token is gone");
+    assert!(!rest.contains("data: "), "{rest}");
 }

@@ -29,7 +29,9 @@ use axum::routing::{get, post};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use self::stream::{Streaming, Watch};
+use std::future::Future;
+
+use self::stream::{Guard, Streaming, Watch};
 use self::tasks::Shown;
 use self::wire::{Method, RpcError, Version, code};
 use super::api::ApiError;
@@ -574,6 +576,37 @@ impl Call {
         }
     }
 
+    /// The project a new task's `contextId` names: the `contextId` of the tasks baton
+    /// answers with is their project, and one that names none is refused (A2A: a context
+    /// the agent cannot take is an error, never replaced by another).
+    async fn context_project(&self, context: &str) -> std::result::Result<String, RpcError> {
+        let store = self.state.hub.store.clone();
+        let id = context.to_string();
+        let exists = tokio::task::spawn_blocking(move || project::check_exists(&*store, &id))
+            .await
+            .map_err(|_| {
+                RpcError::new(
+                    code::INTERNAL_ERROR,
+                    "INTERNAL_ERROR",
+                    "the request stopped",
+                )
+            })?;
+        match exists {
+            Ok(()) => Ok(context.to_string()),
+            Err(Error::Store(error)) => Err(refusal(&Error::Store(error), Doing::Other)),
+            Err(_) => Err(RpcError::new(
+                code::INVALID_PARAMS,
+                "INVALID_PARAMS",
+                format!(
+                    "the contextId `{}` is no project of this hub: a task's contextId is its \
+                     project",
+                    text::inline(context)
+                ),
+            )
+            .with_hint("leave the contextId out, or name the project in metadata.baton.project")),
+        }
+    }
+
     /// Where a task id points: its project (from the id, else what the caller said, else
     /// the hub's only one) and number. A context that is not the task's project is refused.
     async fn locate(
@@ -633,9 +666,10 @@ impl Call {
                 (project, view)
             }
             None => {
-                let project = match said.project.as_deref().or(context) {
-                    Some(project) => project.to_string(),
-                    None => self.only_project().await?,
+                let project = match (said.project.as_deref(), context) {
+                    (Some(project), _) => project.to_string(),
+                    (None, Some(context)) => self.context_project(context).await?,
+                    (None, None) => self.only_project().await?,
                 };
                 let view = self.new_task(&project, text, &said).await?;
                 (project, view)
@@ -649,13 +683,8 @@ impl Call {
             true => {
                 let id = view.task.id;
                 let look_project = project.clone();
-                stream::until_it_stops(
-                    view,
-                    watch,
-                    || self.show(&look_project, id),
-                    self.state.stopping.clone(),
-                )
-                .await?
+                stream::until_it_stops(view, watch, || self.show(&look_project, id), self.guard())
+                    .await?
             }
             false => view,
         };
@@ -892,8 +921,8 @@ impl Call {
     /// The stream of a task from `view` on (see [`stream::stream`]).
     fn stream(self, project: String, view: TaskView, watch: Watch) -> Response {
         let id = view.task.id;
+        let guard = self.guard();
         let call = std::sync::Arc::new(self);
-        let (looker, checker) = (call.clone(), call.clone());
         let look_project = project.clone();
         let streaming = Streaming {
             version: call.version,
@@ -901,24 +930,34 @@ impl Call {
             project,
             watch,
             look: move || {
-                let (call, project) = (looker.clone(), look_project.clone());
+                let (call, project) = (call.clone(), look_project.clone());
                 async move { call.show(&project, id).await }
             },
-            is_current: move || {
-                let call = checker.clone();
-                async move {
-                    super::events::is_current(
-                        &call.state.hub.store,
-                        &call.state.tokens,
-                        &call.token,
-                    )
-                    .await
-                }
-            },
-            tokens_changed: call.state.feed.tokens_changed(),
-            stopping: call.state.stopping.clone(),
+            guard,
         };
         stream::stream(view, streaming)
+    }
+
+    /// What ends a wait of this call besides the task: its token's removal, the server's
+    /// stop.
+    fn guard(
+        &self,
+    ) -> Guard<impl Fn() -> std::pin::Pin<Box<dyn Future<Output = bool> + Send>> + Send + use<>>
+    {
+        let (store, tokens, token) = (
+            self.state.hub.store.clone(),
+            self.state.tokens.clone(),
+            self.token.clone(),
+        );
+        Guard {
+            is_current: move || {
+                let (store, tokens, token) = (store.clone(), tokens.clone(), token.clone());
+                Box::pin(async move { super::events::is_current(&store, &tokens, &token).await })
+                    as std::pin::Pin<Box<dyn Future<Output = bool> + Send>>
+            },
+            tokens_changed: self.state.feed.tokens_changed(),
+            stopping: self.state.stopping.clone(),
+        }
     }
 
     fn answer(&self, result: Value) -> Response {

@@ -76,8 +76,75 @@ impl Watch {
     }
 }
 
-/// What a stream needs besides the task: how to look at it again, whether its token is
-/// still good, and when the server stops.
+/// What keeps a wait on a task honest: whether its token is still good (a stream or a
+/// wait ends with its token, SPEC section 13) and whether the server is stopping.
+pub struct Guard<Current> {
+    pub is_current: Current,
+    pub tokens_changed: tokio::sync::watch::Receiver<u64>,
+    pub stopping: tokio_util::sync::CancellationToken,
+}
+
+/// What ended a wait for the task's next change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Woken {
+    /// A change that may concern the task.
+    Changed,
+    /// The server stops, the feed ended or the client went.
+    Over,
+    /// The token is no longer good.
+    TokenGone,
+}
+
+impl<Current, Checked> Guard<Current>
+where
+    Current: Fn() -> Checked,
+    Checked: Future<Output = bool>,
+{
+    /// Waits for a change that may concern the watched task, asking again whether the
+    /// token is good whenever the tokens change and every [`KEEP_ALIVE`]; `gone` resolves
+    /// when the client has gone.
+    async fn next(&mut self, watch: &mut Watch, gone: impl Future<Output = ()>) -> Woken {
+        let mut keep_alive =
+            tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+        tokio::pin!(gone);
+        loop {
+            tokio::select! {
+                biased;
+                () = self.stopping.cancelled() => return Woken::Over,
+                () = &mut gone => return Woken::Over,
+                changed = self.tokens_changed.changed() => {
+                    if changed.is_err() || !(self.is_current)().await {
+                        return Woken::TokenGone;
+                    }
+                }
+                _ = keep_alive.tick() => {
+                    if !(self.is_current)().await {
+                        return Woken::TokenGone;
+                    }
+                }
+                changed = watch.changed() => {
+                    return match changed {
+                        // A token removed with the change sees none of it.
+                        true if !(self.is_current)().await => Woken::TokenGone,
+                        true => Woken::Changed,
+                        false => Woken::Over,
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// The refusal of a wait whose token was removed meanwhile.
+fn token_gone() -> RpcError {
+    RpcError::new(
+        super::wire::code::UNAUTHENTICATED,
+        "UNAUTHENTICATED",
+        "the token was removed while the request waited",
+    )
+}
+
+/// What a stream needs besides the task: how to look at it again, and its guard.
 pub struct Streaming<Look, Current> {
     pub version: Version,
     /// The JSON-RPC request's id, which every event of its stream answers.
@@ -85,9 +152,7 @@ pub struct Streaming<Look, Current> {
     pub project: String,
     pub watch: Watch,
     pub look: Look,
-    pub is_current: Current,
-    pub tokens_changed: tokio::sync::watch::Receiver<u64>,
-    pub stopping: tokio_util::sync::CancellationToken,
+    pub guard: Guard<Current>,
 }
 
 /// The stream of a task from `first` (its state when the stream opens, which is the first
@@ -111,9 +176,7 @@ where
             project,
             mut watch,
             look,
-            is_current,
-            mut tokens_changed,
-            stopping,
+            mut guard,
         } = streaming;
         let answer = |event: StreamEvent| wire::result(&id, event.to_json(version));
         let mut seen = first.task.thread.len();
@@ -128,32 +191,8 @@ where
         if tasks::state_of(first.task.status).stops_a_wait() {
             return;
         }
-        let mut keep_alive =
-            tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
         loop {
-            tokio::select! {
-                biased;
-                () = stopping.cancelled() => return,
-                () = sender.closed() => return,
-                changed = tokens_changed.changed() => {
-                    if changed.is_err() || !is_current().await {
-                        return;
-                    }
-                    continue;
-                }
-                _ = keep_alive.tick() => {
-                    if !is_current().await {
-                        return;
-                    }
-                    continue;
-                }
-                changed = watch.changed() => {
-                    if !changed {
-                        return;
-                    }
-                }
-            }
-            if !is_current().await {
+            if guard.next(&mut watch, sender.closed()).await != Woken::Changed {
                 return;
             }
             let view = match look().await {
@@ -183,27 +222,27 @@ where
 }
 
 /// A blocking send's wait: the task as it is once it stops (a terminal state, or waiting on
-/// its caller), or as it was when the server began to stop.
-pub async fn until_it_stops<Look, Looked>(
+/// its caller), or as it was when the server began to stop; refused if the token is removed
+/// meanwhile.
+pub async fn until_it_stops<Look, Looked, Current, Checked>(
     mut view: TaskView,
     mut watch: Watch,
     look: Look,
-    stopping: tokio_util::sync::CancellationToken,
+    mut guard: Guard<Current>,
 ) -> Result<TaskView, RpcError>
 where
     Look: Fn() -> Looked,
     Looked: Future<Output = Result<TaskView, RpcError>>,
+    Current: Fn() -> Checked,
+    Checked: Future<Output = bool>,
 {
     while !tasks::state_of(view.task.status).stops_a_wait() {
-        tokio::select! {
-            () = stopping.cancelled() => break,
-            changed = watch.changed() => {
-                if !changed {
-                    break;
-                }
-            }
+        // The client going ends the request's future itself.
+        match guard.next(&mut watch, std::future::pending()).await {
+            Woken::Changed => view = look().await?,
+            Woken::Over => break,
+            Woken::TokenGone => return Err(token_gone()),
         }
-        view = look().await?;
     }
     Ok(view)
 }

@@ -136,8 +136,8 @@ pub enum Command {
     /// Posts the queued alerts, started detached by baton
     #[command(name = "__alert-send", hide = true)]
     AlertSend(alerts::SenderArgs),
-    /// Serve the hub over HTTP: the web board, MCP at /mcp and the JSON API, until Ctrl-C.
-    /// Prints the URL that logs a browser in as --as NAME
+    /// Serve the hub over HTTP: the web board, MCP at /mcp, the JSON API and an A2A server
+    /// (/a2a), until Ctrl-C. Prints the URL that logs a browser in as --as NAME
     Serve(serve::ServeArgs),
     /// On an agent's machine: follow the hub at BATON_URL and run this machine's wake
     /// command when work arrives for the token's agent, until Ctrl-C

@@ -30,6 +30,10 @@ once unused for --login-ttl (12h), or at `baton token rm NAME`; a restart of ser
 The token is the identity: nothing else in a request can make it act as another agent. An MCP
 tool call names its project by id (`project`; `default` without one), and an MCP session
 answers only the token that opened it.
+A2A (Agent2Agent 1.0, and 0.3's method names): each agent's Agent Card is at
+/a2a/agents/NAME/.well-known/agent-card.json, the hub's at /.well-known/agent-card.json; a
+message to /a2a/agents/NAME sends NAME a task as the token's agent (first line the subject),
+or answers or reviews a task waiting on it; statuses, results and streams follow the board.
 Requests naming another Host than this address or localhost are refused.")]
 pub struct ServeArgs {
     /// The address to listen on. Loopback by default; another address reaches beyond this

@@ -171,7 +171,11 @@ pub async fn stream(
 
 /// Whether `token` is still good; a tokens file that cannot be read says no, as it refuses
 /// every request meanwhile.
-async fn is_current(store: &Arc<dyn Store>, kept: &Arc<KeptTokens>, token: &TokenId) -> bool {
+pub(super) async fn is_current(
+    store: &Arc<dyn Store>,
+    kept: &Arc<KeptTokens>,
+    token: &TokenId,
+) -> bool {
     let (store, kept, token) = (store.clone(), kept.clone(), token.clone());
     tokio::task::spawn_blocking(move || tokens::is_current(&*store, &kept, &token))
         .await

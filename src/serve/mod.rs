@@ -5,6 +5,8 @@
 //!   acting as the agent of its request's token ([`crate::mcp::Caller`]);
 //! - `/api/v1/…` ([`api`]): the JSON of the CLI's `--json`, and `/api/v1/events` ([`events`]),
 //!   one server-sent event per change;
+//! - `/.well-known/agent-card.json`, `/a2a/…` ([`a2a`]): the A2A server, an Agent Card and a
+//!   JSON-RPC endpoint per agent (SPEC section 17);
 //! - `/` and `/assets/…` ([`page`]): the web board, built into the binary;
 //! - `/healthz`: `ok`.
 //!
@@ -16,6 +18,7 @@
 //! locks. What it keeps in memory (boards, tokens) it checks against the file before each use,
 //! so a change from either side is seen by the other at once.
 
+pub mod a2a;
 pub mod answers;
 pub mod api;
 pub mod auth;
@@ -146,13 +149,22 @@ pub fn router(state: State) -> Router {
     let guarded = Router::new()
         .nest("/api/v1", api::routes())
         .merge(mcp)
+        .merge(a2a::card_routes())
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_token,
         ));
+    // A2A's JSON-RPC endpoints refuse a token as JSON-RPC errors (A2A clients read those).
+    let a2a_rpc = a2a::rpc_routes()
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ))
+        .layer(middleware::from_fn(a2a::refusals_as_rpc));
     Router::new()
         .merge(page::routes())
         .merge(guarded)
+        .merge(a2a_rpc)
         .fallback(api::not_found)
         .layer(middleware::from_fn(api::refusals_as_json))
         .layer(middleware::from_fn(page::headers))

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod a2a;
 mod agents;
 mod alerts;
 mod board;

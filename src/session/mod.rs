@@ -77,6 +77,17 @@ impl Hub {
         Hub::on(store, home, lock, after_effects)
     }
 
+    /// The hub whose state is kept where `BATON_STORE` says (the files of `home` when it is
+    /// unset), on this machine's `home`.
+    pub fn from_environment(
+        home: Home,
+        lock: LockPolicy,
+        after_effects: AfterEffects,
+    ) -> std::result::Result<Self, store::SettingError> {
+        let store = store::from_environment(&home, lock)?;
+        Ok(Hub::on(store, home, lock, after_effects))
+    }
+
     /// The hub whose state `store` keeps, on this machine's `home`.
     pub fn on(
         store: Arc<dyn Store>,
@@ -92,11 +103,11 @@ impl Hub {
         }
     }
 
-    /// This hub (on the files of its home) for a process that serves many requests: boards
-    /// are kept between them and changes that arrive together are committed together.
+    /// This hub for a process that serves many requests: on the files, boards are kept
+    /// between them and changes that arrive together are committed together.
     pub fn resident(self) -> Self {
         Hub {
-            store: Arc::new(FileStore::resident(self.home.clone(), self.lock)),
+            store: self.store.resident(),
             ..self
         }
     }

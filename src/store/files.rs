@@ -26,7 +26,7 @@ use super::lock::{FileLock, LockPolicy};
 use super::mailbox::Mailbox;
 use super::paths::Home;
 use super::presence::{self, Presence};
-use super::transaction::Transaction;
+use super::transaction::{Archive, Transaction};
 use super::{
     GaveUp, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file, log,
     mail_file, regular,
@@ -244,6 +244,15 @@ impl FileStore {
         &self.home
     }
 
+    /// A change of `board`, read under the lock of `project`, whose archive it reads in the
+    /// files (under the same lock).
+    fn transaction(&self, project: &str, board: Board, now: Timestamp) -> Transaction {
+        Transaction::new(board, now).with_archive(Arc::new(ArchiveFiles {
+            home: self.home.clone(),
+            project: project.to_string(),
+        }))
+    }
+
     /// Takes the mail lock of `project`, which every write of its mail holds.
     fn lock_mail(&self, project: &str) -> Result<FileLock, StoreError> {
         FileLock::acquire(&self.home.mail_lock(project), "the mail lock", self.lock)
@@ -309,7 +318,7 @@ impl FileStore {
             || {
                 let guard = self.lock_board(project)?;
                 let board = self.read_board(project)?;
-                Ok((guard, Transaction::new(board, now)))
+                Ok((guard, self.transaction(project, board, now)))
             },
             |transaction| {
                 // Each change at the time of its own request; the archive sweep that ends
@@ -336,6 +345,27 @@ impl FileStore {
             },
         )?;
         Ok(())
+    }
+}
+
+/// The archive files of a project, as a change reads them under the board lock.
+#[derive(Debug)]
+struct ArchiveFiles {
+    home: Home,
+    project: String,
+}
+
+impl Archive for ArchiveFiles {
+    fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        archive_file::find(&self.home, &self.project, id)
+    }
+
+    fn tasks(&self) -> Result<Vec<Task>, StoreError> {
+        archive_file::all(&self.home, &self.project)
+    }
+
+    fn highest_id(&self) -> Result<u64, StoreError> {
+        archive_file::highest_id(&self.home, &self.project)
     }
 }
 
@@ -391,6 +421,18 @@ impl Store for FileStore {
         })
     }
 
+    fn resident(&self) -> Arc<dyn Store> {
+        match &self.resident {
+            Some(_) => Arc::new(FileStore {
+                home: self.home.clone(),
+                lock: self.lock,
+                documents: self.documents.clone(),
+                resident: self.resident.clone(),
+            }),
+            None => Arc::new(FileStore::resident(self.home.clone(), self.lock)),
+        }
+    }
+
     fn board(&self, project: &str) -> Result<Board, StoreError> {
         self.read_board(project)
     }
@@ -405,7 +447,8 @@ impl Store for FileStore {
             return self.change_in_group(resident, project, now, change);
         }
         let _guard = self.lock_board(project)?;
-        let mut transaction = Transaction::new(board_file::read(&self.home, project)?, now);
+        let board = board_file::read(&self.home, project)?;
+        let mut transaction = self.transaction(project, board, now);
         if change(&mut transaction).is_ok() {
             self.commit(project, transaction)?;
         }

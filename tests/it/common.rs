@@ -21,22 +21,49 @@ pub fn baton_bin() -> PathBuf {
 }
 
 /// The store the suite's hubs keep their state in, from `BATON_TEST_STORE`: `files` (the
-/// hub home's files, the default). PostgreSQL (`postgres://…`) comes with issue 33; until
-/// then any other value fails every test at once rather than testing the wrong thing.
+/// hub home's files, the default), `postgres` (a throwaway PostgreSQL cluster this process
+/// starts, and stops when it exits), or a `postgres://` URL (a cluster started elsewhere,
+/// whose user may create databases). On PostgreSQL each [`TestEnv`] gets a fresh database of
+/// its own. Any other value fails every test at once rather than testing the wrong thing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TestStore {
     Files,
+    /// On the throwaway cluster (`None`) or the one at the URL.
+    Postgres(Option<String>),
 }
 
 pub fn test_store() -> TestStore {
     match std::env::var("BATON_TEST_STORE") {
         Err(std::env::VarError::NotPresent) => TestStore::Files,
         Ok(value) if value.is_empty() || value == "files" => TestStore::Files,
+        Ok(value) if value == "postgres" => TestStore::Postgres(None),
+        Ok(value) if value.starts_with("postgres://") || value.starts_with("postgresql://") => {
+            TestStore::Postgres(Some(value))
+        }
         Ok(value) => panic!(
-            "BATON_TEST_STORE={value:?} is not a store this suite runs on: only `files` (the \
-             default) is, until PostgreSQL (`postgres://…`) comes with issue 33"
+            "BATON_TEST_STORE={value:?} is not a store this suite runs on: `files` (the \
+             default), `postgres` (a throwaway cluster) or a postgres:// URL"
         ),
         Err(error) => panic!("BATON_TEST_STORE is not usable: {error}"),
+    }
+}
+
+/// The throwaway PostgreSQL cluster, shared with the store's unit tests.
+#[path = "../../src/store/postgres/cluster.rs"]
+pub mod cluster;
+
+/// The password of the PostgreSQL store under test, which no output of baton may show;
+/// `None` on the files (or a given cluster's URL without one).
+pub fn store_password() -> Option<String> {
+    match test_store() {
+        TestStore::Files => None,
+        TestStore::Postgres(None) => Some(cluster::password().to_string()),
+        TestStore::Postgres(Some(url)) => {
+            let authority = url.split("://").nth(1)?.split('/').next()?;
+            let (user_info, _) = authority.rsplit_once('@')?;
+            let (_, password) = user_info.split_once(':')?;
+            (!password.is_empty()).then(|| password.to_string())
+        }
     }
 }
 
@@ -55,6 +82,16 @@ pub fn files_only(why: &str) -> bool {
 
 pub struct TestEnv {
     pub root: tempfile::TempDir,
+    /// The database this hub keeps its state in (`BATON_STORE`), on PostgreSQL.
+    pub store_url: Option<String>,
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        if let Some(url) = &self.store_url {
+            cluster::drop_database(url);
+        }
+    }
 }
 
 /// A finished run of the binary.
@@ -67,11 +104,21 @@ pub struct Run {
 
 impl Run {
     fn from(output: Output) -> Run {
-        Run {
+        let run = Run {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        // The database's password shows in nothing baton says.
+        if let Some(password) = store_password() {
+            assert!(
+                !run.stdout.contains(&password) && !run.stderr.contains(&password),
+                "the store's password shows in the output:\nstdout: {}\nstderr: {}",
+                run.stdout,
+                run.stderr
+            );
         }
+        run
     }
 
     /// Asserts success and returns stdout.
@@ -117,10 +164,13 @@ impl TestEnv {
 
     fn with_root(root: tempfile::TempDir) -> TestEnv {
         // A store the suite cannot run on fails every test here, at once.
-        test_store();
+        let store_url = match test_store() {
+            TestStore::Files => None,
+            TestStore::Postgres(given) => Some(cluster::fresh_database(given.as_deref())),
+        };
         std::fs::create_dir_all(root.path().join("work")).unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
-        TestEnv { root }
+        TestEnv { root, store_url }
     }
 
     /// The hub home (`BATON_HOME`). On the file store it holds the hub's state too: a test
@@ -155,6 +205,8 @@ impl TestEnv {
             .env_remove("BATON_TOKEN")
             .env_remove("BATON_TOKEN_FILE")
             .env("BATON_HOME", self.home())
+            // Where the hub's state is: the files of the home, or this test's database.
+            .env_remove("BATON_STORE")
             // A home of its own, so `setup` and `doctor` never see the real agent clients.
             .env("HOME", self.root.path().join("user-home"))
             .env_remove("CODEX_HOME")
@@ -166,6 +218,9 @@ impl TestEnv {
             .env_remove("BATON_FILE_EVENTS")
             .env("BATON_LOCK_TIMEOUT", "20")
             .stdin(Stdio::null());
+        if let Some(url) = &self.store_url {
+            command.env("BATON_STORE", url);
+        }
         command
     }
 

@@ -421,6 +421,10 @@ impl Store for FileStore {
         })
     }
 
+    fn location(&self) -> String {
+        self.home.root().display().to_string()
+    }
+
     fn resident(&self) -> Arc<dyn Store> {
         match &self.resident {
             Some(_) => Arc::new(FileStore {

@@ -60,6 +60,10 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// sharing whatever this one keeps between changes.
     fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
 
+    /// Where the state is kept, as a user may be told: the hub home's path, or the
+    /// database's address (without its password).
+    fn location(&self) -> String;
+
     /// This store for a process that serves many requests at once (`baton serve`): what
     /// it may keep between them, it keeps.
     fn resident(&self) -> std::sync::Arc<dyn Store>;

@@ -307,10 +307,41 @@ impl TestEnv {
         value["task"]["id"].as_u64().expect("a task id")
     }
 
-    /// The board as stored on disk.
+    /// The board as stored: `board.json` on the files; on PostgreSQL the same fields from
+    /// its row and its tasks' rows.
     pub fn board(&self, project: &str) -> Value {
-        let text = std::fs::read_to_string(self.board_path(project)).expect("board.json exists");
-        serde_json::from_str(&text).expect("board.json parses")
+        let Some(mut client) = self.database() else {
+            let text =
+                std::fs::read_to_string(self.board_path(project)).expect("board.json exists");
+            return serde_json::from_str(&text).expect("board.json parses");
+        };
+        let fields = client
+            .query_one(
+                "SELECT schema, next_id FROM boards WHERE project = $1",
+                &[&project],
+            )
+            .expect("the board exists");
+        let tasks: Vec<Value> = client
+            .query(
+                "SELECT task FROM tasks WHERE project = $1 ORDER BY id",
+                &[&project],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| serde_json::from_str(row.get::<_, &str>(0)).expect("a task parses"))
+            .collect();
+        serde_json::json!({
+            "schema": fields.get::<_, i32>(0),
+            "project": project,
+            "next_id": fields.get::<_, i64>(1),
+            "tasks": tasks,
+        })
+    }
+
+    /// A connection to this hub's database, on PostgreSQL.
+    pub fn database(&self) -> Option<postgres::Client> {
+        let url = self.store_url.as_ref()?;
+        Some(postgres::Client::connect(url, postgres::NoTls).expect("the test database"))
     }
 
     /// Task numbers in `agent`'s inbox, in inbox order.
@@ -334,6 +365,19 @@ impl TestEnv {
 
     /// The activity log lines of a project, parsed.
     pub fn activity(&self, project: &str) -> Vec<Value> {
+        if let Some(mut client) = self.database() {
+            // No table yet: nothing has been written.
+            let rows = client
+                .query(
+                    "SELECT record FROM activity WHERE project = $1 ORDER BY seq",
+                    &[&project],
+                )
+                .unwrap_or_default();
+            return rows
+                .iter()
+                .map(|row| serde_json::from_str(row.get::<_, &str>(0)).expect("a record parses"))
+                .collect();
+        }
         let path = self.project_dir(project).join("activity.jsonl");
         std::fs::read_to_string(path)
             .unwrap_or_default()

@@ -957,6 +957,10 @@ impl Store for PgStore {
         })
     }
 
+    fn location(&self) -> String {
+        self.shown().to_string()
+    }
+
     fn resident(&self) -> Arc<dyn Store> {
         Arc::new(self.clone())
     }

@@ -10,6 +10,7 @@ use crate::board::task::TaskId;
 use crate::board::transition::TransitionError;
 use crate::client::UnknownClient;
 use crate::names::InvalidName;
+use crate::secret::NoRandomness;
 use crate::store::{SettingError, StoreError};
 use crate::text::{Face, Refused};
 
@@ -82,6 +83,12 @@ pub enum Error {
 impl From<UnknownClient> for Error {
     fn from(unknown: UnknownClient) -> Self {
         Error::invalid(unknown.to_string())
+    }
+}
+
+impl From<NoRandomness> for Error {
+    fn from(error: NoRandomness) -> Self {
+        Error::invalid(error.to_string())
     }
 }
 

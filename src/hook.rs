@@ -13,12 +13,12 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::client::{Client, HookEvent};
-use crate::text;
 
+use crate::session::hook_answer::ASCII_ANSWERS;
 pub use crate::session::hook_answer::{
-    ANSWER_LIMIT, Answer, LOCK_TIMEOUT, TEXT_LIMIT, context, hub_for_hook, note, stop_reason,
+    ANSWER_LIMIT, Answer, LOCK_TIMEOUT, TEXT_LIMIT, context, from_hub, hub_for_hook, note,
+    stop_reason,
 };
-use crate::session::hook_answer::{ANSWER_RESERVE, ASCII_ANSWERS, Budget};
 
 /// What the client said on stdin. Every field may be missing: a hook run by hand, or by a
 /// client version that sends less, still answers.
@@ -74,39 +74,6 @@ pub fn render(client: Client, event: HookEvent, answer: &Answer) -> String {
     answer_line(&value)
 }
 
-/// A hub's answer to a remote agent's hook (SPEC section 13), made what a hook answer is on
-/// this machine (SPEC section 10) whatever the hub sent: every control character but
-/// newline and tab and every bidirectional override shown as an escape, and the text cut
-/// to fit the answer's [`ANSWER_LIMIT`], saying so. A hub that works sends nothing either
-/// changes; one that does not (another server, a hostile one) cannot write to the client's
-/// terminal, or fill its context.
-pub fn from_hub(answer: Answer) -> Answer {
-    let bounded = |text: String| {
-        let text = text::escape_controls(&text).into_owned();
-        let mut budget = Budget::new(ANSWER_LIMIT - ANSWER_RESERVE);
-        if budget.try_push(&text) {
-            return budget.text;
-        }
-        for (at, c) in text.char_indices() {
-            if !budget.try_push(c.encode_utf8(&mut [0; 4])) {
-                let left = text[at..].chars().count();
-                budget.push(&format!(
-                    "… ({left} more characters the hub sent are left out: a hook's answer is \
-                     at most 16 KiB)"
-                ));
-                break;
-            }
-        }
-        budget.text
-    };
-    match answer {
-        Answer::Nothing => Answer::Nothing,
-        Answer::Context(text) => Answer::Context(bounded(text)),
-        Answer::KeepWorking(text) => Answer::KeepWorking(bounded(text)),
-        Answer::Note(text) => Answer::Note(bounded(text)),
-    }
-}
-
 /// The answer in the shape baton's own plugins read: one JSON object on a line, with
 /// `context` (text for the agent's context), `prompt` (one more turn, with this text, before
 /// the session rests) or `note` (a line for the user); nothing at all when nothing waits.
@@ -153,6 +120,7 @@ fn ascii_json(json: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::hook_answer::Budget;
 
     #[test]
     fn input_is_read_tolerantly() {

@@ -15,6 +15,8 @@ pub mod archive;
 pub mod board;
 /// The agent clients and their hook events, with each client's spellings in one table.
 pub mod client;
+/// Desktop notifications on hand-overs.
+pub mod desktop;
 /// Checks of the hub home, and bringing a board back from its backup.
 pub mod doctor;
 /// The crate's error type.
@@ -29,8 +31,8 @@ pub mod mail;
 pub mod mcp;
 /// Agent and project names, checked before they touch a path.
 pub mod names;
-/// Desktop notifications on hand-overs.
-pub mod notify;
+/// Counted nouns for people to read: "1 task", "3 tasks".
+pub mod plural;
 /// Starting other programs: finding them on PATH, spawning baton's detached processes.
 pub mod process;
 /// Projects, workspaces and isolation.
@@ -40,6 +42,8 @@ pub mod registry;
 /// The client side of a hub on another machine (`BATON_URL`): requests, refusals, the
 /// event stream, and the local map of its projects.
 pub mod remote;
+/// Secrets baton makes (tokens, alerts' signing secrets), and hex.
+pub mod secret;
 /// The hub over HTTP (`baton serve`): MCP, the JSON API, the event stream, the web board.
 pub mod serve;
 /// An identity acting in a project: the operations every face calls, and the after-effects

@@ -84,6 +84,16 @@ impl PartialEq<&str> for AgentName {
     }
 }
 
+/// A host name as `baton serve --allow-host` takes it: letters, digits, `-` and `.`, at most
+/// 253 characters.
+pub fn is_host_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
+use crate::secret::{hex, random_bytes};
 use crate::store::versioned::{self, Durability, Kept, Versioned};
 use crate::store::{Document, Store, StoreError, Wait};
 use crate::time::Timestamp;
@@ -30,9 +31,6 @@ pub const TOKENS_SCHEMA: u32 = 1;
 
 /// What every token starts with, so one found in a log or a paste is recognised as baton's.
 pub const TOKEN_PREFIX: &str = "baton_";
-
-/// How many random bytes a token carries: 256 bits from the operating system.
-const TOKEN_BYTES: usize = 32;
 
 /// A token's `last_used_at` is written at most this often, so a busy server does not
 /// rewrite `tokens.json` on every request.
@@ -539,29 +537,6 @@ fn mint() -> Result<(String, String)> {
     Ok((token, hash))
 }
 
-/// 32 bytes from the operating system's randomness, for a secret (`what` names it in the
-/// error): a token here, an alert's signing secret.
-pub fn random_bytes(what: &str) -> Result<[u8; TOKEN_BYTES]> {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::fill(&mut bytes).map_err(|error| {
-        Error::invalid(format!(
-            "cannot get random bytes from the operating system for {what}: {error}"
-        ))
-    })?;
-    Ok(bytes)
-}
-
-/// Lowercase hex, two digits a byte.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
-    }
-    text
-}
-
 /// The 32 bytes of a stored hash; `None` unless it is 64 lowercase hex digits.
 fn decode_digest(text: &str) -> Option<[u8; 32]> {
     let digits = text.as_bytes();
@@ -596,6 +571,7 @@ mod tests {
     use std::fs;
 
     use super::*;
+    use crate::secret::SECRET_BYTES;
 
     use crate::store::files::FileStore;
     use crate::store::lock::{FileLock, LockPolicy};
@@ -689,7 +665,7 @@ mod tests {
         let (second, _) = mint().unwrap();
         assert_ne!(first, second);
         let random = first.strip_prefix(TOKEN_PREFIX).unwrap();
-        assert_eq!(random.len(), 2 * TOKEN_BYTES);
+        assert_eq!(random.len(), 2 * SECRET_BYTES);
         assert!(decode_digest(random).is_some(), "{random} is hex");
         assert_eq!(first_hash, hex(&Sha256::digest(first.as_bytes())));
     }

@@ -5,15 +5,13 @@
 //! from it, and returns at once. The supervisor holds `wake/<agent>.lock`, so at most one
 //! runs per agent; it runs the wake command with a prompt appended, and runs it again while
 //! work that arrived during a run still waits, at most [`MAX_RUNS_IN_A_ROW`] times. What it
-//! does and what the agent prints go to `wake/<agent>.log`, kept under [`LOG_LIMIT`].
+//! does and what the agent prints go to `wake/<agent>.log` ([`log`]).
 //!
 //! The supervisor acts for the agent while it is away, so it renews no lease (SPEC section
 //! 3): it reads the boards as files and writes only delivery marks ([`supervise`]'s
 //! `record_woken`), never through a session of the agent's. What the woken agent does itself
 //! renews its leases.
 
-use std::fs::{self, File};
-use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -30,18 +28,14 @@ use crate::process::{detached_environment, program_to_run, spawn_detached, why_n
 use crate::project::{self, Project};
 use crate::registry;
 use crate::store::Store;
-use crate::store::atomic::{self, private_open_options};
 use crate::store::lock::{self, FileLock};
 use crate::store::paths::Home;
-use crate::store::regular;
+use crate::store::text_log::TextLog;
 use crate::time;
 
 /// A supervisor stops after this many runs in a row, so two agents handing work back and
 /// forth cannot keep each other awake for ever. What still waits stays in the inbox.
 pub const MAX_RUNS_IN_A_ROW: usize = 3;
-/// The log is cut back to its last [`LOG_KEEP`] bytes before a run once it passes this.
-pub const LOG_LIMIT: u64 = 1024 * 1024;
-pub const LOG_KEEP: u64 = 256 * 1024;
 /// The hidden subcommand that runs the supervisor.
 pub const SUPERVISOR_COMMAND: &str = "__wake-supervisor";
 
@@ -374,7 +368,7 @@ pub fn supervise(
         // One runs already, and looks at the inbox again when its run ends.
         return Ok(());
     };
-    let log = WakeLog::new(home, agent);
+    let log = log(home, agent);
     log.line(&format!(
         "supervisor of {agent} started (pid {})",
         std::process::id()
@@ -456,7 +450,7 @@ fn run_once(
     agent: &str,
     project_id: &str,
     run: usize,
-    log: &WakeLog,
+    log: &TextLog,
 ) -> bool {
     let argv = match registry::load(store, agent) {
         Ok(Some(record)) => match wake_command(&record) {
@@ -502,7 +496,7 @@ fn run_once(
 /// could not start. The supervisor runs each wake this way, and so does `baton listen` on
 /// an agent's machine.
 pub fn run_command(
-    log: &WakeLog,
+    log: &TextLog,
     argv: &[String],
     prompt: &str,
     dir: &Path,
@@ -565,86 +559,15 @@ pub fn run_command(
     }
 }
 
-/// `wake/<agent>.log`: the supervisor's lines and the agent's output.
-pub struct WakeLog {
-    path: PathBuf,
-}
-
-impl WakeLog {
-    pub fn new(home: &Home, agent: &str) -> Self {
-        WakeLog {
-            path: home.wake_log(agent),
-        }
-    }
-
-    fn open(&self) -> io::Result<File> {
-        if let Some(dir) = self.path.parent() {
-            let _ = atomic::create_private_dir_all(dir);
-        }
-        regular::open_with(&self.path, private_open_options().create(true).append(true))
-    }
-
-    /// Appends one line of the supervisor's own; best-effort, as there is nobody to tell.
-    pub fn line(&self, text: &str) {
-        if let Ok(mut file) = self.open() {
-            let _ = writeln!(file, "[{}] baton wake: {text}", time::now());
-        }
-    }
-
-    /// Keeps the log bounded; called between runs, when nobody else writes to it.
-    fn trim(&self) {
-        if let Ok(true) = trim_log(&self.path, LOG_LIMIT, LOG_KEEP) {
-            self.line(&format!(
-                "(older lines dropped to keep this log under {} KB)",
-                LOG_LIMIT / 1024
-            ));
-        }
-    }
-}
-
-/// Cuts `path` back to about its last `keep` bytes, from a line start, once it is longer
-/// than `limit`. Returns whether it cut.
-pub fn trim_log(path: &Path, limit: u64, keep: u64) -> io::Result<bool> {
-    let length = match fs::metadata(path) {
-        Ok(meta) => meta.len(),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(error) => return Err(error),
-    };
-    if length <= limit {
-        return Ok(false);
-    }
-    let mut file = regular::open(path)?;
-    file.seek(SeekFrom::Start(length.saturating_sub(keep)))?;
-    let mut tail = Vec::new();
-    file.read_to_end(&mut tail)?;
-    let start = tail
-        .iter()
-        .position(|byte| *byte == b'\n')
-        .map_or(0, |newline| newline + 1);
-    // Closed before the rename over it, which a system may refuse while it is open (Wine).
-    drop(file);
-    atomic::replace(path, &tail[start..], None).map_err(io::Error::other)?;
-    Ok(true)
+/// `wake/<agent>.log`: the supervisor's lines and the agent's output, kept bounded between
+/// runs, when nobody else writes to it.
+pub fn log(home: &Home, agent: &str) -> TextLog {
+    TextLog::new(home.wake_log(agent), "baton wake")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_long_log_keeps_its_last_whole_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("codex.log");
-        let text: String = (0..100).map(|n| format!("line {n:03}\n")).collect();
-        fs::write(&path, &text).unwrap();
-        assert!(!trim_log(&path, 10_000, 100).unwrap(), "under the limit");
-        assert!(trim_log(&path, 500, 100).unwrap());
-        let kept = fs::read_to_string(&path).unwrap();
-        assert!(kept.len() <= 100, "{kept}");
-        assert!(kept.starts_with("line "), "cut at a line start: {kept}");
-        assert!(kept.ends_with("line 099\n"), "{kept}");
-        assert!(!trim_log(&dir.path().join("none.log"), 1, 1).unwrap());
-    }
 
     #[test]
     fn the_prompt_names_the_agent_and_the_inbox() {

@@ -48,7 +48,7 @@ pub fn request(alert: &Alert, event: &Event) -> Outgoing {
             };
             // A struct of strings always serializes.
             let body = serde_json::to_vec(&body).unwrap_or_default();
-            let signature = crate::tokens::hex(&hmac::hmac_sha256(alert.secret.as_bytes(), &body));
+            let signature = crate::secret::hex(&hmac::hmac_sha256(alert.secret.as_bytes(), &body));
             Outgoing {
                 content_type: "application/json",
                 headers: vec![(SIGNATURE_HEADER, format!("sha256={signature}"))],
@@ -286,7 +286,7 @@ mod tests {
         let subject = body["subject"].as_str().unwrap();
         assert!(!subject.contains(['\u{1b}', '\u{202e}']), "{subject}");
         assert!(subject.contains("\\u{1b}[31m \\u{202e}"));
-        let expected = crate::tokens::hex(&hmac::hmac_sha256(b"baton_alert_key", &out.body));
+        let expected = crate::secret::hex(&hmac::hmac_sha256(b"baton_alert_key", &out.body));
         assert_eq!(
             out.headers,
             vec![(SIGNATURE_HEADER, format!("sha256={expected}"))]

@@ -27,7 +27,7 @@ pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::hex;
+    use crate::secret::hex;
 
     fn unhex(text: &str) -> Vec<u8> {
         (0..text.len())

@@ -23,10 +23,10 @@ use crate::board::inbox::Reason;
 use crate::error::{Error, Result};
 use crate::mail::{Arrival, MessageType};
 use crate::names::{self, NameKind};
+use crate::secret;
 use crate::store::versioned::{self, Versioned};
 use crate::store::{Document, Store};
 use crate::time::Timestamp;
-use crate::tokens;
 
 pub const ALERTS_SCHEMA: u32 = 1;
 
@@ -267,7 +267,7 @@ pub fn add(store: &dyn Store, new: NewAlert, now: Timestamp) -> Result<String> {
     }
     let secret = format!(
         "{SECRET_PREFIX}{}",
-        tokens::hex(&tokens::random_bytes("a secret")?)
+        secret::hex(&secret::random_bytes("a secret")?)
     );
     change(store, |file| {
         if file.alerts.iter().any(|alert| alert.name == new.name) {

@@ -3,7 +3,7 @@
 //! sender (`baton __alert-send`, detached, one at a time through `alerts/sender.lock`) posts
 //! each file, deletes it once the receiver answered 2xx, and otherwise tries again with a
 //! growing delay until a day after the alert was made, when it drops it with a log line.
-//! Every attempt is a line of `alerts/alerts.log`, kept under [`LOG_LIMIT`].
+//! Every attempt is a line of `alerts/alerts.log`, kept under [`crate::store::text_log::LIMIT`].
 //!
 //! The queue holds at most [`QUEUE_LIMIT`] files: a command finding it full queues nothing
 //! more and counts what it turned away in `alerts/dropped.json`, which the sender logs as a
@@ -14,9 +14,8 @@
 //! sender) is never left behind.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -24,11 +23,11 @@ use serde::{Deserialize, Serialize};
 
 use super::{Alert, Event, format, send};
 use crate::error::{Error, Result};
+use crate::plural;
 use crate::process::spawn_detached;
-use crate::store::atomic::{self, private_open_options};
 use crate::store::lock::{self, FileLock};
 use crate::store::paths::Home;
-use crate::store::regular;
+use crate::store::text_log::TextLog;
 use crate::store::versioned::{self, Durability, Versioned};
 use crate::store::{Collection, Document, Edit, Store, StoreError, Wait};
 use crate::time::{self, Timestamp};
@@ -38,9 +37,6 @@ pub const SENDER_COMMAND: &str = "__alert-send";
 pub const QUEUED_SCHEMA: u32 = 1;
 /// How long baton keeps trying an alert, from when it was queued.
 pub const GIVE_UP_AFTER: chrono::Duration = chrono::Duration::days(1);
-/// The log is cut back to its last [`LOG_KEEP`] bytes whenever a line takes it past this.
-pub const LOG_LIMIT: u64 = 1024 * 1024;
-pub const LOG_KEEP: u64 = 256 * 1024;
 /// The most alerts that wait at once: at a second an alert, a day's flood of one token
 /// would otherwise fill the disk one file at a time.
 pub const QUEUE_LIMIT: usize = 1000;
@@ -386,7 +382,7 @@ fn drain(store: &dyn Store, backoff: Backoff, log: &AlertLog) {
         if let Some(dropped) = take_dropped(store) {
             log.line(&format!(
                 "dropped {} queued from {} to {}: the queue held its limit of {QUEUE_LIMIT}",
-                plural(dropped.count, "alert"),
+                plural::count(dropped.count as usize, "alert"),
                 dropped.first_at,
                 dropped.last_at
             ));
@@ -532,14 +528,6 @@ fn to_chrono(duration: Duration) -> chrono::Duration {
     chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::MAX)
 }
 
-fn plural(count: u64, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
-}
-
 fn words(delay: Duration) -> String {
     if delay >= Duration::from_secs(60) {
         format!("{} min", delay.as_secs() / 60)
@@ -550,50 +538,22 @@ fn words(delay: Duration) -> String {
     }
 }
 
-/// `alerts/alerts.log`: one line per attempt, best-effort (there is nobody to tell).
-struct AlertLog {
-    path: PathBuf,
-}
+/// `alerts/alerts.log`: one line per attempt, written by the sender alone, under its lock.
+/// It keeps the log bounded as it writes, for a sender may run for a day.
+struct AlertLog(TextLog);
 
 impl AlertLog {
     fn new(home: &Home) -> Self {
-        AlertLog {
-            path: home.alert_log(),
-        }
+        AlertLog(TextLog::new(home.alert_log(), "baton alert"))
     }
 
-    fn open(&self) -> io::Result<File> {
-        if let Some(dir) = self.path.parent() {
-            let _ = atomic::create_private_dir_all(dir);
-        }
-        regular::open_with(&self.path, private_open_options().create(true).append(true))
-    }
-
-    /// Writes a line, and keeps the log bounded as it grows (the sender, which alone writes
-    /// it, may run for a day).
     fn line(&self, text: &str) {
-        let Ok(mut file) = self.open() else {
-            return;
-        };
-        let _ = writeln!(file, "[{}] baton alert: {text}", time::now());
-        let past_limit = file
-            .metadata()
-            .is_ok_and(|metadata| metadata.len() > LOG_LIMIT);
-        drop(file);
-        if past_limit {
-            self.trim();
-        }
+        self.0.line(text);
+        self.0.trim();
     }
 
-    /// Cuts the log back to its last lines when it is past [`LOG_LIMIT`]; the sender alone
-    /// writes it, under its lock.
     fn trim(&self) {
-        if let Ok(true) = crate::wake::trim_log(&self.path, LOG_LIMIT, LOG_KEEP) {
-            self.line(&format!(
-                "(older lines dropped to keep this log under {} KB)",
-                LOG_LIMIT / 1024
-            ));
-        }
+        self.0.trim();
     }
 }
 

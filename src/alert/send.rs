@@ -16,14 +16,14 @@ const ANSWER_CHARS: usize = 200;
 
 /// What the receiver answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
+pub struct Reply {
     pub status: u16,
     /// The start of its body, escaped (SPEC section 10): a receiver's words are nobody's
     /// to trust.
     pub body: String,
 }
 
-impl Answer {
+impl Reply {
     pub fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
@@ -31,7 +31,7 @@ impl Answer {
 
 /// Posts `outgoing` to the alert's URL. An error says what went wrong without the URL,
 /// whose path can be a secret of its own (a Slack webhook's).
-pub fn post(alert: &Alert, outgoing: &Outgoing) -> Result<Answer, String> {
+pub fn post(alert: &Alert, outgoing: &Outgoing) -> Result<Reply, String> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(ATTEMPT_TIMEOUT))
@@ -57,7 +57,7 @@ pub fn post(alert: &Alert, outgoing: &Outgoing) -> Result<Answer, String> {
         .read_to_string()
         .unwrap_or_default();
     let (kept, left) = text::cut(body.trim(), ANSWER_CHARS);
-    Ok(Answer {
+    Ok(Reply {
         status,
         body: format!("{}{}", text::inline(kept), if left > 0 { "…" } else { "" }),
     })

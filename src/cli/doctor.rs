@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use baton::doctor::{self, Check, RestorePlan, Verdict};
 use baton::error::Error;
+use baton::plural;
 use baton::project;
 use baton::time;
 
@@ -93,13 +94,15 @@ fn check(context: &Context) -> Result<i32, Error> {
             "doctor: {}",
             match (failures, warnings) {
                 (0, 0) => "all is well".to_string(),
-                (0, warnings) =>
-                    format!("{} to look at, nothing broken", noun(warnings, "warning")),
-                (failures, 0) => noun(failures, "failure"),
+                (0, warnings) => format!(
+                    "{} to look at, nothing broken",
+                    plural::count(warnings, "warning")
+                ),
+                (failures, 0) => plural::count(failures, "failure"),
                 (failures, warnings) => format!(
                     "{} and {}",
-                    noun(failures, "failure"),
-                    noun(warnings, "warning")
+                    plural::count(failures, "failure"),
+                    plural::count(warnings, "warning")
                 ),
             }
         );
@@ -110,10 +113,6 @@ fn check(context: &Context) -> Result<i32, Error> {
 
 fn count(checks: &[Check], status: Verdict) -> usize {
     checks.iter().filter(|check| check.status == status).count()
-}
-
-fn noun(number: usize, noun: &str) -> String {
-    format!("{number} {noun}{}", if number == 1 { "" } else { "s" })
 }
 
 fn restore(context: &Context, project_id: &str, confirmed: bool) -> Result<i32, Error> {
@@ -155,7 +154,7 @@ fn describe(plan: &RestorePlan) -> String {
                 "project {}: board.json cannot be read ({error}).\n{verb} board.json.bak \
                  ({}) loses whatever board.json held beyond it; that cannot be listed.",
                 plan.project,
-                noun(plan.backup_tasks, "task")
+                plural::count(plan.backup_tasks, "task")
             );
             if !plan.recent_activity.is_empty() {
                 let _ = writeln!(text, "the latest activity, the last of it perhaps lost:");
@@ -177,9 +176,9 @@ fn describe(plan: &RestorePlan) -> String {
                 text,
                 "project {}: {verb} board.json.bak ({} → {}) changes {}:",
                 plan.project,
-                noun(plan.current_tasks.unwrap_or(0), "task"),
-                noun(plan.backup_tasks, "task"),
-                noun(plan.changes.len(), "task")
+                plural::count(plan.current_tasks.unwrap_or(0), "task"),
+                plural::count(plan.backup_tasks, "task"),
+                plural::count(plan.changes.len(), "task")
             );
             for change in &plan.changes {
                 let _ = writeln!(

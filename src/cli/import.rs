@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 
 use baton::error::Error;
 use baton::import::{self, ImportError};
+use baton::plural;
 use baton::session::Imported;
 use baton::text::inline;
 
@@ -104,9 +105,8 @@ fn describe(imported: &Imported) -> String {
         "carried"
     };
     let mut text = format!(
-        "{verb} {} task{} onto {}",
-        imported.tasks.len(),
-        if imported.tasks.len() == 1 { "" } else { "s" },
+        "{verb} {} onto {}",
+        plural::count(imported.tasks.len(), "task"),
         imported.project
     );
     if imported.already > 0 {

@@ -8,6 +8,7 @@ use baton::activity::ActivityRecord;
 use baton::board::delivery::{Delivery, DeliveryState};
 use baton::board::inbox::Reason;
 use baton::mail::{Message, MessageType};
+use baton::plural;
 use baton::session::{Archived, Changed, Inbox, Mail, Sent, TaskView};
 use baton::text::{after_label, framed, inline};
 use baton::time::{self, Timestamp};
@@ -287,14 +288,10 @@ pub fn inbox(out: &mut dyn io::Write, inbox: &Inbox, now: Timestamp) -> io::Resu
     Ok(())
 }
 
-fn plural(count: usize, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
-}
-
 /// "2 tasks and 1 unread message".
 fn waiting(inbox: &Inbox) -> String {
-    let tasks = plural(inbox.task_count(), "task", "tasks");
-    let messages = plural(inbox.messages.len(), "unread message", "unread messages");
+    let tasks = plural::count(inbox.task_count(), "task");
+    let messages = plural::count(inbox.messages.len(), "unread message");
     match (inbox.tasks.is_empty(), inbox.messages.is_empty()) {
         (false, true) => tasks,
         (true, false) => messages,
@@ -359,7 +356,7 @@ pub fn mail(mail: &Mail, now: Timestamp) -> String {
         "messages of {} in project {}: {}, {unread} unread\n",
         mail.agent,
         mail.project,
-        plural(mail.messages.len(), "message", "messages")
+        plural::count(mail.messages.len(), "message")
     );
     for entry in &mail.messages {
         let line = message_entry(&entry.message, now);
@@ -438,10 +435,9 @@ pub fn archived(archived: &Archived) -> String {
         return format!("project {}: no finished task to archive", archived.project);
     }
     format!(
-        "project {}: {verb} {} finished task{} to the archive: {}",
+        "project {}: {verb} {} to the archive: {}",
         archived.project,
-        archived.tasks.len(),
-        if archived.tasks.len() == 1 { "" } else { "s" },
+        plural::count(archived.tasks.len(), "finished task"),
         ids(&archived.tasks)
     )
 }

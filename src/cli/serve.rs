@@ -59,7 +59,7 @@ pub struct ServeArgs {
 /// A host name as `--allow-host` takes it: a DNS name, without a port or a scheme.
 fn parse_host_name(text: &str) -> Result<String, String> {
     let name = text.trim();
-    if baton::serve::auth::is_allowable_name(name) {
+    if baton::names::is_host_name(name) {
         Ok(name.to_ascii_lowercase())
     } else {
         Err(format!(

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use clap::{Args, Subcommand};
 
+use baton::desktop;
 use baton::error::Error;
-use baton::notify;
 use baton::process;
 use baton::session;
 use baton::wake::{self, WakeOutcome};
@@ -60,8 +60,8 @@ pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
         }
         WakeCommand::Notify => {
             process::detach_from_caller();
-            let notes = notify::read_notes(std::io::stdin().lock()).map_err(Error::invalid)?;
-            notify::show(&notes).map_err(Error::invalid)?;
+            let notes = desktop::read_notes(std::io::stdin().lock()).map_err(Error::invalid)?;
+            desktop::show(&notes).map_err(Error::invalid)?;
         }
     }
     Ok(0)

@@ -25,6 +25,7 @@ use serde::Serialize;
 use crate::board::Board;
 use crate::error::Result;
 use crate::names::{self, NameKind};
+use crate::plural::{self, count};
 use crate::store::paths::Home;
 use crate::store::{Store, StoreError, board_file, regular};
 use crate::time::{self, Timestamp};
@@ -273,10 +274,6 @@ fn show_error(inspection: &Inspection<'_>, error: &dyn std::fmt::Display) -> Str
     error.to_string().replace(&root, "")
 }
 
-fn count(number: usize, noun: &str) -> String {
-    format!("{number} {noun}{}", if number == 1 { "" } else { "s" })
-}
-
 /// "1 board parses", "3 boards parse".
 fn count_parse(number: usize, noun: &str) -> String {
     format!(
@@ -287,11 +284,7 @@ fn count_parse(number: usize, noun: &str) -> String {
 }
 
 fn plural_lines(number: usize, one: &str, many: &str) -> String {
-    if number == 1 {
-        format!("1 line {one}")
-    } else {
-        format!("{number} lines {many}")
-    }
+    plural::count_either(number, &format!("line {one}"), &format!("lines {many}"))
 }
 
 /// Up to five items, then how many more.

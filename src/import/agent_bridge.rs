@@ -15,12 +15,13 @@ use rusqlite::{Connection, OpenFlags, Row};
 use serde_json::Value;
 
 use super::{
-    ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time, unknown_status,
+    ForeignAgent, ForeignBoard, ForeignTask, Format, ImportError, Origin, parse_time,
+    unknown_status,
 };
 use crate::board::task::{EntryKind, Priority, Status, ThreadEntry};
 
 /// Reads the tasks of `project` (or of the only project there is) and every agent.
-pub fn read(path: &Path, project: Option<&str>) -> Result<Source, ImportError> {
+pub fn read(path: &Path, project: Option<&str>) -> Result<ForeignBoard, ImportError> {
     let unreadable = |detail: String| ImportError::Unreadable {
         path: path.display().to_string(),
         detail,
@@ -54,7 +55,7 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<Source, ImportError> {
         Chosen::Sql(error) => not_database(error),
         Chosen::Refused(error) => error,
     })?;
-    let mut source = Source::default();
+    let mut source = ForeignBoard::default();
     read_agents(&connection, &mut source).map_err(not_database)?;
     read_tasks(&connection, &mut source, &project).map_err(not_database)?;
     source.settle_names();
@@ -169,7 +170,7 @@ fn column(row: &Row<'_>, name: &str) -> Option<String> {
     row.get::<_, Sql>(name).ok().and_then(text_of)
 }
 
-fn read_agents(connection: &Connection, source: &mut Source) -> rusqlite::Result<()> {
+fn read_agents(connection: &Connection, source: &mut ForeignBoard) -> rusqlite::Result<()> {
     let mut statement = connection.prepare("SELECT * FROM agents ORDER BY name")?;
     let rows: Vec<(Option<String>, Option<String>, Option<String>)> = statement
         .query_map([], |row| {
@@ -224,7 +225,11 @@ struct Event {
     at: Option<String>,
 }
 
-fn read_tasks(connection: &Connection, source: &mut Source, project: &str) -> rusqlite::Result<()> {
+fn read_tasks(
+    connection: &Connection,
+    source: &mut ForeignBoard,
+    project: &str,
+) -> rusqlite::Result<()> {
     let mut events: HashMap<String, Vec<Event>> = HashMap::new();
     let mut statement = connection.prepare(
         "SELECT e.task_id, e.kind, e.actor, e.payload_json, e.created_at FROM task_events e \
@@ -300,7 +305,7 @@ struct TaskRow {
 }
 
 fn carry_task(
-    source: &mut Source,
+    source: &mut ForeignBoard,
     project: &str,
     id: String,
     row: TaskRow,

@@ -3,7 +3,7 @@
 //! ([`agent_bridge`]), in the formats `shared/ANCHORS.md` records.
 //!
 //! Reading never changes the source (the database is opened read-only), and what cannot be
-//! carried over is named in [`Source::skipped`], never dropped in silence. Each imported task
+//! carried over is named in [`ForeignBoard::skipped`], never dropped in silence. Each imported task
 //! keeps where it came from ([`Origin`]), which is what makes a second import add nothing.
 
 pub mod agent_bridge;
@@ -83,7 +83,7 @@ pub struct Skipped {
 
 /// Everything read from a source, ready to be carried over.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Source {
+pub struct ForeignBoard {
     pub tasks: Vec<ForeignTask>,
     pub agents: Vec<ForeignAgent>,
     pub skipped: Vec<Skipped>,
@@ -91,7 +91,7 @@ pub struct Source {
     /// now (`Claude Code` became `claude-code`).
     pub renamed: Vec<(String, String)>,
     /// Every name the source spelled that can be made a baton name, in the order first met
-    /// ([`Source::note_agent`]), and the same as a set.
+    /// ([`ForeignBoard::note_agent`]), and the same as a set.
     spelled: Vec<String>,
     noted: HashSet<String>,
 }
@@ -125,10 +125,10 @@ pub enum ImportError {
     },
 }
 
-impl Source {
+impl ForeignBoard {
     /// Whether `name` can name a baton agent, as written or made over (see [`made_over`]).
     /// A name that can is noted, in the order the source names it, and the reader keeps it
-    /// as written until [`Source::settle_names`] gives every name its baton one: whether a
+    /// as written until [`ForeignBoard::settle_names`] gives every name its baton one: whether a
     /// name must be told apart from another is known only once all are.
     pub(crate) fn note_agent(&mut self, name: &str) -> bool {
         if self.noted.contains(name) {
@@ -303,7 +303,7 @@ mod tests {
     /// A source that names agents `spelled`, in that order, once settled: each name's baton
     /// name, and what `renamed` says.
     fn settled(spelled: &[&str]) -> (Vec<Option<String>>, Vec<(String, String)>) {
-        let mut source = Source::default();
+        let mut source = ForeignBoard::default();
         let noted: Vec<bool> = spelled.iter().map(|name| source.note_agent(name)).collect();
         source.agents = spelled
             .iter()

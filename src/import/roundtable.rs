@@ -10,18 +10,19 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{
-    ForeignAgent, ForeignTask, Format, ImportError, Origin, Source, parse_time, unknown_status,
+    ForeignAgent, ForeignBoard, ForeignTask, Format, ImportError, Origin, parse_time,
+    unknown_status,
 };
 use crate::board::task::{EntryKind, Priority, Status, ThreadEntry};
 use crate::time::Timestamp;
 
 /// Reads the board at `board_path` and, when given, the agents of `registry_path`.
-pub fn read(board_path: &Path, registry_path: Option<&Path>) -> Result<Source, ImportError> {
+pub fn read(board_path: &Path, registry_path: Option<&Path>) -> Result<ForeignBoard, ImportError> {
     let board = read_json(board_path, "board")?;
     let Some(tasks) = board.get("tasks").and_then(Value::as_array) else {
         return Err(not_board(board_path, "it has no `tasks` list"));
     };
-    let mut source = Source::default();
+    let mut source = ForeignBoard::default();
     // The board's own project name, when a task does not say.
     let fallback_project = board
         .get("project")
@@ -95,7 +96,7 @@ fn words(fields: &Map<String, Value>, key: &str) -> Option<String> {
     }
 }
 
-fn read_task(source: &mut Source, fields: &Map<String, Value>, place: usize, project: &str) {
+fn read_task(source: &mut ForeignBoard, fields: &Map<String, Value>, place: usize, project: &str) {
     let Some(id) = text(fields, "id").filter(|id| !id.trim().is_empty()) else {
         source.skip(format!("task #{}", place + 1), "it has no id");
         return;
@@ -195,7 +196,7 @@ fn thread_of(
 }
 
 /// The registry JSON: `{"agents": [{name, skills, strengths, wake}, …]}`.
-fn read_agents(source: &mut Source, path: &Path) -> Result<(), ImportError> {
+fn read_agents(source: &mut ForeignBoard, path: &Path) -> Result<(), ImportError> {
     let registry = read_json(path, "agent registry")?;
     let Some(agents) = registry.get("agents").and_then(Value::as_array) else {
         return Err(ImportError::NotTheFormat {
@@ -243,7 +244,7 @@ fn read_agents(source: &mut Source, path: &Path) -> Result<(), ImportError> {
 mod tests {
     use super::*;
 
-    fn read_text(board: &str) -> Source {
+    fn read_text(board: &str) -> ForeignBoard {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("board.json");
         std::fs::write(&path, board).unwrap();

@@ -5,7 +5,7 @@
 //!
 //! What the hub answers is shown as this machine shows it: a project's workspace is the
 //! directory mapped to it here, never the hub's path (SPEC section 7), and a hook's answer
-//! is escaped and bounded whatever the hub sent ([`crate::hook::from_hub`]).
+//! is escaped and bounded whatever the hub sent ([`crate::session::hook_answer::from_hub`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -415,7 +415,7 @@ impl Desk for RemoteDesk {
             .post(&route::HOOK.path(&[&id, event.name()]), &body)?;
         // Passed on only as this machine's own answer would be: escaped and within the
         // hook's size (SPEC section 10), whatever the hub sent.
-        Ok(crate::hook::from_hub(answer))
+        Ok(crate::session::hook_answer::from_hub(answer))
     }
 
     fn follow(&self) -> Result<Box<dyn Follow>> {

@@ -36,8 +36,9 @@ use crate::remote::map::ProjectMap;
 use crate::session::Inbox;
 use crate::store::lock::FileLock;
 use crate::store::paths::Home;
+use crate::store::text_log::TextLog;
 use crate::time::Timestamp;
-use crate::wake::{self, MAX_RUNS_IN_A_ROW, WakeLog};
+use crate::wake::{self, MAX_RUNS_IN_A_ROW};
 use crate::wire::{InboxQuery, TaskIds, Whoami, route};
 
 /// Changes this close together are one burst: a sender's few commands wake once.
@@ -101,7 +102,7 @@ pub struct Listener<'a> {
     /// The work a run was started for (or given up on after the runs in a row): never run
     /// for again.
     handled: HashSet<Work>,
-    log: WakeLog,
+    log: TextLog,
     say: &'a dyn Fn(&str),
 }
 
@@ -143,7 +144,7 @@ impl<'a> Listener<'a> {
                 .and_then(|record| wake::wake_command(&record).map(<[String]>::to_vec))
         });
         Ok(Listener {
-            log: WakeLog::new(home, &agent),
+            log: wake::log(home, &agent),
             hub,
             home,
             agent,

@@ -537,7 +537,7 @@ fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
         // A 403 with no exit code of the CLI's is the hub's `Host` check (a bound project's
         // refusal is exit 2): the name in BATON_URL is not one the hub answers.
         Ok(refusal) if status == 403 && refusal.code.is_none() => {
-            let name = url_host(url).filter(|name| crate::serve::auth::is_allowable_name(name));
+            let name = url_host(url).filter(|name| crate::names::is_host_name(name));
             Error::Hub {
                 message: format!(
                     "the hub at {url} refused the name it was reached by: {}",

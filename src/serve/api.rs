@@ -211,7 +211,7 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-type Answer = std::result::Result<Response, ApiError>;
+type ApiResult = std::result::Result<Response, ApiError>;
 
 /// Runs `operation` in a session of `caller` in `project`, and answers with its JSON.
 async fn as_caller<T, F>(
@@ -219,7 +219,7 @@ async fn as_caller<T, F>(
     project: String,
     state: &super::State,
     operation: F,
-) -> Answer
+) -> ApiResult
 where
     T: Serialize + Send + 'static,
     F: FnOnce(&Session) -> Result<T> + Send + 'static,
@@ -247,7 +247,7 @@ pub fn standing(headers: &HeaderMap) -> Standing {
 }
 
 /// Runs `work` on a blocking thread (it reads and locks files) and answers with its JSON.
-async fn answer<T, F>(work: F) -> Answer
+async fn answer<T, F>(work: F) -> ApiResult
 where
     T: Serialize + Send + 'static,
     F: FnOnce() -> Result<T> + Send + 'static,
@@ -297,7 +297,7 @@ async fn whoami(Extension(caller): Extension<Caller>) -> Response {
 async fn projects(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
-) -> Answer {
+) -> ApiResult {
     let store = state.hub.store.clone();
     answer(move || {
         Ok(project::list(&*store)?
@@ -334,7 +334,10 @@ async fn page(State(state): State<super::State>, Extension(caller): Extension<Ca
 /// A browser logging out: the login token it presented is removed, so that it is good
 /// nowhere any more (not in another tab, nor in a copy of the link). Another token (an
 /// agent's, pasted into the page) is only forgotten by the page, never removed here.
-async fn logout(State(state): State<super::State>, Extension(token): Extension<TokenId>) -> Answer {
+async fn logout(
+    State(state): State<super::State>,
+    Extension(token): Extension<TokenId>,
+) -> ApiResult {
     let hub = state.hub.clone();
     answer(move || {
         let removed = crate::tokens::remove_login(&*hub.store, &token)?;
@@ -402,7 +405,7 @@ async fn board(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     Query(query): Query<BoardQuery>,
-) -> Answer {
+) -> ApiResult {
     let filter = BoardFilter {
         status: query.status,
         mine: query.mine,
@@ -419,7 +422,7 @@ async fn show(
     Extension(caller): Extension<Caller>,
     Path((project, id)): Path<(String, String)>,
     Query(query): Query<OfferedQuery>,
-) -> Answer {
+) -> ApiResult {
     let id = task_id(&id)?;
     as_caller(caller, project, &state, move |session| {
         let shown = for_caller(session, vec![session.show(id)?], query.offered)?;
@@ -434,7 +437,7 @@ async fn send(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     payload: std::result::Result<axum::Json<SendBody>, JsonRejection>,
-) -> Answer {
+) -> ApiResult {
     let new = body(payload)?.without_empty_names();
     let reporter = state.clone();
     as_caller(caller, project, &state, move |session| {
@@ -450,7 +453,7 @@ async fn act(
     Extension(caller): Extension<Caller>,
     Path((project, id, action)): Path<(String, String, String)>,
     payload: std::result::Result<Option<axum::Json<ActBody>>, JsonRejection>,
-) -> Answer {
+) -> ApiResult {
     let id = task_id(&id)?;
     // No body at all is no words, as the page sends a claim.
     let ActBody { text, to } = payload
@@ -486,7 +489,7 @@ async fn agents(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
-) -> Answer {
+) -> ApiResult {
     as_caller(caller, project, &state, |session| session.agents()).await
 }
 
@@ -495,7 +498,7 @@ async fn log(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     Query(query): Query<LogQuery>,
-) -> Answer {
+) -> ApiResult {
     as_caller(caller, project, &state, move |session| {
         session.log(Some(query.n), query.since)
     })
@@ -507,7 +510,7 @@ async fn messages(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     Query(query): Query<MessagesQuery>,
-) -> Answer {
+) -> ApiResult {
     as_caller(caller, project, &state, move |session| {
         let marking = match (query.peek, query.through) {
             (true, _) => Marking::Leave,
@@ -524,7 +527,7 @@ async fn message(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     payload: std::result::Result<axum::Json<MessageBody>, JsonRejection>,
-) -> Answer {
+) -> ApiResult {
     let message = body(payload)?;
     let kind: MessageType = match message.kind.as_deref() {
         None | Some("") => MessageType::Text,
@@ -549,7 +552,7 @@ async fn project_show(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
-) -> Answer {
+) -> ApiResult {
     let shown = caller.clone();
     as_caller(caller, project, &state, move |session| {
         Ok(shown_to(&shown, session.project.clone()))
@@ -562,7 +565,7 @@ async fn inbox(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     Query(query): Query<InboxQuery>,
-) -> Answer {
+) -> ApiResult {
     as_caller(caller, project, &state, move |session| {
         match (query.record, query.preview, query.peek) {
             (false, _, _) => session.inbox_before_push(),
@@ -582,7 +585,7 @@ async fn hook(
     Extension(caller): Extension<Caller>,
     Path((project, event)): Path<(String, String)>,
     payload: Option<axum::Json<HookBody>>,
-) -> Answer {
+) -> ApiResult {
     use crate::client::HookEvent;
     use crate::hook::Answer as HookAnswer;
     let event = HookEvent::from_name(&event).ok_or_else(|| {
@@ -632,7 +635,7 @@ async fn note(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     payload: std::result::Result<axum::Json<TextBody>, JsonRejection>,
-) -> Answer {
+) -> ApiResult {
     let TextBody { text } = body(payload)?;
     as_caller(caller, project, &state, move |session| session.note(&text)).await
 }
@@ -642,7 +645,7 @@ async fn add_context(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     payload: std::result::Result<axum::Json<TextBody>, JsonRejection>,
-) -> Answer {
+) -> ApiResult {
     let TextBody { text } = body(payload)?;
     let shown = caller.clone();
     as_caller(caller, project, &state, move |session| {
@@ -656,7 +659,7 @@ async fn coordinator(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     payload: std::result::Result<axum::Json<CoordinatorBody>, JsonRejection>,
-) -> Answer {
+) -> ApiResult {
     let change = body(payload)?;
     let shown = caller.clone();
     as_caller(caller, project, &state, move |session| {
@@ -677,7 +680,7 @@ async fn wake(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path((project, agent)): Path<(String, String)>,
-) -> Answer {
+) -> ApiResult {
     as_caller(caller, project, &state, move |session| {
         session.wake_for_waiting_work(&agent).map(without_hub_paths)
     })
@@ -731,7 +734,7 @@ async fn woken(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     payload: std::result::Result<axum::Json<TaskIds>, JsonRejection>,
-) -> Answer {
+) -> ApiResult {
     record_delivery(state, caller, project, payload, |session, ids| {
         crate::session::record_woken(&session.hub, session.project_id(), session.agent()?, ids);
         Ok(ids.to_vec())
@@ -746,7 +749,7 @@ async fn seen(
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     payload: std::result::Result<axum::Json<TaskIds>, JsonRejection>,
-) -> Answer {
+) -> ApiResult {
     record_delivery(state, caller, project, payload, |session, ids| {
         session.record_seen(ids)
     })
@@ -761,7 +764,7 @@ async fn record_delivery(
     project: String,
     payload: std::result::Result<axum::Json<TaskIds>, JsonRejection>,
     record: fn(&Session, &[TaskId]) -> Result<Vec<TaskId>>,
-) -> Answer {
+) -> ApiResult {
     let TaskIds { tasks } = body(payload)?;
     as_caller(caller, project, &state, move |session| {
         Ok(TaskIds {
@@ -782,7 +785,7 @@ async fn agent_show(
     Extension(caller): Extension<Caller>,
     Path(agent): Path<String>,
     Query(query): Query<AgentQuery>,
-) -> Answer {
+) -> ApiResult {
     let store = state.hub.store.clone();
     answer(move || {
         let mut record = crate::registry::require(&*store, &agent)?;
@@ -809,7 +812,7 @@ async fn agent_profile(
     Extension(caller): Extension<Caller>,
     Path(agent): Path<String>,
     payload: std::result::Result<axum::Json<ProfileBody>, JsonRejection>,
-) -> Answer {
+) -> ApiResult {
     let profile = body(payload)?;
     if agent != caller.0 {
         return Err(ApiError::from(Error::invalid_with_hint(

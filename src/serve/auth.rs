@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::api::ApiError;
 use crate::mcp::Caller;
+use crate::names;
 use crate::time;
 use crate::tokens::{self, Authentication};
 
@@ -115,7 +116,7 @@ fn host_refusal(host: Option<&str>) -> ApiError {
     let name = host
         .and_then(split_host)
         .map(|(name, _)| name)
-        .filter(|name| is_allowable_name(name));
+        .filter(|name| names::is_host_name(name));
     match name {
         Some(name) => ApiError::new(
             StatusCode::FORBIDDEN,
@@ -134,15 +135,6 @@ fn host_refusal(host: Option<&str>) -> ApiError {
         )
         .with_hint("to answer a name of its own, start it with `baton serve --allow-host NAME`"),
     }
-}
-
-/// A name as `--allow-host` takes it.
-pub fn is_allowable_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
 }
 
 /// How to log in again, for the page to show beside a refused login (an agent's token is

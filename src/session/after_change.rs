@@ -12,10 +12,10 @@ use crate::alert::{self, queue};
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover::Handover;
 use crate::board::task::TaskId;
+use crate::desktop;
 use crate::error::{Error, Result};
 use crate::mail::Arrival;
 use crate::names::{self, NameKind};
-use crate::notify;
 use crate::project;
 use crate::registry;
 use crate::wake::{self, WakeOutcome};
@@ -40,7 +40,7 @@ impl AfterEffects {
     pub fn from_environment(no_wake: bool) -> Self {
         AfterEffects {
             wake: !no_wake,
-            notify: notify::is_enabled(),
+            notify: desktop::is_enabled(),
             runs_detached: true,
             program: OnceLock::new(),
         }
@@ -137,14 +137,14 @@ impl Session {
             Vec::new()
         };
         if effects.notify
-            && notify::is_service_reachable()
+            && desktop::is_service_reachable()
             && let Some(program) = effects.program()
         {
             // Best-effort by contract: a desktop without notifications is no error.
-            let notes = notify::notes_for(handovers, arrivals, |agent, project| {
+            let notes = desktop::notes_for(handovers, arrivals, |agent, project| {
                 self.route(agent, project, &outcomes)
             });
-            let _ = notify::spawn(program, &self.hub.home, &notes);
+            let _ = desktop::spawn(program, &self.hub.home, &notes);
         }
         outcomes
     }

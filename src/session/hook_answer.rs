@@ -10,6 +10,7 @@ use super::{Hub, Inbox, Session};
 use crate::client::HookEvent;
 use crate::error::{Error, Result};
 use crate::mail::{BROADCAST, Message, MessageType};
+use crate::plural;
 use crate::project::Project;
 use crate::text;
 use crate::time::Timestamp;
@@ -122,7 +123,7 @@ pub fn context(inbox: &Inbox, project: &Project, now: Timestamp) -> Option<Strin
     if !inbox.tasks.is_empty() {
         text.push(&format!(
             "\n{} waiting for you:\n",
-            count(inbox.task_count(), "task", "tasks")
+            plural::count(inbox.task_count(), "task")
         ));
         let mut unshown = inbox.more_tasks;
         for entry in &inbox.tasks {
@@ -140,7 +141,7 @@ pub fn context(inbox: &Inbox, project: &Project, now: Timestamp) -> Option<Strin
     if !inbox.messages.is_empty() {
         text.push(&format!(
             "\n{}:\n",
-            count(inbox.messages.len(), "unread message", "unread messages")
+            plural::count(inbox.messages.len(), "unread message")
         ));
         let mut unshown = 0;
         for message in &inbox.messages {
@@ -203,10 +204,6 @@ fn json_size(text: &str) -> usize {
         .sum()
 }
 
-fn count(number: usize, one: &str, many: &str) -> String {
-    format!("{number} {}", if number == 1 { one } else { many })
-}
-
 /// One unread message, its words cut at [`TEXT_LIMIT`] characters and framed.
 fn message_text(message: &Message) -> String {
     let mut text = format!("#{} from {}", message.seq, message.from);
@@ -265,7 +262,7 @@ pub fn stop_reason(inbox: &Inbox) -> Option<String> {
     Some(format!(
         "baton: {} still waiting for {} in project {}: {}. Act on {} before you stop \
          (`baton inbox` shows everything needed); your teammates hear from you only through baton.",
-        count(inbox.task_count(), "task is", "tasks are"),
+        plural::count_either(inbox.task_count(), "task is", "tasks are"),
         inbox.agent,
         inbox.project,
         items.join("; "),
@@ -275,4 +272,37 @@ pub fn stop_reason(inbox: &Inbox) -> Option<String> {
             "them"
         },
     ))
+}
+
+/// A hub's answer to a remote agent's hook (SPEC section 13), made what a hook answer is on
+/// this machine (SPEC section 10) whatever the hub sent: every control character but
+/// newline and tab and every bidirectional override shown as an escape, and the text cut
+/// to fit the answer's [`ANSWER_LIMIT`], saying so. A hub that works sends nothing either
+/// changes; one that does not (another server, a hostile one) cannot write to the client's
+/// terminal, or fill its context.
+pub fn from_hub(answer: Answer) -> Answer {
+    let bounded = |text: String| {
+        let text = text::escape_controls(&text).into_owned();
+        let mut budget = Budget::new(ANSWER_LIMIT - ANSWER_RESERVE);
+        if budget.try_push(&text) {
+            return budget.text;
+        }
+        for (at, c) in text.char_indices() {
+            if !budget.try_push(c.encode_utf8(&mut [0; 4])) {
+                let left = text[at..].chars().count();
+                budget.push(&format!(
+                    "… ({left} more characters the hub sent are left out: a hook's answer is \
+                     at most 16 KiB)"
+                ));
+                break;
+            }
+        }
+        budget.text
+    };
+    match answer {
+        Answer::Nothing => Answer::Nothing,
+        Answer::Context(text) => Answer::Context(bounded(text)),
+        Answer::KeepWorking(text) => Answer::KeepWorking(bounded(text)),
+        Answer::Note(text) => Answer::Note(bounded(text)),
+    }
 }

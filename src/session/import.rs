@@ -1,4 +1,4 @@
-//! `baton import`: carries a board read from another tool ([`crate::import::Source`]) onto
+//! `baton import`: carries a board read from another tool ([`crate::import::ForeignBoard`]) onto
 //! this project, in one locked change of the board with one activity line per task.
 //!
 //! Each task gets a new id here and keeps its origin, so an import run twice adds nothing
@@ -17,7 +17,7 @@ use crate::board::Board;
 use crate::board::new_task;
 use crate::board::task::{Origin, Status, Task, TaskId};
 use crate::error::Result;
-use crate::import::{self, ForeignAgent, ForeignTask, Skipped, Source};
+use crate::import::{self, ForeignAgent, ForeignBoard, ForeignTask, Skipped};
 use crate::registry::{self, Profile, WakeCommandChange};
 use crate::text::{self, LineField};
 
@@ -49,7 +49,7 @@ pub struct ImportedTask {
 
 impl Session {
     /// Carries `source` onto this project; with `dry_run` only says what it would do.
-    pub fn import(&self, mut source: Source, dry_run: bool) -> Result<Imported> {
+    pub fn import(&self, mut source: ForeignBoard, dry_run: bool) -> Result<Imported> {
         let actor = self.agent()?.to_string();
         let tasks = std::mem::take(&mut source.tasks);
         let tasks = checked(&mut source, tasks);
@@ -193,7 +193,7 @@ impl Session {
     /// yet (never with a wake command); those registered already are left as they are.
     fn register_agents(
         &self,
-        source: &Source,
+        source: &ForeignBoard,
         tasks: &[ForeignTask],
         dry_run: bool,
     ) -> Result<Vec<String>> {
@@ -241,7 +241,7 @@ impl Session {
 /// The tasks whose words pass the checks a task sent here passes (SPEC section 10), with
 /// ids in their source that are one short line, each origin once; the others are named in
 /// `source.skipped`.
-fn checked(source: &mut Source, tasks: Vec<ForeignTask>) -> Vec<ForeignTask> {
+fn checked(source: &mut ForeignBoard, tasks: Vec<ForeignTask>) -> Vec<ForeignTask> {
     let mut passed: Vec<ForeignTask> = Vec::new();
     let mut origins: HashSet<Origin> = HashSet::new();
     for task in tasks {

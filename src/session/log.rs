@@ -8,6 +8,7 @@ use crate::activity::ActivityRecord;
 use crate::archive;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
+use crate::plural;
 use crate::text;
 use crate::time::Timestamp;
 
@@ -87,9 +88,8 @@ impl Session {
                     from_status: None,
                     to_status: None,
                     text: Some(format!(
-                        "{} finished task{} archived",
-                        ids.len(),
-                        if ids.len() == 1 { "" } else { "s" }
+                        "{} archived",
+                        plural::count(ids.len(), "finished task")
                     )),
                 });
             }

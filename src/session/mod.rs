@@ -13,7 +13,7 @@ pub mod hook_answer;
 mod import;
 mod inbox;
 mod log;
-mod messages;
+mod mail;
 mod tasks;
 #[cfg(test)]
 mod testing;
@@ -25,7 +25,7 @@ pub use follow::{Due, Push, Pushed};
 pub use import::{Imported, ImportedTask};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};
 pub use log::Archived;
-pub use messages::{Mail, MailEntry, Sent};
+pub use mail::{Mail, MailEntry, Sent};
 pub use tasks::BoardFilter;
 
 /// What `send` needs; defined with the rule that makes it a task.

@@ -7,13 +7,22 @@
 //! in the variable its MCP entry and hooks read, and `baton listen` hands a wake command
 //! none of its own `BATON_*`: so the wake command is the client's, started by `/bin/sh`
 //! with that variable read from the token file first.
+//!
+//! A plan stages the service's file, and the token file when setup has the token, as it
+//! stages the clients' files; uninstalling a client stages the removal of the service that
+//! wakes it.
 
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::client::Client;
+use crate::error::{Error, Result};
+use crate::store::paths::Home;
 
 use super::Environment;
-use super::remote::RemoteHub;
+use super::manifest::Manifest;
+use super::plan::{Format, Staging};
+use super::remote::{RemoteHub, TokenValue};
 
 /// The service managers setup writes a listen service for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,6 +294,143 @@ impl ListenService {
     }
 }
 
+/// Refuses a listen service setup cannot write: one for more than one client (it wakes one
+/// agent through one client's command), or on a system without a service manager it knows.
+pub(super) fn check_listen_service(env: &Environment, clients: &[Client]) -> Result<()> {
+    if env.services == ServiceManager::Unknown {
+        return Err(Error::invalid_with_hint(
+            "--listen-service writes a systemd user unit (Linux) or a launchd agent (macOS), \
+             and this system has neither",
+            "run `baton listen --wake -- CMD …` with BATON_URL and BATON_TOKEN set, from \
+             whatever starts programs at login here",
+        ));
+    }
+    if clients.len() > 1 {
+        return Err(Error::invalid_with_hint(
+            format!(
+                "--listen-service wakes one client, but {} clients were asked for",
+                clients.len()
+            ),
+            "wire the clients first, then run setup again for the one to wake with \
+             --client NAME --listen-service",
+        ));
+    }
+    Ok(())
+}
+
+/// Where the listen service's token is kept: in the hub home of this machine, whose
+/// directories are the user's alone.
+pub(super) fn listen_token_file(hub: &Home) -> PathBuf {
+    hub.root().join("listen-token")
+}
+
+/// Stages the listen service's file, and its token file when setup has the token.
+pub(super) fn install_listen_service(
+    env: &Environment,
+    service: &ListenService,
+    token: Option<&TokenValue>,
+    staging: &mut Staging,
+) -> Result<()> {
+    let manager = env.services;
+    let (Some(file), Some(text)) = (manager.file(env), manager.text(service, env)) else {
+        // check_listen_service refused this before anything was planned.
+        return Ok(());
+    };
+    let edit = staging.file(&file, Format::Service)?;
+    let before_client = edit.before.as_deref().map(client_of_service);
+    if let Some(None) = before_client {
+        return Err(Error::invalid_with_hint(
+            format!(
+                "{} is not baton's listen service: setup leaves it as it is",
+                edit.path.display()
+            ),
+            "move it aside and run `baton setup` again",
+        ));
+    }
+    let changed = edit.after.as_deref() != Some(&text);
+    if changed {
+        let wake = service.client.wake_command(None).join(" ");
+        edit.changes.push(match before_client.flatten() {
+            None => format!("add the listen service: baton listen --wake -- {wake}"),
+            Some(other) if other != service.client => format!(
+                "update the listen service: it wakes {} instead of {other}",
+                service.client
+            ),
+            Some(_) => format!("update the listen service: baton listen --wake -- {wake}"),
+        });
+        edit.after = Some(text);
+    }
+    let variable = service.hub.token_env();
+    match token {
+        Some(token) => {
+            let edit = staging.file(&service.token_file, Format::Secret)?;
+            if edit.after.as_deref() != Some(token.expose()) {
+                edit.changes
+                    .push(format!("write the token from ${variable} (mode 0600)"));
+                edit.after = Some(token.expose().to_string());
+            }
+        }
+        None if !service.token_file.is_file() => staging.notes.push(format!(
+            "${variable} is not set here, so the service has no token yet: set it and run \
+             this setup again, or write the token into {} yourself (mode 0600)",
+            service.token_file.display()
+        )),
+        None => {}
+    }
+    if changed {
+        staging.notes.push(format!(
+            "start the listen service: {}",
+            manager.start_command(&file)
+        ));
+    }
+    Ok(())
+}
+
+/// Stages the removal of the listen service when it wakes `client`: its file, the link
+/// `systemctl --user enable` made to it, and the token file setup wrote.
+pub(super) fn uninstall_listen_service(
+    hub: &Home,
+    env: &Environment,
+    client: Client,
+    manifest: &Manifest,
+    staging: &mut Staging,
+) -> Result<()> {
+    let manager = env.services;
+    let Some(file) = manager.file(env) else {
+        return Ok(());
+    };
+    let edit = staging.file(&file, Format::Service)?;
+    if edit.before.as_deref().and_then(client_of_service) != Some(client) {
+        return Ok(());
+    }
+    edit.changes.push("remove the listen service".to_string());
+    edit.after = None;
+    if let Some(link) = manager.enable_link(env)
+        && let (Ok(target), Ok(unit)) = (fs::canonicalize(&link), fs::canonicalize(&file))
+        && target == unit
+    {
+        let edit = staging.file(&link, Format::Service)?;
+        edit.changes
+            .push("remove the link `systemctl --user enable` made".to_string());
+        edit.after = None;
+        // `default.target.wants`, emptied: what `systemctl --user disable` leaves.
+        edit.takes_empty_dir = true;
+    }
+    let token_file = listen_token_file(hub);
+    if manifest.record(&token_file).is_some() {
+        let edit = staging.file(&token_file, Format::Secret)?;
+        if edit.before.is_some() {
+            edit.changes.push("remove the token file".to_string());
+            edit.after = None;
+        }
+    }
+    staging.notes.push(format!(
+        "stop the listen service if it runs: {}",
+        manager.stop_command()
+    ));
+    Ok(())
+}
+
 /// `%` doubled: systemd reads `%x` as a specifier in most settings.
 fn systemd_specifiers(text: &str) -> String {
     text.replace('%', "%%")
@@ -329,6 +475,16 @@ fn xml_text(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::setup::manifest::Manifest;
+    use crate::setup::plan::plan;
+    use crate::setup::wire::run;
+    use crate::setup::{ListenRequest, Wiring};
+    use crate::store::files::{FileStore, HomeFiles};
+    use crate::store::lock::LockPolicy;
+
+    fn quiet_lock() -> LockPolicy {
+        LockPolicy::silent(std::time::Duration::from_secs(1))
+    }
 
     fn service() -> ListenService {
         ListenService {
@@ -461,5 +617,106 @@ mod tests {
             client_of_service("# baton's listen service for cursor, …\n"),
             None
         );
+    }
+
+    fn remote_wiring(token: Option<&str>) -> Wiring {
+        Wiring::Remote {
+            baton: PathBuf::from("/opt/baton"),
+            hub: RemoteHub::new("http://10.0.0.5:7878", "HUB_TOKEN").unwrap(),
+            listen: Some(ListenRequest {
+                token: token.map(|token| TokenValue::new(token.to_string())),
+                hub_home: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_listen_service_is_planned_for_the_system_s_manager_with_its_token_kept_secret() {
+        for (services, file) in [
+            (
+                ServiceManager::Systemd,
+                "xdg/systemd/user/baton-listen.service",
+            ),
+            (
+                ServiceManager::Launchd,
+                "home/Library/LaunchAgents/local.baton.listen.plist",
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let env = Environment {
+                home: dir.path().join("home"),
+                xdg_config_home: Some(dir.path().join("xdg")),
+                services,
+                ..Environment::default()
+            };
+            let hub = Home::new(dir.path().join("hub"));
+            let wiring = remote_wiring(Some("baton_secret"));
+            let plan = plan(
+                &FileStore::new(hub.clone(), quiet_lock()),
+                &hub,
+                &env,
+                &Manifest::default(),
+                Client::Gemini,
+                &wiring,
+            )
+            .unwrap();
+            assert!(plan.agent.is_none() && plan.registration.is_none());
+            assert_eq!(plan.hub.as_deref(), Some("http://10.0.0.5:7878"));
+            let service = plan
+                .files
+                .iter()
+                .find(|edit| edit.path == dir.path().join(file))
+                .unwrap_or_else(|| panic!("no {file} in {:?}", plan.files));
+            let text = service.after.as_deref().unwrap();
+            assert_eq!(client_of_service(text), Some(Client::Gemini));
+            assert!(text.contains("gemini"), "{text}");
+            let token = plan
+                .files
+                .iter()
+                .find(|edit| edit.path == listen_token_file(&hub))
+                .unwrap();
+            assert!(token.is_secret() && token.diff().is_empty());
+            for edit in plan.files.iter().filter(|edit| !edit.is_secret()) {
+                let text = edit.after.as_deref().unwrap_or_default();
+                assert!(!text.contains("baton_secret"), "{}", edit.path.display());
+            }
+            assert!(
+                plan.notes
+                    .iter()
+                    .any(|note| note.starts_with("start the listen service: ")),
+                "{:?}",
+                plan.notes
+            );
+        }
+    }
+
+    #[test]
+    fn a_listen_service_is_refused_without_a_manager_or_for_two_clients() {
+        let dir = tempfile::tempdir().unwrap();
+        let hub = Home::new(dir.path().join("hub"));
+        let wiring = remote_wiring(None);
+        let now = crate::time::now();
+        let mut env = Environment {
+            home: dir.path().join("home"),
+            services: ServiceManager::Unknown,
+            ..Environment::default()
+        };
+        let refused = |env: &Environment, clients: &[Client]| {
+            let lock = LockPolicy::silent(std::time::Duration::from_secs(1));
+            run(
+                &FileStore::new(hub.clone(), lock),
+                &HomeFiles::new(hub.clone(), lock),
+                env,
+                clients,
+                &wiring,
+                false,
+                now,
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(refused(&env, &[Client::Codex]).contains("neither"));
+        env.services = ServiceManager::Systemd;
+        assert!(refused(&env, &[Client::Codex, Client::Claude]).contains("wakes one client"));
     }
 }

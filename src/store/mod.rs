@@ -27,6 +27,7 @@ pub mod postgres;
 pub mod presence;
 pub mod regular;
 pub mod tail;
+pub mod text_log;
 pub mod transaction;
 pub mod versioned;
 

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::clients_woken::{ModelServer, configure_codex};
 use crate::common::{Run, TestEnv, baton_bin, files_only};
-use crate::http::Served;
+use crate::http::{Served, add_token};
 use crate::setup::Machine;
 
 /// Longest a client's check may take before the test gives up on it.
@@ -306,12 +306,7 @@ fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
         return;
     };
     let machine = Machine::new();
-    let token = machine
-        .env
-        .run("", &["token", "add", "claude"])
-        .ok()
-        .trim()
-        .to_string();
+    let token = add_token(&machine.env, "claude");
     let served = Served::start(&machine.env, "alice");
     let url = format!("http://{}/mcp", served.address);
     for (name, bearer) in [("baton", token.as_str()), ("stranger", "baton_not_a_token")] {
@@ -377,11 +372,7 @@ impl RemoteRig {
     pub fn wire(machine: Machine, hub: TestEnv, client: &str, human: &str) -> RemoteRig {
         // As the README's hub does it: `baton agent add NAME && baton token add NAME`.
         hub.run("", &["agent", "add", client]).ok();
-        let token = hub
-            .run("", &["token", "add", client])
-            .ok()
-            .trim()
-            .to_string();
+        let token = add_token(&hub, client);
         let served = Served::start(&hub, human);
         let url = format!("http://{}/", served.address);
         let setup = machine.setup_env(

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::clients::clients_bin;
-use crate::common::{Run, TestEnv, baton_bin};
+use crate::common::{Run, TestEnv, baton_bin, run};
 use crate::setup::Machine;
 
 /// Longest one wake (every run of its supervisor) may take before the test gives up on it.
@@ -442,12 +442,7 @@ impl Woken for Rig {
         for (key, value) in (self.dialect.env)(&self.server) {
             command.env(key, value);
         }
-        let output = command.output().expect("baton runs");
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+        run(&mut command)
     }
 
     fn woke(&mut self, run: &Run) {

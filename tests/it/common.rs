@@ -3,11 +3,9 @@
 
 #![allow(dead_code)]
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -103,7 +101,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(output: Output) -> Run {
+    pub fn from(output: Output) -> Run {
         let run = Run {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -394,33 +392,8 @@ pub const WATCHDOG: Duration = Duration::from_secs(10);
 /// Waits for `child` under the watchdog: kills it and fails the test if it is still running
 /// after [`WATCHDOG`].
 #[track_caller]
-pub fn finish(mut child: Child, what: &str) -> Run {
-    let started = Instant::now();
-    loop {
-        match child.try_wait().expect("the child can be waited for") {
-            Some(status) => {
-                let mut stdout = String::new();
-                let mut stderr = String::new();
-                if let Some(mut out) = child.stdout.take() {
-                    out.read_to_string(&mut stdout).unwrap();
-                }
-                if let Some(mut err) = child.stderr.take() {
-                    err.read_to_string(&mut stderr).unwrap();
-                }
-                return Run {
-                    code: status.code().unwrap_or(-1),
-                    stdout,
-                    stderr,
-                };
-            }
-            None if started.elapsed() > WATCHDOG => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("`{what}` still ran after {WATCHDOG:?}: it hangs");
-            }
-            None => thread::sleep(Duration::from_millis(20)),
-        }
-    }
+pub fn finish(child: Child, what: &str) -> Run {
+    finish_within(child, WATCHDOG, what)
 }
 
 /// Starts `command` with its stdout and stderr piped, for [`finish`].
@@ -453,20 +426,94 @@ pub fn thread_kinds(task: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// Runs `command` to its end (any program, set up as the caller likes).
+pub fn run(command: &mut Command) -> Run {
+    Run::from(command.output().expect("the program runs"))
+}
+
+/// Waits for `child` to end, for `limit` at most (a hang check, not a measure of speed):
+/// past it, kills it and fails the test saying `what` hangs.
+#[track_caller]
+pub fn finish_within(mut child: Child, limit: Duration, what: &str) -> Run {
+    let deadline = Instant::now() + limit;
+    while child
+        .try_wait()
+        .expect("the child can be waited for")
+        .is_none()
+    {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`{what}` still ran after {limit:?}: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Run::from(child.wait_with_output().expect("the child's output"))
+}
+
 /// The lines `child` writes to its piped stdout, as they come, read on a thread of their own
 /// (which ends with the output or when the receiver is dropped).
 pub fn stdout_lines(child: &mut Child) -> Receiver<String> {
+    lines_of(child.stdout.take().expect("stdout is piped"))
+}
+
+/// The lines `child` writes to its piped stderr, as they come (see [`stdout_lines`]).
+pub fn stderr_lines(child: &mut Child) -> Receiver<String> {
+    lines_of(child.stderr.take().expect("stderr is piped"))
+}
+
+fn lines_of(output: impl std::io::Read + Send + 'static) -> Receiver<String> {
     use std::io::{BufRead, BufReader};
-    let stdout = child.stdout.take().expect("stdout is piped");
     let (lines, arrived) = mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        for line in BufReader::new(output).lines().map_while(Result::ok) {
             if lines.send(line).is_err() {
                 break;
             }
         }
     });
     arrived
+}
+
+/// The first line from `lines` that holds `needle`, within 90 s; the lines before it are
+/// dropped.
+#[track_caller]
+pub fn line_with(lines: &Receiver<String>, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut said = Vec::new();
+    while Instant::now() < deadline {
+        if let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
+            if line.contains(needle) {
+                return line;
+            }
+            said.push(line);
+        }
+    }
+    panic!("no line with {needle:?} within 90 s; said: {said:#?}");
+}
+
+/// Waits up to 20 s for `found` to give something; the last thing it saw on failure.
+#[track_caller]
+pub fn eventually<T>(what: &str, found: impl FnMut() -> Option<T>) -> T {
+    eventually_within(Duration::from_secs(20), what, found)
+}
+
+/// [`eventually`] for what takes long on a loaded machine (a hang check, not a measure of
+/// speed): `limit` rather than 20 s.
+#[track_caller]
+pub fn eventually_within<T>(
+    limit: Duration,
+    what: &str,
+    mut found: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(value) = found() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Waits for every one of `children` and asserts that each exited 0.

@@ -10,18 +10,23 @@ use std::path::Path;
 /// hub's state through the store. `error` (the crate's error, over every domain's) sits
 /// with the domains.
 const FLOORS: &[(&str, &[&str])] = &[
-    ("base", &["time", "names", "text", "process", "client"]),
+    (
+        "base",
+        &[
+            "time", "names", "text", "process", "client", "secret", "plural",
+        ],
+    ),
     ("model", &["board"]),
     ("store", &["store"]),
     (
         "domains",
         &[
-            "activity", "alert", "archive", "mail", "registry", "project", "wake", "notify",
+            "activity", "alert", "archive", "mail", "registry", "project", "wake", "desktop",
             "setup", "doctor", "tokens", "error", "import", "watch",
         ],
     ),
-    ("session", &["session", "wire"]),
-    ("faces", &["mcp", "hook", "serve", "remote"]),
+    ("session", &["session", "wire", "remote"]),
+    ("faces", &["mcp", "hook", "serve"]),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

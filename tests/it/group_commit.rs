@@ -5,41 +5,24 @@
 //! keeps is never older than the file.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::common::{TestEnv, task_in};
-use crate::http::Served;
-
-fn token(env: &TestEnv, name: &str) -> String {
-    env.run("", &["token", "add", name]).ok().trim().to_string()
-}
+use crate::http::{Served, add_token, try_send};
 
 /// A POST on a connection of its own; `None` when the server is not there to answer
 /// (killed), so that a test can go on past it.
 fn try_post(address: &str, token: &str, path: &str, body: &Value) -> Option<(u16, Value)> {
-    let mut stream = TcpStream::connect(address).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .ok()?;
-    let body = body.to_string();
-    write!(
-        stream,
-        "POST {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .ok()?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).ok()?;
-    let (head, body) = answer.split_once("\r\n\r\n")?;
-    let status = head.split(' ').nth(1)?.parse().ok()?;
-    Some((status, serde_json::from_str(body).ok()?))
+    let headers = [
+        ("Host".to_string(), address.to_string()),
+        ("Authorization".to_string(), format!("Bearer {token}")),
+        ("Content-Type".to_string(), "application/json".to_string()),
+    ];
+    let reply = try_send(address, "POST", path, &headers, Some(&body.to_string())).ok()?;
+    Some((reply.status, serde_json::from_str(&reply.body).ok()?))
 }
 
 /// Each task id in the activity log, with the actions logged for it in order.
@@ -60,8 +43,8 @@ fn twenty_claimers_of_one_task_at_once_one_wins() {
     let names: Vec<String> = (0..10).map(|n| format!("rival{n}")).collect();
     env.register(&["alice", "dev"]);
     let id = env.send("alice", "dev", "one task, many hands", &[]);
-    let mut tokens = vec![token(&env, "dev"); 10];
-    tokens.extend(names.iter().map(|name| token(&env, name)));
+    let mut tokens = vec![add_token(&env, "dev"); 10];
+    tokens.extend(names.iter().map(|name| add_token(&env, name)));
     let served = Served::start(&env, "alice");
     let start = Barrier::new(tokens.len());
     let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
@@ -106,7 +89,7 @@ fn every_request_of_a_batch_gets_its_own_answer_and_the_cli_writes_beside_it() {
     let env = TestEnv::new();
     let senders: Vec<String> = (0..8).map(|n| format!("sender{n}")).collect();
     env.register(&["alice", "dev"]);
-    let tokens: Vec<String> = senders.iter().map(|name| token(&env, name)).collect();
+    let tokens: Vec<String> = senders.iter().map(|name| add_token(&env, name)).collect();
     let served = Served::start(&env, "alice");
     let start = Barrier::new(tokens.len() + 1);
     // Every third request names no agent and is refused; the others must each come back
@@ -195,7 +178,7 @@ fn every_request_of_a_batch_gets_its_own_answer_and_the_cli_writes_beside_it() {
 fn a_cli_change_is_seen_by_the_very_next_api_read() {
     let env = TestEnv::new();
     env.register(&["alice", "dev"]);
-    let dev = token(&env, "dev");
+    let dev = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     for n in 0..12 {
         let id = env.send("alice", "dev", &format!("look {n}"), &[]);
@@ -230,7 +213,7 @@ fn a_server_killed_mid_batch_keeps_every_change_it_acknowledged_once() {
     let env = TestEnv::new();
     let senders: Vec<String> = (0..8).map(|n| format!("sender{n}")).collect();
     env.register(&["alice", "dev"]);
-    let tokens: Vec<String> = senders.iter().map(|name| token(&env, name)).collect();
+    let tokens: Vec<String> = senders.iter().map(|name| add_token(&env, name)).collect();
     let served = Served::start(&env, "alice");
     let address = served.address.clone();
     let stop = Arc::new(AtomicBool::new(false));
@@ -260,7 +243,7 @@ fn a_server_killed_mid_batch_keeps_every_change_it_acknowledged_once() {
             })
         })
         .collect();
-    crate::http::eventually("60 changes acknowledged", || {
+    crate::common::eventually("60 changes acknowledged", || {
         (acknowledged.lock().unwrap().len() >= 60).then_some(())
     });
     served.kill();

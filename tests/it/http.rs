@@ -1,18 +1,42 @@
-//! A running `baton serve` for a test, and a small HTTP/1.1 client over a real socket on
-//! loopback: enough to send any request (a forged `Host` included) and to read an event
-//! stream as it comes.
+//! HTTP on loopback for the tests, over std's sockets: a running `baton serve` ([`Served`]),
+//! a small HTTP/1.1 client (enough to send any request, a forged `Host` included, and to
+//! read an event stream as it comes), and a server that records what it is sent and answers
+//! as a test says ([`Loopback`]: alert receivers, fake hubs, chromedriver's client).
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common::{TestEnv, stdout_lines};
+
+/// How long a client waits for an answer before the test fails (chromedriver's slowest, a
+/// new session that starts a browser, included).
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `baton token add NAME` in `env`: the token, alone on stdout.
+pub fn add_token(env: &TestEnv, name: &str) -> String {
+    env.run("", &["token", "add", name]).ok().trim().to_string()
+}
+
+/// A loopback port nobody listens on (until someone takes it).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// `127.0.0.1:PORT` of a [`free_port`], for a server that must come back on the same one.
+pub fn free_address() -> String {
+    format!("127.0.0.1:{}", free_port())
+}
 
 /// `baton serve` in a test's hub, on a free loopback port.
 pub struct Served {
@@ -43,9 +67,21 @@ impl Served {
         extra: &[&str],
         vars: &[(&str, &str)],
     ) -> Served {
+        Served::start_at(env, human, "127.0.0.1:0", extra, vars)
+    }
+
+    /// `baton --as HUMAN serve --listen ADDRESS EXTRA…` with `vars` set: the most general
+    /// form, for a server that comes back on the address it had.
+    pub fn start_at(
+        env: &TestEnv,
+        human: &str,
+        address: &str,
+        extra: &[&str],
+        vars: &[(&str, &str)],
+    ) -> Served {
         let mut command = env.command(&env.work());
         command
-            .args(["--as", human, "serve", "--listen", "127.0.0.1:0"])
+            .args(["--as", human, "serve", "--listen", address])
             .args(extra)
             .envs(vars.iter().copied())
             .stdout(Stdio::piped())
@@ -78,6 +114,11 @@ impl Served {
         self.address.rsplit_once(':').unwrap().1.parse().unwrap()
     }
 
+    /// The page's address: the URL it printed without the login token.
+    pub fn base(&self) -> &str {
+        &self.url[..self.url.find('#').expect("a fragment")]
+    }
+
     /// A request with `token` as its bearer (none when empty), `Host` the server's own.
     pub fn request(&self, method: &str, path: &str, token: &str, body: Option<&Value>) -> Reply {
         let mut headers = vec![("Host".to_string(), self.address.clone())];
@@ -101,18 +142,20 @@ impl Served {
 
     /// Opens `/api/v1/events` as `token`; its events arrive on the receiver as they come.
     pub fn events(&self, token: &str) -> Receiver<Value> {
-        let mut stream = TcpStream::connect(&self.address).unwrap();
-        write!(
-            stream,
-            "GET /api/v1/events HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
-             Accept: text/event-stream\r\n\r\n",
-            self.address
-        )
-        .unwrap();
+        let stream = open(
+            &self.address,
+            "GET",
+            "/api/v1/events",
+            &[
+                ("Host", &self.address),
+                ("Authorization", &format!("Bearer {token}")),
+                ("Accept", "text/event-stream"),
+            ],
+        );
         let (events, arrived) = mpsc::channel();
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stream);
-            let head = read_head(&mut reader);
+            let head = read_head(&mut reader).expect("the event stream's head");
             assert_eq!(
                 head.status, 200,
                 "the event stream opens: {:?}",
@@ -209,10 +252,7 @@ pub struct Reply {
 
 impl Reply {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        header(&self.headers, name)
     }
 
     #[track_caller]
@@ -230,6 +270,7 @@ impl Reply {
 }
 
 /// One request on a connection of its own, read to its end.
+#[track_caller]
 pub fn send(
     address: &str,
     method: &str,
@@ -237,10 +278,23 @@ pub fn send(
     headers: &[(String, String)],
     body: Option<&str>,
 ) -> Reply {
-    let mut stream = TcpStream::connect(address).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
+    try_send(address, method, path, headers, body)
+        .unwrap_or_else(|error| panic!("{method} {path} to {address}: {error}"))
+}
+
+/// [`send`], with what went wrong on the way (no server, a connection cut short) as an
+/// error rather than a failed test. The body is read as its head says: chunked, by its
+/// `Content-Length` (chromedriver keeps a connection open whatever the request asks), or
+/// to the connection's end.
+pub fn try_send(
+    address: &str,
+    method: &str,
+    path: &str,
+    headers: &[(String, String)],
+    body: Option<&str>,
+) -> io::Result<Reply> {
+    let mut stream = TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
     let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
@@ -251,22 +305,45 @@ pub fn send(
     }
     request.push_str("\r\n");
     request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(request.as_bytes())?;
     let mut reader = BufReader::new(stream);
-    let head = read_head(&mut reader);
+    let head = read_head(&mut reader)?;
     let mut bytes = Vec::new();
     if head.header("transfer-encoding") == Some("chunked") {
         while let Some(piece) = read_chunk(&mut reader) {
             bytes.extend(piece);
         }
+    } else if let Some(length) = head
+        .header("content-length")
+        .and_then(|length| length.parse::<usize>().ok())
+    {
+        bytes.resize(length, 0);
+        reader.read_exact(&mut bytes)?;
     } else {
-        reader.read_to_end(&mut bytes).unwrap();
+        reader.read_to_end(&mut bytes)?;
     }
-    Reply {
+    Ok(Reply {
         status: head.status,
         headers: head.headers,
-        body: String::from_utf8(bytes).expect("a UTF-8 body"),
+        body: String::from_utf8(bytes).map_err(|_| invalid("a body that is not UTF-8"))?,
+    })
+}
+
+/// A request's head written on a connection of its own, left open for the caller to read
+/// (an event stream) or to hold without reading (a stalled client).
+pub fn open(address: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> TcpStream {
+    let mut stream = TcpStream::connect(address).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
     }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream
+}
+
+fn invalid(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, what.to_string())
 }
 
 struct Head {
@@ -276,33 +353,47 @@ struct Head {
 
 impl Head {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        header(&self.headers, name)
     }
 }
 
-fn read_head(reader: &mut impl BufRead) -> Head {
+/// The value of the header `name` (in any case) among `headers`.
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(key, _)| key.eq_ignore_ascii_case(name))
+        .map(|(_, value)| value.as_str())
+}
+
+fn read_head(reader: &mut impl BufRead) -> io::Result<Head> {
     let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
+    reader.read_line(&mut line)?;
     let status = line
         .split_whitespace()
         .nth(1)
         .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP status line: {line:?}"));
+        .ok_or_else(|| invalid(&format!("not an HTTP status line: {line:?}")))?;
+    let headers = read_headers(reader)?;
+    Ok(Head { status, headers })
+}
+
+/// Header lines up to the blank line that ends them.
+fn read_headers(reader: &mut impl BufRead) -> io::Result<Vec<(String, String)>> {
     let mut headers = Vec::new();
     loop {
-        line.clear();
-        reader.read_line(&mut line).unwrap();
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(invalid("the connection closed before the headers ended"));
+        }
         let line = line.trim_end();
         if line.is_empty() {
-            break;
+            return Ok(headers);
         }
-        let (name, value) = line.split_once(':').unwrap();
+        let (name, value) = line
+            .split_once(':')
+            .ok_or_else(|| invalid(&format!("not a header: {line:?}")))?;
         headers.push((name.trim().to_string(), value.trim().to_string()));
     }
-    Head { status, headers }
 }
 
 /// The next chunk of a chunked body; `None` at its end or when the connection closes.
@@ -321,15 +412,112 @@ fn read_chunk(reader: &mut impl BufRead) -> Option<Vec<u8>> {
     Some(piece)
 }
 
-/// Waits up to 20 s for `found` to give something; the last thing it saw on failure.
-#[track_caller]
-pub fn eventually<T>(what: &str, mut found: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(value) = found() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        std::thread::sleep(Duration::from_millis(50));
+/// One request a [`Loopback`] server took.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    /// As sent; [`Request::header`] finds one in any case.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header(&self.headers, name)
     }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("a JSON body")
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).expect("a UTF-8 body")
+    }
+}
+
+/// An HTTP/1.1 server on loopback, a thread per connection: it reads each request whole,
+/// records it, then answers it as the test says. Recorded before answered, so whoever got
+/// the answer finds the request among [`Loopback::requests`].
+pub struct Loopback {
+    /// `127.0.0.1:PORT`.
+    pub address: String,
+    requests: Arc<Mutex<Vec<Request>>>,
+}
+
+impl Loopback {
+    /// `answer` writes its answer to a request it took on the stream (or holds the stream,
+    /// or says nothing).
+    pub fn start(answer: impl Fn(&Request, &mut TcpStream) + Send + Sync + 'static) -> Loopback {
+        Loopback::on(
+            TcpListener::bind("127.0.0.1:0").expect("a loopback port"),
+            answer,
+        )
+    }
+
+    /// On a listener the test bound itself (a port it chose first).
+    pub fn on(
+        listener: TcpListener,
+        answer: impl Fn(&Request, &mut TcpStream) + Send + Sync + 'static,
+    ) -> Loopback {
+        let address = listener.local_addr().unwrap().to_string();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&requests);
+        let answer = Arc::new(answer);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let record = Arc::clone(&record);
+                let answer = Arc::clone(&answer);
+                std::thread::spawn(move || {
+                    let Some(request) = read_request(&stream) else {
+                        return;
+                    };
+                    record.lock().unwrap().push(request.clone());
+                    answer(&request, &mut stream);
+                });
+            }
+        });
+        Loopback { address, requests }
+    }
+
+    /// The requests taken so far, in the order they were read.
+    pub fn requests(&self) -> Vec<Request> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// A whole request (its body by `Content-Length`); `None` when the connection ends first.
+fn read_request(stream: &TcpStream) -> Option<Request> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_string();
+    let path = parts.next()?.to_string();
+    let headers = read_headers(&mut reader).ok()?;
+    let length: usize = header(&headers, "content-length")
+        .and_then(|length| length.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Request {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+/// An answer with `status` and a JSON body, the connection closed after it.
+pub fn answer_json(stream: &mut TcpStream, status: u16, value: &Value) {
+    let body = value.to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
 }

@@ -20,7 +20,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::common::{TestEnv, task_in};
-use crate::http::{Reply, Served, send};
+use crate::http::{Reply, Served, add_token, open, send};
 use crate::mcp::{params, succeeded, text_of, was_refused};
 
 /// The URL of a server's `/mcp`.
@@ -50,11 +50,6 @@ fn initialize_body() -> String {
                    "clientInfo": {"name": "raw-test", "version": "1"}},
     })
     .to_string()
-}
-
-/// `baton token add NAME`: the token, alone on stdout.
-fn token_for(env: &TestEnv, name: &str) -> String {
-    env.run("", &["token", "add", name]).ok().trim().to_string()
 }
 
 /// An rmcp client session on `/mcp`, acting as whoever its token belongs to.
@@ -280,8 +275,8 @@ async fn walk_a_task(env: &TestEnv, lead: &Client, dev: &Client) {
 #[tokio::test(flavor = "current_thread")]
 async fn two_tokens_walk_a_task_through_its_life_in_the_initialize_era() {
     let env = TestEnv::new();
-    let lead_token = token_for(&env, "lead");
-    let dev_token = token_for(&env, "dev");
+    let lead_token = add_token(&env, "lead");
+    let dev_token = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     let lead = Client::open(
         &served,
@@ -328,8 +323,8 @@ async fn two_tokens_walk_a_task_through_its_life_in_the_initialize_era() {
 #[tokio::test(flavor = "current_thread")]
 async fn two_tokens_walk_a_task_through_its_life_in_the_stateless_era() {
     let env = TestEnv::new();
-    let lead_token = token_for(&env, "lead");
-    let dev_token = token_for(&env, "dev");
+    let lead_token = add_token(&env, "lead");
+    let dev_token = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     let lead = Client::open(&served, &lead_token, Era::Stateless).await;
     let dev = Client::open(&served, &dev_token, Era::Stateless).await;
@@ -359,7 +354,7 @@ async fn two_tokens_walk_a_task_through_its_life_in_the_stateless_era() {
 async fn nothing_in_a_request_changes_whom_it_acts_as() {
     let env = TestEnv::new();
     env.register(&["mallory", "dev"]);
-    let lead_token = token_for(&env, "lead");
+    let lead_token = add_token(&env, "lead");
     let served = Served::start(&env, "alice");
     let mut headers = HashMap::new();
     for name in ["x-baton-agent", "x-agent", "x-as", "baton-agent"] {
@@ -450,7 +445,7 @@ async fn nothing_in_a_request_changes_whom_it_acts_as() {
 #[tokio::test(flavor = "current_thread")]
 async fn mcp_needs_a_known_token_and_its_own_host() {
     let env = TestEnv::new();
-    let dev_token = token_for(&env, "dev");
+    let dev_token = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     let address = served.address.as_str();
     let bearer = format!("Bearer {dev_token}");
@@ -548,7 +543,7 @@ async fn over_http_a_project_is_named_by_id_wherever_the_server_runs() {
     let away = env.root.path().join("away");
     std::fs::create_dir_all(&away).unwrap();
     env.init_project("lead", "away", &away);
-    let dev_token = token_for(&env, "dev");
+    let dev_token = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     for era in [
         Era::Initialize(ProtocolVersion::V_2025_11_25),
@@ -623,8 +618,8 @@ fn in_session(address: &str, method: &str, token: &str, session: &str, body: &st
 #[tokio::test(flavor = "current_thread")]
 async fn an_mcp_session_answers_only_the_token_that_opened_it() {
     let env = TestEnv::new();
-    let dev_token = token_for(&env, "dev");
-    let lead_token = token_for(&env, "lead");
+    let dev_token = add_token(&env, "dev");
+    let lead_token = add_token(&env, "lead");
     // The server runs as dev: its login token is dev's too, but another token.
     let served = Served::start(&env, "dev");
     let bearer = format!("Bearer {dev_token}");
@@ -691,7 +686,7 @@ async fn an_mcp_session_answers_only_the_token_that_opened_it() {
 #[test]
 fn an_mcp_session_ends_with_its_token() {
     let env = TestEnv::new();
-    let dev_token = token_for(&env, "dev");
+    let dev_token = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     let bearer = format!("Bearer {dev_token}");
     let opened = raw(
@@ -743,7 +738,7 @@ fn tool_values(mut tools: Vec<Tool>) -> Vec<Value> {
 #[tokio::test(flavor = "current_thread")]
 async fn the_tools_over_http_are_the_tools_over_stdio() {
     let env = TestEnv::new();
-    let dev_token = token_for(&env, "dev");
+    let dev_token = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     let mut command = env.command(&env.work());
     command.args(["--as", "dev", "mcp"]);
@@ -784,8 +779,8 @@ fn the_python_sdk_drives_a_task_over_http() {
         return;
     };
     let env = TestEnv::new();
-    let lead_token = token_for(&env, "lead");
-    let dev_token = token_for(&env, "dev");
+    let lead_token = add_token(&env, "lead");
+    let dev_token = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/http_scenario.py");
@@ -879,15 +874,19 @@ fn is_priming(event: &[String]) -> bool {
 
 /// The first bytes of `/mcp`'s standalone stream (a GET), read for `for_ms`.
 fn stream_start(address: &str, token: &str, session: &str, version: &str, for_ms: u64) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(address).unwrap();
-    write!(
-        stream,
-        "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
-         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {version}\r\n\
-         Accept: text/event-stream\r\n\r\n"
-    )
-    .unwrap();
+    use std::io::Read;
+    let mut stream = open(
+        address,
+        "GET",
+        "/mcp",
+        &[
+            ("Host", address),
+            ("Authorization", &format!("Bearer {token}")),
+            ("Mcp-Session-Id", session),
+            ("MCP-Protocol-Version", version),
+            ("Accept", "text/event-stream"),
+        ],
+    );
     stream
         .set_read_timeout(Some(std::time::Duration::from_millis(for_ms)))
         .unwrap();
@@ -909,7 +908,7 @@ fn stream_start(address: &str, token: &str, session: &str, version: &str, for_ms
 #[test]
 fn priming_events_go_only_to_sessions_whose_version_has_them() {
     let env = TestEnv::new();
-    let token = token_for(&env, "dev");
+    let token = add_token(&env, "dev");
     let served = Served::start(&env, "dev");
     let bearer = format!("Bearer {token}");
     for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Run, TestEnv, files_only, task_in};
-use crate::http::{Served, eventually};
+use crate::common::{Run, TestEnv, eventually, files_only, run, task_in};
+use crate::http::{Served, add_token, free_address};
 
 /// The hub's machine: a home served on loopback, with a token for `codex`.
 struct Hub {
@@ -23,11 +23,7 @@ impl Hub {
         let env = TestEnv::new();
         env.run("", &["agent", "add", "codex"]).ok();
         env.run("", &["agent", "add", "alice"]).ok();
-        let token = env
-            .run("", &["token", "add", "codex"])
-            .ok()
-            .trim()
-            .to_string();
+        let token = add_token(&env, "codex");
         let served = Served::start(&env, "alice");
         Hub { env, served, token }
     }
@@ -93,15 +89,6 @@ impl Agent {
             command
         };
         self.env.run_piped(command, &input.to_string())
-    }
-}
-
-fn run(command: &mut Command) -> Run {
-    let output = command.output().expect("the baton binary runs");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
 
@@ -332,23 +319,6 @@ fn lines_of(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// `baton serve` on a given port, for a hub stopped and started again at one address.
-#[cfg(unix)]
-fn serve_on(env: &TestEnv, address: &str) -> Child {
-    let mut child = env
-        .command(&env.work())
-        .args(["--as", "alice", "serve", "--listen", address])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let lines = crate::common::stdout_lines(&mut child);
-    lines
-        .recv_timeout(Duration::from_secs(30))
-        .expect("baton serve printed its URL");
-    child
-}
-
 #[cfg(unix)]
 #[test]
 fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
@@ -357,15 +327,8 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
     }
     let env = TestEnv::new();
     env.run("", &["agent", "add", "codex"]).ok();
-    let token = env
-        .run("", &["token", "add", "codex"])
-        .ok()
-        .trim()
-        .to_string();
-    let address = {
-        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        free.local_addr().unwrap().to_string()
-    };
+    let token = add_token(&env, "codex");
+    let address = free_address();
     let agent = Agent {
         env: TestEnv::new(),
         url: format!("http://{address}"),
@@ -379,7 +342,7 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
         listen.try_wait().unwrap().is_none(),
         "listen waits for its hub"
     );
-    let mut server = serve_on(&env, &address);
+    let server = Served::start_at(&env, "alice", &address, &[], &[]);
     // It has nothing to do until work arrives; then a burst wakes it once.
     std::thread::sleep(Duration::from_secs(2));
     assert!(lines_of(&runs).is_empty(), "woken with nothing to do");
@@ -433,15 +396,14 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
     }
     // The hub stops; work arrives on its machine meanwhile; it starts again at the same
     // address, and the listener catches up once.
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.kill();
     env.run(
         "alice",
         &["send", "--to", "codex", "--subject", "While down"],
     )
     .ok();
     std::thread::sleep(Duration::from_secs(1));
-    let mut server = serve_on(&env, &address);
+    let server = Served::start_at(&env, "alice", &address, &[], &[]);
     let started = Instant::now();
     eventually("the listener caught up", || {
         (lines_of(&runs).len() == 2).then_some(())
@@ -455,18 +417,14 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
     );
     let board = env.board("default");
     assert_eq!(task_in(&board["tasks"], 4)["delivery"]["state"], "woken");
-    for child in [&mut listen, &mut server] {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
+    let _ = listen.kill();
+    let _ = listen.wait();
+    server.kill();
 }
 
 #[test]
 fn a_hub_that_cannot_be_reached_is_exit_6_and_hooks_stay_silent() {
-    let closed = {
-        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        free.local_addr().unwrap().to_string()
-    };
+    let closed = free_address();
     let agent = Agent {
         env: TestEnv::new(),
         url: format!("http://{closed}"),
@@ -742,11 +700,7 @@ fn watch_and_log_follow_on_the_remote_side_see_the_hubs_changes() {
 #[test]
 fn a_hub_answers_a_host_name_only_when_serve_allows_it() {
     let env = TestEnv::new();
-    let token = env
-        .run("", &["token", "add", "codex"])
-        .ok()
-        .trim()
-        .to_string();
+    let token = add_token(&env, "codex");
     let served = Served::start_with(&env, "alice", &["--allow-host", "BuildBox.lan"]);
     let reply = |host: &str| {
         let headers = [
@@ -1032,11 +986,7 @@ fn hub_with_a_claim_near_its_end() -> (TestEnv, String, String) {
     let env = TestEnv::new();
     env.run("", &["agent", "add", "codex"]).ok();
     env.run("", &["agent", "add", "alice"]).ok();
-    let token = env
-        .run("", &["token", "add", "codex"])
-        .ok()
-        .trim()
-        .to_string();
+    let token = add_token(&env, "codex");
     env.send("alice", "codex", "Long job", &["--no-wake"]);
     set_lease_minutes(&env, "default", 1);
     env.run_env(
@@ -1069,7 +1019,7 @@ impl Agent {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the baton binary runs");
-        let lines = crate::remote_attacks::stderr_lines(&mut child);
+        let lines = crate::common::stderr_lines(&mut child);
         (child, lines)
     }
 }
@@ -1084,7 +1034,7 @@ fn a_claim_stalls_on_time_while_listen_and_watch_look_and_the_agents_own_command
         token,
     };
     let (mut listen, said) = agent.spawn_told(&["listen"]);
-    crate::remote_attacks::line_with(&said, "listening to the hub");
+    crate::common::line_with(&said, "listening to the hub");
     let mut watch = agent.spawn(&["--json", "watch"], false);
     let boards = crate::common::stdout_lines(&mut watch);
     boards
@@ -1092,7 +1042,7 @@ fn a_claim_stalls_on_time_while_listen_and_watch_look_and_the_agents_own_command
         .expect("watch drew the board");
     // A hand-over makes the listener look at the inbox, and the board be drawn again.
     env.send("alice", "codex", "More work", &["--no-wake"]);
-    crate::remote_attacks::line_with(&said, "work arrived for codex: T-2");
+    crate::common::line_with(&said, "work arrived for codex: T-2");
     boards
         .recv_timeout(Duration::from_secs(60))
         .expect("watch drew the board again");
@@ -1175,7 +1125,7 @@ fn while_listen_runs_the_hub_tells_a_sender_its_listener_takes_the_work() {
         unreached.stdout
     );
     let (mut listen, said) = agent.spawn_told(&["listen"]);
-    crate::remote_attacks::line_with(&said, "listening to the hub");
+    crate::common::line_with(&said, "listening to the hub");
     let sent = hub
         .env
         .run("alice", &["send", "--to", "codex", "--subject", "Listened"]);
@@ -1190,7 +1140,7 @@ fn while_listen_runs_the_hub_tells_a_sender_its_listener_takes_the_work() {
         "{}",
         sent.stderr
     );
-    crate::remote_attacks::line_with(&said, "work arrived for codex");
+    crate::common::line_with(&said, "work arrived for codex");
     // The listener gone, the hub says so again once it notices the stream closed.
     let _ = listen.kill();
     let _ = listen.wait();
@@ -1221,12 +1171,7 @@ fn a_remote_agent_is_shown_its_own_mapped_directory_never_the_hubs_path() {
             &["send", "--to", "codex", "--subject", "Mapped"],
         )
         .ok();
-    let human = hub
-        .env
-        .run("", &["token", "add", "alice"])
-        .ok()
-        .trim()
-        .to_string();
+    let human = add_token(&hub.env, "alice");
     let agent = Agent::of(&hub);
     let mine = agent.env.work().join("api-here");
     std::fs::create_dir_all(&mine).unwrap();
@@ -1299,13 +1244,7 @@ fn a_wake_command_is_shown_to_its_agent_and_the_coordinator_and_runs_only_for_wa
             ],
         )
         .ok();
-    let token = |name: &str| {
-        hub.env
-            .run("", &["token", "add", name])
-            .ok()
-            .trim()
-            .to_string()
-    };
+    let token = |name: &str| add_token(&hub.env, name);
     let (alice, mallory) = (token("alice"), token("mallory"));
     // alice coordinates `default`: she sends there first.
     hub.env
@@ -1408,8 +1347,8 @@ fn listens_wake_run_holds_no_descriptor_above_2() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let said = crate::remote_attacks::stderr_lines(&mut listen);
-    crate::remote_attacks::line_with(&said, "listening to the hub");
+    let said = crate::common::stderr_lines(&mut listen);
+    crate::common::line_with(&said, "listening to the hub");
     hub.env
         .run(
             "alice",
@@ -1435,13 +1374,13 @@ fn listen_stops_at_once_on_sigterm_and_says_so() {
     let hub = Hub::start();
     let agent = Agent::of(&hub);
     let (listen, said) = agent.spawn_told(&["listen"]);
-    crate::remote_attacks::line_with(&said, "listening to the hub");
+    crate::common::line_with(&said, "listening to the hub");
     let status = Command::new("kill")
         .args(["-TERM", &listen.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let stopped = crate::remote_attacks::line_with(&said, "stopping");
+    let stopped = crate::common::line_with(&said, "stopping");
     assert!(stopped.contains("stopping (SIGTERM)"), "{stopped}");
     let output = listen.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "stopped as asked");
@@ -1477,14 +1416,14 @@ fn after_three_runs_in_a_row_listen_runs_again_for_what_still_waits() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let (mut listen, said) =
         agent.spawn_told(&["listen", "--wake", "--", script.to_str().unwrap()]);
-    crate::remote_attacks::line_with(&said, "listening to the hub");
+    crate::common::line_with(&said, "listening to the hub");
     hub.env
         .run(
             "alice",
             &["send", "--to", "codex", "--subject", "First", "--no-wake"],
         )
         .ok();
-    let rested = crate::remote_attacks::line_with(&said, "ran 3 times in a row");
+    let rested = crate::common::line_with(&said, "ran 3 times in a row");
     assert!(
         rested.contains("still waiting: T-4 (project default); run for at the next change"),
         "{rested}"
@@ -1534,7 +1473,7 @@ fn an_agent_with_only_a_token_is_listened_for_and_handed_work() {
         token,
     };
     let (mut listen, said) = agent.spawn_told(&["listen"]);
-    crate::remote_attacks::line_with(&said, "listening to the hub");
+    crate::common::line_with(&said, "listening to the hub");
     let sent = env.run(
         "alice",
         &["send", "--to", "codex", "--subject", "First contact"],

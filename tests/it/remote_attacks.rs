@@ -3,35 +3,17 @@
 //! HTTP/1.1 server written here that answers what the test says, and runs the real
 //! `baton` against it with `BATON_URL`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{Run, TestEnv, files_only};
-
-/// One request the fake hub took.
-#[derive(Debug, Clone)]
-pub struct Seen {
-    pub method: String,
-    pub path: String,
-    pub headers: Vec<(String, String)>,
-}
-
-impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
-    }
-}
+use crate::common::{Run, TestEnv, files_only, finish_within, line_with, run, stderr_lines};
+use crate::http::{Loopback, Request, answer_json};
 
 /// What the fake hub does with a request.
 pub enum Reply {
@@ -49,76 +31,27 @@ pub enum Reply {
 /// A fake hub on a loopback port.
 pub struct FakeHub {
     pub url: String,
-    seen: Arc<Mutex<Vec<Seen>>>,
+    server: Loopback,
 }
 
 impl FakeHub {
-    pub fn start(answer: fn(&Seen) -> Reply) -> FakeHub {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let record = Arc::clone(&seen);
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let record = Arc::clone(&record);
-                thread::spawn(move || serve(stream, answer, &record));
-            }
-        });
-        FakeHub { url, seen }
+    pub fn start(answer: fn(&Request) -> Reply) -> FakeHub {
+        let server = Loopback::start(move |request, stream| write_reply(answer(request), stream));
+        FakeHub {
+            url: format!("http://{}", server.address),
+            server,
+        }
     }
 
     /// The requests taken so far.
-    pub fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+    pub fn seen(&self) -> Vec<Request> {
+        self.server.requests()
     }
 }
 
-fn serve(mut stream: TcpStream, answer: fn(&Seen) -> Reply, record: &Mutex<Vec<Seen>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or_default().to_string();
-    let path = parts.next().unwrap_or_default().to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut header = String::new();
-        if reader.read_line(&mut header).unwrap_or(0) == 0 {
-            return;
-        }
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':') {
-            headers.push((name.trim().to_string(), value.trim().to_string()));
-        }
-    }
-    let request = Seen {
-        method,
-        path,
-        headers,
-    };
-    let length: usize = request
-        .header("content-length")
-        .and_then(|length| length.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    record.lock().unwrap().push(request.clone());
-    match answer(&request) {
-        Reply::Json(status, value) => {
-            let body = value.to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
+fn write_reply(reply: Reply, stream: &mut TcpStream) {
+    match reply {
+        Reply::Json(status, value) => answer_json(stream, status, &value),
         Reply::Huge(length) => {
             let _ = write!(
                 stream,
@@ -144,7 +77,7 @@ fn serve(mut stream: TcpStream, answer: fn(&Seen) -> Reply, record: &Mutex<Vec<S
                 stream,
                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
             );
-            write(&mut stream);
+            write(stream);
         }
     }
 }
@@ -165,67 +98,15 @@ pub fn agent_command(env: &TestEnv, url: &str, cwd: &Path) -> Command {
     command
 }
 
-fn run(mut command: Command) -> Run {
-    let output = command.output().expect("the baton binary runs");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-/// The lines `child` writes to its piped stderr, as they come.
-pub fn stderr_lines(child: &mut Child) -> Receiver<String> {
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let (lines, arrived) = mpsc::channel();
-    thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    arrived
-}
-
 /// Waits (90 s at most, a hang check, not a measure of speed) for `child` to end; kills it
 /// and fails the test if it does not.
 #[track_caller]
-fn ends(mut child: Child, what: &str) -> Run {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{what} still hangs after 90 s");
-        }
-        thread::sleep(Duration::from_millis(100));
-    }
-    let output = child.wait_with_output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-/// The first line from `lines` that holds `needle`, within 90 s.
-#[track_caller]
-pub fn line_with(lines: &Receiver<String>, needle: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let mut said = Vec::new();
-    while Instant::now() < deadline {
-        if let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
-            if line.contains(needle) {
-                return line;
-            }
-            said.push(line);
-        }
-    }
-    panic!("no line with {needle:?} within 90 s; said: {said:#?}");
+fn ends(child: Child, what: &str) -> Run {
+    finish_within(child, Duration::from_secs(90), what)
 }
 
 /// A hub that names its token's agent as an escape out of the home.
-fn climbing_agent(request: &Seen) -> Reply {
+fn climbing_agent(request: &Request) -> Reply {
     match request.path.as_str() {
         "/api/v1/whoami" => Reply::Json(200, json!({"agent": "../../../../tmp/x"})),
         "/api/v1/events" => Reply::Events(keep_alive),
@@ -262,7 +143,7 @@ fn an_agent_name_from_a_hub_is_checked_before_it_becomes_a_file_name() {
     for args in [vec!["whoami"], vec!["doctor"]] {
         let mut command = agent_command(&env, &hub.url, &env.work());
         command.args(&args);
-        let refused = run(command);
+        let refused = run(&mut command);
         let said = format!("{}{}", refused.stdout, refused.stderr);
         assert_ne!(refused.code, 0, "{args:?}: {said}");
         assert!(
@@ -275,7 +156,7 @@ fn an_agent_name_from_a_hub_is_checked_before_it_becomes_a_file_name() {
 /// A hub whose project ids and project record carry escapes, a newline and a path, with one
 /// task queued for codex in the one good project.
 #[cfg(unix)]
-fn hostile_projects(request: &Seen) -> Reply {
+fn hostile_projects(request: &Request) -> Reply {
     let task = json!({
         "id": 1, "subject": "Work", "body": "", "files": [], "from": "alice", "to": "codex",
         "reviewer": null, "status": "pending", "priority": "normal", "after": [], "skill": null,
@@ -338,7 +219,7 @@ fn project_ids_from_a_hub_are_checked_and_the_wake_prompt_is_built_from_checked_
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut listen = command.spawn().unwrap();
-    crate::http::eventually("the run for api's task", || {
+    crate::common::eventually("the run for api's task", || {
         std::fs::read_to_string(&record).ok()
     });
     let _ = listen.kill();
@@ -381,7 +262,7 @@ fn project_ids_from_a_hub_are_checked_and_the_wake_prompt_is_built_from_checked_
 }
 
 /// A hub that takes every connection and never answers.
-fn silent(_: &Seen) -> Reply {
+fn silent(_: &Request) -> Reply {
     Reply::Hang
 }
 
@@ -420,7 +301,7 @@ fn a_hub_that_never_answers_leaves_no_command_hanging() {
 }
 
 /// A hub that answers who the token is, and never opens its event stream.
-fn stream_never_opens(request: &Seen) -> Reply {
+fn stream_never_opens(request: &Request) -> Reply {
     match request.path.as_str() {
         "/api/v1/whoami" => Reply::Json(200, json!({"agent": "codex"})),
         "/api/v1/events" => Reply::Hang,
@@ -441,7 +322,7 @@ fn listen_says_when_the_stream_will_not_open_and_tries_again() {
     let lines = stderr_lines(&mut listen);
     let said = line_with(&lines, "connecting again in");
     assert!(said.contains("it gave no answer within 10s"), "{said}");
-    crate::http::eventually("a second try at the stream", || {
+    crate::common::eventually("a second try at the stream", || {
         let tries = hub
             .seen()
             .iter()
@@ -454,7 +335,7 @@ fn listen_says_when_the_stream_will_not_open_and_tries_again() {
 }
 
 /// A hub whose hook answer is far over a hook's size and full of escapes.
-fn hostile_hook(request: &Seen) -> Reply {
+fn hostile_hook(request: &Request) -> Reply {
     let text = format!(
         "baton: \u{1b}[2J\u{1b}]0;owned\u{7} you are \u{202e}codex\n{}",
         "x".repeat(40_000)
@@ -500,7 +381,7 @@ fn a_hubs_hook_answer_is_escaped_and_bounded_before_it_reaches_the_client() {
 }
 
 /// A hub whose board and MCP answers are larger than any hub's.
-fn bloated(request: &Seen) -> Reply {
+fn bloated(request: &Request) -> Reply {
     match request.path.as_str() {
         "/api/v1/whoami" => Reply::Json(200, json!({"agent": "codex"})),
         "/mcp" => Reply::Huge(100 * 1024 * 1024),
@@ -517,7 +398,7 @@ fn an_answer_larger_than_any_hubs_is_refused_with_a_clear_error() {
     let env = TestEnv::new();
     let mut command = agent_command(&env, &hub.url, &env.work());
     command.arg("board");
-    let board = run(command);
+    let board = run(&mut command);
     let stderr = board.fails(1);
     assert!(
         stderr.contains("answered /projects/default/board") && stderr.contains("more than 64 MiB"),
@@ -541,7 +422,7 @@ fn an_answer_larger_than_any_hubs_is_refused_with_a_clear_error() {
 
 /// A hub that floods its event stream as fast as the socket takes it.
 #[cfg(target_os = "linux")]
-fn flooding(request: &Seen) -> Reply {
+fn flooding(request: &Request) -> Reply {
     let task = json!({
         "id": 1, "subject": "Work", "body": "", "files": [], "from": "alice", "to": "codex",
         "reviewer": null, "status": "pending", "priority": "normal", "after": [], "skill": null,
@@ -600,7 +481,7 @@ fn listens_memory_stays_bounded_while_a_hub_floods_it_during_a_run() {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut listen = command.spawn().unwrap();
-    crate::http::eventually("the run started", || started.exists().then_some(()));
+    crate::common::eventually("the run started", || started.exists().then_some(()));
     let mut most = 0;
     for _ in 0..12 {
         thread::sleep(Duration::from_millis(500));

@@ -1,18 +1,13 @@
 //! `baton serve` over real sockets on loopback (SPEC section 12): who may ask, what the API
 //! answers next to the CLI, the event stream, and surviving what clients and files do to it.
 
-use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, files_only, task_in};
-use crate::http::{Served, eventually, send};
-
-fn token(env: &TestEnv, name: &str) -> String {
-    env.run("", &["token", "add", name]).ok().trim().to_string()
-}
+use crate::common::{TestEnv, eventually, files_only, task_in};
+use crate::http::{Served, add_token, open, send};
 
 #[test]
 fn only_healthz_and_the_page_are_open_and_every_answer_carries_the_policy() {
@@ -100,7 +95,7 @@ fn a_foreign_host_is_refused_on_every_route() {
 fn the_token_is_the_identity_whatever_the_request_says() {
     let env = TestEnv::new();
     env.register(&["alice", "bob", "carol"]);
-    let bob = token(&env, "bob");
+    let bob = add_token(&env, "bob");
     let served = Served::start(&env, "alice");
     // bob sends; nothing in the request can make it carol's.
     let sent = served.post(
@@ -150,7 +145,7 @@ fn the_token_is_the_identity_whatever_the_request_says() {
 fn a_task_goes_through_its_life_from_the_api_as_the_cli_sees_it() {
     let env = TestEnv::new();
     env.register(&["alice", "dev"]);
-    let dev = token(&env, "dev");
+    let dev = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     let login = served.login.clone();
     let act = |id: u64, action: &str, token: &str, body: Value| {
@@ -467,21 +462,14 @@ fn a_stalled_or_vanished_client_holds_up_nobody() {
     env.register(&["alice", "dev"]);
     let served = Served::start(&env, "alice");
     // One client opens the stream and never reads; another goes away mid-stream.
-    let mut stalled = TcpStream::connect(&served.address).unwrap();
-    write!(
-        stalled,
-        "GET /api/v1/events HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
-        served.address, served.login
-    )
-    .unwrap();
+    let bearer = format!("Bearer {}", served.login);
+    let headers = [
+        ("Host", served.address.as_str()),
+        ("Authorization", &bearer),
+    ];
+    let stalled = open(&served.address, "GET", "/api/v1/events", &headers);
     {
-        let mut gone = TcpStream::connect(&served.address).unwrap();
-        write!(
-            gone,
-            "GET /api/v1/events HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
-            served.address, served.login
-        )
-        .unwrap();
+        let _gone = open(&served.address, "GET", "/api/v1/events", &headers);
     }
     let listening = served.events(&served.login);
     std::thread::sleep(Duration::from_millis(300));
@@ -562,7 +550,7 @@ fn a_removed_token_stops_working_at_the_next_request_and_list_shows_its_use() {
         return;
     }
     let env = TestEnv::new();
-    let dev = token(&env, "dev");
+    let dev = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     assert_eq!(
         served.get("/api/v1/whoami", &dev).ok(),
@@ -695,8 +683,8 @@ fn ends(events: &std::sync::mpsc::Receiver<Value>, what: &str) {
 fn an_event_stream_ends_when_its_token_is_removed_or_replaced() {
     let env = TestEnv::new();
     env.register(&["alice", "dev", "lead"]);
-    let dev = token(&env, "dev");
-    let lead = token(&env, "lead");
+    let dev = add_token(&env, "dev");
+    let lead = add_token(&env, "lead");
     let served = Served::start(&env, "alice");
     let dev_events = served.events(&dev);
     let lead_events = served.events(&lead);
@@ -713,7 +701,7 @@ fn an_event_stream_ends_when_its_token_is_removed_or_replaced() {
     // themselves, not at the next event.
     env.run("", &["token", "rm", "lead"]).ok();
     env.run("", &["token", "rm", "dev"]).ok();
-    let new_dev = token(&env, "dev");
+    let new_dev = add_token(&env, "dev");
     ends(&lead_events, "a removed token");
     ends(&dev_events, "a replaced token");
 
@@ -750,7 +738,7 @@ fn doctor_findings(env: &TestEnv) -> Vec<(String, String, String)> {
 fn the_page_is_told_what_the_caller_may_do_and_other_readers_get_the_cli_shape() {
     let env = TestEnv::new();
     env.register(&["alice", "dev", "rev"]);
-    let dev = token(&env, "dev");
+    let dev = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     let login = served.login.clone();
     let id = env.send("alice", "dev", "reviewed by rev", &["--reviewer", "rev"]);
@@ -835,7 +823,7 @@ fn the_page_opens_on_the_project_serve_runs_in_and_logs_out_its_login_alone() {
     assert!(unknown.fails(1).contains("nowhere"), "{}", unknown.stderr);
 
     // Logging out removes the login it presents, and no other token.
-    let dev = token(&env, "dev");
+    let dev = add_token(&env, "dev");
     let out = served
         .post("/api/v1/logout", &served.login, &json!({}))
         .ok();

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use nix::pty::{Winsize, openpty};
 
 use crate::common::{TestEnv, task_in};
-use crate::http::Served;
+use crate::http::{Served, add_token};
 
 const ROWS: usize = 24;
 const COLUMNS: usize = 80;
@@ -270,11 +270,7 @@ fn the_terminal_board_shows_a_sent_task_and_completes_a_review_by_keys() {
 fn on_another_machine_the_board_follows_the_hub_and_its_keys_act_there() {
     let hub = TestEnv::new();
     hub.register(&["alice", "codex"]);
-    let token = hub
-        .run("", &["token", "add", "alice"])
-        .ok()
-        .trim()
-        .to_string();
+    let token = add_token(&hub, "alice");
     let served = Served::start(&hub, "alice");
     let url = format!("http://{}", served.address);
     let here = TestEnv::new();

@@ -12,21 +12,65 @@
 //! Without it they say they were not run, except in CI, where they fail.
 
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, files_only, stdout_lines, task_in};
+use crate::common::{TestEnv, files_only, task_in};
+use crate::http::{Served, free_address};
 use crate::webdriver::Browser;
 
 /// The longest the page may take to show a change before a test gives up on it.
 const PAGE_DEADLINE: Duration = Duration::from_secs(20);
 
-/// One browser at a time: the machine running the suite builds and tests at once, and a
-/// few Chromiums side by side would only make each slower.
-static ONE_BROWSER: Mutex<()> = Mutex::new(());
+/// Two browsers at a time: the machine running the suite builds and tests at once, and more
+/// Chromiums side by side would only make each slower; one at a time, the web tests were the
+/// suite's last minutes, run one after the other once the other tests were done.
+const BROWSERS_AT_ONCE: usize = 2;
+
+/// How many browsers run now, and the signal that one has ended.
+static BROWSERS: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// Places for browsers, of the [`BROWSERS_AT_ONCE`], held until dropped.
+struct BrowserPlace(usize);
+
+impl BrowserPlace {
+    /// Waits for a place.
+    fn take() -> BrowserPlace {
+        BrowserPlace::take_some(1)
+    }
+
+    /// Waits for every place: for a test whose page must answer within a deadline of the
+    /// server's, which a second browser starting beside it on a loaded machine can exceed.
+    fn take_all() -> BrowserPlace {
+        BrowserPlace::take_some(BROWSERS_AT_ONCE)
+    }
+
+    fn take_some(places: usize) -> BrowserPlace {
+        let (running, ended) = &BROWSERS;
+        let mut running = running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        while *running + places > BROWSERS_AT_ONCE {
+            running = ended
+                .wait(running)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        *running += places;
+        BrowserPlace(places)
+    }
+}
+
+impl Drop for BrowserPlace {
+    fn drop(&mut self) {
+        let (running, ended) = &BROWSERS;
+        *running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) -= self.0;
+        ended.notify_all();
+    }
+}
 
 /// The chromedriver to use; `None` (after saying why) when the test is not to run.
 fn chromedriver() -> Option<PathBuf> {
@@ -46,70 +90,29 @@ fn chromedriver() -> Option<PathBuf> {
     None
 }
 
-/// `baton serve` on a free loopback port, acting for `human`; killed when dropped.
-struct Server {
-    child: Child,
-    /// The URL it printed, token fragment included.
-    url: String,
-}
-
-impl Server {
-    fn start(env: &TestEnv) -> Server {
-        Server::start_with(env, "127.0.0.1:0", &[])
-    }
-
-    /// `baton serve --listen ADDRESS EXTRA…` in the project's workspace.
-    fn start_with(env: &TestEnv, address: &str, extra: &[&str]) -> Server {
-        let mut child = env
-            .command(&env.work())
-            .args(["--as", "human", "serve", "--listen", address])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("baton serve starts");
-        let lines = stdout_lines(&mut child);
-        let first = lines.recv_timeout(PAGE_DEADLINE).unwrap_or_else(|_| {
-            let _ = child.kill();
-            panic!("baton serve printed no URL")
-        });
-        // The first line is the login URL alone.
-        let url = first.trim().to_string();
-        assert!(
-            url.starts_with("http://127.0.0.1:") && url.contains("/#token="),
-            "not the login URL: {first}"
-        );
-        Server { child, url }
-    }
-
-    /// The page's address without the login token.
-    fn base(&self) -> &str {
-        &self.url[..self.url.find('#').expect("a fragment")]
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A hub with project `web` (human `human`, agent `codex`), its server and a browser, which
-/// holds the one browser at a time; none when there is no chromedriver (see [`chromedriver`]).
+/// holds one of the places for a browser; none when there is no chromedriver (see
+/// [`chromedriver`]).
 struct Hub {
     env: TestEnv,
-    server: Server,
+    server: Served,
     browser: Browser,
     /// Dropped last: the next test's browser starts once this one is gone.
-    _one: std::sync::MutexGuard<'static, ()>,
+    _one: BrowserPlace,
 }
 
 fn hub() -> Option<Hub> {
+    hub_with(BrowserPlace::take)
+}
+
+/// [`hub`], with no other browser running beside it.
+fn hub_alone() -> Option<Hub> {
+    hub_with(BrowserPlace::take_all)
+}
+
+fn hub_with(place: fn() -> BrowserPlace) -> Option<Hub> {
     let chromedriver = chromedriver()?;
-    let one = ONE_BROWSER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let one = place();
     let env = TestEnv::new();
     let work = env.work();
     let workspace = work.to_str().unwrap();
@@ -128,7 +131,7 @@ fn hub() -> Option<Hub> {
     )
     .ok();
     env.register(&["codex"]);
-    let server = Server::start(&env);
+    let server = Served::start(&env, "human");
     let browser = Browser::start(&chromedriver);
     Some(Hub {
         env,
@@ -1430,12 +1433,6 @@ fn task_opened(browser: &Browser, project: &str, id: u64, subject: &str) {
     );
 }
 
-/// A free loopback address for a server that must come back on the same one.
-fn free_address() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().to_string()
-}
-
 #[test]
 fn a_login_survives_a_restart_of_serve() {
     let Some(Hub {
@@ -1449,7 +1446,7 @@ fn a_login_survives_a_restart_of_serve() {
     };
     drop(server);
     let address = free_address();
-    let first = Server::start_with(&env, &address, &[]);
+    let first = Served::start_at(&env, "human", &address, &[], &[]);
     browser.goto(&first.url);
     board_shown(&browser);
     wait_for(
@@ -1467,7 +1464,7 @@ fn a_login_survives_a_restart_of_serve() {
         &[],
     );
     // A new server on the same address: the tab carries on, logged in, live again.
-    let second = Server::start_with(&env, &address, &[]);
+    let second = Served::start_at(&env, "human", &address, &[], &[]);
     wait_for(
         &browser,
         "the live mark again",
@@ -1499,12 +1496,12 @@ fn an_expired_login_is_refused_and_the_page_says_how_to_log_in() {
         server,
         browser,
         _one,
-    }) = hub()
+    }) = hub_alone()
     else {
         return;
     };
     drop(server);
-    let server = Server::start_with(&env, "127.0.0.1:0", &["--login-ttl", "2s"]);
+    let server = Served::start_at(&env, "human", "127.0.0.1:0", &["--login-ttl", "2s"], &[]);
     browser.goto(&server.url);
     board_shown(&browser);
     let used = Instant::now();

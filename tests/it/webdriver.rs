@@ -1,23 +1,20 @@
 //! A small W3C WebDriver client for the web board's test (web.rs): chromedriver started on a
-//! free loopback port, spoken to over HTTP/1.1 with std's `TcpStream` and serde_json, one
+//! free loopback port, spoken to over HTTP/1.1 with the tests' client (http.rs), one
 //! headless Chromium session in a profile of its own. Only what the test needs: navigate,
 //! find by CSS, click, type, read text, run a script, look for an alert, size the window,
 //! open and switch tabs.
 
 use std::fs::File;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::http::{free_port, try_send};
+
 /// The key under which WebDriver names an element (W3C's web element identifier).
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
-
-/// How long one WebDriver command may take (a new session starts a browser: the slowest).
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What chromedriver answered when a command failed: its `error` code and `message`.
 #[derive(Debug)]
@@ -258,10 +255,7 @@ impl Drop for Browser {
 /// between choosing and binding it makes chromedriver exit: another port is tried.
 fn start_driver(chromedriver: &Path, log: &Path) -> (Child, u16) {
     for _ in 0..3 {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
+        let port = free_port();
         let mut child = Command::new(chromedriver)
             .arg(format!("--port={port}"))
             .stdin(Stdio::null())
@@ -290,63 +284,26 @@ fn start_driver(chromedriver: &Path, log: &Path) -> (Child, u16) {
     );
 }
 
-/// One HTTP/1.1 request on loopback: the status code and the body as JSON. chromedriver
-/// keeps the connection open whatever the request says, so the body is read by its
-/// `Content-Length`.
+/// One WebDriver command: the status code and the body as JSON (null when empty).
 fn http(
     port: u16,
     method: &str,
     path: &str,
     body: Option<&Value>,
 ) -> std::io::Result<(u16, Value)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(COMMAND_TIMEOUT))?;
-    let body = body.map(Value::to_string).unwrap_or_default();
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    let invalid =
-        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
-    let mut response = Vec::new();
-    let mut buffer = [0; 8192];
-    let head_end = loop {
-        if let Some(at) = response.windows(4).position(|window| window == b"\r\n\r\n") {
-            break at + 4;
-        }
-        let read = stream.read(&mut buffer)?;
-        if read == 0 {
-            return Err(invalid("the connection closed before the headers ended"));
-        }
-        response.extend_from_slice(&buffer[..read]);
-    };
-    let head = String::from_utf8_lossy(&response[..head_end]).into_owned();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .ok_or_else(|| invalid("no status code"))?;
-    let length = head
-        .lines()
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, value)| value.trim().parse::<usize>().ok())
-        .ok_or_else(|| invalid("no Content-Length"))?;
-    let mut content = response.split_off(head_end);
-    while content.len() < length {
-        let read = stream.read(&mut buffer)?;
-        if read == 0 {
-            return Err(invalid("the connection closed inside the body"));
-        }
-        content.extend_from_slice(&buffer[..read]);
-    }
-    content.truncate(length);
-    let value = if content.is_empty() {
+    let address = format!("127.0.0.1:{port}");
+    let headers = [
+        ("Host".to_string(), address.clone()),
+        ("Content-Type".to_string(), "application/json".to_string()),
+    ];
+    let body = body.map(Value::to_string);
+    let reply = try_send(&address, method, path, &headers, body.as_deref())?;
+    let value = if reply.body.is_empty() {
         Value::Null
     } else {
-        serde_json::from_slice(&content).map_err(|_| invalid("a body that is not JSON"))?
+        serde_json::from_str(&reply.body).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidData, "a body that is not JSON")
+        })?
     };
-    Ok((status, value))
+    Ok((reply.status, value))
 }

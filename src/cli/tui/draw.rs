@@ -17,11 +17,13 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use baton::board::inbox::Reason;
 use baton::board::task::{Priority, Status};
+use baton::plural;
 use baton::session::TaskView;
 use baton::time::Timestamp;
 
 use super::cells::{self, shown};
-use super::state::{App, Pane, TASK_KEYS, group_of};
+use super::keys::TASK_KEYS;
+use super::state::{App, Pane, group_of};
 use crate::cli::{agents, render};
 
 /// From this width the board shows the selected task beside the list.
@@ -224,8 +226,8 @@ fn draw_inbox(frame: &mut Frame, app: &App, area: Rect) {
     let unread = app.unread_count();
     let title = format!(
         "inbox of {agent}: {} · {} (3 shows them)",
-        plural(app.inbox.len(), "task", "tasks"),
-        plural(unread, "unread message", "unread messages"),
+        plural::count(app.inbox.len(), "task"),
+        plural::count(unread, "unread message"),
     );
     let rows: Vec<Row> = app.inbox.iter().map(|&place| Row::Task(place)).collect();
     let empty = format!("nothing waits for {agent}");
@@ -237,10 +239,6 @@ fn draw_inbox(frame: &mut Frame, app: &App, area: Rect) {
         &rows,
         &empty,
     );
-}
-
-fn plural(count: usize, one: &str, more: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { more })
 }
 
 /// A title, then the rows that fit, scrolled so that the selected task is in sight.

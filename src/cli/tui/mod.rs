@@ -13,6 +13,8 @@
 mod board_at;
 mod cells;
 mod draw;
+mod keys;
+mod snapshot;
 mod state;
 
 use std::sync::{Arc, mpsc};

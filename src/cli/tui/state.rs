@@ -4,277 +4,19 @@
 //! Nothing here reads or writes the board: a key that acts returns an [`Effect`] for the
 //! loop to carry out through the session, so this part is tested without a terminal or a
 //! hub. What a key offers for the selected task is judged here, before any words are asked
-//! for, by the state machine itself ([`transition::offered`]): a key that cannot apply says
+//! for, by the state machine itself ([`baton::board::transition::offered`]): a key that cannot apply says
 //! why in the words the CLI would refuse with.
-
-use std::collections::HashMap;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use baton::activity::ActivityRecord;
-use baton::board::action::{ActionKind, Words as TableWords};
-use baton::board::inbox::Reason;
+use baton::board::action::ActionKind;
 use baton::board::task::{Status, TaskId};
-use baton::board::transition::{self, Action, Rules};
-use baton::error::Error;
+use baton::board::transition::Action;
 use baton::mail::BROADCAST;
-use baton::session::{AgentMatrix, Mail, TaskView};
-use baton::time::Timestamp;
+use baton::session::TaskView;
 
-use super::one_line;
-
-/// The board as read at one moment, with its tasks sorted into their statuses once, so
-/// that a keypress or a redraw never sorts or re-reads 10,000 tasks.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    pub project: String,
-    pub now: Timestamp,
-    pub views: Vec<TaskView>,
-    /// For each status of [`Status::ALL`], the places in `views` of its tasks, most urgent
-    /// first and then by id, as the web board sorts them.
-    pub groups: [Vec<usize>; 8],
-    /// Where each task is in `views`.
-    places: HashMap<TaskId, usize>,
-    pub agents: Option<AgentMatrix>,
-    pub activity: Vec<ActivityRecord>,
-    /// The viewer's messages, received and sent, oldest first: none without an identity or
-    /// when they could not be read.
-    pub mail: Option<Mail>,
-    /// The project's coordinator as read with the board, who may cancel and reassign any
-    /// task: what the keys offered are judged with.
-    pub coordinator: Option<String>,
-}
-
-impl Snapshot {
-    pub fn new(
-        project: String,
-        now: Timestamp,
-        views: Vec<TaskView>,
-        agents: Option<AgentMatrix>,
-        activity: Vec<ActivityRecord>,
-    ) -> Snapshot {
-        let mut groups: [Vec<usize>; 8] = Default::default();
-        let mut places = HashMap::with_capacity(views.len());
-        for (place, view) in views.iter().enumerate() {
-            groups[group_of(view.task.status)].push(place);
-            places.insert(view.task.id, place);
-        }
-        for group in &mut groups {
-            group.sort_by_key(|&place| (views[place].task.priority, views[place].task.id));
-        }
-        Snapshot {
-            project,
-            now,
-            views,
-            groups,
-            places,
-            agents,
-            activity,
-            mail: None,
-            coordinator: None,
-        }
-    }
-
-    pub fn view(&self, id: TaskId) -> Option<&TaskView> {
-        self.places.get(&id).map(|&place| &self.views[place])
-    }
-
-    /// The tasks in `view`'s `after` that are not completed, with their status, as the
-    /// state machine is told them. A task this read does not hold (a filter left it out, or
-    /// it was archived) is judged by what the read says of `view`: still blocking it, ended
-    /// without completing, or else completed.
-    fn waiting_on(&self, view: &TaskView) -> Vec<(TaskId, Status)> {
-        view.task
-            .after
-            .iter()
-            .filter_map(|&id| {
-                if let Some(dependency) = self.view(id) {
-                    let status = dependency.task.status;
-                    return (status != Status::Completed).then_some((id, status));
-                }
-                if let Some(Reason::DependencyEnded { task, status }) = view.reason
-                    && task == id
-                {
-                    return Some((id, status));
-                }
-                view.blocked_by
-                    .contains(&id)
-                    .then_some((id, Status::Pending))
-            })
-            .collect()
-    }
-
-    /// Runs `judge` with the facts the state machine needs about the rest of the board.
-    fn judged<T>(&self, view: &TaskView, judge: impl FnOnce(Rules<'_>) -> T) -> T {
-        let waiting_on = self.waiting_on(view);
-        judge(Rules {
-            now: self.now,
-            // A lease's length changes no answer, only when a claim would run out.
-            lease: chrono::Duration::minutes(30),
-            coordinator: self.coordinator.as_deref(),
-            waiting_on: &waiting_on,
-        })
-    }
-
-    /// The actions `actor` may take on `view` now.
-    pub fn offered(&self, view: &TaskView, actor: &str) -> Vec<ActionKind> {
-        self.judged(view, |rules| transition::offered(&view.task, actor, rules))
-    }
-
-    /// Why `actor` may not take the action `kind` on `view` now, as the CLI would say it;
-    /// none if they may.
-    pub fn refusal(&self, view: &TaskView, actor: &str, kind: ActionKind) -> Option<String> {
-        let action = Action::sample(kind, &view.task.to);
-        self.judged(view, |rules| {
-            transition::transition(&view.task, &action, actor, rules)
-                .err()
-                .map(|refused| one_line(&Error::from(refused)))
-        })
-    }
-
-    /// The agents' names, as the matrix lists them.
-    fn agent_names(&self) -> Vec<String> {
-        self.agents
-            .iter()
-            .flat_map(|matrix| &matrix.agents)
-            .map(|agent| agent.name.clone())
-            .collect()
-    }
-}
-
-/// The group of a status: its place in [`Status::ALL`].
-pub fn group_of(status: Status) -> usize {
-    Status::ALL
-        .iter()
-        .position(|each| *each == status)
-        // Status::ALL lists every status.
-        .unwrap_or(0)
-}
-
-/// What a key that acts on the selected task asks for before it acts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Words {
-    /// Nothing: the key acts at once.
-    None,
-    /// A line that may be empty.
-    Optional,
-    /// A line that must hold some words.
-    Required,
-    /// An agent's name.
-    Agent,
-}
-
-/// A key that acts on the selected task.
-#[derive(Debug, Clone, Copy)]
-pub struct TaskKey {
-    /// The keys, as the help and the footer name them.
-    pub label: &'static str,
-    pub action: ActionKind,
-    /// What the footer and the help call it.
-    pub what: &'static str,
-}
-
-impl TaskKey {
-    /// What the key asks for before it acts: the words of its action's row of the table,
-    /// or for a reassignment the new assignee (its note is left empty).
-    pub fn words(&self) -> Words {
-        let row = self.action.row();
-        match row.words {
-            _ if row.takes_to => Words::Agent,
-            TableWords::None => Words::None,
-            TableWords::Optional => Words::Optional,
-            TableWords::Required => Words::Required,
-        }
-    }
-}
-
-/// The keys that act on the selected task, in the order of SPEC section 3's table (the
-/// order [`transition::offered`] gives): the assignee's, then the sender's and reviewer's.
-pub const TASK_KEYS: &[TaskKey] = &[
-    TaskKey {
-        label: "c",
-        action: ActionKind::Claim,
-        what: "claim",
-    },
-    TaskKey {
-        label: "u",
-        action: ActionKind::Release,
-        what: "release",
-    },
-    TaskKey {
-        label: "i",
-        action: ActionKind::Ask,
-        what: "ask a question",
-    },
-    TaskKey {
-        label: "a",
-        action: ActionKind::Answer,
-        what: "answer",
-    },
-    TaskKey {
-        label: "v",
-        action: ActionKind::Review,
-        what: "request review",
-    },
-    TaskKey {
-        label: "y/A",
-        action: ActionKind::Approve,
-        what: "approve",
-    },
-    TaskKey {
-        label: "r",
-        action: ActionKind::RequestChanges,
-        what: "request changes",
-    },
-    TaskKey {
-        label: "d",
-        action: ActionKind::Done,
-        what: "done",
-    },
-    TaskKey {
-        label: "F",
-        action: ActionKind::Fail,
-        what: "fail",
-    },
-    TaskKey {
-        label: "x",
-        action: ActionKind::Cancel,
-        what: "cancel",
-    },
-    TaskKey {
-        label: "R",
-        action: ActionKind::Reassign,
-        what: "reassign",
-    },
-];
-
-/// The task key a key press is, if any.
-fn task_key(code: KeyCode) -> Option<&'static TaskKey> {
-    let action = match code {
-        KeyCode::Char('c') => ActionKind::Claim,
-        KeyCode::Char('u') => ActionKind::Release,
-        KeyCode::Char('i') => ActionKind::Ask,
-        KeyCode::Char('a') => ActionKind::Answer,
-        KeyCode::Char('v') => ActionKind::Review,
-        KeyCode::Char('y' | 'A') => ActionKind::Approve,
-        KeyCode::Char('r') => ActionKind::RequestChanges,
-        KeyCode::Char('d') => ActionKind::Done,
-        KeyCode::Char('F') => ActionKind::Fail,
-        KeyCode::Char('x') => ActionKind::Cancel,
-        KeyCode::Char('R') => ActionKind::Reassign,
-        _ => return None,
-    };
-    TASK_KEYS.iter().find(|key| key.action == action)
-}
-
-/// The action a task key takes with the words typed: for a reassignment they name the new
-/// assignee.
-fn action_of(kind: ActionKind, words: String) -> Option<Action> {
-    match kind.row().takes_to {
-        true => Action::of(kind, String::new(), Some(words.trim().to_string())),
-        false => Action::of(kind, words, None),
-    }
-}
+use super::keys::{TASK_KEYS, TaskKey, Words, action_of, task_key};
+pub use super::snapshot::{Snapshot, group_of};
 
 /// What fills the screen between the header and the status line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -998,7 +740,9 @@ fn next_pane(pane: Pane, step: usize) -> Pane {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use baton::board::inbox::Reason;
     use baton::board::task::{Priority, Task};
+    use baton::session::AgentMatrix;
 
     pub fn view(id: u64, status: Status, subject: &str) -> TaskView {
         let now = baton::time::now();

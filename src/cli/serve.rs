@@ -91,10 +91,15 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let hub = match &args.store {
-        Some(url) => baton::session::Hub {
-            store: baton::store::open(url, &context.hub.home, context.hub.lock)?,
-            ..context.hub.clone()
-        },
+        Some(url) => {
+            // What this server starts (a wake supervisor, the alert sender) keeps its state
+            // in the same database.
+            baton::process::pass_store_to_children(url);
+            baton::session::Hub {
+                store: baton::store::open(url, &context.hub.home, context.hub.lock)?,
+                ..context.hub.clone()
+            }
+        }
         None => context.hub.clone(),
     };
     let start_project = start_project(context, &hub)?;

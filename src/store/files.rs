@@ -421,6 +421,10 @@ impl Store for FileStore {
         })
     }
 
+    fn home_files(&self) -> Option<&Home> {
+        Some(&self.home)
+    }
+
     fn location(&self) -> String {
         self.home.root().display().to_string()
     }

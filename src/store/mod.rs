@@ -61,6 +61,11 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// sharing whatever this one keeps between changes.
     fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
 
+    /// The hub home whose files hold this state, for a look at the files themselves
+    /// (`doctor`); `None` where it is kept elsewhere (a database), to be looked at through
+    /// the store alone.
+    fn home_files(&self) -> Option<&paths::Home>;
+
     /// Where the state is kept, as a user may be told: the hub home's path, or the
     /// database's address (without its password).
     fn location(&self) -> String;

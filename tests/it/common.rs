@@ -308,38 +308,188 @@ impl TestEnv {
     /// The board as stored: `board.json` on the files; on PostgreSQL the same fields from
     /// its row and its tasks' rows.
     pub fn board(&self, project: &str) -> Value {
-        let Some(mut client) = self.database() else {
+        let read = self.in_database(|client| {
+            let fields = client
+                .query_one(
+                    "SELECT schema, next_id FROM boards WHERE project = $1",
+                    &[&project],
+                )
+                .expect("the board exists");
+            let tasks: Vec<Value> = client
+                .query(
+                    "SELECT task FROM tasks WHERE project = $1 ORDER BY id",
+                    &[&project],
+                )
+                .unwrap()
+                .iter()
+                .map(|row| serde_json::from_str(row.get::<_, &str>(0)).expect("a task parses"))
+                .collect();
+            serde_json::json!({
+                "schema": fields.get::<_, i32>(0),
+                "project": project,
+                "next_id": fields.get::<_, i64>(1),
+                "tasks": tasks,
+            })
+        });
+        read.unwrap_or_else(|| {
             let text =
                 std::fs::read_to_string(self.board_path(project)).expect("board.json exists");
-            return serde_json::from_str(&text).expect("board.json parses");
-        };
-        let fields = client
-            .query_one(
-                "SELECT schema, next_id FROM boards WHERE project = $1",
-                &[&project],
-            )
-            .expect("the board exists");
-        let tasks: Vec<Value> = client
-            .query(
-                "SELECT task FROM tasks WHERE project = $1 ORDER BY id",
-                &[&project],
-            )
-            .unwrap()
-            .iter()
-            .map(|row| serde_json::from_str(row.get::<_, &str>(0)).expect("a task parses"))
-            .collect();
-        serde_json::json!({
-            "schema": fields.get::<_, i32>(0),
-            "project": project,
-            "next_id": fields.get::<_, i64>(1),
-            "tasks": tasks,
+            serde_json::from_str(&text).expect("board.json parses")
         })
     }
 
-    /// A connection to this hub's database, on PostgreSQL.
-    pub fn database(&self) -> Option<postgres::Client> {
+    /// The text of the hub's file at `relative` (under the home), as the store keeps it:
+    /// on PostgreSQL, made from the rows that stand for the file (a document's bytes; a
+    /// board's fields and tasks; a log's or the mail's records, one line each). `None` when
+    /// there is none.
+    pub fn hub_text(&self, relative: &str) -> Option<String> {
+        if self.store_url.is_none() {
+            return std::fs::read_to_string(self.home().join(relative)).ok();
+        }
+        let place = HubPlace::of(relative);
+        let stored = self.in_database(|client| match place {
+            HubPlace::Document(kind, name) => client
+                .query_opt(
+                    "SELECT body FROM documents WHERE kind = $1 AND name = $2",
+                    &[&kind, &name],
+                )
+                .ok()
+                .flatten()
+                .map(|row| String::from_utf8(row.get(0)).expect("a document is text")),
+            HubPlace::Board(project) => {
+                let fields = client
+                    .query_opt(
+                        "SELECT schema, next_id FROM boards WHERE project = $1",
+                        &[&project],
+                    )
+                    .ok()
+                    .flatten()?;
+                let tasks: Vec<Value> = client
+                    .query(
+                        "SELECT task FROM tasks WHERE project = $1 ORDER BY id",
+                        &[&project],
+                    )
+                    .unwrap()
+                    .iter()
+                    .map(|row| serde_json::from_str(row.get::<_, &str>(0)).unwrap())
+                    .collect();
+                let board = serde_json::json!({
+                    "schema": fields.get::<_, i32>(0),
+                    "project": project,
+                    "next_id": fields.get::<_, i64>(1),
+                    "tasks": tasks,
+                });
+                Some(serde_json::to_string_pretty(&board).unwrap() + "\n")
+            }
+            HubPlace::Lines(query, project) => {
+                let rows = client.query(query, &[&project]).ok()?;
+                let lines: String = rows
+                    .iter()
+                    .map(|row| format!("{}\n", row.get::<_, &str>(0)))
+                    .collect();
+                (!lines.is_empty()).then_some(lines)
+            }
+            HubPlace::Positions(project) => client
+                .query_opt(
+                    "SELECT positions FROM read_positions WHERE project = $1",
+                    &[&project],
+                )
+                .ok()
+                .flatten()
+                .map(|row| row.get(0)),
+        });
+        stored.flatten()
+    }
+
+    /// Writes `text` as the hub's file at `relative` (see [`TestEnv::hub_text`]): on
+    /// PostgreSQL into the rows that stand for it, as someone with the database's password
+    /// could. A board's text is parsed (its fields and tasks written as they are).
+    pub fn write_hub_text(&self, relative: &str, text: &str) {
+        if self.store_url.is_none() {
+            std::fs::write(self.home().join(relative), text).unwrap();
+            return;
+        }
+        let place = HubPlace::of(relative);
+        let text = text.to_string();
+        self.in_database(move |client| match place {
+            HubPlace::Document(kind, name) => {
+                client
+                    .execute(
+                        "INSERT INTO documents (kind, name, body, version) VALUES ($1, $2, $3, 1) \
+                         ON CONFLICT (kind, name) DO UPDATE SET body = excluded.body, \
+                         version = documents.version + 1",
+                        &[&kind, &name, &text.as_bytes()],
+                    )
+                    .unwrap();
+            }
+            HubPlace::Board(project) => {
+                let board: Value = serde_json::from_str(&text).expect("a board's JSON");
+                let schema = board["schema"].as_i64().unwrap() as i32;
+                let next_id = board["next_id"].as_i64().unwrap();
+                let mut transaction = client.transaction().unwrap();
+                transaction
+                    .execute(
+                        "UPDATE boards SET schema = $2, next_id = $3, version = version + 1 \
+                         WHERE project = $1",
+                        &[&project, &schema, &next_id],
+                    )
+                    .unwrap();
+                transaction
+                    .execute("DELETE FROM tasks WHERE project = $1", &[&project])
+                    .unwrap();
+                for task in board["tasks"].as_array().unwrap() {
+                    transaction
+                        .execute(
+                            "INSERT INTO tasks (project, id, task) VALUES ($1, $2, $3)",
+                            &[&project, &task["id"].as_i64().unwrap(), &task.to_string()],
+                        )
+                        .unwrap();
+                }
+                transaction.commit().unwrap();
+            }
+            HubPlace::Lines(..) | HubPlace::Positions(_) => {
+                panic!("{relative}: a test writes documents and boards only")
+            }
+        });
+    }
+
+    /// `BATON_STORE` as this hub's commands get it: for a test that makes a command's
+    /// environment from nothing. None on the files.
+    pub fn store_env(&self) -> Vec<(&'static str, String)> {
+        self.store_url
+            .iter()
+            .map(|url| ("BATON_STORE", url.clone()))
+            .collect()
+    }
+
+    /// `work` on this hub's store as the library opens it (the files of the home, or the
+    /// test's database), on a thread of its own, as an async test may ask: for a test that
+    /// asks what `baton serve` itself would.
+    pub fn with_store<T: Send>(
+        &self,
+        work: impl FnOnce(&dyn baton::store::Store) -> T + Send,
+    ) -> T {
+        let home = baton::store::paths::Home::new(self.home());
+        let lock = baton::store::lock::LockPolicy::silent(Duration::from_secs(20));
+        let store: std::sync::Arc<dyn baton::store::Store> = match &self.store_url {
+            Some(url) => baton::store::open(url, &home, lock).expect("the test's store"),
+            None => std::sync::Arc::new(baton::store::files::FileStore::new(home, lock)),
+        };
+        cluster::apart(|| work(&*store))
+    }
+
+    /// `work` on a connection to this hub's database, on PostgreSQL (on a thread of its own,
+    /// as an async test may ask); `None` on the files.
+    pub fn in_database<T: Send>(
+        &self,
+        work: impl FnOnce(&mut postgres::Client) -> T + Send,
+    ) -> Option<T> {
         let url = self.store_url.as_ref()?;
-        Some(postgres::Client::connect(url, postgres::NoTls).expect("the test database"))
+        Some(cluster::apart(|| {
+            let mut client =
+                postgres::Client::connect(url, postgres::NoTls).expect("the test database");
+            work(&mut client)
+        }))
     }
 
     /// Task numbers in `agent`'s inbox, in inbox order.
@@ -363,7 +513,7 @@ impl TestEnv {
 
     /// The activity log lines of a project, parsed.
     pub fn activity(&self, project: &str) -> Vec<Value> {
-        if let Some(mut client) = self.database() {
+        let stored = self.in_database(|client| {
             // No table yet: nothing has been written.
             let rows = client
                 .query(
@@ -371,10 +521,12 @@ impl TestEnv {
                     &[&project],
                 )
                 .unwrap_or_default();
-            return rows
-                .iter()
+            rows.iter()
                 .map(|row| serde_json::from_str(row.get::<_, &str>(0)).expect("a record parses"))
-                .collect();
+                .collect()
+        });
+        if let Some(records) = stored {
+            return records;
         }
         let path = self.project_dir(project).join("activity.jsonl");
         std::fs::read_to_string(path)
@@ -382,6 +534,46 @@ impl TestEnv {
             .lines()
             .map(|line| serde_json::from_str(line).expect("activity line parses"))
             .collect()
+    }
+}
+
+/// What stands for a file of the hub home in the PostgreSQL store.
+#[derive(Debug, Clone)]
+enum HubPlace {
+    Document(&'static str, String),
+    Board(String),
+    /// One text a line: the query, and the project.
+    Lines(&'static str, String),
+    Positions(String),
+}
+
+impl HubPlace {
+    fn of(relative: &str) -> HubPlace {
+        let parts: Vec<&str> = relative.split('/').collect();
+        match parts.as_slice() {
+            ["tokens.json"] => HubPlace::Document("tokens", String::new()),
+            ["alerts.json"] => HubPlace::Document("alerts", String::new()),
+            ["agents", file] => HubPlace::Document(
+                "agent",
+                file.strip_suffix(".json")
+                    .expect("an agent's file")
+                    .to_string(),
+            ),
+            ["projects", project, "project.json"] => {
+                HubPlace::Document("project", project.to_string())
+            }
+            ["projects", project, "board.json"] => HubPlace::Board(project.to_string()),
+            ["projects", project, "mail.read.json"] => HubPlace::Positions(project.to_string()),
+            ["projects", project, "mail.jsonl"] => HubPlace::Lines(
+                "SELECT message FROM mail WHERE project = $1 ORDER BY seq",
+                project.to_string(),
+            ),
+            ["projects", project, "activity.jsonl"] => HubPlace::Lines(
+                "SELECT record FROM activity WHERE project = $1 ORDER BY seq",
+                project.to_string(),
+            ),
+            _ => panic!("{relative} is not a file the store keeps"),
+        }
     }
 }
 

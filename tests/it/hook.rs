@@ -447,7 +447,8 @@ fn script(
         .env("PATH", path)
         .env("BATON_HOME", env.home())
         .env("BATON_NOW", NOW)
-        .env("BATON_NOTIFY", "0");
+        .env("BATON_NOTIFY", "0")
+        .envs(env.store_env());
     for (key, value) in extra {
         command.env(key, value);
     }

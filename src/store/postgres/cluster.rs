@@ -248,9 +248,24 @@ fn wait_until_ready(url: &str) {
     }
 }
 
+/// `work` on a thread of its own: the blocking client may not run on an async runtime's
+/// thread, which an async test's setup is on.
+pub fn apart<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(work)
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
 /// A new, empty database for one test, and the URL of it: on the cluster
 /// `BATON_TEST_STORE` names (a `postgres://` URL), else on this process's throwaway one.
 pub fn fresh_database(given: Option<&str>) -> String {
+    apart(|| make_database(given))
+}
+
+fn make_database(given: Option<&str>) -> String {
     static COUNT: AtomicUsize = AtomicUsize::new(0);
     let name = format!(
         "baton_test_{}_{}",
@@ -281,9 +296,11 @@ pub fn drop_database(url: &str) {
         return;
     };
     let admin = with_database(url, "postgres");
-    if let Ok(mut client) = postgres::Client::connect(&admin, postgres::NoTls) {
-        let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
-    }
+    apart(|| {
+        if let Ok(mut client) = postgres::Client::connect(&admin, postgres::NoTls) {
+            let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        }
+    });
 }
 
 /// `url` naming `database` instead of its own.

@@ -957,6 +957,10 @@ impl Store for PgStore {
         })
     }
 
+    fn home_files(&self) -> Option<&Home> {
+        None
+    }
+
     fn location(&self) -> String {
         self.shown().to_string()
     }

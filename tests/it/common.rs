@@ -471,11 +471,14 @@ impl TestEnv {
     ) -> T {
         let home = baton::store::paths::Home::new(self.home());
         let lock = baton::store::lock::LockPolicy::silent(Duration::from_secs(20));
-        let store: std::sync::Arc<dyn baton::store::Store> = match &self.store_url {
-            Some(url) => baton::store::open(url, &home, lock).expect("the test's store"),
-            None => std::sync::Arc::new(baton::store::files::FileStore::new(home, lock)),
-        };
-        cluster::apart(|| work(&*store))
+        // Made, used and dropped (its connections closed) on that thread.
+        cluster::apart(|| {
+            let store: std::sync::Arc<dyn baton::store::Store> = match &self.store_url {
+                Some(url) => baton::store::open(url, &home, lock).expect("the test's store"),
+                None => std::sync::Arc::new(baton::store::files::FileStore::new(home, lock)),
+            };
+            work(&*store)
+        })
     }
 
     /// `work` on a connection to this hub's database, on PostgreSQL (on a thread of its own,

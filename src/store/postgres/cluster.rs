@@ -74,7 +74,7 @@ impl Cluster {
     pub fn start(&self) {
         let data = self.dir.join("data");
         let started = as_server_user(&format!(
-            "{}/pg_ctl -D {} -l {}/restarted.log -w start",
+            "{}/pg_ctl -D {} -l {}/server.log -w start",
             bin_dir().display(),
             data.display(),
             self.dir.display()
@@ -92,7 +92,35 @@ impl Cluster {
 /// The cluster of this test process: started on first use.
 pub fn shared() -> &'static Cluster {
     static CLUSTER: OnceLock<Cluster> = OnceLock::new();
-    CLUSTER.get_or_init(start)
+    CLUSTER.get_or_init(|| apart(start))
+}
+
+/// A cluster of the caller's own, for a test that stops and starts it; stopped and removed
+/// when dropped (or when this process exits).
+pub fn private() -> PrivateCluster {
+    PrivateCluster(apart(start))
+}
+
+/// A cluster of one test's own ([`private`]).
+#[derive(Debug)]
+pub struct PrivateCluster(Cluster);
+
+impl std::ops::Deref for PrivateCluster {
+    type Target = Cluster;
+
+    fn deref(&self) -> &Cluster {
+        &self.0
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        self.0.stop();
+        let _ = as_server_user(&format!("rm -rf {}", self.0.dir.display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
 }
 
 /// The `bin` directory of PostgreSQL's programs: `BATON_TEST_PG_BIN`, else Debian's newest
@@ -199,20 +227,26 @@ fn start() -> Cluster {
         "the test cluster's certificates",
     );
     let port = free_port();
-    // The server, and a watchdog that stops it and removes the directory once this process
-    // is gone (looked for in /proc: a process of another user cannot be signalled).
+    // The server's settings are the cluster's own (a restart by `pg_ctl` keeps them); the
+    // server, and a watchdog that stops it and removes the directory once this process is
+    // gone (looked for in /proc: a process of another user cannot be signalled).
+    let settings = format!(
+        "listen_addresses = '127.0.0.1'\nport = {port}\nunix_socket_directories = '{dir}'\n\
+         fsync = off\nfull_page_writes = off\nmax_connections = 400\n\
+         ssl = on\nssl_cert_file = '{dir}/server.pem'\nssl_key_file = '{dir}/server.key'\n",
+        dir = dir.display()
+    );
+    // (Appended by this process: as root it may, and the file stays the server's.)
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(data.join("postgresql.conf"))
+        .and_then(|mut file| std::io::Write::write_all(&mut file, settings.as_bytes()))
+        .expect("the test cluster's settings");
     let parent = std::process::id();
     let server = format!(
-        "{bin}/postgres -D {data} -c listen_addresses=127.0.0.1 -p {port} -k {dir} \
-             -c fsync=off -c full_page_writes=off -c max_connections=400 \
-             -c ssl=on -c ssl_cert_file={dir}/server.pem -c ssl_key_file={dir}/server.key \
-             > {dir}/server.log 2>&1 & \
-         server=$!; \
-         while [ -d /proc/{parent} ] && kill -0 $server 2>/dev/null; do sleep 0.5; done; \
-         if [ ! -d /proc/{parent} ]; then \
-             {bin}/pg_ctl -D {data} -m immediate stop > /dev/null 2>&1 || kill -9 $server; \
-             wait $server 2>/dev/null; rm -rf {dir}; \
-         fi",
+        "{bin}/pg_ctl -D {data} -l {dir}/server.log -w start > /dev/null 2>&1; \
+         while [ -d /proc/{parent} ]; do sleep 0.5; done; \
+         {bin}/pg_ctl -D {data} -m immediate -w stop > /dev/null 2>&1; rm -rf {dir}",
         bin = bin.display(),
         data = data.display(),
         dir = dir.display(),

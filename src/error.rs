@@ -67,9 +67,10 @@ pub enum Error {
     },
     #[error("no work arrived within {seconds}s")]
     WaitTimedOut { seconds: u64 },
-    /// The hub at `BATON_URL` could not be reached (SPEC section 13).
-    #[error("hub {url} unreachable: {cause}")]
-    Unreachable { url: String, cause: String },
+    /// No hub `BATON_URL` names could be reached (SPEC sections 13 and 16): each hub tried,
+    /// with why.
+    #[error("{}", unanswered_words(tried))]
+    Unreachable { tried: Vec<Unanswered> },
     /// The hub at `BATON_URL` refused the request: its words, and the exit code the
     /// command has on the hub's own machine.
     #[error("{message}")]
@@ -78,6 +79,37 @@ pub enum Error {
         hint: Option<String>,
         code: i32,
     },
+}
+
+/// A hub that gave no answer, and why, in baton's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unanswered {
+    pub url: String,
+    pub cause: String,
+}
+
+impl Error {
+    /// The hub at `url` unreachable because of `cause`.
+    pub fn unreachable(url: impl Into<String>, cause: impl Into<String>) -> Error {
+        Error::Unreachable {
+            tried: vec![Unanswered {
+                url: url.into(),
+                cause: cause.into(),
+            }],
+        }
+    }
+}
+
+/// `hub URL unreachable: CAUSE` for one hub (SPEC section 13); for several, each in turn.
+fn unanswered_words(tried: &[Unanswered]) -> String {
+    let each = |hub: &Unanswered| format!("hub {} unreachable: {}", hub.url, hub.cause);
+    match tried {
+        [one] => each(one),
+        several => format!(
+            "no hub answers: {}",
+            several.iter().map(each).collect::<Vec<_>>().join("; ")
+        ),
+    }
 }
 
 impl From<UnknownClient> for Error {

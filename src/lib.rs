@@ -62,9 +62,6 @@ pub mod time;
 pub mod tokens;
 /// Waking agents that are not running: the detached wake supervisor.
 pub mod wake;
-/// Waiting for files to change, on the kernel's file events (else a look at their metadata):
-/// what `wait`, `watch` and `serve`'s event feed block on.
-pub mod watch;
 /// The JSON API of `baton serve` as it travels: its paths, and every request and answer as
 /// one type that the server and the client of a remote hub share.
 pub mod wire;

@@ -67,6 +67,19 @@ pub struct TokenRow {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TokenId(String);
 
+impl TokenId {
+    /// The token as a store records it beside what lasts as long as it (an MCP session):
+    /// its hash.
+    pub fn as_stored(&self) -> &str {
+        &self.0
+    }
+
+    /// The token a store recorded as [`TokenId::as_stored`] gave it.
+    pub fn from_stored(hash: String) -> TokenId {
+        TokenId(hash)
+    }
+}
+
 /// Who presented a token: the agent it acts as, and which token it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bearer {

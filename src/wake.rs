@@ -2,10 +2,12 @@
 //!
 //! When a change puts work into an agent's inbox and the agent has a wake command, the
 //! command that made the change starts a supervisor, `baton __wake-supervisor`, detached
-//! from it, and returns at once. The supervisor holds `wake/<agent>.lock`, so at most one
-//! runs per agent; it runs the wake command with a prompt appended, and runs it again while
-//! work that arrived during a run still waits, at most [`MAX_RUNS_IN_A_ROW`] times. What it
-//! does and what the agent prints go to `wake/<agent>.log` ([`log`]).
+//! from it, and returns at once. The supervisor holds the agent's wake duty ([`Duty::Wake`]:
+//! on the files, `wake/<agent>.lock`), so at most one runs per agent among every process
+//! sharing the store; it runs the wake command with a prompt appended, and runs it again
+//! while work that arrived during a run still waits, at most [`MAX_RUNS_IN_A_ROW`] times.
+//! What it does and what the agent prints go to `wake/<agent>.log` of this machine
+//! ([`log`]).
 //!
 //! The supervisor acts for the agent while it is away, so it renews no lease (SPEC section
 //! 3): it reads the boards as files and writes only delivery marks ([`supervise`]'s
@@ -27,10 +29,9 @@ use crate::names::{self, NameKind};
 use crate::process::{detached_environment, program_to_run, spawn_detached, why_not_started};
 use crate::project::{self, Project};
 use crate::registry;
-use crate::store::Store;
-use crate::store::lock::{self, FileLock};
 use crate::store::paths::Home;
 use crate::store::text_log::TextLog;
+use crate::store::{Duty, Store};
 use crate::time;
 
 /// A supervisor stops after this many runs in a row, so two agents handing work back and
@@ -95,7 +96,7 @@ pub fn wake_agent(
         .ok()
         .flatten()
         .is_none_or(|project| project.settings.wake);
-    (has_wake_command && is_on).then(|| start(home, agent, project, tasks, program, false))
+    (has_wake_command && is_on).then(|| start(store, home, agent, project, tasks, program, false))
 }
 
 /// `baton wake NAME`: starts the agent's supervisor now, whatever its inbox holds.
@@ -113,7 +114,7 @@ pub fn wake_by_hand(
             format!("give it one with `baton agent add {agent} --wake -- CMD ARGS…`"),
         ));
     }
-    match start(home, agent, project, &[], program, true) {
+    match start(store, home, agent, project, &[], program, true) {
         WakeOutcome::Failed { error, .. } => {
             Err(Error::invalid(format!("cannot wake {agent}: {error}")))
         }
@@ -131,6 +132,7 @@ pub fn wake_command(record: &registry::AgentRecord) -> Option<&[String]> {
 
 /// Starts the supervisor of `agent` unless one runs already.
 fn start(
+    store: &dyn Store,
     home: &Home,
     agent: &str,
     project: &str,
@@ -141,7 +143,7 @@ fn start(
     let log = home.wake_log(agent);
     // A peek, not a promise: if a supervisor finishes right after it, that supervisor's
     // look at the inbox after releasing its lock still sees this change's work.
-    if lock::is_locked(&home.wake_lock(agent)) {
+    if store.is_held(&Duty::Wake(agent.to_string())) {
         return WakeOutcome::AlreadyAwake {
             agent: agent.to_string(),
             project: project.to_string(),
@@ -364,7 +366,8 @@ pub fn supervise(
 ) -> Result<()> {
     names::check(NameKind::Agent, agent)?;
     names::check(NameKind::Project, project)?;
-    let Some(mut lock) = FileLock::try_acquire(&home.wake_lock(agent))? else {
+    let duty = Duty::Wake(agent.to_string());
+    let Some(mut held) = store.try_hold(&duty)? else {
         // One runs already, and looks at the inbox again when its run ends.
         return Ok(());
     };
@@ -398,7 +401,7 @@ pub fn supervise(
         // held started no supervisor and counts on this one, so the look must come after
         // the release. Work handed over after the look finds the lock free and starts a
         // supervisor of its own.
-        drop(lock);
+        drop(held);
         let unseen = still_unseen(store, agent, &before);
         if !unseen.is_empty() {
             log.line(&format!(
@@ -424,8 +427,8 @@ pub fn supervise(
             ));
             return Ok(());
         }
-        lock = match FileLock::try_acquire(&home.wake_lock(agent))? {
-            Some(lock) => lock,
+        held = match store.try_hold(&duty)? {
+            Some(held) => held,
             None => {
                 // Whoever took it in between runs for this work, or starts a supervisor
                 // that does.

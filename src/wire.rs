@@ -125,7 +125,7 @@ pub struct LoggedOut {
 
 /// `GET …/board`: `board`'s filters, and (for the web board) whether to say what the caller
 /// may do with each task.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct BoardQuery {
     #[serde(default)]
     pub mine: bool,

@@ -1,6 +1,7 @@
 //! The alert queue and its sender. A change writes one file per alert and receiver into
 //! `alerts/queue/` (local, cheap: no network), then starts the sender unless one runs. The
-//! sender (`baton __alert-send`, detached, one at a time through `alerts/sender.lock`) posts
+//! sender (`baton __alert-send`, detached, one at a time among every process sharing the
+//! store through its duty, [`Duty::AlertSender`]: on the files, `alerts/sender.lock`) posts
 //! each file, deletes it once the receiver answered 2xx, and otherwise tries again with a
 //! growing delay until a day after the alert was made, when it drops it with a log line.
 //! Every attempt is a line of `alerts/alerts.log`, kept under [`crate::store::text_log::LIMIT`].
@@ -25,11 +26,11 @@ use super::{Alert, Event, format, send};
 use crate::error::{Error, Result};
 use crate::plural;
 use crate::process::spawn_detached;
-use crate::store::lock::{self, FileLock};
+use crate::store::lock;
 use crate::store::paths::Home;
 use crate::store::text_log::TextLog;
 use crate::store::versioned::{self, Durability, Versioned};
-use crate::store::{Collection, Document, Edit, Store, StoreError, Wait};
+use crate::store::{Collection, Document, Duty, Edit, Store, StoreError, Wait};
 use crate::time::{self, Timestamp};
 
 /// The hidden subcommand that runs the sender.
@@ -275,8 +276,13 @@ fn file_name(now: Timestamp) -> String {
 
 /// Starts the sender unless one runs; `retry_ms` passes the test knob on (the sender's
 /// environment holds no `BATON_*`).
-pub fn start_sender(home: &Home, program: &Path, retry_ms: Option<u64>) -> io::Result<()> {
-    if lock::is_locked(&home.alert_sender_lock()) {
+pub fn start_sender(
+    store: &dyn Store,
+    home: &Home,
+    program: &Path,
+    retry_ms: Option<u64>,
+) -> io::Result<()> {
+    if store.is_held(&Duty::AlertSender) {
         return Ok(());
     }
     let retry = retry_ms.map(|millis| millis.to_string());
@@ -358,12 +364,12 @@ pub fn waiting(store: &dyn Store) -> Waiting {
 pub fn run_sender(store: &dyn Store, home: &Home, backoff: Backoff) -> Result<()> {
     let log = AlertLog::new(home);
     loop {
-        let Some(lock) = FileLock::try_acquire(&home.alert_sender_lock())? else {
+        let Some(held) = store.try_hold(&Duty::AlertSender)? else {
             return Ok(());
         };
         log.trim();
         drain(store, backoff, &log);
-        drop(lock);
+        drop(held);
         // Queued while the lock was held, by a command that therefore started no sender.
         if queued(store).iter().all(|(_, read)| read.is_err()) && !has_dropped(store) {
             return Ok(());

@@ -282,6 +282,17 @@ impl Board {
         self.slots.iter().map(|slot| &slot.head)
     }
 
+    /// The first instant after `now` at which a working task's lease runs out: what the
+    /// board shows of its tasks (stalled, whose turn) changes then with no write, so what
+    /// was worked out from it at `now` holds until then. `None` while no lease is running.
+    pub fn next_stall_after(&self, now: Timestamp) -> Option<Timestamp> {
+        self.heads()
+            .filter(|head| head.status == Status::Working)
+            .filter_map(|head| head.lease_expires_at)
+            .filter(|until| *until > now)
+            .min()
+    }
+
     pub fn open_heads(&self) -> impl Iterator<Item = &Head> {
         self.heads().filter(|head| head.status.is_open())
     }

@@ -11,7 +11,7 @@ use std::io::{BufRead, Read, Write};
 use serde_json::{Value, json};
 
 use baton::error::Error;
-use baton::remote::Hub;
+use baton::remote::{Hub, McpAnswer};
 
 use super::Context;
 
@@ -25,7 +25,7 @@ pub fn run(context: &Context, hub: &Hub) -> Result<i32, Error> {
     baton::remote::listen::agent_of(hub)?;
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
-    let mut session: Option<String> = None;
+    let mut session = Session::default();
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -58,11 +58,9 @@ pub fn run(context: &Context, hub: &Hub) -> Result<i32, Error> {
         with_project(&mut message, &project);
         let id = message.get("id").cloned();
         let body = serde_json::to_vec(&message).unwrap_or_default();
-        match hub.mcp(&body, session.as_deref()) {
+        session.note(&message, &body);
+        match session.pass(hub, &body) {
             Ok(reply) => {
-                if reply.session.is_some() {
-                    session = reply.session;
-                }
                 for frame in &reply.messages {
                     answer(frame);
                 }
@@ -80,10 +78,70 @@ pub fn run(context: &Context, hub: &Hub) -> Result<i32, Error> {
             }
         }
     }
-    if let Some(session) = &session {
-        hub.end_mcp(session);
+    if let Some(id) = &session.id {
+        hub.end_mcp(id);
     }
     Ok(0)
+}
+
+/// The MCP session the bridge holds on the hubs for its client. A session is kept by the
+/// hub that opened it: when `BATON_URL` names several and the bridge moves to another, that
+/// one does not know it (404), and the bridge opens it there again with the client's own
+/// `initialize` and `notifications/initialized`, then passes the message on, so the client
+/// carries on as if nothing happened.
+#[derive(Default)]
+struct Session {
+    id: Option<String>,
+    /// The client's `initialize` and `notifications/initialized`, as it sent them.
+    initialize: Option<Vec<u8>>,
+    initialized: Option<Vec<u8>>,
+}
+
+impl Session {
+    /// Keeps the messages that open a session, to open it again elsewhere.
+    fn note(&mut self, message: &Value, body: &[u8]) {
+        match message.get("method").and_then(Value::as_str) {
+            Some("initialize") => {
+                self.initialize = Some(body.to_vec());
+                self.initialized = None;
+                // A new `initialize` opens a new session.
+                self.id = None;
+            }
+            Some("notifications/initialized") => self.initialized = Some(body.to_vec()),
+            _ => {}
+        }
+    }
+
+    /// Passes `body` to the hub in use, opening the session again there first when the hub
+    /// does not know it.
+    fn pass(&mut self, hub: &Hub, body: &[u8]) -> Result<McpAnswer, Error> {
+        let reply = self.send(hub, body)?;
+        let is_unknown = reply.status == 404 && self.id.is_some();
+        let Some(initialize) = self.initialize.clone().filter(|_| is_unknown) else {
+            return Ok(reply);
+        };
+        eprintln!(
+            "baton mcp: the hub at {} does not know this session; opening it there again",
+            reply.hub
+        );
+        self.id = None;
+        let opened = self.send(hub, &initialize)?;
+        if self.id.is_none() || !(200..300).contains(&opened.status) {
+            return Ok(reply);
+        }
+        if let Some(initialized) = self.initialized.clone() {
+            self.send(hub, &initialized)?;
+        }
+        self.send(hub, body)
+    }
+
+    fn send(&mut self, hub: &Hub, body: &[u8]) -> Result<McpAnswer, Error> {
+        let reply = hub.mcp(body, self.id.as_deref())?;
+        if reply.session.is_some() {
+            self.id.clone_from(&reply.session);
+        }
+        Ok(reply)
+    }
 }
 
 /// Gives a tool call without a `project` argument the project of this directory.

@@ -12,9 +12,8 @@ use clap::Args;
 use baton::client::{Client, HookEvent};
 use baton::error::Error;
 use baton::hook::{self, Answer};
-use baton::session::{Push, Pushed};
+use baton::session::{ASK_OVER_EVERY, LOOK_AGAIN_EVERY, Push, Pushed};
 use baton::store::StoreError;
-use baton::watch;
 
 use super::Context;
 
@@ -96,7 +95,7 @@ fn run_follow(context: &Context, args: &HookArgs) -> i32 {
                 // A lock held past the timeout (a long write, a loaded machine) is no
                 // reason to end the session's pushes: look again in a moment.
                 Err(Error::Store(StoreError::LockTimeout { .. })) => {
-                    thread::sleep(watch::POLL_EVERY);
+                    thread::sleep(LOCK_BUSY_PAUSE);
                     continue;
                 }
                 // The hub is away: looked at again once it is back.
@@ -120,9 +119,9 @@ fn run_follow(context: &Context, args: &HookArgs) -> i32 {
             // Until the next look: a change, or LOOK_AGAIN_EVERY; the wait is cut in pieces
             // to ask between them whether the plugin is gone.
             while !is_over() {
-                let within = watch::LOOK_AGAIN_EVERY
+                let within = LOOK_AGAIN_EVERY
                     .saturating_sub(looked_at.elapsed())
-                    .min(watch::ASK_OVER_EVERY);
+                    .min(ASK_OVER_EVERY);
                 if within.is_zero() {
                     break;
                 }
@@ -143,6 +142,9 @@ fn run_follow(context: &Context, args: &HookArgs) -> i32 {
     }
     0
 }
+
+/// How long `hook follow` waits before it looks again when a lock was held past its timeout.
+const LOCK_BUSY_PAUSE: Duration = Duration::from_millis(100);
 
 /// The first pause after the hub could not be reached, doubled while it stays away.
 const FIRST_PAUSE: Duration = Duration::from_millis(250);

@@ -25,7 +25,8 @@ the next change on the hub or half a minute), with BATON_URL and BATON_TOKEN in 
 environment and its output in wake/<agent>.log of this machine's home. While it runs, the
 hub tells senders that the agent's listener takes their work; it renews none of the agent's
 leases (only the agent's own commands do), so work a crashed agent claimed stalls on time.
-It reconnects by itself, saying so, and after a gap runs for what arrived meanwhile.
+It reconnects by itself, saying so (with several hubs in BATON_URL, comma-separated, to the
+next that answers), and after a gap runs for what arrived meanwhile.
 Without --wake it runs the wake command of the agent's record on this machine, if any, and
 otherwise says what arrived. Ctrl-C or SIGTERM stops it at once; a run going on is left to
 finish.")]

@@ -54,14 +54,17 @@ A task's life: send → pending → claim → working → done → completed, wi
 A hub on another machine: with BATON_URL (what `baton serve` printed there) and BATON_TOKEN
 (from `baton token add NAME` there) every command acts on that hub as the token's agent;
 `baton project map ID DIR` names the project a directory of this machine stands for, and
-`baton listen --wake -- CMD…` wakes this machine's agent when work arrives.
+`baton listen --wake -- CMD…` wakes this machine's agent when work arrives. Hubs that share
+one store may be named together, comma-separated (BATON_URL=http://a:7878,http://b:7878):
+the first that answers is used until it stops answering, then the next; `listen`, `wait`
+and `watch` move with it and catch up.
 
 `wait`, `watch` and `serve` sleep until the kernel says a file changed; with
 BATON_FILE_EVENTS=poll (or on a network filesystem) they look at the files every 100 ms.
 
 Exit codes: 0 done · 1 bad request or refused · 2 outside the project's workspace ·
-3 lock busy · 4 stored data unreadable · 5 wait timed out · 6 the hub at BATON_URL
-cannot be reached.";
+3 lock busy · 4 stored data unreadable · 5 wait timed out · 6 no hub at BATON_URL can be
+reached.";
 
 #[derive(Debug, Parser)]
 #[command(name = "baton", version, about = ABOUT, long_about = LONG_ABOUT)]

@@ -31,9 +31,8 @@ pub fn refusal(hub: &Hub, command: &Command) -> Option<Error> {
     let hub_only = |command: &str, hint: &str| {
         Error::invalid_with_hint(
             format!(
-                "`baton {command}` runs only on the hub's machine, and BATON_URL points at the \
-                 hub at {}",
-                hub.url()
+                "`baton {command}` runs only on the hub's machine, and BATON_URL points at {}",
+                hub.described()
             ),
             match hint {
                 "" => "run it there, or unset BATON_URL to act on this machine's own board"
@@ -75,8 +74,8 @@ pub fn refusal(hub: &Hub, command: &Command) -> Option<Error> {
         Command::Alert(_) => hub_only("alert", ""),
         Command::Serve(_) => Error::invalid_with_hint(
             format!(
-                "baton serve serves this machine's board, but BATON_URL points at the hub at {}",
-                hub.url()
+                "baton serve serves this machine's board, but BATON_URL points at {}",
+                hub.described()
             ),
             "unset BATON_URL to serve this machine's board",
         ),

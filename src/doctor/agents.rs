@@ -9,8 +9,7 @@ use crate::names::{self, NameKind};
 use crate::process::{ProgramLookup, ProgramRules, find_program};
 use crate::registry::{self, AgentRecord};
 use crate::setup;
-use crate::store::lock;
-use crate::store::{Collection, Document, Store};
+use crate::store::{Collection, Document, Duty, Store};
 use crate::text;
 use crate::time::{self};
 
@@ -173,7 +172,7 @@ pub(super) fn check_alerts(inspection: &Inspection<'_>) -> Vec<Check> {
         ),
     }];
     let waiting = crate::alert::queue::waiting(inspection.store);
-    let sender = if lock::is_locked(&home.alert_sender_lock()) {
+    let sender = if inspection.store.is_held(&Duty::AlertSender) {
         "the sender is at it"
     } else {
         "no sender runs: the next alert queued starts one"

@@ -20,11 +20,12 @@ use serde_json::{Value, json};
 
 use crate::error::Result;
 use crate::hook::TEXT_LIMIT;
-use crate::session::{Desk, Follow, Hub, InboxEntry, LocalDesk, Pushed};
+use crate::session::{
+    ASK_OVER_EVERY, Desk, Follow, Hub, InboxEntry, LOOK_AGAIN_EVERY, LocalDesk, Pushed,
+};
 use crate::store::presence::Presence;
 use crate::text;
 use crate::time::{self, Timestamp};
-use crate::watch;
 
 /// The experimental capability a channel server declares.
 pub const CAPABILITY: &str = "claude/channel";
@@ -59,8 +60,8 @@ pub struct Follower {
 impl Follower {
     /// Follows the board until the connection ends, pushing each unseen hand-over into
     /// `peer`. The board is looked at only when the desk says it changed (and every
-    /// [`watch::LOOK_AGAIN_EVERY`], for what changes without a write); between looks it
-    /// waits on the files' events, so an idle board costs no reads.
+    /// [`LOOK_AGAIN_EVERY`], for what changes without a write); between looks it
+    /// waits on the store's feed of changes, so an idle board costs no reads.
     pub async fn follow(self, peer: Peer<RoleServer>) {
         let opened = {
             let follower = self.clone();
@@ -122,12 +123,12 @@ impl Follower {
             if !is_open {
                 return;
             }
-            // Until the next look: a change of the files, or LOOK_AGAIN_EVERY; the wait
+            // Until the next look: a change of the project, or LOOK_AGAIN_EVERY; the wait
             // is cut in pieces to ask between them whether the connection closed.
             while !peer.is_transport_closed() {
-                let pause = watch::LOOK_AGAIN_EVERY
+                let pause = LOOK_AGAIN_EVERY
                     .saturating_sub(looked_at.elapsed())
-                    .min(watch::ASK_OVER_EVERY);
+                    .min(ASK_OVER_EVERY);
                 if pause.is_zero() {
                     break;
                 }

@@ -27,14 +27,13 @@ use crate::project::Project;
 use crate::registry::{AgentRecord, Profile};
 use crate::session::hook_answer::Answer;
 use crate::session::{
-    AgentMatrix, BoardFilter, Changed, Desk, Due, Follow, Inbox, InboxLook, LogFeed, LogLine, Mail,
-    Push, Pushed, Sent, TaskView,
+    AgentMatrix, BoardFilter, Changed, Desk, Due, Follow, Inbox, InboxLook, LOOK_AGAIN_EVERY,
+    LogFeed, LogLine, Mail, Push, Pushed, Sent, TaskView,
 };
 use crate::store::paths::Home;
 use crate::store::presence::Presence;
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
-use crate::watch::LOOK_AGAIN_EVERY;
 use crate::wire::{
     self, ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery,
     MessageBody, MessagesQuery, NoBody, ProfileBody, TaskIds, TextBody, route,

@@ -32,6 +32,8 @@ pub struct Events {
     dropped: Arc<AtomicBool>,
     last_heard: Instant,
     url: String,
+    /// Told once when the stream breaks: the hub it came from stopped answering.
+    on_broken: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl Events {
@@ -76,7 +78,19 @@ impl Events {
             dropped,
             last_heard: Instant::now(),
             url,
+            on_broken: None,
         }
+    }
+
+    /// The same stream, calling `told` once when it breaks.
+    pub(super) fn on_broken(mut self, told: impl FnOnce() + Send + 'static) -> Events {
+        self.on_broken = Some(Box::new(told));
+        self
+    }
+
+    /// The base URL of the hub the stream comes from.
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     /// The next change, or `None` once `within` has passed without one. Fails when the
@@ -123,11 +137,11 @@ impl Events {
         }
     }
 
-    fn broken(&self, cause: &str) -> Error {
-        Error::Unreachable {
-            url: self.url.clone(),
-            cause: cause.to_string(),
+    fn broken(&mut self, cause: &str) -> Error {
+        if let Some(told) = self.on_broken.take() {
+            told();
         }
+        Error::unreachable(self.url.clone(), cause)
     }
 }
 

@@ -180,7 +180,7 @@ impl<'a> Listener<'a> {
                 Ok(mut events) => {
                     (self.say)(&format!(
                         "listening to the hub at {} for {}",
-                        self.hub.url(),
+                        events.url(),
                         self.agent
                     ));
                     // What arrived while nobody listened is looked at first.
@@ -364,8 +364,9 @@ impl<'a> Listener<'a> {
         let prompt = wake::remote_prompt(&self.agent, &project);
         let mut environment =
             detached_environment(std::env::vars_os(), self.home.root(), Some(&self.agent));
-        // The woken agent acts on the same hub, with the same token.
-        environment.push(("BATON_URL".into(), self.hub.url().into()));
+        // The woken agent acts on the same hubs, with the same token, starting with the
+        // one that answers now.
+        environment.push(("BATON_URL".into(), self.hub.urls_for_environment().into()));
         environment.push(("BATON_TOKEN".into(), self.hub.token().into()));
         (self.say)(&format!(
             "waking {} for {} (run {run}; log: {})",

@@ -15,12 +15,14 @@ pub mod map;
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Unanswered};
 
 /// How long a command waits to connect to the hub before it says the hub is unreachable.
 const CONNECT_WITHIN: Duration = Duration::from_secs(5);
@@ -69,17 +71,54 @@ impl Observer {
     }
 }
 
-/// Where the hub is and the token that is the caller's identity there.
+/// The hubs `BATON_URL` names, in its order, and the one in use: the first that answered,
+/// kept until it stops answering (SPEC section 16). Shared by every copy of a [`Hub`], so
+/// that a request made through one (a look of `wait`) and a stream opened through another
+/// go to the same hub.
+#[derive(Debug)]
+struct Hubs {
+    urls: Vec<String>,
+    current: AtomicUsize,
+}
+
+impl Hubs {
+    fn current(&self) -> usize {
+        self.current.load(Ordering::SeqCst)
+    }
+
+    /// The hub at `index` answered: it is the one used from now on.
+    fn answered(&self, index: usize) {
+        self.current.store(index, Ordering::SeqCst);
+    }
+
+    /// The hub at `index` stopped answering (a stream broke, a change got no answer): the
+    /// next request tries the one after it first, unless another has been moved to meanwhile.
+    fn failed(&self, index: usize) {
+        let next = (index + 1) % self.urls.len();
+        let _ = self
+            .current
+            .compare_exchange(index, next, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// The order to try them in for the next request: the one in use, then the rest after
+    /// it, round the list.
+    fn in_turn(&self) -> impl Iterator<Item = usize> + '_ {
+        let first = self.current();
+        (0..self.urls.len()).map(move |step| (first + step) % self.urls.len())
+    }
+}
+
+/// Where the hubs are and the token that is the caller's identity there.
 #[derive(Clone)]
 pub struct Hub {
-    url: String,
+    hubs: Arc<Hubs>,
     token: String,
     /// The identity the caller named (`--as`, `BATON_AGENT`), checked by the hub.
     claimed: Option<String>,
     /// Set for a process looking on the agent's behalf: sent as [`OBSERVER_HEADER`].
     observer: Option<Observer>,
     agent: ureq::Agent,
-    /// How long a request may take in all, for the words of a request that took longer.
+    /// How long a request may take in all, whichever hubs it is tried on.
     within: Duration,
 }
 
@@ -88,21 +127,43 @@ impl std::fmt::Debug for Hub {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("Hub")
-            .field("url", &self.url)
+            .field("urls", &self.hubs.urls)
+            .field("current", &self.hubs.current())
             .field("claimed", &self.claimed)
             .field("observer", &self.observer)
             .finish_non_exhaustive()
     }
 }
 
+/// How a request that got no answer from one hub may go on to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replay {
+    /// A read: asked again of the next hub whatever happened to it.
+    Safe,
+    /// A change: asked of the next hub only when it never reached this one (the connection
+    /// was refused or never made). Once sent, the hub may have made it before it went
+    /// silent, and a second hub would make it twice (a task sent twice, a claim refused as
+    /// already made).
+    OnlyUnsent,
+}
+
+/// An answer read whole: its status, its head and its body.
+struct Reply {
+    status: u16,
+    headers: ureq::http::HeaderMap,
+    body: Vec<u8>,
+}
+
 impl Hub {
-    /// The hub `BATON_URL` names, with the token of `BATON_TOKEN` (or of the variable
+    /// The hubs `BATON_URL` names, with the token of `BATON_TOKEN` (or of the variable
     /// `BATON_TOKEN_ENV` names, or of the file `BATON_TOKEN_FILE` names); `None` when
     /// `BATON_URL` is unset or empty.
     pub fn from_environment() -> Result<Option<Hub>> {
         let Some(url) = non_empty_var("BATON_URL") else {
             return Ok(None);
         };
+        // Checked before the token is looked for: a list that is wrong is said as such.
+        hub_urls(&url)?;
         let named = non_empty_var("BATON_TOKEN_ENV");
         let token = match (non_empty_var("BATON_TOKEN"), named) {
             (Some(token), _) => token,
@@ -125,9 +186,10 @@ impl Hub {
         Hub::new(&url, token).map(Some)
     }
 
-    /// A connection to the hub at `url` (http or https; a trailing `/` is dropped).
-    pub fn new(url: &str, token: String) -> Result<Hub> {
-        let url = base_url(url)?;
+    /// A connection to the hubs `urls` names ([`hub_urls`]: one URL, or several
+    /// comma-separated, http or https, a trailing `/` dropped), the token the same on each.
+    pub fn new(urls: &str, token: String) -> Result<Hub> {
+        let urls = hub_urls(urls)?;
         if token.chars().any(|c| c.is_control() || c == ' ') {
             return Err(Error::invalid(
                 "the token holds a space or a control character: it is not one `baton token \
@@ -135,11 +197,14 @@ impl Hub {
             ));
         }
         Ok(Hub {
-            url,
+            hubs: Arc::new(Hubs {
+                urls,
+                current: AtomicUsize::new(0),
+            }),
             token,
             claimed: None,
             observer: None,
-            agent: client(Some(ANSWER_WITHIN), CONNECT_WITHIN),
+            agent: client(),
             within: ANSWER_WITHIN,
         })
     }
@@ -157,51 +222,107 @@ impl Hub {
         self
     }
 
-    /// The same hub, giving up on a request after `within` in all: what a hook, which must
-    /// answer its client within 2 seconds, uses.
+    /// The same hub, giving up on a request after `within` in all, every hub tried
+    /// included: what a hook, which must answer its client within 2 seconds, uses.
     pub fn within(mut self, within: Duration) -> Hub {
-        self.agent = client(Some(within), within.min(CONNECT_WITHIN));
         self.within = within;
         self
     }
 
-    /// The base URL, as shown to people (it holds no secret).
+    /// The base URL of the hub in use, as shown to people (it holds no secret).
     pub fn url(&self) -> &str {
-        &self.url
+        &self.hubs.urls[self.hubs.current()]
+    }
+
+    /// Every hub `BATON_URL` names, in its order.
+    pub fn urls(&self) -> &[String] {
+        &self.hubs.urls
+    }
+
+    /// "the hub at URL", or "the hubs at URL, URL" when there are several: for words about
+    /// all of them.
+    pub fn described(&self) -> String {
+        match self.hubs.urls.as_slice() {
+            [one] => format!("the hub at {one}"),
+            several => format!("the hubs at {}", several.join(", ")),
+        }
+    }
+
+    /// What `BATON_URL` says for a process that acts on these hubs in the caller's name (a
+    /// wake command started by `listen`): every hub, the one in use first, so that it
+    /// starts where this process found an answer.
+    pub fn urls_for_environment(&self) -> String {
+        self.hubs
+            .in_turn()
+            .map(|index| self.hubs.urls[index].as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Each hub alone, in `BATON_URL`'s order, with this one's token and settings: for a
+    /// look at every hub (`doctor`).
+    pub fn each(&self) -> Vec<Hub> {
+        self.hubs
+            .urls
+            .iter()
+            .map(|url| Hub {
+                hubs: Arc::new(Hubs {
+                    urls: vec![url.clone()],
+                    current: AtomicUsize::new(0),
+                }),
+                ..self.clone()
+            })
+            .collect()
     }
 
     /// `GET /api/v1{path}`, its JSON answer decoded.
     pub fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
-        let request = self.agent.get(self.api(path));
-        let response = self.prepare(request).call();
-        self.decode(path, response)
+        let reply = self.exchange(path, Replay::Safe, answer_limit(path), |base, within| {
+            let request = self.agent.get(self.api(base, path));
+            self.prepare(request, within).call()
+        })?;
+        self.decode(path, &reply)
     }
 
     /// `POST /api/v1{path}` with `body` as JSON, its JSON answer decoded.
     pub fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T> {
         let json = serde_json::to_vec(body)
             .map_err(|error| Error::invalid(format!("cannot encode the request: {error}")))?;
-        let request = self
-            .agent
-            .post(self.api(path))
-            .content_type("application/json");
-        let response = self.prepare(request).send(&json[..]);
-        self.decode(path, response)
+        let reply = self.exchange(
+            path,
+            Replay::OnlyUnsent,
+            answer_limit(path),
+            |base, within| {
+                let request = self
+                    .agent
+                    .post(self.api(base, path))
+                    .content_type("application/json");
+                self.prepare(request, within).send(&json[..])
+            },
+        )?;
+        self.decode(path, &reply)
     }
 
     /// `DELETE /api/v1{path}`, its JSON answer decoded.
     pub fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
-        let request = self.agent.delete(self.api(path));
-        let response = self.prepare(request).call();
-        self.decode(path, response)
+        let reply = self.exchange(
+            path,
+            Replay::OnlyUnsent,
+            answer_limit(path),
+            |base, within| {
+                let request = self.agent.delete(self.api(base, path));
+                self.prepare(request, within).call()
+            },
+        )?;
+        self.decode(path, &reply)
     }
 
-    /// The full URL of an API path.
-    fn api(&self, path: &str) -> String {
-        format!("{}{}{path}", self.url, crate::wire::API)
+    /// The full URL of an API path on the hub at `base`.
+    fn api(&self, base: &str, path: &str) -> String {
+        format!("{base}{}{path}", crate::wire::API)
     }
 
-    /// Adds the bearer token and the claimed identity to a request: every request to the
+    /// Adds the bearer token and the claimed identity to a request: every request to a
     /// hub, whatever it asks for, goes through here.
     fn authorize<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
         let mut request = request.header("authorization", format!("Bearer {}", self.token));
@@ -214,149 +335,213 @@ impl Hub {
         request
     }
 
-    /// [`Hub::authorize`] for a request of the JSON API.
-    fn prepare<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
-        self.authorize(request).header("accept", "application/json")
+    /// [`Hub::authorize`] for a request of the JSON API that may take `within` (its
+    /// connection [`Within::connect`] of it).
+    fn prepare<B>(
+        &self,
+        request: ureq::RequestBuilder<B>,
+        within: Within,
+    ) -> ureq::RequestBuilder<B> {
+        within.on(
+            self.authorize(request).header("accept", "application/json"),
+            true,
+        )
     }
 
-    /// A request's answer: its JSON decoded, or the hub's refusal, or why it never came.
-    fn decode<T: DeserializeOwned>(
+    /// Makes a request with `attempt` on the hub in use and, while it gets no answer, on
+    /// the next (as `replay` allows), all within [`Hub::within`]; reads the answer's body
+    /// up to `limit`. The hub that answered is the one in use from then on. None answering
+    /// is [`Error::Unreachable`], naming each hub tried and why.
+    fn exchange(
         &self,
         path: &str,
-        response: std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    ) -> Result<T> {
-        let mut response = response.map_err(|error| self.failed(&error, path))?;
-        let status = response.status();
-        let body = self.read_body(&mut response, path, answer_limit(path))?;
-        if status.is_success() {
-            return serde_json::from_slice(&body).map_err(|error| Error::Hub {
+        replay: Replay,
+        limit: u64,
+        attempt: impl Fn(
+            &str,
+            Within,
+        ) -> std::result::Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<Reply> {
+        let deadline = Instant::now() + self.within;
+        let order: Vec<usize> = self.hubs.in_turn().collect();
+        let mut tried = Vec::new();
+        for (step, &index) in order.iter().enumerate() {
+            let url = &self.hubs.urls[index];
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                tried.push(Unanswered {
+                    url: url.clone(),
+                    cause: "not tried: the request's time was up".into(),
+                });
+                continue;
+            }
+            let within = Within::sharing(left, order.len() - step);
+            let answer = attempt(url, within).and_then(|mut response| {
+                let body = response
+                    .body_mut()
+                    .with_config()
+                    .limit(limit)
+                    .read_to_vec()?;
+                Ok(Reply {
+                    status: response.status().as_u16(),
+                    headers: response.headers().clone(),
+                    body,
+                })
+            });
+            let error = match answer {
+                Ok(reply) => {
+                    self.hubs.answered(index);
+                    return Ok(reply);
+                }
+                Err(error) => error,
+            };
+            if let ureq::Error::BodyExceedsLimit(limit) = error {
+                return Err(too_large(url, path, limit));
+            }
+            let cause = why_unreachable(&error, within.all);
+            if replay == Replay::OnlyUnsent && !never_sent(&error) {
+                // The change may have been made: asked again elsewhere it could be made
+                // twice. The next request starts at the next hub.
+                self.hubs.failed(index);
+                let cause = match self.hubs.urls.len() {
+                    1 => cause,
+                    _ => format!(
+                        "{cause}, after the request was sent: it was not sent to another hub, \
+                         since this one may have made the change (look before doing it again)"
+                    ),
+                };
+                tried.push(Unanswered {
+                    url: url.clone(),
+                    cause,
+                });
+                return Err(Error::Unreachable { tried });
+            }
+            tried.push(Unanswered {
+                url: url.clone(),
+                cause,
+            });
+        }
+        Err(Error::Unreachable { tried })
+    }
+
+    /// A request's answer: its JSON decoded, or the hub's refusal.
+    fn decode<T: DeserializeOwned>(&self, path: &str, reply: &Reply) -> Result<T> {
+        if (200..300).contains(&reply.status) {
+            return serde_json::from_slice(&reply.body).map_err(|error| Error::Hub {
                 message: format!(
                     "the hub at {} answered {path} with what this baton cannot read \
                      ({error}); is it the same version?",
-                    self.url
+                    self.url()
                 ),
                 hint: None,
                 code: 1,
             });
         }
-        Err(refusal(&self.url, status.as_u16(), &body))
+        Err(refusal(self.url(), reply.status, &reply.body))
     }
 
-    /// A whole answer's body, up to `limit` bytes; more is refused as no answer of a hub's,
-    /// and a connection lost while it comes is the hub unreachable.
-    fn read_body(
-        &self,
-        response: &mut ureq::http::Response<ureq::Body>,
-        path: &str,
-        limit: u64,
-    ) -> Result<Vec<u8>> {
-        response
-            .body_mut()
-            .with_config()
-            .limit(limit)
-            .read_to_vec()
-            .map_err(|error| self.failed(&error, path))
-    }
-
-    /// The error for a request that got no whole answer, in baton's words: the hub
-    /// unreachable (exit 6) and why, or an answer too large to be one a hub gives.
-    fn failed(&self, error: &ureq::Error, path: &str) -> Error {
-        if let ureq::Error::BodyExceedsLimit(limit) = error {
-            return Error::Hub {
-                message: format!(
-                    "the hub at {} answered {} with more than {}: no answer of a baton hub is \
-                     that large",
-                    self.url,
-                    crate::text::inline(path),
-                    size(*limit)
-                ),
-                hint: Some(
-                    "is BATON_URL the address `baton serve` printed? A board that large can be \
-                     read in parts (`baton board --status S`, `--mine`)"
-                        .into(),
-                ),
-                code: 1,
-            };
-        }
-        self.unreachable_because(why_unreachable(error, self.within))
-    }
-
-    /// The error for a hub that could not be reached, naming the URL and the cause.
-    pub fn unreachable(&self, error: &dyn std::fmt::Display) -> Error {
-        self.unreachable_because(error.to_string())
-    }
-
-    fn unreachable_because(&self, cause: String) -> Error {
-        Error::Unreachable {
-            url: self.url.clone(),
-            cause,
-        }
-    }
-
-    /// Opens the hub's event stream (`/api/v1/events`): one [`events::Change`] per change
-    /// on the hub, for as long as the connection holds. A hub that does not open it within
-    /// [`OPEN_WITHIN`] is unreachable.
+    /// Opens the event stream (`/api/v1/events`) of the hub in use, else of the next that
+    /// opens it: one [`events::Change`] per change on the hubs, for as long as the
+    /// connection holds. A hub that does not open it within [`OPEN_WITHIN`] is unreachable.
     pub fn events(&self) -> Result<events::Events> {
-        self.events_within(OPEN_WITHIN)
+        self.open_events(None)
     }
 
-    /// [`Hub::events`], giving up once `within` has passed without the stream open: what
-    /// `wait --timeout` uses, so that its timeout holds however the hub behaves.
+    /// [`Hub::events`], giving up once `within` has passed without a stream open, however
+    /// many hubs were tried: what `wait --timeout` uses, so that its timeout holds however
+    /// the hubs behave.
     pub fn events_within(&self, within: Duration) -> Result<events::Events> {
-        let within = within.min(OPEN_WITHIN);
-        // No limit on the whole answer: the stream lasts as long as the caller wants it;
-        // a silent connection is noticed by the keep-alives that stop coming. Its opening
-        // (the connection, then the head of the answer) is bounded: a hub that takes the
-        // connection and never answers would otherwise hold the caller for ever.
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(within.min(CONNECT_WITHIN)))
-            .timeout_send_request(Some(within))
-            .timeout_recv_response(Some(within))
-            .user_agent(concat!("baton/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
-        let request = self
-            .authorize(agent.get(self.api(crate::wire::route::EVENTS.pattern())))
-            .header("accept", "text/event-stream");
-        let mut response = request
-            .call()
-            .map_err(|error| self.unreachable_because(why_unreachable(&error, within)))?;
-        let status = response.status();
-        if !status.is_success() {
-            let mut body = Vec::new();
-            let _ = response
-                .body_mut()
-                .as_reader()
-                .take(64 * 1024)
-                .read_to_end(&mut body);
-            return Err(refusal(&self.url, status.as_u16(), &body));
-        }
-        Ok(events::Events::new(
-            response.into_body().into_reader(),
-            self.url.clone(),
-        ))
+        self.open_events(Some(Instant::now() + within))
     }
 
-    /// Sends one JSON-RPC message to the hub's MCP endpoint (`/mcp`, Streamable HTTP) as
-    /// the bridge of `baton mcp` does, and returns the answer as it came: its status, its
-    /// session id, and the JSON-RPC messages it carried (one JSON body, or the `data` of each
-    /// server-sent event).
-    pub fn mcp(&self, message: &[u8], session: Option<&str>) -> Result<McpAnswer> {
-        let mut request = self
-            .authorize(self.agent.post(format!("{}/mcp", self.url)))
-            .header("accept", "application/json, text/event-stream")
-            .content_type("application/json");
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
+    fn open_events(&self, deadline: Option<Instant>) -> Result<events::Events> {
+        let order: Vec<usize> = self.hubs.in_turn().collect();
+        let mut tried = Vec::new();
+        for (step, &index) in order.iter().enumerate() {
+            let url = &self.hubs.urls[index];
+            // Each hub may take OPEN_WITHIN to open it, within the caller's time if any.
+            let left = deadline.map_or(OPEN_WITHIN, |deadline| {
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(OPEN_WITHIN)
+            });
+            if left.is_zero() {
+                tried.push(Unanswered {
+                    url: url.clone(),
+                    cause: "not tried: the time given was up".into(),
+                });
+                continue;
+            }
+            let within = match deadline {
+                Some(_) => Within::sharing(left, order.len() - step),
+                None => Within::sharing(left, 1),
+            };
+            // No limit on the whole answer: the stream lasts as long as the caller wants
+            // it; a silent connection is noticed by the keep-alives that stop coming. Its
+            // opening (the connection, then the head of the answer) is bounded: a hub that
+            // takes the connection and never answers would otherwise hold the caller for
+            // ever.
+            let request = within.on(
+                self.authorize(
+                    self.agent
+                        .get(self.api(url, crate::wire::route::EVENTS.pattern())),
+                )
+                .header("accept", "text/event-stream"),
+                false,
+            );
+            let mut response = match request.call() {
+                Ok(response) => response,
+                Err(error) => {
+                    tried.push(Unanswered {
+                        url: url.clone(),
+                        cause: why_unreachable(&error, within.all),
+                    });
+                    continue;
+                }
+            };
+            let status = response.status();
+            if !status.is_success() {
+                let mut body = Vec::new();
+                let _ = response
+                    .body_mut()
+                    .as_reader()
+                    .take(64 * 1024)
+                    .read_to_end(&mut body);
+                return Err(refusal(url, status.as_u16(), &body));
+            }
+            self.hubs.answered(index);
+            let hubs = Arc::clone(&self.hubs);
+            return Ok(
+                events::Events::new(response.into_body().into_reader(), url.clone())
+                    .on_broken(move || hubs.failed(index)),
+            );
         }
-        let mut response = request
-            .send(message)
-            .map_err(|error| self.failed(&error, "/mcp"))?;
-        let status = response.status().as_u16();
+        Err(Error::Unreachable { tried })
+    }
+
+    /// Sends one JSON-RPC message to the MCP endpoint (`/mcp`, Streamable HTTP) of the hub
+    /// in use as the bridge of `baton mcp` does, and returns the answer as it came: its
+    /// status, its session id, and the JSON-RPC messages it carried (one JSON body, or the
+    /// `data` of each server-sent event), and which hub answered (a session is one hub's).
+    pub fn mcp(&self, message: &[u8], session: Option<&str>) -> Result<McpAnswer> {
+        let reply = self.exchange(
+            "/mcp",
+            Replay::OnlyUnsent,
+            LIST_ANSWER_LIMIT,
+            |base, within| {
+                let mut request = self
+                    .authorize(self.agent.post(format!("{base}/mcp")))
+                    .header("accept", "application/json, text/event-stream")
+                    .content_type("application/json");
+                if let Some(session) = session {
+                    request = request.header("mcp-session-id", session);
+                }
+                within.on(request, true).send(message)
+            },
+        )?;
         let header = |name: &str| {
-            response
-                .headers()
+            reply
+                .headers
                 .get(name)
                 .and_then(|value| value.to_str().ok())
                 .map(str::to_string)
@@ -364,8 +549,7 @@ impl Hub {
         let session = header("mcp-session-id");
         let is_stream =
             header("content-type").is_some_and(|kind| kind.starts_with("text/event-stream"));
-        let body = self.read_body(&mut response, "/mcp", LIST_ANSWER_LIMIT)?;
-        let text = String::from_utf8_lossy(&body);
+        let text = String::from_utf8_lossy(&reply.body);
         let messages = if is_stream {
             text.lines()
                 .filter_map(|line| line.strip_prefix("data:"))
@@ -378,26 +562,109 @@ impl Hub {
         } else {
             Vec::new()
         };
+        let status = reply.status;
         Ok(McpAnswer {
             status,
             session,
             messages,
-            refusal: (!(200..300).contains(&status)).then(|| refusal(&self.url, status, &body)),
+            refusal: (!(200..300).contains(&status))
+                .then(|| refusal(self.url(), status, &reply.body)),
+            hub: self.url().to_string(),
         })
     }
 
-    /// Ends the MCP session `session` on the hub (best-effort: the hub forgets idle ones).
+    /// Ends the MCP session `session` on the hub in use (best-effort: the hub forgets idle
+    /// ones).
     pub fn end_mcp(&self, session: &str) {
-        let _ = self
-            .authorize(self.agent.delete(format!("{}/mcp", self.url)))
-            .header("mcp-session-id", session)
-            .call();
+        let within = Within::sharing(self.within.min(CONNECT_WITHIN), 1);
+        let request = self
+            .authorize(self.agent.delete(format!("{}/mcp", self.url())))
+            .header("mcp-session-id", session);
+        let _ = within.on(request, true).call();
     }
 
     /// The token, for the environment of a process that acts on the hub in the caller's
     /// name (a wake command started by `listen`).
     pub fn token(&self) -> &str {
         &self.token
+    }
+}
+
+/// The time one attempt on one hub may take: `all` of it, its connection `connect`, and
+/// the head of its answer `head` (from the request sent).
+#[derive(Debug, Clone, Copy)]
+struct Within {
+    all: Duration,
+    connect: Duration,
+    head: Duration,
+}
+
+impl Within {
+    /// `left` for one attempt, with `hubs` still to try: its connection may take at most
+    /// [`CONNECT_WITHIN`] and its share of what is left, and the head of its answer its
+    /// share, so that a hub that takes no connection, or takes one and never answers,
+    /// leaves time for the next. With one hub to try, it has all that is left.
+    fn sharing(left: Duration, hubs: usize) -> Within {
+        let share = left / u32::try_from(hubs.max(1)).unwrap_or(u32::MAX);
+        Within {
+            all: left,
+            connect: share.min(CONNECT_WITHIN),
+            head: share,
+        }
+    }
+
+    /// Sets these limits on `request`; `whole` bounds the whole exchange, body included
+    /// (not for an event stream, which lasts as long as its reader wants).
+    fn on<B>(self, request: ureq::RequestBuilder<B>, whole: bool) -> ureq::RequestBuilder<B> {
+        request
+            .config()
+            .timeout_global(whole.then_some(self.all))
+            .timeout_connect(Some(self.connect))
+            .timeout_send_request(Some(self.all))
+            .timeout_recv_response(Some(self.head))
+            .build()
+    }
+}
+
+/// Whether a request that failed so never reached the hub: its name did not resolve, or no
+/// connection was made. Anything later (the connection dropped, no answer in time) may
+/// have come after the hub read the request.
+fn never_sent(error: &ureq::Error) -> bool {
+    use std::io::ErrorKind;
+    match error {
+        ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve)
+        | ureq::Error::HostNotFound
+        | ureq::Error::ConnectionFailed
+        | ureq::Error::BadUri(_)
+        | ureq::Error::Tls(_)
+        | ureq::Error::Rustls(_) => true,
+        ureq::Error::Io(io) => matches!(
+            io.kind(),
+            ErrorKind::ConnectionRefused
+                | ErrorKind::NetworkUnreachable
+                | ErrorKind::HostUnreachable
+                | ErrorKind::AddrNotAvailable
+                | ErrorKind::NetworkDown
+        ),
+        _ => false,
+    }
+}
+
+/// The error for an answer larger than any a hub gives.
+fn too_large(url: &str, path: &str, limit: u64) -> Error {
+    Error::Hub {
+        message: format!(
+            "the hub at {url} answered {} with more than {}: no answer of a baton hub is that \
+             large",
+            crate::text::inline(path),
+            size(limit)
+        ),
+        hint: Some(
+            "is BATON_URL the address `baton serve` printed? A board that large can be read in \
+             parts (`baton board --status S`, `--mine`)"
+                .into(),
+        ),
+        code: 1,
     }
 }
 
@@ -411,28 +678,37 @@ pub struct McpAnswer {
     pub messages: Vec<String>,
     /// The hub's refusal, for an answer that is not a success.
     pub refusal: Option<Error>,
+    /// The hub that answered: an MCP session is kept by the hub that opened it.
+    pub hub: String,
 }
 
-/// What `baton doctor` adds on a machine whose hub is elsewhere: whether the hub answers
-/// and as whom, and whether the project this directory acts on is there.
+/// What `baton doctor` adds on a machine whose hub is elsewhere: whether each hub
+/// `BATON_URL` names answers and as whom, and whether the project this directory acts on
+/// is there.
 pub fn hub_checks(hub: &Hub, project: &str) -> Vec<crate::doctor::Check> {
     use crate::doctor::Check;
     let mut checks = Vec::new();
-    match listen::agent_of(hub) {
-        Ok(agent) => checks.push(Check::ok(
-            "hub",
-            format!(
-                "the hub at {} answers; the token acts as {agent}",
-                hub.url()
-            ),
-        )),
-        Err(error) => {
-            checks.push(Check::fail(
+    let mut answers = false;
+    for one in hub.each() {
+        match listen::agent_of(&one) {
+            Ok(agent) => {
+                answers = true;
+                checks.push(Check::ok(
+                    "hub",
+                    format!(
+                        "the hub at {} answers; the token acts as {agent}",
+                        one.url()
+                    ),
+                ));
+            }
+            Err(error) => checks.push(Check::fail(
                 "hub",
                 crate::text::inline(&error.to_string()).to_string(),
-            ));
-            return checks;
+            )),
         }
+    }
+    if !answers {
+        return checks;
     }
     checks.push(
         match hub.get::<crate::project::Project>(&crate::wire::route::PROJECT.path(&[project])) {
@@ -521,11 +797,12 @@ fn why_unreachable(error: &ureq::Error, within: Duration) -> String {
 }
 
 /// A blocking HTTP client that reads refusals as answers (the hub explains them in JSON).
-fn client(within: Option<Duration>, connect: Duration) -> ureq::Agent {
+/// Every request sets its own time limits ([`Within`]).
+fn client() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(within)
-        .timeout_connect(Some(connect))
+        .timeout_global(Some(ANSWER_WITHIN))
+        .timeout_connect(Some(CONNECT_WITHIN))
         .user_agent(concat!("baton/", env!("CARGO_PKG_VERSION")))
         .build()
         .into()
@@ -590,8 +867,48 @@ fn url_host(url: &str) -> Option<&str> {
     host.split(':').next().filter(|name| !name.is_empty())
 }
 
+/// The hubs `BATON_URL` names (SPEC section 16): one URL, or several separated by commas,
+/// each checked ([`base_url`]) and without its trailing `/`, in the order given: the one
+/// place the variable is read. An empty item, a URL that is not a hub's or one named twice
+/// is refused in one line that names it.
+pub fn hub_urls(value: &str) -> Result<Vec<String>> {
+    let items: Vec<&str> = value.split(',').map(str::trim).collect();
+    let several = items.len() > 1;
+    let mut urls: Vec<String> = Vec::with_capacity(items.len());
+    for (place, item) in items.iter().enumerate() {
+        if item.is_empty() {
+            return Err(Error::invalid_with_hint(
+                format!(
+                    "BATON_URL `{}` has an empty item (hub {} of {}): hubs are separated by \
+                     single commas",
+                    crate::text::inline(value.trim()),
+                    place + 1,
+                    items.len()
+                ),
+                "e.g. BATON_URL=http://hub-a:7878,http://hub-b:7878",
+            ));
+        }
+        let url = base_url(item).map_err(|error| match (several, error) {
+            // Which of the list it is, when there is a list.
+            (true, Error::Invalid { message, hint }) => Error::Invalid {
+                message: format!("{message} (hub {} of {})", place + 1, items.len()),
+                hint,
+            },
+            (_, error) => error,
+        })?;
+        if urls.iter().any(|seen| seen.eq_ignore_ascii_case(&url)) {
+            return Err(Error::invalid(format!(
+                "BATON_URL names {} twice: each hub once, in the order to try them",
+                crate::text::inline(&url)
+            )));
+        }
+        urls.push(url);
+    }
+    Ok(urls)
+}
+
 /// `url` checked and without a trailing `/`.
-pub fn base_url(url: &str) -> Result<String> {
+fn base_url(url: &str) -> Result<String> {
     let url = url.trim();
     let shown = crate::text::inline(url).to_string();
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -606,6 +923,7 @@ pub fn base_url(url: &str) -> Result<String> {
         )));
     }
     if rest.is_empty()
+        || url_host(url).is_none()
         || url.contains('#')
         || url.contains('?')
         || url.chars().any(char::is_whitespace)
@@ -795,5 +1113,116 @@ mod tests {
     fn the_token_is_not_in_the_debug_form() {
         let hub = Hub::new("http://hub:1", "baton_secret".into()).unwrap();
         assert!(!format!("{hub:?}").contains("secret"));
+        let hubs = Hub::new("http://a:1,http://b:2", "baton_secret".into()).unwrap();
+        assert!(!format!("{hubs:?}").contains("secret"));
+    }
+
+    #[test]
+    fn several_hubs_are_read_once_in_order_and_a_wrong_list_is_said_in_one_line() {
+        assert_eq!(
+            hub_urls(" http://a:7878/ , https://b.example/baton ").unwrap(),
+            ["http://a:7878", "https://b.example/baton"]
+        );
+        assert_eq!(hub_urls("http://a:7878").unwrap(), ["http://a:7878"]);
+        for (bad, said) in [
+            ("http://a:1,,http://b:2", "has an empty item (hub 2 of 3)"),
+            ("http://a:1,", "has an empty item (hub 2 of 2)"),
+            (",http://a:1", "has an empty item (hub 1 of 2)"),
+            ("http://a:1, b:2", "BATON_URL b:2 is not a URL (hub 2 of 2)"),
+            ("http://a:1,ftp://b", "is not http or https (hub 2 of 2)"),
+            (
+                "http://a:1,http://:2",
+                "is not a hub's address (hub 2 of 2)",
+            ),
+            ("http://a:1,http://A:1/", "names http://A:1 twice"),
+        ] {
+            let error = hub_urls(bad).unwrap_err().to_string();
+            assert!(error.contains(said), "{bad}: {error}");
+            assert!(!error.contains('\n'), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn the_hub_in_use_stays_until_it_fails_and_a_wake_is_given_it_first() {
+        let hub = Hub::new("http://a:1,http://b:2,http://c:3", "t".into()).unwrap();
+        assert_eq!(hub.url(), "http://a:1");
+        hub.hubs.answered(1);
+        let copy = hub.clone().observing(Observer::Listen);
+        assert_eq!(copy.url(), "http://b:2", "copies share the hub in use");
+        assert_eq!(
+            hub.urls_for_environment(),
+            "http://b:2,http://c:3,http://a:1"
+        );
+        // A failure told late, of a hub no longer in use, moves nothing.
+        hub.hubs.failed(0);
+        assert_eq!(hub.url(), "http://b:2");
+        hub.hubs.failed(1);
+        assert_eq!(copy.url(), "http://c:3");
+        hub.hubs.failed(2);
+        assert_eq!(hub.url(), "http://a:1", "round the list");
+        assert_eq!(
+            hub.described(),
+            "the hubs at http://a:1, http://b:2, http://c:3"
+        );
+        let each: Vec<String> = hub.each().iter().map(|one| one.described()).collect();
+        assert_eq!(each[1], "the hub at http://b:2");
+    }
+
+    #[test]
+    fn no_hub_answering_names_each_with_why() {
+        let one = Error::unreachable("http://a:1", "nothing listens there");
+        assert_eq!(
+            one.to_string(),
+            "hub http://a:1 unreachable: nothing listens there"
+        );
+        let several = Error::Unreachable {
+            tried: vec![
+                Unanswered {
+                    url: "http://a:1".into(),
+                    cause: "nothing listens there (connection refused)".into(),
+                },
+                Unanswered {
+                    url: "http://b:2".into(),
+                    cause: "it gave no answer within 5s".into(),
+                },
+            ],
+        };
+        assert_eq!(
+            several.to_string(),
+            "no hub answers: hub http://a:1 unreachable: nothing listens there (connection \
+             refused); hub http://b:2 unreachable: it gave no answer within 5s"
+        );
+        assert_eq!(several.exit_code(), 6);
+    }
+
+    #[test]
+    fn a_change_goes_to_another_hub_only_when_it_never_reached_the_first() {
+        use std::io::ErrorKind;
+        assert!(never_sent(&ureq::Error::Io(
+            ErrorKind::ConnectionRefused.into()
+        )));
+        assert!(never_sent(&ureq::Error::Timeout(ureq::Timeout::Connect)));
+        assert!(never_sent(&ureq::Error::HostNotFound));
+        assert!(!never_sent(&ureq::Error::Io(
+            ErrorKind::ConnectionReset.into()
+        )));
+        assert!(!never_sent(&ureq::Error::Io(
+            ErrorKind::UnexpectedEof.into()
+        )));
+        assert!(!never_sent(&ureq::Error::Timeout(
+            ureq::Timeout::RecvResponse
+        )));
+        assert!(!never_sent(&ureq::Error::Timeout(ureq::Timeout::Global)));
+    }
+
+    #[test]
+    fn each_hub_tried_leaves_time_for_the_next() {
+        let first = Within::sharing(Duration::from_millis(1300), 2);
+        assert_eq!(first.connect, Duration::from_millis(650));
+        assert_eq!(first.head, Duration::from_millis(650));
+        assert_eq!(first.all, Duration::from_millis(1300));
+        let alone = Within::sharing(Duration::from_secs(60), 1);
+        assert_eq!(alone.connect, CONNECT_WITHIN);
+        assert_eq!(alone.head, Duration::from_secs(60));
     }
 }

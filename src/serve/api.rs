@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Serialize;
 
+use super::answers::{Encoded, Key, Versions};
 use crate::board::Board;
 use crate::board::action::ActionKind;
 use crate::board::task::{Head, TaskId};
@@ -22,6 +23,7 @@ use crate::board::transition::{self, Action, Rules};
 use crate::error::{Error, Result};
 use crate::mail::{Marking, MessageType};
 use crate::mcp::Caller;
+use crate::names::{self, NameKind};
 use crate::project;
 use crate::session::{BoardFilter, Session, Standing, TaskView};
 use crate::tokens::TokenId;
@@ -358,8 +360,15 @@ struct ForCaller {
     offered: Option<Vec<ActionKind>>,
 }
 
-/// `views` for the caller of `session`, with what it may do with each when `offered`.
-fn for_caller(session: &Session, views: Vec<TaskView>, offered: bool) -> Result<Vec<ForCaller>> {
+/// `views` for the caller of `session`, with what it may do with each when `offered`,
+/// judged on `board`, the board they were read from (the project's board now if none is
+/// given).
+fn for_caller(
+    session: &Session,
+    board: Option<&Board>,
+    views: Vec<TaskView>,
+    offered: bool,
+) -> Result<Vec<ForCaller>> {
     if !offered {
         return Ok(views
             .into_iter()
@@ -370,12 +379,20 @@ fn for_caller(session: &Session, views: Vec<TaskView>, offered: bool) -> Result<
             .collect());
     }
     let actor = session.agent()?.to_string();
-    // The board as the session just read it: kept by the server, so this costs no read.
-    let board = session.hub.board(session.project_id())?;
+    let read;
+    let board = match board {
+        Some(board) => board,
+        None => {
+            // The board as the session just read it: kept by the server, so this costs no
+            // read.
+            read = session.hub.board(session.project_id())?;
+            &read
+        }
+    };
     Ok(views
         .into_iter()
         .map(|view| {
-            let offered = offered_to(session, &board, &actor, &view);
+            let offered = offered_to(session, board, &actor, &view);
             ForCaller {
                 view,
                 offered: Some(offered),
@@ -400,21 +417,55 @@ fn offered_to(session: &Session, board: &Board, actor: &str, view: &TaskView) ->
     transition::offered(&view.task, actor, rules)
 }
 
+/// The board as the caller's `--json` has it, answered from the bytes kept for this
+/// version of the board when there are some ([`super::answers`]), else encoded now and kept.
 async fn board(
     State(state): State<super::State>,
     Extension(caller): Extension<Caller>,
     Path(project): Path<String>,
     Query(query): Query<BoardQuery>,
+    headers: HeaderMap,
 ) -> ApiResult {
-    let filter = BoardFilter {
-        status: query.status,
-        mine: query.mine,
-        all: query.all,
-    };
-    as_caller(caller, project, &state, move |session| {
-        for_caller(session, session.list(&filter)?, query.offered)
+    let hub = state.hub.clone();
+    let answers = state.board_answers.clone();
+    let encoded = tokio::task::spawn_blocking(move || -> Result<Encoded> {
+        let filter = BoardFilter {
+            status: query.status,
+            mine: query.mine,
+            all: query.all,
+        };
+        let Caller(agent, standing) = caller;
+        // Only a project's name is looked at on the store before the session checks it.
+        let before = names::check(NameKind::Project, &project)
+            .ok()
+            .and_then(|()| Versions::of(&*hub.store, &project));
+        let store = hub.store.clone();
+        let session = Session::open_by_id_as(hub, &agent, &project, standing)?;
+        // What the caller's read does (its due leases renewed) is done as on every read.
+        let board = session.board()?;
+        let after = Versions::of(&*store, session.project_id());
+        // Read between two equal versions, the board is that version's.
+        let versions = before.filter(|before| Some(*before) == after);
+        let key = Key::new(session.project_id(), &query, &agent);
+        if let Some(versions) = versions
+            && let Some(kept) = answers.get(&key, versions, session.now)
+        {
+            return Ok(kept);
+        }
+        let views = session.list_on(&board, &filter)?;
+        let shown = for_caller(&session, Some(&board), views, query.offered)?;
+        let bytes = serde_json::to_vec(&shown)
+            .map_err(|error| Error::invalid(format!("the board could not be encoded: {error}")))?;
+        let encoded = Encoded::new(bytes);
+        if let Some(versions) = versions {
+            let until = board.next_stall_after(session.now);
+            answers.keep(key, versions, until, encoded.clone());
+        }
+        Ok(encoded)
     })
     .await
+    .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))??;
+    Ok(encoded.respond(&headers))
 }
 
 async fn show(
@@ -425,7 +476,7 @@ async fn show(
 ) -> ApiResult {
     let id = task_id(&id)?;
     as_caller(caller, project, &state, move |session| {
-        let shown = for_caller(session, vec![session.show(id)?], query.offered)?;
+        let shown = for_caller(session, None, vec![session.show(id)?], query.offered)?;
         // One view in, one out.
         Ok(shown.into_iter().next())
     })

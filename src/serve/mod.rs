@@ -16,6 +16,7 @@
 //! locks. What it keeps in memory (boards, tokens) it checks against the file before each use,
 //! so a change from either side is seen by the other at once.
 
+pub mod answers;
 pub mod api;
 pub mod auth;
 pub mod events;
@@ -66,6 +67,8 @@ pub struct State {
     pub report_wake: fn(&WakeOutcome),
     /// What the web board opens on ([`Settings::start_project`]).
     pub start_project: Option<String>,
+    /// Board reads as encoded, kept per version of the board ([`answers`]).
+    pub board_answers: Arc<answers::BoardAnswers>,
 }
 
 /// How long a stopping server waits for open requests before it exits anyway.
@@ -80,22 +83,23 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let address = listener.local_addr()?;
     let stopping = CancellationToken::new();
-    let feed = events::Feed::start(settings.hub.home.clone(), stopping.clone());
-    let sessions = Arc::new(sessions::McpSessions::new(Arc::new(
-        LocalSessionManager::default(),
-    )));
+    // One process serves every request: it keeps boards between them and commits the
+    // changes that arrive together in one write.
+    let hub = settings.hub.resident();
+    let feed = events::Feed::start(hub.store.clone(), stopping.clone());
+    let sessions = Arc::new(sessions::McpSessions::new(
+        Arc::new(LocalSessionManager::default()),
+        hub.store.clone(),
+    ));
     let tokens = Arc::new(crate::tokens::KeptTokens::default());
     tokio::spawn(end_sessions_of_stale_tokens(
         sessions.clone(),
         feed.clone(),
-        settings.hub.store.clone(),
         tokens.clone(),
         stopping.clone(),
     ));
     let state = State {
-        // One process serves every request: it keeps boards between them and commits the
-        // changes that arrive together in one write.
-        hub: settings.hub.resident(),
+        hub,
         hosts: Arc::new(auth::Hosts::for_listener(address).allowing(settings.allowed_hosts)),
         feed,
         tokens: tokens.clone(),
@@ -103,6 +107,7 @@ pub async fn serve(
         stopping: stopping.clone(),
         report_wake: settings.report_wake,
         start_project: settings.start_project,
+        board_answers: Arc::default(),
     };
     let app = router(state);
     // hyper writes an answer's head and body in separate small writes: with Nagle's
@@ -173,12 +178,11 @@ fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSession
     )
 }
 
-/// Whenever `tokens.json` changes, ends the MCP sessions whose token it no longer holds, so
+/// Whenever the tokens change, ends the MCP sessions whose token it no longer holds, so
 /// that their open streams end with the token and not only their next request.
 async fn end_sessions_of_stale_tokens(
     sessions: Arc<sessions::McpSessions>,
     feed: events::Feed,
-    store: Arc<dyn crate::store::Store>,
     tokens: Arc<crate::tokens::KeptTokens>,
     stopping: CancellationToken,
 ) {
@@ -192,7 +196,7 @@ async fn end_sessions_of_stale_tokens(
                 }
             }
         }
-        sessions.end_those_of_stale_tokens(&store, &tokens).await;
+        sessions.end_those_of_stale_tokens(&tokens).await;
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! rmcp hands out a session id in the `Mcp-Session-Id` header of its answer to `initialize`,
 //! and serves whoever presents that id afterwards. This layer, between the token check and
-//! rmcp, notes the token behind each id it sees handed out and answers 404 to any request
+//! rmcp, notes the token behind each id it sees handed out (in the store, where every hub
+//! sharing it can find it: [`Store::record_mcp_session`]) and answers 404 to any request
 //! (POST, GET, DELETE) that presents an id with another token, exactly as to an id that
 //! never was: whoever learned a session id cannot tell it from a made-up one, let alone use
 //! or end the session.
@@ -13,7 +14,7 @@
 //! client, say), and one of them leaking must not open the sessions of the other; nor may a
 //! token made after `token rm` under the same name take over the sessions of the one removed.
 
-use std::collections::HashMap;
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::extract::{Request, State};
@@ -25,21 +26,27 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::api::ApiError;
-use crate::store::Store;
+use crate::error::Error;
+use crate::store::{Store, StoreError};
 use crate::tokens::{self, KeptTokens, TokenId};
 
-/// The sessions rmcp keeps, and the token that opened each.
+/// The sessions rmcp keeps in this process, and where the token that opened each is
+/// recorded: the store, so that any hub sharing it can tell ([`Store::mcp_session_owner`]).
 #[derive(Debug)]
 pub struct McpSessions {
     manager: Arc<LocalSessionManager>,
-    owners: Mutex<HashMap<String, TokenId>>,
+    store: Arc<dyn Store>,
+    /// The sessions this process handed out and has not forgotten: its own, which it
+    /// forgets in the store once rmcp has ended them.
+    opened_here: Mutex<BTreeSet<String>>,
 }
 
 impl McpSessions {
-    pub fn new(manager: Arc<LocalSessionManager>) -> Self {
+    pub fn new(manager: Arc<LocalSessionManager>, store: Arc<dyn Store>) -> Self {
         McpSessions {
             manager,
-            owners: Mutex::new(HashMap::new()),
+            store,
+            opened_here: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -48,51 +55,102 @@ impl McpSessions {
         self.manager.clone()
     }
 
-    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, TokenId>> {
-        // The map stays whole whatever panicked while holding it: every change is one call.
-        self.owners.lock().unwrap_or_else(PoisonError::into_inner)
+    fn opened_here(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        // The set stays whole whatever panicked while holding it: every change is one call.
+        self.opened_here
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether the session `id` was opened with `token`. An id this server never handed out
-    /// is nobody's.
-    fn is_owned_by(&self, id: &str, token: &TokenId) -> bool {
-        self.owners().get(id) == Some(token)
+    /// `work` on the store, off the async threads (a store may wait on a lock or a
+    /// database).
+    async fn on_store<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, Error> {
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || work(&*store)).await {
+            Ok(done) => Ok(done?),
+            Err(_) => Err(Error::Store(StoreError::Unfinished)),
+        }
     }
 
-    /// Notes that `token` opened the session `id`, and forgets the sessions rmcp has ended
-    /// since (idle, or closed by their client), so the map holds no more than rmcp does.
+    /// Whether the session `id` was opened with `token`. An id no hub handed out is
+    /// nobody's.
+    async fn is_owned_by(&self, id: &str, token: &TokenId) -> Result<bool, Error> {
+        let id = id.to_string();
+        let owner = self
+            .on_store(move |store| store.mcp_session_owner(&id))
+            .await?;
+        Ok(owner.as_deref() == Some(token.as_stored()))
+    }
+
+    /// Notes that `token` opened the session `id`, and forgets the sessions of this
+    /// process that rmcp has ended since, so the store holds no more of them than rmcp
+    /// does. A session whose owner could not be recorded answers nobody: its next request
+    /// is refused as unknown, and its client opens another.
     async fn record(&self, id: String, token: TokenId) {
-        let live = self.manager.sessions.read().await;
-        let mut owners = self.owners();
-        owners.retain(|known, _| live.contains_key(known.as_str()));
-        owners.insert(id, token);
+        let ended: Vec<String> = {
+            let live = self.manager.sessions.read().await;
+            let mut opened = self.opened_here();
+            let ended = opened
+                .iter()
+                .filter(|known| !live.contains_key(known.as_str()))
+                .cloned()
+                .collect();
+            opened.retain(|known| live.contains_key(known.as_str()));
+            opened.insert(id.clone());
+            ended
+        };
+        let _ = self
+            .on_store(move |store| {
+                store.forget_mcp_sessions(&ended)?;
+                store.record_mcp_session(&id, token.as_stored())
+            })
+            .await;
     }
 
-    fn forget(&self, id: &str) {
-        self.owners().remove(id);
+    async fn forget(&self, ids: Vec<String>) {
+        {
+            let mut opened = self.opened_here();
+            for id in &ids {
+                opened.remove(id);
+            }
+        }
+        // A session left recorded answers its own token only, and ended: rmcp refuses it.
+        let _ = self
+            .on_store(move |store| store.forget_mcp_sessions(&ids))
+            .await;
     }
 
-    /// Ends the sessions whose token is no longer good (removed, replaced, or a login whose
-    /// server stopped): their requests are refused already, and this ends their open streams
-    /// too. A tokens file that cannot be read ends none: requests are refused meanwhile.
-    pub async fn end_those_of_stale_tokens(&self, store: &Arc<dyn Store>, kept: &Arc<KeptTokens>) {
-        let owners: Vec<(String, TokenId)> = self
-            .owners()
-            .iter()
-            .map(|(id, token)| (id.clone(), token.clone()))
-            .collect();
-        let (store, kept) = (store.clone(), kept.clone());
-        let stale = tokio::task::spawn_blocking(move || {
-            owners
-                .into_iter()
-                .filter(|(_, token)| matches!(tokens::is_current(&*store, &kept, token), Ok(false)))
-                .map(|(id, _)| id)
-                .collect::<Vec<String>>()
-        })
-        .await
-        .unwrap_or_default();
+    /// Ends the sessions of this process whose token is no longer good (removed, replaced,
+    /// or a login whose server stopped): their requests are refused already, and this ends
+    /// their open streams too. A token store that cannot be read ends none: requests are
+    /// refused meanwhile.
+    pub async fn end_those_of_stale_tokens(&self, kept: &Arc<KeptTokens>) {
+        let opened: Vec<String> = self.opened_here().iter().cloned().collect();
+        let kept = kept.clone();
+        let stale = self
+            .on_store(move |store| {
+                let mut stale = Vec::new();
+                for id in opened {
+                    let Some(owner) = store.mcp_session_owner(&id)? else {
+                        continue;
+                    };
+                    let token = TokenId::from_stored(owner);
+                    if matches!(tokens::is_current(store, &kept, &token), Ok(false)) {
+                        stale.push(id);
+                    }
+                }
+                Ok(stale)
+            })
+            .await
+            .unwrap_or_default();
+        if stale.is_empty() {
+            return;
+        }
+        self.forget(stale.clone()).await;
         for id in stale {
-            self.forget(&id);
             // Already gone is as good as closed.
             let _ = self.manager.close_session(&id.into()).await;
         }
@@ -121,15 +179,12 @@ pub async fn bind_to_token(
             .into_response();
     };
     let presented = session_id(request.headers());
-    if let Some(id) = &presented
-        && !sessions.is_owned_by(id, &token)
-    {
-        return ApiError::new(
-            StatusCode::NOT_FOUND,
-            "no such MCP session for this token: it ended, or was never opened with it",
-        )
-        .with_hint("open a new session with `initialize`")
-        .into_response();
+    if let Some(id) = &presented {
+        match sessions.is_owned_by(id, &token).await {
+            Ok(true) => {}
+            Ok(false) => return not_this_tokens(),
+            Err(error) => return ApiError::from(error).into_response(),
+        }
     }
     let is_delete = request.method() == Method::DELETE;
     let response = next.run(request).await;
@@ -141,8 +196,19 @@ pub async fn bind_to_token(
                 sessions.record(opened, token).await;
             }
         }
-        Some(id) if is_delete && response.status().is_success() => sessions.forget(&id),
+        Some(id) if is_delete && response.status().is_success() => sessions.forget(vec![id]).await,
         Some(_) => {}
     }
     response
+}
+
+/// The refusal of a session id that its token did not open, in the words of one that
+/// never was.
+fn not_this_tokens() -> Response {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no such MCP session for this token: it ended, or was never opened with it",
+    )
+    .with_hint("open a new session with `initialize`")
+    .into_response()
 }

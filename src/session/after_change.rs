@@ -183,8 +183,12 @@ impl Session {
             && (queued > 0 || queue::has_dropped(store))
             && let Some(program) = self.hub.after_effects.program()
         {
-            let _ =
-                queue::start_sender(&self.hub.home, program, queue::retry_ms_from_environment());
+            let _ = queue::start_sender(
+                store,
+                &self.hub.home,
+                program,
+                queue::retry_ms_from_environment(),
+            );
         }
     }
 

@@ -4,7 +4,7 @@
 //! remote hub, in the `remote` module). No face asks which one it holds.
 //!
 //! What differs between the two stays behind the trait: how a change is noticed (the
-//! kernel's file events here, the hub's event stream there), how a look on the agent's
+//! store's feed of changes here, the hub's event stream there), how a look on the agent's
 //! behalf renews no lease ([`Standing::Observer`] here, an observer header there), and what
 //! a remote caller is shown of the hub's machine (its own mapped directory, never the hub's
 //! path).
@@ -29,10 +29,17 @@ use crate::mail::{Marking, MessageType};
 use crate::project::{self, Project};
 use crate::registry::{self, AgentRecord, Profile, WakeCommandChange};
 use crate::store::presence::Presence;
-use crate::store::tail::Tail;
+use crate::store::{ChangeFeed, LogTail};
+
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
-use crate::watch::FileWatch;
+
+/// How often `wait` and a follower look at the inbox even when nothing was written: a lease
+/// running out puts a task into its sender's inbox without any write.
+pub const LOOK_AGAIN_EVERY: Duration = Duration::from_secs(5);
+/// How often a follower whose end no change tells (`hook follow`: its plugin's stdin
+/// closing; a push whose connection closed) asks whether it is over while it waits.
+pub const ASK_OVER_EVERY: Duration = Duration::from_millis(250);
 
 /// What an identity can do in a project: the operations every face calls.
 ///
@@ -373,9 +380,8 @@ impl Desk for LocalDesk {
         let session = self.session()?;
         session.agent()?;
         let started = Instant::now();
-        let mut files = FileWatch::project(session.home(), session.project_id());
-        // The files as they are before the first look: a change during it is a change.
-        files.has_changed();
+        // Made before the first look: a change during it is a change.
+        let mut changes = session.changes()?;
         loop {
             let looked_at = Instant::now();
             let inbox = session.at_now().inbox()?;
@@ -383,7 +389,7 @@ impl Desk for LocalDesk {
                 return Ok(inbox);
             }
             loop {
-                let mut pause = crate::watch::LOOK_AGAIN_EVERY.saturating_sub(looked_at.elapsed());
+                let mut pause = LOOK_AGAIN_EVERY.saturating_sub(looked_at.elapsed());
                 if let Some(timeout) = timeout {
                     let waited = started.elapsed();
                     if waited >= timeout {
@@ -393,7 +399,7 @@ impl Desk for LocalDesk {
                     }
                     pause = pause.min(timeout - waited);
                 }
-                if pause.is_zero() || files.wait_for_change(pause) {
+                if pause.is_zero() || !changes.next(pause)?.is_empty() {
                     break;
                 }
             }
@@ -478,11 +484,8 @@ impl Desk for LocalDesk {
     }
 
     fn follow(&self) -> Result<Box<dyn Follow>> {
-        let session = self.session()?;
-        let mut files = FileWatch::project(session.home(), session.project_id());
         // Only what changes from now on counts: the caller has just looked, or looks next.
-        files.has_changed();
-        Ok(Box::new(LocalFollow(files)))
+        Ok(Box::new(LocalFollow(self.session()?.changes()?)))
     }
 
     fn handovers_to_push(&self, pushed: &mut Pushed) -> Result<Vec<Due>> {
@@ -504,35 +507,34 @@ impl Desk for LocalDesk {
     }
 }
 
-/// The kernel's events on a project's files (else a look at them every 100 ms).
-struct LocalFollow(FileWatch);
+/// The store's feed of the project's changes.
+struct LocalFollow(Box<dyn ChangeFeed>);
 
 impl Follow for LocalFollow {
     fn wait(&mut self, within: Duration) -> Result<bool> {
-        Ok(self.0.wait_for_change(within))
+        Ok(!self.0.next(within)?.is_empty())
     }
 }
 
-/// How often `log --follow` looks at the log file on this machine.
+/// How often `log --follow` looks at the log on this machine.
 const LOG_LOOK_EVERY: Duration = Duration::from_millis(200);
 
-/// `log --follow` on this machine: the live file read on from where it was, so a line
-/// logged by a writer whose session began earlier (its time is older) is printed all the
-/// same, and a rotation loses nothing ([`Tail`]).
+/// `log --follow` on this machine: the live log read on from where it was
+/// ([`crate::store::Store::tail_log`]), so a line logged by a writer whose session began
+/// earlier (its time is older) is printed all the same, and a rotation loses nothing.
 struct LocalLogFeed {
     session: Session,
     /// The first batch, until it is read.
     first: Option<(usize, Option<Timestamp>)>,
-    tail: Option<Tail>,
+    tail: Option<Box<dyn LogTail>>,
 }
 
 impl LogFeed for LocalLogFeed {
     fn next(&mut self, within: Duration) -> Result<Vec<LogLine>> {
-        if let Some((last, since)) = self.first.take() {
+        if let Some((last, since)) = self.first {
             let records = self.session.log(Some(last), since)?;
-            let mut tail = Tail::new(self.session.home().activity_file(self.session.project_id()));
-            tail.skip_to_end();
-            self.tail = Some(tail);
+            self.tail = Some(self.session.hub.store.tail_log(self.session.project_id())?);
+            self.first = None;
             return Ok(records.into_iter().map(LogLine::of).collect());
         }
         let started = Instant::now();
@@ -540,11 +542,11 @@ impl LogFeed for LocalLogFeed {
             thread::sleep(LOG_LOOK_EVERY.min(within));
             // A writer killed before logging its change leaves its lines to be added.
             let _ = self.session.catch_up_log();
-            let lines: Vec<LogLine> = self
-                .tail
-                .as_mut()
-                .map(Tail::fresh_lines)
-                .unwrap_or_default()
+            let fresh = match self.tail.as_mut() {
+                Some(tail) => tail.fresh_lines()?,
+                None => Vec::new(),
+            };
+            let lines: Vec<LogLine> = fresh
                 .into_iter()
                 .map(|json| LogLine {
                     record: serde_json::from_str(&json).ok(),

@@ -20,7 +20,9 @@ mod testing;
 
 pub use after_change::{AfterEffects, Unreachable, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
-pub use desk::{Desk, Follow, InboxLook, LocalDesk, LogFeed, LogLine};
+pub use desk::{
+    ASK_OVER_EVERY, Desk, Follow, InboxLook, LOOK_AGAIN_EVERY, LocalDesk, LogFeed, LogLine,
+};
 pub use follow::{Due, Push, Pushed};
 pub use import::{Imported, ImportedTask};
 pub use inbox::{Inbox, InboxEntry, PREVIEW};
@@ -103,8 +105,9 @@ impl Hub {
         }
     }
 
-    /// This hub for a process that serves many requests: on the files, boards are kept
-    /// between them and changes that arrive together are committed together.
+    /// This hub for a process that serves many requests: its store may keep what it read
+    /// between them and commit changes that arrive together in one write
+    /// ([`Store::resident`]).
     pub fn resident(self) -> Self {
         Hub {
             store: self.store.resident(),
@@ -363,12 +366,14 @@ impl Session {
         self.agent.as_deref().ok_or(Error::NoIdentity)
     }
 
-    pub fn home(&self) -> &Home {
-        &self.hub.home
-    }
-
     pub fn project_id(&self) -> &str {
         &self.project.id
+    }
+
+    /// The feed of this project's changes from now on ([`Store::changes`]).
+    pub fn changes(&self) -> Result<Box<dyn store::ChangeFeed>> {
+        let scope = store::Scope::Project(self.project.id.clone());
+        Ok(self.hub.store.changes(&scope)?)
     }
 
     /// How this session's identity stands at the desk.

@@ -2,6 +2,7 @@
 
 use super::{Changed, Session, TaskView};
 use crate::activity::ActivityRecord;
+use crate::board::Board;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover;
 use crate::board::new_task::{self, NewTask, SendRefusal};
@@ -227,7 +228,12 @@ impl Session {
 
     /// `board`: open tasks (with `all`, finished ones too), oldest first.
     pub fn list(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
-        let board = self.board()?;
+        self.list_on(&self.board()?, filter)
+    }
+
+    /// [`Session::list`] of `board`, as [`Session::board`] gave it (a face that keeps what it
+    /// worked out from one version of the board reads it first, to know which).
+    pub fn list_on(&self, board: &Board, filter: &BoardFilter) -> Result<Vec<TaskView>> {
         let me = if filter.mine {
             Some(self.agent()?.to_string())
         } else {
@@ -245,7 +251,7 @@ impl Session {
                 me.as_deref()
                     .is_none_or(|me| &*task.to == me || &*task.from == me || task.reviewer() == me)
             })
-            .map(|(index, _)| Ok(self.view(&board, board.task_at(index)?, false)))
+            .map(|(index, _)| Ok(self.view(board, board.task_at(index)?, false)))
             .collect()
     }
 }

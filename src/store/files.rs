@@ -2,7 +2,8 @@
 //! `board.lock` (read again under it, written atomically with its activity lines
 //! journaled, the finished tasks appended to the archive first), the activity log, the
 //! archive; the mail changed under `mail.lock`; each small versioned document under its own
-//! lock file ([`HomeFiles`]); presence as lock files held open.
+//! lock file ([`HomeFiles`]); presence and duties as lock files held open; changes heard
+//! through the kernel's file events ([`super::file_feed`]).
 //!
 //! A process that serves many callers at once (`baton serve`) makes its store resident
 //! ([`FileStore::resident`]): it keeps the boards it has read, until their file changes,
@@ -21,14 +22,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::cache::{FileCache, Stamp};
 use super::document::{Collection, Document, DocumentChange, Documents, Edit, Version, Wait};
+use super::duty::{Duty, Held};
+use super::feed::{ChangeFeed, Scope};
+use super::file_events::FileEvents;
+use super::file_feed::{HubFeed, ProjectFeed};
 use super::group::Group;
-use super::lock::{FileLock, LockPolicy};
+use super::lock::{self, FileLock, LockPolicy};
 use super::mailbox::Mailbox;
 use super::paths::Home;
 use super::presence::{self, Presence};
+use super::tail::Tail;
 use super::transaction::{Archive, Transaction};
 use super::{
-    GaveUp, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file, log,
+    GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file, log,
     mail_file, regular,
 };
 use crate::board::Board;
@@ -209,6 +215,12 @@ pub struct FileStore {
     /// What a long-running process keeps between changes; a command, run once, keeps
     /// nothing.
     resident: Option<Arc<Resident>>,
+    /// The token (its hash) that opened each MCP session this process handed out, by
+    /// session id. In memory: on the files, an MCP session lives in the memory of the one
+    /// `baton serve` that opened it (rmcp's session manager), so no other process could
+    /// serve it whatever it knew of its owner, and a file written at every `initialize`
+    /// would be written for nobody.
+    mcp_sessions: Arc<Mutex<HashMap<String, String>>>,
 }
 
 /// What a long-running process keeps between changes: the boards it read or wrote, and the
@@ -228,6 +240,7 @@ impl FileStore {
             home,
             lock,
             resident: None,
+            mcp_sessions: Arc::default(),
         }
     }
 
@@ -251,6 +264,22 @@ impl FileStore {
             home: self.home.clone(),
             project: project.to_string(),
         }))
+    }
+
+    /// The owners of the MCP sessions this process handed out.
+    fn mcp_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        // The map stays whole whatever panicked while holding it: every change is one call.
+        self.mcp_sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The lock file whose holder holds `duty`.
+    fn duty_lock(&self, duty: &Duty) -> PathBuf {
+        match duty {
+            Duty::AlertSender => self.home.alert_sender_lock(),
+            Duty::Wake(agent) => self.home.wake_lock(agent),
+        }
     }
 
     /// Takes the mail lock of `project`, which every write of its mail holds.
@@ -418,6 +447,7 @@ impl Store for FileStore {
             lock: policy,
             documents: HomeFiles::new(self.home.clone(), policy),
             resident: self.resident.clone(),
+            mcp_sessions: self.mcp_sessions.clone(),
         })
     }
 
@@ -429,20 +459,20 @@ impl Store for FileStore {
         self.home.root().display().to_string()
     }
 
+    /// Keeps the boards it read until their file changes, and commits the changes of many
+    /// threads to one board (or one mail) together ([`FileStore::resident`]).
     fn resident(&self) -> Arc<dyn Store> {
-        match &self.resident {
-            Some(_) => Arc::new(FileStore {
-                home: self.home.clone(),
-                lock: self.lock,
-                documents: self.documents.clone(),
-                resident: self.resident.clone(),
-            }),
-            None => Arc::new(FileStore::resident(self.home.clone(), self.lock)),
-        }
+        Arc::new(FileStore::resident(self.home.clone(), self.lock))
     }
 
     fn board(&self, project: &str) -> Result<Board, StoreError> {
         self.read_board(project)
+    }
+
+    /// The board file's stamp: every write replaces it by a rename (another file), and an
+    /// edit in place moves its times.
+    fn board_version(&self, project: &str) -> Option<Version> {
+        Stamp::of(&self.home.board_file(project)).map(Version::File)
     }
 
     fn change_board(
@@ -520,6 +550,12 @@ impl Store for FileStore {
             records.drain(..skip);
         }
         Ok(records)
+    }
+
+    fn tail_log(&self, project: &str) -> Result<Box<dyn LogTail>, StoreError> {
+        let mut tail = Tail::new(self.home.activity_file(project));
+        tail.skip_to_end();
+        Ok(Box::new(tail))
     }
 
     fn catch_up_log(&self, project: &str) -> Result<(), StoreError> {
@@ -619,6 +655,43 @@ impl Store for FileStore {
 
     fn live_clients(&self, project: &str, agent: &str) -> Vec<String> {
         presence::live_clients(&self.home, project, agent)
+    }
+
+    /// On the kernel's file events, or the look every 100 ms that `BATON_FILE_EVENTS=poll`
+    /// asks for ([`FileEvents::from_environment`]).
+    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError> {
+        let events = FileEvents::from_environment();
+        Ok(match scope {
+            Scope::Project(project) => Box::new(ProjectFeed::new(&self.home, project, events)),
+            Scope::Hub => Box::new(HubFeed::new(&self.home, events)),
+        })
+    }
+
+    /// A duty is a lock file of the home, held open.
+    fn try_hold(&self, duty: &Duty) -> Result<Option<Held>, StoreError> {
+        Ok(FileLock::try_acquire(&self.duty_lock(duty))?.map(Held::new))
+    }
+
+    fn is_held(&self, duty: &Duty) -> bool {
+        lock::is_locked(&self.duty_lock(duty))
+    }
+
+    fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError> {
+        self.mcp_sessions()
+            .insert(session.to_string(), token.to_string());
+        Ok(())
+    }
+
+    fn mcp_session_owner(&self, session: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.mcp_sessions().get(session).cloned())
+    }
+
+    fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError> {
+        let mut owners = self.mcp_sessions();
+        for session in sessions {
+            owners.remove(session);
+        }
+        Ok(())
     }
 }
 
@@ -741,6 +814,69 @@ mod tests {
             "one line per committed change"
         );
         assert_eq!(logged.into_iter().collect::<BTreeSet<_>>(), committed);
+    }
+
+    #[test]
+    fn a_duty_has_one_holder_among_the_stores_of_one_home_until_it_lets_go() {
+        let root = tempfile::tempdir().unwrap();
+        let home = Home::new(root.path().to_path_buf());
+        let lock = LockPolicy::silent(Duration::from_secs(5));
+        let (one, other) = (
+            FileStore::new(home.clone(), lock),
+            FileStore::new(home, lock),
+        );
+        for duty in [Duty::AlertSender, Duty::Wake("codex".to_string())] {
+            assert!(!other.is_held(&duty), "{duty:?}: nobody holds it yet");
+            let held = one
+                .try_hold(&duty)
+                .unwrap()
+                .expect("a free duty is taken up");
+            assert!(
+                other.is_held(&duty),
+                "{duty:?}: seen held from another store"
+            );
+            assert!(
+                other.try_hold(&duty).unwrap().is_none(),
+                "{duty:?}: a second holder is refused"
+            );
+            assert!(
+                other
+                    .try_hold(&Duty::Wake("gemini".to_string()))
+                    .unwrap()
+                    .is_some(),
+                "{duty:?}: another duty is free"
+            );
+            drop(held);
+            assert!(!other.is_held(&duty), "{duty:?}: let go when dropped");
+            assert!(
+                other.try_hold(&duty).unwrap().is_some(),
+                "{duty:?}: free again"
+            );
+        }
+    }
+
+    #[test]
+    fn an_mcp_sessions_owner_is_known_to_the_store_that_recorded_it_until_forgotten() {
+        let root = tempfile::tempdir().unwrap();
+        let lock = LockPolicy::silent(Duration::from_secs(5));
+        let store = FileStore::resident(Home::new(root.path().to_path_buf()), lock);
+        let waiting_briefly = store.with_lock(LockPolicy::silent(Duration::from_millis(10)));
+        assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
+        store.record_mcp_session("s1", "hash-a").unwrap();
+        store.record_mcp_session("s2", "hash-b").unwrap();
+        assert_eq!(
+            waiting_briefly.mcp_session_owner("s1").unwrap().as_deref(),
+            Some("hash-a"),
+            "the same store with another lock policy knows it"
+        );
+        waiting_briefly
+            .forget_mcp_sessions(&["s1".to_string(), "s9".to_string()])
+            .unwrap();
+        assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
+        assert_eq!(
+            store.mcp_session_owner("s2").unwrap().as_deref(),
+            Some("hash-b")
+        );
     }
 
     #[test]

@@ -13,6 +13,10 @@ pub mod board_layout;
 pub mod board_source;
 pub mod cache;
 pub mod document;
+pub mod duty;
+pub mod feed;
+pub mod file_events;
+pub mod file_feed;
 pub mod files;
 pub mod group;
 pub mod journal;
@@ -42,6 +46,8 @@ use crate::board::{Board, BoardError};
 use crate::time::Timestamp;
 
 pub use document::{Collection, Document, Documents, Edit, Version, Wait};
+pub use duty::{Duty, Held};
+pub use feed::{Change, ChangeFeed, FeedWaker, Scope, What};
 pub use mailbox::Mailbox;
 pub use transaction::{Archive, Transaction};
 
@@ -70,13 +76,25 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// database's address (without its password).
     fn location(&self) -> String;
 
-    /// This store for a process that serves many requests at once (`baton serve`): what
-    /// it may keep between them, it keeps.
+    /// This store for a process that serves many callers at once (`baton serve`): it may
+    /// keep what it read between changes (checked against the store before each use) and
+    /// commit the changes that arrive together in one write. A store with nothing to keep
+    /// gives itself.
     fn resident(&self) -> std::sync::Arc<dyn Store>;
 
     /// The board of `project` as it is now, read without the lock; a project with no board
     /// yet has an empty one.
     fn board(&self, project: &str) -> Result<Board, StoreError>;
+
+    /// The version of the board of `project` now: it differs after any change of the board,
+    /// whoever made it (this process, another, another hub), so that what was worked out from
+    /// one version (a server's encoded answer) can be kept until the next. Taken before a
+    /// read, it is that read's version or an older one, never a newer: what is kept under it
+    /// can only be thrown away too soon. `None` when it cannot be told (no board yet, or a
+    /// store that keeps none), and then nothing is kept.
+    fn board_version(&self, _project: &str) -> Option<Version> {
+        None
+    }
 
     /// One change of the board of `project`, at `now`: the board is read under the
     /// project's lock (after completing what a writer killed half-way left), `change` is
@@ -122,6 +140,10 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
         since: Option<Timestamp>,
         last: Option<usize>,
     ) -> Result<Vec<ActivityRecord>, StoreError>;
+
+    /// The log of `project` read on as it grows, from its end now: what `log --follow`
+    /// prints.
+    fn tail_log(&self, project: &str) -> Result<Box<dyn LogTail>, StoreError>;
 
     /// Logs a change whose writer was killed after it committed but before it was logged
     /// (or drops what a change that never committed left), unless a writer is at work on
@@ -180,6 +202,41 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
 
     /// The clients of `agent`'s live sessions in `project`, one entry a session, sorted.
     fn live_clients(&self, project: &str, agent: &str) -> Vec<String>;
+
+    /// A feed of the changes of `scope` committed from now on, by this process or any other
+    /// sharing this store ([`feed`]). Made before a look at the state, it tells every change
+    /// committed after that look, so a waiter that looks and then waits misses none.
+    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError>;
+
+    /// Takes up `duty` if no process sharing this store holds it ([`duty`]), for as long as
+    /// the returned value is kept; `None` when another holds it: it is doing the job
+    /// already, so waiting would be pointless.
+    fn try_hold(&self, duty: &Duty) -> Result<Option<Held>, StoreError>;
+
+    /// Whether a process holds `duty` now, looked at without taking it up (a look that took
+    /// it, even for an instant, would make a holder starting then give up as if another
+    /// held it). A peek, not a promise: the holder may let go right after.
+    fn is_held(&self, duty: &Duty) -> bool;
+
+    /// Records that the MCP session `session` (the id a hub handed out at `initialize`) was
+    /// opened with the token whose stored hash is `token`, so that whichever hub it reaches
+    /// answers it to that token alone (SPEC section 13).
+    fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError>;
+
+    /// The stored hash of the token that opened the MCP session `session`; `None` for a
+    /// session never recorded, or forgotten.
+    fn mcp_session_owner(&self, session: &str) -> Result<Option<String>, StoreError>;
+
+    /// Forgets the MCP sessions `sessions`: they ended (closed by their client, idle, or
+    /// their token gone).
+    fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError>;
+}
+
+/// A project's activity log read on as it grows ([`Store::tail_log`]).
+pub trait LogTail: Send {
+    /// The records logged since the last call (since the tail was made, for the first),
+    /// oldest first, each as the JSON line the log holds.
+    fn fresh_lines(&mut self) -> Result<Vec<String>, StoreError>;
 }
 
 /// The store `BATON_STORE` names for the hub at `home`: unset (or empty), the files under

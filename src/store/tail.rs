@@ -1,4 +1,5 @@
-//! Reading a growing log as `tail -f` does: `log --follow` and `baton serve`'s event feed.
+//! Reading a growing log as `tail -f` does: the file store's `log --follow`
+//! ([`super::Store::tail_log`]) and its feed of the hub's changes.
 
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
@@ -82,6 +83,14 @@ impl Tail {
                 }
             }
         }
+    }
+}
+
+/// The file store's tail of a log: a log file that cannot be read has no fresh lines, and is
+/// read again at the next call.
+impl super::LogTail for Tail {
+    fn fresh_lines(&mut self) -> Result<Vec<String>, super::StoreError> {
+        Ok(Tail::fresh_lines(self))
     }
 }
 

@@ -22,7 +22,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "domains",
         &[
             "activity", "alert", "archive", "mail", "registry", "project", "wake", "desktop",
-            "setup", "doctor", "tokens", "error", "import", "watch",
+            "setup", "doctor", "tokens", "error", "import",
         ],
     ),
     ("session", &["session", "wire", "remote"]),

@@ -1,8 +1,8 @@
 //! `baton watch` on a terminal: the board as an application (SPEC section 15).
 //!
 //! Three things wake the loop, each told over one channel: a key (crossterm's events, read on
-//! their own thread), a change of the project's files (the kernel's file events that `wait`
-//! uses, [`FileWatch`]) with the board read again on its own thread, and a signal to end.
+//! their own thread), a change of the project (the store's feed of changes that `wait` uses,
+//! through [`Desk::follow`]) with the board read again on its own thread, and a signal to end.
 //! The board is read only on a change and every [`REDRAW_EVERY`] (so that ages and leases
 //! stay true); a key only moves through what was read. Actions go through the same session
 //! functions as the CLI, so a refusal is the CLI's, shown on the status line; before that,

@@ -16,6 +16,7 @@
 //! --restore`.
 
 pub mod address;
+mod listen;
 pub mod pool;
 mod presence;
 pub mod schema;
@@ -37,6 +38,7 @@ use postgres::{Client, GenericClient, IsolationLevel};
 use sha2::{Digest, Sha256};
 
 use self::address::Address;
+use self::listen::{Kind, Listener, Notice};
 use self::pool::{Connection, Pool, is_connection_lost};
 use self::presence::{Announcement, Keeper};
 use super::document::{Collection, Document, DocumentChange, Documents, Edit, Version, Wait};
@@ -46,7 +48,10 @@ use super::mailbox::{MailCommitted, Mailbox};
 use super::paths::Home;
 use super::presence::Presence;
 use super::transaction::{Archive, Committed};
-use super::{GaveUp, Restoring, Snapshot, Store, StoreError, Transaction, versioned};
+use super::{
+    ChangeFeed, Duty, GaveUp, Held, LogTail, Restoring, Scope, Snapshot, Store, StoreError,
+    Transaction, versioned,
+};
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Head, Task, TaskId};
@@ -58,6 +63,9 @@ use crate::time::Timestamp;
 const BOARD_LOCKS: i32 = 0x6261_0001;
 const MAIL_LOCKS: i32 = 0x6261_0002;
 const DOCUMENT_LOCKS: i32 = 0x6261_0003;
+/// The class of the session advisory locks that hold duties (one sender, one supervisor per
+/// agent, among every process sharing the database).
+const DUTY_LOCKS: i32 = 0x6261_0004;
 
 /// The hub's state in a PostgreSQL database.
 #[derive(Debug, Clone)]
@@ -69,8 +77,10 @@ pub struct PgStore {
 #[derive(Debug)]
 struct Shared {
     pool: Pool,
-    /// The thread that holds this process's presences, started on the first.
+    /// The thread that holds this process's presences and duties, started on the first.
     keeper: Mutex<Option<Arc<Keeper>>>,
+    /// The thread that listens for changes, started on the first feed.
+    listener: Mutex<Option<Arc<Listener>>>,
     /// This machine's own documents (the setup manifest, the project map), which stay files.
     local: HomeFiles,
 }
@@ -86,6 +96,7 @@ impl PgStore {
             shared: Arc::new(Shared {
                 pool: Pool::new(address),
                 keeper: Mutex::new(None),
+                listener: Mutex::new(None),
                 local: HomeFiles::new(home, lock),
             }),
             lock,
@@ -380,6 +391,9 @@ impl PgStore {
         if let Some(board) = &committed.board {
             let changes = changes_of(read, board)?;
             self.write_board(client, project, read, board, &changes)?;
+            if committed.records.is_empty() {
+                self.notify(client, &[PgStore::notice(project, Kind::Board)])?;
+            }
         }
         self.append_log(client, project, &committed.records)
     }
@@ -472,7 +486,8 @@ impl PgStore {
     }
 
     /// Appends `records` to the log of `project`, numbered on from its last; the caller
-    /// holds the project's lock, so the numbers are gapless and in commit order.
+    /// holds the project's lock, so the numbers are gapless and in commit order. Each is
+    /// told (on commit) to the feeds.
     fn append_log(
         &self,
         client: &mut Client,
@@ -482,6 +497,13 @@ impl PgStore {
         if records.is_empty() {
             return Ok(());
         }
+        let last: i64 = client
+            .query_one(
+                "SELECT coalesce(max(seq), 0) FROM activity WHERE project = $1",
+                &[&project],
+            )
+            .map_err(|error| self.failed(&error))?
+            .get(0);
         let at: Vec<i64> = records
             .iter()
             .map(|record| record.at.datetime().timestamp_millis())
@@ -493,13 +515,59 @@ impl PgStore {
         client
             .execute(
                 "INSERT INTO activity (project, seq, at_millis, record) \
-                 SELECT $1, last.seq + r.n, r.at, r.record \
-                 FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r(at, record, n), \
-                      (SELECT coalesce(max(seq), 0) AS seq FROM activity WHERE project = $1) last",
-                &[&project, &at, &texts],
+                 SELECT $1, $4 + r.n, r.at, r.record \
+                 FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r(at, record, n)",
+                &[&project, &at, &texts, &last],
+            )
+            .map_err(|error| self.failed(&error))?;
+        let notices: Vec<Notice> = records
+            .iter()
+            .zip(last + 1..)
+            .map(|(record, seq)| Notice {
+                project: project.to_string(),
+                kind: Kind::Log,
+                action: Some(record.action.clone()),
+                task: record.task.map(|task| task.0),
+                seq: Some(seq.max(0) as u64),
+            })
+            .collect();
+        self.notify(client, &notices)
+    }
+
+    /// Sends `notices` to every listening process, when (and if) the transaction of `client`
+    /// commits.
+    fn notify(&self, client: &mut impl GenericClient, notices: &[Notice]) -> Result<(), Failed> {
+        if notices.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<String> = notices.iter().map(Notice::text).collect();
+        client
+            .execute(
+                "SELECT pg_notify($1, n.text) FROM unnest($2::text[]) WITH ORDINALITY AS n(text, i) \
+                 ORDER BY n.i",
+                &[&listen::CHANNEL, &texts],
             )
             .map_err(|error| self.failed(&error))?;
         Ok(())
+    }
+
+    /// Tells the feeds of a change of `document` where they follow it (the tokens).
+    fn notify_document(&self, client: &mut Client, document: &Document) -> Result<(), Failed> {
+        match document {
+            Document::Tokens => self.notify(client, &[PgStore::notice("", Kind::Tokens)]),
+            _ => Ok(()),
+        }
+    }
+
+    /// A notice of `kind` in `project`, naming nothing more.
+    fn notice(project: &str, kind: Kind) -> Notice {
+        Notice {
+            project: project.to_string(),
+            kind,
+            action: None,
+            task: None,
+            seq: None,
+        }
     }
 
     /// The presence keeper of this process, started on first use.
@@ -519,6 +587,27 @@ impl PgStore {
             self.pool().tls()?,
         )?);
         *keeper = Some(started.clone());
+        Ok(started)
+    }
+
+    /// The listening thread of this process, started on first use (once the schema is
+    /// known good).
+    fn listener(&self) -> Result<Arc<Listener>, StoreError> {
+        let mut listener = self
+            .shared
+            .listener
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(listener) = &*listener {
+            return Ok(listener.clone());
+        }
+        self.run(|_| Ok(()))?;
+        let started = Arc::new(Listener::start(
+            self.pool().address.clone(),
+            self.pool().tls()?,
+            self.shown(),
+        )?);
+        *listener = Some(started.clone());
         Ok(started)
     }
 
@@ -869,6 +958,7 @@ impl Documents for PgStore {
             ),
         };
         written.map_err(|error| self.failed(&error))?;
+        self.notify_document(connection.client(), document)?;
         connection.commit().map_err(|error| self.failed(&error))?;
         Ok(true)
     }
@@ -879,19 +969,21 @@ impl Documents for PgStore {
         };
         let text = match edit {
             Edit::Keep => return Ok(()),
-            Edit::Write(text) | Edit::WriteUnsynced(text) => text,
-            Edit::Remove => {
-                self.run(|client| {
-                    client.execute(
-                        "DELETE FROM documents WHERE kind = $1 AND name = $2",
-                        &[&kind, &name],
-                    )
-                })?;
-                return Ok(());
-            }
+            Edit::Write(text) | Edit::WriteUnsynced(text) => Some(text),
+            Edit::Remove => None,
         };
-        self.run(|client| write_document(client, kind, name, &text))?;
-        Ok(())
+        let mut connection = self.begin()?;
+        let client = connection.client();
+        let written = match &text {
+            Some(text) => write_document(client, kind, name, text),
+            None => client.execute(
+                "DELETE FROM documents WHERE kind = $1 AND name = $2",
+                &[&kind, &name],
+            ),
+        };
+        written.map_err(|error| self.failed(&error))?;
+        self.notify_document(connection.client(), document)?;
+        connection.commit().map_err(|error| self.failed(&error))
     }
 
     fn remove_document(&self, document: &Document) -> Result<bool, StoreError> {
@@ -911,6 +1003,7 @@ impl Documents for PgStore {
                 &[&kind, &name],
             )
             .map_err(|error| self.failed(&error))?;
+        self.notify_document(connection.client(), document)?;
         connection.commit().map_err(|error| self.failed(&error))?;
         Ok(removed > 0)
     }
@@ -971,6 +1064,18 @@ impl Store for PgStore {
 
     fn board(&self, project: &str) -> Result<Board, StoreError> {
         self.read(|transaction| Ok(self.read_board(transaction, project)?.board))
+    }
+
+    /// The count of the board's writes, which every change moves on.
+    fn board_version(&self, project: &str) -> Option<Version> {
+        self.run(|client| {
+            Ok(client
+                .query_opt("SELECT version FROM boards WHERE project = $1", &[&project])?
+                .map(|row| row.get::<_, i64>(0)))
+        })
+        .ok()
+        .flatten()
+        .map(|version| Version::Counted(version.max(0) as u64))
     }
 
     fn change_board(
@@ -1068,6 +1173,10 @@ impl Store for PgStore {
         };
         let changes = changes_of(&read, &board)?;
         self.write_board(connection.client(), project, &read, &board, &changes)?;
+        self.notify(
+            connection.client(),
+            &[PgStore::notice(project, Kind::Board)],
+        )?;
         self.append_log(connection.client(), project, &records)?;
         connection.commit().map_err(|error| self.failed(&error))
     }
@@ -1079,6 +1188,22 @@ impl Store for PgStore {
         last: Option<usize>,
     ) -> Result<Vec<ActivityRecord>, StoreError> {
         self.read(|transaction| self.read_log(transaction, project, since, last))
+    }
+
+    fn tail_log(&self, project: &str) -> Result<Box<dyn LogTail>, StoreError> {
+        let last: i64 = self.run(|client| {
+            Ok(client
+                .query_one(
+                    "SELECT coalesce(max(seq), 0) FROM activity WHERE project = $1",
+                    &[&project],
+                )?
+                .get(0))
+        })?;
+        Ok(Box::new(Tail {
+            store: self.clone(),
+            project: project.to_string(),
+            last,
+        }))
     }
 
     /// A change and its records commit together: nothing is ever left to log.
@@ -1228,6 +1353,14 @@ impl Store for PgStore {
                     &[&project, &seqs, &texts],
                 )
                 .map_err(fail)?;
+            let notices: Vec<Notice> = added
+                .iter()
+                .map(|message| Notice {
+                    seq: Some(message.seq),
+                    ..PgStore::notice(project, Kind::Mail)
+                })
+                .collect();
+            self.notify(client, &notices)?;
         }
         if let Some(positions) = &positions {
             let text = versioned::text_of(&origin, positions)?;
@@ -1266,6 +1399,9 @@ impl Store for PgStore {
                     &[&project, &seqs],
                 )
                 .map_err(fail)?;
+            if added.is_empty() {
+                self.notify(client, &[PgStore::notice(project, Kind::Mailbox)])?;
+            }
         }
         connection.commit().map_err(|error| self.failed(&error))
     }
@@ -1316,5 +1452,91 @@ impl Store for PgStore {
 
     fn live_clients(&self, project: &str, agent: &str) -> Vec<String> {
         self.live("session", agent, project).unwrap_or_default()
+    }
+
+    /// A feed fed by this process's listening connection (LISTEN/NOTIFY).
+    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError> {
+        self.listener()?.feed(scope, self.shown())
+    }
+
+    /// A duty is a session advisory lock of this process's keeper connection: a process
+    /// that dies lets go of it with its connection.
+    fn try_hold(&self, duty: &Duty) -> Result<Option<Held>, StoreError> {
+        self.keeper()?.take_duty(self.pool(), duty_key(duty))
+    }
+
+    fn is_held(&self, duty: &Duty) -> bool {
+        self.run(|client| presence::is_duty_held(client, duty_key(duty)))
+            .unwrap_or(false)
+    }
+
+    fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError> {
+        self.run(|client| {
+            client.execute(
+                "INSERT INTO mcp_sessions (session, token) VALUES ($1, $2) \
+                 ON CONFLICT (session) DO UPDATE SET token = excluded.token",
+                &[&session, &token],
+            )
+        })?;
+        Ok(())
+    }
+
+    fn mcp_session_owner(&self, session: &str) -> Result<Option<String>, StoreError> {
+        self.run(|client| {
+            Ok(client
+                .query_opt(
+                    "SELECT token FROM mcp_sessions WHERE session = $1",
+                    &[&session],
+                )?
+                .map(|row| row.get(0)))
+        })
+    }
+
+    fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError> {
+        if sessions.is_empty() {
+            return Ok(());
+        }
+        self.run(|client| {
+            client.execute(
+                "DELETE FROM mcp_sessions WHERE session = ANY($1)",
+                &[&sessions],
+            )
+        })?;
+        Ok(())
+    }
+}
+
+/// The advisory lock (two keys) that holds `duty`.
+fn duty_key(duty: &Duty) -> (i32, i32) {
+    match duty {
+        Duty::AlertSender => (DUTY_LOCKS, lock_key("alert-sender")),
+        Duty::Wake(agent) => (DUTY_LOCKS, lock_key(&format!("wake/{agent}"))),
+    }
+}
+
+/// The log of a project read on as it grows: the records numbered past the last one read.
+struct Tail {
+    store: PgStore,
+    project: String,
+    last: i64,
+}
+
+impl LogTail for Tail {
+    fn fresh_lines(&mut self) -> Result<Vec<String>, StoreError> {
+        let rows: Vec<(i64, String)> = self.store.run(|client| {
+            Ok(client
+                .query(
+                    "SELECT seq, record FROM activity WHERE project = $1 AND seq > $2 \
+                     ORDER BY seq",
+                    &[&self.project, &self.last],
+                )?
+                .iter()
+                .map(|row| (row.get(0), row.get(1)))
+                .collect())
+        })?;
+        if let Some((seq, _)) = rows.last() {
+            self.last = *seq;
+        }
+        Ok(rows.into_iter().map(|(_, record)| record).collect())
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! A look ([`live`]) asks `pg_locks` which rows are held, and removes the rows nobody holds.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc as reply;
 use std::time::Duration;
 
@@ -34,6 +34,9 @@ pub struct Announcement {
 enum Command {
     Hold(Announcement, reply::Sender<Result<i64, String>>),
     Release(i64),
+    /// Take up the duty of this advisory lock (two keys) if nobody holds it.
+    TakeDuty((i32, i32), reply::Sender<Result<bool, String>>),
+    LetDutyGo((i32, i32)),
 }
 
 /// The thread that holds this process's presence locks.
@@ -66,6 +69,30 @@ impl Keeper {
                 detail: format!("cannot start the presence thread: {error}"),
             })?;
         Ok(Keeper { commands })
+    }
+
+    /// Takes up the duty whose advisory lock is `key` if no process holds it, until the
+    /// returned value is dropped; `None` when another holds it.
+    pub fn take_duty(
+        &self,
+        pool: &Pool,
+        key: (i32, i32),
+    ) -> Result<Option<crate::store::Held>, StoreError> {
+        let (answer, answered) = reply::channel();
+        let gone = || pool.unreachable_because("the presence thread stopped".to_string());
+        self.commands
+            .send(Command::TakeDuty(key, answer))
+            .map_err(|_| gone())?;
+        let taken = answered
+            .recv()
+            .map_err(|_| gone())?
+            .map_err(|detail| pool.unreachable_because(detail))?;
+        Ok(taken.then(|| {
+            crate::store::Held::new(Duty {
+                key,
+                commands: self.commands.clone(),
+            })
+        }))
     }
 
     /// Announces `what` until the returned value is dropped; fails when the store cannot be
@@ -101,11 +128,26 @@ impl Drop for Held {
     }
 }
 
+/// A duty held by the keeper; dropping it lets the duty go.
+#[derive(Debug)]
+struct Duty {
+    key: (i32, i32),
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+impl Drop for Duty {
+    fn drop(&mut self) {
+        let _ = self.commands.send(Command::LetDutyGo(self.key));
+    }
+}
+
 impl std::fmt::Debug for Command {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Command::Hold(what, _) => write!(formatter, "Hold({what:?})"),
             Command::Release(id) => write!(formatter, "Release({id})"),
+            Command::TakeDuty(key, _) => write!(formatter, "TakeDuty({key:?})"),
+            Command::LetDutyGo(key) => write!(formatter, "LetDutyGo({key:?})"),
         }
     }
 }
@@ -118,6 +160,7 @@ async fn keep(
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let mut held: BTreeMap<i64, Announcement> = BTreeMap::new();
+    let mut duties: BTreeSet<(i32, i32)> = BTreeSet::new();
     loop {
         let (client, connection) = match address.config.connect(tls.clone()).await {
             Ok(connected) => connected,
@@ -134,6 +177,12 @@ async fn keep(
                     Ok(Some(Command::Release(id))) => {
                         held.remove(&id);
                     }
+                    Ok(Some(Command::TakeDuty(_, answer))) => {
+                        let _ = answer.send(Err(detail));
+                    }
+                    Ok(Some(Command::LetDutyGo(key))) => {
+                        duties.remove(&key);
+                    }
                     Err(_) => {}
                 }
                 continue;
@@ -147,6 +196,18 @@ async fn keep(
                 break;
             }
         }
+        // A duty another process took up while the connection was down is its now.
+        let mut kept = BTreeSet::new();
+        for key in &duties {
+            match try_duty(&client, *key).await {
+                Ok(true) => {
+                    kept.insert(*key);
+                }
+                Ok(false) => {}
+                Err(_) => taken_back = false,
+            }
+        }
+        duties = kept;
         while taken_back {
             let command = tokio::select! {
                 _ = &mut connection => break,
@@ -155,7 +216,7 @@ async fn keep(
             let Some(command) = command else {
                 return;
             };
-            taken_back = obey(&client, &mut held, command).await;
+            taken_back = obey(&client, &mut held, &mut duties, command).await;
         }
         connection.abort();
         tokio::time::sleep(RECONNECT_AFTER).await;
@@ -166,9 +227,27 @@ async fn keep(
 async fn obey(
     client: &tokio_postgres::Client,
     held: &mut BTreeMap<i64, Announcement>,
+    duties: &mut BTreeSet<(i32, i32)>,
     command: Command,
 ) -> bool {
     match command {
+        Command::TakeDuty(key, answer) => match try_duty(client, key).await {
+            Ok(taken) => {
+                if taken {
+                    duties.insert(key);
+                }
+                let _ = answer.send(Ok(taken));
+            }
+            Err(error) => {
+                let _ = answer.send(Err(describe(&error)));
+            }
+        },
+        Command::LetDutyGo(key) => {
+            duties.remove(&key);
+            let _ = client
+                .execute("SELECT pg_advisory_unlock($1, $2)", &[&key.0, &key.1])
+                .await;
+        }
         Command::Hold(what, answer) => {
             let made = async {
                 let row = client
@@ -202,6 +281,35 @@ async fn obey(
         }
     }
     !client.is_closed()
+}
+
+/// Takes the duty's lock if it is free.
+async fn try_duty(
+    client: &tokio_postgres::Client,
+    key: (i32, i32),
+) -> Result<bool, tokio_postgres::Error> {
+    let row = client
+        .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&key.0, &key.1])
+        .await?;
+    Ok(row.get(0))
+}
+
+/// Whether the advisory lock `key` (two keys) is held by any process now.
+pub fn is_duty_held(
+    client: &mut impl GenericClient,
+    key: (i32, i32),
+) -> Result<bool, postgres::Error> {
+    // The keys show in `pg_locks` as unsigned object ids.
+    let (class, object) = (i64::from(key.0 as u32), i64::from(key.1 as u32));
+    Ok(client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks \
+             WHERE locktype = 'advisory' AND granted AND objsubid = 2 \
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+               AND classid::text::bigint = $1 AND objid::text::bigint = $2)",
+            &[&class, &object],
+        )?
+        .get(0))
 }
 
 /// Takes the lock of presence `id`, then writes its row (again, if a look removed it while

@@ -10,7 +10,7 @@
 use postgres::{Client, GenericClient};
 
 /// The schema this binary writes, and the highest it reads.
-pub const SCHEMA: i64 = 1;
+pub const SCHEMA: i64 = 2;
 
 /// The advisory lock (two-key form: this class, key 0) that a migration holds.
 pub const MIGRATION_LOCK: (i32, i32) = (0x6261_0000, 0);
@@ -108,6 +108,15 @@ const MIGRATIONS: &[&str] = &[
         announced_at timestamptz NOT NULL DEFAULT now()
     );
     CREATE INDEX presence_by_agent ON presence (kind, agent, project);
+    "#,
+    // 1 → 2: the owners of MCP sessions, so that any hub answers a session to the token
+    // that opened it on another.
+    r#"
+    CREATE TABLE mcp_sessions (
+        session text PRIMARY KEY,
+        token text NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now()
+    );
     "#,
 ];
 

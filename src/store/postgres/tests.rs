@@ -780,3 +780,172 @@ fn documents_are_versioned_locked_and_listed() {
     assert!(store.mark_once("stalled-1").unwrap());
     assert!(!other.mark_once("stalled-1").unwrap());
 }
+
+#[test]
+fn a_change_on_one_hub_reaches_the_feeds_of_another_once_it_commits_and_never_if_not() {
+    use crate::store::{Change, What};
+    let fixture = Fixture::new();
+    let (here, there) = (fixture.store(), fixture.store());
+    let mut hub = there.changes(&Scope::Hub).unwrap();
+    let mut project = there.changes(&Scope::Project("p".into())).unwrap();
+    let mut other = there.changes(&Scope::Project("q".into())).unwrap();
+    let id = send(&here, "told");
+    let refused: Result<(), crate::error::Error> = change_board(&here, "p", now(), |tx| {
+        tx.record(record("alice", "never", 1));
+        Err(crate::error::Error::invalid("no"))
+    });
+    assert!(refused.is_err());
+    change_mail(&here, "p", now(), |mailbox| {
+        mailbox.add(
+            now(),
+            vec![Draft {
+                from: "alice".into(),
+                to: "codex".into(),
+                kind: MessageType::Text,
+                summary: "hi".into(),
+                body: String::new(),
+                payload: serde_json::Value::Null,
+            }],
+        );
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    here.save_document(&Document::Tokens, Edit::Write(b"{}".to_vec()))
+        .unwrap();
+    let mut told = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while told.len() < 3 && std::time::Instant::now() < deadline {
+        told.extend(hub.next(Duration::from_millis(200)).unwrap());
+    }
+    assert_eq!(
+        told,
+        [
+            Change::in_project(
+                "p",
+                What::Logged {
+                    action: "send".into(),
+                    task: Some(id.0)
+                }
+            ),
+            Change::in_project("p", What::Message { seq: 1 }),
+            Change {
+                project: None,
+                what: What::Tokens
+            },
+        ],
+        "each change as itself, in commit order, the refused one not at all"
+    );
+    assert!(hub.next(Duration::from_millis(300)).unwrap().is_empty());
+    let of_project = project.next(Duration::from_secs(5)).unwrap();
+    assert_eq!(of_project, [Change::in_project("p", What::Project)]);
+    assert!(other.next(Duration::from_millis(300)).unwrap().is_empty());
+    // A waker ends a wait with nothing.
+    let waker = other.waker();
+    let woken = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        waker.wake();
+    });
+    assert!(other.next(Duration::from_secs(30)).unwrap().is_empty());
+    woken.join().unwrap();
+    // The board version moves with every write of the board.
+    let before = there.board_version("p").unwrap();
+    send(&here, "again");
+    assert_ne!(there.board_version("p").unwrap(), before);
+    assert!(there.board_version("nowhere").is_none());
+}
+
+#[test]
+fn a_feed_whose_connection_is_cut_says_so_and_then_that_it_may_have_missed_changes() {
+    use crate::store::What;
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let mut feed = store.changes(&Scope::Hub).unwrap();
+    let name = fixture
+        .url
+        .split('/')
+        .next_back()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let mut admin = Client::connect(
+        &cluster::with_database(&fixture.url, "postgres"),
+        postgres::NoTls,
+    )
+    .unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = $1 AND query LIKE 'LISTEN%'",
+            &[&name],
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut told = Vec::new();
+    while !told
+        .iter()
+        .any(|change: &crate::store::Change| change.what == What::Everything)
+    {
+        assert!(std::time::Instant::now() < deadline, "never told: {told:?}");
+        if let Ok(changes) = feed.next(Duration::from_millis(200)) {
+            told.extend(changes);
+        }
+    }
+    // And it goes on telling changes.
+    send(&store, "after");
+    let changes = feed.next(Duration::from_secs(10)).unwrap();
+    assert!(
+        changes
+            .iter()
+            .any(|change| matches!(change.what, What::Logged { .. })),
+        "{changes:?}"
+    );
+}
+
+#[test]
+fn one_process_among_all_sharing_the_database_holds_a_duty() {
+    let fixture = Fixture::new();
+    let (one, two) = (fixture.store(), fixture.store());
+    let duty = Duty::AlertSender;
+    assert!(!two.is_held(&duty));
+    let held = one.try_hold(&duty).unwrap().expect("free");
+    assert!(two.try_hold(&duty).unwrap().is_none(), "held by the other");
+    assert!(two.is_held(&duty));
+    assert!(!two.is_held(&Duty::Wake("codex".into())), "another duty");
+    let wake = two.try_hold(&Duty::Wake("codex".into())).unwrap();
+    assert!(wake.is_some());
+    drop(held);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let taken = loop {
+        if let Some(taken) = two.try_hold(&duty).unwrap() {
+            break taken;
+        }
+        assert!(std::time::Instant::now() < deadline, "never let go");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(one.is_held(&duty));
+    drop(taken);
+}
+
+#[test]
+fn an_mcp_session_s_owner_is_known_to_every_hub_and_the_log_is_followed_by_number() {
+    let fixture = Fixture::new();
+    let (one, two) = (fixture.store(), fixture.store());
+    one.record_mcp_session("session-1", "hash-a").unwrap();
+    assert_eq!(
+        two.mcp_session_owner("session-1").unwrap().as_deref(),
+        Some("hash-a")
+    );
+    two.forget_mcp_sessions(&["session-1".to_string()]).unwrap();
+    assert!(one.mcp_session_owner("session-1").unwrap().is_none());
+
+    send(&one, "before the tail");
+    let mut tail = two.tail_log("p").unwrap();
+    assert!(tail.fresh_lines().unwrap().is_empty(), "from the end");
+    send(&one, "after");
+    let lines = tail.fresh_lines().unwrap();
+    assert_eq!(lines.len(), 1);
+    let record: ActivityRecord = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(record.action, "send");
+    assert!(tail.fresh_lines().unwrap().is_empty());
+}

@@ -1,5 +1,6 @@
-//! Waiting for files to change without busy-looping: what `wait`, `watch`, `hook follow`, the
-//! pushes of `baton mcp` and `serve`'s event feed block on.
+//! The file store's way of hearing that files changed without busy-looping: what its change
+//! feed ([`super::file_feed`]) blocks on, for `wait`, `watch`, the pushes of `baton mcp` and
+//! `serve`'s event streams.
 //!
 //! The kernel says when a file changes (inotify on Linux, FSEvents on macOS,
 //! ReadDirectoryChangesW on Windows, through the `notify` crate), so a waiter sleeps until
@@ -14,7 +15,7 @@
 //!
 //! Looking at that metadata every [`POLL_EVERY`] is kept as the fallback, chosen once per
 //! waiter where file events cannot be had or trusted:
-//! - `BATON_FILE_EVENTS=poll` asks for it ([`Source::from_environment`]): for an event
+//! - `BATON_FILE_EVENTS=poll` asks for it ([`FileEvents::from_environment`]): for an event
 //!   source that misbehaves, and for the tests of the fallback;
 //! - the event source does not start, or refuses a directory for anything but its absence
 //!   (inotify's per-user limits of instances or watches, a system without one);
@@ -35,18 +36,12 @@ use std::time::{Duration, Instant};
 use ::notify::event::{AccessKind, AccessMode};
 use ::notify::{EventKind, RecursiveMode, Watcher};
 
-use crate::store::cache::Stamp;
-use crate::store::paths::Home;
-use crate::store::platform;
+use super::cache::Stamp;
+use super::paths::Home;
+use super::platform;
 
 /// How often the fallback looks at the watched files.
 pub const POLL_EVERY: Duration = Duration::from_millis(100);
-/// How often `wait` looks at the inbox even when nothing was written: a lease running out
-/// puts a task into its sender's inbox without any write.
-pub const LOOK_AGAIN_EVERY: Duration = Duration::from_secs(5);
-/// How often a follower whose end no file tells (`hook follow`: its plugin's stdin closing)
-/// asks whether it is over while it waits.
-pub const ASK_OVER_EVERY: Duration = Duration::from_millis(250);
 /// The environment variable that asks for the fallback: `BATON_FILE_EVENTS=poll`.
 pub const FILE_EVENTS_VARIABLE: &str = "BATON_FILE_EVENTS";
 
@@ -66,25 +61,25 @@ const HAS_KERNEL_EVENTS: bool = cfg!(any(
 
 /// How a waiter learns that files changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub enum FileEvents {
     /// The kernel's file events.
     Kernel,
     /// A look at the files' metadata every [`POLL_EVERY`].
     Poll,
 }
 
-impl Source {
-    /// The source asked for: [`Source::Poll`] when `BATON_FILE_EVENTS` is `poll`, else
-    /// [`Source::Kernel`] (which still falls back where events cannot be had).
-    pub fn from_environment() -> Source {
-        Source::asked_for(std::env::var(FILE_EVENTS_VARIABLE).ok().as_deref())
+impl FileEvents {
+    /// The events asked for: [`FileEvents::Poll`] when `BATON_FILE_EVENTS` is `poll`, else
+    /// [`FileEvents::Kernel`] (which still falls back where events cannot be had).
+    pub fn from_environment() -> FileEvents {
+        FileEvents::asked_for(std::env::var(FILE_EVENTS_VARIABLE).ok().as_deref())
     }
 
-    /// The source a value of `BATON_FILE_EVENTS` asks for: only `poll` is the fallback.
-    fn asked_for(value: Option<&str>) -> Source {
+    /// The events a value of `BATON_FILE_EVENTS` asks for: only `poll` is the fallback.
+    fn asked_for(value: Option<&str>) -> FileEvents {
         match value {
-            Some(value) if value.trim().eq_ignore_ascii_case("poll") => Source::Poll,
-            _ => Source::Kernel,
+            Some(value) if value.trim().eq_ignore_ascii_case("poll") => FileEvents::Poll,
+            _ => FileEvents::Kernel,
         }
     }
 }
@@ -154,10 +149,10 @@ struct Kernel {
 
 impl DirectoryEvents {
     /// Events from `source`, for no directory yet ([`DirectoryEvents::watch`] adds them).
-    pub fn new(source: Source) -> DirectoryEvents {
+    pub fn new(source: FileEvents) -> DirectoryEvents {
         let (sender, receiver) = mpsc::channel();
         let kernel = match source {
-            Source::Kernel if HAS_KERNEL_EVENTS => Kernel::start(sender.clone()),
+            FileEvents::Kernel if HAS_KERNEL_EVENTS => Kernel::start(sender.clone()),
             _ => None,
         };
         DirectoryEvents {
@@ -168,11 +163,11 @@ impl DirectoryEvents {
         }
     }
 
-    /// Where the events come from now: [`Source::Poll`] once the kernel's failed.
-    pub fn source(&self) -> Source {
+    /// Where the events come from now: [`FileEvents::Poll`] once the kernel's failed.
+    pub fn source(&self) -> FileEvents {
         match self.kernel {
-            Some(_) => Source::Kernel,
-            None => Source::Poll,
+            Some(_) => FileEvents::Kernel,
+            None => FileEvents::Poll,
         }
     }
 
@@ -405,10 +400,10 @@ pub struct FileWatch {
 impl FileWatch {
     /// Watches `paths` with the source the environment asks for.
     pub fn new(paths: Vec<PathBuf>) -> Self {
-        FileWatch::with_source(paths, Source::from_environment())
+        FileWatch::with_source(paths, FileEvents::from_environment())
     }
 
-    pub fn with_source(paths: Vec<PathBuf>, source: Source) -> Self {
+    pub fn with_source(paths: Vec<PathBuf>, source: FileEvents) -> Self {
         let mut events = DirectoryEvents::new(source);
         let mut dirs: Vec<&Path> = paths.iter().filter_map(|path| path.parent()).collect();
         dirs.dedup();
@@ -426,7 +421,7 @@ impl FileWatch {
         FileWatch::new(vec![home.board_file(project), home.mail_file(project)])
     }
 
-    pub fn source(&self) -> Source {
+    pub fn source(&self) -> FileEvents {
         self.events.source()
     }
 
@@ -480,7 +475,7 @@ mod tests {
     fn a_replaced_file_counts_as_changed_even_with_the_same_size() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("board.json");
-        let mut watch = FileWatch::with_source(vec![path.clone()], Source::Poll);
+        let mut watch = FileWatch::with_source(vec![path.clone()], FileEvents::Poll);
         assert!(watch.has_changed(), "the first look always counts");
         assert!(!watch.has_changed());
         fs::write(&path, "one").unwrap();
@@ -511,7 +506,7 @@ mod tests {
     /// Each kind of change a board or a log goes through wakes a waiter on `source`, and
     /// nothing else does: creating the file, appending to it, renaming another file over
     /// it, removing it; while a neighbour's write, a read, and nothing at all do not.
-    fn every_change_wakes_and_nothing_else_does(source: Source) {
+    fn every_change_wakes_and_nothing_else_does(source: FileEvents) {
         let dir = tempfile::tempdir().unwrap();
         let board = dir.path().join("board.json");
         let log = dir.path().join("activity.jsonl");
@@ -577,17 +572,17 @@ mod tests {
 
     #[test]
     fn kernel_events_see_each_change_and_wake_no_one_for_anything_else() {
-        every_change_wakes_and_nothing_else_does(Source::Kernel);
+        every_change_wakes_and_nothing_else_does(FileEvents::Kernel);
     }
 
     #[test]
     fn the_forced_fallback_sees_the_same_changes() {
-        every_change_wakes_and_nothing_else_does(Source::Poll);
+        every_change_wakes_and_nothing_else_does(FileEvents::Poll);
     }
 
     #[test]
     fn a_change_already_made_is_seen_without_waiting_for_another() {
-        for source in [Source::Kernel, Source::Poll] {
+        for source in [FileEvents::Kernel, FileEvents::Poll] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("mail.jsonl");
             let mut watch = FileWatch::with_source(vec![path.clone()], source);
@@ -605,8 +600,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("projects").join("api");
         let board = project.join("board.json");
-        let mut watch = FileWatch::with_source(vec![board.clone()], Source::Kernel);
-        assert_eq!(watch.source(), Source::Kernel);
+        let mut watch = FileWatch::with_source(vec![board.clone()], FileEvents::Kernel);
+        assert_eq!(watch.source(), FileEvents::Kernel);
         assert!(watch.wait_for_change(QUIET_FOR));
         fs::create_dir_all(&project).unwrap();
         assert!(
@@ -625,7 +620,8 @@ mod tests {
     #[test]
     fn a_waker_ends_the_wait_with_no_change() {
         let dir = tempfile::tempdir().unwrap();
-        let mut watch = FileWatch::with_source(vec![dir.path().join("board.json")], Source::Kernel);
+        let mut watch =
+            FileWatch::with_source(vec![dir.path().join("board.json")], FileEvents::Kernel);
         assert!(watch.wait_for_change(Duration::ZERO));
         let waker = watch.waker();
         let started = Instant::now();
@@ -649,7 +645,7 @@ mod tests {
         let sub = dir.path().join("sub");
         fs::create_dir(&sub).unwrap();
         let spelled = sub.join("..").join("sub");
-        let mut events = DirectoryEvents::new(Source::Kernel);
+        let mut events = DirectoryEvents::new(FileEvents::Kernel);
         events.watch(&spelled);
         fs::write(sub.join("tokens.json"), "{}").unwrap();
         let started = Instant::now();
@@ -667,10 +663,10 @@ mod tests {
 
     #[test]
     fn only_poll_in_the_variable_asks_for_the_fallback() {
-        assert_eq!(Source::asked_for(Some("poll")), Source::Poll);
-        assert_eq!(Source::asked_for(Some(" POLL ")), Source::Poll);
-        assert_eq!(Source::asked_for(None), Source::Kernel);
-        assert_eq!(Source::asked_for(Some("")), Source::Kernel);
-        assert_eq!(Source::asked_for(Some("kernel")), Source::Kernel);
+        assert_eq!(FileEvents::asked_for(Some("poll")), FileEvents::Poll);
+        assert_eq!(FileEvents::asked_for(Some(" POLL ")), FileEvents::Poll);
+        assert_eq!(FileEvents::asked_for(None), FileEvents::Kernel);
+        assert_eq!(FileEvents::asked_for(Some("")), FileEvents::Kernel);
+        assert_eq!(FileEvents::asked_for(Some("kernel")), FileEvents::Kernel);
     }
 }

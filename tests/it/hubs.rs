@@ -1,0 +1,458 @@
+//! More than one hub (SPEC section 16): `BATON_URL` naming several, comma-separated. Two
+//! `baton serve` on one hub home share one state, as two hubs on one database do; an
+//! agent's machine (a home of its own) names both, and carries on on the second when the
+//! first is SIGKILLed: its commands, `listen`, `wait`, `watch` and `baton mcp`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::{Run, TestEnv, eventually, stdout_lines};
+use crate::http::Served;
+
+/// The token's secret never shows: every output of the agent's machine is checked for it.
+const SECRET_PART: &str = "baton_";
+
+/// One hub home served twice: hubs `a` and `b`, with a token for `codex`.
+struct TwoHubs {
+    env: TestEnv,
+    a: Option<Served>,
+    b: Served,
+    a_url: String,
+    token: String,
+}
+
+impl TwoHubs {
+    fn start() -> TwoHubs {
+        let env = TestEnv::new();
+        env.run("", &["agent", "add", "codex"]).ok();
+        env.run("", &["agent", "add", "alice"]).ok();
+        let token = env
+            .run("", &["token", "add", "codex"])
+            .ok()
+            .trim()
+            .to_string();
+        assert!(token.starts_with(SECRET_PART), "{token}");
+        let a = Served::start(&env, "alice");
+        let b = Served::start(&env, "alice");
+        TwoHubs {
+            a_url: format!("http://{}", a.address),
+            a: Some(a),
+            b,
+            env,
+            token,
+        }
+    }
+
+    fn b_url(&self) -> String {
+        format!("http://{}", self.b.address)
+    }
+
+    /// `BATON_URL` naming both, the first first.
+    fn both(&self) -> String {
+        format!("{},{}", self.a_url, self.b_url())
+    }
+
+    /// The first hub SIGKILLed, as a crash or the OOM killer ends it.
+    fn kill_a(&mut self) {
+        self.a.take().expect("hub a runs").kill();
+    }
+
+    fn agent(&self) -> Agent {
+        Agent {
+            env: TestEnv::new(),
+            url: self.both(),
+            token: self.token.clone(),
+        }
+    }
+
+    /// `alice` sends `codex` a task on the hubs' machine; its id.
+    fn send(&self, subject: &str) -> u64 {
+        self.env.send("alice", "codex", subject, &[])
+    }
+
+    /// Every activity record of `default`, through the CLI of the hubs' machine.
+    fn log(&self) -> Vec<Value> {
+        let log = self.env.run("alice", &["--json", "log", "-n", "1000"]);
+        log.ok()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a record of JSON"))
+            .collect()
+    }
+
+    fn status_of(&self, id: u64) -> String {
+        let shown = self
+            .env
+            .run("alice", &["--json", "show", &id.to_string()])
+            .json();
+        shown["status"].as_str().unwrap_or_default().to_string()
+    }
+}
+
+/// The agent's machine: a home of its own, both hubs and the token in its environment.
+struct Agent {
+    env: TestEnv,
+    url: String,
+    token: String,
+}
+
+impl Agent {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = self.env.command(&self.env.work());
+        command
+            .env("BATON_URL", &self.url)
+            .env("BATON_TOKEN", &self.token)
+            .args(args);
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let output = self
+            .command(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("the baton binary runs");
+        let run = Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        assert!(
+            !run.stdout.contains(&self.token) && !run.stderr.contains(&self.token),
+            "the token shows: {run:?}"
+        );
+        run
+    }
+
+    /// `baton ARGS…` left running, its stdout and stderr read line by line as they come.
+    fn spawn(&self, args: &[&str], stdin_open: bool) -> Spawned {
+        let mut child = self
+            .command(args)
+            .stdin(if stdin_open {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the baton binary runs");
+        let stdout = stdout_lines(&mut child);
+        let stderr = stderr_lines(&mut child);
+        Spawned {
+            stdin: child.stdin.take(),
+            child,
+            stdout,
+            stderr,
+        }
+    }
+}
+
+struct Spawned {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+}
+
+impl Spawned {
+    /// The next line on stderr that holds `words`, within 20 s (the lines before it read).
+    #[track_caller]
+    fn said(&self, words: &str) -> String {
+        eventually(&format!("a line on stderr with {words:?}"), || {
+            let line = self.stderr.recv_timeout(Duration::from_millis(100)).ok()?;
+            line.contains(words).then_some(line)
+        })
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn stderr_lines(child: &mut Child) -> Receiver<String> {
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (lines, arrived) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    arrived
+}
+
+/// An address nothing listens on.
+fn closed_address() -> String {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    free.local_addr().unwrap().to_string()
+}
+
+#[test]
+fn a_remote_agent_carries_on_on_the_second_hub_when_the_first_is_killed() {
+    let mut hubs = TwoHubs::start();
+    let agent = hubs.agent();
+    let first = hubs.send("Fix the parser");
+    let second = hubs.send("Fix the lexer");
+    agent.run(&["claim", &first.to_string()]).ok();
+    hubs.kill_a();
+    // Claimed on the first hub, finished through the second: the agent's work goes on.
+    agent
+        .run(&["done", &first.to_string(), "--result", "fixed"])
+        .ok();
+    agent.run(&["claim", &second.to_string()]).ok();
+    agent
+        .run(&["done", &second.to_string(), "--result", "fixed too"])
+        .ok();
+    let sent = agent.run(&["--json", "send", "--to", "alice", "--subject", "Follow-up"]);
+    let follow_up = sent.json()["task"]["id"].as_u64().unwrap();
+    assert_eq!(hubs.status_of(first), "completed");
+    assert_eq!(hubs.status_of(second), "completed");
+    assert_eq!(hubs.status_of(follow_up), "pending");
+    // Each change made once: no request was made twice on two hubs.
+    let log = hubs.log();
+    for (action, task) in [
+        ("claim", first),
+        ("done", first),
+        ("claim", second),
+        ("done", second),
+        ("send", follow_up),
+    ] {
+        let made = log
+            .iter()
+            .filter(|line| line["action"] == action && line["task"] == task)
+            .count();
+        assert_eq!(made, 1, "{action} T-{task} in {log:?}");
+    }
+    // The first hub named in BATON_URL down from the start is no matter either.
+    let late = Agent {
+        url: format!("http://{},{}", closed_address(), hubs.b_url()),
+        ..hubs.agent()
+    };
+    let inbox = late.run(&["--json", "inbox", "--peek"]).json();
+    assert_eq!(inbox["tasks"], json!([]), "{inbox}");
+}
+
+#[test]
+fn every_hub_down_is_exit_6_naming_each_and_why() {
+    let (one, two) = (closed_address(), closed_address());
+    let agent = Agent {
+        env: TestEnv::new(),
+        url: format!("http://{one},http://{two}/"),
+        token: "baton_nothing_to_see".into(),
+    };
+    let status = agent.run(&["status"]);
+    let stderr = status.fails(6);
+    let mut lines = stderr.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        format!(
+            "error: no hub answers: hub http://{one} unreachable: nothing listens there \
+             (connection refused); hub http://{two} unreachable: nothing listens there \
+             (connection refused)"
+        )
+    );
+    assert!(lines.next().unwrap().starts_with("hint: "), "{stderr}");
+    // A wait has nothing to wait on either: the same, at once.
+    let wait = agent.run(&["wait", "--timeout", "30"]);
+    assert!(wait.fails(6).contains("no hub answers"), "{}", wait.stderr);
+    // A hook stays silent, one line for the client's log.
+    let hook = agent.env.run_piped(
+        agent.command(&["hook", "prompt", "--client", "claude"]),
+        &json!({"cwd": agent.env.work()}).to_string(),
+    );
+    assert_eq!(hook.ok(), "");
+    assert_eq!(hook.stderr.lines().count(), 1, "{}", hook.stderr);
+    assert!(hook.stderr.contains(&one) && hook.stderr.contains(&two));
+}
+
+#[test]
+fn a_wrong_list_of_hubs_is_one_clear_line() {
+    for (url, said) in [
+        (
+            "http://127.0.0.1:1,,http://127.0.0.1:2",
+            "error: BATON_URL `http://127.0.0.1:1,,http://127.0.0.1:2` has an empty item (hub 2 \
+             of 3): hubs are separated by single commas",
+        ),
+        (
+            "http://127.0.0.1:1, 127.0.0.1:2",
+            "error: BATON_URL 127.0.0.1:2 is not a URL (hub 2 of 2)",
+        ),
+        (
+            "http://127.0.0.1:1,http://127.0.0.1:1/",
+            "error: BATON_URL names http://127.0.0.1:1 twice: each hub once, in the order to \
+             try them",
+        ),
+    ] {
+        let agent = Agent {
+            env: TestEnv::new(),
+            url: url.into(),
+            token: "baton_not_shown".into(),
+        };
+        let refused = agent.run(&["status"]);
+        let stderr = refused.fails(1);
+        assert_eq!(stderr.lines().next(), Some(said), "{stderr}");
+        assert!(
+            stderr
+                .lines()
+                .skip(1)
+                .all(|line| line.starts_with("hint: ")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn wait_and_watch_move_to_the_second_hub_and_see_a_change_made_after_the_kill() {
+    let mut hubs = TwoHubs::start();
+    let agent = hubs.agent();
+    let waiting = agent.spawn(&["wait", "--timeout", "60"], false);
+    let watch = agent.spawn(&["--json", "watch"], false);
+    let first: Value =
+        serde_json::from_str(&watch.stdout.recv_timeout(Duration::from_secs(20)).unwrap()).unwrap();
+    assert_eq!(first, json!([]));
+    // The board was printed after its stream opened on the first hub; the wait opens its
+    // own at once, and looks once it has.
+    std::thread::sleep(Duration::from_millis(700));
+    hubs.kill_a();
+    let warned = watch.said("connecting again");
+    assert!(
+        warned.starts_with(&format!("warning: hub {} unreachable: ", hubs.a_url)),
+        "{warned}"
+    );
+    let id = hubs.send("After the kill");
+    let mut waiting = waiting;
+    let waited = eventually("wait returns", || waiting.child.try_wait().unwrap());
+    assert_eq!(waited.code(), Some(0));
+    let printed = waiting.stdout.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(
+        printed.contains(&format!("1 task for codex in default (T-{id} to do)")),
+        "{printed}"
+    );
+    let board = eventually("watch prints the board with the task", || {
+        let line = watch.stdout.recv_timeout(Duration::from_millis(200)).ok()?;
+        let board: Value = serde_json::from_str(&line).unwrap();
+        (!board.as_array()?.is_empty()).then_some(board)
+    });
+    assert_eq!(board[0]["subject"], "After the kill");
+}
+
+/// A wake command that appends one line per run to `runs`: the agent, and the hubs it was
+/// given in the order it was given them.
+#[cfg(unix)]
+fn counting_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
+    let runs = env.root.path().join("runs.txt");
+    let script = env.root.path().join("wake.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"run as $BATON_AGENT on $BATON_URL\" >> '{}'\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, runs)
+}
+
+#[cfg(unix)]
+fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn listen_keeps_waking_its_agent_after_the_first_hub_is_killed() {
+    let mut hubs = TwoHubs::start();
+    let agent = hubs.agent();
+    let (script, runs) = counting_wake(&agent.env);
+    let listen = agent.spawn(&["listen", "--wake", "--", script.to_str().unwrap()], false);
+    listen.said(&format!("listening to the hub at {} for codex", hubs.a_url));
+    let first = hubs.send("Before the kill");
+    eventually("the first hand-over woke codex", || {
+        (lines_of(&runs).len() == 1).then_some(())
+    });
+    assert_eq!(
+        lines_of(&runs)[0],
+        format!("run as codex on {}", hubs.both())
+    );
+    hubs.kill_a();
+    listen.said(&format!(
+        "listening to the hub at {} for codex",
+        hubs.b_url()
+    ));
+    let second = hubs.send("After the kill");
+    eventually("the second hand-over woke codex", || {
+        (lines_of(&runs).len() == 2).then_some(())
+    });
+    // The run is given the hub that answers first, then the other.
+    assert_eq!(
+        lines_of(&runs)[1],
+        format!("run as codex on {},{}", hubs.b_url(), hubs.a_url)
+    );
+    for id in [first, second] {
+        let shown = hubs
+            .env
+            .run("alice", &["--json", "show", &id.to_string()])
+            .json();
+        assert_eq!(shown["delivery"]["state"], "woken", "T-{id}: {shown}");
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(lines_of(&runs).len(), 2, "each hand-over woken for once");
+}
+
+#[test]
+fn baton_mcp_opens_its_session_again_on_the_second_hub() {
+    let mut hubs = TwoHubs::start();
+    let agent = hubs.agent();
+    let mut bridge = agent.spawn(&["mcp"], true);
+    let mut stdin = bridge.stdin.take().unwrap();
+    let mut say = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    say(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}),
+    );
+    say(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    say(
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"inbox","arguments":{"peek":true}}}),
+    );
+    let answer = |id: u64| -> Value {
+        eventually(&format!("the answer to {id}"), || {
+            let line = bridge
+                .stdout
+                .recv_timeout(Duration::from_millis(100))
+                .ok()?;
+            let frame: Value = serde_json::from_str(&line).unwrap();
+            (frame["id"] == id).then_some(frame)
+        })
+    };
+    assert!(answer(1)["result"]["serverInfo"].is_object());
+    assert!(answer(2)["result"]["content"].is_array());
+    hubs.kill_a();
+    hubs.send("Through the second hub");
+    say(
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"inbox","arguments":{"peek":true}}}),
+    );
+    let inbox = answer(3);
+    let text = inbox["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let shown: Value = serde_json::from_str(text).unwrap_or_else(|_| panic!("{inbox}"));
+    assert_eq!(shown["tasks"][0]["subject"], "Through the second hub");
+    bridge.said("opening it there again");
+}

@@ -175,11 +175,12 @@ impl Error {
             Error::Store(
                 StoreError::Corrupt { .. }
                 | StoreError::NewerSchema { .. }
+                | StoreError::NewerDatabase { .. }
                 | StoreError::NotRegular { .. },
             )
             | Error::Board(_) => 4,
             Error::WaitTimedOut { .. } => 5,
-            Error::Unreachable { .. } => 6,
+            Error::Unreachable { .. } | Error::Store(StoreError::Unreachable { .. }) => 6,
             // A code outside the contract's would pass for something baton never says.
             Error::Hub { code, .. } if (1..=5).contains(code) => *code,
             Error::Hub { .. } => 1,
@@ -188,7 +189,9 @@ impl Error {
             | Error::Text(_)
             | Error::Send(_)
             | Error::Message(_)
-            | Error::Store(StoreError::Io { .. } | StoreError::Unfinished)
+            | Error::Store(
+                StoreError::Io { .. } | StoreError::Unfinished | StoreError::Database { .. },
+            )
             | Error::NoIdentity
             | Error::UnknownTask { .. }
             | Error::UnknownAgent { .. }

@@ -256,11 +256,24 @@ pub fn is_session_marker(name: &str) -> bool {
         && !CLIENT_CONFIGURATION.iter().any(|kept| kept.matches(name))
 }
 
+/// Where the hub's state is kept, for the processes this one starts detached, when this
+/// process was told it otherwise than by `BATON_STORE` (`serve --store URL`).
+static STORE_FOR_CHILDREN: std::sync::OnceLock<OsString> = std::sync::OnceLock::new();
+
+/// Makes `address` the `BATON_STORE` of every process this one starts detached: they keep
+/// their state where this process keeps it.
+pub fn pass_store_to_children(address: &str) {
+    let _ = STORE_FOR_CHILDREN.set(address.into());
+}
+
 /// The environment of a process baton starts detached (the supervisor, the wake run, the
 /// notifier), from the waker's `inherited` one (SPEC section 8): without the client session
 /// markers and without the waker's `BATON_*` (its identity, project, hub URL and token are
 /// its own), with `BATON_HOME` set to `home` made absolute and, for a wake run, `BATON_AGENT`
-/// set to the agent woken. Everything else, API keys included, is passed on.
+/// set to the agent woken. `BATON_STORE` stays (the store is the hub's, not the waker's:
+/// what the supervisor, the sender and the agent's own commands change must be the same
+/// state), or is set as [`pass_store_to_children`] said. Everything else, API keys included,
+/// is passed on.
 pub fn detached_environment(
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
     home: &Path,
@@ -270,13 +283,18 @@ pub fn detached_environment(
         .into_iter()
         .filter(|(name, _)| {
             // A name that is not UTF-8 is nobody's marker.
-            name.to_str()
-                .is_none_or(|name| !name.starts_with("BATON_") && !is_session_marker(name))
+            name.to_str().is_none_or(|name| {
+                (!name.starts_with("BATON_") || name == "BATON_STORE") && !is_session_marker(name)
+            })
         })
         .collect();
     // A relative home would name another hub in the run's own directory.
     let home = std::path::absolute(home).unwrap_or_else(|_| home.to_path_buf());
     environment.push(("BATON_HOME".into(), home.into_os_string()));
+    if let Some(store) = STORE_FOR_CHILDREN.get() {
+        environment.retain(|(name, _)| name != "BATON_STORE");
+        environment.push(("BATON_STORE".into(), store.clone()));
+    }
     if let Some(agent) = agent {
         environment.push(("BATON_AGENT".into(), agent.into()));
     }
@@ -752,6 +770,16 @@ mod tests {
         );
         let home = detached_environment([], Path::new("hub"), None);
         assert_eq!(home.len(), 1, "no agent for the supervisor: {home:?}");
+        // The hub's store is the children's too.
+        let store = detached_environment(
+            [("BATON_STORE".into(), "postgres://db/baton".into())],
+            Path::new("hub"),
+            None,
+        );
+        assert_eq!(
+            store[0],
+            ("BATON_STORE".into(), "postgres://db/baton".into())
+        );
         assert!(Path::new(&home[0].1).is_absolute(), "{home:?}");
     }
 }

@@ -279,11 +279,7 @@ pub fn main() -> i32 {
     let after_effects = AfterEffects::from_environment(cli.global.no_wake);
     let hub = match Home::from_environment()
         .and_then(|home| {
-            Ok(Hub::new(
-                home,
-                LockPolicy::from_environment()?,
-                after_effects,
-            ))
+            Hub::from_environment(home, LockPolicy::from_environment()?, after_effects)
         })
         .map_err(Error::from)
     {

@@ -51,6 +51,11 @@ pub struct ServeArgs {
     /// away for longer logs in again with the URL of a serve started since
     #[arg(long = "login-ttl", value_name = "TIME", default_value = "12h", value_parser = tokens::parse_login_ttl)]
     pub login_ttl: chrono::Duration,
+    /// Keep the hub's state in this PostgreSQL database (`postgres://USER@HOST:PORT/DB?
+    /// sslmode=…`) rather than where BATON_STORE says (the files of the home when unset).
+    /// Several servers on several machines may share one database
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     #[command(flatten)]
     pub wake: super::NoWake,
 }
@@ -89,8 +94,19 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
     };
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
-    let hub = context.hub.clone();
-    let start_project = start_project(context)?;
+    let hub = match &args.store {
+        Some(url) => {
+            // What this server starts (a wake supervisor, the alert sender) keeps its state
+            // in the same database.
+            baton::process::pass_store_to_children(url);
+            baton::session::Hub {
+                store: baton::store::open(url, &context.hub.home, context.hub.lock)?,
+                ..context.hub.clone()
+            }
+        }
+        None => context.hub.clone(),
+    };
+    let start_project = start_project(context, &hub)?;
     // Expired logins go as this one is made; those of servers before it that are still good
     // stay, so their tabs stay logged in.
     let login = tokens::add_login(&*hub.store, &human, args.login_ttl, time::now())?;
@@ -111,7 +127,7 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
     }
     eprintln!(
         "baton serve: the board of {} for {human} at {url}; MCP at {url}/mcp; Ctrl-C stops",
-        hub.home.root().display(),
+        hub.store.location(),
     );
     let settings = Settings {
         hub: hub.clone(),
@@ -138,16 +154,16 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
 /// the server runs in belongs to, as a command run there would resolve it. A directory
 /// outside every bound workspace gives `default`; one the server cannot read, nothing (the
 /// page then opens on the first project).
-fn start_project(context: &Context) -> Result<Option<String>, Error> {
+fn start_project(context: &Context, hub: &baton::session::Hub) -> Result<Option<String>, Error> {
     if let Some(id) = context.global.project.as_deref() {
-        baton::project::check_exists(&*context.hub.store, id)?;
+        baton::project::check_exists(&*hub.store, id)?;
         return Ok(Some(id.to_string()));
     }
     let Ok(cwd) = baton::project::current_dir() else {
         return Ok(None);
     };
     Ok(
-        baton::project::resolve(&*context.hub.store, None, &cwd, time::now())
+        baton::project::resolve(&*hub.store, None, &cwd, time::now())
             .ok()
             .map(|project| project.id),
     )

@@ -9,13 +9,11 @@ use crate::names::{self, NameKind};
 use crate::process::{ProgramLookup, ProgramRules, find_program};
 use crate::registry::{self, AgentRecord};
 use crate::setup;
-use crate::store::{Duty, Store};
+use crate::store::{Collection, Document, Duty, Store};
 use crate::text;
 use crate::time::{self};
 
-use super::{
-    Check, Inspection, STALE_AFTER, count, count_parse, read_board, read_dir_sorted, show_error,
-};
+use super::{Check, Inspection, STALE_AFTER, count, count_parse, read_dir_sorted, show_error};
 
 /// Every registry record parses, has a known schema, and names its own file.
 pub(super) fn check_agents(inspection: &Inspection<'_>) -> Vec<Check> {
@@ -23,7 +21,18 @@ pub(super) fn check_agents(inspection: &Inspection<'_>) -> Vec<Check> {
     let home = inspection.home;
     let mut checks = Vec::new();
     let mut good = 0;
-    for path in read_dir_sorted(&home.agents_dir()) {
+    // A database names its records by agent alone.
+    let paths = match inspection.on_files() {
+        true => read_dir_sorted(&home.agents_dir()),
+        false => inspection
+            .store
+            .list_documents(Collection::Agents)
+            .unwrap_or_default()
+            .iter()
+            .map(|name| home.agent_file(name))
+            .collect(),
+    };
+    for path in paths {
         let Some(name) = path
             .file_name()
             .and_then(|name| name.to_str())
@@ -80,7 +89,7 @@ pub(super) fn check_agents(inspection: &Inspection<'_>) -> Vec<Check> {
 pub(super) fn check_tokens(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "tokens";
     let path = inspection.home.tokens_file();
-    if fs::symlink_metadata(&path).is_err() {
+    if !inspection.holds(&path, &Document::Tokens) {
         return Vec::new();
     }
     let read = crate::tokens::list(inspection.store).and_then(|rows| {
@@ -132,7 +141,14 @@ pub(super) fn check_alerts(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "alerts";
     let home = inspection.home;
     let path = home.alerts_file();
-    if fs::symlink_metadata(&path).is_err() && fs::symlink_metadata(home.alerts_dir()).is_err() {
+    let has_queue = match inspection.on_files() {
+        true => fs::symlink_metadata(home.alerts_dir()).is_ok(),
+        false => inspection
+            .store
+            .list_documents(Collection::QueuedAlerts)
+            .is_ok_and(|queued| !queued.is_empty()),
+    };
+    if !inspection.holds(&path, &Document::Alerts) && !has_queue {
         return Vec::new();
     }
     let mut checks = vec![match crate::alert::load(inspection.store) {
@@ -265,7 +281,8 @@ pub(super) fn check_delivery(inspection: &Inspection<'_>) -> Vec<Check> {
     let projects = inspection.project_ids();
     let mut checks = Vec::new();
     for id in &projects {
-        let Ok(Some(board)) = read_board(&inspection.home.board_file(id)) else {
+        let (_, read) = inspection.board(id);
+        let Ok(Some(board)) = read else {
             continue;
         };
         for task in board.tasks().filter_map(|task| task.ok()) {

@@ -63,10 +63,14 @@ pub(super) fn check_activity(inspection: &Inspection<'_>) -> Vec<Check> {
         // The archive only gains tasks that were on the board just read, so it can be read
         // (it may be large) after the look, without keeping writers waiting.
         let mut archived = Vec::new();
-        for path in crate::store::archive_file::task_files(home, &id).unwrap_or_default() {
-            if let Ok(lines) = jsonl::read_all::<Task>(&path) {
-                archived.extend(lines.records);
+        if inspection.on_files() {
+            for path in crate::store::archive_file::task_files(home, &id).unwrap_or_default() {
+                if let Ok(lines) = jsonl::read_all::<Task>(&path) {
+                    archived.extend(lines.records);
+                }
             }
+        } else {
+            archived = inspection.store.archived_tasks(&id).unwrap_or_default();
         }
         let findings = disagreements(&board, &archived, &records);
         if findings.is_empty() {

@@ -83,23 +83,40 @@ pub(super) fn check_projects(inspection: &Inspection<'_>) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut good = Vec::new();
     let mut workspaces: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
-    for (id, dir) in inspection.project_dirs() {
-        if names::check(NameKind::Project, &id).is_err() {
+    // A database holds records by id alone: no directory to look at.
+    let candidates: Vec<(String, Option<PathBuf>)> = match inspection.on_files() {
+        true => inspection
+            .project_dirs()
+            .into_iter()
+            .map(|(id, dir)| (id, Some(dir)))
+            .collect(),
+        false => inspection
+            .project_ids()
+            .into_iter()
+            .map(|id| (id, None))
+            .collect(),
+    };
+    for (id, dir) in candidates {
+        if let Some(dir) = &dir
+            && names::check(NameKind::Project, &id).is_err()
+        {
             checks.push(Check::warn(
                 NAME,
                 format!(
                     "{} is not a valid project name; baton ignores it",
-                    inspection.show(&dir)
+                    inspection.show(dir)
                 ),
             ));
             continue;
         }
-        if !dir.join("project.json").exists() {
+        if let Some(dir) = &dir
+            && !dir.join("project.json").exists()
+        {
             checks.push(Check::warn(
                 NAME,
                 format!(
                     "{} has no project.json; baton does not see this project",
-                    inspection.show(&dir)
+                    inspection.show(dir)
                 ),
             ));
             continue;
@@ -111,7 +128,10 @@ pub(super) fn check_projects(inspection: &Inspection<'_>) -> Vec<Check> {
                 NAME,
                 format!(
                     "{} names itself `{}`, not `{id}`",
-                    inspection.show(&home.project_file(&id)),
+                    match inspection.on_files() {
+                        true => inspection.show(&home.project_file(&id)),
+                        false => format!("the record of project {id}"),
+                    },
                     found.id
                 ),
             )),
@@ -174,8 +194,8 @@ pub(super) fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
     let mut checks = Vec::new();
     let (mut boards, mut tasks) = (0, 0);
     for id in inspection.project_ids() {
-        let path = home.board_file(&id);
-        match read_board(&path) {
+        let (shown, read) = inspection.board(&id);
+        match read {
             Ok(None) => {}
             Ok(Some(board)) => {
                 boards += 1;
@@ -187,7 +207,7 @@ pub(super) fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
                             "{} holds more than one task numbered {duplicated} ({}); commands \
                              that name {duplicated} refuse until all but one are given an id no \
                              task has, by hand (T-{} is free)",
-                            inspection.show(&path),
+                            shown,
                             board
                                 .heads()
                                 .enumerate()
@@ -209,11 +229,7 @@ pub(super) fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
                 if board.project != id {
                     checks.push(Check::warn(
                         NAME,
-                        format!(
-                            "{} says it is the board of `{}`",
-                            inspection.show(&path),
-                            board.project
-                        ),
+                        format!("{} says it is the board of `{}`", shown, board.project),
                     ));
                 }
             }
@@ -225,8 +241,15 @@ pub(super) fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
                 ),
             )),
         }
-        let backup = home.board_backup(&id);
-        if let Err(error) = read_board(&backup) {
+        let backup = match inspection.on_files() {
+            true => read_board(&home.board_backup(&id)).map(drop),
+            false => inspection
+                .store
+                .previous_board(&id)
+                .map(drop)
+                .map_err(Into::into),
+        };
+        if let Err(error) = backup {
             checks.push(Check::warn(
                 NAME,
                 format!(
@@ -258,8 +281,8 @@ pub(super) fn check_dependencies(inspection: &Inspection<'_>) -> Vec<Check> {
     let projects = inspection.project_ids();
     let mut checks = Vec::new();
     for id in &projects {
-        let path = inspection.home.board_file(id);
-        let Ok(Some(board)) = read_board(&path) else {
+        let (shown, read) = inspection.board(id);
+        let Ok(Some(board)) = read else {
             continue;
         };
         let project = if projects.len() > 1 {
@@ -275,7 +298,7 @@ pub(super) fn check_dependencies(inspection: &Inspection<'_>) -> Vec<Check> {
                      (`baton cancel {}`), or take its wait out of {} by hand",
                     circle_text(&circle),
                     circle[0],
-                    inspection.show(&path)
+                    shown
                 ),
             ));
         }
@@ -314,14 +337,14 @@ pub(super) fn check_names(inspection: &Inspection<'_>) -> Vec<Check> {
     let home = inspection.home;
     let mut checks = Vec::new();
     let (mut tasks, mut messages) = (0, 0);
-    let mut report = |path: &Path, bad: Vec<String>| {
+    let mut report = |shown: &str, bad: Vec<String>| {
         if !bad.is_empty() {
             checks.push(Check::fail(
                 NAME,
                 format!(
                     "{}: {} not {} agent {} (a-z, 0-9, `.`, `_` and `-`, at most 64 \
                      characters): {}; nobody can act as {}: fix {} by hand",
-                    inspection.show(path),
+                    shown,
                     if bad.len() == 1 {
                         "a name that is"
                     } else {
@@ -337,8 +360,8 @@ pub(super) fn check_names(inspection: &Inspection<'_>) -> Vec<Check> {
         }
     };
     for id in inspection.project_ids() {
-        let path = home.board_file(&id);
-        if let Ok(Some(board)) = read_board(&path) {
+        let (shown, read) = inspection.board(&id);
+        if let Ok(Some(board)) = read {
             let mut bad = Vec::new();
             for task in board.tasks().filter_map(Result::ok) {
                 tasks += 1;
@@ -360,13 +383,30 @@ pub(super) fn check_names(inspection: &Inspection<'_>) -> Vec<Check> {
                         .map(|(field, name)| format!("{} {field} `{}`", task.id, shown_name(name))),
                 );
             }
-            report(&path, bad);
+            report(&shown, bad);
         }
         let mail = home.mail_file(&id);
         // Lines that do not parse are the logs check's finding.
-        if let Ok(lines) = jsonl::read_all::<serde_json::Map<String, serde_json::Value>>(&mail) {
+        let read = match inspection.on_files() {
+            true => jsonl::read_all::<serde_json::Map<String, serde_json::Value>>(&mail)
+                .map(|lines| lines.records),
+            false => inspection.store.mail(&id).map(|messages| {
+                messages
+                    .iter()
+                    .filter_map(|message| match serde_json::to_value(message) {
+                        Ok(serde_json::Value::Object(fields)) => Some(fields),
+                        _ => None,
+                    })
+                    .collect()
+            }),
+        };
+        let shown = match inspection.on_files() {
+            true => inspection.show(&mail),
+            false => format!("the mail of {id}"),
+        };
+        if let Ok(records) = read {
             let mut bad = Vec::new();
-            for message in &lines.records {
+            for message in &records {
                 messages += 1;
                 let seq = message
                     .get("seq")
@@ -381,7 +421,7 @@ pub(super) fn check_names(inspection: &Inspection<'_>) -> Vec<Check> {
                     }
                 }
             }
-            report(&mail, bad);
+            report(&shown, bad);
         }
     }
     if checks.is_empty() {
@@ -395,6 +435,35 @@ pub(super) fn check_names(inspection: &Inspection<'_>) -> Vec<Check> {
         ));
     }
     checks
+}
+
+/// The logs of a database: read through the store, whole (a transaction writes a record
+/// whole or not at all, so none is cut short).
+fn logs_in_the_database(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "logs";
+    let (mut records, mut messages) = (0, 0);
+    for id in inspection.project_ids() {
+        let read = inspection
+            .store
+            .log(&id, None, None)
+            .and_then(|log| Ok((log.len(), inspection.store.mail(&id)?.len())));
+        match read {
+            Ok((log, mail)) => {
+                records += log;
+                messages += mail;
+            }
+            Err(error) => return vec![Check::fail(NAME, show_error(inspection, &error))],
+        }
+    }
+    vec![Check::ok(
+        NAME,
+        format!(
+            "{} and {} read from {}",
+            count(records, "activity record"),
+            count(messages, "message"),
+            inspection.store.location()
+        ),
+    )]
 }
 
 /// A name from a file as a finding shows it: escaped, and cut a little past the longest
@@ -437,6 +506,9 @@ pub fn inspect_lines<T: DeserializeOwned>(bytes: &[u8]) -> LineReport {
 pub(super) fn check_logs(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "logs";
     let home = inspection.home;
+    if !inspection.on_files() {
+        return logs_in_the_database(inspection);
+    }
     let mut checks = Vec::new();
     let (mut files, mut lines) = (0, 0);
     let mut look = |path: &Path, inspect: fn(&[u8]) -> LineReport| {

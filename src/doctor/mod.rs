@@ -141,8 +141,53 @@ impl Inspection<'_> {
         dirs
     }
 
+    /// Whether the hub's state is the home's files; else it is a database's, looked at
+    /// through the store.
+    fn on_files(&self) -> bool {
+        self.store.home_files().is_some()
+    }
+
+    /// The board of project `id`, every task of it whole, and how a finding names it;
+    /// `None` when the project has none.
+    fn board(&self, id: &str) -> (String, Result<Option<Board>>) {
+        if self.on_files() {
+            let path = self.home.board_file(id);
+            return (self.show(&path), read_board(&path));
+        }
+        let shown = format!("the board of {id}");
+        let read = match self.store.snapshot(id) {
+            Ok(Some(snapshot)) => snapshot.board.map_err(Into::into).and_then(|board| {
+                if let Some(board) = &board {
+                    board.tasks().try_for_each(|task| task.map(drop))?;
+                }
+                Ok(board)
+            }),
+            Ok(None) => Ok(None),
+            Err(error) => Err(error.into()),
+        };
+        (shown, read)
+    }
+
+    /// Whether the hub holds `document`, kept at `path` on the files (anything there
+    /// counts, a broken link too: its check names it).
+    fn holds(&self, path: &Path, document: &crate::store::Document) -> bool {
+        match self.on_files() {
+            true => fs::symlink_metadata(path).is_ok(),
+            false => self
+                .store
+                .load_document(document)
+                .map_or(true, |text| text.is_some()),
+        }
+    }
+
     /// The project ids baton itself would see (a valid name and a project.json).
     fn project_ids(&self) -> Vec<String> {
+        if !self.on_files() {
+            return self
+                .store
+                .list_documents(crate::store::Collection::Projects)
+                .unwrap_or_default();
+        }
         self.project_dirs()
             .into_iter()
             .filter(|(id, path)| {

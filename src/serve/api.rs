@@ -123,7 +123,8 @@ impl From<Error> for ApiError {
         let status = match (&error, code) {
             (Error::UnknownTask { .. } | Error::UnknownProject { .. }, _) => StatusCode::NOT_FOUND,
             (_, 2) => StatusCode::FORBIDDEN,
-            (_, 3) => StatusCode::SERVICE_UNAVAILABLE,
+            // A busy lock, or the store's database out of reach: try again soon.
+            (_, 3 | 6) => StatusCode::SERVICE_UNAVAILABLE,
             (_, 4) => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::BAD_REQUEST,
         };

@@ -19,7 +19,6 @@ use crate::board::task::{Origin, Status, Task, TaskId};
 use crate::error::Result;
 use crate::import::{self, ForeignAgent, ForeignBoard, ForeignTask, Skipped};
 use crate::registry::{self, Profile, WakeCommandChange};
-use crate::store::Store;
 use crate::text::{self, LineField};
 
 /// What an import did, or with `dry_run` would do.
@@ -63,19 +62,28 @@ impl Session {
             .collect();
         let store = &*self.hub.store;
         let project = self.project.id.clone();
-        let carry = |board: &mut Board, records: &mut Vec<ActivityRecord>| -> Result<_> {
+        // The archive as the change sees it (under the lock, or in its transaction); a dry
+        // run reads it as it is now.
+        let carry = |board: &mut Board,
+                     archived: Vec<Task>,
+                     highest_archived: u64,
+                     records: &mut Vec<ActivityRecord>|
+         -> Result<_> {
             let mut known = origins_in(board)?;
-            known.extend(archived_origins(store, &project)?);
-            let highest_archived = store.highest_archived_id(&project)?;
+            known.extend(archived_origins(archived));
             Ok(self.carry(board, highest_archived, &known, &tasks, &actor, records))
         };
         let (carried, already, dropped_waits) = if dry_run {
             let mut board = self.board()?;
-            carry(&mut board, &mut Vec::new())?
+            let archived = store.archived_tasks(&project)?;
+            let highest = store.highest_archived_id(&project)?;
+            carry(&mut board, archived, highest, &mut Vec::new())?
         } else {
             self.update(|tx| {
                 let mut records = Vec::new();
-                let outcome = carry(&mut tx.board, &mut records)?;
+                let archived = tx.archived_tasks()?;
+                let highest = tx.highest_archived_id()?;
+                let outcome = carry(&mut tx.board, archived, highest, &mut records)?;
                 for record in records {
                     tx.record(record);
                 }
@@ -452,13 +460,13 @@ fn origins_in(board: &Board) -> Result<HashMap<Origin, TaskId>> {
     Ok(origins)
 }
 
-/// The origins of the imported tasks in the project's archive.
-fn archived_origins(store: &dyn Store, project: &str) -> Result<HashMap<Origin, TaskId>> {
+/// The origins of the imported tasks among the project's `archived` tasks.
+fn archived_origins(archived: Vec<Task>) -> HashMap<Origin, TaskId> {
     let mut origins = HashMap::new();
-    for task in store.archived_tasks(project)? {
+    for task in archived {
         if let Some(origin) = task.imported {
             origins.insert(origin, task.id);
         }
     }
-    Ok(origins)
+    origins
 }

@@ -79,6 +79,17 @@ impl Hub {
         Hub::on(store, home, lock, after_effects)
     }
 
+    /// The hub whose state is kept where `BATON_STORE` says (the files of `home` when it is
+    /// unset), on this machine's `home`.
+    pub fn from_environment(
+        home: Home,
+        lock: LockPolicy,
+        after_effects: AfterEffects,
+    ) -> std::result::Result<Self, store::SettingError> {
+        let store = store::from_environment(&home, lock)?;
+        Ok(Hub::on(store, home, lock, after_effects))
+    }
+
     /// The hub whose state `store` keeps, on this machine's `home`.
     pub fn on(
         store: Arc<dyn Store>,

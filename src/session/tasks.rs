@@ -65,10 +65,7 @@ impl Session {
                 tx.board.check_unambiguous(*id)?;
                 let status = match tx.board.head(*id) {
                     Some(dependency) => dependency.status,
-                    None => match tx.archived_task(*id).cloned().map_or_else(
-                        || store.archived_task(&project_id, *id),
-                        |task| Ok(Some(task)),
-                    )? {
+                    None => match tx.find_archived(*id)? {
                         Some(archived) => archived.status,
                         None => {
                             return Err(Error::UnknownTask {
@@ -99,9 +96,7 @@ impl Session {
                 }
             };
             let before = handover::Owners::new();
-            let id = tx
-                .board
-                .next_free_id(store.highest_archived_id(&project_id)?);
+            let id = tx.board.next_free_id(tx.highest_archived_id()?);
             tx.board.next_id = id.0 + 1;
             let skill = match &route {
                 Route::To(_) => new.skill.clone(),

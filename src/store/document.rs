@@ -78,6 +78,8 @@ pub enum Wait {
 pub enum Version {
     /// A file's identity and times ([`Stamp`]).
     File(Stamp),
+    /// How many times a database's row was written.
+    Counted(u64),
 }
 
 /// A change of a document's text (`None` for none yet): what to write, or [`GaveUp`].

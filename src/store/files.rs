@@ -32,7 +32,7 @@ use super::mailbox::Mailbox;
 use super::paths::Home;
 use super::presence::{self, Presence};
 use super::tail::Tail;
-use super::transaction::Transaction;
+use super::transaction::{Archive, Transaction};
 use super::{
     GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file, log,
     mail_file, regular,
@@ -257,6 +257,15 @@ impl FileStore {
         &self.home
     }
 
+    /// A change of `board`, read under the lock of `project`, whose archive it reads in the
+    /// files (under the same lock).
+    fn transaction(&self, project: &str, board: Board, now: Timestamp) -> Transaction {
+        Transaction::new(board, now).with_archive(Arc::new(ArchiveFiles {
+            home: self.home.clone(),
+            project: project.to_string(),
+        }))
+    }
+
     /// The owners of the MCP sessions this process handed out.
     fn mcp_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
         // The map stays whole whatever panicked while holding it: every change is one call.
@@ -338,7 +347,7 @@ impl FileStore {
             || {
                 let guard = self.lock_board(project)?;
                 let board = self.read_board(project)?;
-                Ok((guard, Transaction::new(board, now)))
+                Ok((guard, self.transaction(project, board, now)))
             },
             |transaction| {
                 // Each change at the time of its own request; the archive sweep that ends
@@ -365,6 +374,27 @@ impl FileStore {
             },
         )?;
         Ok(())
+    }
+}
+
+/// The archive files of a project, as a change reads them under the board lock.
+#[derive(Debug)]
+struct ArchiveFiles {
+    home: Home,
+    project: String,
+}
+
+impl Archive for ArchiveFiles {
+    fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        archive_file::find(&self.home, &self.project, id)
+    }
+
+    fn tasks(&self) -> Result<Vec<Task>, StoreError> {
+        archive_file::all(&self.home, &self.project)
+    }
+
+    fn highest_id(&self) -> Result<u64, StoreError> {
+        archive_file::highest_id(&self.home, &self.project)
     }
 }
 
@@ -421,6 +451,14 @@ impl Store for FileStore {
         })
     }
 
+    fn home_files(&self) -> Option<&Home> {
+        Some(&self.home)
+    }
+
+    fn location(&self) -> String {
+        self.home.root().display().to_string()
+    }
+
     /// Keeps the boards it read until their file changes, and commits the changes of many
     /// threads to one board (or one mail) together ([`FileStore::resident`]).
     fn resident(&self) -> Arc<dyn Store> {
@@ -447,7 +485,8 @@ impl Store for FileStore {
             return self.change_in_group(resident, project, now, change);
         }
         let _guard = self.lock_board(project)?;
-        let mut transaction = Transaction::new(board_file::read(&self.home, project)?, now);
+        let board = board_file::read(&self.home, project)?;
+        let mut transaction = self.transaction(project, board, now);
         if change(&mut transaction).is_ok() {
             self.commit(project, transaction)?;
         }

@@ -27,6 +27,7 @@ pub mod mail_file;
 pub mod mailbox;
 pub mod paths;
 pub mod platform;
+pub mod postgres;
 pub mod presence;
 pub mod regular;
 pub mod tail;
@@ -48,7 +49,7 @@ pub use document::{Collection, Document, Documents, Edit, Version, Wait};
 pub use duty::{Duty, Held};
 pub use feed::{Change, ChangeFeed, FeedWaker, Scope, What};
 pub use mailbox::Mailbox;
-pub use transaction::Transaction;
+pub use transaction::{Archive, Transaction};
 
 /// A hub's state, wherever it is kept (the files of the hub home now, PostgreSQL next):
 /// each project's board, its activity log, its archive, its mail and read positions; the
@@ -65,6 +66,15 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// This store, waiting for a busy lock as `policy` says (a hook waits briefly), and
     /// sharing whatever this one keeps between changes.
     fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
+
+    /// The hub home whose files hold this state, for a look at the files themselves
+    /// (`doctor`); `None` where it is kept elsewhere (a database), to be looked at through
+    /// the store alone.
+    fn home_files(&self) -> Option<&paths::Home>;
+
+    /// Where the state is kept, as a user may be told: the hub home's path, or the
+    /// database's address (without its password).
+    fn location(&self) -> String;
 
     /// This store for a process that serves many callers at once (`baton serve`): it may
     /// keep what it read between changes (checked against the store before each use) and
@@ -229,6 +239,57 @@ pub trait LogTail: Send {
     fn fresh_lines(&mut self) -> Result<Vec<String>, StoreError>;
 }
 
+/// The store `BATON_STORE` names for the hub at `home`: unset (or empty), the files under
+/// it; a `postgres://` (or `postgresql://`) URL, that database, with this machine's own
+/// documents still files under `home`.
+pub fn from_environment(
+    home: &paths::Home,
+    lock: lock::LockPolicy,
+) -> Result<std::sync::Arc<dyn Store>, SettingError> {
+    match std::env::var("BATON_STORE") {
+        Err(std::env::VarError::NotPresent) => Ok(files_at(home, lock)),
+        Ok(value) if value.is_empty() => Ok(files_at(home, lock)),
+        Ok(value) => open(&value, home, lock),
+        Err(std::env::VarError::NotUnicode(_)) => Err(SettingError::new(
+            "BATON_STORE is not valid UTF-8",
+            Some(store_hint()),
+        )),
+    }
+}
+
+/// The store at `address` (a `postgres://` URL) for the hub at `home`.
+pub fn open(
+    address: &str,
+    home: &paths::Home,
+    lock: lock::LockPolicy,
+) -> Result<std::sync::Arc<dyn Store>, SettingError> {
+    if !postgres::address::is_postgres_url(address) {
+        return Err(SettingError::new(
+            format!(
+                "BATON_STORE must be a postgres:// URL, not `{}`",
+                postgres::address::shown_form(address).escape_debug()
+            ),
+            Some(store_hint()),
+        ));
+    }
+    let address = postgres::address::Address::parse(address)?;
+    Ok(std::sync::Arc::new(postgres::PgStore::new(
+        address,
+        home.clone(),
+        lock,
+    )))
+}
+
+fn files_at(home: &paths::Home, lock: lock::LockPolicy) -> std::sync::Arc<dyn Store> {
+    std::sync::Arc::new(files::FileStore::new(home.clone(), lock))
+}
+
+fn store_hint() -> String {
+    "e.g. BATON_STORE=postgres://baton@db.example:5432/baton?sslmode=verify-full; unset, the \
+     hub's state is the files under BATON_HOME"
+        .to_string()
+}
+
 /// A project's board and log as they stand between changes ([`Store::snapshot`]).
 #[derive(Debug)]
 pub struct Snapshot {
@@ -333,6 +394,23 @@ pub enum StoreError {
         found: u64,
         known: u32,
     },
+    /// A database store that cannot be reached now: its server down or restarting, the
+    /// network, the login refused. `store` is its address without the password.
+    #[error("store {store} unreachable: {detail}")]
+    Unreachable { store: String, detail: String },
+    /// A database store that refused what baton asked of it.
+    #[error("store {store}: {detail}")]
+    Database { store: String, detail: String },
+    /// A database whose schema a newer baton made.
+    #[error(
+        "store {store} has schema {found}, newer than this baton understands ({known}); \
+         upgrade baton"
+    )]
+    NewerDatabase {
+        store: String,
+        found: i64,
+        known: i64,
+    },
 }
 
 /// A setting from the environment (`BATON_HOME`, `BATON_LOCK_TIMEOUT`) the store cannot
@@ -399,6 +477,23 @@ impl StoreError {
             StoreError::Unfinished => StoreError::Unfinished,
             StoreError::NewerSchema { path, found, known } => StoreError::NewerSchema {
                 path: path.clone(),
+                found: *found,
+                known: *known,
+            },
+            StoreError::Unreachable { store, detail } => StoreError::Unreachable {
+                store: store.clone(),
+                detail: detail.clone(),
+            },
+            StoreError::Database { store, detail } => StoreError::Database {
+                store: store.clone(),
+                detail: detail.clone(),
+            },
+            StoreError::NewerDatabase {
+                store,
+                found,
+                known,
+            } => StoreError::NewerDatabase {
+                store: store.clone(),
                 found: *found,
                 known: *known,
             },

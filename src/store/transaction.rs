@@ -4,7 +4,10 @@
 //! model change the board; the store then commits the transaction whole, or nothing of it.
 
 use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
 
+use super::StoreError;
 use super::group::Work;
 use crate::board::finished::{self, KEEP_FINISHED_FOR};
 use crate::board::record::ActivityRecord;
@@ -25,6 +28,21 @@ pub struct Transaction {
     /// written with the board.
     project: Option<Vec<u8>>,
     is_changed: bool,
+    /// The project's archive as this change sees it: read under the same lock (or in the
+    /// same database transaction) as the board.
+    stored_archive: Option<Arc<dyn Archive>>,
+}
+
+/// The archive of the project a [`Transaction`] changes, read where the change is made: the
+/// file store reads its files under the board lock, a database in the change's own
+/// transaction.
+pub trait Archive: fmt::Debug + Send + Sync {
+    /// The archived task `id`; the last copy if a crash left two.
+    fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError>;
+    /// Every archived task, oldest first.
+    fn tasks(&self) -> Result<Vec<Task>, StoreError>;
+    /// The highest id in the archive (0 for none).
+    fn highest_id(&self) -> Result<u64, StoreError>;
 }
 
 /// What a store writes of a committed [`Transaction`].
@@ -47,7 +65,14 @@ impl Transaction {
             archived: Vec::new(),
             project: None,
             is_changed: false,
+            stored_archive: None,
         }
+    }
+
+    /// This change reads the project's archive through `archive`, as its store keeps it.
+    pub fn with_archive(mut self, archive: Arc<dyn Archive>) -> Self {
+        self.stored_archive = Some(archive);
+        self
     }
 
     /// Notes a change for the activity log; a transaction with none writes nothing.
@@ -79,6 +104,45 @@ impl Transaction {
     /// archive; the store's archive has the others.
     pub fn archived_task(&self, id: TaskId) -> Option<&Task> {
         self.archived.iter().rev().find(|task| task.id == id)
+    }
+
+    /// Task `id` as archived: by this change (or one committed together with it), else in
+    /// the store's archive as this change sees it.
+    pub fn find_archived(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
+        if let Some(task) = self.archived_task(id) {
+            return Ok(Some(task.clone()));
+        }
+        match &self.stored_archive {
+            Some(archive) => archive.task(id),
+            None => Ok(None),
+        }
+    }
+
+    /// Every task of the store's archive as this change sees it, oldest first, then those
+    /// this change moved there.
+    pub fn archived_tasks(&self) -> Result<Vec<Task>, StoreError> {
+        let mut tasks = match &self.stored_archive {
+            Some(archive) => archive.tasks()?,
+            None => Vec::new(),
+        };
+        tasks.extend(self.archived.iter().cloned());
+        Ok(tasks)
+    }
+
+    /// The highest id in the archive as this change sees it, its own moves included (0 for
+    /// none), so that no new task reuses one.
+    pub fn highest_archived_id(&self) -> Result<u64, StoreError> {
+        let stored = match &self.stored_archive {
+            Some(archive) => archive.highest_id()?,
+            None => 0,
+        };
+        let moved = self
+            .archived
+            .iter()
+            .map(|task| task.id.0)
+            .max()
+            .unwrap_or(0);
+        Ok(stored.max(moved))
     }
 
     /// The project's record as this change left it (its versioned document), if the change

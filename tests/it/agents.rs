@@ -10,9 +10,8 @@ use crate::common::{TestEnv, files_only};
 const T0: &str = "2026-11-29T12:00:00Z";
 
 fn record(env: &TestEnv, name: &str) -> Value {
-    let path = env.home().join("agents").join(format!("{name}.json"));
-    serde_json::from_str(&fs::read_to_string(path).expect("the record exists"))
-        .expect("the record parses")
+    let text = env.hub_text(&format!("agents/{name}.json"));
+    serde_json::from_str(&text.expect("the record exists")).expect("the record parses")
 }
 
 fn at(env: &TestEnv, agent: &str, now: &str, args: &[&str]) -> crate::common::Run {

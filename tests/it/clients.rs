@@ -79,6 +79,7 @@ fn client(
         .args(args)
         .current_dir(machine.env.work())
         .env("BATON_HOME", machine.env.home())
+        .envs(machine.env.store_env())
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("GEMINI_CLI_HOME")
         .env_remove("BATON_AGENT")

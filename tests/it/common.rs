@@ -19,22 +19,49 @@ pub fn baton_bin() -> PathBuf {
 }
 
 /// The store the suite's hubs keep their state in, from `BATON_TEST_STORE`: `files` (the
-/// hub home's files, the default). PostgreSQL (`postgres://…`) comes with issue 33; until
-/// then any other value fails every test at once rather than testing the wrong thing.
+/// hub home's files, the default), `postgres` (a throwaway PostgreSQL cluster this process
+/// starts, and stops when it exits), or a `postgres://` URL (a cluster started elsewhere,
+/// whose user may create databases). On PostgreSQL each [`TestEnv`] gets a fresh database of
+/// its own. Any other value fails every test at once rather than testing the wrong thing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TestStore {
     Files,
+    /// On the throwaway cluster (`None`) or the one at the URL.
+    Postgres(Option<String>),
 }
 
 pub fn test_store() -> TestStore {
     match std::env::var("BATON_TEST_STORE") {
         Err(std::env::VarError::NotPresent) => TestStore::Files,
         Ok(value) if value.is_empty() || value == "files" => TestStore::Files,
+        Ok(value) if value == "postgres" => TestStore::Postgres(None),
+        Ok(value) if value.starts_with("postgres://") || value.starts_with("postgresql://") => {
+            TestStore::Postgres(Some(value))
+        }
         Ok(value) => panic!(
-            "BATON_TEST_STORE={value:?} is not a store this suite runs on: only `files` (the \
-             default) is, until PostgreSQL (`postgres://…`) comes with issue 33"
+            "BATON_TEST_STORE={value:?} is not a store this suite runs on: `files` (the \
+             default), `postgres` (a throwaway cluster) or a postgres:// URL"
         ),
         Err(error) => panic!("BATON_TEST_STORE is not usable: {error}"),
+    }
+}
+
+/// The throwaway PostgreSQL cluster, shared with the store's unit tests.
+#[path = "../../src/store/postgres/cluster.rs"]
+pub mod cluster;
+
+/// The password of the PostgreSQL store under test, which no output of baton may show;
+/// `None` on the files (or a given cluster's URL without one).
+pub fn store_password() -> Option<String> {
+    match test_store() {
+        TestStore::Files => None,
+        TestStore::Postgres(None) => Some(cluster::password().to_string()),
+        TestStore::Postgres(Some(url)) => {
+            let authority = url.split("://").nth(1)?.split('/').next()?;
+            let (user_info, _) = authority.rsplit_once('@')?;
+            let (_, password) = user_info.split_once(':')?;
+            (!password.is_empty()).then(|| password.to_string())
+        }
     }
 }
 
@@ -53,6 +80,16 @@ pub fn files_only(why: &str) -> bool {
 
 pub struct TestEnv {
     pub root: tempfile::TempDir,
+    /// The database this hub keeps its state in (`BATON_STORE`), on PostgreSQL.
+    pub store_url: Option<String>,
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        if let Some(url) = &self.store_url {
+            cluster::drop_database(url);
+        }
+    }
 }
 
 /// A finished run of the binary.
@@ -65,11 +102,21 @@ pub struct Run {
 
 impl Run {
     pub fn from(output: Output) -> Run {
-        Run {
+        let run = Run {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        // The database's password shows in nothing baton says.
+        if let Some(password) = store_password() {
+            assert!(
+                !run.stdout.contains(&password) && !run.stderr.contains(&password),
+                "the store's password shows in the output:\nstdout: {}\nstderr: {}",
+                run.stdout,
+                run.stderr
+            );
         }
+        run
     }
 
     /// Asserts success and returns stdout.
@@ -115,10 +162,13 @@ impl TestEnv {
 
     fn with_root(root: tempfile::TempDir) -> TestEnv {
         // A store the suite cannot run on fails every test here, at once.
-        test_store();
+        let store_url = match test_store() {
+            TestStore::Files => None,
+            TestStore::Postgres(given) => Some(cluster::fresh_database(given.as_deref())),
+        };
         std::fs::create_dir_all(root.path().join("work")).unwrap();
         std::fs::create_dir_all(root.path().join("home")).unwrap();
-        TestEnv { root }
+        TestEnv { root, store_url }
     }
 
     /// The hub home (`BATON_HOME`). On the file store it holds the hub's state too: a test
@@ -153,6 +203,8 @@ impl TestEnv {
             .env_remove("BATON_TOKEN")
             .env_remove("BATON_TOKEN_FILE")
             .env("BATON_HOME", self.home())
+            // Where the hub's state is: the files of the home, or this test's database.
+            .env_remove("BATON_STORE")
             // A home of its own, so `setup` and `doctor` never see the real agent clients.
             .env("HOME", self.root.path().join("user-home"))
             .env_remove("CODEX_HOME")
@@ -164,6 +216,9 @@ impl TestEnv {
             .env_remove("BATON_FILE_EVENTS")
             .env("BATON_LOCK_TIMEOUT", "20")
             .stdin(Stdio::null());
+        if let Some(url) = &self.store_url {
+            command.env("BATON_STORE", url);
+        }
         command
     }
 
@@ -250,10 +305,194 @@ impl TestEnv {
         value["task"]["id"].as_u64().expect("a task id")
     }
 
-    /// The board as stored on disk.
+    /// The board as stored: `board.json` on the files; on PostgreSQL the same fields from
+    /// its row and its tasks' rows.
     pub fn board(&self, project: &str) -> Value {
-        let text = std::fs::read_to_string(self.board_path(project)).expect("board.json exists");
-        serde_json::from_str(&text).expect("board.json parses")
+        let read = self.in_database(|client| {
+            let fields = client
+                .query_one(
+                    "SELECT schema, next_id FROM boards WHERE project = $1",
+                    &[&project],
+                )
+                .expect("the board exists");
+            let tasks: Vec<Value> = client
+                .query(
+                    "SELECT task FROM tasks WHERE project = $1 ORDER BY id",
+                    &[&project],
+                )
+                .unwrap()
+                .iter()
+                .map(|row| serde_json::from_str(row.get::<_, &str>(0)).expect("a task parses"))
+                .collect();
+            serde_json::json!({
+                "schema": fields.get::<_, i32>(0),
+                "project": project,
+                "next_id": fields.get::<_, i64>(1),
+                "tasks": tasks,
+            })
+        });
+        read.unwrap_or_else(|| {
+            let text =
+                std::fs::read_to_string(self.board_path(project)).expect("board.json exists");
+            serde_json::from_str(&text).expect("board.json parses")
+        })
+    }
+
+    /// The text of the hub's file at `relative` (under the home), as the store keeps it:
+    /// on PostgreSQL, made from the rows that stand for the file (a document's bytes; a
+    /// board's fields and tasks; a log's or the mail's records, one line each). `None` when
+    /// there is none.
+    pub fn hub_text(&self, relative: &str) -> Option<String> {
+        if self.store_url.is_none() {
+            return std::fs::read_to_string(self.home().join(relative)).ok();
+        }
+        let place = HubPlace::of(relative);
+        let stored = self.in_database(|client| match place {
+            HubPlace::Document(kind, name) => client
+                .query_opt(
+                    "SELECT body FROM documents WHERE kind = $1 AND name = $2",
+                    &[&kind, &name],
+                )
+                .ok()
+                .flatten()
+                .map(|row| String::from_utf8(row.get(0)).expect("a document is text")),
+            HubPlace::Board(project) => {
+                let fields = client
+                    .query_opt(
+                        "SELECT schema, next_id FROM boards WHERE project = $1",
+                        &[&project],
+                    )
+                    .ok()
+                    .flatten()?;
+                let tasks: Vec<Value> = client
+                    .query(
+                        "SELECT task FROM tasks WHERE project = $1 ORDER BY id",
+                        &[&project],
+                    )
+                    .unwrap()
+                    .iter()
+                    .map(|row| serde_json::from_str(row.get::<_, &str>(0)).unwrap())
+                    .collect();
+                let board = serde_json::json!({
+                    "schema": fields.get::<_, i32>(0),
+                    "project": project,
+                    "next_id": fields.get::<_, i64>(1),
+                    "tasks": tasks,
+                });
+                Some(serde_json::to_string_pretty(&board).unwrap() + "\n")
+            }
+            HubPlace::Lines(query, project) => {
+                let rows = client.query(query, &[&project]).ok()?;
+                let lines: String = rows
+                    .iter()
+                    .map(|row| format!("{}\n", row.get::<_, &str>(0)))
+                    .collect();
+                (!lines.is_empty()).then_some(lines)
+            }
+            HubPlace::Positions(project) => client
+                .query_opt(
+                    "SELECT positions FROM read_positions WHERE project = $1",
+                    &[&project],
+                )
+                .ok()
+                .flatten()
+                .map(|row| row.get(0)),
+        });
+        stored.flatten()
+    }
+
+    /// Writes `text` as the hub's file at `relative` (see [`TestEnv::hub_text`]): on
+    /// PostgreSQL into the rows that stand for it, as someone with the database's password
+    /// could. A board's text is parsed (its fields and tasks written as they are).
+    pub fn write_hub_text(&self, relative: &str, text: &str) {
+        if self.store_url.is_none() {
+            std::fs::write(self.home().join(relative), text).unwrap();
+            return;
+        }
+        let place = HubPlace::of(relative);
+        let text = text.to_string();
+        self.in_database(move |client| match place {
+            HubPlace::Document(kind, name) => {
+                client
+                    .execute(
+                        "INSERT INTO documents (kind, name, body, version) VALUES ($1, $2, $3, 1) \
+                         ON CONFLICT (kind, name) DO UPDATE SET body = excluded.body, \
+                         version = documents.version + 1",
+                        &[&kind, &name, &text.as_bytes()],
+                    )
+                    .unwrap();
+            }
+            HubPlace::Board(project) => {
+                let board: Value = serde_json::from_str(&text).expect("a board's JSON");
+                let schema = board["schema"].as_i64().unwrap() as i32;
+                let next_id = board["next_id"].as_i64().unwrap();
+                let mut transaction = client.transaction().unwrap();
+                transaction
+                    .execute(
+                        "UPDATE boards SET schema = $2, next_id = $3, version = version + 1 \
+                         WHERE project = $1",
+                        &[&project, &schema, &next_id],
+                    )
+                    .unwrap();
+                transaction
+                    .execute("DELETE FROM tasks WHERE project = $1", &[&project])
+                    .unwrap();
+                for task in board["tasks"].as_array().unwrap() {
+                    transaction
+                        .execute(
+                            "INSERT INTO tasks (project, id, task) VALUES ($1, $2, $3)",
+                            &[&project, &task["id"].as_i64().unwrap(), &task.to_string()],
+                        )
+                        .unwrap();
+                }
+                transaction.commit().unwrap();
+            }
+            HubPlace::Lines(..) | HubPlace::Positions(_) => {
+                panic!("{relative}: a test writes documents and boards only")
+            }
+        });
+    }
+
+    /// `BATON_STORE` as this hub's commands get it: for a test that makes a command's
+    /// environment from nothing. None on the files.
+    pub fn store_env(&self) -> Vec<(&'static str, String)> {
+        self.store_url
+            .iter()
+            .map(|url| ("BATON_STORE", url.clone()))
+            .collect()
+    }
+
+    /// `work` on this hub's store as the library opens it (the files of the home, or the
+    /// test's database), on a thread of its own, as an async test may ask: for a test that
+    /// asks what `baton serve` itself would.
+    pub fn with_store<T: Send>(
+        &self,
+        work: impl FnOnce(&dyn baton::store::Store) -> T + Send,
+    ) -> T {
+        let home = baton::store::paths::Home::new(self.home());
+        let lock = baton::store::lock::LockPolicy::silent(Duration::from_secs(20));
+        // Made, used and dropped (its connections closed) on that thread.
+        cluster::apart(|| {
+            let store: std::sync::Arc<dyn baton::store::Store> = match &self.store_url {
+                Some(url) => baton::store::open(url, &home, lock).expect("the test's store"),
+                None => std::sync::Arc::new(baton::store::files::FileStore::new(home, lock)),
+            };
+            work(&*store)
+        })
+    }
+
+    /// `work` on a connection to this hub's database, on PostgreSQL (on a thread of its own,
+    /// as an async test may ask); `None` on the files.
+    pub fn in_database<T: Send>(
+        &self,
+        work: impl FnOnce(&mut postgres::Client) -> T + Send,
+    ) -> Option<T> {
+        let url = self.store_url.as_ref()?;
+        Some(cluster::apart(|| {
+            let mut client =
+                postgres::Client::connect(url, postgres::NoTls).expect("the test database");
+            work(&mut client)
+        }))
     }
 
     /// Task numbers in `agent`'s inbox, in inbox order.
@@ -277,12 +516,67 @@ impl TestEnv {
 
     /// The activity log lines of a project, parsed.
     pub fn activity(&self, project: &str) -> Vec<Value> {
+        let stored = self.in_database(|client| {
+            // No table yet: nothing has been written.
+            let rows = client
+                .query(
+                    "SELECT record FROM activity WHERE project = $1 ORDER BY seq",
+                    &[&project],
+                )
+                .unwrap_or_default();
+            rows.iter()
+                .map(|row| serde_json::from_str(row.get::<_, &str>(0)).expect("a record parses"))
+                .collect()
+        });
+        if let Some(records) = stored {
+            return records;
+        }
         let path = self.project_dir(project).join("activity.jsonl");
         std::fs::read_to_string(path)
             .unwrap_or_default()
             .lines()
             .map(|line| serde_json::from_str(line).expect("activity line parses"))
             .collect()
+    }
+}
+
+/// What stands for a file of the hub home in the PostgreSQL store.
+#[derive(Debug, Clone)]
+enum HubPlace {
+    Document(&'static str, String),
+    Board(String),
+    /// One text a line: the query, and the project.
+    Lines(&'static str, String),
+    Positions(String),
+}
+
+impl HubPlace {
+    fn of(relative: &str) -> HubPlace {
+        let parts: Vec<&str> = relative.split('/').collect();
+        match parts.as_slice() {
+            ["tokens.json"] => HubPlace::Document("tokens", String::new()),
+            ["alerts.json"] => HubPlace::Document("alerts", String::new()),
+            ["agents", file] => HubPlace::Document(
+                "agent",
+                file.strip_suffix(".json")
+                    .expect("an agent's file")
+                    .to_string(),
+            ),
+            ["projects", project, "project.json"] => {
+                HubPlace::Document("project", project.to_string())
+            }
+            ["projects", project, "board.json"] => HubPlace::Board(project.to_string()),
+            ["projects", project, "mail.read.json"] => HubPlace::Positions(project.to_string()),
+            ["projects", project, "mail.jsonl"] => HubPlace::Lines(
+                "SELECT message FROM mail WHERE project = $1 ORDER BY seq",
+                project.to_string(),
+            ),
+            ["projects", project, "activity.jsonl"] => HubPlace::Lines(
+                "SELECT record FROM activity WHERE project = $1 ORDER BY seq",
+                project.to_string(),
+            ),
+            _ => panic!("{relative} is not a file the store keeps"),
+        }
     }
 }
 

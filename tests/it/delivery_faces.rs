@@ -45,8 +45,8 @@ fn handed_over() -> TestEnv {
 /// Rewrites T-1's delivery record on disk (what the wake supervisor and the inbox record
 /// are not this test's subject): `None` removes it.
 fn set_delivery(env: &TestEnv, change: impl FnOnce(&mut Value)) {
-    let path = env.board_path("default");
-    let mut board: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let path = "projects/default/board.json";
+    let mut board: Value = serde_json::from_str(&env.hub_text(path).unwrap()).unwrap();
     change(&mut board["tasks"][0]["delivery"]);
     if board["tasks"][0]["delivery"].is_null() {
         board["tasks"][0]
@@ -54,7 +54,7 @@ fn set_delivery(env: &TestEnv, change: impl FnOnce(&mut Value)) {
             .unwrap()
             .remove("delivery");
     }
-    std::fs::write(&path, serde_json::to_string_pretty(&board).unwrap()).unwrap();
+    env.write_hub_text(path, &serde_json::to_string_pretty(&board).unwrap());
 }
 
 fn delivery_line(env: &TestEnv) -> Option<String> {

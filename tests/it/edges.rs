@@ -146,9 +146,6 @@ fn assert_error_with_null_id(answer: &Value, code: i64) {
 
 #[test]
 fn mcp_answers_a_line_that_is_not_json_with_a_parse_error() {
-    if !files_only("looks at a project's files") {
-        return;
-    }
     let env = TestEnv::new();
     let mut server = RawMcp::start(&env);
     server.send(json!({
@@ -392,9 +389,6 @@ fn a_hook_with_an_unknown_event_or_client_exits_0_without_reading_stdin() {
 
 #[test]
 fn a_hook_answers_when_the_client_keeps_stdin_open() {
-    if !files_only("looks at a project's files") {
-        return;
-    }
     let env = codex_has_work();
     // The client's whole JSON, then nothing more and no end of input.
     let run = hook_with_open_stdin(

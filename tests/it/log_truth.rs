@@ -436,15 +436,14 @@ fn doctor_reports_a_log_that_disagrees_with_the_board() {
 
 /// Sets `next_id` in board.json by hand.
 fn set_next_id(env: &TestEnv, next_id: u64) {
-    let path = env.board_path("default");
-    let text = fs::read_to_string(&path).unwrap();
+    let path = "projects/default/board.json";
+    let text = env.hub_text(path).unwrap();
     let start = text.find("\"next_id\": ").unwrap() + "\"next_id\": ".len();
     let end = start + text[start..].find(',').unwrap();
-    fs::write(
-        &path,
-        format!("{}{next_id}{}", &text[..start], &text[end..]),
-    )
-    .unwrap();
+    env.write_hub_text(
+        path,
+        &format!("{}{next_id}{}", &text[..start], &text[end..]),
+    );
     assert_eq!(env.board("default")["next_id"], next_id);
 }
 

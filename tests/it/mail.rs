@@ -23,7 +23,7 @@ fn texts(inbox: &Value) -> Vec<String> {
 }
 
 fn mail_lines(env: &TestEnv) -> Vec<Value> {
-    std::fs::read_to_string(env.project_dir("default").join("mail.jsonl"))
+    env.hub_text("projects/default/mail.jsonl")
         .unwrap_or_default()
         .lines()
         .map(|line| serde_json::from_str(line).expect("a mail line parses"))

@@ -40,6 +40,7 @@ mod mcp_http;
 #[cfg(target_os = "linux")]
 mod notify;
 mod opencode;
+mod postgres_store;
 mod projects;
 mod remote;
 mod remote_attacks;

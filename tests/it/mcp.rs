@@ -1086,6 +1086,7 @@ fn the_python_sdk_drives_the_same_scenario() {
         .arg(baton_bin())
         .current_dir(env.work())
         .env("BATON_HOME", env.home())
+        .envs(env.store_env())
         .env("BATON_NOTIFY", "0")
         .env_remove("BATON_AGENT")
         .stdin(Stdio::null())

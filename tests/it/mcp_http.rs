@@ -413,7 +413,7 @@ async fn nothing_in_a_request_changes_whom_it_acts_as() {
         .map(|line| line["actor"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(actors, ["lead", "lead"]);
-    let mail = std::fs::read_to_string(env.project_dir("default").join("mail.jsonl")).unwrap();
+    let mail = env.hub_text("projects/default/mail.jsonl").unwrap();
     let senders: Vec<Value> = mail
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())

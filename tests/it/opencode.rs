@@ -143,8 +143,19 @@ fn the_opencode_plugin_passes_its_node_tests() {
     assert!(!stdout.contains("# pass 0\n"), "no test ran: {stdout}");
 }
 
-/// The `opencode-<pid>.lock` files announcing live sessions of `agent`, in any project.
+/// The `opencode-<pid>.lock` files announcing live sessions of `agent`, in any project (on a
+/// database, its live `opencode` sessions in the default project, one entry each).
 fn live_sessions(env: &TestEnv, agent: &str) -> Vec<PathBuf> {
+    if env.store_url.is_some() {
+        return env.with_store(|store| {
+            store
+                .live_clients("default", agent)
+                .into_iter()
+                .filter(|client| client == "opencode")
+                .map(PathBuf::from)
+                .collect()
+        });
+    }
     let Ok(projects) = std::fs::read_dir(env.home().join("live")) else {
         return Vec::new();
     };

@@ -974,10 +974,10 @@ pub fn seconds_from_now(seconds: i64) -> String {
 
 /// Sets the project's lease in its `project.json` (SPEC section 3).
 fn set_lease_minutes(env: &TestEnv, project: &str, minutes: u64) {
-    let path = env.project_dir(project).join("project.json");
-    let mut value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let path = format!("projects/{project}/project.json");
+    let mut value: Value = serde_json::from_str(&env.hub_text(&path).unwrap()).unwrap();
     value["settings"]["lease_minutes"] = minutes.into();
-    std::fs::write(&path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+    env.write_hub_text(&path, &serde_json::to_string_pretty(&value).unwrap());
 }
 
 /// A hub where codex has claimed T-1 50 seconds ago under a one-minute lease: 10 seconds

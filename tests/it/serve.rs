@@ -290,9 +290,6 @@ fn marking_messages_read_through_a_number_leaves_later_ones_unread() {
 
 #[test]
 fn refusals_are_one_json_line_with_the_cli_exit_code() {
-    if !files_only("reads board.json") {
-        return;
-    }
     let env = TestEnv::new();
     env.register(&["alice"]);
     let served = Served::start(&env, "alice");

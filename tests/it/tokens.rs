@@ -13,7 +13,7 @@ use baton::time::Timestamp;
 use baton::tokens::{self, Authentication};
 use sha2::{Digest, Sha256};
 
-use crate::common::{Run, TestEnv, files_only};
+use crate::common::{Run, TestEnv, TestStore, files_only, test_store};
 
 const CREATED: &str = "2026-12-02T01:00:00.000Z";
 const USED: &str = "2026-12-02T01:02:00.000Z";
@@ -30,9 +30,12 @@ fn lock() -> LockPolicy {
     }
 }
 
-/// The test hub's store, on its files.
-fn home(env: &TestEnv) -> FileStore {
-    FileStore::new(Home::new(env.home()), lock())
+/// The test hub's store: its files, or its database.
+fn home(env: &TestEnv) -> std::sync::Arc<dyn baton::store::Store> {
+    match &env.store_url {
+        Some(url) => baton::store::open(url, &Home::new(env.home()), lock()).unwrap(),
+        None => std::sync::Arc::new(FileStore::new(Home::new(env.home()), lock())),
+    }
 }
 
 /// `baton token ARGS…` at `now`, with no identity.
@@ -54,7 +57,7 @@ fn add(env: &TestEnv, name: &str) -> String {
 /// Whom `presented` acts as, asked as `baton serve` asks.
 fn who(env: &TestEnv, presented: &str, now: &str) -> Option<String> {
     match tokens::authenticate(
-        &home(env),
+        &*home(env),
         &tokens::KeptTokens::default(),
         presented,
         at(now),
@@ -123,8 +126,8 @@ fn add_prints_a_token_once_and_stores_only_its_hash() {
     let bob = value["token"].as_str().unwrap().to_string();
     assert!(bob.starts_with("baton_") && bob != alice, "{bob}");
 
-    let path = env.home().join("tokens.json");
-    let stored: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let stored: serde_json::Value =
+        serde_json::from_str(&env.hub_text("tokens.json").unwrap()).unwrap();
     assert_eq!(stored["schema"], 1);
     let entries = stored["tokens"].as_array().unwrap();
     let pairs: Vec<(&str, &str)> = entries
@@ -143,13 +146,17 @@ fn add_prints_a_token_once_and_stores_only_its_hash() {
     );
     assert_eq!(entries[0]["login"], false);
     assert_eq!(entries[0]["last_used_at"], serde_json::Value::Null);
+    let stored_text = env.hub_text("tokens.json").unwrap();
     for secret in [&alice, &bob] {
         in_no_file(&env, secret);
         in_no_file(&env, secret.strip_prefix("baton_").unwrap());
+        assert!(!stored_text.contains(secret.strip_prefix("baton_").unwrap()));
     }
+    // On the files, the tokens' file is the user's alone.
     #[cfg(unix)]
-    {
+    if test_store() == TestStore::Files {
         use std::os::unix::fs::PermissionsExt;
+        let path = env.home().join("tokens.json");
         let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "{mode:o}");
     }
@@ -182,7 +189,7 @@ fn list_shows_when_each_token_was_made_and_last_used_and_never_its_hash() {
     let alice = add(&env, "alice");
     add(&env, "bob");
     // As `baton serve` makes a login.
-    tokens::add_login(&home(&env), "alice", tokens::LOGIN_TTL, at(CREATED)).unwrap();
+    tokens::add_login(&*home(&env), "alice", tokens::LOGIN_TTL, at(CREATED)).unwrap();
     let before = token(&env, LISTED, &["list"]);
     assert!(before.ok().contains("never"), "{}", before.stdout);
 
@@ -282,7 +289,7 @@ fn a_corrupt_tokens_file_is_named_and_never_overwritten() {
     }
     assert!(
         tokens::authenticate(
-            &home(&env),
+            &*home(&env),
             &tokens::KeptTokens::default(),
             &alice,
             at(USED)
@@ -336,10 +343,10 @@ fn a_new_login_token_keeps_the_last_and_the_other_until_rm() {
     let env = TestEnv::new();
     let plain = add(&env, "lead");
     let ttl = tokens::LOGIN_TTL;
-    let first = tokens::add_login(&home(&env), "lead", ttl, at(CREATED)).unwrap();
+    let first = tokens::add_login(&*home(&env), "lead", ttl, at(CREATED)).unwrap();
     assert_eq!(who(&env, &first, USED).as_deref(), Some("lead"));
     // The next start of `baton serve` logs nobody out.
-    let second = tokens::add_login(&home(&env), "lead", ttl, at(USED)).unwrap();
+    let second = tokens::add_login(&*home(&env), "lead", ttl, at(USED)).unwrap();
     assert_eq!(who(&env, &first, USED).as_deref(), Some("lead"));
     assert_eq!(who(&env, &second, USED).as_deref(), Some("lead"));
     assert_eq!(who(&env, &plain, USED).as_deref(), Some("lead"));

@@ -56,14 +56,15 @@ fn hostile_hub() -> TestEnv {
     env.register(&["claude", "codex"]);
     let id = env.send("claude", "codex", "placeholder", &["--body", "x"]);
     assert_eq!(id, 1);
-    // What the CLI refuses in one-line fields can still be written into the files.
-    let path = env.board_path("default");
-    let mut board: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // What the CLI refuses in one-line fields can still be written into the store (its
+    // files, or its database by someone with the password).
+    let path = "projects/default/board.json";
+    let mut board: Value = serde_json::from_str(&env.hub_text(path).unwrap()).unwrap();
     let task = &mut board["tasks"][0];
     task["subject"] = json!(format!("fix it\n{FORGED}{ESCAPES}"));
     task["body"] = json!(hostile_body());
     task["files"] = json!([format!("src/a.rs\n{FORGED}"), format!("b{ESCAPES}")]);
-    std::fs::write(&path, serde_json::to_string_pretty(&board).unwrap()).unwrap();
+    env.write_hub_text(path, &serde_json::to_string_pretty(&board).unwrap());
     // Multi-line text goes through the CLI itself.
     env.run("codex", &["ask", "1", "--body", &hostile_body()])
         .ok();

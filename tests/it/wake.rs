@@ -12,7 +12,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{Run, TestEnv, baton_bin, files_only};
+use crate::common::{Run, TestEnv, baton_bin};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -371,9 +371,6 @@ fn a_message_wakes_its_recipient_and_a_completed_task_wakes_its_sender() {
 
 #[test]
 fn no_wake_flag_and_the_project_setting_keep_the_agent_asleep_until_woken_by_hand() {
-    if !files_only("looks at a project's files") {
-        return;
-    }
     let team = Team::new();
     let quiet = team.send("Not now", &["--no-wake"], false);
     quiet.ok();
@@ -386,11 +383,11 @@ fn no_wake_flag_and_the_project_setting_keep_the_agent_asleep_until_woken_by_han
     before.ok();
     assert!(!before.stderr.contains("woke"), "{}", before.stderr);
 
-    let project_file = team.env.project_dir("app").join("project.json");
+    let project_file = "projects/app/project.json";
     let mut project: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&project_file).unwrap()).unwrap();
+        serde_json::from_str(&team.env.hub_text(project_file).unwrap()).unwrap();
     project["settings"]["wake"] = false.into();
-    std::fs::write(&project_file, project.to_string()).unwrap();
+    team.env.write_hub_text(project_file, &project.to_string());
     let off = team.send("Not now either", &[], false);
     off.ok();
     assert!(!off.stderr.contains("woke"), "{}", off.stderr);

@@ -92,6 +92,7 @@ fn send_with_descriptor_7_and_path(
         .args(["send", "--to", "worker", "--subject", "Fix the parser"])
         .current_dir(env.work())
         .env("BATON_HOME", env.home())
+        .envs(env.store_env())
         .env("BATON_NOTIFY", "0")
         .env("BATON_LOCK_TIMEOUT", "20")
         .env("HOME", env.root.path().join("user-home"))

@@ -1811,11 +1811,10 @@ fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
 /// The human's claim on T-1, 50 seconds into a one-minute lease: less than half is left, so
 /// any renewal would move it. Answers the lease as it stands.
 fn human_claim_near_its_end(env: &TestEnv) -> String {
-    let path = env.project_dir("web").join("project.json");
-    let mut project: Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let path = "projects/web/project.json";
+    let mut project: Value = serde_json::from_str(&env.hub_text(path).unwrap()).unwrap();
     project["settings"]["lease_minutes"] = 1.into();
-    std::fs::write(&path, serde_json::to_string_pretty(&project).unwrap()).unwrap();
+    env.write_hub_text(path, &serde_json::to_string_pretty(&project).unwrap());
     env.register(&["human"]);
     let id = env.send("codex", "human", "Long job", &["--no-wake"]);
     let at = crate::remote::seconds_from_now(-50);

@@ -1,0 +1,304 @@
+//! The connections of a PostgreSQL store: opened on first use, kept for the next call, a few
+//! at most per process. A pool of our own over a `Mutex<Vec<Client>>` rather than r2d2: what
+//! baton needs of one (a cap, a wait, a broken connection dropped and replaced on the next
+//! call) is these few lines, and r2d2 would add a crate and its scheduler thread for it.
+//!
+//! The first connection of a process checks the schema ([`super::schema`]): it migrates an
+//! older one, and refuses a newer one on every call.
+
+use std::cell::Cell;
+use std::sync::{Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use postgres::Client;
+use postgres::error::SqlState;
+
+use super::address::Address;
+use super::schema::{self, Standing};
+use super::tls::Rustls;
+use crate::store::StoreError;
+
+/// The most connections one process keeps open at once. A server's requests beyond it wait
+/// for one (a change holds its connection for as long as it runs); a call made while the
+/// same thread already holds one is never made to wait for a second.
+const MOST_OPEN: usize = 24;
+
+/// How long a call waits for a free connection before the store counts as unreachable.
+const WAIT_FOR_A_CONNECTION: Duration = Duration::from_secs(30);
+
+thread_local! {
+    /// How many connections this thread holds now (of any pool).
+    static HELD: Cell<usize> = const { Cell::new(0) };
+}
+
+#[derive(Default)]
+struct Connections {
+    idle: Vec<Client>,
+    open: usize,
+    schema_checked: bool,
+}
+
+/// The connections of one store address.
+pub struct Pool {
+    pub address: Address,
+    tls: Result<Rustls, String>,
+    connections: Mutex<Connections>,
+    freed: Condvar,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Pool")
+            .field("store", &self.address.shown())
+            .finish()
+    }
+}
+
+impl Pool {
+    pub fn new(address: Address) -> Pool {
+        Pool {
+            tls: Rustls::for_address(&address),
+            address,
+            connections: Mutex::default(),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// The store as it may be named.
+    pub fn shown(&self) -> &str {
+        self.address.shown()
+    }
+
+    /// The TLS this store's connections use.
+    pub fn tls(&self) -> Result<Rustls, StoreError> {
+        self.tls
+            .clone()
+            .map_err(|detail| self.unreachable_because(detail))
+    }
+
+    /// A connection: an idle one, else a new one (waiting while [`MOST_OPEN`] are in use).
+    pub fn get(&self) -> Result<Connection<'_>, StoreError> {
+        let nested = HELD.with(Cell::get) > 0;
+        let deadline = Instant::now() + WAIT_FOR_A_CONNECTION;
+        let mut connections = self.lock();
+        loop {
+            if let Some(client) = connections.idle.pop() {
+                return Ok(self.hand_out(client, true));
+            }
+            if connections.open < MOST_OPEN || nested {
+                break;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(self.unreachable_because(format!(
+                    "all {MOST_OPEN} connections of this process stayed busy for {}s",
+                    WAIT_FOR_A_CONNECTION.as_secs()
+                )));
+            }
+            connections = self
+                .freed
+                .wait_timeout(connections, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        connections.open += 1;
+        let check_schema = !connections.schema_checked;
+        drop(connections);
+        let opened = self.open(check_schema);
+        match opened {
+            Ok(client) => Ok(self.hand_out(client, false)),
+            Err(error) => {
+                self.lock().open -= 1;
+                self.freed.notify_one();
+                Err(error)
+            }
+        }
+    }
+
+    /// A new connection, the schema checked (and migrated) when `check_schema`.
+    fn open(&self, check_schema: bool) -> Result<Client, StoreError> {
+        let config = postgres::Config::from(self.address.config.clone());
+        let mut client = config
+            .connect(self.tls()?)
+            .map_err(|error| self.unreachable_because(describe(&error)))?;
+        if check_schema {
+            let standing = schema::standing(&mut client).map_err(|error| self.failed(&error))?;
+            let standing = match standing {
+                Standing::Older(_) => {
+                    schema::migrate(&mut client).map_err(|error| self.failed(&error))?
+                }
+                other => other,
+            };
+            if let Standing::Newer(found) = standing {
+                return Err(StoreError::NewerDatabase {
+                    store: self.shown().to_string(),
+                    found,
+                    known: schema::SCHEMA,
+                });
+            }
+            self.lock().schema_checked = true;
+        }
+        Ok(client)
+    }
+
+    fn hand_out(&self, client: Client, reused: bool) -> Connection<'_> {
+        HELD.with(|held| held.set(held.get() + 1));
+        Connection {
+            pool: self,
+            client: Some(client),
+            reused,
+            in_transaction: false,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connections> {
+        self.connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes back a connection; a closed one is let go.
+    fn give_back(&self, client: Option<Client>) {
+        HELD.with(|held| held.set(held.get().saturating_sub(1)));
+        let mut connections = self.lock();
+        match client {
+            Some(client) if !client.is_closed() => connections.idle.push(client),
+            _ => connections.open -= 1,
+        }
+        drop(connections);
+        self.freed.notify_one();
+    }
+
+    /// The store unreachable, for `detail`.
+    pub fn unreachable_because(&self, detail: String) -> StoreError {
+        StoreError::Unreachable {
+            store: self.shown().to_string(),
+            detail,
+        }
+    }
+
+    /// What `error` means for a caller: the store unreachable when the connection failed,
+    /// else the database's refusal.
+    pub fn failed(&self, error: &postgres::Error) -> StoreError {
+        match is_connection_lost(error) {
+            true => self.unreachable_because(describe(error)),
+            false => StoreError::Database {
+                store: self.shown().to_string(),
+                detail: describe(error),
+            },
+        }
+    }
+}
+
+/// A connection handed out by a [`Pool`], given back when dropped: rolled back first when
+/// a transaction was left open, let go when it broke.
+pub struct Connection<'a> {
+    pool: &'a Pool,
+    client: Option<Client>,
+    /// Whether it was used before: a failure on its first statement may be the server's
+    /// restart since, and is worth one try on a new connection.
+    pub reused: bool,
+    in_transaction: bool,
+}
+
+impl Connection<'_> {
+    pub fn client(&mut self) -> &mut Client {
+        // Only `take` empties it, and that consumes the connection's use.
+        self.client
+            .as_mut()
+            .expect("a connection in use has its client")
+    }
+
+    /// Opens a transaction (`BEGIN`, with `mode`), rolled back when this connection is
+    /// given back before [`Connection::commit`].
+    pub fn begin(&mut self, mode: &str) -> Result<(), postgres::Error> {
+        self.client().batch_execute(&format!("BEGIN {mode}"))?;
+        self.in_transaction = true;
+        Ok(())
+    }
+
+    pub fn commit(&mut self) -> Result<(), postgres::Error> {
+        // Whatever COMMIT answers, the transaction is over (a failed COMMIT rolls back).
+        self.in_transaction = false;
+        self.client().batch_execute("COMMIT")
+    }
+
+    /// Lends the client out whole (to share it with a change's archive reads); it comes
+    /// back with [`Connection::restore`], or the connection is let go.
+    pub fn take(&mut self) -> Client {
+        self.client
+            .take()
+            .expect("a connection in use has its client")
+    }
+
+    /// Lets this connection go rather than keep it: it broke.
+    pub fn let_go(mut self) {
+        self.in_transaction = false;
+        self.client = None;
+    }
+
+    pub fn restore(&mut self, client: Client) {
+        self.client = Some(client);
+    }
+}
+
+impl Drop for Connection<'_> {
+    fn drop(&mut self) {
+        if self.in_transaction
+            && let Some(client) = &mut self.client
+            && client.batch_execute("ROLLBACK").is_err()
+        {
+            self.client = None;
+        }
+        self.pool.give_back(self.client.take());
+    }
+}
+
+/// Whether `error` says the connection is gone (or never came): the server down, restarting
+/// or shutting down, the network; rather than a refusal of the statement.
+pub fn is_connection_lost(error: &postgres::Error) -> bool {
+    if error.is_closed() {
+        return true;
+    }
+    match error.code() {
+        Some(code) => {
+            code.code().starts_with("08")
+                || [
+                    SqlState::ADMIN_SHUTDOWN,
+                    SqlState::CRASH_SHUTDOWN,
+                    SqlState::CANNOT_CONNECT_NOW,
+                ]
+                .contains(code)
+        }
+        // Not the server's word: the connection's (an I/O error, a closed socket).
+        None => {
+            let mut source = std::error::Error::source(error);
+            while let Some(cause) = source {
+                if cause.is::<std::io::Error>() {
+                    return true;
+                }
+                source = cause.source();
+            }
+            false
+        }
+    }
+}
+
+/// The words of `error`: the server's message, or the client's with its causes.
+pub fn describe(error: &postgres::Error) -> String {
+    if let Some(database) = error.as_db_error() {
+        return database.message().to_string();
+    }
+    let mut words = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let cause_words = cause.to_string();
+        if !words.contains(&cause_words) {
+            words.push_str(": ");
+            words.push_str(&cause_words);
+        }
+        source = cause.source();
+    }
+    words
+}

@@ -1,0 +1,197 @@
+//! The tables of a PostgreSQL store and their version. baton migrates the schema itself:
+//! the first connection of a process reads `baton_schema`; an older schema is brought up
+//! to date in one transaction under an advisory lock (so two hubs starting at once migrate
+//! it once), and a newer one is refused, as a newer file is.
+//!
+//! What the files keep as text (a task, an activity line, a message, a versioned document)
+//! is kept here as the same text, so a copy between the two stores is exact; the columns
+//! beside it are what baton looks things up by.
+
+use postgres::{Client, GenericClient};
+
+/// The schema this binary writes, and the highest it reads.
+pub const SCHEMA: i64 = 2;
+
+/// The advisory lock (two-key form: this class, key 0) that a migration holds.
+pub const MIGRATION_LOCK: (i32, i32) = (0x6261_0000, 0);
+
+/// What each version adds, in order: `MIGRATIONS[n]` takes a schema from `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1: everything.
+    r#"
+    CREATE TABLE IF NOT EXISTS baton_schema (version bigint NOT NULL);
+
+    -- One row a project with a board: its own fields, and the board before the last change
+    -- (its fields here, its tasks in board_previous), which doctor --restore brings back.
+    CREATE TABLE boards (
+        project text PRIMARY KEY,
+        schema integer NOT NULL,
+        next_id bigint NOT NULL,
+        version bigint NOT NULL,
+        previous_schema integer,
+        previous_next_id bigint
+    );
+    -- The tasks on the boards, each as the text of the task's JSON.
+    CREATE TABLE tasks (
+        project text NOT NULL,
+        id bigint NOT NULL,
+        task text NOT NULL,
+        PRIMARY KEY (project, id)
+    );
+    -- The tasks the last change of each board changed, as they were before it (NULL: not on
+    -- the board then).
+    CREATE TABLE board_previous (
+        project text NOT NULL,
+        id bigint NOT NULL,
+        task text,
+        PRIMARY KEY (project, id)
+    );
+    -- The activity log: numbered per project from 1, gapless, in commit order.
+    CREATE TABLE activity (
+        project text NOT NULL,
+        seq bigint NOT NULL,
+        at_millis bigint NOT NULL,
+        record text NOT NULL,
+        PRIMARY KEY (project, seq)
+    );
+    -- Finished tasks moved off the boards, in the order they moved.
+    CREATE TABLE archive (
+        project text NOT NULL,
+        place bigserial,
+        id bigint NOT NULL,
+        task text NOT NULL,
+        PRIMARY KEY (project, place)
+    );
+    CREATE INDEX archive_by_id ON archive (project, id);
+    -- The mail, and the messages the sweep moved off it.
+    CREATE TABLE mail (
+        project text NOT NULL,
+        seq bigint NOT NULL,
+        message text NOT NULL,
+        PRIMARY KEY (project, seq)
+    );
+    CREATE TABLE mail_archive (
+        project text NOT NULL,
+        seq bigint NOT NULL,
+        month text NOT NULL,
+        message text NOT NULL
+    );
+    CREATE INDEX mail_archive_by_project ON mail_archive (project, seq);
+    CREATE TABLE read_positions (
+        project text PRIMARY KEY,
+        positions text NOT NULL
+    );
+    -- The small versioned documents (projects, agents, tokens, alerts, the alert queue),
+    -- each as its file's bytes; version counts its changes.
+    CREATE TABLE documents (
+        kind text NOT NULL,
+        name text NOT NULL,
+        body bytea NOT NULL,
+        version bigint NOT NULL,
+        PRIMARY KEY (kind, name)
+    );
+    -- What is told once, whoever looks first (a stall's alert).
+    CREATE TABLE marks (
+        name text PRIMARY KEY,
+        marked_at timestamptz NOT NULL DEFAULT now()
+    );
+    -- Live sessions and listeners: a row is live while the session-level advisory lock on
+    -- its id is held (by the connection of the process that announced it, so a process
+    -- that dies, or loses its connection, lets go at once).
+    CREATE SEQUENCE presence_ids;
+    CREATE TABLE presence (
+        id bigint PRIMARY KEY,
+        kind text NOT NULL,
+        project text NOT NULL,
+        agent text NOT NULL,
+        client text NOT NULL,
+        announced_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX presence_by_agent ON presence (kind, agent, project);
+    "#,
+    // 1 → 2: the owners of MCP sessions, so that any hub answers a session to the token
+    // that opened it on another.
+    r#"
+    CREATE TABLE mcp_sessions (
+        session text PRIMARY KEY,
+        token text NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now()
+    );
+    "#,
+];
+
+/// What the database's schema is, as this binary sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// At [`SCHEMA`]: nothing to do.
+    Current,
+    /// Older (0: no tables yet): to migrate.
+    Older(i64),
+    /// Newer than this binary knows: refused.
+    Newer(i64),
+}
+
+/// The schema of the database `client` is connected to.
+pub fn standing(client: &mut impl GenericClient) -> Result<Standing, postgres::Error> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('baton_schema') IS NOT NULL", &[])?
+        .get(0);
+    if !exists {
+        return Ok(Standing::Older(0));
+    }
+    let found: Option<i64> = client
+        .query_opt("SELECT max(version) FROM baton_schema", &[])?
+        .and_then(|row| row.get(0));
+    Ok(match found.unwrap_or(0) {
+        version if version == SCHEMA => Standing::Current,
+        version if version > SCHEMA => Standing::Newer(version),
+        version => Standing::Older(version),
+    })
+}
+
+/// Brings the schema up to [`SCHEMA`], in one transaction under the migration lock (another
+/// process may have done it while this one waited: the version is read again under it).
+/// The standing found under the lock: [`Standing::Newer`] is left alone.
+pub fn migrate(client: &mut Client) -> Result<Standing, postgres::Error> {
+    // The lock is the session's, taken before the transaction begins, so that the
+    // transaction reads the catalog as another migration left it (a lock taken inside it
+    // would leave it reading the tables as they were when it began).
+    client.execute(
+        "SELECT pg_advisory_lock($1, $2)",
+        &[&MIGRATION_LOCK.0, &MIGRATION_LOCK.1],
+    )?;
+    let migrated = migrate_locked(client);
+    let unlocked = client.execute(
+        "SELECT pg_advisory_unlock($1, $2)",
+        &[&MIGRATION_LOCK.0, &MIGRATION_LOCK.1],
+    );
+    let standing = migrated?;
+    unlocked?;
+    Ok(standing)
+}
+
+fn migrate_locked(client: &mut Client) -> Result<Standing, postgres::Error> {
+    let mut transaction = client.transaction()?;
+    let found = standing(&mut transaction)?;
+    let from = match found {
+        Standing::Older(version) => version,
+        Standing::Current | Standing::Newer(_) => return Ok(found),
+    };
+    for migration in &MIGRATIONS[from.max(0) as usize..] {
+        transaction.batch_execute(migration)?;
+    }
+    transaction.execute("DELETE FROM baton_schema", &[])?;
+    transaction.execute("INSERT INTO baton_schema (version) VALUES ($1)", &[&SCHEMA])?;
+    transaction.commit()?;
+    Ok(Standing::Current)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_version_has_its_migration() {
+        assert_eq!(MIGRATIONS.len() as i64, SCHEMA);
+    }
+}

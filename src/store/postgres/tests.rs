@@ -1,0 +1,951 @@
+//! The PostgreSQL store against a real cluster ([`super::cluster`]): each test on a database
+//! of its own.
+
+use std::collections::BTreeSet;
+use std::sync::Barrier;
+use std::time::Duration;
+
+use super::address::Address;
+use super::cluster;
+use super::*;
+use crate::board::mail::{Draft, MessageType};
+use crate::board::task::Status;
+use crate::store::{change_board, change_mail};
+
+struct Fixture {
+    url: String,
+    home: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// A fresh database (on `BATON_TEST_STORE`'s cluster when it names one).
+    fn new() -> Fixture {
+        let given = std::env::var("BATON_TEST_STORE")
+            .ok()
+            .filter(|value| address::is_postgres_url(value));
+        Fixture {
+            url: cluster::fresh_database(given.as_deref()),
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// A store on the database: each one its own pool, as another hub's would be.
+    fn store(&self) -> PgStore {
+        self.store_at(&self.url)
+    }
+
+    fn store_at(&self, url: &str) -> PgStore {
+        PgStore::new(
+            Address::parse(url).unwrap(),
+            Home::new(self.home.path().to_path_buf()),
+            LockPolicy::silent(Duration::from_secs(30)),
+        )
+    }
+
+    fn client(&self) -> Client {
+        Client::connect(&self.url, postgres::NoTls).unwrap()
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        cluster::drop_database(&self.url);
+    }
+}
+
+/// `work(n)` for each `n` below `count`, each on a thread of its own, all let go at once; the
+/// answers in the order of `n`.
+fn at_once<T: Send>(count: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let start = Barrier::new(count);
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..count)
+            .map(|n| {
+                let (start, work) = (&start, &work);
+                scope.spawn(move || {
+                    start.wait();
+                    work(n)
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    })
+}
+
+fn now() -> Timestamp {
+    crate::time::now()
+}
+
+fn record(actor: &str, action: &str, task: u64) -> ActivityRecord {
+    ActivityRecord {
+        at: now(),
+        project: "p".into(),
+        actor: actor.to_string(),
+        action: action.to_string(),
+        task: Some(TaskId(task)),
+        from_status: None,
+        to_status: None,
+        text: None,
+    }
+}
+
+/// Puts a pending task on the board of `p`, as `send` would; its id.
+fn send(store: &PgStore, subject: &str) -> TaskId {
+    change_board(store, "p", now(), |tx| {
+        let id = tx.board.next_free_id(tx.highest_archived_id()?);
+        tx.board.next_id = id.0 + 1;
+        let mut task = Task::example(Status::Pending, tx.now);
+        task.id = id;
+        task.subject = subject.to_string();
+        tx.board.push(task);
+        tx.record(record("alice", "send", id.0));
+        Ok::<_, StoreError>(id)
+    })
+    .unwrap()
+}
+
+fn count(client: &mut Client, table: &str) -> i64 {
+    client
+        .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+        .unwrap()
+        .get(0)
+}
+
+#[derive(Debug)]
+enum Claim {
+    Won,
+    Taken,
+}
+
+#[test]
+fn twenty_claimers_through_two_hubs_exactly_one_wins() {
+    let fixture = Fixture::new();
+    let hubs = [fixture.store(), fixture.store()];
+    let id = send(&hubs[0], "one task");
+    let answers = at_once(20, |n| {
+        let claimer = format!("agent{n}");
+        change_board(&hubs[n % 2], "p", now(), |tx| {
+            let status = tx.board.head(id).map(|head| head.status);
+            if status != Some(Status::Pending) {
+                return Err(Claim::Taken);
+            }
+            tx.board
+                .modify(id, |task| {
+                    task.status = Status::Working;
+                    task.to = claimer.clone();
+                })
+                .map_err(|_| Claim::Taken)?;
+            tx.record(record(&claimer, "claim", id.0));
+            Ok(Claim::Won)
+        })
+    });
+    let won: Vec<usize> = answers
+        .iter()
+        .enumerate()
+        .filter(|(_, answer)| matches!(answer, Ok(Claim::Won)))
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(won.len(), 1, "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .all(|answer| matches!(answer, Ok(Claim::Won) | Err(Claim::Taken))),
+        "{answers:?}"
+    );
+    let winner = format!("agent{}", won[0]);
+    let board = hubs[1].board("p").unwrap();
+    let task = board.task(id).unwrap().unwrap();
+    assert_eq!(
+        (task.status, task.to.as_str()),
+        (Status::Working, winner.as_str())
+    );
+    let claims: Vec<String> = hubs[0]
+        .log("p", None, None)
+        .unwrap()
+        .into_iter()
+        .filter(|record| record.action == "claim")
+        .map(|record| record.actor)
+        .collect();
+    assert_eq!(claims, [winner], "one claim logged, the winner's");
+}
+
+impl From<StoreError> for Claim {
+    fn from(error: StoreError) -> Self {
+        panic!("the store failed: {error}")
+    }
+}
+
+#[test]
+fn activity_numbers_are_gapless_and_in_commit_order_under_concurrent_writers() {
+    let fixture = Fixture::new();
+    let hubs = [fixture.store(), fixture.store(), fixture.store()];
+    const WRITERS: usize = 24;
+    // Each change counts itself on the board (next_id) and logs two lines naming the
+    // count: commit order is count order.
+    at_once(WRITERS, |n| {
+        change_board(&hubs[n % 3], "p", now(), |tx| {
+            tx.board.next_id += 1;
+            let count = tx.board.next_id;
+            tx.record(record(&format!("w{n}"), "first", count));
+            tx.record(record(&format!("w{n}"), "second", count));
+            Ok::<_, StoreError>(())
+        })
+        .unwrap()
+    });
+    let mut client = fixture.client();
+    let rows = client
+        .query(
+            "SELECT seq, record FROM activity WHERE project = 'p' ORDER BY seq",
+            &[],
+        )
+        .unwrap();
+    let seqs: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
+    assert_eq!(
+        seqs,
+        (1..=2 * WRITERS as i64).collect::<Vec<_>>(),
+        "gapless from 1"
+    );
+    let counts: Vec<u64> = rows
+        .iter()
+        .map(|row| {
+            let record: ActivityRecord = serde_json::from_str(row.get::<_, &str>(1)).unwrap();
+            record.task.unwrap().0
+        })
+        .collect();
+    let mut sorted = counts.clone();
+    sorted.sort();
+    assert_eq!(
+        counts, sorted,
+        "numbered in the order the changes committed"
+    );
+    let distinct: BTreeSet<u64> = counts.iter().copied().collect();
+    assert_eq!(distinct.len(), WRITERS, "each change counted once");
+}
+
+#[test]
+fn a_change_that_gives_up_writes_nothing() {
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let first = send(&store, "first");
+    let mut client = fixture.client();
+    let before: Vec<i64> = [
+        "tasks",
+        "activity",
+        "archive",
+        "board_previous",
+        "documents",
+    ]
+    .iter()
+    .map(|table| count(&mut client, table))
+    .collect();
+    let board_before = store.board("p").unwrap();
+    let refused: Result<(), crate::error::Error> = change_board(&store, "p", now(), |tx| {
+        tx.board.next_id += 5;
+        tx.board
+            .modify(first, |task| task.status = Status::Completed)
+            .unwrap();
+        tx.archive(&[first]).unwrap();
+        let mut task = Task::example(Status::Pending, tx.now);
+        task.id = TaskId(99);
+        tx.board.push(task);
+        tx.record(record("alice", "send", 99));
+        tx.save_project(b"{\"schema\":1}".to_vec());
+        Err(crate::error::Error::invalid("refused"))
+    });
+    assert_eq!(refused.unwrap_err().to_string(), "refused");
+    let after: Vec<i64> = [
+        "tasks",
+        "activity",
+        "archive",
+        "board_previous",
+        "documents",
+    ]
+    .iter()
+    .map(|table| count(&mut client, table))
+    .collect();
+    assert_eq!(after, before);
+    let board = store.board("p").unwrap();
+    assert_eq!(board.next_id, board_before.next_id);
+    assert_eq!(board.task(first).unwrap().unwrap().status, Status::Pending);
+    assert!(store.archived_task("p", first).unwrap().is_none());
+    // And the connection it used is fit for the next change.
+    let second = send(&store, "second");
+    assert!(store.board("p").unwrap().contains(second));
+}
+
+#[test]
+fn a_change_commits_the_board_its_records_the_archive_and_the_project_together() {
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let first = send(&store, "first");
+    let second = send(&store, "second");
+    change_board(&store, "p", now(), |tx| {
+        tx.board
+            .modify(first, |task| task.status = Status::Completed)?;
+        tx.archive(&[first])?;
+        tx.record(record("alice", "complete", first.0));
+        tx.save_project(b"{\"schema\":1,\"id\":\"p\"}\n".to_vec());
+        // The change sees its own move to the archive.
+        assert_eq!(tx.find_archived(first).unwrap().unwrap().id, first);
+        assert_eq!(tx.highest_archived_id().unwrap(), first.0);
+        Ok::<_, crate::error::Error>(())
+    })
+    .unwrap();
+    let board = store.board("p").unwrap();
+    assert!(!board.contains(first) && board.contains(second));
+    assert_eq!(
+        store.archived_task("p", first).unwrap().unwrap().status,
+        Status::Completed
+    );
+    assert_eq!(store.highest_archived_id("p").unwrap(), first.0);
+    assert_eq!(
+        store
+            .load_document(&Document::Project("p".into()))
+            .unwrap()
+            .as_deref(),
+        Some(&b"{\"schema\":1,\"id\":\"p\"}\n"[..])
+    );
+    let actions: Vec<String> = store
+        .log("p", None, None)
+        .unwrap()
+        .into_iter()
+        .map(|record| record.action)
+        .collect();
+    assert_eq!(actions, ["send", "send", "complete"]);
+    assert_eq!(store.log("p", None, Some(1)).unwrap()[0].action, "complete");
+    // A later change reads the archive in its own transaction.
+    change_board(&store, "p", now(), |tx| {
+        assert_eq!(tx.find_archived(first).unwrap().unwrap().id, first);
+        assert_eq!(tx.archived_tasks().unwrap().len(), 1);
+        assert!(tx.board.next_free_id(tx.highest_archived_id()?).0 > second.0);
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn the_board_before_the_last_change_is_kept_and_brought_back() {
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    assert!(store.previous_board("p").unwrap().is_none());
+    let first = send(&store, "first");
+    // As on files: a board's first write has none before it.
+    assert!(store.previous_board("p").unwrap().is_none());
+    let second = send(&store, "second");
+    assert_eq!(store.previous_board("p").unwrap().unwrap().len(), 1);
+    change_board(&store, "p", now(), |tx| {
+        tx.board
+            .modify(first, |task| task.subject = "renamed".into())?;
+        tx.record(record("alice", "edit", first.0));
+        Ok::<_, crate::error::Error>(())
+    })
+    .unwrap();
+    let previous = store.previous_board("p").unwrap().unwrap();
+    assert_eq!(previous.task(first).unwrap().unwrap().subject, "first");
+    assert!(previous.contains(second));
+    store
+        .restore_board("p", false, &mut |restoring| {
+            let previous = restoring.previous.unwrap().unwrap();
+            assert_eq!(
+                restoring
+                    .current
+                    .unwrap()
+                    .unwrap()
+                    .task(first)
+                    .unwrap()
+                    .unwrap()
+                    .subject,
+                "renamed"
+            );
+            assert_eq!(restoring.log.len(), 3);
+            Ok((previous, vec![record("doctor", "restore", 0)]))
+        })
+        .unwrap();
+    let board = store.board("p").unwrap();
+    assert_eq!(board.task(first).unwrap().unwrap().subject, "first");
+    assert!(board.contains(second));
+    assert_eq!(store.log("p", None, Some(1)).unwrap()[0].action, "restore");
+    // The board replaced is the previous one now.
+    let previous = store.previous_board("p").unwrap().unwrap();
+    assert_eq!(previous.task(first).unwrap().unwrap().subject, "renamed");
+    let snapshot = store.snapshot("p").unwrap().unwrap();
+    assert!(snapshot.recovered.is_none());
+    assert_eq!(snapshot.board.unwrap().unwrap().len(), 2);
+    assert_eq!(snapshot.log.unwrap().len(), 4);
+}
+
+#[test]
+fn a_newer_schema_is_refused_with_a_clear_error_and_an_older_one_migrated() {
+    let fixture = Fixture::new();
+    // An empty database is made current by the first connection.
+    assert_eq!(fixture.store().board("p").unwrap().len(), 0);
+    let mut client = fixture.client();
+    let version: i64 = client
+        .query_one("SELECT version FROM baton_schema", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(version, schema::SCHEMA);
+    client
+        .execute(
+            "UPDATE baton_schema SET version = $1",
+            &[&(schema::SCHEMA + 1)],
+        )
+        .unwrap();
+    let refused = fixture.store().board("p").unwrap_err();
+    assert!(
+        matches!(refused, StoreError::NewerDatabase { .. }),
+        "{refused}"
+    );
+    let words = refused.to_string();
+    assert!(
+        words.contains(&format!("has schema {}", schema::SCHEMA + 1))
+            && words.contains("upgrade baton"),
+        "{words}"
+    );
+    assert!(!words.contains(cluster::password()), "{words}");
+    assert_eq!(crate::error::Error::from(refused).exit_code(), 4);
+    // Refused on every call, not only the first.
+    assert!(fixture.store().mail("p").is_err());
+}
+
+#[test]
+fn two_processes_migrating_at_once_make_the_schema_once() {
+    let fixture = Fixture::new();
+    let answers = at_once(6, |_| fixture.store().board("p").map(|board| board.len()));
+    assert!(
+        answers.iter().all(|answer| matches!(answer, Ok(0))),
+        "{answers:?}"
+    );
+    let rows: i64 = fixture
+        .client()
+        .query_one("SELECT count(*) FROM baton_schema", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 1);
+}
+
+#[test]
+fn the_password_is_in_no_error() {
+    let fixture = Fixture::new();
+    let password = cluster::password();
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let unreachable = fixture
+        .store_at(&format!(
+            "postgres://postgres:{password}@127.0.0.1:{closed}/nothing?sslmode=disable"
+        ))
+        .board("p")
+        .unwrap_err();
+    let words = unreachable.to_string();
+    assert!(
+        words.starts_with(&format!(
+            "store postgres://postgres@127.0.0.1:{closed}/nothing unreachable: "
+        )),
+        "{words}"
+    );
+    assert_eq!(crate::error::Error::from(unreachable).exit_code(), 6);
+    let wrong_password = cluster::with_database(&fixture.url, "postgres")
+        .replace(password, &format!("{password}-wrong"));
+    let refused = fixture.store_at(&wrong_password).board("p").unwrap_err();
+    let mut errors = vec![words, refused.to_string()];
+    errors.push(format!("{:?}", fixture.store()));
+    errors.push(
+        Address::parse(&format!(
+            "postgres://postgres:{password}@127.0.0.1:{closed}/x?sslmode=bogus"
+        ))
+        .unwrap_err()
+        .to_string(),
+    );
+    // A lock timeout names the store too.
+    let store = fixture.store();
+    let held = fixture.store();
+    let mut connection = held.begin().unwrap();
+    held.take_lock(
+        &mut connection,
+        BOARD_LOCKS,
+        "p",
+        "the board lock",
+        Wait::AsTheStoreDoes,
+    )
+    .unwrap();
+    let impatient = PgStore {
+        lock: LockPolicy::silent(Duration::from_millis(100)),
+        ..store
+    };
+    let timed_out = change_board(&impatient, "p", now(), |_| Ok::<_, StoreError>(())).unwrap_err();
+    assert!(
+        matches!(timed_out, StoreError::LockTimeout { .. }),
+        "{timed_out}"
+    );
+    errors.push(timed_out.to_string());
+    drop(connection);
+    for words in errors {
+        assert!(!words.contains(password), "the password shows in: {words}");
+    }
+}
+
+#[test]
+fn a_cut_connection_is_replaced_on_the_next_call() {
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    send(&store, "before");
+    // Every connection of the database cut, as a restart of the server cuts them.
+    let database = cluster::with_database(&fixture.url, "postgres");
+    let name = fixture
+        .url
+        .split('/')
+        .next_back()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let mut admin = Client::connect(&database, postgres::NoTls).unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+            &[&name],
+        )
+        .unwrap();
+    // The next read and the next change go through on new connections.
+    assert_eq!(store.board("p").unwrap().len(), 1);
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+            &[&name],
+        )
+        .unwrap();
+    send(&store, "after");
+    assert_eq!(store.board("p").unwrap().len(), 2);
+}
+
+#[test]
+fn tls_require_and_verify_full_connect_and_an_unknown_authority_is_refused() {
+    if std::env::var("BATON_TEST_STORE").is_ok_and(|value| address::is_postgres_url(&value)) {
+        // The given cluster's certificates are not this test's to know; the throwaway
+        // cluster of this process has TLS set up.
+    }
+    let cluster = cluster::shared();
+    let name = {
+        let url = cluster::fresh_database(None);
+        url.split('/')
+            .next_back()
+            .unwrap()
+            .split('?')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let home = tempfile::tempdir().unwrap();
+    let store = |parameters: &str| {
+        PgStore::new(
+            Address::parse(&cluster.url(&name, parameters)).unwrap(),
+            Home::new(home.path().to_path_buf()),
+            LockPolicy::silent(Duration::from_secs(5)),
+        )
+    };
+    let ca = cluster.ca_file.display().to_string();
+    for parameters in [
+        "sslmode=require".to_string(),
+        "sslmode=prefer".to_string(),
+        format!("sslmode=verify-full&sslrootcert={ca}"),
+    ] {
+        let store = store(&parameters);
+        assert_eq!(store.board("p").unwrap().len(), 0, "{parameters}");
+        let encrypted: bool = store
+            .run(|client| {
+                Ok(client
+                    .query_one(
+                        "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                        &[],
+                    )?
+                    .get(0))
+            })
+            .unwrap();
+        assert!(encrypted, "{parameters}: the connection is not encrypted");
+    }
+    // The web's roots do not know the test authority.
+    let refused = store("sslmode=verify-full").board("p").unwrap_err();
+    assert!(
+        matches!(refused, StoreError::Unreachable { .. }),
+        "{refused}"
+    );
+    assert!(!refused.to_string().contains(cluster::password()));
+    cluster::drop_database(&cluster.url(&name, ""));
+}
+
+#[test]
+fn presence_lasts_while_held_is_seen_by_another_hub_and_lapses_with_its_connection() {
+    let fixture = Fixture::new();
+    let here = fixture.store();
+    let there = fixture.store();
+    assert!(here.live_clients("p", "codex").is_empty());
+    let session = here.announce_session("p", "codex", "opencode").unwrap();
+    let listener = here.announce_listener("codex").unwrap();
+    assert_eq!(there.live_clients("p", "codex"), ["opencode"]);
+    assert!(
+        there.live_clients("q", "codex").is_empty(),
+        "another project"
+    );
+    assert!(there.is_listened("codex"));
+    assert!(!there.is_listened("claude"), "another agent");
+    drop(session);
+    // The release is the keeper's to carry out; it is done within moments.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !there.live_clients("p", "codex").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session stayed live"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(there.is_listened("codex"), "the listener is still held");
+    // The keeper's connection cut (its process killed would cut it): the presence lapses at
+    // once, and comes back when the keeper has connected again.
+    let name = fixture
+        .url
+        .split('/')
+        .next_back()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let mut admin = Client::connect(
+        &cluster::with_database(&fixture.url, "postgres"),
+        postgres::NoTls,
+    )
+    .unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a \
+             JOIN pg_locks l ON l.pid = a.pid \
+             WHERE a.datname = $1 AND l.locktype = 'advisory' AND l.objsubid = 1",
+            &[&name],
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !there.is_listened("codex") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the listener was not taken back"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(listener);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while there.is_listened("codex") {
+        assert!(std::time::Instant::now() < deadline, "the listener stayed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_presence_whose_holder_is_gone_counts_for_nothing_and_is_removed() {
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let _live = store.announce_session("p", "codex", "opencode").unwrap();
+    let mut client = fixture.client();
+    client
+        .execute(
+            "INSERT INTO presence (id, kind, project, agent, client) \
+             VALUES (nextval('presence_ids'), 'session', 'p', 'codex', 'claude')",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(count(&mut client, "presence"), 2);
+    assert_eq!(store.live_clients("p", "codex"), ["opencode"]);
+    assert_eq!(count(&mut client, "presence"), 1, "the leftover is removed");
+}
+
+#[test]
+fn mail_is_numbered_read_and_archived_in_one_change_each() {
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let draft = |summary: &str| Draft {
+        from: "alice".into(),
+        to: "codex".into(),
+        kind: MessageType::Text,
+        summary: summary.to_string(),
+        body: String::new(),
+        payload: serde_json::Value::Null,
+    };
+    let sent = change_mail(&store, "p", now(), |mailbox| {
+        Ok::<_, StoreError>(mailbox.add(now(), vec![draft("one"), draft("two")]))
+    })
+    .unwrap();
+    assert_eq!(sent.iter().map(|m| m.seq).collect::<Vec<_>>(), [1, 2]);
+    let refused: Result<(), crate::error::Error> = change_mail(&store, "p", now(), |mailbox| {
+        mailbox.add(now(), vec![draft("never")]);
+        Err(crate::error::Error::invalid("no"))
+    });
+    assert!(refused.is_err());
+    change_mail(&store, "p", now(), |mailbox| {
+        mailbox.mark_read("codex", 2);
+        mailbox.archive(&[1]);
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    let mail = store.mail("p").unwrap();
+    assert_eq!(
+        mail.iter().map(|m| m.summary.as_str()).collect::<Vec<_>>(),
+        ["two"]
+    );
+    let positions = store.read_positions("p").unwrap();
+    assert_eq!(positions.of("codex"), 2);
+    assert_eq!(positions.archived_through, 1);
+    let mut client = fixture.client();
+    assert_eq!(count(&mut client, "mail_archive"), 1);
+    // Numbering carries on past what left.
+    change_mail(&store, "p", now(), |mailbox| {
+        mailbox.archive(&[2]);
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    let third = change_mail(&store, "p", now(), |mailbox| {
+        Ok::<_, StoreError>(mailbox.add(now(), vec![draft("three")]))
+    })
+    .unwrap();
+    assert_eq!(third[0].seq, 3);
+}
+
+#[test]
+fn documents_are_versioned_locked_and_listed() {
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let agent = Document::Agent("codex".into());
+    assert!(store.load_document(&agent).unwrap().is_none());
+    assert!(store.document_version(&agent).is_none());
+    assert!(
+        store
+            .update_document(&agent, Wait::AsTheStoreDoes, &mut |text| {
+                assert!(text.is_none());
+                Ok(Edit::Write(b"{\"schema\":1}".to_vec()))
+            })
+            .unwrap()
+    );
+    let first = store.document_version(&agent).unwrap();
+    store
+        .update_document(&agent, Wait::AsTheStoreDoes, &mut |_| {
+            Ok(Edit::WriteUnsynced(b"{\"schema\":1,\"x\":1}".to_vec()))
+        })
+        .unwrap();
+    assert_ne!(store.document_version(&agent).unwrap(), first);
+    assert_eq!(
+        store.load_document(&agent).unwrap().as_deref(),
+        Some(&b"{\"schema\":1,\"x\":1}"[..])
+    );
+    // A change that gives up writes nothing; one that must not wait finds a busy lock.
+    store
+        .update_document(&agent, Wait::AsTheStoreDoes, &mut |_| Err(GaveUp))
+        .unwrap();
+    assert_eq!(
+        store.load_document(&agent).unwrap().as_deref(),
+        Some(&b"{\"schema\":1,\"x\":1}"[..])
+    );
+    let other = fixture.store();
+    let mut connection = other.begin().unwrap();
+    let (class, key, what) = lock_of(&agent);
+    other
+        .take_lock(&mut connection, class, &key, &what, Wait::AsTheStoreDoes)
+        .unwrap();
+    assert!(
+        !store
+            .update_document(&agent, Wait::Never, &mut |_| Ok(Edit::Remove))
+            .unwrap()
+    );
+    drop(connection);
+    store
+        .save_document(
+            &Document::Agent("claude".into()),
+            Edit::Write(b"{}".to_vec()),
+        )
+        .unwrap();
+    store
+        .save_document(
+            &Document::Agent("bad name!".into()),
+            Edit::Write(b"{}".to_vec()),
+        )
+        .unwrap();
+    assert_eq!(
+        store.list_documents(Collection::Agents).unwrap(),
+        ["claude", "codex"]
+    );
+    assert!(store.remove_document(&agent).unwrap());
+    assert!(!store.remove_document(&agent).unwrap());
+    // This machine's own documents stay files under its home.
+    store
+        .save_document(&Document::ProjectMap, Edit::Write(b"{}".to_vec()))
+        .unwrap();
+    assert!(fixture.home.path().join("project-map.json").exists());
+    assert!(store.mark_once("stalled-1").unwrap());
+    assert!(!other.mark_once("stalled-1").unwrap());
+}
+
+#[test]
+fn a_change_on_one_hub_reaches_the_feeds_of_another_once_it_commits_and_never_if_not() {
+    use crate::store::{Change, What};
+    let fixture = Fixture::new();
+    let (here, there) = (fixture.store(), fixture.store());
+    let mut hub = there.changes(&Scope::Hub).unwrap();
+    let mut project = there.changes(&Scope::Project("p".into())).unwrap();
+    let mut other = there.changes(&Scope::Project("q".into())).unwrap();
+    let id = send(&here, "told");
+    let refused: Result<(), crate::error::Error> = change_board(&here, "p", now(), |tx| {
+        tx.record(record("alice", "never", 1));
+        Err(crate::error::Error::invalid("no"))
+    });
+    assert!(refused.is_err());
+    change_mail(&here, "p", now(), |mailbox| {
+        mailbox.add(
+            now(),
+            vec![Draft {
+                from: "alice".into(),
+                to: "codex".into(),
+                kind: MessageType::Text,
+                summary: "hi".into(),
+                body: String::new(),
+                payload: serde_json::Value::Null,
+            }],
+        );
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    here.save_document(&Document::Tokens, Edit::Write(b"{}".to_vec()))
+        .unwrap();
+    let mut told = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while told.len() < 3 && std::time::Instant::now() < deadline {
+        told.extend(hub.next(Duration::from_millis(200)).unwrap());
+    }
+    assert_eq!(
+        told,
+        [
+            Change::in_project(
+                "p",
+                What::Logged {
+                    action: "send".into(),
+                    task: Some(id.0)
+                }
+            ),
+            Change::in_project("p", What::Message { seq: 1 }),
+            Change {
+                project: None,
+                what: What::Tokens
+            },
+        ],
+        "each change as itself, in commit order, the refused one not at all"
+    );
+    assert!(hub.next(Duration::from_millis(300)).unwrap().is_empty());
+    let of_project = project.next(Duration::from_secs(5)).unwrap();
+    assert_eq!(of_project, [Change::in_project("p", What::Project)]);
+    assert!(other.next(Duration::from_millis(300)).unwrap().is_empty());
+    // A waker ends a wait with nothing.
+    let waker = other.waker();
+    let woken = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        waker.wake();
+    });
+    assert!(other.next(Duration::from_secs(30)).unwrap().is_empty());
+    woken.join().unwrap();
+    // The board version moves with every write of the board.
+    let before = there.board_version("p").unwrap();
+    send(&here, "again");
+    assert_ne!(there.board_version("p").unwrap(), before);
+    assert!(there.board_version("nowhere").is_none());
+}
+
+#[test]
+fn a_feed_whose_connection_is_cut_says_so_and_then_that_it_may_have_missed_changes() {
+    use crate::store::What;
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let mut feed = store.changes(&Scope::Hub).unwrap();
+    let name = fixture
+        .url
+        .split('/')
+        .next_back()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let mut admin = Client::connect(
+        &cluster::with_database(&fixture.url, "postgres"),
+        postgres::NoTls,
+    )
+    .unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = $1 AND query LIKE 'LISTEN%'",
+            &[&name],
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut told = Vec::new();
+    while !told
+        .iter()
+        .any(|change: &crate::store::Change| change.what == What::Everything)
+    {
+        assert!(std::time::Instant::now() < deadline, "never told: {told:?}");
+        if let Ok(changes) = feed.next(Duration::from_millis(200)) {
+            told.extend(changes);
+        }
+    }
+    // And it goes on telling changes.
+    send(&store, "after");
+    let changes = feed.next(Duration::from_secs(10)).unwrap();
+    assert!(
+        changes
+            .iter()
+            .any(|change| matches!(change.what, What::Logged { .. })),
+        "{changes:?}"
+    );
+}
+
+#[test]
+fn one_process_among_all_sharing_the_database_holds_a_duty() {
+    let fixture = Fixture::new();
+    let (one, two) = (fixture.store(), fixture.store());
+    let duty = Duty::AlertSender;
+    assert!(!two.is_held(&duty));
+    let held = one.try_hold(&duty).unwrap().expect("free");
+    assert!(two.try_hold(&duty).unwrap().is_none(), "held by the other");
+    assert!(two.is_held(&duty));
+    assert!(!two.is_held(&Duty::Wake("codex".into())), "another duty");
+    let wake = two.try_hold(&Duty::Wake("codex".into())).unwrap();
+    assert!(wake.is_some());
+    drop(held);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let taken = loop {
+        if let Some(taken) = two.try_hold(&duty).unwrap() {
+            break taken;
+        }
+        assert!(std::time::Instant::now() < deadline, "never let go");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(one.is_held(&duty));
+    drop(taken);
+}
+
+#[test]
+fn an_mcp_session_s_owner_is_known_to_every_hub_and_the_log_is_followed_by_number() {
+    let fixture = Fixture::new();
+    let (one, two) = (fixture.store(), fixture.store());
+    one.record_mcp_session("session-1", "hash-a").unwrap();
+    assert_eq!(
+        two.mcp_session_owner("session-1").unwrap().as_deref(),
+        Some("hash-a")
+    );
+    two.forget_mcp_sessions(&["session-1".to_string()]).unwrap();
+    assert!(one.mcp_session_owner("session-1").unwrap().is_none());
+
+    send(&one, "before the tail");
+    let mut tail = two.tail_log("p").unwrap();
+    assert!(tail.fresh_lines().unwrap().is_empty(), "from the end");
+    send(&one, "after");
+    let lines = tail.fresh_lines().unwrap();
+    assert_eq!(lines.len(), 1);
+    let record: ActivityRecord = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(record.action, "send");
+    assert!(tail.fresh_lines().unwrap().is_empty());
+}

@@ -405,19 +405,27 @@ fn json_rpc_refusals_are_json_rpc_errors_in_batons_words() {
 fn a_blocking_send_answers_once_the_agent_asks() {
     let (env, served, lead) = hub();
     let agent = {
-        let env_home = env.home();
         let work = env.work();
+        // The test's own environment (its home, and its store: BATON_STORE on PostgreSQL).
+        let vars: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = env
+            .command(&work)
+            .get_envs()
+            .map(|(name, value)| (name.to_owned(), value.map(|value| value.to_owned())))
+            .collect();
         std::thread::spawn(move || {
             // The send is on the board before the agent looks: wait for it there.
             let run = |args: &[&str]| {
-                Command::new(baton_bin())
+                let mut command = Command::new(baton_bin());
+                for (name, value) in &vars {
+                    match value {
+                        Some(value) => command.env(name, value),
+                        None => command.env_remove(name),
+                    };
+                }
+                command
                     .args(["--as", "dev"])
                     .args(args)
                     .current_dir(&work)
-                    .env("BATON_HOME", &env_home)
-                    .env("BATON_NOTIFY", "0")
-                    .env_remove("BATON_URL")
-                    .env_remove("BATON_AGENT")
                     .stdin(Stdio::null())
                     .output()
                     .unwrap()

@@ -84,3 +84,30 @@ fn a_hub_whose_database_goes_away_answers_503_and_carries_on_when_it_is_back() {
     let (_, stderr) = served.stop();
     assert_no_password(&stderr);
 }
+
+/// `serve --store URL` with the password in the URL is refused before anything is opened:
+/// an argument is in the process list for every user of the machine. The refusal does not
+/// repeat the password either.
+#[test]
+fn serve_refuses_a_store_url_that_holds_a_password_in_its_argument() {
+    let env = TestEnv::new();
+    for url in [
+        "postgres://baton:hunter2@127.0.0.1:1/baton",
+        "postgresql://baton@127.0.0.1:1/baton?sslmode=disable&password=hunter2",
+    ] {
+        let refused = env.run(
+            "lead",
+            &["serve", "--listen", "127.0.0.1:0", "--store", url],
+        );
+        assert_eq!(refused.code, 1, "{refused:?}");
+        assert!(
+            refused.stderr.contains("holds a password")
+                && refused.stderr.contains("PGPASSWORD")
+                && refused.stderr.contains("postgres"),
+            "{}",
+            refused.stderr
+        );
+        let said = format!("{}{}", refused.stdout, refused.stderr);
+        assert!(!said.contains("hunter2"), "the password shows in: {said}");
+    }
+}

@@ -57,6 +57,23 @@ pub fn is_postgres_url(value: &str) -> bool {
     value.starts_with("postgres://") || value.starts_with("postgresql://")
 }
 
+/// Whether `url` carries a password itself (in its user part, or as a `password=`
+/// parameter), rather than leaving it to `PGPASSWORD` or the password file.
+pub fn holds_password(url: &str) -> bool {
+    let (before_query, query) = url.split_once('?').unwrap_or((url, ""));
+    let authority = before_query
+        .split_once("://")
+        .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
+        .unwrap_or("");
+    let in_user_part = authority
+        .rsplit_once('@')
+        .is_some_and(|(user_info, _)| user_info.contains(':'));
+    let in_query = query
+        .split('&')
+        .any(|pair| pair.split('=').next() == Some("password"));
+    in_user_part || in_query
+}
+
 impl Address {
     /// The store at `url`, with the password taken from the URL, else `PGPASSWORD`, else the
     /// password file (`PGPASSFILE`, or `~/.pgpass`), as libpq does.
@@ -317,6 +334,18 @@ mod tests {
                 .find(|(key, _)| key == name)
                 .map(|(_, value)| value.clone())
         })
+    }
+
+    #[test]
+    fn a_password_in_the_url_is_found_wherever_it_is_written() {
+        assert!(holds_password("postgres://app:s3cret@db:5433/baton"));
+        assert!(holds_password(
+            "postgresql://app@db/baton?sslmode=require&password=s3cret"
+        ));
+        assert!(!holds_password(
+            "postgres://app@db:5433/baton?sslmode=require"
+        ));
+        assert!(!holds_password("postgres://db/baton"));
     }
 
     #[test]

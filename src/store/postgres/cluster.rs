@@ -123,6 +123,37 @@ impl Drop for PrivateCluster {
     }
 }
 
+/// Whether PostgreSQL's tests can run here: a cluster is named (`BATON_TEST_STORE` is a
+/// URL), or the server's programs are installed. Where they are not, a test says NOT RUN and
+/// passes, as the browser's and the agent clients' do; under CI (which installs Debian's
+/// `postgresql`) it fails instead.
+pub fn runs_here() -> bool {
+    let named = std::env::var("BATON_TEST_STORE")
+        .is_ok_and(|value| value.starts_with("postgres://") || value.starts_with("postgresql://"));
+    let installed = std::env::var_os("BATON_TEST_PG_BIN").is_some()
+        || std::fs::read_dir("/usr/lib/postgresql").is_ok_and(|versions| {
+            versions
+                .flatten()
+                .any(|version| version.path().join("bin/initdb").exists())
+        })
+        || Command::new("pg_config")
+            .arg("--bindir")
+            .output()
+            .is_ok_and(|output| output.status.success());
+    if named || installed {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI is set but PostgreSQL is not installed: .ci/run must install Debian's postgresql"
+    );
+    eprintln!(
+        "NOT RUN: PostgreSQL's tests need its server (Debian: apt-get install postgresql), or \
+         BATON_TEST_PG_BIN=<its bin directory>, or BATON_TEST_STORE=postgres://… naming a cluster"
+    );
+    false
+}
+
 /// The `bin` directory of PostgreSQL's programs: `BATON_TEST_PG_BIN`, else Debian's newest
 /// (`/usr/lib/postgresql/N/bin`), else `pg_config --bindir`.
 fn bin_dir() -> PathBuf {

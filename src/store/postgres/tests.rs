@@ -118,6 +118,9 @@ enum Claim {
 
 #[test]
 fn twenty_claimers_through_two_hubs_exactly_one_wins() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let hubs = [fixture.store(), fixture.store()];
     let id = send(&hubs[0], "one task");
@@ -176,6 +179,9 @@ impl From<StoreError> for Claim {
 
 #[test]
 fn activity_numbers_are_gapless_and_in_commit_order_under_concurrent_writers() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let hubs = [fixture.store(), fixture.store(), fixture.store()];
     const WRITERS: usize = 24;
@@ -223,6 +229,9 @@ fn activity_numbers_are_gapless_and_in_commit_order_under_concurrent_writers() {
 
 #[test]
 fn a_change_that_gives_up_writes_nothing() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let store = fixture.store();
     let first = send(&store, "first");
@@ -274,6 +283,9 @@ fn a_change_that_gives_up_writes_nothing() {
 
 #[test]
 fn a_change_commits_the_board_its_records_the_archive_and_the_project_together() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let store = fixture.store();
     let first = send(&store, "first");
@@ -324,6 +336,9 @@ fn a_change_commits_the_board_its_records_the_archive_and_the_project_together()
 
 #[test]
 fn the_board_before_the_last_change_is_kept_and_brought_back() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let store = fixture.store();
     assert!(store.previous_board("p").unwrap().is_none());
@@ -375,6 +390,9 @@ fn the_board_before_the_last_change_is_kept_and_brought_back() {
 
 #[test]
 fn a_newer_schema_is_refused_with_a_clear_error_and_an_older_one_migrated() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     // An empty database is made current by the first connection.
     assert_eq!(fixture.store().board("p").unwrap().len(), 0);
@@ -409,6 +427,9 @@ fn a_newer_schema_is_refused_with_a_clear_error_and_an_older_one_migrated() {
 
 #[test]
 fn two_processes_migrating_at_once_make_the_schema_once() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let answers = at_once(6, |_| fixture.store().board("p").map(|board| board.len()));
     assert!(
@@ -425,6 +446,9 @@ fn two_processes_migrating_at_once_make_the_schema_once() {
 
 #[test]
 fn the_password_is_in_no_error() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let password = cluster::password();
     let closed = {
@@ -487,6 +511,9 @@ fn the_password_is_in_no_error() {
 
 #[test]
 fn a_cut_connection_is_replaced_on_the_next_call() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let store = fixture.store();
     send(&store, "before");
@@ -521,6 +548,9 @@ fn a_cut_connection_is_replaced_on_the_next_call() {
 
 #[test]
 fn tls_require_and_verify_full_connect_and_an_unknown_authority_is_refused() {
+    if !cluster::runs_here() {
+        return;
+    }
     if std::env::var("BATON_TEST_STORE").is_ok_and(|value| address::is_postgres_url(&value)) {
         // The given cluster's certificates are not this test's to know; the throwaway
         // cluster of this process has TLS set up.
@@ -576,6 +606,9 @@ fn tls_require_and_verify_full_connect_and_an_unknown_authority_is_refused() {
 
 #[test]
 fn presence_lasts_while_held_is_seen_by_another_hub_and_lapses_with_its_connection() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let here = fixture.store();
     let there = fixture.store();
@@ -641,6 +674,9 @@ fn presence_lasts_while_held_is_seen_by_another_hub_and_lapses_with_its_connecti
 
 #[test]
 fn a_presence_whose_holder_is_gone_counts_for_nothing_and_is_removed() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let store = fixture.store();
     let _live = store.announce_session("p", "codex", "opencode").unwrap();
@@ -659,6 +695,9 @@ fn a_presence_whose_holder_is_gone_counts_for_nothing_and_is_removed() {
 
 #[test]
 fn mail_is_numbered_read_and_archived_in_one_change_each() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let store = fixture.store();
     let draft = |summary: &str| Draft {
@@ -710,6 +749,9 @@ fn mail_is_numbered_read_and_archived_in_one_change_each() {
 
 #[test]
 fn documents_are_versioned_locked_and_listed() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let store = fixture.store();
     let agent = Document::Agent("codex".into());
@@ -783,6 +825,9 @@ fn documents_are_versioned_locked_and_listed() {
 
 #[test]
 fn a_change_on_one_hub_reaches_the_feeds_of_another_once_it_commits_and_never_if_not() {
+    if !cluster::runs_here() {
+        return;
+    }
     use crate::store::{Change, What};
     let fixture = Fixture::new();
     let (here, there) = (fixture.store(), fixture.store());
@@ -856,6 +901,9 @@ fn a_change_on_one_hub_reaches_the_feeds_of_another_once_it_commits_and_never_if
 
 #[test]
 fn a_feed_whose_connection_is_cut_says_so_and_then_that_it_may_have_missed_changes() {
+    if !cluster::runs_here() {
+        return;
+    }
     use crate::store::What;
     let fixture = Fixture::new();
     let store = fixture.store();
@@ -904,6 +952,9 @@ fn a_feed_whose_connection_is_cut_says_so_and_then_that_it_may_have_missed_chang
 
 #[test]
 fn one_process_among_all_sharing_the_database_holds_a_duty() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let (one, two) = (fixture.store(), fixture.store());
     let duty = Duty::AlertSender;
@@ -929,6 +980,9 @@ fn one_process_among_all_sharing_the_database_holds_a_duty() {
 
 #[test]
 fn an_mcp_session_s_owner_is_known_to_every_hub_and_the_log_is_followed_by_number() {
+    if !cluster::runs_here() {
+        return;
+    }
     let fixture = Fixture::new();
     let (one, two) = (fixture.store(), fixture.store());
     one.record_mcp_session("session-1", "hash-a").unwrap();

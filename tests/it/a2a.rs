@@ -407,6 +407,7 @@ fn a_blocking_send_answers_once_the_agent_asks() {
     let agent = {
         let env_home = env.home();
         let work = env.work();
+        let store = env.store_env();
         std::thread::spawn(move || {
             // The send is on the board before the agent looks: wait for it there.
             let run = |args: &[&str]| {
@@ -415,6 +416,7 @@ fn a_blocking_send_answers_once_the_agent_asks() {
                     .args(args)
                     .current_dir(&work)
                     .env("BATON_HOME", &env_home)
+                    .envs(store.iter().map(|(name, value)| (name, value)))
                     .env("BATON_NOTIFY", "0")
                     .env_remove("BATON_URL")
                     .env_remove("BATON_AGENT")

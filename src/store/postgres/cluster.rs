@@ -282,7 +282,12 @@ fn start() -> Cluster {
         data = data.display(),
         dir = dir.display(),
     );
-    let watchdog = as_server_user(&server)
+    let mut watchdog = as_server_user(&server);
+    // A group of its own: a test run stopped by a signal to its whole process group (a
+    // timeout, Ctrl-C) leaves the watchdog to stop the server after it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut watchdog, 0);
+    let watchdog = watchdog
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

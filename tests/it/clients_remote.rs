@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::clients::{RemoteRig, TOKEN_ENV, clients_bin};
 use crate::clients_woken::{Dialect, ModelServer, PROJECT, WAKE_TIMEOUT, Woken, prove_rounds};
-use crate::common::{HeldLock, Run, TestEnv, baton_bin};
+use crate::common::{HeldLock, Run, TestEnv, baton_bin, files_only};
 use crate::setup::Machine;
 
 /// What the remote setup prints as the next step, before the line to run.
@@ -488,6 +488,9 @@ fn prove_elsewhere(dialect: Dialect) {
 
 #[test]
 fn claude_code_on_another_machine_woken_by_listen_finishes_its_tasks_through_the_hub() {
+    if !files_only("holds the hub's board.lock so that two sends land as one burst") {
+        return;
+    }
     prove_elsewhere(Dialect::claude());
 }
 
@@ -498,6 +501,9 @@ fn codex_on_another_machine_woken_by_listen_finishes_its_tasks_through_the_hub()
 
 #[test]
 fn gemini_cli_on_another_machine_woken_by_listen_finishes_its_tasks_through_the_hub() {
+    if !files_only("holds the hub's board.lock so that two sends land as one burst") {
+        return;
+    }
     prove_elsewhere(Dialect::gemini());
 }
 

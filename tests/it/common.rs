@@ -78,6 +78,17 @@ pub fn files_only(why: &str) -> bool {
     runs
 }
 
+/// Whether a test that proves something PostgreSQL does not do yet runs on the store under
+/// test: only on the files. `gap` names what is missing, for the NOT RUN line; each is a
+/// known gap of issue 33, not a test that looks at files.
+pub fn not_yet_on_postgres(gap: &str) -> bool {
+    let runs = test_store() == TestStore::Files;
+    if !runs {
+        eprintln!("NOT RUN on PostgreSQL, a known gap: {gap}");
+    }
+    runs
+}
+
 pub struct TestEnv {
     pub root: tempfile::TempDir,
     /// The database this hub keeps its state in (`BATON_STORE`), on PostgreSQL.

@@ -4,7 +4,6 @@
 //! first is SIGKILLed: its commands, `listen`, `wait`, `watch` and `baton mcp`.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -365,7 +364,7 @@ fn counting_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 #[cfg(unix)]
-fn lines_of(path: &Path) -> Vec<String> {
+fn lines_of(path: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

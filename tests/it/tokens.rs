@@ -13,7 +13,7 @@ use baton::time::Timestamp;
 use baton::tokens::{self, Authentication};
 use sha2::{Digest, Sha256};
 
-use crate::common::{Run, TestEnv, TestStore, files_only, test_store};
+use crate::common::{Run, TestEnv, files_only};
 
 const CREATED: &str = "2026-12-02T01:00:00.000Z";
 const USED: &str = "2026-12-02T01:02:00.000Z";
@@ -154,7 +154,7 @@ fn add_prints_a_token_once_and_stores_only_its_hash() {
     }
     // On the files, the tokens' file is the user's alone.
     #[cfg(unix)]
-    if test_store() == TestStore::Files {
+    if crate::common::test_store() == crate::common::TestStore::Files {
         use std::os::unix::fs::PermissionsExt;
         let path = env.home().join("tokens.json");
         let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;

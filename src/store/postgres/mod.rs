@@ -574,43 +574,24 @@ impl PgStore {
 
     /// The presence keeper of this process, started on first use.
     fn keeper(&self) -> Result<Arc<Keeper>, StoreError> {
-        let mut keeper = self
-            .shared
-            .keeper
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(keeper) = &*keeper {
-            return Ok(keeper.clone());
-        }
-        // The schema is checked (and made) by the pool's first connection.
-        self.run(|_| Ok(()))?;
-        let started = Arc::new(Keeper::start(
-            self.pool().address.clone(),
-            self.pool().tls()?,
-        )?);
-        *keeper = Some(started.clone());
-        Ok(started)
+        started_once(&self.shared.keeper, || {
+            // The schema is checked (and made) by the pool's first connection.
+            self.run(|_| Ok(()))?;
+            Keeper::start(self.pool().address.clone(), self.pool().tls()?)
+        })
     }
 
     /// The listening thread of this process, started on first use (once the schema is
     /// known good).
     fn listener(&self) -> Result<Arc<Listener>, StoreError> {
-        let mut listener = self
-            .shared
-            .listener
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(listener) = &*listener {
-            return Ok(listener.clone());
-        }
-        self.run(|_| Ok(()))?;
-        let started = Arc::new(Listener::start(
-            self.pool().address.clone(),
-            self.pool().tls()?,
-            self.shown(),
-        )?);
-        *listener = Some(started.clone());
-        Ok(started)
+        started_once(&self.shared.listener, || {
+            self.run(|_| Ok(()))?;
+            Listener::start(
+                self.pool().address.clone(),
+                self.pool().tls()?,
+                self.shown(),
+            )
+        })
     }
 
     fn live(&self, kind: &str, agent: &str, project: &str) -> Result<Vec<String>, StoreError> {
@@ -1541,4 +1522,19 @@ impl LogTail for Tail {
         }
         Ok(rows.into_iter().map(|(_, record)| record).collect())
     }
+}
+
+/// What `slot` holds, or what `start` makes, kept there for the next caller: one per process,
+/// started by whoever asks first.
+fn started_once<T>(
+    slot: &Mutex<Option<Arc<T>>>,
+    start: impl FnOnce() -> Result<T, StoreError>,
+) -> Result<Arc<T>, StoreError> {
+    let mut kept = slot.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(kept) = &*kept {
+        return Ok(kept.clone());
+    }
+    let started = Arc::new(start()?);
+    *kept = Some(started.clone());
+    Ok(started)
 }

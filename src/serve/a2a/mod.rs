@@ -526,13 +526,7 @@ impl Call {
             work(&LocalDesk::of(session))
         })
         .await
-        .map_err(|_| {
-            RpcError::new(
-                code::INTERNAL_ERROR,
-                "INTERNAL_ERROR",
-                "the request stopped",
-            )
-        })?;
+        .map_err(|_| stopped())?;
         done.map_err(|error| refusal(&error, doing))
     }
 
@@ -552,13 +546,7 @@ impl Call {
         let store = self.state.hub.store.clone();
         let ids = tokio::task::spawn_blocking(move || project::project_ids(&*store))
             .await
-            .map_err(|_| {
-                RpcError::new(
-                    code::INTERNAL_ERROR,
-                    "INTERNAL_ERROR",
-                    "the request stopped",
-                )
-            })?
+            .map_err(|_| stopped())?
             .map_err(|error| refusal(&error, Doing::Other))?;
         match ids.as_slice() {
             [] => Ok(project::DEFAULT_PROJECT.to_string()),
@@ -584,13 +572,7 @@ impl Call {
         let id = context.to_string();
         let exists = tokio::task::spawn_blocking(move || project::check_exists(&*store, &id))
             .await
-            .map_err(|_| {
-                RpcError::new(
-                    code::INTERNAL_ERROR,
-                    "INTERNAL_ERROR",
-                    "the request stopped",
-                )
-            })?;
+            .map_err(|_| stopped())?;
         match exists {
             Ok(()) => Ok(context.to_string()),
             Err(Error::Store(error)) => Err(refusal(&Error::Store(error), Doing::Other)),
@@ -849,13 +831,7 @@ impl Call {
                 let hub = self.state.hub.clone();
                 tokio::task::spawn_blocking(move || project::project_ids(&*hub.store))
                     .await
-                    .map_err(|_| {
-                        RpcError::new(
-                            code::INTERNAL_ERROR,
-                            "INTERNAL_ERROR",
-                            "the request stopped",
-                        )
-                    })?
+                    .map_err(|_| stopped())?
                     .map_err(|error| refusal(&error, Doing::Other))?
             }
         };
@@ -983,6 +959,15 @@ fn shown_to(desk: &dyn Desk, caller: &str, id: TaskId) -> Result<TaskView> {
         task: id,
         project: desk.project_id()?,
     })
+}
+
+/// The refusal of a request whose blocking work ended without an answer (it panicked).
+fn stopped() -> RpcError {
+    RpcError::new(
+        code::INTERNAL_ERROR,
+        "INTERNAL_ERROR",
+        "the request stopped",
+    )
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ mod remote;
 mod render;
 mod serve;
 mod setup;
+mod store;
 mod tokens;
 mod tui;
 mod wake;
@@ -129,6 +130,8 @@ pub enum Command {
     Mcp(NoWake),
     /// Wire Claude Code, Codex, Gemini CLI and opencode to baton (or --uninstall)
     Setup(setup::SetupArgs),
+    #[command(subcommand)]
+    Store(store::StoreCommand),
     #[command(subcommand)]
     Token(tokens::TokenCommand),
     #[command(subcommand)]
@@ -328,6 +331,7 @@ pub fn main() -> i32 {
             None => mcp::run(&context),
         },
         Command::Setup(args) => setup::run(&context, args),
+        Command::Store(command) => store::run(&context, command),
         Command::Token(command) => tokens::run(&context, command),
         Command::Alert(command) => alerts::run(&context, command),
         Command::AlertSend(args) => alerts::send(&context, args),

@@ -65,6 +65,11 @@ pub fn refusal(hub: &HubClient, command: &Command) -> Option<Error> {
         Command::Agents(AgentsCommand::Agent(AgentCommand::Rm { .. })) => hub_only("agent rm", ""),
         Command::Doctor(args) if args.restore.is_some() => hub_only("doctor --restore", ""),
         Command::Token(_) => hub_only("token", ""),
+        Command::Store(_) => hub_only(
+            "store copy",
+            "it copies the stores of the machine it runs on: run it on the hub's machine, or \
+             unset BATON_URL",
+        ),
         Command::Import(_) => hub_only(
             "import",
             "the board to carry over is read from the hub's disk: copy it there and run \

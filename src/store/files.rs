@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::cache::{FileCache, Stamp};
+use super::copy::{BoardImage, ProjectImage};
 use super::document::{Collection, Document, DocumentChange, Documents, Edit, Version, Wait};
 use super::duty::{Duty, Held};
 use super::feed::{ChangeFeed, Scope};
@@ -34,8 +35,8 @@ use super::presence::{self, Presence};
 use super::tail::Tail;
 use super::transaction::{Archive, Transaction};
 use super::{
-    GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file, log,
-    mail_file, regular,
+    GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file,
+    jsonl, log, mail_file, regular, versioned,
 };
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
@@ -435,6 +436,52 @@ impl Documents for FileStore {
 }
 
 /// The group of `project` among `groups`, made on first use.
+/// The archive files of a project's mail (`archive/mail-<YYYY-MM>.jsonl`), sorted.
+fn mail_archive_files(home: &Home, project: &str) -> Result<Vec<PathBuf>, StoreError> {
+    let dir = home.archive_dir(project);
+    let mut files: Vec<PathBuf> = match fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .filter(|path| {
+                path.file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(|name| name.starts_with("mail-") && name.ends_with(".jsonl"))
+            })
+            .collect(),
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(StoreError::io(&dir)(error)),
+    };
+    files.sort();
+    Ok(files)
+}
+
+/// Removes the file at `path` if there is one.
+fn remove_if_there(path: &std::path::Path) -> Result<(), StoreError> {
+    match fs::remove_file(path) {
+        Err(error) if error.kind() != ErrorKind::NotFound => Err(StoreError::io(path)(error)),
+        _ => Ok(()),
+    }
+}
+
+/// Replaces the jsonl file at `path` with `records`, one a line, atomically; none removes it.
+fn replace_lines<T: serde::Serialize>(
+    path: &std::path::Path,
+    records: &[T],
+) -> Result<(), StoreError> {
+    if records.is_empty() {
+        return remove_if_there(path);
+    }
+    let mut text = Vec::new();
+    for record in records {
+        serde_json::to_writer(&mut text, record).map_err(|error| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: error.to_string(),
+        })?;
+        text.push(b'\n');
+    }
+    atomic::replace(path, &text, None)
+}
+
 fn group_of<W>(groups: &Mutex<HashMap<String, Arc<Group<W>>>>, project: &str) -> Arc<Group<W>> {
     let mut groups = groups.lock().unwrap_or_else(PoisonError::into_inner);
     groups.entry(project.to_string()).or_default().clone()
@@ -618,6 +665,90 @@ impl Store for FileStore {
             },
             |opened| mail_file::commit(&self.home, project, opened),
         )?;
+        Ok(())
+    }
+
+    fn export_project(&self, project: &str) -> Result<ProjectImage, StoreError> {
+        let home = &self.home;
+        // A project never made here: nothing to read, and no directory (or lock file) made
+        // for looking.
+        if fs::symlink_metadata(home.project_dir(project)).is_err() {
+            return Ok(ProjectImage::empty());
+        }
+        let mut image = {
+            let _guard = self.lock_board(project)?;
+            let board = board_file::read_if_there(&home.board_file(project))?;
+            ProjectImage {
+                record: self
+                    .documents
+                    .load_document(&Document::Project(project.to_string()))?,
+                board: board.as_ref().map(BoardImage::of).transpose()?,
+                log: log::read(&home.activity_file(project))?,
+                archive: archive_file::all(home, project)?,
+                ..ProjectImage::empty()
+            }
+        };
+        let _guard = self.lock_mail(project)?;
+        image.mail = mail_file::read(home, project)?;
+        image.read_positions = versioned::load(&home.mail_cursor_file(project))?;
+        for path in mail_archive_files(home, project)? {
+            image
+                .mail_archive
+                .extend(jsonl::read_all::<Message>(&path)?.records);
+        }
+        Ok(image.normalized())
+    }
+
+    fn import_project(&self, project: &str, image: &ProjectImage) -> Result<(), StoreError> {
+        let home = &self.home;
+        atomic::create_private_dir_all(&home.project_dir(project))?;
+        {
+            let _guard = self.lock_board(project)?;
+            match &image.record {
+                Some(record) => atomic::replace(&home.project_file(project), record, None)?,
+                None => remove_if_there(&home.project_file(project))?,
+            }
+            for path in archive_file::task_files(home, project)? {
+                remove_if_there(&path)?;
+            }
+            remove_if_there(&home.archive_dir(project).join("ids.json"))?;
+            archive_file::append(home, project, &image.archive)?;
+            let log = home.activity_file(project);
+            for number in 1..=log::GENERATIONS {
+                remove_if_there(&log::generation(&log, number))?;
+            }
+            replace_lines(&log, &image.log)?;
+            match &image.board {
+                Some(board) => board_file::write(home, project, &board.board(project))?,
+                None => remove_if_there(&home.board_file(project))?,
+            }
+            if let Some(resident) = &self.resident {
+                resident.boards.forget(&home.board_file(project));
+            }
+        }
+        let _guard = self.lock_mail(project)?;
+        replace_lines(&home.mail_file(project), &image.mail)?;
+        let positions = home.mail_cursor_file(project);
+        match &image.read_positions {
+            Some(read) => versioned::save(&positions, read)?,
+            None => remove_if_there(&positions)?,
+        }
+        for path in mail_archive_files(home, project)? {
+            remove_if_there(&path)?;
+        }
+        let mut by_month: std::collections::BTreeMap<String, Vec<&Message>> = Default::default();
+        for message in &image.mail_archive {
+            by_month
+                .entry(message.at.month())
+                .or_default()
+                .push(message);
+        }
+        for (month, messages) in by_month {
+            let path = home
+                .archive_dir(project)
+                .join(format!("mail-{month}.jsonl"));
+            jsonl::append(&path, &messages)?;
+        }
         Ok(())
     }
 

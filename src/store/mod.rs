@@ -12,6 +12,7 @@ pub mod board_file;
 pub mod board_layout;
 pub mod board_source;
 pub mod cache;
+pub mod copy;
 pub mod document;
 pub mod duty;
 pub mod feed;
@@ -178,6 +179,16 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
         now: Timestamp,
         change: &mut dyn FnMut(&mut Mailbox) -> Result<(), GaveUp>,
     ) -> Result<(), StoreError>;
+
+    /// Everything `project` holds here but its presence, as one moment's state (read under
+    /// the project's locks, or in one transaction): what `store copy` carries
+    /// ([`copy::ProjectImage`]). A project this store does not hold is an empty image.
+    fn export_project(&self, project: &str) -> Result<copy::ProjectImage, StoreError>;
+
+    /// Makes `project` here hold exactly `image`, whatever it held before, whole (under the
+    /// project's locks, or in one transaction), logging nothing of its own: how `store
+    /// copy` writes a project. The board before is not kept for `doctor --restore`.
+    fn import_project(&self, project: &str, image: &copy::ProjectImage) -> Result<(), StoreError>;
 
     /// Records `mark` (a name of the caller's making); false when it was recorded already,
     /// by this process or any other: how a thing is told once, whoever looks first (a

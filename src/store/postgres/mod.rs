@@ -43,6 +43,7 @@ use self::address::Address;
 use self::listen::{Kind, Listener, Notice};
 use self::pool::{Connection, Pool, is_connection_lost};
 use self::presence::{Announcement, Keeper};
+use super::copy::{BoardImage, ProjectImage};
 use super::document::{Collection, Document, DocumentChange, Documents, Edit, Version, Wait};
 use super::files::HomeFiles;
 use super::lock::{Holder, LockPolicy};
@@ -1386,6 +1387,211 @@ impl Store for PgStore {
                 self.notify(client, &[PgStore::notice(project, Kind::Mailbox)])?;
             }
         }
+        connection.commit().map_err(|error| self.failed(&error))
+    }
+
+    fn export_project(&self, project: &str) -> Result<ProjectImage, StoreError> {
+        // One moment's state of the project, whatever commits meanwhile.
+        self.read(|transaction| {
+            let fail = |error: postgres::Error| self.failed(&error);
+            let record: Option<Vec<u8>> = transaction
+                .query_opt(
+                    "SELECT body FROM documents WHERE kind = 'project' AND name = $1",
+                    &[&project],
+                )
+                .map_err(fail)?
+                .map(|row| row.get(0));
+            let read = self.read_board(transaction, project)?;
+            let board = match read.exists {
+                true => Some(BoardImage::of(&read.board)?),
+                false => None,
+            };
+            let log = self.read_log(transaction, project, None, None)?;
+            let mut texts = |query: &str| -> Result<Vec<String>, Failed> {
+                Ok(transaction
+                    .query(query, &[&project])
+                    .map_err(fail)?
+                    .iter()
+                    .map(|row| row.get(0))
+                    .collect())
+            };
+            let archive = texts("SELECT task FROM archive WHERE project = $1 ORDER BY place")?
+                .iter()
+                .map(|text| decode_archived(self.shown(), project, text))
+                .collect::<Result<Vec<Task>, StoreError>>()?;
+            // A message a newer baton wrote, that this one cannot read, is passed over, as
+            // everywhere else.
+            let messages = |texts: Vec<String>| -> Vec<Message> {
+                texts
+                    .iter()
+                    .filter_map(|text| serde_json::from_str(text).ok())
+                    .collect()
+            };
+            let mail = messages(texts(
+                "SELECT message FROM mail WHERE project = $1 ORDER BY seq",
+            )?);
+            let mail_archive = messages(texts(
+                "SELECT message FROM mail_archive WHERE project = $1 ORDER BY seq",
+            )?);
+            let origin = self.origin(&format!("projects/{project}/mail.read.json"));
+            let read_positions = texts("SELECT positions FROM read_positions WHERE project = $1")?
+                .first()
+                .map(|text| versioned::decode::<ReadPositions>(&origin, text.as_bytes()))
+                .transpose()?;
+            Ok(ProjectImage {
+                record,
+                board,
+                log,
+                archive,
+                mail,
+                read_positions,
+                mail_archive,
+            }
+            .normalized())
+        })
+    }
+
+    fn import_project(&self, project: &str, image: &ProjectImage) -> Result<(), StoreError> {
+        let mut connection = self.begin()?;
+        for (class, what) in [(BOARD_LOCKS, "board"), (MAIL_LOCKS, "mail")] {
+            let what = format!("the {what} lock of project {project}");
+            self.take_lock(&mut connection, class, project, &what, Wait::AsTheStoreDoes)?;
+        }
+        let client = connection.client();
+        let fail = |error: postgres::Error| self.failed(&error);
+        match &image.record {
+            Some(record) => write_document(client, "project", project, record).map(drop),
+            None => client
+                .execute(
+                    "DELETE FROM documents WHERE kind = 'project' AND name = $1",
+                    &[&project],
+                )
+                .map(drop),
+        }
+        .map_err(fail)?;
+        for table in [
+            "tasks",
+            "board_previous",
+            "activity",
+            "archive",
+            "mail",
+            "mail_archive",
+            "read_positions",
+        ] {
+            client
+                .execute(
+                    &format!("DELETE FROM {table} WHERE project = $1"),
+                    &[&project],
+                )
+                .map_err(fail)?;
+        }
+        match &image.board {
+            Some(board) => {
+                let ids: Vec<i64> = board.tasks.iter().map(|task| task.id.0 as i64).collect();
+                let texts = board
+                    .tasks
+                    .iter()
+                    .map(encode)
+                    .collect::<Result<Vec<String>, Failed>>()?;
+                client
+                    .execute(
+                        "INSERT INTO tasks (project, id, task) \
+                         SELECT $1, r.id, r.task FROM unnest($2::bigint[], $3::text[]) \
+                             AS r(id, task)",
+                        &[&project, &ids, &texts],
+                    )
+                    .map_err(fail)?;
+                client
+                    .execute(
+                        "INSERT INTO boards (project, schema, next_id, version) \
+                         VALUES ($1, $2, $3, 1) \
+                         ON CONFLICT (project) DO UPDATE SET schema = excluded.schema, \
+                             next_id = excluded.next_id, version = boards.version + 1, \
+                             previous_schema = NULL, previous_next_id = NULL",
+                        &[&project, &(board.schema as i32), &(board.next_id as i64)],
+                    )
+                    .map_err(fail)?;
+            }
+            None => {
+                client
+                    .execute("DELETE FROM boards WHERE project = $1", &[&project])
+                    .map_err(fail)?;
+            }
+        }
+        let at: Vec<i64> = image
+            .log
+            .iter()
+            .map(|record| record.at.datetime().timestamp_millis())
+            .collect();
+        let records = image
+            .log
+            .iter()
+            .map(encode)
+            .collect::<Result<Vec<String>, Failed>>()?;
+        client
+            .execute(
+                "INSERT INTO activity (project, seq, at_millis, record) \
+                 SELECT $1, r.n, r.at, r.record \
+                 FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r(at, record, n)",
+                &[&project, &at, &records],
+            )
+            .map_err(fail)?;
+        let (ids, tasks): (Vec<i64>, Vec<String>) = image
+            .archive
+            .iter()
+            .map(|task| Ok((task.id.0 as i64, encode(task)?)))
+            .collect::<Result<Vec<(i64, String)>, Failed>>()?
+            .into_iter()
+            .unzip();
+        client
+            .execute(
+                "INSERT INTO archive (project, id, task) \
+                 SELECT $1, r.id, r.task FROM unnest($2::bigint[], $3::text[]) \
+                     WITH ORDINALITY AS r(id, task, n) ORDER BY r.n",
+                &[&project, &ids, &tasks],
+            )
+            .map_err(fail)?;
+        for (table, messages) in [("mail", &image.mail), ("mail_archive", &image.mail_archive)] {
+            let seqs: Vec<i64> = messages.iter().map(|message| message.seq as i64).collect();
+            let months: Vec<String> = messages.iter().map(|message| message.at.month()).collect();
+            let texts = messages
+                .iter()
+                .map(encode)
+                .collect::<Result<Vec<String>, Failed>>()?;
+            let insert = match table {
+                "mail" => {
+                    "INSERT INTO mail (project, seq, message) \
+                     SELECT $1, r.seq, r.message \
+                     FROM unnest($2::bigint[], $3::text[], $4::text[]) AS r(seq, message, month)"
+                }
+                _ => {
+                    "INSERT INTO mail_archive (project, seq, month, message) \
+                     SELECT $1, r.seq, r.month, r.message \
+                     FROM unnest($2::bigint[], $3::text[], $4::text[]) AS r(seq, message, month)"
+                }
+            };
+            client
+                .execute(insert, &[&project, &seqs, &texts, &months])
+                .map_err(fail)?;
+        }
+        if let Some(positions) = &image.read_positions {
+            let origin = self.origin(&format!("projects/{project}/mail.read.json"));
+            let text = versioned::text_of(&origin, positions)?;
+            let text = String::from_utf8_lossy(&text).into_owned();
+            client
+                .execute(
+                    "INSERT INTO read_positions (project, positions) VALUES ($1, $2)",
+                    &[&project, &text],
+                )
+                .map_err(fail)?;
+        }
+        self.notify(
+            client,
+            &[
+                PgStore::notice(project, Kind::Board),
+                PgStore::notice(project, Kind::Mailbox),
+            ],
+        )?;
         connection.commit().map_err(|error| self.failed(&error))
     }
 

@@ -1,0 +1,205 @@
+//! `store copy`: a whole hub's state from one store to another (the copy itself is
+//! `baton::store::copy`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use baton::error::Error;
+use baton::plural::count;
+use baton::store::copy::{self, Copied, CopyError, Differing};
+use baton::store::paths::Home;
+use baton::store::postgres::address::{holds_password, is_postgres_url, shown_form};
+use baton::store::{Store, files::FileStore};
+
+use super::{Context, current_dir, output};
+
+const STORE_ABOUT: &str = "\
+Move a hub's state between the files of a hub home and PostgreSQL (SPEC section 16).
+
+`baton store copy --to postgres://baton@db:5432/baton` moves a files home up to a database;
+`baton store copy --from postgres://… --to DIR` (or with BATON_STORE set, just `--to DIR`)
+takes a snapshot humans can read, or a backup.";
+
+#[derive(Debug, Subcommand)]
+#[command(about = "Copy a hub's state between the files and PostgreSQL", long_about = STORE_ABOUT)]
+pub enum StoreCommand {
+    /// Copy everything a hub holds from one store to another (files ↔ PostgreSQL)
+    Copy(CopyArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+What is copied: every project (its record and settings, its board, its activity log in order,
+its archive, its mail with everyone's read positions and the mail's archive), the agents, the
+tokens (as their hashes: every token logs in on the copy as on the source), the alerts and
+their queue. Not copied: who is live now (sessions, listeners) and the MCP sessions, which
+end with their hub; this machine's own files (setup manifest, project map, wake logs); the
+board before the last change (doctor --restore starts afresh on the copy).
+
+Idempotent: what the destination already holds alike is left untouched (nothing written, no
+version counted up), so a second copy changes nothing. What it holds differently is refused
+(exit 1, nothing written, the first differences named) unless --replace, which writes the
+source's over them. Nothing is ever removed from the destination: what only it holds stays,
+and the summary names it.
+
+Stop the hubs (`baton serve`) on both stores first. Each project is read as one moment's
+state (under its locks, or in one transaction), but a hub writing meanwhile may change one
+project after another was read, and what it writes to the destination may be overwritten.
+
+A password never goes on the command line, where every user of the machine can read it:
+give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass), or put the whole URL in
+BATON_STORE and leave out --from. Errors name the database without it. A database that
+cannot be reached exits 6.
+
+Examples:
+  BATON_HOME=/srv/baton PGPASSWORD=… baton store copy --to postgres://baton@db:5432/baton
+  BATON_STORE=postgres://baton@db:5432/baton baton store copy --to /backup/baton-$(date +%F)")]
+pub struct CopyArgs {
+    /// Where to copy to: a postgres:// URL, or the directory of a hub home (made if missing)
+    #[arg(long, value_name = "URL|DIR")]
+    pub to: String,
+    /// Where to copy from (default: the store BATON_STORE names, else BATON_HOME's files)
+    #[arg(long, value_name = "URL|DIR")]
+    pub from: Option<String>,
+    /// Write the source's over what the destination holds differently (default: refuse)
+    #[arg(long)]
+    pub replace: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    from: String,
+    to: String,
+    #[serde(flatten)]
+    copied: &'a Copied,
+}
+
+pub fn run(context: &Context, command: StoreCommand) -> Result<i32, Error> {
+    match command {
+        StoreCommand::Copy(args) => run_copy(context, args),
+    }
+}
+
+fn run_copy(context: &Context, args: CopyArgs) -> Result<i32, Error> {
+    let from = match &args.from {
+        Some(place) => open(context, "--from", place, false)?,
+        None => context.hub.store.clone(),
+    };
+    let to = open(context, "--to", &args.to, true)?;
+    let differing = match args.replace {
+        true => Differing::Replace,
+        false => Differing::Refuse,
+    };
+    let copied = copy::copy(&*from, &*to, differing).map_err(|error| match error {
+        CopyError::Store(error) => Error::from(error),
+        CopyError::SameStore(_) => Error::invalid_with_hint(
+            error.to_string(),
+            "name another with --to (and the source with --from, else BATON_STORE or \
+             BATON_HOME is it)",
+        ),
+        CopyError::Differs { .. } => Error::invalid_with_hint(
+            error.to_string(),
+            "add --replace to write the source's over them, or copy to an empty destination",
+        ),
+    })?;
+    let report = Report {
+        from: from.location(),
+        to: to.location(),
+        copied: &copied,
+    };
+    output::emit(context.global.json, &report, summary);
+    Ok(0)
+}
+
+/// The summary a human reads: what was copied, and what the destination holds on its own.
+fn summary(report: &Report<'_>) -> String {
+    let copied = report.copied;
+    let what = format!(
+        "{}, {}, {}, {}, {}, {}",
+        count(copied.projects, "project"),
+        count(copied.tasks, "task"),
+        count(copied.log_records, "log record"),
+        count(copied.messages, "message"),
+        count(copied.agents, "agent"),
+        count(copied.tokens, "token"),
+    );
+    let mut text = match copied.written {
+        0 => format!(
+            "{} already holds everything {} holds ({what}): nothing written",
+            report.to, report.from
+        ),
+        written => format!(
+            "copied {} to {}: {what} ({} written{})",
+            report.from,
+            report.to,
+            count(written, "item"),
+            match copied.replaced.len() {
+                0 => String::new(),
+                replaced => format!(", {replaced} replaced"),
+            }
+        ),
+    };
+    if !copied.only_in_destination.is_empty() {
+        text.push_str(&format!(
+            "\nkept, held only by {}: {}",
+            report.to,
+            copied.only_in_destination.join(", ")
+        ));
+    }
+    text
+}
+
+/// The store `place` names: a database by its URL (never one with a password in it: the
+/// command line is public), or the files of the hub home at a directory, which a
+/// destination may make.
+fn open(
+    context: &Context,
+    flag: &str,
+    place: &str,
+    is_destination: bool,
+) -> Result<Arc<dyn Store>, Error> {
+    if is_postgres_url(place) {
+        if holds_password(place) {
+            return Err(Error::invalid_with_hint(
+                format!(
+                    "{flag} {} holds a password, which every user of this machine can read in \
+                     the process list",
+                    shown_form(place)
+                ),
+                "give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass), or the \
+                 whole URL in BATON_STORE and leave out --from",
+            ));
+        }
+        return Ok(baton::store::open(
+            place,
+            &context.hub.home,
+            context.hub.lock,
+        )?);
+    }
+    if place.contains("://") {
+        return Err(Error::invalid_with_hint(
+            format!(
+                "{flag} takes a postgres:// URL or a directory, not `{}`",
+                shown_form(place)
+            ),
+            "e.g. --to postgres://baton@db:5432/baton, or --to /backup/baton",
+        ));
+    }
+    let mut dir = PathBuf::from(place);
+    if !dir.is_absolute() {
+        dir = current_dir()?.join(dir);
+    }
+    if !dir.is_dir() {
+        if !is_destination || dir.exists() {
+            return Err(Error::invalid(format!(
+                "{flag} {}: no hub home there (not a directory)",
+                dir.display()
+            )));
+        }
+        baton::store::atomic::create_private_dir_all(&dir)?;
+    }
+    Ok(Arc::new(FileStore::new(Home::new(dir), context.hub.lock)))
+}

@@ -1,0 +1,327 @@
+//! `baton store copy`: a whole hub's state carried from one store to another (the files of
+//! a hub home to PostgreSQL to move up, PostgreSQL to files for a snapshot), through the
+//! [`Store`] seam alone, so any two stores copy alike.
+//!
+//! Each project travels as one [`ProjectImage`], read by the source as one moment's state
+//! (under the project's locks, or in one transaction) and written by the destination whole
+//! (under its locks, or in one transaction); the small documents (agents, tokens as their
+//! hashes, alerts and their queue) travel as their bytes. A copy is idempotent: what the
+//! destination already holds alike is left untouched (no write, no version counted up), and
+//! what it holds differently is refused, naming it, unless the copy is asked to replace.
+//! Nothing is removed from the destination: what only it holds stays.
+
+use serde::Serialize;
+
+use super::document::{Collection, Document, Edit, Wait};
+use super::{Store, StoreError};
+use crate::board::Board;
+use crate::board::mail::{Message, ReadPositions};
+use crate::board::record::ActivityRecord;
+use crate::board::task::Task;
+
+/// Everything a store holds of one project but its presence: its record, its board, its
+/// activity log in order (its numbers are the places), its archive, its mail with the read
+/// positions, and the mail's archive. Made to compare equal whichever store read it: tasks
+/// by id, archives in the order the files keep them (by month).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectImage {
+    /// The project's record (`project.json`), as its bytes; `None` for none.
+    #[serde(skip)]
+    pub record: Option<Vec<u8>>,
+    pub board: Option<BoardImage>,
+    pub log: Vec<ActivityRecord>,
+    pub archive: Vec<Task>,
+    pub mail: Vec<Message>,
+    /// `None` when nobody has read anything yet (no record of positions kept).
+    pub read_positions: Option<ReadPositions>,
+    pub mail_archive: Vec<Message>,
+}
+
+/// A board's own fields and tasks, in id order.
+#[derive(Debug, Clone, Serialize)]
+pub struct BoardImage {
+    pub schema: u32,
+    pub next_id: u64,
+    pub tasks: Vec<Task>,
+}
+
+impl BoardImage {
+    /// The image of `board`, every task decoded.
+    pub fn of(board: &Board) -> Result<BoardImage, StoreError> {
+        let mut tasks = board
+            .tasks()
+            .map(|task| task.cloned())
+            .collect::<Result<Vec<Task>, _>>()?;
+        tasks.sort_by_key(|task| task.id);
+        Ok(BoardImage {
+            schema: board.schema,
+            next_id: board.next_id,
+            tasks,
+        })
+    }
+
+    /// The board of `project` this image is.
+    pub fn board(&self, project: &str) -> Board {
+        let mut board = Board::new(project);
+        board.schema = self.schema;
+        board.next_id = self.next_id;
+        for task in &self.tasks {
+            board.push(task.clone());
+        }
+        board
+    }
+}
+
+impl ProjectImage {
+    /// The image of a project a store does not hold.
+    pub fn empty() -> ProjectImage {
+        ProjectImage {
+            record: None,
+            board: None,
+            log: Vec::new(),
+            archive: Vec::new(),
+            mail: Vec::new(),
+            read_positions: None,
+            mail_archive: Vec::new(),
+        }
+    }
+
+    /// Puts the archives in the order the files keep them (each month's file in turn, each
+    /// in the order archived), so that images of the same state compare equal.
+    pub fn normalized(mut self) -> ProjectImage {
+        self.archive.sort_by_key(|task| task.updated_at.month());
+        self.mail_archive.sort_by_key(|message| message.at.month());
+        self
+    }
+
+    /// Whether the store holds nothing of the project.
+    pub fn is_empty(&self) -> bool {
+        self.record.is_none()
+            && self.board.is_none()
+            && self.log.is_empty()
+            && self.archive.is_empty()
+            && self.mail.is_empty()
+            && self.read_positions.is_none()
+            && self.mail_archive.is_empty()
+    }
+
+    /// Whether `other` holds the same.
+    fn is_same_as(&self, other: &ProjectImage) -> bool {
+        // Compared as their JSON: every type in an image serializes, not all compare.
+        self.record == other.record
+            && serde_json::to_vec(self).ok() == serde_json::to_vec(other).ok()
+    }
+}
+
+/// What a copy is asked to do with what the destination already holds differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Differing {
+    /// Refuse the copy, writing nothing.
+    Refuse,
+    /// Write the source's over it.
+    Replace,
+}
+
+/// What a copy carried (counted in the source) and what it had to write.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Copied {
+    pub projects: usize,
+    /// On the boards and in the archives.
+    pub tasks: usize,
+    pub log_records: usize,
+    /// In the mail and its archive.
+    pub messages: usize,
+    pub agents: usize,
+    pub tokens: usize,
+    /// Alerts set up and alerts queued.
+    pub alerts: usize,
+    /// The projects and documents written; 0 when the destination held them all already.
+    pub written: usize,
+    /// The projects and documents the destination held differently and were replaced.
+    pub replaced: Vec<String>,
+    /// What only the destination holds (left as it is).
+    pub only_in_destination: Vec<String>,
+}
+
+/// Why a copy did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum CopyError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the source and the destination are the same store, {0}")]
+    SameStore(String),
+    /// The destination holds some of the same things differently; nothing was written.
+    #[error("{destination} already holds {} differently; nothing was copied", listing(.differing))]
+    Differs {
+        destination: String,
+        differing: Vec<String>,
+    },
+}
+
+fn listing(names: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut shown = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        shown.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    shown
+}
+
+/// One thing a copy carries: a project whole, or a document.
+enum Item {
+    Project(String, Box<ProjectImage>),
+    Document(Document, Vec<u8>),
+}
+
+impl Item {
+    fn name(&self) -> String {
+        match self {
+            Item::Project(id, _) => format!("project {id}"),
+            Item::Document(document, _) => document_name(document),
+        }
+    }
+}
+
+fn document_name(document: &Document) -> String {
+    match document {
+        Document::Project(id) => format!("project {id}"),
+        Document::Agent(name) => format!("agent {name}"),
+        Document::Tokens => "the tokens".to_string(),
+        Document::Alerts => "the alerts".to_string(),
+        Document::AlertsDropped => "the alert queue's dropped count".to_string(),
+        Document::QueuedAlert(name) => format!("queued alert {name}"),
+        Document::SetupManifest => "the setup manifest".to_string(),
+        Document::ProjectMap => "the project map".to_string(),
+    }
+}
+
+/// Copies everything `from` holds to `to`. First every item is read from both and compared;
+/// if the destination holds any differently and `differing` says to refuse, nothing is
+/// written. Then each item the destination lacks or holds differently is written, each
+/// whole; what it holds alike is not touched. Hubs should not be writing either store
+/// meanwhile: each project is read as one moment's state, but two projects (or a project
+/// and the agents) may be read at different moments.
+pub fn copy(from: &dyn Store, to: &dyn Store, differing: Differing) -> Result<Copied, CopyError> {
+    if from.location() == to.location() {
+        return Err(CopyError::SameStore(from.location()));
+    }
+    let mut copied = Copied::default();
+    let mut items = Vec::new();
+    for id in from.list_documents(Collection::Projects)? {
+        let image = from.export_project(&id)?;
+        copied.projects += 1;
+        copied.tasks += image.board.as_ref().map_or(0, |board| board.tasks.len());
+        copied.tasks += image.archive.len();
+        copied.log_records += image.log.len();
+        copied.messages += image.mail.len() + image.mail_archive.len();
+        items.push(Item::Project(id, Box::new(image)));
+    }
+    let mut documents = vec![Document::Tokens, Document::Alerts, Document::AlertsDropped];
+    for name in from.list_documents(Collection::Agents)? {
+        documents.push(Document::Agent(name));
+    }
+    for name in from.list_documents(Collection::QueuedAlerts)? {
+        documents.push(Document::QueuedAlert(name));
+    }
+    for document in documents {
+        let Some(text) = from.load_document(&document)? else {
+            continue;
+        };
+        match &document {
+            Document::Agent(_) => copied.agents += 1,
+            Document::Tokens => copied.tokens += count_entries(&text, "tokens"),
+            Document::Alerts => copied.alerts += count_entries(&text, "alerts"),
+            Document::QueuedAlert(_) => copied.alerts += 1,
+            _ => {}
+        }
+        items.push(Item::Document(document, text));
+    }
+
+    // What the destination holds of each, compared before anything is written.
+    let mut to_write = Vec::new();
+    let mut differs = Vec::new();
+    for item in items {
+        let held = match &item {
+            Item::Project(id, image) => {
+                let held = to.export_project(id)?;
+                match held.is_empty() {
+                    true => Held::Nothing,
+                    false if held.is_same_as(image) => Held::Alike,
+                    false => Held::Differently,
+                }
+            }
+            Item::Document(document, text) => match to.load_document(document)? {
+                None => Held::Nothing,
+                Some(held) if held == *text => Held::Alike,
+                Some(_) => Held::Differently,
+            },
+        };
+        match held {
+            Held::Nothing => to_write.push(item),
+            Held::Alike => {}
+            Held::Differently => {
+                differs.push(item.name());
+                to_write.push(item);
+            }
+        }
+    }
+    if !differs.is_empty() && differing == Differing::Refuse {
+        return Err(CopyError::Differs {
+            destination: to.location(),
+            differing: differs,
+        });
+    }
+    copied.only_in_destination = only_in(to, from)?;
+    for item in to_write {
+        match &item {
+            Item::Project(id, image) => to.import_project(id, image)?,
+            Item::Document(document, text) => {
+                let text = text.clone();
+                to.update_document(document, Wait::AsTheStoreDoes, &mut |_| {
+                    Ok(Edit::Write(text.clone()))
+                })?;
+            }
+        }
+        copied.written += 1;
+    }
+    copied.replaced = differs;
+    Ok(copied)
+}
+
+/// What the destination holds of an item.
+enum Held {
+    Nothing,
+    Alike,
+    Differently,
+}
+
+/// The projects, agents and queued alerts `to` holds that `from` does not.
+fn only_in(to: &dyn Store, from: &dyn Store) -> Result<Vec<String>, StoreError> {
+    let mut only = Vec::new();
+    for (collection, word) in [
+        (Collection::Projects, "project"),
+        (Collection::Agents, "agent"),
+        (Collection::QueuedAlerts, "queued alert"),
+    ] {
+        let source = from.list_documents(collection)?;
+        for name in to.list_documents(collection)? {
+            if !source.contains(&name) {
+                only.push(format!("{word} {name}"));
+            }
+        }
+    }
+    Ok(only)
+}
+
+/// How many entries the list `field` of a JSON document holds (0 when it does not read).
+fn count_entries(text: &[u8], field: &str) -> usize {
+    serde_json::from_slice::<serde_json::Value>(text)
+        .ok()
+        .and_then(|value| value.get(field)?.as_array().map(Vec::len))
+        .unwrap_or(0)
+}

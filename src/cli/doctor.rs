@@ -25,6 +25,11 @@ half-written files left by a killed writer; agents not seen for 7 days; wake pro
 that are not on PATH; the alerts and what waits in their queue; which agent clients
 (claude, codex, gemini, opencode) are here and what `baton setup` wired into each.
 
+With the hub's state in PostgreSQL (BATON_STORE), the database first: a `store` line says it
+answers (its URL, never the password) and which schema it holds; the checks after read the
+boards, logs, mail, agents and tokens from it, the same as from files. A database that cannot
+be reached exits 6, one whose schema a newer baton made exits 4, each with one error line.
+
 Prints one line per finding: ok, warn or fail. Exits 0 when nothing fails (warnings
 included), 1 when something does.
 
@@ -57,7 +62,7 @@ pub fn run(context: &Context, args: DoctorArgs) -> Result<i32, Error> {
 
 fn check(context: &Context) -> Result<i32, Error> {
     let home = &context.hub.home;
-    let mut checks = doctor::run(&*context.hub.store, home, time::now());
+    let mut checks = doctor::run(&*context.hub.store, home, time::now())?;
     // On an agent's machine the hub is checked too: this home holds only the wiring, the
     // project map and the wake logs.
     if let Some(hub) = &context.remote {

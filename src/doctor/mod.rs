@@ -223,7 +223,30 @@ pub const CHECKS: &[CheckFn] = &[
 
 /// Runs every check on `home`. A home that does not exist yet is one warning and nothing
 /// more: the first baton command creates it.
-pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Vec<Check> {
+///
+/// A store kept in a database is looked at first: one that cannot be reached, or whose
+/// schema a newer baton made, is the whole answer (the error, exit 6 or 4, as any command
+/// gives it); else a `store` line says it answers and which schema it holds, and the checks
+/// that follow read it through the store.
+pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Result<Vec<Check>> {
+    let database = store.schema_version()?.map(|schema| {
+        Check::ok(
+            "store",
+            match schema.found == schema.known {
+                true => format!(
+                    "{} answers; schema {}, the one this baton writes",
+                    store.location(),
+                    schema.found
+                ),
+                false => format!(
+                    "{} answers; schema {}, which this baton (schema {}) reads",
+                    store.location(),
+                    schema.found,
+                    schema.known
+                ),
+            },
+        )
+    });
     let inspection = Inspection {
         store,
         home,
@@ -231,31 +254,31 @@ pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Vec<Check> {
         wall_now: SystemTime::now(),
     };
     let root = home.root();
-    let mut checks = vec![match fs::metadata(root) {
-        Err(error) if error.kind() == ErrorKind::NotFound => {
-            return vec![Check::warn(
-                "home",
-                format!(
-                    "{} does not exist yet; the first baton command creates it",
-                    root.display()
-                ),
-            )];
-        }
-        Err(error) => {
-            return vec![Check::fail("home", format!("{}: {error}", root.display()))];
-        }
-        Ok(metadata) if !metadata.is_dir() => {
-            return vec![Check::fail(
-                "home",
-                format!("{} is not a directory", root.display()),
-            )];
-        }
-        Ok(_) => Check::ok("home", root.display().to_string()),
-    }];
+    let home_line = match fs::metadata(root) {
+        Err(error) if error.kind() == ErrorKind::NotFound => Err(Check::warn(
+            "home",
+            format!(
+                "{} does not exist yet; the first baton command creates it",
+                root.display()
+            ),
+        )),
+        Err(error) => Err(Check::fail("home", format!("{}: {error}", root.display()))),
+        Ok(metadata) if !metadata.is_dir() => Err(Check::fail(
+            "home",
+            format!("{} is not a directory", root.display()),
+        )),
+        Ok(_) => Ok(Check::ok("home", root.display().to_string())),
+    };
+    let mut checks = match home_line {
+        Ok(line) => vec![line],
+        // Without a home there is nothing more to look at, but for a database's answer.
+        Err(line) => return Ok([line].into_iter().chain(database).collect()),
+    };
+    checks.extend(database);
     for check in CHECKS {
         checks.extend(check(&inspection));
     }
-    checks
+    Ok(checks)
 }
 
 /// Whether nothing failed (warnings allowed).

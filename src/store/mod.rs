@@ -180,6 +180,13 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
         change: &mut dyn FnMut(&mut Mailbox) -> Result<(), GaveUp>,
     ) -> Result<(), StoreError>;
 
+    /// For a store kept in a database: that it answers now, and the version of its schema
+    /// (brought up to this baton's if it was older, refused if newer, as every command does):
+    /// what `doctor` says of it. `None` for the files, whose every file carries its own.
+    fn schema_version(&self) -> Result<Option<SchemaVersion>, StoreError> {
+        Ok(None)
+    }
+
     /// Everything `project` holds here but its presence, as one moment's state (read under
     /// the project's locks, or in one transaction): what `store copy` carries
     /// ([`copy::ProjectImage`]). A project this store does not hold is an empty image.
@@ -299,6 +306,14 @@ fn store_hint() -> String {
     "e.g. BATON_STORE=postgres://baton@db.example:5432/baton?sslmode=verify-full; unset, the \
      hub's state is the files under BATON_HOME"
         .to_string()
+}
+
+/// The schema of a database store ([`Store::schema_version`]): the version it holds, and
+/// the one this baton writes (and the highest it reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaVersion {
+    pub found: i64,
+    pub known: i64,
 }
 
 /// A project's board and log as they stand between changes ([`Store::snapshot`]).

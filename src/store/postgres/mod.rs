@@ -1390,6 +1390,19 @@ impl Store for PgStore {
         connection.commit().map_err(|error| self.failed(&error))
     }
 
+    /// Read on a connection of the pool, whose first checked (and migrated) the schema.
+    fn schema_version(&self) -> Result<Option<super::SchemaVersion>, StoreError> {
+        let found: i64 = self.run(|client| {
+            Ok(client
+                .query_one("SELECT coalesce(max(version), 0) FROM baton_schema", &[])?
+                .get(0))
+        })?;
+        Ok(Some(super::SchemaVersion {
+            found,
+            known: schema::SCHEMA,
+        }))
+    }
+
     fn export_project(&self, project: &str) -> Result<ProjectImage, StoreError> {
         // One moment's state of the project, whatever commits meanwhile.
         self.read(|transaction| {

@@ -1,0 +1,510 @@
+//! `baton store copy` between the files and PostgreSQL, and `doctor` on a database (SPEC
+//! 16): a files home moved up to a database and copied back down holds what it held, as
+//! baton itself shows it and byte for byte; a second copy writes nothing; a token still logs
+//! in on a hub served from a copy; a destination that holds something else is refused; and
+//! the database's password shows nowhere. Each test keeps its state in stores of its own
+//! (a files home and a database of its own), whatever store the rest of the suite runs on.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{Run, TestEnv, TestStore, cluster, test_store};
+use crate::http::Served;
+
+/// Every command of these tests runs at this moment, so that what a look writes (an agent's
+/// last seen) is the same in every store.
+const NOW: &str = "2026-11-20T10:00:00Z";
+
+/// A database of this test's own: its URL with the password (for `BATON_STORE` and the
+/// test's own connection), the same without it (for the command line, with the password in
+/// `PGPASSWORD`), and the password.
+struct Database {
+    url: String,
+    bare: String,
+    password: String,
+}
+
+impl Database {
+    /// A fresh database, or `None` (NOT RUN said) where no PostgreSQL runs.
+    fn fresh() -> Option<Database> {
+        if !cluster::runs_here() {
+            return None;
+        }
+        let given = match test_store() {
+            TestStore::Postgres(Some(url)) => Some(url),
+            _ => None,
+        };
+        let url = cluster::fresh_database(given.as_deref());
+        let (scheme, rest) = url.split_once("://").unwrap();
+        let (authority, tail) = rest.split_once('/').unwrap();
+        let (bare, password) = match authority.rsplit_once('@') {
+            Some((user_info, host)) => match user_info.split_once(':') {
+                Some((user, password)) => (
+                    format!("{scheme}://{user}@{host}/{tail}"),
+                    password.to_string(),
+                ),
+                None => (url.clone(), String::new()),
+            },
+            None => (url.clone(), String::new()),
+        };
+        Some(Database {
+            url,
+            bare,
+            password,
+        })
+    }
+
+    /// The URL as baton names it: no password, no parameters.
+    fn shown(&self) -> String {
+        self.bare.split('?').next().unwrap().to_string()
+    }
+
+    fn query(&self, sql: &str) -> Vec<postgres::Row> {
+        cluster::apart(|| {
+            let mut client =
+                postgres::Client::connect(&self.url, postgres::NoTls).expect("the database");
+            client.query(sql, &[]).expect(sql)
+        })
+    }
+
+    /// What a second copy must leave as it is: every row's count and every version.
+    fn state(&self) -> Vec<String> {
+        let mut state = Vec::new();
+        for table in [
+            "tasks",
+            "activity",
+            "archive",
+            "mail",
+            "mail_archive",
+            "read_positions",
+        ] {
+            let rows = self.query(&format!("SELECT count(*) FROM {table}"));
+            state.push(format!("{table}: {}", rows[0].get::<_, i64>(0)));
+        }
+        for row in self.query("SELECT project, version FROM boards ORDER BY project") {
+            state.push(format!(
+                "board {}: {}",
+                row.get::<_, String>(0),
+                row.get::<_, i64>(1)
+            ));
+        }
+        for row in self.query("SELECT kind, name, version FROM documents ORDER BY kind, name") {
+            state.push(format!(
+                "{} {}: {}",
+                row.get::<_, String>(0),
+                row.get::<_, String>(1),
+                row.get::<_, i64>(2)
+            ));
+        }
+        state
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        cluster::drop_database(&self.url);
+    }
+}
+
+/// Every output of these tests, to be searched for the password at the end.
+#[derive(Default)]
+struct Said(Vec<String>);
+
+impl Said {
+    fn keep(&mut self, run: Run) -> Run {
+        self.0.push(run.stdout.clone());
+        self.0.push(run.stderr.clone());
+        run
+    }
+
+    fn assert_no(&self, password: &str) {
+        assert!(!password.is_empty());
+        for words in &self.0 {
+            assert!(!words.contains(password), "the password shows in: {words}");
+        }
+    }
+}
+
+/// `baton ARGS…` on the files of `env`'s home.
+fn on_files(env: &TestEnv, agent: &str, args: &[&str]) -> Run {
+    env.run_env(agent, args, &[("BATON_STORE", ""), ("BATON_NOW", NOW)])
+}
+
+/// `baton ARGS…` on `database`, with `env`'s home for this machine's own files.
+fn on_database(env: &TestEnv, database: &Database, agent: &str, args: &[&str]) -> Run {
+    env.run_env(
+        agent,
+        args,
+        &[("BATON_STORE", &database.url), ("BATON_NOW", NOW)],
+    )
+}
+
+/// `baton store copy ARGS…` run with the files of `env` as the current store, the password
+/// in `PGPASSWORD` alone.
+fn copy(env: &TestEnv, database: &Database, args: &[&str]) -> Run {
+    let mut all = vec!["store", "copy"];
+    all.extend_from_slice(args);
+    env.run_env(
+        "",
+        &all,
+        &[
+            ("BATON_STORE", ""),
+            ("PGPASSWORD", &database.password),
+            ("BATON_NOW", NOW),
+        ],
+    )
+}
+
+/// A hub with some of everything: two projects, tasks in several states (one archived),
+/// the log, messages some read, agents, tokens. The token made for codex.
+fn fill(env: &TestEnv) -> String {
+    let run = |agent: &str, args: &[&str]| on_files(env, agent, args).ok().to_string();
+    let work = env.work();
+    let other = env.root.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    run(
+        "lead",
+        &[
+            "project",
+            "init",
+            "--name",
+            "app",
+            "--workspace",
+            work.to_str().unwrap(),
+        ],
+    );
+    run(
+        "lead",
+        &[
+            "project",
+            "init",
+            "--name",
+            "docs",
+            "--workspace",
+            other.to_str().unwrap(),
+        ],
+    );
+    run("", &["agent", "add", "codex", "--skills", "rust"]);
+    run("", &["agent", "add", "gemini"]);
+    run("lead", &["send", "--to", "codex", "--subject", "build it"]);
+    run("lead", &["send", "--to", "codex", "--subject", "test it"]);
+    run("lead", &["send", "--to", "gemini", "--subject", "drop it"]);
+    run("codex", &["claim", "1"]);
+    run("codex", &["done", "1", "--result", "built"]);
+    run("lead", &["cancel", "3"]);
+    run("lead", &["archive", "--older-than", "0"]);
+    run("lead", &["note", "halfway"]);
+    run("lead", &["msg", "--to", "codex", "look at the build"]);
+    run("codex", &["msg", "--to", "@all", "on it"]);
+    run("gemini", &["messages"]);
+    env.run_with(
+        &other,
+        "lead",
+        &["send", "--to", "gemini", "--subject", "write"],
+        &[("BATON_STORE", ""), ("BATON_NOW", NOW)],
+    )
+    .ok();
+    let token = run("", &["token", "add", "codex"]).trim().to_string();
+    assert!(!token.is_empty());
+    token
+}
+
+/// What baton shows of a hub, command by command: run in the workspace of project `app`,
+/// or (`docs` first) in that of `docs`.
+fn views(mut run: impl FnMut(&str, &[&str]) -> Run) -> BTreeMap<String, Value> {
+    let looks: &[(&str, &[&str])] = &[
+        ("", &["--json", "board", "--all"]),
+        ("", &["docs", "--json", "board", "--all"]),
+        ("", &["--json", "log"]),
+        ("", &["docs", "--json", "log"]),
+        ("", &["--json", "show", "3"]),
+        ("codex", &["--json", "status"]),
+        ("codex", &["--json", "inbox", "--peek"]),
+        ("codex", &["--json", "messages", "--all", "--peek"]),
+        ("gemini", &["--json", "messages", "--peek"]),
+        ("", &["--json", "agents"]),
+        ("", &["--json", "token", "list"]),
+        ("", &["--json", "project", "list"]),
+    ];
+    looks
+        .iter()
+        .map(|(agent, args)| {
+            let key = format!("{agent} {}", args.join(" "));
+            (key, json_of(&run(agent, args)))
+        })
+        .collect()
+}
+
+/// What a `--json` command printed: one value, or one a line (`log`), as an array.
+fn json_of(run: &Run) -> Value {
+    let text = run.ok();
+    serde_json::from_str::<Value>(text).unwrap_or_else(|_| {
+        text.lines()
+            .map(|line| {
+                serde_json::from_str::<Value>(line)
+                    .unwrap_or_else(|error| panic!("{error}: {line}"))
+            })
+            .collect()
+    })
+}
+
+/// The files of a hub home, each with its bytes: all but the lock files (which name the
+/// process that last took them, as a copy's reading does) and the board before the last
+/// change (not copied).
+fn files_of(home: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut found = BTreeMap::new();
+    let mut dirs = vec![home.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let name = path.strip_prefix(home).unwrap().display().to_string();
+            if name.ends_with(".lock") || name.ends_with(".bak") || name.ends_with("ids.json") {
+                continue;
+            }
+            found.insert(name, std::fs::read(&path).unwrap());
+        }
+    }
+    found
+}
+
+#[test]
+fn a_home_moved_to_postgres_and_back_holds_what_it_held_and_a_second_copy_writes_nothing() {
+    let Some(database) = Database::fresh() else {
+        return;
+    };
+    let mut said = Said::default();
+    let source = TestEnv::new();
+    let token = fill(&source);
+    let before = files_of(&source.home());
+
+    // Up: the files to the database.
+    let up = said.keep(copy(&source, &database, &["--to", &database.bare]));
+    let summary = up.ok();
+    // Tasks on the boards and in the archive; @all is a message to each of the others.
+    assert_eq!(
+        summary.trim_end(),
+        format!(
+            "copied {} to {}: 2 projects, 4 tasks, 9 log records, 4 messages, 3 agents, 1 token \
+             (6 items written)",
+            source.home().display(),
+            database.shown()
+        )
+    );
+
+    // Down: the database to the files of another home.
+    let snapshot = TestEnv::new();
+    let down = said.keep(copy(
+        &snapshot,
+        &database,
+        &[
+            "--from",
+            &database.bare,
+            "--to",
+            snapshot.home().to_str().unwrap(),
+        ],
+    ));
+    down.ok();
+    assert_eq!(
+        files_of(&snapshot.home()).keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>(),
+        "the same files"
+    );
+    for (name, bytes) in &before {
+        assert_eq!(
+            String::from_utf8_lossy(&files_of(&snapshot.home())[name]),
+            String::from_utf8_lossy(bytes),
+            "{name} came back as it was"
+        );
+    }
+
+    // Again, both ways: nothing is written.
+    let rows = database.state();
+    let again = said.keep(copy(
+        &source,
+        &database,
+        &["--json", "--to", &database.bare],
+    ));
+    let report = again.json();
+    assert_eq!(report["written"], 0, "{report}");
+    assert_eq!(report["projects"], 2);
+    assert_eq!(database.state(), rows, "no row and no version changed");
+    let snapshot_files = files_of(&snapshot.home());
+    let again = said.keep(copy(
+        &snapshot,
+        &database,
+        &[
+            "--from",
+            &database.bare,
+            "--to",
+            snapshot.home().to_str().unwrap(),
+        ],
+    ));
+    assert!(again.ok().contains("nothing written"), "{}", again.stdout);
+    assert_eq!(files_of(&snapshot.home()), snapshot_files, "byte for byte");
+
+    // What baton shows is the same on all three.
+    // The snapshot's projects are bound to the source's workspaces: looked at from there.
+    let look = |home: &TestEnv, store: &str, agent: &str, args: &[&str]| {
+        let (dir, args) = match args.split_first() {
+            Some((&"docs", rest)) => (source.root.path().join("other"), rest),
+            _ => (source.work(), args),
+        };
+        home.run_with(
+            &dir,
+            agent,
+            args,
+            &[("BATON_STORE", store), ("BATON_NOW", NOW)],
+        )
+    };
+    let on_source = views(|agent, args| said.keep(look(&source, "", agent, args)));
+    let on_db = views(|agent, args| said.keep(look(&source, &database.url, agent, args)));
+    let on_snapshot = views(|agent, args| said.keep(look(&snapshot, "", agent, args)));
+    for (look, shown) in &on_source {
+        assert_eq!(&on_db[look], shown, "`{look}` on the database");
+        assert_eq!(&on_snapshot[look], shown, "`{look}` on the snapshot");
+    }
+    let log = &on_source[" --json log"];
+    assert!(log.as_array().unwrap().len() >= 6, "{log}");
+
+    // The token made on the files logs in on a hub served from each copy.
+    for (home, store) in [(&source, database.url.as_str()), (&snapshot, "")] {
+        let served = Served::start_with_vars(home, "lead", &[], &[("BATON_STORE", store)]);
+        let board = served.get("/api/v1/projects/app/board", &token);
+        assert_eq!(board.status, 200, "{}", board.body);
+        said.0.push(board.body);
+    }
+    said.assert_no(&database.password);
+}
+
+#[test]
+fn a_destination_that_holds_something_else_is_refused_unless_replaced() {
+    let Some(database) = Database::fresh() else {
+        return;
+    };
+    let mut said = Said::default();
+    let source = TestEnv::new();
+    fill(&source);
+    said.keep(copy(&source, &database, &["--to", &database.bare]))
+        .ok();
+    // The database moves on (a hub wrote to it), and the files too.
+    said.keep(on_database(
+        &source,
+        &database,
+        "lead",
+        &["note", "on the database"],
+    ))
+    .ok();
+    said.keep(on_files(&source, "lead", &["note", "on the files"]))
+        .ok();
+    let rows = database.state();
+    let refused = said.keep(copy(&source, &database, &["--to", &database.bare]));
+    let stderr = refused.fails(1);
+    assert_eq!(
+        stderr.lines().next().unwrap(),
+        format!(
+            "error: {} already holds project app differently; nothing was copied",
+            database.shown()
+        )
+    );
+    assert!(stderr.contains("--replace"), "{stderr}");
+    assert_eq!(database.state(), rows, "nothing written");
+
+    let replaced = said.keep(copy(
+        &source,
+        &database,
+        &["--replace", "--to", &database.bare],
+    ));
+    assert!(replaced.ok().contains("1 replaced"), "{}", replaced.stdout);
+    let log = json_of(&said.keep(on_database(&source, &database, "", &["--json", "log"])));
+    let texts: Vec<&str> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|record| record["text"].as_str())
+        .collect();
+    assert!(texts.contains(&"on the files"), "{texts:?}");
+    assert!(!texts.contains(&"on the database"), "{texts:?}");
+
+    // A password on the command line is refused without being shown; an unreachable
+    // database exits 6, named without it.
+    if !database.password.is_empty() {
+        let refused = said.keep(copy(&source, &database, &["--to", &database.url]));
+        let stderr = refused.fails(1);
+        assert!(stderr.contains("holds a password"), "{stderr}");
+    }
+    let nowhere = "postgres://baton@127.0.0.1:1/baton?sslmode=disable";
+    let unreachable = said.keep(copy(&source, &database, &["--to", nowhere]));
+    let stderr = unreachable.fails(6);
+    assert!(
+        stderr.starts_with("error: store postgres://baton@127.0.0.1:1/baton unreachable: "),
+        "{stderr}"
+    );
+    said.assert_no(&database.password);
+}
+
+#[test]
+fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_when_it_is_gone() {
+    let Some(database) = Database::fresh() else {
+        return;
+    };
+    let mut said = Said::default();
+    let source = TestEnv::new();
+    fill(&source);
+    said.keep(copy(&source, &database, &["--to", &database.bare]))
+        .ok();
+    let doctor = said.keep(on_database(&source, &database, "", &["doctor"]));
+    let report = doctor.ok();
+    let store_line = report
+        .lines()
+        .find(|line| line.starts_with("ok    store"))
+        .unwrap_or_else(|| panic!("no store line: {report}"));
+    assert!(
+        store_line.ends_with(&format!(
+            "{} answers; schema 2, the one this baton writes",
+            database.shown()
+        )),
+        "{store_line}"
+    );
+    assert!(
+        report.contains("the log and the board agree in 2 projects"),
+        "{report}"
+    );
+
+    // A row changed behind baton's back: task 2 pending on the board, claimed in no line.
+    database.query(
+        "UPDATE tasks SET task = replace(task, '\"status\":\"pending\"', '\"status\":\"working\"') \
+         WHERE project = 'app' AND id = 2",
+    );
+    let doctor = said.keep(on_database(&source, &database, "", &["doctor"]));
+    let report = doctor.ok();
+    assert!(
+        report
+            .lines()
+            .any(|line| line.starts_with("warn  activity") && line.contains("T-2 is working")),
+        "{report}"
+    );
+
+    // A database that cannot be reached: one line, exit 6.
+    let gone = said.keep(source.run_env(
+        "",
+        &["doctor"],
+        &[(
+            "BATON_STORE",
+            "postgres://baton@127.0.0.1:1/baton?sslmode=disable",
+        )],
+    ));
+    let stderr = gone.fails(6);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: store postgres://baton@127.0.0.1:1/baton unreachable: "),
+        "{stderr}"
+    );
+    assert!(gone.stdout.is_empty(), "{}", gone.stdout);
+    said.assert_no(&database.password);
+}

@@ -736,12 +736,16 @@ impl Store for FileStore {
         for path in mail_archive_files(home, project)? {
             remove_if_there(&path)?;
         }
-        let mut by_month: std::collections::BTreeMap<String, Vec<&Message>> = Default::default();
+        // Each as the sweep writes it: the message's line read as a JSON value, its fields
+        // in order of name.
+        let mut by_month: std::collections::BTreeMap<String, Vec<serde_json::Value>> =
+            Default::default();
         for message in &image.mail_archive {
-            by_month
-                .entry(message.at.month())
-                .or_default()
-                .push(message);
+            let value = serde_json::to_value(message).map_err(|error| StoreError::Corrupt {
+                path: home.archive_dir(project),
+                detail: error.to_string(),
+            })?;
+            by_month.entry(message.at.month()).or_default().push(value);
         }
         for (month, messages) in by_month {
             let path = home

@@ -45,9 +45,11 @@ version counted up), so a second copy changes nothing. What it holds differently
 source's over them. Nothing is ever removed from the destination: what only it holds stays,
 and the summary names it.
 
-Stop the hubs (`baton serve`) on both stores first. Each project is read as one moment's
-state (under its locks, or in one transaction), but a hub writing meanwhile may change one
-project after another was read, and what it writes to the destination may be overwritten.
+Stop the hubs (`baton serve`) on both stores first. No change is ever read half made: a
+project's board, log, archive and record are read together under its board lock (its mail
+under the mail lock), or all in one transaction on PostgreSQL; but a hub writing meanwhile
+may change one project after another was read, and what it writes to the destination may
+be overwritten or refused as different.
 
 A password never goes on the command line, where every user of the machine can read it:
 give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass), or put the whole URL in
@@ -88,6 +90,14 @@ fn run_copy(context: &Context, args: CopyArgs) -> Result<i32, Error> {
         Some(place) => open(context, "--from", place, false)?,
         None => context.hub.store.clone(),
     };
+    if let Some(home) = from.home_files()
+        && !home.root().is_dir()
+    {
+        return Err(Error::invalid_with_hint(
+            format!("no hub home at {} to copy from", home.root().display()),
+            "name the source with --from URL|DIR, or set BATON_HOME (or BATON_STORE) to it",
+        ));
+    }
     let to = open(context, "--to", &args.to, true)?;
     let differing = match args.replace {
         true => Differing::Replace,
@@ -200,6 +210,28 @@ fn open(
             )));
         }
         baton::store::atomic::create_private_dir_all(&dir)?;
+    } else if !is_hub_home(&dir) {
+        // A directory named by mistake (a workspace, the user's home) gets no hub written
+        // into it, nor is read as an empty one.
+        return Err(Error::invalid_with_hint(
+            format!(
+                "{flag} {}: not a hub home (no projects/, agents/ or tokens.json) and not empty",
+                dir.display()
+            ),
+            "name a new or empty directory, or a hub home (what BATON_HOME names)",
+        ));
     }
     Ok(Arc::new(FileStore::new(Home::new(dir), context.hub.lock)))
+}
+
+/// Whether `dir` is a hub home, or empty (a home yet to be made).
+fn is_hub_home(dir: &std::path::Path) -> bool {
+    let Ok(mut entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let is_empty = entries.next().is_none();
+    is_empty
+        || ["projects", "agents", "tokens.json", "alerts.json"]
+            .iter()
+            .any(|name| dir.join(name).exists())
 }

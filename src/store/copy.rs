@@ -2,9 +2,10 @@
 //! a hub home to PostgreSQL to move up, PostgreSQL to files for a snapshot), through the
 //! [`Store`] seam alone, so any two stores copy alike.
 //!
-//! Each project travels as one [`ProjectImage`], read by the source as one moment's state
-//! (under the project's locks, or in one transaction) and written by the destination whole
-//! (under its locks, or in one transaction); the small documents (agents, tokens as their
+//! Each project travels as one [`ProjectImage`], read by the source with no change half made
+//! (on files its board, log, archive and record under the board lock, its mail under the
+//! mail lock; on PostgreSQL all in one transaction) and written by the destination whole
+//! (under the same locks, or in one transaction); the small documents (agents, tokens as their
 //! hashes, alerts and their queue) travel as their bytes. A copy is idempotent: what the
 //! destination already holds alike is left untouched (no write, no version counted up), and
 //! what it holds differently is refused, naming it, unless the copy is asked to replace.

@@ -508,3 +508,58 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
     assert!(gone.stdout.is_empty(), "{}", gone.stdout);
     said.assert_no(&database.password);
 }
+
+#[test]
+fn files_copy_to_files_and_a_directory_that_is_no_hub_home_is_refused() {
+    // Needs no database: the files of one home to another's.
+    let source = TestEnv::new();
+    fill(&source);
+    let target = source.root.path().join("copy");
+    let copy_to = |to: &Path, extra: &[&str]| {
+        let mut args = vec!["store", "copy", "--to", to.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        source.run_env("", &args, &[("BATON_STORE", ""), ("BATON_NOW", NOW)])
+    };
+    copy_to(&target, &[]).ok();
+    let copied = files_of(&target);
+    assert_eq!(copied, files_of(&source.home()), "byte for byte");
+    assert!(copy_to(&target, &[]).ok().contains("nothing written"));
+    assert_eq!(files_of(&target), copied);
+
+    // A directory that holds something else is not made a hub.
+    let workspace = source.work();
+    std::fs::write(workspace.join("notes.txt"), "mine").unwrap();
+    let refused = copy_to(&workspace, &[]);
+    assert!(
+        refused.fails(1).starts_with(&format!(
+            "error: --to {}: not a hub home",
+            workspace.display()
+        )),
+        "{}",
+        refused.stderr
+    );
+    assert!(!workspace.join("projects").exists());
+    // Nor is a home that is not there copied as an empty one.
+    let missing = source.root.path().join("nowhere");
+    let refused = source.run_env(
+        "",
+        &["store", "copy", "--to", target.to_str().unwrap()],
+        &[
+            ("BATON_STORE", ""),
+            ("BATON_HOME", missing.to_str().unwrap()),
+        ],
+    );
+    assert!(
+        refused.fails(1).starts_with("error: no hub home at "),
+        "{}",
+        refused.stderr
+    );
+    // The same store both ways is refused.
+    let same = copy_to(&source.home(), &[]);
+    assert!(
+        same.fails(1)
+            .starts_with("error: the source and the destination are the same store"),
+        "{}",
+        same.stderr
+    );
+}

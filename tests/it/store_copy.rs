@@ -490,6 +490,19 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
         "{report}"
     );
 
+    // A schema a newer baton made: one line naming both versions, exit 4.
+    database.query("UPDATE baton_schema SET version = 99");
+    let newer = said.keep(on_database(&source, &database, "", &["doctor"]));
+    let stderr = newer.fails(4);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "error: store {} has schema 99, newer than this baton understands (2); upgrade baton",
+            database.shown()
+        )
+    );
+    database.query("UPDATE baton_schema SET version = 2");
+
     // A database that cannot be reached: one line, exit 6.
     let gone = said.keep(source.run_env(
         "",

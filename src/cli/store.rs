@@ -51,6 +51,10 @@ under the mail lock), or all in one transaction on PostgreSQL; but a hub writing
 may change one project after another was read, and what it writes to the destination may
 be overwritten or refused as different.
 
+A copy cut short (killed, a full disk) is finished by running it again: on PostgreSQL each
+project is written in one transaction, whole or not at all; on files a project written half
+way is told apart as different, and --replace writes it whole.
+
 A password never goes on the command line, where every user of the machine can read it:
 give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass), or put the whole URL in
 BATON_STORE and leave out --from. Errors name the database without it. A database that

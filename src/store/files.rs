@@ -435,7 +435,6 @@ impl Documents for FileStore {
     }
 }
 
-/// The group of `project` among `groups`, made on first use.
 /// The archive files of a project's mail (`archive/mail-<YYYY-MM>.jsonl`), sorted.
 fn mail_archive_files(home: &Home, project: &str) -> Result<Vec<PathBuf>, StoreError> {
     let dir = home.archive_dir(project);
@@ -482,6 +481,7 @@ fn replace_lines<T: serde::Serialize>(
     atomic::replace(path, &text, None)
 }
 
+/// The group of `project` among `groups`, made on first use.
 fn group_of<W>(groups: &Mutex<HashMap<String, Arc<Group<W>>>>, project: &str) -> Arc<Group<W>> {
     let mut groups = groups.lock().unwrap_or_else(PoisonError::into_inner);
     groups.entry(project.to_string()).or_default().clone()

@@ -187,14 +187,16 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
         Ok(None)
     }
 
-    /// Everything `project` holds here but its presence, as one moment's state (read under
-    /// the project's locks, or in one transaction): what `store copy` carries
+    /// Everything `project` holds here but its presence, with no change half made (its
+    /// board, log, archive and record read together under the board lock, its mail under
+    /// the mail lock; or all in one transaction): what `store copy` carries
     /// ([`copy::ProjectImage`]). A project this store does not hold is an empty image.
     fn export_project(&self, project: &str) -> Result<copy::ProjectImage, StoreError>;
 
-    /// Makes `project` here hold exactly `image`, whatever it held before, whole (under the
-    /// project's locks, or in one transaction), logging nothing of its own: how `store
-    /// copy` writes a project. The board before is not kept for `doctor --restore`.
+    /// Makes `project` here hold exactly `image`, whatever it held before (under the
+    /// project's locks, or whole in one transaction), logging nothing of its own: how
+    /// `store copy` writes a project. What `doctor --restore` would bring back is the board
+    /// replaced (files) or nothing (a database).
     fn import_project(&self, project: &str, image: &copy::ProjectImage) -> Result<(), StoreError>;
 
     /// Records `mark` (a name of the caller's making); false when it was recorded already,

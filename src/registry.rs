@@ -63,6 +63,12 @@ fn default_schema() -> u32 {
 }
 
 impl AgentRecord {
+    /// Sets the wake command, and the machine it runs on: this one (SPEC section 16).
+    pub fn set_wake(&mut self, wake: Option<Vec<String>>) {
+        self.host = wake.as_ref().and_then(|_| crate::process::this_host());
+        self.wake = wake;
+    }
+
     pub fn new(name: &str, now: Timestamp) -> Self {
         AgentRecord {
             schema: AGENT_SCHEMA,
@@ -246,14 +252,8 @@ pub fn add(
         profile.apply(record)?;
         match wake {
             WakeCommandChange::Keep => {}
-            WakeCommandChange::Set(argv) => {
-                record.wake = Some(argv);
-                record.host = crate::process::this_host();
-            }
-            WakeCommandChange::Remove => {
-                record.wake = None;
-                record.host = None;
-            }
+            WakeCommandChange::Set(argv) => record.set_wake(Some(argv)),
+            WakeCommandChange::Remove => record.set_wake(None),
         }
         Ok(record.clone())
     })

@@ -112,9 +112,12 @@ enum WakeWord {
     /// This flag and the hub home's absolute path, when the hub is on this machine; nothing
     /// for a hub reached over HTTP, whose files the woken agent never writes.
     HubHome(&'static str),
+    /// These words, when the hub keeps its state in a database rather than in its home's
+    /// files: what the woken client needs to reach it.
+    OnDatabase(&'static [&'static str]),
 }
 
-use WakeWord::{HubHome, Word};
+use WakeWord::{HubHome, OnDatabase, Word};
 
 /// Claude Code's hooks, whose shape Codex's take too.
 const CLAUDE_CODE_HOOKS: ClientHooks = ClientHooks {
@@ -177,6 +180,8 @@ const DEFINITIONS: [Definition; 4] = [
             Word("-s"),
             Word("workspace-write"),
             HubHome("--add-dir"),
+            // Nor may it open a socket: the `baton` in its shell could not reach a database.
+            OnDatabase(&["-c", "sandbox_workspace_write.network_access=true"]),
             Word("--"),
         ],
         former_wakes: &[&[
@@ -281,10 +286,19 @@ impl Client {
     /// (`None`) of a hub reached over HTTP; the supervisor appends the prompt as the last
     /// argument.
     pub fn wake_command(self, hub: Option<&Path>) -> Vec<String> {
+        self.wake_command_on(hub, false)
+    }
+
+    /// [`Client::wake_command`] for a hub whose state is in a database when `database`.
+    pub fn wake_command_on(self, hub: Option<&Path>, database: bool) -> Vec<String> {
         let mut command = Vec::new();
         for word in self.definition().wake {
             match (word, hub) {
                 (Word(word), _) => command.push(word.to_string()),
+                (OnDatabase(words), Some(_)) if database => {
+                    command.extend(words.iter().map(|word| word.to_string()));
+                }
+                (OnDatabase(_), _) => {}
                 (HubHome(flag), Some(hub)) => {
                     command.push(flag.to_string());
                     command.push(

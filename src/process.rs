@@ -8,6 +8,32 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The name of this machine, which an agent's wake command is tied to on a store several
+/// machines share (SPEC section 16): `BATON_HOST` when it is a host name (a container's own
+/// name may change at each start), else the system's, in lowercase; `None` when neither is
+/// a host name.
+pub fn this_host() -> Option<String> {
+    let chosen = std::env::var("BATON_HOST")
+        .ok()
+        .map(|name| name.trim().to_ascii_lowercase())
+        .filter(|name| crate::names::is_host_name(name));
+    chosen.or_else(|| {
+        system_host_name()
+            .map(|name| name.trim().to_ascii_lowercase())
+            .filter(|name| crate::names::is_host_name(name))
+    })
+}
+
+#[cfg(unix)]
+fn system_host_name() -> Option<String> {
+    nix::unistd::gethostname().ok()?.into_string().ok()
+}
+
+#[cfg(windows)]
+fn system_host_name() -> Option<String> {
+    std::env::var("COMPUTERNAME").ok()
+}
+
 /// Where a wake command's program is, if it can be found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ProgramLookup {
@@ -272,7 +298,8 @@ pub fn pass_store_to_children(address: &str) {
 /// its own), with `BATON_HOME` set to `home` made absolute and, for a wake run, `BATON_AGENT`
 /// set to the agent woken. `BATON_STORE` stays (the store is the hub's, not the waker's:
 /// what the supervisor, the sender and the agent's own commands change must be the same
-/// state), or is set as [`pass_store_to_children`] said. Everything else, API keys included,
+/// state), or is set as [`pass_store_to_children`] said; `BATON_HOST` stays (the machine's
+/// name, [`this_host`], is the machine's). Everything else, API keys included,
 /// is passed on.
 pub fn detached_environment(
     inherited: impl IntoIterator<Item = (OsString, OsString)>,
@@ -284,7 +311,8 @@ pub fn detached_environment(
         .filter(|(name, _)| {
             // A name that is not UTF-8 is nobody's marker.
             name.to_str().is_none_or(|name| {
-                (!name.starts_with("BATON_") || name == "BATON_STORE") && !is_session_marker(name)
+                (!name.starts_with("BATON_") || name == "BATON_STORE" || name == "BATON_HOST")
+                    && !is_session_marker(name)
             })
         })
         .collect();

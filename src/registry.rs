@@ -35,6 +35,11 @@ pub struct AgentRecord {
     /// The headless command that wakes this agent, as an argv list.
     #[serde(default)]
     pub wake: Option<Vec<String>>,
+    /// The machine the wake command was registered on, where it runs: on a store several
+    /// machines share, only a process there starts it (SPEC section 16). None in a record
+    /// written before hosts were recorded: it runs wherever the work is handed over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// The agent clients wired to this identity by `baton setup`.
     #[serde(default)]
     pub clients: Vec<String>,
@@ -58,6 +63,12 @@ fn default_schema() -> u32 {
 }
 
 impl AgentRecord {
+    /// Sets the wake command, and the machine it runs on: this one (SPEC section 16).
+    pub fn set_wake(&mut self, wake: Option<Vec<String>>) {
+        self.host = wake.as_ref().and_then(|_| crate::process::this_host());
+        self.wake = wake;
+    }
+
     pub fn new(name: &str, now: Timestamp) -> Self {
         AgentRecord {
             schema: AGENT_SCHEMA,
@@ -65,6 +76,7 @@ impl AgentRecord {
             strengths: String::new(),
             skills: Vec::new(),
             wake: None,
+            host: None,
             clients: Vec::new(),
             created_at: now,
             last_seen: now,
@@ -240,8 +252,8 @@ pub fn add(
         profile.apply(record)?;
         match wake {
             WakeCommandChange::Keep => {}
-            WakeCommandChange::Set(argv) => record.wake = Some(argv),
-            WakeCommandChange::Remove => record.wake = None,
+            WakeCommandChange::Set(argv) => record.set_wake(Some(argv)),
+            WakeCommandChange::Remove => record.set_wake(None),
         }
         Ok(record.clone())
     })
@@ -368,6 +380,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_wake_command_records_the_machine_it_was_registered_on_and_goes_with_it() {
+        let root = tempfile::tempdir().unwrap();
+        let home = store_at(root.path());
+        let now = at("2026-11-29T12:00:00Z");
+        let profile = Profile::default();
+        let set = WakeCommandChange::Set(vec!["codex".into(), "exec".into()]);
+        let added = add(&home, "codex", now, &profile, set).unwrap();
+        assert!(added.host.is_some(), "this machine has a name");
+        assert_eq!(added.host, crate::process::this_host());
+        let kept = add(&home, "codex", now, &profile, WakeCommandChange::Keep).unwrap();
+        assert_eq!(kept.host, added.host, "a profile change keeps it");
+        let removed = add(&home, "codex", now, &profile, WakeCommandChange::Remove).unwrap();
+        assert_eq!((removed.wake, removed.host), (None, None));
+        // A record from before hosts were recorded reads as one with none.
+        let old: AgentRecord = serde_json::from_value(serde_json::json!({
+            "name": "codex", "wake": ["codex"],
+            "created_at": "2026-11-29T12:00:00.000Z", "last_seen": "2026-11-29T12:00:00.000Z",
+        }))
+        .unwrap();
+        assert_eq!(old.host, None);
+        assert!(!serde_json::to_string(&old).unwrap().contains("host"));
     }
 
     #[test]

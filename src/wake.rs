@@ -69,6 +69,15 @@ pub enum WakeOutcome {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tasks: Vec<TaskId>,
     },
+    /// The agent's wake command runs on another machine, its host (SPEC section 16): the
+    /// hub there starts it, following the store this one shares with it.
+    OnItsHost {
+        agent: String,
+        project: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tasks: Vec<TaskId>,
+        host: String,
+    },
     /// The supervisor could not be started; the work waits in the inbox all the same.
     Failed {
         agent: String,
@@ -88,15 +97,36 @@ pub fn wake_agent(
     tasks: &[TaskId],
     program: Option<&Path>,
 ) -> Option<WakeOutcome> {
-    let has_wake_command = registry::load(store, agent)
-        .ok()
-        .flatten()
-        .is_some_and(|record| wake_command(&record).is_some());
+    let record = registry::load(store, agent).ok().flatten()?;
+    wake_command(&record)?;
     let is_on = project::load(store, project)
         .ok()
         .flatten()
         .is_none_or(|project| project.settings.wake);
-    (has_wake_command && is_on).then(|| start(store, home, agent, project, tasks, program, false))
+    if !is_on {
+        return None;
+    }
+    if let Some(host) = host_elsewhere(store, &record) {
+        return Some(WakeOutcome::OnItsHost {
+            agent: agent.to_string(),
+            project: project.to_string(),
+            tasks: tasks.to_vec(),
+            host: host.to_string(),
+        });
+    }
+    Some(start(store, home, agent, project, tasks, program, false))
+}
+
+/// The machine `record`'s wake command runs on, when that is not this one and the store is
+/// shared by several machines (SPEC section 16). A home of files is one machine's, so there
+/// the command runs wherever the work is handed over, as it did before hosts were recorded
+/// (and after a machine is renamed).
+pub fn host_elsewhere<'a>(store: &dyn Store, record: &'a registry::AgentRecord) -> Option<&'a str> {
+    let host = record.host.as_deref()?;
+    if store.home_files().is_some() {
+        return None;
+    }
+    (crate::process::this_host().as_deref() != Some(host)).then_some(host)
 }
 
 /// `baton wake NAME`: starts the agent's supervisor now, whatever its inbox holds.
@@ -112,6 +142,15 @@ pub fn wake_by_hand(
         return Err(Error::invalid_with_hint(
             format!("{agent} has no wake command"),
             format!("give it one with `baton agent add {agent} --wake -- CMD ARGS…`"),
+        ));
+    }
+    if let Some(host) = host_elsewhere(store, &record) {
+        return Err(Error::invalid_with_hint(
+            format!(
+                "{agent}'s wake command runs on its host, {}, not on this machine",
+                crate::text::inline(host)
+            ),
+            format!("run `baton wake {agent}` there"),
         ));
     }
     match start(store, home, agent, project, &[], program, true) {
@@ -349,6 +388,100 @@ fn arrived(store: &dyn Store, agent: &str, before: &[Work]) -> Vec<Work> {
         .collect()
 }
 
+/// On a store several machines share, wakes the agents whose wake command is registered on
+/// this machine for work handed over anywhere: through another hub, or a command on another
+/// machine, which start no wake command of this one's (SPEC section 16). `baton serve` runs
+/// it on a thread of its own for as long as it serves. Nothing to do on a home of files, one
+/// machine's, where whoever hands work over wakes the agent, nor on a machine with no name.
+pub fn wake_hosted_agents(
+    store: std::sync::Arc<dyn Store>,
+    home: Home,
+    program: Option<PathBuf>,
+) -> Option<std::thread::JoinHandle<()>> {
+    if store.home_files().is_some() {
+        return None;
+    }
+    let host = crate::process::this_host()?;
+    std::thread::Builder::new()
+        .name("hosted wakes".into())
+        .spawn(move || follow_for_hosted(&*store, &home, &host, program.as_deref()))
+        .ok()
+}
+
+/// How often the agents of this machine are looked up again: one registered meanwhile is
+/// woken at most this late for work that arrived for it.
+const HOSTED_LOOKUP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// [`wake_hosted_agents`]' loop: after each batch of changes, each agent of `host` for which
+/// work arrived since the last look (other than its own) is woken, as a hand-over here would
+/// wake it. A supervisor already running for it, started here by the change itself or by a
+/// command, holds the agent's wake duty, and then this start does nothing.
+fn follow_for_hosted(store: &dyn Store, home: &Home, host: &str, program: Option<&Path>) {
+    let feed = loop {
+        match store.changes(&crate::store::feed::Scope::Hub) {
+            Ok(feed) => break feed,
+            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
+        }
+    };
+    let mut feed = feed;
+    let mut agents = hosted_agents(store, host);
+    let mut looked_up = Instant::now();
+    let mut seen: std::collections::HashMap<String, Vec<Work>> = agents
+        .iter()
+        .map(|agent| (agent.clone(), waiting(store, agent)))
+        .collect();
+    loop {
+        match feed.next(std::time::Duration::from_secs(30)) {
+            Ok(changes) if changes.is_empty() => continue,
+            Ok(_) => {}
+            // The feed says it broke, and tells everything once it is back.
+            Err(_) => {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                continue;
+            }
+        }
+        if looked_up.elapsed() >= HOSTED_LOOKUP_EVERY {
+            agents = hosted_agents(store, host);
+            looked_up = Instant::now();
+            seen.retain(|agent, _| agents.contains(agent));
+        }
+        for agent in &agents {
+            let now = waiting(store, agent);
+            let before = seen.get(agent).map(Vec::as_slice).unwrap_or_default();
+            let fresh: Vec<Work> = now
+                .iter()
+                .filter(|work| work.by != *agent && !before.contains(work))
+                .cloned()
+                .collect();
+            if let Some(first) = fresh.first() {
+                let tasks: Vec<TaskId> = Work::tasks_by_project(&fresh)
+                    .into_iter()
+                    .find(|(project, _)| *project == first.project)
+                    .map(|(_, ids)| ids)
+                    .unwrap_or_default();
+                let _ = wake_agent(store, home, agent, &first.project, &tasks, program);
+            }
+            seen.insert(agent.clone(), now);
+        }
+    }
+}
+
+/// The agents whose wake command is registered on `host`.
+fn hosted_agents(store: &dyn Store, host: &str) -> Vec<String> {
+    registry::names(store)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|agent| {
+            registry::load(store, agent)
+                .ok()
+                .flatten()
+                .is_some_and(|record| {
+                    wake_command(&record).is_some() && record.host.as_deref() == Some(host)
+                })
+        })
+        .collect()
+}
+
 /// `baton __wake-supervisor AGENT PROJECT`: the detached process that runs the agent's wake
 /// command while work arrives for it. Returns at once when another supervisor of the agent
 /// holds the lock. Everything it has to say goes to the wake log.
@@ -571,6 +704,28 @@ pub fn log(home: &Home, agent: &str) -> TextLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn on_a_home_of_files_a_wake_command_runs_here_whatever_host_its_record_names() {
+        let root = tempfile::tempdir().unwrap();
+        let store = crate::store::files::FileStore::new(
+            Home::new(root.path().to_path_buf()),
+            crate::store::lock::LockPolicy::silent(std::time::Duration::from_secs(5)),
+        );
+        let mut record = registry::AgentRecord::new("codex", time::now());
+        record.wake = Some(vec!["codex".into()]);
+        record.host = Some("a-renamed-machine".into());
+        assert_eq!(host_elsewhere(&store, &record), None);
+        assert!(
+            wake_hosted_agents(
+                std::sync::Arc::new(store),
+                Home::new(root.path().into()),
+                None
+            )
+            .is_none(),
+            "no thread follows a home of files for hosted agents"
+        );
+    }
 
     #[test]
     fn the_prompt_names_the_agent_and_the_inbox() {

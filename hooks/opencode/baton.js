@@ -74,6 +74,7 @@ function commandArgs(wiring, args) {
 function batonEnv(wiring) {
   const env = { ...process.env };
   if (wiring.home) env.BATON_HOME = wiring.home;
+  if (wiring.store) env.BATON_STORE = wiring.store;
   if (wiring.url) {
     env.BATON_URL = wiring.url;
     // The token is read when baton runs, never written in this file; without it baton is

@@ -286,7 +286,14 @@ pub(super) fn describe(record: &AgentRecord) -> String {
     let wake = match &record.wake {
         // Debug quotes each word and escapes control characters; `inline` escapes what it
         // leaves (bidirectional overrides).
-        Some(argv) if !argv.is_empty() => inline(&format!("{argv:?}")).to_string(),
+        Some(argv) if !argv.is_empty() => match &record.host {
+            Some(host) => format!(
+                "{} (runs on {})",
+                inline(&format!("{argv:?}")),
+                inline(host)
+            ),
+            None => inline(&format!("{argv:?}")).to_string(),
+        },
         // A hub shows a wake command only to the agent and its project's coordinator.
         _ if record.other.get("wake_hidden") == Some(&serde_json::Value::Bool(true)) => {
             "set (shown only to the agent itself and the project's coordinator)".to_string()

@@ -132,6 +132,7 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
             agent: context.global.agent.clone(),
             baton: setup::baton_program(&env)?,
             hub_home: hub_home_override()?,
+            store: store_to_pass_on(),
         }
     };
     let plans = setup::run(
@@ -146,6 +147,16 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
     let value = plans_json(&plans, args.dry_run);
     output::emit(context.global.json, &value, |_| {
         let mut text = render_plans(&plans, args.dry_run, args.uninstall);
+        if let Wiring::Install { store: Some(_), .. } = &wiring
+            && std::env::var("BATON_STORE")
+                .is_ok_and(|url| baton::store::postgres::address::holds_password(&url))
+        {
+            text.push_str(
+                "\nnote: the clients' baton is given BATON_STORE without its password: keep \
+                 the password in ~/.pgpass (or the file PGPASSFILE names), which every client \
+                 lets baton read (Codex passes its MCP servers no PGPASSWORD)",
+            );
+        }
         if let Wiring::Remote { hub, listen, .. } = &wiring
             && !args.dry_run
         {
@@ -168,6 +179,16 @@ fn hub_home_override() -> Result<Option<PathBuf>, Error> {
         return Ok(Some(home));
     }
     Ok(Some(super::current_dir()?.join(home)))
+}
+
+/// `BATON_STORE` when it names a database, without its password (which the clients' baton
+/// finds in `PGPASSWORD` or the password file, as this one does): written into the clients'
+/// MCP servers and hooks with the hub home.
+fn store_to_pass_on() -> Option<String> {
+    std::env::var("BATON_STORE")
+        .ok()
+        .filter(|url| baton::store::postgres::address::is_postgres_url(url))
+        .map(|url| baton::store::postgres::address::without_password(&url))
 }
 
 /// How every client stands, one line each: for plain `baton setup` and `doctor`.

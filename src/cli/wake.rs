@@ -95,6 +95,13 @@ pub fn describe(outcome: &WakeOutcome) -> String {
             "{agent}'s listener (`baton listen` on its machine) wakes it{}",
             for_tasks(tasks)
         ),
+        WakeOutcome::OnItsHost {
+            agent, tasks, host, ..
+        } => format!(
+            "{agent}'s wake command runs on its host, {}: the hub there wakes it{}",
+            baton::text::inline(host),
+            for_tasks(tasks)
+        ),
         WakeOutcome::Failed { agent, error, .. } => {
             format!("could not wake {agent}: {error}; the work waits in its inbox")
         }

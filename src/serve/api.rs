@@ -774,7 +774,7 @@ fn without_hub_paths(outcome: crate::wake::WakeOutcome) -> crate::wake::WakeOutc
             agent,
             project,
         },
-        listening @ WakeOutcome::Listening { .. } => listening,
+        elsewhere @ (WakeOutcome::Listening { .. } | WakeOutcome::OnItsHost { .. }) => elsewhere,
     }
 }
 

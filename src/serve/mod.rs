@@ -29,6 +29,7 @@ pub mod sessions;
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -90,6 +91,15 @@ pub async fn serve(
     // changes that arrive together in one write.
     let hub = settings.hub.resident();
     let feed = events::Feed::start(hub.store.clone(), stopping.clone());
+    if hub.after_effects.wake {
+        // On a shared store, the wakes of this machine's agents for work handed over
+        // elsewhere; the thread ends with the process.
+        let _ = crate::wake::wake_hosted_agents(
+            hub.store.clone(),
+            hub.home.clone(),
+            hub.after_effects.program().map(Path::to_path_buf),
+        );
+    }
     let sessions = Arc::new(sessions::McpSessions::new(
         Arc::new(LocalSessionManager::default()),
         hub.store.clone(),

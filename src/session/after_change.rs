@@ -203,6 +203,9 @@ impl Session {
             WakeOutcome::Listening { agent: woken, .. } if woken == agent => {
                 Some("woken by its listener")
             }
+            WakeOutcome::OnItsHost { agent: woken, .. } if woken == agent => {
+                Some("woken on its host")
+            }
             _ => None,
         });
         if let Some(woken) = woken {

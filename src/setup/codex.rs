@@ -229,6 +229,7 @@ mod tests {
             access: HubAccess::Local {
                 agent: "codex".into(),
                 home: Some(PathBuf::from("/tmp/hub")),
+                store: None,
             },
             platform: Platform::Unix,
             baton_on_path: false,

@@ -72,6 +72,9 @@ pub enum Wiring {
         agent: Option<String>,
         baton: PathBuf,
         hub_home: Option<PathBuf>,
+        /// `BATON_STORE` when setup ran with one (a database), without its password: the
+        /// clients' baton keeps its state there too, whatever environment a client gives it.
+        store: Option<String>,
     },
     /// Wire the clients to a hub on another machine, as the agent of the token that each
     /// client reads from the hub's variable when it runs. With `listen`, also write the

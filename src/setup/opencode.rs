@@ -71,6 +71,9 @@ fn plugin_text(launch: &Launch) -> String {
         "agent": launch.agent(),
         "home": launch.hub_home().map(|home| home.display().to_string()),
     });
+    if let Some(store) = launch.store() {
+        wiring["store"] = json!(store);
+    }
     if let Some(hub) = launch.remote() {
         wiring["url"] = json!(hub.base_url());
         wiring["tokenEnv"] = json!(hub.token_env());
@@ -129,6 +132,7 @@ mod tests {
             access: HubAccess::Local {
                 agent: "oc".into(),
                 home: None,
+                store: None,
             },
             platform: Platform::CURRENT,
             baton_on_path: false,

@@ -174,6 +174,7 @@ pub(super) fn plan(
             agent,
             baton,
             hub_home,
+            store,
         } => {
             let agent = agent.clone().unwrap_or_else(|| client.name().to_string());
             let launch = Launch {
@@ -181,6 +182,7 @@ pub(super) fn plan(
                 access: HubAccess::Local {
                     agent: agent.clone(),
                     home: hub_home.clone(),
+                    store: store.clone(),
                 },
                 platform: env.platform,
                 baton_on_path: env.baton_on_path(baton).is_some(),
@@ -570,12 +572,16 @@ fn describe_registration(
                 changes.push(format!("strengths: {}", client.default_strengths()));
             }
             if wants_wake_command(
+                hub,
+                store,
                 *client,
                 record.as_ref().and_then(|record| record.wake.as_deref()),
             ) {
                 changes.push(format!(
                     "wake command: {}",
-                    client.wake_command(Some(hub.root())).join(" ")
+                    client
+                        .wake_command_on(Some(hub.root()), store.home_files().is_none())
+                        .join(" ")
                 ));
             }
         }
@@ -586,7 +592,7 @@ fn describe_registration(
             if record.clients.contains(&client.name().to_string()) {
                 changes.push(format!("remove {client} from the clients of agent {agent}"));
             }
-            match wake_after_unwiring(hub, *client, &record) {
+            match wake_after_unwiring(hub, store, *client, &record) {
                 None => {}
                 Some(None) => changes.push(format!(
                     "remove the wake command setup registered: {}",
@@ -600,9 +606,26 @@ fn describe_registration(
 }
 
 /// Whether setup is to (re)register its wake command for `client` over `wake`, what the
-/// agent has: a command the user chose stays.
-pub(super) fn wants_wake_command(client: Client, wake: Option<&[String]>) -> bool {
-    wake.is_none_or(|wake| client.is_former_wake_command(wake))
+/// agent has: a command the user chose stays; setup's own is brought up to date (an earlier
+/// baton's, or today's for the other store, after a home moved to a database or back).
+pub(super) fn wants_wake_command(
+    hub: &Home,
+    store: &dyn Store,
+    client: Client,
+    wake: Option<&[String]>,
+) -> bool {
+    let database = store.home_files().is_none();
+    wake.is_none_or(|wake| {
+        client.is_former_wake_command(wake)
+            || wake
+                == client
+                    .wake_command_on(Some(hub.root()), !database)
+                    .as_slice()
+                && wake
+                    != client
+                        .wake_command_on(Some(hub.root()), database)
+                        .as_slice()
+    })
 }
 
 /// The wake command `record` is to have once `client` is unwired from it, when that changes
@@ -611,11 +634,15 @@ pub(super) fn wants_wake_command(client: Client, wake: Option<&[String]>) -> boo
 /// command the user chose, or one another client's setup registered, stays.
 pub(super) fn wake_after_unwiring(
     hub: &Home,
+    store: &dyn Store,
     client: Client,
     record: &registry::AgentRecord,
 ) -> Option<Option<Vec<String>>> {
     let wake = record.wake.as_deref()?;
-    let registered = wake == client.wake_command(Some(hub.root())).as_slice()
+    let database = store.home_files().is_none();
+    let registered = [false, true]
+        .iter()
+        .any(|on| wake == client.wake_command_on(Some(hub.root()), *on).as_slice())
         || client.is_former_wake_command(wake);
     if !registered {
         return None;
@@ -625,7 +652,7 @@ pub(super) fn wake_after_unwiring(
         .iter()
         .filter(|name| *name != client.name())
         .find_map(|name| Client::from_name(name));
-    Some(remaining.map(|other| other.wake_command(Some(hub.root()))))
+    Some(remaining.map(|other| other.wake_command_on(Some(hub.root()), database)))
 }
 
 #[cfg(test)]
@@ -653,6 +680,7 @@ mod tests {
             agent: None,
             baton: PathBuf::from(r"C:\Users\ann\.local\bin\baton.exe"),
             hub_home: Some(PathBuf::from(r"D:\hub")),
+            store: None,
         };
         let hub = Home::new(dir.path().join("hub"));
         let plan = plan(
@@ -694,6 +722,7 @@ mod tests {
             agent: None,
             baton: PathBuf::from(r"C:\Users\Ann Lee\bin\baton.exe"),
             hub_home: None,
+            store: None,
         };
         let hub = Home::new(dir.path().join("hub"));
         let plan = plan(

@@ -188,8 +188,10 @@ fn register(
             if record.strengths.is_empty() {
                 record.strengths = client.default_strengths().to_string();
             }
-            if wants_wake_command(*client, record.wake.as_deref()) {
-                record.wake = Some(client.wake_command(Some(hub.root())));
+            if wants_wake_command(hub, store, *client, record.wake.as_deref()) {
+                record.set_wake(Some(
+                    client.wake_command_on(Some(hub.root()), store.home_files().is_none()),
+                ));
             }
             if !record.clients.iter().any(|name| name == client.name()) {
                 record.clients.push(client.name().to_string());
@@ -201,8 +203,8 @@ fn register(
                 return Ok(());
             }
             registry::update(store, agent, now, |record, _| {
-                if let Some(wake) = wake_after_unwiring(hub, *client, record) {
-                    record.wake = wake;
+                if let Some(wake) = wake_after_unwiring(hub, store, *client, record) {
+                    record.set_wake(wake);
                 }
                 record.clients.retain(|name| name != client.name());
                 Ok(())

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::clients::clients_bin;
-use crate::common::{Run, TestEnv, baton_bin, not_yet_on_postgres, run};
+use crate::common::{Run, TestEnv, baton_bin, run};
 use crate::setup::Machine;
 
 /// Longest one wake (every run of its supervisor) may take before the test gives up on it.
@@ -355,6 +355,7 @@ impl Rig {
         let machine = Machine::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
         let server = ModelServer::start(machine.env.root.path(), server_args);
         (dialect.configure)(&machine, &server);
+
         machine.setup(&["--client", dialect.client]).ok();
         let rig = Rig {
             machine,
@@ -656,24 +657,12 @@ pub fn configure_codex(machine: &Machine, server: &ModelServer) {
 
 #[test]
 fn codex_woken_by_baton_takes_and_finishes_its_tasks_through_baton_tools() {
-    if !not_yet_on_postgres(
-        "Codex starts `baton mcp` with an environment of its own, which setup does not give \
-         BATON_STORE yet, so its tools read the files",
-    ) {
-        return;
-    }
     // `exec` runs with approvals off: baton's server must be approved in its table.
     prove(Dialect::codex("mcp__baton__claim"), &[]);
 }
 
 #[test]
 fn codex_woken_by_baton_takes_and_finishes_its_tasks_with_baton_in_its_shell() {
-    if !not_yet_on_postgres(
-        "Codex starts `baton mcp` with an environment of its own, which setup does not give \
-         BATON_STORE yet, so its tools read the files",
-    ) {
-        return;
-    }
     // The shell runs in Codex's sandbox: the hub must be writable there.
     let baton = baton_bin().display().to_string();
     prove(

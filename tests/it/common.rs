@@ -78,15 +78,26 @@ pub fn files_only(why: &str) -> bool {
     runs
 }
 
-/// Whether a test that proves something PostgreSQL does not do yet runs on the store under
-/// test: only on the files. `gap` names what is missing, for the NOT RUN line; each is a
-/// known gap of issue 33, not a test that looks at files.
-pub fn not_yet_on_postgres(gap: &str) -> bool {
-    let runs = test_store() == TestStore::Files;
-    if !runs {
-        eprintln!("NOT RUN on PostgreSQL, a known gap: {gap}");
+/// Writes the password file (`.pgpass`, mode 600) in `dir` for the database at `url`, whose
+/// password is in the URL: for a client that gives the `baton` it starts no `PGPASSWORD`
+/// (Codex filters its MCP servers' environment), as a user keeps it.
+pub fn write_password_file(dir: &Path, url: &str) {
+    let authority = url
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .expect("a postgres:// URL");
+    let (user_info, host_port) = authority.rsplit_once('@').expect("a user in the URL");
+    let (user, password) = user_info.split_once(':').expect("a password in the URL");
+    let (host, port) = host_port.rsplit_once(':').unwrap_or((host_port, "5432"));
+    let path = dir.join(".pgpass");
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(&path, format!("{host}:{port}:*:{user}:{password}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    runs
 }
 
 pub struct TestEnv {

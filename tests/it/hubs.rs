@@ -455,3 +455,114 @@ fn baton_mcp_opens_its_session_again_on_the_second_hub() {
     assert_eq!(shown["tasks"][0]["subject"], "Through the second hub");
     bridge.said("opening it there again");
 }
+
+/// Two machines' hubs on one database (SPEC section 16): codex's wake command is registered
+/// on machine A. Work handed to codex through machine B starts nothing on B, which says the
+/// hub on A wakes it; hub A, following the database, runs the command there, with A's home.
+/// `baton wake codex` on B sends the user to A. On the files (one machine's), the host of a
+/// record is not looked at: see `wake.rs`'s unit tests.
+#[cfg(unix)]
+#[test]
+fn a_wake_command_runs_on_its_host_whoever_hands_the_work_over() {
+    let machine_a = TestEnv::new();
+    let machine_b = TestEnv::new();
+    let (url, made_here) = match &machine_a.store_url {
+        Some(url) => (url.clone(), false),
+        None if crate::common::cluster::runs_here() => {
+            (crate::common::cluster::fresh_database(None), true)
+        }
+        None => return,
+    };
+    let on_a = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-a")];
+    let on_b = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-b")];
+    let (script, runs) = counting_host_wake(&machine_a);
+    machine_a
+        .run_env(
+            "",
+            &[
+                "agent",
+                "add",
+                "codex",
+                "--wake",
+                "--",
+                script.to_str().unwrap(),
+            ],
+            &on_a,
+        )
+        .ok();
+    machine_a
+        .run_env("", &["agent", "add", "alice"], &on_a)
+        .ok();
+    let hub_a = Served::start_with_vars(&machine_a, "alice", &[], &on_a);
+
+    let sent = machine_b.run_env(
+        "alice",
+        &[
+            "--json",
+            "send",
+            "--to",
+            "codex",
+            "--subject",
+            "Handed over on B",
+        ],
+        &on_b,
+    );
+    sent.ok();
+    assert!(
+        sent.stderr
+            .contains("codex's wake command runs on its host, machine-a: the hub there wakes it"),
+        "{}",
+        sent.stderr
+    );
+    let id = sent.json()["task"]["id"].as_u64().unwrap();
+    eventually("hub A woke codex on machine A", || {
+        (!lines_of(&runs).is_empty()).then_some(())
+    });
+    let home_a = std::path::absolute(machine_a.home()).unwrap();
+    assert_eq!(
+        lines_of(&runs),
+        vec![format!("codex woken with home {}", home_a.display())]
+    );
+    assert!(
+        !machine_b.home().join("wake").join("codex.log").exists(),
+        "nothing ran on machine B"
+    );
+    eventually("the hand-over's delivery says woken", || {
+        let shown = machine_b
+            .run_env("alice", &["--json", "show", &id.to_string()], &on_b)
+            .json();
+        (shown["delivery"]["state"] == "woken").then_some(())
+    });
+
+    let refused = machine_b.run_env("alice", &["wake", "codex"], &on_b);
+    let stderr = refused.fails(1);
+    assert!(
+        stderr.contains("codex's wake command runs on its host, machine-a, not on this machine")
+            && stderr.contains("run `baton wake codex` there"),
+        "{stderr}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(lines_of(&runs).len(), 1, "one hand-over, one run");
+    drop(hub_a);
+    if made_here {
+        crate::common::cluster::drop_database(&url);
+    }
+}
+
+/// A wake command that writes which agent it ran as and which home it was given.
+#[cfg(unix)]
+fn counting_host_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
+    let runs = env.root.path().join("runs.txt");
+    let script = env.root.path().join("wake.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$BATON_AGENT woken with home $BATON_HOME\" >> '{}'\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, runs)
+}

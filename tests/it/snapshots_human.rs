@@ -48,7 +48,12 @@ impl Hub {
             &self.env.work(),
             agent,
             &all,
-            &[("BATON_NOW", at), ("PATH", path)],
+            // The machine a wake command is registered on, as `agent show` names it.
+            &[
+                ("BATON_NOW", at),
+                ("PATH", path),
+                ("BATON_HOST", "hub-machine"),
+            ],
         )
     }
 

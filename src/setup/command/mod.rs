@@ -65,6 +65,8 @@ pub enum HubAccess {
     Local {
         agent: String,
         home: Option<PathBuf>,
+        /// The store (a database's URL without its password), when setup was told one.
+        store: Option<String>,
     },
     /// A hub served over HTTP, as the agent of the token in the hub's variable.
     Remote(RemoteHub),
@@ -95,6 +97,15 @@ impl Launch {
         }
     }
 
+    /// The store a local hub keeps its state in, when setup was told one (a database's URL,
+    /// without its password).
+    pub fn store(&self) -> Option<&str> {
+        match &self.access {
+            HubAccess::Local { store, .. } => store.as_deref(),
+            HubAccess::Remote(_) => None,
+        }
+    }
+
     /// The arguments of a local MCP server entry. The identity goes in the arguments rather
     /// than in `BATON_AGENT`: every client passes arguments on unchanged, while some filter
     /// the environment their servers get (Codex passes only a short list of variables).
@@ -103,13 +114,33 @@ impl Launch {
         vec!["--as".to_string(), agent, "mcp".to_string()]
     }
 
-    /// Variables the MCP server entry sets: only `BATON_HOME`, and only when setup itself ran
-    /// with a hub home of its own, so server and hooks use the hub the agent is registered in.
+    /// Variables the MCP server entry sets: `BATON_HOME` when setup itself ran with a hub
+    /// home of its own, and `BATON_STORE` (and `PGPASSFILE`) when it ran with a database, so
+    /// server and hooks use the hub the agent is registered in (Codex passes its servers only
+    /// a short list of the variables it was started with).
     pub fn mcp_env(&self) -> Vec<(String, String)> {
-        self.hub_home()
-            .iter()
-            .map(|home| ("BATON_HOME".to_string(), home.display().to_string()))
+        self.local_settings()
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
             .collect()
+    }
+
+    /// The variables that name a local hub: its home, its store, the store's password file.
+    fn local_settings(&self) -> Vec<(&'static str, String)> {
+        let HubAccess::Local { home, store, .. } = &self.access else {
+            return Vec::new();
+        };
+        let mut settings = Vec::new();
+        if let Some(home) = home {
+            settings.push(("BATON_HOME", home.display().to_string()));
+        }
+        if let Some(store) = store {
+            settings.push(("BATON_STORE", store.clone()));
+            if let Some(file) = std::env::var_os("PGPASSFILE").filter(|file| !file.is_empty()) {
+                settings.push(("PGPASSFILE", PathBuf::from(file).display().to_string()));
+            }
+        }
+        settings
     }
 
     /// The command line `client` runs for `event`, written for the shell it runs it with.
@@ -119,9 +150,10 @@ impl Launch {
         let baton = self.baton.display().to_string();
         // What the program is told of the hub: its home here, or its URL and the token.
         let settings = match &self.access {
-            HubAccess::Local { home, .. } => home
-                .iter()
-                .map(|home| Setting::Value("BATON_HOME", home.display().to_string()))
+            HubAccess::Local { .. } => self
+                .local_settings()
+                .into_iter()
+                .map(|(name, value)| Setting::Value(name, value))
                 .collect(),
             // Gemini CLI puts the value of every `$VAR` of its settings in before it runs a
             // hook line, which would make the token an argument of the hook's shell: it is
@@ -221,6 +253,8 @@ impl Setting {
     fn what(&self) -> &'static str {
         match self.name() {
             "BATON_URL" => "the hub's URL",
+            "BATON_STORE" => "the store's address",
+            "PGPASSFILE" => "the database's password file",
             _ => "the hub home",
         }
     }
@@ -287,6 +321,7 @@ mod tests {
             access: HubAccess::Local {
                 agent: "claude".into(),
                 home: hub_home.map(PathBuf::from),
+                store: None,
             },
             platform,
             baton_on_path: false,
@@ -443,6 +478,7 @@ mod tests {
             home.access = HubAccess::Local {
                 agent: "claude".into(),
                 home: Some(PathBuf::from(bad)),
+                store: None,
             };
             assert!(
                 home.hook_command(HookEvent::Prompt, Client::Codex).is_err(),
@@ -528,6 +564,7 @@ mod tests {
             access: HubAccess::Local {
                 agent: "codex".into(),
                 home: Some(hub.clone()),
+                store: None,
             },
             platform: Platform::Windows,
             baton_on_path: false,

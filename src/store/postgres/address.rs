@@ -184,6 +184,42 @@ impl Address {
     }
 }
 
+/// `url` with its password taken out (from the user part and the `password=` parameter),
+/// everything else kept, `sslmode` and the other parameters included: what may be written
+/// into a file another program reads (a client's MCP configuration), which then takes the
+/// password from `PGPASSWORD` or the password file as any other command does.
+pub fn without_password(url: &str) -> String {
+    let (before_query, query) = match url.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (url, None),
+    };
+    let mut kept = match before_query.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let authority = match authority.rsplit_once('@') {
+                Some((user_info, hosts)) => {
+                    let user = user_info.split(':').next().unwrap_or("");
+                    format!("{user}@{hosts}")
+                }
+                None => authority.to_string(),
+            };
+            format!("{scheme}://{authority}{path}")
+        }
+        None => before_query.to_string(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<&str> = query
+            .split('&')
+            .filter(|pair| pair.split('=').next() != Some("password"))
+            .collect();
+        if !pairs.is_empty() {
+            kept.push('?');
+            kept.push_str(&pairs.join("&"));
+        }
+    }
+    kept
+}
+
 /// `url` as it may be shown: `scheme://user@host:port/database`, without the password and
 /// the parameters (which may carry one).
 pub fn shown_form(url: &str) -> String {
@@ -388,6 +424,29 @@ mod tests {
         assert!(!refused.message.contains("s3cret"), "{refused}");
         let refused = parse("postgres://app:s3cret@db:notaport/baton", &[]).unwrap_err();
         assert!(!refused.to_string().contains("s3cret"), "{refused}");
+    }
+
+    #[test]
+    fn a_url_without_its_password_keeps_everything_else() {
+        for (url, kept) in [
+            (
+                "postgres://app:s3cret@db:5432/baton?sslmode=verify-full",
+                "postgres://app@db:5432/baton?sslmode=verify-full",
+            ),
+            (
+                "postgresql://app@db/baton?password=s3cret&sslmode=require",
+                "postgresql://app@db/baton?sslmode=require",
+            ),
+            ("postgres://app@db/baton", "postgres://app@db/baton"),
+            ("postgres://db/baton?password=x", "postgres://db/baton"),
+            (
+                "postgres://app:p@ss:w@rd@db/baton",
+                "postgres://app@db/baton",
+            ),
+        ] {
+            assert_eq!(without_password(url), kept, "{url}");
+            assert!(!holds_password(&without_password(url)), "{url}");
+        }
     }
 
     #[test]

@@ -37,7 +37,8 @@ its archive, its mail with everyone's read positions and the mail's archive), th
 tokens (as their hashes: every token logs in on the copy as on the source), the alerts and
 their queue. Not copied: who is live now (sessions, listeners) and the MCP sessions, which
 end with their hub; this machine's own files (setup manifest, project map, wake logs); the
-board before the last change (doctor --restore starts afresh on the copy).
+board before the last change (doctor --restore starts afresh on the copy); which stalls were
+already alerted (a task stalled at the move may be alerted once more).
 
 Idempotent: what the destination already holds alike is left untouched (nothing written, no
 version counted up), so a second copy changes nothing. What it holds differently is refused

@@ -1106,7 +1106,7 @@ fn everything(store: &dyn Store) -> Vec<String> {
 }
 
 #[test]
-fn a_hub_copied_files_to_database_to_files_is_the_same_archives_mail_and_documents_included() {
+fn a_hub_copied_files_to_database_to_files_and_between_databases_is_the_same() {
     if !cluster::runs_here() {
         return;
     }
@@ -1160,6 +1160,17 @@ fn a_hub_copied_files_to_database_to_files_is_the_same_archives_mail_and_documen
     );
     assert_eq!(
         copy(&database, &back, Differing::Refuse).unwrap().written,
+        0
+    );
+    // From one database to another, as well.
+    let other = Fixture::new();
+    let second_database = other.store();
+    copy(&database, &second_database, Differing::Refuse).unwrap();
+    assert_eq!(everything(&second_database), source);
+    assert_eq!(
+        copy(&database, &second_database, Differing::Refuse)
+            .unwrap()
+            .written,
         0
     );
     // The numbering carries on in the copy where it left off in the source.

@@ -303,6 +303,13 @@ async fn rpc(
         );
         return refuse(&request.id, &error, Version::V1);
     };
+    // A refusal of a streaming method comes as a stream, as its answer would.
+    let refuse = |id: &Value, error: &RpcError, version: Version| match method {
+        Method::SendStreamingMessage | Method::SubscribeToTask => {
+            stream::refusal(id, error, version)
+        }
+        _ => refuse(id, error, version),
+    };
     if let Some(asked) = headers.get(VERSION_HEADER) {
         let asked = asked.to_str().unwrap_or("");
         if !wire::is_served_version(asked) {

@@ -544,6 +544,92 @@ fn a_refused_stream_is_a_stream_of_the_error() {
     );
 }
 
+/// `?project=ID` on an agent's card gives an endpoint whose new tasks go to that project:
+/// what a caller that sends no metadata (Gemini CLI) needs on a hub of several projects.
+#[test]
+fn an_endpoint_s_project_takes_the_tasks_sent_there() {
+    let (env, served, lead) = hub();
+    for project in ["app", "web"] {
+        std::fs::create_dir_all(env.work().join(project)).unwrap();
+        env.run(
+            "lead",
+            &[
+                "project",
+                "init",
+                "--name",
+                project,
+                "--workspace",
+                env.work().join(project).to_str().unwrap(),
+            ],
+        )
+        .ok();
+    }
+    let card = served
+        .get(
+            "/a2a/agents/dev/.well-known/agent-card.json?project=web",
+            &lead,
+        )
+        .ok();
+    let url = card["url"].as_str().unwrap();
+    assert!(url.ends_with("/a2a/agents/dev?project=web"), "{card}");
+    let path = url.split_once("://").unwrap().1;
+    let path = &path[path.find('/').unwrap()..];
+    let old = json!({"messageId": "m", "role": "user", "kind": "message",
+                     "parts": [{"kind": "text", "text": "Fix the web form"}]});
+    let answer = rpc(
+        &served,
+        path,
+        &lead,
+        "message/send",
+        json!({"message": old, "configuration": {"blocking": false}}),
+    )
+    .ok();
+    let task = &answer["result"];
+    assert_eq!(task["contextId"], "web", "{answer}");
+    let shown = env
+        .run("lead", &["--json", "--project", "web", "show", "1"])
+        .json();
+    assert_eq!(shown["subject"], "Fix the web form");
+    // The message's own word wins over the endpoint's.
+    let named = json!({"messageId": "m2", "role": "user", "kind": "message",
+                       "metadata": {"baton": {"project": "app"}},
+                       "parts": [{"kind": "text", "text": "Fix the app"}]});
+    let answer = rpc(
+        &served,
+        path,
+        &lead,
+        "message/send",
+        json!({"message": named, "configuration": {"blocking": false}}),
+    )
+    .ok();
+    assert_eq!(answer["result"]["contextId"], "app", "{answer}");
+
+    // A project that is not there, or no project's name, is refused, on the card and the
+    // endpoint alike; the endpoint's refusal is JSON-RPC's.
+    for project in ["nope", "..%2Fx"] {
+        let card = served.get(
+            &format!("/a2a/agents/dev/.well-known/agent-card.json?project={project}"),
+            &lead,
+        );
+        assert!(card.status == 404 || card.status == 400, "{}", card.body);
+        let reply = rpc(
+            &served,
+            &format!("/a2a/agents/dev?project={project}"),
+            &lead,
+            "message/send",
+            json!({"message": old}),
+        );
+        let answer: Value = serde_json::from_str(&reply.body).unwrap();
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("?project="),
+            "{answer}"
+        );
+    }
+}
+
 /// A stream lasts no longer than its token (SPEC section 13): `token rm` ends it.
 #[test]
 fn a_stream_ends_when_its_token_is_removed() {

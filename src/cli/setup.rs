@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use baton::client::Client;
 use baton::error::Error;
+use baton::project::Project;
 use baton::remote::HubClient;
 use baton::remote::listen::agent_of;
 use baton::setup::diff::DiffLine;
@@ -15,6 +16,7 @@ use baton::setup::{
     TokenValue, Wiring,
 };
 use baton::time;
+use baton::wire::route;
 
 use super::{Context, output};
 
@@ -34,7 +36,8 @@ set. Setup prints the command that starts it; --uninstall removes it with the re
 A2A: with --client gemini --url URL --token-env VAR --a2a, setup also asks the hub (its
 card, with the token in $VAR, which must be set) for its agents and writes one Gemini CLI
 remote subagent per agent, ~/.gemini/agents/baton-NAME.md, pointing at the agent's A2A card
-(URL/a2a/agents/NAME/.well-known/agent-card.json) with `token: $VAR`. A Gemini CLI session
+(URL/a2a/agents/NAME/.well-known/agent-card.json?project=ID) with `token: $VAR`. The
+project is --project ID, else the hub's only one. A Gemini CLI session
 then hands work to agent NAME with its invoke_agent tool (agent_name baton-NAME): the prompt
 arrives as a task (first line the subject), and the agent's result is the tool's answer.
 Run it again when agents come or go; --uninstall removes the files.
@@ -144,7 +147,7 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
                     "add --client gemini",
                 ));
             }
-            Some(hub_agents(&hub)?)
+            Some(hub_agents(&hub, context.global.project.as_deref())?)
         } else {
             None
         };
@@ -196,9 +199,10 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// The hub's agents, from its A2A card, and the token's own agent, asked with the token in
-/// the hub's variable (read here, written nowhere).
-fn hub_agents(hub: &RemoteHub) -> Result<A2aAgents, Error> {
+/// The hub's agents, from its A2A card, the token's own agent, and the project the tasks go
+/// to (`--project`, else the hub's only one), asked with the token in the hub's variable
+/// (read here, written nowhere).
+fn hub_agents(hub: &RemoteHub, project: Option<&str>) -> Result<A2aAgents, Error> {
     let variable = hub.token_env();
     let token = std::env::var(variable)
         .ok()
@@ -218,8 +222,40 @@ fn hub_agents(hub: &RemoteHub) -> Result<A2aAgents, Error> {
         })?;
     let client = HubClient::new(hub.base_url(), token)?;
     let caller = agent_of(&client)?;
+    let projects: Vec<String> = client
+        .get::<Vec<Project>>(&route::PROJECTS.path(&[]))?
+        .into_iter()
+        .map(|project| project.id)
+        .collect();
+    let project = match (project, projects.as_slice()) {
+        (Some(project), _) if projects.iter().any(|id| id == project) => Some(project.into()),
+        (Some(project), _) => {
+            return Err(Error::invalid_with_hint(
+                format!(
+                    "--project {}: the hub at {} has no such project",
+                    baton::text::inline(project),
+                    hub.base_url()
+                ),
+                format!("its projects: {}", projects.join(", ")),
+            ));
+        }
+        (None, []) => None,
+        (None, [only]) => Some(only.clone()),
+        (None, several) => {
+            return Err(Error::invalid_with_hint(
+                format!(
+                    "the hub at {} has {} projects ({}), and Gemini CLI's tasks name none: \
+                     say which one they go to",
+                    hub.base_url(),
+                    several.len(),
+                    several.join(", ")
+                ),
+                "add --project ID",
+            ));
+        }
+    };
     let card = client.agent_card()?;
-    Ok(A2aAgents::from_hub_card(&card, Some(caller)))
+    Ok(A2aAgents::from_hub_card(&card, Some(caller), project))
 }
 
 /// `$BATON_HOME` when the user set one, made absolute: the clients start baton from other

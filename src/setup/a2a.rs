@@ -49,13 +49,20 @@ pub struct A2aAgents {
     pub agents: Vec<A2aAgent>,
     /// The token's own agent, which gets no subagent: it would hand work to itself.
     pub caller: Option<String>,
+    /// The project the tasks go to (`?project=` on the card's URL), when the hub has one
+    /// to name: Gemini CLI's messages carry no project of their own.
+    pub project: Option<String>,
 }
 
 impl A2aAgents {
     /// The agents of a hub's card: one skill per agent, its id the name and its description
     /// the strengths. Whatever else the card holds is left alone; a skill without a string
     /// id is no agent.
-    pub fn from_hub_card(card: &Value, caller: Option<String>) -> A2aAgents {
+    pub fn from_hub_card(
+        card: &Value,
+        caller: Option<String>,
+        project: Option<String>,
+    ) -> A2aAgents {
         let agents = card
             .get("skills")
             .and_then(Value::as_array)
@@ -72,7 +79,11 @@ impl A2aAgents {
                 })
             })
             .collect();
-        A2aAgents { agents, caller }
+        A2aAgents {
+            agents,
+            caller,
+            project,
+        }
     }
 }
 
@@ -129,13 +140,17 @@ fn left_out(name: &str, caller: Option<&str>) -> Option<String> {
     None
 }
 
-/// The text of agent `agent`'s file.
-pub fn file_text(hub: &RemoteHub, agent: &A2aAgent) -> String {
+/// The text of agent `agent`'s file, its tasks going to `project` when it names one (a
+/// project's name, checked by the caller).
+pub fn file_text(hub: &RemoteHub, agent: &A2aAgent, project: Option<&str>) -> String {
     let name = &agent.name;
-    let card = format!(
+    let mut card = format!(
         "{}/a2a/agents/{name}/.well-known/agent-card.json",
         hub.base_url()
     );
+    if let Some(project) = project {
+        card.push_str(&format!("?project={project}"));
+    }
     let said = crate::text::inline(agent.strengths.trim()).to_string();
     let (said, cut) = crate::text::cut(&said, STRENGTHS_LIMIT);
     let mut description = format!("{name}, an agent on the baton board");
@@ -230,6 +245,9 @@ pub(super) fn install(
     wanted: &A2aAgents,
     staging: &mut Staging,
 ) -> Result<()> {
+    if let Some(project) = &wanted.project {
+        names::check(NameKind::Project, project)?;
+    }
     let dir = agents_dir(config_dir);
     let mut kept = Vec::new();
     for agent in &wanted.agents {
@@ -251,7 +269,7 @@ pub(super) fn install(
             continue;
         }
         kept.push(path.clone());
-        let text = file_text(hub, agent);
+        let text = file_text(hub, agent, wanted.project.as_deref());
         if edit.after.as_deref() != Some(&text) {
             edit.changes.push(format!(
                 "{} Gemini CLI subagent {} (A2A to agent {})",
@@ -402,7 +420,7 @@ mod tests {
             name: "claude".into(),
             strengths: "careful refactoring, tests".into(),
         };
-        let text = file_text(&hub(), &agent);
+        let text = file_text(&hub(), &agent, None);
         let (keys, comments, after) = front_matter(&text);
         let expected: BTreeMap<String, String> = [
             ("kind", "remote"),
@@ -448,8 +466,12 @@ mod tests {
             name: "mallory".into(),
             strengths: hostile.into(),
         };
-        let text = file_text(&hub(), &agent);
+        let text = file_text(&hub(), &agent, Some("app"));
         let (keys, _, after) = front_matter(&text);
+        assert_eq!(
+            keys["agent_card_url"],
+            "http://10.0.0.5:7878/a2a/agents/mallory/.well-known/agent-card.json?project=app"
+        );
         assert_eq!(
             keys.keys().map(String::as_str).collect::<Vec<_>>(),
             vec![
@@ -497,7 +519,7 @@ mod tests {
                 {"description": "no id"},
             ],
         });
-        let agents = A2aAgents::from_hub_card(&card, Some("gemini".into()));
+        let agents = A2aAgents::from_hub_card(&card, Some("gemini".into()), None);
         assert_eq!(
             agents.agents,
             vec![

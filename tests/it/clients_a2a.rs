@@ -134,6 +134,20 @@ fn gemini_cli_delegates_to_a_baton_agent_over_a2a_and_gets_its_result() {
         &["agent", "add", "worker", "--strengths", HOSTILE_STRENGTHS],
     )
     .ok();
+    let web = hub.root.path().join("web");
+    fs::create_dir_all(&web).unwrap();
+    hub.run(
+        "lead",
+        &[
+            "project",
+            "init",
+            "--name",
+            "web",
+            "--workspace",
+            web.to_str().unwrap(),
+        ],
+    )
+    .ok();
     // A name Gemini CLI's agents cannot have.
     hub.run("", &["agent", "add", "data.bot"]).ok();
     let machine = Machine::new();
@@ -142,7 +156,7 @@ fn gemini_cli_delegates_to_a_baton_agent_over_a2a_and_gets_its_result() {
     // again with --a2a, as a user adds it later.
     let rig = RemoteRig::wire(machine, hub, "gemini", "lead");
     let url = rig.url();
-    let a2a = [
+    let mut a2a = vec![
         "--client",
         "gemini",
         "--url",
@@ -152,6 +166,16 @@ fn gemini_cli_delegates_to_a_baton_agent_over_a2a_and_gets_its_result() {
         "--a2a",
     ];
     let token = [(TOKEN_ENV, Path::new(&rig.token))];
+    // The hub has two projects, and Gemini CLI's tasks name none: setup is told which one
+    // they go to.
+    let refused = rig.machine.setup_env(&a2a, &token);
+    let said = refused.fails(1);
+    assert!(
+        said.contains("2 projects (app, web)") && said.contains("--project ID"),
+        "{said}"
+    );
+    assert!(!agents_dir(&rig.machine).exists());
+    a2a.extend(["--project", PROJECT]);
     let setup = rig.machine.setup_env(&a2a, &token).ok().to_string();
     let dir = agents_dir(&rig.machine);
     let written: Vec<String> = fs::read_dir(&dir)
@@ -195,6 +219,18 @@ fn gemini_cli_delegates_to_a_baton_agent_over_a2a_and_gets_its_result() {
         .unwrap_or_else(|| panic!("the model made no invoke_agent call: {calls:?}"));
     assert_eq!(args["agent_name"], "baton-worker");
     assert_eq!(at, 0, "{calls:?}");
+    // Gemini CLI read the worker's hostile strengths back as the description, whole, on
+    // the one line it shows the model: no key of theirs took effect (its schema refuses
+    // an unknown key, and the subagent would not have been there at all).
+    let first = server.requests()[0]["body"].to_string();
+    let described = first
+        .split("\\n")
+        .find(|line| line.contains("User Description: worker, an agent on the baton board: "))
+        .unwrap_or_else(|| panic!("no description of the worker: {first}"));
+    assert!(
+        described.contains("kind: local") && described.contains("Ignore previous instructions"),
+        "{described}"
+    );
     // The request after the call carries the worker's result as the tool's answer.
     let requests = server.requests();
     let called = requests

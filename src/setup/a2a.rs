@@ -500,6 +500,94 @@ mod tests {
         assert!(!description.contains('\n') && !description.contains('\u{1b}'));
     }
 
+    /// What a plan does to each file: its name, and its text after (`None`: deleted).
+    fn planned(staging: &Staging) -> BTreeMap<String, Option<String>> {
+        staging
+            .edits
+            .iter()
+            .filter(|edit| edit.is_change())
+            .map(|edit| {
+                let name = edit
+                    .path
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                (name, edit.after.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn setup_writes_the_hub_s_agents_removes_its_own_stale_files_and_leaves_the_user_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join(".gemini");
+        let agents = agents_dir(&config);
+        fs::create_dir_all(&agents).unwrap();
+        let hub = hub();
+        let old = A2aAgent {
+            name: "old".into(),
+            strengths: String::new(),
+        };
+        fs::write(agents.join("baton-old.md"), file_text(&hub, &old, None)).unwrap();
+        let users = "---\nkind: remote\nname: bob\nagent_card_url: http://x/card\n---\n";
+        fs::write(agents.join("baton-bob.md"), users).unwrap();
+        fs::write(agents.join("mine.md"), "---\nname: mine\n---\n").unwrap();
+        let wanted = A2aAgents {
+            agents: ["alice", "bob"]
+                .map(|name| A2aAgent {
+                    name: name.into(),
+                    strengths: String::new(),
+                })
+                .to_vec(),
+            caller: None,
+            project: Some("app".into()),
+        };
+        let mut staging = Staging::default();
+        install(&config, &hub, &wanted, &mut staging).unwrap();
+        let alice = file_text(&hub, &wanted.agents[0], Some("app"));
+        assert_eq!(
+            planned(&staging),
+            BTreeMap::from([
+                ("baton-alice.md".to_string(), Some(alice.clone())),
+                ("baton-old.md".to_string(), None),
+            ])
+        );
+        assert!(
+            staging
+                .notes
+                .iter()
+                .any(|note| note.contains("baton-bob.md is not setup's")),
+            "{:?}",
+            staging.notes
+        );
+        // Once written, the same wiring changes nothing.
+        fs::write(agents.join("baton-alice.md"), &alice).unwrap();
+        fs::remove_file(agents.join("baton-old.md")).unwrap();
+        let mut again = Staging::default();
+        install(&config, &hub, &wanted, &mut again).unwrap();
+        assert_eq!(planned(&again), BTreeMap::new());
+        // Uninstall takes setup's files only.
+        let mut gone = Staging::default();
+        uninstall(&config, &mut gone).unwrap();
+        assert_eq!(
+            planned(&gone),
+            BTreeMap::from([("baton-alice.md".to_string(), None)])
+        );
+    }
+
+    #[test]
+    fn a_project_that_is_no_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let wanted = A2aAgents {
+            agents: Vec::new(),
+            caller: None,
+            project: Some("../x?y=1".into()),
+        };
+        let mut staging = Staging::default();
+        assert!(install(dir.path(), &hub(), &wanted, &mut staging).is_err());
+    }
+
     #[test]
     fn names_gemini_cannot_take_and_the_caller_get_no_file() {
         assert_eq!(left_out("claude", Some("gemini")), None);

@@ -9,7 +9,10 @@
 //! `invoke_agent` tool with the task, which Gemini sends to the worker's A2A endpoint. The
 //! test plays the worker through the CLI on the hub's machine: it finds the task in its
 //! inbox, claims it and completes it with a result, which ends the A2A call; the model's
-//! next request must carry that result.
+//! next request must carry that result. A second session has the worker ask a question
+//! first: Gemini's call ends at input-required with the question, the model calls the
+//! subagent again with the answer (Gemini sends it with the task's id), which reaches the
+//! task as the sender's answer, and the result of the work that follows comes back.
 //!
 //! Like `clients.rs`, it needs `BATON_TEST_CLIENTS` (see there), and python3.
 
@@ -21,7 +24,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::clients::{RemoteRig, TOKEN_ENV, clients_bin};
-use crate::clients_woken::{Dialect, ModelServer, PROJECT, RESULT};
+use crate::clients_woken::{ANSWER, Dialect, ModelServer, PROJECT, QUESTION, RESULT};
 use crate::common::{Run, TestEnv, finish_within};
 use crate::setup::Machine;
 
@@ -112,7 +115,14 @@ fn gemini_cli_delegates_to_a_baton_agent_over_a2a_and_gets_its_result() {
     let prompt = format!("{SUBJECT}\n{BODY}");
     let server = ModelServer::start(
         model_dir.path(),
-        &["--delegate", "baton-worker", "--delegate-prompt", &prompt],
+        &[
+            "--delegate",
+            "baton-worker",
+            "--delegate-prompt",
+            &prompt,
+            "--delegate-answer",
+            ANSWER,
+        ],
     );
     let hub = TestEnv::new();
     hub.run(
@@ -243,6 +253,60 @@ fn gemini_cli_delegates_to_a_baton_agent_over_a2a_and_gets_its_result() {
         "the result is not in the model's next request:\n{after}\n{}",
         gemini_said(&rig.machine)
     );
+    let shown = rig.hub.run("lead", &["--json", "show", &id]).json();
+    assert_eq!(shown["status"], "completed", "{shown:#}");
+
+    // A session whose subagent asks first.
+    let from = server.requests().len();
+    let mut gemini = start_gemini(&bin, &rig, &server, "Get the date parser fixed again");
+    let task = until_the_worker_has_a_task(&rig.hub, &mut gemini, &rig.machine);
+    let id = task["id"].as_u64().unwrap().to_string();
+    rig.hub.run("worker", &["claim", &id]).ok();
+    rig.hub
+        .run("worker", &["ask", &id, "--body", QUESTION])
+        .ok();
+    let deadline = Instant::now() + STEP_LIMIT;
+    let answered = loop {
+        let shown = rig.hub.run("worker", &["--json", "show", &id]).json();
+        if shown["status"] != "input_required" {
+            break shown;
+        }
+        assert!(
+            Instant::now() < deadline && gemini.try_wait().unwrap().is_none(),
+            "the question was not answered: {shown:#}\n{}\nmodel answers:\n{}",
+            gemini_said(&rig.machine),
+            server.answers(from)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        answered["thread"].to_string().contains(ANSWER),
+        "{answered:#}"
+    );
+    let second = format!("{RESULT}, as answered");
+    rig.hub
+        .run("worker", &["done", &id, "--result", &second])
+        .ok();
+    let ran: Run = finish_within(gemini, STEP_LIMIT, "gemini -p, its subagent asking first");
+    assert_eq!(ran.code, 0, "{}", gemini_said(&rig.machine));
+    let calls: Vec<Value> = server
+        .calls(from)
+        .into_iter()
+        .filter(|(name, _)| name == "invoke_agent")
+        .map(|(_, args)| args)
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[1]["prompt"], ANSWER);
+    let requests = server.requests();
+    let asked_at = from
+        + requests[from..]
+            .iter()
+            .position(|request| request["answer"][1] == "invoke_agent")
+            .unwrap();
+    let after_question = requests[asked_at + 1]["body"].to_string();
+    assert!(after_question.contains(QUESTION), "{after_question}");
+    let last = requests.last().unwrap()["body"].to_string();
+    assert!(last.contains(&second), "{last}");
     let shown = rig.hub.run("lead", &["--json", "show", &id]).json();
     assert_eq!(shown["status"], "completed", "{shown:#}");
 

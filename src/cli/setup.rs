@@ -36,11 +36,11 @@ set. Setup prints the command that starts it; --uninstall removes it with the re
 A2A: with --client gemini --url URL --token-env VAR --a2a, setup also asks the hub (its
 card, with the token in $VAR, which must be set) for its agents and writes one Gemini CLI
 remote subagent per agent, ~/.gemini/agents/baton-NAME.md, pointing at the agent's A2A card
-(URL/a2a/agents/NAME/.well-known/agent-card.json?project=ID) with `token: $VAR`. The
-project is --project ID, else the hub's only one. A Gemini CLI session
-then hands work to agent NAME with its invoke_agent tool (agent_name baton-NAME): the prompt
-arrives as a task (first line the subject), and the agent's result is the tool's answer.
-Run it again when agents come or go; --uninstall removes the files.
+(URL/a2a/agents/NAME/.well-known/agent-card.json?project=ID) with `token: $VAR`; the
+project is --project ID, else the hub's only one. A Gemini CLI session then hands work to
+agent NAME with its invoke_agent tool (agent_name baton-NAME): the prompt arrives as a task
+(first line the subject), and the agent's result is the tool's answer. Run it again when
+agents come or go; --uninstall removes the files.
   baton setup --client gemini --url http://10.0.0.5:7878 --token-env BATON_TOKEN --a2a")]
 pub struct SetupArgs {
     /// Wire this client: claude, codex, gemini, opencode (repeat, or separate with commas)

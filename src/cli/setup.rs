@@ -7,12 +7,16 @@ use serde_json::{Value, json};
 
 use baton::client::Client;
 use baton::error::Error;
+use baton::project::Project;
+use baton::remote::HubClient;
+use baton::remote::listen::agent_of;
 use baton::setup::diff::DiffLine;
 use baton::setup::{
-    self, ClientPlan, ClientStatus, Environment, FileAction, ListenRequest, RemoteHub, TokenValue,
-    Wiring,
+    self, A2aAgents, ClientPlan, ClientStatus, Environment, FileAction, ListenRequest, RemoteHub,
+    TokenValue, Wiring,
 };
 use baton::time;
+use baton::wire::route;
 
 use super::{Context, output};
 
@@ -27,7 +31,17 @@ registered here: the token (`baton token add NAME` on the hub) is the agent.
 for that one client: a systemd user unit (~/.config/systemd/user/baton-listen.service) on
 Linux, a launchd agent (~/Library/LaunchAgents/local.baton.listen.plist) on macOS. It
 reads the token from $BATON_HOME/listen-token, which setup writes (mode 0600) when VAR is
-set. Setup prints the command that starts it; --uninstall removes it with the rest.")]
+set. Setup prints the command that starts it; --uninstall removes it with the rest.
+
+A2A: with --client gemini --url URL --token-env VAR --a2a, setup also asks the hub (its
+card, with the token in $VAR, which must be set) for its agents and writes one Gemini CLI
+remote subagent per agent, ~/.gemini/agents/baton-NAME.md, pointing at the agent's A2A card
+(URL/a2a/agents/NAME/.well-known/agent-card.json?project=ID) with `token: $VAR`; the
+project is --project ID, else the hub's only one. A Gemini CLI session then hands work to
+agent NAME with its invoke_agent tool (agent_name baton-NAME): the prompt arrives as a task
+(first line the subject), and the agent's result is the tool's answer. Run it again when
+agents come or go; --uninstall removes the files.
+  baton setup --client gemini --url http://10.0.0.5:7878 --token-env BATON_TOKEN --a2a")]
 pub struct SetupArgs {
     /// Wire this client: claude, codex, gemini, opencode (repeat, or separate with commas)
     #[arg(long = "client", value_name = "CLIENT", value_delimiter = ',', value_parser = parse_client)]
@@ -58,6 +72,11 @@ pub struct SetupArgs {
     /// client (systemd user unit on Linux, launchd agent on macOS)
     #[arg(long, requires = "url")]
     pub listen_service: bool,
+    /// With --url and --client gemini: also write Gemini CLI's remote subagents for the
+    /// hub's agents (~/.gemini/agents/baton-NAME.md), so that Gemini CLI hands them work
+    /// over A2A
+    #[arg(long, requires = "url")]
+    pub a2a: bool,
 }
 
 fn parse_client(text: &str) -> Result<Client, String> {
@@ -120,10 +139,23 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
         } else {
             None
         };
+        let a2a = if args.a2a {
+            if !clients.contains(&Client::Gemini) {
+                return Err(Error::invalid_with_hint(
+                    "--a2a writes Gemini CLI's remote subagents, and gemini is not among the \
+                     clients to wire",
+                    "add --client gemini",
+                ));
+            }
+            Some(hub_agents(&hub, context.global.project.as_deref())?)
+        } else {
+            None
+        };
         Wiring::Remote {
             baton: setup::baton_program(&env)?,
             hub,
             listen,
+            a2a,
         }
     } else {
         Wiring::Install {
@@ -157,15 +189,84 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
                  lets baton read (Codex passes its MCP servers no PGPASSWORD)",
             );
         }
-        if let Wiring::Remote { hub, listen, .. } = &wiring
+        if let Wiring::Remote {
+            hub, listen, a2a, ..
+        } = &wiring
             && !args.dry_run
         {
             text.push('\n');
             text.push_str(&remote_next_steps(hub, &clients, listen.is_some()));
+            if a2a.is_some() {
+                text.push_str(
+                    "\nGemini CLI hands work to the hub's agents with its invoke_agent tool \
+                     (agent_name baton-NAME); it asks you before each call, and a headless \
+                     `gemini -p` needs --approval-mode yolo (or a policy that allows \
+                     invoke_agent) to make it",
+                );
+            }
         }
         text
     });
     Ok(0)
+}
+
+/// The hub's agents, from its A2A card, the token's own agent, and the project the tasks go
+/// to (`--project`, else the hub's only one), asked with the token in the hub's variable
+/// (read here, written nowhere).
+fn hub_agents(hub: &RemoteHub, project: Option<&str>) -> Result<A2aAgents, Error> {
+    let variable = hub.token_env();
+    let token = std::env::var(variable)
+        .ok()
+        .map(|token| token.trim().to_string())
+        .filter(|token| !token.is_empty())
+        .ok_or_else(|| {
+            Error::invalid_with_hint(
+                format!(
+                    "--a2a asks the hub for its agents with the token in ${variable}, which is \
+                     not set"
+                ),
+                format!(
+                    "set {variable} to your token (`baton token add NAME` on the hub prints \
+                     one) and run setup again; only the variable's name is written"
+                ),
+            )
+        })?;
+    let client = HubClient::new(hub.base_url(), token)?;
+    let caller = agent_of(&client)?;
+    let projects: Vec<String> = client
+        .get::<Vec<Project>>(&route::PROJECTS.path(&[]))?
+        .into_iter()
+        .map(|project| project.id)
+        .collect();
+    let project = match (project, projects.as_slice()) {
+        (Some(project), _) if projects.iter().any(|id| id == project) => Some(project.into()),
+        (Some(project), _) => {
+            return Err(Error::invalid_with_hint(
+                format!(
+                    "--project {}: the hub at {} has no such project",
+                    baton::text::inline(project),
+                    hub.base_url()
+                ),
+                format!("its projects: {}", projects.join(", ")),
+            ));
+        }
+        (None, []) => None,
+        (None, [only]) => Some(only.clone()),
+        (None, several) => {
+            return Err(Error::invalid_with_hint(
+                format!(
+                    "the hub at {} has {} projects ({}), and Gemini CLI's tasks name none: \
+                     say which one they go to",
+                    hub.base_url(),
+                    several.len(),
+                    several.join(", ")
+                ),
+                "add --project ID",
+            ));
+        }
+    };
+    let card = client.agent_card()?;
+    Ok(A2aAgents::from_hub_card(&card, Some(caller), project))
 }
 
 /// `$BATON_HOME` when the user set one, made absolute: the clients start baton from other

@@ -284,6 +284,17 @@ impl HubClient {
         self.decode(path, &reply)
     }
 
+    /// The hub's A2A Agent Card (`/.well-known/agent-card.json`, beside the API), which
+    /// lists the hub's agents as its skills.
+    pub fn agent_card(&self) -> Result<serde_json::Value> {
+        let path = "/.well-known/agent-card.json";
+        let reply = self.exchange(path, Replay::Safe, LIST_ANSWER_LIMIT, |base, within| {
+            let request = self.agent.get(format!("{base}{path}"));
+            self.prepare(request, within).call()
+        })?;
+        self.decode(path, &reply)
+    }
+
     /// `POST /api/v1{path}` with `body` as JSON, its JSON answer decoded.
     pub fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T> {
         let json = serde_json::to_vec(body)

@@ -11,8 +11,9 @@
 //! wanted, and why), which a dry run only shows and [`run`] writes.
 //!
 //! The parts: [`plan`] computes what would change, [`wire`] writes it, [`service`] stages
-//! the listen service, [`status`] reads how each client stands; one module per client says
-//! where that client keeps its files ([`Layout`]).
+//! the listen service, [`a2a`] Gemini CLI's remote subagents for a hub's agents, [`status`]
+//! reads how each client stands; one module per client says where that client keeps its
+//! files ([`Layout`]).
 //!
 //! Edits touch only baton's own entries and keep every other byte: JSON and JSONC through a
 //! concrete syntax tree, TOML through `toml_edit`, Markdown as a marked block. What setup adds
@@ -28,6 +29,7 @@
 //! setup's own (the skill) get no copy. Symbolic links are written through, and a file
 //! keeps its permissions.
 
+pub mod a2a;
 mod claude;
 mod codex;
 pub mod command;
@@ -53,6 +55,7 @@ use crate::client::{Client, ClientHooks, HookEvent};
 use crate::error::{Error, Result};
 use crate::process::{self, ProgramLookup};
 
+pub use a2a::{A2aAgent, A2aAgents};
 pub use command::{HubAccess, Launch, Platform};
 pub use plan::{ClientPlan, FileAction, FileEdit};
 pub use remote::{RemoteHub, TokenValue};
@@ -78,11 +81,13 @@ pub enum Wiring {
     },
     /// Wire the clients to a hub on another machine, as the agent of the token that each
     /// client reads from the hub's variable when it runs. With `listen`, also write the
-    /// service that keeps `baton listen` running to wake the (one) client.
+    /// service that keeps `baton listen` running to wake the (one) client; with `a2a`,
+    /// Gemini CLI's remote subagents for those agents of the hub.
     Remote {
         baton: PathBuf,
         hub: RemoteHub,
         listen: Option<ListenRequest>,
+        a2a: Option<A2aAgents>,
     },
     /// Remove what setup added.
     Uninstall,

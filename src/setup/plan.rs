@@ -21,8 +21,8 @@ use super::service::{
 use super::status::wired_server;
 use super::wire::read_text;
 use super::{
-    Environment, HookSlot, InstructionSlot, Layout, SERVER_NAME, ServerSlot, Wiring, codex, diff,
-    instructions, layout,
+    Environment, HookSlot, InstructionSlot, Layout, SERVER_NAME, ServerSlot, Wiring, a2a, codex,
+    diff, instructions, layout,
 };
 
 /// One file's change.
@@ -198,6 +198,7 @@ pub(super) fn plan(
             baton,
             hub: remote,
             listen,
+            a2a: subagents,
         } => {
             let launch = Launch {
                 baton: baton.clone(),
@@ -221,6 +222,11 @@ pub(super) fn plan(
                 };
                 install_listen_service(env, &service, listen.token.as_ref(), &mut staging)?;
             }
+            if let Some(subagents) = subagents
+                && client == Client::Gemini
+            {
+                a2a::install(&layout.config_dir, remote, subagents, &mut staging)?;
+            }
             remote_hub = Some(remote.base_url().to_string());
             // The agent lives on the hub: nothing is registered here.
             (None, None)
@@ -230,6 +236,9 @@ pub(super) fn plan(
             remote_hub = server.as_ref().and_then(|server| server.hub.clone());
             let agent = server.and_then(|server| server.agent);
             uninstall_listen_service(hub, env, client, manifest, &mut staging)?;
+            if client == Client::Gemini {
+                a2a::uninstall(&layout.config_dir, &mut staging)?;
+            }
             uninstall(&layout, manifest, &mut staging)?;
             let registration = agent
                 .clone()

@@ -627,6 +627,7 @@ mod tests {
                 token: token.map(|token| TokenValue::new(token.to_string())),
                 hub_home: None,
             }),
+            a2a: None,
         }
     }
 

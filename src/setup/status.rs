@@ -13,8 +13,8 @@ use crate::names::{self, NameKind};
 use super::json::Document;
 use super::wire::read_text;
 use super::{
-    Environment, InstructionSlot, Layout, SERVER_NAME, ServerSlot, codex, command, instructions,
-    layout, remote, service,
+    Environment, InstructionSlot, Layout, SERVER_NAME, ServerSlot, a2a, codex, command,
+    instructions, layout, remote, service,
 };
 
 /// How one client stands: found on this machine, and what of baton is wired into it.
@@ -43,6 +43,8 @@ pub struct ClientStatus {
     pub plugin: bool,
     /// Whether baton's instructions (skill or block) are in place.
     pub instructions: bool,
+    /// The agents of a hub setup wrote Gemini CLI remote subagents for (`--a2a`).
+    pub a2a_agents: Vec<String>,
     /// A file that could not be read, which makes the rest uncertain.
     pub problem: Option<String>,
 }
@@ -60,6 +62,7 @@ impl ClientStatus {
             || self.plugin
             || self.instructions
             || self.listen_service
+            || !self.a2a_agents.is_empty()
     }
 
     /// Everything setup wires is there: the server, the instructions, and the hooks or the
@@ -98,6 +101,14 @@ impl ClientStatus {
         if self.listen_service {
             parts.push("listen service".to_string());
         }
+        if !self.a2a_agents.is_empty() {
+            let names: Vec<String> = self
+                .a2a_agents
+                .iter()
+                .map(|name| a2a::subagent_name(name))
+                .collect();
+            parts.push(format!("A2A subagents {}", names.join(",")));
+        }
         if parts.is_empty() {
             "not wired".to_string()
         } else {
@@ -130,6 +141,7 @@ fn client_status(env: &Environment, client: Client) -> ClientStatus {
         hooks: Vec::new(),
         plugin: false,
         instructions: false,
+        a2a_agents: Vec::new(),
         problem: None,
     };
     let result = (|| -> Result<()> {
@@ -153,6 +165,12 @@ fn client_status(env: &Environment, client: Client) -> ClientStatus {
         }
         if let Some(plugin) = &layout.plugin {
             status.plugin = read_text(&plugin.file)?.is_some_and(|text| (plugin.is_batons)(&text));
+        }
+        if client == Client::Gemini {
+            status.a2a_agents = a2a::written(&layout.config_dir)?
+                .into_iter()
+                .map(|(_, name)| name)
+                .collect();
         }
         status.instructions = match &layout.instructions {
             InstructionSlot::Skill(path) => path.is_file(),

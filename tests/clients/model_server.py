@@ -19,6 +19,13 @@ prompt of `baton listen`, whose tools reach the hub over HTTP), its tool calls n
 X. It deals with one task per turn, then ends the turn, so that a second task is only done
 when something (a stop hook) makes the client go on.
 
+With `--delegate AGENT`, it plays a model that hands the user's work to another agent
+instead: where the client offers Gemini CLI's `invoke_agent` tool (its remote subagents,
+which `baton setup --a2a` writes), it calls it once with `agent_name` AGENT and the prompt
+`--delegate-prompt`, then, once the tool's result is back, ends the turn quoting it. With
+`--delegate-answer TEXT` as well, a first result that asks (it holds the `--question`) is
+answered with a second call to the same agent, prompt TEXT, before the turn ends.
+
 Every request is appended to the log (`--log`, one JSON object a line: path, body and what
 the model answered) so that a test can see what the client sent. The port is printed on
 stdout as `PORT <n>`. The server stops by itself when its standard input closes or when no
@@ -47,11 +54,16 @@ MAX_CALLS = 16
 class Script:
     """What the model says: the result it reports and the question it asks."""
 
-    def __init__(self, result, question, route, baton):
+    def __init__(
+        self, result, question, route, baton, delegate=None, delegate_prompt="", delegate_answer=None
+    ):
         self.result = result
         self.question = question
         self.route = route  # "mcp" or "shell"
         self.baton = baton  # the program the shell route runs
+        self.delegate = delegate  # the subagent to hand the work to, if any
+        self.delegate_prompt = delegate_prompt
+        self.delegate_answer = delegate_answer  # what to answer the subagent's question with
 
 
 # ----------------------------------------------------------------------------------------
@@ -313,8 +325,29 @@ def shown_answers(events):
     return answers
 
 
+DELEGATE_TOOL = "invoke_agent"
+
+
+def delegate(events, tools, script):
+    """The next step of a model that hands the work to `script.delegate`."""
+    if DELEGATE_TOOL not in tools:
+        return ("text", "I have no {} tool; offered: {}".format(DELEGATE_TOOL, tools))
+    calls = sum(1 for event in events if event[0] == "call" and event[1] == DELEGATE_TOOL)
+    results = [event[1] for event in events if event[0] == "result"]
+    if calls == 0:
+        args = {"agent_name": script.delegate, "prompt": script.delegate_prompt}
+        return ("call", DELEGATE_TOOL, args)
+    asked = calls == 1 and results and script.question in results[-1]
+    if asked and script.delegate_answer:
+        args = {"agent_name": script.delegate, "prompt": script.delegate_answer}
+        return ("call", DELEGATE_TOOL, args)
+    return ("text", "The subagent answered: {}".format(results[-1] if results else "nothing"))
+
+
 def decide(events, tools, script):
     """The next step: ("call", name, args) or ("text", words)."""
+    if script.delegate and tools:
+        return delegate(events, tools, script)
     with SHOWN_LOCK:
         SHOWN_ANSWERS.update(shown_answers(events))
     if not tools:
@@ -674,8 +707,20 @@ def main():
     parser.add_argument("--route", choices=("mcp", "shell"), default="mcp", help="how to call baton")
     parser.add_argument("--baton", default="baton", help="the program the shell route runs")
     parser.add_argument("--idle", type=float, default=600, help="stop after this many idle seconds")
+    parser.add_argument("--delegate", help="hand the work to this subagent (Gemini's invoke_agent)")
+    parser.add_argument("--delegate-prompt", default="", help="what to ask the subagent")
+    parser.add_argument("--delegate-answer", help="what to answer the subagent's question with")
     options = parser.parse_args()
-    server = Server(Script(options.result, options.question, options.route, options.baton), options.log)
+    script = Script(
+        options.result,
+        options.question,
+        options.route,
+        options.baton,
+        options.delegate,
+        options.delegate_prompt,
+        options.delegate_answer,
+    )
+    server = Server(script, options.log)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print("PORT {}".format(server.server_address[1]), flush=True)
 

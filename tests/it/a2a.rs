@@ -476,6 +476,160 @@ fn a_blocking_send_answers_once_the_agent_asks() {
     assert_eq!(events[0]["result"]["status"]["state"], "input-required");
 }
 
+/// A refused streaming request is a stream too, of one event carrying the JSON-RPC error:
+/// the A2A JavaScript SDK that Gemini CLI uses reads nothing but `text/event-stream` there,
+/// and would drop baton's words with anything else.
+#[test]
+fn a_refused_stream_is_a_stream_of_the_error() {
+    let (env, served, lead) = hub();
+    for project in ["app", "web"] {
+        std::fs::create_dir_all(env.work().join(project)).unwrap();
+        env.run(
+            "lead",
+            &[
+                "project",
+                "init",
+                "--name",
+                project,
+                "--workspace",
+                env.work().join(project).to_str().unwrap(),
+            ],
+        )
+        .ok();
+    }
+    let old = json!({"messageId": "m", "role": "user", "kind": "message",
+                     "parts": [{"kind": "text", "text": "Fix it"}]});
+    for (method, params) in [
+        ("message/stream", json!({"message": old})),
+        (
+            "SendStreamingMessage",
+            json!({"message": message("Fix it")}),
+        ),
+        ("tasks/resubscribe", json!({"id": "app/T-9"})),
+    ] {
+        let reply = rpc(&served, "/a2a/agents/dev", &lead, method, params);
+        assert_eq!(reply.status, 200, "{method}");
+        assert!(
+            reply
+                .header("content-type")
+                .unwrap()
+                .starts_with("text/event-stream"),
+            "{method}: {}",
+            reply.body
+        );
+        let events = events(&reply.body);
+        assert_eq!(events.len(), 1, "{method}: {events:?}");
+        assert_eq!(events[0]["id"], 7, "{method}");
+        let error = &events[0]["error"];
+        let words = error["message"].as_str().unwrap();
+        match method {
+            "tasks/resubscribe" => assert!(words.contains("T-9"), "{error}"),
+            _ => assert!(words.contains("projects (app, default, web)"), "{error}"),
+        }
+    }
+    // A request that asks for no stream is refused as JSON, as before.
+    let error = refused(&rpc(
+        &served,
+        "/a2a/agents/dev",
+        &lead,
+        "message/send",
+        json!({"message": old}),
+    ));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("projects (app, default, web)"),
+        "{error}"
+    );
+}
+
+/// `?project=ID` on an agent's card gives an endpoint whose new tasks go to that project:
+/// what a caller that sends no metadata (Gemini CLI) needs on a hub of several projects.
+#[test]
+fn an_endpoint_s_project_takes_the_tasks_sent_there() {
+    let (env, served, lead) = hub();
+    for project in ["app", "web"] {
+        std::fs::create_dir_all(env.work().join(project)).unwrap();
+        env.run(
+            "lead",
+            &[
+                "project",
+                "init",
+                "--name",
+                project,
+                "--workspace",
+                env.work().join(project).to_str().unwrap(),
+            ],
+        )
+        .ok();
+    }
+    let card = served
+        .get(
+            "/a2a/agents/dev/.well-known/agent-card.json?project=web",
+            &lead,
+        )
+        .ok();
+    let url = card["url"].as_str().unwrap();
+    assert!(url.ends_with("/a2a/agents/dev?project=web"), "{card}");
+    let path = url.split_once("://").unwrap().1;
+    let path = &path[path.find('/').unwrap()..];
+    let old = json!({"messageId": "m", "role": "user", "kind": "message",
+                     "parts": [{"kind": "text", "text": "Fix the web form"}]});
+    let answer = rpc(
+        &served,
+        path,
+        &lead,
+        "message/send",
+        json!({"message": old, "configuration": {"blocking": false}}),
+    )
+    .ok();
+    let task = &answer["result"];
+    assert_eq!(task["contextId"], "web", "{answer}");
+    let shown = env
+        .run("lead", &["--json", "--project", "web", "show", "1"])
+        .json();
+    assert_eq!(shown["subject"], "Fix the web form");
+    // The message's own word wins over the endpoint's.
+    let named = json!({"messageId": "m2", "role": "user", "kind": "message",
+                       "metadata": {"baton": {"project": "app"}},
+                       "parts": [{"kind": "text", "text": "Fix the app"}]});
+    let answer = rpc(
+        &served,
+        path,
+        &lead,
+        "message/send",
+        json!({"message": named, "configuration": {"blocking": false}}),
+    )
+    .ok();
+    assert_eq!(answer["result"]["contextId"], "app", "{answer}");
+
+    // A project that is not there, or no project's name, is refused, on the card and the
+    // endpoint alike; the endpoint's refusal is JSON-RPC's.
+    for project in ["nope", "..%2Fx"] {
+        let card = served.get(
+            &format!("/a2a/agents/dev/.well-known/agent-card.json?project={project}"),
+            &lead,
+        );
+        assert!(card.status == 404 || card.status == 400, "{}", card.body);
+        let reply = rpc(
+            &served,
+            &format!("/a2a/agents/dev?project={project}"),
+            &lead,
+            "message/send",
+            json!({"message": old}),
+        );
+        let answer: Value = serde_json::from_str(&reply.body).unwrap();
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("?project="),
+            "{answer}"
+        );
+    }
+}
+
 /// A stream lasts no longer than its token (SPEC section 13): `token rm` ends it.
 #[test]
 fn a_stream_ends_when_its_token_is_removed() {

@@ -12,6 +12,7 @@ mod board;
 mod board_reads;
 mod channels;
 mod clients;
+mod clients_a2a;
 mod clients_woken;
 // Its listener's shell is a process group of its own, and /proc shows every argv: Unix.
 #[cfg(unix)]

@@ -9,6 +9,10 @@
 //!   `POST /a2a` the hub's (a new task there names its agent in `metadata.baton.to`). Both
 //!   take A2A 1.0's method names and 0.3's ([`wire::method`]), each answered in its
 //!   version's shapes.
+//! - `?project=ID` on an agent's card gives a card whose endpoint carries it too: the tasks
+//!   sent there go to that project unless the message names another. A caller that cannot
+//!   put baton's metadata in its messages (Gemini CLI's remote subagents) reaches a hub of
+//!   several projects so.
 //!
 //! The token is the caller's identity, as everywhere on the server: the caller is the
 //! task's sender. Everything goes through the desk of the caller in the task's project
@@ -21,11 +25,12 @@ pub mod wire;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Extension, Path, Request, State};
+use axum::extract::{Extension, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -39,6 +44,7 @@ use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::{Action, TransitionError};
 use crate::error::{Error, Result};
 use crate::mcp::Caller;
+use crate::names::{self, NameKind};
 use crate::project;
 use crate::registry::{self, AgentRecord};
 use crate::session::{BoardFilter, Desk, LocalDesk, NewTask, Session, TaskView};
@@ -224,12 +230,46 @@ async fn hub_card(
     Ok(axum::Json(card).into_response())
 }
 
+/// The query of an agent's card and endpoint: the project its tasks go to.
+#[derive(Debug, Default, Deserialize)]
+pub struct EndpointQuery {
+    project: Option<String>,
+}
+
+/// The project `?project=ID` names, checked: a name, and a project of this hub.
+async fn endpoint_project(
+    state: &super::State,
+    query: EndpointQuery,
+) -> std::result::Result<Option<String>, ApiError> {
+    let Some(project) = query.project else {
+        return Ok(None);
+    };
+    names::check(NameKind::Project, &project)
+        .map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, format!("?project=: {error}")))?;
+    let store = state.hub.store.clone();
+    let id = project.clone();
+    let exists = tokio::task::spawn_blocking(move || project::check_exists(&*store, &id))
+        .await
+        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))?;
+    match exists {
+        Ok(()) => Ok(Some(project)),
+        Err(Error::Store(error)) => Err(ApiError::from(Error::Store(error))),
+        Err(_) => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("?project={project}: this hub has no project {project}"),
+        )
+        .with_hint("`baton project list` on the hub shows its projects")),
+    }
+}
+
 async fn agent_card(
     State(state): State<super::State>,
     Path(name): Path<String>,
+    Query(query): Query<EndpointQuery>,
     headers: HeaderMap,
 ) -> std::result::Result<Response, ApiError> {
     let base = base_url(&headers);
+    let endpoint_project = endpoint_project(&state, query).await?;
     let store = state.hub.store.clone();
     let found = tokio::task::spawn_blocking(move || registry::require(&*store, &name))
         .await
@@ -249,7 +289,10 @@ async fn agent_card(
         Some(said) => format!("{said}\n\n{}", usage(&record.name)),
         None => usage(&record.name),
     };
-    let url = format!("{base}/a2a/agents/{}", record.name);
+    let url = match &endpoint_project {
+        Some(project) => format!("{base}/a2a/agents/{}?project={project}", record.name),
+        None => format!("{base}/a2a/agents/{}", record.name),
+    };
     let card = wire::AgentCard::new(record.name.clone(), description, url, agent_skills(&record));
     Ok(axum::Json(card).into_response())
 }
@@ -263,7 +306,7 @@ async fn hub_rpc(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    rpc(state, caller, token, None, &headers, &body).await
+    rpc(state, caller, token, None, None, &headers, &body).await
 }
 
 async fn agent_rpc(
@@ -271,10 +314,15 @@ async fn agent_rpc(
     Extension(caller): Extension<Caller>,
     Extension(token): Extension<TokenId>,
     Path(name): Path<String>,
+    Query(query): Query<EndpointQuery>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    rpc(state, caller, token, Some(name), &headers, &body).await
+    let project = match endpoint_project(&state, query).await {
+        Ok(project) => project,
+        Err(refusal) => return refusal.into_response(),
+    };
+    rpc(state, caller, token, Some(name), project, &headers, &body).await
 }
 
 /// One JSON-RPC request, answered in the shapes of the version its method names.
@@ -283,6 +331,7 @@ async fn rpc(
     caller: Caller,
     token: TokenId,
     agent: Option<String>,
+    project: Option<String>,
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response {
@@ -303,6 +352,13 @@ async fn rpc(
         );
         return refuse(&request.id, &error, Version::V1);
     };
+    // A refusal of a streaming method comes as a stream, as its answer would.
+    let refuse = |id: &Value, error: &RpcError, version: Version| match method {
+        Method::SendStreamingMessage | Method::SubscribeToTask => {
+            stream::refusal(id, error, version)
+        }
+        _ => refuse(id, error, version),
+    };
     if let Some(asked) = headers.get(VERSION_HEADER) {
         let asked = asked.to_str().unwrap_or("");
         if !wire::is_served_version(asked) {
@@ -322,6 +378,7 @@ async fn rpc(
         caller,
         token,
         agent,
+        project,
         version,
         id: request.id.clone(),
     };
@@ -499,6 +556,8 @@ struct Call {
     token: TokenId,
     /// The agent whose endpoint was called; none for the hub's.
     agent: Option<String>,
+    /// The project the endpoint's `?project=` names, checked.
+    project: Option<String>,
     version: Version,
     id: Value,
 }
@@ -599,7 +658,7 @@ impl Call {
     ) -> std::result::Result<(String, TaskId), RpcError> {
         let (named, id) = tasks::parse_task_ref(task)
             .map_err(|refused| RpcError::new(code::TASK_NOT_FOUND, "TASK_NOT_FOUND", refused))?;
-        let project = match named.or(said).or(context) {
+        let project = match named.or(said).or(context).or(self.project.as_deref()) {
             Some(project) => project.to_string(),
             None => self.only_project().await?,
         };
@@ -648,10 +707,11 @@ impl Call {
                 (project, view)
             }
             None => {
-                let project = match (said.project.as_deref(), context) {
-                    (Some(project), _) => project.to_string(),
-                    (None, Some(context)) => self.context_project(context).await?,
-                    (None, None) => self.only_project().await?,
+                let project = match (said.project.as_deref(), context, &self.project) {
+                    (Some(project), _, _) => project.to_string(),
+                    (None, Some(context), _) => self.context_project(context).await?,
+                    (None, None, Some(project)) => project.clone(),
+                    (None, None, None) => self.only_project().await?,
                 };
                 let view = self.new_task(&project, text, &said).await?;
                 (project, view)

@@ -221,6 +221,15 @@ where
         .into_response()
 }
 
+/// The refusal of a streaming request, as a stream of one event carrying the JSON-RPC
+/// error: a client that asked for a stream reads what comes as one (the A2A JavaScript
+/// SDK, which Gemini CLI uses, refuses an answer that is not `text/event-stream` without
+/// reading it, and with it baton's words).
+pub fn refusal(id: &Value, error: &RpcError, version: Version) -> Response {
+    let event = Event::default().data(wire::error(id, error, version).to_string());
+    Sse::new(tokio_stream::iter([Ok::<Event, Infallible>(event)])).into_response()
+}
+
 /// A blocking send's wait: the task as it is once it stops (a terminal state, or waiting on
 /// its caller), or as it was when the server began to stop; refused if the token is removed
 /// meanwhile.

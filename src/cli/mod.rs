@@ -65,7 +65,7 @@ BATON_FILE_EVENTS=poll (or on a network filesystem) they look at the files every
 
 Exit codes: 0 done · 1 bad request or refused · 2 outside the project's workspace ·
 3 lock busy · 4 stored data unreadable · 5 wait timed out · 6 no hub at BATON_URL can be
-reached.";
+reached, or the database of BATON_STORE cannot.";
 
 #[derive(Debug, Parser)]
 #[command(name = "baton", version, about = ABOUT, long_about = LONG_ABOUT)]

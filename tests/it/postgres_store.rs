@@ -1,10 +1,15 @@
 //! The store on PostgreSQL end to end, whatever store the rest of the suite runs on: on a
 //! cluster of the test's own, which it stops and starts under a running hub (SPEC 16).
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{TestEnv, cluster};
-use crate::http::Served;
+use serde_json::{Value, json};
+
+use crate::common::{TestEnv, cluster, task_in};
+use crate::http::{Served, try_send};
 
 /// The hub's words name the store as `postgres://postgres@127.0.0.1:PORT/DB`: no password.
 fn assert_no_password(words: &str) {
@@ -113,4 +118,237 @@ fn serve_refuses_a_store_url_that_holds_a_password_in_its_argument() {
         let said = format!("{}{}", refused.stdout, refused.stderr);
         assert!(!said.contains("hunter2"), "the password shows in: {said}");
     }
+}
+
+/// A swarm of senders spread over hubs: each sends tasks through the hubs in turn until told
+/// to stop, and keeps what each hub acknowledged (the id and the subject). A hub that does not
+/// answer, or answers 503, is only counted out for that attempt: every attempt has a subject
+/// of its own, so a change whose answer was lost is never sent twice.
+struct Swarm {
+    stop: Arc<AtomicBool>,
+    acknowledged: Arc<Mutex<Vec<(String, u64, String)>>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Swarm {
+    fn start(hubs: &[String], tokens: Vec<String>) -> Swarm {
+        let stop = Arc::new(AtomicBool::new(false));
+        let acknowledged = Arc::new(Mutex::new(Vec::new()));
+        let threads = tokens
+            .into_iter()
+            .enumerate()
+            .map(|(sender, token)| {
+                let (stop, acknowledged, hubs) =
+                    (stop.clone(), acknowledged.clone(), hubs.to_vec());
+                std::thread::spawn(move || {
+                    for n in 0.. {
+                        let hub = (sender + n) % hubs.len();
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let subject = format!("sender {sender} attempt {n}");
+                        let body = json!({"to": "dev", "subject": subject});
+                        match post(&hubs[hub], &token, &body) {
+                            Some((200, answer)) => {
+                                let id = answer["task"]["id"].as_u64().unwrap();
+                                acknowledged
+                                    .lock()
+                                    .unwrap()
+                                    .push((hubs[hub].clone(), id, subject));
+                            }
+                            Some((503, answer)) => {
+                                assert_eq!(answer["code"], 6, "{answer}");
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                            Some((status, answer)) => panic!("{status}: {answer}"),
+                            None => std::thread::sleep(Duration::from_millis(20)),
+                        }
+                    }
+                })
+            })
+            .collect();
+        Swarm {
+            stop,
+            acknowledged,
+            threads,
+        }
+    }
+
+    /// How many changes `hub` acknowledged so far.
+    fn by(&self, hub: &str) -> usize {
+        let acknowledged = self.acknowledged.lock().unwrap();
+        acknowledged.iter().filter(|(by, _, _)| by == hub).count()
+    }
+
+    fn until(&self, what: &str, mut done: impl FnMut(&Swarm) -> bool) {
+        crate::common::eventually_within(Duration::from_secs(60), what, || {
+            done(self).then_some(())
+        });
+    }
+
+    fn stop(self) -> Vec<(String, u64, String)> {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads {
+            thread.join().unwrap();
+        }
+        Arc::try_unwrap(self.acknowledged)
+            .unwrap()
+            .into_inner()
+            .unwrap()
+    }
+}
+
+fn post(address: &str, token: &str, body: &Value) -> Option<(u16, Value)> {
+    let headers = [
+        ("Host".to_string(), address.to_string()),
+        ("Authorization".to_string(), format!("Bearer {token}")),
+        ("Content-Type".to_string(), "application/json".to_string()),
+    ];
+    let reply = try_send(
+        address,
+        "POST",
+        "/api/v1/projects/default/tasks",
+        &headers,
+        Some(&body.to_string()),
+    )
+    .ok()?;
+    Some((reply.status, serde_json::from_str(&reply.body).ok()?))
+}
+
+/// What the database holds after a swarm: every acknowledged task once, with its subject;
+/// one `send` record for every task on the board and none for a task not on it; the
+/// project's activity numbers gapless from 1.
+fn assert_each_acknowledged_change_once(env: &TestEnv, acknowledged: &[(String, u64, String)]) {
+    let board = env.board("default");
+    let tasks = board["tasks"].as_array().unwrap();
+    for (hub, id, subject) in acknowledged {
+        assert_eq!(
+            task_in(&board["tasks"], *id)["subject"],
+            subject.as_str(),
+            "T-{id}, acknowledged by {hub}"
+        );
+    }
+    let mut logged: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for record in env.activity("default") {
+        if let Some(id) = record["task"].as_u64() {
+            let action = record["action"].as_str().unwrap().to_string();
+            logged.entry(id).or_default().push(action);
+        }
+    }
+    for task in tasks {
+        let id = task["id"].as_u64().unwrap();
+        assert_eq!(
+            logged.get(&id).map(Vec::as_slice),
+            Some(&["send".to_string()][..]),
+            "T-{id}"
+        );
+    }
+    assert_eq!(
+        logged.len(),
+        tasks.len(),
+        "a record for every task, none for another"
+    );
+    let numbers: Vec<i64> = env
+        .in_database(|client| {
+            client
+                .query(
+                    "SELECT seq FROM activity WHERE project = 'default' ORDER BY seq",
+                    &[],
+                )
+                .unwrap()
+                .iter()
+                .map(|row| row.get(0))
+                .collect()
+        })
+        .expect("a database");
+    assert_eq!(
+        numbers,
+        (1..=numbers.len() as i64).collect::<Vec<_>>(),
+        "gapless"
+    );
+}
+
+/// An environment on the database `store_url` (else the suite's own, or one on the shared
+/// test cluster when the suite runs on the files), with `dev` and eight senders, each with a
+/// token.
+fn swarm_env(store_url: Option<String>) -> (TestEnv, Vec<String>) {
+    let mut env = TestEnv::new();
+    match store_url {
+        Some(url) => {
+            if let Some(suite_s) = env.store_url.replace(url) {
+                cluster::drop_database(&suite_s);
+            }
+        }
+        None if env.store_url.is_none() => env.store_url = Some(cluster::fresh_database(None)),
+        None => {}
+    }
+    env.register(&["alice", "dev"]);
+    let tokens = (0..8)
+        .map(|n| crate::http::add_token(&env, &format!("sender{n}")))
+        .collect();
+    (env, tokens)
+}
+
+/// Two hubs on one database under a swarm (SPEC 16): hub A is SIGKILLed in the middle of
+/// it, its senders carry on through hub B, and every change either hub acknowledged is there
+/// once, the log agreeing.
+#[test]
+fn two_hubs_under_a_swarm_one_killed_lose_nothing_acknowledged_and_write_each_once() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let (env, tokens) = swarm_env(None);
+    let store = env.store_env();
+    let vars: Vec<(&str, &str)> = store.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let a = Served::start_with_vars(&env, "alice", &[], &vars);
+    let b = Served::start_with_vars(&env, "alice", &[], &vars);
+    let (a_address, b_address) = (a.address.clone(), b.address.clone());
+    let swarm = Swarm::start(&[a_address.clone(), b_address.clone()], tokens);
+    swarm.until("both hubs acknowledged 40 changes", |swarm| {
+        swarm.by(&a_address) >= 40 && swarm.by(&b_address) >= 40
+    });
+    a.kill();
+    let after_kill = swarm.by(&b_address);
+    swarm.until("hub B acknowledged 80 more after the kill", |swarm| {
+        swarm.by(&b_address) >= after_kill + 80
+    });
+    let acknowledged = swarm.stop();
+    assert_each_acknowledged_change_once(&env, &acknowledged);
+    drop(b);
+}
+
+/// PostgreSQL restarted under a swarm through two hubs (SPEC 16): while it is down the hubs
+/// answer 503 and nothing is acknowledged; when it is back both reconnect by themselves and
+/// acknowledge again; every change acknowledged before, during or after is there once.
+#[test]
+fn postgresql_restarted_under_a_swarm_through_two_hubs_loses_nothing_acknowledged() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let cluster = cluster::private();
+    let admin = cluster.url("postgres", "sslmode=disable");
+    let (env, tokens) = swarm_env(Some(cluster::fresh_database(Some(&admin))));
+    let store = [("BATON_STORE", env.store_url.clone().unwrap())];
+    let vars: Vec<(&str, &str)> = store.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let a = Served::start_with_vars(&env, "alice", &[], &vars);
+    let b = Served::start_with_vars(&env, "alice", &[], &vars);
+    let (a_address, b_address) = (a.address.clone(), b.address.clone());
+    let swarm = Swarm::start(&[a_address.clone(), b_address.clone()], tokens);
+    swarm.until("both hubs acknowledged 30 changes", |swarm| {
+        swarm.by(&a_address) >= 30 && swarm.by(&b_address) >= 30
+    });
+    cluster.stop();
+    std::thread::sleep(Duration::from_millis(500));
+    cluster.start();
+    let (before_a, before_b) = (swarm.by(&a_address), swarm.by(&b_address));
+    swarm.until(
+        "both hubs acknowledged 30 more after the restart",
+        |swarm| swarm.by(&a_address) >= before_a + 30 && swarm.by(&b_address) >= before_b + 30,
+    );
+    let acknowledged = swarm.stop();
+    assert_each_acknowledged_change_once(&env, &acknowledged);
+    let (_, stderr_a) = a.stop();
+    let (_, stderr_b) = b.stop();
+    assert_no_password(&stderr_a);
+    assert_no_password(&stderr_b);
 }

@@ -27,7 +27,7 @@ use super::duty::{Duty, Held};
 use super::feed::{ChangeFeed, Scope};
 use super::file_events::FileEvents;
 use super::file_feed::{HubFeed, ProjectFeed};
-use super::group::Group;
+use super::group::{Group, group_of};
 use super::lock::{self, FileLock, LockPolicy};
 use super::mailbox::Mailbox;
 use super::paths::Home;
@@ -359,7 +359,7 @@ impl FileStore {
                 transaction.now = swept_at;
                 result
             },
-            |transaction| match self.commit(project, transaction) {
+            |transaction, _lock| match self.commit(project, transaction) {
                 Ok(written) => {
                     if let Some(board) = written {
                         resident.boards.keep(&path, board);
@@ -479,12 +479,6 @@ fn replace_lines<T: serde::Serialize>(
         text.push(b'\n');
     }
     atomic::replace(path, &text, None)
-}
-
-/// The group of `project` among `groups`, made on first use.
-fn group_of<W>(groups: &Mutex<HashMap<String, Arc<Group<W>>>>, project: &str) -> Arc<Group<W>> {
-    let mut groups = groups.lock().unwrap_or_else(PoisonError::into_inner);
-    groups.entry(project.to_string()).or_default().clone()
 }
 
 impl Store for FileStore {
@@ -663,7 +657,7 @@ impl Store for FileStore {
                 opened.mailbox.now = latest;
                 result
             },
-            |opened| mail_file::commit(&self.home, project, opened),
+            |opened, _lock| mail_file::commit(&self.home, project, opened),
         )?;
         Ok(())
     }

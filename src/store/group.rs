@@ -5,7 +5,8 @@
 //!
 //! Each arrival takes a ticket. The first arrival while no batch is open or writing leads
 //! the next batch: it takes the lock and reads the file (`begin`), and every change that has
-//! arrived by then joins the batch. Members apply their changes one at a time in ticket
+//! arrived by then joins the batch. (A database's store groups the same way, its transaction
+//! and its advisory lock for the file's lock: one transaction, one commit, for the batch.) Members apply their changes one at a time in ticket
 //! order, each on its own thread, to the one [`Work`] in progress; the leader then writes it
 //! (`write`) and lets the lock go, and each member returns once the write is done, with its
 //! own result. A change that fails (or panics) is rolled back and refuses only itself; a
@@ -18,7 +19,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::{self, Thread};
 
 use super::StoreError;
-use super::lock::FileLock;
 
 /// What a batch changes, with the marks a failed change is rolled back to.
 pub trait Work {
@@ -108,12 +108,13 @@ impl<W: Work> Group<W> {
     /// Applies `change` in the next batch and returns its result once the batch is written:
     /// the batch's failure to begin or be written, else what `change` returned (a change
     /// that failed returns at once, its work rolled back). `begin` (take the lock, read)
-    /// and `write` are called only if this change leads its batch.
-    pub fn run<T, E>(
+    /// and `write` are called only if this change leads its batch; what `begin` holds (the
+    /// lock, a database's transaction) is the leader's, handed to `write` and let go after.
+    pub fn run<G, T, E>(
         &self,
-        begin: impl FnOnce() -> Result<(FileLock, W), StoreError>,
+        begin: impl FnOnce() -> Result<(G, W), StoreError>,
         change: impl FnOnce(&mut W) -> Result<T, E>,
-        write: impl FnOnce(W) -> Result<(), StoreError>,
+        write: impl FnOnce(W, &mut G) -> Result<(), StoreError>,
     ) -> Result<Result<T, E>, StoreError> {
         let mut state = self.lock();
         let ticket = state.next_ticket;
@@ -237,11 +238,11 @@ impl<W: Work> Group<W> {
 
     /// The leader's part once its own change is applied: waits for the rest of the batch,
     /// writes it, lets the lock go, and tells the members how it went.
-    fn lead_write<'a>(
+    fn lead_write<'a, G>(
         &'a self,
         mut state: MutexGuard<'a, GroupState<W>>,
-        guard: FileLock,
-        write: impl FnOnce(W) -> Result<(), StoreError>,
+        mut guard: G,
+        write: impl FnOnce(W, &mut G) -> Result<(), StoreError>,
     ) -> MutexGuard<'a, GroupState<W>> {
         let leader = state
             .open
@@ -259,7 +260,7 @@ impl<W: Work> Group<W> {
         let work = batch.work.expect("every member gave it back");
         state.is_writing = true;
         drop(state);
-        let written = write(work);
+        let written = write(work, &mut guard);
         drop(guard);
         let mut state = self.lock();
         state.is_writing = false;
@@ -271,6 +272,12 @@ impl<W: Work> Group<W> {
         state.wake(next_leader);
         state
     }
+}
+
+/// The group of `project` among `groups`, made on first use.
+pub fn group_of<W>(groups: &Mutex<HashMap<String, Arc<Group<W>>>>, project: &str) -> Arc<Group<W>> {
+    let mut groups = groups.lock().unwrap_or_else(PoisonError::into_inner);
+    groups.entry(project.to_string()).or_default().clone()
 }
 
 /// A member's copy of how its batch ended.

@@ -46,6 +46,7 @@ use self::presence::{Announcement, Keeper};
 use super::copy::{BoardImage, ProjectImage};
 use super::document::{Collection, Document, DocumentChange, Documents, Edit, Version, Wait};
 use super::files::HomeFiles;
+use super::group::{Group, Work, group_of};
 use super::lock::{Holder, LockPolicy};
 use super::mailbox::{MailCommitted, Mailbox};
 use super::paths::Home;
@@ -75,6 +76,34 @@ const DUTY_LOCKS: i32 = 0x6261_0004;
 pub struct PgStore {
     shared: Arc<Shared>,
     lock: LockPolicy,
+    /// The changes of a resident process (`baton serve`) to each project's board, committed
+    /// together while a transaction of the project is in progress ([`super::group`]); `None`
+    /// for a command, which makes one change.
+    groups: Option<Arc<Groups>>,
+}
+
+/// The batch in progress of each project's board.
+type Groups = Mutex<HashMap<String, Arc<Group<Batch>>>>;
+
+/// The changes of one batch to a project's board: the transaction they are applied to, the
+/// board as it was read, and the database connection's client, which the changes' archive
+/// reads share until the leader writes the batch with it.
+struct Batch {
+    transaction: Transaction,
+    read: Read,
+    client: Arc<Mutex<Option<Client>>>,
+}
+
+impl Work for Batch {
+    type Mark = <Transaction as Work>::Mark;
+
+    fn mark(&self) -> Self::Mark {
+        self.transaction.mark()
+    }
+
+    fn roll_back(&mut self, mark: Self::Mark) {
+        self.transaction.roll_back(mark);
+    }
 }
 
 #[derive(Debug)]
@@ -103,6 +132,7 @@ impl PgStore {
                 local: HomeFiles::new(home, lock),
             }),
             lock,
+            groups: None,
         }
     }
 
@@ -167,6 +197,97 @@ impl PgStore {
     }
 
     /// A connection in a new read-write transaction, for a change.
+    /// [`Store::change_board`] in a resident process: the change joins the batch of the
+    /// project's next transaction, whose leader opens it (the advisory lock taken, the board
+    /// read) and, once every change of the batch is applied in turn, writes and commits them
+    /// all at once. A change that gives up is rolled back alone; a batch that fails to commit
+    /// fails every change in it, none of which then counts.
+    fn change_in_group(
+        &self,
+        groups: &Groups,
+        project: &str,
+        now: Timestamp,
+        change: &mut dyn FnMut(&mut Transaction) -> Result<(), GaveUp>,
+    ) -> Result<(), StoreError> {
+        let group = group_of(groups, project);
+        // A change that gave up was rolled back by the group and refuses only itself: its
+        // caller holds why.
+        let _gave_up: Result<(), GaveUp> = group.run(
+            || self.begin_batch(project, now),
+            |batch| {
+                // Each change at the time of its own request; the archive sweep that ends
+                // the batch goes by the latest.
+                let swept_at = batch.transaction.now.max(now);
+                batch.transaction.now = now;
+                let result = change(&mut batch.transaction);
+                batch.transaction.now = swept_at;
+                result
+            },
+            |batch, connection| self.write_batch(project, batch, connection),
+        )?;
+        Ok(())
+    }
+
+    /// A batch's transaction: begun, the project's board lock taken, its board read.
+    fn begin_batch(
+        &self,
+        project: &str,
+        now: Timestamp,
+    ) -> Result<(Connection<'_>, Batch), StoreError> {
+        let mut connection = self.begin()?;
+        let what = format!("the board lock of project {project}");
+        self.take_lock(
+            &mut connection,
+            BOARD_LOCKS,
+            project,
+            &what,
+            Wait::AsTheStoreDoes,
+        )?;
+        let read = self.read_board(connection.client(), project)?;
+        let client = Arc::new(Mutex::new(Some(connection.take())));
+        let archive = Arc::new(ArchiveInTransaction {
+            client: client.clone(),
+            pool_shown: self.shown().to_string(),
+            project: project.to_string(),
+        });
+        let transaction = Transaction::new(read.board.clone(), now).with_archive(archive);
+        Ok((
+            connection,
+            Batch {
+                transaction,
+                read,
+                client,
+            },
+        ))
+    }
+
+    /// Writes what a batch's changes made and commits it: one transaction for them all.
+    fn write_batch(
+        &self,
+        project: &str,
+        batch: Batch,
+        connection: &mut Connection<'_>,
+    ) -> Result<(), StoreError> {
+        let Batch {
+            transaction,
+            read,
+            client,
+        } = batch;
+        let client = client.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let Some(client) = client else {
+            return Err(StoreError::Unfinished);
+        };
+        connection.restore(client);
+        let committed = transaction.commit()?;
+        if committed.board.is_none() && committed.records.is_empty() && committed.project.is_none()
+        {
+            // Every change of the batch gave up: the connection rolls back when given back.
+            return Ok(());
+        }
+        self.write_change(connection.client(), project, &read, committed)?;
+        connection.commit().map_err(|error| self.failed(&error))
+    }
+
     fn begin(&self) -> Result<Connection<'_>, StoreError> {
         loop {
             let mut connection = self.pool().get()?;
@@ -1031,6 +1152,7 @@ impl Store for PgStore {
         Arc::new(PgStore {
             shared: self.shared.clone(),
             lock: policy,
+            groups: self.groups.clone(),
         })
     }
 
@@ -1043,7 +1165,10 @@ impl Store for PgStore {
     }
 
     fn resident(&self) -> Arc<dyn Store> {
-        Arc::new(self.clone())
+        Arc::new(PgStore {
+            groups: Some(Arc::default()),
+            ..self.clone()
+        })
     }
 
     fn board(&self, project: &str) -> Result<Board, StoreError> {
@@ -1068,6 +1193,9 @@ impl Store for PgStore {
         now: Timestamp,
         change: &mut dyn FnMut(&mut Transaction) -> Result<(), GaveUp>,
     ) -> Result<(), StoreError> {
+        if let Some(groups) = &self.groups {
+            return self.change_in_group(groups, project, now, change);
+        }
         let mut connection = self.begin()?;
         let what = format!("the board lock of project {project}");
         self.take_lock(

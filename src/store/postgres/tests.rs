@@ -1190,3 +1190,117 @@ fn a_hub_copied_files_to_database_to_files_and_between_databases_is_the_same() {
     assert_eq!(database.highest_archived_id("p").unwrap(), 2);
     assert_eq!(database.board("p").unwrap().next_id, 4);
 }
+
+/// A resident store (`baton serve`'s) commits the changes that arrive while a transaction of
+/// the project is in progress together, in one transaction ([`super::Batch`]): each change
+/// gets its own answer, a refused or panicking one is rolled back alone, a command's change
+/// commits beside them, and every committed change is on the board and in the log once, the
+/// log gapless; the board took fewer writes than there were changes.
+#[test]
+fn changes_committed_together_each_get_their_own_answer_and_lose_nothing() {
+    if !cluster::runs_here() {
+        return;
+    }
+    use std::panic::{self, AssertUnwindSafe};
+    const CHANGES: u64 = 60;
+    let fixture = Fixture::new();
+    let command = fixture.store();
+    let resident = fixture.store().resident();
+    send(&command, "first");
+    let version_before = command.board_version("p");
+    let counted = |n: u64| {
+        move |tx: &mut Transaction| -> Result<u64, Refused> {
+            tx.board.next_id += 1;
+            if n % 4 == 1 {
+                return Err(Refused(format!("change {n} refused")));
+            }
+            if n % 7 == 5 {
+                panic!("change {n} panics");
+            }
+            tx.record(record(&format!("agent{n}"), "counted", n));
+            Ok(tx.board.next_id)
+        }
+    };
+    let first = command.board("p").unwrap().next_id;
+    let answers = at_once(CHANGES as usize, |n| {
+        let n = n as u64;
+        let answer = panic::catch_unwind(AssertUnwindSafe(|| {
+            let store: &dyn Store = match n % 3 {
+                0 => &command,
+                _ => &*resident,
+            };
+            change_board(store, "p", now(), counted(n))
+        }));
+        (n, answer)
+    });
+    let mut counts = BTreeSet::new();
+    let mut committed = BTreeSet::new();
+    for (n, answer) in answers {
+        match answer {
+            Err(_) => assert_eq!(n % 7, 5, "only the panicking change panics ({n})"),
+            Ok(Err(refused)) => {
+                assert_eq!(n % 4, 1, "{n} refused: {refused:?}");
+                assert_eq!(refused.0, format!("change {n} refused"));
+            }
+            Ok(Ok(count)) => {
+                assert!(n % 4 != 1 && n % 7 != 5, "{n} should have failed");
+                assert!(counts.insert(count), "{n} saw a count another saw");
+                committed.insert(n);
+            }
+        }
+    }
+    let board = command.board("p").unwrap();
+    assert_eq!(board.next_id, first + committed.len() as u64);
+    let expected: BTreeSet<u64> = (first + 1..=board.next_id).collect();
+    assert_eq!(
+        counts, expected,
+        "each change on the board its predecessor left"
+    );
+    let logged: Vec<u64> = command
+        .log("p", None, None)
+        .unwrap()
+        .iter()
+        .filter(|record| record.action == "counted")
+        .map(|record| record.task.unwrap().0)
+        .collect();
+    assert_eq!(
+        logged.len(),
+        committed.len(),
+        "one record per committed change"
+    );
+    assert_eq!(logged.into_iter().collect::<BTreeSet<_>>(), committed);
+    let mut client = fixture.client();
+    let numbers: Vec<i64> = client
+        .query(
+            "SELECT seq FROM activity WHERE project = 'p' ORDER BY seq",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(
+        numbers,
+        (1..=numbers.len() as i64).collect::<Vec<_>>(),
+        "gapless"
+    );
+    let writes = match (version_before, command.board_version("p")) {
+        (Some(Version::Counted(before)), Some(Version::Counted(after))) => after - before,
+        other => panic!("board versions: {other:?}"),
+    };
+    assert!(
+        writes < committed.len() as u64,
+        "{} changes committed in {writes} writes: none together",
+        committed.len()
+    );
+}
+
+/// A change's own refusal, or the store's.
+#[derive(Debug)]
+struct Refused(String);
+
+impl From<StoreError> for Refused {
+    fn from(error: StoreError) -> Self {
+        Refused(error.to_string())
+    }
+}

@@ -80,7 +80,14 @@ pub struct PgStore {
     /// together while a transaction of the project is in progress ([`super::group`]); `None`
     /// for a command, which makes one change.
     groups: Option<Arc<Groups>>,
+    /// A resident process's boards as last read or written, each under its version: a read
+    /// of an unchanged board (the web board, agents that look often, the next batch) asks
+    /// only for the version, not for every task. `None` for a command.
+    boards: Option<Arc<Boards>>,
 }
+
+/// Each project's board as last read or written, with the version it had.
+type Boards = Mutex<HashMap<String, (i64, Arc<Read>)>>;
 
 /// The batch in progress of each project's board.
 type Groups = Mutex<HashMap<String, Arc<Group<Batch>>>>;
@@ -133,6 +140,7 @@ impl PgStore {
             }),
             lock,
             groups: None,
+            boards: None,
         }
     }
 
@@ -284,8 +292,12 @@ impl PgStore {
             // Every change of the batch gave up: the connection rolls back when given back.
             return Ok(());
         }
-        self.write_change(connection.client(), project, &read, committed)?;
-        connection.commit().map_err(|error| self.failed(&error))
+        let written = self.write_change(connection.client(), project, &read, committed)?;
+        connection.commit().map_err(|error| self.failed(&error))?;
+        if let Some((version, board)) = written {
+            self.keep_board(project, version, &board);
+        }
+        Ok(())
     }
 
     fn begin(&self) -> Result<Connection<'_>, StoreError> {
@@ -355,10 +367,20 @@ impl PgStore {
     fn read_board(&self, client: &mut impl GenericClient, project: &str) -> Result<Read, Failed> {
         let fields = client
             .query_opt(
-                "SELECT schema, next_id FROM boards WHERE project = $1",
+                "SELECT schema, next_id, version FROM boards WHERE project = $1",
                 &[&project],
             )
             .map_err(|error| self.failed(&error))?;
+        let version = fields.as_ref().map(|row| row.get::<_, i64>(2));
+        if let Some(kept) = self.kept_board(project, version)
+            && fields
+                .as_ref()
+                .is_some_and(|row| row.get::<_, i64>(1) == kept.board.next_id as i64)
+        {
+            // The same version with the same next id: a board made again after its row was
+            // removed (a copy's --replace) starts its versions again, never its ids.
+            return Ok(kept);
+        }
         let rows = client
             .query(
                 "SELECT id, task FROM tasks WHERE project = $1 ORDER BY id",
@@ -371,11 +393,32 @@ impl PgStore {
             None => (BOARD_SCHEMA as i32, 1),
         };
         let board = self.board_of(project, schema, next_id, &texts)?;
-        Ok(Read {
+        let read = Read {
             exists: fields.is_some(),
             board,
             texts,
-        })
+        };
+        if let Some(version) = version {
+            self.keep_board(project, version, &read);
+        }
+        Ok(read)
+    }
+
+    /// The board of `project` kept at `version`, when this resident process keeps it.
+    fn kept_board(&self, project: &str, version: Option<i64>) -> Option<Read> {
+        let boards = self.boards.as_ref()?;
+        let version = version?;
+        let boards = boards.lock().unwrap_or_else(PoisonError::into_inner);
+        let (kept, read) = boards.get(project)?;
+        (*kept == version).then(|| Read::clone(read))
+    }
+
+    /// Keeps `read` as the board of `project` at `version`, in a resident process.
+    fn keep_board(&self, project: &str, version: i64, read: &Read) {
+        if let Some(boards) = &self.boards {
+            let mut boards = boards.lock().unwrap_or_else(PoisonError::into_inner);
+            boards.insert(project.to_string(), (version, Arc::new(read.clone())));
+        }
     }
 
     /// The board of `project` with these fields and tasks (each as its text).
@@ -486,7 +529,7 @@ impl PgStore {
         project: &str,
         read: &Read,
         committed: Committed,
-    ) -> Result<(), Failed> {
+    ) -> Result<Option<(i64, Read)>, Failed> {
         let fail = |error: postgres::Error| self.failed(&error);
         if let Some(document) = &committed.project {
             let (kind, name) = ("project", project);
@@ -512,18 +555,22 @@ impl PgStore {
                 )
                 .map_err(fail)?;
         }
-        if let Some(board) = &committed.board {
-            let changes = changes_of(read, board)?;
-            self.write_board(client, project, read, board, &changes)?;
+        let mut written = None;
+        if let Some(board) = committed.board {
+            let changes = changes_of(read, &board)?;
+            let version = self.write_board(client, project, read, &board, &changes)?;
             if committed.records.is_empty() {
                 self.notify(client, &[PgStore::notice(project, Kind::Board)])?;
             }
+            written = Some((version, read.after(board, changes)));
         }
-        self.append_log(client, project, &committed.records)
+        self.append_log(client, project, &committed.records)?;
+        Ok(written)
     }
 
     /// Writes `board` over the board read as `read`: the tasks `changes` names, the board's
-    /// fields, and what they were before (the previous board).
+    /// fields, and what they were before (the previous board). Returns the board's new
+    /// version.
     fn write_board(
         &self,
         client: &mut Client,
@@ -531,7 +578,7 @@ impl PgStore {
         read: &Read,
         board: &Board,
         changes: &Changes,
-    ) -> Result<(), Failed> {
+    ) -> Result<i64, Failed> {
         let fail = |error: postgres::Error| self.failed(&error);
         client
             .execute("DELETE FROM board_previous WHERE project = $1", &[&project])
@@ -588,15 +635,16 @@ impl PgStore {
             ),
             false => (None, None),
         };
-        client
-            .execute(
+        let version: i64 = client
+            .query_one(
                 "INSERT INTO boards (project, schema, next_id, version, previous_schema, \
                      previous_next_id) \
                  VALUES ($1, $2, $3, 1, $4, $5) \
                  ON CONFLICT (project) DO UPDATE SET schema = excluded.schema, \
                      next_id = excluded.next_id, version = boards.version + 1, \
                      previous_schema = excluded.previous_schema, \
-                     previous_next_id = excluded.previous_next_id",
+                     previous_next_id = excluded.previous_next_id \
+                 RETURNING version",
                 &[
                     &project,
                     &(board.schema as i32),
@@ -605,8 +653,9 @@ impl PgStore {
                     &previous_next_id,
                 ],
             )
-            .map_err(fail)?;
-        Ok(())
+            .map_err(fail)?
+            .get(0);
+        Ok(version)
     }
 
     /// Appends `records` to the log of `project`, numbered on from its last; the caller
@@ -722,12 +771,33 @@ impl PgStore {
 }
 
 /// A board as a change read it.
+#[derive(Debug, Clone)]
 struct Read {
     /// Whether the project had a board (a row of `boards`).
     exists: bool,
     board: Board,
     /// Its tasks as stored: id and text, in id order.
     texts: Vec<(i64, String)>,
+}
+
+impl Read {
+    /// The board as written over this one: `board`, its tasks' texts this one's with
+    /// `changes` made.
+    fn after(&self, board: Board, changes: Changes) -> Read {
+        let removed: HashSet<i64> = changes.removed.into_iter().collect();
+        let mut texts: std::collections::BTreeMap<i64, String> = self
+            .texts
+            .iter()
+            .filter(|(id, _)| !removed.contains(id))
+            .cloned()
+            .collect();
+        texts.extend(changes.written);
+        Read {
+            exists: true,
+            board,
+            texts: texts.into_iter().collect(),
+        }
+    }
 }
 
 /// What a write changes of the tasks of a board.
@@ -1153,6 +1223,7 @@ impl Store for PgStore {
             shared: self.shared.clone(),
             lock: policy,
             groups: self.groups.clone(),
+            boards: self.boards.clone(),
         })
     }
 
@@ -1167,6 +1238,7 @@ impl Store for PgStore {
     fn resident(&self) -> Arc<dyn Store> {
         Arc::new(PgStore {
             groups: Some(Arc::default()),
+            boards: Some(Arc::default()),
             ..self.clone()
         })
     }

@@ -12,6 +12,9 @@ mod board;
 mod board_reads;
 mod channels;
 mod clients;
+// A Codex session in a pseudo-terminal, its daemon on a Unix socket: Unix.
+#[cfg(unix)]
+mod clients_pushed;
 mod clients_woken;
 // Its listener's shell is a process group of its own, and /proc shows every argv: Unix.
 #[cfg(unix)]

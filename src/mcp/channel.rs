@@ -81,9 +81,10 @@ pub struct Follower {
 
 impl Follower {
     /// Follows the board until the connection ends, pushing each unseen hand-over into
-    /// `target` (Claude Code's channel on `peer`, or a Codex thread). The board is looked at only when the desk says it changed (and every
-    /// [`LOOK_AGAIN_EVERY`], for what changes without a write); between looks it
-    /// waits on the store's feed of changes, so an idle board costs no reads.
+    /// `target` (Claude Code's channel on `peer`, or a Codex thread). The board is looked
+    /// at only when the desk says it changed (and every [`LOOK_AGAIN_EVERY`], for what
+    /// changes without a write); between looks it waits on the store's feed of changes, so
+    /// an idle board costs no reads.
     pub async fn follow(self, peer: Peer<RoleServer>, target: Target) {
         let opened = {
             let follower = self.clone();

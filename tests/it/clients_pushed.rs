@@ -158,7 +158,7 @@ impl Rig {
             self.screen().contains("new or changed")
         });
         // The question is drawn a moment before the TUI reads keys.
-        thread::sleep(Duration::from_secs(1));
+        thread::sleep(Duration::from_secs(2));
         let session = self.session.as_mut().expect("a session");
         session
             .terminal

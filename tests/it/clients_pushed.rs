@@ -12,6 +12,7 @@
 //!
 //! Like `clients.rs`, they need `BATON_TEST_CLIENTS` (see there), and python3.
 
+use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -46,6 +47,8 @@ struct Rig {
     server: ModelServer,
     bin: PathBuf,
     session: Option<Session>,
+    /// The daemons' sockets there were before the test (see [`daemon_sockets`]).
+    sockets_before: BTreeSet<PathBuf>,
 }
 
 /// The TUI running in a pseudo-terminal, and what it drew so far (for failure messages).
@@ -75,6 +78,7 @@ impl Rig {
             server,
             bin,
             session: None,
+            sockets_before: daemon_sockets(),
         };
         let workspace = rig.machine.env.work();
         rig.lead(&[
@@ -308,7 +312,29 @@ impl Rig {
 impl Drop for Rig {
     fn drop(&mut self) {
         self.end_session();
+        // What the test's daemons left there, and no other's: a socket nobody listens on.
+        for socket in daemon_sockets().difference(&self.sockets_before) {
+            if std::os::unix::net::UnixStream::connect(socket).is_err() {
+                let _ = fs::remove_file(socket);
+                let _ = fs::remove_file(format!("{}.lock", socket.display()));
+            }
+        }
     }
+}
+
+/// The sockets of Codex's daemons, which live in a directory of the user's under the
+/// system's temporary directory (the homes only link to them), with a lock file beside each.
+fn daemon_sockets() -> BTreeSet<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("codex-daemon-{}", nix::unistd::getuid()));
+    fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|entry| entry.ok())
+                .map(|entry| entry.path())
+                .filter(|path| path.extension().is_none())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn tail(text: &str, chars: usize) -> String {

@@ -15,6 +15,7 @@
 //! are short and the argument schemas are kept plain.
 
 pub mod channel;
+pub mod codex;
 mod handshake;
 pub mod stdio;
 
@@ -59,6 +60,9 @@ pub struct BatonServer {
     /// Told whom each change woke (the session wakes and notifies them, as for the CLI);
     /// `baton mcp` writes the CLI's line for it to stderr.
     report_wake: fn(&WakeOutcome),
+    /// What this process answers a probe from Codex's app-server with, by which it finds
+    /// the thread it serves ([`codex`]).
+    probe: codex::Probe,
     tool_router: ToolRouter<Self>,
 }
 
@@ -346,6 +350,7 @@ impl BatonServer {
             identity: Identity::Fixed(agent),
             project,
             report_wake,
+            probe: codex::Probe::new(),
             tool_router: compact(Self::tool_router()),
         }
     }
@@ -358,6 +363,7 @@ impl BatonServer {
             identity: Identity::PerRequest,
             project: None,
             report_wake,
+            probe: codex::Probe::new(),
             tool_router: compact(Self::tool_router()),
         }
     }
@@ -673,6 +679,12 @@ impl ServerHandler for BatonServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
+        // A probe of Codex's app-server asking which thread this process serves (see
+        // [`codex`]): answered with this process's mark, whoever asks; it acts on nothing.
+        if request.name == codex::PROBE_TOOL && matches!(self.identity, Identity::Fixed(_)) {
+            let mark = serde_json::json!({"probe": self.probe.as_str()});
+            return Ok(CallToolResult::structured(mark).into());
+        }
         let Some(server) = self.for_call(&context) else {
             let refused = CallToolResult::error(vec![ContentBlock::text(
                 "error: the request carries no identity",
@@ -695,7 +707,9 @@ impl ServerHandler for BatonServer {
     }
 
     /// Once the client says the session is open, a client that takes pushes gets its
-    /// agent's new work pushed into it (see [`channel`]) for as long as it stays connected.
+    /// agent's new work pushed into it for as long as it stays connected: Claude Code
+    /// through its channel ([`channel`]), Codex through the app-server thread this server
+    /// turns out to belong to ([`codex`]).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Over HTTP a session is not one agent's: each request names its own by its token.
         let Identity::Fixed(agent) = &self.identity else {
@@ -704,15 +718,29 @@ impl ServerHandler for BatonServer {
         let Some(client) = context.peer.peer_info() else {
             return;
         };
-        if !channel::takes_pushes(&client.client_info) {
-            return;
-        }
         let follower = channel::Follower {
             hub: self.hub.clone(),
             agent: agent.clone(),
             project: self.project.clone(),
         };
-        tokio::spawn(follower.follow(context.peer));
+        if channel::takes_pushes(&client.client_info) {
+            tokio::spawn(follower.follow(context.peer, channel::Target::Channel));
+        } else if codex::is_codex(&client.client_info) {
+            let probe = self.probe.clone();
+            tokio::spawn(async move {
+                match codex::find_own_thread(probe).await {
+                    Ok(thread) => {
+                        follower
+                            .follow(context.peer, channel::Target::Codex(thread))
+                            .await
+                    }
+                    Err(error) => eprintln!(
+                        "baton mcp: no pushes into this Codex session: {}",
+                        crate::text::inline(&error.to_string())
+                    ),
+                }
+            });
+        }
     }
 }
 

@@ -1,14 +1,16 @@
-//! Pushing work into a running Claude Code session through channels (SPEC section 11,
-//! CLIENTS.md "Pushing into a session that is already running").
+//! Pushing work into a running session (SPEC section 11, CLIENTS.md "Pushing into a session
+//! that is already running"): Claude Code's through channels, Codex's through its
+//! app-server ([`super::codex`]).
 //!
 //! `baton mcp` declares the `claude/channel` capability; once a client that takes pushes has
 //! opened its session, a [`Follower`] follows the board of the server's project on its desk
-//! (the file events `wait` waits on) and sends one
-//! `notifications/claude/channel` for each hand-over to the server's agent that it has not
-//! been shown yet, then records the batch as seen: the push showed it
-//! ([`Desk::handovers_to_push`] holds the rule, shared with opencode's `hook follow`). It
-//! announces the live session ([`Desk::announce`]) while it runs, and ends when the
-//! connection does.
+//! (the file events `wait` waits on) and pushes each hand-over to the server's agent that it
+//! has not been shown yet: one `notifications/claude/channel` per task into Claude Code, one
+//! turn per batch into the Codex thread the server belongs to. Then it records the batch as
+//! seen: the push showed it ([`Desk::handovers_to_push`] holds the rule, shared with
+//! opencode's `hook follow`). It announces the live session ([`Desk::announce`]) while it
+//! runs, and ends when the connection does, or when a push into Codex fails (the session
+//! can take no more: the work waits, unseen, for the wake or the next prompt).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,6 +20,7 @@ use rmcp::model::{CustomNotification, Implementation, ServerNotification};
 use rmcp::service::Peer;
 use serde_json::{Value, json};
 
+use super::codex;
 use crate::error::Result;
 use crate::hook::TEXT_LIMIT;
 use crate::session::{
@@ -48,6 +51,25 @@ pub fn takes_pushes(client: &Implementation) -> bool {
     client.name == "claude-code"
 }
 
+/// Where a follower's pushes go.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Claude Code's channel: one notification per task, on the MCP connection.
+    Channel,
+    /// The thread of Codex's app-server this server belongs to: one turn per batch.
+    Codex(codex::Thread),
+}
+
+impl Target {
+    /// The client a live session of this target is announced as.
+    fn client(&self) -> &'static str {
+        match self {
+            Target::Channel => CLIENT,
+            Target::Codex(_) => codex::CLIENT,
+        }
+    }
+}
+
 /// What follows one server's board for its agent.
 #[derive(Debug, Clone)]
 pub struct Follower {
@@ -59,13 +81,15 @@ pub struct Follower {
 
 impl Follower {
     /// Follows the board until the connection ends, pushing each unseen hand-over into
-    /// `peer`. The board is looked at only when the desk says it changed (and every
-    /// [`LOOK_AGAIN_EVERY`], for what changes without a write); between looks it
-    /// waits on the store's feed of changes, so an idle board costs no reads.
-    pub async fn follow(self, peer: Peer<RoleServer>) {
+    /// `target` (Claude Code's channel on `peer`, or a Codex thread). The board is looked
+    /// at only when the desk says it changed (and every [`LOOK_AGAIN_EVERY`], for what
+    /// changes without a write); between looks it waits on the store's feed of changes, so
+    /// an idle board costs no reads.
+    pub async fn follow(self, peer: Peer<RoleServer>, target: Target) {
         let opened = {
             let follower = self.clone();
-            tokio::task::spawn_blocking(move || follower.open()).await
+            let client = target.client();
+            tokio::task::spawn_blocking(move || follower.open(client)).await
         };
         let (desk, _presence, mut changes) = match opened {
             Ok(Ok(opened)) => opened,
@@ -98,16 +122,39 @@ impl Follower {
             // or look tries again.
             let due = due.unwrap_or_default();
             let now = time::now();
-            let mut sent = Vec::new();
-            let mut is_open = true;
-            for due in due {
-                let notification = notification(&due.entry, &self.agent, &project, now);
-                if peer.send_notification(notification).await.is_err() {
-                    is_open = false;
-                    break;
+            let (sent, is_open) = match &target {
+                Target::Channel => {
+                    let mut sent = Vec::new();
+                    let mut is_open = true;
+                    for due in due {
+                        let notification = notification(&due.entry, &self.agent, &project, now);
+                        if peer.send_notification(notification).await.is_err() {
+                            is_open = false;
+                            break;
+                        }
+                        sent.push(due.push);
+                    }
+                    (sent, is_open)
                 }
-                sent.push(due.push);
-            }
+                Target::Codex(_) if due.is_empty() => (Vec::new(), true),
+                Target::Codex(thread) => {
+                    let entries: Vec<&InboxEntry> = due.iter().map(|due| &due.entry).collect();
+                    let text = codex::push_text(&entries, &self.agent, &project, now);
+                    let thread = thread.clone();
+                    let pushed = tokio::task::spawn_blocking(move || thread.push(&text)).await;
+                    match pushed {
+                        Ok(Ok(())) => (due.into_iter().map(|due| due.push).collect(), true),
+                        Ok(Err(error)) => {
+                            eprintln!(
+                                "baton mcp: no more pushes into this Codex session: {}",
+                                text::inline(&error.to_string())
+                            );
+                            (Vec::new(), false)
+                        }
+                        Err(_) => (Vec::new(), false),
+                    }
+                }
+            };
             if !sent.is_empty() {
                 // One write for the batch. A failure leaves it unseen on the board and
                 // held in `pushed`: the next look records it, nothing is pushed twice.
@@ -151,13 +198,13 @@ impl Follower {
     /// The desk the follower looks through (its session opened once: opening records a
     /// heartbeat), the announcement of the live session, held while the follower runs, and
     /// the changes of the board.
-    fn open(&self) -> Result<Opened> {
+    fn open(&self, client: &str) -> Result<Opened> {
         let desk = LocalDesk::new(
             self.hub.clone(),
             Some(self.agent.clone()),
             self.project.clone(),
         );
-        let presence = desk.announce(CLIENT)?;
+        let presence = desk.announce(client)?;
         // Before the first look: a change during it is a change.
         let changes = desk.follow()?;
         Ok((Arc::new(desk), presence, changes))

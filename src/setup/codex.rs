@@ -94,6 +94,11 @@ fn server_table(launch: &Launch) -> Table {
     // `codex exec` (the wake command) runs with approvals off and then refuses every MCP
     // call that would need one; baton's tools only act on the board as this agent.
     table["default_tools_approval_mode"] = toml_edit::value("approve");
+    if launch.remote().is_none() {
+        // Codex gives its MCP servers a filtered environment without its home; the server
+        // needs it to find the app-server socket it pushes work through (`mcp::codex`).
+        table["env_vars"] = toml_edit::value(Array::from_iter(["CODEX_HOME"]));
+    }
     let env = launch.mcp_env();
     if !env.is_empty() {
         let mut env_table = Table::new();
@@ -257,7 +262,7 @@ model = "o4-mini"
         assert!(text.contains("command = \"docs-server\"   # keep this comment\n"));
         assert!(text.contains(
             "[mcp_servers.baton]\ncommand = \"/opt/bin/baton\"\nargs = [\"--as\", \"codex\", \"mcp\"]\n\
-             default_tools_approval_mode = \"approve\"\n"
+             default_tools_approval_mode = \"approve\"\nenv_vars = [\"CODEX_HOME\"]\n"
         ), "{text}");
         assert!(text.contains("[mcp_servers.baton.env]\nBATON_HOME = \"/tmp/hub\"\n"));
         let entry = server_entry(path, Some(&text)).unwrap().unwrap();

@@ -13,6 +13,9 @@ mod board_reads;
 mod channels;
 mod clients;
 mod clients_a2a;
+// A Codex session in a pseudo-terminal, its daemon on a Unix socket: Unix.
+#[cfg(unix)]
+mod clients_pushed;
 mod clients_woken;
 // Its listener's shell is a process group of its own, and /proc shows every argv: Unix.
 #[cfg(unix)]

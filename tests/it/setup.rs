@@ -415,7 +415,7 @@ fn codex_follows_codex_home_and_keeps_toml_comments() {
     let text = fs::read_to_string(machine.codex_home().join("config.toml")).unwrap();
     let added = format!(
         "[mcp_servers.baton]\ncommand = \"{}\"\nargs = [\"--as\", \"codex\", \"mcp\"]\n\
-         default_tools_approval_mode = \"approve\"\n\n\
+         default_tools_approval_mode = \"approve\"\nenv_vars = [\"CODEX_HOME\"]\n\n\
          [mcp_servers.baton.env]\nBATON_HOME = \"{}\"\n\n",
         baton(),
         machine.env.home().display()

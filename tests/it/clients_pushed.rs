@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use crate::clients::clients_bin;
 use crate::clients_woken::{ModelServer, PROJECT, RESULT, configure_codex};
-use crate::common::{Run, not_yet_on_postgres, run};
+use crate::common::{Run, run};
 use crate::setup::Machine;
 
 /// Longest the session may take to start, or the model to finish a task.
@@ -226,25 +226,15 @@ impl Rig {
         }
     }
 
-    /// Whether `baton mcp` announces a live Codex session of the agent: a `codex-<pid>` file
-    /// of a process that runs.
+    /// Whether `baton mcp` announces a live Codex session of the agent, as the hub's store
+    /// tells it (on the files, a `live/<project>/<agent>/codex-<pid>.lock` of a process that
+    /// runs; on PostgreSQL, a presence its connection holds).
     fn is_live(&self) -> bool {
-        let dir = self
-            .machine
-            .env
-            .home()
-            .join("live")
-            .join(PROJECT)
-            .join(AGENT);
-        let Ok(entries) = fs::read_dir(dir) else {
-            return false;
-        };
-        entries.filter_map(|entry| entry.ok()).any(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            name.strip_prefix("codex-")
-                .and_then(|rest| rest.strip_suffix(".lock"))
-                .and_then(|pid| pid.parse::<i32>().ok())
-                .is_some_and(|pid| nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok())
+        self.machine.env.with_store(|store| {
+            store
+                .live_clients(PROJECT, AGENT)
+                .iter()
+                .any(|client| client == "codex")
         })
     }
 
@@ -346,12 +336,6 @@ fn tail(text: &str, chars: usize) -> String {
 /// `baton mcp` with the environment setup gives it, which holds no `BATON_STORE` yet).
 fn rig() -> Option<Rig> {
     let bin = clients_bin()?;
-    if !not_yet_on_postgres(
-        "Codex starts `baton mcp` with an environment of its own, which setup does not give \
-         BATON_STORE yet, so its tools read the files",
-    ) {
-        return None;
-    }
     Some(Rig::new(bin))
 }
 

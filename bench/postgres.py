@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""The store on PostgreSQL beside the files (SPEC section 16): a swarm through two hubs on one
+database, the delay of a change on hub A to its event on hub B, the CLI with BATON_STORE, and
+a board read over HTTP.
+
+    python3 bench/postgres.py --binary target/release/baton            # a throwaway cluster
+    python3 bench/postgres.py --binary target/release/baton --store postgres://u@h/db
+    python3 bench/postgres.py --binary target/release/baton --quick
+
+Without --store it starts a cluster of its own with tests/postgres/cluster.sh (run as root:
+the server runs as the `postgres` user) and stops it at the end. The password, if the URL
+holds one, is never printed. Each figure is a median (or a rate over the whole run); nothing
+is asserted: the figures are printed for people to read. The machine's other load shows in
+them, so compare the columns of one run rather than runs of different days.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import queue
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from board_read import BODY  # noqa: E402
+
+
+def shown(url):
+    """The URL without its password, as baton itself names a store."""
+    if "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    authority, _, path = rest.partition("/")
+    if "@" in authority:
+        user, _, hosts = authority.rpartition("@")
+        authority = f"{user.split(':')[0]}@{hosts}"
+    return f"{scheme}://{authority}/{path.split('?')[0]}"
+
+
+class Cluster:
+    """A throwaway PostgreSQL cluster (tests/postgres/cluster.sh), or one given by URL."""
+
+    def __init__(self, url=None):
+        self.dir = None
+        if url:
+            self.url = url
+            return
+        self.dir = tempfile.mkdtemp(prefix="baton-bench-pg-")
+        os.chmod(self.dir, 0o755)
+        out = subprocess.run(["bash", os.path.join(ROOT, "tests/postgres/cluster.sh"), "start",
+                              os.path.join(self.dir, "cluster")],
+                             capture_output=True, text=True, check=True)
+        self.url = out.stdout.strip().splitlines()[-1]
+        self.count = 0
+        # The test cluster runs with fsync off; a benchmark beside the files (which sync
+        # each write) turns it on, as any real server has it.
+        port = self.url.rsplit(":", 1)[1].split("/")[0]
+        for statement in ("ALTER SYSTEM SET fsync = on", "SELECT pg_reload_conf()"):
+            subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-h",
+                            os.path.join(self.dir, "cluster"), "-p", port, "-U", "postgres",
+                            "-d", "postgres", "-qc", statement], check=True,
+                           capture_output=True)
+
+    def database(self):
+        """A fresh database's URL (on a given cluster: its own database, emptied by the caller)."""
+        if self.dir is None:
+            return self.url
+        self.count += 1
+        name = f"bench_{os.getpid()}_{self.count}"
+        base, _, query = self.url.partition("?")
+        admin = base.rsplit("/", 1)[0] + "/postgres" + (f"?{query}" if query else "")
+        subprocess.run(["psql", admin, "-qc", f"CREATE DATABASE {name}"], check=True,
+                       capture_output=True)
+        return base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
+
+    def close(self):
+        if self.dir:
+            subprocess.run(["bash", os.path.join(ROOT, "tests/postgres/cluster.sh"), "stop",
+                            os.path.join(self.dir, "cluster")], capture_output=True)
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Home:
+    """A private BATON_HOME; its state in the files, or in the database at `store`."""
+
+    def __init__(self, binary, store=None):
+        self.binary = binary
+        self.dir = tempfile.mkdtemp(prefix="baton-bench-")
+        self.home = os.path.join(self.dir, "home")
+        self.work = os.path.join(self.dir, "work")
+        os.makedirs(self.work)
+        self.env = dict(os.environ, BATON_HOME=self.home, BATON_NOTIFY="0")
+        for name in ("BATON_AGENT", "BATON_URL", "BATON_TOKEN", "BATON_STORE"):
+            self.env.pop(name, None)
+        if store:
+            self.env["BATON_STORE"] = store
+
+    def run(self, args, stdin=None):
+        proc = subprocess.run([self.binary] + args, cwd=self.work, env=self.env,
+                              input=stdin, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"baton {args[:3]}… exited {proc.returncode}: "
+                               f"{shown(proc.stderr.strip())[:300]}")
+        return proc.stdout
+
+    def measure(self, args):
+        """Wall milliseconds of one run."""
+        started = time.perf_counter()
+        proc = subprocess.run([self.binary] + args, cwd=self.work, env=self.env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        elapsed = (time.perf_counter() - started) * 1000
+        if proc.returncode != 0:
+            raise RuntimeError(f"baton {args[:3]}… exited {proc.returncode}")
+        return elapsed
+
+    def fill(self, open_tasks):
+        """`open_tasks` pending tasks from lead to dev, 300-byte bodies, through `baton import`
+        (one change, whichever the store)."""
+        tasks = [{"id": f"t{n}", "subject": f"Task number {n}: make the widget frobnicate",
+                  "body": BODY, "status": "pending", "from": "lead", "to": "dev",
+                  "created": "2026-12-01T10:00:00Z", "updated": "2026-12-01T10:00:00Z"}
+                 for n in range(1, open_tasks + 1)]
+        source = os.path.join(self.dir, "import.json")
+        with open(source, "w") as out:
+            json.dump({"tasks": tasks}, out)
+        self.run(["--as", "lead", "import", "roundtable", source])
+
+    def close(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Served:
+    """`baton --as lead serve` on a home; its address."""
+
+    def __init__(self, home):
+        self.proc = subprocess.Popen([home.binary, "--as", "lead", "serve", "--listen",
+                                      "127.0.0.1:0"], cwd=home.work, env=home.env,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+        url = self.proc.stdout.readline().strip()
+        if "/#token=" not in url:
+            self.proc.kill()
+            raise RuntimeError(f"baton serve printed no login URL: {url!r}")
+        base, self.token = url.split("/#token=")
+        self.host, port = base.removeprefix("http://").rsplit(":", 1)
+        self.port = int(port)
+
+    def connection(self):
+        return http.client.HTTPConnection(self.host, self.port, timeout=60)
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def post(connection, token, path, body):
+    connection.request("POST", path, body=json.dumps(body), headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    response = connection.getresponse()
+    answer = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"POST {path}: {response.status} {answer[:200]!r}")
+    return json.loads(answer)
+
+
+def swarm(binary, store, hubs, agents, rounds):
+    """`agents` agents, spread over `hubs` hubs, each sending itself a task, claiming it and
+    finishing it, `rounds` times: changes per second over the whole run, and the median and
+    p99 milliseconds of one change."""
+    home = Home(binary, store)
+    served = []
+    try:
+        home.run(["--as", "lead", "whoami"])
+        tokens = [home.run(["token", "add", f"agent{n}"]).strip() for n in range(agents)]
+        served = [Served(home) for _ in range(hubs)]
+        latencies = [[] for _ in range(agents)]
+        errors = []
+        start = threading.Barrier(agents + 1)
+
+        def work(n):
+            try:
+                hub = served[n % hubs]
+                connection = hub.connection()
+                token = tokens[n]
+                tasks = "/api/v1/projects/default/tasks"
+                start.wait()
+                for r in range(rounds):
+                    for path, body in ((tasks, {"to": f"agent{n}", "subject": f"round {r}"}),):
+                        began = time.perf_counter()
+                        sent = post(connection, token, path, body)
+                        latencies[n].append((time.perf_counter() - began) * 1000)
+                    task = sent["task"]["id"]
+                    for action, body in (("claim", {}), ("done", {"text": "done"})):
+                        began = time.perf_counter()
+                        post(connection, token, f"{tasks}/{task}/{action}", body)
+                        latencies[n].append((time.perf_counter() - began) * 1000)
+                connection.close()
+            except Exception as error:  # noqa: BLE001 - reported after the run
+                errors.append(error)
+                start.abort()
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(agents)]
+        for thread in threads:
+            thread.start()
+        start.wait()
+        began = time.perf_counter()
+        for thread in threads:
+            thread.join()
+        elapsed = time.perf_counter() - began
+        if errors:
+            raise RuntimeError(f"the swarm failed: {shown(str(errors[0]))}")
+        every = sorted(latency for per_agent in latencies for latency in per_agent)
+        return (len(every) / elapsed, statistics.median(every),
+                every[min(len(every) - 1, int(len(every) * 0.99))])
+    finally:
+        for hub in served:
+            hub.close()
+        home.close()
+
+
+def events_on(served, arrived):
+    connection = served.connection()
+    connection.request("GET", "/api/v1/events", headers={
+        "Authorization": f"Bearer {served.token}", "Accept": "text/event-stream"})
+    stream = connection.getresponse()
+    if stream.status != 200:
+        raise RuntimeError(f"/api/v1/events answered {stream.status}")
+
+    def read():
+        try:
+            for raw in stream:
+                line = raw.decode().strip()
+                if line.startswith("data:"):
+                    arrived.put((time.perf_counter(), json.loads(line[5:])))
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    threading.Thread(target=read, daemon=True).start()
+    return connection
+
+
+def cross_hub_delay(binary, store, changes):
+    """Milliseconds from a change acknowledged by hub A (its POST answered) to its event on
+    hub B's stream, and from the POST sent; medians and p99 over `changes` changes. On the
+    files both hubs serve one home (file events); on PostgreSQL they share the database
+    (LISTEN/NOTIFY)."""
+    home = Home(binary, store)
+    a = b = None
+    try:
+        home.run(["--as", "lead", "whoami"])
+        home.run(["--as", "dev", "whoami"])
+        a, b = Served(home), Served(home)
+        arrived = queue.Queue()
+        stream = events_on(b, arrived)
+        time.sleep(0.3)
+        connection = a.connection()
+        from_send, from_answer = [], []
+        for i in range(changes):
+            began = time.perf_counter()
+            sent = post(connection, a.token, "/api/v1/projects/default/tasks",
+                        {"to": "dev", "subject": f"event {i}"})
+            answered = time.perf_counter()
+            task = sent["task"]["id"]
+            while True:
+                at, change = arrived.get(timeout=30)
+                if change.get("kind") == "send" and change.get("id") == task:
+                    from_send.append((at - began) * 1000)
+                    from_answer.append((at - answered) * 1000)
+                    break
+            time.sleep(0.02)
+        connection.close()
+        stream.close()
+        return from_send, from_answer
+    finally:
+        for hub in (a, b):
+            if hub:
+                hub.close()
+        home.close()
+
+
+def cli(binary, store, open_tasks, repeats):
+    """Median milliseconds of `baton send` and `baton status` with `open_tasks` open tasks."""
+    home = Home(binary, store)
+    try:
+        home.run(["--as", "lead", "whoami"])
+        home.run(["--as", "dev", "whoami"])
+        home.fill(open_tasks)
+        send = statistics.median(
+            home.measure(["--as", "lead", "send", "--to", "dev", "--subject", f"cli {i}"])
+            for i in range(repeats))
+        status = statistics.median(home.measure(["--as", "dev", "status"])
+                                   for _ in range(repeats))
+        return send, status
+    finally:
+        home.close()
+
+
+def board_reads(binary, store, open_tasks, repeats):
+    """Median milliseconds of a process start, of the server's reads of an unchanged board,
+    and of a read right after a change, with `open_tasks` open tasks of 300-byte bodies."""
+    home = Home(binary, store)
+    served = None
+    try:
+        home.run(["--as", "lead", "whoami"])
+        home.run(["--as", "dev", "whoami"])
+        home.fill(open_tasks)
+        start = statistics.median(home.measure(["--version"]) for _ in range(repeats))
+        served = Served(home)
+        connection = served.connection()
+        board = "/api/v1/projects/default/board"
+
+        def get():
+            began = time.perf_counter()
+            connection.request("GET", board, headers={"Authorization": f"Bearer {served.token}"})
+            response = connection.getresponse()
+            body = response.read()
+            if response.status != 200:
+                raise RuntimeError(f"board: {response.status}")
+            return (time.perf_counter() - began) * 1000, len(body)
+
+        _, size = get()
+        kept = statistics.median(get()[0] for _ in range(repeats))
+        changed = []
+        for i in range(repeats):
+            post(connection, served.token, "/api/v1/projects/default/tasks",
+                 {"to": "dev", "subject": f"change {i}", "body": BODY})
+            changed.append(get()[0])
+        connection.close()
+        return start, kept, statistics.median(changed), size
+    finally:
+        if served:
+            served.close()
+        home.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", required=True, help="a built baton (release)")
+    parser.add_argument("--store", help="a postgres:// URL (default: a throwaway cluster)")
+    parser.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
+    options = parser.parse_args()
+    binary = os.path.abspath(options.binary)
+    cluster = Cluster(options.store)
+    print(f"baton: {subprocess.run([binary, '--version'], capture_output=True, text=True).stdout.strip()}")
+    print(f"database: {shown(cluster.url)}" + ("" if options.store else " (a throwaway cluster, fsync on)"))
+    print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the start")
+    print()
+    agents, rounds = (20, 5) if options.quick else (100, 20)
+    repeats = 5 if options.quick else 15
+    try:
+        print(f"Swarm: {agents} agents each sending itself a task, claiming and finishing it, "
+              f"{rounds} times (3 changes a round), over HTTP keep-alive")
+        print(f"{'store':<28} {'changes/s':>10} {'median ms':>10} {'p99 ms':>8}")
+        for label, store, hubs in (("files, one hub", None, 1),
+                                   ("PostgreSQL, one hub", cluster.database(), 1),
+                                   ("PostgreSQL, two hubs", cluster.database(), 2)):
+            rate, median, p99 = swarm(binary, store, hubs, agents, rounds)
+            print(f"{label:<28} {rate:>10.0f} {median:>10.2f} {p99:>8.2f}")
+        print()
+        changes = 10 if options.quick else 50
+        print(f"From a change on hub A to its event on hub B's /api/v1/events, {changes} changes")
+        print(f"{'store':<28} {'from POST median':>17} {'p99':>7} {'from answer median':>19} {'p99':>7}")
+        for label, store in (("files (one home)", None), ("PostgreSQL", cluster.database())):
+            from_send, from_answer = cross_hub_delay(binary, store, changes)
+            p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
+            print(f"{label:<28} {statistics.median(from_send):>17.2f} {p99(from_send):>7.2f} "
+                  f"{statistics.median(from_answer):>19.2f} {p99(from_answer):>7.2f}")
+        print()
+        sizes = (1000,) if options.quick else (1000, 10000)
+        print("The CLI, median ms of one run")
+        print(f"{'open tasks':>10} {'store':<12} {'send':>8} {'status':>8}")
+        for size in sizes:
+            for label, store in (("files", None), ("PostgreSQL", cluster.database())):
+                send, status = cli(binary, store, size, repeats)
+                print(f"{size:>10} {label:<12} {send:>8.2f} {status:>8.2f}")
+        print()
+        print("A board read over HTTP, 1,000 open tasks of 300-byte bodies, median ms")
+        print(f"{'store':<12} {'process start':>14} {'unchanged':>10} {'after a change':>15} {'bytes':>9}")
+        for label, store in (("files", None), ("PostgreSQL", cluster.database())):
+            start, kept, changed, size = board_reads(binary, store, 1000, repeats)
+            print(f"{label:<12} {start:>14.2f} {kept:>10.2f} {changed:>15.2f} {size:>9}")
+    finally:
+        cluster.close()
+
+
+if __name__ == "__main__":
+    main()

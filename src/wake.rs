@@ -426,10 +426,19 @@ fn follow_for_hosted(store: &dyn Store, home: &Home, host: &str, program: Option
     let mut feed = feed;
     let mut agents = hosted_agents(store, host);
     let mut looked_up = Instant::now();
-    let mut seen: std::collections::HashMap<String, Vec<Work>> = agents
-        .iter()
-        .map(|agent| (agent.clone(), waiting(store, agent)))
-        .collect();
+    // What waits already, handed over before the feed was made (while this hub was down or
+    // starting), and never woken for nor shown: woken for now, as a listener does after a gap.
+    let mut seen: std::collections::HashMap<String, Vec<Work>> = std::collections::HashMap::new();
+    for agent in &agents {
+        let now = waiting(store, agent);
+        let queued: Vec<Work> = now
+            .iter()
+            .filter(|work| work.by != *agent && is_queued(store, agent, work))
+            .cloned()
+            .collect();
+        wake_for(store, home, agent, &queued, program);
+        seen.insert(agent.clone(), now);
+    }
     loop {
         match feed.next(std::time::Duration::from_secs(30)) {
             Ok(changes) if changes.is_empty() => continue,
@@ -453,17 +462,39 @@ fn follow_for_hosted(store: &dyn Store, home: &Home, host: &str, program: Option
                 .filter(|work| work.by != *agent && !before.contains(work))
                 .cloned()
                 .collect();
-            if let Some(first) = fresh.first() {
-                let tasks: Vec<TaskId> = Work::tasks_by_project(&fresh)
-                    .into_iter()
-                    .find(|(project, _)| *project == first.project)
-                    .map(|(_, ids)| ids)
-                    .unwrap_or_default();
-                let _ = wake_agent(store, home, agent, &first.project, &tasks, program);
-            }
+            wake_for(store, home, agent, &fresh, program);
             seen.insert(agent.clone(), now);
         }
     }
+}
+
+/// Wakes `agent` for `fresh` work, in the project of the first of it; nothing when there is
+/// none.
+fn wake_for(store: &dyn Store, home: &Home, agent: &str, fresh: &[Work], program: Option<&Path>) {
+    let Some(first) = fresh.first() else {
+        return;
+    };
+    let tasks: Vec<TaskId> = Work::tasks_by_project(fresh)
+        .into_iter()
+        .find(|(project, _)| *project == first.project)
+        .map(|(_, ids)| ids)
+        .unwrap_or_default();
+    let _ = wake_agent(store, home, agent, &first.project, &tasks, program);
+}
+
+/// Whether `work` is a task handed to `agent` that nothing has woken it for nor shown it yet.
+fn is_queued(store: &dyn Store, agent: &str, work: &Work) -> bool {
+    let Item::Task { id, .. } = work.item else {
+        return false;
+    };
+    let Ok(board) = store.board(&work.project) else {
+        return false;
+    };
+    board.task(id).ok().flatten().is_some_and(|task| {
+        task.delivery
+            .as_ref()
+            .is_some_and(|delivery| delivery.to == agent && delivery.state == DeliveryState::Queued)
+    })
 }
 
 /// The agents whose wake command is registered on `host`.
@@ -512,6 +543,13 @@ pub fn supervise(
     if !by_hand && waiting(store, agent).is_empty() {
         log.line(&format!(
             "supervisor of {agent} ends: nothing waits any more (an earlier run saw to it)"
+        ));
+        return Ok(());
+    }
+    if !by_hand && shown_in_live_session(store, agent, project) {
+        log.line(&format!(
+            "supervisor of {agent} ends: its live session was shown the work (a push), so \
+             the wake command does not run"
         ));
         return Ok(());
     }
@@ -577,6 +615,65 @@ pub fn supervise(
         ));
         project = fresh[0].project.clone();
     }
+}
+
+/// How long a supervisor gives an agent's live session to be shown the work that woke it (a
+/// push) before it runs the wake command.
+const PUSH_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether everything waiting for `agent` is tasks that its live Codex session in `project`
+/// was shown within [`PUSH_GRACE`]: Codex's app-server acknowledges a push before baton
+/// records it as seen, so a wake run would be a second agent on the same work. A session that
+/// cannot take the push leaves the work unseen, and the wake command runs as before. Only
+/// Codex's pushes count: a Claude Code channel push may be dropped by the client unsaid.
+fn shown_in_live_session(store: &dyn Store, agent: &str, project: &str) -> bool {
+    let codex = crate::client::Client::Codex.name();
+    if !store
+        .live_clients(project, agent)
+        .iter()
+        .any(|client| client == codex)
+    {
+        return false;
+    }
+    let deadline = Instant::now() + PUSH_GRACE;
+    loop {
+        let work = waiting(store, agent);
+        if work
+            .iter()
+            .any(|work| matches!(work.item, Item::Message { .. }))
+        {
+            return false;
+        }
+        if unseen_tasks(store, agent, &work).is_empty() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// The tasks among `work` whose delivery to `agent` says they were not shown to it.
+fn unseen_tasks(store: &dyn Store, agent: &str, work: &[Work]) -> Vec<TaskId> {
+    let mut unseen = Vec::new();
+    for (project, ids) in Work::tasks_by_project(work) {
+        let Ok(board) = store.board(&project) else {
+            unseen.extend(ids);
+            continue;
+        };
+        for id in ids {
+            let shown = board.task(id).ok().flatten().is_some_and(|task| {
+                task.delivery
+                    .as_ref()
+                    .is_some_and(|delivery| delivery.to == agent && !delivery.state.is_unseen())
+            });
+            if !shown {
+                unseen.push(id);
+            }
+        }
+    }
+    unseen
 }
 
 /// One run of the wake command in `project`'s workspace; false when it could not start.

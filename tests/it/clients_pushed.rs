@@ -15,6 +15,7 @@
 use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -350,6 +351,26 @@ fn codex_in_a_live_session_acts_on_a_pushed_hand_over_and_a_gone_session_falls_b
         rig.is_live()
     });
 
+    // The agent has a wake command too (one that counts its runs): while the session takes
+    // the pushes it does not run, a second agent on the same work; once it is gone, it does.
+    let runs = rig.machine.env.root.path().join("wake-runs.txt");
+    let script = rig.machine.env.root.path().join("wake.sh");
+    fs::write(
+        &script,
+        format!("#!/bin/sh\necho run >> '{}'\n", runs.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    rig.lead(&[
+        "agent",
+        "add",
+        AGENT,
+        "--wake",
+        "--",
+        script.to_str().unwrap(),
+    ])
+    .ok();
+
     // 1. Work handed over while the session runs reaches the model with no prompt typed, and
     // the model's tool calls to baton finish it. The body holds lines that would pass for
     // baton's own and a terminal escape: the push shows them framed and escaped.
@@ -404,23 +425,42 @@ fn codex_in_a_live_session_acts_on_a_pushed_hand_over_and_a_gone_session_falls_b
         expected.map(|(actor, action)| (actor.to_string(), action.to_string())),
         "the model finished it through baton's tools"
     );
+    let wake_log = rig
+        .machine
+        .env
+        .home()
+        .join("wake")
+        .join(format!("{AGENT}.log"));
+    rig.wait_until(
+        "the supervisor's word that the live session had the work",
+        || {
+            fs::read_to_string(&wake_log)
+                .is_ok_and(|log| log.contains("its live session was shown the work (a push)"))
+        },
+    );
+    assert!(
+        !runs.exists(),
+        "the wake command did not run beside the live session"
+    );
 
     // 2. The session gone (the TUI ended, its daemon stopped), a hand-over is not pushed:
-    // the sender is told it waits for the next prompt, and it stays queued.
+    // the wake command runs for it, as it did before there were pushes.
     rig.end_session();
     rig.wait_until("the end of the live session", || !rig.is_live());
     let before = rig.server.requests().len();
     let (second, sent) = rig.send("Check the time zones", "Nothing else.");
     assert!(
-        sent.stdout.contains(&format!(
-            "{AGENT} has no wake command and no live session: it will see T-{second} at its \
-             next prompt"
-        )),
-        "the sender is told it waits: {sent:?}"
+        sent.stderr
+            .contains(&format!("woke {AGENT} for T-{second}")),
+        "the sender is told the agent is woken: {sent:?}"
     );
+    rig.wait_until("the wake command's run", || {
+        fs::read_to_string(&runs).is_ok_and(|text| text.lines().count() == 1)
+    });
+    rig.wait_until("the hand-over's delivery woken", || {
+        rig.task(second)["delivery"]["state"] == "woken"
+    });
     thread::sleep(QUIET);
-    let task = rig.task(second);
-    assert_eq!(task["delivery"]["state"], "queued", "{task:#}");
     assert!(
         rig.requests_with(before, "Check the time zones").is_empty(),
         "nothing reached a model\n{}",

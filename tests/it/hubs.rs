@@ -459,7 +459,8 @@ fn baton_mcp_opens_its_session_again_on_the_second_hub() {
 /// Two machines' hubs on one database (SPEC section 16): codex's wake command is registered
 /// on machine A. Work handed to codex through machine B starts nothing on B, which says the
 /// hub on A wakes it; hub A, following the database, runs the command there, with A's home.
-/// `baton wake codex` on B sends the user to A. On the files (one machine's), the host of a
+/// `baton wake codex` on B sends the user to A; work handed over while hub A is down is
+/// woken for when it starts again. On the files (one machine's), the host of a
 /// record is not looked at: see `wake.rs`'s unit tests.
 #[cfg(unix)]
 #[test]
@@ -543,6 +544,22 @@ fn a_wake_command_runs_on_its_host_whoever_hands_the_work_over() {
     );
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(lines_of(&runs).len(), 1, "one hand-over, one run");
+
+    // Work handed over while hub A is down is woken for when it starts again.
+    hub_a.kill();
+    machine_b
+        .run_env(
+            "alice",
+            &["send", "--to", "codex", "--subject", "While A was down"],
+            &on_b,
+        )
+        .ok();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(lines_of(&runs).len(), 1, "nothing runs while hub A is down");
+    let hub_a = Served::start_with_vars(&machine_a, "alice", &[], &on_a);
+    eventually("hub A, started again, woke codex for what arrived", || {
+        (lines_of(&runs).len() == 2).then_some(())
+    });
     drop(hub_a);
     if made_here {
         crate::common::cluster::drop_database(&url);

@@ -350,15 +350,7 @@ impl FileStore {
                 let board = self.read_board(project)?;
                 Ok((guard, self.transaction(project, board, now)))
             },
-            |transaction| {
-                // Each change at the time of its own request; the archive sweep that ends
-                // the batch goes by the latest.
-                let swept_at = transaction.now.max(now);
-                transaction.now = now;
-                let result = change(transaction);
-                transaction.now = swept_at;
-                result
-            },
+            |transaction| transaction.apply_at(now, change),
             |transaction, _lock| match self.commit(project, transaction) {
                 Ok(written) => {
                     if let Some(board) = written {

@@ -69,6 +69,17 @@ impl Transaction {
         }
     }
 
+    /// Applies `change` at `now`, the time of its own request, in a transaction that commits
+    /// several changes together (a group commit's batch): the archive sweep that ends the
+    /// batch goes by the latest of their times.
+    pub fn apply_at<T>(&mut self, now: Timestamp, change: impl FnOnce(&mut Self) -> T) -> T {
+        let swept_at = self.now.max(now);
+        self.now = now;
+        let result = change(self);
+        self.now = swept_at;
+        result
+    }
+
     /// This change reads the project's archive through `archive`, as its store keeps it.
     pub fn with_archive(mut self, archive: Arc<dyn Archive>) -> Self {
         self.stored_archive = Some(archive);

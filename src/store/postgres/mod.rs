@@ -101,6 +101,22 @@ struct Batch {
     client: Arc<Mutex<Option<Client>>>,
 }
 
+impl Batch {
+    /// Gives the client the changes shared back to `connection`, which then commits, or
+    /// rolls back when given back to the pool.
+    fn give_back(
+        client: &Mutex<Option<Client>>,
+        connection: &mut Connection<'_>,
+    ) -> Result<(), StoreError> {
+        let client = client.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let Some(client) = client else {
+            return Err(StoreError::Unfinished);
+        };
+        connection.restore(client);
+        Ok(())
+    }
+}
+
 impl Work for Batch {
     type Mark = <Transaction as Work>::Mark;
 
@@ -204,7 +220,6 @@ impl PgStore {
         outcome.unwrap_or(Err(StoreError::Unfinished))
     }
 
-    /// A connection in a new read-write transaction, for a change.
     /// [`Store::change_board`] in a resident process: the change joins the batch of the
     /// project's next transaction, whose leader opens it (the advisory lock taken, the board
     /// read) and, once every change of the batch is applied in turn, writes and commits them
@@ -222,21 +237,15 @@ impl PgStore {
         // caller holds why.
         let _gave_up: Result<(), GaveUp> = group.run(
             || self.begin_batch(project, now),
-            |batch| {
-                // Each change at the time of its own request; the archive sweep that ends
-                // the batch goes by the latest.
-                let swept_at = batch.transaction.now.max(now);
-                batch.transaction.now = now;
-                let result = change(&mut batch.transaction);
-                batch.transaction.now = swept_at;
-                result
-            },
+            |batch| batch.transaction.apply_at(now, change),
             |batch, connection| self.write_batch(project, batch, connection),
         )?;
         Ok(())
     }
 
-    /// A batch's transaction: begun, the project's board lock taken, its board read.
+    /// A change's transaction (one change's, or a batch's): begun, the project's board lock
+    /// taken, its board read, the archive read in it through the client it shares with the
+    /// changes while they run.
     fn begin_batch(
         &self,
         project: &str,
@@ -281,11 +290,7 @@ impl PgStore {
             read,
             client,
         } = batch;
-        let client = client.lock().unwrap_or_else(PoisonError::into_inner).take();
-        let Some(client) = client else {
-            return Err(StoreError::Unfinished);
-        };
-        connection.restore(client);
+        Batch::give_back(&client, connection)?;
         let committed = transaction.commit()?;
         if committed.board.is_none() && committed.records.is_empty() && committed.project.is_none()
         {
@@ -300,6 +305,7 @@ impl PgStore {
         Ok(())
     }
 
+    /// A connection in a new read-write transaction, for a change.
     fn begin(&self) -> Result<Connection<'_>, StoreError> {
         loop {
             let mut connection = self.pool().get()?;
@@ -1268,39 +1274,13 @@ impl Store for PgStore {
         if let Some(groups) = &self.groups {
             return self.change_in_group(groups, project, now, change);
         }
-        let mut connection = self.begin()?;
-        let what = format!("the board lock of project {project}");
-        self.take_lock(
-            &mut connection,
-            BOARD_LOCKS,
-            project,
-            &what,
-            Wait::AsTheStoreDoes,
-        )?;
-        let read = self.read_board(connection.client(), project)?;
-        // The change reads the archive in this transaction: the client is shared with it
-        // while it runs, and taken back after.
-        let client = Arc::new(Mutex::new(Some(connection.take())));
-        let archive = Arc::new(ArchiveInTransaction {
-            client: client.clone(),
-            pool_shown: self.shown().to_string(),
-            project: project.to_string(),
-        });
-        let mut transaction = Transaction::new(read.board.clone(), now).with_archive(archive);
-        let kept = change(&mut transaction).is_ok();
-        let committed = kept.then(|| transaction.commit());
-        let client = client.lock().unwrap_or_else(PoisonError::into_inner).take();
-        let Some(client) = client else {
-            return Err(StoreError::Unfinished);
-        };
-        connection.restore(client);
-        // A change that gave up: the connection rolls back when given back.
-        let Some(committed) = committed else {
-            return Ok(());
-        };
-        let committed = committed?;
-        self.write_change(connection.client(), project, &read, committed)?;
-        connection.commit().map_err(|error| self.failed(&error))
+        // A batch of one.
+        let (mut connection, mut batch) = self.begin_batch(project, now)?;
+        if change(&mut batch.transaction).is_err() {
+            // A change that gave up: the connection rolls back when given back.
+            return Batch::give_back(&batch.client, &mut connection);
+        }
+        self.write_batch(project, batch, &mut connection)
     }
 
     fn snapshot(&self, project: &str) -> Result<Option<Snapshot>, StoreError> {

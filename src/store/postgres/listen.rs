@@ -130,21 +130,12 @@ impl Listener {
         let listening = Arc::new(Listening::default());
         let (stop, stopped) = mpsc::unbounded_channel();
         let shared = listening.clone();
-        std::thread::Builder::new()
-            .name("baton-listen".to_string())
-            .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(listen(address, tls, shared, stopped));
-            })
-            .map_err(|error| StoreError::Unreachable {
-                store: shown.to_string(),
-                detail: format!("cannot start the listening thread: {error}"),
-            })?;
+        super::run_on_a_thread(
+            "baton-listen",
+            "the listening thread",
+            shown,
+            listen(address, tls, shared, stopped),
+        )?;
         Ok(Listener {
             listening,
             _stop: stop,

@@ -140,6 +140,33 @@ struct Shared {
     local: HomeFiles,
 }
 
+/// Runs `work` (a connection the process keeps: the listening one, the presence keeper's)
+/// on a thread named `name` with a runtime of its own, for as long as it runs; `what` names
+/// the thread in the error that it could not be started.
+fn run_on_a_thread(
+    name: &str,
+    what: &str,
+    shown: &str,
+    work: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), StoreError> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(work);
+        })
+        .map(drop)
+        .map_err(|error| StoreError::Unreachable {
+            store: shown.to_string(),
+            detail: format!("cannot start {what}: {error}"),
+        })
+}
+
 /// A change that failed: the store's error, or the change's own refusal.
 type Failed = StoreError;
 

@@ -53,21 +53,12 @@ impl Keeper {
     pub fn start(address: Address, tls: super::tls::Rustls) -> Result<Keeper, StoreError> {
         let (commands, received) = mpsc::unbounded_channel();
         let shown = address.shown().to_string();
-        std::thread::Builder::new()
-            .name("baton-presence".to_string())
-            .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(keep(address, tls, received));
-            })
-            .map_err(|error| StoreError::Unreachable {
-                store: shown,
-                detail: format!("cannot start the presence thread: {error}"),
-            })?;
+        super::run_on_a_thread(
+            "baton-presence",
+            "the presence thread",
+            &shown,
+            keep(address, tls, received),
+        )?;
         Ok(Keeper { commands })
     }
 

@@ -15,7 +15,6 @@ them, so compare the columns of one run rather than runs of different days.
 """
 
 import argparse
-import http.client
 import json
 import os
 import queue
@@ -29,6 +28,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import Served  # noqa: E402
 from board_read import BODY  # noqa: E402
 
 
@@ -137,34 +137,6 @@ class Home:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-class Served:
-    """`baton --as lead serve` on a home; its address."""
-
-    def __init__(self, home):
-        self.proc = subprocess.Popen([home.binary, "--as", "lead", "serve", "--listen",
-                                      "127.0.0.1:0"], cwd=home.work, env=home.env,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
-        url = self.proc.stdout.readline().strip()
-        if "/#token=" not in url:
-            self.proc.kill()
-            raise RuntimeError(f"baton serve printed no login URL: {url!r}")
-        base, self.token = url.split("/#token=")
-        self.host, port = base.removeprefix("http://").rsplit(":", 1)
-        self.port = int(port)
-
-    def connection(self):
-        return http.client.HTTPConnection(self.host, self.port, timeout=60)
-
-    def close(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 def post(connection, token, path, body):
     connection.request("POST", path, body=json.dumps(body), headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
@@ -184,7 +156,7 @@ def swarm(binary, store, hubs, agents, rounds):
     try:
         home.run(["--as", "lead", "whoami"])
         tokens = [home.run(["token", "add", f"agent{n}"]).strip() for n in range(agents)]
-        served = [Served(home) for _ in range(hubs)]
+        served = [Served(home, agent="lead") for _ in range(hubs)]
         latencies = [[] for _ in range(agents)]
         errors = []
         start = threading.Barrier(agents + 1)
@@ -261,7 +233,7 @@ def cross_hub_delay(binary, store, changes):
     try:
         home.run(["--as", "lead", "whoami"])
         home.run(["--as", "dev", "whoami"])
-        a, b = Served(home), Served(home)
+        a, b = Served(home, agent="lead"), Served(home, agent="lead")
         arrived = queue.Queue()
         stream = events_on(b, arrived)
         time.sleep(0.3)
@@ -317,7 +289,7 @@ def board_reads(binary, store, open_tasks, repeats):
         home.run(["--as", "dev", "whoami"])
         home.fill(open_tasks)
         start = statistics.median(home.measure(["--version"]) for _ in range(repeats))
-        served = Served(home)
+        served = Served(home, agent="lead")
         connection = served.connection()
         board = "/api/v1/projects/default/board"
 

@@ -361,22 +361,38 @@ fn waiting(store: &dyn Store, agent: &str) -> Vec<Work> {
 /// The tasks of `before` whose delivery to `agent` is still only woken after a run: the run
 /// never showed them to the agent (its command may not reach baton at all).
 fn still_unseen(store: &dyn Store, agent: &str, before: &[Work]) -> Vec<(String, TaskId)> {
-    let mut unseen = Vec::new();
-    for (project, ids) in Work::tasks_by_project(before) {
-        let Ok(board) = store.board(&project) else {
-            continue;
-        };
+    deliveries(store, agent, before)
+        .into_iter()
+        .filter(|(_, _, state)| *state == Some(DeliveryState::Woken))
+        .map(|(project, id, _)| (project, id))
+        .collect()
+}
+
+/// The state of the delivery to `agent` of each task among `work`, each board read once:
+/// `None` for a task whose board cannot be read, that is gone, or whose latest hand-over is
+/// to someone else.
+fn deliveries(
+    store: &dyn Store,
+    agent: &str,
+    work: &[Work],
+) -> Vec<(String, TaskId, Option<DeliveryState>)> {
+    let mut states = Vec::new();
+    for (project, ids) in Work::tasks_by_project(work) {
+        let board = store.board(&project).ok();
         for id in ids {
-            if let Ok(Some(task)) = board.task(id)
-                && task.delivery.as_ref().is_some_and(|delivery| {
-                    delivery.to == agent && delivery.state == DeliveryState::Woken
-                })
-            {
-                unseen.push((project.clone(), id));
-            }
+            let state = board
+                .as_ref()
+                .and_then(|board| board.task(id).ok().flatten())
+                .and_then(|task| {
+                    task.delivery
+                        .as_ref()
+                        .filter(|delivery| delivery.to == agent)
+                        .map(|delivery| delivery.state)
+                });
+            states.push((project.clone(), id, state));
         }
     }
-    unseen
+    states
 }
 
 /// The work that is waiting now and was not when `before` was taken, other than the
@@ -484,17 +500,9 @@ fn wake_for(store: &dyn Store, home: &Home, agent: &str, fresh: &[Work], program
 
 /// Whether `work` is a task handed to `agent` that nothing has woken it for nor shown it yet.
 fn is_queued(store: &dyn Store, agent: &str, work: &Work) -> bool {
-    let Item::Task { id, .. } = work.item else {
-        return false;
-    };
-    let Ok(board) = store.board(&work.project) else {
-        return false;
-    };
-    board.task(id).ok().flatten().is_some_and(|task| {
-        task.delivery
-            .as_ref()
-            .is_some_and(|delivery| delivery.to == agent && delivery.state == DeliveryState::Queued)
-    })
+    deliveries(store, agent, std::slice::from_ref(work))
+        .first()
+        .is_some_and(|(_, _, state)| *state == Some(DeliveryState::Queued))
 }
 
 /// The agents whose wake command is registered on `host`.
@@ -654,26 +662,13 @@ fn shown_in_live_session(store: &dyn Store, agent: &str, project: &str) -> bool 
     }
 }
 
-/// The tasks among `work` whose delivery to `agent` says they were not shown to it.
+/// The tasks among `work` that nothing says were shown to `agent`.
 fn unseen_tasks(store: &dyn Store, agent: &str, work: &[Work]) -> Vec<TaskId> {
-    let mut unseen = Vec::new();
-    for (project, ids) in Work::tasks_by_project(work) {
-        let Ok(board) = store.board(&project) else {
-            unseen.extend(ids);
-            continue;
-        };
-        for id in ids {
-            let shown = board.task(id).ok().flatten().is_some_and(|task| {
-                task.delivery
-                    .as_ref()
-                    .is_some_and(|delivery| delivery.to == agent && !delivery.state.is_unseen())
-            });
-            if !shown {
-                unseen.push(id);
-            }
-        }
-    }
-    unseen
+    deliveries(store, agent, work)
+        .into_iter()
+        .filter(|(_, _, state)| state.is_none_or(DeliveryState::is_unseen))
+        .map(|(_, id, _)| id)
+        .collect()
 }
 
 /// One run of the wake command in `project`'s workspace; false when it could not start.

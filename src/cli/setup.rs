@@ -13,7 +13,7 @@ use baton::remote::listen::agent_of;
 use baton::setup::diff::DiffLine;
 use baton::setup::{
     self, A2aAgents, ClientPlan, ClientStatus, Environment, FileAction, ListenRequest, RemoteHub,
-    TokenValue, Wiring,
+    StoreAddress, TokenValue, Wiring,
 };
 use baton::time;
 use baton::wire::route;
@@ -283,13 +283,18 @@ fn hub_home_override() -> Result<Option<PathBuf>, Error> {
 }
 
 /// `BATON_STORE` when it names a database, without its password (which the clients' baton
-/// finds in `PGPASSWORD` or the password file, as this one does): written into the clients'
-/// MCP servers and hooks with the hub home.
-fn store_to_pass_on() -> Option<String> {
-    std::env::var("BATON_STORE")
+/// finds in `PGPASSWORD` or the password file, as this one does), and `PGPASSFILE`: written
+/// into the clients' MCP servers and hooks with the hub home.
+fn store_to_pass_on() -> Option<StoreAddress> {
+    let url = std::env::var("BATON_STORE")
         .ok()
-        .filter(|url| baton::store::postgres::address::is_postgres_url(url))
-        .map(|url| baton::store::postgres::address::without_password(&url))
+        .filter(|url| baton::store::postgres::address::is_postgres_url(url))?;
+    Some(StoreAddress {
+        url: baton::store::postgres::address::without_password(&url),
+        password_file: std::env::var_os("PGPASSFILE")
+            .filter(|file| !file.is_empty())
+            .map(PathBuf::from),
+    })
 }
 
 /// How every client stands, one line each: for plain `baton setup` and `doctor`.

@@ -56,7 +56,7 @@ use crate::error::{Error, Result};
 use crate::process::{self, ProgramLookup};
 
 pub use a2a::{A2aAgent, A2aAgents};
-pub use command::{HubAccess, Launch, Platform};
+pub use command::{HubAccess, Launch, Platform, StoreAddress};
 pub use plan::{ClientPlan, FileAction, FileEdit};
 pub use remote::{RemoteHub, TokenValue};
 use service::ServiceManager;
@@ -77,7 +77,7 @@ pub enum Wiring {
         hub_home: Option<PathBuf>,
         /// `BATON_STORE` when setup ran with one (a database), without its password: the
         /// clients' baton keeps its state there too, whatever environment a client gives it.
-        store: Option<String>,
+        store: Option<StoreAddress>,
     },
     /// Wire the clients to a hub on another machine, as the agent of the token that each
     /// client reads from the hub's variable when it runs. With `listen`, also write the

@@ -57,6 +57,15 @@ pub struct Launch {
     pub baton_on_path: bool,
 }
 
+/// A database the clients' baton keeps its state in: its URL without the password, and the
+/// password file setup was told of (`PGPASSFILE`), which a client that passes its servers a
+/// short list of variables (Codex) would not pass on.
+#[derive(Debug, Clone)]
+pub struct StoreAddress {
+    pub url: String,
+    pub password_file: Option<PathBuf>,
+}
+
 /// The hub a client's baton acts on, and as whom.
 #[derive(Debug, Clone)]
 pub enum HubAccess {
@@ -65,8 +74,8 @@ pub enum HubAccess {
     Local {
         agent: String,
         home: Option<PathBuf>,
-        /// The store (a database's URL without its password), when setup was told one.
-        store: Option<String>,
+        /// The store (a database), when setup was told one.
+        store: Option<StoreAddress>,
     },
     /// A hub served over HTTP, as the agent of the token in the hub's variable.
     Remote(RemoteHub),
@@ -101,7 +110,7 @@ impl Launch {
     /// without its password).
     pub fn store(&self) -> Option<&str> {
         match &self.access {
-            HubAccess::Local { store, .. } => store.as_deref(),
+            HubAccess::Local { store, .. } => store.as_ref().map(|store| store.url.as_str()),
             HubAccess::Remote(_) => None,
         }
     }
@@ -135,9 +144,9 @@ impl Launch {
             settings.push(("BATON_HOME", home.display().to_string()));
         }
         if let Some(store) = store {
-            settings.push(("BATON_STORE", store.clone()));
-            if let Some(file) = std::env::var_os("PGPASSFILE").filter(|file| !file.is_empty()) {
-                settings.push(("PGPASSFILE", PathBuf::from(file).display().to_string()));
+            settings.push(("BATON_STORE", store.url.clone()));
+            if let Some(file) = &store.password_file {
+                settings.push(("PGPASSFILE", file.display().to_string()));
             }
         }
         settings

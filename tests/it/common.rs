@@ -328,36 +328,12 @@ impl TestEnv {
     }
 
     /// The board as stored: `board.json` on the files; on PostgreSQL the same fields from
-    /// its row and its tasks' rows.
+    /// its row and its tasks' rows ([`TestEnv::hub_text`]).
     pub fn board(&self, project: &str) -> Value {
-        let read = self.in_database(|client| {
-            let fields = client
-                .query_one(
-                    "SELECT schema, next_id FROM boards WHERE project = $1",
-                    &[&project],
-                )
-                .expect("the board exists");
-            let tasks: Vec<Value> = client
-                .query(
-                    "SELECT task FROM tasks WHERE project = $1 ORDER BY id",
-                    &[&project],
-                )
-                .unwrap()
-                .iter()
-                .map(|row| serde_json::from_str(row.get::<_, &str>(0)).expect("a task parses"))
-                .collect();
-            serde_json::json!({
-                "schema": fields.get::<_, i32>(0),
-                "project": project,
-                "next_id": fields.get::<_, i64>(1),
-                "tasks": tasks,
-            })
-        });
-        read.unwrap_or_else(|| {
-            let text =
-                std::fs::read_to_string(self.board_path(project)).expect("board.json exists");
-            serde_json::from_str(&text).expect("board.json parses")
-        })
+        let text = self
+            .hub_text(&format!("projects/{project}/board.json"))
+            .expect("the board exists");
+        serde_json::from_str(&text).expect("the board parses")
     }
 
     /// The text of the hub's file at `relative` (under the home), as the store keeps it:

@@ -820,32 +820,13 @@ impl Store for FileStore {
 mod tests {
     use std::collections::BTreeSet;
     use std::panic::{self, AssertUnwindSafe};
-    use std::sync::Barrier;
     use std::time::Duration;
 
     use super::*;
     use crate::error::{Error, Result};
-    use crate::store::change_board;
+    use crate::store::{at_once, change_board};
 
     const CHANGES: u64 = 24;
-
-    /// `work(n)` for each `n` below `count`, each on a thread of its own, all let go at
-    /// once; the answers in the order of `n`.
-    fn at_once<T: Send>(count: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
-        let start = Barrier::new(count);
-        std::thread::scope(|scope| {
-            let threads: Vec<_> = (0..count)
-                .map(|n| {
-                    let (start, work) = (&start, &work);
-                    scope.spawn(move || {
-                        start.wait();
-                        work(n)
-                    })
-                })
-                .collect();
-            threads.into_iter().map(|t| t.join().unwrap()).collect()
-        })
-    }
 
     fn line(n: u64, now: Timestamp) -> ActivityRecord {
         ActivityRecord {

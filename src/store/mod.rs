@@ -543,3 +543,22 @@ impl StoreError {
         }
     }
 }
+
+/// `work(n)` for each `n` below `count`, each on a thread of its own, all let go at once; the
+/// answers in the order of `n`: the stores' tests of changes made at the same moment.
+#[cfg(test)]
+pub(crate) fn at_once<T: Send>(count: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let start = std::sync::Barrier::new(count);
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..count)
+            .map(|n| {
+                let (start, work) = (&start, &work);
+                scope.spawn(move || {
+                    start.wait();
+                    work(n)
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    })
+}

@@ -2,7 +2,6 @@
 //! of its own.
 
 use std::collections::BTreeSet;
-use std::sync::Barrier;
 use std::time::Duration;
 
 use super::address::Address;
@@ -10,7 +9,7 @@ use super::cluster;
 use super::*;
 use crate::board::mail::{Draft, MessageType};
 use crate::board::task::Status;
-use crate::store::{change_board, change_mail};
+use crate::store::{at_once, change_board, change_mail};
 
 struct Fixture {
     url: String,
@@ -51,24 +50,6 @@ impl Drop for Fixture {
     fn drop(&mut self) {
         cluster::drop_database(&self.url);
     }
-}
-
-/// `work(n)` for each `n` below `count`, each on a thread of its own, all let go at once; the
-/// answers in the order of `n`.
-fn at_once<T: Send>(count: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let start = Barrier::new(count);
-    std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..count)
-            .map(|n| {
-                let (start, work) = (&start, &work);
-                scope.spawn(move || {
-                    start.wait();
-                    work(n)
-                })
-            })
-            .collect();
-        threads.into_iter().map(|t| t.join().unwrap()).collect()
-    })
 }
 
 fn now() -> Timestamp {

@@ -29,6 +29,7 @@ use crate::names::{self, NameKind};
 use crate::process::{detached_environment, program_to_run, spawn_detached, why_not_started};
 use crate::project::{self, Project};
 use crate::registry;
+use crate::store::feed::What;
 use crate::store::paths::Home;
 use crate::store::text_log::TextLog;
 use crate::store::{Duty, Store};
@@ -319,14 +320,23 @@ impl Work {
 /// unread messages. What cannot be read is skipped: the supervisor has nobody to report it
 /// to, and the next command will.
 fn waiting(store: &dyn Store, agent: &str) -> Vec<Work> {
+    waiting_in(
+        store,
+        agent,
+        &project::project_ids(store).unwrap_or_default(),
+    )
+}
+
+/// [`waiting`] in `projects` alone.
+fn waiting_in(store: &dyn Store, agent: &str, projects: &[String]) -> Vec<Work> {
     let now = time::now();
     let joined = registry::load(store, agent)
         .ok()
         .flatten()
         .map(|record| record.created_at);
     let mut work = Vec::new();
-    for project in project::project_ids(store).unwrap_or_default() {
-        if let Ok(board) = store.board(&project) {
+    for project in projects {
+        if let Ok(board) = store.board(project) {
             work.extend(board.inbox(agent, now).into_iter().filter_map(|entry| {
                 // A task that does not decode is left for the agent's own commands to report.
                 // By place: two tasks with one id (a board edited by hand) are both work.
@@ -346,7 +356,7 @@ fn waiting(store: &dyn Store, agent: &str) -> Vec<Work> {
             }));
         }
         if let Some(joined) = joined
-            && let Ok(messages) = mail::unread(store, &project, agent, joined)
+            && let Ok(messages) = mail::unread(store, project, agent, joined)
         {
             work.extend(messages.into_iter().map(|message| Work {
                 project: project.clone(),
@@ -456,14 +466,30 @@ fn follow_for_hosted(store: &dyn Store, home: &Home, host: &str, program: Option
         seen.insert(agent.clone(), now);
     }
     loop {
-        match feed.next(std::time::Duration::from_secs(30)) {
-            Ok(changes) if changes.is_empty() => continue,
-            Ok(_) => {}
+        let changes = match feed.next(std::time::Duration::from_secs(30)) {
+            Ok(changes) => changes,
             // The feed says it broke, and tells everything once it is back.
             Err(_) => {
                 std::thread::sleep(std::time::Duration::from_millis(500));
                 continue;
             }
+        };
+        // Only the projects that changed are looked at again, unless the feed may have
+        // missed changes; the tokens' changes put no work anywhere.
+        let projects: Vec<String> = if changes.iter().any(|change| change.what == What::Everything)
+        {
+            project::project_ids(store).unwrap_or_default()
+        } else {
+            let mut projects: Vec<String> = changes
+                .into_iter()
+                .filter_map(|change| change.project)
+                .collect();
+            projects.sort();
+            projects.dedup();
+            projects
+        };
+        if projects.is_empty() {
+            continue;
         }
         if looked_up.elapsed() >= HOSTED_LOOKUP_EVERY {
             agents = hosted_agents(store, host);
@@ -471,15 +497,17 @@ fn follow_for_hosted(store: &dyn Store, home: &Home, host: &str, program: Option
             seen.retain(|agent, _| agents.contains(agent));
         }
         for agent in &agents {
-            let now = waiting(store, agent);
-            let before = seen.get(agent).map(Vec::as_slice).unwrap_or_default();
+            let now = waiting_in(store, agent, &projects);
+            let mut kept = seen.remove(agent).unwrap_or_default();
             let fresh: Vec<Work> = now
                 .iter()
-                .filter(|work| work.by != *agent && !before.contains(work))
+                .filter(|work| work.by != *agent && !kept.contains(work))
                 .cloned()
                 .collect();
             wake_for(store, home, agent, &fresh, program);
-            seen.insert(agent.clone(), now);
+            kept.retain(|work| !projects.contains(&work.project));
+            kept.extend(now);
+            seen.insert(agent.clone(), kept);
         }
     }
 }

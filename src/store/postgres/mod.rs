@@ -429,7 +429,7 @@ impl PgStore {
         let read = Read {
             exists: fields.is_some(),
             board,
-            texts,
+            texts: texts.into(),
         };
         if let Some(version) = version {
             self.keep_board(project, version, &read);
@@ -809,8 +809,9 @@ struct Read {
     /// Whether the project had a board (a row of `boards`).
     exists: bool,
     board: Board,
-    /// Its tasks as stored: id and text, in id order.
-    texts: Vec<(i64, String)>,
+    /// Its tasks as stored: id and text, in id order (shared with the copy a resident
+    /// process keeps, which a read of the board does not copy again).
+    texts: Arc<[(i64, String)]>,
 }
 
 impl Read {
@@ -828,7 +829,7 @@ impl Read {
         Read {
             exists: true,
             board,
-            texts: texts.into_iter().collect(),
+            texts: texts.into_iter().collect::<Vec<_>>().into(),
         }
     }
 }

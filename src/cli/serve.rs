@@ -95,12 +95,12 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let hub = match &args.store {
-        Some(url) if baton::store::postgres::address::holds_password(url) => {
+        Some(url) if baton::store::postgres::url::may_hold_password(url) => {
             return Err(Error::invalid_with_hint(
                 format!(
                     "--store {} holds a password, which every user of this machine can read \
                      in the process list",
-                    baton::store::postgres::address::shown_form(url)
+                    baton::store::postgres::url::shown_form(url)
                 ),
                 "give it in PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass), or the \
                  whole URL in BATON_STORE",

@@ -164,7 +164,7 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
             agent: context.global.agent.clone(),
             baton: setup::baton_program(&env)?,
             hub_home: hub_home_override()?,
-            store: store_to_pass_on(),
+            store: store_to_pass_on()?,
         }
     };
     let plans = setup::run(
@@ -181,7 +181,7 @@ pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
         let mut text = render_plans(&plans, args.dry_run, args.uninstall);
         if let Wiring::Install { store: Some(_), .. } = &wiring
             && std::env::var("BATON_STORE")
-                .is_ok_and(|url| baton::store::postgres::address::holds_password(&url))
+                .is_ok_and(|url| baton::store::postgres::url::may_hold_password(&url))
         {
             text.push_str(
                 "\nnote: the clients' baton is given BATON_STORE without its password: keep \
@@ -285,16 +285,27 @@ fn hub_home_override() -> Result<Option<PathBuf>, Error> {
 /// `BATON_STORE` when it names a database, without its password (which the clients' baton
 /// finds in `PGPASSWORD` or the password file, as this one does), and `PGPASSFILE`: written
 /// into the clients' MCP servers and hooks with the hub home.
-fn store_to_pass_on() -> Option<StoreAddress> {
-    let url = std::env::var("BATON_STORE")
+fn store_to_pass_on() -> Result<Option<StoreAddress>, Error> {
+    let Some(url) = std::env::var("BATON_STORE")
         .ok()
-        .filter(|url| baton::store::postgres::address::is_postgres_url(url))?;
-    Some(StoreAddress {
-        url: baton::store::postgres::address::without_password(&url),
+        .filter(|url| baton::store::postgres::address::is_postgres_url(url))
+    else {
+        return Ok(None);
+    };
+    // The store was opened from the same URL before setup ran, so a URL that cannot be
+    // split safely was refused already; this refuses it again rather than pass it on.
+    let parts = baton::store::postgres::url::StoreUrl::parse(&url).map_err(|error| {
+        Error::invalid(format!(
+            "BATON_STORE {}: {error}",
+            baton::store::postgres::url::shown_form(&url)
+        ))
+    })?;
+    Ok(Some(StoreAddress {
+        url: parts.without_password(),
         password_file: std::env::var_os("PGPASSFILE")
             .filter(|file| !file.is_empty())
             .map(PathBuf::from),
-    })
+    }))
 }
 
 /// How every client stands, one line each: for plain `baton setup` and `doctor`.

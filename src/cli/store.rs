@@ -11,7 +11,8 @@ use baton::error::Error;
 use baton::plural::count;
 use baton::store::copy::{self, Copied, CopyError, Differing};
 use baton::store::paths::Home;
-use baton::store::postgres::address::{holds_password, is_postgres_url, shown_form};
+use baton::store::postgres::address::is_postgres_url;
+use baton::store::postgres::url::{may_hold_password, shown_form};
 use baton::store::{Store, files::FileStore};
 
 use super::{Context, current_dir, output};
@@ -177,7 +178,7 @@ fn open(
     is_destination: bool,
 ) -> Result<Arc<dyn Store>, Error> {
     if is_postgres_url(place) {
-        if holds_password(place) {
+        if may_hold_password(place) {
             return Err(Error::invalid_with_hint(
                 format!(
                     "{flag} {} holds a password, which every user of this machine can read in \

@@ -287,7 +287,7 @@ pub fn open(
         return Err(SettingError::new(
             format!(
                 "BATON_STORE must be a postgres:// URL, not `{}`",
-                postgres::address::shown_form(address).escape_debug()
+                postgres::url::shown_form(address).escape_debug()
             ),
             Some(store_hint()),
         ));

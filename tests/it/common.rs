@@ -57,10 +57,11 @@ pub fn store_password() -> Option<String> {
         TestStore::Files => None,
         TestStore::Postgres(None) => Some(cluster::password().to_string()),
         TestStore::Postgres(Some(url)) => {
-            let authority = url.split("://").nth(1)?.split('/').next()?;
-            let (user_info, _) = authority.rsplit_once('@')?;
-            let (_, password) = user_info.split_once(':')?;
-            (!password.is_empty()).then(|| password.to_string())
+            let parts = baton::store::postgres::url::StoreUrl::parse(&url).ok()?;
+            parts
+                .password()
+                .filter(|password| !password.is_empty())
+                .map(str::to_string)
         }
     }
 }
@@ -82,17 +83,23 @@ pub fn files_only(why: &str) -> bool {
 /// password is in the URL: for a client that gives the `baton` it starts no `PGPASSWORD`
 /// (Codex filters its MCP servers' environment), as a user keeps it.
 pub fn write_password_file(dir: &Path, url: &str) {
-    let authority = url
-        .split("://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .expect("a postgres:// URL");
-    let (user_info, host_port) = authority.rsplit_once('@').expect("a user in the URL");
-    let (user, password) = user_info.split_once(':').expect("a password in the URL");
-    let (host, port) = host_port.rsplit_once(':').unwrap_or((host_port, "5432"));
+    use baton::store::postgres::url::{StoreUrl, percent_decode};
+    let parts = StoreUrl::parse(url).expect("a postgres:// URL");
+    let user = percent_decode(parts.user.expect("a user in the URL"));
+    let password = percent_decode(parts.password().expect("a password in the URL"));
+    let (host, port) = parts
+        .hosts
+        .rsplit_once(':')
+        .unwrap_or((parts.hosts, "5432"));
+    // The password file's fields escape `:` and `\\`.
+    let escape = |field: &str| field.replace('\\', "\\\\").replace(':', "\\:");
     let path = dir.join(".pgpass");
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(&path, format!("{host}:{port}:*:{user}:{password}\n")).unwrap();
+    std::fs::write(
+        &path,
+        format!("{host}:{port}:*:{}:{}\n", escape(&user), escape(&password)),
+    )
+    .unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

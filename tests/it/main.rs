@@ -51,6 +51,7 @@ mod remote_attacks;
 mod serve;
 mod setup;
 mod store_copy;
+mod store_secrets;
 // Its hub pins permission bits, which doctor's pinned output shows.
 #[cfg(unix)]
 mod snapshots_human;

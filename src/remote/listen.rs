@@ -137,10 +137,13 @@ impl<'a> Listener<'a> {
     ) -> Result<Listener<'a>> {
         let hub = hub.clone().observing(Observer::Listen);
         let agent = agent_of(&hub)?;
+        // The local record's command only when this machine signed it (on a store others
+        // share, anyone with its credentials may have written it).
         let wake = wake.filter(|argv| !argv.is_empty()).or_else(|| {
             crate::registry::load(local, &agent)
                 .ok()
                 .flatten()
+                .filter(|record| wake::not_signed_here(local, home, record).is_none())
                 .and_then(|record| wake::wake_command(&record).map(<[String]>::to_vec))
         });
         Ok(Listener {

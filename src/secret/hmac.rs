@@ -1,5 +1,6 @@
-//! HMAC-SHA256 (RFC 2104) over `sha2`: the signature of a JSON alert's body. A few lines
-//! here rather than one more crate; checked against RFC 4231's test vectors.
+//! HMAC-SHA256 (RFC 2104) over `sha2`: the signature of a JSON alert's body, and of a wake
+//! command by the machine it runs on. A few lines here rather than one more crate; checked
+//! against RFC 4231's test vectors.
 
 use sha2::{Digest, Sha256};
 

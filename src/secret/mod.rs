@@ -1,5 +1,9 @@
-//! The secrets baton makes (`baton serve`'s tokens, alerts' signing secrets) and hex, the
-//! form they and their hashes are written in.
+//! The secrets baton makes (`baton serve`'s tokens, alerts' signing secrets, a machine's
+//! key), hex, the form they and their hashes are written in, and HMAC-SHA256, which signs
+//! with them.
+
+pub mod hmac;
+pub mod machine_key;
 
 /// The bytes of a secret: 256 bits from the operating system.
 pub const SECRET_BYTES: usize = 32;

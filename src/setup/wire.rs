@@ -10,6 +10,7 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::registry;
+use crate::secret::machine_key::MachineKey;
 use crate::store::Store;
 use crate::store::files::HomeFiles;
 use crate::store::paths::Home;
@@ -175,6 +176,11 @@ fn write_edit(
     Ok(())
 }
 
+/// This machine's key, which signs the wake commands setup registers.
+fn machine_key(hub: &Home) -> Result<MachineKey> {
+    Ok(MachineKey::load_or_make(&hub.machine_key_file())?)
+}
+
 /// Registers the agent: a wake command or strengths the user set are never replaced (a wake
 /// command an earlier setup registered is brought up to date).
 fn register(
@@ -188,10 +194,14 @@ fn register(
             if record.strengths.is_empty() {
                 record.strengths = client.default_strengths().to_string();
             }
-            if wants_wake_command(hub, store, *client, record.wake.as_deref()) {
-                record.set_wake(Some(
-                    client.wake_command_on(Some(hub.root()), store.home_files().is_none()),
-                ));
+            let ours = client.wake_command_on(Some(hub.root()), store.home_files().is_none());
+            let key = machine_key(hub)?;
+            // Setup's own command is signed again when this machine did not sign it (written
+            // before wake commands were signed, or by another machine).
+            let unsigned_ours =
+                record.wake.as_ref() == Some(&ours) && !record.is_wake_signed_by(&key);
+            if unsigned_ours || wants_wake_command(hub, store, *client, record.wake.as_deref()) {
+                record.set_wake(ours, &key);
             }
             if !record.clients.iter().any(|name| name == client.name()) {
                 record.clients.push(client.name().to_string());
@@ -203,8 +213,10 @@ fn register(
                 return Ok(());
             }
             registry::update(store, agent, now, |record, _| {
-                if let Some(wake) = wake_after_unwiring(hub, store, *client, record) {
-                    record.set_wake(wake);
+                match wake_after_unwiring(hub, store, *client, record) {
+                    Some(Some(wake)) => record.set_wake(wake, &machine_key(hub)?),
+                    Some(None) => record.remove_wake(),
+                    None => {}
                 }
                 record.clients.retain(|name| name != client.name());
                 Ok(())

@@ -127,6 +127,12 @@ impl Home {
         self.wake_dir().join(format!("{agent}.log"))
     }
 
+    /// This machine's key, which signs the wake commands registered here
+    /// (`secret::machine_key`): a file of this machine's home on any store, never copied.
+    pub fn machine_key_file(&self) -> PathBuf {
+        self.wake_dir().join("machine.key")
+    }
+
     /// Where live sessions announce themselves (`store::presence`), by project and agent.
     pub fn live_root(&self) -> PathBuf {
         self.root.join("live")

@@ -568,7 +568,7 @@ fn a_wake_command_runs_on_its_host_whoever_hands_the_work_over() {
 
 /// A wake command that writes which agent it ran as and which home it was given.
 #[cfg(unix)]
-fn counting_host_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
+pub fn counting_host_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
     let runs = env.root.path().join("runs.txt");
     let script = env.root.path().join("wake.sh");
     std::fs::write(

@@ -59,6 +59,7 @@ mod tokens;
 mod untrusted;
 mod wake;
 mod wake_env;
+mod wake_attacks;
 // A pseudo-terminal drives the terminal board: Unix only.
 #[cfg(unix)]
 mod watch_tui;

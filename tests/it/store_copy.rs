@@ -523,6 +523,69 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
 }
 
 #[test]
+fn doctor_on_a_database_from_a_machine_with_no_home_of_its_own_checks_the_boards_too() {
+    let Some(database) = Database::fresh() else {
+        return;
+    };
+    let mut said = Said::default();
+    let source = TestEnv::new();
+    fill(&source);
+    said.keep(copy(&source, &database, &["--to", &database.bare]))
+        .ok();
+    // Another machine: BATON_STORE names the database, and it has no home of its own yet.
+    let machine = TestEnv::new();
+    let nowhere = machine.root.path().join("no-home");
+    let doctor = || {
+        machine.run_env(
+            "",
+            &["doctor"],
+            &[
+                ("BATON_STORE", &database.url),
+                ("BATON_HOME", nowhere.to_str().unwrap()),
+                ("BATON_NOW", NOW),
+            ],
+        )
+    };
+    let healthy = said.keep(doctor());
+    let report = healthy.ok();
+    assert!(
+        report.contains("2 boards parse (schema") && report.contains("the log and the board agree"),
+        "{report}"
+    );
+    assert!(!nowhere.exists(), "doctor only looks");
+
+    // A task row that is no task, and a board a newer baton wrote: both found, exit 1.
+    database.query("UPDATE tasks SET task = 'not a task' WHERE project = 'app' AND id = 2");
+    database.query("UPDATE boards SET schema = 99 WHERE project = 'docs'");
+    let broken = said.keep(doctor());
+    assert_eq!(broken.code, 1, "{}{}", broken.stdout, broken.stderr);
+    let fails: Vec<&str> = broken
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("fail  boards"))
+        .collect();
+    assert_eq!(fails.len(), 2, "{}", broken.stdout);
+    assert!(
+        fails
+            .iter()
+            .any(|line| line.contains("projects/app/board is unreadable")),
+        "{}",
+        broken.stdout
+    );
+    assert!(
+        fails.iter().any(|line| line.contains("schema 99")),
+        "{}",
+        broken.stdout
+    );
+    assert!(
+        !broken.stdout.contains("nothing broken"),
+        "{}",
+        broken.stdout
+    );
+    said.assert_no(&database.password);
+}
+
+#[test]
 fn files_copy_to_files_and_a_directory_that_is_no_hub_home_is_refused() {
     // Needs no database: the files of one home to another's.
     let source = TestEnv::new();

@@ -1667,6 +1667,7 @@ impl Store for PgStore {
                 mail,
                 read_positions,
                 mail_archive,
+                unreadable: Vec::new(),
             }
             .normalized())
         })

@@ -119,6 +119,24 @@ struct TokensFile {
     other: serde_json::Map<String, serde_json::Value>,
 }
 
+/// `text`, the tokens kept at `origin`, as a copy to another store compares two stores'
+/// tokens (SPEC section 16): the tokens a user made, without what a hub writes of its own
+/// as it serves (its login tokens, made at each start and dropped as they expire, and when
+/// each token was last used), in the order of their hashes. Refused as the read of the
+/// tokens refuses it when it does not read.
+pub fn as_compared(
+    origin: &std::path::Path,
+    text: &[u8],
+) -> std::result::Result<Vec<u8>, StoreError> {
+    let mut file: TokensFile = versioned::decode(origin, text)?;
+    file.tokens.retain(|token| !token.login);
+    for token in &mut file.tokens {
+        token.last_used_at = None;
+    }
+    file.tokens.sort_by(|one, other| one.hash.cmp(&other.hash));
+    versioned::text_of(origin, &file)
+}
+
 /// One entry of `tokens.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct StoredToken {

@@ -63,6 +63,19 @@ impl Versioned for Dropped {
     }
 }
 
+/// Whether `text` (kept at `origin`) reads as `document` does, a queued alert or the count
+/// of dropped ones: what a copy to another store checks before carrying it.
+pub fn check_stored(
+    document: &Document,
+    origin: &Path,
+    text: &[u8],
+) -> std::result::Result<(), StoreError> {
+    match document {
+        Document::AlertsDropped => versioned::decode::<Dropped>(origin, text).map(drop),
+        _ => versioned::decode::<Queued>(origin, text).map(drop),
+    }
+}
+
 /// One alert waiting to be posted: a file of `alerts/queue/`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Queued {

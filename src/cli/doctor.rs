@@ -27,8 +27,10 @@ that are not on PATH; the alerts and what waits in their queue; which agent clie
 
 With the hub's state in PostgreSQL (BATON_STORE), the database first: a `store` line says it
 answers (its URL, never the password) and which schema it holds; the checks after read the
-boards, logs, mail, agents and tokens from it, the same as from files. A database that cannot
-be reached exits 6, one whose schema a newer baton made exits 4, each with one error line.
+boards, logs, mail, agents and tokens from it, the same as from files, whether or not this
+machine has a home of its own (without one, only its files go unchecked). A database that
+cannot be reached exits 6, one whose schema a newer baton made exits 4, each with one error
+line.
 
 Prints one line per finding: ok, warn or fail. Exits 0 when nothing fails (warnings
 included), 1 when something does.

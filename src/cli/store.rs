@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use baton::error::Error;
 use baton::plural::count;
-use baton::store::copy::{self, Copied, CopyError, Differing};
+use baton::session::copy::copy_store;
+use baton::store::copy::{Copied, CopyError, Differing};
 use baton::store::paths::Home;
 use baton::store::postgres::address::is_postgres_url;
 use baton::store::postgres::url::{may_hold_password, shown_form};
@@ -42,7 +43,9 @@ board before the last change (doctor --restore starts afresh on the copy); which
 already alerted (a task stalled at the move may be alerted once more).
 
 Idempotent: what the destination already holds alike is left untouched (nothing written, no
-version counted up), so a second copy changes nothing. What it holds differently is refused
+version counted up), so a second copy changes nothing. The tokens are compared as their users
+made them: a hub's own login tokens and when each token was last used, which a hub writes
+as it serves, are left out. What it holds differently is refused
 (exit 1, nothing written, the first differences named) unless --replace, which writes the
 source's over them. Nothing is ever removed from the destination: what only it holds stays,
 and the summary names it.
@@ -52,6 +55,10 @@ project's board, log, archive and record are read together under its board lock 
 under the mail lock), or all in one transaction on PostgreSQL; but a hub writing meanwhile
 may change one project after another was read, and what it writes to the destination may
 be overwritten or refused as different.
+
+What baton would not read is not copied, and the summary names it: a document reached
+through a symbolic link, longer than 16 MiB, that does not parse or names another agent or
+project than its file; a line of a log or of the mail that does not parse.
 
 A copy cut short (killed, a full disk) is finished by running it again: on PostgreSQL each
 project is written in one transaction, whole or not at all; on files a project written half
@@ -109,7 +116,7 @@ fn run_copy(context: &Context, args: CopyArgs) -> Result<i32, Error> {
         true => Differing::Replace,
         false => Differing::Refuse,
     };
-    let copied = copy::copy(&*from, &*to, differing).map_err(|error| match error {
+    let copied = copy_store(&*from, &*to, differing).map_err(|error| match error {
         CopyError::Store(error) => Error::from(error),
         CopyError::SameStore(_) => Error::invalid_with_hint(
             error.to_string(),
@@ -164,6 +171,20 @@ fn summary(report: &Report<'_>) -> String {
             report.to,
             copied.only_in_destination.join(", ")
         ));
+    }
+    if !copied.skipped.is_empty() {
+        text.push_str(&format!(
+            "\nnot copied, {} that baton does not read:",
+            count(copied.skipped.len(), "thing")
+        ));
+        // Names and paths come from files anyone with the home could have made.
+        for skipped in &copied.skipped {
+            text.push_str(&format!(
+                "\n  {}: {}",
+                baton::text::inline(&skipped.what),
+                baton::text::inline(&skipped.why)
+            ));
+        }
     }
     text
 }

@@ -201,24 +201,33 @@ impl Inspection<'_> {
 /// A check: looks at the home and returns its findings, at least one line.
 pub type CheckFn = fn(&Inspection<'_>) -> Vec<Check>;
 
-/// Every check, in the order they print.
-pub const CHECKS: &[CheckFn] = &[
-    check_permissions,
-    check_projects,
-    check_boards,
-    check_dependencies,
-    check_names,
-    check_logs,
-    check_activity,
-    check_agents,
-    check_tokens,
-    check_alerts,
-    check_last_seen,
-    check_delivery,
-    check_wake_commands,
-    check_locks,
-    check_leftovers,
-    check_clients,
+/// What a check looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Looks {
+    /// The hub's state, through the store (files or a database), and this machine's setup.
+    AtTheHub,
+    /// Only the files of this machine's home: nothing to look at where there is none.
+    AtTheHomeFiles,
+}
+
+/// Every check, in the order they print, with what it looks at.
+pub const CHECKS: &[(CheckFn, Looks)] = &[
+    (check_permissions, Looks::AtTheHomeFiles),
+    (check_projects, Looks::AtTheHub),
+    (check_boards, Looks::AtTheHub),
+    (check_dependencies, Looks::AtTheHub),
+    (check_names, Looks::AtTheHub),
+    (check_logs, Looks::AtTheHub),
+    (check_activity, Looks::AtTheHub),
+    (check_agents, Looks::AtTheHub),
+    (check_tokens, Looks::AtTheHub),
+    (check_alerts, Looks::AtTheHub),
+    (check_last_seen, Looks::AtTheHub),
+    (check_delivery, Looks::AtTheHub),
+    (check_wake_commands, Looks::AtTheHub),
+    (check_locks, Looks::AtTheHomeFiles),
+    (check_leftovers, Looks::AtTheHomeFiles),
+    (check_clients, Looks::AtTheHub),
 ];
 
 /// Runs every check on `home`. A home that does not exist yet is one warning and nothing
@@ -227,7 +236,8 @@ pub const CHECKS: &[CheckFn] = &[
 /// A store kept in a database is looked at first: one that cannot be reached, or whose
 /// schema a newer baton made, is the whole answer (the error, exit 6 or 4, as any command
 /// gives it); else a `store` line says it answers and which schema it holds, and the checks
-/// that follow read it through the store.
+/// that follow read it through the store, whether or not this machine has a home of its
+/// own (without one, the checks of the home's files alone have nothing to look at).
 pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Result<Vec<Check>> {
     let database = store.schema_version()?.map(|schema| {
         Check::ok(
@@ -255,6 +265,15 @@ pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Result<Vec<Check>>
     };
     let root = home.root();
     let home_line = match fs::metadata(root) {
+        // The hub's state is all in the database: this machine's home holds only its own
+        // files (the setup manifest, wake logs), made when first needed.
+        Err(error) if error.kind() == ErrorKind::NotFound && database.is_some() => Ok(Check::ok(
+            "home",
+            format!(
+                "{} does not exist yet: this machine keeps nothing of its own so far",
+                root.display()
+            ),
+        )),
         Err(error) if error.kind() == ErrorKind::NotFound => Err(Check::warn(
             "home",
             format!(
@@ -275,7 +294,11 @@ pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Result<Vec<Check>>
         Err(line) => return Ok([line].into_iter().chain(database).collect()),
     };
     checks.extend(database);
-    for check in CHECKS {
+    let has_home = root.is_dir();
+    for (check, looks) in CHECKS {
+        if *looks == Looks::AtTheHomeFiles && !has_home {
+            continue;
+        }
         checks.extend(check(&inspection));
     }
     Ok(checks)

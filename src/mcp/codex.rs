@@ -16,9 +16,13 @@
 //! A `codex exec` run or a session started with `--no-daemon` runs its thread in its own
 //! process, with no socket to reach it: no thread answers, nothing is pushed, and the work
 //! waits for the wake or the next prompt as before.
+//!
+//! The socket is followed only when it is this user's own (another user's could be a fake
+//! app-server collecting what baton sends, or feeding it threads), and the search ends by a
+//! deadline however much the server says meanwhile.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::model::Implementation;
 #[cfg(unix)]
@@ -38,7 +42,8 @@ pub const PROBE_TOOL: &str = "baton_session_probe";
 /// The name `baton setup` gives baton's server in Codex's config (`[mcp_servers.baton]`),
 /// under which the app-server reaches a thread's `baton mcp`.
 pub const SERVER_NAME: &str = "baton";
-/// How long one request to the app-server may take before the push gives up on it.
+/// How long one request to the app-server may take, its answer and whatever the server
+/// says before it, before the push gives up on it.
 #[cfg(unix)]
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -83,6 +88,15 @@ pub enum PushError {
     Connection(String),
     #[error("Codex's app-server refused `{method}`: {message}")]
     Refused { method: String, message: String },
+    /// A socket (or its directory) that is not this user's own: not followed.
+    #[error(
+        "{path} is not this user's own app-server socket: {why}; it is not followed",
+        path = path.display()
+    )]
+    NotOwn { path: PathBuf, why: String },
+    /// The app-server did not answer `method` in time (it said nothing, or only other things).
+    #[error("Codex's app-server gave no answer to `{method}` in time")]
+    TimedOut { method: String },
     #[error("no thread of Codex's app-server has this `baton mcp` as its `{SERVER_NAME}` server")]
     NoThread,
     #[error("pushes into Codex need a Unix socket, which this system has not")]
@@ -108,30 +122,42 @@ pub fn control_socket(codex_home: &Path) -> PathBuf {
 /// starts a thread's MCP servers while it loads the thread, which is listed a moment later.
 const FIND_TRIES: u32 = 10;
 const FIND_PAUSE: Duration = Duration::from_millis(500);
+/// How long the whole search may take, every try and every request of it: an app-server
+/// that keeps talking without answering held it open for as long as it talked.
+const SEARCH_LIMIT: Duration = Duration::from_secs(15);
 
 /// The thread this `baton mcp` serves, in the app-server of the Codex home it was given
 /// ([`codex_home`]). No socket there means no daemon, so no thread to find: that is said
-/// at once; a daemon where no thread answers is asked again for a few seconds.
+/// at once; a daemon where no thread answers is asked again for a few seconds, never for
+/// longer than [`SEARCH_LIMIT`] in all.
 pub async fn find_own_thread(probe: Probe) -> Result<Thread, PushError> {
     let Some(home) = codex_home() else {
         return Err(PushError::NoThread);
     };
     let socket = control_socket(&home);
+    let deadline = Instant::now() + SEARCH_LIMIT;
     let mut tries = 0;
     loop {
         tries += 1;
         let found = {
             let (socket, probe) = (socket.clone(), probe.clone());
-            tokio::task::spawn_blocking(move || Thread::find(&socket, &probe))
+            tokio::task::spawn_blocking(move || Thread::find(&socket, &probe, deadline))
                 .await
                 .map_err(|error| PushError::Connection(error.to_string()))?
         };
         match found {
             Ok(thread) => return Ok(thread),
-            Err(error @ (PushError::Unreachable { .. } | PushError::Unsupported)) => {
+            Err(
+                error @ (PushError::Unreachable { .. }
+                | PushError::Unsupported
+                | PushError::NotOwn { .. }
+                | PushError::TimedOut { .. }),
+            ) => {
                 return Err(error);
             }
-            Err(error) if tries >= FIND_TRIES => return Err(error),
+            Err(error) if tries >= FIND_TRIES || Instant::now() + FIND_PAUSE >= deadline => {
+                return Err(error);
+            }
             Err(_) => tokio::time::sleep(FIND_PAUSE).await,
         }
     }
@@ -145,16 +171,17 @@ pub struct Thread {
 }
 
 impl Thread {
-    /// The thread of the app-server at `socket` whose `baton` server answers with `probe`.
-    pub fn find(socket: &Path, probe: &Probe) -> Result<Thread, PushError> {
+    /// The thread of the app-server at `socket` whose `baton` server answers with `probe`,
+    /// found before `deadline` or not at all.
+    pub fn find(socket: &Path, probe: &Probe, deadline: Instant) -> Result<Thread, PushError> {
         #[cfg(not(unix))]
         return Err({
-            let _ = (socket, probe);
+            let _ = (socket, probe, deadline);
             PushError::Unsupported
         });
         #[cfg(unix)]
         {
-            let mut server = AppServer::connect(socket)?;
+            let mut server = AppServer::connect(socket, deadline)?;
             let loaded = server.request("thread/loaded/list", json!({}))?;
             let threads = loaded["data"].as_array().cloned().unwrap_or_default();
             for thread in threads.iter().filter_map(Value::as_str) {
@@ -193,7 +220,7 @@ impl Thread {
         });
         #[cfg(unix)]
         {
-            let mut server = AppServer::connect(&self.socket)?;
+            let mut server = AppServer::connect(&self.socket, Instant::now() + REQUEST_TIMEOUT)?;
             server.request(
                 "turn/start",
                 json!({
@@ -227,31 +254,79 @@ pub fn push_text(entries: &[&InboxEntry], agent: &str, project: &str, now: Times
     text
 }
 
-/// One connection to the app-server, initialized.
+/// Whether the socket at `path` is this user's own app-server's: a socket (not a link to
+/// one), owned by this user, in a directory this user owns and nobody else may write to (or
+/// the socket could be swapped between this look and the connection).
+#[cfg(unix)]
+fn check_own(path: &Path) -> Result<(), PushError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let me = nix::unistd::geteuid().as_raw();
+    let not_own = |why: String| PushError::NotOwn {
+        path: path.to_path_buf(),
+        why,
+    };
+    let metadata = std::fs::symlink_metadata(path).map_err(|source| PushError::Unreachable {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if metadata.file_type().is_symlink() {
+        return Err(not_own("a symbolic link".to_string()));
+    }
+    if !metadata.file_type().is_socket() {
+        return Err(not_own("not a socket".to_string()));
+    }
+    if metadata.uid() != me {
+        return Err(not_own(format!("owned by user id {}", metadata.uid())));
+    }
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    let Ok(dir_metadata) = std::fs::metadata(dir) else {
+        return Err(not_own(format!("{} cannot be looked at", dir.display())));
+    };
+    if dir_metadata.uid() != me {
+        return Err(not_own(format!(
+            "its directory is owned by user id {}",
+            dir_metadata.uid()
+        )));
+    }
+    if dir_metadata.mode() & 0o022 != 0 {
+        return Err(not_own("others may write to its directory".to_string()));
+    }
+    Ok(())
+}
+
+/// One connection to the app-server, initialized, that gives up at its deadline.
 #[cfg(unix)]
 struct AppServer {
     socket: tungstenite::WebSocket<std::os::unix::net::UnixStream>,
     next_id: u64,
+    deadline: Instant,
 }
 
 #[cfg(unix)]
 impl AppServer {
-    fn connect(path: &Path) -> Result<AppServer, PushError> {
+    /// Connects to the app-server at `path`, its own user's alone, to be done by `deadline`.
+    fn connect(path: &Path, deadline: Instant) -> Result<AppServer, PushError> {
         use std::os::unix::net::UnixStream;
+        check_own(path)?;
         let unreachable = |source| PushError::Unreachable {
             path: path.to_path_buf(),
             source,
         };
         let stream = UnixStream::connect(path).map_err(unreachable)?;
+        let first = remaining(deadline, "initialize")?.min(REQUEST_TIMEOUT);
         stream
-            .set_read_timeout(Some(REQUEST_TIMEOUT))
-            .and_then(|()| stream.set_write_timeout(Some(REQUEST_TIMEOUT)))
+            .set_read_timeout(Some(first))
+            .and_then(|()| stream.set_write_timeout(Some(first)))
             .map_err(unreachable)?;
         // The socket takes an HTTP upgrade like any WebSocket server; the host is a name
         // the handshake needs, not one anything is looked up by.
         let (socket, _) = tungstenite::client("ws://localhost/", stream)
             .map_err(|error| PushError::Connection(error.to_string()))?;
-        let mut server = AppServer { socket, next_id: 0 };
+        let mut server = AppServer {
+            socket,
+            next_id: 0,
+            deadline,
+        };
         server.request(
             "initialize",
             json!({
@@ -271,12 +346,16 @@ impl AppServer {
     /// Notifications met on the way are not this connection's business; a request from the
     /// server (it sends approvals only to a thread's subscribers, which this is not) is
     /// refused at once rather than left waiting.
+    ///
+    /// The answer must come within [`REQUEST_TIMEOUT`] and before the connection's deadline,
+    /// whatever else the server says meanwhile.
     fn request(&mut self, method: &str, params: Value) -> Result<Value, PushError> {
         self.next_id += 1;
         let id = self.next_id;
+        let deadline = self.deadline.min(Instant::now() + REQUEST_TIMEOUT);
         self.send(&json!({"id": id, "method": method, "params": params}))?;
         loop {
-            let message = self.receive()?;
+            let message = self.receive(method, deadline)?;
             if message.get("method").is_some() {
                 if let Some(asked) = message.get("id") {
                     let refusal = json!({
@@ -307,13 +386,28 @@ impl AppServer {
             .map_err(|error| PushError::Connection(error.to_string()))
     }
 
-    /// The next JSON message; pings are answered by the library as it reads.
-    fn receive(&mut self) -> Result<Value, PushError> {
+    /// The next JSON message, before `deadline` (the answer to `method` is awaited); pings
+    /// are answered by the library as it reads.
+    fn receive(&mut self, method: &str, deadline: Instant) -> Result<Value, PushError> {
         loop {
-            let message = self
-                .socket
-                .read()
+            let left = remaining(deadline, method)?;
+            self.socket
+                .get_ref()
+                .set_read_timeout(Some(left))
                 .map_err(|error| PushError::Connection(error.to_string()))?;
+            let message = self.socket.read().map_err(|error| match error {
+                tungstenite::Error::Io(error)
+                    if matches!(
+                        error.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    PushError::TimedOut {
+                        method: method.to_string(),
+                    }
+                }
+                error => PushError::Connection(error.to_string()),
+            })?;
             if let tungstenite::Message::Text(text) = message
                 && let Ok(value) = serde_json::from_str::<Value>(text.as_str())
             {
@@ -321,6 +415,17 @@ impl AppServer {
             }
         }
     }
+}
+
+/// What is left until `deadline`, or the request for `method` timed out.
+#[cfg(unix)]
+fn remaining(deadline: Instant, method: &str) -> Result<Duration, PushError> {
+    deadline
+        .checked_duration_since(Instant::now())
+        .filter(|left| !left.is_zero())
+        .ok_or_else(|| PushError::TimedOut {
+            method: method.to_string(),
+        })
 }
 
 #[cfg(unix)]
@@ -380,6 +485,96 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("second"), "{text}");
+    }
+
+    /// A stand-in app-server at `socket` for one connection: it takes the WebSocket
+    /// handshake, then says `{"method":"noise"}` over and over, answering nothing, until the
+    /// connection ends.
+    #[cfg(unix)]
+    fn chatterbox(socket: &Path) -> std::thread::JoinHandle<()> {
+        let listener = std::os::unix::net::UnixListener::bind(socket).unwrap();
+        std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let Ok(mut socket) = tungstenite::accept(stream) else {
+                return;
+            };
+            let noise = json!({"method": "noise", "params": {}}).to_string();
+            while socket
+                .send(tungstenite::Message::text(noise.clone()))
+                .is_ok()
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_app_server_that_keeps_talking_without_answering_ends_the_search_at_its_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("app-server-control.sock");
+        let server = chatterbox(&socket);
+        let (sender, found) = std::sync::mpsc::channel();
+        let path = socket.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_millis(500);
+            let _ = sender.send(Thread::find(&path, &Probe::new(), deadline));
+        });
+        // Far past the deadline: only a search that never ends is still going.
+        let found = found
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the search still goes on 30 s after its deadline");
+        match found {
+            Err(PushError::TimedOut { method }) => assert_eq!(method, "initialize"),
+            other => panic!("{other:?}"),
+        }
+        server.join().unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_socket_that_is_not_this_user_s_own_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("app-server-control.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let find = |path: &Path| {
+            Thread::find(path, &Probe::new(), Instant::now() + Duration::from_secs(5))
+        };
+        // A link to a socket is not followed, even to this user's own.
+        let link = dir.path().join("link.sock");
+        std::os::unix::fs::symlink(&socket, &link).unwrap();
+        match find(&link) {
+            Err(PushError::NotOwn { why, .. }) => assert_eq!(why, "a symbolic link"),
+            other => panic!("{other:?}"),
+        }
+        // Another user's socket: only root can make one here.
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("NOT RUN (in part): a socket of another user needs root to make");
+            return;
+        }
+        let nobody = nix::unistd::User::from_name("nobody").unwrap().unwrap().uid;
+        std::os::unix::fs::chown(&socket, Some(nobody.as_raw()), None).unwrap();
+        match find(&socket) {
+            Err(error @ PushError::NotOwn { .. }) => assert_eq!(
+                error.to_string(),
+                format!(
+                    "{} is not this user's own app-server socket: owned by user id {}; it is \
+                     not followed",
+                    socket.display(),
+                    nobody.as_raw()
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
+        // This user's socket in a directory another user owns.
+        std::os::unix::fs::chown(&socket, Some(0), None).unwrap();
+        std::os::unix::fs::chown(dir.path(), Some(nobody.as_raw()), None).unwrap();
+        let error = find(&socket).unwrap_err();
+        std::os::unix::fs::chown(dir.path(), Some(0), None).unwrap();
+        assert!(
+            matches!(&error, PushError::NotOwn { why, .. } if why.contains("its directory")),
+            "{error:?}"
+        );
     }
 
     #[test]

@@ -15,10 +15,11 @@
 //! Each file is wholly setup's: named `baton-NAME.md`, and known as baton's by its first
 //! lines ([`is_batons`]), so that setup updates and removes its own and never a file of the
 //! user's. Every run with `--a2a` writes the hub's agents as they are now and removes the
-//! files of agents the hub no longer has; `--uninstall` removes them all. What an agent
-//! said of itself (its strengths) goes in as one YAML double-quoted string whose every
-//! character outside printable ASCII is an escape, so it can neither end the string nor the
-//! front matter, nor add a key.
+//! files of agents the hub no longer has; `--uninstall` removes them all. Every value goes
+//! in as a YAML double-quoted string, so YAML reads each as a string whatever it looks like
+//! (an agent named `true` or `123`), and what an agent said of itself (its strengths) has
+//! every character outside printable ASCII as an escape, so it can neither end the string
+//! nor the front matter, nor add a key.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -166,18 +167,28 @@ pub fn file_text(hub: &RemoteHub, agent: &A2aAgent, project: Option<&str>) -> St
         "{MARK} for agent {name} of the hub at {}; `baton setup --uninstall` removes it.\n",
         hub.base_url()
     ));
-    text.push_str("kind: remote\n");
-    text.push_str(&format!("name: {}\n", subagent_name(name)));
-    text.push_str(&format!("display_name: {name}\n"));
-    text.push_str(&format!("description: {}\n", yaml_string(&description)));
-    text.push_str(&format!("agent_card_url: {}\n", yaml_string(&card)));
+    // Every value is a double-quoted string, the fixed ones too: a plain scalar is typed by
+    // what it looks like, and an agent named `true`, `null` or `123` made a boolean, a null
+    // or a number of `display_name`, which Gemini CLI then refuses or shows otherwise.
+    let entries = [
+        ("kind", "remote".to_string()),
+        ("name", subagent_name(name)),
+        ("display_name", name.to_string()),
+        ("description", description),
+        ("agent_card_url", card),
+    ];
+    for (key, value) in entries {
+        text.push_str(&format!("{key}: {}\n", yaml_string(&value)));
+    }
     text.push_str("auth:\n");
-    text.push_str("  type: http\n");
-    text.push_str("  scheme: Bearer\n");
-    text.push_str(&format!(
-        "  token: {}\n",
-        yaml_string(&format!("${}", hub.token_env()))
-    ));
+    let auth = [
+        ("type", "http".to_string()),
+        ("scheme", "Bearer".to_string()),
+        ("token", format!("${}", hub.token_env())),
+    ];
+    for (key, value) in auth {
+        text.push_str(&format!("  {key}: {}\n", yaml_string(&value)));
+    }
     text.push_str("---\n");
     text
 }

@@ -70,9 +70,18 @@ pub fn find(home: &Home, project: &str, id: TaskId) -> Result<Option<Task>, Stor
 /// Every archived task of `project`, file by file (oldest month first), each file's in the
 /// order it was archived; a task archived twice (a crash can leave two) is there twice.
 pub fn all(home: &Home, project: &str) -> Result<Vec<Task>, StoreError> {
+    all_noting(home, project, &mut Vec::new())
+}
+
+/// [`all`], each line that did not parse named in `unreadable`.
+pub fn all_noting(
+    home: &Home,
+    project: &str,
+    unreadable: &mut Vec<String>,
+) -> Result<Vec<Task>, StoreError> {
     let mut tasks = Vec::new();
     for file in task_files(home, project)? {
-        tasks.extend(jsonl::read_all::<Task>(&file)?.records);
+        tasks.extend(jsonl::read_all::<Task>(&file)?.records_noting(&file, unreadable));
     }
     Ok(tasks)
 }

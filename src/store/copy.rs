@@ -10,6 +10,15 @@
 //! destination already holds alike is left untouched (no write, no version counted up), and
 //! what it holds differently is refused, naming it, unless the copy is asked to replace.
 //! Nothing is removed from the destination: what only it holds stays.
+//!
+//! What is copied is read as every other read takes it: the store refuses a document
+//! reached through a symbolic link or longer than any baton writes, and the domains above
+//! the store ([`Vetting`]) refuse one that does not read as theirs (a registry record naming
+//! another agent than its file) and say what of a document is a hub's own bookkeeping, left
+//! out when the two stores' copies are compared. What is refused is skipped and named, never
+//! copied; so is a line of a log or of the mail that does not read.
+
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -36,6 +45,10 @@ pub struct ProjectImage {
     /// `None` when nobody has read anything yet (no record of positions kept).
     pub read_positions: Option<ReadPositions>,
     pub mail_archive: Vec<Message>,
+    /// The lines of the source's logs, archive and mail that did not read, each named (`PATH
+    /// line N …`): not in the image, and not compared.
+    #[serde(skip)]
+    pub unreadable: Vec<String>,
 }
 
 /// A board's own fields and tasks, in id order.
@@ -84,6 +97,7 @@ impl ProjectImage {
             mail: Vec::new(),
             read_positions: None,
             mail_archive: Vec::new(),
+            unreadable: Vec::new(),
         }
     }
 
@@ -123,6 +137,27 @@ pub enum Differing {
     Replace,
 }
 
+/// What the domains know of the documents a copy carries and the store does not: whether
+/// one reads as baton reads it, and which of its parts are a hub's own bookkeeping rather
+/// than what a user wrote.
+pub trait Vetting {
+    /// Why `text`, the source's `document` (kept at `origin`), is not one baton would read;
+    /// `None` when it is.
+    fn refusal(&self, document: &Document, origin: &Path, text: &[u8]) -> Option<String>;
+
+    /// What of `text` two stores must hold alike for the copy to leave the destination's as
+    /// it is: `text` less what a hub writes for itself as it runs.
+    fn compared(&self, document: &Document, text: &[u8]) -> Vec<u8>;
+}
+
+/// Something of the source a copy left behind, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// `agent bob`, `project app`, `a line of project app`.
+    pub what: String,
+    pub why: String,
+}
+
 /// What a copy carried (counted in the source) and what it had to write.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Copied {
@@ -142,6 +177,9 @@ pub struct Copied {
     pub replaced: Vec<String>,
     /// What only the destination holds (left as it is).
     pub only_in_destination: Vec<String>,
+    /// What of the source was not copied: documents that do not read as baton reads them,
+    /// lines of a log or the mail that do not read.
+    pub skipped: Vec<Skipped>,
 }
 
 /// Why a copy did not happen.
@@ -201,20 +239,50 @@ fn document_name(document: &Document) -> String {
     }
 }
 
-/// Copies everything `from` holds to `to`. First every item is read from both and compared;
-/// if the destination holds any differently and `differing` says to refuse, nothing is
-/// written. Then each item the destination lacks or holds differently is written, each
-/// whole; what it holds alike is not touched. Hubs should not be writing either store
+/// Copies everything `from` holds to `to`. First every item is read from both and compared
+/// (as `vetting` says); if the destination holds any differently and `differing` says to
+/// refuse, nothing is written. Then each item the destination lacks or holds differently
+/// is written, each whole; what it holds alike is not touched. What of the source does not
+/// read is skipped, named in [`Copied::skipped`]. Hubs should not be writing either store
 /// meanwhile: each project is read as one moment's state, but two projects (or a project
 /// and the agents) may be read at different moments.
-pub fn copy(from: &dyn Store, to: &dyn Store, differing: Differing) -> Result<Copied, CopyError> {
+pub fn copy(
+    from: &dyn Store,
+    to: &dyn Store,
+    differing: Differing,
+    vetting: &dyn Vetting,
+) -> Result<Copied, CopyError> {
     if from.location() == to.location() {
         return Err(CopyError::SameStore(from.location()));
     }
     let mut copied = Copied::default();
     let mut items = Vec::new();
     for id in from.list_documents(Collection::Projects)? {
-        let image = from.export_project(&id)?;
+        let project = Document::Project(id.clone());
+        let skip = |why: String| Skipped {
+            what: document_name(&project),
+            why,
+        };
+        let image = match from.export_project(&id) {
+            Ok(image) => image,
+            Err(error) if is_unreadable(&error) => {
+                copied.skipped.push(skip(error.to_string()));
+                continue;
+            }
+            Err(error) => return Err(error.into()),
+        };
+        if let Some(record) = &image.record
+            && let Some(why) = vetting.refusal(&project, &from.document_origin(&project), record)
+        {
+            copied.skipped.push(skip(why));
+            continue;
+        }
+        copied
+            .skipped
+            .extend(image.unreadable.iter().map(|line| Skipped {
+                what: format!("a line of project {id}"),
+                why: line.clone(),
+            }));
         copied.projects += 1;
         copied.tasks += image.board.as_ref().map_or(0, |board| board.tasks.len());
         copied.tasks += image.archive.len();
@@ -230,9 +298,25 @@ pub fn copy(from: &dyn Store, to: &dyn Store, differing: Differing) -> Result<Co
         documents.push(Document::QueuedAlert(name));
     }
     for document in documents {
-        let Some(text) = from.load_document(&document)? else {
-            continue;
+        let text = match from.load_document_to_copy(&document) {
+            Ok(Some(text)) => text,
+            Ok(None) => continue,
+            Err(error) if is_unreadable(&error) => {
+                copied.skipped.push(Skipped {
+                    what: document_name(&document),
+                    why: error.to_string(),
+                });
+                continue;
+            }
+            Err(error) => return Err(error.into()),
         };
+        if let Some(why) = vetting.refusal(&document, &from.document_origin(&document), &text) {
+            copied.skipped.push(Skipped {
+                what: document_name(&document),
+                why,
+            });
+            continue;
+        }
         match &document {
             Document::Agent(_) => copied.agents += 1,
             Document::Tokens => copied.tokens += count_entries(&text, "tokens"),
@@ -258,7 +342,13 @@ pub fn copy(from: &dyn Store, to: &dyn Store, differing: Differing) -> Result<Co
             }
             Item::Document(document, text) => match to.load_document(document)? {
                 None => Held::Nothing,
-                Some(held) if held == *text => Held::Alike,
+                Some(held)
+                    if held == *text
+                        || vetting.compared(document, &held)
+                            == vetting.compared(document, text) =>
+                {
+                    Held::Alike
+                }
                 Some(_) => Held::Differently,
             },
         };
@@ -294,6 +384,15 @@ pub fn copy(from: &dyn Store, to: &dyn Store, differing: Differing) -> Result<Co
     Ok(copied)
 }
 
+/// Whether `error` says what was read does not read (a link, a device, too long, not
+/// baton's or a newer baton's): skipped, where any other failure ends the copy.
+fn is_unreadable(error: &StoreError) -> bool {
+    matches!(
+        error,
+        StoreError::NotRegular { .. } | StoreError::Corrupt { .. } | StoreError::NewerSchema { .. }
+    )
+}
+
 /// What the destination holds of an item.
 enum Held {
     Nothing,
@@ -325,4 +424,19 @@ fn count_entries(text: &[u8], field: &str) -> usize {
         .ok()
         .and_then(|value| value.get(field)?.as_array().map(Vec::len))
         .unwrap_or(0)
+}
+
+/// For the store's own tests: every document taken as it is, compared byte for byte.
+#[cfg(test)]
+pub(crate) struct Unvetted;
+
+#[cfg(test)]
+impl Vetting for Unvetted {
+    fn refusal(&self, _: &Document, _: &Path, _: &[u8]) -> Option<String> {
+        None
+    }
+
+    fn compared(&self, _: &Document, text: &[u8]) -> Vec<u8> {
+        text.to_vec()
+    }
 }

@@ -11,6 +11,21 @@ use std::path::PathBuf;
 use super::cache::Stamp;
 use super::{GaveUp, StoreError};
 
+/// The longest document a copy carries: far more than baton writes in any (a registry
+/// record, the tokens of thousands of agents), far less than what fills a machine's memory.
+pub const COPIED_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// The refusal of a document at `origin` longer than [`COPIED_LIMIT`].
+pub fn too_long(origin: PathBuf) -> StoreError {
+    StoreError::Corrupt {
+        path: origin,
+        detail: format!(
+            "longer than {} MiB, more than baton writes in any document",
+            COPIED_LIMIT / (1024 * 1024)
+        ),
+    }
+}
+
 /// A small versioned document.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Document {
@@ -92,6 +107,20 @@ pub trait Documents: fmt::Debug + Send + Sync {
 
     /// The text of `document`, read without a lock; `None` when there is none.
     fn load_document(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// The text of `document` as a copy to another store takes it (`store copy`): as
+    /// [`Documents::load_document`] reads it, but never through a symbolic link (refused as
+    /// [`StoreError::NotRegular`]) and never longer than [`COPIED_LIMIT`] (refused as
+    /// [`StoreError::Corrupt`]), so that a copy carries no file a link points at and reads
+    /// no file of any size whole.
+    fn load_document_to_copy(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.load_document(document)? {
+            Some(text) if text.len() as u64 > COPIED_LIMIT => {
+                Err(too_long(self.document_origin(document)))
+            }
+            text => Ok(text),
+        }
+    }
 
     /// The version of `document` now; `None` when there is none (or it cannot be told).
     fn document_version(&self, document: &Document) -> Option<Version>;

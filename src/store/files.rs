@@ -22,7 +22,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::cache::{FileCache, Stamp};
 use super::copy::{BoardImage, ProjectImage};
-use super::document::{Collection, Document, DocumentChange, Documents, Edit, Version, Wait};
+use super::document::{
+    COPIED_LIMIT, Collection, Document, DocumentChange, Documents, Edit, Version, Wait, too_long,
+};
 use super::duty::{Duty, Held};
 use super::feed::{ChangeFeed, Scope};
 use super::file_events::FileEvents;
@@ -145,6 +147,16 @@ impl Documents for HomeFiles {
         match regular::read(&path) {
             Ok(text) => Ok(Some(text)),
             Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(StoreError::io(&path)(error)),
+        }
+    }
+
+    fn load_document_to_copy(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.document_origin(document);
+        match regular::read_unlinked(&path, COPIED_LIMIT) {
+            Ok(text) => Ok(Some(text)),
+            Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+            Err(error) if error.kind() == ErrorKind::FileTooLarge => Err(too_long(path)),
             Err(error) => Err(StoreError::io(&path)(error)),
         }
     }
@@ -399,6 +411,10 @@ impl Documents for FileStore {
 
     fn load_document(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError> {
         self.documents.load_document(document)
+    }
+
+    fn load_document_to_copy(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError> {
+        self.documents.load_document_to_copy(document)
     }
 
     fn document_version(&self, document: &Document) -> Option<Version> {
@@ -661,27 +677,32 @@ impl Store for FileStore {
         if fs::symlink_metadata(home.project_dir(project)).is_err() {
             return Ok(ProjectImage::empty());
         }
+        // What the copy of a line that does not read would be is unknown: it stays behind,
+        // named, rather than dropped without a word.
+        let mut unreadable = Vec::new();
         let mut image = {
             let _guard = self.lock_board(project)?;
             let board = board_file::read_if_there(&home.board_file(project))?;
             ProjectImage {
                 record: self
                     .documents
-                    .load_document(&Document::Project(project.to_string()))?,
+                    .load_document_to_copy(&Document::Project(project.to_string()))?,
                 board: board.as_ref().map(BoardImage::of).transpose()?,
-                log: log::read(&home.activity_file(project))?,
-                archive: archive_file::all(home, project)?,
+                log: log::read_noting(&home.activity_file(project), &mut unreadable)?,
+                archive: archive_file::all_noting(home, project, &mut unreadable)?,
                 ..ProjectImage::empty()
             }
         };
         let _guard = self.lock_mail(project)?;
-        image.mail = mail_file::read(home, project)?;
+        let mail = home.mail_file(project);
+        image.mail = jsonl::read_all(&mail)?.records_noting(&mail, &mut unreadable);
         image.read_positions = versioned::load(&home.mail_cursor_file(project))?;
         for path in mail_archive_files(home, project)? {
             image
                 .mail_archive
-                .extend(jsonl::read_all::<Message>(&path)?.records);
+                .extend(jsonl::read_all::<Message>(&path)?.records_noting(&path, &mut unreadable));
         }
+        image.unreadable = unreadable;
         Ok(image.normalized())
     }
 

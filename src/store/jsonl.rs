@@ -79,6 +79,20 @@ pub struct Lines<T> {
     pub skipped: Vec<usize>,
 }
 
+impl<T> Lines<T> {
+    /// The records, each line that did not parse named in `unreadable` (`PATH line N is
+    /// not JSON`): for a reader that must not leave a line behind without a word (a copy).
+    pub fn records_noting(self, path: &Path, unreadable: &mut Vec<String>) -> Vec<T> {
+        for line in self.skipped {
+            unreadable.push(format!(
+                "{} line {line} does not read as a record",
+                path.display()
+            ));
+        }
+        self.records
+    }
+}
+
 /// Reads every record of `path`; a missing file reads as empty.
 pub fn read_all<T: DeserializeOwned>(path: &Path) -> Result<Lines<T>, StoreError> {
     let file = match regular::open(path) {

@@ -59,10 +59,19 @@ fn rotate(path: &Path) -> Result<(), StoreError> {
 
 /// Every record, oldest first, across the rotated generations and the live log.
 pub fn read<R: DeserializeOwned>(path: &Path) -> Result<Vec<R>, StoreError> {
+    read_noting(path, &mut Vec::new())
+}
+
+/// [`read`], each line that did not parse named in `unreadable`.
+pub fn read_noting<R: DeserializeOwned>(
+    path: &Path,
+    unreadable: &mut Vec<String>,
+) -> Result<Vec<R>, StoreError> {
     let mut records = Vec::new();
     for number in (1..=GENERATIONS).rev() {
-        records.extend(jsonl::read_all(&generation(path, number))?.records);
+        let file = generation(path, number);
+        records.extend(jsonl::read_all(&file)?.records_noting(&file, unreadable));
     }
-    records.extend(jsonl::read_all(path)?.records);
+    records.extend(jsonl::read_all(path)?.records_noting(path, unreadable));
     Ok(records)
 }

@@ -239,6 +239,21 @@ pub fn never_block(options: &OpenOptions) -> OpenOptions {
     options
 }
 
+/// As [`never_block`], and refusing to open a symbolic link: on Unix O_NONBLOCK and
+/// O_NOFOLLOW (set together: each setting of the custom flags replaces the one before).
+/// Windows has links of its own, which a store's files do not meet: unchanged there.
+pub fn never_block_nor_follow(options: &OpenOptions) -> OpenOptions {
+    let mut options = options.clone();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW,
+    );
+    #[cfg(not(unix))]
+    let _ = &mut options;
+    options
+}
+
 /// What a file of `file_type` is when it is neither a regular file nor a directory, where
 /// the system has such files (FIFOs, sockets, devices on Unix).
 pub fn special_kind(file_type: FileType) -> Option<&'static str> {

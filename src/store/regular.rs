@@ -76,6 +76,36 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
     String::from_utf8(bytes).map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))
 }
 
+/// The whole of the regular file at `path` as one store's copy takes it to another: the
+/// file itself, never through a symbolic link (which may point at anything of the user's,
+/// `/etc/passwd` or another hub's tokens), and at most `limit` bytes, read no further. A
+/// link is refused as [`NotRegularFile`] (`a symbolic link`), a longer file with
+/// [`io::ErrorKind::FileTooLarge`].
+pub fn read_unlinked(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file_type = fs::symlink_metadata(path)?.file_type();
+    if file_type.is_symlink() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            NotRegularFile {
+                kind: "a symbolic link",
+            },
+        ));
+    }
+    check(file_type)?;
+    // Nor a link that took the file's place since the look above (nor a FIFO, as `open`).
+    let file = platform::never_block_nor_follow(OpenOptions::new().read(true)).open(path)?;
+    check(file.metadata()?.file_type())?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("longer than {limit} bytes"),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// What sits at `path` when it is not a regular file; `None` for a regular file or nothing.
 pub fn not_regular(path: &Path) -> Option<NotRegularFile> {
     fs::metadata(path)

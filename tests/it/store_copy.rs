@@ -523,6 +523,290 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
 }
 
 #[test]
+fn doctor_on_a_database_from_a_machine_with_no_home_of_its_own_checks_the_boards_too() {
+    let Some(database) = Database::fresh() else {
+        return;
+    };
+    let mut said = Said::default();
+    let source = TestEnv::new();
+    fill(&source);
+    said.keep(copy(&source, &database, &["--to", &database.bare]))
+        .ok();
+    // Another machine: BATON_STORE names the database, and it has no home of its own yet.
+    let machine = TestEnv::new();
+    let nowhere = machine.root.path().join("no-home");
+    let doctor = || {
+        machine.run_env(
+            "",
+            &["doctor"],
+            &[
+                ("BATON_STORE", &database.url),
+                ("BATON_HOME", nowhere.to_str().unwrap()),
+                ("BATON_NOW", NOW),
+            ],
+        )
+    };
+    let healthy = said.keep(doctor());
+    let report = healthy.ok();
+    assert!(
+        report.contains("2 boards parse (schema") && report.contains("the log and the board agree"),
+        "{report}"
+    );
+    assert!(!nowhere.exists(), "doctor only looks");
+
+    // A task row that is no task, and a board a newer baton wrote: both found, exit 1.
+    database.query("UPDATE tasks SET task = 'not a task' WHERE project = 'app' AND id = 2");
+    database.query("UPDATE boards SET schema = 99 WHERE project = 'docs'");
+    let broken = said.keep(doctor());
+    assert_eq!(broken.code, 1, "{}{}", broken.stdout, broken.stderr);
+    let fails: Vec<&str> = broken
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("fail  boards"))
+        .collect();
+    assert_eq!(fails.len(), 2, "{}", broken.stdout);
+    assert!(
+        fails
+            .iter()
+            .any(|line| line.contains("projects/app/board is unreadable")),
+        "{}",
+        broken.stdout
+    );
+    assert!(
+        fails.iter().any(|line| line.contains("schema 99")),
+        "{}",
+        broken.stdout
+    );
+    assert!(
+        !broken.stdout.contains("nothing broken"),
+        "{}",
+        broken.stdout
+    );
+    said.assert_no(&database.password);
+}
+
+/// Plants in `home` what an attacker with its files would: an agent's record that is a link
+/// to /etc/passwd, one of 16 MiB and more (sparse: no disk taken), one whose file is bob's
+/// but which names alice, and a line of the mail that is no JSON (its line number given).
+fn plant(home: &Path) -> usize {
+    let agents = home.join("agents");
+    std::os::unix::fs::symlink("/etc/passwd", agents.join("mallory.json")).unwrap();
+    let junk = std::fs::File::create(agents.join("junk.json")).unwrap();
+    junk.set_len(200 * 1024 * 1024).unwrap();
+    let gemini = std::fs::read_to_string(agents.join("gemini.json")).unwrap();
+    let alice = gemini.replace("\"name\": \"gemini\"", "\"name\": \"alice\"");
+    assert_ne!(alice, gemini);
+    std::fs::write(agents.join("bob.json"), alice).unwrap();
+    let mail = home.join("projects/app/mail.jsonl");
+    let mut text = std::fs::read_to_string(&mail).unwrap();
+    text.push_str("not a message\n");
+    std::fs::write(&mail, &text).unwrap();
+    text.lines().count()
+}
+
+#[test]
+fn what_baton_would_not_read_is_skipped_and_named_never_copied() {
+    let source = TestEnv::new();
+    fill(&source);
+    let line = plant(&source.home());
+    let target = source.root.path().join("copy");
+    let mut destinations = vec![(target.to_str().unwrap().to_string(), None)];
+    let database = Database::fresh();
+    if let Some(database) = &database {
+        destinations.push((database.bare.clone(), Some(database)));
+    }
+    for (to, database) in destinations {
+        let run = |json: bool| {
+            let mut args = vec!["store", "copy", "--to", &to];
+            if json {
+                args.insert(0, "--json");
+            }
+            source.run_env(
+                "",
+                &args,
+                &[
+                    ("BATON_STORE", ""),
+                    ("BATON_NOW", NOW),
+                    ("PGPASSWORD", database.map_or("", |base| &base.password)),
+                ],
+            )
+        };
+        let report = run(true).json();
+        let skipped: Vec<(String, String)> = report["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|skipped| {
+                (
+                    skipped["what"].as_str().unwrap().to_string(),
+                    skipped["why"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let home = source.home();
+        let agents = home.join("agents");
+        let expected = [
+            (
+                "a line of project app".to_string(),
+                format!(
+                    "{} line {line} does not read as a record",
+                    home.join("projects/app/mail.jsonl").display()
+                ),
+            ),
+            (
+                "agent bob".to_string(),
+                format!(
+                    "{} is unreadable: names agent `alice`, not `bob`",
+                    agents.join("bob.json").display()
+                ),
+            ),
+            (
+                "agent junk".to_string(),
+                format!(
+                    "{} is unreadable: longer than 16 MiB, more than baton writes in any document",
+                    agents.join("junk.json").display()
+                ),
+            ),
+            (
+                "agent mallory".to_string(),
+                format!(
+                    "{} is a symbolic link, not a regular file",
+                    agents.join("mallory.json").display()
+                ),
+            ),
+        ];
+        assert_eq!(skipped, expected, "{report}");
+        assert_eq!(report["agents"], 3, "{report}");
+        // The rest is copied, and nothing of what was skipped.
+        let held = match database {
+            None => {
+                let copied = files_of(&target);
+                for name in ["mallory", "junk", "bob"] {
+                    assert!(
+                        !copied.contains_key(&format!("agents/{name}.json")),
+                        "{name}"
+                    );
+                }
+                assert!(copied.contains_key("agents/gemini.json"));
+                copied
+                    .values()
+                    .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+                    .collect::<Vec<_>>()
+            }
+            Some(database) => {
+                let agents: Vec<String> = database
+                    .query("SELECT name FROM documents WHERE kind = 'agent' ORDER BY name")
+                    .iter()
+                    .map(|row| row.get(0))
+                    .collect();
+                assert_eq!(agents, ["codex", "gemini", "lead"]);
+                database
+                    .query("SELECT body FROM documents")
+                    .iter()
+                    .map(|row| String::from_utf8_lossy(row.get::<_, &[u8]>(0)).into_owned())
+                    .collect()
+            }
+        };
+        assert!(
+            !held.iter().any(|text| text.contains("root:x:0:0")),
+            "/etc/passwd was copied"
+        );
+        // Said to a human too, each by name, again on a second copy, which writes nothing.
+        let again = run(false);
+        let summary = again.ok();
+        assert!(summary.contains("nothing written"), "{summary}");
+        assert!(
+            summary.contains("not copied, 4 things that baton does not read:"),
+            "{summary}"
+        );
+        for (what, why) in &expected {
+            assert!(summary.contains(&format!("\n  {what}: {why}")), "{summary}");
+        }
+    }
+}
+
+#[test]
+fn a_hub_s_own_logins_and_last_uses_of_tokens_do_not_make_a_second_copy_refuse() {
+    let source = TestEnv::new();
+    let token = fill(&source);
+    let snapshot = TestEnv::new();
+    let database = Database::fresh();
+    // Each destination with the variables that serve a hub from it.
+    let mut destinations = vec![(
+        snapshot.home().to_str().unwrap().to_string(),
+        &snapshot,
+        String::new(),
+    )];
+    if let Some(database) = &database {
+        destinations.push((database.bare.clone(), &source, database.url.clone()));
+    }
+    // Each destination gets a token of its own added on the source: one agent has one.
+    for ((to, home, store), added) in destinations.into_iter().zip(["gemini", "lead"]) {
+        let password = database.as_ref().map_or("", |base| &base.password);
+        let copy_to = |extra: &[&str]| {
+            let mut args = vec!["store", "copy", "--to", &to];
+            args.extend_from_slice(extra);
+            source.run_env(
+                "",
+                &args,
+                &[
+                    ("BATON_STORE", ""),
+                    ("BATON_NOW", NOW),
+                    ("PGPASSWORD", password),
+                ],
+            )
+        };
+        copy_to(&[]).ok();
+        // A hub served from the copy: its start makes a login token, and the token's use
+        // is recorded.
+        {
+            let served = Served::start_with_vars(
+                home,
+                "lead",
+                &[],
+                &[("BATON_STORE", &store), ("BATON_NOW", NOW)],
+            );
+            let board = served.get("/api/v1/projects/app/board", &token);
+            assert_eq!(board.status, 200, "{}", board.body);
+        }
+        let listed = home
+            .run_env(
+                "",
+                &["--json", "token", "list"],
+                &[("BATON_STORE", &store), ("BATON_NOW", NOW)],
+            )
+            .json();
+        let rows = listed.as_array().unwrap();
+        assert!(rows.iter().any(|row| row["login"] == true), "{listed}");
+        assert!(
+            rows.iter()
+                .any(|row| row["name"] == "codex" && !row["last_used_at"].is_null()),
+            "{listed}"
+        );
+        // Nothing a user wrote differs: the copy again writes nothing and refuses nothing.
+        let again = copy_to(&[]);
+        assert!(again.ok().contains("nothing written"), "{}", again.stdout);
+        // A token the user adds on one side is a difference, refused as before.
+        source
+            .run_env(
+                "",
+                &["token", "add", added],
+                &[("BATON_STORE", ""), ("BATON_NOW", NOW)],
+            )
+            .ok();
+        let refused = copy_to(&[]);
+        assert!(
+            refused
+                .fails(1)
+                .contains("already holds the tokens differently"),
+            "{}",
+            refused.stderr
+        );
+        copy_to(&["--replace"]).ok();
+    }
+}
+
+#[test]
 fn files_copy_to_files_and_a_directory_that_is_no_hub_home_is_refused() {
     // Needs no database: the files of one home to another's.
     let source = TestEnv::new();

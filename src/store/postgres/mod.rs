@@ -1668,6 +1668,7 @@ impl Store for PgStore {
                 mail,
                 read_positions,
                 mail_archive,
+                unreadable: Vec::new(),
             }
             .normalized())
         })

@@ -1091,7 +1091,7 @@ fn a_hub_copied_files_to_database_to_files_and_between_databases_is_the_same() {
     if !cluster::runs_here() {
         return;
     }
-    use crate::store::copy::{Differing, copy};
+    use crate::store::copy::{Differing, Unvetted, copy};
     use crate::store::files::FileStore;
     let fixture = Fixture::new();
     let database = fixture.store();
@@ -1107,7 +1107,7 @@ fn a_hub_copied_files_to_database_to_files_and_between_databases_is_the_same() {
             .any(|line| line.contains("\"mail_archive\":[{"))
     );
 
-    let up = copy(&files, &database, Differing::Refuse).unwrap();
+    let up = copy(&files, &database, Differing::Refuse, &Unvetted).unwrap();
     assert_eq!((up.projects, up.tasks, up.messages), (2, 6, 8));
     assert_eq!((up.agents, up.tokens, up.alerts), (1, 1, 2));
     assert_eq!(
@@ -1115,7 +1115,7 @@ fn a_hub_copied_files_to_database_to_files_and_between_databases_is_the_same() {
         source,
         "the database holds what the files held"
     );
-    let down = copy(&database, &back, Differing::Refuse).unwrap();
+    let down = copy(&database, &back, Differing::Refuse, &Unvetted).unwrap();
     assert_eq!(down.written, up.written);
     assert_eq!(everything(&back), source, "and so do the files copied back");
     // The archives in their months' files, as the first files have them.
@@ -1136,20 +1136,24 @@ fn a_hub_copied_files_to_database_to_files_and_between_databases_is_the_same() {
     }
     // Again: nothing to write, either way.
     assert_eq!(
-        copy(&files, &database, Differing::Refuse).unwrap().written,
+        copy(&files, &database, Differing::Refuse, &Unvetted)
+            .unwrap()
+            .written,
         0
     );
     assert_eq!(
-        copy(&database, &back, Differing::Refuse).unwrap().written,
+        copy(&database, &back, Differing::Refuse, &Unvetted)
+            .unwrap()
+            .written,
         0
     );
     // From one database to another, as well.
     let other = Fixture::new();
     let second_database = other.store();
-    copy(&database, &second_database, Differing::Refuse).unwrap();
+    copy(&database, &second_database, Differing::Refuse, &Unvetted).unwrap();
     assert_eq!(everything(&second_database), source);
     assert_eq!(
-        copy(&database, &second_database, Differing::Refuse)
+        copy(&database, &second_database, Differing::Refuse, &Unvetted)
             .unwrap()
             .written,
         0

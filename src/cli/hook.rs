@@ -25,6 +25,12 @@ const STDIN_LIMIT: usize = 1024 * 1024;
 /// it will send long before this.
 const STDIN_DEADLINE: Duration = Duration::from_millis(500);
 
+/// How long after it starts a hook answers, whatever its store does: SPEC section 10 gives
+/// it 2 seconds, less what starting and ending the process take. A store that does not
+/// answer in time (a database that accepts and then says nothing, a disk that hangs) leaves
+/// the client's turn alone, as a hub out of reach does.
+const ANSWER_BY: Duration = Duration::from_millis(1800);
+
 #[derive(Debug, Args)]
 pub struct HookArgs {
     /// When the client runs the hook: session-start, prompt or stop (or the client's own
@@ -40,21 +46,39 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
     if args.event == FOLLOW {
         return run_follow(context, &args);
     }
+    let started = Instant::now();
     // Refused before stdin is read: nothing the client sends could make the hook useful.
     let Ok((event, client)) = event_and_client(&args) else {
         return run_unknown(&args);
     };
     let input = hook::HookInput::parse(&read_client_input());
     let desk = context.hook_desk(input.cwd.clone());
-    match desk.hook(event, input.stop_hook_active) {
-        Ok(answer) => answer_with(&hook::render(client, event, &answer)),
-        // A hub that cannot be reached leaves the client's turn alone: nothing on stdout,
-        // one line on stderr for the client's log.
-        Err(error @ Error::Unreachable { .. }) => {
+    // The desk works on a thread of its own, so that the hook answers by its deadline
+    // whatever the store does; one still waiting then is left to the process's exit, which
+    // does not wait for it (a change it had not committed is not made).
+    let (sender, answered) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = sender.send(desk.hook(event, input.stop_hook_active));
+    });
+    let silent = || answer_with(&hook::render(client, event, &Answer::Nothing));
+    match answered.recv_timeout(ANSWER_BY.saturating_sub(started.elapsed())) {
+        Ok(Ok(answer)) => answer_with(&hook::render(client, event, &answer)),
+        // A hub or a store that cannot be reached leaves the client's turn alone (SPEC
+        // sections 13 and 16): nothing on stdout, one line on stderr for the client's log.
+        Ok(Err(
+            error @ (Error::Unreachable { .. } | Error::Store(StoreError::Unreachable { .. })),
+        )) => {
             eprintln!("baton hook: {}", baton::text::inline(&error.to_string()));
-            answer_with(&hook::render(client, event, &Answer::Nothing))
+            silent()
         }
-        Err(error) => answer_with(&hook::render(client, event, &hook::note(&error))),
+        Ok(Err(error)) => answer_with(&hook::render(client, event, &hook::note(&error))),
+        Err(_) => {
+            eprintln!(
+                "baton hook: no answer from the store within {}s: nothing added",
+                ANSWER_BY.as_secs_f64()
+            );
+            silent()
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //! - `/.well-known/agent-card.json`, `/a2a/…` ([`a2a`]): the A2A server, an Agent Card and a
 //!   JSON-RPC endpoint per agent (SPEC section 17);
 //! - `/` and `/assets/…` ([`page`]): the web board, built into the binary;
-//! - `/healthz`: `ok`.
+//! - `/healthz`: `ok` while the store answers, else 503 ([`healthz`]).
 //!
 //! Every request first passes the `Host` check ([`auth::Hosts`], against DNS rebinding);
 //! every one but `/healthz` and the page's assets then needs a bearer token, which is the
@@ -34,7 +34,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::State as Shared;
+use axum::http::StatusCode;
 use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -173,6 +177,7 @@ pub fn router(state: State) -> Router {
         .layer(middleware::from_fn(a2a::refusals_as_rpc));
     Router::new()
         .merge(page::routes())
+        .route("/healthz", get(healthz))
         .merge(guarded)
         .merge(a2a_rpc)
         .fallback(api::not_found)
@@ -183,6 +188,29 @@ pub fn router(state: State) -> Router {
             auth::check_host,
         ))
         .with_state(state)
+}
+
+/// How long `/healthz` waits for the store's answer: less than the few seconds a load
+/// balancer's check waits (5 on the common ones), so that it hears 503 rather than nothing.
+/// A database that cannot answer the least of questions in this time cannot serve.
+const HEALTH_WITHIN: Duration = Duration::from_secs(3);
+
+/// `/healthz`: `ok` when the store answers within [`HEALTH_WITHIN`], else 503 with the
+/// API's JSON error, so that a balancer sends no request to a hub whose store does not
+/// answer. Open without a token, it names neither the store nor what failed (the address
+/// of a database is not for anyone who asks).
+async fn healthz(Shared(state): Shared<State>) -> Response {
+    let store = state.hub.store.clone();
+    let checked = tokio::time::timeout(
+        HEALTH_WITHIN,
+        tokio::task::spawn_blocking(move || store.check_answers()),
+    )
+    .await;
+    match checked {
+        Ok(Ok(Ok(()))) => "ok".into_response(),
+        _ => api::ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the store does not answer")
+            .into_response(),
+    }
 }
 
 /// rmcp's Streamable HTTP service: a [`BatonServer`] per MCP session, each call acting as

@@ -29,7 +29,6 @@ pub fn routes() -> Router<super::State> {
             "/assets/app.css",
             get(|| asset("text/css; charset=utf-8", STYLE)),
         )
-        .route("/healthz", get(|| async { "ok" }))
 }
 
 async fn asset(kind: &'static str, body: &'static str) -> Response {

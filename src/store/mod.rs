@@ -77,6 +77,13 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// database's address (without its password).
     fn location(&self) -> String;
 
+    /// Whether the store answers now, for a health check (`/healthz`): a database is asked
+    /// the least of questions (on a connection whose start and statements are bounded, so
+    /// this ends even when the server never answers); the files need no asking.
+    fn check_answers(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// This store for a process that serves many callers at once (`baton serve`): it may
     /// keep what it read between changes (checked against the store before each use) and
     /// commit the changes that arrive together in one write. A store with nothing to keep

@@ -50,6 +50,7 @@ mod remote;
 mod remote_attacks;
 mod serve;
 mod setup;
+mod store_attacks;
 mod store_copy;
 mod store_secrets;
 // Its hub pins permission bits, which doctor's pinned output shows.

@@ -51,7 +51,11 @@ impl std::fmt::Debug for Address {
     }
 }
 
-/// How long a connection attempt waits for the server before the store is unreachable.
+/// How long a connection attempt waits for the server before the store is unreachable,
+/// unless the URL says otherwise (`connect_timeout=SECONDS`, libpq's parameter). As libpq
+/// means it, it bounds the whole start on each host: the TCP connect, TLS, the startup and
+/// the login ([`Address::start_within`]). A server that takes more than 5 seconds to let a
+/// client in is not one a command can wait for; on a slow link, the URL may give more.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Whether `value` names a PostgreSQL store (rather than the files).
@@ -148,6 +152,19 @@ impl Address {
     /// The address as it may be shown: no password, no parameters.
     pub fn shown(&self) -> &str {
         &self.shown
+    }
+
+    /// How long a connection's whole start may take: `connect_timeout` for each host the
+    /// URL names (the client library applies it to the TCP connect alone, and would then
+    /// wait for ever on a server that accepts and never answers).
+    pub fn start_within(&self) -> Duration {
+        let each = self
+            .config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(CONNECT_TIMEOUT);
+        let hosts = u32::try_from(self.config.get_hosts().len()).unwrap_or(u32::MAX);
+        each.saturating_mul(hosts.max(1))
     }
 
     /// The host name TLS checks the certificate against: the first host's.

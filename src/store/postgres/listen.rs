@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use tokio_postgres::AsyncMessage;
 
 use super::address::Address;
+use super::client;
 use super::pool::describe;
 use super::tls::Rustls;
 use crate::store::StoreError;
@@ -32,6 +33,13 @@ const CONNECT_WITHIN: Duration = Duration::from_secs(10);
 
 /// How long the listener waits before connecting again.
 const RECONNECT_AFTER: Duration = Duration::from_millis(250);
+
+/// How often the listening connection is asked whether the server still answers. A
+/// connection that is only listened on says nothing when its server stops answering (the
+/// TCP connection may well stay up): asked so, it is found out within this and
+/// [`client::ANSWER_WITHIN`], the feeds are told, and it connects again. One empty
+/// statement a minute costs the server nothing.
+const ASK_EVERY: Duration = Duration::from_secs(60);
 
 /// One notification's payload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -282,7 +290,7 @@ async fn listen(
 ) {
     loop {
         let connected = tokio::select! {
-            connected = address.config.connect(tls.clone()) => connected,
+            connected = client::connect(&address, tls.clone()) => connected,
             _ = stop.recv() => return,
         };
         let (client, mut connection) = match connected {
@@ -311,7 +319,7 @@ async fn listen(
                 }
             }
         });
-        let listened = client.batch_execute(&format!("LISTEN {CHANNEL}")).await;
+        let listened = client::answered(client.batch_execute(&format!("LISTEN {CHANNEL}"))).await;
         if let Err(error) = listened {
             lock(&listening.state).trouble = Some(describe(&error));
             driver.abort();
@@ -340,9 +348,20 @@ async fn listen(
                 feed.arrived.notify_all();
             }
         }
+        let mut ask = tokio::time::interval_at(tokio::time::Instant::now() + ASK_EVERY, ASK_EVERY);
         loop {
             let payload = tokio::select! {
                 payload = heard.recv() => payload,
+                _ = ask.tick() => {
+                    match client::answered(client.batch_execute("")).await {
+                        Ok(()) => continue,
+                        // Cut: the socket closes with the driver.
+                        Err(_) => {
+                            driver.abort();
+                            break;
+                        }
+                    }
+                }
                 _ = stop.recv() => return,
             };
             let Some(payload) = payload else {

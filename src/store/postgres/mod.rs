@@ -16,6 +16,7 @@
 //! --restore`.
 
 pub mod address;
+pub mod client;
 mod listen;
 pub mod pool;
 mod presence;
@@ -37,10 +38,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use postgres::error::SqlState;
-use postgres::{Client, GenericClient, IsolationLevel};
 use sha2::{Digest, Sha256};
 
 use self::address::Address;
+use self::client::{Client, Statements};
 use self::listen::{Kind, Listener, Notice};
 use self::pool::{Connection, Pool, is_connection_lost};
 use self::presence::{Announcement, Keeper};
@@ -197,7 +198,7 @@ impl PgStore {
         &self.shared.pool
     }
 
-    fn failed(&self, error: &postgres::Error) -> StoreError {
+    fn failed(&self, error: &client::Error) -> StoreError {
         self.pool().failed(error)
     }
 
@@ -215,7 +216,7 @@ impl PgStore {
     /// go and `work` run again on a new one.
     fn run<T>(
         &self,
-        mut work: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
+        mut work: impl FnMut(&mut Client) -> Result<T, client::Error>,
     ) -> Result<T, StoreError> {
         loop {
             let mut connection = self.pool().get()?;
@@ -233,15 +234,11 @@ impl PgStore {
     /// moment's state, whatever commits meanwhile.
     fn read<T>(
         &self,
-        mut work: impl FnMut(&mut postgres::Transaction<'_>) -> Result<T, Failed>,
+        mut work: impl FnMut(&mut client::Transaction<'_>) -> Result<T, Failed>,
     ) -> Result<T, StoreError> {
         let mut outcome = None;
         self.run(|client| {
-            let mut transaction = client
-                .build_transaction()
-                .isolation_level(IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()?;
+            let mut transaction = client.read_transaction()?;
             outcome = Some(work(&mut transaction));
             transaction.commit()
         })?;
@@ -384,7 +381,13 @@ impl PgStore {
         client
             .batch_execute(&format!("SET LOCAL lock_timeout = {millis}"))
             .map_err(|error| self.failed(&error))?;
-        match client.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&class, &key]) {
+        // The wait for the lock is the server's to end, at the lock timeout: the statement
+        // is given that long and the usual time to answer besides.
+        let waited = client.answered_within(
+            self.lock.timeout.saturating_add(client::ANSWER_WITHIN),
+            |client| client.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&class, &key]),
+        );
+        match waited {
             Ok(_) => {}
             Err(error) if error.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
                 return Err(timed_out());
@@ -398,7 +401,7 @@ impl PgStore {
     }
 
     /// Reads the board of `project` as `client` sees it.
-    fn read_board(&self, client: &mut impl GenericClient, project: &str) -> Result<Read, Failed> {
+    fn read_board(&self, client: &mut impl Statements, project: &str) -> Result<Read, Failed> {
         let fields = client
             .query_opt(
                 "SELECT schema, next_id, version FROM boards WHERE project = $1",
@@ -494,7 +497,7 @@ impl PgStore {
     /// The board of `project` before its last change, as `client` sees it.
     fn read_previous(
         &self,
-        client: &mut impl GenericClient,
+        client: &mut impl Statements,
         project: &str,
     ) -> Result<Option<Board>, Failed> {
         let fields = client
@@ -531,7 +534,7 @@ impl PgStore {
     /// them the last `last`.
     fn read_log(
         &self,
-        client: &mut impl GenericClient,
+        client: &mut impl Statements,
         project: &str,
         since: Option<Timestamp>,
         last: Option<usize>,
@@ -564,7 +567,7 @@ impl PgStore {
         read: &Read,
         committed: Committed,
     ) -> Result<Option<(i64, Read)>, Failed> {
-        let fail = |error: postgres::Error| self.failed(&error);
+        let fail = |error: client::Error| self.failed(&error);
         if let Some(document) = &committed.project {
             let (kind, name) = ("project", project);
             write_document(client, kind, name, document).map_err(fail)?;
@@ -613,7 +616,7 @@ impl PgStore {
         board: &Board,
         changes: &Changes,
     ) -> Result<i64, Failed> {
-        let fail = |error: postgres::Error| self.failed(&error);
+        let fail = |error: client::Error| self.failed(&error);
         client
             .execute("DELETE FROM board_previous WHERE project = $1", &[&project])
             .map_err(fail)?;
@@ -743,7 +746,7 @@ impl PgStore {
 
     /// Sends `notices` to every listening process, when (and if) the transaction of `client`
     /// commits.
-    fn notify(&self, client: &mut impl GenericClient, notices: &[Notice]) -> Result<(), Failed> {
+    fn notify(&self, client: &mut impl Statements, notices: &[Notice]) -> Result<(), Failed> {
         if notices.is_empty() {
             return Ok(());
         }
@@ -931,11 +934,11 @@ fn lock_key(name: &str) -> i32 {
 
 /// Writes the text of the document `(kind, name)`, counting its version up.
 fn write_document(
-    client: &mut impl GenericClient,
+    client: &mut impl Statements,
     kind: &str,
     name: &str,
     text: &[u8],
-) -> Result<u64, postgres::Error> {
+) -> Result<u64, client::Error> {
     client.execute(
         "INSERT INTO documents (kind, name, body, version) VALUES ($1, $2, $3, 1) \
          ON CONFLICT (kind, name) DO UPDATE SET body = excluded.body, \
@@ -1004,7 +1007,7 @@ impl std::fmt::Debug for ArchiveInTransaction {
 impl ArchiveInTransaction {
     fn query<T>(
         &self,
-        work: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+        work: impl FnOnce(&mut Client) -> Result<T, client::Error>,
     ) -> Result<T, StoreError> {
         let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(client) = client.as_mut() else {
@@ -1063,10 +1066,7 @@ impl Archive for ArchiveInTransaction {
     }
 }
 
-fn highest_archived(
-    client: &mut impl GenericClient,
-    project: &str,
-) -> Result<u64, postgres::Error> {
+fn highest_archived(client: &mut impl Statements, project: &str) -> Result<u64, client::Error> {
     let highest: i64 = client
         .query_one(
             "SELECT coalesce(max(id), 0) FROM archive WHERE project = $1",
@@ -1268,6 +1268,10 @@ impl Store for PgStore {
 
     fn location(&self) -> String {
         self.shown().to_string()
+    }
+
+    fn check_answers(&self) -> Result<(), StoreError> {
+        self.run(|client| client.batch_execute(""))
     }
 
     fn resident(&self) -> Arc<dyn Store> {
@@ -1489,7 +1493,7 @@ impl Store for PgStore {
             Wait::AsTheStoreDoes,
         )?;
         let client = connection.client();
-        let fail = |error: postgres::Error| self.failed(&error);
+        let fail = |error: client::Error| self.failed(&error);
         let rows = client
             .query(
                 "SELECT seq, message FROM mail WHERE project = $1 ORDER BY seq",
@@ -1615,7 +1619,7 @@ impl Store for PgStore {
     fn export_project(&self, project: &str) -> Result<ProjectImage, StoreError> {
         // One moment's state of the project, whatever commits meanwhile.
         self.read(|transaction| {
-            let fail = |error: postgres::Error| self.failed(&error);
+            let fail = |error: client::Error| self.failed(&error);
             let record: Option<Vec<u8>> = transaction
                 .query_opt(
                     "SELECT body FROM documents WHERE kind = 'project' AND name = $1",
@@ -1681,7 +1685,7 @@ impl Store for PgStore {
             self.take_lock(&mut connection, class, project, &what, Wait::AsTheStoreDoes)?;
         }
         let client = connection.client();
-        let fail = |error: postgres::Error| self.failed(&error);
+        let fail = |error: client::Error| self.failed(&error);
         match &image.record {
             Some(record) => write_document(client, "project", project, record).map(drop),
             None => client

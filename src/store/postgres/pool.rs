@@ -10,10 +10,10 @@ use std::cell::Cell;
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use postgres::Client;
 use postgres::error::SqlState;
 
 use super::address::Address;
+use super::client::{self, Client, Statements};
 use super::schema::{self, Standing};
 use super::tls::Rustls;
 use crate::store::StoreError;
@@ -23,8 +23,11 @@ use crate::store::StoreError;
 /// same thread already holds one is never made to wait for a second.
 const MOST_OPEN: usize = 24;
 
-/// How long a call waits for a free connection before the store counts as unreachable.
-const WAIT_FOR_A_CONNECTION: Duration = Duration::from_secs(30);
+/// How long a call waits for a free connection before the store counts as unreachable:
+/// as long as a statement may take ([`client::ANSWER_WITHIN`]), since a connection is
+/// busy for as long as its statements run. A call waiting when a new connection fails to
+/// open fails with it rather than try the same server again ([`Connections::failures`]).
+const WAIT_FOR_A_CONNECTION: Duration = client::ANSWER_WITHIN;
 
 thread_local! {
     /// How many connections this thread holds now (of any pool).
@@ -36,6 +39,13 @@ struct Connections {
     idle: Vec<Client>,
     open: usize,
     schema_checked: bool,
+    /// How many new connections failed to open for want of the server, and why the last
+    /// did: a call that waited
+    /// while one failed is told that, rather than wait its turn to fail the same way (a
+    /// server that does not answer would otherwise hold each waiting call for a start's
+    /// bound in turn).
+    failures: u64,
+    last_failure: Option<String>,
 }
 
 /// The connections of one store address.
@@ -82,7 +92,13 @@ impl Pool {
         let nested = HELD.with(Cell::get) > 0;
         let deadline = Instant::now() + WAIT_FOR_A_CONNECTION;
         let mut connections = self.lock();
+        let failures_before = connections.failures;
         loop {
+            if connections.failures != failures_before
+                && let Some(detail) = &connections.last_failure
+            {
+                return Err(self.unreachable_because(detail.clone()));
+            }
             if let Some(client) = connections.idle.pop() {
                 return Ok(self.hand_out(client, true));
             }
@@ -109,8 +125,15 @@ impl Pool {
         match opened {
             Ok(client) => Ok(self.hand_out(client, false)),
             Err(error) => {
-                self.lock().open -= 1;
-                self.freed.notify_one();
+                let mut connections = self.lock();
+                connections.open -= 1;
+                if let StoreError::Unreachable { detail, .. } = &error {
+                    connections.failures += 1;
+                    connections.last_failure = Some(detail.clone());
+                }
+                drop(connections);
+                // Every call waiting hears of it (see `Connections::failures`).
+                self.freed.notify_all();
                 Err(error)
             }
         }
@@ -118,16 +141,15 @@ impl Pool {
 
     /// A new connection, the schema checked (and migrated) when `check_schema`.
     fn open(&self, check_schema: bool) -> Result<Client, StoreError> {
-        let config = postgres::Config::from(self.address.config.clone());
-        let mut client = config
-            .connect(self.tls()?)
+        let mut client = Client::connect(&self.address, self.tls()?)
             .map_err(|error| self.unreachable_because(describe(&error)))?;
         if check_schema {
             let standing = schema::standing(&mut client).map_err(|error| self.failed(&error))?;
             let standing = match standing {
-                Standing::Older(_) => {
-                    schema::migrate(&mut client).map_err(|error| self.failed(&error))?
-                }
+                // A migration waits for another process's, and rewrites tables.
+                Standing::Older(_) => client
+                    .answered_within(schema::MIGRATE_WITHIN, schema::migrate)
+                    .map_err(|error| self.failed(&error))?,
                 other => other,
             };
             if let Standing::Newer(found) = standing {
@@ -149,6 +171,7 @@ impl Pool {
             client: Some(client),
             reused,
             in_transaction: false,
+            is_let_go: false,
         }
     }
 
@@ -158,16 +181,26 @@ impl Pool {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes back a connection; a closed one is let go.
-    fn give_back(&self, client: Option<Client>) {
+    /// Takes back a connection, kept for the next call when `keep` and it is not closed.
+    /// One whose statement went unanswered makes the idle ones suspect: they are let go too,
+    /// so that the next calls each meet a new connection's bounded start rather than wait
+    /// out a statement's bound in turn on connections that a silent server holds open.
+    fn give_back(&self, client: Option<Client>, keep: bool) {
         HELD.with(|held| held.set(held.get().saturating_sub(1)));
+        let unanswered = client.as_ref().is_some_and(Client::went_unanswered);
         let mut connections = self.lock();
         match client {
-            Some(client) if !client.is_closed() => connections.idle.push(client),
+            Some(client) if keep && !client.is_closed() => connections.idle.push(client),
             _ => connections.open -= 1,
         }
+        let suspects = match unanswered {
+            true => std::mem::take(&mut connections.idle),
+            false => Vec::new(),
+        };
+        connections.open -= suspects.len();
         drop(connections);
-        self.freed.notify_one();
+        suspects.into_iter().for_each(Client::abandon);
+        self.freed.notify_all();
     }
 
     /// The store unreachable, for `detail`.
@@ -180,7 +213,7 @@ impl Pool {
 
     /// What `error` means for a caller: the store unreachable when the connection failed,
     /// else the database's refusal.
-    pub fn failed(&self, error: &postgres::Error) -> StoreError {
+    pub fn failed(&self, error: &client::Error) -> StoreError {
         match is_connection_lost(error) {
             true => self.unreachable_because(describe(error)),
             false => StoreError::Database {
@@ -200,6 +233,8 @@ pub struct Connection<'a> {
     /// restart since, and is worth one try on a new connection.
     pub reused: bool,
     in_transaction: bool,
+    /// Let go rather than kept when given back: it broke.
+    is_let_go: bool,
 }
 
 impl Connection<'_> {
@@ -212,13 +247,13 @@ impl Connection<'_> {
 
     /// Opens a transaction (`BEGIN`, with `mode`), rolled back when this connection is
     /// given back before [`Connection::commit`].
-    pub fn begin(&mut self, mode: &str) -> Result<(), postgres::Error> {
+    pub fn begin(&mut self, mode: &str) -> Result<(), client::Error> {
         self.client().batch_execute(&format!("BEGIN {mode}"))?;
         self.in_transaction = true;
         Ok(())
     }
 
-    pub fn commit(&mut self) -> Result<(), postgres::Error> {
+    pub fn commit(&mut self) -> Result<(), client::Error> {
         // Whatever COMMIT answers, the transaction is over (a failed COMMIT rolls back).
         self.in_transaction = false;
         self.client().batch_execute("COMMIT")
@@ -235,7 +270,7 @@ impl Connection<'_> {
     /// Lets this connection go rather than keep it: it broke.
     pub fn let_go(mut self) {
         self.in_transaction = false;
-        self.client = None;
+        self.is_let_go = true;
     }
 
     pub fn restore(&mut self, client: Client) {
@@ -249,15 +284,20 @@ impl Drop for Connection<'_> {
             && let Some(client) = &mut self.client
             && client.batch_execute("ROLLBACK").is_err()
         {
-            self.client = None;
+            self.is_let_go = true;
         }
-        self.pool.give_back(self.client.take());
+        self.pool.give_back(self.client.take(), !self.is_let_go);
     }
 }
 
 /// Whether `error` says the connection is gone (or never came): the server down, restarting
-/// or shutting down, the network; rather than a refusal of the statement.
-pub fn is_connection_lost(error: &postgres::Error) -> bool {
+/// or shutting down, the network, or no answer in time; rather than a refusal of the
+/// statement.
+pub fn is_connection_lost(error: &client::Error) -> bool {
+    let error = match error {
+        client::Error::Postgres(error) => error,
+        client::Error::NoAnswer { .. } | client::Error::Runtime(_) => return true,
+    };
     if error.is_closed() {
         return true;
     }
@@ -286,7 +326,11 @@ pub fn is_connection_lost(error: &postgres::Error) -> bool {
 }
 
 /// The words of `error`: the server's message, or the client's with its causes.
-pub fn describe(error: &postgres::Error) -> String {
+pub fn describe(error: &client::Error) -> String {
+    let error = match error {
+        client::Error::Postgres(error) => error,
+        other => return other.to_string(),
+    };
     if let Some(database) = error.as_db_error() {
         return database.message().to_string();
     }

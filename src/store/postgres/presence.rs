@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc as reply;
 use std::time::Duration;
 
-use postgres::GenericClient;
 use tokio::sync::mpsc;
 
 use super::address::Address;
+use super::client::{self, Statements};
 use super::pool::{Pool, describe};
 use crate::store::StoreError;
 use crate::store::presence::Presence;
@@ -153,7 +153,7 @@ async fn keep(
     let mut held: BTreeMap<i64, Announcement> = BTreeMap::new();
     let mut duties: BTreeSet<(i32, i32)> = BTreeSet::new();
     loop {
-        let (client, connection) = match address.config.connect(tls.clone()).await {
+        let (client, connection) = match client::connect(&address, tls.clone()).await {
             Ok(connected) => connected,
             Err(error) => {
                 // Out of reach: a new announcement fails at once; those held wait to be
@@ -214,13 +214,20 @@ async fn keep(
     }
 }
 
-/// Carries out `command` on `client`; false when the connection is gone.
+/// Carries out `command` on `client`; false when the connection is gone, or stopped
+/// answering (each statement is bounded: a caller waiting for its answer is told in time,
+/// and the keeper connects again).
 async fn obey(
     client: &tokio_postgres::Client,
     held: &mut BTreeMap<i64, Announcement>,
     duties: &mut BTreeSet<(i32, i32)>,
     command: Command,
 ) -> bool {
+    let mut is_answering = true;
+    let mut noted = |error: &client::Error| {
+        is_answering &= !matches!(error, client::Error::NoAnswer { .. });
+        describe(error)
+    };
     match command {
         Command::TakeDuty(key, answer) => match try_duty(client, key).await {
             Ok(taken) => {
@@ -230,23 +237,26 @@ async fn obey(
                 let _ = answer.send(Ok(taken));
             }
             Err(error) => {
-                let _ = answer.send(Err(describe(&error)));
+                let _ = answer.send(Err(noted(&error)));
             }
         },
         Command::LetDutyGo(key) => {
             duties.remove(&key);
-            let _ = client
-                .execute("SELECT pg_advisory_unlock($1, $2)", &[&key.0, &key.1])
-                .await;
+            let unlocked = client::answered(
+                client.execute("SELECT pg_advisory_unlock($1, $2)", &[&key.0, &key.1]),
+            )
+            .await;
+            if let Err(error) = unlocked {
+                noted(&error);
+            }
         }
         Command::Hold(what, answer) => {
             let made = async {
-                let row = client
-                    .query_one("SELECT nextval('presence_ids')", &[])
+                let row = client::answered(client.query_one("SELECT nextval('presence_ids')", &[]))
                     .await?;
                 let id: i64 = row.get(0);
                 hold(client, id, &what).await?;
-                Ok::<i64, tokio_postgres::Error>(id)
+                Ok::<i64, client::Error>(id)
             }
             .await;
             match made {
@@ -255,7 +265,7 @@ async fn obey(
                     let _ = answer.send(Ok(id));
                 }
                 Err(error) => {
-                    let _ = answer.send(Err(describe(&error)));
+                    let _ = answer.send(Err(noted(&error)));
                 }
             }
         }
@@ -263,33 +273,31 @@ async fn obey(
             held.remove(&id);
             // The row first: a look never finds it unheld, and so never removes it as a
             // leftover while it is being let go.
-            let _ = client
-                .execute("DELETE FROM presence WHERE id = $1", &[&id])
-                .await;
-            let _ = client
-                .execute("SELECT pg_advisory_unlock($1)", &[&id])
-                .await;
+            let released = async {
+                client::answered(client.execute("DELETE FROM presence WHERE id = $1", &[&id]))
+                    .await?;
+                client::answered(client.execute("SELECT pg_advisory_unlock($1)", &[&id])).await
+            }
+            .await;
+            if let Err(error) = released {
+                noted(&error);
+            }
         }
     }
-    !client.is_closed()
+    is_answering && !client.is_closed()
 }
 
 /// Takes the duty's lock if it is free.
-async fn try_duty(
-    client: &tokio_postgres::Client,
-    key: (i32, i32),
-) -> Result<bool, tokio_postgres::Error> {
-    let row = client
-        .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&key.0, &key.1])
-        .await?;
+async fn try_duty(client: &tokio_postgres::Client, key: (i32, i32)) -> Result<bool, client::Error> {
+    let row = client::answered(
+        client.query_one("SELECT pg_try_advisory_lock($1, $2)", &[&key.0, &key.1]),
+    )
+    .await?;
     Ok(row.get(0))
 }
 
 /// Whether the advisory lock `key` (two keys) is held by any process now.
-pub fn is_duty_held(
-    client: &mut impl GenericClient,
-    key: (i32, i32),
-) -> Result<bool, postgres::Error> {
+pub fn is_duty_held(client: &mut impl Statements, key: (i32, i32)) -> Result<bool, client::Error> {
     // The keys show in `pg_locks` as unsigned object ids.
     let (class, object) = (i64::from(key.0 as u32), i64::from(key.1 as u32));
     Ok(client
@@ -309,17 +317,14 @@ async fn hold(
     client: &tokio_postgres::Client,
     id: i64,
     what: &Announcement,
-) -> Result<(), tokio_postgres::Error> {
-    client
-        .execute("SELECT pg_advisory_lock($1)", &[&id])
-        .await?;
-    client
-        .execute(
-            "INSERT INTO presence (id, kind, project, agent, client) VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (id) DO NOTHING",
-            &[&id, &what.kind, &what.project, &what.agent, &what.client],
-        )
-        .await?;
+) -> Result<(), client::Error> {
+    client::answered(client.execute("SELECT pg_advisory_lock($1)", &[&id])).await?;
+    client::answered(client.execute(
+        "INSERT INTO presence (id, kind, project, agent, client) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (id) DO NOTHING",
+        &[&id, &what.kind, &what.project, &what.agent, &what.client],
+    ))
+    .await?;
     Ok(())
 }
 
@@ -335,11 +340,11 @@ const IS_HELD: &str = "EXISTS (
 /// The clients of the live presences of `kind`, `agent` and `project` (one entry each,
 /// sorted); the rows nobody holds are removed on the way.
 pub fn live(
-    client: &mut impl GenericClient,
+    client: &mut impl Statements,
     kind: &str,
     agent: &str,
     project: &str,
-) -> Result<Vec<String>, postgres::Error> {
+) -> Result<Vec<String>, client::Error> {
     let rows = client.query(
         &format!(
             "SELECT p.id, p.client, {IS_HELD} FROM presence p \

@@ -7,7 +7,7 @@
 //! is kept here as the same text, so a copy between the two stores is exact; the columns
 //! beside it are what baton looks things up by.
 
-use postgres::{Client, GenericClient};
+use super::client::{Client, Error, Statements};
 
 /// The schema this binary writes, and the highest it reads.
 pub const SCHEMA: i64 = 2;
@@ -132,7 +132,7 @@ pub enum Standing {
 }
 
 /// The schema of the database `client` is connected to.
-pub fn standing(client: &mut impl GenericClient) -> Result<Standing, postgres::Error> {
+pub fn standing(client: &mut impl Statements) -> Result<Standing, Error> {
     let exists: bool = client
         .query_one("SELECT to_regclass('baton_schema') IS NOT NULL", &[])?
         .get(0);
@@ -149,10 +149,15 @@ pub fn standing(client: &mut impl GenericClient) -> Result<Standing, postgres::E
     })
 }
 
+/// How long each statement of a migration may take: it waits for another process's
+/// migration to end, and rewrites tables that may be large. Still a bound, so that a
+/// server that stops answering mid-way does not hold the command for ever.
+pub const MIGRATE_WITHIN: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Brings the schema up to [`SCHEMA`], in one transaction under the migration lock (another
 /// process may have done it while this one waited: the version is read again under it).
 /// The standing found under the lock: [`Standing::Newer`] is left alone.
-pub fn migrate(client: &mut Client) -> Result<Standing, postgres::Error> {
+pub fn migrate(client: &mut Client) -> Result<Standing, Error> {
     // The lock is the session's, taken before the transaction begins, so that the
     // transaction reads the catalog as another migration left it (a lock taken inside it
     // would leave it reading the tables as they were when it began).
@@ -170,7 +175,7 @@ pub fn migrate(client: &mut Client) -> Result<Standing, postgres::Error> {
     Ok(standing)
 }
 
-fn migrate_locked(client: &mut Client) -> Result<Standing, postgres::Error> {
+fn migrate_locked(client: &mut Client) -> Result<Standing, Error> {
     let mut transaction = client.transaction()?;
     let found = standing(&mut transaction)?;
     let from = match found {

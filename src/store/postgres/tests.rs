@@ -10,6 +10,7 @@ use super::*;
 use crate::board::mail::{Draft, MessageType};
 use crate::board::task::Status;
 use crate::store::{at_once, change_board, change_mail};
+use postgres::Client;
 
 struct Fixture {
     url: String,

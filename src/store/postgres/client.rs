@@ -1,0 +1,369 @@
+//! A connection to PostgreSQL for a thread that waits for each answer, every wait bounded:
+//! the connection's start (TCP, TLS, the startup and the login) and each statement. A
+//! server that accepts TCP and then says nothing (a hung server, a proxy whose backend is
+//! gone, a "black hole") makes the call fail as unreachable rather than wait for ever.
+//!
+//! The `postgres` crate's blocking client is the same client library on a runtime of its
+//! own, but it offers no way to bound a statement, and bounds only the TCP connect of the
+//! start: these few lines do what baton used of it, each wait under `tokio::time::timeout`.
+//! A statement that is not answered in time cuts the connection (the pool then lets it
+//! go), since its answer may still come and would be read as the next statement's.
+
+use std::future::Future;
+use std::time::Duration;
+
+use postgres::Row;
+use postgres::types::ToSql;
+use tokio::runtime::Runtime;
+use tokio::task::JoinHandle;
+use tokio_postgres::Socket;
+
+use super::address::Address;
+use super::tls::{Encrypted, Rustls};
+
+/// How long a statement may go unanswered before its connection counts as lost. Baton's
+/// statements read or write a project's rows by key and take milliseconds; a database
+/// under heavy load (vacuum, I/O saturated, a checkpoint) may take seconds. Half a minute
+/// leaves a slow but alive database room while a request or a command that the server
+/// stopped answering still fails in time to be told. Statements that wait on purpose (for
+/// a lock, a migration) are given their own bound with [`Client::answered_within`].
+pub const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+
+/// A connection's messages, as the client library gives them when it connects with TLS
+/// available.
+pub type Connection = tokio_postgres::Connection<Socket, Encrypted<Socket>>;
+
+/// What a call on the database met: the server's or the client library's error, or no
+/// answer in time.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Postgres(#[from] postgres::Error),
+    /// Nothing came back within `within` (the connection is given up).
+    #[error("no answer to {to} within {}s", .within.as_secs_f64())]
+    NoAnswer { to: &'static str, within: Duration },
+    /// The runtime the connection runs on could not be made.
+    #[error("cannot start a runtime for the connection: {0}")]
+    Runtime(std::io::Error),
+}
+
+impl Error {
+    /// The server's code for the error, when it refused the statement.
+    pub fn code(&self) -> Option<&postgres::error::SqlState> {
+        match self {
+            Error::Postgres(error) => error.code(),
+            Error::NoAnswer { .. } | Error::Runtime(_) => None,
+        }
+    }
+}
+
+/// Connects to `address` on the current runtime, the whole start bounded by
+/// [`Address::start_within`]: the client library's own `connect_timeout` covers only the
+/// TCP connect, and a server that accepts it and never answers the startup held the caller
+/// for ever.
+pub async fn connect(
+    address: &Address,
+    tls: Rustls,
+) -> Result<(tokio_postgres::Client, Connection), Error> {
+    let within = address.start_within();
+    match tokio::time::timeout(within, address.config.connect(tls)).await {
+        Ok(connected) => Ok(connected?),
+        Err(_) => Err(Error::NoAnswer {
+            to: "the connection's start",
+            within,
+        }),
+    }
+}
+
+/// Waits for `future`, a statement's on a connection of an async task (the listening one,
+/// the presence keeper's), for at most [`ANSWER_WITHIN`]. One not answered by then leaves
+/// the connection to be given up by its caller.
+pub async fn answered<T>(
+    future: impl Future<Output = Result<T, postgres::Error>>,
+) -> Result<T, Error> {
+    match tokio::time::timeout(ANSWER_WITHIN, future).await {
+        Ok(answered) => Ok(answered?),
+        Err(_) => Err(Error::NoAnswer {
+            to: "a statement",
+            within: ANSWER_WITHIN,
+        }),
+    }
+}
+
+/// A connection for blocking calls: the client library's client on a runtime of its own,
+/// which runs the connection's messages while a call waits.
+pub struct Client {
+    runtime: Runtime,
+    /// Taken only when the connection is dropped, to say goodbye.
+    client: Option<tokio_postgres::Client>,
+    connection: JoinHandle<()>,
+    /// How long the next statement may take.
+    within: Duration,
+    /// A statement went unanswered: the connection is given up.
+    is_cut: bool,
+}
+
+impl Client {
+    /// A new connection to `address`, its start bounded as [`connect`] says.
+    pub fn connect(address: &Address, tls: Rustls) -> Result<Client, Error> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(Error::Runtime)?;
+        let (client, connection) = runtime.block_on(connect(address, tls))?;
+        // A runtime of one thread runs this task only while a call waits (in `block_on`),
+        // which is when its messages matter.
+        let connection = runtime.spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(Client {
+            runtime,
+            client: Some(client),
+            connection,
+            within: ANSWER_WITHIN,
+            is_cut: false,
+        })
+    }
+
+    /// Whether the connection is gone: closed by the server, or given up here.
+    pub fn is_closed(&self) -> bool {
+        self.is_cut
+            || self
+                .client
+                .as_ref()
+                .is_none_or(tokio_postgres::Client::is_closed)
+    }
+
+    /// Whether a statement of this connection went unanswered (and it was given up): the
+    /// server, or the way to it, may have stopped answering every connection.
+    pub fn went_unanswered(&self) -> bool {
+        self.is_cut
+    }
+
+    /// Lets the connection go without a word to the server, which may not be listening.
+    pub fn abandon(mut self) {
+        self.is_cut = true;
+    }
+
+    /// Runs `work` with each statement given `within` to answer rather than
+    /// [`ANSWER_WITHIN`]: a statement that waits on purpose (for a lock, up to the lock's
+    /// timeout) is given that wait and more.
+    pub fn answered_within<T>(
+        &mut self,
+        within: Duration,
+        work: impl FnOnce(&mut Client) -> T,
+    ) -> T {
+        let before = std::mem::replace(&mut self.within, within);
+        let done = work(self);
+        self.within = before;
+        done
+    }
+
+    /// Begins a transaction (read-write, read committed), rolled back unless committed.
+    pub fn transaction(&mut self) -> Result<Transaction<'_>, Error> {
+        self.batch_execute("BEGIN")?;
+        Ok(Transaction {
+            client: self,
+            is_over: false,
+        })
+    }
+
+    /// Begins a read-only transaction that sees one moment's state throughout.
+    pub fn read_transaction(&mut self) -> Result<Transaction<'_>, Error> {
+        self.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        Ok(Transaction {
+            client: self,
+            is_over: false,
+        })
+    }
+
+    fn live(&self) -> &tokio_postgres::Client {
+        // Only `drop` takes it.
+        self.client
+            .as_ref()
+            .expect("a connection in use has its client")
+    }
+
+    /// Waits for `future`, a statement's, for at most the bound in force; one not answered
+    /// by then cuts the connection.
+    fn wait<T>(
+        runtime: &Runtime,
+        within: Duration,
+        is_cut: bool,
+        future: impl Future<Output = Result<T, postgres::Error>>,
+    ) -> Result<T, Error> {
+        if is_cut {
+            return Err(Error::NoAnswer {
+                to: "an earlier statement",
+                within,
+            });
+        }
+        // The timer is made inside the runtime, which drives it.
+        match runtime.block_on(async { tokio::time::timeout(within, future).await }) {
+            Ok(answered) => Ok(answered?),
+            Err(_) => Err(Error::NoAnswer {
+                to: "a statement",
+                within,
+            }),
+        }
+    }
+
+    /// `result` as it stands, the connection given up when it was not answered.
+    fn noted<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        if matches!(result, Err(Error::NoAnswer { .. })) && !self.is_cut {
+            self.is_cut = true;
+            self.connection.abort();
+        }
+        result
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // The client's end gone, the connection says goodbye to the server (rather than
+        // leave it to log an unexpected end): given a moment to, unless the server stopped
+        // answering, or this runs on a runtime's thread, where no runtime may be waited on.
+        drop(self.client.take());
+        if !self.is_cut && tokio::runtime::Handle::try_current().is_err() {
+            let connection = &mut self.connection;
+            let _ = self
+                .runtime
+                .block_on(async { tokio::time::timeout(GOODBYE_WITHIN, connection).await });
+        }
+        self.connection.abort();
+    }
+}
+
+/// How long a connection let go is given to tell the server it is leaving.
+const GOODBYE_WITHIN: Duration = Duration::from_secs(1);
+
+/// The statements baton makes, on a connection or in a transaction.
+pub trait Statements {
+    fn query(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)])
+    -> Result<Vec<Row>, Error>;
+
+    fn query_one(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error>;
+
+    fn query_opt(
+        &mut self,
+        statement: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, Error>;
+
+    fn execute(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error>;
+
+    /// Runs `statements` (separated by semicolons, no parameters).
+    fn batch_execute(&mut self, statements: &str) -> Result<(), Error>;
+}
+
+impl Statements for Client {
+    fn query(
+        &mut self,
+        statement: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, Error> {
+        let answered = Client::wait(
+            &self.runtime,
+            self.within,
+            self.is_cut,
+            self.live().query(statement, params),
+        );
+        self.noted(answered)
+    }
+
+    fn query_one(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
+        let answered = Client::wait(
+            &self.runtime,
+            self.within,
+            self.is_cut,
+            self.live().query_one(statement, params),
+        );
+        self.noted(answered)
+    }
+
+    fn query_opt(
+        &mut self,
+        statement: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, Error> {
+        let answered = Client::wait(
+            &self.runtime,
+            self.within,
+            self.is_cut,
+            self.live().query_opt(statement, params),
+        );
+        self.noted(answered)
+    }
+
+    fn execute(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {
+        let answered = Client::wait(
+            &self.runtime,
+            self.within,
+            self.is_cut,
+            self.live().execute(statement, params),
+        );
+        self.noted(answered)
+    }
+
+    fn batch_execute(&mut self, statements: &str) -> Result<(), Error> {
+        let answered = Client::wait(
+            &self.runtime,
+            self.within,
+            self.is_cut,
+            self.live().batch_execute(statements),
+        );
+        self.noted(answered)
+    }
+}
+
+/// A transaction on a [`Client`]: rolled back when dropped before [`Transaction::commit`].
+pub struct Transaction<'a> {
+    client: &'a mut Client,
+    is_over: bool,
+}
+
+impl Transaction<'_> {
+    pub fn commit(mut self) -> Result<(), Error> {
+        // Whatever COMMIT answers, the transaction is over (a failed COMMIT rolls back).
+        self.is_over = true;
+        self.client.batch_execute("COMMIT")
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if !self.is_over && !self.client.is_closed() {
+            let _ = self.client.batch_execute("ROLLBACK");
+        }
+    }
+}
+
+impl Statements for Transaction<'_> {
+    fn query(
+        &mut self,
+        statement: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, Error> {
+        self.client.query(statement, params)
+    }
+
+    fn query_one(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
+        self.client.query_one(statement, params)
+    }
+
+    fn query_opt(
+        &mut self,
+        statement: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, Error> {
+        self.client.query_opt(statement, params)
+    }
+
+    fn execute(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {
+        self.client.execute(statement, params)
+    }
+
+    fn batch_execute(&mut self, statements: &str) -> Result<(), Error> {
+        self.client.batch_execute(statements)
+    }
+}

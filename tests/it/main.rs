@@ -59,8 +59,8 @@ mod snapshots_human;
 mod tokens;
 mod untrusted;
 mod wake;
-mod wake_env;
 mod wake_attacks;
+mod wake_env;
 // A pseudo-terminal drives the terminal board: Unix only.
 #[cfg(unix)]
 mod watch_tui;

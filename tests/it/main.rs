@@ -49,6 +49,7 @@ mod projects;
 mod remote;
 mod remote_attacks;
 mod serve;
+mod serve_attacks;
 mod setup;
 mod store_copy;
 // Its hub pins permission bits, which doctor's pinned output shows.

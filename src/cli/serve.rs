@@ -34,7 +34,12 @@ A2A (Agent2Agent 1.0, and 0.3's method names): each agent's Agent Card is at
 /a2a/agents/NAME/.well-known/agent-card.json, the hub's at /.well-known/agent-card.json; a
 message to /a2a/agents/NAME sends NAME a task as the token's agent (first line the subject),
 or answers or reviews a task waiting on it; statuses, results and streams follow the board.
-Requests naming another Host than this address or localhost are refused.")]
+Requests naming another Host than this address or localhost are refused.
+Limits, against clients that hold the server: a request's head must arrive within 10s (and a
+kept-alive connection is closed after 10s unused); at most 512 connections are open (half the
+descriptors `ulimit -n` allows, if fewer), a new one past them closing the idlest; a token may
+keep 32 streams open at once (event streams, MCP GET streams, A2A streams and waiting sends)
+and all tokens 256 (half the connections), a stream beyond that refused with 429.")]
 pub struct ServeArgs {
     /// The address to listen on. Loopback by default; another address reaches beyond this
     /// machine with plain HTTP, tokens included (put a TLS proxy in front). Port 0 picks a

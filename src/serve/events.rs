@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Extension, State};
+use axum::response::Response;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use tokio::sync::{broadcast, watch};
 use tokio_stream::wrappers::ReceiverStream;
@@ -91,13 +92,18 @@ impl Feed {
 }
 
 /// The server-sent event stream of every change from now on, until the client goes, the
-/// server stops or the request's token is no longer good.
+/// server stops or the request's token is no longer good; refused when the token, or the
+/// server, has as many streams open as it may ([`super::streams`]).
 pub async fn stream(
     State(state): State<super::State>,
     Extension(token): Extension<TokenId>,
     Extension(caller): Extension<crate::mcp::Caller>,
     headers: axum::http::HeaderMap,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Response> {
+    let slot = state
+        .streams
+        .try_open(&token)
+        .map_err(super::streams::refusal)?;
     // A `baton listen` of the token's agent is announced for as long as its stream is open,
     // so that work handed to the agent meanwhile is known to reach it (SPEC section 13).
     // Announced before the stream opens: once the listener hears it open, it is known.
@@ -126,6 +132,7 @@ pub async fn stream(
     tokio::spawn(async move {
         // Taken back when the stream ends, whichever way (its client gone, its token removed).
         let _listener = listener;
+        let _slot = slot;
         loop {
             // `biased`: a change of the tokens is looked at before the changes the feed told
             // with it, so a token removed with them sees none.
@@ -166,7 +173,7 @@ pub async fn stream(
         let data = serde_json::to_string(&change).unwrap_or_default();
         Ok(Event::default().event("change").data(data))
     });
-    Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive")))
 }
 
 /// Whether `token` is still good; a tokens file that cannot be read says no, as it refuses

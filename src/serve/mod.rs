@@ -13,6 +13,8 @@
 //! Every request first passes the `Host` check ([`auth::Hosts`], against DNS rebinding);
 //! every one but `/healthz` and the page's assets then needs a bearer token, which is the
 //! identity ([`auth`]); an MCP session answers only the token that opened it ([`sessions`]).
+//! The server bounds what a client may hold: the connections open and the time to send a
+//! request's head ([`connections`]), and the streams open, per token and in all ([`streams`]).
 //! Every refusal, whoever makes it (a handler, axum, rmcp), is the API's JSON
 //! ([`api::refusals_as_json`]). The server works on the same files as the CLI, under the same
 //! locks. What it keeps in memory (boards, tokens) it checks against the file before each use,
@@ -22,10 +24,12 @@ pub mod a2a;
 pub mod answers;
 pub mod api;
 pub mod auth;
+pub mod connections;
 pub mod events;
 mod page;
 mod priming;
 pub mod sessions;
+pub mod streams;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -39,6 +43,7 @@ use axum::http::StatusCode;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use connections::Limits;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -77,19 +82,23 @@ pub struct State {
     pub start_project: Option<String>,
     /// Board reads as encoded, kept per version of the board ([`answers`]).
     pub board_answers: Arc<answers::BoardAnswers>,
+    /// The streams open, by token, and the cap on them ([`streams`]).
+    pub streams: Arc<streams::Streams>,
 }
 
 /// How long a stopping server waits for open requests before it exits anyway.
 const DRAIN_FOR: Duration = Duration::from_secs(3);
 
 /// Serves on `listener` until `stop` resolves, then lets open requests finish (at most
-/// [`DRAIN_FOR`]) and returns. Event streams and MCP sessions end when it stops.
+/// [`DRAIN_FOR`]) and returns. Event streams and MCP sessions end when it stops. What one
+/// client may hold is bounded by the [`Limits`] of this process.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     settings: Settings,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let address = listener.local_addr()?;
+    let limits = Limits::for_this_process();
     let stopping = CancellationToken::new();
     // One process serves every request: it keeps boards between them and commits the
     // changes that arrive together in one write.
@@ -125,21 +134,16 @@ pub async fn serve(
         report_wake: settings.report_wake,
         start_project: settings.start_project,
         board_answers: Arc::default(),
+        streams: Arc::new(streams::Streams::new(limits)),
     };
     let app = router(state);
-    // hyper writes an answer's head and body in separate small writes: with Nagle's
-    // algorithm on, a client that keeps its connection waits out its delayed ACK (some
-    // 40 ms) on every request.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
     let on_stop = stopping.clone();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    tokio::spawn(async move {
         stop.await;
         on_stop.cancel();
     });
     tokio::select! {
-        served = server => served,
+        () = connections::serve(listener, app, limits, stopping.clone()) => Ok(()),
         // A connection that does not close when asked (a client that stopped reading)
         // does not keep the process alive.
         () = async {
@@ -155,6 +159,10 @@ pub async fn serve(
 pub fn router(state: State) -> Router {
     let mcp = Router::new()
         .nest_service("/mcp", mcp_service(&state))
+        .layer(middleware::from_fn_with_state(
+            state.streams.clone(),
+            streams::hold_mcp_stream,
+        ))
         .layer(middleware::from_fn(priming::for_the_version))
         .layer(middleware::from_fn_with_state(
             state.sessions.clone(),

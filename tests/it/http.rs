@@ -83,9 +83,36 @@ impl Served {
         command
             .args(["--as", human, "serve", "--listen", address])
             .args(extra)
-            .envs(vars.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .envs(vars.iter().copied());
+        Served::spawn(command)
+    }
+
+    /// [`Served::start`] in a process that may open at most `descriptors` files and sockets
+    /// (`ulimit -n`, soft and hard), as on a system that allows few: 1,024 is Linux's usual
+    /// soft limit.
+    #[cfg(unix)]
+    pub fn start_with_descriptors(env: &TestEnv, human: &str, descriptors: u64) -> Served {
+        let baton = env.command(&env.work());
+        let mut command = std::process::Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("ulimit -n {descriptors} && exec \"$0\" \"$@\""))
+            .arg(baton.get_program())
+            .args(["--as", human, "serve", "--listen", "127.0.0.1:0"])
+            .current_dir(env.work())
+            .stdin(Stdio::null());
+        for (name, value) in baton.get_envs() {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        Served::spawn(command)
+    }
+
+    /// Runs `command`, a `baton serve`, until it has printed its URL.
+    fn spawn(mut command: std::process::Command) -> Served {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = command.spawn().expect("baton serve starts");
         let stdout = stdout_lines(&mut child);
         let url = match stdout.recv_timeout(Duration::from_secs(30)) {
@@ -190,6 +217,38 @@ impl Served {
             }
         });
         arrived
+    }
+
+    /// Opens `/api/v1/events` as `token` and reads the answer's head: the connection, left
+    /// open, when the stream opened; else the whole refusal.
+    pub fn open_events(&self, token: &str) -> Result<BufReader<TcpStream>, Reply> {
+        let stream = open(
+            &self.address,
+            "GET",
+            "/api/v1/events",
+            &[
+                ("Host", &self.address),
+                ("Authorization", &format!("Bearer {token}")),
+                ("Accept", "text/event-stream"),
+            ],
+        );
+        stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
+        let mut reader = BufReader::new(stream);
+        let head = read_head(&mut reader).expect("the event stream's head");
+        if head.status == 200 {
+            return Ok(reader);
+        }
+        let length = head
+            .header("content-length")
+            .and_then(|length| length.parse().ok())
+            .expect("a refusal's length");
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).expect("the refusal's body");
+        Err(Reply {
+            status: head.status,
+            headers: head.headers,
+            body: String::from_utf8(body).expect("a refusal in UTF-8"),
+        })
     }
 
     /// SIGTERM, then the exit status and what it wrote to stderr.

@@ -49,6 +49,7 @@ mod projects;
 mod remote;
 mod remote_attacks;
 mod serve;
+mod serve_attacks;
 mod setup;
 mod store_attacks;
 mod store_copy;

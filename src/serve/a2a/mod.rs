@@ -18,6 +18,10 @@
 //! task's sender. Everything goes through the desk of the caller in the task's project
 //! ([`crate::session::Desk`]), so the same rules and refusals hold on any store; a refusal
 //! is a JSON-RPC error carrying baton's words, as the MCP tools word them.
+//!
+//! A stream, or a send that waits for its task to stop, holds a connection for as long as
+//! the task moves: it takes a place among its token's streams ([`crate::serve::streams`])
+//! before anything is done, or is refused.
 
 mod stream;
 mod tasks;
@@ -40,6 +44,8 @@ use self::stream::{Guard, Streaming, Watch};
 use self::tasks::Shown;
 use self::wire::{Method, RpcError, Version, code};
 use super::api::ApiError;
+use super::connections::Held;
+use super::streams::Slot;
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::{Action, TransitionError};
 use crate::error::{Error, Result};
@@ -691,6 +697,11 @@ impl Call {
             .as_deref()
             .filter(|context| !context.is_empty());
         let config = params.configuration.clone().unwrap_or_default();
+        // Taken before the task is sent or answered: a refusal changes nothing.
+        let slot = match streams || config.waits() {
+            true => Some(self.hold_stream()?),
+            false => None,
+        };
         // Subscribed before the change, so that nothing after it is missed.
         let changes = stream::follow(&self.state);
         let (project, view) = match params
@@ -719,7 +730,7 @@ impl Call {
         };
         let watch = Watch::new(changes, &project, view.task.id);
         if streams {
-            return Ok(self.stream(project, view, watch));
+            return Ok(self.stream(project, view, watch, slot));
         }
         let view = match config.waits() {
             true => {
@@ -837,6 +848,7 @@ impl Call {
     /// `SubscribeToTask`: the stream of one of the caller's tasks from now on.
     async fn subscribe(self, params: Value) -> Answered {
         let params: wire::TaskParams = params_of(params)?;
+        let slot = self.hold_stream()?;
         let (project, id) = self.locate(&params.id, None, None).await?;
         let changes = stream::follow(&self.state);
         let view = self.show(&project, id).await?;
@@ -853,7 +865,7 @@ impl Call {
             .with_hint("GetTask shows it as it ended"));
         }
         let watch = Watch::new(changes, &project, id);
-        Ok(self.stream(project, view, watch))
+        Ok(self.stream(project, view, watch, Some(slot)))
     }
 
     /// `ListTasks`: the caller's tasks on the boards (those this endpoint's agent has, at
@@ -954,8 +966,17 @@ impl Call {
         Ok(self.answer(wire::to_value(&list)))
     }
 
-    /// The stream of a task from `view` on (see [`stream::stream`]).
-    fn stream(self, project: String, view: TaskView, watch: Watch) -> Response {
+    /// A place among the caller's token's streams, for a stream or a wait.
+    fn hold_stream(&self) -> std::result::Result<Slot, RpcError> {
+        self.state
+            .streams
+            .try_open(&self.token)
+            .map_err(RpcError::from)
+    }
+
+    /// The stream of a task from `view` on (see [`stream::stream`]), holding `slot` until
+    /// it ends.
+    fn stream(self, project: String, view: TaskView, watch: Watch, slot: Option<Slot>) -> Response {
         let id = view.task.id;
         let guard = self.guard();
         let call = std::sync::Arc::new(self);
@@ -971,7 +992,7 @@ impl Call {
             },
             guard,
         };
-        stream::stream(view, streaming)
+        stream::stream(view, streaming).map(|body| axum::body::Body::new(Held::new(body, slot)))
     }
 
     /// What ends a wait of this call besides the task: its token's removal, the server's

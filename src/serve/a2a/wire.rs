@@ -561,6 +561,9 @@ pub mod code {
     pub const UNSUPPORTED_OPERATION: i64 = -32004;
     pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
     pub const VERSION_NOT_SUPPORTED: i64 = -32009;
+    /// Implementation-defined, past A2A's own (-32001 to -32009): the caller has as many
+    /// streams or waits open as it may (429 in the API's terms).
+    pub const RESOURCE_EXHAUSTED: i64 = -32029;
 }
 
 /// A refusal, as a JSON-RPC error: the code, baton's words (one line), and what A2A's

@@ -624,7 +624,15 @@ fn a_second_run_changes_nothing_and_uninstall_gives_every_byte_back() {
         .ok();
     let wired = machine.files();
     assert_ne!(wired, original);
-    let agents_before = machine.env.run("", &["--json", "agents"]).json();
+    // How long ago each agent was seen moves on with the clock between the two looks.
+    let agents = || {
+        let mut listed = machine.env.run("", &["--json", "agents"]).json();
+        for agent in listed["agents"].as_array_mut().unwrap() {
+            agent.as_object_mut().unwrap().remove("seen_seconds_ago");
+        }
+        listed
+    };
+    let agents_before = agents();
 
     let again = machine.setup(&["--client", "claude,codex,gemini,opencode"]);
     for client in CLIENTS {
@@ -637,10 +645,7 @@ fn a_second_run_changes_nothing_and_uninstall_gives_every_byte_back() {
         );
     }
     assert_eq!(machine.files(), wired, "the second run wrote something");
-    assert_eq!(
-        machine.env.run("", &["--json", "agents"]).json(),
-        agents_before
-    );
+    assert_eq!(agents(), agents_before);
 
     let run = machine.setup(&["--uninstall"]);
     for client in CLIENTS {

@@ -123,9 +123,11 @@ fn a_password_with_url_characters_works_and_shows_nowhere() {
         );
         assert_run_hidden("exit 6", &status);
         let hook = env.run_env("codex", &["hook", "prompt", "--client", "claude"], &vars);
+        // Silent to the agent (SPEC 13); one line for whoever reads the client's log.
         assert_run_hidden("a hook on an unreachable store", &hook);
+        assert_eq!(hook.ok(), "", "{hook:?}");
         assert!(
-            hook.ok()
+            hook.stderr
                 .contains(&format!("store {away_shown} unreachable")),
             "{hook:?}"
         );

@@ -239,11 +239,14 @@ fn the_page_without_a_token_says_how_to_log_in() {
 
     // A token the server does not know: the same message, and the tab forgets it.
     browser.goto(&format!("{}#token=not-a-token", server.base()));
+    // The message may still be up from the first load when the page has not yet heard the
+    // 401: waited for together with the tab forgetting the token.
     wait_for(
         &browser,
-        "the login message after a 401",
+        "the login message after a 401, and the token forgotten",
         "const why = document.querySelector('#login-why'); \
-         return !document.querySelector('#login').hidden && why.textContent.length > 0",
+         return !document.querySelector('#login').hidden && why.textContent.length > 0 \
+             && localStorage.getItem('baton-token') === null",
         &[],
     );
     assert_eq!(

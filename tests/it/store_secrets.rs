@@ -234,3 +234,29 @@ fn an_unencoded_at_is_refused_and_never_shown() {
         assert_run_hidden("serve --store", &argv);
     }
 }
+
+/// A libpq connection string of `key=value` words, no URL, though a `://` comes somewhere in
+/// it (in the password, or in another word's value): it is refused, as every form but a
+/// `postgres://` URL is, and none of it is shown, where what stands before its `://` was
+/// shown as a URL's scheme, password included.
+#[test]
+fn a_connection_string_with_a_scheme_like_word_is_refused_and_never_shown() {
+    let env = TestEnv::new();
+    for words in [
+        "host=127.0.0.1 port=1 password=s3crA://s3crB dbname=baton",
+        "password=s3crA host=127.0.0.1 port=1 application_name=https://example.com",
+    ] {
+        let vars = [("BATON_STORE", words)];
+        let run = env.run_env("lead", &["status"], &vars);
+        assert_ne!(run.code, 0, "{run:?}");
+        assert_run_hidden("a connection string in BATON_STORE", &run);
+        let hook = env.run_env("lead", &["hook", "prompt", "--client", "claude"], &vars);
+        assert_run_hidden("a hook on a connection string", &hook);
+        let copy = env.run(
+            "lead",
+            &["store", "copy", "--from", words, "--to", "/nonexistent"],
+        );
+        assert_ne!(copy.code, 0, "{copy:?}");
+        assert_run_hidden("store copy --from", &copy);
+    }
+}

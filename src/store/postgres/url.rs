@@ -179,10 +179,14 @@ impl<'a> StoreUrl<'a> {
 }
 
 /// `url` as it may be shown, for words about a URL that may not even be one: its
-/// [`StoreUrl::shown`] form, or only its scheme when it cannot be read safely.
+/// [`StoreUrl::shown`] form, or only its scheme when it cannot be read safely. What only
+/// splits like a URL because a `://` comes somewhere in it, a libpq connection string of
+/// `key=value` words above all (`host=db password=… sslrootcert=file:///…`), is no URL:
+/// what stands before its `://` may hold the password, so none of it is shown.
 pub fn shown_form(url: &str) -> String {
     match StoreUrl::parse(url) {
-        Ok(parts) => parts.shown(),
+        Ok(parts) if is_scheme(parts.scheme) => parts.shown(),
+        Ok(_) => "(an address that is not shown)".to_string(),
         Err(UrlError::NotUrl) => "(an address that is not a URL)".to_string(),
         Err(_) => match url.split_once("://") {
             Some((scheme, _)) if is_scheme(scheme) => format!("{scheme}://(not shown)"),
@@ -356,6 +360,14 @@ mod tests {
             ("mysql://u:s3cret@db/x", "mysql://u@db/x"),
             ("just words", "(an address that is not a URL)"),
             ("po$t://u:s3@c@db", "(an address that is not shown)"),
+            (
+                "host=db password=s3://cret dbname=baton",
+                "(an address that is not shown)",
+            ),
+            (
+                "password=s3cret host=db application_name=https://x",
+                "(an address that is not shown)",
+            ),
         ] {
             assert_eq!(shown_form(url), shown, "{url}");
         }

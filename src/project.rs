@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
+use crate::secret::machine_key::MachineKey;
 use crate::store::platform;
 use crate::store::versioned::{self, Versioned};
 use crate::store::{Collection, Document, Store, Transaction};
@@ -106,6 +107,12 @@ pub struct Project {
     pub id: String,
     /// The canonical workspace directory, or none for a project usable from anywhere.
     pub workspace: Option<PathBuf>,
+    /// The signature, by the key of the machine that bound the workspace, of the project's
+    /// id and workspace ([`Project::is_workspace_signed_by`]): on a store several machines
+    /// share, a wake command runs in a workspace only on the machine that bound it, so nobody
+    /// with the store's credentials picks the directory another machine's agent runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_signature: Option<String>,
     #[serde(default)]
     pub goal: Option<String>,
     #[serde(default)]
@@ -135,12 +142,48 @@ impl Project {
             schema: PROJECT_SCHEMA,
             id: id.to_string(),
             workspace,
+            workspace_signature: None,
             goal,
             coordinator: None,
             created_at: now,
             settings: Settings::default(),
             context: Vec::new(),
         }
+    }
+
+    /// Whether the workspace was bound on the machine whose key is `key`, and not bound
+    /// anew there since.
+    pub fn is_workspace_signed_by(&self, key: &MachineKey) -> bool {
+        self.workspace.is_some()
+            && self
+                .workspace_signature
+                .as_deref()
+                .is_some_and(|signature| {
+                    key.is_latest(
+                        &self.workspace_subject(),
+                        &self.signed_workspace(),
+                        signature,
+                    )
+                })
+    }
+
+    /// Signs the workspace as bound on the machine whose key is `key`.
+    fn sign_workspace(&mut self, key: &MachineKey) -> Result<()> {
+        let signature = key.sign_latest(&self.workspace_subject(), &self.signed_workspace())?;
+        self.workspace_signature = Some(signature);
+        Ok(())
+    }
+
+    /// What a workspace's signature covers, in one unambiguous encoding.
+    fn signed_workspace(&self) -> Vec<u8> {
+        let signed = ("baton workspace 1", &self.id, &self.workspace);
+        // A string and a path always encode.
+        serde_json::to_vec(&signed).unwrap_or_default()
+    }
+
+    /// What the machine's ledger keeps this project's workspace signature under.
+    fn workspace_subject(&self) -> String {
+        format!("workspace-{}", self.id)
     }
 
     pub fn lease(&self) -> chrono::Duration {
@@ -391,9 +434,12 @@ pub fn update_in<T>(
 
 /// `project init`: creates a project bound to `workspace`, with `humans` allowed to change
 /// its coordinator. Without a name, the workspace's directory name is used, made unique so
-/// two workspaces called `api` get two projects.
+/// two workspaces called `api` get two projects. The binding is signed with `key`, this
+/// machine's. Run again for the project already bound there (without a name, or with its
+/// own), it signs that binding for this machine and changes nothing else.
 pub fn init(
     store: &dyn Store,
+    key: &MachineKey,
     name: Option<&str>,
     workspace: &Path,
     goal: Option<String>,
@@ -424,6 +470,17 @@ pub fn init(
         .iter()
         .find(|project| project.workspace.as_deref() == Some(workspace.as_path()))
     {
+        if name.is_none_or(|name| name == bound.id) {
+            return update(store, &bound.id, |slot| {
+                let project = slot
+                    .as_mut()
+                    .ok_or_else(|| Error::invalid(format!("project {} is gone", bound.id)))?;
+                if project.workspace.as_deref() == Some(workspace.as_path()) {
+                    project.sign_workspace(key)?;
+                }
+                Ok(project.clone())
+            });
+        }
         return Err(Error::invalid_with_hint(
             format!(
                 "{} is already the workspace of project {}",
@@ -443,6 +500,7 @@ pub fn init(
             }
             let mut project = Project::new(id, Some(workspace.clone()), goal.clone(), now);
             project.settings.humans = humans.to_vec();
+            project.sign_workspace(key)?;
             Ok(slot.insert(project).clone())
         })
     };
@@ -525,19 +583,25 @@ mod tests {
         "2026-11-29T12:00:00Z".parse().unwrap()
     }
 
+    /// The key of the machine whose home is `home`.
+    fn key_of(home: &Home) -> MachineKey {
+        MachineKey::load_or_make(&home.machine_key_file()).unwrap()
+    }
+
     #[test]
     fn nested_workspaces_pick_the_longest_and_outsiders_are_refused() {
         let root = tempfile::tempdir().unwrap();
         let home = Home::new(root.path().join("home"));
         let store = store_at(&home);
+        let key = key_of(&home);
         let outer = root.path().join("src");
         let inner = outer.join("api");
         let elsewhere = root.path().join("web");
         for dir in [&inner, &elsewhere] {
             fs::create_dir_all(dir).unwrap();
         }
-        init(&store, Some("outer"), &outer, None, &[], now()).unwrap();
-        init(&store, None, &inner, None, &[], now()).unwrap();
+        init(&store, &key, Some("outer"), &outer, None, &[], now()).unwrap();
+        init(&store, &key, None, &inner, None, &[], now()).unwrap();
         let deep = inner.join("src");
         fs::create_dir_all(&deep).unwrap();
         assert_eq!(resolve(&store, None, &deep, now()).unwrap().id, "api");
@@ -561,16 +625,34 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let home = Home::new(root.path().join("home"));
         let store = store_at(&home);
+        let key = key_of(&home);
         let first = root.path().join("a/api");
         let second = root.path().join("b/api");
         fs::create_dir_all(&first).unwrap();
         fs::create_dir_all(&second).unwrap();
-        let one = init(&store, None, &first, None, &[], now()).unwrap();
-        let two = init(&store, None, &second, None, &[], now()).unwrap();
+        let one = init(&store, &key, None, &first, None, &[], now()).unwrap();
+        let two = init(&store, &key, None, &second, None, &[], now()).unwrap();
         assert_eq!((one.id.as_str(), two.id.as_str()), ("api", "api-2"));
         assert!(
-            init(&store, None, &first, None, &[], now()).is_err(),
+            init(&store, &key, Some("web"), &first, None, &[], now()).is_err(),
             "bound twice"
         );
+        assert!(one.is_workspace_signed_by(&key));
+        let other = tempfile::tempdir().unwrap();
+        let elsewhere = MachineKey::load_or_make(&other.path().join("machine.key")).unwrap();
+        assert!(
+            !one.is_workspace_signed_by(&elsewhere),
+            "another machine's key"
+        );
+        let mut moved = one.clone();
+        moved.workspace = Some(second.clone());
+        assert!(!moved.is_workspace_signed_by(&key), "another directory");
+        // Run again where it is bound: the binding is signed anew, nothing else changes.
+        let again = init(&store, &key, None, &first, None, &[], now()).unwrap();
+        assert_eq!(
+            (again.id.as_str(), again.created_at),
+            ("api", one.created_at)
+        );
+        assert!(again.is_workspace_signed_by(&key));
     }
 }

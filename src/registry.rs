@@ -71,28 +71,40 @@ fn default_schema() -> u32 {
 
 impl AgentRecord {
     /// Sets the wake command, and the machine it runs on: this one, whose `key` signs it
-    /// (SPEC section 16).
-    pub fn set_wake(&mut self, wake: Vec<String>, key: &MachineKey) {
+    /// (SPEC section 16) and keeps the signature as the one that stands for this agent.
+    pub fn set_wake(&mut self, wake: Vec<String>, key: &MachineKey) -> Result<()> {
         self.host = crate::process::this_host();
         self.wake = Some(wake);
-        self.wake_signature = Some(key.sign(&self.signed_wake()));
+        self.wake_signature = Some(key.sign_latest(&self.wake_subject(), &self.signed_wake())?);
+        Ok(())
     }
 
-    /// Removes the wake command, with its host and signature.
-    pub fn remove_wake(&mut self) {
+    /// Removes the wake command, with its host and signature; `key`, this machine's where it
+    /// has one, forgets the signature it made, so that no copy of the record written back
+    /// brings the command back.
+    pub fn remove_wake(&mut self, key: Option<&MachineKey>) -> Result<()> {
         self.wake = None;
         self.host = None;
         self.wake_signature = None;
+        if let Some(key) = key {
+            key.forget(&self.wake_subject())?;
+        }
+        Ok(())
     }
 
     /// Whether the wake command, as it stands with its host and the agent's name, was signed
-    /// with `key`: registered on the machine that holds it.
+    /// with `key`, and is the last one signed for this agent there: registered on the
+    /// machine that holds the key, and not replaced or removed there since.
     pub fn is_wake_signed_by(&self, key: &MachineKey) -> bool {
         self.wake.is_some()
-            && self
-                .wake_signature
-                .as_deref()
-                .is_some_and(|signature| key.verifies(&self.signed_wake(), signature))
+            && self.wake_signature.as_deref().is_some_and(|signature| {
+                key.is_latest(&self.wake_subject(), &self.signed_wake(), signature)
+            })
+    }
+
+    /// What the machine's ledger keeps this agent's wake signature under.
+    fn wake_subject(&self) -> String {
+        wake_subject(&self.name)
     }
 
     /// What a wake command's signature covers, in one unambiguous encoding.
@@ -117,6 +129,16 @@ impl AgentRecord {
             other: serde_json::Map::new(),
         }
     }
+}
+
+/// What a machine's ledger keeps the wake signature of agent `name` under.
+fn wake_subject(name: &str) -> String {
+    format!("wake-{name}")
+}
+
+/// Forgets the wake command this machine (`key`) signed for `name`, which is gone.
+pub fn forget_wake_signature(key: &MachineKey, name: &str) -> Result<()> {
+    Ok(key.forget(&wake_subject(name))?)
 }
 
 /// The registry record of `name`, as the store keeps it.
@@ -259,8 +281,9 @@ pub enum WakeCommandChange {
     /// Sets it to this program and its arguments (`--wake -- CMD ARGS…`), signed with the
     /// key of this machine, where it will run.
     Set(Vec<String>, std::sync::Arc<MachineKey>),
-    /// Removes it (`--no-wake-command`).
-    Remove,
+    /// Removes it (`--no-wake-command`); this machine's key, where it has one, forgets its
+    /// signature.
+    Remove(Option<std::sync::Arc<MachineKey>>),
 }
 
 /// `agent add`: registers `name`, or changes its record: the `profile` fields given and
@@ -287,8 +310,8 @@ pub fn add(
         profile.apply(record)?;
         match wake {
             WakeCommandChange::Keep => {}
-            WakeCommandChange::Set(argv, key) => record.set_wake(argv, &key),
-            WakeCommandChange::Remove => record.remove_wake(),
+            WakeCommandChange::Set(argv, key) => record.set_wake(argv, &key)?,
+            WakeCommandChange::Remove(key) => record.remove_wake(key.as_deref())?,
         }
         Ok(record.clone())
     })
@@ -408,7 +431,7 @@ mod tests {
                 WakeCommandChange::Set(argv(&[ABSOLUTE_CODEX]), key.clone()),
                 Some(Some(argv(&[ABSOLUTE_CODEX]))),
             ),
-            (WakeCommandChange::Remove, Some(None)),
+            (WakeCommandChange::Remove(Some(key.clone())), Some(None)),
         ];
         for (change, expected) in cases {
             let before = load(&home, "codex").unwrap().and_then(|record| record.wake);
@@ -439,7 +462,14 @@ mod tests {
         assert_eq!(added.host, crate::process::this_host());
         let kept = add(&home, "codex", now, &profile, WakeCommandChange::Keep).unwrap();
         assert_eq!(kept.host, added.host, "a profile change keeps it");
-        let removed = add(&home, "codex", now, &profile, WakeCommandChange::Remove).unwrap();
+        let removed = add(
+            &home,
+            "codex",
+            now,
+            &profile,
+            WakeCommandChange::Remove(None),
+        )
+        .unwrap();
         assert_eq!(
             (removed.wake, removed.host, removed.wake_signature),
             (None, None, None)

@@ -166,6 +166,32 @@ pub fn not_signed_here(
     }
 }
 
+/// Why a wake command must not run in `project`'s workspace on this machine: on a store
+/// several machines share, anyone holding its credentials can bind a project to any
+/// directory (one where they left an agent client's settings, say), so a wake runs in a
+/// workspace only on the machine that bound it (`project init` signs the binding with the
+/// machine's key). On a home of files, one machine's, nothing is checked, as for the
+/// command itself ([`not_signed_here`]).
+fn workspace_not_bound_here(store: &dyn Store, home: &Home, project: &Project) -> Option<String> {
+    let workspace = project.workspace.as_deref()?;
+    if store.home_files().is_some() {
+        return None;
+    }
+    let id = &project.id;
+    match MachineKey::load(&home.machine_key_file()) {
+        Ok(Some(key)) if project.is_workspace_signed_by(&key) => None,
+        Ok(_) => Some(format!(
+            "project {id}'s workspace {} was not bound on this machine (no signature of this \
+             machine's key: bound from elsewhere, or before baton signed workspaces), so no \
+             wake command runs there; `baton project init --name {id} --workspace {}` on this \
+             machine binds it",
+            workspace.display(),
+            workspace.display()
+        )),
+        Err(error) => Some(format!("no wake command runs in project {id}: {error}")),
+    }
+}
+
 /// `baton wake NAME`: starts the agent's supervisor now, whatever its inbox holds.
 pub fn wake_by_hand(
     store: &dyn Store,
@@ -781,6 +807,10 @@ fn run_once(
             return false;
         }
     };
+    if let Some(why) = workspace_not_bound_here(store, home, &project) {
+        log.line(&why);
+        return false;
+    }
     // A project bound to a workspace runs there; an unbound one (`default`) runs where the
     // command that woke the agent ran, which is where its sender was working.
     let dir = match &project.workspace {

@@ -113,7 +113,8 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
                 let key = MachineKey::load_or_make(&context.hub.home.machine_key_file())?;
                 WakeCommandChange::Set(args.command, std::sync::Arc::new(key))
             } else if args.no_wake_command {
-                WakeCommandChange::Remove
+                let key = MachineKey::load(&context.hub.home.machine_key_file())?;
+                WakeCommandChange::Remove(key.map(std::sync::Arc::new))
             } else {
                 WakeCommandChange::Keep
             };

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use baton::error::Error;
 use baton::project::{self, Project};
 use baton::remote::map::{self as remote_map, ProjectMap};
+use baton::secret::machine_key::MachineKey;
 use baton::text::{self, inline};
 use baton::time;
 
@@ -92,17 +93,25 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
                 Some(dir) => dir,
                 None => current_dir()?,
             };
+            let key = MachineKey::load_or_make(&context.hub.home.machine_key_file())?;
+            let now = time::now();
             let created = project::init(
                 &*context.hub.store,
+                &key,
                 args.name.as_deref(),
                 &workspace,
                 args.goal,
                 &args.human,
-                time::now(),
+                now,
             )?;
             output::emit(as_json, &created, |project| {
+                // A project bound there already was signed for this machine, not made.
+                let done = match project.created_at == now {
+                    true => "created project",
+                    false => "signed for this machine: project",
+                };
                 format!(
-                    "created project {} bound to {}",
+                    "{done} {} bound to {}",
                     project.id,
                     inline(
                         &project

@@ -13,6 +13,8 @@ use super::{NoRandomness, SECRET_BYTES, hex, random_bytes};
 /// A machine's key, read from (or made in) its file.
 pub struct MachineKey {
     bytes: [u8; SECRET_BYTES],
+    /// Where the last signature made for each subject is kept ([`MachineKey::sign_latest`]).
+    ledger: PathBuf,
 }
 
 impl std::fmt::Debug for MachineKey {
@@ -34,6 +36,8 @@ pub enum MachineKeyError {
     Damaged { path: PathBuf },
     #[error("cannot make this machine's key {}: {source}", path.display())]
     Make { path: PathBuf, source: io::Error },
+    #[error("cannot keep this machine's signature in {}: {source}", path.display())]
+    Ledger { path: PathBuf, source: io::Error },
     #[error(transparent)]
     NoRandomness(#[from] NoRandomness),
 }
@@ -78,7 +82,10 @@ impl MachineKey {
                 .and_then(|pair| u8::from_str_radix(pair, 16).ok())
                 .ok_or_else(damaged)?;
         }
-        Ok(Some(MachineKey { bytes }))
+        Ok(Some(MachineKey {
+            bytes,
+            ledger: ledger_of(path),
+        }))
     }
 
     /// The key at `path`, made first when there is none: written whole to a private file
@@ -107,11 +114,61 @@ impl MachineKey {
         let linked = written.and_then(|()| std::fs::hard_link(&staged, path));
         let _ = std::fs::remove_file(&staged);
         match linked {
-            Ok(()) => Ok(MachineKey { bytes: made }),
+            Ok(()) => Ok(MachineKey {
+                bytes: made,
+                ledger: ledger_of(path),
+            }),
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
                 MachineKey::load(path)?.ok_or_else(|| make(error))
             }
             Err(error) => Err(make(error)),
+        }
+    }
+
+    /// Signs `message` as the one that now stands for `subject` (a name safe in a file name:
+    /// `wake-codex`), and keeps the signature in this machine's ledger, so that an older
+    /// message this machine signed for the same subject, written back into the store, no
+    /// longer counts ([`MachineKey::is_latest`]).
+    pub fn sign_latest(&self, subject: &str, message: &[u8]) -> Result<String, MachineKeyError> {
+        let signature = self.sign(message);
+        let path = self.ledger.join(subject);
+        let kept = |source| MachineKeyError::Ledger {
+            path: path.clone(),
+            source,
+        };
+        make_private_dirs(&self.ledger).map_err(kept)?;
+        let staged = self.ledger.join(format!(
+            ".{subject}.{}.tmp",
+            hex(&random_bytes("a temporary file's name")?[..8])
+        ));
+        let written = private_new_file(&staged).and_then(|mut file| {
+            file.write_all(signature.as_bytes())?;
+            file.sync_all()
+        });
+        let placed = written.and_then(|()| std::fs::rename(&staged, &path));
+        if placed.is_err() {
+            let _ = std::fs::remove_file(&staged);
+        }
+        placed.map_err(kept)?;
+        Ok(signature)
+    }
+
+    /// Whether `signature` is this key's of `message` and the last one it made for
+    /// `subject`.
+    pub fn is_latest(&self, subject: &str, message: &[u8], signature: &str) -> bool {
+        let kept = std::fs::read_to_string(self.ledger.join(subject)).unwrap_or_default();
+        self.verifies(message, signature) && kept == signature
+    }
+
+    /// Forgets the signature that stood for `subject`: nothing signed for it counts any more.
+    pub fn forget(&self, subject: &str) -> Result<(), MachineKeyError> {
+        let path = self.ledger.join(subject);
+        match std::fs::remove_file(&path) {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => Err(MachineKeyError::Ledger {
+                path,
+                source: error,
+            }),
+            _ => Ok(()),
         }
     }
 
@@ -131,6 +188,11 @@ impl MachineKey {
                 .fold(0u8, |differ, (a, b)| differ | (a ^ b))
                 == 0
     }
+}
+
+/// Where the signatures of the key at `path` are kept: `signed/` beside it.
+fn ledger_of(path: &Path) -> PathBuf {
+    path.parent().unwrap_or(Path::new(".")).join("signed")
 }
 
 #[cfg(unix)]
@@ -187,6 +249,30 @@ mod tests {
             !elsewhere.verifies(b"x", &made.sign(b"x")),
             "another machine's key"
         );
+    }
+
+    #[test]
+    fn only_the_last_signature_made_for_a_subject_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = MachineKey::load_or_make(&dir.path().join("machine.key")).unwrap();
+        let old = key.sign_latest("wake-codex", b"old command").unwrap();
+        assert!(key.is_latest("wake-codex", b"old command", &old));
+        let new = key.sign_latest("wake-codex", b"new command").unwrap();
+        assert!(key.is_latest("wake-codex", b"new command", &new));
+        assert!(
+            !key.is_latest("wake-codex", b"old command", &old),
+            "a signature this machine made once, replayed"
+        );
+        assert!(
+            !key.is_latest("wake-claude", b"new command", &new),
+            "another subject"
+        );
+        key.forget("wake-codex").unwrap();
+        assert!(
+            !key.is_latest("wake-codex", b"new command", &new),
+            "forgotten"
+        );
+        key.forget("wake-codex").unwrap();
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
+use crate::secret::machine_key::MachineKey;
 use crate::text;
 use crate::time::{self, Timestamp};
 
@@ -269,5 +270,11 @@ pub fn remove_agent(hub: &Hub, name: &str) -> Result<()> {
              (--project ID for another project), then remove it",
         ));
     }
-    registry::remove(&*hub.store, name)
+    registry::remove(&*hub.store, name)?;
+    // The wake command this machine signed for it goes too: a copy of the old record
+    // written back into a shared store does not bring it back.
+    if let Some(key) = MachineKey::load(&hub.home.machine_key_file())? {
+        registry::forget_wake_signature(&key, name)?;
+    }
+    Ok(())
 }

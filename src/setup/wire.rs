@@ -201,7 +201,7 @@ fn register(
             let unsigned_ours =
                 record.wake.as_ref() == Some(&ours) && !record.is_wake_signed_by(&key);
             if unsigned_ours || wants_wake_command(hub, store, *client, record.wake.as_deref()) {
-                record.set_wake(ours, &key);
+                record.set_wake(ours, &key)?;
             }
             if !record.clients.iter().any(|name| name == client.name()) {
                 record.clients.push(client.name().to_string());
@@ -214,8 +214,8 @@ fn register(
             }
             registry::update(store, agent, now, |record, _| {
                 match wake_after_unwiring(hub, store, *client, record) {
-                    Some(Some(wake)) => record.set_wake(wake, &machine_key(hub)?),
-                    Some(None) => record.remove_wake(),
+                    Some(Some(wake)) => record.set_wake(wake, &machine_key(hub)?)?,
+                    Some(None) => record.remove_wake(Some(&machine_key(hub)?))?,
                     None => {}
                 }
                 record.clients.retain(|name| name != client.name());

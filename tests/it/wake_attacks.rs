@@ -158,3 +158,190 @@ fn a_wake_command_another_machine_wrote_runs_nowhere() {
         cluster::drop_database(&url);
     }
 }
+
+/// A wake command that writes where it ran, each run a line.
+#[cfg(unix)]
+fn where_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
+    let runs = env.root.path().join("ran-in.txt");
+    let script = env.root.path().join("where.sh");
+    std::fs::write(&script, format!("#!/bin/sh\npwd >> '{}'\n", runs.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, runs)
+}
+
+/// The store holds where a project's agents run (its workspace): bound from another machine
+/// (a directory where the attacker left an agent client's settings, say), no wake command
+/// of A's runs there; bound on A, it does.
+#[cfg(unix)]
+#[test]
+fn a_workspace_bound_from_another_machine_runs_no_wake_command() {
+    let machine_a = TestEnv::new();
+    let machine_b = TestEnv::new();
+    let (url, made_here) = match &machine_a.store_url {
+        Some(url) => (url.clone(), false),
+        None if cluster::runs_here() => (cluster::fresh_database(None), true),
+        None => return,
+    };
+    let on_a = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-a")];
+    let on_b = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-b")];
+    let (script, ran_in) = where_wake(&machine_a);
+    machine_a
+        .run_env("", &["agent", "add", "alice"], &on_a)
+        .ok();
+    machine_a
+        .run_env(
+            "",
+            &[
+                "agent",
+                "add",
+                "codex",
+                "--wake",
+                "--",
+                script.to_str().unwrap(),
+            ],
+            &on_a,
+        )
+        .ok();
+    let hub_a = Served::start_with_vars(&machine_a, "alice", &[], &on_a);
+    let wake_log_a = machine_a.home().join("wake").join("codex.log");
+
+    let lure = machine_b.root.path().join("lure");
+    std::fs::create_dir_all(&lure).unwrap();
+    let lure_arg = lure.to_str().unwrap();
+    machine_b
+        .run_with(
+            &lure,
+            "",
+            &["project", "init", "--name", "lure", "--workspace", lure_arg],
+            &on_b,
+        )
+        .ok();
+    machine_b
+        .run_with(
+            &lure,
+            "alice",
+            &["send", "--to", "codex", "--subject", "one"],
+            &on_b,
+        )
+        .ok();
+    eventually("hub A says why codex was not run in the lure", || {
+        std::fs::read_to_string(&wake_log_a).ok().filter(|log| {
+            log.contains("project lure's workspace")
+                && log.contains("was not bound on this machine")
+        })
+    });
+    assert!(
+        !ran_in.exists(),
+        "codex's command ran in a directory bound from elsewhere"
+    );
+
+    // Bound on A as well (signed there): the work runs there.
+    let bound = machine_a.run_with(
+        &lure,
+        "",
+        &["project", "init", "--name", "lure", "--workspace", lure_arg],
+        &on_a,
+    );
+    assert!(
+        bound.ok().contains("signed for this machine: project lure"),
+        "{}",
+        bound.stdout
+    );
+    machine_b
+        .run_with(
+            &lure,
+            "alice",
+            &["send", "--to", "codex", "--subject", "two"],
+            &on_b,
+        )
+        .ok();
+    eventually("codex runs in the workspace A bound", || {
+        std::fs::read_to_string(&ran_in)
+            .ok()
+            .filter(|runs| !runs.is_empty())
+    });
+    let canonical = lure.canonicalize().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&ran_in).unwrap().trim(),
+        canonical.to_str().unwrap()
+    );
+    drop(hub_a);
+    if made_here {
+        cluster::drop_database(&url);
+    }
+}
+
+/// A record machine A once signed, removed on A and written back into the store (a replay):
+/// the signature checks, but is no longer the one A stands by, so nothing runs.
+#[cfg(unix)]
+#[test]
+fn a_removed_wake_command_written_back_runs_nowhere() {
+    let machine_a = TestEnv::new();
+    let machine_b = TestEnv::new();
+    let (url, made_here) = match &machine_a.store_url {
+        Some(url) => (url.clone(), false),
+        None if cluster::runs_here() => (cluster::fresh_database(None), true),
+        None => return,
+    };
+    let on_a = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-a")];
+    let on_b = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-b")];
+    let (script, ran) = marking_wake(&machine_a);
+    machine_a
+        .run_env("", &["agent", "add", "alice"], &on_a)
+        .ok();
+    machine_a
+        .run_env(
+            "",
+            &[
+                "agent",
+                "add",
+                "codex",
+                "--wake",
+                "--",
+                script.to_str().unwrap(),
+            ],
+            &on_a,
+        )
+        .ok();
+    let store_of_b = || {
+        let home = baton::store::paths::Home::new(machine_b.home());
+        let lock = baton::store::lock::LockPolicy::silent(Duration::from_secs(20));
+        baton::store::open(&url, &home, lock).unwrap()
+    };
+    let saved = cluster::apart(|| {
+        baton::registry::load(&*store_of_b(), "codex")
+            .unwrap()
+            .unwrap()
+    });
+    machine_a
+        .run_env("", &["agent", "add", "codex", "--no-wake-command"], &on_a)
+        .ok();
+    cluster::apart(|| {
+        baton::registry::update(&*store_of_b(), "codex", baton::time::now(), |record, _| {
+            *record = saved.clone();
+            Ok(())
+        })
+        .unwrap();
+    });
+    let hub_a = Served::start_with_vars(&machine_a, "alice", &[], &on_a);
+    let wake_log_a = machine_a.home().join("wake").join("codex.log");
+    machine_b
+        .run_env(
+            "alice",
+            &["send", "--to", "codex", "--subject", "replayed"],
+            &on_b,
+        )
+        .ok();
+    eventually("hub A refuses the replayed record", || {
+        std::fs::read_to_string(&wake_log_a)
+            .ok()
+            .filter(|log| log.contains("codex's wake command was not registered on this machine"))
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!ran.exists(), "the removed command ran again");
+    drop(hub_a);
+    if made_here {
+        cluster::drop_database(&url);
+    }
+}

@@ -254,44 +254,68 @@ pub fn push_text(entries: &[&InboxEntry], agent: &str, project: &str, now: Times
     text
 }
 
-/// Whether the socket at `path` is this user's own app-server's: a socket (not a link to
-/// one), owned by this user, in a directory this user owns and nobody else may write to (or
-/// the socket could be swapped between this look and the connection).
+/// The socket at `path` if it is this user's own app-server's, as it is to be connected to:
+/// Codex makes `app-server-control.sock` a link to its daemon's socket (in a private
+/// directory of its own under the system's temporary directory), so a link is followed, but
+/// only one this user made, in a directory of this user's that nobody else may write to; the
+/// socket it leads to must be this user's too, in such a directory (or either could be
+/// swapped between this look and the connection), and is connected to by its own path.
 #[cfg(unix)]
-fn check_own(path: &Path) -> Result<(), PushError> {
+fn check_own(path: &Path) -> Result<PathBuf, PushError> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let me = nix::unistd::geteuid().as_raw();
-    let not_own = |why: String| PushError::NotOwn {
+    let not_own = |path: &Path, why: String| PushError::NotOwn {
         path: path.to_path_buf(),
         why,
     };
-    let metadata = std::fs::symlink_metadata(path).map_err(|source| PushError::Unreachable {
+    let unreachable = |source| PushError::Unreachable {
         path: path.to_path_buf(),
         source,
-    })?;
-    if metadata.file_type().is_symlink() {
-        return Err(not_own("a symbolic link".to_string()));
-    }
+    };
+    let own_dir = |of: &Path| -> Result<(), PushError> {
+        let dir = of.parent().unwrap_or(Path::new("/"));
+        let Ok(metadata) = std::fs::metadata(dir) else {
+            return Err(not_own(
+                of,
+                format!("{} cannot be looked at", dir.display()),
+            ));
+        };
+        if metadata.uid() != me {
+            return Err(not_own(
+                of,
+                format!("its directory is owned by user id {}", metadata.uid()),
+            ));
+        }
+        if metadata.mode() & 0o022 != 0 {
+            return Err(not_own(of, "others may write to its directory".to_string()));
+        }
+        Ok(())
+    };
+    let metadata = std::fs::symlink_metadata(path).map_err(unreachable)?;
+    let socket = if metadata.file_type().is_symlink() {
+        if metadata.uid() != me {
+            return Err(not_own(
+                path,
+                format!("a link owned by user id {}", metadata.uid()),
+            ));
+        }
+        own_dir(path)?;
+        std::fs::canonicalize(path).map_err(unreachable)?
+    } else {
+        path.to_path_buf()
+    };
+    let metadata = std::fs::symlink_metadata(&socket).map_err(unreachable)?;
     if !metadata.file_type().is_socket() {
-        return Err(not_own("not a socket".to_string()));
+        return Err(not_own(&socket, "not a socket".to_string()));
     }
     if metadata.uid() != me {
-        return Err(not_own(format!("owned by user id {}", metadata.uid())));
+        return Err(not_own(
+            &socket,
+            format!("owned by user id {}", metadata.uid()),
+        ));
     }
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    let Ok(dir_metadata) = std::fs::metadata(dir) else {
-        return Err(not_own(format!("{} cannot be looked at", dir.display())));
-    };
-    if dir_metadata.uid() != me {
-        return Err(not_own(format!(
-            "its directory is owned by user id {}",
-            dir_metadata.uid()
-        )));
-    }
-    if dir_metadata.mode() & 0o022 != 0 {
-        return Err(not_own("others may write to its directory".to_string()));
-    }
-    Ok(())
+    own_dir(&socket)?;
+    Ok(socket)
 }
 
 /// One connection to the app-server, initialized, that gives up at its deadline.
@@ -307,12 +331,12 @@ impl AppServer {
     /// Connects to the app-server at `path`, its own user's alone, to be done by `deadline`.
     fn connect(path: &Path, deadline: Instant) -> Result<AppServer, PushError> {
         use std::os::unix::net::UnixStream;
-        check_own(path)?;
+        let socket = check_own(path)?;
         let unreachable = |source| PushError::Unreachable {
             path: path.to_path_buf(),
             source,
         };
-        let stream = UnixStream::connect(path).map_err(unreachable)?;
+        let stream = UnixStream::connect(&socket).map_err(unreachable)?;
         let first = remaining(deadline, "initialize")?.min(REQUEST_TIMEOUT);
         stream
             .set_read_timeout(Some(first))
@@ -534,17 +558,28 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_socket_that_is_not_this_user_s_own_is_not_followed() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("app-server-control.sock");
         let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
         let find = |path: &Path| {
             Thread::find(path, &Probe::new(), Instant::now() + Duration::from_secs(5))
         };
-        // A link to a socket is not followed, even to this user's own.
+        // Codex's own layout: a link to the daemon's socket in a private directory.
+        let daemon = tempfile::tempdir().unwrap();
+        let behind = daemon.path().join("6cbef430");
+        let _daemon_listener = std::os::unix::net::UnixListener::bind(&behind).unwrap();
+        std::fs::set_permissions(daemon.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         let link = dir.path().join("link.sock");
-        std::os::unix::fs::symlink(&socket, &link).unwrap();
-        match find(&link) {
-            Err(PushError::NotOwn { why, .. }) => assert_eq!(why, "a symbolic link"),
+        std::os::unix::fs::symlink(&behind, &link).unwrap();
+        assert_eq!(check_own(&link).unwrap(), behind.canonicalize().unwrap());
+        // A link to something that is no socket.
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let to_file = dir.path().join("to-file.sock");
+        std::os::unix::fs::symlink(&file, &to_file).unwrap();
+        match find(&to_file) {
+            Err(PushError::NotOwn { why, .. }) => assert_eq!(why, "not a socket"),
             other => panic!("{other:?}"),
         }
         // Another user's socket: only root can make one here.
@@ -566,8 +601,28 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
-        // This user's socket in a directory another user owns.
+        // A link to it is refused alike: the socket it leads to is another's.
+        let to_theirs = dir.path().join("to-theirs.sock");
+        std::os::unix::fs::symlink(&socket, &to_theirs).unwrap();
+        assert!(
+            matches!(find(&to_theirs), Err(PushError::NotOwn { why, .. }) if why.starts_with("owned by user id")),
+        );
+        // A link another user made, to this user's own socket.
         std::os::unix::fs::chown(&socket, Some(0), None).unwrap();
+        let theirs = dir.path().join("their-link.sock");
+        std::os::unix::fs::symlink(&socket, &theirs).unwrap();
+        nix::unistd::fchownat(
+            nix::fcntl::AT_FDCWD,
+            &theirs,
+            Some(nobody),
+            None,
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .unwrap();
+        assert!(
+            matches!(find(&theirs), Err(PushError::NotOwn { why, .. }) if why.starts_with("a link owned by")),
+        );
+        // This user's socket in a directory another user owns.
         std::os::unix::fs::chown(dir.path(), Some(nobody.as_raw()), None).unwrap();
         let error = find(&socket).unwrap_err();
         std::os::unix::fs::chown(dir.path(), Some(0), None).unwrap();

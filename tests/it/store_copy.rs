@@ -251,8 +251,9 @@ fn json_of(run: &Run) -> Value {
 }
 
 /// The files of a hub home, each with its bytes: all but the lock files (which name the
-/// process that last took them, as a copy's reading does) and the board before the last
-/// change (not copied).
+/// process that last took them, as a copy's reading does), the board before the last
+/// change (not copied), and the machine's own key and signatures under `wake/` (never
+/// copied: they are the machine's, not the hub's).
 fn files_of(home: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut found = BTreeMap::new();
     let mut dirs = vec![home.to_path_buf()];
@@ -264,7 +265,11 @@ fn files_of(home: &Path) -> BTreeMap<String, Vec<u8>> {
                 continue;
             }
             let name = path.strip_prefix(home).unwrap().display().to_string();
-            if name.ends_with(".lock") || name.ends_with(".bak") || name.ends_with("ids.json") {
+            if name.ends_with(".lock")
+                || name.ends_with(".bak")
+                || name.ends_with("ids.json")
+                || name.starts_with("wake/")
+            {
                 continue;
             }
             found.insert(name, std::fs::read(&path).unwrap());

@@ -40,6 +40,7 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::board::action::ActionKind;
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
@@ -446,76 +447,95 @@ impl BatonServer {
 
     #[tool(description = "Start work on a task assigned to you.")]
     async fn claim(&self, Parameters(args): Parameters<TaskArgs>) -> ToolResult {
-        self.act(args.id, args.project, Action::Claim).await
+        self.act(args.id, args.project, Action::from(ActionKind::Claim))
+            .await
     }
 
     #[tool(description = "Give back a task you claimed.")]
     async fn release(&self, Parameters(args): Parameters<TaskArgs>) -> ToolResult {
-        self.act(args.id, args.project, Action::Release).await
+        self.act(args.id, args.project, Action::from(ActionKind::Release))
+            .await
     }
 
     #[tool(description = "Ask the sender a question about your task.")]
     async fn ask(&self, Parameters(args): Parameters<WordsArgs>) -> ToolResult {
         let question = args.body;
-        self.act(args.id, args.project, Action::Ask { question })
-            .await
+        self.act(
+            args.id,
+            args.project,
+            Action::new(ActionKind::Ask, question),
+        )
+        .await
     }
 
     #[tool(description = "Answer the question on a task you sent.")]
     async fn answer(&self, Parameters(args): Parameters<WordsArgs>) -> ToolResult {
         let answer = args.body;
-        self.act(args.id, args.project, Action::Answer { answer })
-            .await
+        self.act(
+            args.id,
+            args.project,
+            Action::new(ActionKind::Answer, answer),
+        )
+        .await
     }
 
     #[tool(description = "Ask for a review of your work on a task.")]
     async fn review(&self, Parameters(args): Parameters<NoteArgs>) -> ToolResult {
         let note = args.body;
-        self.act(args.id, args.project, Action::Review { note })
+        self.act(args.id, args.project, Action::new(ActionKind::Review, note))
             .await
     }
 
     #[tool(description = "Approve work you review: the task completes.")]
     async fn approve(&self, Parameters(args): Parameters<NoteArgs>) -> ToolResult {
         let note = args.body;
-        self.act(args.id, args.project, Action::Approve { note })
-            .await
+        self.act(
+            args.id,
+            args.project,
+            Action::new(ActionKind::Approve, note),
+        )
+        .await
     }
 
     #[tool(description = "Send work you review back, saying what to change.")]
     async fn request_changes(&self, Parameters(args): Parameters<WordsArgs>) -> ToolResult {
         let what = args.body;
-        self.act(args.id, args.project, Action::RequestChanges { what })
-            .await
+        self.act(
+            args.id,
+            args.project,
+            Action::new(ActionKind::RequestChanges, what),
+        )
+        .await
     }
 
     #[tool(description = "Complete your task (not one sent for review).")]
     async fn done(&self, Parameters(args): Parameters<DoneArgs>) -> ToolResult {
         let result = args.result;
-        self.act(args.id, args.project, Action::Done { result })
+        self.act(args.id, args.project, Action::new(ActionKind::Done, result))
             .await
     }
 
     #[tool(description = "Give up on your task, saying why.")]
     async fn fail(&self, Parameters(args): Parameters<FailArgs>) -> ToolResult {
         let reason = args.reason;
-        self.act(args.id, args.project, Action::Fail { reason })
+        self.act(args.id, args.project, Action::new(ActionKind::Fail, reason))
             .await
     }
 
     #[tool(description = "Withdraw a task you sent (or any, as coordinator).")]
     async fn cancel(&self, Parameters(args): Parameters<CancelArgs>) -> ToolResult {
         let reason = args.reason;
-        self.act(args.id, args.project, Action::Cancel { reason })
-            .await
+        self.act(
+            args.id,
+            args.project,
+            Action::new(ActionKind::Cancel, reason),
+        )
+        .await
     }
 
     #[tool(description = "Hand a task you sent (or any, as coordinator) to another agent.")]
     async fn reassign(&self, Parameters(args): Parameters<ReassignArgs>) -> ToolResult {
-        let action = Action::Reassign {
-            to: args.to,
-            note: args.body,
-        };
+        let action = Action::reassign(args.to, args.body);
         self.act(args.id, args.project, action).await
     }
 
@@ -915,15 +935,20 @@ mod tests {
                 .collect();
             let has = |name: &str| schema["properties"].get(name).is_some();
             use crate::board::action::Words;
-            assert_eq!(has(row.argument), row.words != Words::None, "{}", row.name);
             assert_eq!(
-                required.contains(&row.argument),
+                has(row.argument_name()),
+                row.words != Words::None,
+                "{}",
+                row.name
+            );
+            assert_eq!(
+                required.contains(&row.argument_name()),
                 row.words == Words::Required,
                 "{}",
                 row.name
             );
-            assert_eq!(has("to"), row.takes_to, "{}", row.name);
-            assert_eq!(required.contains(&"to"), row.takes_to, "{}", row.name);
+            assert_eq!(has("to"), row.takes_to(), "{}", row.name);
+            assert_eq!(required.contains(&"to"), row.takes_to(), "{}", row.name);
         }
         let send = server.tool_router.get("send").expect("send");
         assert_eq!(

@@ -408,12 +408,12 @@ mod tests {
                 .filter_map(|argument| argument.get_long())
                 .collect();
             assert_eq!(
-                flags.contains(&row.argument),
+                flags.contains(&row.argument_name()),
                 row.words != Words::None,
                 "{}: {flags:?}",
                 row.command
             );
-            assert_eq!(flags.contains(&"to"), row.takes_to, "{}", row.command);
+            assert_eq!(flags.contains(&"to"), row.takes_to(), "{}", row.command);
         }
     }
 }

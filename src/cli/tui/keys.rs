@@ -35,7 +35,7 @@ impl TaskKey {
     pub fn words(&self) -> Words {
         let row = self.action.row();
         match row.words {
-            _ if row.takes_to => Words::Agent,
+            _ if row.takes_to() => Words::Agent,
             TableWords::None => Words::None,
             TableWords::Optional => Words::Optional,
             TableWords::Required => Words::Required,
@@ -125,7 +125,7 @@ pub(super) fn task_key(code: KeyCode) -> Option<&'static TaskKey> {
 /// The action a task key takes with the words typed: for a reassignment they name the new
 /// assignee.
 pub(super) fn action_of(kind: ActionKind, words: String) -> Option<Action> {
-    match kind.row().takes_to {
+    match kind.row().takes_to() {
         true => Action::of(kind, String::new(), Some(words.trim().to_string())),
         false => Action::of(kind, words, None),
     }

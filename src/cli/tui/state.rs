@@ -636,7 +636,7 @@ impl App {
     fn on_prompt_key(&mut self, mut prompt: Prompt, key: KeyEvent) -> Effect {
         if let Purpose::ConfirmCancel { id, reason } = prompt.purpose {
             if key.code == KeyCode::Char('y') {
-                return Effect::Act(id, Action::Cancel { reason });
+                return Effect::Act(id, Action::new(ActionKind::Cancel, reason));
             }
             self.notify_nothing_done(Some(id));
             return Effect::Nothing;
@@ -882,9 +882,7 @@ pub(super) mod tests {
             app.on_key(key(KeyCode::Enter)),
             Effect::Act(
                 TaskId(7),
-                Action::Approve {
-                    note: "fin".to_string()
-                }
+                Action::new(ActionKind::Approve, "fin".to_string())
             )
         );
         assert!(app.prompt.is_none());
@@ -896,36 +894,24 @@ pub(super) mod tests {
         let mut app = app_as("worker", vec![pending()]);
         assert_eq!(
             app.on_key(key(KeyCode::Char('c'))),
-            Effect::Act(TaskId(3), Action::Claim)
+            Effect::Act(TaskId(3), Action::from(ActionKind::Claim))
         );
         let cases = [
             (
                 'i',
                 "which branch?",
-                Action::Ask {
-                    question: "which branch?".into(),
-                },
+                Action::new(ActionKind::Ask, "which branch?".into()),
             ),
-            (
-                'v',
-                "",
-                Action::Review {
-                    note: String::new(),
-                },
-            ),
+            ('v', "", Action::new(ActionKind::Review, String::new())),
             (
                 'd',
                 "merged",
-                Action::Done {
-                    result: "merged".into(),
-                },
+                Action::new(ActionKind::Done, "merged".into()),
             ),
             (
                 'F',
                 "no access",
-                Action::Fail {
-                    reason: "no access".into(),
-                },
+                Action::new(ActionKind::Fail, "no access".into()),
             ),
         ];
         for (letter, words, action) in cases {
@@ -1029,9 +1015,7 @@ pub(super) mod tests {
             app.on_key(key(KeyCode::Char('y'))),
             Effect::Act(
                 TaskId(4),
-                Action::Cancel {
-                    reason: "not needed".to_string()
-                }
+                Action::new(ActionKind::Cancel, "not needed".to_string())
             )
         );
         // Any other key at the confirmation does nothing, and says so.
@@ -1096,10 +1080,7 @@ pub(super) mod tests {
             app.on_key(key(KeyCode::Enter)),
             Effect::Act(
                 TaskId(1),
-                Action::Reassign {
-                    to: "gemini".to_string(),
-                    note: String::new()
-                }
+                Action::reassign("gemini".to_string(), String::new())
             )
         );
         // A message may go to everyone.

@@ -23,15 +23,18 @@ pub use handshake::HandshakeFilter;
 
 use std::borrow::Cow;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
-use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::common::schema_for_type;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::model::{
     CallToolResult, ContentBlock, ExperimentalCapabilities, Implementation, ProtocolVersion,
-    ServerCapabilities, ServerConfig,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
 use rmcp::service::{NotificationContext, RequestContext};
@@ -40,6 +43,7 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::board::action::{ACTIONS, ActionKind, Argument, Words};
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
@@ -260,63 +264,6 @@ pub struct SendArgs {
     pub project: ProjectArgs,
 }
 
-/// A transition that needs words: ask, answer, request_changes.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct WordsArgs {
-    pub id: TaskNumber,
-    pub body: String,
-    #[serde(flatten)]
-    pub project: ProjectArgs,
-}
-
-/// A transition with an optional note: review, approve.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct NoteArgs {
-    pub id: TaskNumber,
-    #[serde(default)]
-    pub body: String,
-    #[serde(flatten)]
-    pub project: ProjectArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct DoneArgs {
-    pub id: TaskNumber,
-    /// What was done
-    pub result: String,
-    #[serde(flatten)]
-    pub project: ProjectArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct FailArgs {
-    pub id: TaskNumber,
-    pub reason: String,
-    #[serde(flatten)]
-    pub project: ProjectArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CancelArgs {
-    pub id: TaskNumber,
-    #[serde(default)]
-    pub reason: String,
-    #[serde(flatten)]
-    pub project: ProjectArgs,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReassignArgs {
-    pub id: TaskNumber,
-    /// Agent who takes it over
-    pub to: String,
-    /// Why, for the new assignee
-    #[serde(default)]
-    pub body: String,
-    #[serde(flatten)]
-    pub project: ProjectArgs,
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct MessageArgs {
     /// Agent name, or @all for every agent but you
@@ -351,7 +298,7 @@ impl BatonServer {
             project,
             report_wake,
             probe: codex::Probe::new(),
-            tool_router: compact(Self::tool_router()),
+            tool_router: compact(Self::tool_router() + action_tools()),
         }
     }
 
@@ -364,7 +311,7 @@ impl BatonServer {
             project: None,
             report_wake,
             probe: codex::Probe::new(),
-            tool_router: compact(Self::tool_router()),
+            tool_router: compact(Self::tool_router() + action_tools()),
         }
     }
 
@@ -442,81 +389,6 @@ impl BatonServer {
             Ok(changed)
         })
         .await
-    }
-
-    #[tool(description = "Start work on a task assigned to you.")]
-    async fn claim(&self, Parameters(args): Parameters<TaskArgs>) -> ToolResult {
-        self.act(args.id, args.project, Action::Claim).await
-    }
-
-    #[tool(description = "Give back a task you claimed.")]
-    async fn release(&self, Parameters(args): Parameters<TaskArgs>) -> ToolResult {
-        self.act(args.id, args.project, Action::Release).await
-    }
-
-    #[tool(description = "Ask the sender a question about your task.")]
-    async fn ask(&self, Parameters(args): Parameters<WordsArgs>) -> ToolResult {
-        let question = args.body;
-        self.act(args.id, args.project, Action::Ask { question })
-            .await
-    }
-
-    #[tool(description = "Answer the question on a task you sent.")]
-    async fn answer(&self, Parameters(args): Parameters<WordsArgs>) -> ToolResult {
-        let answer = args.body;
-        self.act(args.id, args.project, Action::Answer { answer })
-            .await
-    }
-
-    #[tool(description = "Ask for a review of your work on a task.")]
-    async fn review(&self, Parameters(args): Parameters<NoteArgs>) -> ToolResult {
-        let note = args.body;
-        self.act(args.id, args.project, Action::Review { note })
-            .await
-    }
-
-    #[tool(description = "Approve work you review: the task completes.")]
-    async fn approve(&self, Parameters(args): Parameters<NoteArgs>) -> ToolResult {
-        let note = args.body;
-        self.act(args.id, args.project, Action::Approve { note })
-            .await
-    }
-
-    #[tool(description = "Send work you review back, saying what to change.")]
-    async fn request_changes(&self, Parameters(args): Parameters<WordsArgs>) -> ToolResult {
-        let what = args.body;
-        self.act(args.id, args.project, Action::RequestChanges { what })
-            .await
-    }
-
-    #[tool(description = "Complete your task (not one sent for review).")]
-    async fn done(&self, Parameters(args): Parameters<DoneArgs>) -> ToolResult {
-        let result = args.result;
-        self.act(args.id, args.project, Action::Done { result })
-            .await
-    }
-
-    #[tool(description = "Give up on your task, saying why.")]
-    async fn fail(&self, Parameters(args): Parameters<FailArgs>) -> ToolResult {
-        let reason = args.reason;
-        self.act(args.id, args.project, Action::Fail { reason })
-            .await
-    }
-
-    #[tool(description = "Withdraw a task you sent (or any, as coordinator).")]
-    async fn cancel(&self, Parameters(args): Parameters<CancelArgs>) -> ToolResult {
-        let reason = args.reason;
-        self.act(args.id, args.project, Action::Cancel { reason })
-            .await
-    }
-
-    #[tool(description = "Hand a task you sent (or any, as coordinator) to another agent.")]
-    async fn reassign(&self, Parameters(args): Parameters<ReassignArgs>) -> ToolResult {
-        let action = Action::Reassign {
-            to: args.to,
-            note: args.body,
-        };
-        self.act(args.id, args.project, action).await
     }
 
     #[tool(description = "Message an agent, or @all.")]
@@ -635,6 +507,92 @@ impl BatonServer {
         .await
         .map_err(|error| ErrorData::internal_error(format!("the tool stopped: {error}"), None))
     }
+}
+
+/// The tools of the task actions, one a row of the model's table of actions: its name, its
+/// description, and its words and new assignee as arguments, required where the row
+/// requires them.
+///
+/// Built by walking the rows rather than with rmcp's `#[tool]` macro, which wants a method
+/// and an argument struct per tool and so would spell each action again; the other tools,
+/// one of a kind each, keep the macro.
+fn action_tools() -> ToolRouter<BatonServer> {
+    let mut router = ToolRouter::new();
+    for row in ACTIONS {
+        let mut schema = schema_for_type::<TaskArgs>().as_ref().clone();
+        // As `#[tool]` leaves it: a tool's schema is named by the tool.
+        schema.remove("title");
+        let mut required = vec![Value::from("id")];
+        let mut properties = match schema.remove("properties") {
+            Some(Value::Object(properties)) => properties,
+            _ => serde_json::Map::new(),
+        };
+        for argument in row.assignee.iter().chain(&row.argument) {
+            let is_required = row.words == Words::Required
+                || row
+                    .assignee
+                    .as_ref()
+                    .is_some_and(|to| to.name == argument.name);
+            let mut property = serde_json::Map::new();
+            property.insert("type".into(), "string".into());
+            if let Some(help) = argument.tool_help {
+                property.insert("description".into(), help.into());
+            }
+            if is_required {
+                required.push(argument.name.into());
+            } else {
+                property.insert("default".into(), "".into());
+            }
+            properties.insert(argument.name.into(), property.into());
+        }
+        schema.insert("properties".into(), properties.into());
+        schema.insert("required".into(), required.into());
+        router.add_route(ToolRoute::new_dyn(
+            Tool::new(row.name, row.tool, schema),
+            call_action,
+        ));
+    }
+    router
+}
+
+/// A call of an action's tool: its arguments read as its row says, then the action taken.
+fn call_action(
+    context: ToolCallContext<'_, BatonServer>,
+) -> Pin<Box<dyn Future<Output = std::result::Result<CallToolResponse, ErrorData>> + Send + '_>> {
+    Box::pin(async move {
+        let server = context.service;
+        let Some(kind) = ActionKind::from_name(&context.name) else {
+            return Err(ErrorData::invalid_params("tool not found", None));
+        };
+        let row = kind.row();
+        let arguments = context.arguments.unwrap_or_default();
+        // As rmcp's `Parameters` refuses arguments that do not fit the schema, so the model
+        // is told what to fix.
+        let refused = |error: serde_json::Error| {
+            ErrorData::invalid_params(format!("failed to deserialize parameters: {error}"), None)
+        };
+        let args: TaskArgs =
+            serde_json::from_value(Value::Object(arguments.clone())).map_err(refused)?;
+        let text = |argument: Option<&Argument>,
+                    is_required: bool|
+         -> std::result::Result<Option<String>, ErrorData> {
+            let Some(argument) = argument else {
+                return Ok(None);
+            };
+            match arguments.get(argument.name) {
+                Some(value) => String::deserialize(value).map(Some).map_err(refused),
+                None if is_required => Err(refused(de::Error::missing_field(argument.name))),
+                None => Ok(Some(String::new())),
+            }
+        };
+        let words = text(row.argument.as_ref(), row.words == Words::Required)?;
+        let to = text(row.assignee.as_ref(), true)?;
+        let words = words.unwrap_or_default();
+        // Named nobody (`to` empty): the state machine refuses it, naming `to`.
+        let action = Action::of(kind, words.clone(), to).unwrap_or(Action::new(kind, words));
+        let result = server.act(args.id, args.project, action).await?;
+        Ok(result.into())
+    })
 }
 
 /// The newest protocol version served. Claude Code drops channel pushes on a connection of
@@ -915,15 +873,20 @@ mod tests {
                 .collect();
             let has = |name: &str| schema["properties"].get(name).is_some();
             use crate::board::action::Words;
-            assert_eq!(has(row.argument), row.words != Words::None, "{}", row.name);
             assert_eq!(
-                required.contains(&row.argument),
+                has(row.argument_name()),
+                row.words != Words::None,
+                "{}",
+                row.name
+            );
+            assert_eq!(
+                required.contains(&row.argument_name()),
                 row.words == Words::Required,
                 "{}",
                 row.name
             );
-            assert_eq!(has("to"), row.takes_to, "{}", row.name);
-            assert_eq!(required.contains(&"to"), row.takes_to, "{}", row.name);
+            assert_eq!(has("to"), row.takes_to(), "{}", row.name);
+            assert_eq!(required.contains(&"to"), row.takes_to(), "{}", row.name);
         }
         let send = server.tool_router.get("send").expect("send");
         assert_eq!(

@@ -595,6 +595,7 @@ impl PartialEq for Board {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use action::ActionKind;
     use proptest::prelude::*;
     use serde::Serialize;
     use task::Priority;
@@ -649,26 +650,17 @@ mod tests {
 
     fn action(index: usize, target: &str) -> Action {
         match index {
-            0 => Action::Claim,
-            1 => Action::Release,
-            2 => Action::Ask {
-                question: "q".into(),
-            },
-            3 => Action::Answer { answer: "a".into() },
-            4 => Action::Review { note: "r".into() },
-            5 => Action::Approve {
-                note: String::new(),
-            },
-            6 => Action::RequestChanges { what: "w".into() },
-            7 => Action::Done { result: "d".into() },
-            8 => Action::Fail { reason: "f".into() },
-            9 => Action::Cancel {
-                reason: String::new(),
-            },
-            _ => Action::Reassign {
-                to: target.to_string(),
-                note: String::new(),
-            },
+            0 => Action::from(ActionKind::Claim),
+            1 => Action::from(ActionKind::Release),
+            2 => Action::new(ActionKind::Ask, "q".into()),
+            3 => Action::new(ActionKind::Answer, "a".into()),
+            4 => Action::new(ActionKind::Review, "r".into()),
+            5 => Action::new(ActionKind::Approve, String::new()),
+            6 => Action::new(ActionKind::RequestChanges, "w".into()),
+            7 => Action::new(ActionKind::Done, "d".into()),
+            8 => Action::new(ActionKind::Fail, "f".into()),
+            9 => Action::new(ActionKind::Cancel, String::new()),
+            _ => Action::reassign(target.to_string(), String::new()),
         }
     }
 
@@ -737,7 +729,7 @@ mod tests {
                 task.thread.push(task::ThreadEntry {
                     at: now,
                     by: "ada".into(),
-                    kind: task::EntryKind::Question,
+                    kind: ActionKind::Ask,
                     text: "why?".into(),
                 });
                 task.after = vec![TaskId(1)];

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::action::ActionKind;
 use super::delivery::Delivery;
 use crate::time::Timestamp;
 
@@ -196,60 +197,14 @@ impl FromStr for Priority {
     }
 }
 
-/// What a thread entry records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EntryKind {
-    Claim,
-    Release,
-    Question,
-    Answer,
-    ReviewRequest,
-    Approval,
-    ChangesRequest,
-    Result,
-    Failure,
-    Cancellation,
-    Reassignment,
-}
-
-impl EntryKind {
-    /// Entries that carry words someone must read before acting: the inbox shows the last.
-    pub fn is_conversation(self) -> bool {
-        matches!(
-            self,
-            EntryKind::Question
-                | EntryKind::Answer
-                | EntryKind::ReviewRequest
-                | EntryKind::Approval
-                | EntryKind::ChangesRequest
-                | EntryKind::Reassignment
-        )
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EntryKind::Claim => "claim",
-            EntryKind::Release => "release",
-            EntryKind::Question => "question",
-            EntryKind::Answer => "answer",
-            EntryKind::ReviewRequest => "review_request",
-            EntryKind::Approval => "approval",
-            EntryKind::ChangesRequest => "changes_request",
-            EntryKind::Result => "result",
-            EntryKind::Failure => "failure",
-            EntryKind::Cancellation => "cancellation",
-            EntryKind::Reassignment => "reassignment",
-        }
-    }
-}
-
 /// One thing said or done on a task. Entries are only ever appended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThreadEntry {
     pub at: Timestamp,
     pub by: String,
-    pub kind: EntryKind,
+    /// The action that wrote it, spelled as its entry (`question` for an `ask`).
+    #[serde(with = "super::action::entry_spelling")]
+    pub kind: ActionKind,
     pub text: String,
 }
 
@@ -393,7 +348,7 @@ impl Task {
             || self
                 .thread
                 .iter()
-                .any(|entry| entry.kind == EntryKind::ReviewRequest)
+                .any(|entry| entry.kind == ActionKind::Review)
     }
 
     /// A working task whose lease ran out: its assignee has gone quiet.
@@ -406,7 +361,7 @@ impl Task {
         self.thread
             .iter()
             .rev()
-            .find(|entry| entry.kind.is_conversation() && !entry.text.is_empty())
+            .find(|entry| entry.kind.row().is_conversation && !entry.text.is_empty())
     }
 }
 
@@ -464,7 +419,7 @@ mod tests {
         sent_back.thread.push(ThreadEntry {
             at,
             by: "codex".into(),
-            kind: EntryKind::ReviewRequest,
+            kind: ActionKind::Review,
             text: String::new(),
         });
         for task in [required, named, asked, sent_back] {

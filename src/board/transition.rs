@@ -8,114 +8,111 @@ use chrono::Duration;
 
 use super::action::{ActionKind, Role, Words};
 use super::inbox::{ended_dependency, waits_on_ended};
-use super::task::{EntryKind, Status, Task, TaskId, ThreadEntry};
+use super::task::{Status, Task, TaskId, ThreadEntry};
 use crate::text::Face;
 use crate::time::Timestamp;
 
-/// Something an agent does to an existing task. Texts are the words the agent gave.
+/// Something an agent does to an existing task: the action of the table, with the words
+/// the agent gave and, for a reassignment, the new assignee.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    Claim,
-    Release,
-    Ask { question: String },
-    Answer { answer: String },
-    Review { note: String },
-    Approve { note: String },
-    RequestChanges { what: String },
-    Done { result: String },
-    Fail { reason: String },
-    Cancel { reason: String },
-    Reassign { to: String, note: String },
+pub struct Action {
+    kind: ActionKind,
+    text: String,
+    to: Option<String>,
 }
 
 impl Action {
-    /// Which action this is, without its words.
-    pub fn kind(&self) -> ActionKind {
-        match self {
-            Action::Claim => ActionKind::Claim,
-            Action::Release => ActionKind::Release,
-            Action::Ask { .. } => ActionKind::Ask,
-            Action::Answer { .. } => ActionKind::Answer,
-            Action::Review { .. } => ActionKind::Review,
-            Action::Approve { .. } => ActionKind::Approve,
-            Action::RequestChanges { .. } => ActionKind::RequestChanges,
-            Action::Done { .. } => ActionKind::Done,
-            Action::Fail { .. } => ActionKind::Fail,
-            Action::Cancel { .. } => ActionKind::Cancel,
-            Action::Reassign { .. } => ActionKind::Reassign,
+    /// The action `kind` with the words `text` (dropped where it takes none) and no new
+    /// assignee: a reassignment made so is refused.
+    pub fn new(kind: ActionKind, text: String) -> Action {
+        let text = match kind.row().words {
+            Words::None => String::new(),
+            Words::Optional | Words::Required => text,
+        };
+        Action {
+            kind,
+            text,
+            to: None,
         }
     }
 
-    /// The action `kind` with the words given, and for a reassignment its new assignee;
-    /// `None` for a reassignment to nobody. Words are dropped where the action takes none.
+    /// A reassignment to `to`, with a note for them.
+    pub fn reassign(to: String, note: String) -> Action {
+        Action {
+            to: Some(to),
+            ..Action::new(ActionKind::Reassign, note)
+        }
+    }
+
+    /// The action `kind` with the words given, and for an action that names a new assignee
+    /// that assignee; `None` when it names nobody. Words are dropped where the action takes
+    /// none, and an assignee where it names none.
     pub fn of(kind: ActionKind, words: String, to: Option<String>) -> Option<Action> {
-        Some(match kind {
-            ActionKind::Claim => Action::Claim,
-            ActionKind::Release => Action::Release,
-            ActionKind::Ask => Action::Ask { question: words },
-            ActionKind::Answer => Action::Answer { answer: words },
-            ActionKind::Review => Action::Review { note: words },
-            ActionKind::Approve => Action::Approve { note: words },
-            ActionKind::RequestChanges => Action::RequestChanges { what: words },
-            ActionKind::Done => Action::Done { result: words },
-            ActionKind::Fail => Action::Fail { reason: words },
-            ActionKind::Cancel => Action::Cancel { reason: words },
-            ActionKind::Reassign => Action::Reassign {
-                to: to.filter(|to| !to.is_empty())?,
-                note: words,
-            },
-        })
+        let action = Action::new(kind, words);
+        match kind.row().takes_to() {
+            true => Some(Action {
+                to: Some(to.filter(|to| !to.is_empty())?),
+                ..action
+            }),
+            false => Some(action),
+        }
     }
 
     /// The action `kind` as a face judges whether to offer it, before the actor gives the
-    /// words: sample words stand in for them, and a reassignment goes to someone who is not
+    /// words: sample words stand in for them, and a new assignee is someone who is not
     /// `assignee` (a picker offers the others).
     pub fn sample(kind: ActionKind, assignee: &str) -> Action {
-        let to = Some(format!("{assignee}-"));
-        let words = match kind {
-            ActionKind::Reassign => String::new(),
-            _ => "offered".to_string(),
+        let words = match kind.row().takes_to() {
+            true => String::new(),
+            false => "offered".to_string(),
         };
-        // A sample reassignment names somebody, so there is always an action.
-        Action::of(kind, words, to).unwrap_or(Action::Claim)
+        Action {
+            to: kind.row().takes_to().then(|| format!("{assignee}-")),
+            ..Action::new(kind, words)
+        }
+    }
+
+    /// Which action this is, without its words.
+    pub fn kind(&self) -> ActionKind {
+        self.kind
     }
 
     /// The command name, as it appears in `activity.jsonl` and in messages.
     pub fn name(&self) -> &'static str {
-        self.kind().name()
+        self.kind.name()
     }
 
     /// The words the action carries (empty for a claim or a release), and the new
     /// assignee of a reassignment.
     pub fn words(&self) -> (&str, Option<&str>) {
-        match self {
-            Action::Reassign { to, note } => (note, Some(to)),
-            other => (other.text(), None),
-        }
+        (&self.text, self.to.as_deref())
+    }
+
+    /// The new assignee, for an action that names one.
+    pub fn to(&self) -> Option<&str> {
+        self.to.as_deref()
     }
 
     /// The statuses the action starts from (SPEC section 3, column "from").
     pub fn allowed_from(&self) -> &'static [Status] {
-        self.kind().row().from
+        self.kind.row().from
     }
 
     /// The words recorded in the thread and the activity log.
     pub fn text(&self) -> &str {
-        match self {
-            Action::Claim | Action::Release => "",
-            Action::Ask { question } => question,
-            Action::Answer { answer } => answer,
-            Action::Review { note } | Action::Approve { note } => note,
-            Action::RequestChanges { what } => what,
-            Action::Done { result } => result,
-            Action::Fail { reason } | Action::Cancel { reason } => reason,
-            Action::Reassign { note, .. } => note,
-        }
+        &self.text
     }
 
     /// What the words of [`Action::text`] are called in an error about them.
     pub fn text_name(&self) -> &'static str {
-        self.kind().row().word
+        self.kind.row().word
+    }
+}
+
+/// An action that takes no words: a claim, a release.
+impl From<ActionKind> for Action {
+    fn from(kind: ActionKind) -> Action {
+        Action::new(kind, String::new())
     }
 }
 
@@ -154,6 +151,8 @@ pub enum TransitionError {
     },
     /// The action needs words (SPEC section 3) and was given none.
     MissingWords { action: ActionKind },
+    /// The action names a new assignee and was given none.
+    MissingAssignee { action: ActionKind },
 }
 
 /// What stands in the way of a transition, after "T-4 is working, assigned to codex:".
@@ -195,7 +194,11 @@ impl TransitionError {
             ),
             TransitionError::MissingWords { action } => format!(
                 "{action} needs {} with some words",
-                face.argument(action.row().argument)
+                face.argument(action.row().argument_name())
+            ),
+            TransitionError::MissingAssignee { action } => format!(
+                "{action} needs {}: the new assignee",
+                face.argument(action.row().assignee.as_ref().map_or("to", |to| to.name))
             ),
         }
     }
@@ -265,6 +268,9 @@ pub fn transition(
     if row.words == Words::Required && action.text().trim().is_empty() {
         return Err(TransitionError::MissingWords { action: kind });
     }
+    if row.takes_to() && action.to().is_none_or(str::is_empty) {
+        return Err(TransitionError::MissingAssignee { action: kind });
+    }
     let only_by = |who: String| refuse(Why::OnlyBy { action: kind, who });
     match row.role {
         Role::Assignee if actor != task.to => {
@@ -293,14 +299,15 @@ pub fn transition(
     if !row.from.contains(&task.status) {
         return Err(refuse(Why::Status { action: kind }));
     }
-    match action {
-        Action::Done { .. } if task.review => {
+    // The rules beyond the row: one per action that needs one.
+    match kind {
+        ActionKind::Done if task.review => {
             return Err(refuse(Why::SentForReview {
                 task: task.id,
                 reviewer: task.reviewer().to_string(),
             }));
         }
-        Action::Claim | Action::Done { .. } | Action::Review { .. }
+        ActionKind::Claim | ActionKind::Done | ActionKind::Review
             if !rules.waiting_on.is_empty() =>
         {
             return Err(refuse(match ended_dependency(rules.waiting_on) {
@@ -316,10 +323,13 @@ pub fn transition(
         }
         // Reassigning a task whose dependency ended sends it on without that dependency,
         // to the same assignee too: that is how its sender says "go ahead without".
-        Action::Reassign { to, .. }
-            if *to == task.to && ended_dependency(rules.waiting_on).is_none() =>
+        ActionKind::Reassign
+            if action.to() == Some(task.to.as_str())
+                && ended_dependency(rules.waiting_on).is_none() =>
         {
-            return Err(refuse(Why::AlreadyAssigned { to: to.clone() }));
+            return Err(refuse(Why::AlreadyAssigned {
+                to: task.to.clone(),
+            }));
         }
         _ => {}
     }
@@ -329,30 +339,32 @@ pub fn transition(
     next.status = row.to;
     next.updated_at = rules.now;
     let mut text = action.text().trim().to_string();
-    match action {
-        Action::Claim => {
+    match kind {
+        ActionKind::Claim => {
             next.claimed_at = Some(rules.now);
             next.lease_expires_at = Some(rules.now.plus(rules.lease));
         }
-        Action::Done { result } => next.result = Some(result.trim().to_string()),
-        Action::Approve { note } => {
+        ActionKind::Done => next.result = Some(text.clone()),
+        ActionKind::Approve => {
             // The approved work is described by the assignee's last review request; the
             // approval note, if any, is the reviewer's word on it.
             let summary = task
                 .thread
                 .iter()
                 .rev()
-                .find(|entry| entry.kind == EntryKind::ReviewRequest)
+                .find(|entry| entry.kind == ActionKind::Review)
                 .map(|entry| entry.text.clone())
                 .filter(|summary| !summary.is_empty());
-            next.result = summary.or_else(|| Some(note.trim().to_string()));
+            next.result = summary.or_else(|| Some(text.clone()));
         }
-        Action::Reassign { to, note } => {
-            next.to = to.clone();
-            text = if note.trim().is_empty() {
+        ActionKind::Reassign => {
+            // Checked above: a reassignment names somebody.
+            let to = action.to().unwrap_or_default();
+            next.to = to.to_string();
+            text = if text.is_empty() {
                 format!("reassigned from {} to {to}", task.to)
             } else {
-                format!("reassigned from {} to {to}: {}", task.to, note.trim())
+                format!("reassigned from {} to {to}: {text}", task.to)
             };
             let ended: Vec<(TaskId, Status)> = rules
                 .waiting_on
@@ -378,7 +390,7 @@ pub fn transition(
     next.thread.push(ThreadEntry {
         at: rules.now,
         by: actor.to_string(),
-        kind: row.entry,
+        kind,
         text: text.clone(),
     });
     let event = Event {
@@ -396,8 +408,7 @@ pub fn transition(
 /// is offered that [`transition`] would refuse for who acts, the status, a `--review` or
 /// the task's waits. Words are not judged: an offered `ask` still needs its question.
 pub fn offered(task: &Task, actor: &str, rules: Rules<'_>) -> Vec<ActionKind> {
-    ActionKind::ALL
-        .into_iter()
+    ActionKind::all()
         .filter(|kind| transition(task, &Action::sample(*kind, &task.to), actor, rules).is_ok())
         .collect()
 }
@@ -456,36 +467,17 @@ mod tests {
 
     fn every_action() -> Vec<Action> {
         vec![
-            Action::Claim,
-            Action::Release,
-            Action::Ask {
-                question: "which file?".into(),
-            },
-            Action::Answer {
-                answer: "lexer.rs".into(),
-            },
-            Action::Review {
-                note: "ready".into(),
-            },
-            Action::Approve {
-                note: "good".into(),
-            },
-            Action::RequestChanges {
-                what: "add a test".into(),
-            },
-            Action::Done {
-                result: "fixed".into(),
-            },
-            Action::Fail {
-                reason: "cannot".into(),
-            },
-            Action::Cancel {
-                reason: "not needed".into(),
-            },
-            Action::Reassign {
-                to: "gemini".into(),
-                note: String::new(),
-            },
+            Action::from(ActionKind::Claim),
+            Action::from(ActionKind::Release),
+            Action::new(ActionKind::Ask, "which file?".into()),
+            Action::new(ActionKind::Answer, "lexer.rs".into()),
+            Action::new(ActionKind::Review, "ready".into()),
+            Action::new(ActionKind::Approve, "good".into()),
+            Action::new(ActionKind::RequestChanges, "add a test".into()),
+            Action::new(ActionKind::Done, "fixed".into()),
+            Action::new(ActionKind::Fail, "cannot".into()),
+            Action::new(ActionKind::Cancel, "not needed".into()),
+            Action::reassign("gemini".into(), String::new()),
         ]
     }
 
@@ -666,7 +658,7 @@ mod tests {
     fn missing_words_are_named_as_each_face_names_the_argument() {
         let error = transition(
             &task(Working),
-            &Action::Done { result: " ".into() },
+            &Action::new(ActionKind::Done, " ".into()),
             "codex",
             rules(None),
         )
@@ -678,9 +670,7 @@ mod tests {
         );
         let mut reviewed = task(Working);
         reviewed.review = true;
-        let done = Action::Done {
-            result: "fixed".into(),
-        };
+        let done = Action::new(ActionKind::Done, "fixed".into());
         let error = transition(&reviewed, &done, "codex", rules(None)).unwrap_err();
         assert!(
             error.to_string().contains("run `baton review 4`"),
@@ -692,9 +682,7 @@ mod tests {
     fn the_spec_example_reads_as_written() {
         let error = transition(
             &task(Working),
-            &Action::Ask {
-                question: "?".into(),
-            },
+            &Action::new(ActionKind::Ask, "?".into()),
             "claude",
             rules(None),
         )
@@ -710,9 +698,7 @@ mod tests {
         let coordinator = Some("lead");
         let (next, _) = transition(
             &task(Working),
-            &Action::Cancel {
-                reason: "dup".into(),
-            },
+            &Action::new(ActionKind::Cancel, "dup".into()),
             "lead",
             rules(coordinator),
         )
@@ -720,10 +706,7 @@ mod tests {
         assert_eq!(next.status, Canceled);
         let (next, _) = transition(
             &task(InputRequired),
-            &Action::Reassign {
-                to: "gemini".into(),
-                note: "faster".into(),
-            },
+            &Action::reassign("gemini".into(), "faster".into()),
             "lead",
             rules(coordinator),
         )
@@ -735,7 +718,7 @@ mod tests {
         );
         let error = transition(
             &task(InputRequired),
-            &Action::Answer { answer: "x".into() },
+            &Action::new(ActionKind::Answer, "x".into()),
             "lead",
             rules(coordinator),
         )
@@ -743,9 +726,7 @@ mod tests {
         assert!(error.to_string().contains("only claude (the sender)"));
         let error = transition(
             &task(Pending),
-            &Action::Cancel {
-                reason: String::new(),
-            },
+            &Action::new(ActionKind::Cancel, String::new()),
             "gemini",
             rules(coordinator),
         )
@@ -764,9 +745,7 @@ mod tests {
         reviewed.review = true;
         let error = transition(
             &reviewed,
-            &Action::Done {
-                result: "fixed".into(),
-            },
+            &Action::new(ActionKind::Done, "fixed".into()),
             "codex",
             rules(None),
         )
@@ -774,18 +753,14 @@ mod tests {
         assert!(error.to_string().contains("sent with --review"), "{error}");
         let (in_review, _) = transition(
             &reviewed,
-            &Action::Review {
-                note: "parser fixed, tests added".into(),
-            },
+            &Action::new(ActionKind::Review, "parser fixed, tests added".into()),
             "codex",
             rules(None),
         )
         .unwrap();
         let (approved, _) = transition(
             &in_review,
-            &Action::Approve {
-                note: String::new(),
-            },
+            &Action::new(ActionKind::Approve, String::new()),
             "claude",
             rules(None),
         )
@@ -804,9 +779,7 @@ mod tests {
         assert!(
             transition(
                 &in_review,
-                &Action::Approve {
-                    note: String::new()
-                },
+                &Action::new(ActionKind::Approve, String::new()),
                 "claude",
                 rules(None)
             )
@@ -814,9 +787,7 @@ mod tests {
         );
         let (next, _) = transition(
             &in_review,
-            &Action::RequestChanges {
-                what: "more tests".into(),
-            },
+            &Action::new(ActionKind::RequestChanges, "more tests".into()),
             "gemini",
             rules(None),
         )
@@ -826,17 +797,20 @@ mod tests {
 
     #[test]
     fn claims_set_a_lease_and_leaving_work_clears_it() {
-        let (claimed, _) =
-            transition(&task(Pending), &Action::Claim, "codex", rules(None)).unwrap();
+        let (claimed, _) = transition(
+            &task(Pending),
+            &Action::from(ActionKind::Claim),
+            "codex",
+            rules(None),
+        )
+        .unwrap();
         assert_eq!(claimed.claimed_at, Some(at(10)));
         assert_eq!(claimed.lease_expires_at, Some(at(40)));
         assert!(!claimed.is_stalled(at(39)));
         assert!(claimed.is_stalled(at(40)));
         let (asked, _) = transition(
             &claimed,
-            &Action::Ask {
-                question: "which?".into(),
-            },
+            &Action::new(ActionKind::Ask, "which?".into()),
             "codex",
             rules(None),
         )
@@ -849,7 +823,7 @@ mod tests {
         let waiting = [(TaskId(2), Pending), (TaskId(3), Working)];
         let error = transition(
             &task(Pending),
-            &Action::Claim,
+            &Action::from(ActionKind::Claim),
             "codex",
             Rules {
                 waiting_on: &waiting,
@@ -885,13 +859,9 @@ mod tests {
             ),
         ];
         let finishing = [
-            Action::Claim,
-            Action::Done {
-                result: "fixed".into(),
-            },
-            Action::Review {
-                note: "ready".into(),
-            },
+            Action::from(ActionKind::Claim),
+            Action::new(ActionKind::Done, "fixed".into()),
+            Action::new(ActionKind::Review, "ready".into()),
         ];
         for (waiting, words) in cases {
             for action in &finishing {
@@ -932,10 +902,7 @@ mod tests {
         for to in ["codex", "gemini"] {
             let (next, event) = transition(
                 &waiting,
-                &Action::Reassign {
-                    to: to.into(),
-                    note: String::new(),
-                },
+                &Action::reassign(to.into(), String::new()),
                 "claude",
                 with(&ended),
             )
@@ -956,10 +923,7 @@ mod tests {
         let blocked = [(TaskId(3), Pending)];
         let error = transition(
             &waiting,
-            &Action::Reassign {
-                to: "codex".into(),
-                note: String::new(),
-            },
+            &Action::reassign("codex".into(), String::new()),
             "claude",
             with(&blocked),
         )
@@ -970,10 +934,7 @@ mod tests {
         );
         let (next, _) = transition(
             &waiting,
-            &Action::Reassign {
-                to: "gemini".into(),
-                note: String::new(),
-            },
+            &Action::reassign("gemini".into(), String::new()),
             "claude",
             with(&blocked),
         )
@@ -984,21 +945,11 @@ mod tests {
     #[test]
     fn words_are_required_where_the_spec_says_so() {
         for action in [
-            Action::Ask {
-                question: " ".into(),
-            },
-            Action::Answer {
-                answer: String::new(),
-            },
-            Action::RequestChanges {
-                what: String::new(),
-            },
-            Action::Done {
-                result: String::new(),
-            },
-            Action::Fail {
-                reason: String::new(),
-            },
+            Action::new(ActionKind::Ask, " ".into()),
+            Action::new(ActionKind::Answer, String::new()),
+            Action::new(ActionKind::RequestChanges, String::new()),
+            Action::new(ActionKind::Done, String::new()),
+            Action::new(ActionKind::Fail, String::new()),
         ] {
             let status = action.allowed_from()[0];
             let (_, actor, ..) = TABLE.iter().find(|row| row.0 == action.name()).unwrap();

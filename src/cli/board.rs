@@ -3,9 +3,9 @@
 use std::io::Read;
 use std::time::Duration;
 
-use clap::{Args, Subcommand};
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Subcommand};
 
-use baton::board::action::ActionKind;
+use baton::board::action::{ACTIONS, ActionKind, Row};
 use baton::board::task::{Priority, Status, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
@@ -18,28 +18,9 @@ use super::{Context, output, render};
 pub enum BoardCommand {
     /// Put a new task on the board for an agent (by name, or by skill)
     Send(SendArgs),
-    /// Start work on a task assigned to you (pending or changes_requested → working)
-    Claim(TaskArg),
-    /// Give a claimed task back (working → pending)
-    Release(TaskArg),
-    /// Ask the sender a question (→ input_required, in the sender's inbox)
-    Ask(WordsArgs),
-    /// Answer the question on a task you sent (input_required → pending)
-    Answer(WordsArgs),
-    /// Ask for a review of your work (→ review_requested, in the reviewer's inbox)
-    Review(NoteArgs),
-    /// Approve work you were asked to review (review_requested → completed)
-    Approve(NoteArgs),
-    /// Send reviewed work back for rework (review_requested → changes_requested)
-    RequestChanges(WordsArgs),
-    /// Complete a task assigned to you (→ completed; not for tasks sent with --review)
-    Done(DoneArgs),
-    /// Give up on a task assigned to you (→ failed)
-    Fail(FailArgs),
-    /// Withdraw a task you sent, or any task as coordinator (→ canceled)
-    Cancel(CancelArgs),
-    /// Hand a task to another agent (→ pending, in their inbox)
-    Reassign(ReassignArgs),
+    // `claim` … `reassign`, one subcommand a row of the model's table of actions.
+    #[command(flatten)]
+    Act(Transition),
     /// Show one task with its whole thread (archived tasks too)
     Show(TaskArg),
     /// The board: open tasks with status, priority, who, age and marks
@@ -71,6 +52,114 @@ pub struct TaskArg {
     pub id: TaskId,
 }
 
+/// A transition command (`claim` … `reassign`): the action, on which task, with what.
+///
+/// Made from the model's table of actions rather than derived: clap's derive would need a
+/// variant and an argument struct per action, spelling again what each row says (its name,
+/// its help, its words and whether it takes `--no-wake`). The builder walks the rows and
+/// sets the arguments in the order the derive did, so `--help` reads as before.
+#[derive(Debug)]
+pub struct Transition {
+    pub kind: ActionKind,
+    pub id: TaskId,
+    /// The words as given (`-`: read them from stdin); none for an action without words.
+    pub words: Option<String>,
+    /// The new assignee, for an action that names one.
+    pub to: Option<String>,
+    /// `--no-wake`, taken by an action that hands work over.
+    pub no_wake: bool,
+}
+
+/// The id of the task argument, and of `--no-wake`.
+const ID: &str = "id";
+const NO_WAKE: &str = "no_wake";
+
+/// The subcommand of `row`: its task, its words, its new assignee, and `--no-wake` where
+/// it hands work over.
+fn transition_command(row: &'static Row) -> clap::Command {
+    let mut command = clap::Command::new(row.command).about(row.help).arg(
+        Arg::new(ID)
+            .value_name("ID")
+            .required(true)
+            .value_parser(parse_task_id)
+            .help("The task: 12, T-12 or t-12"),
+    );
+    for argument in row.assignee.iter().chain(&row.argument) {
+        let mut arg = Arg::new(argument.name)
+            .long(argument.name)
+            .value_name(argument.value_name)
+            .action(ArgAction::Set)
+            .help(argument.help)
+            // Only the new assignee must be given here; missing words are the model's
+            // refusal, the same on every face.
+            .required(
+                row.assignee
+                    .as_ref()
+                    .is_some_and(|to| to.name == argument.name),
+            );
+        if let Some(short) = argument.short {
+            arg = arg.short(short);
+        }
+        command = command.arg(arg);
+    }
+    if row.hands_over {
+        command = command.arg(
+            Arg::new(NO_WAKE)
+                .long("no-wake")
+                .action(ArgAction::SetTrue)
+                .help("Do not start the wake command of whoever receives work"),
+        );
+    }
+    command
+}
+
+impl FromArgMatches for Transition {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        let missing = || clap::Error::new(clap::error::ErrorKind::MissingSubcommand);
+        let (name, mut given) = matches.remove_subcommand().ok_or_else(missing)?;
+        let kind = ActionKind::from_command(&name).ok_or_else(missing)?;
+        let row = kind.row();
+        let mut take = |argument: Option<&baton::board::action::Argument>| {
+            argument.and_then(|argument| given.remove_one::<String>(argument.name))
+        };
+        let words = take(row.argument.as_ref());
+        let to = take(row.assignee.as_ref());
+        Ok(Transition {
+            kind,
+            // Required, so clap has it.
+            id: given.remove_one::<TaskId>(ID).ok_or_else(missing)?,
+            words,
+            to,
+            no_wake: row.hands_over && given.get_flag(NO_WAKE),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for Transition {
+    fn augment_subcommands(command: clap::Command) -> clap::Command {
+        ACTIONS.iter().fold(command, |command, row| {
+            command.subcommand(transition_command(row))
+        })
+    }
+
+    fn augment_subcommands_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        ActionKind::from_command(name).is_some()
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct SendArgs {
     /// The agent to give it to
@@ -100,81 +189,6 @@ pub struct SendArgs {
     /// Who reviews it (implies --review)
     #[arg(long, value_name = "NAME")]
     pub reviewer: Option<String>,
-    #[command(flatten)]
-    pub wake: super::NoWake,
-}
-
-#[derive(Debug, Args)]
-pub struct WordsArgs {
-    /// The task: 12, T-12 or t-12
-    #[arg(value_parser = parse_task_id)]
-    pub id: TaskId,
-    /// The words (required; `-` reads them from stdin)
-    #[arg(long, short)]
-    pub body: Option<String>,
-    #[command(flatten)]
-    pub wake: super::NoWake,
-}
-
-#[derive(Debug, Args)]
-pub struct NoteArgs {
-    /// The task: 12, T-12 or t-12
-    #[arg(value_parser = parse_task_id)]
-    pub id: TaskId,
-    /// An optional note (`-` reads it from stdin)
-    #[arg(long, short)]
-    pub body: Option<String>,
-    #[command(flatten)]
-    pub wake: super::NoWake,
-}
-
-#[derive(Debug, Args)]
-pub struct DoneArgs {
-    /// The task: 12, T-12 or t-12
-    #[arg(value_parser = parse_task_id)]
-    pub id: TaskId,
-    /// What was done (required)
-    #[arg(long, short)]
-    pub result: Option<String>,
-    #[command(flatten)]
-    pub wake: super::NoWake,
-}
-
-#[derive(Debug, Args)]
-pub struct FailArgs {
-    /// The task: 12, T-12 or t-12
-    #[arg(value_parser = parse_task_id)]
-    pub id: TaskId,
-    /// Why it cannot be done (required)
-    #[arg(long)]
-    pub reason: Option<String>,
-    #[command(flatten)]
-    pub wake: super::NoWake,
-}
-
-#[derive(Debug, Args)]
-pub struct CancelArgs {
-    /// The task: 12, T-12 or t-12
-    #[arg(value_parser = parse_task_id)]
-    pub id: TaskId,
-    /// Why it is withdrawn
-    #[arg(long)]
-    pub reason: Option<String>,
-    #[command(flatten)]
-    pub wake: super::NoWake,
-}
-
-#[derive(Debug, Args)]
-pub struct ReassignArgs {
-    /// The task: 12, T-12 or t-12
-    #[arg(value_parser = parse_task_id)]
-    pub id: TaskId,
-    /// The agent who takes it over
-    #[arg(long, value_name = "NAME")]
-    pub to: String,
-    /// Why, for the new assignee
-    #[arg(long, short)]
-    pub body: Option<String>,
     #[command(flatten)]
     pub wake: super::NoWake,
 }
@@ -327,24 +341,12 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
 /// The task and the action of a transition command (`claim` … `reassign`), its words read
 /// (from stdin for `-`); `None` for every other command.
 pub(super) fn transition(command: BoardCommand) -> Result<Option<(TaskId, Action)>, Error> {
-    let (id, kind, given, to) = match command {
-        BoardCommand::Claim(args) => (args.id, ActionKind::Claim, None, None),
-        BoardCommand::Release(args) => (args.id, ActionKind::Release, None, None),
-        BoardCommand::Ask(args) => (args.id, ActionKind::Ask, args.body, None),
-        BoardCommand::Answer(args) => (args.id, ActionKind::Answer, args.body, None),
-        BoardCommand::Review(args) => (args.id, ActionKind::Review, args.body, None),
-        BoardCommand::Approve(args) => (args.id, ActionKind::Approve, args.body, None),
-        BoardCommand::RequestChanges(args) => {
-            (args.id, ActionKind::RequestChanges, args.body, None)
-        }
-        BoardCommand::Done(args) => (args.id, ActionKind::Done, args.result, None),
-        BoardCommand::Fail(args) => (args.id, ActionKind::Fail, args.reason, None),
-        BoardCommand::Cancel(args) => (args.id, ActionKind::Cancel, args.reason, None),
-        BoardCommand::Reassign(args) => (args.id, ActionKind::Reassign, args.body, Some(args.to)),
-        _ => return Ok(None),
+    let BoardCommand::Act(transition) = command else {
+        return Ok(None);
     };
-    // clap requires `--to` of `reassign`, the one action that names somebody.
-    Ok(Action::of(kind, words(given)?, to).map(|action| (id, action)))
+    // clap requires `--to` of an action that names somebody.
+    let action = Action::of(transition.kind, words(transition.words)?, transition.to);
+    Ok(action.map(|action| (transition.id, action)))
 }
 
 /// Prints the result of a change, and on stderr what went wrong after it was made and whom
@@ -394,8 +396,8 @@ mod tests {
     use baton::board::action::{ACTIONS, Words};
     use clap::CommandFactory;
 
-    /// clap's derive names each transition command after its variant; the table of actions
-    /// is where the name is spelled, so the two must agree, flag for flag.
+    /// The transition commands are made from the table of actions: each row is a
+    /// subcommand taking its words, its new assignee and `--no-wake` as the row says.
     #[test]
     fn every_action_of_the_table_is_a_subcommand_with_the_tables_arguments() {
         let cli = super::super::Cli::command();
@@ -408,12 +410,18 @@ mod tests {
                 .filter_map(|argument| argument.get_long())
                 .collect();
             assert_eq!(
-                flags.contains(&row.argument),
+                flags.contains(&row.argument_name()),
                 row.words != Words::None,
                 "{}: {flags:?}",
                 row.command
             );
-            assert_eq!(flags.contains(&"to"), row.takes_to, "{}", row.command);
+            assert_eq!(flags.contains(&"to"), row.takes_to(), "{}", row.command);
+            assert_eq!(
+                flags.contains(&"no-wake"),
+                row.hands_over,
+                "{}",
+                row.command
+            );
         }
     }
 }

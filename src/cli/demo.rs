@@ -1,6 +1,7 @@
 //! `baton demo`: two agents walk one task through its whole life in a throwaway home, so a
 //! newcomer sees the idea in ten seconds. It never touches the real hub.
 
+use baton::board::action::ActionKind;
 use std::path::Path;
 
 use baton::board::task::{Priority, TaskId};
@@ -77,16 +78,18 @@ pub fn run(context: &Context) -> Result<i32, Error> {
     )?;
     let id = sent;
     let script: Vec<(&str, String, Action)> = vec![
-        ("codex", format!("baton claim {}", id.0), Action::Claim),
+        (
+            "codex",
+            format!("baton claim {}", id.0),
+            Action::from(ActionKind::Claim),
+        ),
         (
             "codex",
             format!(
                 "baton ask {} --body 'Refuse, or clamp to the month end?'",
                 id.0
             ),
-            Action::Ask {
-                question: "Refuse, or clamp to the month end?".into(),
-            },
+            Action::new(ActionKind::Ask, "Refuse, or clamp to the month end?".into()),
         ),
         (
             "claude",
@@ -94,20 +97,26 @@ pub fn run(context: &Context) -> Result<i32, Error> {
                 "baton answer {} --body 'Refuse, with the bad date in the error.'",
                 id.0
             ),
-            Action::Answer {
-                answer: "Refuse, with the bad date in the error.".into(),
-            },
+            Action::new(
+                ActionKind::Answer,
+                "Refuse, with the bad date in the error.".into(),
+            ),
         ),
-        ("codex", format!("baton claim {}", id.0), Action::Claim),
+        (
+            "codex",
+            format!("baton claim {}", id.0),
+            Action::from(ActionKind::Claim),
+        ),
         (
             "codex",
             format!(
                 "baton review {} --body 'Invalid days refused; error names the date.'",
                 id.0
             ),
-            Action::Review {
-                note: "Invalid days refused; error names the date.".into(),
-            },
+            Action::new(
+                ActionKind::Review,
+                "Invalid days refused; error names the date.".into(),
+            ),
         ),
         (
             "claude",
@@ -115,24 +124,25 @@ pub fn run(context: &Context) -> Result<i32, Error> {
                 "baton request-changes {} --body 'Add a test for 29 February.'",
                 id.0
             ),
-            Action::RequestChanges {
-                what: "Add a test for 29 February.".into(),
-            },
+            Action::new(
+                ActionKind::RequestChanges,
+                "Add a test for 29 February.".into(),
+            ),
         ),
-        ("codex", format!("baton claim {}", id.0), Action::Claim),
+        (
+            "codex",
+            format!("baton claim {}", id.0),
+            Action::from(ActionKind::Claim),
+        ),
         (
             "codex",
             format!("baton review {} --body 'Leap-year tests added.'", id.0),
-            Action::Review {
-                note: "Leap-year tests added.".into(),
-            },
+            Action::new(ActionKind::Review, "Leap-year tests added.".into()),
         ),
         (
             "claude",
             format!("baton approve {} --body 'Good.'", id.0),
-            Action::Approve {
-                note: "Good.".into(),
-            },
+            Action::new(ActionKind::Approve, "Good.".into()),
         ),
     ];
     for (agent, shown, action) in script {

@@ -155,14 +155,10 @@ impl Command {
         let flag = match self {
             Command::Board(command) => match command {
                 B::Send(args) => args.wake,
-                B::Ask(args) | B::Answer(args) | B::RequestChanges(args) => args.wake,
-                B::Review(args) | B::Approve(args) => args.wake,
-                B::Done(args) => args.wake,
-                B::Fail(args) => args.wake,
-                B::Cancel(args) => args.wake,
-                B::Reassign(args) => args.wake,
-                B::Claim(_)
-                | B::Release(_)
+                B::Act(transition) if transition.kind.row().hands_over => NoWake {
+                    no_wake: transition.no_wake,
+                },
+                B::Act(_)
                 | B::Show(_)
                 | B::Board(_)
                 | B::Inbox(_)

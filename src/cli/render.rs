@@ -221,7 +221,7 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
                 "  {} {} {}{}",
                 entry.at,
                 inline(&entry.by),
-                entry.kind.as_str().replace('_', " "),
+                entry.kind.entry().replace('_', " "),
                 if entry.text.is_empty() {
                     "\n".to_string()
                 } else {

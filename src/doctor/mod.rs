@@ -414,7 +414,7 @@ mod tests {
                 .map(|n| crate::board::task::ThreadEntry {
                     at,
                     by: "codex".into(),
-                    kind: crate::board::task::EntryKind::Question,
+                    kind: crate::board::action::ActionKind::Ask,
                     text: format!("q{n}"),
                 })
                 .collect(),

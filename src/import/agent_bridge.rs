@@ -18,7 +18,8 @@ use super::{
     ForeignAgent, ForeignBoard, ForeignTask, Format, ImportError, Origin, parse_time,
     unknown_status,
 };
-use crate::board::task::{EntryKind, Priority, Status, ThreadEntry};
+use crate::board::action::ActionKind;
+use crate::board::task::{Priority, Status, ThreadEntry};
 
 /// Reads the tasks of `project` (or of the only project there is) and every agent.
 pub fn read(path: &Path, project: Option<&str>) -> Result<ForeignBoard, ImportError> {
@@ -378,7 +379,7 @@ fn carry_task(
         Status::Completed | Status::Failed => thread
             .iter()
             .rev()
-            .find(|entry| matches!(entry.kind, EntryKind::Result | EntryKind::Failure))
+            .find(|entry| matches!(entry.kind, ActionKind::Done | ActionKind::Fail))
             .map(|entry| entry.text.clone())
             .filter(|text| !text.is_empty()),
         _ => None,
@@ -406,19 +407,19 @@ fn carry_task(
 }
 
 /// agent-bridge's actions (`task.claim`, `task.question`, …) as baton's thread kinds.
-fn entry_kind(kind: &str) -> Option<EntryKind> {
+fn entry_kind(kind: &str) -> Option<ActionKind> {
     Some(match kind {
-        "claim" => EntryKind::Claim,
-        "release" => EntryKind::Release,
-        "question" | "ask" => EntryKind::Question,
-        "answer" => EntryKind::Answer,
-        "request_review" | "review" => EntryKind::ReviewRequest,
-        "approve" => EntryKind::Approval,
-        "changes" | "request_changes" => EntryKind::ChangesRequest,
-        "done" | "complete" | "result" => EntryKind::Result,
-        "fail" => EntryKind::Failure,
-        "cancel" => EntryKind::Cancellation,
-        "reassign" => EntryKind::Reassignment,
+        "claim" => ActionKind::Claim,
+        "release" => ActionKind::Release,
+        "question" | "ask" => ActionKind::Ask,
+        "answer" => ActionKind::Answer,
+        "request_review" | "review" => ActionKind::Review,
+        "approve" => ActionKind::Approve,
+        "changes" | "request_changes" => ActionKind::RequestChanges,
+        "done" | "complete" | "result" => ActionKind::Done,
+        "fail" => ActionKind::Fail,
+        "cancel" => ActionKind::Cancel,
+        "reassign" => ActionKind::Reassign,
         _ => return None,
     })
 }

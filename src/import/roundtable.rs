@@ -13,7 +13,8 @@ use super::{
     ForeignAgent, ForeignBoard, ForeignTask, Format, ImportError, Origin, parse_time,
     unknown_status,
 };
-use crate::board::task::{EntryKind, Priority, Status, ThreadEntry};
+use crate::board::action::ActionKind;
+use crate::board::task::{Priority, Status, ThreadEntry};
 use crate::time::Timestamp;
 
 /// Reads the board at `board_path` and, when given, the agents of `registry_path`.
@@ -167,18 +168,18 @@ fn thread_of(
     at: Timestamp,
 ) -> Vec<ThreadEntry> {
     let review_note = match status {
-        Status::ChangesRequested => (EntryKind::ChangesRequest, from),
-        Status::Completed => (EntryKind::Approval, from),
-        _ => (EntryKind::ReviewRequest, to),
+        Status::ChangesRequested => (ActionKind::RequestChanges, from),
+        Status::Completed => (ActionKind::Approve, from),
+        _ => (ActionKind::Review, to),
     };
     let reason = match status {
-        Status::Canceled => (EntryKind::Cancellation, from),
-        _ => (EntryKind::Failure, to),
+        Status::Canceled => (ActionKind::Cancel, from),
+        _ => (ActionKind::Fail, to),
     };
     let kinds = [
-        ("question", (EntryKind::Question, to)),
-        ("answer", (EntryKind::Answer, from)),
-        ("result", (EntryKind::Result, to)),
+        ("question", (ActionKind::Ask, to)),
+        ("answer", (ActionKind::Answer, from)),
+        ("result", (ActionKind::Done, to)),
         ("review_note", review_note),
         ("reason", reason),
     ];
@@ -272,9 +273,9 @@ mod tests {
         assert_eq!(
             kinds,
             vec![
-                (EntryKind::Question, "codex", "which one?"),
-                (EntryKind::Answer, "claude", "the first"),
-                (EntryKind::ChangesRequest, "claude", "redo it"),
+                (ActionKind::Ask, "codex", "which one?"),
+                (ActionKind::Answer, "claude", "the first"),
+                (ActionKind::RequestChanges, "claude", "redo it"),
             ]
         );
     }

@@ -87,6 +87,7 @@ mod tests {
     use super::positions::unread_after;
     use super::sweep::sweepable;
     use super::*;
+    use crate::board::action::ActionKind;
     use crate::board::task::{Status, Task};
     use crate::board::transition::Action;
     use crate::registry;
@@ -222,9 +223,7 @@ mod tests {
             after.status = status;
             after
         };
-        let done = Action::Done {
-            result: "fixed".into(),
-        };
+        let done = Action::new(ActionKind::Done, "fixed".into());
         let mut completed = finish(Status::Completed);
         completed.result = Some("fixed".into());
         assert_eq!(
@@ -241,16 +240,12 @@ mod tests {
         assert_eq!(drafts[0].payload["task"], 4);
         assert_eq!(drafts[0].payload["status"], "completed");
 
-        let fail = Action::Fail {
-            reason: "no access".into(),
-        };
+        let fail = Action::new(ActionKind::Fail, "no access".into());
         let failed = notifications(&working, &finish(Status::Failed), "codex", &fail);
         assert_eq!(failed.len(), 1);
         assert!(failed[0].body.contains("Reason: no access"));
 
-        let cancel = Action::Cancel {
-            reason: "not needed".into(),
-        };
+        let cancel = Action::new(ActionKind::Cancel, "not needed".into());
         let canceled = finish(Status::Canceled);
         assert_eq!(
             recipients(&working, &canceled, "claude", &cancel),
@@ -272,10 +267,7 @@ mod tests {
             "one message per recipient"
         );
 
-        let reassign = Action::Reassign {
-            to: "gemini".into(),
-            note: "codex is busy".into(),
-        };
+        let reassign = Action::reassign("gemini".into(), "codex is busy".into());
         let mut reassigned = working.clone();
         reassigned.status = Status::Pending;
         reassigned.to = "gemini".into();
@@ -284,9 +276,7 @@ mod tests {
         assert_eq!(drafts[0].to, "codex");
         assert!(drafts[0].body.contains("Note: codex is busy"));
 
-        let approve = Action::Approve {
-            note: "good".into(),
-        };
+        let approve = Action::new(ActionKind::Approve, "good".into());
         let mut reviewed = task(Status::ReviewRequested);
         reviewed.reviewer = Some("gemini".into());
         let approved = notifications(&reviewed, &completed, "gemini", &approve);
@@ -298,7 +288,12 @@ mod tests {
             approved[0].body
         );
 
-        let claimed = notifications(&task(Status::Pending), &working, "codex", &Action::Claim);
+        let claimed = notifications(
+            &task(Status::Pending),
+            &working,
+            "codex",
+            &Action::from(ActionKind::Claim),
+        );
         assert!(claimed.is_empty(), "a claim tells nobody");
     }
 

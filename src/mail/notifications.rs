@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use super::{Arrival, BATON, Draft, Message, MessageType};
+use crate::board::action::ActionKind;
 use crate::board::task::{Status, Task};
 use crate::board::transition::Action;
 use crate::registry;
@@ -39,8 +40,8 @@ pub fn notifications(before: &Task, after: &Task, actor: &str, action: &Action) 
     match after.status {
         Status::Completed if finished => {
             let result = after.result.as_deref().unwrap_or("").trim();
-            let verb = match action {
-                Action::Approve { .. } => "approved",
+            let verb = match action.kind() {
+                ActionKind::Approve => "approved",
                 _ => "completed",
             };
             let body = if result.is_empty() {
@@ -77,7 +78,7 @@ pub fn notifications(before: &Task, after: &Task, actor: &str, action: &Action) 
         }
         _ => {}
     }
-    if let Action::Reassign { to, .. } = action
+    if let Some(to) = action.to()
         && before.to != after.to
     {
         let note = if words.is_empty() {

@@ -565,6 +565,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::board::action::ActionKind;
     use crate::board::task::Status;
     use crate::session::AfterEffects;
     use crate::store::lock::LockPolicy;
@@ -599,17 +600,12 @@ mod tests {
         let id = sent.task.task.id;
         assert_eq!(dev.inbox(InboxLook::Peek).unwrap().tasks[0].task.id, id);
         let refused = dev
-            .act(id, Action::Done { result: " ".into() })
+            .act(id, Action::new(ActionKind::Done, " ".into()))
             .unwrap_err();
         assert_eq!(refused.to_string(), "done needs --result with some words");
-        dev.act(id, Action::Claim).unwrap();
+        dev.act(id, Action::from(ActionKind::Claim)).unwrap();
         let done = dev
-            .act(
-                id,
-                Action::Done {
-                    result: "fixed".into(),
-                },
-            )
+            .act(id, Action::new(ActionKind::Done, "fixed".into()))
             .unwrap();
         assert_eq!(done.task.task.status, Status::Completed);
         assert!(dev.inbox(InboxLook::Peek).unwrap().tasks.is_empty());

@@ -78,7 +78,7 @@ impl InboxEntry {
             let _ = write!(
                 out,
                 "  last {} by {} ({} ago):",
-                word.kind.as_str().replace('_', " "),
+                word.kind.entry().replace('_', " "),
                 text::inline(&word.by),
                 time::age(word.at, now),
             );

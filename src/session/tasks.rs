@@ -146,7 +146,7 @@ impl Session {
     pub fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
         let actor = self.agent()?.to_string();
         text::check_long(action.text_name(), action.text())?;
-        if let Action::Reassign { to, .. } = &action {
+        if let Some(to) = action.to() {
             registry::require(&*self.hub.store, to)?;
         }
         let project_id = self.project.id.clone();

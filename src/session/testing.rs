@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use super::{AfterEffects, Hub, NewTask, Request, Session};
+use crate::board::action::ActionKind;
 use crate::board::inbox::Reason;
 use crate::board::task::{Status, TaskId};
 use crate::board::transition::Action;
@@ -115,13 +116,11 @@ mod tests {
     const AGENTS: [&str; 3] = ["lead", "dev", "qa"];
 
     fn claim() -> Action {
-        Action::Claim
+        Action::from(ActionKind::Claim)
     }
 
     fn done(result: &str) -> Action {
-        Action::Done {
-            result: result.into(),
-        }
+        Action::new(ActionKind::Done, result.into())
     }
 
     #[test]
@@ -138,15 +137,11 @@ mod tests {
             hub.holders(id, &AGENTS, START).is_empty(),
             "working on it: nobody waits"
         );
-        let question = Action::Ask {
-            question: "which file?".into(),
-        };
+        let question = Action::new(ActionKind::Ask, "which file?".into());
         hub.act("dev", id, question, START).unwrap();
         one("lead");
         assert_eq!(hub.inbox("lead", START), [(id, Reason::Question)]);
-        let answer = Action::Answer {
-            answer: "src/a.rs".into(),
-        };
+        let answer = Action::new(ActionKind::Answer, "src/a.rs".into());
         assert_eq!(hub.act("lead", id, answer, START).unwrap(), Status::Pending);
         // Answered: the assignee's turn again, to take it back up.
         one("dev");
@@ -184,9 +179,7 @@ mod tests {
         };
         let fourth = hub.send("lead", "qa", START, fourth).unwrap();
         hub.act("dev", third, claim(), START).unwrap();
-        let fail = Action::Fail {
-            reason: "cannot".into(),
-        };
+        let fail = Action::new(ActionKind::Fail, "cannot".into());
         hub.act("dev", third, fail, START).unwrap();
         assert_eq!(hub.holders(fourth, &AGENTS, START), ["lead"]);
         assert!(hub.inbox("lead", START).contains(&(
@@ -244,21 +237,15 @@ mod tests {
         hub.act("dev", id, claim(), START).unwrap();
         let early = hub.act("dev", id, done("ok"), START).unwrap_err();
         assert!(matches!(early, Error::Transition(_)), "{early}");
-        let review = Action::Review {
-            note: "please look".into(),
-        };
+        let review = Action::new(ActionKind::Review, "please look".into());
         assert_eq!(
             hub.act("dev", id, review.clone(), START).unwrap(),
             Status::ReviewRequested
         );
         assert_eq!(hub.inbox("qa", START), [(id, Reason::ReviewRequested)]);
-        let not_the_reviewer = Action::Approve {
-            note: String::new(),
-        };
+        let not_the_reviewer = Action::new(ActionKind::Approve, String::new());
         assert!(hub.act("lead", id, not_the_reviewer, START).is_err());
-        let rework = Action::RequestChanges {
-            what: "a test".into(),
-        };
+        let rework = Action::new(ActionKind::RequestChanges, "a test".into());
         assert_eq!(
             hub.act("qa", id, rework, START).unwrap(),
             Status::ChangesRequested
@@ -266,9 +253,7 @@ mod tests {
         assert_eq!(hub.inbox("dev", START), [(id, Reason::ChangesRequested)]);
         hub.act("dev", id, claim(), START).unwrap();
         hub.act("dev", id, review, START).unwrap();
-        let approve = Action::Approve {
-            note: "good".into(),
-        };
+        let approve = Action::new(ActionKind::Approve, "good".into());
         assert_eq!(
             hub.act("qa", id, approve, START).unwrap(),
             Status::Completed

@@ -873,7 +873,8 @@ mod tests {
     /// added to one and not the others would read fine and fail later as damage.
     #[test]
     fn the_line_reader_knows_every_field_of_a_task_and_no_other() {
-        use crate::board::task::{EntryKind, Task, ThreadEntry};
+        use crate::board::action::ActionKind;
+        use crate::board::task::{Task, ThreadEntry};
         let at = Timestamp::EPOCH;
         // Every field given a value, so that every one is written.
         let task = Task {
@@ -897,7 +898,7 @@ mod tests {
             thread: vec![ThreadEntry {
                 at,
                 by: "bob".into(),
-                kind: EntryKind::Claim,
+                kind: ActionKind::Claim,
                 text: String::new(),
             }],
             delivery: Some(crate::board::delivery::Delivery::queued("bob", at)),

@@ -574,7 +574,11 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
         return;
     }
     let mut keys: Vec<(&str, &str)> = vec![("?", "help"), ("q", "quit")];
-    keys.extend(app.offered().iter().map(|key| (key.label, key.what)));
+    keys.extend(
+        app.offered()
+            .iter()
+            .map(|key| (key.key.label, key.key.what)),
+    );
     if app.agent.is_some() {
         keys.extend([("n", "send"), ("m", "message")]);
     }
@@ -590,7 +594,7 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
 /// Every key in two columns, those on the selected task dimmed where it does not offer
 /// them the viewer now; and the marks.
 fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
-    let offered: Vec<_> = app.offered().iter().map(|key| key.action).collect();
+    let offered: Vec<_> = app.offered().iter().map(|key| key.kind).collect();
     let selected = app
         .selected_view()
         .map_or("no task".to_string(), |view| view.task.id.to_string());
@@ -605,13 +609,13 @@ fn draw_help(frame: &mut Frame, app: &App, area: Rect) {
             .map_or(String::new(), |(key, what)| format!("{key:<10} {what}"));
         spans.push(Span::raw(format!("  {}", cells::pad(&left, 36))));
         if let Some(key) = TASK_KEYS.get(row) {
-            let style = if offered.contains(&key.action) {
+            let style = if offered.contains(&key.kind) {
                 Style::new()
             } else {
                 dim()
             };
             spans.push(Span::styled(
-                format!("{:<10} {}", key.label, key.what),
+                format!("{:<10} {}", key.key.label, key.key.what),
                 style,
             ));
         }
@@ -799,10 +803,10 @@ mod tests {
             assert!(text.contains(&format!("{mark}  {what}")), "{mark}:\n{text}");
         }
         for task_key in TASK_KEYS {
-            let label = format!("{:<10} {}", task_key.label, task_key.what);
+            let label = format!("{:<10} {}", task_key.key.label, task_key.key.what);
             let (x, y) = find(&text, &label).unwrap_or_else(|| panic!("{label}:\n{text}"));
             let is_dim = buffer[(x, y)].fg == Color::DarkGray;
-            let is_offered = matches!(task_key.action, ActionKind::Cancel | ActionKind::Reassign);
+            let is_offered = matches!(task_key.kind, ActionKind::Cancel | ActionKind::Reassign);
             assert_eq!(is_dim, !is_offered, "{label}");
         }
     }

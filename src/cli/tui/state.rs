@@ -15,7 +15,7 @@ use baton::board::transition::Action;
 use baton::mail::BROADCAST;
 use baton::session::TaskView;
 
-use super::keys::{TASK_KEYS, TaskKey, Words, action_of, task_key};
+use super::keys::{self, TASK_KEYS, TaskKey, Words, action_of, task_key};
 pub use super::snapshot::{Snapshot, group_of};
 
 /// What fills the screen between the header and the status line.
@@ -64,10 +64,14 @@ pub enum Purpose {
         id: TaskId,
         action: ActionKind,
     },
-    /// A last word before a task is canceled for good: one key, `y` or anything else.
-    ConfirmCancel {
+    /// A last word before an action that nothing undoes (its row [`confirms`]): one key,
+    /// `y` or anything else.
+    ///
+    /// [`confirms`]: baton::board::action::Row::confirms
+    Confirm {
         id: TaskId,
-        reason: String,
+        action: ActionKind,
+        words: String,
     },
     SendTo,
     SendSubject {
@@ -83,20 +87,9 @@ impl Purpose {
     /// The words before the typed line.
     pub fn label(&self) -> String {
         match self {
-            Purpose::Act { id, action } => match action {
-                ActionKind::Ask => format!("ask on {id}, question:"),
-                ActionKind::Answer => format!("answer {id}:"),
-                ActionKind::Review => format!("request review of {id}, note (may be empty):"),
-                ActionKind::Approve => format!("approve {id}, note (may be empty):"),
-                ActionKind::RequestChanges => format!("request changes on {id}, what:"),
-                ActionKind::Done => format!("done {id}, result:"),
-                ActionKind::Fail => format!("fail {id}, reason:"),
-                ActionKind::Cancel => format!("cancel {id}, reason (may be empty):"),
-                ActionKind::Reassign => format!("reassign {id} to agent:"),
-                other => format!("{other} {id}:"),
-            },
-            Purpose::ConfirmCancel { id, .. } => {
-                format!("cancel {id} for good? y cancels it, any other key keeps it")
+            Purpose::Act { id, action } => action.row().prompt(id),
+            Purpose::Confirm { id, action, .. } => {
+                format!("{action} {id} for good? y {action}s it, any other key keeps it")
             }
             Purpose::SendTo => "send a task to agent:".to_string(),
             Purpose::SendSubject { to } => format!("send to {to}, subject:"),
@@ -107,7 +100,7 @@ impl Purpose {
 
     /// Whether the prompt takes a single key rather than a line.
     pub fn is_confirmation(&self) -> bool {
-        matches!(self, Purpose::ConfirmCancel { .. })
+        matches!(self, Purpose::Confirm { .. })
     }
 }
 
@@ -475,7 +468,7 @@ impl App {
         let offered = self.snapshot.offered(view, agent);
         TASK_KEYS
             .iter()
-            .filter(|key| offered.contains(&key.action))
+            .filter(|key| offered.contains(&key.kind))
             .collect()
     }
 
@@ -592,24 +585,24 @@ impl App {
             return Effect::Nothing;
         };
         let id = view.task.id;
-        if !self.snapshot.offered(view, &agent).contains(&key.action) {
+        if !self.snapshot.offered(view, &agent).contains(&key.kind) {
             let refusal = self
                 .snapshot
-                .refusal(view, &agent, key.action)
-                .unwrap_or_else(|| format!("error: {} cannot be done to {id} now", key.what));
+                .refusal(view, &agent, key.kind)
+                .unwrap_or_else(|| format!("error: {} cannot be done to {id} now", key.key.what));
             self.notify(refusal, true);
             return Effect::Nothing;
         }
         let assignee = view.task.to.clone();
-        if key.words() == Words::None {
-            return action_of(key.action, String::new())
+        if keys::words(key) == Words::None {
+            return action_of(key.kind, String::new())
                 .map_or(Effect::Nothing, |action| Effect::Act(id, action));
         }
         let mut prompt = Prompt::new(Purpose::Act {
             id,
-            action: key.action,
+            action: key.kind,
         });
-        if key.words() == Words::Agent {
+        if keys::words(key) == Words::Agent {
             prompt.choices = self.names(Some(&assignee), false);
         }
         self.ask(prompt);
@@ -634,9 +627,10 @@ impl App {
     }
 
     fn on_prompt_key(&mut self, mut prompt: Prompt, key: KeyEvent) -> Effect {
-        if let Purpose::ConfirmCancel { id, reason } = prompt.purpose {
+        if let Purpose::Confirm { id, action, words } = prompt.purpose {
             if key.code == KeyCode::Char('y') {
-                return Effect::Act(id, Action::Cancel { reason });
+                return action_of(action, words)
+                    .map_or(Effect::Nothing, |action| Effect::Act(id, action));
             }
             self.notify_nothing_done(Some(id));
             return Effect::Nothing;
@@ -674,19 +668,11 @@ impl App {
         let words = prompt.input.clone();
         let name = words.trim().to_string();
         let missing = match &prompt.purpose {
-            Purpose::Act { action, .. } => {
-                let needs = TASK_KEYS
-                    .iter()
-                    .find(|key| key.action == *action)
-                    .map(TaskKey::words);
-                match needs {
-                    Some(Words::Required) if name.is_empty() => Some("some words"),
-                    Some(Words::Agent) if name.is_empty() => {
-                        Some("an agent's name (Tab offers them)")
-                    }
-                    _ => None,
-                }
-            }
+            Purpose::Act { action, .. } => match keys::words(action.row()) {
+                Words::Required if name.is_empty() => Some("some words"),
+                Words::Agent if name.is_empty() => Some("an agent's name (Tab offers them)"),
+                _ => None,
+            },
             Purpose::SendTo | Purpose::MessageTo if name.is_empty() => {
                 Some("an agent's name (Tab offers them)")
             }
@@ -707,17 +693,14 @@ impl App {
             return Effect::Nothing;
         }
         match prompt.purpose {
-            Purpose::Act {
-                id,
-                action: ActionKind::Cancel,
-            } => {
-                self.prompt = Some(Prompt::new(Purpose::ConfirmCancel { id, reason: words }));
+            Purpose::Act { id, action } if action.row().confirms => {
+                self.prompt = Some(Prompt::new(Purpose::Confirm { id, action, words }));
                 Effect::Nothing
             }
             Purpose::Act { id, action } => {
                 action_of(action, words).map_or(Effect::Nothing, |action| Effect::Act(id, action))
             }
-            Purpose::ConfirmCancel { .. } => Effect::Nothing,
+            Purpose::Confirm { .. } => Effect::Nothing,
             Purpose::SendTo => {
                 self.prompt = Some(Prompt::new(Purpose::SendSubject { to: name }));
                 Effect::Nothing
@@ -882,9 +865,7 @@ pub(super) mod tests {
             app.on_key(key(KeyCode::Enter)),
             Effect::Act(
                 TaskId(7),
-                Action::Approve {
-                    note: "fin".to_string()
-                }
+                Action::new(ActionKind::Approve, "fin".to_string())
             )
         );
         assert!(app.prompt.is_none());
@@ -896,36 +877,24 @@ pub(super) mod tests {
         let mut app = app_as("worker", vec![pending()]);
         assert_eq!(
             app.on_key(key(KeyCode::Char('c'))),
-            Effect::Act(TaskId(3), Action::Claim)
+            Effect::Act(TaskId(3), Action::from(ActionKind::Claim))
         );
         let cases = [
             (
                 'i',
                 "which branch?",
-                Action::Ask {
-                    question: "which branch?".into(),
-                },
+                Action::new(ActionKind::Ask, "which branch?".into()),
             ),
-            (
-                'v',
-                "",
-                Action::Review {
-                    note: String::new(),
-                },
-            ),
+            ('v', "", Action::new(ActionKind::Review, String::new())),
             (
                 'd',
                 "merged",
-                Action::Done {
-                    result: "merged".into(),
-                },
+                Action::new(ActionKind::Done, "merged".into()),
             ),
             (
                 'F',
                 "no access",
-                Action::Fail {
-                    reason: "no access".into(),
-                },
+                Action::new(ActionKind::Fail, "no access".into()),
             ),
         ];
         for (letter, words, action) in cases {
@@ -933,10 +902,18 @@ pub(super) mod tests {
             typed(&mut app, &letter.to_string());
             assert!(app.prompt.is_some(), "{letter} asks for words");
             typed(&mut app, words);
-            assert_eq!(
-                app.on_key(key(KeyCode::Enter)),
-                Effect::Act(TaskId(3), action)
-            );
+            let mut effect = app.on_key(key(KeyCode::Enter));
+            // Failing, like cancelling, is for good: it asks first (the row confirms).
+            if action.kind().row().confirms {
+                assert_eq!(effect, Effect::Nothing, "{letter} asks first");
+                let asked = app.prompt.as_ref().map(|prompt| prompt.purpose.label());
+                assert_eq!(
+                    asked.as_deref(),
+                    Some("fail T-3 for good? y fails it, any other key keeps it")
+                );
+                effect = app.on_key(key(KeyCode::Char('y')));
+            }
+            assert_eq!(effect, Effect::Act(TaskId(3), action));
         }
         // Done needs a result: Enter on nothing keeps the prompt and says so.
         let mut app = app_as("worker", vec![pending()]);
@@ -987,7 +964,7 @@ pub(super) mod tests {
     fn what_is_offered_is_what_the_state_machine_allows() {
         let offered = |agent: &str, view: TaskView| -> Vec<&'static str> {
             let app = app_as(agent, vec![view]);
-            app.offered().iter().map(|key| key.action.name()).collect()
+            app.offered().iter().map(|key| key.kind.name()).collect()
         };
         assert_eq!(
             offered("worker", view(1, Status::Pending, "t")),
@@ -1029,9 +1006,7 @@ pub(super) mod tests {
             app.on_key(key(KeyCode::Char('y'))),
             Effect::Act(
                 TaskId(4),
-                Action::Cancel {
-                    reason: "not needed".to_string()
-                }
+                Action::new(ActionKind::Cancel, "not needed".to_string())
             )
         );
         // Any other key at the confirmation does nothing, and says so.
@@ -1096,10 +1071,7 @@ pub(super) mod tests {
             app.on_key(key(KeyCode::Enter)),
             Effect::Act(
                 TaskId(1),
-                Action::Reassign {
-                    to: "gemini".to_string(),
-                    note: String::new()
-                }
+                Action::reassign("gemini".to_string(), String::new())
             )
         );
         // A message may go to everyone.

@@ -46,6 +46,7 @@ use self::wire::{Method, RpcError, Version, code};
 use super::api::ApiError;
 use super::connections::Held;
 use super::streams::Slot;
+use crate::board::action::ActionKind;
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::{Action, TransitionError};
 use crate::error::{Error, Result};
@@ -799,9 +800,9 @@ impl Call {
         self.at_desk(project, Doing::Other, move |desk| {
             let view = shown_to(desk, &caller, id)?;
             let action = match (view.task.status, approves) {
-                (Status::ReviewRequested, true) => Action::Approve { note: text },
-                (Status::ReviewRequested, false) => Action::RequestChanges { what: text },
-                _ => Action::Answer { answer: text },
+                (Status::ReviewRequested, true) => Action::new(ActionKind::Approve, text),
+                (Status::ReviewRequested, false) => Action::new(ActionKind::RequestChanges, text),
+                _ => Action::new(ActionKind::Answer, text),
             };
             let changed = desk.act(id, action)?;
             changed.woken.iter().for_each(report_wake);
@@ -836,7 +837,7 @@ impl Call {
         let view = self
             .at_desk(&project, Doing::Cancel, move |desk| {
                 shown_to(desk, &caller, id)?;
-                let changed = desk.act(id, Action::Cancel { reason })?;
+                let changed = desk.act(id, Action::new(ActionKind::Cancel, reason))?;
                 changed.woken.iter().for_each(report_wake);
                 Ok(changed.task)
             })

@@ -13,7 +13,7 @@ use super::wire::{
     Artifact, Message, Part, Place, Role, State, StatusUpdate, Task, TaskStatus, Version,
 };
 use crate::board::action::ActionKind;
-use crate::board::task::{EntryKind, Status, TaskId, ThreadEntry};
+use crate::board::task::{Status, TaskId, ThreadEntry};
 use crate::session::TaskView;
 use crate::text;
 use crate::time::Timestamp;
@@ -32,12 +32,8 @@ pub fn state_of(status: Status) -> State {
 
 /// The status a task has right after a thread entry of `kind` was written: every
 /// transition writes one entry, so the thread tells each change of status, in order.
-pub fn status_after(kind: EntryKind) -> Option<Status> {
-    ActionKind::ALL
-        .iter()
-        .map(|action| action.row())
-        .find(|row| row.entry == kind)
-        .map(|row| row.to)
+pub fn status_after(kind: ActionKind) -> Option<Status> {
+    Some(kind.row().to)
 }
 
 /// The id A2A knows a task by: its project and number, `default/T-12`.
@@ -168,9 +164,9 @@ fn status_message(
     status: Status,
 ) -> Option<Message> {
     let words = match entry.kind {
-        EntryKind::Claim | EntryKind::Release | EntryKind::Result => return None,
+        ActionKind::Claim | ActionKind::Release | ActionKind::Done => return None,
         // A review asked for without a note still asks the caller for a verdict.
-        EntryKind::ReviewRequest if entry.text.trim().is_empty() => {
+        ActionKind::Review if entry.text.trim().is_empty() => {
             format!("{} asks for a review of {}", entry.by, view.task.id)
         }
         _ if entry.text.trim().is_empty() => return None,
@@ -204,7 +200,7 @@ fn role_of(view: &TaskView, entry: &ThreadEntry) -> Role {
 fn entry_metadata(entry: &ThreadEntry, status: Status) -> Value {
     json!({ "baton": {
         "status": status.as_str(),
-        "entry": entry.kind.as_str(),
+        "entry": entry.kind.entry(),
         "by": entry.by,
         "at": iso(entry.at),
     }})
@@ -286,7 +282,7 @@ pub fn changes_since(
                 timestamp: iso(entry.at),
             },
             is_final,
-            json!({ "baton": { "status": status.as_str(), "entry": entry.kind.as_str() } }),
+            json!({ "baton": { "status": status.as_str(), "entry": entry.kind.entry() } }),
         );
         events.push(StreamEvent::Status(update));
     }
@@ -333,17 +329,17 @@ mod tests {
     #[test]
     fn each_kind_of_entry_tells_the_status_its_action_leads_to() {
         let expected = [
-            (EntryKind::Claim, Status::Working),
-            (EntryKind::Release, Status::Pending),
-            (EntryKind::Question, Status::InputRequired),
-            (EntryKind::Answer, Status::Pending),
-            (EntryKind::ReviewRequest, Status::ReviewRequested),
-            (EntryKind::Approval, Status::Completed),
-            (EntryKind::ChangesRequest, Status::ChangesRequested),
-            (EntryKind::Result, Status::Completed),
-            (EntryKind::Failure, Status::Failed),
-            (EntryKind::Cancellation, Status::Canceled),
-            (EntryKind::Reassignment, Status::Pending),
+            (ActionKind::Claim, Status::Working),
+            (ActionKind::Release, Status::Pending),
+            (ActionKind::Ask, Status::InputRequired),
+            (ActionKind::Answer, Status::Pending),
+            (ActionKind::Review, Status::ReviewRequested),
+            (ActionKind::Approve, Status::Completed),
+            (ActionKind::RequestChanges, Status::ChangesRequested),
+            (ActionKind::Done, Status::Completed),
+            (ActionKind::Fail, Status::Failed),
+            (ActionKind::Cancel, Status::Canceled),
+            (ActionKind::Reassign, Status::Pending),
         ];
         for (kind, status) in expected {
             assert_eq!(status_after(kind), Some(status), "{kind:?}");
@@ -365,7 +361,7 @@ mod tests {
         text.parse().unwrap()
     }
 
-    fn entry(kind: EntryKind, by: &str, text: &str) -> ThreadEntry {
+    fn entry(kind: ActionKind, by: &str, text: &str) -> ThreadEntry {
         ThreadEntry {
             at: at("2026-11-01T10:00:05Z"),
             by: by.into(),
@@ -411,8 +407,8 @@ mod tests {
         let asked = view(
             Status::InputRequired,
             vec![
-                entry(EntryKind::Claim, "dev", ""),
-                entry(EntryKind::Question, "dev", "Which \u{1b}[2J file?"),
+                entry(ActionKind::Claim, "dev", ""),
+                entry(ActionKind::Ask, "dev", "Which \u{1b}[2J file?"),
             ],
         );
         let shown = task(Version::V1, "default", &asked, Shown::ALL);
@@ -432,7 +428,7 @@ mod tests {
     fn a_review_request_asks_the_caller_too_and_says_which() {
         let reviewed = view(
             Status::ReviewRequested,
-            vec![entry(EntryKind::ReviewRequest, "dev", "")],
+            vec![entry(ActionKind::Review, "dev", "")],
         );
         let shown = task(Version::V03, "default", &reviewed, Shown::ALL);
         assert_eq!(shown.status.state, "input-required");
@@ -446,10 +442,10 @@ mod tests {
         let done = view(
             Status::Completed,
             vec![
-                entry(EntryKind::Claim, "dev", ""),
-                entry(EntryKind::Question, "dev", "which?"),
-                entry(EntryKind::Answer, "lead", "this one"),
-                entry(EntryKind::Result, "dev", "done"),
+                entry(ActionKind::Claim, "dev", ""),
+                entry(ActionKind::Ask, "dev", "which?"),
+                entry(ActionKind::Answer, "lead", "this one"),
+                entry(ActionKind::Done, "dev", "done"),
             ],
         );
         let shown = serde_json::to_value(task(Version::V1, "default", &done, Shown::ALL)).unwrap();
@@ -500,8 +496,8 @@ mod tests {
     #[test]
     fn a_stream_tells_each_new_entry_once_and_ends_where_the_task_stops() {
         let thread = vec![
-            entry(EntryKind::Claim, "dev", ""),
-            entry(EntryKind::Question, "dev", "which?"),
+            entry(ActionKind::Claim, "dev", ""),
+            entry(ActionKind::Ask, "dev", "which?"),
         ];
         let asked = view(Status::InputRequired, thread.clone());
         let (events, ends) = changes_since(Version::V03, "default", &asked, 0);
@@ -521,9 +517,9 @@ mod tests {
             (vec![], false)
         );
         let mut thread = thread;
-        thread.push(entry(EntryKind::Answer, "lead", "that"));
-        thread.push(entry(EntryKind::Claim, "dev", ""));
-        thread.push(entry(EntryKind::Result, "dev", "done"));
+        thread.push(entry(ActionKind::Answer, "lead", "that"));
+        thread.push(entry(ActionKind::Claim, "dev", ""));
+        thread.push(entry(ActionKind::Done, "dev", "done"));
         let done = view(Status::Completed, thread);
         let (events, ends) = changes_since(Version::V1, "default", &done, 2);
         let kinds: Vec<String> = events

@@ -37,24 +37,43 @@ fn assert_run_hidden(what: &str, run: &Run) {
     assert_hidden(what, &run.stderr);
 }
 
-/// A role of its own with [`PASSWORD`], owning a database of its own, on this process's
-/// cluster: (role, database).
-fn role_with_the_password() -> (String, String) {
+/// A database of its own on this process's cluster, owned by a role of its own whose
+/// password is [`PASSWORD`].
+struct Secured {
+    /// The URL with the password `written` as given.
+    url: String,
+    /// The URL as baton may show it: `postgres://ROLE@127.0.0.1:PORT/DATABASE`.
+    shown: String,
+}
+
+/// A [`Secured`] database for each way [`WRITTEN`] writes the password.
+fn secured_databases() -> Vec<Secured> {
     static COUNT: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNT.fetch_add(1, Ordering::Relaxed);
-    let role = format!("secret_{}_{n}", std::process::id());
-    let database = format!("secret_db_{}_{n}", std::process::id());
     let admin = cluster::shared().url("postgres", "sslmode=disable");
-    cluster::apart(|| {
-        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-        for statement in [
-            format!("CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'"),
-            format!("CREATE DATABASE {database} OWNER {role} TEMPLATE template0"),
-        ] {
-            client.batch_execute(&statement).unwrap();
-        }
-    });
-    (role, database)
+    let port = cluster::shared().port;
+    WRITTEN
+        .iter()
+        .map(|written| {
+            let n = COUNT.fetch_add(1, Ordering::Relaxed);
+            let role = format!("secret_{}_{n}", std::process::id());
+            let database = format!("secret_db_{}_{n}", std::process::id());
+            cluster::apart(|| {
+                let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+                for statement in [
+                    format!("CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'"),
+                    format!("CREATE DATABASE {database} OWNER {role} TEMPLATE template0"),
+                ] {
+                    client.batch_execute(&statement).unwrap();
+                }
+            });
+            Secured {
+                url: format!(
+                    "postgres://{role}:{written}@127.0.0.1:{port}/{database}?sslmode=disable"
+                ),
+                shown: format!("postgres://{role}@127.0.0.1:{port}/{database}"),
+            }
+        })
+        .collect()
 }
 
 /// A loopback port nobody listens on.
@@ -68,12 +87,7 @@ fn a_password_with_url_characters_works_and_shows_nowhere() {
     if !cluster::runs_here() {
         return;
     }
-    let port = cluster::shared().port;
-    for written in WRITTEN {
-        let (role, database) = role_with_the_password();
-        let url =
-            format!("postgres://{role}:{written}@127.0.0.1:{port}/{database}?sslmode=disable");
-        let shown = format!("postgres://{role}@127.0.0.1:{port}/{database}");
+    for Secured { url, shown } in secured_databases() {
         let store = [("BATON_STORE", url.as_str())];
         let env = TestEnv::new();
 
@@ -85,7 +99,7 @@ fn a_password_with_url_characters_works_and_shows_nowhere() {
             &store,
         );
         assert_run_hidden("send", &sent);
-        assert_eq!(sent.json()["task"]["id"], 1, "{written}");
+        assert_eq!(sent.json()["task"]["id"], 1, "{shown}");
 
         let doctor = env.run_env("lead", &["doctor"], &store);
         assert_run_hidden("doctor", &doctor);
@@ -109,11 +123,10 @@ fn a_password_with_url_characters_works_and_shows_nowhere() {
         assert!(stderr.contains(&shown), "{stderr}");
 
         // Unreachable: exit 6, naming the store without its password, in a command and a hook.
-        let away = format!(
-            "postgres://{role}:{written}@127.0.0.1:{}/{database}",
-            closed_port()
-        );
-        let away_shown = away.replace(&format!(":{written}"), "");
+        let port = format!(":{}/", cluster::shared().port);
+        let closed = format!(":{}/", closed_port());
+        let away = url.replace(&port, &closed);
+        let away_shown = shown.replace(&port, &closed);
         let vars = [("BATON_STORE", away.as_str())];
         let status = env.run_env("codex", &["status"], &vars);
         let stderr = status.fails(6);
@@ -165,11 +178,7 @@ fn setup_writes_the_store_without_a_password_written_any_way() {
     if !cluster::runs_here() {
         return;
     }
-    let port = cluster::shared().port;
-    for written in WRITTEN {
-        let (role, database) = role_with_the_password();
-        let url =
-            format!("postgres://{role}:{written}@127.0.0.1:{port}/{database}?sslmode=disable");
+    for Secured { url, shown } in secured_databases() {
         let machine = Machine::new();
         let run = machine.setup_env(
             &["--client", "claude,codex,gemini,opencode"],
@@ -177,7 +186,7 @@ fn setup_writes_the_store_without_a_password_written_any_way() {
         );
         assert_eq!(run.code, 0, "{run:?}");
         assert_run_hidden("setup", &run);
-        let without = format!("postgres://{role}@127.0.0.1:{port}/{database}?sslmode=disable");
+        let without = format!("{shown}?sslmode=disable");
         let mut files = machine.files();
         let mut home = std::collections::BTreeMap::new();
         collect(&machine.env.home(), &mut home);

@@ -10,6 +10,91 @@ use crate::common::{TestEnv, cluster, eventually};
 use crate::http::Served;
 use crate::hubs::counting_host_wake;
 
+/// Two machines' homes sharing one database (the suite's, or one made here), each named by
+/// `BATON_HOST`; the database made here is dropped with it.
+struct TwoMachines {
+    a: TestEnv,
+    b: TestEnv,
+    url: String,
+    made_here: bool,
+}
+
+impl TwoMachines {
+    /// `None` where PostgreSQL cannot run (the test then says NOT RUN).
+    fn new() -> Option<TwoMachines> {
+        let a = TestEnv::new();
+        let b = TestEnv::new();
+        let (url, made_here) = match &a.store_url {
+            Some(url) => (url.clone(), false),
+            None if cluster::runs_here() => (cluster::fresh_database(None), true),
+            None => return None,
+        };
+        Some(TwoMachines {
+            a,
+            b,
+            url,
+            made_here,
+        })
+    }
+
+    /// The environment of a command on the machine named `host`.
+    fn on<'v>(&'v self, host: &'v str) -> [(&'v str, &'v str); 2] {
+        [("BATON_STORE", self.url.as_str()), ("BATON_HOST", host)]
+    }
+
+    /// The shared store as the library opens it, from machine B's home.
+    fn store_of_b(&self) -> std::sync::Arc<dyn baton::store::Store> {
+        let home = baton::store::paths::Home::new(self.b.home());
+        let lock = baton::store::lock::LockPolicy::silent(Duration::from_secs(20));
+        baton::store::open(&self.url, &home, lock).unwrap()
+    }
+
+    /// `agent add codex --wake -- PROGRAM` on machine A.
+    fn wake_codex_on_a(&self, program: &std::path::Path) {
+        let on_a = self.on("machine-a");
+        self.a
+            .run_env(
+                "",
+                &[
+                    "agent",
+                    "add",
+                    "codex",
+                    "--wake",
+                    "--",
+                    program.to_str().unwrap(),
+                ],
+                &on_a,
+            )
+            .ok();
+    }
+
+    /// Machine A's wake log of codex.
+    fn wake_log_a(&self) -> std::path::PathBuf {
+        self.a.home().join("wake").join("codex.log")
+    }
+
+    /// Waits until A's wake log of codex, past its first `from` bytes, holds `words`.
+    fn wait_for_log_a(&self, what: &str, from: usize, words: &[&str]) {
+        let log = self.wake_log_a();
+        eventually(what, || {
+            std::fs::read_to_string(&log)
+                .ok()
+                .filter(|text| words.iter().all(|word| text[from..].contains(word)))
+        });
+    }
+}
+
+impl Drop for TwoMachines {
+    fn drop(&mut self) {
+        if self.made_here {
+            cluster::drop_database(&self.url);
+        }
+    }
+}
+
+/// What A's wake log says of a command this machine did not sign.
+const NOT_SIGNED_HERE: &str = "codex's wake command was not registered on this machine";
+
 /// A wake command that leaves a mark that it ran.
 #[cfg(unix)]
 fn marking_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
@@ -28,26 +113,22 @@ fn marking_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
 #[cfg(unix)]
 #[test]
 fn a_wake_command_another_machine_wrote_runs_nowhere() {
-    let machine_a = TestEnv::new();
-    let machine_b = TestEnv::new();
-    let (url, made_here) = match &machine_a.store_url {
-        Some(url) => (url.clone(), false),
-        None if cluster::runs_here() => (cluster::fresh_database(None), true),
-        None => return,
+    let Some(machines) = TwoMachines::new() else {
+        return;
     };
-    let on_a = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-a")];
-    let on_b = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-b")];
+    let (on_a, on_b) = (machines.on("machine-a"), machines.on("machine-b"));
     // B claims to be A when it registers (a host name is only a label anyone can write).
-    let b_as_a = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-a")];
-    let (forged, forged_ran) = marking_wake(&machine_b);
-    let (genuine, genuine_runs) = counting_host_wake(&machine_a);
-    machine_a
+    let b_as_a = machines.on("machine-a");
+    let (forged, forged_ran) = marking_wake(&machines.b);
+    let (genuine, genuine_runs) = counting_host_wake(&machines.a);
+    machines
+        .a
         .run_env("", &["agent", "add", "alice"], &on_a)
         .ok();
-    let wake_log_a = machine_a.home().join("wake").join("codex.log");
 
     // 1. Registered from machine B under A's name: signed with B's key, not A's.
-    machine_b
+    machines
+        .b
         .run_env(
             "",
             &[
@@ -61,91 +142,59 @@ fn a_wake_command_another_machine_wrote_runs_nowhere() {
             &b_as_a,
         )
         .ok();
-    let hub_a = Served::start_with_vars(&machine_a, "alice", &[], &on_a);
-    machine_b
-        .run_env(
-            "alice",
-            &["send", "--to", "codex", "--subject", "one"],
-            &on_b,
-        )
-        .ok();
-    eventually("hub A says why it did not run codex's command", || {
-        std::fs::read_to_string(&wake_log_a)
-            .ok()
-            .filter(|log| log.contains("codex's wake command was not registered on this machine"))
-    });
+    let hub_a = Served::start_with_vars(&machines.a, "alice", &[], &on_a);
+    let send_from_b = |subject: &str| {
+        machines
+            .b
+            .run_env(
+                "alice",
+                &["send", "--to", "codex", "--subject", subject],
+                &on_b,
+            )
+            .ok();
+    };
+    send_from_b("one");
+    machines.wait_for_log_a(
+        "hub A says why it did not run codex's command",
+        0,
+        &[NOT_SIGNED_HERE],
+    );
 
     // 2. Registered on A (signed there), then changed in the database by B: the signature
     // no longer holds for the new command.
-    machine_a
-        .run_env(
-            "",
-            &[
-                "agent",
-                "add",
-                "codex",
-                "--wake",
-                "--",
-                genuine.to_str().unwrap(),
-            ],
-            &on_a,
-        )
-        .ok();
+    machines.wake_codex_on_a(&genuine);
     cluster::apart(|| {
-        let home = baton::store::paths::Home::new(machine_b.home());
-        let lock = baton::store::lock::LockPolicy::silent(Duration::from_secs(20));
-        let store = baton::store::open(&url, &home, lock).unwrap();
-        baton::registry::update(&*store, "codex", baton::time::now(), |record, _| {
-            record.wake = Some(vec![forged.to_str().unwrap().to_string()]);
-            Ok(())
-        })
+        baton::registry::update(
+            &*machines.store_of_b(),
+            "codex",
+            baton::time::now(),
+            |record, _| {
+                record.wake = Some(vec![forged.to_str().unwrap().to_string()]);
+                Ok(())
+            },
+        )
         .unwrap();
     });
-    let before = std::fs::read_to_string(&wake_log_a).unwrap().len();
-    machine_b
-        .run_env(
-            "alice",
-            &["send", "--to", "codex", "--subject", "two"],
-            &on_b,
-        )
-        .ok();
-    eventually("hub A refuses the changed command too", || {
-        std::fs::read_to_string(&wake_log_a).ok().filter(|log| {
-            log[before..].contains("codex's wake command was not registered on this machine")
-        })
-    });
+    let before = std::fs::read_to_string(machines.wake_log_a())
+        .unwrap()
+        .len();
+    send_from_b("two");
+    machines.wait_for_log_a(
+        "hub A refuses the changed command too",
+        before,
+        &[NOT_SIGNED_HERE],
+    );
     // By hand on A, the same refusal.
-    let by_hand = machine_a.run_env("alice", &["wake", "codex"], &on_a);
+    let by_hand = machines.a.run_env("alice", &["wake", "codex"], &on_a);
     assert!(
-        by_hand
-            .fails(1)
-            .contains("codex's wake command was not registered on this machine"),
+        by_hand.fails(1).contains(NOT_SIGNED_HERE),
         "{}",
         by_hand.stderr
     );
 
     // 3. Registered on A again: it runs there, as before.
-    machine_a
-        .run_env(
-            "",
-            &[
-                "agent",
-                "add",
-                "codex",
-                "--wake",
-                "--",
-                genuine.to_str().unwrap(),
-            ],
-            &on_a,
-        )
-        .ok();
-    machine_b
-        .run_env(
-            "alice",
-            &["send", "--to", "codex", "--subject", "three"],
-            &on_b,
-        )
-        .ok();
+    machines.wake_codex_on_a(&genuine);
+    send_from_b("three");
     eventually("hub A runs the command it signed", || {
         std::fs::read_to_string(&genuine_runs)
             .ok()
@@ -154,9 +203,6 @@ fn a_wake_command_another_machine_wrote_runs_nowhere() {
     std::thread::sleep(Duration::from_millis(300));
     assert!(!forged_ran.exists(), "the forged command ran");
     drop(hub_a);
-    if made_here {
-        cluster::drop_database(&url);
-    }
 }
 
 /// A wake command that writes where it ran, each run a line.
@@ -176,86 +222,59 @@ fn where_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
 #[cfg(unix)]
 #[test]
 fn a_workspace_bound_from_another_machine_runs_no_wake_command() {
-    let machine_a = TestEnv::new();
-    let machine_b = TestEnv::new();
-    let (url, made_here) = match &machine_a.store_url {
-        Some(url) => (url.clone(), false),
-        None if cluster::runs_here() => (cluster::fresh_database(None), true),
-        None => return,
+    let Some(machines) = TwoMachines::new() else {
+        return;
     };
-    let on_a = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-a")];
-    let on_b = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-b")];
-    let (script, ran_in) = where_wake(&machine_a);
-    machine_a
+    let (on_a, on_b) = (machines.on("machine-a"), machines.on("machine-b"));
+    let (script, ran_in) = where_wake(&machines.a);
+    machines
+        .a
         .run_env("", &["agent", "add", "alice"], &on_a)
         .ok();
-    machine_a
-        .run_env(
-            "",
-            &[
-                "agent",
-                "add",
-                "codex",
-                "--wake",
-                "--",
-                script.to_str().unwrap(),
-            ],
-            &on_a,
-        )
-        .ok();
-    let hub_a = Served::start_with_vars(&machine_a, "alice", &[], &on_a);
-    let wake_log_a = machine_a.home().join("wake").join("codex.log");
+    machines.wake_codex_on_a(&script);
+    let hub_a = Served::start_with_vars(&machines.a, "alice", &[], &on_a);
 
-    let lure = machine_b.root.path().join("lure");
+    let lure = machines.b.root.path().join("lure");
     std::fs::create_dir_all(&lure).unwrap();
-    let lure_arg = lure.to_str().unwrap();
-    machine_b
-        .run_with(
-            &lure,
-            "",
-            &["project", "init", "--name", "lure", "--workspace", lure_arg],
-            &on_b,
-        )
-        .ok();
-    machine_b
-        .run_with(
-            &lure,
-            "alice",
-            &["send", "--to", "codex", "--subject", "one"],
-            &on_b,
-        )
-        .ok();
-    eventually("hub A says why codex was not run in the lure", || {
-        std::fs::read_to_string(&wake_log_a).ok().filter(|log| {
-            log.contains("project lure's workspace")
-                && log.contains("was not bound on this machine")
-        })
-    });
+    let bind = [
+        "project",
+        "init",
+        "--name",
+        "lure",
+        "--workspace",
+        lure.to_str().unwrap(),
+    ];
+    machines.b.run_with(&lure, "", &bind, &on_b).ok();
+    let send_from_b = |subject: &str| {
+        machines
+            .b
+            .run_with(
+                &lure,
+                "alice",
+                &["send", "--to", "codex", "--subject", subject],
+                &on_b,
+            )
+            .ok();
+    };
+    send_from_b("one");
+    machines.wait_for_log_a(
+        "hub A says why codex was not run in the lure",
+        0,
+        &["project lure's workspace", "was not bound on this machine"],
+    );
     assert!(
         !ran_in.exists(),
         "codex's command ran in a directory bound from elsewhere"
     );
 
     // Bound on A as well (signed there): the work runs there.
-    let bound = machine_a.run_with(
-        &lure,
-        "",
-        &["project", "init", "--name", "lure", "--workspace", lure_arg],
-        &on_a,
-    );
+    let bound = machines.a.run_with(&lure, "", &bind, &on_a);
     assert!(
         bound.ok().contains("signed for this machine: project lure"),
         "{}",
         bound.stdout
     );
-    machine_b
-        .run_with(
-            &lure,
-            "alice",
-            &["send", "--to", "codex", "--subject", "two"],
-            &on_b,
-        )
-        .ok();
+    send_from_b("two");
     eventually("codex runs in the workspace A bound", || {
         std::fs::read_to_string(&ran_in)
             .ok()
@@ -267,9 +286,6 @@ fn a_workspace_bound_from_another_machine_runs_no_wake_command() {
         canonical.to_str().unwrap()
     );
     drop(hub_a);
-    if made_here {
-        cluster::drop_database(&url);
-    }
 }
 
 /// A record machine A once signed, removed on A and written back into the store (a replay):
@@ -277,71 +293,48 @@ fn a_workspace_bound_from_another_machine_runs_no_wake_command() {
 #[cfg(unix)]
 #[test]
 fn a_removed_wake_command_written_back_runs_nowhere() {
-    let machine_a = TestEnv::new();
-    let machine_b = TestEnv::new();
-    let (url, made_here) = match &machine_a.store_url {
-        Some(url) => (url.clone(), false),
-        None if cluster::runs_here() => (cluster::fresh_database(None), true),
-        None => return,
+    let Some(machines) = TwoMachines::new() else {
+        return;
     };
-    let on_a = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-a")];
-    let on_b = [("BATON_STORE", url.as_str()), ("BATON_HOST", "machine-b")];
-    let (script, ran) = marking_wake(&machine_a);
-    machine_a
+    let (on_a, on_b) = (machines.on("machine-a"), machines.on("machine-b"));
+    let (script, ran) = marking_wake(&machines.a);
+    machines
+        .a
         .run_env("", &["agent", "add", "alice"], &on_a)
         .ok();
-    machine_a
-        .run_env(
-            "",
-            &[
-                "agent",
-                "add",
-                "codex",
-                "--wake",
-                "--",
-                script.to_str().unwrap(),
-            ],
-            &on_a,
-        )
-        .ok();
-    let store_of_b = || {
-        let home = baton::store::paths::Home::new(machine_b.home());
-        let lock = baton::store::lock::LockPolicy::silent(Duration::from_secs(20));
-        baton::store::open(&url, &home, lock).unwrap()
-    };
+    machines.wake_codex_on_a(&script);
     let saved = cluster::apart(|| {
-        baton::registry::load(&*store_of_b(), "codex")
+        baton::registry::load(&*machines.store_of_b(), "codex")
             .unwrap()
             .unwrap()
     });
-    machine_a
+    machines
+        .a
         .run_env("", &["agent", "add", "codex", "--no-wake-command"], &on_a)
         .ok();
     cluster::apart(|| {
-        baton::registry::update(&*store_of_b(), "codex", baton::time::now(), |record, _| {
-            *record = saved.clone();
-            Ok(())
-        })
+        baton::registry::update(
+            &*machines.store_of_b(),
+            "codex",
+            baton::time::now(),
+            |record, _| {
+                *record = saved.clone();
+                Ok(())
+            },
+        )
         .unwrap();
     });
-    let hub_a = Served::start_with_vars(&machine_a, "alice", &[], &on_a);
-    let wake_log_a = machine_a.home().join("wake").join("codex.log");
-    machine_b
+    let hub_a = Served::start_with_vars(&machines.a, "alice", &[], &on_a);
+    machines
+        .b
         .run_env(
             "alice",
             &["send", "--to", "codex", "--subject", "replayed"],
             &on_b,
         )
         .ok();
-    eventually("hub A refuses the replayed record", || {
-        std::fs::read_to_string(&wake_log_a)
-            .ok()
-            .filter(|log| log.contains("codex's wake command was not registered on this machine"))
-    });
+    machines.wait_for_log_a("hub A refuses the replayed record", 0, &[NOT_SIGNED_HERE]);
     std::thread::sleep(Duration::from_millis(300));
     assert!(!ran.exists(), "the removed command ran again");
     drop(hub_a);
-    if made_here {
-        cluster::drop_database(&url);
-    }
 }

@@ -330,7 +330,7 @@ impl HubClient {
 
     /// The full URL of an API path on the hub at `base`.
     fn api(&self, base: &str, path: &str) -> String {
-        format!("{base}{}{path}", crate::wire::API)
+        format!("{base}{}{path}", crate::json_api::API)
     }
 
     /// Adds the bearer token and the claimed identity to a request: every request to a
@@ -495,7 +495,7 @@ impl HubClient {
             let request = within.on(
                 self.authorize(
                     self.agent
-                        .get(self.api(url, crate::wire::route::EVENTS.pattern())),
+                        .get(self.api(url, crate::json_api::route::EVENTS.pattern())),
                 )
                 .header("accept", "text/event-stream"),
                 false,
@@ -722,7 +722,8 @@ pub fn hub_checks(hub: &HubClient, project: &str) -> Vec<crate::doctor::Check> {
         return checks;
     }
     checks.push(
-        match hub.get::<crate::project::Project>(&crate::wire::route::PROJECT.path(&[project])) {
+        match hub.get::<crate::project::Project>(&crate::json_api::route::PROJECT.path(&[project]))
+        {
             Ok(_) => Check::ok("hub project", format!("project {project} is on the hub")),
             Err(error) => Check::fail(
                 "hub project",
@@ -821,7 +822,7 @@ fn client() -> ureq::Agent {
 
 /// The hub's refusal (`{error, hint, code}`), as the error the same refusal is locally.
 fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
-    match serde_json::from_slice::<crate::wire::ErrorBody>(body) {
+    match serde_json::from_slice::<crate::json_api::ErrorBody>(body) {
         // A 403 with no exit code of the CLI's is the hub's `Host` check (a bound project's
         // refusal is exit 2): the name in BATON_URL is not one the hub answers.
         Ok(refusal) if status == 403 && refusal.code.is_none() => {

@@ -27,7 +27,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "setup", "doctor", "tokens", "error", "import",
         ],
     ),
-    ("session", &["session", "wire", "remote"]),
+    ("session", &["session", "json_api", "remote"]),
     ("faces", &["mcp", "hook", "serve"]),
 ];
 

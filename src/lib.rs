@@ -8,8 +8,6 @@
 pub mod activity;
 /// Alerts: posting hand-overs to a human's webhook, ntfy or Slack, queued and retried.
 pub mod alert;
-/// Finished tasks moved off the board (the model's rule), and finding them again.
-pub mod archive;
 /// The model: tasks, the state machine, whose turn it is, routing, handovers, leases, the
 /// records of changes and the messages; pure, holding no file.
 pub mod board;

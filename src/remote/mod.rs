@@ -234,11 +234,6 @@ impl HubClient {
         &self.hubs.urls[self.hubs.current()]
     }
 
-    /// Every hub `BATON_URL` names, in its order.
-    pub fn urls(&self) -> &[String] {
-        &self.hubs.urls
-    }
-
     /// "the hub at URL", or "the hubs at URL, URL" when there are several: for words about
     /// all of them.
     pub fn described(&self) -> String {
@@ -309,20 +304,6 @@ impl HubClient {
                     .post(self.api(base, path))
                     .content_type("application/json");
                 self.prepare(request, within).send(&json[..])
-            },
-        )?;
-        self.decode(path, &reply)
-    }
-
-    /// `DELETE /api/v1{path}`, its JSON answer decoded.
-    pub fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
-        let reply = self.exchange(
-            path,
-            Replay::OnlyUnsent,
-            answer_limit(path),
-            |base, within| {
-                let request = self.agent.delete(self.api(base, path));
-                self.prepare(request, within).call()
             },
         )?;
         self.decode(path, &reply)

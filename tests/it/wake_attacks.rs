@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use crate::common::http::Served;
 use crate::common::{TestEnv, cluster, eventually};
-use crate::http::Served;
 use crate::hubs::counting_host_wake;
 
 /// A wake command that leaves a mark that it ran.

@@ -8,8 +8,6 @@
 pub mod activity;
 /// Alerts: posting hand-overs to a human's webhook, ntfy or Slack, queued and retried.
 pub mod alert;
-/// Finished tasks moved off the board (the model's rule), and finding them again.
-pub mod archive;
 /// The model: tasks, the state machine, whose turn it is, routing, handovers, leases, the
 /// records of changes and the messages; pure, holding no file.
 pub mod board;
@@ -25,6 +23,9 @@ pub mod error;
 pub mod hook;
 /// Boards kept by other tools (roundtable, agent-bridge), read for `baton import`.
 pub mod import;
+/// The JSON API of `baton serve` as it travels: its paths, and every request and answer as
+/// one type that the server and the client of a remote hub share.
+pub mod json_api;
 /// Messages between agents, read positions, notifications, the mail archive.
 pub mod mail;
 /// The MCP server's tools, over the same session functions as the CLI.
@@ -62,8 +63,5 @@ pub mod time;
 pub mod tokens;
 /// Waking agents that are not running: the detached wake supervisor.
 pub mod wake;
-/// The JSON API of `baton serve` as it travels: its paths, and every request and answer as
-/// one type that the server and the client of a remote hub share.
-pub mod wire;
 
 pub use error::{Error, Result};

@@ -2,8 +2,6 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
 /// What a name names, for error messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameKind {
@@ -47,40 +45,6 @@ pub fn check(kind: NameKind, name: &str) -> Result<(), InvalidName> {
             kind,
             name: name.to_string(),
         })
-    }
-}
-
-/// A checked agent name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct AgentName(String);
-
-impl AgentName {
-    pub fn new(name: &str) -> Result<Self, InvalidName> {
-        check(NameKind::Agent, name)?;
-        Ok(AgentName(name.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for AgentName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl PartialEq<str> for AgentName {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for AgentName {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
     }
 }
 

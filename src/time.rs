@@ -31,10 +31,6 @@ impl Timestamp {
         Timestamp(self.0 + duration)
     }
 
-    pub fn minus(self, duration: Duration) -> Self {
-        Timestamp(self.0 - duration)
-    }
-
     /// Time elapsed from `self` to `later` (negative when `later` is earlier).
     pub fn until(self, later: Timestamp) -> Duration {
         later.0 - self.0

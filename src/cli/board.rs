@@ -376,14 +376,14 @@ fn log(context: &Context, desk: &dyn Desk, args: LogArgs) -> Result<(), Error> {
     let mut feed = desk.follow_log(args.lines, args.since)?;
     // The first look fails as the command does (a hub unreachable is exit 6).
     feed.next(FOLLOW_EVERY)?.iter().for_each(print);
-    let mut pause = super::watch::FIRST_PAUSE;
+    let mut pause = super::reconnect::FIRST_PAUSE;
     loop {
         match feed.next(FOLLOW_EVERY) {
             Ok(lines) => {
-                pause = super::watch::FIRST_PAUSE;
+                pause = super::reconnect::FIRST_PAUSE;
                 lines.iter().for_each(print);
             }
-            Err(error) => pause = super::watch::broken(&error, pause),
+            Err(error) => pause = super::reconnect::broken(&error, pause),
         }
     }
 }

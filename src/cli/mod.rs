@@ -14,6 +14,7 @@ mod mcp;
 mod messages;
 mod output;
 mod projects;
+mod reconnect;
 mod remote;
 mod render;
 mod serve;

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use baton::client::Client;
 use baton::error::Error;
+use baton::json_api::route;
 use baton::project::Project;
 use baton::remote::HubClient;
 use baton::remote::listen::agent_of;
@@ -16,7 +17,6 @@ use baton::setup::{
     StoreAddress, TokenValue, Wiring,
 };
 use baton::time;
-use baton::wire::route;
 
 use super::{Context, output};
 

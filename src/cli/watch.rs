@@ -10,6 +10,7 @@ use baton::session::BoardFilter;
 use baton::time;
 
 use super::board::BoardArgs;
+use super::reconnect::{FIRST_PAUSE, broken, warn_broken};
 use super::{Context, output, render};
 
 /// A terminal's board is redrawn this often even when nothing was written, so that ages,
@@ -120,29 +121,6 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
             }
         };
     }
-}
-
-/// The first pause before a broken stream of changes is opened again.
-pub(super) const FIRST_PAUSE: Duration = Duration::from_millis(250);
-/// The longest pause between attempts to open it again.
-const LONGEST_PAUSE: Duration = Duration::from_secs(10);
-
-/// Says on stderr that the way changes arrive broke (a hub's stream), once for each time
-/// it breaks rather than for each try to open it again, and waits `pause` before the next
-/// try; the next, longer pause.
-pub(super) fn broken(error: &Error, pause: Duration) -> Duration {
-    if pause == FIRST_PAUSE {
-        warn_broken(error);
-    }
-    std::thread::sleep(pause);
-    (pause * 2).min(LONGEST_PAUSE)
-}
-
-fn warn_broken(error: &Error) {
-    eprintln!(
-        "warning: {}; connecting again",
-        baton::text::inline(&error.to_string())
-    );
 }
 
 /// What the terminal board reads: finished tasks too (it lists them behind `f`) unless one

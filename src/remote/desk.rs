@@ -1,5 +1,5 @@
 //! The desk of a hub on another machine (SPEC section 13): every operation of
-//! [`Desk`] as a request of the hub's JSON API ([`crate::wire`]), as the token's agent, in
+//! [`Desk`] as a request of the hub's JSON API ([`crate::json_api`]), as the token's agent, in
 //! the project `--project` names, else the one this machine's project map gives the
 //! directory, else `default`.
 //!
@@ -21,6 +21,10 @@ use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::client::HookEvent;
 use crate::error::{Error, Result};
+use crate::json_api::{
+    self, ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery,
+    MessageBody, MessagesQuery, NoBody, ProfileBody, TaskIds, TextBody, route,
+};
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
 use crate::project::Project;
@@ -34,10 +38,6 @@ use crate::store::paths::Home;
 use crate::store::presence::Presence;
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
-use crate::wire::{
-    self, ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery,
-    MessageBody, MessagesQuery, NoBody, ProfileBody, TaskIds, TextBody, route,
-};
 
 /// How long a hook waits for the hub's answer: with the half second stdin may take, the
 /// whole hook stays under the 2 seconds SPEC section 10 gives it.
@@ -230,7 +230,7 @@ impl Desk for RemoteDesk {
             to: to.map(str::to_string),
         };
         self.hub
-            .post(&wire::act_path(&self.id()?, id, action.kind()), &body)
+            .post(&json_api::act_path(&self.id()?, id, action.kind()), &body)
     }
 
     fn show(&self, id: TaskId) -> Result<TaskView> {

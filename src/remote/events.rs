@@ -23,7 +23,7 @@ const LINE_LIMIT: u64 = 64 * 1024;
 const LINES_AHEAD: usize = 256;
 
 /// One change on the hub.
-pub use crate::wire::Change;
+pub use crate::json_api::Change;
 
 /// An open event stream.
 pub struct Events {

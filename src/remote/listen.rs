@@ -29,6 +29,7 @@ use super::{HubClient, Observer};
 use crate::board::delivery::DeliveryState;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
+use crate::json_api::{InboxQuery, TaskIds, Whoami, route};
 use crate::names::{self, NameKind};
 use crate::process::detached_environment;
 use crate::project::Project;
@@ -39,7 +40,6 @@ use crate::store::paths::Home;
 use crate::store::text_log::TextLog;
 use crate::time::Timestamp;
 use crate::wake::{self, MAX_RUNS_IN_A_ROW};
-use crate::wire::{InboxQuery, TaskIds, Whoami, route};
 
 /// Changes this close together are one burst: a sender's few commands wake once.
 const QUIET_FOR: Duration = Duration::from_millis(300);

@@ -234,11 +234,6 @@ impl HubClient {
         &self.hubs.urls[self.hubs.current()]
     }
 
-    /// Every hub `BATON_URL` names, in its order.
-    pub fn urls(&self) -> &[String] {
-        &self.hubs.urls
-    }
-
     /// "the hub at URL", or "the hubs at URL, URL" when there are several: for words about
     /// all of them.
     pub fn described(&self) -> String {
@@ -314,23 +309,9 @@ impl HubClient {
         self.decode(path, &reply)
     }
 
-    /// `DELETE /api/v1{path}`, its JSON answer decoded.
-    pub fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
-        let reply = self.exchange(
-            path,
-            Replay::OnlyUnsent,
-            answer_limit(path),
-            |base, within| {
-                let request = self.agent.delete(self.api(base, path));
-                self.prepare(request, within).call()
-            },
-        )?;
-        self.decode(path, &reply)
-    }
-
     /// The full URL of an API path on the hub at `base`.
     fn api(&self, base: &str, path: &str) -> String {
-        format!("{base}{}{path}", crate::wire::API)
+        format!("{base}{}{path}", crate::json_api::API)
     }
 
     /// Adds the bearer token and the claimed identity to a request: every request to a
@@ -495,7 +476,7 @@ impl HubClient {
             let request = within.on(
                 self.authorize(
                     self.agent
-                        .get(self.api(url, crate::wire::route::EVENTS.pattern())),
+                        .get(self.api(url, crate::json_api::route::EVENTS.pattern())),
                 )
                 .header("accept", "text/event-stream"),
                 false,
@@ -722,7 +703,8 @@ pub fn hub_checks(hub: &HubClient, project: &str) -> Vec<crate::doctor::Check> {
         return checks;
     }
     checks.push(
-        match hub.get::<crate::project::Project>(&crate::wire::route::PROJECT.path(&[project])) {
+        match hub.get::<crate::project::Project>(&crate::json_api::route::PROJECT.path(&[project]))
+        {
             Ok(_) => Check::ok("hub project", format!("project {project} is on the hub")),
             Err(error) => Check::fail(
                 "hub project",
@@ -821,7 +803,7 @@ fn client() -> ureq::Agent {
 
 /// The hub's refusal (`{error, hint, code}`), as the error the same refusal is locally.
 fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
-    match serde_json::from_slice::<crate::wire::ErrorBody>(body) {
+    match serde_json::from_slice::<crate::json_api::ErrorBody>(body) {
         // A 403 with no exit code of the CLI's is the hub's `Host` check (a bound project's
         // refusal is exit 2): the name in BATON_URL is not one the hub answers.
         Ok(refusal) if status == 403 && refusal.code.is_none() => {

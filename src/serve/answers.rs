@@ -30,9 +30,9 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use crate::json_api::BoardQuery;
 use crate::store::{Document, Store, Version};
 use crate::time::Timestamp;
-use crate::wire::BoardQuery;
 
 /// The most bytes of answers kept at once, over every project and query: past it, those
 /// read longest ago are dropped. Ten boards of 10,000 open tasks with long bodies.

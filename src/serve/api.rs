@@ -21,17 +21,17 @@ use crate::board::action::ActionKind;
 use crate::board::task::{Head, TaskId};
 use crate::board::transition::{self, Action, Rules};
 use crate::error::{Error, Result};
+use crate::json_api::{
+    ActBody, AgentQuery, BoardQuery, CoordinatorBody, ErrorBody, HookBody, InboxQuery, LogQuery,
+    LoggedOut, MessageBody, MessagesQuery, OfferedQuery, Page, ProfileBody, SendBody, TaskIds,
+    TextBody, Whoami, route,
+};
 use crate::mail::{Marking, MessageType};
 use crate::mcp::Caller;
 use crate::names::{self, NameKind};
 use crate::project;
 use crate::session::{BoardFilter, Session, Standing, TaskView};
 use crate::tokens::TokenId;
-use crate::wire::{
-    ActBody, AgentQuery, BoardQuery, CoordinatorBody, ErrorBody, HookBody, InboxQuery, LogQuery,
-    LoggedOut, MessageBody, MessagesQuery, OfferedQuery, Page, ProfileBody, SendBody, TaskIds,
-    TextBody, Whoami, route,
-};
 
 pub fn routes() -> Router<super::State> {
     Router::new()

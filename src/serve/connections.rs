@@ -32,7 +32,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::wire::ErrorBody;
+use crate::json_api::ErrorBody;
 
 /// How long a connection may take to send a whole request head, and how long a kept-alive
 /// one may wait for its next request, before it is closed. A head is a few hundred bytes: a

@@ -43,7 +43,7 @@ const BACKLOG: usize = 512;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// One change, as a stream carries it.
-pub use crate::wire::Change;
+pub use crate::json_api::Change;
 
 /// The changes found on the hub, for every stream to subscribe to, and a count of the
 /// changes of the tokens.

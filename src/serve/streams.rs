@@ -14,7 +14,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::a2a::wire::{RpcError, code};
+use super::a2a::protocol::{RpcError, code};
 use super::api::ApiError;
 use super::connections::{Held, Limits};
 use crate::tokens::TokenId;

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::Session;
 use crate::activity::ActivityRecord;
-use crate::archive;
+use crate::board::finished;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
 use crate::plural;
@@ -71,12 +71,12 @@ impl Session {
             return Ok(Archived {
                 project: project_id,
                 dry_run,
-                tasks: archive::select(&board, self.now, older_than),
+                tasks: finished::select(&board, self.now, older_than),
             });
         }
         let actor = self.agent.clone().unwrap_or_else(|| "baton".to_string());
         self.update(|tx| {
-            let ids = archive::select(&tx.board, self.now, older_than);
+            let ids = finished::select(&tx.board, self.now, older_than);
             tx.archive(&ids)?;
             if !ids.is_empty() {
                 tx.record(ActivityRecord {

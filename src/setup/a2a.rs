@@ -32,7 +32,7 @@ use crate::error::Result;
 use crate::names::{self, NameKind};
 use crate::store::StoreError;
 
-use super::plan::{Format, Staging};
+use super::edit::{Format, Staging, read_text};
 use super::remote::RemoteHub;
 
 /// One agent of the hub, as its card lists it.
@@ -240,7 +240,7 @@ pub(super) fn written(config_dir: &Path) -> Result<Vec<(PathBuf, String)>> {
         if !path.is_file() {
             continue;
         }
-        if super::wire::read_text(&path)?.is_some_and(|text| is_batons(&text)) {
+        if read_text(&path)?.is_some_and(|text| is_batons(&text)) {
             found.push((path, name.to_string()));
         }
     }

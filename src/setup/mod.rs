@@ -10,10 +10,10 @@
 //! is written: the clients' files become a list of [`FileEdit`]s (the text now, the text
 //! wanted, and why), which a dry run only shows and [`run`] writes.
 //!
-//! The parts: [`plan`] computes what would change, [`wire`] writes it, [`service`] stages
-//! the listen service, [`a2a`] Gemini CLI's remote subagents for a hub's agents, [`status`]
-//! reads how each client stands; one module per client says where that client keeps its
-//! files ([`Layout`]).
+//! The parts: [`plan`] computes what would change, file by file ([`edit`]), [`apply`]
+//! writes it, [`service`] stages the listen service, [`a2a`] Gemini CLI's remote subagents
+//! for a hub's agents, [`status`] reads how each client stands; one module per client says
+//! where that client keeps its files ([`Layout`]).
 //!
 //! Edits touch only baton's own entries and keep every other byte: JSON and JSONC through a
 //! concrete syntax tree, TOML through `toml_edit`, Markdown as a marked block. What setup adds
@@ -30,10 +30,12 @@
 //! keeps its permissions.
 
 pub mod a2a;
+mod apply;
 mod claude;
 mod codex;
 pub mod command;
 pub mod diff;
+mod edit;
 mod gemini;
 mod instructions;
 mod json;
@@ -43,7 +45,6 @@ mod plan;
 pub mod remote;
 pub mod service;
 mod status;
-mod wire;
 
 use std::ffi::OsString;
 use std::fs;
@@ -56,12 +57,13 @@ use crate::error::{Error, Result};
 use crate::process::{self, ProgramLookup};
 
 pub use a2a::{A2aAgent, A2aAgents};
+pub use apply::run;
 pub use command::{HubAccess, Launch, Platform, StoreAddress};
-pub use plan::{ClientPlan, FileAction, FileEdit};
+pub use edit::{FileAction, FileEdit};
+pub use plan::ClientPlan;
 pub use remote::{RemoteHub, TokenValue};
 use service::ServiceManager;
 pub use status::{ClientStatus, found_clients, status, wired_clients};
-pub use wire::run;
 
 /// The key of baton's MCP server in every client's configuration.
 pub const SERVER_NAME: &str = "baton";

@@ -20,8 +20,8 @@ use crate::error::{Error, Result};
 use crate::store::paths::Home;
 
 use super::Environment;
+use super::edit::{Format, Staging};
 use super::manifest::Manifest;
-use super::plan::{Format, Staging};
 use super::remote::{RemoteHub, TokenValue};
 
 /// The service managers setup writes a listen service for.
@@ -475,9 +475,9 @@ fn xml_text(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::setup::apply::run;
     use crate::setup::manifest::Manifest;
     use crate::setup::plan::plan;
-    use crate::setup::wire::run;
     use crate::setup::{ListenRequest, Wiring};
     use crate::store::files::{FileStore, HomeFiles};
     use crate::store::lock::LockPolicy;

@@ -10,8 +10,8 @@ use crate::client::Client;
 use crate::error::Result;
 use crate::names::{self, NameKind};
 
+use super::edit::read_text;
 use super::json::Document;
-use super::wire::read_text;
 use super::{
     Environment, InstructionSlot, Layout, SERVER_NAME, ServerSlot, a2a, codex, command,
     instructions, layout, remote, service,

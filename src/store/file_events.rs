@@ -37,7 +37,6 @@ use ::notify::event::{AccessKind, AccessMode};
 use ::notify::{EventKind, RecursiveMode, Watcher};
 
 use super::cache::Stamp;
-use super::paths::Home;
 use super::platform;
 
 /// How often the fallback looks at the watched files.
@@ -377,10 +376,6 @@ impl FileStamps {
         }
     }
 
-    pub fn paths(&self) -> &[PathBuf] {
-        &self.paths
-    }
-
     /// True on the first call, then whenever a file differs from the previous call.
     pub fn has_changed(&mut self) -> bool {
         let stamps: Vec<Option<Stamp>> = self.paths.iter().map(|path| Stamp::of(path)).collect();
@@ -398,11 +393,6 @@ pub struct FileWatch {
 }
 
 impl FileWatch {
-    /// Watches `paths` with the source the environment asks for.
-    pub fn new(paths: Vec<PathBuf>) -> Self {
-        FileWatch::with_source(paths, FileEvents::from_environment())
-    }
-
     pub fn with_source(paths: Vec<PathBuf>, source: FileEvents) -> Self {
         let mut events = DirectoryEvents::new(source);
         let mut dirs: Vec<&Path> = paths.iter().filter_map(|path| path.parent()).collect();
@@ -414,11 +404,6 @@ impl FileWatch {
             stamps: FileStamps::new(paths),
             events,
         }
-    }
-
-    /// The files a project's inbox and board are made of.
-    pub fn project(home: &Home, project: &str) -> Self {
-        FileWatch::new(vec![home.board_file(project), home.mail_file(project)])
     }
 
     pub fn source(&self) -> FileEvents {

@@ -231,14 +231,6 @@ pub fn is_locked(path: &Path) -> bool {
     listed_in_proc_locks(&metadata).unwrap_or_else(|| is_locked_by_trying(path))
 }
 
-/// As [`is_locked`], except that a lock /proc/locks does not list is tried before it is
-/// called free. The kernel writes that list a page at a time, and while other processes take
-/// and let go of locks an entry can fall between two pages of one read. Only for a lock that
-/// nobody else ever tries (trying takes a free lock for an instant): a running server's.
-pub fn is_surely_locked(path: &Path) -> bool {
-    is_locked(path) || (path.is_file() && is_locked_by_trying(path))
-}
-
 /// Whether Linux's list of held locks has one on the file of `metadata`; `None` when it
 /// cannot tell.
 #[cfg(target_os = "linux")]

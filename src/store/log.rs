@@ -75,3 +75,43 @@ pub fn read_noting<R: DeserializeOwned>(
     records.extend(jsonl::read_all(path)?.records_noting(path, unreadable));
     Ok(records)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::record::ActivityRecord;
+
+    fn record(n: usize) -> ActivityRecord {
+        ActivityRecord {
+            at: "2026-11-29T12:00:00Z".parse().unwrap(),
+            project: "default".into(),
+            actor: "claude".into(),
+            action: "note".into(),
+            task: None,
+            from_status: None,
+            to_status: None,
+            text: Some(format!("line {n}")),
+        }
+    }
+
+    #[test]
+    fn rotates_past_ten_thousand_lines_keeping_five_generations() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("activity.jsonl");
+        let batch: Vec<_> = (0..ROTATE_AT_LINES).map(record).collect();
+        append(&path, &batch).unwrap();
+        assert!(!generation(&path, 1).exists(), "exactly 10,000 lines stay");
+        append(&path, &[record(1)]).unwrap();
+        assert!(generation(&path, 1).exists());
+        assert!(!path.exists());
+        for _ in 0..6 {
+            append(&path, &batch).unwrap();
+            append(&path, &[record(2)]).unwrap();
+        }
+        assert!(generation(&path, 5).exists());
+        assert!(
+            !generation(&path, 6).exists(),
+            "the sixth generation is dropped"
+        );
+    }
+}

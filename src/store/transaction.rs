@@ -168,11 +168,6 @@ impl Transaction {
         self.project = Some(document);
     }
 
-    /// Whether anything is to be written.
-    pub fn is_changed(&self) -> bool {
-        self.is_changed || self.project.is_some()
-    }
-
     /// What is to be written, with the finished tasks past their time moved to the archive
     /// (every write keeps the board small), as a store commits it.
     pub fn commit(mut self) -> Result<Committed, BoardError> {

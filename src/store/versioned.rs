@@ -60,14 +60,6 @@ pub fn save<T: Versioned>(path: &Path, value: &T) -> Result<(), StoreError> {
     atomic::replace(path, &text_of(path, value)?, None)
 }
 
-/// As [`save`], but not durable: written whole and atomically, with nothing synced
-/// ([`atomic::replace_unsynced`]). For a change that only records activity (an agent's last
-/// seen, a token's last use): losing it to a power cut is harmless, and it comes often
-/// enough that two syncs each time would be a large part of a command's cost.
-pub fn save_unsynced<T: Versioned>(path: &Path, value: &T) -> Result<(), StoreError> {
-    atomic::replace_unsynced(path, &text_of(path, value)?)
-}
-
 /// The file `value` is saved as: pretty-printed JSON with a final newline.
 pub fn text_of<T: Versioned>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
     let mut text = serde_json::to_vec_pretty(value).map_err(|error| StoreError::Corrupt {
@@ -262,30 +254,6 @@ mod tests {
             "{\n  \"schema\": 2,\n  \"text\": \"hi\"\n}\n"
         );
         assert_eq!(load::<Note>(&path).unwrap(), Some(note));
-    }
-
-    #[test]
-    fn an_unsynced_save_writes_the_same_whole_file_and_leaves_no_temp_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let durable = dir.path().join("durable.json");
-        let activity = dir.path().join("activity.json");
-        let note = Note {
-            schema: 2,
-            text: "seen".into(),
-        };
-        save(&durable, &note).unwrap();
-        std::fs::write(
-            &activity,
-            "{\"schema\": 2, \"text\": \"an older, longer note\"}",
-        )
-        .unwrap();
-        save_unsynced(&activity, &note).unwrap();
-        assert_eq!(
-            std::fs::read(&activity).unwrap(),
-            std::fs::read(&durable).unwrap()
-        );
-        assert_eq!(load::<Note>(&activity).unwrap(), Some(note));
-        assert!(!atomic::temp_path(&activity).exists());
     }
 
     #[test]

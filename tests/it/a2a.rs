@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::common::http::{Reply, Served, add_token};
 use crate::common::{TestEnv, baton_bin};
-use crate::http::{Reply, Served, add_token};
 
 /// A JSON-RPC request to `path` as `token`, with `headers` besides.
 fn rpc(served: &Served, path: &str, token: &str, method: &str, params: Value) -> Reply {
@@ -249,7 +249,7 @@ fn json_rpc_refusals_are_json_rpc_errors_in_batons_words() {
         ("A2A-Version".to_string(), "2.0".to_string()),
     ];
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "1"}});
-    let reply = crate::http::send(
+    let reply = crate::common::http::send(
         &served.address,
         "POST",
         dev,
@@ -258,7 +258,7 @@ fn json_rpc_refusals_are_json_rpc_errors_in_batons_words() {
     );
     assert_eq!(refused(&reply)["code"], -32009);
     headers.pop();
-    let reply = crate::http::send(&served.address, "POST", dev, &headers, Some("{nope"));
+    let reply = crate::common::http::send(&served.address, "POST", dev, &headers, Some("{nope"));
     assert_eq!(refused(&reply)["code"], -32700);
 
     let push = refused(&rpc(

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::common::http::{Loopback, Request, free_port};
 use crate::common::{TestEnv, eventually, eventually_within, files_only};
-use crate::http::{Loopback, Request, free_port};
 
 /// A loopback receiver that answers every request 200.
 struct Receiver(Loopback);

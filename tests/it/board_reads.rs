@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::common::http::{Reply, Served, send};
 use crate::common::{TestEnv, files_only, task_in};
-use crate::http::{Reply, Served, send};
 
 const BOARD: &str = "/api/v1/projects/default/board";
 

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::clients_woken::{ModelServer, configure_codex};
+use crate::common::http::{Served, add_token};
 use crate::common::{Run, TestEnv, baton_bin, files_only};
-use crate::http::{Served, add_token};
 use crate::setup::Machine;
 
 /// Longest a client's check may take before the test gives up on it.

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::pty::{Winsize, openpty};
 use nix::sys::signal::Signal;
@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::clients::clients_bin;
 use crate::clients_woken::{ModelServer, PROJECT, RESULT, configure_codex};
-use crate::common::{Run, run};
+use crate::common::{Run, eventually_or, run};
 use crate::setup::Machine;
 
 /// Longest the session may take to start, or the model to finish a task.
@@ -239,17 +239,14 @@ impl Rig {
         })
     }
 
+    /// Waits until `done` holds; failing, with everything there is to see.
     fn wait_until(&self, what: &str, done: impl Fn() -> bool) {
-        let started = Instant::now();
-        while !done() {
-            if started.elapsed() > DEADLINE {
-                panic!(
-                    "{what} did not happen within {DEADLINE:?}\n{}",
-                    self.everything()
-                );
-            }
-            thread::sleep(Duration::from_millis(200));
-        }
+        eventually_or(
+            DEADLINE,
+            what,
+            || done().then_some(()),
+            || self.everything(),
+        );
     }
 
     /// Sends a task to the agent; its number and what the sender was told (in words: how

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::clients::{RemoteRig, TOKEN_ENV, clients_bin};
 use crate::clients_woken::{Dialect, ModelServer, PROJECT, WAKE_TIMEOUT, Woken, prove_rounds};
-use crate::common::{HeldLock, Run, TestEnv, baton_bin, files_only};
+use crate::common::{HeldLock, Run, TestEnv, baton_bin, eventually_or, files_only};
 use crate::setup::Machine;
 
 /// What the remote setup prints as the next step, before the line to run.
@@ -183,21 +183,19 @@ impl Elsewhere {
     /// Waits until `done(what the listener said, the wake log)`; on the deadline, stops
     /// everything and fails with all there is to see.
     fn until(&self, what: &str, done: impl Fn(&str, &str) -> bool) {
-        let deadline = Instant::now() + WAKE_TIMEOUT;
-        loop {
-            if done(&self.listener_said(), &self.runs_log()) {
-                return;
-            }
-            if Instant::now() > deadline {
+        eventually_or(
+            WAKE_TIMEOUT,
+            what,
+            || done(&self.listener_said(), &self.runs_log()).then_some(()),
+            || {
                 self.stop();
-                panic!(
-                    "not within {WAKE_TIMEOUT:?}: {what}\n{}\nmodel answers:\n{}",
+                format!(
+                    "{}\nmodel answers:\n{}",
                     self.wake_log(),
                     self.server.answers(0)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+                )
+            },
+        );
     }
 
     /// Waits until one more run of the wake command has ended (or could not start: what

@@ -228,7 +228,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("activity.jsonl");
         fs::write(&path, lines.join(&b'\n')).unwrap();
-        let read = baton::activity::read(&path).expect("a log with bad lines still reads");
+        let read = baton::store::log::read::<baton::activity::ActivityRecord>(&path).expect("a log with bad lines still reads");
         prop_assert!(read.len() <= lines.len());
     }
 

@@ -10,8 +10,8 @@ use std::sync::{Arc, Barrier, Mutex};
 
 use serde_json::{Value, json};
 
+use crate::common::http::{Served, add_token, try_send};
 use crate::common::{TestEnv, task_in};
-use crate::http::{Served, add_token, try_send};
 
 /// A POST on a connection of its own; `None` when the server is not there to answer
 /// (killed), so that a test can go on past it.

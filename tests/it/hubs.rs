@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::common::http::Served;
 use crate::common::{Run, TestEnv, eventually, stdout_lines};
-use crate::http::Served;
 
 /// The token's secret never shows: every output of the agent's machine is checked for it.
 const SECRET_PART: &str = "baton_";

@@ -33,7 +33,6 @@ mod fuzz;
 mod group_commit;
 mod hook;
 mod hostile_files;
-mod http;
 mod hubs;
 mod import;
 mod log_truth;

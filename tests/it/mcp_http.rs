@@ -19,8 +19,8 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+use crate::common::http::{Reply, Served, add_token, open, send};
 use crate::common::{TestEnv, task_in};
-use crate::http::{Reply, Served, add_token, open, send};
 use crate::mcp::{params, succeeded, text_of, was_refused};
 
 /// The URL of a server's `/mcp`.

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, files_only};
+use crate::common::{TestEnv, eventually, files_only};
 
 /// `baton hook EVENT --client opencode` as the plugin runs it: the JSON it sends on stdin,
 /// stdout back.
@@ -171,15 +171,6 @@ fn live_sessions(env: &TestEnv, agent: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Waits (up to a generous deadline, never asserted as a time) until `done` holds.
-fn eventually(what: &str, done: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !done() {
-        assert!(std::time::Instant::now() < deadline, "never: {what}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
 /// A running `hook follow --client opencode` as `agent`, and the lines it prints.
 struct Follow {
     child: std::process::Child,
@@ -258,7 +249,7 @@ fn hook_follow_pushes_each_new_hand_over_to_its_agent_while_its_stdin_is_open() 
     let push = follow.next();
     assert_eq!(push["subject"], "Already there", "{push}");
     eventually("the live session is announced", || {
-        live_sessions(&env, "oc").len() == 1
+        (live_sessions(&env, "oc").len() == 1).then_some(())
     });
 
     env.send("lead", "oc", "First push", &[]);
@@ -285,6 +276,7 @@ fn hook_follow_pushes_each_new_hand_over_to_its_agent_while_its_stdin_is_open() 
         ["1", "2", "4"]
             .iter()
             .all(|id| delivery_state(&env, id) == "seen")
+            .then_some(())
     });
     assert_eq!(
         delivery_state(&env, "3"),
@@ -314,7 +306,7 @@ fn hook_follow_does_not_push_what_the_agent_has_seen() {
         [json!("One"), json!("Two")]
     );
     eventually("both are recorded as seen", || {
-        delivery_state(&env, "1") == "seen" && delivery_state(&env, "2") == "seen"
+        (delivery_state(&env, "1") == "seen" && delivery_state(&env, "2") == "seen").then_some(())
     });
     follow.stop();
 
@@ -361,7 +353,7 @@ fn hook_follow_does_not_push_twice_when_seen_cannot_be_recorded() {
         "T-1 is not pushed twice"
     );
     eventually("T-1 is recorded as seen once the lock is free", || {
-        delivery_state(&env, "1") == "seen"
+        (delivery_state(&env, "1") == "seen").then_some(())
     });
     // The first try to record and at least one more, at a later look, waited on the lock.
     let said = follow.stop_saying();

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::common::http::{Served, try_send};
 use crate::common::{TestEnv, cluster, task_in};
-use crate::http::{Served, try_send};
 
 /// The hub's words name the store as `postgres://postgres@127.0.0.1:PORT/DB`: no password.
 fn assert_no_password(words: &str) {
@@ -284,7 +284,7 @@ fn swarm_env(store_url: Option<String>) -> (TestEnv, Vec<String>) {
     }
     env.register(&["alice", "dev"]);
     let tokens = (0..8)
-        .map(|n| crate::http::add_token(&env, &format!("sender{n}")))
+        .map(|n| crate::common::http::add_token(&env, &format!("sender{n}")))
         .collect();
     (env, tokens)
 }

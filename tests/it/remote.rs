@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::common::http::{Served, add_token, free_address};
 use crate::common::{Run, TestEnv, eventually, files_only, run, task_in};
-use crate::http::{Served, add_token, free_address};
 
 /// The hub's machine: a home served on loopback, with a token for `codex`.
 struct Hub {
@@ -351,7 +351,7 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
     // machine could space them past the burst's 300 ms).
     env.run("alice", &["status"]).ok();
     let held = crate::common::HeldLock::on(&env.project_dir("default").join("board.lock"));
-    let sends: Vec<Child> = ["One", "Two", "Three"]
+    let mut sends: Vec<Child> = ["One", "Two", "Three"]
         .iter()
         .map(|subject| {
             env.command(&env.work())
@@ -370,7 +370,12 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
                 .unwrap()
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    // Each says when it waits on the lock (SPEC section 2); then all three are waiting. Its
+    // stderr is read to the end, so that nothing it says after meets a closed pipe.
+    let said: Vec<_> = sends.iter_mut().map(crate::common::stderr_lines).collect();
+    for lines in &said {
+        crate::common::line_with(lines, "waiting for the board lock");
+    }
     drop(held);
     crate::common::all_succeed(sends);
     eventually("the burst woke codex", || {
@@ -707,7 +712,7 @@ fn a_hub_answers_a_host_name_only_when_serve_allows_it() {
             ("Host".to_string(), host.to_string()),
             ("Authorization".to_string(), format!("Bearer {token}")),
         ];
-        crate::http::send(&served.address, "GET", "/api/v1/whoami", &headers, None)
+        crate::common::http::send(&served.address, "GET", "/api/v1/whoami", &headers, None)
     };
     let ask = |host: &str| reply(host).status;
     assert_eq!(ask(&format!("buildbox.lan:{}", served.port())), 200);

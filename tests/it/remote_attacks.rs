@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::common::http::{Loopback, Request, answer_json};
 use crate::common::{Run, TestEnv, files_only, finish_within, line_with, run, stderr_lines};
-use crate::http::{Loopback, Request, answer_json};
 
 /// What the fake hub does with a request.
 pub enum Reply {

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::common::http::{Served, add_token, open_answered, send};
 use crate::common::{TestEnv, eventually, files_only, task_in};
-use crate::http::{Served, add_token, open, send};
 
 #[test]
 fn only_healthz_and_the_page_are_open_and_every_answer_carries_the_policy() {
@@ -384,8 +384,6 @@ fn every_change_reaches_a_stream(vars: &[(&str, &str)]) {
     env.register(&["alice", "dev"]);
     let served = Served::start_with_vars(&env, "alice", &[], vars);
     let events = served.events(&served.login);
-    // The stream is open once the server answers on it; give the follower its first look.
-    std::thread::sleep(Duration::from_millis(300));
     let id = env.send("dev", "alice", "from the CLI", &[]);
     let event = events
         .recv_timeout(Duration::from_secs(20))
@@ -464,12 +462,11 @@ fn a_stalled_or_vanished_client_holds_up_nobody() {
         ("Host", served.address.as_str()),
         ("Authorization", &bearer),
     ];
-    let stalled = open(&served.address, "GET", "/api/v1/events", &headers);
+    let stalled = open_answered(&served.address, "GET", "/api/v1/events", &headers);
     {
-        let _gone = open(&served.address, "GET", "/api/v1/events", &headers);
+        let _gone = open_answered(&served.address, "GET", "/api/v1/events", &headers);
     }
     let listening = served.events(&served.login);
-    std::thread::sleep(Duration::from_millis(300));
     // Far more changes than the stalled stream's backlog.
     let subject = "x".repeat(1_000);
     let body = "y".repeat(1_000);
@@ -586,7 +583,6 @@ fn sigterm_stops_it_cleanly_and_its_login_survives_the_restart() {
     assert_eq!(served.get("/api/v1/whoami", &login).status, 200);
     // An open event stream does not keep it from stopping.
     let _events = served.events(&login);
-    std::thread::sleep(Duration::from_millis(200));
     let (status, stderr) = served.stop();
     assert!(status.success(), "{status}: {stderr}");
     assert!(stderr.contains("stopped"), "{stderr}");
@@ -686,7 +682,6 @@ fn an_event_stream_ends_when_its_token_is_removed_or_replaced() {
     let dev_events = served.events(&dev);
     let lead_events = served.events(&lead);
     let login_events = served.events(&served.login);
-    std::thread::sleep(Duration::from_millis(300));
     let id = env.send("alice", "dev", "before", &[]);
     for events in [&dev_events, &lead_events, &login_events] {
         let event = events.recv_timeout(Duration::from_secs(20)).unwrap();
@@ -709,7 +704,6 @@ fn an_event_stream_ends_when_its_token_is_removed_or_replaced() {
     assert_eq!(served.get("/api/v1/events", &dev).status, 401);
     assert_eq!(served.get("/api/v1/events", &lead).status, 401);
     let renewed = served.events(&new_dev);
-    std::thread::sleep(Duration::from_millis(300));
     let id = env.send("alice", "dev", "renewed", &[]);
     let event = renewed.recv_timeout(Duration::from_secs(20)).unwrap();
     assert_eq!(event["id"], id, "{event}");

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::common::http::{Reply, Served, add_token, try_send};
 use crate::common::{TestEnv, eventually_within};
-use crate::http::{Reply, Served, add_token, try_send};
 
 /// How long an answer may take before the server counts as holding it out (a hang check,
 /// not a measure of speed).

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
+use crate::common::http::Served;
 use crate::common::{Run, TestEnv, cluster, eventually_within, finish_within, spawn};
-use crate::http::Served;
 
 /// Far past every bound baton keeps while waiting for a store (5 s for a connection's
 /// start), short of the test suite's patience: a run still going then hangs.

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::common::http::Served;
 use crate::common::{Run, TestEnv, TestStore, cluster, test_store};
-use crate::http::Served;
 
 /// Every command of these tests runs at this moment, so that what a look writes (an agent's
 /// last seen) is the same in every store.

@@ -471,7 +471,7 @@ fn one_line_fields_have_a_length_cap_in_every_face() {
     assert_eq!(record["skills"], json!([skill]));
 
     // The HTTP API refuses by the same check, with the same words.
-    let served = crate::http::Served::start(&env, "claude");
+    let served = crate::common::http::Served::start(&env, "claude");
     let refused = served.post(
         "/api/v1/projects/default/tasks",
         &served.login,

@@ -12,26 +12,10 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{Run, TestEnv, baton_bin};
+use crate::common::{Run, TestEnv, baton_bin, eventually_seeing};
 
+/// How long the wake tests wait for a run (a hang check, not a measure of speed).
 const DEADLINE: Duration = Duration::from_secs(60);
-
-/// Polls `check` until it holds, failing with `what` (and the state it saw) after
-/// [`DEADLINE`].
-#[track_caller]
-fn eventually(what: &str, mut check: impl FnMut() -> Result<(), String>) {
-    let started = Instant::now();
-    loop {
-        let last = match check() {
-            Ok(()) => return,
-            Err(state) => state,
-        };
-        if started.elapsed() > DEADLINE {
-            panic!("timed out waiting until {what}; last seen:\n{last}");
-        }
-        thread::sleep(Duration::from_millis(100));
-    }
-}
 
 fn fake_agent() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-agent.sh")
@@ -99,7 +83,7 @@ impl Team {
 
     /// Until the fake agent has started `count` runs (and looked at its inbox in each).
     fn until_starts(&self, count: usize) {
-        eventually(&format!("{count} runs have started"), || {
+        eventually_seeing(DEADLINE, &format!("{count} runs have started"), || {
             if self.starts().len() >= count {
                 Ok(())
             } else {
@@ -110,7 +94,8 @@ impl Team {
 
     /// Until `count` supervisors of `agent` have started and every one has ended.
     fn until_supervisors_end(&self, agent: &str, count: usize) {
-        eventually(
+        eventually_seeing(
+            DEADLINE,
             &format!("{count} supervisors of {agent} have ended"),
             || {
                 let log = self.log(agent);
@@ -150,14 +135,18 @@ impl Team {
     /// `agent`'s wake log once its supervisor has ended.
     fn log_once_ended(&self, agent: &str) -> String {
         let ended = format!("supervisor of {agent} ends");
-        eventually(&format!("the supervisor of {agent} has ended"), || {
-            let log = self.log(agent);
-            if log.contains(&ended) {
-                Ok(())
-            } else {
-                Err(log)
-            }
-        });
+        eventually_seeing(
+            DEADLINE,
+            &format!("the supervisor of {agent} has ended"),
+            || {
+                let log = self.log(agent);
+                if log.contains(&ended) {
+                    Ok(())
+                } else {
+                    Err(log)
+                }
+            },
+        );
         self.log(agent)
     }
 
@@ -175,33 +164,37 @@ impl Team {
     /// Until every task is completed, every supervisor that started has ended, and every
     /// run of the fake agent has ended.
     fn until_all_done(&self, tasks: usize) {
-        eventually("every task is completed and every run has ended", || {
-            let statuses = self.statuses();
-            let log = self.log("worker");
-            let supervisors = log.matches("supervisor of worker started").count();
-            let ended = log.matches("supervisor of worker ends").count();
-            let record = self.record();
-            let starts = record
-                .iter()
-                .filter(|line| line.starts_with("start "))
-                .count();
-            let ends = record
-                .iter()
-                .filter(|line| line.starts_with("end "))
-                .count();
-            let done = statuses.len() == tasks
-                && statuses.iter().all(|status| status == "completed")
-                && supervisors > 0
-                && supervisors == ended
-                && starts == ends;
-            if done {
-                Ok(())
-            } else {
-                Err(format!(
-                    "statuses {statuses:?}\nrecord {record:#?}\nlog:\n{log}"
-                ))
-            }
-        });
+        eventually_seeing(
+            DEADLINE,
+            "every task is completed and every run has ended",
+            || {
+                let statuses = self.statuses();
+                let log = self.log("worker");
+                let supervisors = log.matches("supervisor of worker started").count();
+                let ended = log.matches("supervisor of worker ends").count();
+                let record = self.record();
+                let starts = record
+                    .iter()
+                    .filter(|line| line.starts_with("start "))
+                    .count();
+                let ends = record
+                    .iter()
+                    .filter(|line| line.starts_with("end "))
+                    .count();
+                let done = statuses.len() == tasks
+                    && statuses.iter().all(|status| status == "completed")
+                    && supervisors > 0
+                    && supervisors == ended
+                    && starts == ends;
+                if done {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "statuses {statuses:?}\nrecord {record:#?}\nlog:\n{log}"
+                    ))
+                }
+            },
+        );
     }
 }
 
@@ -652,7 +645,7 @@ fn delivery_goes_queued_woken_seen_acted_and_woken_is_never_shown_as_seen() {
     assert_eq!(delivery()["state"], "queued");
 
     team.lead(&["wake", "worker"], false).ok();
-    eventually("the wake run has started", || {
+    eventually_seeing(DEADLINE, "the wake run has started", || {
         match delivery()["state"].as_str() {
             Some("woken") => Ok(()),
             other => Err(format!("{other:?}\n{}", team.log("worker"))),
@@ -665,19 +658,23 @@ fn delivery_goes_queued_woken_seen_acted_and_woken_is_never_shown_as_seen() {
     assert!(!shown.contains("seen"), "{shown}");
 
     std::fs::write(&look, "go").unwrap();
-    eventually("the agent has looked", || {
-        match delivery()["state"].as_str() {
+    eventually_seeing(
+        DEADLINE,
+        "the agent has looked",
+        || match delivery()["state"].as_str() {
             Some("seen") => Ok(()),
             other => Err(format!("{other:?}")),
-        }
-    });
+        },
+    );
     std::fs::write(&act, "go").unwrap();
-    eventually("the agent has claimed", || {
-        match delivery()["state"].as_str() {
+    eventually_seeing(
+        DEADLINE,
+        "the agent has claimed",
+        || match delivery()["state"].as_str() {
             Some("acted") => Ok(()),
             other => Err(format!("{other:?}")),
-        }
-    });
+        },
+    );
     team.until_supervisors_end("worker", 1);
     assert!(
         !team.log("worker").contains("still unseen"),

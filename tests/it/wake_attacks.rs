@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use crate::common::http::Served;
 use crate::common::{TestEnv, cluster, eventually};
-use crate::http::Served;
 use crate::hubs::counting_host_wake;
 
 /// Two machines' homes sharing one database (the suite's, or one made here), each named by

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use nix::pty::{Winsize, openpty};
 
+use crate::common::http::{Served, add_token};
 use crate::common::{TestEnv, task_in};
-use crate::http::{Served, add_token};
 
 const ROWS: usize = 24;
 const COLUMNS: usize = 80;

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::common::http::{Served, free_address};
 use crate::common::{TestEnv, files_only, task_in};
-use crate::http::{Served, free_address};
 use crate::webdriver::Browser;
 
 /// The longest the page may take to show a change before a test gives up on it.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::http::{free_port, try_send};
+use crate::common::http::{free_port, try_send};
 
 /// The key under which WebDriver names an element (W3C's web element identifier).
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";

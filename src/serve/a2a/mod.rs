@@ -7,7 +7,7 @@
 //!   strengths as A2A skills. Both declare bearer auth: a baton token.
 //! - `POST /a2a/agents/NAME`: the agent's JSON-RPC endpoint (the URL its card gives), and
 //!   `POST /a2a` the hub's (a new task there names its agent in `metadata.baton.to`). Both
-//!   take A2A 1.0's method names and 0.3's ([`wire::method`]), each answered in its
+//!   take A2A 1.0's method names and 0.3's ([`protocol::method`]), each answered in its
 //!   version's shapes.
 //! - `?project=ID` on an agent's card gives a card whose endpoint carries it too: the tasks
 //!   sent there go to that project unless the message names another. A caller that cannot
@@ -23,9 +23,9 @@
 //! the task moves: it takes a place among its token's streams ([`crate::serve::streams`])
 //! before anything is done, or is refused.
 
+pub mod protocol;
 mod stream;
 mod tasks;
-pub mod wire;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -40,9 +40,9 @@ use serde_json::{Map, Value};
 
 use std::future::Future;
 
+use self::protocol::{Method, RpcError, Version, code};
 use self::stream::{Guard, Streaming, Watch};
 use self::tasks::Shown;
-use self::wire::{Method, RpcError, Version, code};
 use super::api::ApiError;
 use super::connections::Held;
 use super::streams::Slot;
@@ -128,7 +128,7 @@ pub async fn refusals_as_rpc(request: Request, next: Next) -> Response {
     }
     let mut rewritten = (
         status,
-        axum::Json(wire::error(&Value::Null, &error, Version::V1)),
+        axum::Json(protocol::error(&Value::Null, &error, Version::V1)),
     )
         .into_response();
     for (name, value) in &parts.headers {
@@ -171,10 +171,10 @@ fn strengths(record: &AgentRecord) -> Option<String> {
     (!strengths.is_empty()).then(|| text::escape_controls(strengths).into_owned())
 }
 
-fn agent_skills(record: &AgentRecord) -> Vec<wire::Skill> {
+fn agent_skills(record: &AgentRecord) -> Vec<protocol::Skill> {
     let said = strengths(record);
     if record.skills.is_empty() {
-        return vec![wire::Skill {
+        return vec![protocol::Skill {
             id: "tasks".into(),
             name: "tasks".into(),
             description: said
@@ -187,7 +187,7 @@ fn agent_skills(record: &AgentRecord) -> Vec<wire::Skill> {
         .iter()
         .map(|skill| {
             let skill = text::inline(skill).to_string();
-            wire::Skill {
+            protocol::Skill {
                 id: skill.clone(),
                 name: skill.clone(),
                 description: said
@@ -215,7 +215,7 @@ async fn hub_card(
     let skills = registry_records(&state)
         .await?
         .iter()
-        .map(|record| wire::Skill {
+        .map(|record| protocol::Skill {
             id: record.name.clone(),
             name: record.name.clone(),
             description: strengths(record)
@@ -233,7 +233,7 @@ async fn hub_card(
          {base}/a2a/agents/NAME/.well-known/agent-card.json, or here with metadata.baton.to \
          naming it; answer and review the tasks waiting on you by their id."
     );
-    let card = wire::AgentCard::new("baton".into(), description, format!("{base}/a2a"), skills);
+    let card = protocol::AgentCard::new("baton".into(), description, format!("{base}/a2a"), skills);
     Ok(axum::Json(card).into_response())
 }
 
@@ -300,7 +300,8 @@ async fn agent_card(
         Some(project) => format!("{base}/a2a/agents/{}?project={project}", record.name),
         None => format!("{base}/a2a/agents/{}", record.name),
     };
-    let card = wire::AgentCard::new(record.name.clone(), description, url, agent_skills(&record));
+    let card =
+        protocol::AgentCard::new(record.name.clone(), description, url, agent_skills(&record));
     Ok(axum::Json(card).into_response())
 }
 
@@ -342,11 +343,11 @@ async fn rpc(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Response {
-    let request = match wire::request(body) {
+    let request = match protocol::request(body) {
         Ok(request) => request,
         Err((id, error)) => return refuse(&id, &error, Version::V1),
     };
-    let Some((method, version)) = wire::method(&request.method) else {
+    let Some((method, version)) = protocol::method(&request.method) else {
         let error = RpcError::new(
             code::METHOD_NOT_FOUND,
             "METHOD_NOT_FOUND",
@@ -368,7 +369,7 @@ async fn rpc(
     };
     if let Some(asked) = headers.get(VERSION_HEADER) {
         let asked = asked.to_str().unwrap_or("");
-        if !wire::is_served_version(asked) {
+        if !protocol::is_served_version(asked) {
             let error = RpcError::new(
                 code::VERSION_NOT_SUPPORTED,
                 "VERSION_NOT_SUPPORTED",
@@ -417,7 +418,7 @@ async fn rpc(
 
 /// A refusal as JSON-RPC answers it: HTTP 200 with the error object.
 fn refuse(id: &Value, error: &RpcError, version: Version) -> Response {
-    axum::Json(wire::error(id, error, version)).into_response()
+    axum::Json(protocol::error(id, error, version)).into_response()
 }
 
 /// What a refusal of the desk is in A2A's terms: baton's words and hint as the MCP tools
@@ -528,7 +529,7 @@ fn said_wrong(what: &str, wanted: &str) -> RpcError {
 }
 
 /// The text of a message: its text parts, one after the other. baton takes nothing else.
-fn message_text(message: &wire::IncomingMessage) -> std::result::Result<String, RpcError> {
+fn message_text(message: &protocol::IncomingMessage) -> std::result::Result<String, RpcError> {
     let mut texts = Vec::new();
     for part in &message.parts {
         match part.as_text() {
@@ -689,7 +690,7 @@ impl Call {
     /// verdict on a task waiting on the caller; then the task, at once, once it stops, or
     /// as a stream.
     async fn send(self, params: Value, streams: bool) -> Answered {
-        let params: wire::SendParams = params_of(params)?;
+        let params: protocol::SendParams = params_of(params)?;
         let text = message_text(&params.message)?;
         let said = Said::of(&[params.message.metadata.as_ref(), params.metadata.as_ref()])?;
         let context = params
@@ -747,7 +748,7 @@ impl Call {
             artifacts: true,
         };
         let task = tasks::task(self.version, &project, &view, shown);
-        Ok(self.answer(wire::send_result(self.version, &task)))
+        Ok(self.answer(protocol::send_result(self.version, &task)))
     }
 
     /// A new task from the caller to the endpoint's agent (the hub's endpoint: the one
@@ -813,7 +814,7 @@ impl Call {
 
     /// `GetTask`: one of the caller's tasks.
     async fn get(self, params: Value) -> Answered {
-        let params: wire::TaskParams = params_of(params)?;
+        let params: protocol::TaskParams = params_of(params)?;
         let (project, id) = self.locate(&params.id, None, None).await?;
         let view = self.show(&project, id).await?;
         let shown = Shown {
@@ -821,7 +822,7 @@ impl Call {
             artifacts: true,
         };
         let task = tasks::task(self.version, &project, &view, shown);
-        Ok(self.answer(wire::to_value(&task)))
+        Ok(self.answer(protocol::to_value(&task)))
     }
 
     /// `CancelTask`: the sender withdraws its task (`metadata.baton.reason` says why).
@@ -829,7 +830,7 @@ impl Call {
         let metadata: Option<Map<String, Value>> =
             params.get("metadata").and_then(Value::as_object).cloned();
         let said = Said::of(&[metadata.as_ref()])?;
-        let params: wire::TaskParams = params_of(params)?;
+        let params: protocol::TaskParams = params_of(params)?;
         let (project, id) = self.locate(&params.id, None, None).await?;
         let caller = self.caller.0.clone();
         let reason = said.reason.unwrap_or_default();
@@ -843,12 +844,12 @@ impl Call {
             })
             .await?;
         let task = tasks::task(self.version, &project, &view, Shown::ALL);
-        Ok(self.answer(wire::to_value(&task)))
+        Ok(self.answer(protocol::to_value(&task)))
     }
 
     /// `SubscribeToTask`: the stream of one of the caller's tasks from now on.
     async fn subscribe(self, params: Value) -> Answered {
-        let params: wire::TaskParams = params_of(params)?;
+        let params: protocol::TaskParams = params_of(params)?;
         let slot = self.hold_stream()?;
         let (project, id) = self.locate(&params.id, None, None).await?;
         let changes = stream::follow(&self.state);
@@ -872,7 +873,7 @@ impl Call {
     /// `ListTasks`: the caller's tasks on the boards (those this endpoint's agent has, at
     /// an agent's endpoint), most recently changed first.
     async fn list(self, params: Value) -> Answered {
-        let params: wire::ListParams = params_of(params)?;
+        let params: protocol::ListParams = params_of(params)?;
         let state = match params.status.as_deref().filter(|status| !status.is_empty()) {
             Some("TASK_STATE_UNSPECIFIED") | None => None,
             Some(status) => Some(Version::parse_state(status).ok_or_else(|| {
@@ -947,14 +948,14 @@ impl Call {
             history_length: params.history_length,
             artifacts: params.include_artifacts.unwrap_or(false),
         };
-        let page: Vec<wire::Task> = found
+        let page: Vec<protocol::Task> = found
             .iter()
             .skip(skip)
             .take(size)
             .map(|(project, view)| tasks::task(self.version, project, view, shown))
             .collect();
         let next = skip + page.len();
-        let list = wire::TaskList {
+        let list = protocol::TaskList {
             page_size: page.len(),
             tasks: page,
             next_page_token: if next < total {
@@ -964,7 +965,7 @@ impl Call {
             },
             total_size: total,
         };
-        Ok(self.answer(wire::to_value(&list)))
+        Ok(self.answer(protocol::to_value(&list)))
     }
 
     /// A place among the caller's token's streams, for a stream or a wait.
@@ -1019,7 +1020,7 @@ impl Call {
     }
 
     fn answer(&self, result: Value) -> Response {
-        let mut response = axum::Json(wire::result(&self.id, result)).into_response();
+        let mut response = axum::Json(protocol::result(&self.id, result)).into_response();
         response
             .headers_mut()
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -18,8 +18,8 @@ use tokio::sync::broadcast;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 
+use super::protocol::{self, RpcError, StreamEvent, Version};
 use super::tasks::{self, Shown};
-use super::wire::{self, RpcError, StreamEvent, Version};
 use crate::board::task::TaskId;
 use crate::serve::events::Change;
 use crate::session::TaskView;
@@ -138,7 +138,7 @@ where
 /// The refusal of a wait whose token was removed meanwhile.
 fn token_gone() -> RpcError {
     RpcError::new(
-        super::wire::code::UNAUTHENTICATED,
+        super::protocol::code::UNAUTHENTICATED,
         "UNAUTHENTICATED",
         "the token was removed while the request waited",
     )
@@ -178,7 +178,7 @@ where
             look,
             mut guard,
         } = streaming;
-        let answer = |event: StreamEvent| wire::result(&id, event.to_json(version));
+        let answer = |event: StreamEvent| protocol::result(&id, event.to_json(version));
         let mut seen = first.task.thread.len();
         let opening = tasks::task(version, &project, &first, Shown::ALL);
         if sender
@@ -198,7 +198,7 @@ where
             let view = match look().await {
                 Ok(view) => view,
                 Err(refused) => {
-                    let _ = sender.send(wire::error(&id, &refused, version)).await;
+                    let _ = sender.send(protocol::error(&id, &refused, version)).await;
                     return;
                 }
             };
@@ -226,7 +226,7 @@ where
 /// SDK, which Gemini CLI uses, refuses an answer that is not `text/event-stream` without
 /// reading it, and with it baton's words).
 pub fn refusal(id: &Value, error: &RpcError, version: Version) -> Response {
-    let event = Event::default().data(wire::error(id, error, version).to_string());
+    let event = Event::default().data(protocol::error(id, error, version).to_string());
     Sse::new(tokio_stream::iter([Ok::<Event, Infallible>(event)])).into_response()
 }
 

@@ -1,6 +1,6 @@
 //! A baton task as A2A shows it (SPEC section 17): its states, its status message, its
 //! result as an artifact, its thread as history, and the ids A2A names it by. Pure: from a
-//! [`TaskView`] to the wire's objects, so the mapping is tested without a server.
+//! [`TaskView`] to the protocol's objects, so the mapping is tested without a server.
 //!
 //! Text from agents leaves here as baton's human-readable faces show it (SPEC section 10):
 //! control characters and bidirectional overrides as visible escapes (`\u{1b}`), never raw;
@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::wire::{
+use super::protocol::{
     Artifact, Message, Part, Place, Role, State, StatusUpdate, Task, TaskStatus, Version,
 };
 use crate::board::action::ActionKind;
@@ -248,8 +248,8 @@ pub fn changes_since(
     project: &str,
     view: &TaskView,
     from: usize,
-) -> (Vec<super::wire::StreamEvent>, bool) {
-    use super::wire::{ArtifactUpdate, StreamEvent};
+) -> (Vec<super::protocol::StreamEvent>, bool) {
+    use super::protocol::{ArtifactUpdate, StreamEvent};
     let found = &view.task;
     let shown = task(version, project, view, Shown::ALL);
     let current = state_of(found.status);

@@ -1,6 +1,6 @@
-//! The wire of A2A (Agent2Agent) as `baton serve` speaks it: the JSON-RPC binding of A2A
+//! The protocol of A2A (Agent2Agent) as `baton serve` speaks it: the JSON-RPC binding of A2A
 //! 1.0, and the method names and shapes of 0.3 beside it. What `/api/v1` is to
-//! [`crate::wire`], this is to `/a2a`: the shapes only, no board logic.
+//! [`crate::json_api`], this is to `/a2a`: the shapes only, no board logic.
 //!
 //! The two versions carry the same objects, spelled differently:
 //! - 1.0 (ProtoJSON): states and roles in SCREAMING_SNAKE_CASE (`TASK_STATE_INPUT_REQUIRED`,
@@ -425,7 +425,7 @@ pub struct TaskList {
 }
 
 pub fn to_value<T: Serialize>(value: &T) -> Value {
-    // The wire's types are plain data: nothing in them fails to encode.
+    // The protocol's types are plain data: nothing in them fails to encode.
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 

@@ -3,7 +3,6 @@
 //! kept in step, and the agent registered.
 
 use std::fs;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use crate::client::Client;
@@ -14,13 +13,12 @@ use crate::secret::machine_key::MachineKey;
 use crate::store::Store;
 use crate::store::files::HomeFiles;
 use crate::store::paths::Home;
-use crate::store::{StoreError, atomic, platform, regular};
+use crate::store::{StoreError, atomic, platform};
 use crate::time::Timestamp;
 
+use super::edit::{FileEdit, Format, read_text};
 use super::manifest::Manifest;
-use super::plan::{
-    ClientPlan, FileEdit, Format, Registration, plan, wake_after_unwiring, wants_wake_command,
-};
+use super::plan::{ClientPlan, Registration, plan, wake_after_unwiring, wants_wake_command};
 use super::service::check_listen_service;
 use super::{Environment, Wiring};
 
@@ -222,20 +220,6 @@ fn register(
                 Ok(())
             })
         }
-    }
-}
-
-/// A file's text; `None` when it does not exist.
-pub(super) fn read_text(path: &Path) -> Result<Option<String>> {
-    match regular::read(path) {
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
-            Error::invalid(format!(
-                "cannot edit {}: it is not UTF-8 text",
-                path.display()
-            ))
-        }),
-        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(StoreError::io(path)(error).into()),
     }
 }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{TestEnv, stdout_lines};
+use super::{TestEnv, stdout_lines};
 
 /// How long a client waits for an answer before the test fails (chromedriver's slowest, a
 /// new session that starts a browser, included).
@@ -167,7 +167,9 @@ impl Served {
         self.request("POST", path, token, Some(body))
     }
 
-    /// Opens `/api/v1/events` as `token`; its events arrive on the receiver as they come.
+    /// Opens `/api/v1/events` as `token`, returning once the server answered (the stream is
+    /// then subscribed to every change that follows); its events arrive on the receiver as
+    /// they come.
     pub fn events(&self, token: &str) -> Receiver<Value> {
         let stream = open(
             &self.address,
@@ -180,6 +182,7 @@ impl Served {
             ],
         );
         let (events, arrived) = mpsc::channel();
+        let (opened, is_open) = mpsc::channel();
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stream);
             let head = read_head(&mut reader).expect("the event stream's head");
@@ -188,6 +191,7 @@ impl Served {
                 "the event stream opens: {:?}",
                 head.headers
             );
+            let _ = opened.send(());
             let chunked = head.header("transfer-encoding") == Some("chunked");
             let mut text = String::new();
             loop {
@@ -216,6 +220,11 @@ impl Served {
                 }
             }
         });
+        // The server answers once the stream is subscribed to the hub's changes: from here
+        // on, no change is missed.
+        is_open
+            .recv_timeout(ANSWER_TIMEOUT)
+            .expect("the event stream answers 200");
         arrived
     }
 
@@ -399,6 +408,23 @@ pub fn open(address: &str, method: &str, path: &str, headers: &[(&str, &str)]) -
     head.push_str("\r\n");
     stream.write_all(head.as_bytes()).unwrap();
     stream
+}
+
+/// [`open`], returning once the server has answered 200: its head read, the rest left for
+/// the caller to read or to hold unread.
+pub fn open_answered(
+    address: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> BufReader<TcpStream> {
+    let stream = open(address, method, path, headers);
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
+    let mut reader = BufReader::new(stream);
+    let head = read_head(&mut reader).expect("an answer's head");
+    assert_eq!(head.status, 200, "{path} answers: {:?}", head.headers);
+    reader.get_ref().set_read_timeout(None).unwrap();
+    reader
 }
 
 fn invalid(what: &str) -> io::Error {

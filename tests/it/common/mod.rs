@@ -46,8 +46,14 @@ pub fn test_store() -> TestStore {
     }
 }
 
+mod eventually;
+pub use eventually::{eventually, eventually_or, eventually_seeing, eventually_within};
+
+/// HTTP on loopback: a running `baton serve`, a small client, a recording server.
+pub mod http;
+
 /// The throwaway PostgreSQL cluster, shared with the store's unit tests.
-#[path = "../../src/store/postgres/cluster.rs"]
+#[path = "../../../src/store/postgres/cluster.rs"]
 pub mod cluster;
 
 /// The password of the PostgreSQL store under test, which no output of baton may show;
@@ -690,30 +696,6 @@ pub fn line_with(lines: &Receiver<String>, needle: &str) -> String {
         }
     }
     panic!("no line with {needle:?} within 90 s; said: {said:#?}");
-}
-
-/// Waits up to 20 s for `found` to give something; the last thing it saw on failure.
-#[track_caller]
-pub fn eventually<T>(what: &str, found: impl FnMut() -> Option<T>) -> T {
-    eventually_within(Duration::from_secs(20), what, found)
-}
-
-/// [`eventually`] for what takes long on a loaded machine (a hang check, not a measure of
-/// speed): `limit` rather than 20 s.
-#[track_caller]
-pub fn eventually_within<T>(
-    limit: Duration,
-    what: &str,
-    mut found: impl FnMut() -> Option<T>,
-) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(value) = found() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Waits for every one of `children` and asserts that each exited 0.

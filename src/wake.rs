@@ -150,20 +150,17 @@ pub fn not_signed_here(
     home: &Home,
     record: &registry::AgentRecord,
 ) -> Option<String> {
-    if store.home_files().is_some() {
-        return None;
-    }
     let agent = &record.name;
-    match MachineKey::load(&home.machine_key_file()) {
-        Ok(Some(key)) if record.is_wake_signed_by(&key) => None,
-        Ok(_) => Some(format!(
-            "{agent}'s wake command was not registered on this machine (no signature of this \
-             machine's key: it was written from elsewhere, or before baton signed wake \
-             commands), so it does not run here; `baton agent add {agent} --wake -- CMD…` on \
-             this machine registers it"
-        )),
-        Err(error) => Some(format!("{agent}'s wake command does not run here: {error}")),
-    }
+    refused_unless_signed(store, home, |key| record.is_wake_signed_by(key)).map(|why| {
+        why.unwrap_or_else(|| {
+            format!(
+                "{agent}'s wake command was not registered on this machine (no signature of \
+                 this machine's key: it was written from elsewhere, or before baton signed wake \
+                 commands), so it does not run here; `baton agent add {agent} --wake -- CMD…` \
+                 on this machine registers it"
+            )
+        })
+    })
 }
 
 /// Why a wake command must not run in `project`'s workspace on this machine: on a store
@@ -173,22 +170,35 @@ pub fn not_signed_here(
 /// machine's key). On a home of files, one machine's, nothing is checked, as for the
 /// command itself ([`not_signed_here`]).
 fn workspace_not_bound_here(store: &dyn Store, home: &Home, project: &Project) -> Option<String> {
-    let workspace = project.workspace.as_deref()?;
+    let workspace = project.workspace.as_deref()?.display();
+    let id = &project.id;
+    refused_unless_signed(store, home, |key| project.is_workspace_signed_by(key)).map(|why| {
+        why.unwrap_or_else(|| {
+            format!(
+                "project {id}'s workspace {workspace} was not bound on this machine (no \
+                 signature of this machine's key: bound from elsewhere, or before baton signed \
+                 workspaces), so no wake command runs there; `baton project init --name {id} \
+                 --workspace {workspace}` on this machine binds it"
+            )
+        })
+    })
+}
+
+/// On a store several machines share, a refusal unless `is_signed` holds with this
+/// machine's key: `Some(None)` when it does not (or there is no key yet), `Some(Some(why))`
+/// when the key cannot be read; `None`, nothing refused, on a home of files.
+fn refused_unless_signed(
+    store: &dyn Store,
+    home: &Home,
+    is_signed: impl Fn(&MachineKey) -> bool,
+) -> Option<Option<String>> {
     if store.home_files().is_some() {
         return None;
     }
-    let id = &project.id;
     match MachineKey::load(&home.machine_key_file()) {
-        Ok(Some(key)) if project.is_workspace_signed_by(&key) => None,
-        Ok(_) => Some(format!(
-            "project {id}'s workspace {} was not bound on this machine (no signature of this \
-             machine's key: bound from elsewhere, or before baton signed workspaces), so no \
-             wake command runs there; `baton project init --name {id} --workspace {}` on this \
-             machine binds it",
-            workspace.display(),
-            workspace.display()
-        )),
-        Err(error) => Some(format!("no wake command runs in project {id}: {error}")),
+        Ok(Some(key)) if is_signed(&key) => None,
+        Ok(_) => Some(None),
+        Err(error) => Some(Some(format!("no wake command runs here: {error}"))),
     }
 }
 

@@ -426,11 +426,12 @@ fn count_entries(text: &[u8], field: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// For the store's own tests: every document taken as it is, compared byte for byte.
-#[cfg(test)]
+/// For the store's own tests (those of PostgreSQL, Unix only): every document taken as it
+/// is, compared byte for byte.
+#[cfg(all(test, unix))]
 pub(crate) struct Unvetted;
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 impl Vetting for Unvetted {
     fn refusal(&self, _: &Document, _: &Path, _: &[u8]) -> Option<String> {
         None

@@ -59,6 +59,8 @@ mod snapshots_human;
 mod tokens;
 mod untrusted;
 mod wake;
+// Wake scripts are shell scripts: Unix only.
+#[cfg(unix)]
 mod wake_attacks;
 mod wake_env;
 // A pseudo-terminal drives the terminal board: Unix only.

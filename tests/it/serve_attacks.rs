@@ -4,7 +4,7 @@
 //! server; each wait has a deadline after which a hang fails the test.
 
 use std::io::{BufReader, ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -54,7 +54,7 @@ fn idle_sockets_beyond_the_cap_leave_healthz_and_other_tokens_answered() {
     let env = TestEnv::new();
     let other = add_token(&env, "other");
     let served = Served::start_with_descriptors(&env, "alice", 1024);
-    let address: SocketAddr = served.address.parse().unwrap();
+    let address: std::net::SocketAddr = served.address.parse().unwrap();
     let mut idle = Vec::new();
     for _ in 0..SOCKETS {
         // A server that stopped accepting leaves the rest unconnected: the attack has

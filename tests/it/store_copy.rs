@@ -593,6 +593,8 @@ fn doctor_on_a_database_from_a_machine_with_no_home_of_its_own_checks_the_boards
 /// Plants in `home` what an attacker with its files would: an agent's record that is a link
 /// to /etc/passwd, one of 16 MiB and more (sparse: no disk taken), one whose file is bob's
 /// but which names alice, and a line of the mail that is no JSON (its line number given).
+/// (A link to /etc/passwd: Unix only.)
+#[cfg(unix)]
 fn plant(home: &Path) -> usize {
     let agents = home.join("agents");
     std::os::unix::fs::symlink("/etc/passwd", agents.join("mallory.json")).unwrap();
@@ -609,6 +611,7 @@ fn plant(home: &Path) -> usize {
     text.lines().count()
 }
 
+#[cfg(unix)]
 #[test]
 fn what_baton_would_not_read_is_skipped_and_named_never_copied() {
     let source = TestEnv::new();

@@ -20,7 +20,8 @@ struct TwoMachines {
 }
 
 impl TwoMachines {
-    /// `None` where PostgreSQL cannot run (the test then says NOT RUN).
+    /// `None` where PostgreSQL cannot run (the test then says NOT RUN). The human `alice`
+    /// is registered.
     fn new() -> Option<TwoMachines> {
         let a = TestEnv::new();
         let b = TestEnv::new();
@@ -29,12 +30,19 @@ impl TwoMachines {
             None if cluster::runs_here() => (cluster::fresh_database(None), true),
             None => return None,
         };
-        Some(TwoMachines {
+        let machines = TwoMachines {
             a,
             b,
             url,
             made_here,
-        })
+        };
+        // The human who hands work over, known to the hub.
+        let on_a = machines.on("machine-a");
+        machines
+            .a
+            .run_env("", &["agent", "add", "alice"], &on_a)
+            .ok();
+        Some(machines)
     }
 
     /// The environment of a command on the machine named `host`.
@@ -95,19 +103,20 @@ impl Drop for TwoMachines {
 /// What A's wake log says of a command this machine did not sign.
 const NOT_SIGNED_HERE: &str = "codex's wake command was not registered on this machine";
 
-/// A wake command that leaves a mark that it ran.
+/// A wake command named `name` in `env`'s root that appends what `says` prints to a file,
+/// each run a line: (the script, the file).
 #[cfg(unix)]
-fn marking_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
-    let mark = env.root.path().join("forged-ran");
-    let script = env.root.path().join("forged.sh");
+fn wake_script(env: &TestEnv, name: &str, says: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let said = env.root.path().join(format!("{name}.out"));
+    let script = env.root.path().join(format!("{name}.sh"));
     std::fs::write(
         &script,
-        format!("#!/bin/sh\necho ran >> '{}'\n", mark.display()),
+        format!("#!/bin/sh\n{says} >> '{}'\n", said.display()),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (script, mark)
+    (script, said)
 }
 
 #[cfg(unix)]
@@ -119,12 +128,8 @@ fn a_wake_command_another_machine_wrote_runs_nowhere() {
     let (on_a, on_b) = (machines.on("machine-a"), machines.on("machine-b"));
     // B claims to be A when it registers (a host name is only a label anyone can write).
     let b_as_a = machines.on("machine-a");
-    let (forged, forged_ran) = marking_wake(&machines.b);
+    let (forged, forged_ran) = wake_script(&machines.b, "forged", "echo ran");
     let (genuine, genuine_runs) = counting_host_wake(&machines.a);
-    machines
-        .a
-        .run_env("", &["agent", "add", "alice"], &on_a)
-        .ok();
 
     // 1. Registered from machine B under A's name: signed with B's key, not A's.
     machines
@@ -205,17 +210,6 @@ fn a_wake_command_another_machine_wrote_runs_nowhere() {
     drop(hub_a);
 }
 
-/// A wake command that writes where it ran, each run a line.
-#[cfg(unix)]
-fn where_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
-    let runs = env.root.path().join("ran-in.txt");
-    let script = env.root.path().join("where.sh");
-    std::fs::write(&script, format!("#!/bin/sh\npwd >> '{}'\n", runs.display())).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (script, runs)
-}
-
 /// The store holds where a project's agents run (its workspace): bound from another machine
 /// (a directory where the attacker left an agent client's settings, say), no wake command
 /// of A's runs there; bound on A, it does.
@@ -226,11 +220,7 @@ fn a_workspace_bound_from_another_machine_runs_no_wake_command() {
         return;
     };
     let (on_a, on_b) = (machines.on("machine-a"), machines.on("machine-b"));
-    let (script, ran_in) = where_wake(&machines.a);
-    machines
-        .a
-        .run_env("", &["agent", "add", "alice"], &on_a)
-        .ok();
+    let (script, ran_in) = wake_script(&machines.a, "where", "pwd");
     machines.wake_codex_on_a(&script);
     let hub_a = Served::start_with_vars(&machines.a, "alice", &[], &on_a);
 
@@ -297,11 +287,7 @@ fn a_removed_wake_command_written_back_runs_nowhere() {
         return;
     };
     let (on_a, on_b) = (machines.on("machine-a"), machines.on("machine-b"));
-    let (script, ran) = marking_wake(&machines.a);
-    machines
-        .a
-        .run_env("", &["agent", "add", "alice"], &on_a)
-        .ok();
+    let (script, ran) = wake_script(&machines.a, "marking", "echo ran");
     machines.wake_codex_on_a(&script);
     let saved = cluster::apart(|| {
         baton::registry::load(&*machines.store_of_b(), "codex")

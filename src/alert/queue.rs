@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -398,14 +398,8 @@ fn drain(store: &dyn Store, backoff: Backoff, log: &AlertLog) {
     let mut known: BTreeMap<String, Queued> = BTreeMap::new();
     let mut unreadable: BTreeSet<String> = BTreeSet::new();
     loop {
-        if let Some(dropped) = take_dropped(store) {
-            log.line(&format!(
-                "dropped {} queued from {} to {}: the queue held its limit of {QUEUE_LIMIT}",
-                plural::count(dropped.count as usize, "alert"),
-                dropped.first_at,
-                dropped.last_at
-            ));
-        }
+        let mut drops_looked_at = Instant::now();
+        log_drops(store, log);
         for name in queued_names(store) {
             if known.contains_key(&name) || unreadable.contains(&name) {
                 continue;
@@ -437,6 +431,12 @@ fn drain(store: &dyn Store, backoff: Backoff, log: &AlertLog) {
         };
         let names: Vec<String> = known.keys().cloned().collect();
         for name in names {
+            // A round over a long queue of slow receivers can take minutes: drops are
+            // logged as they happen all the same.
+            if drops_looked_at.elapsed() >= backoff.look_again() {
+                drops_looked_at = Instant::now();
+                log_drops(store, log);
+            }
             let Some(entry) = known.get(&name) else {
                 continue;
             };
@@ -466,6 +466,18 @@ fn drain(store: &dyn Store, backoff: Backoff, log: &AlertLog) {
         }
         let wait = time::now().until(next_round).to_std().unwrap_or_default();
         std::thread::sleep(wait.max(Duration::from_millis(1)));
+    }
+}
+
+/// Logs the alerts the full queue turned away since the last look, if it turned any away.
+fn log_drops(store: &dyn Store, log: &AlertLog) {
+    if let Some(dropped) = take_dropped(store) {
+        log.line(&format!(
+            "dropped {} queued from {} to {}: the queue held its limit of {QUEUE_LIMIT}",
+            plural::count(dropped.count as usize, "alert"),
+            dropped.first_at,
+            dropped.last_at
+        ));
     }
 }
 

@@ -546,10 +546,11 @@ fn a_stall_is_told_once_at_the_next_hand_over_after_the_lease_ran_out() {
     assert_eq!(body["subject"], "Slow work");
 }
 
-/// A port nobody listens on: every post to it is refused at once.
+/// A port nobody listens on: every post to it is refused at once. Port 1 (tcpmux) is below
+/// the ephemeral range, so no other test's listener can take it while this one posts there,
+/// as a port found free and let go could be (one that never answers holds every post).
 fn dead_url() -> String {
-    let port = free_port();
-    format!("http://127.0.0.1:{port}/hook")
+    "http://127.0.0.1:1/hook".to_string()
 }
 
 #[test]
@@ -615,6 +616,40 @@ fn a_flood_fills_the_queue_to_its_limit_and_the_rest_is_counted_and_logged_as_dr
     env.send("codex", "lead", "After the flood", &[]);
     all_sent(&env);
     assert_eq!(receiver.received().len(), 1);
+}
+
+#[test]
+fn drops_are_logged_while_a_receiver_that_never_answers_holds_the_sender() {
+    if !files_only("looks at files in the hub home") {
+        return;
+    }
+    let env = hub();
+    // Bound and never accepted: each post connects and then waits out the sender's 10 s.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", silent.local_addr().unwrap());
+    for n in 0..20 {
+        add(&env, &[&format!("a{n}"), "--url", &url]);
+    }
+    for n in 0..55 {
+        env.run(
+            "codex",
+            &["send", "--to", "lead", "--subject", &format!("Flood {n}")],
+        )
+        .ok();
+    }
+    // A round over the 1,000 queued alerts would take hours: the drops are logged within
+    // an attempt of their happening all the same.
+    let log_path = env.home().join("alerts").join("alerts.log");
+    eventually_within(Duration::from_secs(60), "the drops to be logged", || {
+        let log = std::fs::read_to_string(&log_path).ok()?;
+        log.contains("dropped 100 alerts").then_some(())
+    });
+    // The sender goes once its alerts do: refused at once, then dropped unposted.
+    drop(silent);
+    for n in 0..20 {
+        env.run("lead", &["alert", "rm", &format!("a{n}")]).ok();
+    }
+    all_sent(&env);
 }
 
 #[test]

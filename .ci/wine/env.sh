@@ -6,6 +6,9 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 # .ci/run keeps it outside the clone (BATON_WIN_TARGET_DIR); by hand it is target-win here.
 export CARGO_TARGET_DIR="${BATON_WIN_TARGET_DIR:-$PWD/target-win}"
+# The cargo profile its builds use: .ci/run's is `ci` (Cargo.toml); by hand it is `dev`.
+export BATON_CARGO_PROFILE="${BATON_CARGO_PROFILE:-dev}"
+if [ "$BATON_CARGO_PROFILE" = dev ]; then profile_dir=debug; else profile_dir=$BATON_CARGO_PROFILE; fi
 export WINEPREFIX="${WINEPREFIX:-$CARGO_TARGET_DIR/wine-prefix}"
 export WINEDEBUG=-all
 # No offer to install Mono or Gecko while the prefix is made: there is no one to answer.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::common::http::{Loopback, Request, free_port};
+use crate::common::http::{CLOSED, Loopback, Request, free_port};
 use crate::common::{TestEnv, eventually, eventually_within, files_only};
 
 /// A loopback receiver that answers every request 200.
@@ -499,11 +499,7 @@ fn alert_test_posts_a_sample_and_reports_the_answer() {
         Some(signature.as_str())
     );
     // Nobody listens here: the test says so and exits 1.
-    let port = free_port();
-    add(
-        &env,
-        &["gone", "--url", &format!("http://127.0.0.1:{port}/")],
-    );
+    add(&env, &["gone", "--url", &format!("http://{}/", CLOSED[0])]);
     let failed = env.run("lead", &["alert", "test", "gone"]);
     assert_eq!(failed.code, 1);
     assert!(

@@ -55,6 +55,9 @@ pub use eventually::{eventually, eventually_seeing, eventually_within};
 /// HTTP on loopback: a running `baton serve`, a small client, a recording server.
 pub mod http;
 
+/// An agent's machine acting on a hub elsewhere through `BATON_URL`.
+pub mod remote;
+
 /// The throwaway PostgreSQL cluster, shared with the store's unit tests.
 #[path = "../../../src/store/postgres/cluster.rs"]
 pub mod cluster;

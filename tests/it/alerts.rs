@@ -682,6 +682,7 @@ fn the_log_stays_bounded_while_a_long_running_sender_writes_it() {
             .contains("older lines dropped to keep this log under 1024 KB")
             .then_some(())
     });
+    // Watched for two seconds as it goes on being written: the time is the test.
     for _ in 0..20 {
         let length = std::fs::metadata(&log_path).unwrap().len() as usize;
         assert!(length <= limit + 1024, "the log reached {length} bytes");

@@ -208,7 +208,9 @@ fn wait_and_watch_move_to_the_second_hub_and_see_a_change_made_after_the_kill() 
         serde_json::from_str(&watch.stdout.recv_timeout(Duration::from_secs(20)).unwrap()).unwrap();
     assert_eq!(first, json!([]));
     // The board was printed after its stream opened on the first hub; the wait opens its
-    // own at once, and looks once it has.
+    // own at once, and looks once it has, saying nothing. The pause makes it likely that
+    // the wait is on the first hub when it is killed (what this test is about); were it
+    // not yet, it opens on the second and returns all the same: no deadline to miss.
     std::thread::sleep(Duration::from_millis(700));
     hubs.kill_a();
     let warned = watch.said("connecting again");
@@ -298,6 +300,7 @@ fn listen_keeps_waking_its_agent_after_the_first_hub_is_killed() {
             .json();
         assert_eq!(shown["delivery"]["state"], "woken", "T-{id}: {shown}");
     }
+    // The window in which a run twice for one hand-over would show: it is the test.
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(lines_of(&runs).len(), 2, "each hand-over woken for once");
 }
@@ -431,6 +434,7 @@ fn a_wake_command_runs_on_its_host_whoever_hands_the_work_over() {
             && stderr.contains("run `baton wake codex` there"),
         "{stderr}"
     );
+    // The window in which a second run would show: it is the test.
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(lines_of(&runs).len(), 1, "one hand-over, one run");
 
@@ -443,6 +447,7 @@ fn a_wake_command_runs_on_its_host_whoever_hands_the_work_over() {
             &on_b,
         )
         .ok();
+    // The window in which a run without hub A would show: it is the test.
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(lines_of(&runs).len(), 1, "nothing runs while hub A is down");
     let hub_a = Served::start_with_vars(&machine_a, "alice", &[], &on_a);

@@ -1064,7 +1064,7 @@ fn cancel_asks_first_and_dismissing_it_changes_nothing() {
             .contains(&format!("Cancel T-{id}?")),
         "{question}"
     );
-    // Asking sent nothing.
+    // Asking sent nothing: the window in which a request would land is the test.
     std::thread::sleep(Duration::from_millis(300));
     let task = env
         .run("human", &["--json", "show", &id.to_string()])

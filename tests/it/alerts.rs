@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::common::http::{Loopback, Request, free_port};
+use crate::common::http::{CLOSED, Loopback, Request, free_port};
 use crate::common::{TestEnv, eventually, eventually_within, files_only};
 
 /// A loopback receiver that answers every request 200.
@@ -499,11 +499,7 @@ fn alert_test_posts_a_sample_and_reports_the_answer() {
         Some(signature.as_str())
     );
     // Nobody listens here: the test says so and exits 1.
-    let port = free_port();
-    add(
-        &env,
-        &["gone", "--url", &format!("http://127.0.0.1:{port}/")],
-    );
+    add(&env, &["gone", "--url", &format!("http://{}/", CLOSED[0])]);
     let failed = env.run("lead", &["alert", "test", "gone"]);
     assert_eq!(failed.code, 1);
     assert!(
@@ -686,6 +682,7 @@ fn the_log_stays_bounded_while_a_long_running_sender_writes_it() {
             .contains("older lines dropped to keep this log under 1024 KB")
             .then_some(())
     });
+    // Watched for two seconds as it goes on being written: the time is the test.
     for _ in 0..20 {
         let length = std::fs::metadata(&log_path).unwrap().len() as usize;
         assert!(length <= limit + 1024, "the log reached {length} bytes");

@@ -3,8 +3,6 @@
 //! the same home, a hand edit) or whatever time did to it (a lease running out), with an
 //! ETag and 304 for a client that already has it.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use crate::common::http::{Reply, Served, send};
@@ -101,10 +99,11 @@ fn a_lease_running_out_shows_at_the_next_read_with_no_write() {
     env.register(&["alice", "codex"]);
     let id = env.send("alice", "codex", "Fix the parser", &[]);
     env.run("codex", &["claim", &id.to_string()]).ok();
-    // The lease runs out two seconds from now (a project's lease is a minute at least).
+    // The lease runs out six seconds from now (a project's lease is a minute at least):
+    // time enough for a loaded machine to start the server and read the board before.
     let path = env.board_path("default");
     let mut board: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let soon = chrono::Utc::now() + chrono::Duration::seconds(2);
+    let soon = chrono::Utc::now() + chrono::Duration::seconds(6);
     board["tasks"][0]["lease_expires_at"] =
         Value::String(soon.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
     std::fs::write(&path, serde_json::to_string_pretty(&board).unwrap()).unwrap();
@@ -113,7 +112,9 @@ fn a_lease_running_out_shows_at_the_next_read_with_no_write() {
     let working = served.get(BOARD, &served.login).ok();
     assert_eq!(working[0]["stalled"], false, "{working}");
     assert_eq!(served.get(BOARD, &served.login).ok(), working, "kept");
-    std::thread::sleep(Duration::from_millis(2500));
+    // Until just past the lease's end: the time running out is the test.
+    let left = soon - chrono::Utc::now() + chrono::Duration::milliseconds(500);
+    std::thread::sleep(left.to_std().unwrap_or_default());
     let stalled = served.get(BOARD, &served.login).ok();
     assert_eq!(stalled[0]["stalled"], true, "{stalled}");
     assert_eq!(stalled[0]["turn"], "alice", "{stalled}");

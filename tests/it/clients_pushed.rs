@@ -162,7 +162,9 @@ impl Rig {
         self.wait_until("the TUI's review of the hooks", || {
             self.screen().contains("new or changed")
         });
-        // The question is drawn a moment before the TUI reads keys.
+        // The question is drawn a moment before the TUI reads keys, and nothing shows when
+        // it starts to (a key pressed too soon is lost, and the screen is kept as drawn,
+        // not as it stands): no signal to wait for, so a pause, long for a loaded machine.
         thread::sleep(Duration::from_secs(2));
         let session = self.session.as_mut().expect("a session");
         session
@@ -178,6 +180,8 @@ impl Rig {
             .terminal
             .write_all(prompt.as_bytes())
             .expect("keys reach the TUI");
+        // Keys that come together are a paste, whose Enter would be a new line: the Enter
+        // comes apart from them, so the pause is the point, not a wait for something.
         thread::sleep(Duration::from_millis(500));
         session
             .terminal

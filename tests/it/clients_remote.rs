@@ -19,11 +19,13 @@ use std::fs::{self, File};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::clients::{RemoteRig, TOKEN_ENV, clients_bin};
 use crate::clients_woken::{Dialect, ModelServer, PROJECT, WAKE_TIMEOUT, Woken, prove_rounds};
-use crate::common::{HeldLock, Run, TestEnv, baton_bin, eventually_or, files_only};
+use crate::common::{
+    HeldLock, Run, TestEnv, baton_bin, eventually_or, files_only, line_with, stderr_lines,
+};
 use crate::setup::Machine;
 
 /// What the remote setup prints as the next step, before the line to run.
@@ -264,7 +266,7 @@ impl Woken for Elsewhere {
     fn send_two_for_one_wake(&mut self, one: (&str, &str), two: (&str, &str)) -> (u64, u64) {
         let hub = &self.rig.hub;
         let held = HeldLock::on(&hub.project_dir(PROJECT).join("board.lock"));
-        let sends: Vec<Child> = [one, two]
+        let mut sends: Vec<Child> = [one, two]
             .into_iter()
             .map(|(subject, body)| {
                 hub.command(&hub.work())
@@ -276,16 +278,22 @@ impl Woken for Elsewhere {
                     .unwrap()
             })
             .collect();
-        std::thread::sleep(Duration::from_millis(500));
+        // Each says when it waits on the lock (SPEC section 2): then both are waiting.
+        let said: Vec<_> = sends.iter_mut().map(stderr_lines).collect();
+        for lines in &said {
+            line_with(lines, "waiting for the board lock");
+        }
         drop(held);
         let runs: Vec<Run> = sends
             .into_iter()
-            .map(|send| {
+            .zip(said)
+            .map(|(send, said)| {
                 let output = send.wait_with_output().unwrap();
                 Run {
                     code: output.status.code().unwrap_or(-1),
                     stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-                    stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+                    // The rest of what it said, its stderr closed with it.
+                    stderr: said.iter().map(|line| line + "\n").collect(),
                 }
             })
             .collect();

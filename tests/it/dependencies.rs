@@ -4,12 +4,11 @@
 //! be finished by any road that claiming is refused on.
 
 use std::path::Path;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{TestEnv, task_in};
+use crate::common::{TestEnv, eventually_within, task_in};
 
 /// A hub where `lead` sends to `worker`.
 fn team() -> TestEnv {
@@ -261,10 +260,9 @@ fn the_sender_is_woken_when_a_dependency_of_its_task_fails() {
     // Wake is on for this one command.
     env.run("worker", &["fail", "1", "--reason", "broken"]).ok();
     let woken = env.root.path().join("woken");
-    let started = Instant::now();
-    while !woken.exists() && started.elapsed() < Duration::from_secs(60) {
-        thread::sleep(Duration::from_millis(100));
-    }
+    eventually_within(Duration::from_secs(60), "a run of the wake command", || {
+        woken.exists().then_some(())
+    });
     let record = std::fs::read_to_string(&woken).unwrap_or_default();
     assert_eq!(
         record.lines().next(),

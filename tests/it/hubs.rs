@@ -3,15 +3,14 @@
 //! agent's machine (a home of its own) names both, and carries on on the second when the
 //! first is SIGKILLed: its commands, `listen`, `wait`, `watch` and `baton mcp`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::Receiver;
+use std::io::Write;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::http::Served;
-use crate::common::{Run, TestEnv, eventually, stdout_lines};
+use crate::common::http::{CLOSED, Served};
+use crate::common::remote::Agent;
+use crate::common::{TestEnv, eventually};
 
 /// The token's secret never shows: every output of the agent's machine is checked for it.
 const SECRET_PART: &str = "baton_";
@@ -62,11 +61,7 @@ impl TwoHubs {
     }
 
     fn agent(&self) -> Agent {
-        Agent {
-            env: TestEnv::new(),
-            url: self.both(),
-            token: self.token.clone(),
-        }
+        Agent::new(self.both(), self.token.clone())
     }
 
     /// `alice` sends `codex` a task on the hubs' machine; its id.
@@ -90,109 +85,6 @@ impl TwoHubs {
             .json();
         shown["status"].as_str().unwrap_or_default().to_string()
     }
-}
-
-/// The agent's machine: a home of its own, both hubs and the token in its environment.
-struct Agent {
-    env: TestEnv,
-    url: String,
-    token: String,
-}
-
-impl Agent {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = self.env.command(&self.env.work());
-        command
-            .env("BATON_URL", &self.url)
-            .env("BATON_TOKEN", &self.token)
-            .args(args);
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        let output = self
-            .command(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("the baton binary runs");
-        let run = Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        };
-        assert!(
-            !run.stdout.contains(&self.token) && !run.stderr.contains(&self.token),
-            "the token shows: {run:?}"
-        );
-        run
-    }
-
-    /// `baton ARGS…` left running, its stdout and stderr read line by line as they come.
-    fn spawn(&self, args: &[&str], stdin_open: bool) -> Spawned {
-        let mut child = self
-            .command(args)
-            .stdin(if stdin_open {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the baton binary runs");
-        let stdout = stdout_lines(&mut child);
-        let stderr = stderr_lines(&mut child);
-        Spawned {
-            stdin: child.stdin.take(),
-            child,
-            stdout,
-            stderr,
-        }
-    }
-}
-
-struct Spawned {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Receiver<String>,
-    stderr: Receiver<String>,
-}
-
-impl Spawned {
-    /// The next line on stderr that holds `words`, within 20 s (the lines before it read).
-    #[track_caller]
-    fn said(&self, words: &str) -> String {
-        eventually(&format!("a line on stderr with {words:?}"), || {
-            let line = self.stderr.recv_timeout(Duration::from_millis(100)).ok()?;
-            line.contains(words).then_some(line)
-        })
-    }
-}
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn stderr_lines(child: &mut Child) -> Receiver<String> {
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let (lines, arrived) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    arrived
-}
-
-/// An address nothing listens on.
-fn closed_address() -> String {
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    free.local_addr().unwrap().to_string()
 }
 
 #[test]
@@ -233,7 +125,7 @@ fn a_remote_agent_carries_on_on_the_second_hub_when_the_first_is_killed() {
     }
     // The first hub named in BATON_URL down from the start is no matter either.
     let late = Agent {
-        url: format!("http://{},{}", closed_address(), hubs.b_url()),
+        url: format!("http://{},{}", CLOSED[0], hubs.b_url()),
         ..hubs.agent()
     };
     let inbox = late.run(&["--json", "inbox", "--peek"]).json();
@@ -242,7 +134,7 @@ fn a_remote_agent_carries_on_on_the_second_hub_when_the_first_is_killed() {
 
 #[test]
 fn every_hub_down_is_exit_6_naming_each_and_why() {
-    let (one, two) = (closed_address(), closed_address());
+    let [one, two] = CLOSED;
     let agent = Agent {
         env: TestEnv::new(),
         url: format!("http://{one},http://{two}/"),
@@ -264,13 +156,10 @@ fn every_hub_down_is_exit_6_naming_each_and_why() {
     let wait = agent.run(&["wait", "--timeout", "30"]);
     assert!(wait.fails(6).contains("no hub answers"), "{}", wait.stderr);
     // A hook stays silent, one line for the client's log.
-    let hook = agent.env.run_piped(
-        agent.command(&["hook", "prompt", "--client", "claude"]),
-        &json!({"cwd": agent.env.work()}).to_string(),
-    );
+    let hook = agent.hook("prompt", &json!({"cwd": agent.env.work()}));
     assert_eq!(hook.ok(), "");
     assert_eq!(hook.stderr.lines().count(), 1, "{}", hook.stderr);
-    assert!(hook.stderr.contains(&one) && hook.stderr.contains(&two));
+    assert!(hook.stderr.contains(one) && hook.stderr.contains(two));
 }
 
 #[test]
@@ -319,7 +208,9 @@ fn wait_and_watch_move_to_the_second_hub_and_see_a_change_made_after_the_kill() 
         serde_json::from_str(&watch.stdout.recv_timeout(Duration::from_secs(20)).unwrap()).unwrap();
     assert_eq!(first, json!([]));
     // The board was printed after its stream opened on the first hub; the wait opens its
-    // own at once, and looks once it has.
+    // own at once, and looks once it has, saying nothing. The pause makes it likely that
+    // the wait is on the first hub when it is killed (what this test is about); were it
+    // not yet, it opens on the second and returns all the same: no deadline to miss.
     std::thread::sleep(Duration::from_millis(700));
     hubs.kill_a();
     let warned = watch.said("connecting again");
@@ -409,6 +300,7 @@ fn listen_keeps_waking_its_agent_after_the_first_hub_is_killed() {
             .json();
         assert_eq!(shown["delivery"]["state"], "woken", "T-{id}: {shown}");
     }
+    // The window in which a run twice for one hand-over would show: it is the test.
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(lines_of(&runs).len(), 2, "each hand-over woken for once");
 }
@@ -542,6 +434,7 @@ fn a_wake_command_runs_on_its_host_whoever_hands_the_work_over() {
             && stderr.contains("run `baton wake codex` there"),
         "{stderr}"
     );
+    // The window in which a second run would show: it is the test.
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(lines_of(&runs).len(), 1, "one hand-over, one run");
 
@@ -554,6 +447,7 @@ fn a_wake_command_runs_on_its_host_whoever_hands_the_work_over() {
             &on_b,
         )
         .ok();
+    // The window in which a run without hub A would show: it is the test.
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(lines_of(&runs).len(), 1, "nothing runs while hub A is down");
     let hub_a = Served::start_with_vars(&machine_a, "alice", &[], &on_a);

@@ -338,6 +338,7 @@ fn postgresql_restarted_under_a_swarm_through_two_hubs_loses_nothing_acknowledge
         swarm.by(&a_address) >= 30 && swarm.by(&b_address) >= 30
     });
     cluster.stop();
+    // The database is away for a while: the outage is the test.
     std::thread::sleep(Duration::from_millis(500));
     cluster.start();
     let (before_a, before_b) = (swarm.by(&a_address), swarm.by(&b_address));

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::http::{Served, add_token, free_address};
-use crate::common::{Run, TestEnv, eventually, files_only, run, task_in};
+use crate::common::http::{CLOSED, Served, add_token, free_address};
+use crate::common::remote::Agent;
+use crate::common::{TestEnv, eventually, files_only, run, task_in};
 
 /// The hub's machine: a home served on loopback, with a token for `codex`.
 struct Hub {
@@ -31,71 +32,17 @@ impl Hub {
     fn url(&self) -> String {
         format!("http://{}", self.served.address)
     }
-}
 
-/// The agent's machine: a home of its own, and the hub's address and token in the
-/// environment of every command.
-struct Agent {
-    env: TestEnv,
-    url: String,
-    token: String,
-}
-
-impl Agent {
-    fn of(hub: &Hub) -> Agent {
-        Agent {
-            env: TestEnv::new(),
-            url: hub.url(),
-            token: hub.token.clone(),
-        }
-    }
-
-    fn command(&self, cwd: &Path) -> Command {
-        let mut command = self.env.command(cwd);
-        command
-            .env("BATON_URL", &self.url)
-            .env("BATON_TOKEN", &self.token);
-        command
-    }
-
-    fn run_in(&self, cwd: &Path, args: &[&str]) -> Run {
-        run(self.command(cwd).args(args))
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        self.run_in(&self.env.work(), args)
-    }
-
-    /// Starts `baton ARGS…` on this machine, its stdout piped (stdin too with
-    /// `stdin_open`, for a process that lives as long as its stdin).
-    fn spawn(&self, args: &[&str], stdin_open: bool) -> Child {
-        self.command(&self.env.work())
-            .args(args)
-            .stdin(if stdin_open {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the baton binary runs")
-    }
-
-    fn hook(&self, event: &str, input: &Value) -> Run {
-        let command = {
-            let mut command = self.command(&self.env.work());
-            command.args(["hook", event, "--client", "claude"]);
-            command
-        };
-        self.env.run_piped(command, &input.to_string())
+    /// A machine of its own acting on this hub as `codex`.
+    fn agent(&self) -> Agent {
+        Agent::new(self.url(), self.token.clone())
     }
 }
 
 #[test]
 fn a_tasks_whole_life_is_split_between_a_local_and_a_remote_agent() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     hub.env
         .run(
             "alice",
@@ -182,7 +129,7 @@ fn a_tasks_whole_life_is_split_between_a_local_and_a_remote_agent() {
 #[test]
 fn the_remote_agents_hooks_show_its_inbox_and_keep_it_working() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let input = serde_json::json!({"cwd": agent.env.work(), "hook_event_name": "UserPromptSubmit"});
     let quiet = agent.hook("prompt", &input);
     assert_eq!(quiet.ok(), "", "nothing waits: nothing is added");
@@ -238,7 +185,7 @@ fn the_remote_hook_tells_the_agent_to_name_a_mapped_project_to_its_tools() {
             &["send", "--to", "codex", "--subject", "Name the project"],
         )
         .ok();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let mine = agent.env.work().join("api");
     std::fs::create_dir_all(&mine).unwrap();
     agent
@@ -273,17 +220,20 @@ fn the_remote_hook_tells_the_agent_to_name_a_mapped_project_to_its_tools() {
 #[test]
 fn wait_on_the_remote_side_returns_when_the_hub_side_sends() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let timed_out = agent.run(&["wait", "--timeout", "1"]);
     timed_out.fails(5);
-    let waiting = agent.spawn(&["wait", "--timeout", "60"], false);
+    let mut waiting = agent.spawn(&["wait", "--timeout", "60"], false);
+    // Not a readiness wait, and no deadline to miss: `wait` says nothing when it has opened
+    // its stream and looked, and it opens the stream before it looks, so a send before then
+    // is found by the look and one after by the stream. The pause makes the stream the
+    // likely one, which is what this test is about; the other is the first look's test.
     std::thread::sleep(Duration::from_millis(700));
     hub.env
         .run("alice", &["send", "--to", "codex", "--subject", "Wake up"])
         .ok();
-    let output = waiting.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let (status, stdout) = waiting.finish();
+    assert_eq!(status.code(), Some(0), "{stdout}");
     assert!(
         stdout.contains("1 task for codex in default (T-1 to do)"),
         "{stdout}"
@@ -329,21 +279,21 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
     env.run("", &["agent", "add", "codex"]).ok();
     let token = add_token(&env, "codex");
     let address = free_address();
-    let agent = Agent {
-        env: TestEnv::new(),
-        url: format!("http://{address}"),
-        token,
-    };
+    let agent = Agent::new(format!("http://{address}"), token);
     let (script, runs) = counting_wake(&agent.env);
     // Started before its hub, as a service at boot may be: it waits for the hub.
     let mut listen = agent.spawn(&["listen", "--wake", "--", script.to_str().unwrap()], false);
-    std::thread::sleep(Duration::from_millis(500));
+    listen.said("trying again in 1s");
     assert!(
-        listen.try_wait().unwrap().is_none(),
+        listen.child.try_wait().unwrap().is_none(),
         "listen waits for its hub"
     );
     let server = Served::start_at(&env, "alice", &address, &[], &[]);
     // It has nothing to do until work arrives; then a burst wakes it once.
+    listen.said(&format!(
+        "listening to the hub at http://{address} for codex"
+    ));
+    // The window in which a run for nothing would show: waited out, it is the test.
     std::thread::sleep(Duration::from_secs(2));
     assert!(lines_of(&runs).is_empty(), "woken with nothing to do");
     // One burst whatever the machine's load: the three sends wait on the board lock and
@@ -381,6 +331,7 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
     eventually("the burst woke codex", || {
         (lines_of(&runs).len() == 1).then_some(())
     });
+    // The window in which a second run would show: waited out, it is the test.
     std::thread::sleep(Duration::from_secs(2));
     let after_burst = lines_of(&runs);
     assert_eq!(
@@ -407,12 +358,14 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
         &["send", "--to", "codex", "--subject", "While down"],
     )
     .ok();
-    std::thread::sleep(Duration::from_secs(1));
+    // The listener has seen its hub go before it comes back.
+    listen.said("connecting again in");
     let server = Served::start_at(&env, "alice", &address, &[], &[]);
     let started = Instant::now();
     eventually("the listener caught up", || {
         (lines_of(&runs).len() == 2).then_some(())
     });
+    // The window in which a second catch-up would show: waited out, it is the test.
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(
         lines_of(&runs).len(),
@@ -422,19 +375,14 @@ fn listen_wakes_once_per_burst_and_catches_up_after_the_hub_restarts() {
     );
     let board = env.board("default");
     assert_eq!(task_in(&board["tasks"], 4)["delivery"]["state"], "woken");
-    let _ = listen.kill();
-    let _ = listen.wait();
+    drop(listen);
     server.kill();
 }
 
 #[test]
 fn a_hub_that_cannot_be_reached_is_exit_6_and_hooks_stay_silent() {
-    let closed = free_address();
-    let agent = Agent {
-        env: TestEnv::new(),
-        url: format!("http://{closed}"),
-        token: "baton_nothing".into(),
-    };
+    let closed = CLOSED[0];
+    let agent = Agent::new(format!("http://{closed}"), "baton_nothing".into());
     let status = agent.run(&["status"]);
     let stderr = status.fails(6);
     assert!(
@@ -454,7 +402,7 @@ fn a_hub_that_cannot_be_reached_is_exit_6_and_hooks_stay_silent() {
 #[test]
 fn doctor_on_the_agents_machine_checks_the_hub_too() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let healthy = agent.run(&["doctor"]);
     let report = healthy.ok();
     assert!(
@@ -467,7 +415,7 @@ fn doctor_on_the_agents_machine_checks_the_hub_too() {
     assert!(report.contains("project default is on the hub"), "{report}");
     let elsewhere = Agent {
         token: "baton_not_a_token".into(),
-        ..Agent::of(&hub)
+        ..hub.agent()
     };
     let refused = elsewhere.run(&["doctor"]);
     refused.fails(1);
@@ -481,7 +429,7 @@ fn doctor_on_the_agents_machine_checks_the_hub_too() {
 #[test]
 fn a_token_removed_on_the_hub_is_refused_at_the_next_remote_command() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     agent.run(&["status"]).ok();
     hub.env.run("", &["token", "rm", "codex"]).ok();
     let refused = agent.run(&["status"]);
@@ -496,7 +444,7 @@ fn only_the_tokens_agent_may_act_and_hub_only_commands_say_so() {
         return;
     }
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let other = agent.run(&["--as", "alice", "inbox"]);
     assert!(
         other
@@ -545,7 +493,7 @@ fn a_mapped_directory_acts_on_its_project_and_isolation_holds_across_machines() 
     let hub_api = hub.env.work().join("api");
     std::fs::create_dir_all(&hub_api).unwrap();
     hub.env.init_project("alice", "api", &hub_api);
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let mine = agent.env.work().join("api-checkout");
     let elsewhere = agent.env.work().join("web");
     std::fs::create_dir_all(mine.join("src")).unwrap();
@@ -591,7 +539,7 @@ fn baton_mcp_bridges_to_the_hubs_tools_in_the_mapped_project() {
             &["send", "--to", "codex", "--subject", "Bridge me"],
         )
         .ok();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let mine = agent.env.work().join("api");
     std::fs::create_dir_all(&mine).unwrap();
     agent
@@ -637,48 +585,61 @@ fn baton_mcp_bridges_to_the_hubs_tools_in_the_mapped_project() {
 #[test]
 fn the_opencode_plugins_follower_pushes_hand_overs_from_a_remote_hub() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
+    // A hand-over there before it starts is pushed at its first look: that push says it
+    // follows the hub.
+    hub.env
+        .run("alice", &["send", "--to", "codex", "--subject", "Waiting"])
+        .ok();
     let mut follow = agent.spawn(&["hook", "follow", "--client", "opencode"], true);
-    let lines = crate::common::stdout_lines(&mut follow);
-    std::thread::sleep(Duration::from_millis(500));
+    let push = |what: &str| -> Value {
+        let line = follow
+            .stdout
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("a push for {what}"));
+        serde_json::from_str(&line).unwrap()
+    };
+    assert_eq!(push("the waiting hand-over")["id"], 1);
     hub.env
         .run(
             "alice",
             &["send", "--to", "codex", "--subject", "Pushed across"],
         )
         .ok();
-    let line = lines
-        .recv_timeout(Duration::from_secs(20))
-        .expect("a push for the hand-over");
-    let push: Value = serde_json::from_str(&line).unwrap();
-    assert_eq!(push["id"], 1);
-    assert_eq!(push["subject"], "Pushed across");
-    assert_eq!(push["from"], "alice");
+    let pushed = push("the hand-over");
+    assert_eq!(pushed["id"], 2);
+    assert_eq!(pushed["subject"], "Pushed across");
+    assert_eq!(pushed["from"], "alice");
     eventually("the push is recorded as seen on the hub", || {
         let board = hub.env.board("default");
-        (task_in(&board["tasks"], 1)["delivery"]["state"] == "seen").then_some(())
+        (task_in(&board["tasks"], 2)["delivery"]["state"] == "seen").then_some(())
     });
     assert!(
-        lines.recv_timeout(Duration::from_secs(1)).is_err(),
+        follow.stdout.recv_timeout(Duration::from_secs(1)).is_err(),
         "a hand-over is pushed once"
     );
     drop(follow.stdin.take());
-    let status = follow.wait().unwrap();
+    let (status, _) = follow.finish();
     assert!(status.success(), "it ends when the plugin's stdin closes");
 }
 
 #[test]
 fn watch_and_log_follow_on_the_remote_side_see_the_hubs_changes() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
-    let mut watch = agent.spawn(&["--json", "watch"], false);
-    let boards = crate::common::stdout_lines(&mut watch);
+    let agent = hub.agent();
+    let watch = agent.spawn(&["--json", "watch"], false);
+    let boards = &watch.stdout;
     let first: Value =
         serde_json::from_str(&boards.recv_timeout(Duration::from_secs(20)).unwrap()).unwrap();
     assert_eq!(first, serde_json::json!([]));
-    let mut log = agent.spawn(&["log", "--follow"], false);
-    let log_lines = crate::common::stdout_lines(&mut log);
-    std::thread::sleep(Duration::from_millis(500));
+    // A line already in the log is printed first: then it follows.
+    hub.env.run("alice", &["note", "Before the follow"]).ok();
+    let log = agent.spawn(&["log", "--follow"], false);
+    let log_lines = &log.stdout;
+    let before = log_lines
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the log's last line");
+    assert!(before.contains("Before the follow"), "{before}");
     hub.env
         .run("alice", &["send", "--to", "codex", "--subject", "Watched"])
         .ok();
@@ -696,10 +657,6 @@ fn watch_and_log_follow_on_the_remote_side_see_the_hubs_changes() {
         log_lines.recv_timeout(Duration::from_secs(1)).is_err(),
         "each line once"
     );
-    for child in [&mut watch, &mut log] {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
 }
 
 #[test]
@@ -769,7 +726,7 @@ fn forward_to(target: String) -> u16 {
 fn a_remote_command_refused_for_its_host_says_how_the_hub_allows_the_name() {
     let hub = Hub::start();
     let port = forward_to(hub.served.address.clone());
-    let mut agent = Agent::of(&hub);
+    let mut agent = hub.agent();
     agent.url = format!("http://127.0.0.1:{port}");
     let error = agent.run(&["whoami"]).fails(1).to_string();
     assert!(
@@ -922,7 +879,7 @@ fn the_hook_line_remote_setup_writes_shows_the_hubs_inbox_with_the_token_from_it
 #[test]
 fn a_token_named_by_baton_token_env_is_read_from_that_variable() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let run = |vars: &[(&str, &str)]| {
         let mut command = agent.env.command(&agent.env.work());
         command
@@ -1014,40 +971,21 @@ fn lease_of(env: &TestEnv) -> String {
         .to_string()
 }
 
-impl Agent {
-    /// Starts `baton ARGS…` on this machine with its stderr piped, its lines as they come.
-    fn spawn_told(&self, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>) {
-        let mut child = self
-            .command(&self.env.work())
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the baton binary runs");
-        let lines = crate::common::stderr_lines(&mut child);
-        (child, lines)
-    }
-}
-
 #[test]
 fn a_claim_stalls_on_time_while_listen_and_watch_look_and_the_agents_own_command_renews_it() {
     let (env, token, lease) = hub_with_a_claim_near_its_end();
     let served = Served::start(&env, "alice");
-    let agent = Agent {
-        env: TestEnv::new(),
-        url: format!("http://{}", served.address),
-        token,
-    };
-    let (mut listen, said) = agent.spawn_told(&["listen"]);
-    crate::common::line_with(&said, "listening to the hub");
-    let mut watch = agent.spawn(&["--json", "watch"], false);
-    let boards = crate::common::stdout_lines(&mut watch);
+    let agent = Agent::new(format!("http://{}", served.address), token);
+    let listen = agent.spawn(&["listen"], false);
+    listen.said("listening to the hub");
+    let watch = agent.spawn(&["--json", "watch"], false);
+    let boards = &watch.stdout;
     boards
         .recv_timeout(Duration::from_secs(60))
         .expect("watch drew the board");
     // A hand-over makes the listener look at the inbox, and the board be drawn again.
     env.send("alice", "codex", "More work", &["--no-wake"]);
-    crate::common::line_with(&said, "work arrived for codex: T-2");
+    listen.said("work arrived for codex: T-2");
     boards
         .recv_timeout(Duration::from_secs(60))
         .expect("watch drew the board again");
@@ -1072,10 +1010,7 @@ fn a_claim_stalls_on_time_while_listen_and_watch_look_and_the_agents_own_command
         lease,
         "the agent's own command renews its lease"
     );
-    for child in [&mut listen, &mut watch] {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
+    drop((listen, watch));
 }
 
 #[test]
@@ -1118,7 +1053,7 @@ fn a_board_watched_on_the_hubs_machine_renews_no_lease_and_records_no_heartbeat(
 #[test]
 fn while_listen_runs_the_hub_tells_a_sender_its_listener_takes_the_work() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let unreached = hub
         .env
         .run("alice", &["send", "--to", "codex", "--subject", "Before"]);
@@ -1129,8 +1064,8 @@ fn while_listen_runs_the_hub_tells_a_sender_its_listener_takes_the_work() {
         "{}",
         unreached.stdout
     );
-    let (mut listen, said) = agent.spawn_told(&["listen"]);
-    crate::common::line_with(&said, "listening to the hub");
+    let listen = agent.spawn(&["listen"], false);
+    listen.said("listening to the hub");
     let sent = hub
         .env
         .run("alice", &["send", "--to", "codex", "--subject", "Listened"]);
@@ -1145,14 +1080,14 @@ fn while_listen_runs_the_hub_tells_a_sender_its_listener_takes_the_work() {
         "{}",
         sent.stderr
     );
-    crate::common::line_with(&said, "work arrived for codex");
+    listen.said("work arrived for codex");
     // The listener gone, the hub says so again once it notices the stream closed.
-    let _ = listen.kill();
-    let _ = listen.wait();
+    drop(listen);
     eventually("the hub notices the listener is gone", || {
         let sent = hub
             .env
             .run("alice", &["send", "--to", "codex", "--subject", "After"]);
+        // Paces the sends, each of which makes a task: not a wait for anything.
         std::thread::sleep(Duration::from_millis(500));
         sent.ok()
             .contains("no wake command and no live session")
@@ -1177,7 +1112,7 @@ fn a_remote_agent_is_shown_its_own_mapped_directory_never_the_hubs_path() {
         )
         .ok();
     let human = add_token(&hub.env, "alice");
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let mine = agent.env.work().join("api-here");
     std::fs::create_dir_all(&mine).unwrap();
     agent
@@ -1274,7 +1209,7 @@ fn a_wake_command_is_shown_to_its_agent_and_the_coordinator_and_runs_only_for_wa
     assert!(!record("/api/v1/agents/codex?project=default", &mallory).contains("sk-secret"));
     let shown = Agent {
         token: mallory.clone(),
-        ..Agent::of(&hub)
+        ..hub.agent()
     }
     .run(&["agent", "show", "codex"]);
     assert!(
@@ -1333,7 +1268,7 @@ fn listens_wake_run_holds_no_descriptor_above_2() {
         return;
     }
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let done = agent.env.root.path().join("listed");
     // listen is started holding descriptors 7 and 9, as a caller that hands some down would.
     let mut listen = Command::new("/bin/sh")
@@ -1377,18 +1312,18 @@ fn listens_wake_run_holds_no_descriptor_above_2() {
 #[test]
 fn listen_stops_at_once_on_sigterm_and_says_so() {
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
-    let (listen, said) = agent.spawn_told(&["listen"]);
-    crate::common::line_with(&said, "listening to the hub");
+    let agent = hub.agent();
+    let mut listen = agent.spawn(&["listen"], false);
+    listen.said("listening to the hub");
     let status = Command::new("kill")
         .args(["-TERM", &listen.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let stopped = crate::common::line_with(&said, "stopping");
+    let stopped = listen.said("stopping");
     assert!(stopped.contains("stopping (SIGTERM)"), "{stopped}");
-    let output = listen.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(0), "stopped as asked");
+    let (status, _) = listen.finish();
+    assert_eq!(status.code(), Some(0), "stopped as asked");
 }
 
 #[cfg(unix)]
@@ -1398,7 +1333,7 @@ fn after_three_runs_in_a_row_listen_runs_again_for_what_still_waits() {
         return;
     }
     let hub = Hub::start();
-    let agent = Agent::of(&hub);
+    let agent = hub.agent();
     let runs = agent.env.root.path().join("runs.txt");
     // Each of the first three runs hands codex one more task, from alice on the hub: work
     // that arrives during a run, which the next run is for.
@@ -1419,16 +1354,15 @@ fn after_three_runs_in_a_row_listen_runs_again_for_what_still_waits() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (mut listen, said) =
-        agent.spawn_told(&["listen", "--wake", "--", script.to_str().unwrap()]);
-    crate::common::line_with(&said, "listening to the hub");
+    let listen = agent.spawn(&["listen", "--wake", "--", script.to_str().unwrap()], false);
+    listen.said("listening to the hub");
     hub.env
         .run(
             "alice",
             &["send", "--to", "codex", "--subject", "First", "--no-wake"],
         )
         .ok();
-    let rested = crate::common::line_with(&said, "ran 3 times in a row");
+    let rested = listen.said("ran 3 times in a row");
     assert!(
         rested.contains("still waiting: T-4 (project default); run for at the next change"),
         "{rested}"
@@ -1450,8 +1384,7 @@ fn after_three_runs_in_a_row_listen_runs_again_for_what_still_waits() {
         log.contains("run for at the next change on the hub"),
         "{log}"
     );
-    let _ = listen.kill();
-    let _ = listen.wait();
+    drop(listen);
 }
 
 /// An agent whose only trace on the hub is the token made for it: `baton listen` on its
@@ -1472,13 +1405,9 @@ fn an_agent_with_only_a_token_is_listened_for_and_handed_work() {
     assert!(registered["wake"].is_null(), "{registered}");
 
     let served = Served::start(&env, "alice");
-    let agent = Agent {
-        env: TestEnv::new(),
-        url: format!("http://{}", served.address),
-        token,
-    };
-    let (mut listen, said) = agent.spawn_told(&["listen"]);
-    crate::common::line_with(&said, "listening to the hub");
+    let agent = Agent::new(format!("http://{}", served.address), token);
+    let mut listen = agent.spawn(&["listen"], false);
+    listen.said("listening to the hub");
     let sent = env.run(
         "alice",
         &["send", "--to", "codex", "--subject", "First contact"],
@@ -1489,9 +1418,10 @@ fn an_agent_with_only_a_token_is_listened_for_and_handed_work() {
         "the sender is told the listener brings it the work: {}",
         sent.stderr
     );
-    let _ = listen.kill();
-    let _ = listen.wait();
-    let unknown: Vec<String> = said
+    let _ = listen.child.kill();
+    let _ = listen.child.wait();
+    let unknown: Vec<String> = listen
+        .stderr
         .try_iter()
         .filter(|line| line.contains("unknown agent"))
         .collect();

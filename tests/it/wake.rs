@@ -12,7 +12,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{Run, TestEnv, baton_bin, eventually_seeing};
+use crate::common::{Run, TestEnv, baton_bin, eventually_seeing, eventually_within};
 
 /// How long the wake tests wait for a run (a hang check, not a measure of speed).
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -385,7 +385,7 @@ fn no_wake_flag_and_the_project_setting_keep_the_agent_asleep_until_woken_by_han
     off.ok();
     assert!(!off.stderr.contains("woke"), "{}", off.stderr);
 
-    // Give a wrongly started supervisor time to show itself.
+    // Give a wrongly started supervisor time to show itself: the window is the test.
     thread::sleep(Duration::from_secs(1));
     assert_eq!(team.log("worker"), "", "no supervisor ran");
     assert!(team.record().is_empty());
@@ -482,6 +482,9 @@ fn wait_returns_when_a_task_arrives_from_another_process() {
     let env = TestEnv::new();
     env.register(&["lead", "worker"]);
     let (mut waiting, lines) = spawn_lines(&env, &["--as", "worker", "wait", "--timeout", "120"]);
+    // Not a readiness wait, and no deadline to miss: `wait` says nothing once it watches,
+    // and it watches before it looks, so a send before then is found by the look and one
+    // after by the watch. The pause makes the watch the likely one, which is this test's.
     thread::sleep(Duration::from_millis(500));
     assert!(
         waiting.try_wait().unwrap().is_none(),
@@ -489,14 +492,7 @@ fn wait_returns_when_a_task_arrives_from_another_process() {
     );
     env.send("lead", "worker", "Wake up", &[]);
     let seen = read_until(&lines, "the task", |line| line.contains("T-1"));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = waiting.try_wait().unwrap() {
-            break status;
-        }
-        assert!(started.elapsed() < DEADLINE, "wait did not exit");
-        thread::sleep(Duration::from_millis(50));
-    };
+    let status = eventually_within(DEADLINE, "wait exits", || waiting.try_wait().unwrap());
     assert_eq!(status.code(), Some(0), "{seen:?}");
     assert!(seen.concat().contains("1 task for worker"), "{seen:?}");
 
@@ -525,8 +521,11 @@ fn wait_returns_after_a_send_with_file_events_and_with_the_fallback() {
         env.register(&["lead", "worker"]);
         let (mut waiting, lines) =
             spawn_lines_with(&env, &["--as", "worker", "wait", "--timeout", "120"], vars);
+        // As in the test above: the pause makes it likely that the watch, not the first
+        // look, sees the sends.
         thread::sleep(Duration::from_millis(500));
-        // A change that is no work for the waiter is looked at and waited past.
+        // A change that is no work for the waiter is looked at and waited past: the window
+        // in which a wrong return would show.
         env.send("worker", "lead", "For lead", &[]);
         thread::sleep(Duration::from_millis(500));
         assert!(
@@ -535,14 +534,9 @@ fn wait_returns_after_a_send_with_file_events_and_with_the_fallback() {
         );
         env.send("lead", "worker", "Wake up", &[]);
         let seen = read_until(&lines, "the task", |line| line.contains("T-2"));
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = waiting.try_wait().unwrap() {
-                break status;
-            }
-            assert!(started.elapsed() < DEADLINE, "{vars:?}: wait did not exit");
-            thread::sleep(Duration::from_millis(50));
-        };
+        let status = eventually_within(DEADLINE, &format!("{vars:?}: wait exits"), || {
+            waiting.try_wait().unwrap()
+        });
         assert_eq!(status.code(), Some(0), "{vars:?}: {seen:?}");
         assert!(
             seen.concat().contains("1 task for worker"),

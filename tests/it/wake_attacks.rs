@@ -205,6 +205,7 @@ fn a_wake_command_another_machine_wrote_runs_nowhere() {
             .ok()
             .filter(|runs| !runs.is_empty())
     });
+    // The window in which the forged command would run too: it is the test.
     std::thread::sleep(Duration::from_millis(300));
     assert!(!forged_ran.exists(), "the forged command ran");
     drop(hub_a);
@@ -320,6 +321,7 @@ fn a_removed_wake_command_written_back_runs_nowhere() {
         )
         .ok();
     machines.wait_for_log_a("hub A refuses the replayed record", 0, &[NOT_SIGNED_HERE]);
+    // The window in which the removed command would run: it is the test.
     std::thread::sleep(Duration::from_millis(300));
     assert!(!ran.exists(), "the removed command ran again");
     drop(hub_a);

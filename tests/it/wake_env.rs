@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::common::{TestEnv, baton_bin, files_only};
+use crate::common::{TestEnv, baton_bin, eventually_within, files_only};
 
 /// The wake command: a shell that writes down what it was started with (its descriptors,
 /// stdin, session and environment) into $WAKE_ENV_DIR, waits for the file `gate` there,
@@ -122,10 +122,11 @@ fn send_with_descriptor_7_and_path(
 /// Waits (60 s at most) until the recorder wrote `name`, and returns it.
 fn recorded(dir: &Path, name: &str) -> String {
     let path = dir.join(name);
-    let started = Instant::now();
-    while !path.exists() && started.elapsed() < Duration::from_secs(60) {
-        thread::sleep(Duration::from_millis(50));
-    }
+    eventually_within(
+        Duration::from_secs(60),
+        &format!("the recorder wrote {name}"),
+        || path.exists().then_some(()),
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{name}: {error}"))
 }
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::http::{Served, free_address};
-use crate::common::{TestEnv, files_only, task_in};
+use crate::common::{TestEnv, eventually_or, eventually_seeing, files_only, task_in};
 use crate::webdriver::Browser;
 
 /// The longest the page may take to show a change before a test gives up on it.
@@ -152,22 +152,19 @@ fn logged_in() -> Option<Hub> {
 /// Waits until `script` (run in the page) returns something other than null or false, and
 /// returns it; panics with `what` and the page's state when the deadline passes.
 fn wait_for(browser: &Browser, what: &str, script: &str, args: &[Value]) -> Value {
-    let deadline = Instant::now() + PAGE_DEADLINE;
-    loop {
-        let value = browser.execute(script, args);
-        if !value.is_null() && value != false {
-            return value;
-        }
-        if Instant::now() > deadline {
+    eventually_or(
+        PAGE_DEADLINE,
+        &format!("the page showing {what}"),
+        || {
+            let value = browser.execute(script, args);
+            (!value.is_null() && value != false).then_some(value)
+        },
+        || {
             // The start of it: a page may hold megabytes of text.
             let page = browser.execute("return document.body.innerText.slice(0, 4000)", &[]);
-            panic!(
-                "the page never showed {what}; it shows:\n{}",
-                page.as_str().unwrap_or("")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+            format!("it shows:\n{}", page.as_str().unwrap_or(""))
+        },
+    )
 }
 
 /// The script that finds a task's card in a status column: its subject's text, or null.
@@ -443,23 +440,20 @@ fn text_from_agents_shows_as_text_and_runs_nothing() {
 
 /// The task on the CLI's board whose subject is `subject`, once it is there.
 fn task_by_subject(env: &TestEnv, subject: &str) -> Value {
-    let deadline = Instant::now() + PAGE_DEADLINE;
-    loop {
-        let board = env.run("human", &["--json", "board", "--all"]).json();
-        if let Some(task) = board
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|task| task["subject"] == subject)
-        {
-            return task.clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no task {subject:?} on the board: {board}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    eventually_seeing(
+        PAGE_DEADLINE,
+        &format!("a task {subject:?} on the board"),
+        || {
+            let board = env.run("human", &["--json", "board", "--all"]).json();
+            board
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|task| task["subject"] == subject)
+                .cloned()
+                .ok_or_else(|| board.to_string())
+        },
+    )
 }
 
 #[test]
@@ -666,20 +660,16 @@ fn assert_last_entry(task: &Value, by: &str, text: &str) {
 
 /// Waits until `baton show ID --json` says `status`, and returns the task.
 fn shown_with_status(env: &TestEnv, id: u64, status: &str) -> Value {
-    let deadline = Instant::now() + PAGE_DEADLINE;
-    loop {
+    eventually_seeing(PAGE_DEADLINE, &format!("T-{id} {status}"), || {
         let task = env
             .run("human", &["--json", "show", &id.to_string()])
             .json();
         if task["status"] == status {
-            return task;
+            Ok(task)
+        } else {
+            Err(task.to_string())
         }
-        assert!(
-            Instant::now() < deadline,
-            "T-{id} never became {status}: {task}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    })
 }
 
 /// Waits until the open task panel shows `status`.
@@ -908,26 +898,26 @@ fn offered_buttons(browser: &Browser) -> Value {
 /// Waits until the open panel shows T-`id` with exactly the buttons `expected`.
 fn panel_offers(browser: &Browser, id: u64, expected: &[&str]) {
     let expected = json!(expected);
-    let deadline = Instant::now() + PAGE_DEADLINE;
-    loop {
-        let title = browser.execute(
-            "return document.querySelector('#task-panel').hidden ? null : \
+    eventually_seeing(
+        PAGE_DEADLINE,
+        &format!("T-{id}'s panel offering {expected}"),
+        || {
+            let title = browser.execute(
+                "return document.querySelector('#task-panel').hidden ? null : \
              document.querySelector('#task-title').textContent",
-            &[],
-        );
-        let shown = offered_buttons(browser);
-        let is_task = title
-            .as_str()
-            .is_some_and(|title| title.starts_with(&format!("T-{id} ")));
-        if is_task && shown == expected {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "T-{id}'s panel offers {shown}, not {expected} ({title})"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+                &[],
+            );
+            let shown = offered_buttons(browser);
+            let is_task = title
+                .as_str()
+                .is_some_and(|title| title.starts_with(&format!("T-{id} ")));
+            if is_task && shown == expected {
+                Ok(())
+            } else {
+                Err(format!("{shown} ({title})"))
+            }
+        },
+    )
 }
 
 #[test]
@@ -1064,7 +1054,7 @@ fn cancel_asks_first_and_dismissing_it_changes_nothing() {
             .contains(&format!("Cancel T-{id}?")),
         "{question}"
     );
-    // Asking sent nothing.
+    // Asking sent nothing: the window in which a request would land is the test.
     std::thread::sleep(Duration::from_millis(300));
     let task = env
         .run("human", &["--json", "show", &id.to_string()])

@@ -25,18 +25,41 @@ pub fn add_token(env: &TestEnv, name: &str) -> String {
     env.run("", &["token", "add", name]).ok().trim().to_string()
 }
 
-/// A loopback port nobody listens on (until someone takes it).
+/// A loopback port nobody listens on, for a server a test starts (or starts again) on it
+/// later. Taken below the range the system hands out for port 0 and for connections
+/// (32768 and up on Linux), so that no other test's server or client is given it in the
+/// meantime; only another test choosing here could, one chance in thousands.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free loopback port")
-        .port()
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static TRIES: AtomicU64 = AtomicU64::new(0);
+    let seed = u64::from(std::process::id())
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos() as u64);
+    for _ in 0..1000 {
+        let mixed = (seed
+            ^ TRIES
+                .fetch_add(1, Ordering::Relaxed)
+                .wrapping_mul(0x9E37_79B9))
+        .wrapping_mul(6364136223846793005)
+            >> 33;
+        let port = 20_000 + (mixed % 12_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port between 20000 and 32000");
 }
 
 /// `127.0.0.1:PORT` of a [`free_port`], for a server that must come back on the same one.
 pub fn free_address() -> String {
     format!("127.0.0.1:{}", free_port())
 }
+
+/// Loopback addresses nothing listens on, nor will: ports no test binds and the system
+/// never hands out (a port found free and let go may be another test's server a moment
+/// later).
+pub const CLOSED: [&str; 2] = ["127.0.0.1:1", "127.0.0.1:2"];
 
 /// `baton serve` in a test's hub, on a free loopback port.
 pub struct Served {

@@ -47,13 +47,13 @@ pub fn test_store() -> TestStore {
 }
 
 mod eventually;
-// `eventually_or` serves only tests of Unix's (the agent clients').
-#[cfg(unix)]
-pub use eventually::eventually_or;
-pub use eventually::{eventually, eventually_seeing, eventually_within};
+pub use eventually::{eventually, eventually_or, eventually_seeing, eventually_within};
 
 /// HTTP on loopback: a running `baton serve`, a small client, a recording server.
 pub mod http;
+
+/// An agent's machine acting on a hub elsewhere through `BATON_URL`.
+pub mod remote;
 
 /// The throwaway PostgreSQL cluster, shared with the store's unit tests.
 #[path = "../../../src/store/postgres/cluster.rs"]

@@ -301,6 +301,7 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
                 status: args.status,
                 mine: args.mine,
                 all: args.all,
+                ..BoardFilter::default()
             })?;
             output::emit(as_json, &views, |views| {
                 render::board_table(&project, views, time::now())

@@ -686,13 +686,13 @@ mod tests {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
     use super::super::state::Snapshot;
-    use super::super::state::tests::{key, snapshot, turn_of, typed, view, with_priority};
+    use super::super::state::tests::{app_for, key, snapshot, turn_of, typed, view, with_priority};
     use super::*;
     use baton::board::action::ActionKind;
     use baton::board::task::TaskId;
 
     fn app(views: Vec<TaskView>) -> App {
-        App::new(Some("boss".to_string()), snapshot(views))
+        app_for("boss", snapshot(views))
     }
 
     fn rows(screen: &str) -> Vec<&str> {
@@ -771,7 +771,7 @@ mod tests {
                 Reason::Assigned,
             )
         };
-        let worker = App::new(Some("worker".to_string()), snapshot(vec![task()]));
+        let worker = app_for("worker", snapshot(vec![task()]));
         let footer = screen(&worker, 80, 24)
             .lines()
             .nth(23)
@@ -1007,7 +1007,7 @@ mod tests {
             }))
             .expect("mail"),
         );
-        let mut app = App::new(Some("boss".to_string()), snapshot);
+        let mut app = app_for("boss", snapshot);
         let board = screen(&app, 80, 24);
         assert!(board.contains("3:messages(1)"), "{board}");
         typed(&mut app, "3");
@@ -1042,8 +1042,8 @@ mod tests {
             "text": "\u{1b}]0;owned\u{7}done",
         }))
         .expect("a record");
-        let mut app = App::new(
-            Some("boss".to_string()),
+        let mut app = app_for(
+            "boss",
             Snapshot::new(
                 "demo".to_string(),
                 now,
@@ -1089,7 +1089,7 @@ mod tests {
         let started = Instant::now();
         let snapshot = snapshot(views);
         let grouped = started.elapsed();
-        let mut app = App::new(Some("boss".to_string()), snapshot);
+        let mut app = app_for("boss", snapshot);
         for _ in 0..500 {
             app.on_key(key(KeyCode::Down));
         }

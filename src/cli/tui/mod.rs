@@ -62,6 +62,11 @@ pub fn run(desk: Arc<dyn Desk>, filter: &BoardFilter) -> Result<i32, Error> {
         Err(Error::NoIdentity) => None,
         Err(error) => return Err(error),
     };
+    // The keys a task offers are the session's judgment, read with the board.
+    let filter = &BoardFilter {
+        offered: agent.is_some(),
+        ..filter.clone()
+    };
     let first = board_at::read(desk.as_ref(), filter)?;
     let mut app = App::new(agent, first);
     // A finished status asked for by name is listed at once.

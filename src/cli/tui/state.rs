@@ -3,9 +3,9 @@
 //!
 //! Nothing here reads or writes the board: a key that acts returns an [`Effect`] for the
 //! loop to carry out through the session, so this part is tested without a terminal or a
-//! hub. What a key offers for the selected task is judged here, before any words are asked
-//! for, by the state machine itself ([`baton::board::transition::offered`]): a key that cannot apply says
-//! why in the words the CLI would refuse with.
+//! hub. What a key offers for the selected task is what the session judged and the board
+//! read carries ([`TaskView::offers`]), so a key that cannot apply says why, in the words the
+//! CLI would refuse with, before any words are asked for.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -14,6 +14,7 @@ use baton::board::task::{Status, TaskId};
 use baton::board::transition::Action;
 use baton::mail::BROADCAST;
 use baton::session::TaskView;
+use baton::text::inline;
 
 use super::keys::{self, TASK_KEYS, TaskKey, Words, action_of, task_key};
 pub use super::snapshot::{Snapshot, group_of};
@@ -462,13 +463,12 @@ impl App {
 
     /// The task keys the selected task offers the viewer now.
     pub fn offered(&self) -> Vec<&'static TaskKey> {
-        let (Some(agent), Some(view)) = (&self.agent, self.selected_view()) else {
+        let Some(offers) = self.selected_view().and_then(|view| view.offers.as_ref()) else {
             return Vec::new();
         };
-        let offered = self.snapshot.offered(view, agent);
         TASK_KEYS
             .iter()
-            .filter(|key| offered.contains(&key.kind))
+            .filter(|key| offers.allows(key.kind))
             .collect()
     }
 
@@ -576,20 +576,21 @@ impl App {
     /// words, when the task does not offer it the viewer; else it acts, or asks for its
     /// words.
     fn on_task_key(&mut self, key: &TaskKey) -> Effect {
-        let Some(agent) = self.agent.clone() else {
+        if self.agent.is_none() {
             self.notify_read_only();
             return Effect::Nothing;
-        };
+        }
         let Some(view) = self.selected_view() else {
             self.notify("no task selected: move onto one with the arrows", true);
             return Effect::Nothing;
         };
         let id = view.task.id;
-        if !self.snapshot.offered(view, &agent).contains(&key.kind) {
-            let refusal = self
-                .snapshot
-                .refusal(view, &agent, key.kind)
-                .unwrap_or_else(|| format!("error: {} cannot be done to {id} now", key.key.what));
+        let offers = view.offers.as_ref();
+        if !offers.is_some_and(|offers| offers.allows(key.kind)) {
+            let refusal = match offers.and_then(|offers| offers.refusal(key.kind)) {
+                Some(refusal) => format!("error: {}", inline(refusal)),
+                None => format!("error: {} cannot be done to {id} now", key.key.what),
+            };
             self.notify(refusal, true);
             return Effect::Nothing;
         }
@@ -724,7 +725,9 @@ fn next_pane(pane: Pane, step: usize) -> Pane {
 pub(super) mod tests {
     use super::*;
     use baton::board::inbox::Reason;
+    use baton::board::offers::Offers;
     use baton::board::task::{Priority, Task};
+    use baton::board::transition::Rules;
     use baton::session::AgentMatrix;
 
     pub fn view(id: u64, status: Status, subject: &str) -> TaskView {
@@ -742,6 +745,7 @@ pub(super) mod tests {
             blocked_by: Vec::new(),
             stalled: false,
             archived: false,
+            offers: None,
         }
     }
 
@@ -767,6 +771,32 @@ pub(super) mod tests {
         )
     }
 
+    /// `snapshot` as `agent` reads it: each task with what `agent` may do with it, judged
+    /// by the state machine as the session judges it, with no coordinator and each task
+    /// waiting on those it is blocked by.
+    pub fn offered_to(agent: &str, mut snapshot: Snapshot) -> Snapshot {
+        for view in &mut snapshot.views {
+            let waiting_on: Vec<(TaskId, Status)> = view
+                .blocked_by
+                .iter()
+                .map(|id| (*id, Status::Pending))
+                .collect();
+            let rules = Rules {
+                now: snapshot.now,
+                lease: chrono::Duration::minutes(30),
+                coordinator: None,
+                waiting_on: &waiting_on,
+            };
+            view.offers = Some(Offers::judge(&view.task, agent, rules));
+        }
+        snapshot
+    }
+
+    /// The terminal board of `agent`, showing `snapshot` as `agent` reads it.
+    pub fn app_for(agent: &str, snapshot: Snapshot) -> App {
+        App::new(Some(agent.to_string()), offered_to(agent, snapshot))
+    }
+
     pub fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
     }
@@ -778,7 +808,7 @@ pub(super) mod tests {
     }
 
     fn app_as(agent: &str, views: Vec<TaskView>) -> App {
-        App::new(Some(agent.to_string()), snapshot(views))
+        app_for(agent, snapshot(views))
     }
 
     #[test]
@@ -792,10 +822,13 @@ pub(super) mod tests {
         );
         app.on_key(key(KeyCode::Down));
         assert_eq!(app.selected, Some(TaskId(2)));
-        app.replace(snapshot(vec![
-            view(1, Status::Pending, "one"),
-            view(2, Status::ReviewRequested, "two"),
-        ]));
+        app.replace(offered_to(
+            "boss",
+            snapshot(vec![
+                view(1, Status::Pending, "one"),
+                view(2, Status::ReviewRequested, "two"),
+            ]),
+        ));
         assert_eq!(app.selected, Some(TaskId(2)));
         assert_eq!(app.selected_row(&app.rows()), Some(1));
     }
@@ -982,17 +1015,20 @@ pub(super) mod tests {
             offered("other", view(1, Status::Pending, "t")),
             Vec::<&str>::new()
         );
-        // Blocked by an unfinished task on the board: not to be claimed or finished yet.
+        // What the session judged is what is offered: a blocked task (the session's test
+        // judges the waits) offers what the view says.
         let mut blocked = view(2, Status::Pending, "after");
         blocked.task.after = vec![TaskId(1)];
         blocked.blocked_by = vec![TaskId(1)];
         let app = app_as("worker", vec![view(1, Status::Working, "first"), blocked]);
-        let view = app.snapshot.view(TaskId(2)).expect("task 2").clone();
-        assert_eq!(app.snapshot.offered(&view, "worker"), vec!["ask", "fail"]);
-        // The coordinator may cancel and reassign what others sent.
-        let mut snapshot = snapshot(vec![view.clone()]);
-        snapshot.coordinator = Some("lead".to_string());
-        assert_eq!(snapshot.offered(&view, "lead"), vec!["cancel", "reassign"]);
+        let view = app.snapshot.view(TaskId(2)).expect("task 2");
+        let offered = &view.offers.as_ref().expect("offers").offered;
+        assert_eq!(offered, &[ActionKind::Ask, ActionKind::Fail]);
+        // Keys follow the view's offers and nothing else: a view that offers nothing
+        // offers no key, whoever asks.
+        let mut nothing = app_as("boss", vec![view.clone()]);
+        nothing.snapshot.views[0].offers = Some(Offers::default());
+        assert!(nothing.offered().is_empty());
     }
 
     #[test]
@@ -1057,7 +1093,7 @@ pub(super) mod tests {
     fn the_reassign_picker_starts_empty_and_offers_neither_you_nor_the_assignee() {
         let mut snapshot = snapshot(vec![view(1, Status::Pending, "move it")]);
         snapshot.agents = Some(matrix(&["boss", "codex", "gemini", "worker"]));
-        let mut app = App::new(Some("boss".to_string()), snapshot);
+        let mut app = app_for("boss", snapshot);
         typed(&mut app, "R");
         let prompt = app.prompt.clone().expect("a prompt");
         assert_eq!(prompt.input, "", "nothing typed for you");
@@ -1148,7 +1184,7 @@ pub(super) mod tests {
             }))
             .expect("mail"),
         );
-        let mut app = App::new(Some("boss".to_string()), snapshot);
+        let mut app = app_for("boss", snapshot);
         assert_eq!(app.unread_count(), 1);
         assert_eq!(app.unread_to_mark(), None, "not while the board is shown");
         typed(&mut app, "3");

@@ -175,6 +175,7 @@ mod tests {
             assignee: None,
             phrase: "hand it back",
             help: "",
+            example: "",
             tool: "",
             key: Key {
                 keys: &[],

@@ -133,7 +133,7 @@ pub struct Rules<'a> {
 /// A change the state machine made: recorded as one line in the activity log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
-    pub action: &'static str,
+    pub action: ActionKind,
     pub task: TaskId,
     pub from_status: Status,
     pub to_status: Status,
@@ -394,7 +394,7 @@ pub fn transition(
         text: text.clone(),
     });
     let event = Event {
-        action: action.name(),
+        action: kind,
         task: task.id,
         from_status,
         to_status: next.status,

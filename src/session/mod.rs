@@ -445,7 +445,7 @@ impl Session {
             at: self.now,
             project: self.project.id.clone(),
             actor: actor.to_string(),
-            action: event.action.to_string(),
+            action: event.action.into(),
             task: Some(event.task),
             from_status: Some(event.from_status),
             to_status: Some(event.to_status),

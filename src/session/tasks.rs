@@ -1,7 +1,7 @@
 //! The task operations of a session: `send`, every other transition, `show` and `board`.
 
 use super::{Changed, Session, TaskView};
-use crate::activity::ActivityRecord;
+use crate::activity::{ActivityRecord, LogAction};
 use crate::board::Board;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover;
@@ -111,7 +111,7 @@ impl Session {
                 at: self.now,
                 project: project_id.clone(),
                 actor: sender.clone(),
-                action: "send".into(),
+                action: LogAction::Send,
                 task: Some(id),
                 from_status: None,
                 to_status: Some(Status::Pending),

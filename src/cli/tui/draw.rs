@@ -686,7 +686,7 @@ mod tests {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
     use super::super::state::Snapshot;
-    use super::super::state::tests::{app_for, key, snapshot, turn_of, typed, view, with_priority};
+    use super::super::testing::{app_for, key, snapshot, turn_of, typed, view, with_priority};
     use super::*;
     use baton::board::action::ActionKind;
     use baton::board::task::TaskId;

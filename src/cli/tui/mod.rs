@@ -16,6 +16,8 @@ mod draw;
 mod keys;
 mod snapshot;
 mod state;
+#[cfg(test)]
+mod testing;
 
 use std::sync::{Arc, mpsc};
 use std::thread;

@@ -7,8 +7,8 @@ use crate::store::log;
 
 pub use crate::store::log::{GENERATIONS, ROTATE_AT_LINES};
 
-/// One line of `activity.jsonl`.
-pub use crate::board::record::ActivityRecord;
+/// One line of `activity.jsonl`, and what it says was done.
+pub use crate::board::record::{ActivityRecord, LogAction};
 
 /// `activity.jsonl.N` for generation N.
 pub fn generation(path: &Path, number: usize) -> PathBuf {

@@ -351,6 +351,7 @@ impl BatonServer {
             status: args.status,
             mine: args.mine,
             all: args.all,
+            offered: false,
         };
         self.respond_list(args.project.project, "tasks", move |desk| {
             desk.board(&filter)

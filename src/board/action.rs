@@ -120,6 +120,8 @@ pub struct Row {
     pub phrase: &'static str,
     /// The CLI subcommand's one-line help.
     pub help: &'static str,
+    /// A command line that takes it, shown under the subcommand's help.
+    pub example: &'static str,
     /// The MCP tool's description (under 80 characters: every agent pays for it).
     pub tool: &'static str,
     pub key: Key,
@@ -195,6 +197,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "claim it",
         help: "Start work on a task assigned to you (pending or changes_requested → working)",
+        example: "baton claim 12",
         tool: "Start work on a task assigned to you.",
         key: Key {
             keys: &['c'],
@@ -224,6 +227,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "release it",
         help: "Give a claimed task back (working → pending)",
+        example: "baton release 12",
         tool: "Give back a task you claimed.",
         key: Key {
             keys: &['u'],
@@ -253,6 +257,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "ask on it",
         help: "Ask the sender a question (→ input_required, in the sender's inbox)",
+        example: "baton ask 12 --body 'which branch should this go on?'",
         tool: "Ask the sender a question about your task.",
         key: Key {
             keys: &['i'],
@@ -282,6 +287,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "answer on it",
         help: "Answer the question on a task you sent (input_required → pending)",
+        example: "baton answer 12 --body 'main, behind a flag'",
         tool: "Answer the question on a task you sent.",
         key: Key {
             keys: &['a'],
@@ -311,6 +317,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "ask for a review of it",
         help: "Ask for a review of your work (→ review_requested, in the reviewer's inbox)",
+        example: "baton review 12 --body 'ready: the parser change is in src/parse.rs'",
         tool: "Ask for a review of your work on a task.",
         key: Key {
             keys: &['v'],
@@ -340,6 +347,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "approve it",
         help: "Approve work you were asked to review (review_requested → completed)",
+        example: "baton approve 12 --body 'good, merge it'",
         tool: "Approve work you review: the task completes.",
         key: Key {
             keys: &['y', 'A'],
@@ -369,6 +377,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "request changes on it",
         help: "Send reviewed work back for rework (review_requested → changes_requested)",
+        example: "baton request-changes 12 --body 'add a test for empty input'",
         tool: "Send work you review back, saying what to change.",
         key: Key {
             keys: &['r'],
@@ -404,6 +413,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "mark it done",
         help: "Complete a task assigned to you (→ completed; not for tasks sent with --review)",
+        example: "baton done 12 --result 'fixed in 3f2c1a0, tests added'",
         tool: "Complete your task (not one sent for review).",
         key: Key {
             keys: &['d'],
@@ -439,6 +449,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "fail it",
         help: "Give up on a task assigned to you (→ failed)",
+        example: "baton fail 12 --reason 'needs access to the staging database'",
         tool: "Give up on your task, saying why.",
         key: Key {
             keys: &['F'],
@@ -474,6 +485,7 @@ pub const ACTIONS: &[Row] = &[
         assignee: None,
         phrase: "cancel it",
         help: "Withdraw a task you sent, or any task as coordinator (→ canceled)",
+        example: "baton cancel 12 --reason 'not needed since T-9'",
         tool: "Withdraw a task you sent (or any, as coordinator).",
         key: Key {
             keys: &['x'],
@@ -512,6 +524,7 @@ pub const ACTIONS: &[Row] = &[
         }),
         phrase: "reassign it",
         help: "Hand a task to another agent (→ pending, in their inbox)",
+        example: "baton reassign 12 --to gemini --body 'codex is busy with T-9'",
         tool: "Hand a task you sent (or any, as coordinator) to another agent.",
         key: Key {
             keys: &['R'],
@@ -659,6 +672,11 @@ mod tests {
             assert_eq!(row.argument.is_none(), row.words == Words::None);
             assert_eq!(row.key.prompt.is_empty(), row.words == Words::None);
             assert!(row.tool.len() <= 80, "{}", row.name);
+            assert!(
+                row.example.starts_with(&format!("baton {} ", row.command)),
+                "{}",
+                row.name
+            );
         }
         assert_eq!(ActionKind::all().count(), ACTIONS.len());
         let keys: Vec<char> = ACTIONS

@@ -9,6 +9,7 @@ pub mod inbox;
 pub mod lease;
 pub mod mail;
 pub mod new_task;
+pub mod offers;
 pub mod record;
 pub mod routing;
 pub mod task;
@@ -23,6 +24,7 @@ use std::sync::{Arc, OnceLock};
 
 use chrono::Duration;
 use inbox::{Reason, Turn};
+use offers::Offers;
 use task::{Head, Status, Task, TaskId};
 use transition::{Action, Event, Rules, TransitionError};
 
@@ -521,6 +523,26 @@ impl Board {
             .collect();
         items.sort_by(|left, right| inbox::inbox_order(left.task, right.task));
         items
+    }
+
+    /// What `actor` may do with `task` (of this board, or archived) now, judged with the
+    /// facts from the rest of the board the state machine needs, as [`Board::apply`] is.
+    pub fn offers(
+        &self,
+        task: &Task,
+        actor: &str,
+        coordinator: Option<&str>,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Offers {
+        let waiting_on = self.waiting_on(&Head::of(task));
+        let rules = Rules {
+            now,
+            lease,
+            coordinator,
+            waiting_on: &waiting_on,
+        };
+        Offers::judge(task, actor, rules)
     }
 
     /// Applies `action` by `actor` to task `id` in place: the state machine plus the facts

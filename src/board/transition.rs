@@ -133,7 +133,7 @@ pub struct Rules<'a> {
 /// A change the state machine made: recorded as one line in the activity log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
-    pub action: &'static str,
+    pub action: ActionKind,
     pub task: TaskId,
     pub from_status: Status,
     pub to_status: Status,
@@ -394,23 +394,13 @@ pub fn transition(
         text: text.clone(),
     });
     let event = Event {
-        action: action.name(),
+        action: kind,
         task: task.id,
         from_status,
         to_status: next.status,
         text,
     };
     Ok((next, event))
-}
-
-/// The actions `actor` may take on `task` now, in the order of SPEC section 3's table:
-/// what a face offers (the web board's buttons, the terminal board's keys), so that nothing
-/// is offered that [`transition`] would refuse for who acts, the status, a `--review` or
-/// the task's waits. Words are not judged: an offered `ask` still needs its question.
-pub fn offered(task: &Task, actor: &str, rules: Rules<'_>) -> Vec<ActionKind> {
-    ActionKind::all()
-        .filter(|kind| transition(task, &Action::sample(*kind, &task.to), actor, rules).is_ok())
-        .collect()
 }
 
 /// Extends the lease of a working task whose assignee just showed signs of life.
@@ -443,7 +433,7 @@ fn join_with(items: &[&str], word: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use Status::*;
 
@@ -452,11 +442,11 @@ mod tests {
         start.plus(Duration::minutes(minute))
     }
 
-    fn task(status: Status) -> Task {
+    pub(in crate::board) fn task(status: Status) -> Task {
         Task::example(status, at(0))
     }
 
-    fn rules(coordinator: Option<&str>) -> Rules<'_> {
+    pub(in crate::board) fn rules(coordinator: Option<&str>) -> Rules<'_> {
         Rules {
             now: at(10),
             lease: Duration::minutes(30),
@@ -465,7 +455,7 @@ mod tests {
         }
     }
 
-    fn every_action() -> Vec<Action> {
+    pub(in crate::board) fn every_action() -> Vec<Action> {
         vec![
             Action::from(ActionKind::Claim),
             Action::from(ActionKind::Release),
@@ -479,75 +469,6 @@ mod tests {
             Action::new(ActionKind::Cancel, "not needed".into()),
             Action::reassign("gemini".into(), String::new()),
         ]
-    }
-
-    #[test]
-    fn offered_is_what_the_state_machine_allows_and_nothing_else() {
-        let mut sent_for_review = task(Working);
-        sent_for_review.review = true;
-        let cases: Vec<(Task, &str, Vec<&str>)> = vec![
-            (
-                task(Pending),
-                "codex",
-                vec!["claim", "ask", "review", "done", "fail"],
-            ),
-            (task(Pending), "claude", vec!["cancel", "reassign"]),
-            (task(Pending), "gemini", vec![]),
-            (
-                task(Working),
-                "codex",
-                vec!["release", "ask", "review", "done", "fail"],
-            ),
-            (
-                task(InputRequired),
-                "claude",
-                vec!["answer", "cancel", "reassign"],
-            ),
-            (
-                task(ReviewRequested),
-                "claude",
-                vec!["approve", "request_changes", "cancel"],
-            ),
-            (task(ReviewRequested), "codex", vec!["fail"]),
-            (task(Completed), "claude", vec![]),
-            (
-                sent_for_review,
-                "codex",
-                vec!["release", "ask", "review", "fail"],
-            ),
-        ];
-        for (task, actor, expected) in cases {
-            assert_eq!(
-                offered(&task, actor, rules(None)),
-                expected,
-                "{actor} on a {} task",
-                task.status
-            );
-        }
-        assert_eq!(
-            offered(&task(Pending), "gemini", rules(Some("gemini"))),
-            vec!["cancel", "reassign"],
-            "the coordinator may cancel and reassign"
-        );
-    }
-
-    #[test]
-    fn offered_agrees_with_transition_for_every_action() {
-        for status in Status::ALL {
-            for actor in ["codex", "claude", "gemini"] {
-                let task = task(status);
-                let offered = offered(&task, actor, rules(Some("gemini")));
-                for action in every_action() {
-                    let allowed = transition(&task, &action, actor, rules(Some("gemini"))).is_ok();
-                    assert_eq!(
-                        offered.contains(&action.kind()),
-                        allowed,
-                        "{} by {actor} on a {status} task",
-                        action.name()
-                    );
-                }
-            }
-        }
     }
 
     /// SPEC section 3, row by row: (action name, who may act, from statuses, to status).

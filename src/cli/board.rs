@@ -77,13 +77,16 @@ const NO_WAKE: &str = "no_wake";
 /// The subcommand of `row`: its task, its words, its new assignee, and `--no-wake` where
 /// it hands work over.
 fn transition_command(row: &'static Row) -> clap::Command {
-    let mut command = clap::Command::new(row.command).about(row.help).arg(
-        Arg::new(ID)
-            .value_name("ID")
-            .required(true)
-            .value_parser(parse_task_id)
-            .help("The task: 12, T-12 or t-12"),
-    );
+    let mut command = clap::Command::new(row.command)
+        .about(row.help)
+        .after_help(format!("Example: {}", row.example))
+        .arg(
+            Arg::new(ID)
+                .value_name("ID")
+                .required(true)
+                .value_parser(parse_task_id)
+                .help("The task: 12, T-12 or t-12"),
+        );
     for argument in row.assignee.iter().chain(&row.argument) {
         let mut arg = Arg::new(argument.name)
             .long(argument.name)
@@ -301,6 +304,7 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
                 status: args.status,
                 mine: args.mine,
                 all: args.all,
+                ..BoardFilter::default()
             })?;
             output::emit(as_json, &views, |views| {
                 render::board_table(&project, views, time::now())
@@ -394,7 +398,7 @@ const FOLLOW_EVERY: Duration = Duration::from_secs(3600);
 #[cfg(test)]
 mod tests {
     use baton::board::action::{ACTIONS, Words};
-    use clap::CommandFactory;
+    use clap::{CommandFactory, Parser};
 
     /// The transition commands are made from the table of actions: each row is a
     /// subcommand taking its words, its new assignee and `--no-wake` as the row says.
@@ -422,6 +426,29 @@ mod tests {
                 "{}",
                 row.command
             );
+            // Its help shows its example, which parses as that subcommand.
+            let help = command.clone().render_help().to_string();
+            assert!(
+                help.contains(&format!("Example: {}", row.example)),
+                "{help}"
+            );
+            let parsed = super::super::Cli::try_parse_from(words(row.example))
+                .unwrap_or_else(|error| panic!("{}: {error}", row.example));
+            assert!(format!("{parsed:?}").contains(&format!("{:?}", row.kind)));
         }
+    }
+
+    /// A command line's words, `'…'` quoting a word with spaces.
+    fn words(line: &str) -> Vec<String> {
+        let mut words = vec![String::new()];
+        let mut quoted = false;
+        for c in line.chars() {
+            match c {
+                '\'' => quoted = !quoted,
+                ' ' if !quoted => words.push(String::new()),
+                c => words.last_mut().expect("a word").push(c),
+            }
+        }
+        words
     }
 }

@@ -87,6 +87,7 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
         status: args.status,
         mine: args.mine,
         all: args.all,
+        ..BoardFilter::default()
     };
     let is_terminal = std::io::stdout().is_terminal();
     // The application needs keys as well as a screen; `--json` is a stream for scripts.

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::activity::ActivityRecord;
+use crate::activity::{ActivityRecord, LogAction};
 use crate::board::Board;
 use crate::board::task::{Task, TaskId};
 use crate::error::Result;
@@ -167,7 +167,7 @@ pub fn disagreements(
     // and statuses it changed.
     let since_restore = records
         .iter()
-        .rposition(|record| record.action == "restore")
+        .rposition(|record| record.action == LogAction::Restore)
         .map_or(0, |at| at + 1);
 
     let mut unknown: BTreeMap<TaskId, Vec<&str>> = BTreeMap::new();
@@ -179,17 +179,17 @@ pub fn disagreements(
         let Some(id) = record.task else {
             continue;
         };
-        if record.action == "send" {
+        if record.action == LogAction::Send {
             sends.entry(id).or_default().push(record);
         }
-        if record.action == "send" || record.action == "import" {
+        if matches!(record.action, LogAction::Send | LogAction::Import) {
             made.entry(id).or_default().push(record);
         }
         if index < since_restore {
             continue;
         }
         if !known.contains_key(&id) {
-            unknown.entry(id).or_default().push(&record.action);
+            unknown.entry(id).or_default().push(record.action.as_str());
         }
         if record.to_status.is_some() {
             last_status.insert(id, record);

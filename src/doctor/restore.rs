@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::activity::ActivityRecord;
+use crate::activity::{ActivityRecord, LogAction};
 use crate::board::Board;
 use crate::board::task::{Status, TaskId};
 use crate::error::{Error, Result};
@@ -181,7 +181,7 @@ fn restore_with(
             at: now,
             project: project.to_string(),
             actor: actor.to_string(),
-            action: "restore".into(),
+            action: LogAction::Restore,
             task: None,
             from_status: None,
             to_status: None,

@@ -243,7 +243,7 @@ impl Desk for RemoteDesk {
             mine: filter.mine,
             all: filter.all,
             status: filter.status,
-            offered: false,
+            offered: filter.offered,
         };
         self.hub
             .get(&route::BOARD.path_with(&[&self.id()?], &query))

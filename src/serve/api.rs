@@ -16,10 +16,9 @@ use axum::routing::{get, post};
 use serde::Serialize;
 
 use super::answers::{Encoded, Key, Versions};
-use crate::board::Board;
 use crate::board::action::ActionKind;
-use crate::board::task::{Head, TaskId};
-use crate::board::transition::{self, Action, Rules};
+use crate::board::task::TaskId;
+use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::json_api::{
     ActBody, AgentQuery, BoardQuery, CoordinatorBody, ErrorBody, HookBody, InboxQuery, LogQuery,
@@ -30,7 +29,7 @@ use crate::mail::{Marking, MessageType};
 use crate::mcp::Caller;
 use crate::names::{self, NameKind};
 use crate::project;
-use crate::session::{BoardFilter, Session, Standing, TaskView};
+use crate::session::{BoardFilter, Session, Standing};
 use crate::tokens::TokenId;
 
 pub fn routes() -> Router<super::State> {
@@ -348,75 +347,6 @@ async fn logout(
     .await
 }
 
-/// A task as the CLI's `--json` has it and, when the page asks (`?offered=true`), the
-/// actions the caller may take on it now, by their names in the activity log: the buttons
-/// the page shows, judged by the state machine itself ([`transition::offered`]). The field
-/// is left out unless asked for, so every other reader gets the CLI's shape unchanged.
-#[derive(Debug, Serialize)]
-struct ForCaller {
-    #[serde(flatten)]
-    view: TaskView,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    offered: Option<Vec<ActionKind>>,
-}
-
-/// `views` for the caller of `session`, with what it may do with each when `offered`,
-/// judged on `board`, the board they were read from (the project's board now if none is
-/// given).
-fn for_caller(
-    session: &Session,
-    board: Option<&Board>,
-    views: Vec<TaskView>,
-    offered: bool,
-) -> Result<Vec<ForCaller>> {
-    if !offered {
-        return Ok(views
-            .into_iter()
-            .map(|view| ForCaller {
-                view,
-                offered: None,
-            })
-            .collect());
-    }
-    let actor = session.agent()?.to_string();
-    let read;
-    let board = match board {
-        Some(board) => board,
-        None => {
-            // The board as the session just read it: kept by the server, so this costs no
-            // read.
-            read = session.hub.board(session.project_id())?;
-            &read
-        }
-    };
-    Ok(views
-        .into_iter()
-        .map(|view| {
-            let offered = offered_to(session, board, &actor, &view);
-            ForCaller {
-                view,
-                offered: Some(offered),
-            }
-        })
-        .collect())
-}
-
-/// What `actor` may do with `view` now, judged with the facts of `board` the state machine
-/// needs: the project's coordinator and lease, and the tasks it waits on.
-fn offered_to(session: &Session, board: &Board, actor: &str, view: &TaskView) -> Vec<ActionKind> {
-    if view.archived {
-        return Vec::new();
-    }
-    let waiting_on = board.waiting_on(&Head::of(&view.task));
-    let rules = Rules {
-        now: session.now,
-        lease: session.project.lease(),
-        coordinator: session.project.coordinator.as_deref(),
-        waiting_on: &waiting_on,
-    };
-    transition::offered(&view.task, actor, rules)
-}
-
 /// The board as the caller's `--json` has it, answered from the bytes kept for this
 /// version of the board when there are some ([`super::answers`]), else encoded now and kept.
 async fn board(
@@ -433,6 +363,8 @@ async fn board(
             status: query.status,
             mine: query.mine,
             all: query.all,
+            // The buttons the page shows: what the caller may do with each task now.
+            offered: query.offered,
         };
         let Caller(agent, standing) = caller;
         // Only a project's name is looked at on the store before the session checks it.
@@ -453,8 +385,7 @@ async fn board(
             return Ok(kept);
         }
         let views = session.list_on(&board, &filter)?;
-        let shown = for_caller(&session, Some(&board), views, query.offered)?;
-        let bytes = serde_json::to_vec(&shown)
+        let bytes = serde_json::to_vec(&views)
             .map_err(|error| Error::invalid(format!("the board could not be encoded: {error}")))?;
         let encoded = Encoded::new(bytes);
         if let Some(versions) = versions {
@@ -476,9 +407,11 @@ async fn show(
 ) -> ApiResult {
     let id = task_id(&id)?;
     as_caller(caller, project, &state, move |session| {
-        let shown = for_caller(session, None, vec![session.show(id)?], query.offered)?;
-        // One view in, one out.
-        Ok(shown.into_iter().next())
+        let view = session.show(id)?;
+        match query.offered {
+            true => session.with_offers(view),
+            false => Ok(view),
+        }
     })
     .await
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::Session;
-use crate::activity::ActivityRecord;
+use crate::activity::{ActivityRecord, LogAction};
 use crate::board::Board;
 use crate::board::new_task;
 use crate::board::task::{Origin, Status, Task, TaskId};
@@ -141,7 +141,7 @@ impl Session {
                 at: self.now,
                 project: self.project.id.clone(),
                 actor: actor.to_string(),
-                action: "import".into(),
+                action: LogAction::Import,
                 task: Some(id),
                 from_status: None,
                 to_status: Some(task.status),

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::Session;
-use crate::activity::ActivityRecord;
+use crate::activity::{ActivityRecord, LogAction};
 use crate::board::finished;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
@@ -49,7 +49,7 @@ impl Session {
             at: self.now,
             project: self.project.id.clone(),
             actor,
-            action: "note".into(),
+            action: LogAction::Note,
             task: None,
             from_status: None,
             to_status: None,
@@ -83,7 +83,7 @@ impl Session {
                     at: self.now,
                     project: project_id.clone(),
                     actor,
-                    action: "archive".into(),
+                    action: LogAction::Archive,
                     task: None,
                     from_status: None,
                     to_status: None,

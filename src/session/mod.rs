@@ -44,6 +44,7 @@ use crate::board::Board;
 use crate::board::handover::Handover;
 use crate::board::inbox::{Reason, Turn};
 use crate::board::lease;
+use crate::board::offers::Offers;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
 use crate::error::{Error, Result};
@@ -210,6 +211,11 @@ pub struct TaskView {
     pub blocked_by: Vec<TaskId>,
     pub stalled: bool,
     pub archived: bool,
+    /// What the caller may do with the task now, where the face asked
+    /// ([`BoardFilter::offered`], [`Session::with_offers`]): judged here, once, for the web
+    /// board's buttons and the terminal board's keys. Not part of `--json`.
+    #[serde(flatten)]
+    pub offers: Option<Offers>,
 }
 
 /// The answer to a command that changed a task.
@@ -430,6 +436,7 @@ impl Session {
             reason,
             blocked_by,
             archived,
+            offers: None,
         }
     }
 
@@ -438,7 +445,7 @@ impl Session {
             at: self.now,
             project: self.project.id.clone(),
             actor: actor.to_string(),
-            action: event.action.to_string(),
+            action: event.action.into(),
             task: Some(event.task),
             from_status: Some(event.from_status),
             to_status: Some(event.to_status),

@@ -1,7 +1,7 @@
 //! The task operations of a session: `send`, every other transition, `show` and `board`.
 
 use super::{Changed, Session, TaskView};
-use crate::activity::ActivityRecord;
+use crate::activity::{ActivityRecord, LogAction};
 use crate::board::Board;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover;
@@ -21,6 +21,9 @@ pub struct BoardFilter {
     pub status: Option<Status>,
     pub mine: bool,
     pub all: bool,
+    /// Whether to say on each task what the caller may do with it now
+    /// ([`TaskView::offers`]): for a face that shows it, the terminal board or the web's.
+    pub offered: bool,
 }
 
 impl Session {
@@ -108,7 +111,7 @@ impl Session {
                 at: self.now,
                 project: project_id.clone(),
                 actor: sender.clone(),
-                action: "send".into(),
+                action: LogAction::Send,
                 task: Some(id),
                 from_status: None,
                 to_status: Some(Status::Pending),
@@ -226,6 +229,31 @@ impl Session {
         }
     }
 
+    /// `view` with what the caller may do with its task now ([`TaskView::offers`]), judged
+    /// on the project's board as it is (kept by a server, so this costs no read there).
+    pub fn with_offers(&self, view: TaskView) -> Result<TaskView> {
+        let board = self.hub.board(&self.project.id)?;
+        let mut views = [view];
+        self.offer(&board, &mut views)?;
+        let [view] = views;
+        Ok(view)
+    }
+
+    /// Says on each of `views`, read from `board`, what the caller may do with its task
+    /// now: the one place a face's offers are worked out, with the project as it is now
+    /// (its coordinator may change while a board is shown).
+    fn offer(&self, board: &Board, views: &mut [TaskView]) -> Result<()> {
+        let actor = self.agent()?;
+        let now = project::load(&*self.hub.store, &self.project.id)?;
+        let project = now.as_ref().unwrap_or(&self.project);
+        let coordinator = project.coordinator.as_deref();
+        for view in views {
+            let offers = board.offers(&view.task, actor, coordinator, project.lease(), self.now);
+            view.offers = Some(offers);
+        }
+        Ok(())
+    }
+
     /// `board`: open tasks (with `all`, finished ones too), oldest first.
     pub fn list(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
         self.list_on(&self.board()?, filter)
@@ -252,7 +280,13 @@ impl Session {
                     .is_none_or(|me| &*task.to == me || &*task.from == me || task.reviewer() == me)
             })
             .map(|(index, _)| Ok(self.view(board, board.task_at(index)?, false)))
-            .collect()
+            .collect::<Result<Vec<_>>>()
+            .and_then(|mut views| {
+                if filter.offered {
+                    self.offer(board, &mut views)?;
+                }
+                Ok(views)
+            })
     }
 }
 

@@ -112,6 +112,7 @@ pub fn time(text: &str) -> Timestamp {
 mod tests {
     use super::*;
     use crate::error::Error;
+    use crate::session::{BoardFilter, TaskView};
 
     const AGENTS: [&str; 3] = ["lead", "dev", "qa"];
 
@@ -154,6 +155,59 @@ mod tests {
             hub.holders(id, &AGENTS, START).is_empty(),
             "finished: in no inbox"
         );
+    }
+
+    #[test]
+    fn what_a_caller_is_offered_is_judged_once_on_the_board_with_its_waits_and_coordinator() {
+        let hub = TestHub::new();
+        hub.register(&AGENTS);
+        // The first to send becomes the project's coordinator.
+        let first = hub.send("lead", "dev", START, NewTask::default()).unwrap();
+        let after_first = NewTask {
+            after: vec![first],
+            ..NewTask::default()
+        };
+        let second = hub.send("qa", "dev", START, after_first).unwrap();
+        let offered = |agent: &str, id: TaskId| -> Vec<&'static str> {
+            let filter = BoardFilter {
+                offered: true,
+                ..BoardFilter::default()
+            };
+            let views = hub.at(agent, START).list(&filter).unwrap();
+            let view = views.into_iter().find(|view| view.task.id == id);
+            let offers = view
+                .and_then(|view| view.offers)
+                .expect("offers on the view");
+            offers.offered.iter().map(|kind| kind.name()).collect()
+        };
+        assert_eq!(
+            offered("dev", first),
+            ["claim", "ask", "review", "done", "fail"]
+        );
+        // Blocked by an unfinished task on the board: not to be claimed or finished yet.
+        assert_eq!(offered("dev", second), ["ask", "fail"]);
+        // Its sender, and the coordinator, may cancel and reassign it; nobody else anything.
+        assert_eq!(offered("qa", second), ["cancel", "reassign"]);
+        assert_eq!(offered("lead", second), ["cancel", "reassign"]);
+        // What is refused says why, as the command line would.
+        let view = hub.at("lead", START).show(second).unwrap();
+        assert!(view.offers.is_none(), "only where a face asks");
+        let view = hub.at("lead", START).with_offers(view).unwrap();
+        // A hub elsewhere sends them in the view's JSON, and they are read back whole.
+        let sent: TaskView = serde_json::from_slice(&serde_json::to_vec(&view).unwrap()).unwrap();
+        assert_eq!(sent.offers, view.offers);
+        let offers = view.offers.expect("offers");
+        assert_eq!(
+            offers.refusal(ActionKind::Claim),
+            Some(format!("{second} is pending, assigned to dev: only dev can claim it").as_str())
+        );
+        // A board read without asking carries none: `--json` is unchanged.
+        let views = hub.at("dev", START).list(&BoardFilter::default()).unwrap();
+        assert!(views.iter().all(|view| view.offers.is_none()));
+        let json = serde_json::to_value(&views[0]).unwrap();
+        assert!(json.get("offered").is_none() && json.get("refused").is_none());
+        let read: TaskView = serde_json::from_value(json).unwrap();
+        assert_eq!(read.offers, None);
     }
 
     #[test]

@@ -379,7 +379,7 @@ mod tests {
                             at: now,
                             project: project.to_string(),
                             actor: "tester".to_string(),
-                            action: "counted".to_string(),
+                            action: "counted".into(),
                             task: Some(TaskId(n)),
                             from_status: None,
                             to_status: None,
@@ -483,7 +483,7 @@ mod tests {
         Change::in_project(
             project,
             What::Logged {
-                action: "counted".to_string(),
+                action: "counted".into(),
                 task: Some(task),
             },
         )

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use baton::board::action::ACTIONS;
 use serde_json::{Value, json};
 
 use crate::common::http::{Served, free_address};
@@ -895,6 +896,32 @@ fn offered_buttons(browser: &Browser) -> Value {
     )
 }
 
+/// The page's action buttons are the table of actions', one a row in its order, each with
+/// the row's label, words and confirmation: a button written by hand, or a row without its
+/// button, is seen here.
+fn buttons_are_the_tables(browser: &Browser) {
+    let shown = browser.execute(
+        "return [...document.querySelectorAll('#task-actions button[data-action]')] \
+           .map((button) => [button.dataset.action, button.dataset.command, \
+                             button.textContent, button.dataset.words || null, \
+                             button.dataset.confirm !== undefined])",
+        &[],
+    );
+    let table: Vec<Value> = ACTIONS
+        .iter()
+        .map(|row| {
+            json!([
+                row.name,
+                row.command,
+                row.button.label,
+                row.button.words,
+                row.confirms
+            ])
+        })
+        .collect();
+    assert_eq!(shown, json!(table));
+}
+
 /// Waits until the open panel shows T-`id` with exactly the buttons `expected`.
 fn panel_offers(browser: &Browser, id: u64, expected: &[&str]) {
     let expected = json!(expected);
@@ -1116,6 +1143,7 @@ fn only_what_the_viewer_may_do_is_offered_and_the_picker_names_nobody() {
 
     browser.goto(&server.url);
     board_shown(&browser);
+    buttons_are_the_tables(&browser);
     let deadline = Instant::now() + PAGE_DEADLINE;
     // Review requested of claude: the human, its sender, may neither approve nor request
     // changes, and reassigning waits for the verdict.

@@ -25,8 +25,6 @@ pub fn read(desk: &dyn Desk, filter: &BoardFilter) -> Result<Snapshot, Error> {
     let mut snapshot = Snapshot::new(project, now, views, agents, activity);
     // Looked at, not marked read: the messages view marks what it shows.
     snapshot.mail = desk.messages(true, Marking::Leave).ok().map(latest);
-    // As it is for each change: the coordinator may change while the board runs.
-    snapshot.coordinator = desk.project().ok().and_then(|project| project.coordinator);
     Ok(snapshot)
 }
 

@@ -16,6 +16,8 @@ mod draw;
 mod keys;
 mod snapshot;
 mod state;
+#[cfg(test)]
+mod testing;
 
 use std::sync::{Arc, mpsc};
 use std::thread;
@@ -61,6 +63,11 @@ pub fn run(desk: Arc<dyn Desk>, filter: &BoardFilter) -> Result<i32, Error> {
         Ok(agent) => Some(agent),
         Err(Error::NoIdentity) => None,
         Err(error) => return Err(error),
+    };
+    // The keys a task offers are the session's judgment, read with the board.
+    let filter = &BoardFilter {
+        offered: agent.is_some(),
+        ..filter.clone()
     };
     let first = board_at::read(desk.as_ref(), filter)?;
     let mut app = App::new(agent, first);

@@ -399,6 +399,7 @@ mod tests {
             blocked_by: vec![],
             stalled: false,
             archived: false,
+            offers: None,
         }
     }
 

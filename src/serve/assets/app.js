@@ -55,7 +55,7 @@ const state = {
   // 'thread-3'), until another task is opened.
   shownTask: null,
   whole: new Set(),
-  // The final action (cancel, fail) waiting for its confirmation: {action, task}.
+  // An action nothing undoes (its button asks first) waiting for its confirmation: {action, task}.
   confirming: null,
 };
 
@@ -576,23 +576,21 @@ function field(name, value) {
   return [el('dt', {}, name), el('dd', { 'data-field': name }, value)];
 }
 
-// What the words in the box are, for each action that takes them.
-const WORDS = {
-  ask: 'your question',
-  answer: 'your answer',
-  review: 'a note for the reviewer',
-  approve: 'a note',
-  request_changes: 'what to change',
-  done: 'the result',
-  fail: 'why it failed',
-  cancel: 'why',
-};
+// The buttons of the actions on a task, made by the server from its table of actions: each
+// names its action (data-action, data-command) and says what its words are (data-words) and,
+// for one nothing undoes, what to ask first (data-confirm, data-yes). Those beside the picker
+// of names name a new assignee.
+function actionButtons() {
+  return [...document.querySelectorAll('#task-actions button[data-action]')];
+}
 
-// The actions nothing moves back from: each asks first.
-const FINAL = {
-  cancel: { question: (id) => 'Cancel T-' + id + '? A canceled task never moves again.', yes: 'Yes, cancel it' },
-  fail: { question: (id) => 'Fail T-' + id + '? A failed task never moves again.', yes: 'Yes, fail it' },
-};
+function actionButton(action) {
+  return actionButtons().find((button) => button.dataset.action === action);
+}
+
+function namesAssignee(button) {
+  return button.closest('#reassign-row') !== null;
+}
 
 function renderTask(task) {
   state.shownTask = task;
@@ -646,18 +644,20 @@ function renderTask(task) {
  */
 function renderActions(task) {
   const offered = new Set(task.offered || []);
-  for (const button of document.querySelectorAll('#action-buttons [data-action]')) {
-    button.hidden = !offered.has(button.dataset.action);
+  const shown = actionButtons().filter((button) => offered.has(button.dataset.action));
+  for (const button of actionButtons()) {
+    if (!namesAssignee(button)) button.hidden = !offered.has(button.dataset.action);
   }
-  const worded = Object.keys(WORDS).filter((action) => offered.has(action)).map((action) => WORDS[action]);
+  const worded = shown.filter((button) => button.dataset.words).map((button) => button.dataset.words);
+  const picks = shown.some(namesAssignee);
   $('#action-label').textContent = worded.length ? 'Words: ' + worded.join(', or ') : '';
   $('#action-label').hidden = worded.length === 0;
-  $('#action-text').hidden = worded.length === 0 && !offered.has('reassign');
-  $('#reassign-row').hidden = !offered.has('reassign');
+  $('#action-text').hidden = worded.length === 0 && !picks;
+  $('#reassign-row').hidden = !picks;
   // The picker offers everyone but the assignee, and chooses nobody by itself: a human who
   // reassigns picks whom (the viewer too, but never by default).
   fillNames('#reassign-to', ['', ...state.agents.filter((name) => name !== task.to)], 'reassign to…');
-  $('#reassign').disabled = !$('#reassign-to').value;
+  enablePicked();
   const pending = state.confirming;
   if (pending && (pending.task !== task.id || !offered.has(pending.action))) hideConfirm();
   $('#task-actions').hidden = offered.size === 0;
@@ -670,6 +670,11 @@ function renderActions(task) {
       ? 'T-' + task.id + ' is ' + line(task.status) + ': nothing moves it again.'
       : 'Nothing here is yours to do now' + (task.turn ? ': it is ' + line(task.turn) + '\'s turn.' : '.');
   }
+}
+
+/** The buttons that name a new assignee, usable once a name is picked. */
+function enablePicked() {
+  for (const button of actionButtons().filter(namesAssignee)) button.disabled = !$('#reassign-to').value;
 }
 
 /** Fills a <select> with names (`''` as `empty`, a choice of none), keeping what was chosen. */
@@ -751,7 +756,7 @@ async function loadProjects(wanted) {
 
 /** Runs `action` on the open task; a final one asks first. */
 function act(action) {
-  if (FINAL[action]) {
+  if (actionButton(action).dataset.confirm) {
     askFirst(action);
     return;
   }
@@ -759,9 +764,10 @@ function act(action) {
 }
 
 function askFirst(action) {
+  const button = actionButton(action);
   state.confirming = { action, task: state.task };
-  $('#confirm-question').textContent = FINAL[action].question(state.task);
-  $('#confirm-yes').textContent = FINAL[action].yes;
+  $('#confirm-question').textContent = button.dataset.confirm.replace('{id}', 'T-' + state.task);
+  $('#confirm-yes').textContent = button.dataset.yes;
   show('#confirm', true);
   $('#confirm-no').focus();
 }
@@ -772,12 +778,13 @@ function hideConfirm() {
 }
 
 async function send(action) {
+  const button = actionButton(action);
   const text = $('#action-text').value;
   let body = {};
-  if (action === 'reassign') body = { to: $('#reassign-to').value };
+  if (namesAssignee(button)) body = { to: $('#reassign-to').value };
   if (text.trim()) body.text = text;
   try {
-    await api('POST', projectPath('/tasks/' + state.task + '/' + action.replaceAll('_', '-')), body);
+    await api('POST', projectPath('/tasks/' + state.task + '/' + button.dataset.command), body);
     $('#action-text').value = '';
     showError('#task-error', null);
     scheduleRefresh();
@@ -995,7 +1002,7 @@ function wire() {
     state.whole.add(target.dataset.whole);
     renderTask(state.shownTask);
   });
-  for (const button of document.querySelectorAll('#task-actions button[data-action]')) {
+  for (const button of actionButtons()) {
     button.addEventListener('click', () => act(button.dataset.action));
   }
   $('#confirm-yes').addEventListener('click', () => {
@@ -1004,7 +1011,7 @@ function wire() {
     if (pending && pending.task === state.task) send(pending.action);
   });
   $('#confirm-no').addEventListener('click', hideConfirm);
-  $('#reassign-to').addEventListener('change', () => { $('#reassign').disabled = !$('#reassign-to').value; });
+  $('#reassign-to').addEventListener('change', enablePicked);
   $('#task-actions').addEventListener('submit', (event) => event.preventDefault());
   $('#activity').addEventListener('click', (event) => {
     const target = event.target.closest('[data-open]');

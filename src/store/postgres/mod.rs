@@ -736,7 +736,7 @@ impl PgStore {
             .map(|(record, seq)| Notice {
                 project: project.to_string(),
                 kind: Kind::Log,
-                action: Some(record.action.clone()),
+                action: Some(record.action.to_string()),
                 task: record.task.map(|task| task.0),
                 seq: Some(seq.max(0) as u64),
             })

@@ -62,7 +62,7 @@ fn record(actor: &str, action: &str, task: u64) -> ActivityRecord {
         at: now(),
         project: "p".into(),
         actor: actor.to_string(),
-        action: action.to_string(),
+        action: action.into(),
         task: Some(TaskId(task)),
         from_status: None,
         to_status: None,
@@ -302,7 +302,7 @@ fn a_change_commits_the_board_its_records_the_archive_and_the_project_together()
         .log("p", None, None)
         .unwrap()
         .into_iter()
-        .map(|record| record.action)
+        .map(|record| record.action.to_string())
         .collect();
     assert_eq!(actions, ["send", "send", "complete"]);
     assert_eq!(store.log("p", None, Some(1)).unwrap()[0].action, "complete");

@@ -248,6 +248,7 @@ fn assert_each_acknowledged_change_once(env: &TestEnv, acknowledged: &[(String, 
         tasks.len(),
         "a record for every task, none for another"
     );
+    // The numbers are the rows' own, which no face of baton shows: read from the table.
     let numbers: Vec<i64> = env
         .in_database(|client| {
             client

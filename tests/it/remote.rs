@@ -2,13 +2,18 @@
 //! serving its board on loopback (`baton serve`), the other acting on it with `BATON_URL`
 //! and `BATON_TOKEN`, through the real binaries.
 
+#[cfg(unix)]
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
+#[cfg(unix)]
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::http::{CLOSED, Served, add_token, free_address};
+#[cfg(unix)]
+use crate::common::http::free_address;
+use crate::common::http::{CLOSED, Served, add_token};
 use crate::common::remote::Agent;
 use crate::common::{TestEnv, eventually, files_only, run, task_in};
 

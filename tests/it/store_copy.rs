@@ -61,42 +61,80 @@ impl Database {
         self.bare.split('?').next().unwrap().to_string()
     }
 
-    fn query(&self, sql: &str) -> Vec<postgres::Row> {
+    /// Runs `sql` as someone with the database's password could, for a test that plants
+    /// what baton never writes (a row that is no task, a schema a newer baton made) to show
+    /// that baton finds it; everything else a test reads goes through baton's store
+    /// ([`Database::with_store`]).
+    fn tamper(&self, sql: &str) {
         cluster::apart(|| {
             let mut client =
                 postgres::Client::connect(&self.url, postgres::NoTls).expect("the database");
-            client.query(sql, &[]).expect(sql)
+            client.batch_execute(sql).expect(sql)
         })
     }
 
-    /// What a second copy must leave as it is: every row's count and every version.
+    /// `work` on baton's store in this database (with a home of its own for this machine's
+    /// files).
+    fn with_store<T: Send>(&self, work: impl FnOnce(&dyn baton::store::Store) -> T + Send) -> T {
+        let home = tempfile::tempdir().unwrap();
+        let home = baton::store::paths::Home::new(home.path().to_path_buf());
+        let lock = baton::store::lock::LockPolicy::silent(std::time::Duration::from_secs(20));
+        cluster::apart(|| {
+            let store = baton::store::open(&self.url, &home, lock).expect("the database");
+            work(&*store)
+        })
+    }
+
+    /// Every document the database holds, each named, with its bytes and version.
+    fn documents(&self) -> Vec<(String, Vec<u8>, Option<baton::store::Version>)> {
+        use baton::store::{Collection, Document};
+        self.with_store(|store| {
+            let list = |collection| store.list_documents(collection).unwrap();
+            [Document::Tokens, Document::Alerts, Document::AlertsDropped]
+                .into_iter()
+                .chain(
+                    list(Collection::Projects)
+                        .into_iter()
+                        .map(Document::Project),
+                )
+                .chain(list(Collection::Agents).into_iter().map(Document::Agent))
+                .chain(
+                    list(Collection::QueuedAlerts)
+                        .into_iter()
+                        .map(Document::QueuedAlert),
+                )
+                .filter_map(|document| {
+                    let bytes = store.load_document(&document).unwrap()?;
+                    let version = store.document_version(&document);
+                    Some((format!("{document:?}"), bytes, version))
+                })
+                .collect()
+        })
+    }
+
+    /// What a second copy must leave as it is: every project as baton reads it, and the
+    /// version of every board and document.
     fn state(&self) -> Vec<String> {
-        let mut state = Vec::new();
-        for table in [
-            "tasks",
-            "activity",
-            "archive",
-            "mail",
-            "mail_archive",
-            "read_positions",
-        ] {
-            let rows = self.query(&format!("SELECT count(*) FROM {table}"));
-            state.push(format!("{table}: {}", rows[0].get::<_, i64>(0)));
-        }
-        for row in self.query("SELECT project, version FROM boards ORDER BY project") {
-            state.push(format!(
-                "board {}: {}",
-                row.get::<_, String>(0),
-                row.get::<_, i64>(1)
-            ));
-        }
-        for row in self.query("SELECT kind, name, version FROM documents ORDER BY kind, name") {
-            state.push(format!(
-                "{} {}: {}",
-                row.get::<_, String>(0),
-                row.get::<_, String>(1),
-                row.get::<_, i64>(2)
-            ));
+        let mut state: Vec<String> = self.with_store(|store| {
+            let projects = store
+                .list_documents(baton::store::Collection::Projects)
+                .unwrap();
+            projects
+                .iter()
+                .flat_map(|project| {
+                    let image = store.export_project(project).unwrap();
+                    [
+                        format!(
+                            "project {project}: {}",
+                            serde_json::to_string(&image).unwrap()
+                        ),
+                        format!("board {project}: {:?}", store.board_version(project)),
+                    ]
+                })
+                .collect()
+        });
+        for (name, _, version) in self.documents() {
+            state.push(format!("{name}: {version:?}"));
         }
         state
     }
@@ -482,7 +520,7 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
     );
 
     // A row changed behind baton's back: task 2 pending on the board, claimed in no line.
-    database.query(
+    database.tamper(
         "UPDATE tasks SET task = replace(task, '\"status\":\"pending\"', '\"status\":\"working\"') \
          WHERE project = 'app' AND id = 2",
     );
@@ -496,7 +534,7 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
     );
 
     // A schema a newer baton made: one line naming both versions, exit 4.
-    database.query("UPDATE baton_schema SET version = 99");
+    database.tamper("UPDATE baton_schema SET version = 99");
     let newer = said.keep(on_database(&source, &database, "", &["doctor"]));
     let stderr = newer.fails(4);
     assert_eq!(
@@ -506,7 +544,7 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
             database.shown()
         )
     );
-    database.query("UPDATE baton_schema SET version = 2");
+    database.tamper("UPDATE baton_schema SET version = 2");
 
     // A database that cannot be reached: one line, exit 6.
     let gone = said.keep(source.run_env(
@@ -560,8 +598,8 @@ fn doctor_on_a_database_from_a_machine_with_no_home_of_its_own_checks_the_boards
     assert!(!nowhere.exists(), "doctor only looks");
 
     // A task row that is no task, and a board a newer baton wrote: both found, exit 1.
-    database.query("UPDATE tasks SET task = 'not a task' WHERE project = 'app' AND id = 2");
-    database.query("UPDATE boards SET schema = 99 WHERE project = 'docs'");
+    database.tamper("UPDATE tasks SET task = 'not a task' WHERE project = 'app' AND id = 2");
+    database.tamper("UPDATE boards SET schema = 99 WHERE project = 'docs'");
     let broken = said.keep(doctor());
     assert_eq!(broken.code, 1, "{}{}", broken.stdout, broken.stderr);
     let fails: Vec<&str> = broken
@@ -702,16 +740,15 @@ fn what_baton_would_not_read_is_skipped_and_named_never_copied() {
                     .collect::<Vec<_>>()
             }
             Some(database) => {
-                let agents: Vec<String> = database
-                    .query("SELECT name FROM documents WHERE kind = 'agent' ORDER BY name")
+                let documents = database.documents();
+                let agents: Vec<&str> = documents
                     .iter()
-                    .map(|row| row.get(0))
+                    .filter_map(|(name, _, _)| name.strip_prefix("Agent(\"")?.strip_suffix("\")"))
                     .collect();
                 assert_eq!(agents, ["codex", "gemini", "lead"]);
-                database
-                    .query("SELECT body FROM documents")
+                documents
                     .iter()
-                    .map(|row| String::from_utf8_lossy(row.get::<_, &[u8]>(0)).into_owned())
+                    .map(|(_, bytes, _)| String::from_utf8_lossy(bytes).into_owned())
                     .collect()
             }
         };

@@ -6,8 +6,13 @@
 //! row a look removed in between).
 //!
 //! A look ([`live`]) asks `pg_locks` which rows are held, and removes the rows nobody holds.
+//!
+//! Duties (one alert sender, one wake supervisor per agent) are session advisory locks of
+//! the same connection, and a mark (what is told once, whoever looks first) a row of
+//! `marks`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::sync::mpsc as reply;
 use std::time::Duration;
 
@@ -16,8 +21,82 @@ use tokio::sync::mpsc;
 use super::address::Address;
 use super::client::{self, Statements};
 use super::pool::{Pool, describe};
-use crate::store::StoreError;
+use super::{DUTY_LOCKS, PgStore, lock_key, started_once};
 use crate::store::presence::Presence;
+use crate::store::{self as store, StoreError};
+
+impl PgStore {
+    /// Announces a live session of `agent` in `project` through `client`, or (with `kind`
+    /// `listener`) a listener of `agent`: live until the presence is dropped or the process
+    /// ends.
+    pub(super) fn announce(
+        &self,
+        kind: &'static str,
+        project: &str,
+        agent: &str,
+        client: &str,
+    ) -> Result<Presence, StoreError> {
+        self.keeper()?.announce(
+            self.pool(),
+            Announcement {
+                kind,
+                project: project.to_string(),
+                agent: agent.to_string(),
+                client: client.to_string(),
+            },
+        )
+    }
+
+    /// The clients of the live presences of `kind` of `agent` in `project`.
+    pub(super) fn live(
+        &self,
+        kind: &str,
+        agent: &str,
+        project: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        self.run(|client| live(client, kind, agent, project))
+    }
+
+    /// A duty is a session advisory lock of this process's keeper connection: a process
+    /// that dies lets go of it with its connection.
+    pub(super) fn hold(&self, duty: &store::Duty) -> Result<Option<store::Held>, StoreError> {
+        self.keeper()?.take_duty(self.pool(), duty_key(duty))
+    }
+
+    /// Whether any process holds `duty`.
+    pub(super) fn is_duty_held(&self, duty: &store::Duty) -> bool {
+        self.run(|client| is_duty_held(client, duty_key(duty)))
+            .unwrap_or(false)
+    }
+
+    /// Marks `mark`: true for the first to do it.
+    pub(super) fn mark(&self, mark: &str) -> Result<bool, StoreError> {
+        let inserted = self.run(|client| {
+            client.execute(
+                "INSERT INTO marks (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+                &[&mark],
+            )
+        })?;
+        Ok(inserted == 1)
+    }
+
+    /// The presence keeper of this process, started on first use.
+    fn keeper(&self) -> Result<Arc<Keeper>, StoreError> {
+        started_once(&self.shared.keeper, || {
+            // The schema is checked (and made) by the pool's first connection.
+            self.run(|_| Ok(()))?;
+            Keeper::start(self.pool().address.clone(), self.pool().tls()?)
+        })
+    }
+}
+
+/// The advisory lock (two keys) that holds `duty`.
+fn duty_key(duty: &store::Duty) -> (i32, i32) {
+    match duty {
+        store::Duty::AlertSender => (DUTY_LOCKS, lock_key("alert-sender")),
+        store::Duty::Wake(agent) => (DUTY_LOCKS, lock_key(&format!("wake/{agent}"))),
+    }
+}
 
 /// What a presence is of.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -343,8 +343,8 @@ impl TestEnv {
         value["task"]["id"].as_u64().expect("a task id")
     }
 
-    /// The board as stored: `board.json` on the files; on PostgreSQL the same fields from
-    /// its row and its tasks' rows ([`TestEnv::hub_text`]).
+    /// The board as stored: `board.json` on the files; on PostgreSQL the same fields as
+    /// baton reads them ([`TestEnv::hub_text`]).
     pub fn board(&self, project: &str) -> Value {
         let text = self
             .hub_text(&format!("projects/{project}/board.json"))
@@ -353,71 +353,55 @@ impl TestEnv {
     }
 
     /// The text of the hub's file at `relative` (under the home), as the store keeps it:
-    /// on PostgreSQL, made from the rows that stand for the file (a document's bytes; a
-    /// board's fields and tasks; a log's or the mail's records, one line each). `None` when
-    /// there is none.
+    /// on PostgreSQL, what baton's store reads for the file (a document's bytes; a board's
+    /// fields and tasks; a log's or the mail's records, one line each), made into the
+    /// file's text. `None` when there is none.
     pub fn hub_text(&self, relative: &str) -> Option<String> {
         if self.store_url.is_none() {
             return std::fs::read_to_string(self.home().join(relative)).ok();
         }
         let place = HubPlace::of(relative);
-        let stored = self.in_database(|client| match place {
-            HubPlace::Document(kind, name) => client
-                .query_opt(
-                    "SELECT body FROM documents WHERE kind = $1 AND name = $2",
-                    &[&kind, &name],
-                )
-                .ok()
-                .flatten()
-                .map(|row| String::from_utf8(row.get(0)).expect("a document is text")),
+        let lines = |values: Vec<String>| (!values.is_empty()).then(|| values.concat());
+        self.with_store(|store| match place {
+            HubPlace::Document(document) => store
+                .load_document(&document)
+                .expect("the document reads")
+                .map(|bytes| String::from_utf8(bytes).expect("a document is text")),
             HubPlace::Board(project) => {
-                let fields = client
-                    .query_opt(
-                        "SELECT schema, next_id FROM boards WHERE project = $1",
-                        &[&project],
-                    )
-                    .ok()
-                    .flatten()?;
-                let tasks: Vec<Value> = client
-                    .query(
-                        "SELECT task FROM tasks WHERE project = $1 ORDER BY id",
-                        &[&project],
-                    )
-                    .unwrap()
-                    .iter()
-                    .map(|row| serde_json::from_str(row.get::<_, &str>(0)).unwrap())
-                    .collect();
-                let board = serde_json::json!({
-                    "schema": fields.get::<_, i32>(0),
-                    "project": project,
-                    "next_id": fields.get::<_, i64>(1),
-                    "tasks": tasks,
-                });
-                Some(serde_json::to_string_pretty(&board).unwrap() + "\n")
+                let image = store.export_project(&project).expect("the project reads");
+                image.board.map(|board| {
+                    let board = serde_json::json!({
+                        "schema": board.schema,
+                        "project": project,
+                        "next_id": board.next_id,
+                        "tasks": board.tasks,
+                    });
+                    serde_json::to_string_pretty(&board).unwrap() + "\n"
+                })
             }
-            HubPlace::Lines(query, project) => {
-                let rows = client.query(query, &[&project]).ok()?;
-                let lines: String = rows
+            HubPlace::Mail(project) => lines(
+                store
+                    .mail(&project)
+                    .expect("the mail reads")
                     .iter()
-                    .map(|row| format!("{}\n", row.get::<_, &str>(0)))
-                    .collect();
-                (!lines.is_empty()).then_some(lines)
-            }
-            HubPlace::Positions(project) => client
-                .query_opt(
-                    "SELECT positions FROM read_positions WHERE project = $1",
-                    &[&project],
-                )
-                .ok()
-                .flatten()
-                .map(|row| row.get(0)),
-        });
-        stored.flatten()
+                    .map(|message| serde_json::to_string(message).unwrap() + "\n")
+                    .collect(),
+            ),
+            HubPlace::Activity(project) => lines(
+                store
+                    .log(&project, None, None)
+                    .expect("the log reads")
+                    .iter()
+                    .map(|record| serde_json::to_string(record).unwrap() + "\n")
+                    .collect(),
+            ),
+        })
     }
 
-    /// Writes `text` as the hub's file at `relative` (see [`TestEnv::hub_text`]): on
-    /// PostgreSQL into the rows that stand for it, as someone with the database's password
-    /// could. A board's text is parsed (its fields and tasks written as they are).
+    /// Writes `text` as the hub's file at `relative` (see [`TestEnv::hub_text`]), for a test
+    /// that plants what no command would write (hostile text, a hand-edited field): on
+    /// PostgreSQL through baton's store, a document as its bytes, a board (parsed) as
+    /// `doctor --restore` writes one, task for task as given.
     pub fn write_hub_text(&self, relative: &str, text: &str) {
         if self.store_url.is_none() {
             std::fs::write(self.home().join(relative), text).unwrap();
@@ -425,43 +409,23 @@ impl TestEnv {
         }
         let place = HubPlace::of(relative);
         let text = text.to_string();
-        self.in_database(move |client| match place {
-            HubPlace::Document(kind, name) => {
-                client
-                    .execute(
-                        "INSERT INTO documents (kind, name, body, version) VALUES ($1, $2, $3, 1) \
-                         ON CONFLICT (kind, name) DO UPDATE SET body = excluded.body, \
-                         version = documents.version + 1",
-                        &[&kind, &name, &text.as_bytes()],
-                    )
-                    .unwrap();
-            }
+        self.with_store(move |store| match place {
+            HubPlace::Document(document) => store
+                .save_document(&document, baton::store::Edit::Write(text.into_bytes()))
+                .expect("the document is written"),
             HubPlace::Board(project) => {
                 let board: Value = serde_json::from_str(&text).expect("a board's JSON");
-                let schema = board["schema"].as_i64().unwrap() as i32;
-                let next_id = board["next_id"].as_i64().unwrap();
-                let mut transaction = client.transaction().unwrap();
-                transaction
-                    .execute(
-                        "UPDATE boards SET schema = $2, next_id = $3, version = version + 1 \
-                         WHERE project = $1",
-                        &[&project, &schema, &next_id],
-                    )
-                    .unwrap();
-                transaction
-                    .execute("DELETE FROM tasks WHERE project = $1", &[&project])
-                    .unwrap();
-                for task in board["tasks"].as_array().unwrap() {
-                    transaction
-                        .execute(
-                            "INSERT INTO tasks (project, id, task) VALUES ($1, $2, $3)",
-                            &[&project, &task["id"].as_i64().unwrap(), &task.to_string()],
-                        )
-                        .unwrap();
-                }
-                transaction.commit().unwrap();
+                let image = baton::store::copy::BoardImage {
+                    schema: board["schema"].as_u64().expect("a schema") as u32,
+                    next_id: board["next_id"].as_u64().expect("a next id"),
+                    tasks: serde_json::from_value(board["tasks"].clone()).expect("tasks"),
+                };
+                let board = image.board(&project);
+                store
+                    .restore_board(&project, false, &mut |_| Ok((board.clone(), Vec::new())))
+                    .expect("the board is written");
             }
-            HubPlace::Lines(..) | HubPlace::Positions(_) => {
+            HubPlace::Mail(_) | HubPlace::Activity(_) => {
                 panic!("{relative}: a test writes documents and boards only")
             }
         });
@@ -496,7 +460,9 @@ impl TestEnv {
     }
 
     /// `work` on a connection to this hub's database, on PostgreSQL (on a thread of its own,
-    /// as an async test may ask); `None` on the files.
+    /// as an async test may ask); `None` on the files. Only for what no face of baton shows
+    /// (the numbers of the log's rows); everything else goes through baton's store
+    /// ([`TestEnv::with_store`]), so that no test holds its tables.
     pub fn in_database<T: Send>(
         &self,
         work: impl FnOnce(&mut postgres::Client) -> T + Send,
@@ -530,65 +496,44 @@ impl TestEnv {
 
     /// The activity log lines of a project, parsed.
     pub fn activity(&self, project: &str) -> Vec<Value> {
-        let stored = self.in_database(|client| {
-            // No table yet: nothing has been written.
-            let rows = client
-                .query(
-                    "SELECT record FROM activity WHERE project = $1 ORDER BY seq",
-                    &[&project],
-                )
-                .unwrap_or_default();
-            rows.iter()
-                .map(|row| serde_json::from_str(row.get::<_, &str>(0)).expect("a record parses"))
-                .collect()
-        });
-        if let Some(records) = stored {
-            return records;
-        }
-        let path = self.project_dir(project).join("activity.jsonl");
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
+        let text = match self.store_url {
+            Some(_) => self.hub_text(&format!("projects/{project}/activity.jsonl")),
+            None => std::fs::read_to_string(self.project_dir(project).join("activity.jsonl")).ok(),
+        };
+        text.unwrap_or_default()
             .lines()
             .map(|line| serde_json::from_str(line).expect("activity line parses"))
             .collect()
     }
 }
 
-/// What stands for a file of the hub home in the PostgreSQL store.
+/// What baton keeps for a file of the hub home in a store that keeps no files.
 #[derive(Debug, Clone)]
 enum HubPlace {
-    Document(&'static str, String),
+    Document(baton::store::Document),
     Board(String),
-    /// One text a line: the query, and the project.
-    Lines(&'static str, String),
-    Positions(String),
+    Mail(String),
+    Activity(String),
 }
 
 impl HubPlace {
     fn of(relative: &str) -> HubPlace {
+        use baton::store::Document;
         let parts: Vec<&str> = relative.split('/').collect();
         match parts.as_slice() {
-            ["tokens.json"] => HubPlace::Document("tokens", String::new()),
-            ["alerts.json"] => HubPlace::Document("alerts", String::new()),
-            ["agents", file] => HubPlace::Document(
-                "agent",
+            ["tokens.json"] => HubPlace::Document(Document::Tokens),
+            ["alerts.json"] => HubPlace::Document(Document::Alerts),
+            ["agents", file] => HubPlace::Document(Document::Agent(
                 file.strip_suffix(".json")
                     .expect("an agent's file")
                     .to_string(),
-            ),
+            )),
             ["projects", project, "project.json"] => {
-                HubPlace::Document("project", project.to_string())
+                HubPlace::Document(Document::Project(project.to_string()))
             }
             ["projects", project, "board.json"] => HubPlace::Board(project.to_string()),
-            ["projects", project, "mail.read.json"] => HubPlace::Positions(project.to_string()),
-            ["projects", project, "mail.jsonl"] => HubPlace::Lines(
-                "SELECT message FROM mail WHERE project = $1 ORDER BY seq",
-                project.to_string(),
-            ),
-            ["projects", project, "activity.jsonl"] => HubPlace::Lines(
-                "SELECT record FROM activity WHERE project = $1 ORDER BY seq",
-                project.to_string(),
-            ),
+            ["projects", project, "mail.jsonl"] => HubPlace::Mail(project.to_string()),
+            ["projects", project, "activity.jsonl"] => HubPlace::Activity(project.to_string()),
             _ => panic!("{relative} is not a file the store keeps"),
         }
     }

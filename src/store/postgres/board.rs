@@ -1,0 +1,627 @@
+//! The boards on PostgreSQL: a change of a board read, run and written in one transaction
+//! (alone, or in a resident process's batch), the board kept by version for the next read,
+//! and the board before the last change kept for `doctor --restore`.
+
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Range;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::archive::ArchiveInTransaction;
+use super::client::{self, Client, Statements};
+use super::documents::write_document;
+use super::listen::Kind;
+use super::pool::Connection;
+use super::{BOARD_LOCKS, Failed, PgStore, encode};
+use crate::board::record::ActivityRecord;
+use crate::board::task::{Head, Task};
+use crate::board::{BOARD_SCHEMA, Board, Kept, StoredTasks, Undecoded};
+use crate::store::document::{Version, Wait};
+use crate::store::group::{Group, Work, group_of};
+use crate::store::transaction::{Committed, Transaction};
+use crate::store::{GaveUp, Restoring, Snapshot, StoreError};
+use crate::time::Timestamp;
+
+/// Each project's board as last read or written, with the version it had.
+pub(super) type Boards = Mutex<HashMap<String, (i64, Arc<Read>)>>;
+
+/// The batch in progress of each project's board.
+pub(super) type Groups = Mutex<HashMap<String, Arc<Group<Batch>>>>;
+
+/// The changes of one batch to a project's board: the transaction they are applied to, the
+/// board as it was read, and the database connection's client, which the changes' archive
+/// reads share until the leader writes the batch with it.
+pub(super) struct Batch {
+    transaction: Transaction,
+    read: Read,
+    client: Arc<Mutex<Option<Client>>>,
+}
+
+impl Batch {
+    /// Gives the client the changes shared back to `connection`, which then commits, or
+    /// rolls back when given back to the pool.
+    pub(super) fn give_back(
+        client: &Mutex<Option<Client>>,
+        connection: &mut Connection<'_>,
+    ) -> Result<(), StoreError> {
+        let client = client.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let Some(client) = client else {
+            return Err(StoreError::Unfinished);
+        };
+        connection.restore(client);
+        Ok(())
+    }
+}
+
+impl Work for Batch {
+    type Mark = <Transaction as Work>::Mark;
+
+    fn mark(&self) -> Self::Mark {
+        self.transaction.mark()
+    }
+
+    fn roll_back(&mut self, mark: Self::Mark) {
+        self.transaction.roll_back(mark);
+    }
+}
+
+impl PgStore {
+    /// [`crate::store::Store::change_board`]: in a resident process, in the project's batch;
+    /// in a command, a batch of one.
+    pub(super) fn change(
+        &self,
+        project: &str,
+        now: Timestamp,
+        change: &mut dyn FnMut(&mut Transaction) -> Result<(), GaveUp>,
+    ) -> Result<(), StoreError> {
+        if let Some(groups) = &self.groups {
+            return self.change_in_group(groups, project, now, change);
+        }
+        // A batch of one.
+        let (mut connection, mut batch) = self.begin_batch(project, now)?;
+        if change(&mut batch.transaction).is_err() {
+            // A change that gave up: the connection rolls back when given back.
+            return Batch::give_back(&batch.client, &mut connection);
+        }
+        self.write_batch(project, batch, &mut connection)
+    }
+
+    /// The count of the board's writes, which every change moves on.
+    pub(super) fn version_of_board(&self, project: &str) -> Option<Version> {
+        self.run(|client| {
+            Ok(client
+                .query_opt("SELECT version FROM boards WHERE project = $1", &[&project])?
+                .map(|row| row.get::<_, i64>(0)))
+        })
+        .ok()
+        .flatten()
+        .map(|version| Version::Counted(version.max(0) as u64))
+    }
+
+    /// One moment's board and log: a transaction sees no change half made, and waits for
+    /// none.
+    pub(super) fn snapshot_of(&self, project: &str) -> Result<Option<Snapshot>, StoreError> {
+        self.read(|transaction| {
+            let read = self.read_board(transaction, project)?;
+            let log = self.read_log(transaction, project, None, None)?;
+            Ok(Some(Snapshot {
+                recovered: None,
+                board: Ok(read.exists.then_some(read.board)),
+                log: Ok(log),
+            }))
+        })
+    }
+
+    /// [`crate::store::Store::restore_board`]: the board, the board before and the log read
+    /// (under the board's lock unless `dry_run`), and what `plan` makes of them written.
+    pub(super) fn restore(
+        &self,
+        project: &str,
+        dry_run: bool,
+        plan: &mut dyn FnMut(Restoring) -> Result<(Board, Vec<ActivityRecord>), GaveUp>,
+    ) -> Result<(), StoreError> {
+        let restoring = |client: &mut Client| -> Result<(Read, Restoring), Failed> {
+            let read = self.read_board(client, project)?;
+            let restoring = Restoring {
+                previous: self.read_previous(client, project),
+                current: Ok(read.exists.then(|| read.board.clone())),
+                log: self.read_log(client, project, None, None)?,
+            };
+            Ok((read, restoring))
+        };
+        if dry_run {
+            let mut connection = self.pool().get()?;
+            let (_, looked_at) = restoring(connection.client())?;
+            let _ = plan(looked_at);
+            return Ok(());
+        }
+        let mut connection = self.begin()?;
+        let what = format!("the board lock of project {project}");
+        self.take_lock(
+            &mut connection,
+            BOARD_LOCKS,
+            project,
+            &what,
+            Wait::AsTheStoreDoes,
+        )?;
+        let (read, looked_at) = restoring(connection.client())?;
+        let Ok((board, records)) = plan(looked_at) else {
+            return Ok(());
+        };
+        let changes = changes_of(&read, &board)?;
+        self.write_board(connection.client(), project, &read, &board, &changes)?;
+        self.notify(
+            connection.client(),
+            &[PgStore::notice(project, Kind::Board)],
+        )?;
+        self.append_log(connection.client(), project, &records)?;
+        connection.commit().map_err(|error| self.failed(&error))
+    }
+
+    /// [`crate::store::Store::change_board`] in a resident process: the change joins the
+    /// batch of the project's next transaction, whose leader opens it (the advisory lock
+    /// taken, the board read) and, once every change of the batch is applied in turn, writes
+    /// and commits them all at once. A change that gives up is rolled back alone; a batch that
+    /// fails to commit fails every change in it, none of which then counts.
+    fn change_in_group(
+        &self,
+        groups: &Groups,
+        project: &str,
+        now: Timestamp,
+        change: &mut dyn FnMut(&mut Transaction) -> Result<(), GaveUp>,
+    ) -> Result<(), StoreError> {
+        let group = group_of(groups, project);
+        // A change that gave up was rolled back by the group and refuses only itself: its
+        // caller holds why.
+        let _gave_up: Result<(), GaveUp> = group.run(
+            || self.begin_batch(project, now),
+            |batch| batch.transaction.apply_at(now, change),
+            |batch, connection| self.write_batch(project, batch, connection),
+        )?;
+        Ok(())
+    }
+
+    /// A change's transaction (one change's, or a batch's): begun, the project's board lock
+    /// taken, its board read, the archive read in it through the client it shares with the
+    /// changes while they run.
+    fn begin_batch(
+        &self,
+        project: &str,
+        now: Timestamp,
+    ) -> Result<(Connection<'_>, Batch), StoreError> {
+        let mut connection = self.begin()?;
+        let what = format!("the board lock of project {project}");
+        self.take_lock(
+            &mut connection,
+            BOARD_LOCKS,
+            project,
+            &what,
+            Wait::AsTheStoreDoes,
+        )?;
+        let read = self.read_board(connection.client(), project)?;
+        let client = Arc::new(Mutex::new(Some(connection.take())));
+        let archive = Arc::new(ArchiveInTransaction {
+            client: client.clone(),
+            pool_shown: self.shown().to_string(),
+            project: project.to_string(),
+        });
+        let transaction = Transaction::new(read.board.clone(), now).with_archive(archive);
+        Ok((
+            connection,
+            Batch {
+                transaction,
+                read,
+                client,
+            },
+        ))
+    }
+
+    /// Writes what a batch's changes made and commits it: one transaction for them all.
+    fn write_batch(
+        &self,
+        project: &str,
+        batch: Batch,
+        connection: &mut Connection<'_>,
+    ) -> Result<(), StoreError> {
+        let Batch {
+            transaction,
+            read,
+            client,
+        } = batch;
+        Batch::give_back(&client, connection)?;
+        let committed = transaction.commit()?;
+        if committed.board.is_none() && committed.records.is_empty() && committed.project.is_none()
+        {
+            // Every change of the batch gave up: the connection rolls back when given back.
+            return Ok(());
+        }
+        let written = self.write_change(connection.client(), project, &read, committed)?;
+        connection.commit().map_err(|error| self.failed(&error))?;
+        if let Some((version, board)) = written {
+            self.keep_board(project, version, &board);
+        }
+        Ok(())
+    }
+
+    /// Reads the board of `project` as `client` sees it.
+    pub(super) fn read_board(
+        &self,
+        client: &mut impl Statements,
+        project: &str,
+    ) -> Result<Read, Failed> {
+        let fields = client
+            .query_opt(
+                "SELECT schema, next_id, version FROM boards WHERE project = $1",
+                &[&project],
+            )
+            .map_err(|error| self.failed(&error))?;
+        let version = fields.as_ref().map(|row| row.get::<_, i64>(2));
+        if let Some(kept) = self.kept_board(project, version)
+            && fields
+                .as_ref()
+                .is_some_and(|row| row.get::<_, i64>(1) == kept.board.next_id as i64)
+        {
+            // The same version with the same next id: a board made again after its row was
+            // removed (a copy's --replace) starts its versions again, never its ids.
+            return Ok(kept);
+        }
+        let rows = client
+            .query(
+                "SELECT id, task FROM tasks WHERE project = $1 ORDER BY id",
+                &[&project],
+            )
+            .map_err(|error| self.failed(&error))?;
+        let texts: Vec<(i64, String)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+        let (schema, next_id) = match &fields {
+            Some(row) => (row.get::<_, i32>(0), row.get::<_, i64>(1)),
+            None => (BOARD_SCHEMA as i32, 1),
+        };
+        let board = self.board_of(project, schema, next_id, &texts)?;
+        let read = Read {
+            exists: fields.is_some(),
+            board,
+            texts: texts.into(),
+        };
+        if let Some(version) = version {
+            self.keep_board(project, version, &read);
+        }
+        Ok(read)
+    }
+
+    /// The board of `project` kept at `version`, when this resident process keeps it.
+    fn kept_board(&self, project: &str, version: Option<i64>) -> Option<Read> {
+        let boards = self.boards.as_ref()?;
+        let version = version?;
+        let boards = boards.lock().unwrap_or_else(PoisonError::into_inner);
+        let (kept, read) = boards.get(project)?;
+        (*kept == version).then(|| Read::clone(read))
+    }
+
+    /// Keeps `read` as the board of `project` at `version`, in a resident process.
+    fn keep_board(&self, project: &str, version: i64, read: &Read) {
+        if let Some(boards) = &self.boards {
+            let mut boards = boards.lock().unwrap_or_else(PoisonError::into_inner);
+            boards.insert(project.to_string(), (version, Arc::new(read.clone())));
+        }
+    }
+
+    /// The board of `project` with these fields and tasks (each as its text).
+    fn board_of(
+        &self,
+        project: &str,
+        schema: i32,
+        next_id: i64,
+        texts: &[(i64, String)],
+    ) -> Result<Board, Failed> {
+        let origin = self.board_origin(project);
+        if schema as i64 > BOARD_SCHEMA as i64 {
+            return Err(StoreError::NewerSchema {
+                path: origin,
+                found: schema as u64,
+                known: BOARD_SCHEMA,
+            });
+        }
+        let mut stored = StoredTasks::with_capacity(texts.len());
+        let mut tasks = Vec::with_capacity(texts.len());
+        for (place, (id, text)) in texts.iter().enumerate() {
+            let task: Task = serde_json::from_str(text).map_err(|error| StoreError::Corrupt {
+                path: origin.clone(),
+                detail: format!("#{id}: {error}"),
+            })?;
+            stored.push(Head::of(&task), place..place + 1);
+            tasks.push(task);
+        }
+        Ok(Board::from_store(
+            schema.max(0) as u32,
+            project.to_string(),
+            next_id.max(0) as u64,
+            stored,
+            Arc::new(Tasks(tasks)),
+            &origin,
+        ))
+    }
+
+    /// The board of `project` before its last change, as `client` sees it.
+    pub(super) fn read_previous(
+        &self,
+        client: &mut impl Statements,
+        project: &str,
+    ) -> Result<Option<Board>, Failed> {
+        let fields = client
+            .query_opt(
+                "SELECT previous_schema, previous_next_id FROM boards WHERE project = $1",
+                &[&project],
+            )
+            .map_err(|error| self.failed(&error))?;
+        let Some(fields) = fields else {
+            return Ok(None);
+        };
+        let (Some(schema), Some(next_id)) = (
+            fields.get::<_, Option<i32>>(0),
+            fields.get::<_, Option<i64>>(1),
+        ) else {
+            return Ok(None);
+        };
+        let rows = client
+            .query(
+                "SELECT t.id, t.task FROM tasks t WHERE t.project = $1 \
+                   AND NOT EXISTS (SELECT 1 FROM board_previous p \
+                                   WHERE p.project = t.project AND p.id = t.id) \
+                 UNION ALL \
+                 SELECT id, task FROM board_previous WHERE project = $1 AND task IS NOT NULL \
+                 ORDER BY 1",
+                &[&project],
+            )
+            .map_err(|error| self.failed(&error))?;
+        let texts: Vec<(i64, String)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+        self.board_of(project, schema, next_id, &texts).map(Some)
+    }
+
+    /// Writes what a change of the board of `project` committed, in the transaction of
+    /// `client`, which read the board as `read`.
+    fn write_change(
+        &self,
+        client: &mut Client,
+        project: &str,
+        read: &Read,
+        committed: Committed,
+    ) -> Result<Option<(i64, Read)>, Failed> {
+        let fail = |error: client::Error| self.failed(&error);
+        if let Some(document) = &committed.project {
+            write_document(client, "project", project, document).map_err(fail)?;
+        }
+        self.insert_archive(client, project, &committed.archived)?;
+        let mut written = None;
+        if let Some(board) = committed.board {
+            let changes = changes_of(read, &board)?;
+            let version = self.write_board(client, project, read, &board, &changes)?;
+            if committed.records.is_empty() {
+                self.notify(client, &[PgStore::notice(project, Kind::Board)])?;
+            }
+            written = Some((version, read.after(board, changes)));
+        }
+        self.append_log(client, project, &committed.records)?;
+        Ok(written)
+    }
+
+    /// Writes `board` over the board read as `read`: the tasks `changes` names, the board's
+    /// fields, and what they were before (the previous board). Returns the board's new
+    /// version.
+    fn write_board(
+        &self,
+        client: &mut Client,
+        project: &str,
+        read: &Read,
+        board: &Board,
+        changes: &Changes,
+    ) -> Result<i64, Failed> {
+        let fail = |error: client::Error| self.failed(&error);
+        client
+            .execute("DELETE FROM board_previous WHERE project = $1", &[&project])
+            .map_err(fail)?;
+        if read.exists {
+            let before: HashMap<i64, &str> = read
+                .texts
+                .iter()
+                .map(|(id, text)| (*id, text.as_str()))
+                .collect();
+            let touched: Vec<i64> = changes
+                .removed
+                .iter()
+                .copied()
+                .chain(changes.written.iter().map(|(id, _)| *id))
+                .collect();
+            let was: Vec<Option<&str>> = touched.iter().map(|id| before.get(id).copied()).collect();
+            client
+                .execute(
+                    "INSERT INTO board_previous (project, id, task) \
+                     SELECT $1, r.id, r.task FROM unnest($2::bigint[], $3::text[]) AS r(id, task)",
+                    &[&project, &touched, &was],
+                )
+                .map_err(fail)?;
+        }
+        if !changes.removed.is_empty() {
+            client
+                .execute(
+                    "DELETE FROM tasks WHERE project = $1 AND id = ANY($2)",
+                    &[&project, &changes.removed],
+                )
+                .map_err(fail)?;
+        }
+        self.insert_tasks(client, project, &changes.written)?;
+        let previous = read
+            .exists
+            .then_some((read.board.schema, read.board.next_id));
+        self.write_board_fields(client, project, board.schema, board.next_id, previous)
+    }
+
+    /// Writes `tasks` (each its id and text) onto the board of `project`, over any task of
+    /// the same id.
+    pub(super) fn insert_tasks(
+        &self,
+        client: &mut impl Statements,
+        project: &str,
+        tasks: &[(i64, String)],
+    ) -> Result<(), Failed> {
+        if tasks.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = tasks.iter().map(|(id, _)| *id).collect();
+        let texts: Vec<&str> = tasks.iter().map(|(_, text)| text.as_str()).collect();
+        client
+            .execute(
+                "INSERT INTO tasks (project, id, task) \
+                 SELECT $1, r.id, r.task FROM unnest($2::bigint[], $3::text[]) AS r(id, task) \
+                 ON CONFLICT (project, id) DO UPDATE SET task = excluded.task",
+                &[&project, &ids, &texts],
+            )
+            .map_err(|error| self.failed(&error))?;
+        Ok(())
+    }
+
+    /// Writes the fields of the board of `project` (its row made when it has none), with
+    /// those of the board before the change (`None`: nothing to restore), and counts its
+    /// version up. Returns the new version.
+    pub(super) fn write_board_fields(
+        &self,
+        client: &mut impl Statements,
+        project: &str,
+        schema: u32,
+        next_id: u64,
+        previous: Option<(u32, u64)>,
+    ) -> Result<i64, Failed> {
+        let previous_schema = previous.map(|(schema, _)| schema as i32);
+        let previous_next_id = previous.map(|(_, next_id)| next_id as i64);
+        let version: i64 = client
+            .query_one(
+                "INSERT INTO boards (project, schema, next_id, version, previous_schema, \
+                     previous_next_id) \
+                 VALUES ($1, $2, $3, 1, $4, $5) \
+                 ON CONFLICT (project) DO UPDATE SET schema = excluded.schema, \
+                     next_id = excluded.next_id, version = boards.version + 1, \
+                     previous_schema = excluded.previous_schema, \
+                     previous_next_id = excluded.previous_next_id \
+                 RETURNING version",
+                &[
+                    &project,
+                    &(schema as i32),
+                    &(next_id as i64),
+                    &previous_schema,
+                    &previous_next_id,
+                ],
+            )
+            .map_err(|error| self.failed(&error))?
+            .get(0);
+        Ok(version)
+    }
+}
+
+/// A board as a change read it.
+#[derive(Debug, Clone)]
+pub(super) struct Read {
+    /// Whether the project had a board (a row of `boards`).
+    pub(super) exists: bool,
+    pub(super) board: Board,
+    /// Its tasks as stored: id and text, in id order (shared with the copy a resident
+    /// process keeps, which a read of the board does not copy again).
+    texts: Arc<[(i64, String)]>,
+}
+
+impl Read {
+    /// The board as written over this one: `board`, its tasks' texts this one's with
+    /// `changes` made.
+    fn after(&self, board: Board, changes: Changes) -> Read {
+        let removed: HashSet<i64> = changes.removed.into_iter().collect();
+        let mut texts: BTreeMap<i64, String> = self
+            .texts
+            .iter()
+            .filter(|(id, _)| !removed.contains(id))
+            .cloned()
+            .collect();
+        texts.extend(changes.written);
+        Read {
+            exists: true,
+            board,
+            texts: texts.into_iter().collect::<Vec<_>>().into(),
+        }
+    }
+}
+
+/// What a write changes of the tasks of a board.
+struct Changes {
+    /// The ids that leave the board.
+    removed: Vec<i64>,
+    /// The tasks written anew (added or changed), each with its text.
+    written: Vec<(i64, String)>,
+}
+
+/// The tasks of a board read from the database, decoded: the board asks for them whole when
+/// a command needs one.
+#[derive(Debug)]
+struct Tasks(Vec<Task>);
+
+impl Undecoded for Tasks {
+    fn decode(&self, place: &Range<usize>) -> Result<Task, String> {
+        self.0
+            .get(place.start)
+            .cloned()
+            .ok_or_else(|| format!("no task at place {}", place.start))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// What `board` changes of the board read as `read`: the tasks the change made or changed
+/// (those it left alone are known by their place among the ones read), and those it took
+/// off. A board not made from `read` (a restore's) is compared task by task.
+fn changes_of(read: &Read, board: &Board) -> Result<Changes, Failed> {
+    let from_read = match (board.undecoded(), read.board.undecoded()) {
+        (Some(mine), Some(read)) => Arc::ptr_eq(mine, read),
+        _ => false,
+    };
+    let mut staying: HashSet<i64> = HashSet::new();
+    let mut written: Vec<(i64, String)> = Vec::new();
+    if from_read {
+        for kept in board.kept() {
+            match kept {
+                Kept::Stored(place) => {
+                    if let Some((id, _)) = read.texts.get(place.start) {
+                        staying.insert(*id);
+                    }
+                }
+                Kept::Changed(task) => written.push((task.id.0 as i64, encode(task)?)),
+            }
+        }
+    } else {
+        let before: HashMap<i64, &str> = read
+            .texts
+            .iter()
+            .map(|(id, text)| (*id, text.as_str()))
+            .collect();
+        for task in board.tasks() {
+            let task = task?;
+            let id = task.id.0 as i64;
+            let text = encode(task)?;
+            match before.get(&id) == Some(&text.as_str()) {
+                true => {
+                    staying.insert(id);
+                }
+                false => written.push((id, text)),
+            }
+        }
+    }
+    // One row a task: were an id on the board twice, its last task is the one kept.
+    let mut seen = HashSet::new();
+    written.reverse();
+    written.retain(|(id, _)| seen.insert(*id));
+    written.reverse();
+    let removed = read
+        .texts
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| !staying.contains(id) && !seen.contains(id))
+        .collect();
+    Ok(Changes { removed, written })
+}

@@ -1,0 +1,434 @@
+//! What hubs sharing one database see of each other: their connections (a password shown
+//! nowhere, a cut connection replaced, TLS), presences, feeds, duties and MCP sessions.
+
+use super::*;
+
+#[test]
+fn the_password_is_in_no_error() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let password = cluster::password();
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let unreachable = fixture
+        .store_at(&format!(
+            "postgres://postgres:{password}@127.0.0.1:{closed}/nothing?sslmode=disable"
+        ))
+        .board("p")
+        .unwrap_err();
+    let words = unreachable.to_string();
+    assert!(
+        words.starts_with(&format!(
+            "store postgres://postgres@127.0.0.1:{closed}/nothing unreachable: "
+        )),
+        "{words}"
+    );
+    assert_eq!(crate::error::Error::from(unreachable).exit_code(), 6);
+    let wrong_password = cluster::with_database(&fixture.url, "postgres")
+        .replace(password, &format!("{password}-wrong"));
+    let refused = fixture.store_at(&wrong_password).board("p").unwrap_err();
+    let mut errors = vec![words, refused.to_string()];
+    errors.push(format!("{:?}", fixture.store()));
+    errors.push(
+        Address::parse(&format!(
+            "postgres://postgres:{password}@127.0.0.1:{closed}/x?sslmode=bogus"
+        ))
+        .unwrap_err()
+        .to_string(),
+    );
+    // A lock timeout names the store too.
+    let store = fixture.store();
+    let held = fixture.store();
+    let mut connection = held.begin().unwrap();
+    held.take_lock(
+        &mut connection,
+        BOARD_LOCKS,
+        "p",
+        "the board lock",
+        Wait::AsTheStoreDoes,
+    )
+    .unwrap();
+    let impatient = PgStore {
+        lock: LockPolicy::silent(Duration::from_millis(100)),
+        ..store
+    };
+    let timed_out = change_board(&impatient, "p", now(), |_| Ok::<_, StoreError>(())).unwrap_err();
+    assert!(
+        matches!(timed_out, StoreError::LockTimeout { .. }),
+        "{timed_out}"
+    );
+    errors.push(timed_out.to_string());
+    drop(connection);
+    for words in errors {
+        assert!(!words.contains(password), "the password shows in: {words}");
+    }
+}
+
+#[test]
+fn a_cut_connection_is_replaced_on_the_next_call() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    send(&store, "before");
+    // Every connection of the database cut, as a restart of the server cuts them.
+    let database = cluster::with_database(&fixture.url, "postgres");
+    let name = fixture
+        .url
+        .split('/')
+        .next_back()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let mut admin = Client::connect(&database, postgres::NoTls).unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+            &[&name],
+        )
+        .unwrap();
+    // The next read and the next change go through on new connections.
+    assert_eq!(store.board("p").unwrap().len(), 1);
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+            &[&name],
+        )
+        .unwrap();
+    send(&store, "after");
+    assert_eq!(store.board("p").unwrap().len(), 2);
+}
+
+#[test]
+fn tls_require_and_verify_full_connect_and_an_unknown_authority_is_refused() {
+    if !cluster::runs_here() {
+        return;
+    }
+    if std::env::var("BATON_TEST_STORE").is_ok_and(|value| address::is_postgres_url(&value)) {
+        // The given cluster's certificates are not this test's to know; the throwaway
+        // cluster of this process has TLS set up.
+    }
+    let cluster = cluster::shared();
+    let name = {
+        let url = cluster::fresh_database(None);
+        url.split('/')
+            .next_back()
+            .unwrap()
+            .split('?')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let home = tempfile::tempdir().unwrap();
+    let store = |parameters: &str| {
+        PgStore::new(
+            Address::parse(&cluster.url(&name, parameters)).unwrap(),
+            Home::new(home.path().to_path_buf()),
+            LockPolicy::silent(Duration::from_secs(5)),
+        )
+    };
+    let ca = cluster.ca_file.display().to_string();
+    for parameters in [
+        "sslmode=require".to_string(),
+        "sslmode=prefer".to_string(),
+        format!("sslmode=verify-full&sslrootcert={ca}"),
+    ] {
+        let store = store(&parameters);
+        assert_eq!(store.board("p").unwrap().len(), 0, "{parameters}");
+        let encrypted: bool = store
+            .run(|client| {
+                Ok(client
+                    .query_one(
+                        "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                        &[],
+                    )?
+                    .get(0))
+            })
+            .unwrap();
+        assert!(encrypted, "{parameters}: the connection is not encrypted");
+    }
+    // The web's roots do not know the test authority.
+    let refused = store("sslmode=verify-full").board("p").unwrap_err();
+    assert!(
+        matches!(refused, StoreError::Unreachable { .. }),
+        "{refused}"
+    );
+    assert!(!refused.to_string().contains(cluster::password()));
+    cluster::drop_database(&cluster.url(&name, ""));
+}
+
+#[test]
+fn presence_lasts_while_held_is_seen_by_another_hub_and_lapses_with_its_connection() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let here = fixture.store();
+    let there = fixture.store();
+    assert!(here.live_clients("p", "codex").is_empty());
+    let session = here.announce_session("p", "codex", "opencode").unwrap();
+    let listener = here.announce_listener("codex").unwrap();
+    assert_eq!(there.live_clients("p", "codex"), ["opencode"]);
+    assert!(
+        there.live_clients("q", "codex").is_empty(),
+        "another project"
+    );
+    assert!(there.is_listened("codex"));
+    assert!(!there.is_listened("claude"), "another agent");
+    drop(session);
+    // The release is the keeper's to carry out; it is done within moments.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !there.live_clients("p", "codex").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session stayed live"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(there.is_listened("codex"), "the listener is still held");
+    // The keeper's connection cut (its process killed would cut it): the presence lapses at
+    // once, and comes back when the keeper has connected again.
+    let name = fixture
+        .url
+        .split('/')
+        .next_back()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let mut admin = Client::connect(
+        &cluster::with_database(&fixture.url, "postgres"),
+        postgres::NoTls,
+    )
+    .unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a \
+             JOIN pg_locks l ON l.pid = a.pid \
+             WHERE a.datname = $1 AND l.locktype = 'advisory' AND l.objsubid = 1",
+            &[&name],
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !there.is_listened("codex") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the listener was not taken back"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(listener);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while there.is_listened("codex") {
+        assert!(std::time::Instant::now() < deadline, "the listener stayed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_presence_whose_holder_is_gone_counts_for_nothing_and_is_removed() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let _live = store.announce_session("p", "codex", "opencode").unwrap();
+    let mut client = fixture.client();
+    client
+        .execute(
+            "INSERT INTO presence (id, kind, project, agent, client) \
+             VALUES (nextval('presence_ids'), 'session', 'p', 'codex', 'claude')",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(count(&mut client, "presence"), 2);
+    assert_eq!(store.live_clients("p", "codex"), ["opencode"]);
+    assert_eq!(count(&mut client, "presence"), 1, "the leftover is removed");
+}
+
+#[test]
+fn a_change_on_one_hub_reaches_the_feeds_of_another_once_it_commits_and_never_if_not() {
+    if !cluster::runs_here() {
+        return;
+    }
+    use crate::store::{Change, What};
+    let fixture = Fixture::new();
+    let (here, there) = (fixture.store(), fixture.store());
+    let mut hub = there.changes(&Scope::Hub).unwrap();
+    let mut project = there.changes(&Scope::Project("p".into())).unwrap();
+    let mut other = there.changes(&Scope::Project("q".into())).unwrap();
+    let id = send(&here, "told");
+    let refused: Result<(), crate::error::Error> = change_board(&here, "p", now(), |tx| {
+        tx.record(record("alice", "never", 1));
+        Err(crate::error::Error::invalid("no"))
+    });
+    assert!(refused.is_err());
+    change_mail(&here, "p", now(), |mailbox| {
+        mailbox.add(
+            now(),
+            vec![Draft {
+                from: "alice".into(),
+                to: "codex".into(),
+                kind: MessageType::Text,
+                summary: "hi".into(),
+                body: String::new(),
+                payload: serde_json::Value::Null,
+            }],
+        );
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    here.save_document(&Document::Tokens, Edit::Write(b"{}".to_vec()))
+        .unwrap();
+    let mut told = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while told.len() < 3 && std::time::Instant::now() < deadline {
+        told.extend(hub.next(Duration::from_millis(200)).unwrap());
+    }
+    assert_eq!(
+        told,
+        [
+            Change::in_project(
+                "p",
+                What::Logged {
+                    action: "send".into(),
+                    task: Some(id.0)
+                }
+            ),
+            Change::in_project("p", What::Message { seq: 1 }),
+            Change {
+                project: None,
+                what: What::Tokens
+            },
+        ],
+        "each change as itself, in commit order, the refused one not at all"
+    );
+    assert!(hub.next(Duration::from_millis(300)).unwrap().is_empty());
+    let of_project = project.next(Duration::from_secs(5)).unwrap();
+    assert_eq!(of_project, [Change::in_project("p", What::Project)]);
+    assert!(other.next(Duration::from_millis(300)).unwrap().is_empty());
+    // A waker ends a wait with nothing.
+    let waker = other.waker();
+    let woken = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        waker.wake();
+    });
+    assert!(other.next(Duration::from_secs(30)).unwrap().is_empty());
+    woken.join().unwrap();
+    // The board version moves with every write of the board.
+    let before = there.board_version("p").unwrap();
+    send(&here, "again");
+    assert_ne!(there.board_version("p").unwrap(), before);
+    assert!(there.board_version("nowhere").is_none());
+}
+
+#[test]
+fn a_feed_whose_connection_is_cut_says_so_and_then_that_it_may_have_missed_changes() {
+    if !cluster::runs_here() {
+        return;
+    }
+    use crate::store::What;
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let mut feed = store.changes(&Scope::Hub).unwrap();
+    let name = fixture
+        .url
+        .split('/')
+        .next_back()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let mut admin = Client::connect(
+        &cluster::with_database(&fixture.url, "postgres"),
+        postgres::NoTls,
+    )
+    .unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = $1 AND query LIKE 'LISTEN%'",
+            &[&name],
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut told = Vec::new();
+    while !told
+        .iter()
+        .any(|change: &crate::store::Change| change.what == What::Everything)
+    {
+        assert!(std::time::Instant::now() < deadline, "never told: {told:?}");
+        if let Ok(changes) = feed.next(Duration::from_millis(200)) {
+            told.extend(changes);
+        }
+    }
+    // And it goes on telling changes.
+    send(&store, "after");
+    let changes = feed.next(Duration::from_secs(10)).unwrap();
+    assert!(
+        changes
+            .iter()
+            .any(|change| matches!(change.what, What::Logged { .. })),
+        "{changes:?}"
+    );
+}
+
+#[test]
+fn one_process_among_all_sharing_the_database_holds_a_duty() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let (one, two) = (fixture.store(), fixture.store());
+    let duty = Duty::AlertSender;
+    assert!(!two.is_held(&duty));
+    let held = one.try_hold(&duty).unwrap().expect("free");
+    assert!(two.try_hold(&duty).unwrap().is_none(), "held by the other");
+    assert!(two.is_held(&duty));
+    assert!(!two.is_held(&Duty::Wake("codex".into())), "another duty");
+    let wake = two.try_hold(&Duty::Wake("codex".into())).unwrap();
+    assert!(wake.is_some());
+    drop(held);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let taken = loop {
+        if let Some(taken) = two.try_hold(&duty).unwrap() {
+            break taken;
+        }
+        assert!(std::time::Instant::now() < deadline, "never let go");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(one.is_held(&duty));
+    drop(taken);
+}
+
+#[test]
+fn an_mcp_session_s_owner_is_known_to_every_hub_and_the_log_is_followed_by_number() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let (one, two) = (fixture.store(), fixture.store());
+    one.record_mcp_session("session-1", "hash-a").unwrap();
+    assert_eq!(
+        two.mcp_session_owner("session-1").unwrap().as_deref(),
+        Some("hash-a")
+    );
+    two.forget_mcp_sessions(&["session-1".to_string()]).unwrap();
+    assert!(one.mcp_session_owner("session-1").unwrap().is_none());
+
+    send(&one, "before the tail");
+    let mut tail = two.tail_log("p").unwrap();
+    assert!(tail.fresh_lines().unwrap().is_empty(), "from the end");
+    send(&one, "after");
+    let lines = tail.fresh_lines().unwrap();
+    assert_eq!(lines.len(), 1);
+    let record: ActivityRecord = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(record.action, "send");
+    assert!(tail.fresh_lines().unwrap().is_empty());
+}

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::board::action::ActionKind;
+use crate::board::record::LogAction;
 use crate::board::task::{Status, TaskId};
 use crate::time::Timestamp;
 
@@ -280,7 +281,7 @@ pub struct NoBody {}
 pub struct Change {
     #[serde(default)]
     pub project: Option<String>,
-    pub kind: String,
+    pub kind: ChangeKind,
     #[serde(default)]
     pub id: Option<u64>,
 }
@@ -290,9 +291,59 @@ impl Change {
     pub fn resync() -> Change {
         Change {
             project: None,
-            kind: "resync".to_string(),
+            kind: ChangeKind::Resync,
             id: None,
         }
+    }
+}
+
+/// What a [`Change`] is, spelled on the wire as one word: the action of an activity record
+/// (`send`, `claim`, …), `message`, `board`, or `resync`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// An activity record of the project's log; `id` is its task, if any.
+    Logged(LogAction),
+    /// A message added to the project's mail; `id` is its number in the mail, not a task's.
+    Message,
+    /// The project's board, written with no record of its own.
+    Board,
+    /// Changes were dropped for a slow reader: look at everything again.
+    Resync,
+}
+
+impl ChangeKind {
+    /// As the wire spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ChangeKind::Logged(action) => action.as_str(),
+            ChangeKind::Message => "message",
+            ChangeKind::Board => "board",
+            ChangeKind::Resync => "resync",
+        }
+    }
+}
+
+impl From<&str> for ChangeKind {
+    fn from(word: &str) -> ChangeKind {
+        match word {
+            "message" => ChangeKind::Message,
+            "board" => ChangeKind::Board,
+            "resync" => ChangeKind::Resync,
+            action => ChangeKind::Logged(LogAction::from(action)),
+        }
+    }
+}
+
+impl Serialize for ChangeKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ChangeKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let word = std::borrow::Cow::<str>::deserialize(deserializer)?;
+        Ok(ChangeKind::from(&*word))
     }
 }
 
@@ -358,6 +409,34 @@ mod tests {
             "/projects/api/inbox?peek=false&record=false"
         );
         assert_eq!(route::WHOAMI.path_with(&[], &NoBody {}), "/whoami");
+    }
+
+    #[test]
+    fn a_change_is_told_by_one_word_and_read_back_as_itself() {
+        let kinds = [
+            (
+                ChangeKind::Logged(LogAction::Act(ActionKind::Claim)),
+                "claim",
+            ),
+            (ChangeKind::Logged(LogAction::Send), "send"),
+            (
+                ChangeKind::Logged(LogAction::Other("newer".into())),
+                "newer",
+            ),
+            (ChangeKind::Message, "message"),
+            (ChangeKind::Board, "board"),
+            (ChangeKind::Resync, "resync"),
+        ];
+        for (kind, word) in kinds {
+            let change = Change {
+                project: Some("api".into()),
+                kind: kind.clone(),
+                id: Some(4),
+            };
+            let sent = serde_json::to_value(&change).unwrap();
+            assert_eq!(sent["kind"], word);
+            assert_eq!(serde_json::from_value::<Change>(sent).unwrap().kind, kind);
+        }
     }
 
     #[test]

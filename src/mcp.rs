@@ -1,6 +1,6 @@
 //! The MCP face of baton (SPEC section 9): one tool per thing an agent does on the board,
-//! each calling the same [`Session`] method as the CLI and answering with the same JSON as
-//! the CLI's `--json`, as structured content and as text.
+//! each calling the same [`Session`](crate::session::Session) method as the CLI and
+//! answering with the same JSON as the CLI's `--json`, as structured content and as text.
 //!
 //! Over stdio the identity is fixed when the server starts; over HTTP (`baton serve`) it is
 //! the agent of each request's token, which the HTTP layer puts in the request as a
@@ -49,7 +49,8 @@ use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::mail::MessageType;
 use crate::project::DEFAULT_PROJECT;
-use crate::session::{BoardFilter, Desk, Hub, InboxLook, LocalDesk, NewTask, Request, Session};
+use crate::session::blocking::{Opening, Stopped, in_session};
+use crate::session::{BoardFilter, Desk, Hub, InboxLook, LocalDesk, NewTask, Standing};
 use crate::text::Face;
 use crate::wake::WakeOutcome;
 
@@ -489,24 +490,19 @@ impl BatonServer {
         let project = project
             .filter(|project| !project.is_empty())
             .or_else(|| self.project.clone());
-        tokio::task::spawn_blocking(move || {
-            let session = if is_in_working_directory {
-                Session::open(
-                    hub,
-                    Request {
-                        agent: Some(&agent),
-                        project: project.as_deref(),
-                        cwd: None,
-                    },
-                )?
-            } else {
-                let project = project.as_deref().unwrap_or(DEFAULT_PROJECT);
-                Session::open_by_id(hub, &agent, project)?
-            };
+        let opening = match is_in_working_directory {
+            true => Opening::Here { agent, project },
+            false => Opening::ById {
+                agent,
+                project: project.unwrap_or_else(|| DEFAULT_PROJECT.to_string()),
+                standing: Standing::Agent,
+            },
+        };
+        in_session(hub, opening, move |session| {
             operation(&LocalDesk::of(session))
         })
         .await
-        .map_err(|error| ErrorData::internal_error(format!("the tool stopped: {error}"), None))
+        .map_err(|Stopped| ErrorData::internal_error("the tool stopped", None))
     }
 }
 

@@ -26,7 +26,7 @@ pub struct ActivityRecord {
 /// What an activity record says was done: an action of the table, or one of the other
 /// things the log records. Spelled in `activity.jsonl` by its name (SPEC section 2), as a
 /// string was before; a name this baton does not know (a newer baton's) is kept as read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LogAction {
     /// An action of the table on an existing task.
     Act(ActionKind),

@@ -148,6 +148,8 @@ impl Events {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::board::record::LogAction;
+    use crate::json_api::ChangeKind;
 
     #[test]
     fn changes_are_read_from_data_lines_and_the_rest_is_skipped() {
@@ -159,7 +161,7 @@ mod tests {
         assert_eq!(first.project.as_deref(), Some("api"));
         assert_eq!(first.id, Some(4));
         let second = events.next(Duration::from_secs(5)).unwrap().unwrap();
-        assert_eq!(second.kind, "resync");
+        assert_eq!(second.kind, ChangeKind::Resync);
         let end = events.next(Duration::from_secs(5)).unwrap_err();
         assert_eq!(end.exit_code(), 6, "{end}");
     }
@@ -182,7 +184,7 @@ mod tests {
         let end = loop {
             match events.next(Duration::from_secs(5)) {
                 Ok(Some(change)) if change == Change::resync() => {}
-                Ok(Some(change)) => assert_eq!(change.kind, "note"),
+                Ok(Some(change)) => assert_eq!(change.kind, ChangeKind::Logged(LogAction::Note)),
                 Ok(None) => panic!("the end of the stream is told"),
                 Err(end) => break end,
             }

@@ -29,6 +29,7 @@ use crate::mail::{Marking, MessageType};
 use crate::mcp::Caller;
 use crate::names::{self, NameKind};
 use crate::project;
+use crate::session::blocking::{Opening, Stopped, in_session};
 use crate::session::{BoardFilter, Session, Standing};
 use crate::tokens::TokenId;
 
@@ -225,13 +226,18 @@ where
     T: Serialize + Send + 'static,
     F: FnOnce(&Session) -> Result<T> + Send + 'static,
 {
-    let hub = state.hub.clone();
-    answer(move || {
-        let Caller(agent, standing) = caller;
-        let session = Session::open_by_id_as(hub, &agent, &project, standing)?;
+    let Caller(agent, standing) = caller;
+    let opening = Opening::ById {
+        agent,
+        project,
+        standing,
+    };
+    let done = in_session(state.hub.clone(), opening, move |session| {
         operation(&session)
     })
     .await
+    .map_err(|Stopped| stopped())?;
+    Ok(axum::Json(done?).into_response())
 }
 
 /// How a request stands ([`Standing`]): an observer when it says it comes from a process
@@ -255,8 +261,13 @@ where
 {
     let done = tokio::task::spawn_blocking(work)
         .await
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))?;
+        .map_err(|_| stopped())?;
     Ok(axum::Json(done?).into_response())
+}
+
+/// The refusal of a request whose work ended without an answer.
+fn stopped() -> ApiError {
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped")
 }
 
 /// The caller's changes wake and notify whom they reach, as the CLI's do; the server says

@@ -43,7 +43,7 @@ const BACKLOG: usize = 512;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// One change, as a stream carries it.
-pub use crate::json_api::Change;
+pub use crate::json_api::{Change, ChangeKind};
 
 /// The changes found on the hub, for every stream to subscribe to, and a count of the
 /// changes of the tokens.
@@ -267,7 +267,6 @@ impl Follower {
     /// streams themselves. Nobody listening is not an error: the next stream starts from
     /// now.
     fn tell(&self, change: store::Change) {
-        let kind = |kind: &str| kind.to_string();
         let told = match change.what {
             What::Tokens => {
                 self.tokens_changed.send_modify(|count| *count += 1);
@@ -276,19 +275,19 @@ impl Follower {
             What::Everything => Change::resync(),
             What::Logged { action, task } => Change {
                 project: change.project,
-                kind: action,
+                kind: ChangeKind::Logged(action),
                 id: task,
             },
             What::Message { seq } => Change {
                 project: change.project,
-                kind: kind("message"),
+                kind: ChangeKind::Message,
                 id: Some(seq),
             },
             // A change the store told without saying which is a change of the board, as
             // far as a stream can say.
             What::Board | What::Project => Change {
                 project: change.project,
-                kind: kind("board"),
+                kind: ChangeKind::Board,
                 id: None,
             },
         };

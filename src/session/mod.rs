@@ -7,6 +7,7 @@
 
 mod after_change;
 mod agents;
+pub mod blocking;
 pub mod copy;
 mod desk;
 mod follow;

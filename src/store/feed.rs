@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::StoreError;
+use crate::board::record::LogAction;
 
 /// Which changes a feed tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +42,10 @@ pub struct Change {
 pub enum What {
     /// One activity record of the project's log: its action (`sent`, `claimed`, `note`, …)
     /// and the task it concerns, if any. A board change is told by its records.
-    Logged { action: String, task: Option<u64> },
+    Logged {
+        action: LogAction,
+        task: Option<u64>,
+    },
     /// A message added to the project's mail, by its seq.
     Message { seq: u64 },
     /// The project's board, written with no activity record of its own (a delivery mark, a

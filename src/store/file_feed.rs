@@ -25,6 +25,7 @@ use super::feed::{Change, ChangeFeed, FeedWaker, What};
 use super::file_events::{DirectoryEvents, FileEvents, FileStamps, FileWatch, Touched};
 use super::paths::Home;
 use super::tail::Tail;
+use crate::board::record::LogAction;
 
 /// The names in a project's directory whose changes the hub's feed reads: the journal's
 /// removal ends a change whose board came before its lines (see `Followed::changes`).
@@ -328,7 +329,7 @@ impl Followed {
 /// The fields of an activity line a change needs.
 #[derive(Deserialize)]
 struct Logged {
-    action: String,
+    action: LogAction,
     #[serde(default)]
     task: Option<u64>,
 }

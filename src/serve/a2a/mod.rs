@@ -53,7 +53,8 @@ use crate::board::transition::{Action, TransitionError};
 use crate::error::{Error, Result};
 use crate::mcp::Caller;
 use crate::project;
-use crate::session::{BoardFilter, Desk, LocalDesk, NewTask, Session, TaskView};
+use crate::session::blocking::{Opening, Stopped, in_session};
+use crate::session::{BoardFilter, Desk, LocalDesk, NewTask, TaskView};
 use crate::text::{self, Face};
 use crate::tokens::TokenId;
 
@@ -408,15 +409,17 @@ impl Call {
         T: Send + 'static,
         F: FnOnce(&dyn Desk) -> Result<T> + Send + 'static,
     {
-        let hub = self.state.hub.clone();
         let Caller(agent, standing) = self.caller.clone();
-        let project = project.to_string();
-        let done = tokio::task::spawn_blocking(move || {
-            let session = Session::open_by_id_as(hub, &agent, &project, standing)?;
+        let opening = Opening::ById {
+            agent,
+            project: project.to_string(),
+            standing,
+        };
+        let done = in_session(self.state.hub.clone(), opening, move |session| {
             work(&LocalDesk::of(session))
         })
         .await
-        .map_err(|_| stopped())?;
+        .map_err(|Stopped| stopped())?;
         done.map_err(|error| refusal(&error, doing))
     }
 

@@ -21,7 +21,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::protocol::{self, RpcError, StreamEvent, Version};
 use super::tasks::{self, Shown};
 use crate::board::task::TaskId;
-use crate::serve::events::Change;
+use crate::serve::events::{Change, ChangeKind};
 use crate::session::TaskView;
 
 /// A comment line this often keeps proxies and clients from closing an idle stream, and
@@ -58,12 +58,12 @@ impl Watch {
             match self.changes.recv().await {
                 Ok(change) => {
                     let is_project = change.project.as_deref() == Some(self.project.as_str());
-                    let concerns = match change.kind.as_str() {
-                        "resync" => true,
+                    let concerns = match change.kind {
+                        ChangeKind::Resync => true,
                         // A message's id is its number in the mail, not a task's.
-                        "message" => false,
-                        "board" => is_project,
-                        _ => is_project && change.id == Some(self.id.0),
+                        ChangeKind::Message => false,
+                        ChangeKind::Board => is_project,
+                        ChangeKind::Logged(_) => is_project && change.id == Some(self.id.0),
                     };
                     if concerns {
                         return true;

@@ -22,6 +22,7 @@ use super::address::Address;
 use super::client;
 use super::pool::describe;
 use super::tls::Rustls;
+use crate::board::record::LogAction;
 use crate::store::StoreError;
 use crate::store::feed::{Change, ChangeFeed, FeedWaker, Scope, What};
 
@@ -86,7 +87,7 @@ impl Notice {
             Scope::Hub => {
                 let what = match self.kind {
                     Kind::Log => What::Logged {
-                        action: self.action.clone().unwrap_or_default(),
+                        action: LogAction::from(self.action.as_deref().unwrap_or_default()),
                         task: self.task,
                     },
                     Kind::Mail => What::Message {

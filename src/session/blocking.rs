@@ -1,0 +1,63 @@
+//! A session opened and worked on a blocking thread, for the faces that answer from async
+//! code (the HTTP API, A2A, MCP): a session reads and locks files or waits on a database,
+//! and that must not stall the protocol's other work (pings, other calls, streams).
+
+use super::{Hub, Request, Session, Standing};
+use crate::error::Result;
+
+/// How a face opens its caller's session.
+pub enum Opening {
+    /// As the CLI does, in the process's working directory: the project it is bound to, or
+    /// the one named (a local MCP server).
+    Here {
+        agent: String,
+        project: Option<String>,
+    },
+    /// In the project named by id, with the standing the request claims: a caller with no
+    /// working directory on the hub (SPEC section 13).
+    ById {
+        agent: String,
+        project: String,
+        standing: Standing,
+    },
+}
+
+/// The work ended without an answer: it panicked, or the runtime is shutting down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
+/// Opens the session `opening` says on a blocking thread and runs `work` in it; the
+/// session's refusal or the work's answer, or [`Stopped`].
+pub async fn in_session<T, F>(
+    hub: Hub,
+    opening: Opening,
+    work: F,
+) -> std::result::Result<Result<T>, Stopped>
+where
+    T: Send + 'static,
+    F: FnOnce(Session) -> Result<T> + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || work(opening.open(hub)?))
+        .await
+        .map_err(|_| Stopped)
+}
+
+impl Opening {
+    fn open(self, hub: Hub) -> Result<Session> {
+        match self {
+            Opening::Here { agent, project } => Session::open(
+                hub,
+                Request {
+                    agent: Some(&agent),
+                    project: project.as_deref(),
+                    cwd: None,
+                },
+            ),
+            Opening::ById {
+                agent,
+                project,
+                standing,
+            } => Session::open_by_id_as(hub, &agent, &project, standing),
+        }
+    }
+}

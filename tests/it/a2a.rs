@@ -430,11 +430,9 @@ fn a_blocking_send_answers_once_the_agent_asks() {
                     .output()
                     .unwrap()
             };
-            let deadline = std::time::Instant::now() + Duration::from_secs(30);
-            while !run(&["claim", "1"]).status.success() {
-                assert!(std::time::Instant::now() < deadline, "the task never came");
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            crate::common::eventually_within(Duration::from_secs(30), "the task came", || {
+                run(&["claim", "1"]).status.success().then_some(())
+            });
             assert!(run(&["ask", "1", "--body", "Which one?"]).status.success());
         })
     };

@@ -14,35 +14,8 @@ use serde_json::Value;
 #[cfg(unix)]
 use crate::common::http::free_address;
 use crate::common::http::{CLOSED, Served, add_token};
-use crate::common::remote::Agent;
+use crate::common::remote::{Agent, Hub, HubHome};
 use crate::common::{TestEnv, eventually, files_only, run, task_in};
-
-/// The hub's machine: a home served on loopback, with a token for `codex`.
-struct Hub {
-    env: TestEnv,
-    served: Served,
-    token: String,
-}
-
-impl Hub {
-    fn start() -> Hub {
-        let env = TestEnv::new();
-        env.run("", &["agent", "add", "codex"]).ok();
-        env.run("", &["agent", "add", "alice"]).ok();
-        let token = add_token(&env, "codex");
-        let served = Served::start(&env, "alice");
-        Hub { env, served, token }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.served.address)
-    }
-
-    /// A machine of its own acting on this hub as `codex`.
-    fn agent(&self) -> Agent {
-        Agent::new(self.url(), self.token.clone())
-    }
-}
 
 #[test]
 fn a_tasks_whole_life_is_split_between_a_local_and_a_remote_agent() {
@@ -950,10 +923,7 @@ fn set_lease_minutes(env: &TestEnv, project: &str, minutes: u64) {
 /// A hub where codex has claimed T-1 50 seconds ago under a one-minute lease: 10 seconds
 /// are left, less than half, so any renewal would move it.
 fn hub_with_a_claim_near_its_end() -> (TestEnv, String, String) {
-    let env = TestEnv::new();
-    env.run("", &["agent", "add", "codex"]).ok();
-    env.run("", &["agent", "add", "alice"]).ok();
-    let token = add_token(&env, "codex");
+    let HubHome { env, token } = HubHome::new();
     env.send("alice", "codex", "Long job", &["--no-wake"]);
     set_lease_minutes(&env, "default", 1);
     env.run_env(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::http::{Served, add_token, open_answered, send};
-use crate::common::{TestEnv, eventually, files_only, task_in};
+use crate::common::{TestEnv, ends_within, eventually, files_only, task_in};
 
 #[test]
 fn only_healthz_and_the_page_are_open_and_every_answer_carries_the_policy() {
@@ -660,16 +660,11 @@ fn listening_beyond_loopback_says_the_traffic_is_plain_http() {
 /// The stream `events` has ended: its connection closed, whatever came before.
 #[track_caller]
 fn ends(events: &std::sync::mpsc::Receiver<Value>, what: &str) {
-    use std::sync::mpsc::RecvTimeoutError;
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match events.recv_timeout(left) {
-            Ok(_) => continue,
-            Err(RecvTimeoutError::Disconnected) => return,
-            Err(RecvTimeoutError::Timeout) => panic!("the event stream of {what} never ended"),
-        }
-    }
+    ends_within(
+        events,
+        Duration::from_secs(30),
+        &format!("the event stream of {what}"),
+    );
 }
 
 #[test]
@@ -874,13 +869,7 @@ fn a_login_survives_a_killed_server_and_ends_at_token_rm() {
         );
     }
     // Its open event stream ends with it.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        match events.recv_timeout(Duration::from_millis(200)) {
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            _ => assert!(Instant::now() < deadline, "the stream outlived its token"),
-        }
-    }
+    ends(&events, "a token that is gone");
 }
 
 #[test]

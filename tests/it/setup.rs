@@ -11,111 +11,12 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::common::machine::Machine;
 use crate::common::{Run, TestEnv, baton_bin, files_only};
 
 const CLIENTS: [&str; 4] = ["claude", "codex", "gemini", "opencode"];
 
-/// A hub plus a user's home with each client's config directory where its variables say.
-pub struct Machine {
-    pub env: TestEnv,
-}
-
 impl Machine {
-    pub fn new() -> Machine {
-        Machine::with_env(TestEnv::new())
-    }
-
-    /// A machine under `parent` rather than in /tmp.
-    pub fn new_in(parent: &Path) -> Machine {
-        Machine::with_env(TestEnv::new_in(parent))
-    }
-
-    fn with_env(env: TestEnv) -> Machine {
-        for dir in ["user", "codex-home", "xdg-config", "bin"] {
-            fs::create_dir_all(env.root.path().join(dir)).unwrap();
-        }
-        if let Some(url) = &env.store_url {
-            // setup gives the clients' baton the store without its password, which the user
-            // keeps in ~/.pgpass: Codex passes its MCP servers no PGPASSWORD.
-            crate::common::write_password_file(&env.root.path().join("user"), url);
-        }
-        Machine { env }
-    }
-
-    pub fn user(&self) -> PathBuf {
-        self.env.root.path().join("user")
-    }
-
-    /// `CODEX_HOME`, deliberately not `~/.codex`.
-    pub fn codex_home(&self) -> PathBuf {
-        self.env.root.path().join("codex-home")
-    }
-
-    /// `XDG_CONFIG_HOME`, deliberately not `~/.config`.
-    pub fn xdg_config(&self) -> PathBuf {
-        self.env.root.path().join("xdg-config")
-    }
-
-    /// The only directory on `PATH`: empty unless a test puts a program there.
-    pub fn bin(&self) -> PathBuf {
-        self.env.root.path().join("bin")
-    }
-
-    /// Sets what a client run on this machine sees: its home, each client's config and data
-    /// directories, `bin` first on `PATH` and the system's after it (the clients are Node
-    /// programs, and need `node`), and no colours.
-    pub fn client_env<'c>(&self, command: &'c mut Command, bin: &Path) -> &'c mut Command {
-        let root = self.env.root.path();
-        let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-        ))
-        .unwrap();
-        command
-            .env("HOME", self.user())
-            .env("CODEX_HOME", self.codex_home())
-            .env("XDG_CONFIG_HOME", self.xdg_config())
-            .env("XDG_DATA_HOME", root.join("xdg-data"))
-            .env("XDG_STATE_HOME", root.join("xdg-state"))
-            .env("XDG_CACHE_HOME", root.join("xdg-cache"))
-            .env("PATH", path)
-            .env("NO_COLOR", "1")
-    }
-
-    pub fn setup(&self, args: &[&str]) -> Run {
-        self.setup_env(args, &[])
-    }
-
-    pub fn setup_env(&self, args: &[&str], extra: &[(&str, &Path)]) -> Run {
-        let mut all = vec!["setup"];
-        all.extend_from_slice(args);
-        self.baton(&all, extra)
-    }
-
-    /// Runs `baton ARGS…` with the machine's home, client variables and `PATH`.
-    pub fn baton(&self, args: &[&str], extra: &[(&str, &Path)]) -> Run {
-        let mut command = self.env.command(&self.env.work());
-        command
-            .env("HOME", self.user())
-            .env("CODEX_HOME", self.codex_home())
-            .env("XDG_CONFIG_HOME", self.xdg_config())
-            .env("PATH", self.bin())
-            .args(args);
-        for (key, value) in extra {
-            command.env(key, value);
-        }
-        let output = command.output().expect("the baton binary runs");
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
-    }
-
-    pub fn write(&self, path: &Path, text: &str) {
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, text).unwrap();
-    }
-
     /// The user's own configs: other servers, other hooks, comments, and each file formatted
     /// its own way.
     pub fn with_user_configs(self) -> Machine {
@@ -153,10 +54,6 @@ impl Machine {
     pub fn json(&self, path: &Path) -> Value {
         let text = fs::read_to_string(path).unwrap();
         jsonc(&text)
-    }
-
-    pub fn agent(&self, name: &str) -> Value {
-        self.env.run("", &["--json", "agent", "show", name]).json()
     }
 }
 
@@ -1647,7 +1544,7 @@ fn yaml_front_matter(path: &Path) -> Option<Value> {
 
 #[test]
 fn gemini_subagents_of_agents_named_like_yaml_values_keep_their_names_as_strings() {
-    use crate::clients::{RemoteRig, TOKEN_ENV};
+    use crate::common::clients::{RemoteRig, TOKEN_ENV};
     let hub = TestEnv::new();
     let names = ["true", "null", "123", "1e3", "no"];
     for name in names {

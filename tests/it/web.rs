@@ -150,6 +150,63 @@ fn logged_in() -> Option<Hub> {
     Some(hub)
 }
 
+/// Waits up to [`PAGE_DEADLINE`] for what the CLI shows of the hub to pass `check`, which
+/// says what it saw when it does not: what a click on the page did reaching the board.
+#[track_caller]
+fn until_hub<T>(what: &str, check: impl FnMut() -> Result<T, String>) -> T {
+    eventually_seeing(PAGE_DEADLINE, what, check)
+}
+
+/// Task `id` once the CLI's board shows it completed: `what` (a click) reached the board.
+#[track_caller]
+fn completed_on_the_board(env: &TestEnv, id: u64, what: &str) -> Value {
+    until_hub(&format!("{what} reaching the board"), || {
+        let board = env.run("human", &["--json", "board", "--all"]).json();
+        let task = task_in(&board, id);
+        if task["status"] == "completed" {
+            Ok(task)
+        } else {
+            Err(task.to_string())
+        }
+    })
+}
+
+/// Waits until the CLI shows task `id` assigned to `agent`: the reassign click arrived.
+#[track_caller]
+fn assigned_on_the_board(env: &TestEnv, id: u64, agent: &str) {
+    until_hub(&format!("T-{id} reassigned to {agent}"), || {
+        let task = env
+            .run("human", &["--json", "show", &id.to_string()])
+            .json();
+        if task["to"] == agent {
+            Ok(())
+        } else {
+            Err(task.to_string())
+        }
+    });
+}
+
+/// The bodies of the messages from human in `agent`'s mail (unread, left so), once there
+/// are any: what the page sent arrived.
+#[track_caller]
+fn from_human(env: &TestEnv, agent: &str) -> Vec<Value> {
+    until_hub(&format!("the message from human in {agent}'s mail"), || {
+        let mail = env.run(agent, &["--json", "messages", "--peek"]).json();
+        let bodies: Vec<Value> = mail["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|message| message["from"] == "human")
+            .map(|message| message["body"].clone())
+            .collect();
+        if bodies.is_empty() {
+            Err(mail.to_string())
+        } else {
+            Ok(bodies)
+        }
+    })
+}
+
 /// Waits until `script` (run in the page) returns something other than null or false, and
 /// returns it; panics with `what` and the page's state when the deadline passes.
 fn wait_for(browser: &Browser, what: &str, script: &str, args: &[Value]) -> Value {
@@ -316,28 +373,17 @@ fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
     );
     browser.click("#approve", deadline);
 
-    let board_deadline = Instant::now() + PAGE_DEADLINE;
-    loop {
-        let board = env.run("human", &["--json", "board", "--all"]).json();
-        let task = task_in(&board, id);
-        if task["status"] == "completed" {
-            break;
-        }
-        assert!(
-            Instant::now() < board_deadline,
-            "the approve click never reached the board: {task}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    completed_on_the_board(&env, id, "the approve click");
     // The line is appended just after the board is renamed into place (its journal makes
     // that crash-safe), so a reader without the lock can see the board a moment before it.
-    let last = loop {
+    let last = until_hub("the approval's line in the log", || {
         let last = env.activity("web").pop().unwrap();
-        if last["action"] != "review" || Instant::now() > board_deadline {
-            break last;
+        if last["action"] != "review" {
+            Ok(last)
+        } else {
+            Err(last.to_string())
         }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    });
     assert_eq!(
         (&last["action"], &last["actor"]),
         (&json!("approve"), &json!("human"))
@@ -526,18 +572,7 @@ fn a_human_sends_reassigns_and_messages_from_the_page() {
     );
     browser.click("#reassign-to option[value=\"claude\"]", deadline);
     browser.click("#reassign", deadline);
-    let reassign_deadline = Instant::now() + PAGE_DEADLINE;
-    while env
-        .run("human", &["--json", "show", &id.to_string()])
-        .json()["to"]
-        != "claude"
-    {
-        assert!(
-            Instant::now() < reassign_deadline,
-            "the reassign click never reached the board"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    assigned_on_the_board(&env, id, "claude");
     wait_for(
         &browser,
         "the panel naming claude",
@@ -550,26 +585,10 @@ fn a_human_sends_reassigns_and_messages_from_the_page() {
     browser.click("#message-to option[value=\"codex\"]", deadline);
     browser.type_into("#message-text", "the benchmarks are in bench/", deadline);
     browser.click("#message-submit", deadline);
-    let message_deadline = Instant::now() + PAGE_DEADLINE;
-    loop {
-        let messages = env.run("codex", &["--json", "messages", "--peek"]).json();
-        let bodies: Vec<_> = messages["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|message| message["from"] == "human")
-            .map(|message| message["body"].clone())
-            .collect();
-        if !bodies.is_empty() {
-            assert_eq!(bodies, [json!("the benchmarks are in bench/")]);
-            break;
-        }
-        assert!(
-            Instant::now() < message_deadline,
-            "the message never arrived: {messages}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    assert_eq!(
+        from_human(&env, "codex"),
+        [json!("the benchmarks are in bench/")]
+    );
     wait_for(
         &browser,
         "the message form closed",
@@ -982,33 +1001,22 @@ fn a_human_assignee_claims_and_finishes_a_task_from_the_page() {
     );
     browser.type_into("#action-text", "Notes checked, two typos fixed", deadline);
     browser.click("#done", deadline);
-    let board_deadline = Instant::now() + PAGE_DEADLINE;
-    loop {
-        let board = env.run("human", &["--json", "board", "--all"]).json();
-        let task = task_in(&board, id);
-        if task["status"] == "completed" {
-            assert_eq!(task["result"], "Notes checked, two typos fixed");
-            break;
-        }
-        assert!(
-            Instant::now() < board_deadline,
-            "the done click never reached the board: {task}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let task = completed_on_the_board(&env, id, "the done click");
+    assert_eq!(task["result"], "Notes checked, two typos fixed");
     // The log's line follows the board's rename by a moment: wait for it.
-    let actions = loop {
+    let actions = until_hub("the done click's line in the log", || {
         let actions: Vec<Value> = env
             .activity("web")
             .iter()
             .filter(|record| record["task"] == id)
             .map(|record| json!([record["actor"], record["action"]]))
             .collect();
-        if actions.len() >= 3 || Instant::now() > board_deadline {
-            break actions;
+        if actions.len() >= 3 {
+            Ok(actions)
+        } else {
+            Err(format!("{actions:?}"))
         }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    });
     assert_eq!(
         actions,
         [
@@ -1177,15 +1185,7 @@ fn only_what_the_viewer_may_do_is_offered_and_the_picker_names_nobody() {
     );
     browser.click("#reassign-to option[value=\"claude\"]", deadline);
     browser.click("#reassign", deadline);
-    let deadline = Instant::now() + PAGE_DEADLINE;
-    while env
-        .run("human", &["--json", "show", &mine.to_string()])
-        .json()["to"]
-        != "claude"
-    {
-        assert!(Instant::now() < deadline, "the reassignment never arrived");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    assigned_on_the_board(&env, mine, "claude");
 }
 
 #[test]
@@ -1344,26 +1344,11 @@ fn a_message_sent_from_the_page_arrives_and_one_from_the_cli_shows() {
     browser.type_into("#message-text", "stand-up in five minutes", deadline);
     browser.click("#message-submit", deadline);
     for agent in ["codex", "claude"] {
-        let arrival_deadline = Instant::now() + PAGE_DEADLINE;
-        loop {
-            let mail = env.run(agent, &["--json", "messages", "--peek"]).json();
-            let bodies: Vec<&Value> = mail["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|message| message["from"] == "human")
-                .map(|message| &message["body"])
-                .collect();
-            if !bodies.is_empty() {
-                assert_eq!(bodies, [&json!("stand-up in five minutes")], "{agent}");
-                break;
-            }
-            assert!(
-                Instant::now() < arrival_deadline,
-                "{agent} got nothing: {mail}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        assert_eq!(
+            from_human(&env, agent),
+            [json!("stand-up in five minutes")],
+            "{agent}"
+        );
     }
     // The page lists what it sent.
     wait_for(
@@ -1400,20 +1385,16 @@ fn a_message_sent_from_the_page_arrives_and_one_from_the_cli_shows() {
     assert_eq!(chosen, "codex");
     browser.type_into("#message-text", "thanks", deadline);
     browser.click("#message-submit", deadline);
-    let reply_deadline = Instant::now() + PAGE_DEADLINE;
-    loop {
+    until_hub("the reply in codex's mail", || {
         let mail = env.run("codex", &["--json", "messages", "--peek"]).json();
-        if mail["messages"]
+        mail["messages"]
             .as_array()
             .unwrap()
             .iter()
             .any(|message| message["body"] == "thanks" && message["to"] == "codex")
-        {
-            break;
-        }
-        assert!(Instant::now() < reply_deadline, "no reply: {mail}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+            .then_some(())
+            .ok_or_else(|| mail.to_string())
+    });
 
     // Marked read from the page, as `baton messages` marks them.
     browser.click("#messages-mark-read", deadline);

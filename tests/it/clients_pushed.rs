@@ -443,6 +443,7 @@ fn codex_in_a_live_session_acts_on_a_pushed_hand_over_and_a_gone_session_falls_b
     rig.wait_until("the hand-over's delivery woken", || {
         rig.task(second)["delivery"]["state"] == "woken"
     });
+    // The window in which a push would reach the model: it is the test.
     thread::sleep(QUIET);
     assert!(
         rig.requests_with(before, "Check the time zones").is_empty(),
@@ -460,6 +461,7 @@ fn a_codex_session_without_the_daemon_takes_no_push_and_the_hand_over_stays_queu
     rig.start_session(&["--no-daemon"]);
     rig.skip_hook_review();
     let before = rig.wired.server.requests().len();
+    // The window in which a live session would be announced: it is the test.
     thread::sleep(QUIET);
     assert!(
         !rig.is_live(),
@@ -471,6 +473,7 @@ fn a_codex_session_without_the_daemon_takes_no_push_and_the_hand_over_stays_queu
         sent.stdout.contains("no wake command and no live session"),
         "the sender is told it waits: {sent:?}"
     );
+    // The window in which the hand-over would be pushed: it is the test.
     thread::sleep(QUIET);
     let task = rig.task(id);
     assert_eq!(task["delivery"]["state"], "queued", "{task:#}");

@@ -717,6 +717,7 @@ fn an_mcp_session_ends_with_its_token() {
         let stream = in_session(&address, "GET", &token, &id, "");
         let _ = ended.send(stream.status);
     });
+    // The window in which a stream that does not stay open would end: it is the test.
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(stream_ended.try_recv().is_err(), "the stream stays open");
     env.run("", &["token", "rm", "dev"]).ok();

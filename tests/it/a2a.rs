@@ -311,9 +311,7 @@ fn json_rpc_refusals_are_json_rpc_errors_in_batons_words() {
     assert_eq!(sent["result"]["task"]["metadata"]["baton"]["to"], "dev");
 
     // With two projects, a caller says which.
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("lead", "api", &api);
+    env.project_beside("lead", "api");
     let error = refused(&rpc(
         &served,
         dev,

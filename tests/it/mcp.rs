@@ -521,9 +521,7 @@ async fn the_other_transitions_work_and_refusals_are_tool_results() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_bound_project_refuses_servers_outside_its_workspace() {
     let env = TestEnv::new();
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("claude", "api", &api);
+    let api = env.project_beside("claude", "api");
     env.register(&["codex"]);
 
     // Inside the workspace the project follows the working directory.
@@ -1079,9 +1077,7 @@ fn the_python_sdk_drives_the_same_scenario() {
         return;
     };
     let env = TestEnv::new();
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("claude", "api", &api);
+    let api = env.project_beside("claude", "api");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/scenario.py");
     let output = Command::new(&python)
         .arg(&script)

@@ -540,9 +540,7 @@ async fn over_http_a_project_is_named_by_id_wherever_the_server_runs() {
     env.register(&["dev", "lead"]);
     // The server runs in `env.work()`, which is project `here`'s workspace.
     env.init_project("lead", "here", &env.work());
-    let away = env.root.path().join("away");
-    std::fs::create_dir_all(&away).unwrap();
-    env.init_project("lead", "away", &away);
+    env.project_beside("lead", "away");
     let dev_token = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     for era in [

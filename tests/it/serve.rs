@@ -433,9 +433,7 @@ fn every_change_reaches_a_stream(vars: &[(&str, &str)]) {
     );
     let extra = events.recv_timeout(Duration::from_millis(500));
     assert!(extra.is_err(), "one event per change, and then {extra:?}");
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("alice", "api", &api);
+    let api = env.project_beside("alice", "api");
     env.run_in(
         &api,
         "alice",
@@ -510,9 +508,7 @@ fn a_corrupt_board_is_named_and_the_other_projects_keep_working() {
     }
     let env = TestEnv::new();
     env.register(&["alice", "dev"]);
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("alice", "api", &api);
+    let api = env.project_beside("alice", "api");
     env.run_in(&api, "alice", &["send", "--to", "dev", "--subject", "s"])
         .ok();
     env.send("alice", "dev", "fine", &[]);
@@ -788,9 +784,7 @@ fn the_page_opens_on_the_project_serve_runs_in_and_logs_out_its_login_alone() {
     let env = TestEnv::new();
     let work = env.work();
     env.init_project("alice", "api", &work);
-    let other = env.root.path().join("aaa");
-    std::fs::create_dir_all(&other).unwrap();
-    env.init_project("alice", "aaa", &other);
+    env.project_beside("alice", "aaa");
     // `Served` runs the server in the work directory, which belongs to `api`.
     let served = Served::start(&env, "alice");
     assert_eq!(

@@ -332,6 +332,15 @@ impl TestEnv {
         self.init_project_with(agent, name, workspace, &[]);
     }
 
+    /// A project `name` bound to a directory of that name beside the workspace, which it
+    /// makes, as `agent` (may be ""): the directory.
+    pub fn project_beside(&self, agent: &str, name: &str) -> PathBuf {
+        let workspace = self.root.path().join(name);
+        std::fs::create_dir_all(&workspace).unwrap();
+        self.init_project(agent, name, &workspace);
+        workspace
+    }
+
     /// [`TestEnv::init_project`] with more of `project init`'s options (`--human NAME`).
     pub fn init_project_with(&self, agent: &str, name: &str, workspace: &Path, extra: &[&str]) {
         let workspace = workspace.to_str().expect("a UTF-8 test path");

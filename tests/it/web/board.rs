@@ -304,9 +304,7 @@ fn a_corrupt_project_shows_its_error_and_the_page_keeps_working() {
     else {
         return;
     };
-    let side = env.root.path().join("side");
-    std::fs::create_dir_all(&side).unwrap();
-    env.init_project("human", "side", &side);
+    let side = env.project_beside("human", "side");
     env.run_in(
         &side,
         "human",

@@ -198,9 +198,7 @@ fn an_alert_link_opens_its_task_in_a_new_tab_logged_in_or_once_logged_in() {
         return;
     };
     env.register(&["human"]);
-    let side = env.root.path().join("side");
-    std::fs::create_dir_all(&side).unwrap();
-    env.init_project("human", "side", &side);
+    let side = env.project_beside("human", "side");
     let side_task = {
         let run = env.run_in(
             &side,
@@ -299,9 +297,7 @@ fn the_page_opens_on_the_project_of_the_directory_serve_runs_in() {
         return;
     };
     // A project that sorts before `web`, and the page would open on the first one.
-    let other = env.root.path().join("aaa");
-    std::fs::create_dir_all(&other).unwrap();
-    env.init_project("human", "aaa", &other);
+    env.project_beside("human", "aaa");
     env.register(&["human"]);
     let id = env.send("codex", "human", "In web", &[]);
     browser.goto(&server.url);

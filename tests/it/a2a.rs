@@ -311,9 +311,7 @@ fn json_rpc_refusals_are_json_rpc_errors_in_batons_words() {
     assert_eq!(sent["result"]["task"]["metadata"]["baton"]["to"], "dev");
 
     // With two projects, a caller says which.
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("lead", "api", &api);
+    env.project_beside("lead", "api");
     let error = refused(&rpc(
         &served,
         dev,
@@ -430,11 +428,9 @@ fn a_blocking_send_answers_once_the_agent_asks() {
                     .output()
                     .unwrap()
             };
-            let deadline = std::time::Instant::now() + Duration::from_secs(30);
-            while !run(&["claim", "1"]).status.success() {
-                assert!(std::time::Instant::now() < deadline, "the task never came");
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            crate::common::eventually_within(Duration::from_secs(30), "the task came", || {
+                run(&["claim", "1"]).status.success().then_some(())
+            });
             assert!(run(&["ask", "1", "--body", "Which one?"]).status.success());
         })
     };

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CustomNotification, Implementation, ProtocolVersion,
@@ -20,7 +20,7 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::Value;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, eventually_async, eventually_within, exit_within};
 
 /// How long a push that must come may take: only a guard against hanging the test (the
 /// follower looks at the board's files every 150 ms).
@@ -155,28 +155,21 @@ fn live_sessions(env: &TestEnv, agent: &str) -> Vec<String> {
 
 /// Waits (bounded) until `agent`'s live sessions number `count`.
 async fn wait_for_live_sessions(env: &TestEnv, agent: &str, count: usize) -> Vec<String> {
-    let deadline = Instant::now() + PUSH_WITHIN;
-    loop {
-        let live = live_sessions(env, agent);
-        if live.len() == count {
-            return live;
-        }
-        assert!(Instant::now() < deadline, "live sessions: {live:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_async(
+        PUSH_WITHIN,
+        &format!("{count} live sessions of {agent}"),
+        || Some(live_sessions(env, agent)).filter(|live| live.len() == count),
+    )
+    .await
 }
 
 /// Waits (bounded) until task `id`'s delivery is recorded as seen.
 async fn wait_for_seen(env: &TestEnv, id: &str) {
-    let deadline = Instant::now() + PUSH_WITHIN;
-    loop {
+    eventually_async(PUSH_WITHIN, &format!("T-{id}'s delivery seen"), || {
         let shown = env.run("lead", &["--json", "show", id]).json();
-        if shown["delivery"]["state"] == "seen" {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{shown}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        (shown["delivery"]["state"] == "seen").then_some(())
+    })
+    .await
 }
 
 fn subjects(pushes: &[Push]) -> Vec<(&str, &str)> {
@@ -394,24 +387,17 @@ fn the_server_ends_on_stdin_eof_while_it_follows_the_board() {
         serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
     )
     .unwrap();
-    let deadline = Instant::now() + PUSH_WITHIN;
-    while live_sessions(&env, "claude").is_empty() {
-        assert!(Instant::now() < deadline, "the session is never announced");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually_within(PUSH_WITHIN, "the session announced", || {
+        (!live_sessions(&env, "claude").is_empty()).then_some(())
+    });
 
     drop(stdin);
-    let deadline = Instant::now() + PUSH_WITHIN;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("the server's status") {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("the server did not end on stdin EOF");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = exit_within(
+        &mut child,
+        PUSH_WITHIN,
+        "the server, its stdin closed",
+        String::new,
+    );
     assert_eq!(status.code(), Some(0));
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();

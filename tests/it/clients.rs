@@ -16,45 +16,19 @@
 //! all, lets them skip, loudly.
 
 use std::fs::{self, File};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::clients_woken::{ModelServer, configure_codex};
+use crate::common::clients::{ModelServer, RemoteRig, TOKEN_ENV, clients_bin, configure_codex};
 use crate::common::http::{Served, add_token};
-use crate::common::{Run, TestEnv, baton_bin, files_only};
-use crate::setup::Machine;
+use crate::common::machine::Machine;
+use crate::common::{Run, baton_bin, exit_within, files_only};
 
 /// Longest a client's check may take before the test gives up on it.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(180);
-
-/// The directory of the clients' programs; `None` (after saying why) when the test is not
-/// to run.
-pub fn clients_bin() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("BATON_TEST_CLIENTS").filter(|dir| !dir.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(reason) = std::env::var_os("BATON_TEST_CLIENTS_SKIPPED") {
-        eprintln!(
-            "SKIPPED: the agent clients' checks of baton setup: npm cannot reach its registry \
-             ({})",
-            reason.to_string_lossy()
-        );
-        return None;
-    }
-    // CI must run them: a CI run that forgot the install step fails here, loudly.
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI is set but BATON_TEST_CLIENTS is not: .ci/run must run tests/clients/install.sh"
-    );
-    eprintln!(
-        "NOT RUN: the agent clients' checks of baton setup need BATON_TEST_CLIENTS=<dir of \
-         claude, codex, gemini, opencode>, as `bash tests/clients/install.sh` prints"
-    );
-    None
-}
 
 /// Runs a client program in the machine's throwaway home, with a deadline.
 fn client(
@@ -90,23 +64,18 @@ fn client(
         command.env(key, value);
     }
     let mut child = command.spawn().expect("the client starts");
-    let deadline = Instant::now() + CLIENT_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "`{program} {}` took longer than {CLIENT_TIMEOUT:?}; it printed:\n{}\n{}",
-                args.join(" "),
+    let status = exit_within(
+        &mut child,
+        CLIENT_TIMEOUT,
+        &format!("{program} {}", args.join(" ")),
+        || {
+            format!(
+                "it printed:\n{}\n{}",
                 fs::read_to_string(&out_path).unwrap_or_default(),
                 fs::read_to_string(&err_path).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+            )
+        },
+    );
     Run {
         code: status.code().unwrap_or(-1),
         stdout: fs::read_to_string(&out_path).unwrap_or_default(),
@@ -338,105 +307,6 @@ fn claude_and_gemini_connect_to_baton_serve_over_http_with_a_token() {
         "httpUrl": url, "headers": {"Authorization": format!("Bearer {token}")}, "trust": true}}});
     fs::write(&settings, entry.to_string()).unwrap();
     gemini_lists_baton_as_connected(&bin, &machine, &[]);
-}
-
-/// The variable the remote setups name for the hub's token.
-pub const TOKEN_ENV: &str = "HUB_TOKEN";
-
-/// A client on one machine wired by `baton setup --url URL --token-env HUB_TOKEN` to a hub
-/// on another: a real `baton serve --listen 127.0.0.1:0` serving a home of its own, where
-/// the client's agent is registered and has a token made by `baton token add`.
-pub struct RemoteRig {
-    /// The agent's machine: its own home, user home and workspace.
-    pub machine: Machine,
-    pub served: Served,
-    /// The hub's machine.
-    // Read by `clients_remote.rs`, which is Unix-only.
-    #[cfg_attr(not(unix), allow(dead_code))]
-    pub hub: TestEnv,
-    pub token: String,
-    /// What the remote setup printed.
-    #[cfg_attr(not(unix), allow(dead_code))]
-    pub setup: Run,
-}
-
-impl RemoteRig {
-    /// `client` wired to a hub of its own by the remote setup, run with the token in
-    /// `HUB_TOKEN`; `before` writes the user's own settings first.
-    fn new(client: &str, before: impl FnOnce(&Machine)) -> RemoteRig {
-        let machine = Machine::new().with_user_configs();
-        before(&machine);
-        RemoteRig::wire(machine, TestEnv::new(), client, "alice")
-    }
-
-    /// `client` on `machine` wired to `hub`, which `human` serves.
-    pub fn wire(machine: Machine, hub: TestEnv, client: &str, human: &str) -> RemoteRig {
-        // As the README's hub does it: `baton agent add NAME && baton token add NAME`.
-        hub.run("", &["agent", "add", client]).ok();
-        let token = add_token(&hub, client);
-        let served = Served::start(&hub, human);
-        let url = format!("http://{}/", served.address);
-        let setup = machine.setup_env(
-            &["--client", client, "--url", &url, "--token-env", TOKEN_ENV],
-            &[(TOKEN_ENV, Path::new(&token))],
-        );
-        setup.ok();
-        let rig = RemoteRig {
-            machine,
-            served,
-            hub,
-            token,
-            setup,
-        };
-        rig.assert_token_in_no_file();
-        rig
-    }
-
-    /// The hub's address, as `BATON_URL` holds it.
-    #[cfg_attr(not(unix), allow(dead_code))]
-    pub fn url(&self) -> String {
-        format!("http://{}", self.served.address)
-    }
-
-    /// The variable set as the client would have it.
-    fn with_token(&self) -> [(&str, &str); 1] {
-        [(TOKEN_ENV, self.token.as_str())]
-    }
-
-    /// No file of the agent's machine holds the token: not the clients' settings (nor after
-    /// a client rewrote its own), nor anything a client or baton wrote there since (its
-    /// home, logs, transcripts, caches, the workspace).
-    #[track_caller]
-    pub fn assert_token_in_no_file(&self) {
-        let mut files = Vec::new();
-        regular_files(self.machine.env.root.path(), &mut files);
-        for path in files {
-            let bytes = fs::read(&path).unwrap_or_default();
-            assert!(
-                !String::from_utf8_lossy(&bytes).contains(&self.token),
-                "{} holds the token",
-                path.display()
-            );
-        }
-    }
-}
-
-/// Every regular file under `dir`, however deep (a symbolic link is not followed: what it
-/// points to is not the machine's own).
-fn regular_files(dir: &Path, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            regular_files(&entry.path(), files);
-        } else if kind.is_file() {
-            files.push(entry.path());
-        }
-    }
 }
 
 #[test]

@@ -19,14 +19,16 @@
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::clients::{RemoteRig, TOKEN_ENV, clients_bin};
-use crate::clients_woken::{ANSWER, Dialect, ModelServer, PROJECT, QUESTION, RESULT};
-use crate::common::{Run, TestEnv, finish_within};
-use crate::setup::Machine;
+use crate::common::clients::{
+    ANSWER, Dialect, ModelServer, PROJECT, QUESTION, RESULT, RemoteRig, TOKEN_ENV, clients_bin,
+    hub_with_project,
+};
+use crate::common::machine::Machine;
+use crate::common::{Run, TestEnv, eventually_or, eventually_seeing, finish_within};
 
 /// What the worker's strengths say: text of another agent, written to try every way out of
 /// a YAML string and the front matter.
@@ -83,27 +85,30 @@ fn gemini_said(machine: &Machine) -> String {
 
 /// The worker's inbox on the hub, once it holds a task; fails after [`STEP_LIMIT`].
 fn until_the_worker_has_a_task(hub: &TestEnv, gemini: &mut Child, machine: &Machine) -> Value {
-    let deadline = Instant::now() + STEP_LIMIT;
-    loop {
-        let inbox = hub.run("worker", &["--json", "inbox"]).json();
-        if let Some(task) = inbox["tasks"].as_array().and_then(|tasks| tasks.first()) {
-            return task.clone();
-        }
-        let ended = gemini.try_wait().unwrap();
-        if ended.is_some() || Instant::now() > deadline {
-            let _ = gemini.kill();
-            let _ = gemini.wait();
-            panic!(
-                "no task reached the worker (gemini {}):\n{}",
-                match ended {
-                    Some(status) => format!("ended: {status}"),
-                    None => "still running".to_string(),
-                },
-                gemini_said(machine)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let gemini = std::cell::RefCell::new(gemini);
+    let found = eventually_or(
+        STEP_LIMIT,
+        "a task reaching the worker (gemini still running)",
+        || {
+            let inbox = hub.run("worker", &["--json", "inbox"]).json();
+            if let Some(task) = inbox["tasks"].as_array().and_then(|tasks| tasks.first()) {
+                return Some(Ok(task.clone()));
+            }
+            // Once gemini has ended, no task is coming: fail at once.
+            gemini.borrow_mut().try_wait().unwrap().map(Err)
+        },
+        || {
+            let _ = gemini.borrow_mut().kill();
+            let _ = gemini.borrow_mut().wait();
+            gemini_said(machine)
+        },
+    );
+    found.unwrap_or_else(|status| {
+        panic!(
+            "no task reached the worker (gemini ended: {status}):\n{}",
+            gemini_said(machine)
+        )
+    })
 }
 
 #[test]
@@ -124,21 +129,7 @@ fn gemini_cli_delegates_to_a_baton_agent_over_a2a_and_gets_its_result() {
             ANSWER,
         ],
     );
-    let hub = TestEnv::new();
-    hub.run(
-        "lead",
-        &[
-            "project",
-            "init",
-            "--name",
-            PROJECT,
-            "--workspace",
-            hub.work().to_str().unwrap(),
-            "--human",
-            "lead",
-        ],
-    )
-    .ok();
+    let hub = hub_with_project();
     hub.run(
         "",
         &["agent", "add", "worker", "--strengths", HOSTILE_STRENGTHS],
@@ -265,20 +256,23 @@ fn gemini_cli_delegates_to_a_baton_agent_over_a2a_and_gets_its_result() {
     rig.hub
         .run("worker", &["ask", &id, "--body", QUESTION])
         .ok();
-    let deadline = Instant::now() + STEP_LIMIT;
-    let answered = loop {
+    let answered = eventually_seeing(STEP_LIMIT, "the question answered", || {
         let shown = rig.hub.run("worker", &["--json", "show", &id]).json();
         if shown["status"] != "input_required" {
-            break shown;
+            return Ok(shown);
         }
-        assert!(
-            Instant::now() < deadline && gemini.try_wait().unwrap().is_none(),
-            "the question was not answered: {shown:#}\n{}\nmodel answers:\n{}",
+        let said = format!(
+            "{shown:#}\n{}\nmodel answers:\n{}",
             gemini_said(&rig.machine),
             server.answers(from)
         );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+        // Once gemini has ended, no answer is coming: fail at once.
+        assert!(
+            gemini.try_wait().unwrap().is_none(),
+            "the question was not answered: {said}"
+        );
+        Err(said)
+    });
     assert!(
         answered["thread"].to_string().contains(ANSWER),
         "{answered:#}"

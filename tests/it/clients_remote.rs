@@ -21,12 +21,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use crate::clients::{RemoteRig, TOKEN_ENV, clients_bin};
-use crate::clients_woken::{Dialect, ModelServer, PROJECT, WAKE_TIMEOUT, Woken, prove_rounds};
+use crate::clients_woken::{WAKE_TIMEOUT, Woken, prove_rounds};
+use crate::common::clients::{
+    Dialect, ModelServer, PROJECT, RemoteRig, TOKEN_ENV, clients_bin, hub_with_project,
+};
+use crate::common::machine::Machine;
 use crate::common::{
     HeldLock, Run, TestEnv, baton_bin, eventually_or, files_only, line_with, stderr_lines,
 };
-use crate::setup::Machine;
 
 /// What the remote setup prints as the next step, before the line to run.
 const NEXT_STEP: &str = "next, to wake the agent when work arrives: ";
@@ -59,21 +61,7 @@ impl Elsewhere {
         let model_dir = tempfile::tempdir().unwrap();
         let server = ModelServer::start(model_dir.path(), &[]);
 
-        let hub = TestEnv::new();
-        hub.run(
-            "lead",
-            &[
-                "project",
-                "init",
-                "--name",
-                PROJECT,
-                "--workspace",
-                hub.work().to_str().unwrap(),
-                "--human",
-                "lead",
-            ],
-        )
-        .ok();
+        let hub = hub_with_project();
         let machine = Machine::new();
         (dialect.configure)(&machine, &server);
         let rig = RemoteRig::wire(machine, hub, dialect.client, "lead");

@@ -20,227 +20,20 @@
 //! Like `clients.rs`, they need `BATON_TEST_CLIENTS` (see there), and python3.
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::clients::clients_bin;
-use crate::common::{Run, TestEnv, baton_bin, run};
-use crate::setup::Machine;
+use crate::common::clients::{
+    ANSWER, Dialect, ModelServer, PROJECT, QUESTION, RESULT, WiredClient, clients_bin,
+};
+use crate::common::machine::Machine;
+use crate::common::{Run, TestEnv, baton_bin, eventually_or};
 
 /// Longest one wake (every run of its supervisor) may take before the test gives up on it.
 pub const WAKE_TIMEOUT: Duration = Duration::from_secs(240);
-
-pub const RESULT: &str = "Refused invalid dates in the parser";
-pub const QUESTION: &str = "Should 2026-02-30 be refused or clamped to the month end?";
-pub const ANSWER: &str = "Refuse it";
-pub const PROJECT: &str = "app";
-
-/// The scripted model, running until the test ends.
-pub struct ModelServer {
-    child: Child,
-    /// Held so that the server sees its stdin close when the test ends, however it ends.
-    _stdin: ChildStdin,
-    port: u16,
-    log: PathBuf,
-}
-
-impl ModelServer {
-    pub fn start(dir: &Path, extra: &[&str]) -> ModelServer {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/model_server.py");
-        let log = dir.join("model-requests.jsonl");
-        let mut child = Command::new("python3")
-            .arg(&script)
-            .arg("--log")
-            .arg(&log)
-            .args(["--result", RESULT, "--question", QUESTION])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs the scripted model server");
-        let stdin = child.stdin.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("PORT ")
-            .and_then(|port| port.parse().ok())
-            .unwrap_or_else(|| panic!("the model server did not say its port: {line:?}"));
-        ModelServer {
-            child,
-            _stdin: stdin,
-            port,
-            log,
-        }
-    }
-
-    pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// Every request the clients sent, in order.
-    pub fn requests(&self) -> Vec<Value> {
-        fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|line| serde_json::from_str(line).expect("a request record parses"))
-            .collect()
-    }
-
-    /// The model's answers from request `from` on, one line each, for failure messages.
-    pub fn answers(&self, from: usize) -> String {
-        self.requests()
-            .iter()
-            .skip(from)
-            .map(|request| {
-                format!(
-                    "{} {} -> {}",
-                    request["n"], request["path"], request["answer"]
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
-    /// The tool calls the model made from request `from` on: (tool name, arguments).
-    pub fn calls(&self, from: usize) -> Vec<(String, Value)> {
-        self.requests()
-            .iter()
-            .skip(from)
-            .filter(|request| request["answer"][0] == "call")
-            .map(|request| {
-                (
-                    request["answer"][1].as_str().unwrap().to_string(),
-                    request["answer"][2].clone(),
-                )
-            })
-            .collect()
-    }
-
-    /// The text of every request from `from` on, as the client sent it.
-    pub fn sent_text(&self, from: usize) -> String {
-        self.requests()
-            .iter()
-            .skip(from)
-            .map(|request| request["body"].to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
-impl Drop for ModelServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// What differs between the clients.
-pub struct Dialect {
-    pub client: &'static str,
-    /// How the client spells baton's `claim` tool in the model's tool calls.
-    pub claim_tool: &'static str,
-    /// The client shows the model baton's inbox from its hooks (setup's hooks run).
-    pub has_hook_context: bool,
-    /// The client has a stop hook that setup wires and that runs without the user's say.
-    pub has_stop_hook: bool,
-    /// Variables that point the client at the model server.
-    pub env: fn(&ModelServer) -> Vec<(String, String)>,
-    /// Writes the client's model settings into the user's config, before setup runs.
-    pub configure: fn(&Machine, &ModelServer),
-}
-
-impl Dialect {
-    pub fn claude() -> Dialect {
-        Dialect {
-            client: "claude",
-            claim_tool: "mcp__baton__claim",
-            has_hook_context: true,
-            has_stop_hook: true,
-            env: |server| {
-                env_pairs(&[
-                    ("ANTHROPIC_BASE_URL", server.url()),
-                    ("ANTHROPIC_API_KEY", "scripted".into()),
-                ])
-            },
-            configure: |_, _| {},
-        }
-    }
-
-    pub fn codex(claim_tool: &'static str) -> Dialect {
-        Dialect {
-            client: "codex",
-            claim_tool,
-            // Codex skips hooks the user has not trusted in its /hooks screen, and setup
-            // does not trust them for the user: the model looks at the inbox itself.
-            has_hook_context: false,
-            has_stop_hook: false,
-            env: |_| env_pairs(&[("SCRIPTED_API_KEY", "scripted".into())]),
-            configure: configure_codex,
-        }
-    }
-
-    pub fn gemini() -> Dialect {
-        Dialect {
-            client: "gemini",
-            claim_tool: "mcp_baton_claim",
-            has_hook_context: true,
-            has_stop_hook: true,
-            env: |server| {
-                env_pairs(&[
-                    ("GOOGLE_GEMINI_BASE_URL", server.url()),
-                    ("GEMINI_API_KEY", "scripted".into()),
-                ])
-            },
-            // An API key as the way in, and a fixed model, so that no model router asks
-            // first.
-            configure: |machine, _| {
-                machine.write(
-                    &machine.user().join(".gemini/settings.json"),
-                    r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
- "model": {"name": "gemini-2.5-pro"}}
-"#,
-                );
-            },
-        }
-    }
-
-    pub fn opencode() -> Dialect {
-        Dialect {
-            client: "opencode",
-            claim_tool: "baton_claim",
-            // Its hooks are baton's plugin, which setup installs: the inbox joins the system
-            // prompt before each model call, so the model acts without looking. `opencode
-            // run` ends its process when the session goes idle, before the plugin's
-            // re-prompt can start a turn (seen with 1.18.33): the idle prompt serves
-            // interactive sessions, and a headless run relies on the next run instead.
-            has_hook_context: true,
-            has_stop_hook: false,
-            env: |_| Vec::new(),
-            configure: |machine, server| {
-                machine.write(
-                    &machine.xdg_config().join("opencode/opencode.json"),
-                    &json!({
-                        "model": "scripted/scripted-model",
-                        "provider": {"scripted": {
-                            "npm": "@ai-sdk/openai-compatible",
-                            "options": {"baseURL": format!("{}/v1", server.url()), "apiKey": "scripted"},
-                            "models": {"scripted-model": {}}
-                        }}
-                    })
-                    .to_string(),
-                );
-            },
-        }
-    }
-}
 
 /// A real client wired to a hub and woken by baton, as the rounds of a proof see it: on
 /// the hub's own machine, woken by the wake command setup registered ([`Rig`]), or on
@@ -340,9 +133,7 @@ pub trait Woken {
 
 /// One client wired by setup in a throwaway home, and its scripted model.
 struct Rig {
-    machine: Machine,
-    server: ModelServer,
-    bin: PathBuf,
+    wired: WiredClient,
     dialect: Dialect,
     /// Supervisors of the agent that have ended so far.
     ended: usize,
@@ -353,52 +144,32 @@ impl Rig {
         // Away from /tmp, which Codex's sandbox lets every shell command write: the hub must
         // be as out of reach as `~/.local/share/baton` is, for the test to see the sandbox.
         let machine = Machine::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
-        let server = ModelServer::start(machine.env.root.path(), server_args);
-        (dialect.configure)(&machine, &server);
-
-        machine.setup(&["--client", dialect.client]).ok();
-        let rig = Rig {
-            machine,
-            server,
-            bin,
+        Rig {
+            wired: WiredClient::new(machine, bin, &dialect, server_args),
             dialect,
             ended: 0,
-        };
-        let workspace = rig.machine.env.work();
-        rig.lead(&[
-            "project",
-            "init",
-            "--name",
-            PROJECT,
-            "--workspace",
-            workspace.to_str().unwrap(),
-        ])
-        .ok();
-        rig
+        }
     }
 
     /// Waits until one more supervisor of the agent has ended; on the deadline, kills what
     /// runs and fails with everything there is to see.
     fn until_supervisor_ends(&mut self) {
         let ends = format!("baton wake: supervisor of {} ends", self.agent());
-        let deadline = Instant::now() + WAKE_TIMEOUT;
-        loop {
-            let log = self.wake_log();
-            if log.matches(&ends).count() > self.ended {
-                self.ended += 1;
-                return;
-            }
-            if Instant::now() > deadline {
+        let ended = self.ended;
+        eventually_or(
+            WAKE_TIMEOUT,
+            &format!("the end of the wake of {}", self.agent()),
+            || (self.wake_log().matches(&ends).count() > ended).then_some(()),
+            || {
+                let log = self.wake_log();
                 self.kill_supervisors(&log);
-                panic!(
-                    "the wake of {} did not end within {WAKE_TIMEOUT:?}\nwake log:\n{log}\n\
-                     model requests:\n{}",
-                    self.agent(),
-                    self.server.answers(0)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+                format!(
+                    "wake log:\n{log}\nmodel requests:\n{}",
+                    self.wired.server.answers(0)
+                )
+            },
+        );
+        self.ended += 1;
     }
 
     /// Kills every supervisor the log names, with the client it runs (its session).
@@ -423,27 +194,19 @@ impl Woken for Rig {
     }
 
     fn server(&self) -> &ModelServer {
-        &self.server
+        &self.wired.server
     }
 
     fn hub(&self) -> &TestEnv {
-        &self.machine.env
+        &self.wired.machine.env
     }
 
     /// In the workspace, with everything a wake run needs: the clients on `PATH` and the
     /// variables that point them at the model server. The supervisor it starts inherits
     /// them.
     fn lead(&self, args: &[&str]) -> Run {
-        let machine = &self.machine;
-        let mut command = machine.env.command(&machine.env.work());
-        machine
-            .client_env(&mut command, &self.bin)
-            .args(["--as", "lead"])
-            .args(args);
-        for (key, value) in (self.dialect.env)(&self.server) {
-            command.env(key, value);
-        }
-        run(&mut command)
+        self.wired
+            .lead(args, &(self.dialect.env)(&self.wired.server))
     }
 
     fn woke(&mut self, run: &Run) {
@@ -475,7 +238,8 @@ impl Woken for Rig {
 
     fn wake_log(&self) -> String {
         fs::read_to_string(
-            self.machine
+            self.wired
+                .machine
                 .env
                 .home()
                 .join(format!("wake/{}.log", self.agent())),
@@ -491,7 +255,7 @@ fn prove(dialect: Dialect, server_args: &[&str]) {
     };
     let mut rig = Rig::new(bin, dialect, server_args);
     // The wake command is setup's, word for word, and it is what the supervisor ran.
-    let wake = rig.machine.agent(rig.agent())["wake"].clone();
+    let wake = rig.wired.machine.agent(rig.agent())["wake"].clone();
     let wake_words: Vec<String> = wake
         .as_array()
         .unwrap_or_else(|| panic!("setup registered no wake command: {wake}"))
@@ -625,34 +389,9 @@ pub fn prove_rounds(rig: &mut impl Woken, wake_words: &[String]) {
     }
 }
 
-fn env_pairs(pairs: &[(&str, String)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(key, value)| (key.to_string(), value.clone()))
-        .collect()
-}
-
 #[test]
 fn claude_code_woken_by_baton_takes_and_finishes_its_tasks() {
     prove(Dialect::claude(), &[]);
-}
-
-/// Codex's provider for the scripted model, in the user's config.toml before setup runs.
-pub fn configure_codex(machine: &Machine, server: &ModelServer) {
-    machine.write(
-        &machine.codex_home().join("config.toml"),
-        &format!(
-            "model = \"scripted-model\"\n\
-             model_provider = \"scripted\"\n\
-             \n\
-             [model_providers.scripted]\n\
-             name = \"scripted\"\n\
-             base_url = \"{}/v1\"\n\
-             wire_api = \"responses\"\n\
-             env_key = \"SCRIPTED_API_KEY\"\n",
-            server.url()
-        ),
-    );
 }
 
 #[test]

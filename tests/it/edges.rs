@@ -7,15 +7,11 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::thread;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{HeldLock, TestEnv, files_only};
-use crate::setup::Machine;
-
-/// Long enough for a loaded machine; a process that hangs is killed at it and fails.
-const WATCHDOG: Duration = Duration::from_secs(10);
+use crate::common::machine::Machine;
+use crate::common::{HeldLock, TestEnv, WATCHDOG, exit_within, files_only};
 
 /// A finished process, stdout and stderr in full.
 struct Finished {
@@ -28,18 +24,7 @@ struct Finished {
 /// `stdin` stays open (when given) until the child has exited: the client kept it open.
 #[track_caller]
 fn finish(mut child: Child, stdin: Option<ChildStdin>) -> Finished {
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > WATCHDOG {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the process still ran after {WATCHDOG:?}: it hangs");
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
+    let status = exit_within(&mut child, WATCHDOG, "the process", String::new);
     drop(stdin);
     let mut stdout = String::new();
     let mut stderr = String::new();

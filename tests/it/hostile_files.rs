@@ -257,9 +257,7 @@ fn a_fifo_project_json_does_not_send_its_workspace_to_default() {
     }
     let env = TestEnv::new();
     env.register(&["lead", "dev"]);
-    let api = env.root.path().join("api");
-    fs::create_dir_all(&api).unwrap();
-    env.init_project("lead", "api", &api);
+    let api = env.project_beside("lead", "api");
     let path = env.project_dir("api").join("project.json");
     fs::rename(&path, path.with_extension("aside")).unwrap();
     mkfifo(&path);
@@ -452,9 +450,7 @@ fn run_in_deleted(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
 fn a_deleted_working_directory_is_an_error_unless_the_project_is_named() {
     let env = TestEnv::new();
     env.register(&["lead", "dev"]);
-    let api = env.root.path().join("api");
-    fs::create_dir_all(&api).unwrap();
-    env.init_project("lead", "api", &api);
+    let api = env.project_beside("lead", "api");
     env.send("lead", "dev", "in default", &["--no-wake"]);
 
     let gone = api.join("gone");

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::http::{CLOSED, Served};
-use crate::common::remote::Agent;
+use crate::common::remote::{Agent, HubHome};
 use crate::common::{TestEnv, eventually};
 
 /// The token's secret never shows: every output of the agent's machine is checked for it.
@@ -26,14 +26,7 @@ struct TwoHubs {
 
 impl TwoHubs {
     fn start() -> TwoHubs {
-        let env = TestEnv::new();
-        env.run("", &["agent", "add", "codex"]).ok();
-        env.run("", &["agent", "add", "alice"]).ok();
-        let token = env
-            .run("", &["token", "add", "codex"])
-            .ok()
-            .trim()
-            .to_string();
+        let HubHome { env, token } = HubHome::new();
         assert!(token.starts_with(SECRET_PART), "{token}");
         let a = Served::start(&env, "alice");
         let b = Served::start(&env, "alice");

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
 use rmcp::service::RunningService;
@@ -15,7 +15,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
-use crate::common::{TestEnv, baton_bin, files_only, thread_kinds};
+use crate::common::{TestEnv, baton_bin, eventually_seeing, files_only, thread_kinds};
 
 /// What the issue allows the whole `tools/list` answer to weigh.
 const TOOLS_LIST_LIMIT: usize = 12 * 1024;
@@ -521,9 +521,7 @@ async fn the_other_transitions_work_and_refusals_are_tool_results() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_bound_project_refuses_servers_outside_its_workspace() {
     let env = TestEnv::new();
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("claude", "api", &api);
+    let api = env.project_beside("claude", "api");
     env.register(&["codex"]);
 
     // Inside the workspace the project follows the working directory.
@@ -684,28 +682,30 @@ async fn work_handed_over_through_mcp_wakes_the_receiver() {
     assert_eq!(sent["task"]["id"], 2);
     let said = std::fs::read_to_string(&log).unwrap();
     assert!(said.contains("woke worker for T-2 (log: "), "{said}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let statuses: Vec<String> = env.board("app")["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|task| task["status"].as_str().unwrap().to_string())
-            .collect();
-        // Done once the tasks are, and the supervisor has ended (it leaves the home alone).
-        let wake_log =
-            std::fs::read_to_string(env.home().join("wake/worker.log")).unwrap_or_default();
-        if statuses == ["completed", "completed"] && wake_log.contains("supervisor of worker ends")
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the woken agent did not finish: {statuses:?}\n{}",
-            std::fs::read_to_string(&record).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    eventually_seeing(
+        Duration::from_secs(60),
+        "the woken agent finishing both tasks",
+        || {
+            let statuses: Vec<String> = env.board("app")["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|task| task["status"].as_str().unwrap().to_string())
+                .collect();
+            // Done once the tasks are, and the supervisor has ended (it leaves the home alone).
+            let wake_log =
+                std::fs::read_to_string(env.home().join("wake/worker.log")).unwrap_or_default();
+            if statuses == ["completed", "completed"]
+                && wake_log.contains("supervisor of worker ends")
+            {
+                return Ok(());
+            }
+            Err(format!(
+                "{statuses:?}\n{}",
+                std::fs::read_to_string(&record).unwrap_or_default()
+            ))
+        },
+    );
     let shown = lead.ok("show", json!({"id": 2})).await;
     assert_eq!(shown["result"], "done by worker");
     let record = std::fs::read_to_string(&record).unwrap();
@@ -1077,9 +1077,7 @@ fn the_python_sdk_drives_the_same_scenario() {
         return;
     };
     let env = TestEnv::new();
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("claude", "api", &api);
+    let api = env.project_beside("claude", "api");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/scenario.py");
     let output = Command::new(&python)
         .arg(&script)

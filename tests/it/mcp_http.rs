@@ -540,9 +540,7 @@ async fn over_http_a_project_is_named_by_id_wherever_the_server_runs() {
     env.register(&["dev", "lead"]);
     // The server runs in `env.work()`, which is project `here`'s workspace.
     env.init_project("lead", "here", &env.work());
-    let away = env.root.path().join("away");
-    std::fs::create_dir_all(&away).unwrap();
-    env.init_project("lead", "away", &away);
+    env.project_beside("lead", "away");
     let dev_token = add_token(&env, "dev");
     let served = Served::start(&env, "alice");
     for era in [
@@ -717,6 +715,7 @@ fn an_mcp_session_ends_with_its_token() {
         let stream = in_session(&address, "GET", &token, &id, "");
         let _ = ended.send(stream.status);
     });
+    // The window in which a stream that does not stay open would end: it is the test.
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(stream_ended.try_recv().is_err(), "the stream stays open");
     env.run("", &["token", "rm", "dev"]).ok();

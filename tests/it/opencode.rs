@@ -396,14 +396,12 @@ fn a_push_that_never_reaches_the_session_leaves_the_work_unseen() {
     // The plugin is gone before anything is pushed: nobody can read what the follower prints.
     drop(child.stdout.take());
     let id = env.send("lead", "oc", "Fix the parser", &[]).to_string();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the follower never gave up"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    crate::common::exit_within(
+        &mut child,
+        std::time::Duration::from_secs(20),
+        "the follower, nobody reading it",
+        String::new,
+    );
     assert_eq!(delivery_state(&env, &id), "queued");
 }
 

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::common::http::{Served, try_send};
-use crate::common::{TestEnv, cluster, task_in};
+use crate::common::{TestEnv, cluster, eventually_seeing, task_in};
 
 /// The hub's words name the store as `postgres://postgres@127.0.0.1:PORT/DB`: no password.
 fn assert_no_password(words: &str) {
@@ -67,20 +67,14 @@ fn a_hub_whose_database_goes_away_answers_503_and_carries_on_when_it_is_back() {
 
     cluster.start();
     // The hub connects again by itself: the next request after the server is back works.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    eventually_seeing(Duration::from_secs(30), "the hub back", || {
         let reply = served.get(board, &token);
         if reply.status == 200 {
-            break;
+            Ok(())
+        } else {
+            Err(format!("{} {}", reply.status, reply.body))
         }
-        assert!(
-            Instant::now() < deadline,
-            "the hub did not come back: {} {}",
-            reply.status,
-            reply.body
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    });
     let sent = env.run_env(
         "lead",
         &["--json", "send", "--to", "codex", "--subject", "after"],

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::http::{Served, add_token, open_answered, send};
-use crate::common::{TestEnv, eventually, files_only, task_in};
+use crate::common::{TestEnv, ends_within, eventually, files_only, task_in};
 
 #[test]
 fn only_healthz_and_the_page_are_open_and_every_answer_carries_the_policy() {
@@ -433,9 +433,7 @@ fn every_change_reaches_a_stream(vars: &[(&str, &str)]) {
     );
     let extra = events.recv_timeout(Duration::from_millis(500));
     assert!(extra.is_err(), "one event per change, and then {extra:?}");
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("alice", "api", &api);
+    let api = env.project_beside("alice", "api");
     env.run_in(
         &api,
         "alice",
@@ -510,9 +508,7 @@ fn a_corrupt_board_is_named_and_the_other_projects_keep_working() {
     }
     let env = TestEnv::new();
     env.register(&["alice", "dev"]);
-    let api = env.root.path().join("api");
-    std::fs::create_dir_all(&api).unwrap();
-    env.init_project("alice", "api", &api);
+    let api = env.project_beside("alice", "api");
     env.run_in(&api, "alice", &["send", "--to", "dev", "--subject", "s"])
         .ok();
     env.send("alice", "dev", "fine", &[]);
@@ -660,16 +656,11 @@ fn listening_beyond_loopback_says_the_traffic_is_plain_http() {
 /// The stream `events` has ended: its connection closed, whatever came before.
 #[track_caller]
 fn ends(events: &std::sync::mpsc::Receiver<Value>, what: &str) {
-    use std::sync::mpsc::RecvTimeoutError;
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match events.recv_timeout(left) {
-            Ok(_) => continue,
-            Err(RecvTimeoutError::Disconnected) => return,
-            Err(RecvTimeoutError::Timeout) => panic!("the event stream of {what} never ended"),
-        }
-    }
+    ends_within(
+        events,
+        Duration::from_secs(30),
+        &format!("the event stream of {what}"),
+    );
 }
 
 #[test]
@@ -793,9 +784,7 @@ fn the_page_opens_on_the_project_serve_runs_in_and_logs_out_its_login_alone() {
     let env = TestEnv::new();
     let work = env.work();
     env.init_project("alice", "api", &work);
-    let other = env.root.path().join("aaa");
-    std::fs::create_dir_all(&other).unwrap();
-    env.init_project("alice", "aaa", &other);
+    env.project_beside("alice", "aaa");
     // `Served` runs the server in the work directory, which belongs to `api`.
     let served = Served::start(&env, "alice");
     assert_eq!(
@@ -874,13 +863,7 @@ fn a_login_survives_a_killed_server_and_ends_at_token_rm() {
         );
     }
     // Its open event stream ends with it.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        match events.recv_timeout(Duration::from_millis(200)) {
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            _ => assert!(Instant::now() < deadline, "the stream outlived its token"),
-        }
-    }
+    ends(&events, "a token that is gone");
 }
 
 #[test]

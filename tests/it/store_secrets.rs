@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::common::http::Served;
+use crate::common::machine::Machine;
 use crate::common::{Run, TestEnv, cluster};
-use crate::setup::Machine;
 
 /// Every piece of every password below holds this, and nothing else baton says does.
 const MARK: &str = "s3cr";

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -170,9 +170,9 @@ fn watch_shows_the_board_escaped() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
     let mut out = String::new();
     let mut stdout = child.stdout.take().unwrap();
+    let (drawn, first_drawing) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let mut buffer = [0u8; 65536];
         let mut text = Vec::new();
@@ -185,11 +185,11 @@ fn watch_shows_the_board_escaped() {
                 break;
             }
         }
+        let _ = drawn.send(());
         text
     });
-    while !reader.is_finished() && started.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // The first drawing, or what there is of it after 10 seconds.
+    let _ = first_drawing.recv_timeout(Duration::from_secs(10));
     let _ = child.kill();
     let _ = child.wait();
     out.push_str(&String::from_utf8_lossy(&reader.join().unwrap()));

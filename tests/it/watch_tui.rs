@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use nix::pty::{Winsize, openpty};
 
 use crate::common::http::{Served, add_token};
-use crate::common::{TestEnv, task_in};
+use crate::common::{TestEnv, eventually_seeing, task_in};
 
 const ROWS: usize = 24;
 const COLUMNS: usize = 80;
@@ -431,15 +431,14 @@ fn a_message_sent_from_the_board_arrives_and_one_received_is_read_there() {
     board.press("3");
     board.wait_for("a-reply-for-boss");
     board.wait_for("* #2 from worker to boss");
-    let deadline = Instant::now() + DEADLINE;
-    loop {
+    eventually_seeing(DEADLINE, "boss's message marked read", || {
         let unread = env.run("boss", &["--json", "messages", "--peek"]).json();
         if unread["messages"].as_array().is_some_and(Vec::is_empty) {
-            break;
+            Ok(())
+        } else {
+            Err(unread.to_string())
         }
-        assert!(Instant::now() < deadline, "still unread: {unread}");
-        thread::sleep(Duration::from_millis(100));
-    }
+    });
     board.press("q");
     assert_eq!(board.wait_for_exit(), 0);
 }

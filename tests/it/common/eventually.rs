@@ -2,6 +2,8 @@
 //! [`EVERY`] until what it waits for holds, and fails with what it saw once a limit (a hang
 //! check, never a measure of speed) has passed.
 
+use std::process::{Child, ExitStatus};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// How long between two looks.
@@ -69,5 +71,61 @@ pub fn eventually_seeing<T>(
     match found {
         Some(value) => value,
         None => panic!("never happened within {limit:?}: {what}; last seen:\n{last}"),
+    }
+}
+
+/// [`eventually_within`] for an async test on a runtime of one thread, which a blocking
+/// look-again would stall (and with it the client the test drives): waits with the runtime's
+/// timer between looks.
+pub async fn eventually_async<T>(
+    limit: Duration,
+    what: &str,
+    mut found: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(value) = found() {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never happened within {limit:?}: {what}"
+        );
+        tokio::time::sleep(EVERY).await;
+    }
+}
+
+/// Waits up to `limit` for `child` to exit, and gives its status; past it, kills it and
+/// fails, saying that `what` hangs, with what `report` tells (it runs only then).
+#[track_caller]
+pub fn exit_within(
+    child: &mut Child,
+    limit: Duration,
+    what: &str,
+    report: impl FnOnce() -> String,
+) -> ExitStatus {
+    match poll(limit, || {
+        child.try_wait().expect("the child can be waited for")
+    }) {
+        Some(status) => status,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`{what}` still ran after {limit:?}: it hangs\n{}", report())
+        }
+    }
+}
+
+/// Waits up to `limit` for the sender of `items` to go (a stream ended, a reader's
+/// connection closed), dropping what still comes; fails saying what never ended.
+#[track_caller]
+pub fn ends_within<T>(items: &Receiver<T>, limit: Duration, what: &str) {
+    let deadline = Instant::now() + limit;
+    loop {
+        match items.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(_) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+            Err(RecvTimeoutError::Timeout) => panic!("never ended within {limit:?}: {what}"),
+        }
     }
 }

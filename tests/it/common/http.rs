@@ -10,11 +10,11 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{TestEnv, stdout_lines};
+use super::{TestEnv, exit_within, stdout_lines};
 
 /// How long a client waits for an answer before the test fails (chromedriver's slowest, a
 /// new session that starts a browser, included).
@@ -291,24 +291,20 @@ impl Served {
             .status()
             .unwrap();
         assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                let mut stderr = String::new();
-                child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut stderr)
-                    .unwrap();
-                return (status, stderr);
-            }
-            assert!(
-                Instant::now() < deadline,
-                "baton serve did not stop on SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let status = exit_within(
+            &mut child,
+            Duration::from_secs(30),
+            "baton serve, sent SIGTERM",
+            String::new,
+        );
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (status, stderr)
     }
 
     /// SIGKILL, as a crash or the OOM killer ends it: nothing of its own runs after.

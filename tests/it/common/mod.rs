@@ -47,13 +47,22 @@ pub fn test_store() -> TestStore {
 }
 
 mod eventually;
-pub use eventually::{eventually, eventually_or, eventually_seeing, eventually_within};
+pub use eventually::{
+    ends_within, eventually, eventually_async, eventually_or, eventually_seeing, eventually_within,
+    exit_within,
+};
 
 /// HTTP on loopback: a running `baton serve`, a small client, a recording server.
 pub mod http;
 
 /// An agent's machine acting on a hub elsewhere through `BATON_URL`.
 pub mod remote;
+
+/// A user's machine with the agent clients' config directories, for setup.
+pub mod machine;
+
+/// The pinned agent clients, their scripted model, and a client wired by setup.
+pub mod clients;
 
 /// The throwaway PostgreSQL cluster, shared with the store's unit tests.
 #[path = "../../../src/store/postgres/cluster.rs"]
@@ -320,12 +329,24 @@ impl TestEnv {
 
     /// Binds a project named `name` to the directory `workspace`, as `agent` (may be "").
     pub fn init_project(&self, agent: &str, name: &str, workspace: &Path) {
+        self.init_project_with(agent, name, workspace, &[]);
+    }
+
+    /// A project `name` bound to a directory of that name beside the workspace, which it
+    /// makes, as `agent` (may be ""): the directory.
+    pub fn project_beside(&self, agent: &str, name: &str) -> PathBuf {
+        let workspace = self.root.path().join(name);
+        std::fs::create_dir_all(&workspace).unwrap();
+        self.init_project(agent, name, &workspace);
+        workspace
+    }
+
+    /// [`TestEnv::init_project`] with more of `project init`'s options (`--human NAME`).
+    pub fn init_project_with(&self, agent: &str, name: &str, workspace: &Path, extra: &[&str]) {
         let workspace = workspace.to_str().expect("a UTF-8 test path");
-        self.run(
-            agent,
-            &["project", "init", "--name", name, "--workspace", workspace],
-        )
-        .ok();
+        let mut args = vec!["project", "init", "--name", name, "--workspace", workspace];
+        args.extend_from_slice(extra);
+        self.run(agent, &args).ok();
     }
 
     /// Registers agents by having each run a harmless command.
@@ -589,19 +610,7 @@ pub fn run(command: &mut Command) -> Run {
 /// past it, kills it and fails the test saying `what` hangs.
 #[track_caller]
 pub fn finish_within(mut child: Child, limit: Duration, what: &str) -> Run {
-    let deadline = Instant::now() + limit;
-    while child
-        .try_wait()
-        .expect("the child can be waited for")
-        .is_none()
-    {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`{what}` still ran after {limit:?}: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    exit_within(&mut child, limit, what, String::new);
     Run::from(child.wait_with_output().expect("the child's output"))
 }
 

@@ -8,7 +8,57 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::Receiver;
 
+use super::http::{Served, add_token};
 use super::{Run, TestEnv, line_with, run, stderr_lines, stdout_lines};
+
+/// A hub's home, not served yet: `codex` and `alice` registered, and a token for `codex`,
+/// which a machine elsewhere acts with.
+pub struct HubHome {
+    pub env: TestEnv,
+    pub token: String,
+}
+
+impl HubHome {
+    pub fn new() -> HubHome {
+        let env = TestEnv::new();
+        env.run("", &["agent", "add", "codex"]).ok();
+        env.run("", &["agent", "add", "alice"]).ok();
+        let token = add_token(&env, "codex");
+        HubHome { env, token }
+    }
+
+    /// Served on loopback, `alice` its human.
+    pub fn serve(self) -> Hub {
+        let served = Served::start(&self.env, "alice");
+        Hub {
+            env: self.env,
+            served,
+            token: self.token,
+        }
+    }
+}
+
+/// The hub's machine: a [`HubHome`] served on loopback.
+pub struct Hub {
+    pub env: TestEnv,
+    pub served: Served,
+    pub token: String,
+}
+
+impl Hub {
+    pub fn start() -> Hub {
+        HubHome::new().serve()
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.served.address)
+    }
+
+    /// A machine of its own acting on this hub as `codex`.
+    pub fn agent(&self) -> Agent {
+        Agent::new(self.url(), self.token.clone())
+    }
+}
 
 /// The agent's machine.
 pub struct Agent {

@@ -95,9 +95,11 @@ impl ProjectError {
     /// How to get past it, as `face` names the arguments.
     pub fn hint(&self, face: Face) -> Option<String> {
         Some(match self {
+            // The project is named on the command line that started the process, whichever
+            // face asks (an MCP server's `baton mcp --project` too).
             ProjectError::CurrentDirGone | ProjectError::CurrentDirUnreadable { .. } => format!(
                 "cd into a directory that exists, or pass {}",
-                face.argument_with("project", "ID")
+                Face::Cli.argument_with("project", "ID")
             ),
             ProjectError::CurrentDirGoneFrom { workspace, .. } => {
                 format!("cd into {}", workspace.display())

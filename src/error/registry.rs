@@ -27,7 +27,7 @@ impl RegistryError {
     pub fn words(&self, face: Face) -> String {
         match self {
             RegistryError::WakeNeedsCommand => match face {
-                Face::Cli => "--wake needs a command after `--`".to_string(),
+                Face::Cli => format!("{} needs a command after `--`", face.argument("wake")),
                 Face::Tool => format!("{} needs a command", face.argument("wake")),
             },
             other => other.to_string(),
@@ -46,7 +46,7 @@ impl RegistryError {
                 format!(
                     "give its absolute path ({}), or a program name on PATH",
                     match face {
-                        Face::Cli => format!("`--wake -- {absolute}`"),
+                        Face::Cli => format!("`{} -- {absolute}`", face.argument("wake")),
                         Face::Tool => format!("{} `{absolute}`", face.argument("wake")),
                     }
                 )

@@ -14,6 +14,9 @@ mod setup;
 mod tokens;
 mod wake;
 
+#[cfg(test)]
+mod tests;
+
 pub use alert::{AlertError, AlertUrl};
 pub use message::MessageRefusal;
 pub use project::{ProjectError, WideDirectory};

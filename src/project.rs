@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ProjectError, Result, WideDirectory};
 use crate::names::{self, NameKind};
 use crate::secret::machine_key::MachineKey;
 use crate::store::platform;
@@ -232,14 +232,13 @@ impl Project {
 /// rather than a guess: taken for `/`, it routed commands to `default` without a word.
 pub fn current_dir() -> Result<PathBuf> {
     std::env::current_dir().map_err(|error| {
-        let message = match error.kind() {
-            ErrorKind::NotFound => "the current directory no longer exists".to_string(),
-            _ => format!("cannot read the current directory: {error}"),
-        };
-        Error::invalid_with_hint(
-            message,
-            "cd into a directory that exists, or pass --project ID",
-        )
+        match error.kind() {
+            ErrorKind::NotFound => ProjectError::CurrentDirGone,
+            _ => ProjectError::CurrentDirUnreadable {
+                cause: error.to_string(),
+            },
+        }
+        .into()
     })
 }
 
@@ -248,21 +247,18 @@ pub fn current_dir() -> Result<PathBuf> {
 /// this project and be refused elsewhere.
 fn check_not_too_wide(workspace: &Path) -> Result<()> {
     let user_home = directories::BaseDirs::new().map(|dirs| canonical(dirs.home_dir()));
-    let what = if workspace.parent().is_none() {
-        "the root directory"
+    let wide = if workspace.parent().is_none() {
+        WideDirectory::Root
     } else if user_home.as_deref() == Some(workspace) {
-        "your home directory"
+        WideDirectory::UserHome
     } else {
         return Ok(());
     };
-    Err(Error::invalid_with_hint(
-        format!(
-            "workspace {} is {what}: the project would capture every directory beneath it",
-            workspace.display()
-        ),
-        "bind the project to the repository it is for, e.g. \
-         `baton project init --name api --workspace ~/src/api`",
-    ))
+    Err(ProjectError::TooWide {
+        workspace: workspace.to_path_buf(),
+        wide,
+    }
+    .into())
 }
 
 /// Resolves symlinks so that two spellings of one directory compare equal.
@@ -452,17 +448,13 @@ pub fn init(
     if let Some(goal) = &goal {
         text::check_long("goal", goal)?;
     }
-    let workspace = platform::canonicalize(workspace).map_err(|error| {
-        Error::invalid(format!(
-            "workspace {} is not a directory I can use: {error}",
-            workspace.display()
-        ))
-    })?;
+    let workspace =
+        platform::canonicalize(workspace).map_err(|error| ProjectError::WorkspaceUnusable {
+            workspace: workspace.to_path_buf(),
+            cause: error.to_string(),
+        })?;
     if !workspace.is_dir() {
-        return Err(Error::invalid(format!(
-            "workspace {} is not a directory",
-            workspace.display()
-        )));
+        return Err(ProjectError::WorkspaceNotDirectory { workspace }.into());
     }
     check_not_too_wide(&workspace)?;
     let existing = list(store)?;
@@ -472,23 +464,20 @@ pub fn init(
     {
         if name.is_none_or(|name| name == bound.id) {
             return update(store, &bound.id, |slot| {
-                let project = slot
-                    .as_mut()
-                    .ok_or_else(|| Error::invalid(format!("project {} is gone", bound.id)))?;
+                let project = slot.as_mut().ok_or_else(|| ProjectError::Gone {
+                    project: bound.id.clone(),
+                })?;
                 if project.workspace.as_deref() == Some(workspace.as_path()) {
                     project.sign_workspace(key)?;
                 }
                 Ok(project.clone())
             });
         }
-        return Err(Error::invalid_with_hint(
-            format!(
-                "{} is already the workspace of project {}",
-                workspace.display(),
-                bound.id
-            ),
-            format!("see it with `baton project show --project {}`", bound.id),
-        ));
+        return Err(ProjectError::AlreadyBound {
+            workspace,
+            project: bound.id.clone(),
+        }
+        .into());
     }
     let goal = goal
         .map(|goal| goal.trim().to_string())
@@ -496,7 +485,10 @@ pub fn init(
     let create = |id: &str| {
         update(store, id, |slot| {
             if slot.is_some() {
-                return Err(Error::invalid(format!("project {id} already exists")));
+                return Err(ProjectError::Exists {
+                    project: id.to_string(),
+                }
+                .into());
             }
             let mut project = Project::new(id, Some(workspace.clone()), goal.clone(), now);
             project.settings.humans = humans.to_vec();
@@ -508,11 +500,7 @@ pub fn init(
         Some(name) => {
             names::check(NameKind::Project, name)?;
             if name == DEFAULT_PROJECT {
-                return Err(Error::invalid_with_hint(
-                    "`default` is the project of every directory outside a workspace; it cannot \
-                     be bound to one",
-                    "pick another --name, or leave it out to use the directory's name",
-                ));
+                return Err(ProjectError::DefaultUnbindable.into());
             }
             create(name)
         }
@@ -523,7 +511,11 @@ pub fn init(
             loop {
                 let id = unique_id(&workspace, &taken);
                 match create(&id) {
-                    Err(Error::Invalid { .. }) if load(store, &id)?.is_some() => taken.push(id),
+                    Err(Error::Project(ProjectError::Exists { .. }))
+                        if load(store, &id)?.is_some() =>
+                    {
+                        taken.push(id)
+                    }
                     result => return result,
                 }
             }

@@ -10,7 +10,7 @@ use std::path::Path;
 use chrono::Duration;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, RegistryError, Result};
 use crate::names::{self, NameKind};
 use crate::secret::machine_key::MachineKey;
 use crate::store::versioned::{self, Durability, Versioned};
@@ -299,10 +299,7 @@ pub fn add(
 ) -> Result<AgentRecord> {
     if let WakeCommandChange::Set(argv, _) = &wake {
         if argv.first().is_none_or(|program| program.trim().is_empty()) {
-            return Err(Error::invalid_with_hint(
-                "--wake needs a command after `--`",
-                "e.g. `baton agent add codex --wake -- codex exec --skip-git-repo-check`",
-            ));
+            return Err(RegistryError::WakeNeedsCommand.into());
         }
         check_wake_command(argv)?;
     }
@@ -327,17 +324,11 @@ pub fn check_wake_command(argv: &[String]) -> Result<()> {
     let path = Path::new(program);
     if program.contains('/') && !path.is_absolute() {
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        return Err(Error::invalid_with_hint(
-            format!(
-                "the wake program `{}` is a relative path, which would be looked up from \
-                 wherever the agent is woken from",
-                text::inline(program)
-            ),
-            format!(
-                "give its absolute path (`--wake -- {}`), or a program name on PATH",
-                text::inline(&absolute.to_string_lossy())
-            ),
-        ));
+        return Err(RegistryError::RelativeWakeProgram {
+            program: program.clone(),
+            absolute,
+        }
+        .into());
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::board::delivery::DeliveryState;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
-use crate::error::{Error, Result};
+use crate::error::{Result, WakeError};
 use crate::mail;
 use crate::names::{self, NameKind};
 use crate::process::{detached_environment, program_to_run, spawn_detached, why_not_started};
@@ -212,27 +212,27 @@ pub fn wake_by_hand(
 ) -> Result<WakeOutcome> {
     let record = registry::require(store, agent)?;
     if wake_command(&record).is_none() {
-        return Err(Error::invalid_with_hint(
-            format!("{agent} has no wake command"),
-            format!("give it one with `baton agent add {agent} --wake -- CMD ARGS…`"),
-        ));
+        return Err(WakeError::NoWakeCommand {
+            agent: agent.to_string(),
+        }
+        .into());
     }
     if let Some(host) = host_elsewhere(store, &record) {
-        return Err(Error::invalid_with_hint(
-            format!(
-                "{agent}'s wake command runs on its host, {}, not on this machine",
-                crate::text::inline(host)
-            ),
-            format!("run `baton wake {agent}` there"),
-        ));
+        return Err(WakeError::HostElsewhere {
+            agent: agent.to_string(),
+            host: host.to_string(),
+        }
+        .into());
     }
     if let Some(why) = not_signed_here(store, home, &record) {
-        return Err(Error::invalid(why));
+        return Err(WakeError::NotSignedHere { why }.into());
     }
     match start(store, home, agent, project, &[], program, true) {
-        WakeOutcome::Failed { error, .. } => {
-            Err(Error::invalid(format!("cannot wake {agent}: {error}")))
+        WakeOutcome::Failed { error, .. } => Err(WakeError::Failed {
+            agent: agent.to_string(),
+            cause: error.to_string(),
         }
+        .into()),
         outcome => Ok(outcome),
     }
 }

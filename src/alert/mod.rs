@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::board::Board;
 use crate::board::handover::Handover;
 use crate::board::inbox::Reason;
-use crate::error::{Error, Result};
+use crate::error::{AlertError, AlertUrl, Result};
 use crate::mail::{Arrival, MessageType};
 use crate::names::{self, NameKind};
 use crate::secret;
@@ -93,27 +93,28 @@ impl Kind {
             .filter(|word| !word.is_empty())
         {
             let Some(kind) = Kind::ALL.into_iter().find(|kind| kind.as_str() == word) else {
-                return Err(Error::invalid_with_hint(
-                    format!("no alert kind is called {word}"),
-                    format!("--on takes some of {}, between commas", Kind::names()),
-                ));
+                return Err(AlertError::UnknownKind {
+                    word: word.to_string(),
+                    kinds: Kind::names(),
+                }
+                .into());
             };
             if !kinds.contains(&kind) {
                 kinds.push(kind);
             }
         }
         if kinds.is_empty() {
-            return Err(Error::invalid_with_hint(
-                "--on names no kind",
-                format!("--on takes some of {}, between commas", Kind::names()),
-            ));
+            return Err(AlertError::NoKind {
+                kinds: Kind::names(),
+            }
+            .into());
         }
         kinds.sort();
         Ok(kinds)
     }
 
-    fn names() -> String {
-        Kind::ALL.map(Kind::as_str).join(",")
+    fn names() -> Vec<&'static str> {
+        Kind::ALL.map(Kind::as_str).to_vec()
     }
 }
 
@@ -260,15 +261,12 @@ pub struct NewAlert {
 
 /// Adds an alert and returns its secret, which nothing shows again.
 pub fn add(store: &dyn Store, new: NewAlert, now: Timestamp) -> Result<String> {
-    names::check(NameKind::Agent, &new.name).map_err(|_| {
-        Error::invalid_with_hint(
-            format!("{} is no name for an alert", crate::text::inline(&new.name)),
-            "an alert's name is written like an agent's: lowercase letters, digits, `.`, `-` and `_`",
-        )
+    names::check(NameKind::Agent, &new.name).map_err(|_| AlertError::BadName {
+        name: new.name.clone(),
     })?;
-    check_url(&new.url, "--url")?;
+    check_url(&new.url, AlertUrl::Url)?;
     if let Some(board_url) = &new.board_url {
-        check_url(board_url, "--board-url")?;
+        check_url(board_url, AlertUrl::BoardUrl)?;
     }
     if let Some(agent) = &new.for_agent {
         names::check(NameKind::Agent, agent)?;
@@ -279,10 +277,10 @@ pub fn add(store: &dyn Store, new: NewAlert, now: Timestamp) -> Result<String> {
     );
     change(store, |file| {
         if file.alerts.iter().any(|alert| alert.name == new.name) {
-            return Err(Error::invalid_with_hint(
-                format!("there is an alert called {} already", new.name),
-                format!("`baton alert rm {}` first, or pick another name", new.name),
-            ));
+            return Err(AlertError::Exists {
+                name: new.name.clone(),
+            }
+            .into());
         }
         file.alerts.push(Alert {
             name: new.name.clone(),
@@ -306,10 +304,10 @@ pub fn remove(store: &dyn Store, name: &str) -> Result<()> {
         let before = file.alerts.len();
         file.alerts.retain(|alert| alert.name != name);
         if file.alerts.len() == before {
-            return Err(Error::invalid_with_hint(
-                format!("there is no alert called {}", crate::text::inline(name)),
-                "`baton alert list` shows them",
-            ));
+            return Err(AlertError::NoSuchAlert {
+                name: name.to_string(),
+            }
+            .into());
         }
         Ok(())
     })
@@ -328,10 +326,10 @@ pub fn find(store: &dyn Store, name: &str) -> Result<Alert> {
         .into_iter()
         .find(|alert| alert.name == name)
         .ok_or_else(|| {
-            Error::invalid_with_hint(
-                format!("there is no alert called {}", crate::text::inline(name)),
-                "`baton alert list` shows them",
-            )
+            AlertError::NoSuchAlert {
+                name: name.to_string(),
+            }
+            .into()
         })
 }
 
@@ -363,30 +361,26 @@ fn change(store: &dyn Store, edit: impl FnOnce(&mut AlertsFile) -> Result<()>) -
 }
 
 /// Refuses a URL that is not http(s) with a host: baton posts alerts to nothing else.
-pub fn check_url(url: &str, flag: &str) -> Result<()> {
-    let hint =
-        format!("{flag} takes an http:// or https:// address, such as https://ntfy.sh/TOPIC");
+pub fn check_url(url: &str, field: AlertUrl) -> Result<(), AlertError> {
+    let url_of = || url.to_string();
     let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(Error::invalid_with_hint(
-            format!("{flag} {} is not an http(s) URL", crate::text::inline(url)),
-            hint,
-        ));
+        return Err(AlertError::NotUrl {
+            field,
+            url: url_of(),
+        });
     };
     if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
-        return Err(Error::invalid_with_hint(
-            format!(
-                "{flag} {} is not http(s): baton posts alerts over http and https only",
-                crate::text::inline(url)
-            ),
-            hint,
-        ));
+        return Err(AlertError::NotHttp {
+            field,
+            url: url_of(),
+        });
     }
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     if host.is_empty() || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(Error::invalid_with_hint(
-            format!("{flag} {} names no host", crate::text::inline(url)),
-            hint,
-        ));
+        return Err(AlertError::NoHost {
+            field,
+            url: url_of(),
+        });
     }
     Ok(())
 }
@@ -491,7 +485,7 @@ mod tests {
             "https://ntfy.sh/topic",
             "HTTPS://hooks.slack.com/services/A/B/C",
         ] {
-            assert!(check_url(good, "--url").is_ok(), "{good}");
+            assert!(check_url(good, AlertUrl::Url).is_ok(), "{good}");
         }
         for bad in [
             "ftp://example.com/",
@@ -502,7 +496,7 @@ mod tests {
             "http:///path",
             "https://exa mple.com/",
         ] {
-            assert!(check_url(bad, "--url").is_err(), "{bad}");
+            assert!(check_url(bad, AlertUrl::Url).is_err(), "{bad}");
         }
     }
 

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::activity::{ActivityRecord, LogAction};
 use crate::board::Board;
 use crate::board::task::{Status, TaskId};
-use crate::error::{Error, Result};
+use crate::error::{ProjectError, Result};
 use crate::names::{self, NameKind};
 use crate::store::{GaveUp, Restoring, Store, StoreError};
 use crate::time::Timestamp;
@@ -102,11 +102,8 @@ pub fn compare(current: &Board, backup: &Board) -> Vec<TaskChange> {
 /// and the log). Refuses when there is no backup or it does not read: it would not be worth
 /// restoring.
 fn plan(project: &str, restoring: Restoring) -> Result<(RestorePlan, Board)> {
-    let backup = whole(restoring.previous)?.ok_or_else(|| {
-        Error::invalid_with_hint(
-            format!("project {project} has no board.json.bak: there is nothing to restore"),
-            "a backup is kept from the second change to a board on",
-        )
+    let backup = whole(restoring.previous)?.ok_or_else(|| ProjectError::NoBackup {
+        project: project.to_string(),
     })?;
     let (current, current_error) = match whole(restoring.current) {
         Ok(current) => (current, None),

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use super::{HubClient, Observer};
 use crate::board::delivery::DeliveryState;
 use crate::board::task::TaskId;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, WakeError};
 use crate::json_api::{InboxQuery, TaskIds, Whoami, route};
 use crate::names::{self, NameKind};
 use crate::process::detached_environment;
@@ -166,12 +166,11 @@ impl<'a> Listener<'a> {
     pub fn run(mut self) -> Result<()> {
         crate::store::atomic::create_private_dir_all(&self.home.wake_dir())?;
         let Some(_lock) = FileLock::try_acquire(&self.home.wake_lock(&self.agent))? else {
-            return Err(Error::invalid(format!(
-                "{} is woken on this machine already: another `baton listen` (or a wake \
-                 supervisor) holds {}",
-                self.agent,
-                self.home.wake_lock(&self.agent).display()
-            )));
+            return Err(WakeError::WokenAlready {
+                agent: self.agent.clone(),
+                lock: self.home.wake_lock(&self.agent),
+            }
+            .into());
         };
         let mut backoff = Duration::from_secs(1);
         loop {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, RemoteError, Result};
 use crate::names::{self, NameKind};
 use crate::project::{DEFAULT_PROJECT, canonical};
 use crate::store::Document;
@@ -88,10 +88,10 @@ impl ProjectMap {
 pub fn set(local: &HomeFiles, project: &str, dir: &Path) -> Result<ProjectMap> {
     names::check(NameKind::Project, project)?;
     if !dir.is_dir() {
-        return Err(Error::invalid(format!(
-            "{} is not a directory of this machine",
-            dir.display()
-        )));
+        return Err(RemoteError::NotLocalDirectory {
+            dir: dir.to_path_buf(),
+        }
+        .into());
     }
     let dir = canonical(&std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()));
     update(local, |map| {
@@ -100,10 +100,11 @@ pub fn set(local: &HomeFiles, project: &str, dir: &Path) -> Result<ProjectMap> {
             .iter()
             .find(|(other, mapped)| *other != project && **mapped == dir)
         {
-            return Err(Error::invalid_with_hint(
-                format!("{} is mapped to project {other} already", dir.display()),
-                format!("`baton project unmap {other}` first"),
-            ));
+            return Err(RemoteError::MappedAlready {
+                dir: dir.clone(),
+                project: other.clone(),
+            }
+            .into());
         }
         map.projects.insert(project.to_string(), dir.clone());
         Ok(())
@@ -115,9 +116,10 @@ pub fn remove(local: &HomeFiles, project: &str) -> Result<ProjectMap> {
     names::check(NameKind::Project, project)?;
     update(local, |map| match map.projects.remove(project) {
         Some(_) => Ok(()),
-        None => Err(Error::invalid(format!(
-            "project {project} is not mapped on this machine"
-        ))),
+        None => Err(RemoteError::NotMapped {
+            project: project.to_string(),
+        }
+        .into()),
     })
 }
 

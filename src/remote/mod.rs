@@ -8,10 +8,14 @@
 //! failure to reach it into [`Error::Unreachable`] (exit 6). The token never appears in an
 //! error, a log line or an argv of baton's.
 
+mod answers;
 pub mod desk;
 pub mod events;
 pub mod listen;
 pub mod map;
+mod settings;
+#[cfg(test)]
+mod tests;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -22,7 +26,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result, Unanswered};
+use crate::error::{Error, RemoteError, Result, Unanswered};
+use answers::{answer_limit, never_sent, refusal, too_large, why_unreachable};
+pub use settings::hub_urls;
+use settings::{non_empty_var, read_token_file, token_of_variable};
 
 /// How long a command waits to connect to the hub before it says the hub is unreachable.
 const CONNECT_WITHIN: Duration = Duration::from_secs(5);
@@ -171,15 +178,7 @@ impl HubClient {
             (None, None) => match non_empty_var("BATON_TOKEN_FILE") {
                 Some(path) => read_token_file(&PathBuf::from(path))?,
                 None => {
-                    return Err(Error::invalid_with_hint(
-                        format!(
-                            "BATON_URL is set ({}) but no token: the token is your identity \
-                             on the hub",
-                            crate::text::inline(&url)
-                        ),
-                        "on the hub's machine `baton token add NAME` prints one; set \
-                         BATON_TOKEN to it (or BATON_TOKEN_FILE to a file holding it)",
-                    ));
+                    return Err(RemoteError::NoToken { url }.into());
                 }
             },
         };
@@ -191,10 +190,7 @@ impl HubClient {
     pub fn new(urls: &str, token: String) -> Result<HubClient> {
         let urls = hub_urls(urls)?;
         if token.chars().any(|c| c.is_control() || c == ' ') {
-            return Err(Error::invalid(
-                "the token holds a space or a control character: it is not one `baton token \
-                 add` printed",
-            ));
+            return Err(RemoteError::BadToken.into());
         }
         Ok(HubClient {
             hubs: Arc::new(Hubs {
@@ -292,8 +288,9 @@ impl HubClient {
 
     /// `POST /api/v1{path}` with `body` as JSON, its JSON answer decoded.
     pub fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T> {
-        let json = serde_json::to_vec(body)
-            .map_err(|error| Error::invalid(format!("cannot encode the request: {error}")))?;
+        let json = serde_json::to_vec(body).map_err(|error| RemoteError::Encode {
+            cause: error.to_string(),
+        })?;
         let reply = self.exchange(
             path,
             Replay::OnlyUnsent,
@@ -618,48 +615,6 @@ impl Within {
     }
 }
 
-/// Whether a request that failed so never reached the hub: its name did not resolve, or no
-/// connection was made. Anything later (the connection dropped, no answer in time) may
-/// have come after the hub read the request.
-fn never_sent(error: &ureq::Error) -> bool {
-    use std::io::ErrorKind;
-    match error {
-        ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve)
-        | ureq::Error::HostNotFound
-        | ureq::Error::ConnectionFailed
-        | ureq::Error::BadUri(_)
-        | ureq::Error::Tls(_)
-        | ureq::Error::Rustls(_) => true,
-        ureq::Error::Io(io) => matches!(
-            io.kind(),
-            ErrorKind::ConnectionRefused
-                | ErrorKind::NetworkUnreachable
-                | ErrorKind::HostUnreachable
-                | ErrorKind::AddrNotAvailable
-                | ErrorKind::NetworkDown
-        ),
-        _ => false,
-    }
-}
-
-/// The error for an answer larger than any a hub gives.
-fn too_large(url: &str, path: &str, limit: u64) -> Error {
-    Error::Hub {
-        message: format!(
-            "the hub at {url} answered {} with more than {}: no answer of a baton hub is that \
-             large",
-            crate::text::inline(path),
-            size(limit)
-        ),
-        hint: Some(
-            "is BATON_URL the address `baton serve` printed? A board that large can be read in \
-             parts (`baton board --status S`, `--mine`)"
-                .into(),
-        ),
-        code: 1,
-    }
-}
-
 /// What the hub's MCP endpoint answered one message with.
 #[derive(Debug)]
 pub struct McpAnswer {
@@ -718,77 +673,6 @@ pub fn hub_checks(hub: &HubClient, project: &str) -> Vec<crate::doctor::Check> {
     checks
 }
 
-/// How much of an answer to `path` a client reads: a listing may be large, a hook's answer
-/// is small by contract, anything else is one record.
-fn answer_limit(path: &str) -> u64 {
-    let path = path.split('?').next().unwrap_or(path);
-    let mut parts = path.trim_start_matches('/').split('/');
-    match (parts.next(), parts.next(), parts.next(), parts.next()) {
-        (Some("projects"), Some(_), Some("hook"), _) => HOOK_ANSWER_LIMIT,
-        (Some("projects"), None, ..) => LIST_ANSWER_LIMIT,
-        (
-            Some("projects"),
-            Some(_),
-            Some("board" | "log" | "inbox" | "messages" | "agents" | "tasks"),
-            _,
-        ) => LIST_ANSWER_LIMIT,
-        // A project's record carries its shared notes, which grow.
-        (Some("projects"), Some(_), None, _) => LIST_ANSWER_LIMIT,
-        _ => RECORD_ANSWER_LIMIT,
-    }
-}
-
-/// `bytes` as people read a size: `64 MiB`, `512 KiB`.
-fn size(bytes: u64) -> String {
-    match bytes {
-        bytes if bytes >= 1024 * 1024 => format!("{} MiB", bytes / (1024 * 1024)),
-        bytes if bytes >= 1024 => format!("{} KiB", bytes / 1024),
-        bytes => format!("{bytes} bytes"),
-    }
-}
-
-/// Why a request got no answer, in baton's words rather than the HTTP client's (whose
-/// `timeout: global` says nothing to a user); `within` is how long it was given.
-fn why_unreachable(error: &ureq::Error, within: Duration) -> String {
-    use std::io::ErrorKind;
-    use ureq::Timeout;
-    // To a tenth of a second, and whole seconds as such: a deadline of 3 s has a moment
-    // less than that left by the time it is given, and is said as the 3s the user asked.
-    let seconds = |duration: Duration| {
-        let tenths = (duration.as_secs_f64() * 10.0).round();
-        if tenths % 10.0 == 0.0 {
-            format!("{:.0}s", tenths / 10.0)
-        } else {
-            format!("{:.1}s", tenths / 10.0)
-        }
-    };
-    match error {
-        ureq::Error::Timeout(Timeout::Connect) => format!(
-            "it took no connection within {}",
-            seconds(within.min(CONNECT_WITHIN))
-        ),
-        ureq::Error::Timeout(Timeout::Resolve) | ureq::Error::HostNotFound => {
-            "its host name does not resolve".to_string()
-        }
-        ureq::Error::Timeout(_) => format!("it gave no answer within {}", seconds(within)),
-        ureq::Error::Io(io) => match io.kind() {
-            ErrorKind::ConnectionRefused => "nothing listens there (connection refused)".into(),
-            ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted => {
-                "it dropped the connection".into()
-            }
-            ErrorKind::UnexpectedEof => "it closed the connection before answering".into(),
-            ErrorKind::TimedOut => format!("it gave no answer within {}", seconds(within)),
-            _ => format!("the connection failed ({io})"),
-        },
-        ureq::Error::ConnectionFailed => "the connection failed".into(),
-        ureq::Error::Tls(why) => format!("TLS failed ({why})"),
-        ureq::Error::Protocol(why) => {
-            format!("what answered is not HTTP as a baton hub speaks it ({why})")
-        }
-        other => other.to_string(),
-    }
-}
-
 /// A blocking HTTP client that reads refusals as answers (the hub explains them in JSON).
 /// Every request sets its own time limits ([`Within`]).
 fn client() -> ureq::Agent {
@@ -799,423 +683,4 @@ fn client() -> ureq::Agent {
         .user_agent(concat!("baton/", env!("CARGO_PKG_VERSION")))
         .build()
         .into()
-}
-
-/// The hub's refusal (`{error, hint, code}`), as the error the same refusal is locally.
-fn refusal(url: &str, status: u16, body: &[u8]) -> Error {
-    match serde_json::from_slice::<crate::json_api::ErrorBody>(body) {
-        // A 403 with no exit code of the CLI's is the hub's `Host` check (a bound project's
-        // refusal is exit 2): the name in BATON_URL is not one the hub answers.
-        Ok(refusal) if status == 403 && refusal.code.is_none() => {
-            let name = url_host(url).filter(|name| crate::names::is_host_name(name));
-            Error::Hub {
-                message: format!(
-                    "the hub at {url} refused the name it was reached by: {}",
-                    refusal.error
-                ),
-                hint: Some(format!(
-                    "on the hub's machine, start it with `baton serve --allow-host {}` (or use \
-                     the address `baton serve` printed)",
-                    name.unwrap_or("NAME")
-                )),
-                code: 1,
-            }
-        }
-        Ok(refusal) => Error::Hub {
-            hint: refusal.hint.or_else(|| match status {
-                401 => Some(
-                    "on the hub's machine, `baton token list` shows the tokens and `baton \
-                     token add NAME` makes a new one; set BATON_TOKEN to it"
-                        .into(),
-                ),
-                _ => None,
-            }),
-            message: match status {
-                401 => format!("the hub at {url} refused the token: {}", refusal.error),
-                _ => refusal.error,
-            },
-            code: refusal.code.unwrap_or(1),
-        },
-        // Not the hub's own words: something else answers at that address (a proxy, another
-        // server), and what it said is not shown as if baton said it.
-        Err(_) => Error::Hub {
-            message: format!("{url} answered HTTP {status}, and not as a baton hub does"),
-            hint: Some("is BATON_URL the address `baton serve` printed?".into()),
-            code: 1,
-        },
-    }
-}
-
-/// The host name of an http(s) URL, without its port (and without the brackets of an IPv6
-/// address).
-fn url_host(url: &str) -> Option<&str> {
-    let (_, rest) = url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    if let Some(bracketed) = host.strip_prefix('[') {
-        return bracketed.split_once(']').map(|(address, _)| address);
-    }
-    host.split(':').next().filter(|name| !name.is_empty())
-}
-
-/// The hubs `BATON_URL` names (SPEC section 16): one URL, or several separated by commas,
-/// each checked ([`base_url`]) and without its trailing `/`, in the order given: the one
-/// place the variable is read. An empty item, a URL that is not a hub's or one named twice
-/// is refused in one line that names it.
-pub fn hub_urls(value: &str) -> Result<Vec<String>> {
-    let items: Vec<&str> = value.split(',').map(str::trim).collect();
-    let several = items.len() > 1;
-    let mut urls: Vec<String> = Vec::with_capacity(items.len());
-    for (place, item) in items.iter().enumerate() {
-        if item.is_empty() {
-            return Err(Error::invalid_with_hint(
-                format!(
-                    "BATON_URL `{}` has an empty item (hub {} of {}): hubs are separated by \
-                     single commas",
-                    crate::text::inline(value.trim()),
-                    place + 1,
-                    items.len()
-                ),
-                "e.g. BATON_URL=http://hub-a:7878,http://hub-b:7878",
-            ));
-        }
-        let url = base_url(item).map_err(|error| match (several, error) {
-            // Which of the list it is, when there is a list.
-            (true, Error::Invalid { message, hint }) => Error::Invalid {
-                message: format!("{message} (hub {} of {})", place + 1, items.len()),
-                hint,
-            },
-            (_, error) => error,
-        })?;
-        if urls.iter().any(|seen| seen.eq_ignore_ascii_case(&url)) {
-            return Err(Error::invalid(format!(
-                "BATON_URL names {} twice: each hub once, in the order to try them",
-                crate::text::inline(&url)
-            )));
-        }
-        urls.push(url);
-    }
-    Ok(urls)
-}
-
-/// `url` checked and without a trailing `/`.
-fn base_url(url: &str) -> Result<String> {
-    let url = url.trim();
-    let shown = crate::text::inline(url).to_string();
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(Error::invalid_with_hint(
-            format!("BATON_URL {shown} is not a URL"),
-            "e.g. BATON_URL=http://buildbox:7878 (what `baton serve` printed, without the #token)",
-        ));
-    };
-    if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
-        return Err(Error::invalid(format!(
-            "BATON_URL {shown} is not http or https"
-        )));
-    }
-    if rest.is_empty()
-        || url_host(url).is_none()
-        || url.contains('#')
-        || url.contains('?')
-        || url.chars().any(char::is_whitespace)
-    {
-        return Err(Error::invalid_with_hint(
-            format!("BATON_URL {shown} is not a hub's address"),
-            "give the address alone, e.g. http://buildbox:7878 (a login token in a #fragment \
-             is for browsers; set BATON_TOKEN instead)",
-        ));
-    }
-    Ok(url.trim_end_matches('/').to_string())
-}
-
-fn non_empty_var(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .map(|value| value.trim().to_string())
-        .filter(|value| !value.is_empty())
-}
-
-/// The token in the variable `variable` (what `BATON_TOKEN_ENV` names): how a client that
-/// puts the values of variables into its hook lines before it runs them (Gemini CLI) is
-/// given the token's variable by name, so that the token is in no command line.
-fn token_of_variable(variable: &str) -> Result<String> {
-    let is_name = variable
-        .chars()
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && variable
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !is_name {
-        return Err(Error::invalid(format!(
-            "BATON_TOKEN_ENV must name a variable ([A-Za-z_][A-Za-z0-9_]*), not `{}`",
-            crate::text::inline(variable)
-        )));
-    }
-    non_empty_var(variable).ok_or_else(|| {
-        Error::invalid_with_hint(
-            format!("BATON_TOKEN_ENV names {variable}, which is not set: no token for the hub"),
-            format!("set {variable} to the token `baton token add NAME` printed on the hub"),
-        )
-    })
-}
-
-/// The token kept in `path`: its first line, trimmed. Only a regular file is read.
-fn read_token_file(path: &std::path::Path) -> Result<String> {
-    let bytes = crate::store::regular::read(path).map_err(|error| {
-        Error::invalid(format!(
-            "cannot read the token file {} (BATON_TOKEN_FILE): {error}",
-            path.display()
-        ))
-    })?;
-    let text = String::from_utf8_lossy(&bytes);
-    let token = text.lines().next().unwrap_or("").trim().to_string();
-    if token.is_empty() {
-        return Err(Error::invalid(format!(
-            "the token file {} (BATON_TOKEN_FILE) is empty",
-            path.display()
-        )));
-    }
-    Ok(token)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_hub_url_is_http_or_https_without_its_trailing_slash() {
-        assert_eq!(base_url("http://hub:7878/").unwrap(), "http://hub:7878");
-        assert_eq!(
-            base_url("https://hub.example/baton").unwrap(),
-            "https://hub.example/baton"
-        );
-        for bad in [
-            "hub:7878",
-            "ftp://hub",
-            "http://",
-            "http://127.0.0.1:7878/#token=baton_x",
-            "file:///etc/passwd",
-            "http://a b",
-        ] {
-            assert!(base_url(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn a_refusal_keeps_the_hubs_words_and_exit_code_and_never_passes_others_for_them() {
-        let error = refusal(
-            "http://hub",
-            400,
-            br#"{"error":"T-4 is working","hint":"ask codex","code":1}"#,
-        );
-        assert_eq!(error.to_string(), "T-4 is working");
-        assert_eq!(error.hint().as_deref(), Some("ask codex"));
-        assert_eq!(error.exit_code(), 1);
-        let outside = refusal("http://hub", 403, br#"{"error":"bound","code":2}"#);
-        assert_eq!(outside.exit_code(), 2);
-        let proxy = refusal("http://hub", 502, b"<html>Bad gateway</html>");
-        assert!(!proxy.to_string().contains("html"), "{proxy}");
-        assert_eq!(proxy.exit_code(), 1);
-        let odd = refusal("http://hub", 400, br#"{"error":"x","code":77}"#);
-        assert_eq!(
-            odd.exit_code(),
-            1,
-            "a code outside the contract is not passed on"
-        );
-    }
-
-    #[test]
-    fn a_refused_host_is_told_how_the_hub_allows_the_name_of_the_url() {
-        let body = br#"{"error":"this server does not answer the name `buildbox`"}"#;
-        let error = refusal("http://buildbox:7878", 403, body);
-        assert!(
-            error
-                .to_string()
-                .starts_with("the hub at http://buildbox:7878 refused the name")
-        );
-        assert_eq!(
-            error.hint().as_deref(),
-            Some(
-                "on the hub's machine, start it with `baton serve --allow-host buildbox` (or \
-                 use the address `baton serve` printed)"
-            )
-        );
-        for (url, host) in [
-            ("https://user@Box.lan/", Some("Box.lan")),
-            ("http://[fe80::1]:80", Some("fe80::1")),
-            ("http://10.0.0.5", Some("10.0.0.5")),
-            ("http://", None),
-        ] {
-            assert_eq!(url_host(url), host, "{url}");
-        }
-        let v6 = refusal("http://[fe80::1]:7878", 403, body);
-        assert!(v6.hint().unwrap().contains("--allow-host NAME"));
-    }
-
-    #[test]
-    fn a_listing_may_be_large_a_hook_answer_never() {
-        for (path, limit) in [
-            ("/projects", LIST_ANSWER_LIMIT),
-            ("/projects/api", LIST_ANSWER_LIMIT),
-            ("/projects/api/board?mine=false&all=true", LIST_ANSWER_LIMIT),
-            ("/projects/api/log?n=20", LIST_ANSWER_LIMIT),
-            ("/projects/api/inbox?peek=true", LIST_ANSWER_LIMIT),
-            ("/projects/api/tasks/4", LIST_ANSWER_LIMIT),
-            ("/projects/api/hook/prompt", HOOK_ANSWER_LIMIT),
-            ("/whoami", RECORD_ANSWER_LIMIT),
-            ("/agents/codex", RECORD_ANSWER_LIMIT),
-            ("/projects/api/woken", RECORD_ANSWER_LIMIT),
-            ("/projects/api/wake/codex", RECORD_ANSWER_LIMIT),
-        ] {
-            assert_eq!(answer_limit(path), limit, "{path}");
-        }
-    }
-
-    #[test]
-    fn a_request_that_got_no_answer_is_said_in_batons_words() {
-        let within = Duration::from_millis(1300);
-        let said = |error: ureq::Error| why_unreachable(&error, within);
-        assert_eq!(
-            said(ureq::Error::Timeout(ureq::Timeout::Global)),
-            "it gave no answer within 1.3s"
-        );
-        assert_eq!(
-            said(ureq::Error::Timeout(ureq::Timeout::Connect)),
-            "it took no connection within 1.3s"
-        );
-        assert_eq!(
-            said(ureq::Error::Io(
-                std::io::ErrorKind::ConnectionRefused.into()
-            )),
-            "nothing listens there (connection refused)"
-        );
-        assert_eq!(
-            why_unreachable(
-                &ureq::Error::Timeout(ureq::Timeout::RecvResponse),
-                Duration::from_millis(2_960)
-            ),
-            "it gave no answer within 3s",
-            "a deadline a moment short of what was asked is said as asked"
-        );
-    }
-
-    #[test]
-    fn the_token_is_not_in_the_debug_form() {
-        let hub = HubClient::new("http://hub:1", "baton_secret".into()).unwrap();
-        assert!(!format!("{hub:?}").contains("secret"));
-        let hubs = HubClient::new("http://a:1,http://b:2", "baton_secret".into()).unwrap();
-        assert!(!format!("{hubs:?}").contains("secret"));
-    }
-
-    #[test]
-    fn several_hubs_are_read_once_in_order_and_a_wrong_list_is_said_in_one_line() {
-        assert_eq!(
-            hub_urls(" http://a:7878/ , https://b.example/baton ").unwrap(),
-            ["http://a:7878", "https://b.example/baton"]
-        );
-        assert_eq!(hub_urls("http://a:7878").unwrap(), ["http://a:7878"]);
-        for (bad, said) in [
-            ("http://a:1,,http://b:2", "has an empty item (hub 2 of 3)"),
-            ("http://a:1,", "has an empty item (hub 2 of 2)"),
-            (",http://a:1", "has an empty item (hub 1 of 2)"),
-            ("http://a:1, b:2", "BATON_URL b:2 is not a URL (hub 2 of 2)"),
-            ("http://a:1,ftp://b", "is not http or https (hub 2 of 2)"),
-            (
-                "http://a:1,http://:2",
-                "is not a hub's address (hub 2 of 2)",
-            ),
-            ("http://a:1,http://A:1/", "names http://A:1 twice"),
-        ] {
-            let error = hub_urls(bad).unwrap_err().to_string();
-            assert!(error.contains(said), "{bad}: {error}");
-            assert!(!error.contains('\n'), "{bad}: {error}");
-        }
-    }
-
-    #[test]
-    fn the_hub_in_use_stays_until_it_fails_and_a_wake_is_given_it_first() {
-        let hub = HubClient::new("http://a:1,http://b:2,http://c:3", "t".into()).unwrap();
-        assert_eq!(hub.url(), "http://a:1");
-        hub.hubs.answered(1);
-        let copy = hub.clone().observing(Observer::Listen);
-        assert_eq!(copy.url(), "http://b:2", "copies share the hub in use");
-        assert_eq!(
-            hub.urls_for_environment(),
-            "http://b:2,http://c:3,http://a:1"
-        );
-        // A failure told late, of a hub no longer in use, moves nothing.
-        hub.hubs.failed(0);
-        assert_eq!(hub.url(), "http://b:2");
-        hub.hubs.failed(1);
-        assert_eq!(copy.url(), "http://c:3");
-        hub.hubs.failed(2);
-        assert_eq!(hub.url(), "http://a:1", "round the list");
-        assert_eq!(
-            hub.described(),
-            "the hubs at http://a:1, http://b:2, http://c:3"
-        );
-        let each: Vec<String> = hub.each().iter().map(|one| one.described()).collect();
-        assert_eq!(each[1], "the hub at http://b:2");
-    }
-
-    #[test]
-    fn no_hub_answering_names_each_with_why() {
-        let one = Error::unreachable("http://a:1", "nothing listens there");
-        assert_eq!(
-            one.to_string(),
-            "hub http://a:1 unreachable: nothing listens there"
-        );
-        let several = Error::Unreachable {
-            tried: vec![
-                Unanswered {
-                    url: "http://a:1".into(),
-                    cause: "nothing listens there (connection refused)".into(),
-                },
-                Unanswered {
-                    url: "http://b:2".into(),
-                    cause: "it gave no answer within 5s".into(),
-                },
-            ],
-        };
-        assert_eq!(
-            several.to_string(),
-            "no hub answers: hub http://a:1 unreachable: nothing listens there (connection \
-             refused); hub http://b:2 unreachable: it gave no answer within 5s"
-        );
-        assert_eq!(several.exit_code(), 6);
-    }
-
-    #[test]
-    fn a_change_goes_to_another_hub_only_when_it_never_reached_the_first() {
-        use std::io::ErrorKind;
-        assert!(never_sent(&ureq::Error::Io(
-            ErrorKind::ConnectionRefused.into()
-        )));
-        assert!(never_sent(&ureq::Error::Timeout(ureq::Timeout::Connect)));
-        assert!(never_sent(&ureq::Error::HostNotFound));
-        assert!(!never_sent(&ureq::Error::Io(
-            ErrorKind::ConnectionReset.into()
-        )));
-        assert!(!never_sent(&ureq::Error::Io(
-            ErrorKind::UnexpectedEof.into()
-        )));
-        assert!(!never_sent(&ureq::Error::Timeout(
-            ureq::Timeout::RecvResponse
-        )));
-        assert!(!never_sent(&ureq::Error::Timeout(ureq::Timeout::Global)));
-    }
-
-    #[test]
-    fn each_hub_tried_leaves_time_for_the_next() {
-        let first = Within::sharing(Duration::from_millis(1300), 2);
-        assert_eq!(first.connect, Duration::from_millis(650));
-        assert_eq!(first.head, Duration::from_millis(650));
-        assert_eq!(first.all, Duration::from_millis(1300));
-        let alone = Within::sharing(Duration::from_secs(60), 1);
-        assert_eq!(alone.connect, CONNECT_WITHIN);
-        assert_eq!(alone.head, Duration::from_secs(60));
-    }
 }

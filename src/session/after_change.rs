@@ -13,7 +13,7 @@ use crate::board::delivery::DeliveryEvent;
 use crate::board::handover::Handover;
 use crate::board::task::TaskId;
 use crate::desktop;
-use crate::error::{Error, Result};
+use crate::error::{Result, WakeError};
 use crate::mail::Arrival;
 use crate::names::{self, NameKind};
 use crate::project;
@@ -284,14 +284,11 @@ impl Session {
             || !crate::mail::unread(&*self.hub.store, &self.project.id, agent, record.created_at)?
                 .is_empty();
         if !has_work {
-            return Err(Error::invalid_with_hint(
-                format!(
-                    "nothing waits for {agent} in project {}: a wake from another machine \
-                     runs only for work that waits",
-                    self.project.id
-                ),
-                format!("hand it work (`baton send --to {agent} …`), which wakes it"),
-            ));
+            return Err(WakeError::NothingWaits {
+                agent: agent.to_string(),
+                project: self.project.id.clone(),
+            }
+            .into());
         }
         if wake::wake_command(&record).is_none() {
             if self.hub.store.is_listened(agent) {
@@ -301,10 +298,10 @@ impl Session {
                     tasks: Vec::new(),
                 });
             }
-            return Err(Error::invalid(format!(
-                "{agent} has no wake command on the hub, and no listener (`baton listen` on its \
-                 machine) follows it"
-            )));
+            return Err(WakeError::NoWakeNorListener {
+                agent: agent.to_string(),
+            }
+            .into());
         }
         wake::wake_agent(
             &*self.hub.store,
@@ -315,10 +312,10 @@ impl Session {
             self.hub.after_effects.program(),
         )
         .ok_or_else(|| {
-            Error::invalid(format!(
-                "waking is off in project {} (its settings say so)",
-                self.project.id
-            ))
+            WakeError::WakingOff {
+                project: self.project.id.clone(),
+            }
+            .into()
         })
     }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{Hub, Session};
 use crate::board::inbox::{Reason, Turn};
 use crate::board::task::Status;
-use crate::error::{Error, Result};
+use crate::error::{Error, ProjectError, RegistryError, Result};
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
@@ -187,7 +187,7 @@ impl Session {
     pub fn add_context(&self, text: &str) -> Result<Project> {
         let actor = self.agent()?.to_string();
         if text.trim().is_empty() {
-            return Err(Error::invalid("context --add needs some words"));
+            return Err(ProjectError::NoContextWords.into());
         }
         text::check_long("note", text)?;
         self.update_project(|project| {
@@ -211,25 +211,13 @@ fn check_may_change_settings(project: &Project, actor: &str, what: &str) -> Resu
     if project.may_change_coordinator(actor) {
         return Ok(());
     }
-    let humans = if project.settings.humans.is_empty() {
-        String::new()
-    } else {
-        format!(" or {}", project.settings.humans.join(", "))
-    };
-    Err(Error::invalid_with_hint(
-        format!(
-            "only {} (the coordinator){humans} can change {what} of project {}",
-            project.coordinator.as_deref().unwrap_or("nobody"),
-            project.id
-        ),
-        format!(
-            "ask {} to make the change",
-            match project.settings.humans.is_empty() {
-                true => "the coordinator",
-                false => "the coordinator or a human of the project",
-            }
-        ),
-    ))
+    Err(ProjectError::NotCoordinator {
+        project: project.id.clone(),
+        coordinator: project.coordinator.clone(),
+        humans: project.settings.humans.clone(),
+        what: what.to_string(),
+    }
+    .into())
 }
 
 /// `agent rm NAME`: removes an agent's record, unless work would be left with nobody to do
@@ -261,14 +249,11 @@ pub fn remove_agent(hub: &Hub, name: &str) -> Result<()> {
         }
     }
     if !held.is_empty() {
-        return Err(Error::invalid_with_hint(
-            format!(
-                "{name} has open tasks, which would be left with nobody: {}",
-                held.join(", ")
-            ),
-            "hand each on first: `baton reassign ID --to NAME` or `baton cancel ID` \
-             (--project ID for another project), then remove it",
-        ));
+        return Err(RegistryError::OpenTasks {
+            agent: name.to_string(),
+            held,
+        }
+        .into());
     }
     registry::remove(&*hub.store, name)?;
     // The wake command this machine signed for it goes too: a copy of the old record

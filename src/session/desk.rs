@@ -24,7 +24,7 @@ use crate::board::new_task::NewTask;
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::client::HookEvent;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SessionError};
 use crate::mail::{Marking, MessageType};
 use crate::project::{self, Project};
 use crate::registry::{self, AgentRecord, Profile, WakeCommandChange};
@@ -287,14 +287,11 @@ impl LocalDesk {
 
     fn open(&self) -> Result<Session> {
         if let (Opening::Hook, Some(missing)) = (self.opening, self.missing_cwd()) {
-            let problem = match missing.exists() {
-                true => "is not a directory",
-                false => "does not exist",
-            };
-            return Err(Error::invalid(format!(
-                "the client's working directory {} {problem}",
-                missing.display()
-            )));
+            return Err(SessionError::ClientDirectory {
+                exists: missing.exists(),
+                dir: missing.to_path_buf(),
+            }
+            .into());
         }
         let request = Request {
             agent: self.agent.as_deref(),

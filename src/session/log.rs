@@ -7,7 +7,7 @@ use super::Session;
 use crate::activity::{ActivityRecord, LogAction};
 use crate::board::finished;
 use crate::board::task::TaskId;
-use crate::error::{Error, Result};
+use crate::error::{Result, SessionError};
 use crate::plural;
 use crate::text;
 use crate::time::Timestamp;
@@ -42,7 +42,7 @@ impl Session {
     pub fn note(&self, text: &str) -> Result<ActivityRecord> {
         let actor = self.agent()?.to_string();
         if text.trim().is_empty() {
-            return Err(Error::invalid("note needs some words"));
+            return Err(SessionError::NoNoteWords.into());
         }
         text::check_long("note", text)?;
         let record = ActivityRecord {

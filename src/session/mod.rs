@@ -48,7 +48,7 @@ use crate::board::lease;
 use crate::board::offers::Offers;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
-use crate::error::{Error, Result};
+use crate::error::{Error, ProjectError, Result};
 use crate::mail::Arrival;
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
@@ -338,14 +338,11 @@ impl Session {
                         None => PathBuf::from("/"),
                         Some(_) if reaches => PathBuf::from("/"),
                         Some(workspace) => {
-                            return Err(Error::invalid_with_hint(
-                                format!(
-                                    "the current directory no longer exists, and project {id} \
-                                     is bound to {}",
-                                    workspace.display()
-                                ),
-                                format!("cd into {}", workspace.display()),
-                            ));
+                            return Err(ProjectError::CurrentDirGoneFrom {
+                                project: id.to_string(),
+                                workspace,
+                            }
+                            .into());
                         }
                     }
                 }

@@ -9,7 +9,7 @@ use crate::board::new_task::{self, NewTask, SendRefusal};
 use crate::board::routing::{self, Candidate};
 use crate::board::task::{Status, TaskId};
 use crate::board::transition::Action;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SessionError};
 use crate::names::{self, NameKind};
 use crate::project;
 use crate::registry;
@@ -203,10 +203,11 @@ impl Session {
 
     fn missing_task(&self, id: TaskId) -> Error {
         match self.hub.store.archived_task(&self.project.id, id) {
-            Ok(Some(task)) => Error::invalid(format!(
-                "{id} is {} and archived; nothing moves it again",
-                task.status
-            )),
+            Ok(Some(task)) => SessionError::Archived {
+                task: id,
+                status: task.status,
+            }
+            .into(),
             _ => Error::UnknownTask {
                 task: id,
                 project: self.project.id.clone(),

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::client::Client;
-use crate::error::{Error, Result};
+use crate::error::{Result, SetupError};
 use crate::names::{self, NameKind};
 use crate::registry;
 use crate::secret::machine_key::MachineKey;
@@ -45,13 +45,11 @@ pub fn run(
     {
         names::check(NameKind::Agent, agent)?;
         if clients.len() > 1 {
-            return Err(Error::invalid_with_hint(
-                format!(
-                    "--as {agent} names one agent, but {} clients were asked for",
-                    clients.len()
-                ),
-                "each client is its own agent: set them up one at a time with --client and --as",
-            ));
+            return Err(SetupError::OneAgentManyClients {
+                agent: agent.clone(),
+                clients: clients.len(),
+            }
+            .into());
         }
     }
     let hub = local.home();
@@ -110,10 +108,7 @@ fn carry_out(
         }
         return Ok(plan);
     }
-    Err(Error::invalid_with_hint(
-        format!("{client} kept changing its files while setup was editing them"),
-        format!("quit {client} and run `baton setup` again"),
-    ))
+    Err(SetupError::KeptChanging { client }.into())
 }
 
 /// Backs up, writes (or deletes) one file and keeps the manifest in step.

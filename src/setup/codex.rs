@@ -10,7 +10,7 @@ use serde_json::Value;
 use toml_edit::{Array, DocumentMut, Item, Table};
 
 use crate::client::{Client, ClientHooks, HookEvent};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SetupError};
 
 use super::command::Launch;
 use super::json::{KeyPath, Outcome, command_hook_group};
@@ -59,22 +59,20 @@ fn parse(path: &Path, text: Option<&str>) -> Result<DocumentMut> {
     text.unwrap_or("")
         .parse()
         .map_err(|error: toml_edit::TomlError| {
-            Error::invalid_with_hint(
-                format!(
-                    "cannot edit {}: it is not valid TOML ({})",
-                    path.display(),
-                    error.message()
-                ),
-                "fix the file or move it away, then run `baton setup` again",
-            )
+            SetupError::NotToml {
+                path: path.to_path_buf(),
+                cause: error.message().to_string(),
+            }
+            .into()
         })
 }
 
 fn not_a_table(path: &Path) -> Error {
-    Error::invalid_with_hint(
-        format!("cannot edit {}: `{SERVERS}` is not a table", path.display()),
-        "fix the file or move it away, then run `baton setup` again",
-    )
+    SetupError::NotTomlTable {
+        path: path.to_path_buf(),
+        table: SERVERS,
+    }
+    .into()
 }
 
 /// baton's server table as Codex reads it: `baton --as NAME mcp`, or a remote hub's MCP URL

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Result, SetupError};
 use crate::store::{StoreError, regular};
 
 use super::diff;
@@ -141,10 +141,10 @@ impl Staging {
 pub(super) fn read_text(path: &Path) -> Result<Option<String>> {
     match regular::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
-            Error::invalid(format!(
-                "cannot edit {}: it is not UTF-8 text",
-                path.display()
-            ))
+            SetupError::NotUtf8 {
+                path: path.to_path_buf(),
+            }
+            .into()
         }),
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
         Err(error) => Err(StoreError::io(path)(error).into()),

@@ -10,7 +10,7 @@ use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
 use serde_json::Value;
 
 use crate::client::ClientHooks;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SetupError};
 
 use super::command;
 
@@ -36,13 +36,10 @@ impl Document {
     pub fn parse(path: &Path, text: Option<&str>) -> Result<Document> {
         let text = text.unwrap_or("");
         let root = CstRootNode::parse(text, &ParseOptions::default()).map_err(|error| {
-            Error::invalid_with_hint(
-                format!(
-                    "cannot edit {}: it is not valid JSON ({error})",
-                    path.display()
-                ),
-                "fix the file or move it away, then run `baton setup` again",
-            )
+            SetupError::NotJson {
+                path: path.to_path_buf(),
+                cause: error.to_string(),
+            }
         })?;
         let document = Document {
             root,
@@ -66,13 +63,11 @@ impl Document {
     }
 
     fn not_an_object(&self, what: &str) -> Error {
-        Error::invalid_with_hint(
-            format!(
-                "cannot edit {}: {what} is not a JSON object",
-                self.path.display()
-            ),
-            "fix the file or move it away, then run `baton setup` again",
-        )
+        SetupError::NotJsonObject {
+            path: self.path.clone(),
+            what: what.to_string(),
+        }
+        .into()
     }
 
     fn top(&self) -> Result<CstObject> {

@@ -53,7 +53,7 @@ use std::path::{Path, PathBuf};
 use jsonc_parser::cst::CstInputValue;
 
 use crate::client::{Client, ClientHooks, HookEvent};
-use crate::error::{Error, Result};
+use crate::error::{Result, SetupError};
 use crate::process::{self, ProgramLookup};
 
 pub use a2a::{A2aAgent, A2aAgents};
@@ -174,8 +174,9 @@ impl Environment {
 /// The path clients should start baton by: the running binary, under the name `PATH` finds
 /// it by when that is the same file (so a symlinked install keeps working after an upgrade).
 pub fn baton_program(env: &Environment) -> Result<PathBuf> {
-    let current = std::env::current_exe()
-        .map_err(|error| Error::invalid(format!("cannot tell where baton is: {error}")))?;
+    let current = std::env::current_exe().map_err(|error| SetupError::NoProgramPath {
+        cause: error.to_string(),
+    })?;
     Ok(env.baton_on_path(&current).unwrap_or(current))
 }
 

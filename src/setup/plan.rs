@@ -3,7 +3,7 @@
 //! writing nothing. A dry run shows the plan; [`super::run`] carries it out.
 
 use crate::client::{Client, ClientHooks, HookEvent};
-use crate::error::{Error, Result};
+use crate::error::{Result, SetupError};
 use crate::registry;
 use crate::store::Store;
 use crate::store::paths::Home;
@@ -241,13 +241,11 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
         if let Some(before) = edit.before.as_deref()
             && !(plugin.is_batons)(before)
         {
-            return Err(Error::invalid_with_hint(
-                format!(
-                    "{} is not baton's plugin: setup leaves it as it is",
-                    edit.path.display()
-                ),
-                "move it aside and run `baton setup` again",
-            ));
+            return Err(SetupError::NotBatons {
+                path: edit.path.clone(),
+                what: "plugin",
+            }
+            .into());
         }
         let text = (plugin.text)(launch);
         if edit.after.as_deref() != Some(&text) {

@@ -3,7 +3,7 @@
 //! client runs. The token itself is never written into a client's files: each client reads
 //! it from that variable at run time, in its own syntax for a variable ([`TokenSyntax`]).
 
-use crate::error::{Error, Result};
+use crate::error::{Result, SetupError};
 
 /// A hub served by `baton serve` elsewhere, reached over HTTP as the agent of a token that
 /// the client finds in the environment variable [`RemoteHub::token_env`].
@@ -73,19 +73,14 @@ impl RemoteHub {
     /// `http` or `https` URL with a host, and a variable name that is not
     /// `[A-Za-z_][A-Za-z0-9_]*`.
     pub fn new(url: &str, token_env: &str) -> Result<RemoteHub> {
-        let base_url = base_url(url).ok_or_else(|| {
-            Error::invalid(format!(
-                "--url {} is not the URL of a hub: give http:// or https://, a host and \
-                 nothing after the path, like http://10.0.0.5:7878",
-                crate::text::inline(url)
-            ))
+        let base_url = base_url(url).ok_or_else(|| SetupError::NotHubUrl {
+            url: url.to_string(),
         })?;
         if !is_variable_name(token_env) {
-            return Err(Error::invalid(format!(
-                "--token-env {} is not the name of an environment variable: letters, digits \
-                 and _, not starting with a digit, like BATON_HUB_TOKEN",
-                crate::text::inline(token_env)
-            )));
+            return Err(SetupError::NotVariableName {
+                variable: token_env.to_string(),
+            }
+            .into());
         }
         Ok(RemoteHub {
             base_url,

@@ -16,7 +16,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::client::Client;
-use crate::error::{Error, Result};
+use crate::error::{Result, SetupError};
 use crate::store::paths::Home;
 
 use super::Environment;
@@ -298,22 +298,13 @@ impl ListenService {
 /// agent through one client's command), or on a system without a service manager it knows.
 pub(super) fn check_listen_service(env: &Environment, clients: &[Client]) -> Result<()> {
     if env.services == ServiceManager::Unknown {
-        return Err(Error::invalid_with_hint(
-            "--listen-service writes a systemd user unit (Linux) or a launchd agent (macOS), \
-             and this system has neither",
-            "run `baton listen --wake -- CMD …` with BATON_URL and BATON_TOKEN set, from \
-             whatever starts programs at login here",
-        ));
+        return Err(SetupError::NoServiceManager.into());
     }
     if clients.len() > 1 {
-        return Err(Error::invalid_with_hint(
-            format!(
-                "--listen-service wakes one client, but {} clients were asked for",
-                clients.len()
-            ),
-            "wire the clients first, then run setup again for the one to wake with \
-             --client NAME --listen-service",
-        ));
+        return Err(SetupError::ListenServiceClients {
+            clients: clients.len(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -339,13 +330,11 @@ pub(super) fn install_listen_service(
     let edit = staging.file(&file, Format::Service)?;
     let before_client = edit.before.as_deref().map(client_of_service);
     if let Some(None) = before_client {
-        return Err(Error::invalid_with_hint(
-            format!(
-                "{} is not baton's listen service: setup leaves it as it is",
-                edit.path.display()
-            ),
-            "move it aside and run `baton setup` again",
-        ));
+        return Err(SetupError::NotBatons {
+            path: edit.path.clone(),
+            what: "listen service",
+        }
+        .into());
     }
     let changed = edit.after.as_deref() != Some(&text);
     if changed {

@@ -6,7 +6,7 @@ mod words;
 use std::path::PathBuf;
 
 use crate::client::{Client, HookEvent, HookShell};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SetupError};
 
 use super::remote::RemoteHub;
 
@@ -269,16 +269,13 @@ impl Setting {
     }
 }
 
-fn cmd_refusal(client: Client, what: &str, value: &str) -> Error {
-    Error::invalid_with_hint(
-        format!(
-            "{client} runs hooks through cmd.exe, and {what} {} holds a space or one of \
-             \" & | < > ^ % ( ) ! , ; =, which cannot reach cmd.exe through {client} intact",
-            crate::text::inline(value)
-        ),
-        "put baton (and the hub) in a directory whose path has none of those, or put baton's \
-         directory on the PATH (install.ps1 does) and run `baton setup` again",
-    )
+fn cmd_refusal(client: Client, what: &'static str, value: &str) -> Error {
+    SetupError::UnsafeForCmd {
+        client,
+        what,
+        value: value.to_string(),
+    }
+    .into()
 }
 
 /// Quotes a word for `sh` when it needs it.

@@ -1,6 +1,31 @@
 //! The library's error: one enum over the domains, each variant carrying what the user needs
 //! to act on it. Each maps to its exit code in one place ([`Error::exit_code`]), which
-//! the CLI exits with and the HTTP face reports.
+//! the CLI exits with and the HTTP face reports. Each domain's refusals are an enum of its
+//! own, in a file of its own here, whose variants carry data and choose their own words and
+//! hints; the crate's error takes each in.
+
+mod alert;
+mod message;
+mod project;
+mod registry;
+mod remote;
+mod session;
+mod setup;
+mod tokens;
+mod wake;
+
+#[cfg(test)]
+mod tests;
+
+pub use alert::{AlertError, AlertUrl};
+pub use message::MessageRefusal;
+pub use project::{ProjectError, WideDirectory};
+pub use registry::RegistryError;
+pub use remote::RemoteError;
+pub use session::SessionError;
+pub use setup::SetupError;
+pub use tokens::TokenError;
+pub use wake::WakeError;
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +61,31 @@ pub enum Error {
     Send(#[from] SendRefusal),
     #[error(transparent)]
     Message(#[from] MessageRefusal),
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    #[error(transparent)]
+    Wake(#[from] WakeError),
+    #[error(transparent)]
+    Alert(#[from] AlertError),
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Client(#[from] UnknownClient),
+    #[error(transparent)]
+    Randomness(#[from] NoRandomness),
+    #[error(transparent)]
+    MachineKey(#[from] MachineKeyError),
+    /// A store's setting (its address, its options) that cannot be used.
+    #[error(transparent)]
+    Setting(#[from] SettingError),
     #[error("no identity: pass --as NAME or set BATON_AGENT")]
     NoIdentity,
     #[error("no task {task} in project {project}")]
@@ -60,7 +110,8 @@ pub enum Error {
         workspace: PathBuf,
         cwd: PathBuf,
     },
-    /// Any other request that cannot be carried out as asked.
+    /// Any other request that cannot be carried out as asked: a face's refusal of a bad
+    /// argument, or a failure of its own surroundings (the terminal, stdin, a socket).
     #[error("{message}")]
     Invalid {
         message: String,
@@ -113,33 +164,6 @@ fn unanswered_words(tried: &[Unanswered]) -> String {
     }
 }
 
-impl From<UnknownClient> for Error {
-    fn from(unknown: UnknownClient) -> Self {
-        Error::invalid(unknown.to_string())
-    }
-}
-
-impl From<NoRandomness> for Error {
-    fn from(error: NoRandomness) -> Self {
-        Error::invalid(error.to_string())
-    }
-}
-
-impl From<MachineKeyError> for Error {
-    fn from(error: MachineKeyError) -> Self {
-        Error::invalid(error.to_string())
-    }
-}
-
-impl From<SettingError> for Error {
-    fn from(setting: SettingError) -> Self {
-        Error::Invalid {
-            message: setting.message,
-            hint: setting.hint,
-        }
-    }
-}
-
 impl Error {
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::Invalid {
@@ -166,6 +190,11 @@ impl Error {
             Error::Send(refused) => Error::Send(refused.clone()),
             Error::Message(refused) => Error::Message(refused.clone()),
             Error::Text(refused) => Error::Text(refused.clone()),
+            Error::Project(refused) => Error::Project(refused.clone()),
+            Error::Registry(refused) => Error::Registry(refused.clone()),
+            Error::Alert(refused) => Error::Alert(refused.clone()),
+            Error::Setup(refused) => Error::Setup(refused.clone()),
+            Error::Session(refused) => Error::Session(refused.clone()),
             other => Error::Hub {
                 message: other.to_string(),
                 hint: other.hint(),
@@ -196,6 +225,18 @@ impl Error {
             | Error::Text(_)
             | Error::Send(_)
             | Error::Message(_)
+            | Error::Project(_)
+            | Error::Registry(_)
+            | Error::Token(_)
+            | Error::Wake(_)
+            | Error::Alert(_)
+            | Error::Setup(_)
+            | Error::Remote(_)
+            | Error::Session(_)
+            | Error::Client(_)
+            | Error::Randomness(_)
+            | Error::MachineKey(_)
+            | Error::Setting(_)
             | Error::Store(
                 StoreError::Io { .. } | StoreError::Unfinished | StoreError::Database { .. },
             )
@@ -214,6 +255,11 @@ impl Error {
             Error::Transition(refused) => refused.words(face),
             Error::Send(refused) => refused.words(face),
             Error::Message(refused) => refused.words(face),
+            Error::Project(refused) => refused.words(face),
+            Error::Registry(refused) => refused.words(face),
+            Error::Alert(refused) => refused.words(face),
+            Error::Setup(refused) => refused.words(face),
+            Error::Session(refused) => refused.words(face),
             other => other.to_string(),
         }
     }
@@ -231,6 +277,14 @@ impl Error {
             Error::Text(refused) => Some(refused.hint(face)),
             Error::Send(refused) => refused.hint(face),
             Error::Message(refused) => refused.hint(face),
+            Error::Project(refused) => refused.hint(face),
+            Error::Registry(refused) => refused.hint(face),
+            Error::Alert(refused) => refused.hint(face),
+            Error::Setup(refused) => refused.hint(face),
+            Error::Token(refused) => refused.hint(),
+            Error::Wake(refused) => refused.hint(),
+            Error::Remote(refused) => refused.hint(),
+            Error::Setting(setting) => setting.hint.clone(),
             Error::Unreachable { .. } => Some(
                 "is `baton serve` running there, and is BATON_URL right? Unset BATON_URL to \
                  use this machine's own board"
@@ -310,77 +364,10 @@ fn damaged_board_hint(path: &Path) -> String {
     )
 }
 
-fn list_or_none(names: &[String]) -> String {
+pub(crate) fn list_or_none(names: &[String]) -> String {
     if names.is_empty() {
         "none yet".to_string()
     } else {
         names.join(", ")
     }
 }
-
-/// Why a message was refused (SPEC section 6): the words are the mail domain's, each
-/// argument spelled as the face that tells it spells it ([`Face`]). Kept here, beside the
-/// crate's error, because `mail` itself returns that error: a message `msg` (or the
-/// `message` tool) would not send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MessageRefusal {
-    /// The text is empty, or only spaces.
-    NoWords,
-    /// `notification` is baton's own type.
-    Notification,
-    /// A plan approval's answer from someone other than the project's coordinator.
-    NotCoordinator {
-        project: String,
-        coordinator: Option<String>,
-    },
-    /// A broadcast with nobody but the sender to receive it.
-    NobodyToBroadcastTo,
-}
-
-impl MessageRefusal {
-    /// The refusal as `face` tells it.
-    pub fn words(&self, face: Face) -> String {
-        match self {
-            MessageRefusal::NoWords => match face {
-                Face::Cli => "msg needs some words".to_string(),
-                Face::Tool => format!("message needs some words in {}", face.argument("text")),
-            },
-            MessageRefusal::Notification => "notifications are written by baton itself".into(),
-            MessageRefusal::NotCoordinator {
-                project,
-                coordinator,
-            } => format!(
-                "only the coordinator of project {project} ({}) can send plan_approval_response",
-                coordinator.as_deref().unwrap_or("nobody yet")
-            ),
-            MessageRefusal::NobodyToBroadcastTo => {
-                "nobody but you is here to receive a broadcast".to_string()
-            }
-        }
-    }
-
-    /// How to get past it, as `face` names the arguments.
-    pub fn hint(&self, face: Face) -> Option<String> {
-        match self {
-            MessageRefusal::Notification => Some(format!(
-                "send {} instead",
-                match face {
-                    Face::Cli => "`--type text` (the default)".to_string(),
-                    Face::Tool => format!("{} `text` (the default)", face.argument("type")),
-                }
-            )),
-            MessageRefusal::NobodyToBroadcastTo => {
-                Some("agents are known once they run a baton command".to_string())
-            }
-            MessageRefusal::NoWords | MessageRefusal::NotCoordinator { .. } => None,
-        }
-    }
-}
-
-impl std::fmt::Display for MessageRefusal {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str(&self.words(Face::Cli))
-    }
-}
-
-impl std::error::Error for MessageRefusal {}

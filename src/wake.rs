@@ -24,6 +24,8 @@ use crate::board::delivery::DeliveryState;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result};
+use crate::file::text_log::TextLog;
+use crate::home::Home;
 use crate::mail;
 use crate::names::{self, NameKind};
 use crate::process::{detached_environment, program_to_run, spawn_detached, why_not_started};
@@ -31,8 +33,6 @@ use crate::project::{self, Project};
 use crate::registry;
 use crate::secret::machine_key::MachineKey;
 use crate::store::feed::What;
-use crate::store::paths::Home;
-use crate::store::text_log::TextLog;
 use crate::store::{Duty, Store};
 use crate::time;
 
@@ -915,7 +915,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let store = crate::store::files::FileStore::new(
             Home::new(root.path().to_path_buf()),
-            crate::store::lock::LockPolicy::silent(std::time::Duration::from_secs(5)),
+            crate::file::lock::LockPolicy::silent(std::time::Duration::from_secs(5)),
         );
         let mut record = registry::AgentRecord::new("codex", time::now());
         record.wake = Some(vec!["codex".into()]);

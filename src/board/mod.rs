@@ -850,7 +850,7 @@ mod tests {
             .unwrap();
         // Refused on Windows (under Wine, say) were the board holding its file open.
         let backup = dir.path().join("board.json.bak");
-        crate::store::atomic::replace(&path, &written(&next), Some(&backup)).unwrap();
+        crate::file::atomic::replace(&path, &written(&next), Some(&backup)).unwrap();
         let subjects = |board: &Board| -> Vec<String> {
             board
                 .tasks()

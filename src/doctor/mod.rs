@@ -24,10 +24,11 @@ use serde::Serialize;
 
 use crate::board::Board;
 use crate::error::Result;
+use crate::file::regular;
+use crate::home::Home;
 use crate::names::{self, NameKind};
 use crate::plural::{self, count};
-use crate::store::paths::Home;
-use crate::store::{Store, StoreError, board_file, regular};
+use crate::store::{Store, StoreError, board_file};
 use crate::time::{self, Timestamp};
 
 use agents::{

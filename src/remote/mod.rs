@@ -964,7 +964,7 @@ fn token_of_variable(variable: &str) -> Result<String> {
 
 /// The token kept in `path`: its first line, trimmed. Only a regular file is read.
 fn read_token_file(path: &std::path::Path) -> Result<String> {
-    let bytes = crate::store::regular::read(path).map_err(|error| {
+    let bytes = crate::file::regular::read(path).map_err(|error| {
         Error::invalid(format!(
             "cannot read the token file {} (BATON_TOKEN_FILE): {error}",
             path.display()

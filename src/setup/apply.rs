@@ -7,13 +7,14 @@ use std::path::{Path, PathBuf};
 
 use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::file::{atomic, platform};
+use crate::home::Home;
 use crate::names::{self, NameKind};
 use crate::registry;
 use crate::secret::machine_key::MachineKey;
 use crate::store::Store;
+use crate::store::StoreError;
 use crate::store::files::HomeFiles;
-use crate::store::paths::Home;
-use crate::store::{StoreError, atomic, platform};
 use crate::time::Timestamp;
 
 use super::edit::{FileEdit, Format, read_text};

@@ -4,9 +4,9 @@
 
 use crate::client::{Client, ClientHooks, HookEvent};
 use crate::error::{Error, Result};
+use crate::home::Home;
 use crate::registry;
 use crate::store::Store;
-use crate::store::paths::Home;
 
 use super::command::{self, HubAccess, Launch};
 use super::edit::{FileEdit, Format, Staging};
@@ -544,9 +544,9 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+    use crate::file::lock::LockPolicy;
     use crate::setup::Platform;
     use crate::store::files::FileStore;
-    use crate::store::lock::LockPolicy;
 
     fn quiet_lock() -> LockPolicy {
         LockPolicy::silent(std::time::Duration::from_secs(1))

@@ -12,14 +12,15 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::StoreError;
 use super::board_layout::{self, Field};
 use super::board_source::BoardText;
 use super::journal::{self, Line, Recovered};
-use super::lock::FileLock;
-use super::paths::Home;
-use super::{StoreError, atomic, regular};
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::{Board, StoredTasks};
+use crate::file::lock::FileLock;
+use crate::file::{atomic, regular};
+use crate::home::Home;
 use crate::time::Timestamp;
 
 pub use crate::board::BOARD_SCHEMA;
@@ -419,7 +420,7 @@ pub fn persist<R: Line>(
     let backup = home.board_backup(project);
     let staged = atomic::stage_with(&path, |out| write_board(out, board))?;
     if records.is_empty() {
-        return staged.commit(Some(&backup));
+        return Ok(staged.commit(Some(&backup))?);
     }
     let journal_path = home.activity_journal(project);
     let log = home.activity_file(project);
@@ -432,7 +433,7 @@ pub fn persist<R: Line>(
         // The rename may have happened with only the directory's sync failing: the journal
         // tells, and logs the change if it stands.
         let _ = recover_log::<R>(home, project);
-        return Err(error);
+        return Err(error.into());
     }
     journal::finish(&journal_path, &log, records);
     Ok(())
@@ -443,7 +444,8 @@ pub fn persist<R: Line>(
 pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
     let path = home.board_file(project);
     atomic::stage_with(&path, |out| write_board(out, board))?
-        .commit(Some(&home.board_backup(project)))
+        .commit(Some(&home.board_backup(project)))?;
+    Ok(())
 }
 
 /// Writes `board` as its file holds it (`board_source::write`).

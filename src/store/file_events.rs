@@ -37,7 +37,7 @@ use ::notify::event::{AccessKind, AccessMode};
 use ::notify::{EventKind, RecursiveMode, Watcher};
 
 use super::cache::Stamp;
-use super::platform;
+use crate::file::platform;
 
 /// How often the fallback looks at the watched files.
 pub const POLL_EVERY: Duration = Duration::from_millis(100);

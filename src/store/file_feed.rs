@@ -23,8 +23,8 @@ use serde::Deserialize;
 use super::StoreError;
 use super::feed::{Change, ChangeFeed, FeedWaker, What};
 use super::file_events::{DirectoryEvents, FileEvents, FileStamps, FileWatch, Touched};
-use super::paths::Home;
 use super::tail::Tail;
+use crate::home::Home;
 
 /// The names in a project's directory whose changes the hub's feed reads: the journal's
 /// removal ends a change whose board came before its lines (see `Followed::changes`).
@@ -346,9 +346,9 @@ mod tests {
     use crate::board::mail::{Draft, MessageType};
     use crate::board::record::ActivityRecord;
     use crate::board::task::TaskId;
+    use crate::file::lock::LockPolicy;
     use crate::store::document::{Document, Documents, Edit, Wait};
     use crate::store::files::FileStore;
-    use crate::store::lock::LockPolicy;
     use crate::store::{GaveUp, Scope, Store};
 
     /// Long enough for any event on a loaded machine; a wait that ends this late failed.

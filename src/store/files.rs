@@ -30,20 +30,21 @@ use super::feed::{ChangeFeed, Scope};
 use super::file_events::FileEvents;
 use super::file_feed::{HubFeed, ProjectFeed};
 use super::group::{Group, group_of};
-use super::lock::{self, FileLock, LockPolicy};
 use super::mailbox::Mailbox;
-use super::paths::Home;
 use super::presence::{self, Presence};
 use super::tail::Tail;
 use super::transaction::{Archive, Transaction};
 use super::{
-    GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file,
-    jsonl, log, mail_file, regular, versioned,
+    GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, archive_file, board_file, jsonl, log,
+    mail_file, versioned,
 };
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Task, TaskId};
+use crate::file::lock::{self, FileLock, LockPolicy};
+use crate::file::{atomic, regular};
+use crate::home::Home;
 use crate::time::Timestamp;
 
 /// The small versioned documents under a hub home, each file guarded by its lock file:
@@ -84,16 +85,16 @@ impl HomeFiles {
     fn take_lock(&self, document: &Document, wait: Wait) -> Result<Option<FileLock>, StoreError> {
         let (path, what) = self.lock_of(document);
         match wait {
-            Wait::AsTheStoreDoes => FileLock::acquire(&path, what, self.lock).map(Some),
-            Wait::Never => FileLock::try_acquire(&path),
+            Wait::AsTheStoreDoes => Ok(Some(FileLock::acquire(&path, what, self.lock)?)),
+            Wait::Never => Ok(FileLock::try_acquire(&path)?),
         }
     }
 
     fn write(path: &std::path::Path, edit: Edit) -> Result<(), StoreError> {
         match edit {
             Edit::Keep => Ok(()),
-            Edit::Write(text) => atomic::replace(path, &text, None),
-            Edit::WriteUnsynced(text) => atomic::replace_unsynced(path, &text),
+            Edit::Write(text) => Ok(atomic::replace(path, &text, None)?),
+            Edit::WriteUnsynced(text) => Ok(atomic::replace_unsynced(path, &text)?),
             Edit::Remove => match fs::remove_file(path) {
                 Ok(()) => Ok(()),
                 Err(error) if error.kind() == ErrorKind::NotFound => Ok(()),
@@ -297,7 +298,11 @@ impl FileStore {
 
     /// Takes the mail lock of `project`, which every write of its mail holds.
     fn lock_mail(&self, project: &str) -> Result<FileLock, StoreError> {
-        FileLock::acquire(&self.home.mail_lock(project), "the mail lock", self.lock)
+        Ok(FileLock::acquire(
+            &self.home.mail_lock(project),
+            "the mail lock",
+            self.lock,
+        )?)
     }
 
     /// Takes the board lock, then completes (or drops) what a killed writer left
@@ -486,7 +491,7 @@ fn replace_lines<T: serde::Serialize>(
         })?;
         text.push(b'\n');
     }
-    atomic::replace(path, &text, None)
+    Ok(atomic::replace(path, &text, None)?)
 }
 
 impl Store for FileStore {

@@ -19,8 +19,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
-use super::atomic::{FileIdentity, create_private_dir_all, private_open_options};
-use super::{log, regular};
+use super::log;
+use crate::file::atomic::{FileIdentity, create_private_dir_all, private_open_options};
+use crate::file::regular;
 
 /// What a journal's lines may be: whatever its log holds, one per line.
 pub trait Line: Clone + Serialize + DeserializeOwned {}
@@ -170,7 +171,7 @@ fn complete<R: Line>(log: &Path, journal: &Journal<R>) -> Result<(), StoreError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::atomic;
+    use crate::file::atomic;
 
     /// A line of a log, as long as an activity line is at its shortest.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

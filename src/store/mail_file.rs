@@ -9,10 +9,11 @@ use std::io::ErrorKind;
 use serde_json::Value;
 
 use super::mailbox::{MailCommitted, Mailbox};
-use super::paths::Home;
 use super::versioned::{self, Versioned};
-use super::{StoreError, atomic, jsonl, regular};
+use super::{StoreError, jsonl};
 use crate::board::mail::{Message, POSITIONS_SCHEMA, ReadPositions};
+use crate::file::{atomic, regular};
+use crate::home::Home;
 use crate::time::Timestamp;
 
 impl Versioned for ReadPositions {
@@ -136,7 +137,11 @@ pub fn commit(home: &Home, project: &str, opened: Opened) -> Result<(), StoreErr
         text.push_str(&line.text);
         text.push('\n');
     }
-    atomic::replace(&home.mail_file(project), text.as_bytes(), None)
+    Ok(atomic::replace(
+        &home.mail_file(project),
+        text.as_bytes(),
+        None,
+    )?)
 }
 
 fn raw_lines(home: &Home, project: &str) -> Result<Vec<RawLine>, StoreError> {

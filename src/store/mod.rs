@@ -7,7 +7,6 @@
 //! change is decided by the closure handed to it, which the session writes.
 
 pub mod archive_file;
-pub mod atomic;
 pub mod board_file;
 pub mod board_layout;
 pub mod board_source;
@@ -22,17 +21,12 @@ pub mod files;
 pub mod group;
 pub mod journal;
 pub mod jsonl;
-pub mod lock;
 pub mod log;
 pub mod mail_file;
 pub mod mailbox;
-pub mod paths;
-pub mod platform;
 pub mod postgres;
 pub mod presence;
-pub mod regular;
 pub mod tail;
-pub mod text_log;
 pub mod transaction;
 pub mod versioned;
 
@@ -44,6 +38,9 @@ use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Task, TaskId};
 use crate::board::{Board, BoardError};
+use crate::file::{FileError, lock, regular};
+use crate::home::Home;
+use crate::setting::SettingError;
 use crate::time::Timestamp;
 
 pub use document::{Collection, Document, Documents, Edit, Version, Wait};
@@ -71,7 +68,7 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// The hub home whose files hold this state, for a look at the files themselves
     /// (`doctor`); `None` where it is kept elsewhere (a database), to be looked at through
     /// the store alone.
-    fn home_files(&self) -> Option<&paths::Home>;
+    fn home_files(&self) -> Option<&Home>;
 
     /// Where the state is kept, as a user may be told: the hub home's path, or the
     /// database's address (without its password).
@@ -270,7 +267,7 @@ pub trait LogTail: Send {
 /// it; a `postgres://` (or `postgresql://`) URL, that database, with this machine's own
 /// documents still files under `home`.
 pub fn from_environment(
-    home: &paths::Home,
+    home: &Home,
     lock: lock::LockPolicy,
 ) -> Result<std::sync::Arc<dyn Store>, SettingError> {
     match std::env::var("BATON_STORE") {
@@ -287,7 +284,7 @@ pub fn from_environment(
 /// The store at `address` (a `postgres://` URL) for the hub at `home`.
 pub fn open(
     address: &str,
-    home: &paths::Home,
+    home: &Home,
     lock: lock::LockPolicy,
 ) -> Result<std::sync::Arc<dyn Store>, SettingError> {
     if !postgres::address::is_postgres_url(address) {
@@ -307,7 +304,7 @@ pub fn open(
     )))
 }
 
-fn files_at(home: &paths::Home, lock: lock::LockPolicy) -> std::sync::Arc<dyn Store> {
+fn files_at(home: &Home, lock: lock::LockPolicy) -> std::sync::Arc<dyn Store> {
     std::sync::Arc::new(files::FileStore::new(home.clone(), lock))
 }
 
@@ -448,20 +445,21 @@ pub enum StoreError {
     },
 }
 
-/// A setting from the environment (`BATON_HOME`, `BATON_LOCK_TIMEOUT`) the store cannot
-/// use: what is wrong, and how to put it right where there is a way.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct SettingError {
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-impl SettingError {
-    pub fn new(message: impl Into<String>, hint: Option<String>) -> Self {
-        SettingError {
-            message: message.into(),
-            hint,
+/// The store's files fail in the same words as the files themselves.
+impl From<FileError> for StoreError {
+    fn from(failed: FileError) -> Self {
+        match failed {
+            FileError::Io { path, source } => StoreError::Io { path, source },
+            FileError::LockTimeout {
+                path,
+                holder,
+                seconds,
+            } => StoreError::LockTimeout {
+                path,
+                holder,
+                seconds,
+            },
+            FileError::NotRegular { path, kind } => StoreError::NotRegular { path, kind },
         }
     }
 }

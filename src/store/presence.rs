@@ -23,9 +23,9 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
-use super::atomic::create_private_dir_all;
-use super::lock::{self, FileLock};
-use super::paths::Home;
+use crate::file::atomic::create_private_dir_all;
+use crate::file::lock::{self, FileLock};
+use crate::home::Home;
 
 /// A live session or a listener, announced for as long as this value lives: dropping it
 /// takes the announcement back. What holds the announcement is the store's.

@@ -5,7 +5,7 @@ use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::{platform, regular};
+use crate::file::{platform, regular};
 
 /// An append-only file read as it grows, a whole line at a time. When it is replaced (the
 /// log rotated, the mail swept), what the old file gained before it went is read from where

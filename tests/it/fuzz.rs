@@ -8,9 +8,9 @@ use std::fs;
 use proptest::prelude::*;
 
 use baton::board::task::{Status, TaskId};
+use baton::home::Home;
 use baton::hook::HookInput;
 use baton::store::StoreError;
-use baton::store::paths::Home;
 use baton::time::Timestamp;
 use baton::{mail, store};
 
@@ -242,7 +242,7 @@ proptest! {
         fs::write(home.mail_cursor_file("p"), &positions).unwrap();
         let store = baton::store::files::FileStore::new(
             home.clone(),
-            baton::store::lock::LockPolicy::silent(std::time::Duration::from_secs(5)),
+            baton::file::lock::LockPolicy::silent(std::time::Duration::from_secs(5)),
         );
         let _ = mail::read(&store, "p").expect("mail with bad lines still reads");
         if let Err(error) = mail::read_positions(&store, "p") {

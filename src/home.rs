@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::SettingError;
+use crate::setting::SettingError;
 
 /// The hub home and the layout beneath it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,8 @@ use crate::file::{platform, regular};
 use crate::names::{self, NameKind};
 use crate::process::{self};
 use crate::project;
-use crate::store::{StoreError, jsonl};
+use crate::store::StoreError;
+use crate::store::files::jsonl;
 use crate::text;
 
 use super::{

@@ -28,7 +28,8 @@ use crate::file::regular;
 use crate::home::Home;
 use crate::names::{self, NameKind};
 use crate::plural::{self, count};
-use crate::store::{Store, StoreError, board_file};
+use crate::store::files::board::parse_owned;
+use crate::store::{Store, StoreError};
 use crate::time::{self, Timestamp};
 
 use agents::{
@@ -351,7 +352,7 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 fn read_board(path: &Path) -> Result<Option<Board>> {
     match regular::read(path) {
         Ok(bytes) => {
-            let board = board_file::parse_owned(path, bytes)?;
+            let board = parse_owned(path, bytes)?;
             board.tasks().try_for_each(|task| task.map(drop))?;
             Ok(Some(board))
         }

@@ -6,27 +6,16 @@
 //! The store lays out the model's values (`crate::board`) and knows no domain's rules: a
 //! change is decided by the closure handed to it, which the session writes.
 
-pub mod archive_file;
-pub mod board_file;
-pub mod board_layout;
-pub mod board_source;
 pub mod cache;
 pub mod copy;
 pub mod document;
 pub mod duty;
 pub mod feed;
-pub mod file_events;
-pub mod file_feed;
 pub mod files;
 pub mod group;
-pub mod journal;
-pub mod jsonl;
-pub mod log;
-pub mod mail_file;
 pub mod mailbox;
 pub mod postgres;
 pub mod presence;
-pub mod tail;
 pub mod transaction;
 pub mod versioned;
 
@@ -326,10 +315,22 @@ pub struct SchemaVersion {
 #[derive(Debug)]
 pub struct Snapshot {
     /// What a writer killed half-way had left, now completed or dropped; `None` for nothing.
-    pub recovered: Option<journal::Recovered<ActivityRecord>>,
+    pub recovered: Option<Recovered<ActivityRecord>>,
     /// The board; `None` when the project has none yet.
     pub board: Result<Option<Board>, StoreError>,
     pub log: Result<Vec<ActivityRecord>, StoreError>,
+}
+
+/// What the activity lines of a change left by a writer killed half-way turned out to hold
+/// (on the files, its journal: `files::journal`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovered<R> {
+    /// The change had committed: its lines are in the log now (once).
+    Completed(Vec<R>),
+    /// The change never committed: its lines were dropped.
+    Dropped(Vec<R>),
+    /// The writer was killed while writing the journal, so before its change committed.
+    Torn,
 }
 
 /// What a restore of a board is planned from ([`Store::restore_board`]).

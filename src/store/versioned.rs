@@ -4,7 +4,7 @@
 //! what it holds, and each is changed by the one lock-load-edit-save, [`update`], wherever
 //! it is kept ([`Documents`]).
 //!
-//! The board is not: it has its own byte-exact layout (`board_layout`), read line by line.
+//! The board is not: it has its own byte-exact layout (`files::layout`), read line by line.
 
 use std::collections::HashMap;
 use std::io::ErrorKind;

@@ -134,7 +134,7 @@ pub fn wake_agent(
 /// (and after a machine is renamed).
 pub fn host_elsewhere<'a>(store: &dyn Store, record: &'a registry::AgentRecord) -> Option<&'a str> {
     let host = record.host.as_deref()?;
-    if store.home_files().is_some() {
+    if !store.is_shared_by_machines() {
         return None;
     }
     (crate::process::this_host().as_deref() != Some(host)).then_some(host)
@@ -192,7 +192,7 @@ fn refused_unless_signed(
     home: &Home,
     is_signed: impl Fn(&MachineKey) -> bool,
 ) -> Option<Option<String>> {
-    if store.home_files().is_some() {
+    if !store.is_shared_by_machines() {
         return None;
     }
     match MachineKey::load(&home.machine_key_file()) {
@@ -499,7 +499,7 @@ pub fn wake_hosted_agents(
     home: Home,
     program: Option<PathBuf>,
 ) -> Option<std::thread::JoinHandle<()>> {
-    if store.home_files().is_some() {
+    if !store.is_shared_by_machines() {
         return None;
     }
     let host = crate::process::this_host()?;

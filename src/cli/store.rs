@@ -103,7 +103,7 @@ fn run_copy(context: &Context, args: CopyArgs) -> Result<i32, Error> {
         Some(place) => open(context, "--from", place, false)?,
         None => context.hub.store.clone(),
     };
-    if let Some(home) = from.home_files()
+    if let Some(home) = from.readable_files()
         && !home.root().is_dir()
     {
         return Err(Error::invalid_with_hint(

@@ -146,7 +146,7 @@ impl Inspection<'_> {
     /// Whether the hub's state is the home's files; else it is a database's, looked at
     /// through the store.
     fn on_files(&self) -> bool {
-        self.store.home_files().is_some()
+        self.store.readable_files().is_some()
     }
 
     /// The board of project `id`, every task of it whole, and how a finding names it;

@@ -193,7 +193,7 @@ fn register(
             if record.strengths.is_empty() {
                 record.strengths = client.default_strengths().to_string();
             }
-            let ours = client.wake_command_on(Some(hub.root()), store.home_files().is_none());
+            let ours = client.wake_command_on(Some(hub.root()), store.is_shared_by_machines());
             let key = machine_key(hub)?;
             // Setup's own command is signed again when this machine did not sign it (written
             // before wake commands were signed, or by another machine).

@@ -462,7 +462,7 @@ fn describe_registration(
                 changes.push(format!(
                     "wake command: {}",
                     client
-                        .wake_command_on(Some(hub.root()), store.home_files().is_none())
+                        .wake_command_on(Some(hub.root()), store.is_shared_by_machines())
                         .join(" ")
                 ));
             }
@@ -496,7 +496,7 @@ pub(super) fn wants_wake_command(
     client: Client,
     wake: Option<&[String]>,
 ) -> bool {
-    let database = store.home_files().is_none();
+    let database = store.is_shared_by_machines();
     wake.is_none_or(|wake| {
         client.is_former_wake_command(wake)
             || wake
@@ -521,7 +521,7 @@ pub(super) fn wake_after_unwiring(
     record: &registry::AgentRecord,
 ) -> Option<Option<Vec<String>>> {
     let wake = record.wake.as_deref()?;
-    let database = store.home_files().is_none();
+    let database = store.is_shared_by_machines();
     let registered = [false, true]
         .iter()
         .any(|on| wake == client.wake_command_on(Some(hub.root()), *on).as_slice())

@@ -54,10 +54,16 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// sharing whatever this one keeps between changes.
     fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
 
-    /// The hub home whose files hold this state, for a look at the files themselves
-    /// (`doctor`); `None` where it is kept elsewhere (a database), to be looked at through
-    /// the store alone.
-    fn home_files(&self) -> Option<&Home>;
+    /// The hub home whose files hold this state, where a human (or `doctor`, or `store copy`
+    /// before it reads) looks at the files themselves; `None` where it is kept elsewhere (a
+    /// database), to be looked at through the store alone.
+    fn readable_files(&self) -> Option<&Home>;
+
+    /// Whether several machines may share this store (a database, SPEC section 16): then a
+    /// wake command runs only on the machine it names, signed with that machine's key, and
+    /// setup registers the wake command made for a shared store. A home of files is one
+    /// machine's.
+    fn is_shared_by_machines(&self) -> bool;
 
     /// Where the state is kept, as a user may be told: the hub home's path, or the
     /// database's address (without its password).

@@ -515,8 +515,12 @@ impl Store for FileStore {
         })
     }
 
-    fn home_files(&self) -> Option<&Home> {
+    fn readable_files(&self) -> Option<&Home> {
         Some(&self.home)
+    }
+
+    fn is_shared_by_machines(&self) -> bool {
+        false
     }
 
     fn location(&self) -> String {

@@ -295,8 +295,12 @@ impl Store for PgStore {
         })
     }
 
-    fn home_files(&self) -> Option<&Home> {
+    fn readable_files(&self) -> Option<&Home> {
         None
+    }
+
+    fn is_shared_by_machines(&self) -> bool {
+        true
     }
 
     fn location(&self) -> String {

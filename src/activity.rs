@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::store::log;
+use crate::store::files::log;
 
-pub use crate::store::log::{GENERATIONS, ROTATE_AT_LINES};
+pub use crate::store::files::log::{GENERATIONS, ROTATE_AT_LINES};
 
 /// One line of `activity.jsonl`, and what it says was done.
 pub use crate::board::record::{ActivityRecord, LogAction};

@@ -18,9 +18,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::board::handover::Handover;
+use crate::home::Home;
 use crate::mail::{Arrival, MessageType};
 use crate::process;
-use crate::store::paths::Home;
 use crate::text;
 
 /// The hidden subcommand that shows notes: `baton __notify`, the notes as JSON on stdin.

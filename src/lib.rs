@@ -19,6 +19,11 @@ pub mod desktop;
 pub mod doctor;
 /// The crate's error type.
 pub mod error;
+/// Baton's files, whatever they hold: the one lock, atomic replacement, regular files only,
+/// what differs by platform, the text logs of unwatched processes.
+pub mod file;
+/// The hub home and where each file lives beneath it.
+pub mod home;
 /// Client hook events in, client hook answers out.
 pub mod hook;
 /// Boards kept by other tools (roundtable, agent-bridge), read for `baton import`.
@@ -50,6 +55,8 @@ pub mod serve;
 /// An identity acting in a project: the operations every face calls, and the after-effects
 /// of each change (notifying, waking) that no face must forget.
 pub mod session;
+/// A setting from the environment that cannot be used, with how to put it right.
+pub mod setting;
 /// Wiring agent clients (Claude Code, Codex, Gemini CLI, opencode) to baton, and back.
 pub mod setup;
 /// The seam to where the hub's state is kept: the `Store` trait, and its implementation on

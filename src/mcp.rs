@@ -753,9 +753,9 @@ mod tests {
 
     use super::handshake::begins_lifecycle;
     use super::*;
+    use crate::file::lock::LockPolicy;
+    use crate::home::Home;
     use crate::session::AfterEffects;
-    use crate::store::lock::LockPolicy;
-    use crate::store::paths::Home;
 
     fn task_number(value: Value) -> std::result::Result<TaskId, String> {
         serde_json::from_value::<TaskNumber>(value)

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ProjectError, Result, WideDirectory};
+use crate::file::platform;
 use crate::names::{self, NameKind};
 use crate::secret::machine_key::MachineKey;
-use crate::store::platform;
 use crate::store::versioned::{self, Versioned};
 use crate::store::{Collection, Document, Store, Transaction};
 use crate::text;
@@ -559,9 +559,9 @@ fn unique_id(workspace: &Path, taken: &[String]) -> String {
 mod tests {
     use super::*;
 
+    use crate::file::lock::LockPolicy;
+    use crate::home::Home;
     use crate::store::files::FileStore;
-    use crate::store::lock::LockPolicy;
-    use crate::store::paths::Home;
     use std::fs;
 
     fn store_at(home: &Home) -> FileStore {

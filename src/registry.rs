@@ -365,10 +365,10 @@ mod tests {
 
     use super::*;
     use crate::error::Error;
+    use crate::file::lock::LockPolicy;
+    use crate::home::Home;
     use crate::store::StoreError;
     use crate::store::files::FileStore;
-    use crate::store::lock::LockPolicy;
-    use crate::store::paths::Home;
 
     fn store_at(root: &Path) -> FileStore {
         FileStore::new(
@@ -560,7 +560,7 @@ mod tests {
         let text = fs::read(&path).unwrap();
         versioned::save(&path, &record).unwrap();
         assert_eq!(text, fs::read(&path).unwrap());
-        assert!(!crate::store::atomic::temp_path(&path).exists());
+        assert!(!crate::file::atomic::temp_path(&path).exists());
         let names: Vec<_> = fs::read_dir(home.home().agents_dir())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().into_string().unwrap())

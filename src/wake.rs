@@ -24,6 +24,8 @@ use crate::board::delivery::DeliveryState;
 use crate::board::inbox::Reason;
 use crate::board::task::TaskId;
 use crate::error::{Result, WakeError};
+use crate::file::text_log::TextLog;
+use crate::home::Home;
 use crate::mail;
 use crate::names::{self, NameKind};
 use crate::process::{detached_environment, program_to_run, spawn_detached, why_not_started};
@@ -31,8 +33,6 @@ use crate::project::{self, Project};
 use crate::registry;
 use crate::secret::machine_key::MachineKey;
 use crate::store::feed::What;
-use crate::store::paths::Home;
-use crate::store::text_log::TextLog;
 use crate::store::{Duty, Store};
 use crate::time;
 
@@ -134,7 +134,7 @@ pub fn wake_agent(
 /// (and after a machine is renamed).
 pub fn host_elsewhere<'a>(store: &dyn Store, record: &'a registry::AgentRecord) -> Option<&'a str> {
     let host = record.host.as_deref()?;
-    if store.home_files().is_some() {
+    if !store.is_shared_by_machines() {
         return None;
     }
     (crate::process::this_host().as_deref() != Some(host)).then_some(host)
@@ -192,7 +192,7 @@ fn refused_unless_signed(
     home: &Home,
     is_signed: impl Fn(&MachineKey) -> bool,
 ) -> Option<Option<String>> {
-    if store.home_files().is_some() {
+    if !store.is_shared_by_machines() {
         return None;
     }
     match MachineKey::load(&home.machine_key_file()) {
@@ -499,7 +499,7 @@ pub fn wake_hosted_agents(
     home: Home,
     program: Option<PathBuf>,
 ) -> Option<std::thread::JoinHandle<()>> {
-    if store.home_files().is_some() {
+    if !store.is_shared_by_machines() {
         return None;
     }
     let host = crate::process::this_host()?;
@@ -915,7 +915,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let store = crate::store::files::FileStore::new(
             Home::new(root.path().to_path_buf()),
-            crate::store::lock::LockPolicy::silent(std::time::Duration::from_secs(5)),
+            crate::file::lock::LockPolicy::silent(std::time::Duration::from_secs(5)),
         );
         let mut record = registry::AgentRecord::new("codex", time::now());
         record.wake = Some(vec!["codex".into()]);

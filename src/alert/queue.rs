@@ -4,7 +4,7 @@
 //! store through its duty, [`Duty::AlertSender`]: on the files, `alerts/sender.lock`) posts
 //! each file, deletes it once the receiver answered 2xx, and otherwise tries again with a
 //! growing delay until a day after the alert was made, when it drops it with a log line.
-//! Every attempt is a line of `alerts/alerts.log`, kept under [`crate::store::text_log::LIMIT`].
+//! Every attempt is a line of `alerts/alerts.log`, kept under [`crate::file::text_log::LIMIT`].
 //!
 //! The queue holds at most [`QUEUE_LIMIT`] files: a command finding it full queues nothing
 //! more and counts what it turned away in `alerts/dropped.json`, which the sender logs as a
@@ -24,11 +24,11 @@ use serde::{Deserialize, Serialize};
 
 use super::{Alert, Event, format, send};
 use crate::error::{Error, Result};
+use crate::file::lock;
+use crate::file::text_log::TextLog;
+use crate::home::Home;
 use crate::plural;
 use crate::process::spawn_detached;
-use crate::store::lock;
-use crate::store::paths::Home;
-use crate::store::text_log::TextLog;
 use crate::store::versioned::{self, Durability, Versioned};
 use crate::store::{Collection, Document, Duty, Edit, Store, StoreError, Wait};
 use crate::time::{self, Timestamp};

@@ -689,7 +689,7 @@ mod tests {
     /// The board as the file store writes it.
     fn written(board: &Board) -> Vec<u8> {
         let mut text = Vec::new();
-        crate::store::board_file::write_board(&mut text, board).unwrap();
+        crate::store::files::board::write_board(&mut text, board).unwrap();
         text
     }
 
@@ -708,7 +708,7 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         let ids: Vec<TaskId> = board.heads().map(|head| head.id).collect();
         for order in [ids.clone(), ids.iter().rev().copied().collect()] {
-            let from_file = crate::store::board_file::read_path(path.clone(), "p").unwrap();
+            let from_file = crate::store::files::board::read_path(path.clone(), "p").unwrap();
             for id in order {
                 let read = from_file.task_owned(id).unwrap().unwrap();
                 assert_eq!(Some(&read), board.task(id).unwrap(), "{id}");
@@ -764,7 +764,7 @@ mod tests {
         );
         // Read back, then changed in the middle: still the same bytes as serde's.
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut reread = crate::store::board_file::parse(path, &text).unwrap();
+        let mut reread = crate::store::files::board::parse(path, &text).unwrap();
         reread
             .modify(TaskId(2), |task| task.status = Status::Working)
             .unwrap();
@@ -780,7 +780,7 @@ mod tests {
 {"id":2,"subject":"two","from":"ada","to":"bob","status":"pending","priority":"high",
  "created_at":"2026-11-29T12:00:00.000Z","updated_at":"2026-11-29T12:00:00.000Z"}]}"#;
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut board = crate::store::board_file::parse(path, text.as_bytes()).unwrap();
+        let mut board = crate::store::files::board::parse(path, text.as_bytes()).unwrap();
         assert_eq!(board.task(TaskId(1)).unwrap().unwrap().subject, "hand made");
         board
             .modify(TaskId(2), |task| task.status = Status::Working)
@@ -789,7 +789,7 @@ mod tests {
         let first = &text[text.find("{\"id\":1").unwrap()..text.find("} ,").unwrap() + 1];
         assert!(out.contains(first), "task 1 copied as it was:\n{out}");
         assert!(out.contains("\"status\": \"working\""), "{out}");
-        let reread = crate::store::board_file::parse(path, out.as_bytes()).unwrap();
+        let reread = crate::store::files::board::parse(path, out.as_bytes()).unwrap();
         assert_eq!(reread, board);
         assert_eq!(reread.head(TaskId(2)).unwrap().priority, Priority::High);
     }
@@ -844,13 +844,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("board.json");
         std::fs::write(&path, written(&pending_board(2))).unwrap();
-        let read = crate::store::board_file::read_path(path.clone(), "p").unwrap();
+        let read = crate::store::files::board::read_path(path.clone(), "p").unwrap();
         let mut next = read.clone();
         next.modify(TaskId(2), |task| task.subject = "changed".into())
             .unwrap();
         // Refused on Windows (under Wine, say) were the board holding its file open.
         let backup = dir.path().join("board.json.bak");
-        crate::store::atomic::replace(&path, &written(&next), Some(&backup)).unwrap();
+        crate::file::atomic::replace(&path, &written(&next), Some(&backup)).unwrap();
         let subjects = |board: &Board| -> Vec<String> {
             board
                 .tasks()
@@ -862,7 +862,7 @@ mod tests {
             ["task 1", "task 2"],
             "what was read reads on"
         );
-        let reread = crate::store::board_file::read_path(path, "p").unwrap();
+        let reread = crate::store::files::board::read_path(path, "p").unwrap();
         assert_eq!(subjects(&reread), ["task 1", "changed"]);
     }
 
@@ -923,9 +923,9 @@ mod tests {
                 let text = written(&board);
                 std::fs::write(&staged, &text).unwrap();
                 std::fs::rename(&staged, &path).unwrap();
-                let reread = crate::store::board_file::read_path(path.clone(), "p").unwrap();
-                let in_memory = crate::store::board_file::parse(&path, &text).unwrap();
-                let strict = crate::store::board_file::parse_strict(&path, &text).unwrap();
+                let reread = crate::store::files::board::read_path(path.clone(), "p").unwrap();
+                let in_memory = crate::store::files::board::parse(&path, &text).unwrap();
+                let strict = crate::store::files::board::parse_strict(&path, &text).unwrap();
                 prop_assert!(reread.heads().eq(strict.heads()), "both readers read the same heads");
                 prop_assert!(reread.heads().eq(in_memory.heads()));
                 prop_assert_eq!(&reread, &board);

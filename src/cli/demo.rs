@@ -7,9 +7,9 @@ use std::path::Path;
 use baton::board::task::{Priority, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
+use baton::home::Home;
 use baton::registry;
 use baton::session::{AfterEffects, BoardFilter, Changed, Hub, NewTask, Request, Session};
-use baton::store::paths::Home;
 use baton::time;
 
 use super::{Context, output, render};

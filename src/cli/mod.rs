@@ -31,10 +31,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use baton::error::Error;
+use baton::file::lock::LockPolicy;
+use baton::home::Home;
 use baton::remote::desk::RemoteDesk;
 use baton::session::{AfterEffects, Desk, Hub, LocalDesk, Request, Session};
-use baton::store::lock::LockPolicy;
-use baton::store::paths::Home;
 use baton::text;
 
 const ABOUT: &str = "A task board on the local disk that coding agents and humans share";

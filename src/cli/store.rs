@@ -8,10 +8,10 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use baton::error::Error;
+use baton::home::Home;
 use baton::plural::count;
 use baton::session::copy::copy_store;
 use baton::store::copy::{Copied, CopyError, Differing};
-use baton::store::paths::Home;
 use baton::store::postgres::address::is_postgres_url;
 use baton::store::postgres::url::{may_hold_password, shown_form};
 use baton::store::{Store, files::FileStore};
@@ -103,7 +103,7 @@ fn run_copy(context: &Context, args: CopyArgs) -> Result<i32, Error> {
         Some(place) => open(context, "--from", place, false)?,
         None => context.hub.store.clone(),
     };
-    if let Some(home) = from.home_files()
+    if let Some(home) = from.readable_files()
         && !home.root().is_dir()
     {
         return Err(Error::invalid_with_hint(
@@ -236,7 +236,7 @@ fn open(
                 dir.display()
             )));
         }
-        baton::store::atomic::create_private_dir_all(&dir)?;
+        baton::file::atomic::create_private_dir_all(&dir)?;
     } else if !is_hub_home(&dir) {
         // A directory named by mistake (a workspace, the user's home) gets no hub written
         // into it, nor is read as an empty one.

@@ -7,8 +7,8 @@ use crate::activity::{ActivityRecord, LogAction};
 use crate::board::Board;
 use crate::board::task::{Task, TaskId};
 use crate::error::Result;
-use crate::store::journal::Recovered;
-use crate::store::jsonl;
+use crate::store::Recovered;
+use crate::store::files::jsonl;
 use crate::text;
 
 use super::{Check, Inspection, Verdict, count, listing, show_error};
@@ -64,7 +64,7 @@ pub(super) fn check_activity(inspection: &Inspection<'_>) -> Vec<Check> {
         // (it may be large) after the look, without keeping writers waiting.
         let mut archived = Vec::new();
         if inspection.on_files() {
-            for path in crate::store::archive_file::task_files(home, &id).unwrap_or_default() {
+            for path in crate::store::files::archive::task_files(home, &id).unwrap_or_default() {
                 if let Ok(lines) = jsonl::read_all::<Task>(&path) {
                     archived.extend(lines.records);
                 }

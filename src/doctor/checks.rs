@@ -11,11 +11,13 @@ use serde::de::DeserializeOwned;
 use crate::activity::{self, ActivityRecord, GENERATIONS};
 use crate::board::task::{Task, TaskId};
 use crate::error::Result;
+use crate::file::lock;
+use crate::file::{platform, regular};
 use crate::names::{self, NameKind};
 use crate::process::{self};
 use crate::project;
-use crate::store::lock;
-use crate::store::{StoreError, jsonl, platform, regular};
+use crate::store::StoreError;
+use crate::store::files::jsonl;
 use crate::text;
 
 use super::{

@@ -24,10 +24,12 @@ use serde::Serialize;
 
 use crate::board::Board;
 use crate::error::Result;
+use crate::file::regular;
+use crate::home::Home;
 use crate::names::{self, NameKind};
 use crate::plural::{self, count};
-use crate::store::paths::Home;
-use crate::store::{Store, StoreError, board_file, regular};
+use crate::store::files::board::parse_owned;
+use crate::store::{Store, StoreError};
 use crate::time::{self, Timestamp};
 
 use agents::{
@@ -144,7 +146,7 @@ impl Inspection<'_> {
     /// Whether the hub's state is the home's files; else it is a database's, looked at
     /// through the store.
     fn on_files(&self) -> bool {
-        self.store.home_files().is_some()
+        self.store.readable_files().is_some()
     }
 
     /// The board of project `id`, every task of it whole, and how a finding names it;
@@ -350,7 +352,7 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 fn read_board(path: &Path) -> Result<Option<Board>> {
     match regular::read(path) {
         Ok(bytes) => {
-            let board = board_file::parse_owned(path, bytes)?;
+            let board = parse_owned(path, bytes)?;
             board.tasks().try_for_each(|task| task.map(drop))?;
             Ok(Some(board))
         }

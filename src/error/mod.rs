@@ -34,10 +34,12 @@ use crate::board::new_task::SendRefusal;
 use crate::board::task::TaskId;
 use crate::board::transition::TransitionError;
 use crate::client::UnknownClient;
+use crate::file::FileError;
 use crate::names::InvalidName;
 use crate::secret::NoRandomness;
 use crate::secret::machine_key::MachineKeyError;
-use crate::store::{SettingError, StoreError};
+use crate::setting::SettingError;
+use crate::store::StoreError;
 use crate::text::{Face, Refused};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -131,6 +133,13 @@ pub enum Error {
         hint: Option<String>,
         code: i32,
     },
+}
+
+/// A file's failure is the store's, with its words and exit code.
+impl From<FileError> for Error {
+    fn from(failed: FileError) -> Self {
+        Error::Store(failed.into())
+    }
 }
 
 /// A hub that gave no answer, and why, in baton's words.

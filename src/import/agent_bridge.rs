@@ -28,7 +28,7 @@ pub fn read(path: &Path, project: Option<&str>) -> Result<ForeignBoard, ImportEr
         detail,
     };
     // SQLite would wait for ever on a FIFO where the database should be.
-    if let Some(not_regular) = crate::store::regular::not_regular(path) {
+    if let Some(not_regular) = crate::file::regular::not_regular(path) {
         return Err(unreadable(not_regular.to_string()));
     }
     if !path.exists() {

@@ -45,7 +45,7 @@ pub fn read(board_path: &Path, registry_path: Option<&Path>) -> Result<ForeignBo
 }
 
 fn read_json(path: &Path, what: &'static str) -> Result<Value, ImportError> {
-    let bytes = crate::store::regular::read(path).map_err(|error| ImportError::Unreadable {
+    let bytes = crate::file::regular::read(path).map_err(|error| ImportError::Unreadable {
         path: path.display().to_string(),
         detail: error.to_string(),
     })?;

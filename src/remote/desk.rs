@@ -21,6 +21,7 @@ use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::client::HookEvent;
 use crate::error::{Error, Result};
+use crate::home::Home;
 use crate::json_api::{
     self, ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery,
     MessageBody, MessagesQuery, NoBody, ProfileBody, TaskIds, TextBody, route,
@@ -34,7 +35,6 @@ use crate::session::{
     AgentMatrix, BoardFilter, Changed, Desk, Due, Follow, Inbox, InboxLook, LOOK_AGAIN_EVERY,
     LogFeed, LogLine, Mail, Push, Pushed, Sent, TaskView,
 };
-use crate::store::paths::Home;
 use crate::store::presence::Presence;
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;

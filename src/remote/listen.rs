@@ -29,15 +29,15 @@ use super::{HubClient, Observer};
 use crate::board::delivery::DeliveryState;
 use crate::board::task::TaskId;
 use crate::error::{Error, Result, WakeError};
+use crate::file::lock::FileLock;
+use crate::file::text_log::TextLog;
+use crate::home::Home;
 use crate::json_api::{InboxQuery, TaskIds, Whoami, route};
 use crate::names::{self, NameKind};
 use crate::process::detached_environment;
 use crate::project::Project;
 use crate::remote::map::ProjectMap;
 use crate::session::Inbox;
-use crate::store::lock::FileLock;
-use crate::store::paths::Home;
-use crate::store::text_log::TextLog;
 use crate::time::Timestamp;
 use crate::wake::{self, MAX_RUNS_IN_A_ROW};
 
@@ -164,7 +164,7 @@ impl<'a> Listener<'a> {
     /// Listens until the process ends. Fails only when another listener (or wake
     /// supervisor) of the same agent runs on this machine.
     pub fn run(mut self) -> Result<()> {
-        crate::store::atomic::create_private_dir_all(&self.home.wake_dir())?;
+        crate::file::atomic::create_private_dir_all(&self.home.wake_dir())?;
         let Some(_lock) = FileLock::try_acquire(&self.home.wake_lock(&self.agent))? else {
             return Err(WakeError::WokenAlready {
                 agent: self.agent.clone(),

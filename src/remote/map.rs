@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, RemoteError, Result};
+use crate::home::Home;
 use crate::names::{self, NameKind};
 use crate::project::{DEFAULT_PROJECT, canonical};
 use crate::store::Document;
 use crate::store::files::HomeFiles;
-use crate::store::paths::Home;
 use crate::store::versioned::{self, Versioned};
 
 /// The local directories that stand for projects of the hub.
@@ -143,7 +143,7 @@ fn update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::lock::LockPolicy;
+    use crate::file::lock::LockPolicy;
 
     const QUIET: LockPolicy = LockPolicy {
         timeout: std::time::Duration::from_secs(5),

@@ -93,7 +93,7 @@ pub(super) fn token_of_variable(variable: &str) -> Result<String> {
 /// The token kept in `path`: its first line, trimmed. Only a regular file is read.
 pub(super) fn read_token_file(path: &std::path::Path) -> Result<String> {
     let bytes =
-        crate::store::regular::read(path).map_err(|error| RemoteError::TokenFileUnreadable {
+        crate::file::regular::read(path).map_err(|error| RemoteError::TokenFileUnreadable {
             path: path.to_path_buf(),
             cause: error.to_string(),
         })?;

@@ -564,9 +564,9 @@ mod tests {
     use super::*;
     use crate::board::action::ActionKind;
     use crate::board::task::Status;
+    use crate::file::lock::LockPolicy;
+    use crate::home::Home;
     use crate::session::AfterEffects;
-    use crate::store::lock::LockPolicy;
-    use crate::store::paths::Home;
 
     fn hub(root: &Path) -> Hub {
         let policy = LockPolicy {

@@ -38,7 +38,7 @@ pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(2
 /// `hub` as a hook uses it, on this machine or answering a remote agent's hook on the hub:
 /// a busy lock is tried for at most [`LOCK_TIMEOUT`], silently.
 pub fn hub_for_hook(hub: &Hub) -> Hub {
-    hub.with_lock(crate::store::lock::LockPolicy {
+    hub.with_lock(crate::file::lock::LockPolicy {
         timeout: hub.lock.timeout.min(LOCK_TIMEOUT),
         on_wait: |_| {},
     })

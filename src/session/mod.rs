@@ -49,14 +49,14 @@ use crate::board::offers::Offers;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
 use crate::error::{Error, ProjectError, Result};
+use crate::file::lock::LockPolicy;
+use crate::home::Home;
 use crate::mail::Arrival;
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
 use crate::store::StoreError;
 use crate::store::files::{FileStore, HomeFiles};
-use crate::store::lock::LockPolicy;
-use crate::store::paths::Home;
 use crate::store::{self, Store, Transaction};
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
@@ -88,7 +88,7 @@ impl Hub {
         home: Home,
         lock: LockPolicy,
         after_effects: AfterEffects,
-    ) -> std::result::Result<Self, store::SettingError> {
+    ) -> std::result::Result<Self, crate::setting::SettingError> {
         let store = store::from_environment(&home, lock)?;
         Ok(Hub::on(store, home, lock, after_effects))
     }

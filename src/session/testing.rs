@@ -11,8 +11,8 @@ use crate::board::inbox::Reason;
 use crate::board::task::{Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::Result;
-use crate::store::lock::LockPolicy;
-use crate::store::paths::Home;
+use crate::file::lock::LockPolicy;
+use crate::home::Home;
 use crate::time::Timestamp;
 
 /// A hub of its own, on the file store in a temporary directory, that wakes and notifies

@@ -7,13 +7,14 @@ use std::path::{Path, PathBuf};
 
 use crate::client::Client;
 use crate::error::{Result, SetupError};
+use crate::file::{atomic, platform};
+use crate::home::Home;
 use crate::names::{self, NameKind};
 use crate::registry;
 use crate::secret::machine_key::MachineKey;
 use crate::store::Store;
+use crate::store::StoreError;
 use crate::store::files::HomeFiles;
-use crate::store::paths::Home;
-use crate::store::{StoreError, atomic, platform};
 use crate::time::Timestamp;
 
 use super::edit::{FileEdit, Format, read_text};
@@ -187,7 +188,7 @@ fn register(
             if record.strengths.is_empty() {
                 record.strengths = client.default_strengths().to_string();
             }
-            let ours = client.wake_command_on(Some(hub.root()), store.home_files().is_none());
+            let ours = client.wake_command_on(Some(hub.root()), store.is_shared_by_machines());
             let key = machine_key(hub)?;
             // Setup's own command is signed again when this machine did not sign it (written
             // before wake commands were signed, or by another machine).

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Result, SetupError};
-use crate::store::{StoreError, regular};
+use crate::file::regular;
+use crate::store::StoreError;
 
 use super::diff;
 use super::json::{Document, KeyPath};

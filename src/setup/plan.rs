@@ -4,9 +4,9 @@
 
 use crate::client::{Client, ClientHooks, HookEvent};
 use crate::error::{Result, SetupError};
+use crate::home::Home;
 use crate::registry;
 use crate::store::Store;
-use crate::store::paths::Home;
 
 use super::command::{self, HubAccess, Launch};
 use super::edit::{FileEdit, Format, Staging};
@@ -460,7 +460,7 @@ fn describe_registration(
                 changes.push(format!(
                     "wake command: {}",
                     client
-                        .wake_command_on(Some(hub.root()), store.home_files().is_none())
+                        .wake_command_on(Some(hub.root()), store.is_shared_by_machines())
                         .join(" ")
                 ));
             }
@@ -494,7 +494,7 @@ pub(super) fn wants_wake_command(
     client: Client,
     wake: Option<&[String]>,
 ) -> bool {
-    let database = store.home_files().is_none();
+    let database = store.is_shared_by_machines();
     wake.is_none_or(|wake| {
         client.is_former_wake_command(wake)
             || wake
@@ -519,7 +519,7 @@ pub(super) fn wake_after_unwiring(
     record: &registry::AgentRecord,
 ) -> Option<Option<Vec<String>>> {
     let wake = record.wake.as_deref()?;
-    let database = store.home_files().is_none();
+    let database = store.is_shared_by_machines();
     let registered = [false, true]
         .iter()
         .any(|on| wake == client.wake_command_on(Some(hub.root()), *on).as_slice())
@@ -542,9 +542,9 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+    use crate::file::lock::LockPolicy;
     use crate::setup::Platform;
     use crate::store::files::FileStore;
-    use crate::store::lock::LockPolicy;
 
     fn quiet_lock() -> LockPolicy {
         LockPolicy::silent(std::time::Duration::from_secs(1))

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::client::Client;
 use crate::error::{Result, SetupError};
-use crate::store::paths::Home;
+use crate::home::Home;
 
 use super::Environment;
 use super::edit::{Format, Staging};
@@ -464,12 +464,12 @@ fn xml_text(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::file::lock::LockPolicy;
     use crate::setup::apply::run;
     use crate::setup::manifest::Manifest;
     use crate::setup::plan::plan;
     use crate::setup::{ListenRequest, Wiring};
     use crate::store::files::{FileStore, HomeFiles};
-    use crate::store::lock::LockPolicy;
 
     fn quiet_lock() -> LockPolicy {
         LockPolicy::silent(std::time::Duration::from_secs(1))

@@ -2,7 +2,7 @@
 //! process or any other sharing the store ([`super::Store::changes`]). What `wait`, `watch`,
 //! the pushes into a live session and `serve`'s event streams block on, whichever store
 //! keeps the state: the files tell their changes through the kernel's file events
-//! ([`super::file_feed`]), a database through its own notifications.
+//! ([`super::files::feed`]), a database through its own notifications.
 //!
 //! A feed tells that something changed, and what where it can; the new state itself is read
 //! through the store, as always. It blocks (with a timeout) for the callers that wait on a

@@ -6,33 +6,16 @@
 //! The store lays out the model's values (`crate::board`) and knows no domain's rules: a
 //! change is decided by the closure handed to it, which the session writes.
 
-pub mod archive_file;
-pub mod atomic;
-pub mod board_file;
-pub mod board_layout;
-pub mod board_source;
 pub mod cache;
 pub mod copy;
 pub mod document;
 pub mod duty;
 pub mod feed;
-pub mod file_events;
-pub mod file_feed;
 pub mod files;
 pub mod group;
-pub mod journal;
-pub mod jsonl;
-pub mod lock;
-pub mod log;
-pub mod mail_file;
 pub mod mailbox;
-pub mod paths;
-pub mod platform;
 pub mod postgres;
 pub mod presence;
-pub mod regular;
-pub mod tail;
-pub mod text_log;
 pub mod transaction;
 pub mod versioned;
 
@@ -44,6 +27,9 @@ use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Task, TaskId};
 use crate::board::{Board, BoardError};
+use crate::file::{FileError, lock, regular};
+use crate::home::Home;
+use crate::setting::SettingError;
 use crate::time::Timestamp;
 
 pub use document::{Collection, Document, Documents, Edit, Version, Wait};
@@ -68,10 +54,16 @@ pub trait Store: Documents + fmt::Debug + Send + Sync {
     /// sharing whatever this one keeps between changes.
     fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
 
-    /// The hub home whose files hold this state, for a look at the files themselves
-    /// (`doctor`); `None` where it is kept elsewhere (a database), to be looked at through
-    /// the store alone.
-    fn home_files(&self) -> Option<&paths::Home>;
+    /// The hub home whose files hold this state, where a human (or `doctor`, or `store copy`
+    /// before it reads) looks at the files themselves; `None` where it is kept elsewhere (a
+    /// database), to be looked at through the store alone.
+    fn readable_files(&self) -> Option<&Home>;
+
+    /// Whether several machines may share this store (a database, SPEC section 16): then a
+    /// wake command runs only on the machine it names, signed with that machine's key, and
+    /// setup registers the wake command made for a shared store. A home of files is one
+    /// machine's.
+    fn is_shared_by_machines(&self) -> bool;
 
     /// Where the state is kept, as a user may be told: the hub home's path, or the
     /// database's address (without its password).
@@ -270,7 +262,7 @@ pub trait LogTail: Send {
 /// it; a `postgres://` (or `postgresql://`) URL, that database, with this machine's own
 /// documents still files under `home`.
 pub fn from_environment(
-    home: &paths::Home,
+    home: &Home,
     lock: lock::LockPolicy,
 ) -> Result<std::sync::Arc<dyn Store>, SettingError> {
     match std::env::var("BATON_STORE") {
@@ -287,7 +279,7 @@ pub fn from_environment(
 /// The store at `address` (a `postgres://` URL) for the hub at `home`.
 pub fn open(
     address: &str,
-    home: &paths::Home,
+    home: &Home,
     lock: lock::LockPolicy,
 ) -> Result<std::sync::Arc<dyn Store>, SettingError> {
     if !postgres::address::is_postgres_url(address) {
@@ -307,7 +299,7 @@ pub fn open(
     )))
 }
 
-fn files_at(home: &paths::Home, lock: lock::LockPolicy) -> std::sync::Arc<dyn Store> {
+fn files_at(home: &Home, lock: lock::LockPolicy) -> std::sync::Arc<dyn Store> {
     std::sync::Arc::new(files::FileStore::new(home.clone(), lock))
 }
 
@@ -329,10 +321,22 @@ pub struct SchemaVersion {
 #[derive(Debug)]
 pub struct Snapshot {
     /// What a writer killed half-way had left, now completed or dropped; `None` for nothing.
-    pub recovered: Option<journal::Recovered<ActivityRecord>>,
+    pub recovered: Option<Recovered<ActivityRecord>>,
     /// The board; `None` when the project has none yet.
     pub board: Result<Option<Board>, StoreError>,
     pub log: Result<Vec<ActivityRecord>, StoreError>,
+}
+
+/// What the activity lines of a change left by a writer killed half-way turned out to hold
+/// (on the files, its journal: `files::journal`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovered<R> {
+    /// The change had committed: its lines are in the log now (once).
+    Completed(Vec<R>),
+    /// The change never committed: its lines were dropped.
+    Dropped(Vec<R>),
+    /// The writer was killed while writing the journal, so before its change committed.
+    Torn,
 }
 
 /// What a restore of a board is planned from ([`Store::restore_board`]).
@@ -448,20 +452,21 @@ pub enum StoreError {
     },
 }
 
-/// A setting from the environment (`BATON_HOME`, `BATON_LOCK_TIMEOUT`) the store cannot
-/// use: what is wrong, and how to put it right where there is a way.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct SettingError {
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-impl SettingError {
-    pub fn new(message: impl Into<String>, hint: Option<String>) -> Self {
-        SettingError {
-            message: message.into(),
-            hint,
+/// The store's files fail in the same words as the files themselves.
+impl From<FileError> for StoreError {
+    fn from(failed: FileError) -> Self {
+        match failed {
+            FileError::Io { path, source } => StoreError::Io { path, source },
+            FileError::LockTimeout {
+                path,
+                holder,
+                seconds,
+            } => StoreError::LockTimeout {
+                path,
+                holder,
+                seconds,
+            },
+            FileError::NotRegular { path, kind } => StoreError::NotRegular { path, kind },
         }
     }
 }

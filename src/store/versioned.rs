@@ -4,7 +4,7 @@
 //! what it holds, and each is changed by the one lock-load-edit-save, [`update`], wherever
 //! it is kept ([`Documents`]).
 //!
-//! The board is not: it has its own byte-exact layout (`board_layout`), read line by line.
+//! The board is not: it has its own byte-exact layout (`files::layout`), read line by line.
 
 use std::collections::HashMap;
 use std::io::ErrorKind;
@@ -15,7 +15,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::document::{Document, Documents, Edit, Version, Wait};
-use super::{GaveUp, StoreError, atomic, regular};
+use super::{GaveUp, StoreError};
+use crate::file::{atomic, regular};
 
 /// A file format with a `schema` number in it.
 pub trait Versioned: Serialize + DeserializeOwned {
@@ -57,7 +58,7 @@ pub fn decode<T: Versioned>(path: &Path, bytes: &[u8]) -> Result<T, StoreError> 
 /// Writes `value` to `path` atomically, pretty-printed with a final newline, and durably: it
 /// is on disk when this returns. The caller holds whatever lock guards the file.
 pub fn save<T: Versioned>(path: &Path, value: &T) -> Result<(), StoreError> {
-    atomic::replace(path, &text_of(path, value)?, None)
+    Ok(atomic::replace(path, &text_of(path, value)?, None)?)
 }
 
 /// The file `value` is saved as: pretty-printed JSON with a final newline.

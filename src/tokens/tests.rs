@@ -6,9 +6,9 @@ use super::*;
 use crate::error::Error;
 use crate::secret::SECRET_BYTES;
 
+use crate::file::lock::{FileLock, LockPolicy};
+use crate::home::Home;
 use crate::store::files::FileStore;
-use crate::store::lock::{FileLock, LockPolicy};
-use crate::store::paths::Home;
 
 fn quiet() -> LockPolicy {
     LockPolicy::silent(std::time::Duration::from_secs(5))

@@ -4,7 +4,7 @@
 
 use std::process::{Child, Stdio};
 
-use baton::store::platform::file_id;
+use baton::file::platform::file_id;
 use serde_json::Value;
 
 use crate::common::{TestEnv, files_only};

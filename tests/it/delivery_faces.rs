@@ -293,8 +293,8 @@ fn no_notice_when_the_agent_has_a_live_session() {
     }
     let env = TestEnv::new();
     env.register(&["lead", "codex"]);
-    let home = baton::store::paths::Home::new(env.home());
-    let presence = baton::store::presence::announce(&home, "default", "codex", "opencode")
+    let home = baton::home::Home::new(env.home());
+    let presence = baton::store::files::presence::announce(&home, "default", "codex", "opencode")
         .expect("a live session is announced");
     let run = send_to_codex(&env);
     assert!(!run.ok().contains("no wake command"), "{}", run.stdout);

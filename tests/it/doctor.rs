@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use baton::store::lock::{FileLock, LockPolicy};
+use baton::file::lock::{FileLock, LockPolicy};
 use serde_json::Value;
 
 use crate::common::{Run, TestEnv, TestStore, files_only, test_store};

@@ -15,7 +15,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "base",
         &[
-            "time", "names", "text", "process", "client", "secret", "plural",
+            "time", "names", "text", "process", "client", "secret", "plural", "file", "home",
+            "setting",
         ],
     ),
     ("model", &["board"]),
@@ -656,7 +657,7 @@ fn an_upward_import_is_found_wherever_it_stands() {
     // At the end of a file's own code, before its tests.
     assert_found(
         &edited(
-            "store/lock.rs",
+            "store/versioned.rs",
             before_tests("fn late() { crate::registry::save(); }"),
         ),
         STORE_TO_REGISTRY,
@@ -664,7 +665,7 @@ fn an_upward_import_is_found_wherever_it_stands() {
     // After a file's tests.
     assert_found(
         &edited(
-            "store/lock.rs",
+            "store/versioned.rs",
             at_end("fn later() -> crate::registry::Agents { todo!() }"),
         ),
         STORE_TO_REGISTRY,
@@ -700,7 +701,7 @@ fn an_upward_import_is_found_wherever_it_stands() {
     // In an expression, and in a macro's arguments.
     assert_found(
         &edited(
-            "store/lock.rs",
+            "store/versioned.rs",
             before_tests("fn f() -> usize { 1 + crate::serve::port() }"),
         ),
         "`store` (store) imports `serve` (faces)",

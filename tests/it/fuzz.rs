@@ -8,9 +8,9 @@ use std::fs;
 use proptest::prelude::*;
 
 use baton::board::task::{Status, TaskId};
+use baton::home::Home;
 use baton::hook::HookInput;
 use baton::store::StoreError;
-use baton::store::paths::Home;
 use baton::time::Timestamp;
 use baton::{mail, store};
 
@@ -143,7 +143,7 @@ proptest! {
     #[test]
     fn board_parsing_never_panics_and_names_the_file(bytes in damaged(VALID_BOARD)) {
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        match store::board_file::parse(path, &bytes) {
+        match store::files::board::parse(path, &bytes) {
             Ok(board) => {
                 prop_assert!(board.schema <= baton::board::BOARD_SCHEMA);
                 // Tasks are decoded whole only when used; damage found then is named too,
@@ -165,8 +165,8 @@ proptest! {
     #[test]
     fn the_line_reader_never_hides_what_the_strict_reader_refuses(bytes in damaged(LAID_OUT_BOARD)) {
         let path = std::path::Path::new("/hub/projects/p/board.json");
-        let laid_out = store::board_layout::read(&bytes[..], bytes.len()).is_some();
-        match (store::board_file::parse(path, &bytes), store::board_file::parse_strict(path, &bytes)) {
+        let laid_out = store::files::layout::read(&bytes[..], bytes.len()).is_some();
+        match (store::files::board::parse(path, &bytes), store::files::board::parse_strict(path, &bytes)) {
             (Ok(lazy), Ok(strict)) => prop_assert!(lazy.heads().eq(strict.heads())),
             (Ok(lazy), Err(error)) => {
                 prop_assert!(laid_out);
@@ -200,7 +200,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("board.json");
         std::fs::write(&path, &bytes).unwrap();
-        match (store::board_file::read_path(path.clone(), "p"), store::board_file::parse(&path, &bytes)) {
+        match (store::files::board::read_path(path.clone(), "p"), store::files::board::parse(&path, &bytes)) {
             (Ok(from_file), Ok(in_memory)) => {
                 prop_assert!(from_file.heads().eq(in_memory.heads()));
                 prop_assert_eq!(from_file.len(), in_memory.len());
@@ -228,7 +228,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("activity.jsonl");
         fs::write(&path, lines.join(&b'\n')).unwrap();
-        let read = baton::store::log::read::<baton::activity::ActivityRecord>(&path).expect("a log with bad lines still reads");
+        let read = baton::store::files::log::read::<baton::activity::ActivityRecord>(&path).expect("a log with bad lines still reads");
         prop_assert!(read.len() <= lines.len());
     }
 
@@ -242,7 +242,7 @@ proptest! {
         fs::write(home.mail_cursor_file("p"), &positions).unwrap();
         let store = baton::store::files::FileStore::new(
             home.clone(),
-            baton::store::lock::LockPolicy::silent(std::time::Duration::from_secs(5)),
+            baton::file::lock::LockPolicy::silent(std::time::Duration::from_secs(5)),
         );
         let _ = mail::read(&store, "p").expect("mail with bad lines still reads");
         if let Err(error) = mail::read_positions(&store, "p") {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use baton::store::platform::file_id;
+use baton::file::platform::file_id;
 use serde_json::{Value, json};
 
 use crate::common::{TestEnv, files_only};

@@ -77,8 +77,8 @@ impl Database {
     /// files).
     fn with_store<T: Send>(&self, work: impl FnOnce(&dyn baton::store::Store) -> T + Send) -> T {
         let home = tempfile::tempdir().unwrap();
-        let home = baton::store::paths::Home::new(home.path().to_path_buf());
-        let lock = baton::store::lock::LockPolicy::silent(std::time::Duration::from_secs(20));
+        let home = baton::home::Home::new(home.path().to_path_buf());
+        let lock = baton::file::lock::LockPolicy::silent(std::time::Duration::from_secs(20));
         cluster::apart(|| {
             let store = baton::store::open(&self.url, &home, lock).expect("the database");
             work(&*store)

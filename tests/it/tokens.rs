@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use baton::file::lock::LockPolicy;
+use baton::home::Home;
 use baton::store::files::FileStore;
-use baton::store::lock::LockPolicy;
-use baton::store::paths::Home;
 use baton::time::Timestamp;
 use baton::tokens::{self, Authentication};
 use sha2::{Digest, Sha256};

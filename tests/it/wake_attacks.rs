@@ -52,8 +52,8 @@ impl TwoMachines {
 
     /// The shared store as the library opens it, from machine B's home.
     fn store_of_b(&self) -> std::sync::Arc<dyn baton::store::Store> {
-        let home = baton::store::paths::Home::new(self.b.home());
-        let lock = baton::store::lock::LockPolicy::silent(Duration::from_secs(20));
+        let home = baton::home::Home::new(self.b.home());
+        let lock = baton::file::lock::LockPolicy::silent(Duration::from_secs(20));
         baton::store::open(&self.url, &home, lock).unwrap()
     }
 

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use super::client::{self, Statements};
 use super::{BOARD_LOCKS, DOCUMENT_LOCKS, PgStore};
+use crate::home::Home;
 use crate::store::StoreError;
 use crate::store::document::{
     Collection, Document, DocumentChange, Documents, Edit, Version, Wait,
 };
 use crate::store::files::HomeFiles;
-use crate::store::paths::Home;
 
 impl Documents for PgStore {
     fn document_origin(&self, document: &Document) -> PathBuf {

@@ -62,9 +62,7 @@ use self::presence::Keeper;
 use super::copy::ProjectImage;
 use super::document::{Version, Wait};
 use super::files::HomeFiles;
-use super::lock::{Holder, LockPolicy};
 use super::mailbox::Mailbox;
-use super::paths::Home;
 use super::presence::Presence;
 use super::{
     ChangeFeed, Duty, GaveUp, Held, LogTail, Restoring, Scope, Snapshot, Store, StoreError,
@@ -74,6 +72,8 @@ use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Task, TaskId};
+use crate::file::lock::{Holder, LockPolicy};
+use crate::home::Home;
 use crate::time::Timestamp;
 
 /// The classes of advisory lock a change takes (the first key; the second is the name's
@@ -295,8 +295,12 @@ impl Store for PgStore {
         })
     }
 
-    fn home_files(&self) -> Option<&Home> {
+    fn readable_files(&self) -> Option<&Home> {
         None
+    }
+
+    fn is_shared_by_machines(&self) -> bool {
+        true
     }
 
     fn location(&self) -> String {

@@ -468,8 +468,8 @@ impl TestEnv {
         &self,
         work: impl FnOnce(&dyn baton::store::Store) -> T + Send,
     ) -> T {
-        let home = baton::store::paths::Home::new(self.home());
-        let lock = baton::store::lock::LockPolicy::silent(Duration::from_secs(20));
+        let home = baton::home::Home::new(self.home());
+        let lock = baton::file::lock::LockPolicy::silent(Duration::from_secs(20));
         // Made, used and dropped (its connections closed) on that thread.
         cluster::apart(|| {
             let store: std::sync::Arc<dyn baton::store::Store> = match &self.store_url {

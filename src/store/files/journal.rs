@@ -18,9 +18,10 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::StoreError;
-use super::atomic::{FileIdentity, create_private_dir_all, private_open_options};
-use super::{log, regular};
+use super::log;
+use crate::file::atomic::{FileIdentity, create_private_dir_all, private_open_options};
+use crate::file::regular;
+use crate::store::{Recovered, StoreError};
 
 /// What a journal's lines may be: whatever its log holds, one per line.
 pub trait Line: Clone + Serialize + DeserializeOwned {}
@@ -41,20 +42,9 @@ struct Journal<R> {
     records: Vec<R>,
 }
 
-/// What a journal left by a killed writer turned out to hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Recovered<R> {
-    /// The change had committed: its lines are in the log now (once).
-    Completed(Vec<R>),
-    /// The change never committed: its lines were dropped.
-    Dropped(Vec<R>),
-    /// The writer was killed while writing the journal, so before its change committed.
-    Torn,
-}
-
 /// Writes the journal of a change whose board is staged as `board`, before the rename. The
 /// log is created when missing, so that it has an inode to be known by. The caller holds the
-/// board lock. Not synced: see `board_file::persist` for what a power cut does.
+/// board lock. Not synced: see `board::persist` for what a power cut does.
 pub fn write<R: Line>(
     path: &Path,
     board: FileIdentity,
@@ -170,7 +160,7 @@ fn complete<R: Line>(log: &Path, journal: &Journal<R>) -> Result<(), StoreError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::atomic;
+    use crate::file::atomic;
 
     /// A line of a log, as long as an activity line is at its shortest.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

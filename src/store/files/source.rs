@@ -16,7 +16,7 @@ use crate::board::{Board, Kept, Undecoded};
 pub struct BoardText {
     path: PathBuf,
     bytes: Vec<u8>,
-    /// Whether the line reader read every task (`board_layout`): consecutive tasks are then
+    /// Whether the line reader read every task (`layout`): consecutive tasks are then
     /// separated by exactly [`BETWEEN_TASKS`].
     is_laid_out: bool,
 }
@@ -73,7 +73,7 @@ impl Undecoded for BoardText {
             .map_err(|error| format!("could not be read again ({error})"))?;
         serde_json::from_slice::<Task>(text).map_err(|error| {
             let before = &self.bytes[..place.start];
-            super::board_file::placed_in_file(&error, before, text)
+            super::board::placed_in_file(&error, before, text)
         })
     }
 

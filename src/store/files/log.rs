@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{StoreError, jsonl};
+use super::jsonl;
+use crate::store::StoreError;
 
 /// Lines a log holds before it is rotated.
 pub const ROTATE_AT_LINES: usize = 10_000;

@@ -15,8 +15,8 @@ use std::path::Path;
 use super::platform;
 
 /// What was found where a regular file should be. Carried inside an [`io::Error`], so a
-/// caller's `NotFound` handling stays as it was; [`super::StoreError::io`] turns it into
-/// [`super::StoreError::NotRegular`].
+/// caller's `NotFound` handling stays as it was; [`super::FileError::io`] turns it into
+/// [`super::FileError::NotRegular`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotRegularFile {
     /// `a FIFO`, `a directory`, …

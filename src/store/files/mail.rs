@@ -8,11 +8,13 @@ use std::io::ErrorKind;
 
 use serde_json::Value;
 
-use super::mailbox::{MailCommitted, Mailbox};
-use super::paths::Home;
-use super::versioned::{self, Versioned};
-use super::{StoreError, atomic, jsonl, regular};
+use super::jsonl;
 use crate::board::mail::{Message, POSITIONS_SCHEMA, ReadPositions};
+use crate::file::{atomic, regular};
+use crate::home::Home;
+use crate::store::StoreError;
+use crate::store::mailbox::{MailCommitted, Mailbox};
+use crate::store::versioned::{self, Versioned};
 use crate::time::Timestamp;
 
 impl Versioned for ReadPositions {
@@ -77,8 +79,8 @@ pub fn open(home: &Home, project: &str, now: Timestamp) -> Result<Opened, StoreE
 
 /// A failed change is rolled back to the mail as it was before it (the lines as stored
 /// change only when the change is written).
-impl super::group::Work for Opened {
-    type Mark = <Mailbox as super::group::Work>::Mark;
+impl crate::store::group::Work for Opened {
+    type Mark = <Mailbox as crate::store::group::Work>::Mark;
 
     fn mark(&self) -> Self::Mark {
         self.mailbox.mark()
@@ -136,7 +138,11 @@ pub fn commit(home: &Home, project: &str, opened: Opened) -> Result<(), StoreErr
         text.push_str(&line.text);
         text.push('\n');
     }
-    atomic::replace(&home.mail_file(project), text.as_bytes(), None)
+    Ok(atomic::replace(
+        &home.mail_file(project),
+        text.as_bytes(),
+        None,
+    )?)
 }
 
 fn raw_lines(home: &Home, project: &str) -> Result<Vec<RawLine>, StoreError> {

@@ -1,5 +1,5 @@
 //! The file store's way of hearing that files changed without busy-looping: what its change
-//! feed ([`super::file_feed`]) blocks on, for `wait`, `watch`, the pushes of `baton mcp` and
+//! feed ([`super::feed`]) blocks on, for `wait`, `watch`, the pushes of `baton mcp` and
 //! `serve`'s event streams.
 //!
 //! The kernel says when a file changes (inotify on Linux, FSEvents on macOS,
@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 use ::notify::event::{AccessKind, AccessMode};
 use ::notify::{EventKind, RecursiveMode, Watcher};
 
-use super::cache::Stamp;
-use super::platform;
+use crate::file::platform;
+use crate::store::cache::Stamp;
 
 /// How often the fallback looks at the watched files.
 pub const POLL_EVERY: Duration = Duration::from_millis(100);

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::SettingError;
+use crate::setting::SettingError;
 
 /// The hub home and the layout beneath it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +92,7 @@ impl Home {
         self.project_dir(project).join("activity.jsonl")
     }
 
-    /// The activity lines of a change on their way into the log (`store::journal`); there
+    /// The activity lines of a change on their way into the log (`store::files::journal`); there
     /// only while a change is being written, or after its writer was killed.
     pub fn activity_journal(&self, project: &str) -> PathBuf {
         self.project_dir(project).join("activity.journal")

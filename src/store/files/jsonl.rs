@@ -11,8 +11,9 @@ use std::path::Path;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::atomic::{create_private_dir_all, private_open_options};
-use super::{StoreError, regular};
+use crate::file::atomic::{create_private_dir_all, private_open_options};
+use crate::file::regular;
+use crate::store::StoreError;
 
 /// Appends `records` as lines, then fsyncs, so an append that returned is on disk.
 pub fn append<T: Serialize>(path: &Path, records: &[T]) -> Result<(), StoreError> {

@@ -1,11 +1,11 @@
 //! Reading a growing log as `tail -f` does: the file store's `log --follow`
-//! ([`super::Store::tail_log`]) and its feed of the hub's changes.
+//! ([`crate::store::Store::tail_log`]) and its feed of the hub's changes.
 
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::{platform, regular};
+use crate::file::{platform, regular};
 
 /// An append-only file read as it grows, a whole line at a time. When it is replaced (the
 /// log rotated, the mail swept), what the old file gained before it went is read from where
@@ -88,8 +88,8 @@ impl Tail {
 
 /// The file store's tail of a log: a log file that cannot be read has no fresh lines, and is
 /// read again at the next call.
-impl super::LogTail for Tail {
-    fn fresh_lines(&mut self) -> Result<Vec<String>, super::StoreError> {
+impl crate::store::LogTail for Tail {
+    fn fresh_lines(&mut self) -> Result<Vec<String>, crate::store::StoreError> {
         Ok(Tail::fresh_lines(self))
     }
 }

@@ -12,14 +12,16 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::board_layout::{self, Field};
-use super::board_source::BoardText;
-use super::journal::{self, Line, Recovered};
-use super::lock::FileLock;
-use super::paths::Home;
-use super::{StoreError, atomic, regular};
+use super::journal::{self, Line};
+use super::layout::{self, Field};
+use super::source::BoardText;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::{Board, StoredTasks};
+use crate::file::lock::FileLock;
+use crate::file::{atomic, regular};
+use crate::home::Home;
+use crate::store::Recovered;
+use crate::store::StoreError;
 use crate::time::Timestamp;
 
 pub use crate::board::BOARD_SCHEMA;
@@ -27,7 +29,7 @@ pub use crate::board::BOARD_SCHEMA;
 /// Reads a project's board without locking; a project with no board yet has an empty one.
 ///
 /// The file is read whole into memory. A board in baton's layout is read line by line
-/// (`board_layout`): only the heads of its tasks are decoded, and a task is decoded from
+/// (`layout`): only the heads of its tasks are decoded, and a task is decoded from
 /// the text held when a command needs it. Any other board is read whole, strictly, by
 /// serde_json.
 pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
@@ -76,7 +78,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
 /// the type of each of its fields) as a task. The rest of a task is decoded when a command
 /// needs it.
 pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
-    if let Some(laid) = board_layout::read_bytes(&bytes) {
+    if let Some(laid) = layout::read_bytes(&bytes) {
         check_schema(path, laid.schema)?;
         let text = BoardText::laid_out(path.to_path_buf(), bytes);
         return Ok(Board::from_store(
@@ -114,7 +116,7 @@ fn check_schema(path: &Path, schema: u64) -> Result<(), StoreError> {
 fn parse_with(
     path: &Path,
     bytes: Vec<u8>,
-    laid_out: impl FnOnce(&str) -> Option<board_layout::Laid>,
+    laid_out: impl FnOnce(&str) -> Option<layout::Laid>,
 ) -> Result<Board, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
         path: path.to_path_buf(),
@@ -367,7 +369,7 @@ pub(crate) fn placed_in_file(error: &serde_json::Error, before: &[u8], text: &[u
     )
 }
 
-/// Completes or drops the journal of a change whose writer was killed (`store::journal`).
+/// Completes or drops the journal of a change whose writer was killed (`store::files::journal`).
 /// The caller holds the board lock.
 pub fn recover_log<R: Line>(
     home: &Home,
@@ -401,7 +403,7 @@ pub fn try_recover_log<R: Line>(
 /// staged and synced, its journal written, the board renamed into place (and the directory
 /// synced), and only then are the lines appended and the journal removed. A writer killed
 /// in between leaves the journal, which the next writer completes or drops
-/// (`store::journal`). A failure (a full disk) before the rename leaves board and log as
+/// (`store::files::journal`). A failure (a full disk) before the rename leaves board and log as
 /// they were; once the rename is done the change stands.
 ///
 /// On a power cut the promise is weaker, as neither the journal nor the log is synced (an
@@ -419,7 +421,7 @@ pub fn persist<R: Line>(
     let backup = home.board_backup(project);
     let staged = atomic::stage_with(&path, |out| write_board(out, board))?;
     if records.is_empty() {
-        return staged.commit(Some(&backup));
+        return Ok(staged.commit(Some(&backup))?);
     }
     let journal_path = home.activity_journal(project);
     let log = home.activity_file(project);
@@ -432,7 +434,7 @@ pub fn persist<R: Line>(
         // The rename may have happened with only the directory's sync failing: the journal
         // tells, and logs the change if it stands.
         let _ = recover_log::<R>(home, project);
-        return Err(error);
+        return Err(error.into());
     }
     journal::finish(&journal_path, &log, records);
     Ok(())
@@ -443,12 +445,13 @@ pub fn persist<R: Line>(
 pub fn write(home: &Home, project: &str, board: &Board) -> Result<(), StoreError> {
     let path = home.board_file(project);
     atomic::stage_with(&path, |out| write_board(out, board))?
-        .commit(Some(&home.board_backup(project)))
+        .commit(Some(&home.board_backup(project)))?;
+    Ok(())
 }
 
-/// Writes `board` as its file holds it (`board_source::write`).
+/// Writes `board` as its file holds it (`source::write`).
 pub fn write_board<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
-    super::board_source::write(out, board)
+    super::source::write(out, board)
 }
 
 #[cfg(test)]

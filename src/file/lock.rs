@@ -12,8 +12,9 @@ use std::time::Duration;
 use fs4::{FileExt, TryLockError};
 
 use super::atomic::{create_private_dir_all, private_open_options};
-use super::{SettingError, StoreError, platform, regular};
+use super::{FileError, platform, regular};
 use crate::process::is_process_alive;
+use crate::setting::SettingError;
 
 /// How long to wait for a lock and whom to tell about the wait.
 #[derive(Debug, Clone, Copy)]
@@ -92,7 +93,7 @@ pub struct FileLock {
 impl FileLock {
     /// Takes the lock at `path`, creating the file if needed. `what` names the lock in the
     /// waiting line ("the board lock").
-    pub fn acquire(path: &Path, what: &str, policy: LockPolicy) -> Result<FileLock, StoreError> {
+    pub fn acquire(path: &Path, what: &str, policy: LockPolicy) -> Result<FileLock, FileError> {
         let mut file = open_lock_file(path)?;
         if !try_lock(&file, path)? {
             let holder = Holder::of(read_holder(&mut file));
@@ -104,7 +105,7 @@ impl FileLock {
 
     /// Takes the lock at `path` if nobody holds it; `None` when someone does. For locks
     /// whose holder is doing the job already (the wake supervisor), so waiting is pointless.
-    pub fn try_acquire(path: &Path) -> Result<Option<FileLock>, StoreError> {
+    pub fn try_acquire(path: &Path) -> Result<Option<FileLock>, FileError> {
         let file = open_lock_file(path)?;
         if !try_lock(&file, path)? {
             return Ok(None);
@@ -113,7 +114,7 @@ impl FileLock {
     }
 
     /// Wraps a file whose lock this process now holds, and signs it with our pid.
-    fn held(file: File, path: &Path) -> Result<FileLock, StoreError> {
+    fn held(file: File, path: &Path) -> Result<FileLock, FileError> {
         let mut lock = FileLock {
             file,
             path: path.to_path_buf(),
@@ -125,7 +126,7 @@ impl FileLock {
     /// Writes the holder's pid over the start of the lock file, padded to one width so the
     /// file need not be cut first: truncating a file makes ext4 flush it when it is closed,
     /// which cost a quarter of a millisecond on every lock here.
-    fn record_holder(&mut self) -> Result<(), StoreError> {
+    fn record_holder(&mut self) -> Result<(), FileError> {
         let record = format!("{:<10}\n", std::process::id());
         let result = platform::write_all_at(&self.file, record.as_bytes(), 0).and_then(|()| {
             match self.file.metadata()?.len() > record.len() as u64 {
@@ -134,13 +135,13 @@ impl FileLock {
                 false => Ok(()),
             }
         });
-        result.map_err(StoreError::io(&self.path))
+        result.map_err(FileError::io(&self.path))
     }
 }
 
 /// Opens (creating when needed) a lock file; it is never truncated here, so the holder's
 /// pid stays readable to waiters.
-fn open_lock_file(path: &Path) -> Result<File, StoreError> {
+fn open_lock_file(path: &Path) -> Result<File, FileError> {
     if let Some(parent) = path.parent() {
         create_private_dir_all(parent)?;
     }
@@ -152,15 +153,15 @@ fn open_lock_file(path: &Path) -> Result<File, StoreError> {
             .create(true)
             .truncate(false),
     )
-    .map_err(StoreError::io(path))
+    .map_err(FileError::io(path))
 }
 
 /// One attempt: `true` when the lock is now ours, `false` when someone else holds it.
-fn try_lock(file: &File, path: &Path) -> Result<bool, StoreError> {
+fn try_lock(file: &File, path: &Path) -> Result<bool, FileError> {
     match FileExt::try_lock(file) {
         Ok(()) => Ok(true),
         Err(TryLockError::WouldBlock) => Ok(false),
-        Err(TryLockError::Error(source)) => Err(StoreError::Io {
+        Err(TryLockError::Error(source)) => Err(FileError::Io {
             path: path.to_path_buf(),
             source,
         }),
@@ -306,8 +307,8 @@ fn is_locked_by_trying(path: &Path) -> bool {
 /// throughput of sixteen writers. `flock` has no timed wait: on timeout the helper stays
 /// blocked, and if it gets the lock after all it lets go at once, nobody being left to
 /// receive it.
-fn wait_for(file: &File, path: &Path, timeout: Duration, holder: Holder) -> Result<(), StoreError> {
-    let waiter = file.try_clone().map_err(StoreError::io(path))?;
+fn wait_for(file: &File, path: &Path, timeout: Duration, holder: Holder) -> Result<(), FileError> {
+    let waiter = file.try_clone().map_err(FileError::io(path))?;
     let (sender, receiver) = mpsc::channel();
     thread::spawn(move || {
         let is_locked = FileExt::lock(&waiter).map_err(|error| sender.send(Err(error)).ok());
@@ -317,11 +318,11 @@ fn wait_for(file: &File, path: &Path, timeout: Duration, holder: Holder) -> Resu
     });
     match receiver.recv_timeout(timeout) {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(source)) => Err(StoreError::Io {
+        Ok(Err(source)) => Err(FileError::Io {
             path: path.to_path_buf(),
             source,
         }),
-        Err(_) => Err(StoreError::LockTimeout {
+        Err(_) => Err(FileError::LockTimeout {
             path: path.to_path_buf(),
             holder,
             seconds: timeout.as_secs_f64(),
@@ -376,7 +377,7 @@ mod tests {
         assert!(is_locked(&path));
         let error = FileLock::acquire(&path, "the board lock", quiet(50)).unwrap_err();
         match error {
-            StoreError::LockTimeout { holder, .. } => {
+            FileError::LockTimeout { holder, .. } => {
                 assert_eq!(holder, Holder::Pid(std::process::id()))
             }
             other => panic!("expected a timeout, got {other}"),
@@ -479,7 +480,7 @@ mod tests {
             let output = std::process::Command::new(std::env::current_exe().unwrap())
                 .args([
                     "--exact",
-                    "store::lock::tests::looking_at_a_lock_never_takes_it_from_a_writer",
+                    "file::lock::tests::looking_at_a_lock_never_takes_it_from_a_writer",
                     "--test-threads=1",
                 ])
                 .env(ALONE, "1")

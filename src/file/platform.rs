@@ -1,7 +1,7 @@
-//! What the store does differently on Unix and on Windows, and nowhere else: private
+//! What baton's files do differently on Unix and on Windows, and nowhere else: private
 //! permissions, which file a path names, writing at an offset, opening without
 //! blocking, the kinds of file that are not regular, and syncing a directory. Every function
-//! here has one body per platform; the rest of the store is the same everywhere.
+//! here has one body per platform; the rest of baton is the same everywhere.
 //!
 //! - Private files: on Unix baton's files are created 0600 and its directories 0700. On
 //!   Windows they get the default ACL of where they are made, and baton's home is under the

@@ -9,14 +9,14 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 pub use super::platform::private_open_options;
-use super::{StoreError, platform, regular};
+use super::{FileError, platform, regular};
 
 /// Creates `dir` and its missing parents, private to their owner (0700 on Unix).
-pub fn create_private_dir_all(dir: &Path) -> Result<(), StoreError> {
+pub fn create_private_dir_all(dir: &Path) -> Result<(), FileError> {
     if dir.is_dir() {
         return Ok(());
     }
-    platform::create_private_dirs(dir).map_err(StoreError::io(dir))
+    platform::create_private_dirs(dir).map_err(FileError::io(dir))
 }
 
 /// The temp file a replacement of `path` is written to. One fixed name per file is safe
@@ -31,7 +31,7 @@ pub fn temp_path(path: &Path) -> PathBuf {
 /// Replaces `path` with `contents` atomically. With `backup`, the previous contents stay
 /// reachable there (hard-linked, so keeping them costs no copy). The caller holds the lock
 /// that guards `path`.
-pub fn replace(path: &Path, contents: &[u8], backup: Option<&Path>) -> Result<(), StoreError> {
+pub fn replace(path: &Path, contents: &[u8], backup: Option<&Path>) -> Result<(), FileError> {
     stage(path, contents)?.commit(backup)
 }
 
@@ -63,18 +63,18 @@ impl FileIdentity {
     }
 
     /// The identity of the file at `path` now; `None` when there is none.
-    pub fn at(path: &Path) -> Result<Option<Self>, StoreError> {
+    pub fn at(path: &Path) -> Result<Option<Self>, FileError> {
         match fs::metadata(path) {
             Ok(metadata) => Ok(Some(FileIdentity::of(path, &metadata))),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(StoreError::io(path)(error)),
+            Err(error) => Err(FileError::io(path)(error)),
         }
     }
 }
 
 /// Writes `contents` to the temp file of `path` and syncs it. Nothing a reader sees changes
 /// until [`Staged::commit`]; a full disk fails here, with `path` untouched.
-pub fn stage(path: &Path, contents: &[u8]) -> Result<Staged, StoreError> {
+pub fn stage(path: &Path, contents: &[u8]) -> Result<Staged, FileError> {
     stage_with(path, |file| file.write_all(contents))
 }
 
@@ -83,7 +83,7 @@ pub fn stage(path: &Path, contents: &[u8]) -> Result<Staged, StoreError> {
 pub fn stage_with(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
-) -> Result<Staged, StoreError> {
+) -> Result<Staged, FileError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_private_dir_all(dir)?;
     let temp = temp_path(path);
@@ -102,12 +102,12 @@ pub fn stage_with(
 fn write_synced(
     temp: &Path,
     write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
-) -> Result<FileIdentity, StoreError> {
+) -> Result<FileIdentity, FileError> {
     let file = write_temp(temp, write)?;
     file.sync_all()
         .and_then(|()| file.metadata())
         .map(|metadata| FileIdentity::of(temp, &metadata))
-        .map_err(StoreError::io(temp))
+        .map_err(FileError::io(temp))
 }
 
 /// Writes the temp file `temp` (a regular file, private) through `write`, flushed to the
@@ -115,7 +115,7 @@ fn write_synced(
 fn write_temp(
     temp: &Path,
     write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
-) -> Result<File, StoreError> {
+) -> Result<File, FileError> {
     let file = regular::open_with(
         temp,
         private_open_options()
@@ -123,11 +123,11 @@ fn write_temp(
             .create(true)
             .truncate(true),
     )
-    .map_err(StoreError::io(temp))?;
+    .map_err(FileError::io(temp))?;
     let mut out = BufWriter::with_capacity(64 * 1024, &file);
     write(&mut out)
         .and_then(|()| out.flush())
-        .map_err(StoreError::io(temp))?;
+        .map_err(FileError::io(temp))?;
     drop(out);
     Ok(file)
 }
@@ -139,14 +139,14 @@ fn write_temp(
 /// default, btrfs, ZFS), possibly an empty file elsewhere (XFS, NTFS). So it is for what
 /// may be lost: a cache made again from other files, or a record of activity rewritten
 /// often (an agent's last seen), where the writes it saves are the cost that matters.
-pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<(), StoreError> {
+pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<(), FileError> {
     let temp = temp_path(path);
     let written = write_temp(&temp, |out| out.write_all(contents));
     if written.is_err() {
         let _ = fs::remove_file(&temp);
     }
     drop(written?);
-    platform::rename_replacing(&temp, path).map_err(StoreError::io(path))
+    platform::rename_replacing(&temp, path).map_err(FileError::io(path))
 }
 
 /// Replaces `target`, a file of the user's rather than baton's (an agent client's
@@ -154,7 +154,7 @@ pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<(), StoreError> 
 /// renamed over it, the directory synced. The temp file is hidden (`.<name>.baton-tmp`) in
 /// a directory the user owns, and the file gets the permission bits `mode` (where the
 /// system has them) rather than baton's private ones. The directory must exist.
-pub fn replace_user_file(target: &Path, contents: &[u8], mode: u32) -> Result<(), StoreError> {
+pub fn replace_user_file(target: &Path, contents: &[u8], mode: u32) -> Result<(), FileError> {
     let dir = target.parent().unwrap_or(Path::new("/"));
     let name = target.file_name().unwrap_or_default().to_string_lossy();
     let temp = dir.join(format!(".{name}.baton-tmp"));
@@ -165,13 +165,13 @@ pub fn replace_user_file(target: &Path, contents: &[u8], mode: u32) -> Result<()
             .create(true)
             .truncate(true),
     )
-    .map_err(StoreError::io(&temp))?;
+    .map_err(FileError::io(&temp))?;
     file.write_all(contents)
         .and_then(|()| platform::set_mode(&file, mode))
         .and_then(|()| file.sync_all())
-        .map_err(StoreError::io(&temp))?;
+        .map_err(FileError::io(&temp))?;
     drop(file);
-    platform::rename_replacing(&temp, target).map_err(StoreError::io(target))?;
+    platform::rename_replacing(&temp, target).map_err(FileError::io(target))?;
     sync_dir(dir)
 }
 
@@ -183,13 +183,13 @@ impl Staged {
 
     /// Renames the staged contents over the file (keeping the old one at `backup`) and
     /// makes the rename durable.
-    pub fn commit(self, backup: Option<&Path>) -> Result<(), StoreError> {
+    pub fn commit(self, backup: Option<&Path>) -> Result<(), FileError> {
         if let Some(backup) = backup
             && self.path.exists()
         {
             keep_backup(&self.path, backup)?;
         }
-        platform::rename_replacing(&self.temp, &self.path).map_err(StoreError::io(&self.path))?;
+        platform::rename_replacing(&self.temp, &self.path).map_err(FileError::io(&self.path))?;
         sync_dir(self.path.parent().unwrap_or(Path::new(".")))
     }
 
@@ -201,21 +201,21 @@ impl Staged {
 
 /// Points `backup` at the current contents of `path` without a moment where `backup` is
 /// missing or half-written.
-fn keep_backup(path: &Path, backup: &Path) -> Result<(), StoreError> {
+fn keep_backup(path: &Path, backup: &Path) -> Result<(), FileError> {
     let staged = temp_path(backup);
     match fs::remove_file(&staged) {
         Ok(()) => {}
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(error) => return Err(StoreError::io(&staged)(error)),
+        Err(error) => return Err(FileError::io(&staged)(error)),
     }
     if fs::hard_link(path, &staged).is_err() {
         // Some filesystems refuse hard links; a copy is slower but just as safe.
-        fs::copy(path, &staged).map_err(StoreError::io(&staged))?;
+        fs::copy(path, &staged).map_err(FileError::io(&staged))?;
         File::open(&staged)
             .and_then(|file| file.sync_all())
-            .map_err(StoreError::io(&staged))?;
+            .map_err(FileError::io(&staged))?;
     }
-    platform::rename_replacing(&staged, backup).map_err(StoreError::io(backup))?;
+    platform::rename_replacing(&staged, backup).map_err(FileError::io(backup))?;
     // A rename between two links to one file does nothing and leaves both names, and that
     // is what a writer killed after keeping the backup but before renaming its new file
     // into place leaves behind: the backup and the file are then one file already.
@@ -224,8 +224,8 @@ fn keep_backup(path: &Path, backup: &Path) -> Result<(), StoreError> {
 }
 
 /// Makes a rename in `dir` durable.
-pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
-    platform::sync_dir(dir).map_err(StoreError::io(dir))
+pub fn sync_dir(dir: &Path) -> Result<(), FileError> {
+    platform::sync_dir(dir).map_err(FileError::io(dir))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! The file store's change feeds ([`super::feed`]), on the kernel's file events (else a look
-//! at the files' metadata every [`super::file_events::POLL_EVERY`]; see
-//! [`super::file_events`]).
+//! The file store's change feeds ([`crate::store::feed`]), on the kernel's file events (else a look
+//! at the files' metadata every [`super::events::POLL_EVERY`]; see
+//! [`super::events`]).
 //!
 //! - One project's ([`ProjectFeed`]): its `board.json` and `mail.jsonl`, told as
 //!   [`What::Project`] when either differs from the last look.
@@ -11,7 +11,7 @@
 //!   until the file events say that one of them, `tokens.json` ([`What::Tokens`]) or the set
 //!   of projects changed ([`DirectoryEvents`] on the hub's home, its `projects/` and each
 //!   project's directory), and then reads only that project's files; where there are no
-//!   events it looks at every project every [`super::file_events::POLL_EVERY`] instead.
+//!   events it looks at every project every [`super::events::POLL_EVERY`] instead.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
@@ -20,12 +20,12 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use super::StoreError;
-use super::feed::{Change, ChangeFeed, FeedWaker, What};
-use super::file_events::{DirectoryEvents, FileEvents, FileStamps, FileWatch, Touched};
-use super::paths::Home;
+use super::events::{DirectoryEvents, FileEvents, FileStamps, FileWatch, Touched};
 use super::tail::Tail;
 use crate::board::record::LogAction;
+use crate::home::Home;
+use crate::store::StoreError;
+use crate::store::feed::{Change, ChangeFeed, FeedWaker, What};
 
 /// The names in a project's directory whose changes the hub's feed reads: the journal's
 /// removal ends a change whose board came before its lines (see `Followed::changes`).
@@ -244,7 +244,7 @@ struct Followed {
     /// keeps is not new.
     last_seq: u64,
     board: FileStamps,
-    /// The journal of a change being written (`store::journal`): there from before its
+    /// The journal of a change being written (`store::files::journal`): there from before its
     /// board is renamed into place until after its lines are appended.
     journal: PathBuf,
     /// A board change not told yet, waiting for the lines of its journal.
@@ -347,9 +347,9 @@ mod tests {
     use crate::board::mail::{Draft, MessageType};
     use crate::board::record::ActivityRecord;
     use crate::board::task::TaskId;
+    use crate::file::lock::LockPolicy;
     use crate::store::document::{Document, Documents, Edit, Wait};
     use crate::store::files::FileStore;
-    use crate::store::lock::LockPolicy;
     use crate::store::{GaveUp, Scope, Store};
 
     /// Long enough for any event on a loaded machine; a wait that ends this late failed.
@@ -358,7 +358,7 @@ mod tests {
     const QUIET_FOR: Duration = Duration::from_millis(300);
     /// Where the test that plays another process finds its orders: `HOME|PROJECT|CHANGE`.
     const CHILD_ORDERS: &str = "BATON_TEST_FEED_CHANGE";
-    const CHILD_TEST: &str = "store::file_feed::tests::another_process_changes_the_store";
+    const CHILD_TEST: &str = "store::files::feed::tests::another_process_changes_the_store";
 
     fn store_at(home: &Home) -> FileStore {
         FileStore::new(home.clone(), LockPolicy::silent(Duration::from_secs(30)))

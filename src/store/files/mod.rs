@@ -3,7 +3,7 @@
 //! journaled, the finished tasks appended to the archive first), the activity log, the
 //! archive; the mail changed under `mail.lock`; each small versioned document under its own
 //! lock file ([`HomeFiles`]); presence and duties as lock files held open; changes heard
-//! through the kernel's file events ([`super::file_feed`]).
+//! through the kernel's file events ([`feed`]).
 //!
 //! A process that serves many callers at once (`baton serve`) makes its store resident
 //! ([`FileStore::resident`]): it keeps the boards it has read, until their file changes,
@@ -14,36 +14,47 @@
 //! change is answered only once the write that holds it is done. The lock is let go after
 //! every write, so CLI writers on the same board take turns with the server.
 
+pub mod archive;
+pub mod board;
+pub mod events;
+pub mod feed;
+pub mod journal;
+pub mod jsonl;
+pub mod layout;
+pub mod log;
+pub mod mail;
+pub mod presence;
+pub mod source;
+pub mod tail;
+
 use std::collections::HashMap;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::cache::{FileCache, Stamp};
-use super::copy::{BoardImage, ProjectImage};
-use super::document::{
-    COPIED_LIMIT, Collection, Document, DocumentChange, Documents, Edit, Version, Wait, too_long,
-};
-use super::duty::{Duty, Held};
-use super::feed::{ChangeFeed, Scope};
-use super::file_events::FileEvents;
-use super::file_feed::{HubFeed, ProjectFeed};
-use super::group::{Group, group_of};
-use super::lock::{self, FileLock, LockPolicy};
-use super::mailbox::Mailbox;
-use super::paths::Home;
-use super::presence::{self, Presence};
-use super::tail::Tail;
-use super::transaction::{Archive, Transaction};
-use super::{
-    GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, archive_file, atomic, board_file,
-    jsonl, log, mail_file, regular, versioned,
-};
+use self::events::FileEvents;
+use self::feed::{HubFeed, ProjectFeed};
+use self::tail::Tail;
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Task, TaskId};
+use crate::file::lock::{self, FileLock, LockPolicy};
+use crate::file::{atomic, regular};
+use crate::home::Home;
+use crate::store::cache::{FileCache, Stamp};
+use crate::store::copy::{BoardImage, ProjectImage};
+use crate::store::document::{
+    COPIED_LIMIT, Collection, Document, DocumentChange, Documents, Edit, Version, Wait, too_long,
+};
+use crate::store::duty::{Duty, Held};
+use crate::store::feed::{ChangeFeed, Scope};
+use crate::store::group::{Group, group_of};
+use crate::store::mailbox::Mailbox;
+use crate::store::presence::Presence;
+use crate::store::transaction::{Archive, Transaction};
+use crate::store::{GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, versioned};
 use crate::time::Timestamp;
 
 /// The small versioned documents under a hub home, each file guarded by its lock file:
@@ -84,16 +95,16 @@ impl HomeFiles {
     fn take_lock(&self, document: &Document, wait: Wait) -> Result<Option<FileLock>, StoreError> {
         let (path, what) = self.lock_of(document);
         match wait {
-            Wait::AsTheStoreDoes => FileLock::acquire(&path, what, self.lock).map(Some),
-            Wait::Never => FileLock::try_acquire(&path),
+            Wait::AsTheStoreDoes => Ok(Some(FileLock::acquire(&path, what, self.lock)?)),
+            Wait::Never => Ok(FileLock::try_acquire(&path)?),
         }
     }
 
     fn write(path: &std::path::Path, edit: Edit) -> Result<(), StoreError> {
         match edit {
             Edit::Keep => Ok(()),
-            Edit::Write(text) => atomic::replace(path, &text, None),
-            Edit::WriteUnsynced(text) => atomic::replace_unsynced(path, &text),
+            Edit::Write(text) => Ok(atomic::replace(path, &text, None)?),
+            Edit::WriteUnsynced(text) => Ok(atomic::replace_unsynced(path, &text)?),
             Edit::Remove => match fs::remove_file(path) {
                 Ok(()) => Ok(()),
                 Err(error) if error.kind() == ErrorKind::NotFound => Ok(()),
@@ -242,7 +253,7 @@ pub struct FileStore {
 struct Resident {
     boards: FileCache<Board>,
     groups: Mutex<HashMap<String, Arc<Group<Transaction>>>>,
-    mail: Mutex<HashMap<String, Arc<Group<mail_file::Opened>>>>,
+    mail: Mutex<HashMap<String, Arc<Group<mail::Opened>>>>,
 }
 
 impl FileStore {
@@ -297,14 +308,18 @@ impl FileStore {
 
     /// Takes the mail lock of `project`, which every write of its mail holds.
     fn lock_mail(&self, project: &str) -> Result<FileLock, StoreError> {
-        FileLock::acquire(&self.home.mail_lock(project), "the mail lock", self.lock)
+        Ok(FileLock::acquire(
+            &self.home.mail_lock(project),
+            "the mail lock",
+            self.lock,
+        )?)
     }
 
     /// Takes the board lock, then completes (or drops) what a killed writer left
     /// half-logged: how every change begins.
     fn lock_board(&self, project: &str) -> Result<FileLock, StoreError> {
         let guard = FileLock::acquire(&self.home.board_lock(project), "the board lock", self.lock)?;
-        board_file::recover_log::<ActivityRecord>(&self.home, project)?;
+        board::recover_log::<ActivityRecord>(&self.home, project)?;
         Ok(guard)
     }
 
@@ -318,10 +333,10 @@ impl FileStore {
             atomic::replace(&self.home.project_file(project), document, None)?;
         }
         if !committed.archived.is_empty() {
-            archive_file::append(&self.home, project, &committed.archived)?;
+            archive::append(&self.home, project, &committed.archived)?;
         }
         if let Some(board) = &committed.board {
-            board_file::persist(&self.home, project, board, &committed.records)?;
+            board::persist(&self.home, project, board, &committed.records)?;
         }
         Ok(committed.board)
     }
@@ -329,10 +344,10 @@ impl FileStore {
     /// The board of `project`, through the boards a resident store keeps.
     fn read_board(&self, project: &str) -> Result<Board, StoreError> {
         let Some(resident) = &self.resident else {
-            return board_file::read(&self.home, project);
+            return board::read(&self.home, project);
         };
         resident.boards.get(&self.home.board_file(project), || {
-            let board = board_file::read(&self.home, project)?;
+            let board = board::read(&self.home, project)?;
             // Every task decoded once, here: each request works on a copy of the board,
             // which shares the decoded tasks, and would otherwise decode them all again. A
             // task that does not decode is left to fail where it is used, as on the CLI.
@@ -391,15 +406,15 @@ struct ArchiveFiles {
 
 impl Archive for ArchiveFiles {
     fn task(&self, id: TaskId) -> Result<Option<Task>, StoreError> {
-        archive_file::find(&self.home, &self.project, id)
+        archive::find(&self.home, &self.project, id)
     }
 
     fn tasks(&self) -> Result<Vec<Task>, StoreError> {
-        archive_file::all(&self.home, &self.project)
+        archive::all(&self.home, &self.project)
     }
 
     fn highest_id(&self) -> Result<u64, StoreError> {
-        archive_file::highest_id(&self.home, &self.project)
+        archive::highest_id(&self.home, &self.project)
     }
 }
 
@@ -486,7 +501,7 @@ fn replace_lines<T: serde::Serialize>(
         })?;
         text.push(b'\n');
     }
-    atomic::replace(path, &text, None)
+    Ok(atomic::replace(path, &text, None)?)
 }
 
 impl Store for FileStore {
@@ -500,8 +515,12 @@ impl Store for FileStore {
         })
     }
 
-    fn home_files(&self) -> Option<&Home> {
+    fn readable_files(&self) -> Option<&Home> {
         Some(&self.home)
+    }
+
+    fn is_shared_by_machines(&self) -> bool {
+        false
     }
 
     fn location(&self) -> String {
@@ -534,7 +553,7 @@ impl Store for FileStore {
             return self.change_in_group(resident, project, now, change);
         }
         let _guard = self.lock_board(project)?;
-        let board = board_file::read(&self.home, project)?;
+        let board = board::read(&self.home, project)?;
         let mut transaction = self.transaction(project, board, now);
         if change(&mut transaction).is_ok() {
             self.commit(project, transaction)?;
@@ -546,16 +565,16 @@ impl Store for FileStore {
         let Some(_guard) = FileLock::try_acquire(&self.home.board_lock(project))? else {
             return Ok(None);
         };
-        let recovered = board_file::recover_log(&self.home, project)?;
+        let recovered = board::recover_log(&self.home, project)?;
         Ok(Some(Snapshot {
             recovered,
-            board: board_file::read_if_there(&self.home.board_file(project)),
+            board: board::read_if_there(&self.home.board_file(project)),
             log: log::read(&self.home.activity_file(project)),
         }))
     }
 
     fn previous_board(&self, project: &str) -> Result<Option<Board>, StoreError> {
-        board_file::read_if_there(&self.home.board_backup(project))
+        board::read_if_there(&self.home.board_backup(project))
     }
 
     fn restore_board(
@@ -570,13 +589,13 @@ impl Store for FileStore {
         };
         let restoring = Restoring {
             previous: self.previous_board(project),
-            current: board_file::read_if_there(&self.home.board_file(project)),
+            current: board::read_if_there(&self.home.board_file(project)),
             log: log::read(&self.home.activity_file(project)).unwrap_or_default(),
         };
         if let Ok((board, records)) = plan(restoring)
             && !dry_run
         {
-            board_file::persist(&self.home, project, &board, &records)?;
+            board::persist(&self.home, project, &board, &records)?;
             if let Some(resident) = &self.resident {
                 resident.boards.forget(&self.home.board_file(project));
             }
@@ -608,30 +627,30 @@ impl Store for FileStore {
     }
 
     fn catch_up_log(&self, project: &str) -> Result<(), StoreError> {
-        board_file::try_recover_log::<ActivityRecord>(&self.home, project)?;
+        board::try_recover_log::<ActivityRecord>(&self.home, project)?;
         Ok(())
     }
 
     fn archived_task(&self, project: &str, id: TaskId) -> Result<Option<Task>, StoreError> {
-        archive_file::find(&self.home, project, id)
+        archive::find(&self.home, project, id)
     }
 
     fn archived_tasks(&self, project: &str) -> Result<Vec<Task>, StoreError> {
-        archive_file::all(&self.home, project)
+        archive::all(&self.home, project)
     }
 
     fn highest_archived_id(&self, project: &str) -> Result<u64, StoreError> {
-        archive_file::highest_id(&self.home, project)
+        archive::highest_id(&self.home, project)
     }
 
     /// A mark is a file of `alerts/stalled/`, created only if it is not there yet: the first
     /// to create it is the first to mark.
     fn mail(&self, project: &str) -> Result<Vec<Message>, StoreError> {
-        mail_file::read(&self.home, project)
+        mail::read(&self.home, project)
     }
 
     fn read_positions(&self, project: &str) -> Result<ReadPositions, StoreError> {
-        mail_file::read_positions(&self.home, project)
+        mail::read_positions(&self.home, project)
     }
 
     fn change_mail(
@@ -642,9 +661,9 @@ impl Store for FileStore {
     ) -> Result<(), StoreError> {
         let Some(resident) = &self.resident else {
             let _guard = self.lock_mail(project)?;
-            let mut opened = mail_file::open(&self.home, project, now)?;
+            let mut opened = mail::open(&self.home, project, now)?;
             if change(&mut opened.mailbox).is_ok() {
-                mail_file::commit(&self.home, project, opened)?;
+                mail::commit(&self.home, project, opened)?;
             }
             return Ok(());
         };
@@ -656,7 +675,7 @@ impl Store for FileStore {
         let _gave_up: Result<(), GaveUp> = group.run(
             || {
                 let guard = self.lock_mail(project)?;
-                Ok((guard, mail_file::open(&self.home, project, now)?))
+                Ok((guard, mail::open(&self.home, project, now)?))
             },
             |opened| {
                 let latest = opened.mailbox.now.max(now);
@@ -665,7 +684,7 @@ impl Store for FileStore {
                 opened.mailbox.now = latest;
                 result
             },
-            |opened, _lock| mail_file::commit(&self.home, project, opened),
+            |opened, _lock| mail::commit(&self.home, project, opened),
         )?;
         Ok(())
     }
@@ -682,14 +701,14 @@ impl Store for FileStore {
         let mut unreadable = Vec::new();
         let mut image = {
             let _guard = self.lock_board(project)?;
-            let board = board_file::read_if_there(&home.board_file(project))?;
+            let board = board::read_if_there(&home.board_file(project))?;
             ProjectImage {
                 record: self
                     .documents
                     .load_document_to_copy(&Document::Project(project.to_string()))?,
                 board: board.as_ref().map(BoardImage::of).transpose()?,
                 log: log::read_noting(&home.activity_file(project), &mut unreadable)?,
-                archive: archive_file::all_noting(home, project, &mut unreadable)?,
+                archive: archive::all_noting(home, project, &mut unreadable)?,
                 ..ProjectImage::empty()
             }
         };
@@ -715,18 +734,18 @@ impl Store for FileStore {
                 Some(record) => atomic::replace(&home.project_file(project), record, None)?,
                 None => remove_if_there(&home.project_file(project))?,
             }
-            for path in archive_file::task_files(home, project)? {
+            for path in archive::task_files(home, project)? {
                 remove_if_there(&path)?;
             }
             remove_if_there(&home.archive_dir(project).join("ids.json"))?;
-            archive_file::append(home, project, &image.archive)?;
+            archive::append(home, project, &image.archive)?;
             let log = home.activity_file(project);
             for number in 1..=log::GENERATIONS {
                 remove_if_there(&log::generation(&log, number))?;
             }
             replace_lines(&log, &image.log)?;
             match &image.board {
-                Some(board) => board_file::write(home, project, &board.board(project))?,
+                Some(board) => board::write(home, project, &board.board(project))?,
                 None => remove_if_there(&home.board_file(project))?,
             }
             if let Some(resident) = &self.resident {
@@ -838,184 +857,4 @@ impl Store for FileStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-    use std::panic::{self, AssertUnwindSafe};
-    use std::time::Duration;
-
-    use super::*;
-    use crate::error::{Error, Result};
-    use crate::store::{at_once, change_board};
-
-    const CHANGES: u64 = 24;
-
-    fn line(n: u64, now: Timestamp) -> ActivityRecord {
-        ActivityRecord {
-            at: now,
-            project: "p".into(),
-            actor: format!("agent{n}"),
-            action: "counted".into(),
-            task: Some(TaskId(n)),
-            from_status: None,
-            to_status: None,
-            text: None,
-        }
-    }
-
-    /// Change `n` counts itself on the board (next_id) and logs one line; every fourth
-    /// changes the board and then refuses, every seventh changes it and then panics, and
-    /// one in three comes through a writer of its own, as a CLI process would.
-    fn change(n: u64) -> impl FnOnce(&mut Transaction) -> Result<u64> {
-        move |tx| {
-            tx.board.next_id += 1;
-            if n % 4 == 1 {
-                return Err(Error::invalid(format!("change {n} refused")));
-            }
-            if n % 7 == 5 {
-                panic!("change {n} panics");
-            }
-            tx.record(line(n, tx.now));
-            Ok(tx.board.next_id)
-        }
-    }
-
-    #[test]
-    fn changes_committed_together_each_get_their_own_answer_and_lose_nothing() {
-        let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
-        let lock = LockPolicy::silent(Duration::from_secs(30));
-        let command = FileStore::new(home.clone(), lock);
-        let resident = FileStore::resident(home.clone(), lock);
-        let now = crate::time::now();
-        let answers = at_once(CHANGES as usize, |n| {
-            let n = n as u64;
-            let answer = panic::catch_unwind(AssertUnwindSafe(|| {
-                if n.is_multiple_of(3) {
-                    change_board(&command, "p", now, change(n))
-                } else {
-                    change_board(&resident, "p", now, change(n))
-                }
-            }));
-            (n, answer)
-        });
-        let mut counts = BTreeSet::new();
-        let mut committed = BTreeSet::new();
-        for (n, answer) in answers {
-            match answer {
-                Err(_) => assert_eq!(n % 7, 5, "only the panicking change panics ({n})"),
-                Ok(Err(refused)) => {
-                    assert_eq!(n % 4, 1, "{n} refused: {refused}");
-                    assert_eq!(refused.to_string(), format!("change {n} refused"));
-                }
-                Ok(Ok(count)) => {
-                    assert!(n % 4 != 1 && n % 7 != 5, "{n} should have failed");
-                    assert!(
-                        counts.insert(count),
-                        "{n} saw the count {count} another saw"
-                    );
-                    committed.insert(n);
-                }
-            }
-        }
-        // What a refused or panicking change did to the board is gone; every other change
-        // counted exactly once, in some order, each on the board its predecessor left.
-        let board = board_file::read(&home, "p").unwrap();
-        let first = Board::new("p").next_id;
-        assert_eq!(board.next_id, first + committed.len() as u64);
-        let expected: BTreeSet<u64> = (first + 1..=board.next_id).collect();
-        assert_eq!(counts, expected);
-        assert_eq!(resident.board("p").unwrap().next_id, board.next_id);
-        let logged: Vec<u64> = resident
-            .log("p", None, None)
-            .unwrap()
-            .iter()
-            .map(|record| record.task.unwrap().0)
-            .collect();
-        assert_eq!(
-            logged.len(),
-            committed.len(),
-            "one line per committed change"
-        );
-        assert_eq!(logged.into_iter().collect::<BTreeSet<_>>(), committed);
-    }
-
-    #[test]
-    fn a_duty_has_one_holder_among_the_stores_of_one_home_until_it_lets_go() {
-        let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
-        let lock = LockPolicy::silent(Duration::from_secs(5));
-        let (one, other) = (
-            FileStore::new(home.clone(), lock),
-            FileStore::new(home, lock),
-        );
-        for duty in [Duty::AlertSender, Duty::Wake("codex".to_string())] {
-            assert!(!other.is_held(&duty), "{duty:?}: nobody holds it yet");
-            let held = one
-                .try_hold(&duty)
-                .unwrap()
-                .expect("a free duty is taken up");
-            assert!(
-                other.is_held(&duty),
-                "{duty:?}: seen held from another store"
-            );
-            assert!(
-                other.try_hold(&duty).unwrap().is_none(),
-                "{duty:?}: a second holder is refused"
-            );
-            assert!(
-                other
-                    .try_hold(&Duty::Wake("gemini".to_string()))
-                    .unwrap()
-                    .is_some(),
-                "{duty:?}: another duty is free"
-            );
-            drop(held);
-            assert!(!other.is_held(&duty), "{duty:?}: let go when dropped");
-            assert!(
-                other.try_hold(&duty).unwrap().is_some(),
-                "{duty:?}: free again"
-            );
-        }
-    }
-
-    #[test]
-    fn an_mcp_sessions_owner_is_known_to_the_store_that_recorded_it_until_forgotten() {
-        let root = tempfile::tempdir().unwrap();
-        let lock = LockPolicy::silent(Duration::from_secs(5));
-        let store = FileStore::resident(Home::new(root.path().to_path_buf()), lock);
-        let waiting_briefly = store.with_lock(LockPolicy::silent(Duration::from_millis(10)));
-        assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
-        store.record_mcp_session("s1", "hash-a").unwrap();
-        store.record_mcp_session("s2", "hash-b").unwrap();
-        assert_eq!(
-            waiting_briefly.mcp_session_owner("s1").unwrap().as_deref(),
-            Some("hash-a"),
-            "the same store with another lock policy knows it"
-        );
-        waiting_briefly
-            .forget_mcp_sessions(&["s1".to_string(), "s9".to_string()])
-            .unwrap();
-        assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
-        assert_eq!(
-            store.mcp_session_owner("s2").unwrap().as_deref(),
-            Some("hash-b")
-        );
-    }
-
-    #[test]
-    fn a_batch_that_cannot_begin_refuses_each_of_its_changes_and_the_next_one_begins() {
-        let root = tempfile::tempdir().unwrap();
-        let home = Home::new(root.path().to_path_buf());
-        let lock = LockPolicy::silent(Duration::from_secs(5));
-        let resident = FileStore::resident(home.clone(), lock);
-        let now = crate::time::now();
-        std::fs::create_dir_all(home.board_file("p").parent().unwrap()).unwrap();
-        std::fs::write(home.board_file("p"), "{ not a board").unwrap();
-        let refused = change_board(&resident, "p", now, |_| Ok::<_, Error>(())).unwrap_err();
-        assert_eq!(refused.exit_code(), 4, "{refused}");
-        assert_eq!(refused.duplicate().to_string(), refused.to_string());
-        std::fs::remove_file(home.board_file("p")).unwrap();
-        let count = change_board(&resident, "p", now, change(0)).unwrap();
-        assert_eq!(count, Board::new("p").next_id + 1);
-    }
-}
+mod tests;

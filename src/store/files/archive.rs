@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::atomic::{self, FileIdentity};
-use super::paths::Home;
-use super::{StoreError, jsonl};
+use super::jsonl;
 use crate::board::task::{Task, TaskId};
+use crate::file::atomic::{self, FileIdentity};
+use crate::home::Home;
+use crate::store::StoreError;
 
 /// Appends `tasks`, moved off the board of `project`, to the archive file of the month each
 /// was last updated in. The archive is appended (and synced) before the board is written,

@@ -701,3 +701,16 @@ pub fn task_in(tasks: &Value, id: u64) -> Value {
         .cloned()
         .unwrap_or_else(|| panic!("T-{id} is not in {tasks:#}"))
 }
+
+/// An `agents --json` listing without how many seconds ago each agent was seen: that moves
+/// on with the clock between two looks, while `last_seen` says the same thing exactly.
+pub fn without_ages(mut listed: Value) -> Value {
+    if let Some(agents) = listed["agents"].as_array_mut() {
+        for agent in agents {
+            if let Some(fields) = agent.as_object_mut() {
+                fields.remove("seen_seconds_ago");
+            }
+        }
+    }
+    listed
+}

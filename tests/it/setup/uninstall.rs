@@ -2,6 +2,7 @@
 //! there, and a dry run writes nothing.
 
 use super::*;
+use crate::common::without_ages;
 
 #[test]
 fn a_second_run_changes_nothing_and_uninstall_gives_every_byte_back() {
@@ -14,13 +15,7 @@ fn a_second_run_changes_nothing_and_uninstall_gives_every_byte_back() {
     let wired = machine.files();
     assert_ne!(wired, original);
     // How long ago each agent was seen moves on with the clock between the two looks.
-    let agents = || {
-        let mut listed = machine.env.run("", &["--json", "agents"]).json();
-        for agent in listed["agents"].as_array_mut().unwrap() {
-            agent.as_object_mut().unwrap().remove("seen_seconds_ago");
-        }
-        listed
-    };
+    let agents = || without_ages(machine.env.run("", &["--json", "agents"]).json());
     let agents_before = agents();
 
     let again = machine.setup(&["--client", "claude,codex,gemini,opencode"]);

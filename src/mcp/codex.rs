@@ -43,9 +43,10 @@ pub const PROBE_TOOL: &str = "baton_session_probe";
 /// under which the app-server reaches a thread's `baton mcp`.
 pub const SERVER_NAME: &str = "baton";
 /// How long one request to the app-server may take, its answer and whatever the server
-/// says before it, before the push gives up on it.
+/// says before it, before the push gives up on it: the whole push is bounded by it, and a
+/// wake supervisor waits for it before it runs the wake command beside the session.
 #[cfg(unix)]
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+const REQUEST_TIMEOUT: Duration = crate::wake::PUSH_TIMEOUT;
 
 /// Whether the client on the other end is Codex (its MCP client's `clientInfo` name).
 pub fn is_codex(client: &Implementation) -> bool {

@@ -5,15 +5,10 @@ use super::*;
 
 #[test]
 fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
-    let Some(Hub {
-        env,
-        server: _server,
-        browser,
-        _one,
-    }) = logged_in()
-    else {
+    let Some(hub) = logged_in() else {
         return;
     };
+    let Hub { env, browser, .. } = &hub;
     // Logged in from the printed URL: the token left the address bar for the browser's
     // storage.
     let login = browser.execute(
@@ -23,16 +18,16 @@ fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
     );
     assert_eq!(login, json!({"hash": "", "stored": true, "me": "as human"}));
     wait_for(
-        &browser,
+        browser,
         "the live mark",
         "return document.querySelector('#live').dataset.live === 'on'",
         &[],
     );
-    mark_page(&browser);
+    mark_page(browser);
 
     let id = env.send("human", "codex", "Fix the date parser", &["--review"]);
     let subject = wait_for(
-        &browser,
+        browser,
         "the new card in pending",
         CARD_IN,
         &[json!(id), json!("pending")],
@@ -46,17 +41,17 @@ fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
     )
     .ok();
     wait_for(
-        &browser,
+        browser,
         "the card in review_requested",
         CARD_IN,
         &[json!(id), json!("review_requested")],
     );
-    assert_same_document(&browser);
+    assert_same_document(browser);
 
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.click(&format!("[data-task=\"{id}\"]"), deadline);
     wait_for(
-        &browser,
+        browser,
         "the task's panel with its thread",
         "const panel = document.querySelector('#task-panel'); \
          const thread = document.querySelector('#thread'); \
@@ -66,7 +61,7 @@ fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
     );
     browser.click("#approve", deadline);
 
-    completed_on_the_board(&env, id, "the approve click");
+    completed_on_the_board(env, id, "the approve click");
     // The line is appended just after the board is renamed into place (its journal makes
     // that crash-safe), so a reader without the lock can see the board a moment before it.
     let last = until_hub("the approval's line in the log", || {
@@ -82,44 +77,34 @@ fn a_task_sent_from_the_cli_appears_live_and_is_approved_from_the_page() {
         (&json!("approve"), &json!("human"))
     );
     wait_for(
-        &browser,
+        browser,
         "the panel saying completed",
         "const status = document.querySelector('#task-panel [data-field=\"status\"]'); \
          return status && status.textContent === 'completed'",
         &[],
     );
     wait_for(
-        &browser,
+        browser,
         "the card gone from review_requested",
         "return document.querySelector('.column[data-status=\"review_requested\"] \
          [data-task]') === null",
         &[],
     );
-    assert_same_document(&browser);
+    assert_same_document(browser);
 }
 
 #[test]
 fn text_from_agents_shows_as_text_and_runs_nothing() {
-    let Some(Hub {
-        env,
-        server: _server,
-        browser,
-        _one,
-    }) = logged_in()
-    else {
+    let Some(hub) = logged_in() else {
         return;
     };
-    mark_page(&browser);
+    let Hub { env, browser, .. } = &hub;
+    mark_page(browser);
 
     let markup = "<img src=x onerror=alert(1)>";
     let body = "<script>alert(2)</script>\n\u{1b}[31mred\u{202e}txt.exe";
     let id = env.send("codex", "human", markup, &["--body", body]);
-    let subject = wait_for(
-        &browser,
-        "the card",
-        CARD_IN,
-        &[json!(id), json!("pending")],
-    );
+    let subject = wait_for(browser, "the card", CARD_IN, &[json!(id), json!("pending")]);
     assert_eq!(subject, markup);
 
     browser.click(
@@ -127,7 +112,7 @@ fn text_from_agents_shows_as_text_and_runs_nothing() {
         Instant::now() + PAGE_DEADLINE,
     );
     let shown = wait_for(
-        &browser,
+        browser,
         "the task's body",
         "const body = document.querySelector('#task-body'); \
          return body && body.textContent !== '—' ? body.textContent : null",
@@ -154,7 +139,7 @@ fn text_from_agents_shows_as_text_and_runs_nothing() {
         json!({"img": 0, "scripts": 1}),
         "only the page's own script"
     );
-    assert_same_document(&browser);
+    assert_same_document(browser);
     assert_eq!(browser.alert_text(), None);
 
     // The page escapes exactly the characters the CLI does, written the same way.
@@ -198,19 +183,19 @@ fn task_by_subject(env: &TestEnv, subject: &str) -> Value {
 
 #[test]
 fn a_human_sends_reassigns_and_messages_from_the_page() {
-    let Some(Hub {
+    let Some(hub) = hub() else {
+        return;
+    };
+    let Hub {
         env,
         server,
         browser,
-        _one,
-    }) = hub()
-    else {
-        return;
-    };
+        ..
+    } = &hub;
     env.register(&["claude"]);
 
     browser.goto(&server.url);
-    board_shown(&browser);
+    board_shown(browser);
     let deadline = Instant::now() + PAGE_DEADLINE;
 
     // A refusal from the server shows next to the form, and nothing is sent.
@@ -222,7 +207,7 @@ fn a_human_sends_reassigns_and_messages_from_the_page() {
     );
     browser.click("#send-submit", deadline);
     let refused = wait_for(
-        &browser,
+        browser,
         "the refusal next to the form",
         SHOWN_TEXT,
         &[json!("#send-error")],
@@ -236,7 +221,7 @@ fn a_human_sends_reassigns_and_messages_from_the_page() {
     browser.click("#send-priority option[value=\"high\"]", deadline);
     browser.click("#send-review", deadline);
     browser.click("#send-submit", deadline);
-    let task = task_by_subject(&env, "Sent from the page");
+    let task = task_by_subject(env, "Sent from the page");
     assert_eq!(
         (
             &task["from"],
@@ -257,7 +242,7 @@ fn a_human_sends_reassigns_and_messages_from_the_page() {
 
     // The page opens what it sent; reassigning it there moves it to claude.
     wait_for(
-        &browser,
+        browser,
         "the sent task's panel",
         "return !document.querySelector('#task-panel').hidden && \
          document.querySelector('#task-title').textContent === arguments[0]",
@@ -265,9 +250,9 @@ fn a_human_sends_reassigns_and_messages_from_the_page() {
     );
     browser.click("#reassign-to option[value=\"claude\"]", deadline);
     browser.click("#reassign", deadline);
-    assigned_on_the_board(&env, id, "claude");
+    assigned_on_the_board(env, id, "claude");
     wait_for(
-        &browser,
+        browser,
         "the panel naming claude",
         "const to = document.querySelector('#task-panel [data-field=\"to\"]'); \
          return to && to.textContent === 'claude'",
@@ -279,11 +264,11 @@ fn a_human_sends_reassigns_and_messages_from_the_page() {
     browser.type_into("#message-text", "the benchmarks are in bench/", deadline);
     browser.click("#message-submit", deadline);
     assert_eq!(
-        from_human(&env, "codex"),
+        from_human(env, "codex"),
         [json!("the benchmarks are in bench/")]
     );
     wait_for(
-        &browser,
+        browser,
         "the message form closed",
         "return document.querySelector('#message-panel').hidden",
         &[],
@@ -295,15 +280,15 @@ fn a_corrupt_project_shows_its_error_and_the_page_keeps_working() {
     if !files_only("reads board.json") {
         return;
     }
-    let Some(Hub {
+    let Some(hub) = hub() else {
+        return;
+    };
+    let Hub {
         env,
         server,
         browser,
-        _one,
-    }) = hub()
-    else {
-        return;
-    };
+        ..
+    } = &hub;
     let side = env.project_beside("human", "side");
     env.run_in(
         &side,
@@ -316,9 +301,9 @@ fn a_corrupt_project_shows_its_error_and_the_page_keeps_working() {
 
     let (base, token) = server.url.split_once('#').unwrap();
     browser.goto(&format!("{base}?project=web#{token}"));
-    board_shown(&browser);
+    board_shown(browser);
     wait_for(
-        &browser,
+        browser,
         "the web card",
         CARD_IN,
         &[json!(id), json!("pending")],
@@ -327,7 +312,7 @@ fn a_corrupt_project_shows_its_error_and_the_page_keeps_working() {
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.click("#project option[value=\"side\"]", deadline);
     let error = wait_for(
-        &browser,
+        browser,
         "the corrupt project's error",
         SHOWN_TEXT,
         &[json!("#project-error")],
@@ -344,7 +329,7 @@ fn a_corrupt_project_shows_its_error_and_the_page_keeps_working() {
 
     browser.click("#project option[value=\"web\"]", deadline);
     wait_for(
-        &browser,
+        browser,
         "the web card again",
         CARD_IN,
         &[json!(id), json!("pending")],

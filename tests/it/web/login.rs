@@ -5,18 +5,15 @@ use super::*;
 
 #[test]
 fn the_page_without_a_token_says_how_to_log_in() {
-    let Some(Hub {
-        env: _env,
-        server,
-        browser,
-        _one,
-    }) = hub()
-    else {
+    let Some(hub) = hub() else {
         return;
     };
+    let Hub {
+        server, browser, ..
+    } = &hub;
     browser.goto(server.base());
     let login = wait_for(
-        &browser,
+        browser,
         "the login message",
         "const login = document.querySelector('#login'); \
          return login && !login.hidden ? login.textContent : null",
@@ -33,7 +30,7 @@ fn the_page_without_a_token_says_how_to_log_in() {
     // The message may still be up from the first load when the page has not yet heard the
     // 401: waited for together with the tab forgetting the token.
     wait_for(
-        &browser,
+        browser,
         "the login message after a 401, and the token forgotten",
         "const why = document.querySelector('#login-why'); \
          return !document.querySelector('#login').hidden && why.textContent.length > 0 \
@@ -62,54 +59,49 @@ fn task_opened(browser: &Browser, project: &str, id: u64, subject: &str) {
 
 #[test]
 fn a_login_survives_a_restart_of_serve() {
-    let Some(Hub {
-        env,
-        server,
-        browser,
-        _one,
-    }) = hub()
-    else {
+    let Some(hub) = hub() else {
         return;
     };
-    drop(server);
+    drop(hub.server);
+    let (env, browser) = (&hub.env, &hub.browser);
     let address = free_address();
-    let first = Served::start_at(&env, "human", &address, &[], &[]);
+    let first = Served::start_at(env, "human", &address, &[], &[]);
     browser.goto(&first.url);
-    board_shown(&browser);
+    board_shown(browser);
     wait_for(
-        &browser,
+        browser,
         "the live mark",
         "return document.querySelector('#live').dataset.live === 'on'",
         &[],
     );
-    mark_page(&browser);
+    mark_page(browser);
     drop(first);
     wait_for(
-        &browser,
+        browser,
         "the page noticing the server went",
         "return document.querySelector('#live').dataset.live === 'retry'",
         &[],
     );
     // A new server on the same address: the tab carries on, logged in, live again.
-    let second = Served::start_at(&env, "human", &address, &[], &[]);
+    let second = Served::start_at(env, "human", &address, &[], &[]);
     wait_for(
-        &browser,
+        browser,
         "the live mark again",
         "return document.querySelector('#live').dataset.live === 'on'",
         &[],
     );
     let id = env.send("codex", "human", "After the restart", &[]);
     wait_for(
-        &browser,
+        browser,
         "a card sent after the restart",
         CARD_IN,
         &[json!(id), json!("pending")],
     );
-    assert_same_document(&browser);
+    assert_same_document(browser);
     // And a new tab (a reload included) is logged in with it too.
     browser.new_tab();
     browser.goto(second.base());
-    board_shown(&browser);
+    board_shown(browser);
     assert_eq!(
         browser.execute("return document.querySelector('#whoami').textContent", &[]),
         "as human"
@@ -118,27 +110,22 @@ fn a_login_survives_a_restart_of_serve() {
 
 #[test]
 fn an_expired_login_is_refused_and_the_page_says_how_to_log_in() {
-    let Some(Hub {
-        env,
-        server,
-        browser,
-        _one,
-    }) = hub_alone()
-    else {
+    let Some(hub) = hub_alone() else {
         return;
     };
-    drop(server);
+    drop(hub.server);
+    let (env, browser) = (&hub.env, &hub.browser);
     // Long enough for a browser on a loaded machine to use the login once after the server
     // starts (its time runs from there), short enough to wait out.
-    let server = Served::start_at(&env, "human", "127.0.0.1:0", &["--login-ttl", "6s"], &[]);
+    let server = Served::start_at(env, "human", "127.0.0.1:0", &["--login-ttl", "6s"], &[]);
     browser.goto(&server.url);
-    board_shown(&browser);
+    board_shown(browser);
     let used = Instant::now();
     // Longer than 6 seconds unused (the page asks again only every 30 seconds).
     std::thread::sleep(Duration::from_millis(6500));
     assert!(used.elapsed() > Duration::from_secs(6));
     browser.goto(server.base());
-    let notice = login_notice(&browser);
+    let notice = login_notice(browser);
     assert!(
         notice.contains("expired: it went unused for more than 6s"),
         "{notice}"
@@ -157,24 +144,19 @@ fn an_expired_login_is_refused_and_the_page_says_how_to_log_in() {
 
 #[test]
 fn a_removed_login_logs_the_page_out_at_once_saying_how_to_log_in() {
-    let Some(Hub {
-        env,
-        server: _server,
-        browser,
-        _one,
-    }) = logged_in()
-    else {
+    let Some(hub) = logged_in() else {
         return;
     };
+    let Hub { env, browser, .. } = &hub;
     wait_for(
-        &browser,
+        browser,
         "the live mark",
         "return document.querySelector('#live').dataset.live === 'on'",
         &[],
     );
     env.run("", &["token", "rm", "human"]).ok();
     // The event stream ends with the token; the page finds out without a click.
-    let notice = login_notice(&browser);
+    let notice = login_notice(browser);
     assert!(notice.contains("removed (`baton token rm`)"), "{notice}");
     assert!(notice.contains("URL `baton serve` prints"), "{notice}");
     assert_eq!(
@@ -188,15 +170,15 @@ fn a_removed_login_logs_the_page_out_at_once_saying_how_to_log_in() {
 
 #[test]
 fn an_alert_link_opens_its_task_in_a_new_tab_logged_in_or_once_logged_in() {
-    let Some(Hub {
+    let Some(hub) = hub() else {
+        return;
+    };
+    let Hub {
         env,
         server,
         browser,
-        _one,
-    }) = hub()
-    else {
-        return;
-    };
+        ..
+    } = &hub;
     env.register(&["human"]);
     let side = env.project_beside("human", "side");
     let side_task = {
@@ -221,7 +203,7 @@ fn an_alert_link_opens_its_task_in_a_new_tab_logged_in_or_once_logged_in() {
         "{}#project=side&task=T-{side_task}",
         server.base()
     ));
-    let notice = login_notice(&browser);
+    let notice = login_notice(browser);
     assert!(
         notice.contains(&format!("this tab opens T-{side_task} of project side")),
         "{notice}"
@@ -231,9 +213,9 @@ fn an_alert_link_opens_its_task_in_a_new_tab_logged_in_or_once_logged_in() {
     // The login URL opened in another tab logs this one in, and it opens its task.
     browser.new_tab();
     browser.goto(&server.url);
-    board_shown(&browser);
+    board_shown(browser);
     browser.switch_to(&waiting);
-    task_opened(&browser, "side", side_task, "Side question");
+    task_opened(browser, "side", side_task, "Side question");
     assert_eq!(
         browser.execute("return location.search", &[]),
         format!("?project=side&task={side_task}")
@@ -248,33 +230,33 @@ fn an_alert_link_opens_its_task_in_a_new_tab_logged_in_or_once_logged_in() {
     ] {
         browser.new_tab();
         browser.goto(&link);
-        task_opened(&browser, "web", web_task, "Web question");
+        task_opened(browser, "web", web_task, "Web question");
     }
     // A link opened where the page already is changes only the fragment: it opens too.
-    mark_page(&browser);
+    mark_page(browser);
     browser.goto(&format!(
         "{}?project=web&task={web_task}#project=side&task=T-{side_task}",
         server.base()
     ));
-    task_opened(&browser, "side", side_task, "Side question");
-    assert_same_document(&browser);
+    task_opened(browser, "side", side_task, "Side question");
+    assert_same_document(browser);
 }
 
 #[test]
 fn a_link_in_a_browser_with_no_login_opens_its_task_once_the_url_is_pasted() {
-    let Some(Hub {
+    let Some(hub) = hub() else {
+        return;
+    };
+    let Hub {
         env,
         server,
         browser,
-        _one,
-    }) = hub()
-    else {
-        return;
-    };
+        ..
+    } = &hub;
     env.register(&["human"]);
     let id = env.send("codex", "human", "Pasted login", &[]);
     browser.goto(&format!("{}#project=web&task=T-{id}", server.base()));
-    let notice = login_notice(&browser);
+    let notice = login_notice(browser);
     assert!(
         notice.contains(&format!("this tab opens T-{id}")),
         "{notice}"
@@ -282,28 +264,28 @@ fn a_link_in_a_browser_with_no_login_opens_its_task_once_the_url_is_pasted() {
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.type_into("#login-paste", &server.url, deadline);
     browser.click("#login-submit", deadline);
-    task_opened(&browser, "web", id, "Pasted login");
+    task_opened(browser, "web", id, "Pasted login");
 }
 
 #[test]
 fn the_page_opens_on_the_project_of_the_directory_serve_runs_in() {
-    let Some(Hub {
+    let Some(hub) = hub() else {
+        return;
+    };
+    let Hub {
         env,
         server,
         browser,
-        _one,
-    }) = hub()
-    else {
-        return;
-    };
+        ..
+    } = &hub;
     // A project that sorts before `web`, and the page would open on the first one.
     env.project_beside("human", "aaa");
     env.register(&["human"]);
     let id = env.send("codex", "human", "In web", &[]);
     browser.goto(&server.url);
-    board_shown(&browser);
+    board_shown(browser);
     wait_for(
-        &browser,
+        browser,
         "the web project's card",
         CARD_IN,
         &[json!(id), json!("pending")],

@@ -16,46 +16,46 @@ fn assert_last_entry(task: &Value, by: &str, text: &str) {
 
 #[test]
 fn a_human_answers_requests_changes_and_cancels_from_the_panel() {
-    let Some(Hub {
+    let Some(hub) = hub() else {
+        return;
+    };
+    let Hub {
         env,
         server,
         browser,
-        _one,
-    }) = hub()
-    else {
-        return;
-    };
+        ..
+    } = &hub;
     let id = env.send("human", "codex", "Date parser", &["--review"]);
     let task = id.to_string();
     env.run("codex", &["ask", &task, "--body", "Refuse, or clamp?"])
         .ok();
 
     browser.goto(&server.url);
-    board_shown(&browser);
+    board_shown(browser);
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.click(&format!("[data-task=\"{id}\"]"), deadline);
-    panel_shows(&browser, "input_required");
+    panel_shows(browser, "input_required");
     browser.type_into("#action-text", "Refuse.", deadline);
     browser.click("#answer", deadline);
-    let answered = shown_with_status(&env, id, "pending");
+    let answered = shown_with_status(env, id, "pending");
     assert_last_entry(&answered, "human", "Refuse.");
 
     // The open panel follows the CLI's change without a click.
     env.run("codex", &["review", &task, "--body", "refused"])
         .ok();
-    panel_shows(&browser, "review_requested");
+    panel_shows(browser, "review_requested");
     browser.type_into("#action-text", "Add a leap-year test", deadline);
     browser.click("#request-changes", deadline);
-    let changes = shown_with_status(&env, id, "changes_requested");
+    let changes = shown_with_status(env, id, "changes_requested");
     assert_last_entry(&changes, "human", "Add a leap-year test");
 
-    panel_shows(&browser, "changes_requested");
+    panel_shows(browser, "changes_requested");
     browser.type_into("#action-text", "not needed after all", deadline);
     browser.click("#cancel", deadline);
     browser.click("#confirm-yes", deadline);
-    let canceled = shown_with_status(&env, id, "canceled");
+    let canceled = shown_with_status(env, id, "canceled");
     assert_last_entry(&canceled, "human", "not needed after all");
-    panel_shows(&browser, "canceled");
+    panel_shows(browser, "canceled");
     assert_eq!(
         browser.execute("return document.querySelector('#task-actions').hidden", &[]),
         true,
@@ -82,15 +82,15 @@ fn long_text_is_drawn_cut_and_the_page_stays_responsive() {
     if !files_only("reads board.json") {
         return;
     }
-    let Some(Hub {
+    let Some(hub) = hub() else {
+        return;
+    };
+    let Hub {
         env,
         server,
         browser,
-        _one,
-    }) = hub()
-    else {
-        return;
-    };
+        ..
+    } = &hub;
     env.register(&["human"]);
     // A board full of the largest bodies baton accepts, each one unbroken run of characters
     // (the hardest text for a browser to lay out), one of them asked about at that length.
@@ -135,10 +135,10 @@ fn long_text_is_drawn_cut_and_the_page_stays_responsive() {
     );
 
     browser.goto(&server.url);
-    board_shown(&browser);
-    mark_page(&browser);
+    board_shown(browser);
+    mark_page(browser);
     let card = wait_for(
-        &browser,
+        browser,
         "the long subject's card",
         CARD_IN,
         &[json!(long), json!("pending")],
@@ -149,7 +149,7 @@ fn long_text_is_drawn_cut_and_the_page_stays_responsive() {
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.click(&format!("[data-task=\"{long}\"]"), deadline);
     let title = wait_for(
-        &browser,
+        browser,
         "the long subject as the task's title",
         "const title = document.querySelector('#task-title').textContent; \
          return title.includes('more characters') ? title.slice(arguments[0].length) : null",
@@ -165,7 +165,7 @@ fn long_text_is_drawn_cut_and_the_page_stays_responsive() {
         &[json!(big)],
     );
     browser.click(&format!("[data-task=\"{big}\"]"), deadline);
-    let body = wait_for(&browser, "the long body, cut", CUT_BODY, &[]);
+    let body = wait_for(browser, "the long body, cut", CUT_BODY, &[]);
     let cut = (4000, format!("{} (show all)", more("258,144")));
     assert_eq!(run_then_rest(&body, 'y'), cut);
     let question = browser.execute(
@@ -178,7 +178,7 @@ fn long_text_is_drawn_cut_and_the_page_stays_responsive() {
     // small part of the 3 MiB the board holds.
     let later = env.send("codex", "human", "Sent after the big ones", &[]);
     let card = wait_for(
-        &browser,
+        browser,
         "a card sent after the big ones",
         CARD_IN,
         &[json!(later), json!("pending")],
@@ -193,7 +193,7 @@ fn long_text_is_drawn_cut_and_the_page_stays_responsive() {
     // A cut body is shown whole on request, and stays whole as the page refreshes.
     browser.click("#task-body [data-whole]", deadline);
     wait_for(
-        &browser,
+        browser,
         "the whole body",
         "const body = document.querySelector('#task-body'); \
          return body.textContent.length === arguments[0] && !body.querySelector('button')",
@@ -201,7 +201,7 @@ fn long_text_is_drawn_cut_and_the_page_stays_responsive() {
     );
     env.send("codex", "human", "One more", &[]);
     wait_for(
-        &browser,
+        browser,
         "the refresh after one more task",
         "return document.querySelectorAll('[data-task]').length === arguments[0]",
         &[json!(ids.len() + 3)],
@@ -211,7 +211,7 @@ fn long_text_is_drawn_cut_and_the_page_stays_responsive() {
         &[],
     );
     assert_eq!(body, json!(most.len()));
-    assert_same_document(&browser);
+    assert_same_document(browser);
 }
 
 /// The page's action buttons are the table of actions', one a row in its order, each with
@@ -242,29 +242,24 @@ fn buttons_are_the_tables(browser: &Browser) {
 
 #[test]
 fn a_human_assignee_claims_and_finishes_a_task_from_the_page() {
-    let Some(Hub {
-        env,
-        server: _server,
-        browser,
-        _one,
-    }) = logged_in()
-    else {
+    let Some(hub) = logged_in() else {
         return;
     };
+    let Hub { env, browser, .. } = &hub;
     let id = env.send("codex", "human", "Check the release notes", &[]);
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.click(&format!("[data-task=\"{id}\"]"), deadline);
     // The assignee's actions, and none of the sender's (answer, approve, cancel, reassign).
-    panel_offers(&browser, id, &["claim", "ask", "review", "done", "fail"]);
-    mark_page(&browser);
+    panel_offers(browser, id, &["claim", "ask", "review", "done", "fail"]);
+    mark_page(browser);
     browser.click("#claim", deadline);
-    shown_with_status(&env, id, "working");
-    panel_offers(&browser, id, &["release", "ask", "review", "done", "fail"]);
+    shown_with_status(env, id, "working");
+    panel_offers(browser, id, &["release", "ask", "review", "done", "fail"]);
 
     // Done without words is refused in baton's words, and nothing changes.
     browser.click("#done", deadline);
     let refused = wait_for(
-        &browser,
+        browser,
         "the refusal of done without a result",
         SHOWN_TEXT,
         &[json!("#task-error")],
@@ -275,7 +270,7 @@ fn a_human_assignee_claims_and_finishes_a_task_from_the_page() {
     );
     browser.type_into("#action-text", "Notes checked, two typos fixed", deadline);
     browser.click("#done", deadline);
-    let task = completed_on_the_board(&env, id, "the done click");
+    let task = completed_on_the_board(env, id, "the done click");
     assert_eq!(task["result"], "Notes checked, two typos fixed");
     // The log's line follows the board's rename by a moment: wait for it.
     let actions = until_hub("the done click's line in the log", || {
@@ -299,8 +294,8 @@ fn a_human_assignee_claims_and_finishes_a_task_from_the_page() {
             json!(["human", "done"])
         ]
     );
-    panel_shows(&browser, "completed");
-    assert_eq!(offered_buttons(&browser), json!([]));
+    panel_shows(browser, "completed");
+    assert_eq!(offered_buttons(browser), json!([]));
     let none = browser.execute(
         "return document.querySelector('#task-none').textContent",
         &[],
@@ -314,44 +309,39 @@ fn a_human_assignee_claims_and_finishes_a_task_from_the_page() {
     let asked = env.send("codex", "human", "Which branch?", &[]);
     let reviewed = env.send("codex", "human", "Tidy the docs", &["--review"]);
     browser.click(&format!("[data-task=\"{asked}\"]"), deadline);
-    panel_offers(&browser, asked, &["claim", "ask", "review", "done", "fail"]);
+    panel_offers(browser, asked, &["claim", "ask", "review", "done", "fail"]);
     browser.type_into("#action-text", "main or release?", deadline);
     browser.click("#ask", deadline);
     assert_last_entry(
-        &shown_with_status(&env, asked, "input_required"),
+        &shown_with_status(env, asked, "input_required"),
         "human",
         "main or release?",
     );
     browser.click(&format!("[data-task=\"{reviewed}\"]"), deadline);
     // Sent with --review: it cannot be done, so done is not offered.
-    panel_offers(&browser, reviewed, &["claim", "ask", "review", "fail"]);
+    panel_offers(browser, reviewed, &["claim", "ask", "review", "fail"]);
     browser.type_into("#action-text", "tidied", deadline);
     browser.click("#review", deadline);
-    shown_with_status(&env, reviewed, "review_requested");
-    assert_same_document(&browser);
+    shown_with_status(env, reviewed, "review_requested");
+    assert_same_document(browser);
 }
 
 #[test]
 fn cancel_asks_first_and_dismissing_it_changes_nothing() {
-    let Some(Hub {
-        env,
-        server: _server,
-        browser,
-        _one,
-    }) = logged_in()
-    else {
+    let Some(hub) = logged_in() else {
         return;
     };
+    let Hub { env, browser, .. } = &hub;
     let id = env.send("human", "codex", "Maybe not needed", &[]);
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.click(&format!("[data-task=\"{id}\"]"), deadline);
-    panel_offers(&browser, id, &["cancel", "reassign"]);
+    panel_offers(browser, id, &["cancel", "reassign"]);
     let log_before = env.activity("web").len();
 
     browser.type_into("#action-text", "changed my mind", deadline);
     browser.click("#cancel", deadline);
     let question = wait_for(
-        &browser,
+        browser,
         "the confirmation",
         SHOWN_TEXT,
         &[json!("#confirm")],
@@ -373,7 +363,7 @@ fn cancel_asks_first_and_dismissing_it_changes_nothing() {
 
     browser.click("#confirm-no", deadline);
     wait_for(
-        &browser,
+        browser,
         "the confirmation gone",
         "return document.querySelector('#confirm').hidden",
         &[],
@@ -385,27 +375,27 @@ fn cancel_asks_first_and_dismissing_it_changes_nothing() {
         .json();
     assert_eq!(task["status"], "pending", "dismissing changes nothing");
     assert_eq!(env.activity("web").len(), log_before);
-    panel_offers(&browser, id, &["cancel", "reassign"]);
+    panel_offers(browser, id, &["cancel", "reassign"]);
 
     // Asked again and confirmed: canceled, with the words given before.
     browser.click("#cancel", deadline);
     browser.click("#confirm-yes", deadline);
-    let canceled = shown_with_status(&env, id, "canceled");
+    let canceled = shown_with_status(env, id, "canceled");
     assert_last_entry(&canceled, "human", "changed my mind");
-    panel_shows(&browser, "canceled");
+    panel_shows(browser, "canceled");
 }
 
 #[test]
 fn only_what_the_viewer_may_do_is_offered_and_the_picker_names_nobody() {
-    let Some(Hub {
+    let Some(hub) = hub() else {
+        return;
+    };
+    let Hub {
         env,
         server,
         browser,
-        _one,
-    }) = hub()
-    else {
-        return;
-    };
+        ..
+    } = &hub;
     env.register(&["claude"]);
     // codex coordinates: the human may cancel and reassign only what it sent.
     env.run("human", &["coordinator", "--set", "codex"]).ok();
@@ -425,18 +415,18 @@ fn only_what_the_viewer_may_do_is_offered_and_the_picker_names_nobody() {
     let mine = env.send("human", "codex", "Sent by the human", &[]);
 
     browser.goto(&server.url);
-    board_shown(&browser);
-    buttons_are_the_tables(&browser);
+    board_shown(browser);
+    buttons_are_the_tables(browser);
     let deadline = Instant::now() + PAGE_DEADLINE;
     // Review requested of claude: the human, its sender, may neither approve nor request
     // changes, and reassigning waits for the verdict.
     browser.click(&format!("[data-task=\"{reviewed}\"]"), deadline);
-    panel_offers(&browser, reviewed, &["cancel"]);
+    panel_offers(browser, reviewed, &["cancel"]);
     // A task between two agents: nothing at all, and the page says whose turn it is.
     browser.click(&format!("[data-task=\"{others}\"]"), deadline);
-    panel_offers(&browser, others, &[]);
+    panel_offers(browser, others, &[]);
     let none = wait_for(
-        &browser,
+        browser,
         "the note that nothing is the viewer's",
         SHOWN_TEXT,
         &[json!("#task-none")],
@@ -445,7 +435,7 @@ fn only_what_the_viewer_may_do_is_offered_and_the_picker_names_nobody() {
     // The human's own task: the picker chooses nobody, offers everyone but the assignee,
     // and the button waits for a choice.
     browser.click(&format!("[data-task=\"{mine}\"]"), deadline);
-    panel_offers(&browser, mine, &["cancel", "reassign"]);
+    panel_offers(browser, mine, &["cancel", "reassign"]);
     let picker = browser.execute(
         "const select = document.querySelector('#reassign-to'); \
          return {value: select.value, chosen: select.selectedOptions[0].textContent, \
@@ -460,5 +450,5 @@ fn only_what_the_viewer_may_do_is_offered_and_the_picker_names_nobody() {
     );
     browser.click("#reassign-to option[value=\"claude\"]", deadline);
     browser.click("#reassign", deadline);
-    assigned_on_the_board(&env, mine, "claude");
+    assigned_on_the_board(env, mine, "claude");
 }

@@ -5,15 +5,10 @@ use super::*;
 
 #[test]
 fn the_inbox_view_shows_what_baton_inbox_shows() {
-    let Some(Hub {
-        env,
-        server: _server,
-        browser,
-        _one,
-    }) = logged_in()
-    else {
+    let Some(hub) = logged_in() else {
         return;
     };
+    let Hub { env, browser, .. } = &hub;
     env.send("codex", "human", "Low one", &["--priority", "low"]);
     env.send(
         "codex",
@@ -49,7 +44,7 @@ fn the_inbox_view_shows_what_baton_inbox_shows() {
         .collect();
     assert_eq!(expected_ids.len(), 3, "{cli}");
     let shown = wait_for(
-        &browser,
+        browser,
         "the inbox's tasks",
         "const entries = [...document.querySelectorAll('#inbox-tasks [data-task]')]; \
          return entries.length === arguments[0] ? entries.map((entry) => ({ \
@@ -91,7 +86,7 @@ fn the_inbox_view_shows_what_baton_inbox_shows() {
         "{question}"
     );
     let unread = wait_for(
-        &browser,
+        browser,
         "the unread message",
         "const bodies = [...document.querySelectorAll('#inbox-messages .message pre')]; \
          return bodies.length ? bodies.map((body) => body.textContent) : null",
@@ -118,11 +113,11 @@ fn the_inbox_view_shows_what_baton_inbox_shows() {
 
     // An entry opens its task; "mark read" marks the messages read as `baton inbox` would.
     browser.click(&format!("#inbox-tasks [data-task=\"{asked}\"]"), deadline);
-    panel_offers(&browser, asked, &["answer", "cancel", "reassign"]);
+    panel_offers(browser, asked, &["answer", "cancel", "reassign"]);
     browser.click("#close-task", deadline);
     browser.click("#inbox-mark-read", deadline);
     wait_for(
-        &browser,
+        browser,
         "no unread messages",
         "return document.querySelectorAll('#inbox-messages .message').length === 0 && \
          document.querySelector('#unread-count').hidden",
@@ -134,25 +129,20 @@ fn the_inbox_view_shows_what_baton_inbox_shows() {
 
 #[test]
 fn a_message_sent_from_the_page_arrives_and_one_from_the_cli_shows() {
-    let Some(Hub {
-        env,
-        server: _server,
-        browser,
-        _one,
-    }) = logged_in()
-    else {
+    let Some(hub) = logged_in() else {
         return;
     };
+    let Hub { env, browser, .. } = &hub;
     env.register(&["claude"]);
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.click("#tab-messages", deadline);
     wait_for(
-        &browser,
+        browser,
         "the empty messages view",
         SHOWN_TEXT,
         &[json!("#messages-empty")],
     );
-    mark_page(&browser);
+    mark_page(browser);
 
     browser.click("#messages-write", deadline);
     browser.click("#message-to option[value=\"@all\"]", deadline);
@@ -160,14 +150,14 @@ fn a_message_sent_from_the_page_arrives_and_one_from_the_cli_shows() {
     browser.click("#message-submit", deadline);
     for agent in ["codex", "claude"] {
         assert_eq!(
-            from_human(&env, agent),
+            from_human(env, agent),
             [json!("stand-up in five minutes")],
             "{agent}"
         );
     }
     // The page lists what it sent.
     wait_for(
-        &browser,
+        browser,
         "the sent message in the list",
         "return [...document.querySelectorAll('#messages .message')] \
          .some((message) => message.textContent.includes('human → @all') && \
@@ -179,7 +169,7 @@ fn a_message_sent_from_the_page_arrives_and_one_from_the_cli_shows() {
     let hostile = "<img src=x onerror=alert(1)> \u{1b}[2J done";
     env.run("codex", &["msg", "--to", "human", hostile]).ok();
     let body = wait_for(
-        &browser,
+        browser,
         "codex's message",
         "const message = [...document.querySelectorAll('#messages .message.unread')] \
            .find((message) => message.textContent.includes('codex → human')); \
@@ -214,27 +204,27 @@ fn a_message_sent_from_the_page_arrives_and_one_from_the_cli_shows() {
     // Marked read from the page, as `baton messages` marks them.
     browser.click("#messages-mark-read", deadline);
     wait_for(
-        &browser,
+        browser,
         "nothing unread",
         "return document.querySelectorAll('#messages .message.unread').length === 0",
         &[],
     );
     let unread = env.run("human", &["--json", "messages", "--peek"]).json();
     assert_eq!(unread["messages"], json!([]), "{unread}");
-    assert_same_document(&browser);
+    assert_same_document(browser);
 }
 
 #[test]
 fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
-    let Some(Hub {
+    let Some(hub) = hub() else {
+        return;
+    };
+    let Hub {
         env,
         server,
         browser,
-        _one,
-    }) = hub()
-    else {
-        return;
-    };
+        ..
+    } = &hub;
     // The longest unbroken text baton takes, wherever a participant writes.
     let name = format!("agent{}", "w".repeat(59));
     env.register(&[&name, "human"]);
@@ -270,7 +260,7 @@ fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
 
     browser.set_window_size(700, 900);
     browser.goto(&server.url);
-    board_shown(&browser);
+    board_shown(browser);
     let width = browser.execute("return window.innerWidth", &[]);
     assert!(
         width.as_u64().unwrap() <= 700,
@@ -287,7 +277,7 @@ fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
     };
     let deadline = Instant::now() + PAGE_DEADLINE;
     wait_for(
-        &browser,
+        browser,
         "the long cards",
         CARD_IN,
         &[json!(id), json!("input_required")],
@@ -303,7 +293,7 @@ fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
     ] {
         browser.click(&format!("#tab-{tab}"), deadline);
         wait_for(
-            &browser,
+            browser,
             &format!("the {tab} view"),
             "return document.querySelector(arguments[0]) !== null",
             &[json!(ready)],
@@ -312,7 +302,7 @@ fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
     }
     browser.click("#tab-board", deadline);
     browser.click(&format!("[data-task=\"{id}\"]"), deadline);
-    panel_shows(&browser, "input_required");
+    panel_shows(browser, "input_required");
     check("the task panel");
     // The header wraps to more rows at this width; the panel starts below them all.
     let placed = browser.execute(
@@ -331,13 +321,13 @@ fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
     // The login notice too, once logged out, with a long target in it.
     browser.click("#message-panel .close", deadline);
     browser.click("#logout", deadline);
-    login_notice(&browser);
+    login_notice(browser);
     browser.goto(&format!(
         "{}#task=T-{id}&project={}",
         server.base(),
         "p".repeat(64)
     ));
-    login_notice(&browser);
+    login_notice(browser);
     check("the login notice");
 }
 
@@ -366,48 +356,43 @@ fn lease_on(env: &TestEnv, id: u64) -> String {
 
 #[test]
 fn the_pages_looks_renew_no_lease_and_what_the_human_does_from_it_does() {
-    let Some(Hub {
-        env,
-        server: _server,
-        browser,
-        _one,
-    }) = logged_in()
-    else {
+    let Some(hub) = logged_in() else {
         return;
     };
+    let Hub { env, browser, .. } = &hub;
     // Opening the page is the human at the desk; the claim comes after it.
-    let lease = human_claim_near_its_end(&env);
+    let lease = human_claim_near_its_end(env);
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.click("[data-task=\"1\"]", deadline);
-    panel_offers(&browser, 1, &["release", "ask", "review", "done", "fail"]);
+    panel_offers(browser, 1, &["release", "ask", "review", "done", "fail"]);
     // A change makes the page read the board, the inbox and the task again.
     let next = env.send("codex", "human", "Next job", &["--no-wake"]);
     wait_for(
-        &browser,
+        browser,
         "the new task",
         CARD_IN,
         &[json!(next), json!("pending")],
     );
     browser.click("#tab-inbox", deadline);
     wait_for(
-        &browser,
+        browser,
         "the inbox with the new task",
         "return document.querySelector('#inbox-view').innerText.includes('Next job')",
         &[],
     );
     assert_eq!(
-        lease_on(&env, 1),
+        lease_on(env, 1),
         lease,
         "the page's looks renewed the lease"
     );
     // Claiming the next task from the page is the human at work: it renews the first.
     browser.click("#tab-board", deadline);
     browser.click(&format!("[data-task=\"{next}\"]"), deadline);
-    panel_offers(&browser, next, &["claim", "ask", "review", "done", "fail"]);
+    panel_offers(browser, next, &["claim", "ask", "review", "done", "fail"]);
     browser.click("#claim", deadline);
-    shown_with_status(&env, next, "working");
+    shown_with_status(env, next, "working");
     assert_ne!(
-        lease_on(&env, 1),
+        lease_on(env, 1),
         lease,
         "what the human does from the page renews the lease"
     );

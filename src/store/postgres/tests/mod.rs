@@ -10,8 +10,8 @@ use super::documents::lock_of;
 use super::*;
 use crate::board::mail::{Draft, MessageType};
 use crate::board::task::Status;
-use crate::store::document::{Collection, Document, Documents, Edit};
 use crate::store::boards::Boards as _;
+use crate::store::document::{Collection, Document, Documents, Edit};
 use crate::store::{at_once, change_board, change_mail};
 use postgres::Client;
 

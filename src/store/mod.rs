@@ -1,7 +1,10 @@
 //! The seam between baton and where its state is kept: the [`Store`] trait, for a hub's
-//! state read under a lock or in a transaction and committed whole, and its implementation
-//! on the files of the hub home ([`files::FileStore`]): where files live, the one lock,
-//! atomic writes, the board's layout and the group commit of a resident server.
+//! state read under a lock or in a transaction and committed whole, put together from one
+//! trait a concern ([`Boards`], [`Mailboxes`], [`Documents`], [`Presences`], [`Feeds`],
+//! [`McpSessions`]), and its implementations on the files of the hub home
+//! ([`files::FileStore`]: where files live, the one lock, atomic writes, the board's layout
+//! and the group commit of a resident server) and in PostgreSQL ([`postgres::PgStore`]).
+//! One conformance suite (`conformance`, in the unit tests) holds both to the same promises.
 //!
 //! The store lays out the model's values (`crate::board`) and knows no domain's rules: a
 //! change is decided by the closure handed to it, which the session writes.
@@ -56,8 +59,8 @@ pub use transaction::{Archive, Transaction};
 /// takes it alone (`&dyn Boards`). A change is a closure over a [`Transaction`] (or a
 /// [`Mailbox`], or a document's text) that says whether to keep what it did ([`GaveUp`] to
 /// undo it); the typed wrappers ([`change_board`], [`change_mail`], [`versioned::update`])
-/// carry the caller's result and error through it. [`conformance`] is what each store is
-/// held to.
+/// carry the caller's result and error through it. The conformance suite (`conformance`)
+/// is what each store is held to.
 pub trait Store:
     Boards + Mailboxes + Documents + Presences + Feeds + McpSessions + fmt::Debug + Send + Sync
 {

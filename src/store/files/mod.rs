@@ -361,7 +361,7 @@ impl FileStore {
         })
     }
 
-    /// [`Store::change_board`] committed together with the changes of other threads that
+    /// [`Boards::change_board`] committed together with the changes of other threads that
     /// arrive while a write is in progress.
     fn change_in_group(
         &self,

@@ -11,7 +11,7 @@
 //!
 //! What the files have that a database has no need of is given its honest meaning here:
 //! nothing is ever half-written, so there is nothing to recover or to catch up on
-//! ([`Store::catch_up_log`] does nothing; a snapshot recovers nothing); the board before the
+//! ([`super::Boards::catch_up_log`] does nothing; a snapshot recovers nothing); the board before the
 //! last change is kept (as the tasks that change touched, as they were) for `doctor
 //! --restore`.
 //!
@@ -45,7 +45,7 @@ pub mod url;
 #[cfg(all(test, unix))]
 pub mod cluster;
 #[cfg(all(test, unix))]
-mod tests;
+pub(crate) mod tests;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -3,9 +3,7 @@
 
 use super::{Hub, draft, now, on_each_store, record};
 use crate::board::task::{Status, Task, TaskId};
-use crate::store::{
-    Collection, Document, Edit, Store, StoreError, Wait, change_board, change_mail,
-};
+use crate::store::{Document, Edit, Store, StoreError, Wait, change_board, change_mail};
 use crate::time::Timestamp;
 
 on_each_store!(
@@ -79,26 +77,6 @@ pub(crate) fn fill(store: &dyn Store) {
             })
             .unwrap();
     }
-}
-
-/// Each project's image as JSON, and every document's bytes: what a copy must carry.
-pub(crate) fn everything(store: &dyn Store) -> Vec<String> {
-    let mut found = Vec::new();
-    for project in store.list_documents(Collection::Projects).unwrap() {
-        found.push(format!("{project}: {}", image(store, &project)));
-    }
-    let mut documents = vec![Document::Tokens, Document::Alerts];
-    for name in store.list_documents(Collection::Agents).unwrap() {
-        documents.push(Document::Agent(name));
-    }
-    for name in store.list_documents(Collection::QueuedAlerts).unwrap() {
-        documents.push(Document::QueuedAlert(name));
-    }
-    for document in documents {
-        let text = store.load_document(&document).unwrap();
-        found.push(format!("{document:?}: {:?}", text.map(String::from_utf8)));
-    }
-    found
 }
 
 /// The image of `project` on `store` as JSON, with its record.

@@ -14,7 +14,7 @@ use crate::error::{Error, RegistryError, Result};
 use crate::names::{self, NameKind};
 use crate::secret::machine_key::MachineKey;
 use crate::store::versioned::{self, Durability, Versioned};
-use crate::store::{Collection, Document, Store, Wait};
+use crate::store::{Collection, Document, Documents, Wait};
 use crate::text::{self, LineField};
 use crate::time::Timestamp;
 
@@ -147,13 +147,13 @@ fn document(name: &str) -> Document {
 }
 
 /// Reads one record; `None` when the agent is not registered.
-pub fn load(store: &dyn Store, name: &str) -> Result<Option<AgentRecord>> {
+pub fn load(store: &dyn Documents, name: &str) -> Result<Option<AgentRecord>> {
     names::check(NameKind::Agent, name)?;
     Ok(versioned::read(store, &document(name))?)
 }
 
 /// The names of every registered agent, sorted.
-pub fn names(store: &dyn Store) -> Result<Vec<String>> {
+pub fn names(store: &dyn Documents) -> Result<Vec<String>> {
     Ok(store.list_documents(Collection::Agents)?)
 }
 
@@ -166,7 +166,7 @@ pub struct Unreadable {
 
 /// Every readable record; unreadable ones come back beside them, so one bad file hides
 /// nobody else.
-pub fn list(store: &dyn Store) -> Result<(Vec<AgentRecord>, Vec<Unreadable>)> {
+pub fn list(store: &dyn Documents) -> Result<(Vec<AgentRecord>, Vec<Unreadable>)> {
     let mut records = Vec::new();
     let mut problems = Vec::new();
     for name in names(store)? {
@@ -180,7 +180,7 @@ pub fn list(store: &dyn Store) -> Result<(Vec<AgentRecord>, Vec<Unreadable>)> {
 }
 
 /// Fails with the list of known agents unless `name` is registered.
-pub fn require(store: &dyn Store, name: &str) -> Result<AgentRecord> {
+pub fn require(store: &dyn Documents, name: &str) -> Result<AgentRecord> {
     load(store, name)?.ok_or_else(|| Error::UnknownAgent {
         name: name.to_string(),
         known: names(store).unwrap_or_default(),
@@ -190,7 +190,7 @@ pub fn require(store: &dyn Store, name: &str) -> Result<AgentRecord> {
 /// A locked read-merge-write of one record. The closure gets the current record (or a
 /// fresh one, and true); the record is written when it changed (a fresh one always is).
 pub fn update<T>(
-    store: &dyn Store,
+    store: &dyn Documents,
     name: &str,
     now: Timestamp,
     change: impl FnOnce(&mut AgentRecord, bool) -> Result<T>,
@@ -219,7 +219,7 @@ fn is_heartbeat_due(record: &AgentRecord, now: Timestamp) -> bool {
 /// ([`Durability::Unsynced`]): a command that comes after a minute's pause pays no fsync
 /// for it. Cheap when nothing is due: one read, no lock. A record that does not parse is an
 /// error, never replaced by a fresh one.
-pub fn heartbeat(store: &dyn Store, name: &str, now: Timestamp) -> Result<()> {
+pub fn heartbeat(store: &dyn Documents, name: &str, now: Timestamp) -> Result<()> {
     if let Some(record) = load(store, name)?
         && !is_heartbeat_due(&record, now)
     {
@@ -291,7 +291,7 @@ pub enum WakeCommandChange {
 /// a program, on `PATH` or by an absolute path. The wake command runs programs, so only the
 /// CLI offers this; over MCP an agent changes only its [`Profile`].
 pub fn add(
-    store: &dyn Store,
+    store: &dyn Documents,
     name: &str,
     now: Timestamp,
     profile: &Profile,
@@ -348,7 +348,7 @@ pub fn normalize_skills(skills: &[String]) -> Vec<String> {
 
 /// Removes the record (under its lock; in the file store the lock file stays, as every
 /// lock file does).
-pub fn remove(store: &dyn Store, name: &str) -> Result<()> {
+pub fn remove(store: &dyn Documents, name: &str) -> Result<()> {
     names::check(NameKind::Agent, name)?;
     match store.remove_document(&document(name))? {
         true => Ok(()),

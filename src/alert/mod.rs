@@ -437,7 +437,7 @@ pub fn events_of(handovers: &[Handover], arrivals: &[Arrival], actor: &str) -> V
 /// The stalls of `board` not told of yet: one event to the sender of each working task
 /// whose lease ran out by `now`, from its quiet assignee. Each stall (a task and the lease
 /// that ran out) is told once, whoever looks first: the first to mark it in the store
-/// tells it ([`Store::mark_once`]), without a lock.
+/// tells it ([`Presences::mark_once`](crate::store::Presences::mark_once)), without a lock.
 ///
 /// No baton process watches the clock, so a stall is found when a change in its project
 /// hands work over or delivers a message after the lease ran out (the sender's inbox shows

@@ -3,12 +3,12 @@
 
 use super::{Draft, Message, sweep};
 use crate::error::Result;
-use crate::store::{self, Store, StoreError};
+use crate::store::{self, Mailboxes, Store, StoreError};
 use crate::time::Timestamp;
 
 /// Reads every message of a project without locking (none yet reads as empty). A torn or
 /// unknown line is skipped: it belongs to a crashed writer or a newer baton.
-pub fn read(store: &dyn Store, project: &str) -> Result<Vec<Message>, StoreError> {
+pub fn read(store: &dyn Mailboxes, project: &str) -> Result<Vec<Message>, StoreError> {
     store.mail(project)
 }
 

@@ -3,11 +3,11 @@
 
 use super::{Message, ReadPositions, file};
 use crate::error::Result;
-use crate::store::{self, Store, StoreError};
+use crate::store::{self, Mailboxes, Store, StoreError};
 use crate::time::Timestamp;
 
 /// How far each agent has read the mail; none yet means nobody has read anything.
-pub fn read_positions(store: &dyn Store, project: &str) -> Result<ReadPositions, StoreError> {
+pub fn read_positions(store: &dyn Mailboxes, project: &str) -> Result<ReadPositions, StoreError> {
     store.read_positions(project)
 }
 

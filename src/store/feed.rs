@@ -1,5 +1,5 @@
 //! Hearing of changes: a store's feed of what was committed to the hub's state, by this
-//! process or any other sharing the store ([`super::Store::changes`]). What `wait`, `watch`,
+//! process or any other sharing the store ([`Feeds::changes`]). What `wait`, `watch`,
 //! the pushes into a live session and `serve`'s event streams block on, whichever store
 //! keeps the state: the files tell their changes through the kernel's file events
 //! ([`super::files::feed`]), a database through its own notifications.
@@ -15,6 +15,14 @@ use std::time::Duration;
 
 use super::StoreError;
 use crate::board::record::LogAction;
+
+/// Where the feeds of a store's changes come from.
+pub trait Feeds: fmt::Debug + Send + Sync {
+    /// A feed of the changes of `scope` committed from now on, by this process or any other
+    /// sharing this store. Made before a look at the state, it tells every change committed
+    /// after that look, so a waiter that looks and then waits misses none.
+    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError>;
+}
 
 /// Which changes a feed tells.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,11 +2,38 @@
 //! positions read under the mail's lock, the messages the change adds (numbered here, after
 //! every message so far), the read positions it moves, and the old messages it sends to the
 //! archive. Which messages may leave, and how far an agent has read, is the mail's business
-//! (`crate::mail`); the store commits what the change decided, whole.
+//! (`crate::mail`); the store commits what the change decided, whole. [`Mailboxes`] is
+//! where each project's mail is kept.
+
+use std::fmt;
 
 use super::group::Work;
+use super::{GaveUp, StoreError};
 use crate::board::mail::{Draft, Message, ReadPositions};
 use crate::time::Timestamp;
+
+/// Where each project's mail and read positions are kept.
+pub trait Mailboxes: fmt::Debug + Send + Sync {
+    /// Every message of the mail of `project`, oldest first, read without the lock. A
+    /// message that does not read (torn by a crashed writer, or from a newer baton) is
+    /// skipped, and kept as it is.
+    fn mail(&self, project: &str) -> Result<Vec<Message>, StoreError>;
+
+    /// How far each agent has read the mail of `project`, read without the lock.
+    fn read_positions(&self, project: &str) -> Result<ReadPositions, StoreError>;
+
+    /// One change of the mail of `project`, at `now`: the messages and read positions are
+    /// read under the mail's lock (never the board's: a message never waits for a board
+    /// change), `change` is run once, and what it did is committed whole, unless it gave
+    /// up. As for a board, a store may commit changes that arrive together in one write.
+    /// Its typed form is [`super::change_mail`].
+    fn change_mail(
+        &self,
+        project: &str,
+        now: Timestamp,
+        change: &mut dyn FnMut(&mut Mailbox) -> Result<(), GaveUp>,
+    ) -> Result<(), StoreError>;
+}
 
 /// The mail of a project in a change, under its lock.
 #[derive(Debug)]

@@ -350,7 +350,7 @@ mod tests {
     use crate::file::lock::LockPolicy;
     use crate::store::document::{Document, Documents, Edit, Wait};
     use crate::store::files::FileStore;
-    use crate::store::{GaveUp, Scope, Store};
+    use crate::store::{Boards, Feeds, GaveUp, Mailboxes, Scope};
 
     /// Long enough for any event on a loaded machine; a wait that ends this late failed.
     const WOKEN_WITHIN: Duration = Duration::from_secs(10);

@@ -54,7 +54,10 @@ use crate::store::group::{Group, group_of};
 use crate::store::mailbox::Mailbox;
 use crate::store::presence::Presence;
 use crate::store::transaction::{Archive, Transaction};
-use crate::store::{GaveUp, LogTail, Restoring, Snapshot, Store, StoreError, versioned};
+use crate::store::{
+    Boards, Feeds, GaveUp, LogTail, Mailboxes, McpSessions, Presences, Restoring, Snapshot, Store,
+    StoreError, versioned,
+};
 use crate::time::Timestamp;
 
 /// The small versioned documents under a hub home, each file guarded by its lock file:
@@ -358,7 +361,7 @@ impl FileStore {
         })
     }
 
-    /// [`Store::change_board`] committed together with the changes of other threads that
+    /// [`Boards::change_board`] committed together with the changes of other threads that
     /// arrive while a write is in progress.
     fn change_in_group(
         &self,
@@ -533,6 +536,101 @@ impl Store for FileStore {
         Arc::new(FileStore::resident(self.home.clone(), self.lock))
     }
 
+    fn export_project(&self, project: &str) -> Result<ProjectImage, StoreError> {
+        let home = &self.home;
+        // A project never made here: nothing to read, and no directory (or lock file) made
+        // for looking.
+        if fs::symlink_metadata(home.project_dir(project)).is_err() {
+            return Ok(ProjectImage::empty());
+        }
+        // What the copy of a line that does not read would be is unknown: it stays behind,
+        // named, rather than dropped without a word.
+        let mut unreadable = Vec::new();
+        let mut image = {
+            let _guard = self.lock_board(project)?;
+            let board = board::read_if_there(&home.board_file(project))?;
+            ProjectImage {
+                record: self
+                    .documents
+                    .load_document_to_copy(&Document::Project(project.to_string()))?,
+                board: board.as_ref().map(BoardImage::of).transpose()?,
+                log: log::read_noting(&home.activity_file(project), &mut unreadable)?,
+                archive: archive::all_noting(home, project, &mut unreadable)?,
+                ..ProjectImage::empty()
+            }
+        };
+        let _guard = self.lock_mail(project)?;
+        let mail = home.mail_file(project);
+        image.mail = jsonl::read_all(&mail)?.records_noting(&mail, &mut unreadable);
+        image.read_positions = versioned::load(&home.mail_cursor_file(project))?;
+        for path in mail_archive_files(home, project)? {
+            image
+                .mail_archive
+                .extend(jsonl::read_all::<Message>(&path)?.records_noting(&path, &mut unreadable));
+        }
+        image.unreadable = unreadable;
+        Ok(image.normalized())
+    }
+
+    fn import_project(&self, project: &str, image: &ProjectImage) -> Result<(), StoreError> {
+        let home = &self.home;
+        atomic::create_private_dir_all(&home.project_dir(project))?;
+        {
+            let _guard = self.lock_board(project)?;
+            match &image.record {
+                Some(record) => atomic::replace(&home.project_file(project), record, None)?,
+                None => remove_if_there(&home.project_file(project))?,
+            }
+            for path in archive::task_files(home, project)? {
+                remove_if_there(&path)?;
+            }
+            remove_if_there(&home.archive_dir(project).join("ids.json"))?;
+            archive::append(home, project, &image.archive)?;
+            let log = home.activity_file(project);
+            for number in 1..=log::GENERATIONS {
+                remove_if_there(&log::generation(&log, number))?;
+            }
+            replace_lines(&log, &image.log)?;
+            match &image.board {
+                Some(board) => board::write(home, project, &board.board(project))?,
+                None => remove_if_there(&home.board_file(project))?,
+            }
+            if let Some(resident) = &self.resident {
+                resident.boards.forget(&home.board_file(project));
+            }
+        }
+        let _guard = self.lock_mail(project)?;
+        replace_lines(&home.mail_file(project), &image.mail)?;
+        let positions = home.mail_cursor_file(project);
+        match &image.read_positions {
+            Some(read) => versioned::save(&positions, read)?,
+            None => remove_if_there(&positions)?,
+        }
+        for path in mail_archive_files(home, project)? {
+            remove_if_there(&path)?;
+        }
+        // Each as the sweep writes it: the message's line read as a JSON value, its fields
+        // in order of name.
+        let mut by_month: std::collections::BTreeMap<String, Vec<serde_json::Value>> =
+            Default::default();
+        for message in &image.mail_archive {
+            let value = serde_json::to_value(message).map_err(|error| StoreError::Corrupt {
+                path: home.archive_dir(project),
+                detail: error.to_string(),
+            })?;
+            by_month.entry(message.at.month()).or_default().push(value);
+        }
+        for (month, messages) in by_month {
+            let path = home
+                .archive_dir(project)
+                .join(format!("mail-{month}.jsonl"));
+            jsonl::append(&path, &messages)?;
+        }
+        Ok(())
+    }
+}
+
+impl Boards for FileStore {
     fn board(&self, project: &str) -> Result<Board, StoreError> {
         self.read_board(project)
     }
@@ -642,9 +740,9 @@ impl Store for FileStore {
     fn highest_archived_id(&self, project: &str) -> Result<u64, StoreError> {
         archive::highest_id(&self.home, project)
     }
+}
 
-    /// A mark is a file of `alerts/stalled/`, created only if it is not there yet: the first
-    /// to create it is the first to mark.
+impl Mailboxes for FileStore {
     fn mail(&self, project: &str) -> Result<Vec<Message>, StoreError> {
         mail::read(&self.home, project)
     }
@@ -688,115 +786,9 @@ impl Store for FileStore {
         )?;
         Ok(())
     }
+}
 
-    fn export_project(&self, project: &str) -> Result<ProjectImage, StoreError> {
-        let home = &self.home;
-        // A project never made here: nothing to read, and no directory (or lock file) made
-        // for looking.
-        if fs::symlink_metadata(home.project_dir(project)).is_err() {
-            return Ok(ProjectImage::empty());
-        }
-        // What the copy of a line that does not read would be is unknown: it stays behind,
-        // named, rather than dropped without a word.
-        let mut unreadable = Vec::new();
-        let mut image = {
-            let _guard = self.lock_board(project)?;
-            let board = board::read_if_there(&home.board_file(project))?;
-            ProjectImage {
-                record: self
-                    .documents
-                    .load_document_to_copy(&Document::Project(project.to_string()))?,
-                board: board.as_ref().map(BoardImage::of).transpose()?,
-                log: log::read_noting(&home.activity_file(project), &mut unreadable)?,
-                archive: archive::all_noting(home, project, &mut unreadable)?,
-                ..ProjectImage::empty()
-            }
-        };
-        let _guard = self.lock_mail(project)?;
-        let mail = home.mail_file(project);
-        image.mail = jsonl::read_all(&mail)?.records_noting(&mail, &mut unreadable);
-        image.read_positions = versioned::load(&home.mail_cursor_file(project))?;
-        for path in mail_archive_files(home, project)? {
-            image
-                .mail_archive
-                .extend(jsonl::read_all::<Message>(&path)?.records_noting(&path, &mut unreadable));
-        }
-        image.unreadable = unreadable;
-        Ok(image.normalized())
-    }
-
-    fn import_project(&self, project: &str, image: &ProjectImage) -> Result<(), StoreError> {
-        let home = &self.home;
-        atomic::create_private_dir_all(&home.project_dir(project))?;
-        {
-            let _guard = self.lock_board(project)?;
-            match &image.record {
-                Some(record) => atomic::replace(&home.project_file(project), record, None)?,
-                None => remove_if_there(&home.project_file(project))?,
-            }
-            for path in archive::task_files(home, project)? {
-                remove_if_there(&path)?;
-            }
-            remove_if_there(&home.archive_dir(project).join("ids.json"))?;
-            archive::append(home, project, &image.archive)?;
-            let log = home.activity_file(project);
-            for number in 1..=log::GENERATIONS {
-                remove_if_there(&log::generation(&log, number))?;
-            }
-            replace_lines(&log, &image.log)?;
-            match &image.board {
-                Some(board) => board::write(home, project, &board.board(project))?,
-                None => remove_if_there(&home.board_file(project))?,
-            }
-            if let Some(resident) = &self.resident {
-                resident.boards.forget(&home.board_file(project));
-            }
-        }
-        let _guard = self.lock_mail(project)?;
-        replace_lines(&home.mail_file(project), &image.mail)?;
-        let positions = home.mail_cursor_file(project);
-        match &image.read_positions {
-            Some(read) => versioned::save(&positions, read)?,
-            None => remove_if_there(&positions)?,
-        }
-        for path in mail_archive_files(home, project)? {
-            remove_if_there(&path)?;
-        }
-        // Each as the sweep writes it: the message's line read as a JSON value, its fields
-        // in order of name.
-        let mut by_month: std::collections::BTreeMap<String, Vec<serde_json::Value>> =
-            Default::default();
-        for message in &image.mail_archive {
-            let value = serde_json::to_value(message).map_err(|error| StoreError::Corrupt {
-                path: home.archive_dir(project),
-                detail: error.to_string(),
-            })?;
-            by_month.entry(message.at.month()).or_default().push(value);
-        }
-        for (month, messages) in by_month {
-            let path = home
-                .archive_dir(project)
-                .join(format!("mail-{month}.jsonl"));
-            jsonl::append(&path, &messages)?;
-        }
-        Ok(())
-    }
-
-    fn mark_once(&self, mark: &str) -> Result<bool, StoreError> {
-        let dir = self.home.alerts_dir().join("stalled");
-        atomic::create_private_dir_all(&dir)?;
-        let path = dir.join(mark);
-        match atomic::private_open_options()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(_) => Ok(true),
-            Err(error) if error.kind() == ErrorKind::AlreadyExists => Ok(false),
-            Err(error) => Err(StoreError::io(&path)(error)),
-        }
-    }
-
+impl Presences for FileStore {
     fn announce_session(
         &self,
         project: &str,
@@ -818,16 +810,6 @@ impl Store for FileStore {
         presence::live_clients(&self.home, project, agent)
     }
 
-    /// On the kernel's file events, or the look every 100 ms that `BATON_FILE_EVENTS=poll`
-    /// asks for ([`FileEvents::from_environment`]).
-    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError> {
-        let events = FileEvents::from_environment();
-        Ok(match scope {
-            Scope::Project(project) => Box::new(ProjectFeed::new(&self.home, project, events)),
-            Scope::Hub => Box::new(HubFeed::new(&self.home, events)),
-        })
-    }
-
     /// A duty is a lock file of the home, held open.
     fn try_hold(&self, duty: &Duty) -> Result<Option<Held>, StoreError> {
         Ok(FileLock::try_acquire(&self.duty_lock(duty))?.map(Held::new))
@@ -837,6 +819,37 @@ impl Store for FileStore {
         lock::is_locked(&self.duty_lock(duty))
     }
 
+    /// A mark is a file of `alerts/stalled/`, created only if it is not there yet: the first
+    /// to create it is the first to mark.
+    fn mark_once(&self, mark: &str) -> Result<bool, StoreError> {
+        let dir = self.home.alerts_dir().join("stalled");
+        atomic::create_private_dir_all(&dir)?;
+        let path = dir.join(mark);
+        match atomic::private_open_options()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(_) => Ok(true),
+            Err(error) if error.kind() == ErrorKind::AlreadyExists => Ok(false),
+            Err(error) => Err(StoreError::io(&path)(error)),
+        }
+    }
+}
+
+impl Feeds for FileStore {
+    /// On the kernel's file events, or the look every 100 ms that `BATON_FILE_EVENTS=poll`
+    /// asks for ([`FileEvents::from_environment`]).
+    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError> {
+        let events = FileEvents::from_environment();
+        Ok(match scope {
+            Scope::Project(project) => Box::new(ProjectFeed::new(&self.home, project, events)),
+            Scope::Hub => Box::new(HubFeed::new(&self.home, events)),
+        })
+    }
+}
+
+impl McpSessions for FileStore {
     fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError> {
         self.mcp_sessions()
             .insert(session.to_string(), token.to_string());

@@ -1,5 +1,5 @@
 //! Reading a growing log as `tail -f` does: the file store's `log --follow`
-//! ([`crate::store::Store::tail_log`]) and its feed of the hub's changes.
+//! ([`crate::store::Boards::tail_log`]) and its feed of the hub's changes.
 
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};

@@ -30,7 +30,7 @@ impl PgStore {
             .unwrap_or_default())
     }
 
-    /// [`crate::store::Store::change_mail`]: the mail and the read positions read under the
+    /// [`crate::store::Mailboxes::change_mail`]: the mail and the read positions read under the
     /// mail's lock, and what `change` made of them written in the same transaction.
     pub(super) fn change_mailbox(
         &self,

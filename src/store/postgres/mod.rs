@@ -11,7 +11,7 @@
 //!
 //! What the files have that a database has no need of is given its honest meaning here:
 //! nothing is ever half-written, so there is nothing to recover or to catch up on
-//! ([`Store::catch_up_log`] does nothing; a snapshot recovers nothing); the board before the
+//! ([`super::Boards::catch_up_log`] does nothing; a snapshot recovers nothing); the board before the
 //! last change is kept (as the tasks that change touched, as they were) for `doctor
 //! --restore`.
 //!
@@ -45,7 +45,7 @@ pub mod url;
 #[cfg(all(test, unix))]
 pub mod cluster;
 #[cfg(all(test, unix))]
-mod tests;
+pub(crate) mod tests;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -65,8 +65,8 @@ use super::files::HomeFiles;
 use super::mailbox::Mailbox;
 use super::presence::Presence;
 use super::{
-    ChangeFeed, Duty, GaveUp, Held, LogTail, Restoring, Scope, Snapshot, Store, StoreError,
-    Transaction,
+    ChangeFeed, Duty, Feeds, GaveUp, Held, LogTail, Mailboxes, McpSessions, Presences, Restoring,
+    Scope, Snapshot, Store, StoreError, Transaction,
 };
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
@@ -319,6 +319,29 @@ impl Store for PgStore {
         })
     }
 
+    /// Read on a connection of the pool, whose first checked (and migrated) the schema.
+    fn schema_version(&self) -> Result<Option<super::SchemaVersion>, StoreError> {
+        let found: i64 = self.run(|client| {
+            Ok(client
+                .query_one("SELECT coalesce(max(version), 0) FROM baton_schema", &[])?
+                .get(0))
+        })?;
+        Ok(Some(super::SchemaVersion {
+            found,
+            known: schema::SCHEMA,
+        }))
+    }
+
+    fn export_project(&self, project: &str) -> Result<ProjectImage, StoreError> {
+        self.export(project)
+    }
+
+    fn import_project(&self, project: &str, image: &ProjectImage) -> Result<(), StoreError> {
+        self.import(project, image)
+    }
+}
+
+impl super::Boards for PgStore {
     fn board(&self, project: &str) -> Result<Board, StoreError> {
         self.read(|transaction| Ok(self.read_board(transaction, project)?.board))
     }
@@ -382,7 +405,9 @@ impl Store for PgStore {
     fn highest_archived_id(&self, project: &str) -> Result<u64, StoreError> {
         self.run(|client| archive::highest_archived(client, project))
     }
+}
 
+impl Mailboxes for PgStore {
     fn mail(&self, project: &str) -> Result<Vec<Message>, StoreError> {
         self.read_mail(project)
     }
@@ -399,32 +424,9 @@ impl Store for PgStore {
     ) -> Result<(), StoreError> {
         self.change_mailbox(project, now, change)
     }
+}
 
-    /// Read on a connection of the pool, whose first checked (and migrated) the schema.
-    fn schema_version(&self) -> Result<Option<super::SchemaVersion>, StoreError> {
-        let found: i64 = self.run(|client| {
-            Ok(client
-                .query_one("SELECT coalesce(max(version), 0) FROM baton_schema", &[])?
-                .get(0))
-        })?;
-        Ok(Some(super::SchemaVersion {
-            found,
-            known: schema::SCHEMA,
-        }))
-    }
-
-    fn export_project(&self, project: &str) -> Result<ProjectImage, StoreError> {
-        self.export(project)
-    }
-
-    fn import_project(&self, project: &str, image: &ProjectImage) -> Result<(), StoreError> {
-        self.import(project, image)
-    }
-
-    fn mark_once(&self, mark: &str) -> Result<bool, StoreError> {
-        self.mark(mark)
-    }
-
+impl Presences for PgStore {
     fn announce_session(
         &self,
         project: &str,
@@ -447,10 +449,6 @@ impl Store for PgStore {
         self.live("session", agent, project).unwrap_or_default()
     }
 
-    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError> {
-        self.feed(scope)
-    }
-
     fn try_hold(&self, duty: &Duty) -> Result<Option<Held>, StoreError> {
         self.hold(duty)
     }
@@ -459,6 +457,18 @@ impl Store for PgStore {
         self.is_duty_held(duty)
     }
 
+    fn mark_once(&self, mark: &str) -> Result<bool, StoreError> {
+        self.mark(mark)
+    }
+}
+
+impl Feeds for PgStore {
+    fn changes(&self, scope: &Scope) -> Result<Box<dyn ChangeFeed>, StoreError> {
+        self.feed(scope)
+    }
+}
+
+impl McpSessions for PgStore {
     fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError> {
         self.record_session(session, token)
     }

@@ -308,6 +308,11 @@ async fn obey(
         describe(error)
     };
     match command {
+        // A session's advisory lock is taken again by the session that holds it: a duty this
+        // process holds already is refused here, as a second lock file is on the files.
+        Command::TakeDuty(key, answer) if duties.contains(&key) => {
+            let _ = answer.send(Ok(false));
+        }
         Command::TakeDuty(key, answer) => match try_duty(client, key).await {
             Ok(taken) => {
                 if taken {

@@ -2,82 +2,8 @@
 //! databases holds what it held.
 
 use super::*;
-
-/// A hub's state on `store`: two projects, tasks on the board and archived in two months
-/// (the later month archived first), the log, mail read, sent and archived in two months,
-/// a project record, an agent, tokens, alerts and a queued alert.
-fn fill_for_copy(store: &dyn Store) {
-    let november = Timestamp::parse_stored("2026-11-03T09:00:00Z").unwrap();
-    let october = Timestamp::parse_stored("2026-10-20T09:00:00Z").unwrap();
-    for project in ["p", "q"] {
-        let project_record = format!("{{\"schema\":1,\"id\":\"{project}\"}}\n");
-        store
-            .update_document(
-                &Document::Project(project.to_string()),
-                Wait::AsTheStoreDoes,
-                &mut |_| Ok(Edit::Write(project_record.clone().into_bytes())),
-            )
-            .unwrap();
-        change_board(store, project, now(), |tx| {
-            for (id, updated_at) in [(1, november), (2, october), (3, now())] {
-                let mut task = Task::example(Status::Pending, updated_at);
-                task.id = TaskId(id);
-                task.subject = format!("task {id} of {project}");
-                tx.board.push(task);
-                tx.record(record("alice", "send", id));
-            }
-            tx.board.next_id = 4;
-            tx.archive(&[TaskId(1), TaskId(2)])?;
-            Ok::<_, crate::error::Error>(())
-        })
-        .unwrap();
-        let draft = |summary: &str| Draft {
-            from: "alice".into(),
-            to: "codex".into(),
-            kind: MessageType::Text,
-            summary: summary.to_string(),
-            body: String::new(),
-            payload: serde_json::Value::Null,
-        };
-        change_mail(store, project, now(), |mailbox| {
-            mailbox.add(october, vec![draft("old")]);
-            mailbox.add(november, vec![draft("newer")]);
-            mailbox.add(now(), vec![draft("now"), draft("later")]);
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
-        change_mail(store, project, now(), |mailbox| {
-            mailbox.mark_read("codex", 3);
-            mailbox.archive(&[2, 1]);
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
-    }
-    for (document, text) in [
-        (
-            Document::Agent("codex".into()),
-            "{\"schema\":1,\"name\":\"codex\"}\n",
-        ),
-        (
-            Document::Tokens,
-            "{\"schema\":1,\"tokens\":[{\"hash\":\"ab\"}]}\n",
-        ),
-        (
-            Document::Alerts,
-            "{\"schema\":1,\"alerts\":[{\"name\":\"ops\"}]}\n",
-        ),
-        (
-            Document::QueuedAlert("0001.json".into()),
-            "{\"schema\":1}\n",
-        ),
-    ] {
-        store
-            .update_document(&document, Wait::AsTheStoreDoes, &mut |_| {
-                Ok(Edit::Write(text.as_bytes().to_vec()))
-            })
-            .unwrap();
-    }
-}
+use crate::store::conformance::copy::fill as fill_for_copy;
+use crate::store::document::Collection;
 
 /// Each project's image as JSON, and every document's bytes: what a copy must carry.
 fn everything(store: &dyn Store) -> Vec<String> {

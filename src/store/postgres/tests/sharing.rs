@@ -164,34 +164,16 @@ fn tls_require_and_verify_full_connect_and_an_unknown_authority_is_refused() {
 }
 
 #[test]
-fn presence_lasts_while_held_is_seen_by_another_hub_and_lapses_with_its_connection() {
+fn a_presence_lapses_with_its_keeper_s_connection_and_is_taken_back() {
     if !cluster::runs_here() {
         return;
     }
+    // How a presence is seen and let go is the conformance suite's (`store::conformance`).
     let fixture = Fixture::new();
     let here = fixture.store();
     let there = fixture.store();
-    assert!(here.live_clients("p", "codex").is_empty());
-    let session = here.announce_session("p", "codex", "opencode").unwrap();
     let listener = here.announce_listener("codex").unwrap();
-    assert_eq!(there.live_clients("p", "codex"), ["opencode"]);
-    assert!(
-        there.live_clients("q", "codex").is_empty(),
-        "another project"
-    );
     assert!(there.is_listened("codex"));
-    assert!(!there.is_listened("claude"), "another agent");
-    drop(session);
-    // The release is the keeper's to carry out; it is done within moments.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !there.live_clients("p", "codex").is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the session stayed live"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(there.is_listened("codex"), "the listener is still held");
     // The keeper's connection cut (its process killed would cut it): the presence lapses at
     // once, and comes back when the keeper has connected again.
     let name = fixture
@@ -321,11 +303,6 @@ fn a_change_on_one_hub_reaches_the_feeds_of_another_once_it_commits_and_never_if
     });
     assert!(other.next(Duration::from_secs(30)).unwrap().is_empty());
     woken.join().unwrap();
-    // The board version moves with every write of the board.
-    let before = there.board_version("p").unwrap();
-    send(&here, "again");
-    assert_ne!(there.board_version("p").unwrap(), before);
-    assert!(there.board_version("nowhere").is_none());
 }
 
 #[test]
@@ -380,35 +357,7 @@ fn a_feed_whose_connection_is_cut_says_so_and_then_that_it_may_have_missed_chang
 }
 
 #[test]
-fn one_process_among_all_sharing_the_database_holds_a_duty() {
-    if !cluster::runs_here() {
-        return;
-    }
-    let fixture = Fixture::new();
-    let (one, two) = (fixture.store(), fixture.store());
-    let duty = Duty::AlertSender;
-    assert!(!two.is_held(&duty));
-    let held = one.try_hold(&duty).unwrap().expect("free");
-    assert!(two.try_hold(&duty).unwrap().is_none(), "held by the other");
-    assert!(two.is_held(&duty));
-    assert!(!two.is_held(&Duty::Wake("codex".into())), "another duty");
-    let wake = two.try_hold(&Duty::Wake("codex".into())).unwrap();
-    assert!(wake.is_some());
-    drop(held);
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let taken = loop {
-        if let Some(taken) = two.try_hold(&duty).unwrap() {
-            break taken;
-        }
-        assert!(std::time::Instant::now() < deadline, "never let go");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(one.is_held(&duty));
-    drop(taken);
-}
-
-#[test]
-fn an_mcp_session_s_owner_is_known_to_every_hub_and_the_log_is_followed_by_number() {
+fn an_mcp_session_s_owner_is_known_to_every_hub() {
     if !cluster::runs_here() {
         return;
     }
@@ -421,14 +370,4 @@ fn an_mcp_session_s_owner_is_known_to_every_hub_and_the_log_is_followed_by_numbe
     );
     two.forget_mcp_sessions(&["session-1".to_string()]).unwrap();
     assert!(one.mcp_session_owner("session-1").unwrap().is_none());
-
-    send(&one, "before the tail");
-    let mut tail = two.tail_log("p").unwrap();
-    assert!(tail.fresh_lines().unwrap().is_empty(), "from the end");
-    send(&one, "after");
-    let lines = tail.fresh_lines().unwrap();
-    assert_eq!(lines.len(), 1);
-    let record: ActivityRecord = serde_json::from_str(&lines[0]).unwrap();
-    assert_eq!(record.action, "send");
-    assert!(tail.fresh_lines().unwrap().is_empty());
 }

@@ -1,0 +1,123 @@
+//! Presences: a session or a listener is live while announced, a duty has one holder, a
+//! mark is made once; and an MCP session's owner is known until forgotten.
+
+use super::{Hub, eventually, on_each_store};
+use crate::file::lock::LockPolicy;
+use crate::store::{Duty, at_once};
+
+on_each_store!(
+    a_presence_is_seen_by_another_store_while_it_is_held,
+    a_duty_has_one_holder_until_it_lets_go,
+    a_mark_is_made_once_whoever_makes_it,
+    an_mcp_sessions_owner_is_known_until_forgotten,
+);
+
+fn a_presence_is_seen_by_another_store_while_it_is_held(hub: &Hub) {
+    let (here, there) = (hub.store(), hub.store());
+    assert!(there.live_clients("p", "codex").is_empty());
+    assert!(!there.is_listened("codex"));
+    let session = here.announce_session("p", "codex", "opencode").unwrap();
+    let other = here.announce_session("p", "codex", "claude").unwrap();
+    let listener = here.announce_listener("codex").unwrap();
+    assert_eq!(there.live_clients("p", "codex"), ["claude", "opencode"]);
+    assert!(
+        there.live_clients("q", "codex").is_empty(),
+        "another project"
+    );
+    assert!(
+        there.live_clients("p", "gemini").is_empty(),
+        "another agent"
+    );
+    assert!(there.is_listened("codex"));
+    assert!(!there.is_listened("claude"), "another agent");
+    drop(session);
+    eventually("the session taken back", || {
+        there.live_clients("p", "codex") == ["claude"]
+    });
+    assert!(there.is_listened("codex"), "the listener is still held");
+    drop(listener);
+    eventually("the listener taken back", || !there.is_listened("codex"));
+    drop(other);
+    eventually("every session taken back", || {
+        there.live_clients("p", "codex").is_empty()
+    });
+}
+
+fn a_duty_has_one_holder_until_it_lets_go(hub: &Hub) {
+    let (one, other) = (hub.store(), hub.store());
+    for duty in [Duty::AlertSender, Duty::Wake("codex".to_string())] {
+        assert!(!other.is_held(&duty), "{duty:?}: nobody holds it yet");
+        let held = one
+            .try_hold(&duty)
+            .unwrap()
+            .expect("a free duty is taken up");
+        assert!(
+            other.is_held(&duty),
+            "{duty:?}: seen held from another store"
+        );
+        assert!(
+            other.try_hold(&duty).unwrap().is_none(),
+            "{duty:?}: a second holder is refused"
+        );
+        assert!(
+            one.try_hold(&duty).unwrap().is_none(),
+            "{duty:?}: and so is the holder's own store, asked again"
+        );
+        let another = other
+            .try_hold(&Duty::Wake("gemini".to_string()))
+            .unwrap()
+            .expect("another duty is free");
+        drop(another);
+        drop(held);
+        eventually("the duty let go when dropped", || !other.is_held(&duty));
+        let taken = other.try_hold(&duty).unwrap().expect("free again");
+        assert!(one.is_held(&duty), "{duty:?}: held by the other now");
+        drop(taken);
+        eventually("the duty let go again", || !one.is_held(&duty));
+    }
+    // Of many at once, one holds it.
+    let stores = [hub.store(), hub.store(), hub.store()];
+    let holders = at_once(9, |n| stores[n % 3].try_hold(&Duty::AlertSender).unwrap());
+    assert_eq!(holders.iter().filter(|held| held.is_some()).count(), 1);
+}
+
+fn a_mark_is_made_once_whoever_makes_it(hub: &Hub) {
+    let (one, other) = (hub.store(), hub.store());
+    assert!(one.mark_once("stalled-1").unwrap());
+    assert!(!one.mark_once("stalled-1").unwrap());
+    assert!(!other.mark_once("stalled-1").unwrap());
+    assert!(other.mark_once("stalled-2").unwrap(), "another mark");
+    let stores = [hub.store(), hub.store(), hub.store()];
+    let first = at_once(12, |n| stores[n % 3].mark_once("stalled-3").unwrap());
+    assert_eq!(first.iter().filter(|first| **first).count(), 1, "{first:?}");
+}
+
+/// The files keep owners in the memory of the serving process, a database for every hub:
+/// either way the store that recorded an owner (whatever lock policy it is asked with)
+/// knows it until it is forgotten.
+fn an_mcp_sessions_owner_is_known_until_forgotten(hub: &Hub) {
+    let store = hub.store().resident();
+    let waiting_briefly =
+        store.with_lock(LockPolicy::silent(std::time::Duration::from_millis(100)));
+    assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
+    store.record_mcp_session("s1", "hash-a").unwrap();
+    store.record_mcp_session("s2", "hash-b").unwrap();
+    assert_eq!(
+        waiting_briefly.mcp_session_owner("s1").unwrap().as_deref(),
+        Some("hash-a"),
+        "the same store with another lock policy knows it"
+    );
+    waiting_briefly
+        .forget_mcp_sessions(&["s1".to_string(), "s9".to_string()])
+        .unwrap();
+    assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
+    assert_eq!(
+        store.mcp_session_owner("s2").unwrap().as_deref(),
+        Some("hash-b")
+    );
+    store.forget_mcp_sessions(&[]).unwrap();
+    assert_eq!(
+        store.mcp_session_owner("s2").unwrap().as_deref(),
+        Some("hash-b")
+    );
+}

@@ -14,8 +14,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::api::ApiError;
-use crate::mcp::Caller;
 use crate::names;
+use crate::session::blocking::Caller;
 use crate::time;
 use crate::tokens::{self, Authentication};
 

@@ -97,7 +97,7 @@ impl Feed {
 pub async fn stream(
     State(state): State<super::State>,
     Extension(token): Extension<TokenId>,
-    Extension(caller): Extension<crate::mcp::Caller>,
+    Extension(caller): Extension<crate::session::blocking::Caller>,
     headers: axum::http::HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Response> {
     let slot = state

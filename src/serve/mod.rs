@@ -2,7 +2,7 @@
 //!
 //! One axum router on the tokio runtime rmcp already uses:
 //! - `/mcp`: the MCP tools of `baton mcp` over rmcp's Streamable HTTP transport, each call
-//!   acting as the agent of its request's token ([`crate::mcp::Caller`]);
+//!   acting as the agent of its request's token ([`crate::session::blocking::Caller`]);
 //! - `/api/v1/…` ([`api`]): the JSON of the CLI's `--json`, and `/api/v1/events` ([`events`]),
 //!   one server-sent event per change;
 //! - `/.well-known/agent-card.json`, `/a2a/…` ([`a2a`]): the A2A server, an Agent Card and a
@@ -25,6 +25,7 @@ pub mod answers;
 pub mod api;
 pub mod auth;
 pub mod connections;
+pub mod endpoint;
 pub mod events;
 mod page;
 mod priming;

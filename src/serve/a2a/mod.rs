@@ -51,9 +51,8 @@ use crate::board::action::ActionKind;
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::{Action, TransitionError};
 use crate::error::{Error, Result};
-use crate::mcp::Caller;
 use crate::project;
-use crate::session::blocking::{Opening, Stopped, in_session};
+use crate::session::blocking::{Caller, Stopped, in_session};
 use crate::session::{BoardFilter, Desk, LocalDesk, NewTask, TaskView};
 use crate::text::{self, Face};
 use crate::tokens::TokenId;
@@ -409,12 +408,7 @@ impl Call {
         T: Send + 'static,
         F: FnOnce(&dyn Desk) -> Result<T> + Send + 'static,
     {
-        let Caller(agent, standing) = self.caller.clone();
-        let opening = Opening::ById {
-            agent,
-            project: project.to_string(),
-            standing,
-        };
+        let opening = self.caller.clone().opening(project.to_string());
         let done = in_session(self.state.hub.clone(), opening, move |session| {
             work(&LocalDesk::of(session))
         })

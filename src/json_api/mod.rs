@@ -442,6 +442,23 @@ mod tests {
     }
 
     #[test]
+    fn an_inbox_look_travels_as_a_query_and_is_read_back_as_itself() {
+        use InboxLook::*;
+        for look in [Peek, MarkRead, Preview, PreviewMarkRead, OnBehalf] {
+            let path = route::INBOX.path_with(&["api"], &InboxQuery::from(look));
+            let (_, sent) = path.split_once('?').unwrap();
+            let query: InboxQuery = serde_urlencoded::from_str(sent).unwrap();
+            assert_eq!(query.look(), look, "{path}");
+        }
+        // As a remote `listen` has always asked, and a client that says nothing else.
+        assert_eq!(
+            route::INBOX.path_with(&["api"], &InboxQuery::from(OnBehalf)),
+            "/projects/api/inbox?peek=true&record=false"
+        );
+        assert_eq!(InboxQuery::default().look(), MarkRead);
+    }
+
+    #[test]
     fn a_change_is_told_by_one_word_and_read_back_as_itself() {
         let kinds = [
             (

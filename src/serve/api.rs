@@ -273,7 +273,7 @@ where
 }
 
 /// The refusal of a request whose work ended without an answer.
-fn stopped() -> ApiError {
+pub(crate) fn stopped() -> ApiError {
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped")
 }
 

@@ -51,6 +51,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::BatonServer;
 use crate::session::Hub;
+use crate::session::blocking::off_thread;
 use crate::wake::WakeOutcome;
 
 /// What a running server needs.
@@ -210,11 +211,8 @@ const HEALTH_WITHIN: Duration = Duration::from_secs(3);
 /// of a database is not for anyone who asks).
 async fn healthz(Shared(state): Shared<State>) -> Response {
     let store = state.hub.store.clone();
-    let checked = tokio::time::timeout(
-        HEALTH_WITHIN,
-        tokio::task::spawn_blocking(move || store.check_answers()),
-    )
-    .await;
+    let checked =
+        tokio::time::timeout(HEALTH_WITHIN, off_thread(move || store.check_answers())).await;
     match checked {
         Ok(Ok(Ok(()))) => "ok".into_response(),
         _ => api::ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the store does not answer")

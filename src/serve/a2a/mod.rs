@@ -52,7 +52,7 @@ use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::{Action, TransitionError};
 use crate::error::{Error, Result};
 use crate::project;
-use crate::session::blocking::{Caller, Stopped, in_session};
+use crate::session::blocking::{Caller, Stopped, in_session, off_thread};
 use crate::session::{BoardFilter, Desk, LocalDesk, NewTask, TaskView};
 use crate::text::{self, Face};
 use crate::tokens::TokenId;
@@ -431,9 +431,9 @@ impl Call {
     /// none), else the caller must say which.
     async fn only_project(&self) -> std::result::Result<String, RpcError> {
         let store = self.state.hub.store.clone();
-        let ids = tokio::task::spawn_blocking(move || project::project_ids(&*store))
+        let ids = off_thread(move || project::project_ids(&*store))
             .await
-            .map_err(|_| stopped())?
+            .map_err(|Stopped| stopped())?
             .map_err(|error| refusal(&error, Doing::Other))?;
         match ids.as_slice() {
             [] => Ok(project::DEFAULT_PROJECT.to_string()),
@@ -457,9 +457,9 @@ impl Call {
     async fn context_project(&self, context: &str) -> std::result::Result<String, RpcError> {
         let store = self.state.hub.store.clone();
         let id = context.to_string();
-        let exists = tokio::task::spawn_blocking(move || project::check_exists(&*store, &id))
+        let exists = off_thread(move || project::check_exists(&*store, &id))
             .await
-            .map_err(|_| stopped())?;
+            .map_err(|Stopped| stopped())?;
         match exists {
             Ok(()) => Ok(context.to_string()),
             Err(Error::Store(error)) => Err(refusal(&Error::Store(error), Doing::Other)),
@@ -723,9 +723,9 @@ impl Call {
             Some(project) => vec![project],
             None => {
                 let hub = self.state.hub.clone();
-                tokio::task::spawn_blocking(move || project::project_ids(&*hub.store))
+                off_thread(move || project::project_ids(&*hub.store))
                     .await
-                    .map_err(|_| stopped())?
+                    .map_err(|Stopped| stopped())?
                     .map_err(|error| refusal(&error, Doing::Other))?
             }
         };

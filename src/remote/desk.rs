@@ -22,7 +22,7 @@ use crate::board::transition::Action;
 use crate::client::HookEvent;
 use crate::error::{Error, Result};
 use crate::home::Home;
-use crate::json_api::endpoint::{self, Endpoint};
+use crate::json_api::endpoint;
 use crate::json_api::{
     ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery, MessageBody,
     MessagesQuery, NoBody, OfferedQuery, ProfileBody, TaskIds, TextBody,
@@ -129,11 +129,6 @@ impl RemoteDesk {
         }
     }
 
-    /// Calls `E` on the hub as this desk's token.
-    fn call<E: Endpoint>(&self, parameters: &[&str], body: &E::Body) -> Result<E::Answer> {
-        self.hub.call::<E>(parameters, body)
-    }
-
     fn inbox_at(&self, hub: &HubClient, id: &str, query: &InboxQuery) -> Result<Inbox> {
         hub.call::<endpoint::Inbox>(&[id], query)
     }
@@ -216,7 +211,7 @@ impl Desk for RemoteDesk {
 
     fn project(&self) -> Result<Project> {
         let id = self.id()?;
-        let project = self.call::<endpoint::ProjectShow>(&[&id], &NoBody {})?;
+        let project = self.hub.call::<endpoint::ProjectShow>(&[&id], &NoBody {})?;
         // The id asked for, checked, whatever id the answer carries.
         Ok(self.mapped(&self.map()?, Project { id, ..project }))
     }
@@ -226,7 +221,7 @@ impl Desk for RemoteDesk {
     }
 
     fn send(&self, new: NewTask) -> Result<Changed> {
-        self.call::<endpoint::SendTask>(&[&self.id()?], &new)
+        self.hub.call::<endpoint::SendTask>(&[&self.id()?], &new)
     }
 
     fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
@@ -236,18 +231,21 @@ impl Desk for RemoteDesk {
             to: to.map(str::to_string),
         };
         let task = id.0.to_string();
-        self.call::<endpoint::Act>(&[&self.id()?, &task, action.kind().command()], &body)
+        self.hub
+            .call::<endpoint::Act>(&[&self.id()?, &task, action.kind().command()], &body)
     }
 
     fn show(&self, id: TaskId) -> Result<TaskView> {
         let task = id.0.to_string();
-        self.call::<endpoint::Show>(&[&self.id()?, &task], &OfferedQuery::default())
+        self.hub
+            .call::<endpoint::Show>(&[&self.id()?, &task], &OfferedQuery::default())
     }
 
     fn show_with_offers(&self, id: TaskId) -> Result<TaskView> {
         let task = id.0.to_string();
         let query = OfferedQuery { offered: true };
-        self.call::<endpoint::Show>(&[&self.id()?, &task], &query)
+        self.hub
+            .call::<endpoint::Show>(&[&self.id()?, &task], &query)
     }
 
     fn board(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
@@ -257,7 +255,7 @@ impl Desk for RemoteDesk {
             status: filter.status,
             offered: filter.offered,
         };
-        self.call::<endpoint::Board>(&[&self.id()?], &query)
+        self.hub.call::<endpoint::Board>(&[&self.id()?], &query)
     }
 
     fn inbox(&self, look: InboxLook) -> Result<Inbox> {
@@ -292,7 +290,7 @@ impl Desk for RemoteDesk {
 
     fn log(&self, last: usize, since: Option<Timestamp>) -> Result<Vec<ActivityRecord>> {
         let query = LogQuery { n: last, since };
-        self.call::<endpoint::Log>(&[&self.id()?], &query)
+        self.hub.call::<endpoint::Log>(&[&self.id()?], &query)
     }
 
     fn follow_log(&self, last: usize, since: Option<Timestamp>) -> Result<Box<dyn LogFeed>> {
@@ -309,7 +307,7 @@ impl Desk for RemoteDesk {
         let body = TextBody {
             text: text.to_string(),
         };
-        self.call::<endpoint::Note>(&[&self.id()?], &body)
+        self.hub.call::<endpoint::Note>(&[&self.id()?], &body)
     }
 
     fn message(
@@ -325,7 +323,7 @@ impl Desk for RemoteDesk {
             kind: Some(kind.as_str().to_string()),
             summary: summary.map(str::to_string),
         };
-        self.call::<endpoint::Message>(&[&self.id()?], &body)
+        self.hub.call::<endpoint::Message>(&[&self.id()?], &body)
     }
 
     fn messages(&self, all: bool, marking: Marking) -> Result<Mail> {
@@ -337,11 +335,12 @@ impl Desk for RemoteDesk {
                 Marking::Leave | Marking::All => None,
             },
         };
-        self.call::<endpoint::Messages>(&[&self.id()?], &query)
+        self.hub.call::<endpoint::Messages>(&[&self.id()?], &query)
     }
 
     fn agents(&self) -> Result<AgentMatrix> {
-        self.call::<endpoint::Agents>(&[&self.id()?], &NoBody {})
+        self.hub
+            .call::<endpoint::Agents>(&[&self.id()?], &NoBody {})
     }
 
     fn agent_record(&self, name: &str) -> Result<AgentRecord> {
@@ -352,7 +351,7 @@ impl Desk for RemoteDesk {
         let query = AgentQuery {
             project: self.id().ok(),
         };
-        self.call::<endpoint::AgentShow>(&[name], &query)
+        self.hub.call::<endpoint::AgentShow>(&[name], &query)
     }
 
     fn describe_agent(&self, name: &str, profile: Profile) -> Result<AgentRecord> {
@@ -361,7 +360,7 @@ impl Desk for RemoteDesk {
             strengths: profile.strengths,
             skills: profile.skills,
         };
-        self.call::<endpoint::AgentProfile>(&[name], &body)
+        self.hub.call::<endpoint::AgentProfile>(&[name], &body)
     }
 
     fn coordinate(
@@ -375,7 +374,8 @@ impl Desk for RemoteDesk {
             human: human.map(str::to_string),
             not_human: not_human.map(str::to_string),
         };
-        self.call::<endpoint::Coordinator>(&[&self.id()?], &body)
+        self.hub
+            .call::<endpoint::Coordinator>(&[&self.id()?], &body)
     }
 
     fn add_context(&self, text: &str) -> Result<Project> {
@@ -383,13 +383,13 @@ impl Desk for RemoteDesk {
         let body = TextBody {
             text: text.to_string(),
         };
-        let project = self.call::<endpoint::Context>(&[&id], &body)?;
+        let project = self.hub.call::<endpoint::Context>(&[&id], &body)?;
         Ok(self.mapped(&self.map()?, Project { id, ..project }))
     }
 
     fn projects(&self) -> Result<Vec<Project>> {
         let map = self.map()?;
-        let projects = self.call::<endpoint::Projects>(&[], &NoBody {})?;
+        let projects = self.hub.call::<endpoint::Projects>(&[], &NoBody {})?;
         Ok(projects
             .into_iter()
             .map(|project| self.mapped(&map, project))
@@ -398,7 +398,8 @@ impl Desk for RemoteDesk {
 
     fn wake(&self, agent: &str) -> Result<WakeOutcome> {
         names::check(NameKind::Agent, agent)?;
-        self.call::<endpoint::Wake>(&[&self.id()?, agent], &NoBody {})
+        self.hub
+            .call::<endpoint::Wake>(&[&self.id()?, agent], &NoBody {})
     }
 
     /// The hub wakes an agent asked from another machine only while work waits for it.
@@ -417,7 +418,9 @@ impl Desk for RemoteDesk {
             stop_hook_active,
             workspace: self.map()?.dir_of(&id).map(Path::to_path_buf),
         };
-        let answer = self.call::<endpoint::Hook>(&[&id, event.name()], &body)?;
+        let answer = self
+            .hub
+            .call::<endpoint::Hook>(&[&id, event.name()], &body)?;
         // Passed on only as this machine's own answer would be: escaped and within the
         // hook's size (SPEC section 10), whatever the hub sent.
         Ok(crate::session::hook_answer::from_hub(answer))
@@ -471,6 +474,7 @@ impl Desk for RemoteDesk {
     fn record_seen(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
         let tasks = ids.to_vec();
         Ok(self
+            .hub
             .call::<endpoint::Seen>(&[&self.id()?], &TaskIds { tasks })?
             .tasks)
     }
@@ -478,6 +482,7 @@ impl Desk for RemoteDesk {
     fn record_woken(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
         let tasks = ids.to_vec();
         Ok(self
+            .hub
             .call::<endpoint::Woken>(&[&self.id()?], &TaskIds { tasks })?
             .tasks)
     }

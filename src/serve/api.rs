@@ -1,7 +1,8 @@
 //! `/api/v1/…`: what the web board reads and does, in the shapes of the CLI's `--json`
-//! (SPEC section 12). Each handler opens a session as the request's [`Caller`] in the project
-//! its path names and calls the same session method as the CLI; nothing in a request names
-//! who acts.
+//! (SPEC section 12). Each endpoint ([`crate::json_api::endpoint`]) is served by
+//! [`super::endpoint::serve`] with a handler here, which opens the desk of the request's
+//! [`Caller`] in the project its path names and calls the same desk method as the CLI;
+//! nothing in a request names who acts.
 //!
 //! A refusal is JSON: `{"error", "hint", "code"}`, `code` being the CLI's exit code for it.
 //! So is every other refusal of the server, `/mcp`'s included ([`refusals_as_json`]).

@@ -1,7 +1,8 @@
 //! The JSON API of `baton serve` as it travels (SPEC section 12): every path, every request
-//! body and query as one type that the server reads (axum's extractors) and the client of a
-//! remote hub writes (the `remote` module), and the answers, which are the session's own
-//! types, named here. A field is spelled once, so the two sides cannot drift apart.
+//! body and query as one type that the server reads and the client of a remote hub writes
+//! (the `remote` module), and the answers, which are the session's own types, named here.
+//! Each operation puts them together as one [`Endpoint`] ([`endpoint`]). A field is spelled
+//! once, so the two sides cannot drift apart.
 //!
 //! A body the server takes refuses fields it does not know (`deny_unknown_fields`), so a
 //! client that sends a misspelled one is told rather than half obeyed; every field but the

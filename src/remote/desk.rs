@@ -22,7 +22,7 @@ use crate::board::transition::Action;
 use crate::client::HookEvent;
 use crate::error::{Error, Result};
 use crate::home::Home;
-use crate::json_api::endpoint;
+use crate::json_api::endpoint::{self, Endpoint};
 use crate::json_api::{
     ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery, MessageBody,
     MessagesQuery, NoBody, OfferedQuery, ProfileBody, TaskIds, TextBody,
@@ -127,6 +127,19 @@ impl RemoteDesk {
             workspace: map.dir_of(&project.id).map(Path::to_path_buf),
             ..project
         }
+    }
+
+    /// Asks the hub to record a step of the caller's deliveries of `ids` (`E`: seen, or
+    /// woken); the ids it recorded.
+    fn record_delivery<E>(&self, ids: &[TaskId]) -> Result<Vec<TaskId>>
+    where
+        E: Endpoint<Body = TaskIds, Answer = TaskIds>,
+    {
+        let tasks = ids.to_vec();
+        Ok(self
+            .hub
+            .call::<E>(&[&self.id()?], &TaskIds { tasks })?
+            .tasks)
     }
 
     fn inbox_at(&self, hub: &HubClient, id: &str, query: &InboxQuery) -> Result<Inbox> {
@@ -472,19 +485,11 @@ impl Desk for RemoteDesk {
     }
 
     fn record_seen(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
-        let tasks = ids.to_vec();
-        Ok(self
-            .hub
-            .call::<endpoint::Seen>(&[&self.id()?], &TaskIds { tasks })?
-            .tasks)
+        self.record_delivery::<endpoint::Seen>(ids)
     }
 
     fn record_woken(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
-        let tasks = ids.to_vec();
-        Ok(self
-            .hub
-            .call::<endpoint::Woken>(&[&self.id()?], &TaskIds { tasks })?
-            .tasks)
+        self.record_delivery::<endpoint::Woken>(ids)
     }
 
     /// The hub's machine keeps the presence of live sessions; none is announced from here.

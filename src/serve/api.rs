@@ -667,24 +667,26 @@ fn without_hub_paths(outcome: WakeOutcome) -> WakeOutcome {
 /// A remote `listen` says it woke the caller for these tasks: their delivery records say
 /// `woken` (SPEC section 11), for the caller's own hand-overs only.
 async fn woken(asked: Asked<TaskIds>) -> Answered<TaskIds> {
-    let [project] = asked.parameters();
-    let TaskIds { tasks } = asked.body;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        Ok(TaskIds {
-            tasks: desk.record_woken(&tasks)?,
-        })
-    })
-    .await
+    record_delivery(asked, |desk, ids| desk.record_woken(ids)).await
 }
 
 /// A remote live session (`hook follow` on an agent's machine) pushed these tasks into its
 /// session: they count as seen (SPEC section 11), for the caller's own hand-overs only.
 async fn seen(asked: Asked<TaskIds>) -> Answered<TaskIds> {
+    record_delivery(asked, |desk, ids| desk.record_seen(ids)).await
+}
+
+/// Records a step of the caller's deliveries of the tasks a body names; answers with the
+/// ids `record` says it recorded.
+async fn record_delivery(
+    asked: Asked<TaskIds>,
+    record: fn(&dyn Desk, &[TaskId]) -> Result<Vec<TaskId>>,
+) -> Answered<TaskIds> {
     let [project] = asked.parameters();
     let TaskIds { tasks } = asked.body;
     at_desk(&asked.state, &asked.caller, project, move |desk| {
         Ok(TaskIds {
-            tasks: desk.record_seen(&tasks)?,
+            tasks: record(desk, &tasks)?,
         })
     })
     .await

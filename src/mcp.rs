@@ -49,7 +49,7 @@ use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::mail::MessageType;
 use crate::project::DEFAULT_PROJECT;
-use crate::session::blocking::{Opening, Stopped, in_session};
+use crate::session::blocking::{Caller, Opening, Stopped, in_session};
 use crate::session::{BoardFilter, Desk, Hub, InboxLook, LocalDesk, NewTask, Standing};
 use crate::text::Face;
 use crate::wake::WakeOutcome;
@@ -82,13 +82,6 @@ enum Identity {
     /// One request's [`Caller`], with no working directory on the hub.
     Remote(String),
 }
-
-/// The agent an HTTP request acts as, put among the request's extensions by the layer that
-/// checked its token, and how it stands (the agent itself, or a process looking on its
-/// behalf: [`crate::session::Standing`]). A call without one is refused, never served as
-/// somebody.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller(pub String, pub crate::session::Standing);
 
 /// A task number as an argument: `12`, or the `"T-12"` a model copies from a listing.
 #[derive(Debug, Clone, Copy)]
@@ -492,11 +485,8 @@ impl BatonServer {
             .or_else(|| self.project.clone());
         let opening = match is_in_working_directory {
             true => Opening::Here { agent, project },
-            false => Opening::ById {
-                agent,
-                project: project.unwrap_or_else(|| DEFAULT_PROJECT.to_string()),
-                standing: Standing::Agent,
-            },
+            false => Caller(agent, Standing::Agent)
+                .opening(project.unwrap_or_else(|| DEFAULT_PROJECT.to_string())),
         };
         in_session(hub, opening, move |session| {
             operation(&LocalDesk::of(session))

@@ -237,7 +237,10 @@ pub(super) fn map(context: &Context, args: MapArgs) -> Result<i32, Error> {
         (Some(project), Some(dir)) => {
             if let Some(hub) = &context.remote {
                 baton::names::check(baton::names::NameKind::Project, &project)?;
-                hub.get::<Project>(&format!("/projects/{project}"))?;
+                hub.call::<baton::json_api::endpoint::ProjectShow>(
+                    &[&project],
+                    &baton::json_api::NoBody {},
+                )?;
             }
             remote_map::set(&context.hub.local(), &project, &dir)?
         }

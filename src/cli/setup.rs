@@ -7,8 +7,7 @@ use serde_json::{Value, json};
 
 use baton::client::Client;
 use baton::error::Error;
-use baton::json_api::route;
-use baton::project::Project;
+use baton::json_api::{NoBody, endpoint};
 use baton::remote::HubClient;
 use baton::remote::listen::agent_of;
 use baton::setup::diff::DiffLine;
@@ -234,7 +233,7 @@ fn hub_agents(hub: &RemoteHub, project: Option<&str>) -> Result<A2aAgents, Error
     let client = HubClient::new(hub.base_url(), token)?;
     let caller = agent_of(&client)?;
     let projects: Vec<String> = client
-        .get::<Vec<Project>>(&route::PROJECTS.path(&[]))?
+        .call::<endpoint::Projects>(&[], &NoBody {})?
         .into_iter()
         .map(|project| project.id)
         .collect();

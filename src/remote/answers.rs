@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{CONNECT_WITHIN, HOOK_ANSWER_LIMIT, LIST_ANSWER_LIMIT, RECORD_ANSWER_LIMIT};
+use super::CONNECT_WITHIN;
 use crate::error::Error;
 
 /// Whether a request that failed so never reached the hub: its name did not resolve, or no
@@ -45,26 +45,6 @@ pub(super) fn too_large(url: &str, path: &str, limit: u64) -> Error {
                 .into(),
         ),
         code: 1,
-    }
-}
-
-/// How much of an answer to `path` a client reads: a listing may be large, a hook's answer
-/// is small by contract, anything else is one record.
-pub(super) fn answer_limit(path: &str) -> u64 {
-    let path = path.split('?').next().unwrap_or(path);
-    let mut parts = path.trim_start_matches('/').split('/');
-    match (parts.next(), parts.next(), parts.next(), parts.next()) {
-        (Some("projects"), Some(_), Some("hook"), _) => HOOK_ANSWER_LIMIT,
-        (Some("projects"), None, ..) => LIST_ANSWER_LIMIT,
-        (
-            Some("projects"),
-            Some(_),
-            Some("board" | "log" | "inbox" | "messages" | "agents" | "tasks"),
-            _,
-        ) => LIST_ANSWER_LIMIT,
-        // A project's record carries its shared notes, which grow.
-        (Some("projects"), Some(_), None, _) => LIST_ANSWER_LIMIT,
-        _ => RECORD_ANSWER_LIMIT,
     }
 }
 

@@ -22,9 +22,10 @@ use crate::board::transition::Action;
 use crate::client::HookEvent;
 use crate::error::{Error, Result};
 use crate::home::Home;
+use crate::json_api::endpoint::{self, Endpoint};
 use crate::json_api::{
-    self, ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery,
-    MessageBody, MessagesQuery, NoBody, ProfileBody, TaskIds, TextBody, route,
+    ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery, MessageBody,
+    MessagesQuery, NoBody, OfferedQuery, ProfileBody, TaskIds, TextBody,
 };
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
@@ -128,8 +129,21 @@ impl RemoteDesk {
         }
     }
 
+    /// Asks the hub to record a step of the caller's deliveries of `ids` (`E`: seen, or
+    /// woken); the ids it recorded.
+    fn record_delivery<E>(&self, ids: &[TaskId]) -> Result<Vec<TaskId>>
+    where
+        E: Endpoint<Body = TaskIds, Answer = TaskIds>,
+    {
+        let tasks = ids.to_vec();
+        Ok(self
+            .hub
+            .call::<E>(&[&self.id()?], &TaskIds { tasks })?
+            .tasks)
+    }
+
     fn inbox_at(&self, hub: &HubClient, id: &str, query: &InboxQuery) -> Result<Inbox> {
-        hub.get(&route::INBOX.path_with(&[id], query))
+        hub.call::<endpoint::Inbox>(&[id], query)
     }
 
     /// Calls `look` at once, then after each change in the project on the hub (and every
@@ -210,7 +224,7 @@ impl Desk for RemoteDesk {
 
     fn project(&self) -> Result<Project> {
         let id = self.id()?;
-        let project: Project = self.hub.get(&route::PROJECT.path(&[&id]))?;
+        let project = self.hub.call::<endpoint::ProjectShow>(&[&id], &NoBody {})?;
         // The id asked for, checked, whatever id the answer carries.
         Ok(self.mapped(&self.map()?, Project { id, ..project }))
     }
@@ -220,7 +234,7 @@ impl Desk for RemoteDesk {
     }
 
     fn send(&self, new: NewTask) -> Result<Changed> {
-        self.hub.post(&route::TASKS.path(&[&self.id()?]), &new)
+        self.hub.call::<endpoint::SendTask>(&[&self.id()?], &new)
     }
 
     fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
@@ -229,13 +243,22 @@ impl Desk for RemoteDesk {
             text: text.to_string(),
             to: to.map(str::to_string),
         };
+        let task = id.0.to_string();
         self.hub
-            .post(&json_api::act_path(&self.id()?, id, action.kind()), &body)
+            .call::<endpoint::Act>(&[&self.id()?, &task, action.kind().command()], &body)
     }
 
     fn show(&self, id: TaskId) -> Result<TaskView> {
+        let task = id.0.to_string();
         self.hub
-            .get(&route::TASK.path(&[&self.id()?, &id.0.to_string()]))
+            .call::<endpoint::Show>(&[&self.id()?, &task], &OfferedQuery::default())
+    }
+
+    fn show_with_offers(&self, id: TaskId) -> Result<TaskView> {
+        let task = id.0.to_string();
+        let query = OfferedQuery { offered: true };
+        self.hub
+            .call::<endpoint::Show>(&[&self.id()?, &task], &query)
     }
 
     fn board(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
@@ -245,17 +268,11 @@ impl Desk for RemoteDesk {
             status: filter.status,
             offered: filter.offered,
         };
-        self.hub
-            .get(&route::BOARD.path_with(&[&self.id()?], &query))
+        self.hub.call::<endpoint::Board>(&[&self.id()?], &query)
     }
 
     fn inbox(&self, look: InboxLook) -> Result<Inbox> {
-        let query = InboxQuery {
-            peek: look != InboxLook::MarkRead,
-            preview: look == InboxLook::Preview,
-            record: true,
-        };
-        self.inbox_at(&self.hub, &self.id()?, &query)
+        self.inbox_at(&self.hub, &self.id()?, &InboxQuery::from(look))
     }
 
     /// The event stream is opened first, then the inbox looked at, then looked at again on
@@ -286,7 +303,7 @@ impl Desk for RemoteDesk {
 
     fn log(&self, last: usize, since: Option<Timestamp>) -> Result<Vec<ActivityRecord>> {
         let query = LogQuery { n: last, since };
-        self.hub.get(&route::LOG.path_with(&[&self.id()?], &query))
+        self.hub.call::<endpoint::Log>(&[&self.id()?], &query)
     }
 
     fn follow_log(&self, last: usize, since: Option<Timestamp>) -> Result<Box<dyn LogFeed>> {
@@ -303,7 +320,7 @@ impl Desk for RemoteDesk {
         let body = TextBody {
             text: text.to_string(),
         };
-        self.hub.post(&route::NOTES.path(&[&self.id()?]), &body)
+        self.hub.call::<endpoint::Note>(&[&self.id()?], &body)
     }
 
     fn message(
@@ -319,7 +336,7 @@ impl Desk for RemoteDesk {
             kind: Some(kind.as_str().to_string()),
             summary: summary.map(str::to_string),
         };
-        self.hub.post(&route::MESSAGES.path(&[&self.id()?]), &body)
+        self.hub.call::<endpoint::Message>(&[&self.id()?], &body)
     }
 
     fn messages(&self, all: bool, marking: Marking) -> Result<Mail> {
@@ -331,12 +348,12 @@ impl Desk for RemoteDesk {
                 Marking::Leave | Marking::All => None,
             },
         };
-        self.hub
-            .get(&route::MESSAGES.path_with(&[&self.id()?], &query))
+        self.hub.call::<endpoint::Messages>(&[&self.id()?], &query)
     }
 
     fn agents(&self) -> Result<AgentMatrix> {
-        self.hub.get(&route::AGENTS.path(&[&self.id()?]))
+        self.hub
+            .call::<endpoint::Agents>(&[&self.id()?], &NoBody {})
     }
 
     fn agent_record(&self, name: &str) -> Result<AgentRecord> {
@@ -347,7 +364,7 @@ impl Desk for RemoteDesk {
         let query = AgentQuery {
             project: self.id().ok(),
         };
-        self.hub.get(&route::AGENT.path_with(&[name], &query))
+        self.hub.call::<endpoint::AgentShow>(&[name], &query)
     }
 
     fn describe_agent(&self, name: &str, profile: Profile) -> Result<AgentRecord> {
@@ -356,7 +373,7 @@ impl Desk for RemoteDesk {
             strengths: profile.strengths,
             skills: profile.skills,
         };
-        self.hub.post(&route::AGENT.path(&[name]), &body)
+        self.hub.call::<endpoint::AgentProfile>(&[name], &body)
     }
 
     fn coordinate(
@@ -371,7 +388,7 @@ impl Desk for RemoteDesk {
             not_human: not_human.map(str::to_string),
         };
         self.hub
-            .post(&route::COORDINATOR.path(&[&self.id()?]), &body)
+            .call::<endpoint::Coordinator>(&[&self.id()?], &body)
     }
 
     fn add_context(&self, text: &str) -> Result<Project> {
@@ -379,13 +396,13 @@ impl Desk for RemoteDesk {
         let body = TextBody {
             text: text.to_string(),
         };
-        let project: Project = self.hub.post(&route::CONTEXT.path(&[&id]), &body)?;
+        let project = self.hub.call::<endpoint::Context>(&[&id], &body)?;
         Ok(self.mapped(&self.map()?, Project { id, ..project }))
     }
 
     fn projects(&self) -> Result<Vec<Project>> {
         let map = self.map()?;
-        let projects: Vec<Project> = self.hub.get(&route::PROJECTS.path(&[]))?;
+        let projects = self.hub.call::<endpoint::Projects>(&[], &NoBody {})?;
         Ok(projects
             .into_iter()
             .map(|project| self.mapped(&map, project))
@@ -395,7 +412,12 @@ impl Desk for RemoteDesk {
     fn wake(&self, agent: &str) -> Result<WakeOutcome> {
         names::check(NameKind::Agent, agent)?;
         self.hub
-            .post(&route::WAKE.path(&[&self.id()?, agent]), &NoBody {})
+            .call::<endpoint::Wake>(&[&self.id()?, agent], &NoBody {})
+    }
+
+    /// The hub wakes an agent asked from another machine only while work waits for it.
+    fn wake_for_waiting_work(&self, agent: &str) -> Result<WakeOutcome> {
+        self.wake(agent)
     }
 
     /// The hub works out the answer for the token's agent, naming the directory this
@@ -409,9 +431,9 @@ impl Desk for RemoteDesk {
             stop_hook_active,
             workspace: self.map()?.dir_of(&id).map(Path::to_path_buf),
         };
-        let answer: Answer = self
+        let answer = self
             .hub
-            .post(&route::HOOK.path(&[&id, event.name()]), &body)?;
+            .call::<endpoint::Hook>(&[&id, event.name()], &body)?;
         // Passed on only as this machine's own answer would be: escaped and within the
         // hook's size (SPEC section 10), whatever the hub sent.
         Ok(crate::session::hook_answer::from_hub(answer))
@@ -429,11 +451,7 @@ impl Desk for RemoteDesk {
     /// which the push does once it reached the session.
     fn handovers_to_push(&self, pushed: &mut Pushed) -> Result<Vec<Due>> {
         let _ = self.record_pushed(pushed, &[]);
-        let unrecorded = InboxQuery {
-            peek: true,
-            preview: false,
-            record: false,
-        };
+        let unrecorded = InboxQuery::from(InboxLook::OnBehalf);
         let inbox = self.inbox_at(&self.hub, &self.id()?, &unrecorded)?;
         let agent = inbox.agent;
         Ok(inbox
@@ -461,10 +479,17 @@ impl Desk for RemoteDesk {
         if tasks.is_empty() {
             return Ok(());
         }
-        self.hub
-            .post::<_, TaskIds>(&route::SEEN.path(&[&self.id()?]), &TaskIds { tasks })?;
+        self.record_seen(&tasks)?;
         pushed.recorded();
         Ok(())
+    }
+
+    fn record_seen(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
+        self.record_delivery::<endpoint::Seen>(ids)
+    }
+
+    fn record_woken(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
+        self.record_delivery::<endpoint::Woken>(ids)
     }
 
     /// The hub's machine keeps the presence of live sessions; none is announced from here.
@@ -524,9 +549,7 @@ struct RemoteLogFeed {
 
 impl RemoteLogFeed {
     fn look(&mut self, query: &LogQuery, is_first: bool) -> Result<Vec<LogLine>> {
-        let fresh: Vec<ActivityRecord> = self
-            .hub
-            .get(&route::LOG.path_with(&[&self.project], query))?;
+        let fresh = self.hub.call::<endpoint::Log>(&[&self.project], query)?;
         let printed = self
             .seen
             .as_ref()

@@ -32,12 +32,11 @@ use crate::error::{Error, Result, WakeError};
 use crate::file::lock::FileLock;
 use crate::file::text_log::TextLog;
 use crate::home::Home;
-use crate::json_api::{InboxQuery, TaskIds, Whoami, route};
+use crate::json_api::{InboxQuery, NoBody, TaskIds, endpoint};
 use crate::names::{self, NameKind};
 use crate::process::detached_environment;
-use crate::project::Project;
 use crate::remote::map::ProjectMap;
-use crate::session::Inbox;
+use crate::session::{Inbox, InboxLook};
 use crate::time::Timestamp;
 use crate::wake::{self, MAX_RUNS_IN_A_ROW};
 
@@ -110,7 +109,7 @@ pub struct Listener<'a> {
 /// this machine (`wake/<agent>.lock`), `BATON_AGENT` and words of a wake prompt, and a hub
 /// that answers something else is not believed.
 pub fn agent_of(hub: &HubClient) -> Result<String> {
-    let agent = hub.get::<Whoami>(&route::WHOAMI.path(&[]))?.agent;
+    let agent = hub.call::<endpoint::Whoami>(&[], &NoBody {})?.agent;
     names::check(NameKind::Agent, &agent).map_err(|_| Error::Hub {
         message: format!(
             "the hub at {} says the token acts as `{}`, which is no agent's name: this \
@@ -281,7 +280,7 @@ impl<'a> Listener<'a> {
             None => {
                 all = self
                     .hub
-                    .get::<Vec<Project>>(&route::PROJECTS.path(&[]))?
+                    .call::<endpoint::Projects>(&[], &NoBody {})?
                     .into_iter()
                     .map(|project| project.id)
                     .collect::<Vec<_>>();
@@ -295,14 +294,8 @@ impl<'a> Listener<'a> {
                 continue;
             }
             // Looked at on the agent's behalf, not shown to it: nothing is recorded seen.
-            let unrecorded = InboxQuery {
-                peek: true,
-                preview: false,
-                record: false,
-            };
-            let inbox: Inbox = self
-                .hub
-                .get(&route::INBOX.path_with(&[project], &unrecorded))?;
+            let unrecorded = InboxQuery::from(InboxLook::OnBehalf);
+            let inbox: Inbox = self.hub.call::<endpoint::Inbox>(&[project], &unrecorded)?;
             for entry in &inbox.tasks {
                 let task = &entry.task;
                 let by = task.thread.last().map_or(&task.from, |last| &last.by);
@@ -348,11 +341,13 @@ impl<'a> Listener<'a> {
         }
         for (project, ids) in tasks {
             self.hub
-                .post::<_, TaskIds>(&route::WOKEN.path(&[project]), &TaskIds { tasks: ids })?;
+                .call::<endpoint::Woken>(&[project], &TaskIds { tasks: ids })?;
         }
         let project_id = work[0].project();
         let map = ProjectMap::load(self.home)?;
-        let mut project: Project = self.hub.get(&route::PROJECT.path(&[project_id]))?;
+        let mut project = self
+            .hub
+            .call::<endpoint::ProjectShow>(&[project_id], &NoBody {})?;
         // The id asked for, checked, whatever id the answer carries: it goes into the
         // prompt.
         project.id = project_id.to_string();

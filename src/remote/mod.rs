@@ -27,7 +27,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, RemoteError, Result, Unanswered};
-use answers::{answer_limit, never_sent, refusal, too_large, why_unreachable};
+pub use crate::json_api::endpoint::{HOOK_ANSWER_LIMIT, LIST_ANSWER_LIMIT, RECORD_ANSWER_LIMIT};
+use crate::json_api::{Endpoint, Method, NoBody, endpoint};
+use answers::{never_sent, refusal, too_large, why_unreachable};
 pub use settings::hub_urls;
 use settings::{non_empty_var, read_token_file, token_of_variable};
 
@@ -39,17 +41,6 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(60);
 /// sends at once): a hub that takes a connection and never answers is unreachable, not a
 /// stream that has yet to say something.
 pub const OPEN_WITHIN: Duration = Duration::from_secs(10);
-/// The most of a listing's answer a client reads (a board, the log, an inbox, the messages,
-/// the agents, a task and its thread): a board of 10,000 tasks is a few megabytes, and this
-/// leaves room for boards ten times that, far below running out of memory.
-pub const LIST_ANSWER_LIMIT: u64 = 64 * 1024 * 1024;
-/// The most of any other answer read: one record (who the token is, a project, an agent, a
-/// change's result, a wake).
-pub const RECORD_ANSWER_LIMIT: u64 = 4 * 1024 * 1024;
-/// The most of a hook's answer read: the hub keeps the answer's text under 16 KiB as the
-/// client receives it (SPEC section 10); the JSON around it, and escapes that grow in
-/// transit, stay well under this.
-pub const HOOK_ANSWER_LIMIT: u64 = 64 * 1024;
 /// The header that says who the caller means to be, so that `--as` naming anyone but the
 /// token's agent is refused by the hub rather than silently ignored.
 pub const CLAIMED_AGENT_HEADER: &str = "baton-as";
@@ -266,9 +257,19 @@ impl HubClient {
             .collect()
     }
 
+    /// Calls the endpoint `E` at the path `parameters` fill in (each checked by the caller
+    /// before it becomes part of a path), sending `body` (as the query of a `GET`), and
+    /// decodes its answer, read up to the endpoint's limit.
+    pub fn call<E: Endpoint>(&self, parameters: &[&str], body: &E::Body) -> Result<E::Answer> {
+        match E::METHOD {
+            Method::Get => self.get(&E::ROUTE.path_with(parameters, body), E::ANSWER_LIMIT),
+            Method::Post => self.post(&E::ROUTE.path(parameters), body, E::ANSWER_LIMIT),
+        }
+    }
+
     /// `GET /api/v1{path}`, its JSON answer decoded.
-    pub fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
-        let reply = self.exchange(path, Replay::Safe, answer_limit(path), |base, within| {
+    fn get<T: DeserializeOwned>(&self, path: &str, limit: u64) -> Result<T> {
+        let reply = self.exchange(path, Replay::Safe, limit, |base, within| {
             let request = self.agent.get(self.api(base, path));
             self.prepare(request, within).call()
         })?;
@@ -287,22 +288,22 @@ impl HubClient {
     }
 
     /// `POST /api/v1{path}` with `body` as JSON, its JSON answer decoded.
-    pub fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T> {
+    fn post<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+        limit: u64,
+    ) -> Result<T> {
         let json = serde_json::to_vec(body).map_err(|error| RemoteError::Encode {
             cause: error.to_string(),
         })?;
-        let reply = self.exchange(
-            path,
-            Replay::OnlyUnsent,
-            answer_limit(path),
-            |base, within| {
-                let request = self
-                    .agent
-                    .post(self.api(base, path))
-                    .content_type("application/json");
-                self.prepare(request, within).send(&json[..])
-            },
-        )?;
+        let reply = self.exchange(path, Replay::OnlyUnsent, limit, |base, within| {
+            let request = self
+                .agent
+                .post(self.api(base, path))
+                .content_type("application/json");
+            self.prepare(request, within).send(&json[..])
+        })?;
         self.decode(path, &reply)
     }
 
@@ -658,8 +659,7 @@ pub fn hub_checks(hub: &HubClient, project: &str) -> Vec<crate::doctor::Check> {
         return checks;
     }
     checks.push(
-        match hub.get::<crate::project::Project>(&crate::json_api::route::PROJECT.path(&[project]))
-        {
+        match hub.call::<endpoint::ProjectShow>(&[project], &NoBody {}) {
             Ok(_) => Check::ok("hub project", format!("project {project} is on the hub")),
             Err(error) => Check::fail(
                 "hub project",

@@ -76,20 +76,21 @@ fn a_refused_host_is_told_how_the_hub_allows_the_name_of_the_url() {
 
 #[test]
 fn a_listing_may_be_large_a_hook_answer_never() {
-    for (path, limit) in [
-        ("/projects", LIST_ANSWER_LIMIT),
-        ("/projects/api", LIST_ANSWER_LIMIT),
-        ("/projects/api/board?mine=false&all=true", LIST_ANSWER_LIMIT),
-        ("/projects/api/log?n=20", LIST_ANSWER_LIMIT),
-        ("/projects/api/inbox?peek=true", LIST_ANSWER_LIMIT),
-        ("/projects/api/tasks/4", LIST_ANSWER_LIMIT),
-        ("/projects/api/hook/prompt", HOOK_ANSWER_LIMIT),
-        ("/whoami", RECORD_ANSWER_LIMIT),
-        ("/agents/codex", RECORD_ANSWER_LIMIT),
-        ("/projects/api/woken", RECORD_ANSWER_LIMIT),
-        ("/projects/api/wake/codex", RECORD_ANSWER_LIMIT),
+    use crate::json_api::endpoint::*;
+    for (endpoint, limit, expected) in [
+        ("projects", Projects::ANSWER_LIMIT, LIST_ANSWER_LIMIT),
+        ("project", ProjectShow::ANSWER_LIMIT, LIST_ANSWER_LIMIT),
+        ("board", Board::ANSWER_LIMIT, LIST_ANSWER_LIMIT),
+        ("log", Log::ANSWER_LIMIT, LIST_ANSWER_LIMIT),
+        ("inbox", Inbox::ANSWER_LIMIT, LIST_ANSWER_LIMIT),
+        ("show", Show::ANSWER_LIMIT, LIST_ANSWER_LIMIT),
+        ("hook", Hook::ANSWER_LIMIT, HOOK_ANSWER_LIMIT),
+        ("whoami", Whoami::ANSWER_LIMIT, RECORD_ANSWER_LIMIT),
+        ("agent", AgentShow::ANSWER_LIMIT, RECORD_ANSWER_LIMIT),
+        ("woken", Woken::ANSWER_LIMIT, RECORD_ANSWER_LIMIT),
+        ("wake", Wake::ANSWER_LIMIT, RECORD_ANSWER_LIMIT),
     ] {
-        assert_eq!(answer_limit(path), limit, "{path}");
+        assert_eq!(limit, expected, "{endpoint}");
     }
 }
 

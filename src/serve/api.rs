@@ -1,62 +1,66 @@
 //! `/api/v1/…`: what the web board reads and does, in the shapes of the CLI's `--json`
-//! (SPEC section 12). Each handler opens a session as the request's [`Caller`] in the project
-//! its path names and calls the same session method as the CLI; nothing in a request names
-//! who acts.
+//! (SPEC section 12). Each endpoint ([`crate::json_api::endpoint`]) is served by
+//! [`super::endpoint::serve`] with a handler here, which opens the desk of the request's
+//! [`Caller`] in the project its path names and calls the same desk method as the CLI;
+//! nothing in a request names who acts.
 //!
 //! A refusal is JSON: `{"error", "hint", "code"}`, `code` being the CLI's exit code for it.
 //! So is every other refusal of the server, `/mcp`'s included ([`refusals_as_json`]).
 
 use axum::Router;
-use axum::extract::rejection::JsonRejection;
-use axum::extract::{Extension, Path, Query, Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use serde::Serialize;
+use axum::routing::get;
 
 use super::answers::{Encoded, Key, Versions};
+use super::endpoint::{Asked, Reply, serve};
 use crate::board::action::ActionKind;
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::json_api::{
-    ActBody, AgentQuery, BoardQuery, CoordinatorBody, ErrorBody, HookBody, InboxQuery, LogQuery,
-    LoggedOut, MessageBody, MessagesQuery, OfferedQuery, Page, ProfileBody, SendBody, TaskIds,
-    TextBody, Whoami, route,
+    ActBody, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
+    CoordinatorBody, ErrorBody, HookBody, Inbox, InboxQuery, LogQuery, LoggedOut, Mail,
+    MessageBody, MessagesQuery, NoBody, OfferedQuery, Page, ProfileBody, Project, SendBody, Sent,
+    TaskIds, TaskView, TextBody, WakeOutcome, Whoami, endpoint, route,
 };
 use crate::mail::{Marking, MessageType};
-use crate::mcp::Caller;
 use crate::names::{self, NameKind};
-use crate::project;
-use crate::session::blocking::{Opening, Stopped, in_session};
-use crate::session::{BoardFilter, Session, Standing};
-use crate::tokens::TokenId;
+use crate::registry::Profile;
+use crate::session::blocking::{Caller, Stopped, in_session, off_thread};
+use crate::session::hook_answer::Answer as HookAnswer;
+use crate::session::{BoardFilter, Desk, LocalDesk, Session, Standing};
 
+/// Every endpoint of the API ([`crate::json_api::endpoint`]) with its handler, and the
+/// event stream.
 pub fn routes() -> Router<super::State> {
-    Router::new()
-        .route(route::WHOAMI.pattern(), get(whoami))
-        .route(route::PAGE.pattern(), get(page))
-        .route(route::LOGOUT.pattern(), post(logout))
-        .route(route::PROJECTS.pattern(), get(projects))
-        .route(route::PROJECT.pattern(), get(project_show))
-        .route(route::BOARD.pattern(), get(board))
-        .route(route::INBOX.pattern(), get(inbox))
-        .route(route::HOOK.pattern(), post(hook))
-        .route(route::NOTES.pattern(), post(note))
-        .route(route::CONTEXT.pattern(), post(add_context))
-        .route(route::COORDINATOR.pattern(), post(coordinator))
-        .route(route::WAKE.pattern(), post(wake))
-        .route(route::WOKEN.pattern(), post(woken))
-        .route(route::SEEN.pattern(), post(seen))
-        .route(route::AGENT.pattern(), get(agent_show).post(agent_profile))
-        .route(route::TASKS.pattern(), post(send))
-        .route(route::TASK.pattern(), get(show))
-        .route(route::ACT.pattern(), post(act))
-        .route(route::AGENTS.pattern(), get(agents))
-        .route(route::LOG.pattern(), get(log))
-        .route(route::MESSAGES.pattern(), get(messages).post(message))
-        .route(route::EVENTS.pattern(), get(super::events::stream))
+    let router = Router::new();
+    let router = serve::<endpoint::Whoami>(router, whoami);
+    let router = serve::<endpoint::Page>(router, page);
+    let router = serve::<endpoint::Logout>(router, logout);
+    let router = serve::<endpoint::Projects>(router, projects);
+    let router = serve::<endpoint::ProjectShow>(router, project_show);
+    let router = serve::<endpoint::Board>(router, board);
+    let router = serve::<endpoint::Inbox>(router, inbox);
+    let router = serve::<endpoint::Hook>(router, hook);
+    let router = serve::<endpoint::Note>(router, note);
+    let router = serve::<endpoint::Context>(router, add_context);
+    let router = serve::<endpoint::Coordinator>(router, coordinator);
+    let router = serve::<endpoint::Wake>(router, wake);
+    let router = serve::<endpoint::Woken>(router, woken);
+    let router = serve::<endpoint::Seen>(router, seen);
+    let router = serve::<endpoint::AgentShow>(router, agent_show);
+    let router = serve::<endpoint::AgentProfile>(router, agent_profile);
+    let router = serve::<endpoint::SendTask>(router, send);
+    let router = serve::<endpoint::Show>(router, show);
+    let router = serve::<endpoint::Act>(router, act);
+    let router = serve::<endpoint::Agents>(router, agents);
+    let router = serve::<endpoint::Log>(router, log);
+    let router = serve::<endpoint::Messages>(router, messages);
+    let router = serve::<endpoint::Message>(router, message);
+    router.route(route::EVENTS.pattern(), get(super::events::stream))
 }
 
 /// A refused request, as the page and any other client read it.
@@ -92,7 +96,7 @@ impl ApiError {
     /// A refusal told by HTTP alone (`status`; no CLI command refuses it, so no `code`), in
     /// the first line of `words` (the status's name when there are none), with the hint that
     /// says what to send instead where there is one.
-    fn of_form(status: StatusCode, words: &str) -> Self {
+    pub(super) fn of_form(status: StatusCode, words: &str) -> Self {
         let message = match words.lines().map(str::trim).find(|line| !line.is_empty()) {
             Some(line) => crate::text::inline(line).to_string(),
             None => status
@@ -213,31 +217,38 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-type ApiResult = std::result::Result<Response, ApiError>;
+type Answered<T> = std::result::Result<T, ApiError>;
 
-/// Runs `operation` in a session of `caller` in `project`, and answers with its JSON.
-async fn as_caller<T, F>(
-    caller: Caller,
-    project: String,
+/// Runs `work` at the desk of `caller` in `project`, on a blocking thread (a session reads
+/// and locks the store).
+async fn at_desk<T, F>(
     state: &super::State,
-    operation: F,
-) -> ApiResult
+    caller: &Caller,
+    project: String,
+    work: F,
+) -> Answered<T>
 where
-    T: Serialize + Send + 'static,
-    F: FnOnce(&Session) -> Result<T> + Send + 'static,
+    T: Send + 'static,
+    F: FnOnce(&dyn Desk) -> Result<T> + Send + 'static,
 {
-    let Caller(agent, standing) = caller;
-    let opening = Opening::ById {
-        agent,
-        project,
-        standing,
-    };
+    let opening = caller.clone().opening(project);
     let done = in_session(state.hub.clone(), opening, move |session| {
-        operation(&session)
+        work(&LocalDesk::of(session))
     })
     .await
     .map_err(|Stopped| stopped())?;
-    Ok(axum::Json(done?).into_response())
+    Ok(done?)
+}
+
+/// Runs `work` at the desk of `caller` in no project (the hub's projects, an agent's
+/// record), on a blocking thread.
+async fn at_hub<T, F>(state: &super::State, caller: &Caller, work: F) -> Answered<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&dyn Desk) -> Result<T> + Send + 'static,
+{
+    let desk = LocalDesk::new(state.hub.clone(), Some(caller.0.clone()), None);
+    answer(move || work(&desk)).await
 }
 
 /// How a request stands ([`Standing`]): an observer when it says it comes from a process
@@ -253,20 +264,17 @@ pub fn standing(headers: &HeaderMap) -> Standing {
     }
 }
 
-/// Runs `work` on a blocking thread (it reads and locks files) and answers with its JSON.
-async fn answer<T, F>(work: F) -> ApiResult
+/// Runs `work` on a blocking thread (it reads and locks the store).
+async fn answer<T, F>(work: F) -> Answered<T>
 where
-    T: Serialize + Send + 'static,
+    T: Send + 'static,
     F: FnOnce() -> Result<T> + Send + 'static,
 {
-    let done = tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|_| stopped())?;
-    Ok(axum::Json(done?).into_response())
+    Ok(off_thread(work).await.map_err(|Stopped| stopped())??)
 }
 
 /// The refusal of a request whose work ended without an answer.
-fn stopped() -> ApiError {
+pub(crate) fn stopped() -> ApiError {
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped")
 }
 
@@ -276,20 +284,6 @@ fn report(state: &super::State, woken: &[crate::wake::WakeOutcome]) {
     for outcome in woken {
         (state.report_wake)(outcome);
     }
-}
-
-/// A JSON body, or the refusal saying what is wrong with it.
-fn body<T>(
-    payload: std::result::Result<axum::Json<T>, JsonRejection>,
-) -> std::result::Result<T, ApiError> {
-    payload.map(|axum::Json(value)| value).map_err(body_refusal)
-}
-
-/// The refusal of a body that is no JSON of the right shape, with axum's status for it: 415
-/// for another content type, 400 for text that is no JSON, 422 for JSON of another shape,
-/// 413 for too much of it.
-fn body_refusal(rejection: JsonRejection) -> ApiError {
-    ApiError::of_form(rejection.status(), &rejection.body_text())
 }
 
 /// `12` or the `T-12` a listing shows, read as the CLI reads it.
@@ -302,20 +296,20 @@ fn task_id(text: &str) -> std::result::Result<TaskId, ApiError> {
     })
 }
 
-async fn whoami(Extension(caller): Extension<Caller>) -> Response {
-    axum::Json(Whoami { agent: caller.0 }).into_response()
+async fn whoami(asked: Asked<NoBody>) -> Answered<Whoami> {
+    Ok(Whoami {
+        agent: asked.caller.0,
+    })
 }
 
-async fn projects(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-) -> ApiResult {
-    let store = state.hub.store.clone();
-    answer(move || {
-        Ok(project::list(&*store)?
+async fn projects(asked: Asked<NoBody>) -> Answered<Vec<Project>> {
+    let caller = asked.caller.clone();
+    at_hub(&asked.state, &asked.caller, move |desk| {
+        Ok(desk
+            .projects()?
             .into_iter()
             .map(|project| shown_to(&caller, project))
-            .collect::<Vec<_>>())
+            .collect())
     })
     .await
 }
@@ -326,7 +320,7 @@ async fn projects(
 /// path shown to it would pass for one where it should work, and tells a stranger with a
 /// token where the hub keeps its code. A person steering the project is shown where it
 /// lives on the hub, as the hub's own `project show` does.
-fn shown_to(caller: &Caller, mut project: project::Project) -> project::Project {
+fn shown_to(caller: &Caller, mut project: Project) -> Project {
     if !project.settings.humans.contains(&caller.0) {
         project.workspace = None;
     }
@@ -335,22 +329,24 @@ fn shown_to(caller: &Caller, mut project: project::Project) -> project::Project 
 
 /// What the web board opens on: who the page acts as, and the project of the directory
 /// `baton serve` runs in (none when it could not tell).
-async fn page(State(state): State<super::State>, Extension(caller): Extension<Caller>) -> Response {
-    axum::Json(Page {
-        agent: caller.0,
-        project: state.start_project,
+async fn page(asked: Asked<NoBody>) -> Answered<Page> {
+    Ok(Page {
+        agent: asked.caller.0,
+        project: asked.state.start_project,
     })
-    .into_response()
 }
 
 /// A browser logging out: the login token it presented is removed, so that it is good
 /// nowhere any more (not in another tab, nor in a copy of the link). Another token (an
 /// agent's, pasted into the page) is only forgotten by the page, never removed here.
-async fn logout(
-    State(state): State<super::State>,
-    Extension(token): Extension<TokenId>,
-) -> ApiResult {
-    let hub = state.hub.clone();
+async fn logout(asked: Asked<NoBody>) -> Answered<LoggedOut> {
+    let Some(token) = asked.token else {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the request has no token",
+        ));
+    };
+    let hub = asked.state.hub.clone();
     answer(move || {
         let removed = crate::tokens::remove_login(&*hub.store, &token)?;
         Ok(LoggedOut { removed })
@@ -360,16 +356,15 @@ async fn logout(
 
 /// The board as the caller's `--json` has it, answered from the bytes kept for this
 /// version of the board when there are some ([`super::answers`]), else encoded now and kept.
-async fn board(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    Query(query): Query<BoardQuery>,
-    headers: HeaderMap,
-) -> ApiResult {
-    let hub = state.hub.clone();
-    let answers = state.board_answers.clone();
-    let encoded = tokio::task::spawn_blocking(move || -> Result<Encoded> {
+/// Read from the session rather than the desk: the versions of the board around the read
+/// say whether the bytes kept are still its answer.
+async fn board(asked: Asked<BoardQuery>) -> Answered<Reply<Vec<TaskView>>> {
+    let [project] = asked.parameters();
+    let query = asked.body;
+    let hub = asked.state.hub.clone();
+    let answers = asked.state.board_answers.clone();
+    let Caller(agent, standing) = asked.caller;
+    let encoded = answer(move || -> Result<Encoded> {
         let filter = BoardFilter {
             status: query.status,
             mine: query.mine,
@@ -377,7 +372,6 @@ async fn board(
             // The buttons the page shows: what the caller may do with each task now.
             offered: query.offered,
         };
-        let Caller(agent, standing) = caller;
         // Only a project's name is looked at on the store before the session checks it.
         let before = names::check(NameKind::Project, &project)
             .ok()
@@ -405,56 +399,41 @@ async fn board(
         }
         Ok(encoded)
     })
-    .await
-    .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))??;
-    Ok(encoded.respond(&headers))
+    .await?;
+    Ok(Reply::Encoded(encoded.respond(&asked.headers)))
 }
 
-async fn show(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path((project, id)): Path<(String, String)>,
-    Query(query): Query<OfferedQuery>,
-) -> ApiResult {
+async fn show(asked: Asked<OfferedQuery>) -> Answered<TaskView> {
+    let [project, id] = asked.parameters();
     let id = task_id(&id)?;
-    as_caller(caller, project, &state, move |session| {
-        let view = session.show(id)?;
-        match query.offered {
-            true => session.with_offers(view),
-            false => Ok(view),
-        }
-    })
+    let offered = asked.body.offered;
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        project,
+        move |desk| match offered {
+            true => desk.show_with_offers(id),
+            false => desk.show(id),
+        },
+    )
     .await
 }
 
-async fn send(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<SendBody>, JsonRejection>,
-) -> ApiResult {
-    let new = body(payload)?.without_empty_names();
-    let reporter = state.clone();
-    as_caller(caller, project, &state, move |session| {
-        let changed = session.send(new)?;
+async fn send(asked: Asked<SendBody>) -> Answered<Changed> {
+    let [project] = asked.parameters();
+    let new = asked.body.without_empty_names();
+    let reporter = asked.state.clone();
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        let changed = desk.send(new)?;
         report(&reporter, &changed.woken);
         Ok(changed)
     })
     .await
 }
 
-async fn act(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path((project, id, action)): Path<(String, String, String)>,
-    payload: std::result::Result<Option<axum::Json<ActBody>>, JsonRejection>,
-) -> ApiResult {
+async fn act(asked: Asked<ActBody>) -> Answered<Changed> {
+    let [project, id, action] = asked.parameters();
     let id = task_id(&id)?;
-    // No body at all is no words, as the page sends a claim.
-    let ActBody { text, to } = payload
-        .map_err(body_refusal)?
-        .map(|axum::Json(words)| words)
-        .unwrap_or_default();
     let Some(kind) = ActionKind::from_command(&action) else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -465,109 +444,87 @@ async fn act(
             ),
         ));
     };
+    // No body at all is no words, as the page sends a claim.
+    let ActBody { text, to } = asked.body;
     let Some(action) = Action::of(kind, text, to) else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "reassign needs `to`: the new assignee",
         ));
     };
-    let reporter = state.clone();
-    as_caller(caller, project, &state, move |session| {
-        let changed = session.act(id, action)?;
+    let reporter = asked.state.clone();
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        let changed = desk.act(id, action)?;
         report(&reporter, &changed.woken);
         Ok(changed)
     })
     .await
 }
 
-async fn agents(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-) -> ApiResult {
-    as_caller(caller, project, &state, |session| session.agents()).await
+async fn agents(asked: Asked<NoBody>) -> Answered<AgentMatrix> {
+    let [project] = asked.parameters();
+    at_desk(&asked.state, &asked.caller, project, |desk| desk.agents()).await
 }
 
-async fn log(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    Query(query): Query<LogQuery>,
-) -> ApiResult {
-    as_caller(caller, project, &state, move |session| {
-        session.log(Some(query.n), query.since)
+async fn log(asked: Asked<LogQuery>) -> Answered<Vec<ActivityRecord>> {
+    let [project] = asked.parameters();
+    let LogQuery { n, since } = asked.body;
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.log(n, since)
     })
     .await
 }
 
-async fn messages(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    Query(query): Query<MessagesQuery>,
-) -> ApiResult {
-    as_caller(caller, project, &state, move |session| {
-        let marking = match (query.peek, query.through) {
-            (true, _) => Marking::Leave,
-            (false, Some(seq)) => Marking::Through(seq),
-            (false, None) => Marking::All,
-        };
-        session.messages(query.all, marking)
+async fn messages(asked: Asked<MessagesQuery>) -> Answered<Mail> {
+    let [project] = asked.parameters();
+    let query = asked.body;
+    let marking = match (query.peek, query.through) {
+        (true, _) => Marking::Leave,
+        (false, Some(seq)) => Marking::Through(seq),
+        (false, None) => Marking::All,
+    };
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.messages(query.all, marking)
     })
     .await
 }
 
-async fn message(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<MessageBody>, JsonRejection>,
-) -> ApiResult {
-    let message = body(payload)?;
+async fn message(asked: Asked<MessageBody>) -> Answered<Sent> {
+    let [project] = asked.parameters();
+    let message = asked.body;
     let kind: MessageType = match message.kind.as_deref() {
         None | Some("") => MessageType::Text,
         Some(kind) => kind
             .parse()
             .map_err(|refused: String| ApiError::from(Error::invalid(refused)))?,
     };
-    let reporter = state.clone();
-    as_caller(caller, project, &state, move |session| {
+    let reporter = asked.state.clone();
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
         let summary = message
             .summary
             .as_deref()
             .filter(|summary| !summary.is_empty());
-        let sent = session.message(&message.to, &message.text, kind, summary)?;
+        let sent = desk.message(&message.to, &message.text, kind, summary)?;
         report(&reporter, &sent.woken);
         Ok(sent)
     })
     .await
 }
 
-async fn project_show(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-) -> ApiResult {
-    let shown = caller.clone();
-    as_caller(caller, project, &state, move |session| {
-        Ok(shown_to(&shown, session.project.clone()))
+async fn project_show(asked: Asked<NoBody>) -> Answered<Project> {
+    let [project] = asked.parameters();
+    let shown = asked.caller.clone();
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        Ok(shown_to(&shown, desk.project()?))
     })
     .await
 }
 
-async fn inbox(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    Query(query): Query<InboxQuery>,
-) -> ApiResult {
-    as_caller(caller, project, &state, move |session| {
-        match (query.record, query.preview, query.peek) {
-            (false, _, _) => session.inbox_before_push(),
-            (true, true, peek) => session.inbox_preview(!peek),
-            (true, false, true) => session.inbox(),
-            (true, false, false) => session.inbox_and_mark_read(),
-        }
+async fn inbox(asked: Asked<InboxQuery>) -> Answered<Inbox> {
+    let [project] = asked.parameters();
+    let look = asked.body.look();
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.inbox(look)
     })
     .await
 }
@@ -575,14 +532,11 @@ async fn inbox(
 /// A remote agent's hook: the hook's answer in baton's words (`{"answer", "text"}`), which
 /// the agent's machine puts in its client's format. Never fails but on a project it cannot
 /// open: what goes wrong after that is the answer's note, as on the hub's own machine.
-async fn hook(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path((project, event)): Path<(String, String)>,
-    payload: Option<axum::Json<HookBody>>,
-) -> ApiResult {
+/// Worked out on a session of its own: a hook opens it unless the lock is busy, and the
+/// context names the agent's own directory.
+async fn hook(asked: Asked<HookBody>) -> Answered<HookAnswer> {
     use crate::client::HookEvent;
-    use crate::hook::Answer as HookAnswer;
+    let [project, event] = asked.parameters();
     let event = HookEvent::from_name(&event).ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
@@ -592,10 +546,11 @@ async fn hook(
             ),
         )
     })?;
-    let input = payload.map(|axum::Json(input)| input).unwrap_or_default();
+    let input = asked.body;
     // As on the hub's own machine, a hook shows the inbox unmarked rather than keep its
     // client waiting on a busy lock.
-    let hub = crate::hook::hub_for_hook(&state.hub);
+    let hub = crate::hook::hub_for_hook(&asked.state.hub);
+    let caller = asked.caller;
     answer(move || {
         if event == HookEvent::Stop && input.stop_hook_active {
             return Ok(HookAnswer::Nothing);
@@ -625,40 +580,31 @@ async fn hook(
     .await
 }
 
-async fn note(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<TextBody>, JsonRejection>,
-) -> ApiResult {
-    let TextBody { text } = body(payload)?;
-    as_caller(caller, project, &state, move |session| session.note(&text)).await
-}
-
-async fn add_context(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<TextBody>, JsonRejection>,
-) -> ApiResult {
-    let TextBody { text } = body(payload)?;
-    let shown = caller.clone();
-    as_caller(caller, project, &state, move |session| {
-        Ok(shown_to(&shown, session.add_context(&text)?))
+async fn note(asked: Asked<TextBody>) -> Answered<ActivityRecord> {
+    let [project] = asked.parameters();
+    let TextBody { text } = asked.body;
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.note(&text)
     })
     .await
 }
 
-async fn coordinator(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<CoordinatorBody>, JsonRejection>,
-) -> ApiResult {
-    let change = body(payload)?;
-    let shown = caller.clone();
-    as_caller(caller, project, &state, move |session| {
-        let project = session.coordinate(
+async fn add_context(asked: Asked<TextBody>) -> Answered<Project> {
+    let [project] = asked.parameters();
+    let TextBody { text } = asked.body;
+    let shown = asked.caller.clone();
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        Ok(shown_to(&shown, desk.add_context(&text)?))
+    })
+    .await
+}
+
+async fn coordinator(asked: Asked<CoordinatorBody>) -> Answered<Project> {
+    let [project] = asked.parameters();
+    let change = asked.body;
+    let shown = asked.caller.clone();
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        let project = desk.coordinate(
             change.set.as_deref(),
             change.human.as_deref(),
             change.not_human.as_deref(),
@@ -670,14 +616,11 @@ async fn coordinator(
 
 /// `wake NAME` from another machine: the agent's wake command runs here, on the hub, as a
 /// hand-over would start it, and only while work waits for it
-/// ([`Session::wake_for_waiting_work`]). The answer names no path of the hub's.
-async fn wake(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path((project, agent)): Path<(String, String)>,
-) -> ApiResult {
-    as_caller(caller, project, &state, move |session| {
-        session.wake_for_waiting_work(&agent).map(without_hub_paths)
+/// ([`Desk::wake_for_waiting_work`]). The answer names no path of the hub's.
+async fn wake(asked: Asked<NoBody>) -> Answered<WakeOutcome> {
+    let [project, agent] = asked.parameters();
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.wake_for_waiting_work(&agent).map(without_hub_paths)
     })
     .await
 }
@@ -685,8 +628,7 @@ async fn wake(
 /// A wake's outcome as another machine is told it: the log is named as a file of the hub's
 /// home (`wake/<agent>.log`, SPEC section 2), not by the hub's own path, and a failure to
 /// start is said without the hub's program path.
-fn without_hub_paths(outcome: crate::wake::WakeOutcome) -> crate::wake::WakeOutcome {
-    use crate::wake::WakeOutcome;
+fn without_hub_paths(outcome: WakeOutcome) -> WakeOutcome {
     let in_home = |agent: &str| std::path::PathBuf::from("wake").join(format!("{agent}.log"));
     match outcome {
         WakeOutcome::Started {
@@ -724,46 +666,27 @@ fn without_hub_paths(outcome: crate::wake::WakeOutcome) -> crate::wake::WakeOutc
 
 /// A remote `listen` says it woke the caller for these tasks: their delivery records say
 /// `woken` (SPEC section 11), for the caller's own hand-overs only.
-async fn woken(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<TaskIds>, JsonRejection>,
-) -> ApiResult {
-    record_delivery(state, caller, project, payload, |session, ids| {
-        crate::session::record_woken(&session.hub, session.project_id(), session.agent()?, ids);
-        Ok(ids.to_vec())
-    })
-    .await
+async fn woken(asked: Asked<TaskIds>) -> Answered<TaskIds> {
+    record_delivery(asked, |desk, ids| desk.record_woken(ids)).await
 }
 
 /// A remote live session (`hook follow` on an agent's machine) pushed these tasks into its
 /// session: they count as seen (SPEC section 11), for the caller's own hand-overs only.
-async fn seen(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(project): Path<String>,
-    payload: std::result::Result<axum::Json<TaskIds>, JsonRejection>,
-) -> ApiResult {
-    record_delivery(state, caller, project, payload, |session, ids| {
-        session.record_seen(ids)
-    })
-    .await
+async fn seen(asked: Asked<TaskIds>) -> Answered<TaskIds> {
+    record_delivery(asked, |desk, ids| desk.record_seen(ids)).await
 }
 
 /// Records a step of the caller's deliveries of the tasks a body names; answers with the
 /// ids `record` says it recorded.
 async fn record_delivery(
-    state: super::State,
-    caller: Caller,
-    project: String,
-    payload: std::result::Result<axum::Json<TaskIds>, JsonRejection>,
-    record: fn(&Session, &[TaskId]) -> Result<Vec<TaskId>>,
-) -> ApiResult {
-    let TaskIds { tasks } = body(payload)?;
-    as_caller(caller, project, &state, move |session| {
+    asked: Asked<TaskIds>,
+    record: fn(&dyn Desk, &[TaskId]) -> Result<Vec<TaskId>>,
+) -> Answered<TaskIds> {
+    let [project] = asked.parameters();
+    let TaskIds { tasks } = asked.body;
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
         Ok(TaskIds {
-            tasks: record(session, &tasks)?,
+            tasks: record(desk, &tasks)?,
         })
     })
     .await
@@ -775,24 +698,22 @@ async fn record_delivery(
 /// so (`wake_hidden`). Humans of the project are not among them for this: they set wake
 /// commands on the hub's machine, where `baton agent show` shows them, and a browser's
 /// login token is the one most easily lost.
-async fn agent_show(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(agent): Path<String>,
-    Query(query): Query<AgentQuery>,
-) -> ApiResult {
-    let store = state.hub.store.clone();
-    answer(move || {
-        let mut record = crate::registry::require(&*store, &agent)?;
+async fn agent_show(asked: Asked<AgentQuery>) -> Answered<AgentRecord> {
+    let [agent] = asked.parameters();
+    let AgentQuery { project } = asked.body;
+    let store = asked.state.hub.store.clone();
+    let caller = asked.caller.0.clone();
+    at_hub(&asked.state, &asked.caller, move |desk| {
+        let mut record = desk.agent_record(&agent)?;
         let coordinates = || -> Result<bool> {
-            let Some(id) = query.project.as_deref() else {
+            let Some(id) = project.as_deref() else {
                 return Ok(false);
             };
-            crate::names::check(crate::names::NameKind::Project, id)?;
-            Ok(project::load(&*store, id)?
-                .is_some_and(|project| project.coordinator.as_deref() == Some(caller.0.as_str())))
+            names::check(NameKind::Project, id)?;
+            Ok(crate::project::load(&*store, id)?
+                .is_some_and(|project| project.coordinator.as_deref() == Some(caller.as_str())))
         };
-        if record.name != caller.0 && !coordinates()? && record.wake.take().is_some() {
+        if record.name != caller && !coordinates()? && record.wake.take().is_some() {
             record
                 .other
                 .insert("wake_hidden".to_string(), serde_json::Value::Bool(true));
@@ -802,36 +723,24 @@ async fn agent_show(
     .await
 }
 
-async fn agent_profile(
-    State(state): State<super::State>,
-    Extension(caller): Extension<Caller>,
-    Path(agent): Path<String>,
-    payload: std::result::Result<axum::Json<ProfileBody>, JsonRejection>,
-) -> ApiResult {
-    let profile = body(payload)?;
-    if agent != caller.0 {
+async fn agent_profile(asked: Asked<ProfileBody>) -> Answered<AgentRecord> {
+    let [agent] = asked.parameters();
+    let caller = &asked.caller.0;
+    if agent != *caller {
         return Err(ApiError::from(Error::invalid_with_hint(
             format!(
-                "this token acts as {}: it can describe only {} itself, not {}",
-                caller.0,
-                caller.0,
+                "this token acts as {caller}: it can describe only {caller} itself, not {}",
                 crate::text::inline(&agent)
             ),
             "on the hub's machine, `baton agent add NAME` describes any agent",
         )));
     }
-    let hub = state.hub.clone();
-    answer(move || {
-        crate::registry::add(
-            &*hub.store,
-            &agent,
-            crate::time::now(),
-            &crate::registry::Profile {
-                strengths: profile.strengths,
-                skills: profile.skills,
-            },
-            crate::registry::WakeCommandChange::Keep,
-        )
+    let profile = Profile {
+        strengths: asked.body.strengths,
+        skills: asked.body.skills,
+    };
+    at_hub(&asked.state, &asked.caller, move |desk| {
+        desk.describe_agent(&agent, profile)
     })
     .await
 }

@@ -14,8 +14,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::api::ApiError;
-use crate::mcp::Caller;
 use crate::names;
+use crate::session::blocking::{Caller, off_thread};
 use crate::time;
 use crate::tokens::{self, Authentication};
 
@@ -156,10 +156,7 @@ pub async fn require_token(
         );
     };
     let (store, kept) = (state.hub.store.clone(), state.tokens.clone());
-    let found = tokio::task::spawn_blocking(move || {
-        tokens::authenticate(&*store, &kept, &token, time::now())
-    })
-    .await;
+    let found = off_thread(move || tokens::authenticate(&*store, &kept, &token, time::now())).await;
     match found {
         Ok(Ok(Authentication::Accepted(bearer))) => {
             if let Some(refusal) = claimed_another(request.headers(), &bearer.agent) {

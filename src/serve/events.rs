@@ -28,6 +28,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::session::blocking::off_thread;
 use crate::store::{self, ChangeFeed, Scope, Store, StoreError, What};
 use crate::tokens::{self, KeptTokens, TokenId};
 
@@ -97,7 +98,7 @@ impl Feed {
 pub async fn stream(
     State(state): State<super::State>,
     Extension(token): Extension<TokenId>,
-    Extension(caller): Extension<crate::mcp::Caller>,
+    Extension(caller): Extension<crate::session::blocking::Caller>,
     headers: axum::http::HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Response> {
     let slot = state
@@ -114,7 +115,7 @@ pub async fn stream(
         true => {
             let store = state.hub.store.clone();
             let agent = caller.0.clone();
-            tokio::task::spawn_blocking(move || store.announce_listener(&agent).ok())
+            off_thread(move || store.announce_listener(&agent).ok())
                 .await
                 .ok()
                 .flatten()
@@ -184,7 +185,7 @@ pub(super) async fn is_current(
     token: &TokenId,
 ) -> bool {
     let (store, kept, token) = (store.clone(), kept.clone(), token.clone());
-    tokio::task::spawn_blocking(move || tokens::is_current(&*store, &kept, &token))
+    off_thread(move || tokens::is_current(&*store, &kept, &token))
         .await
         .is_ok_and(|current| current.unwrap_or(false))
 }

@@ -2,7 +2,7 @@
 //!
 //! One axum router on the tokio runtime rmcp already uses:
 //! - `/mcp`: the MCP tools of `baton mcp` over rmcp's Streamable HTTP transport, each call
-//!   acting as the agent of its request's token ([`crate::mcp::Caller`]);
+//!   acting as the agent of its request's token ([`crate::session::blocking::Caller`]);
 //! - `/api/v1/…` ([`api`]): the JSON of the CLI's `--json`, and `/api/v1/events` ([`events`]),
 //!   one server-sent event per change;
 //! - `/.well-known/agent-card.json`, `/a2a/…` ([`a2a`]): the A2A server, an Agent Card and a
@@ -25,6 +25,7 @@ pub mod answers;
 pub mod api;
 pub mod auth;
 pub mod connections;
+pub mod endpoint;
 pub mod events;
 mod page;
 mod priming;
@@ -50,6 +51,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::BatonServer;
 use crate::session::Hub;
+use crate::session::blocking::off_thread;
 use crate::wake::WakeOutcome;
 
 /// What a running server needs.
@@ -209,11 +211,8 @@ const HEALTH_WITHIN: Duration = Duration::from_secs(3);
 /// of a database is not for anyone who asks).
 async fn healthz(Shared(state): Shared<State>) -> Response {
     let store = state.hub.store.clone();
-    let checked = tokio::time::timeout(
-        HEALTH_WITHIN,
-        tokio::task::spawn_blocking(move || store.check_answers()),
-    )
-    .await;
+    let checked =
+        tokio::time::timeout(HEALTH_WITHIN, off_thread(move || store.check_answers())).await;
     match checked {
         Ok(Ok(Ok(()))) => "ok".into_response(),
         _ => api::ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the store does not answer")

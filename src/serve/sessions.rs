@@ -27,6 +27,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 
 use super::api::ApiError;
 use crate::error::Error;
+use crate::session::blocking::{Stopped, off_thread};
 use crate::store::{Store, StoreError};
 use crate::tokens::{self, KeptTokens, TokenId};
 
@@ -69,9 +70,9 @@ impl McpSessions {
         work: impl FnOnce(&dyn Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, Error> {
         let store = self.store.clone();
-        match tokio::task::spawn_blocking(move || work(&*store)).await {
+        match off_thread(move || work(&*store)).await {
             Ok(done) => Ok(done?),
-            Err(_) => Err(Error::Store(StoreError::Unfinished)),
+            Err(Stopped) => Err(Error::Store(StoreError::Unfinished)),
         }
     }
 

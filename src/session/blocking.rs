@@ -22,6 +22,24 @@ pub enum Opening {
     },
 }
 
+/// The agent an HTTP request acts as, put among the request's extensions by the layer that
+/// checked its token, and how it stands (the agent itself, or a process looking on its
+/// behalf: [`Standing`]). A call without one is refused, never served as somebody.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller(pub String, pub Standing);
+
+impl Caller {
+    /// How the caller's session in `project` is opened: by the project's id, as it stands.
+    pub fn opening(self, project: String) -> Opening {
+        let Caller(agent, standing) = self;
+        Opening::ById {
+            agent,
+            project,
+            standing,
+        }
+    }
+}
+
 /// The work ended without an answer: it panicked, or the runtime is shutting down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stopped;
@@ -37,9 +55,17 @@ where
     T: Send + 'static,
     F: FnOnce(Session) -> Result<T> + Send + 'static,
 {
-    tokio::task::spawn_blocking(move || work(opening.open(hub)?))
-        .await
-        .map_err(|_| Stopped)
+    off_thread(move || work(opening.open(hub)?)).await
+}
+
+/// Runs `work` on a blocking thread, for async code whose work reads and locks the store
+/// (with no session to open: a token, an MCP session's owner); its answer, or [`Stopped`].
+pub async fn off_thread<T, F>(work: F) -> std::result::Result<T, Stopped>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    tokio::task::spawn_blocking(work).await.map_err(|_| Stopped)
 }
 
 impl Opening {

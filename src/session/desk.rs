@@ -69,6 +69,10 @@ pub trait Desk: Send + Sync {
     /// `show`: one task, from the board or the archive.
     fn show(&self, id: TaskId) -> Result<TaskView>;
 
+    /// [`Desk::show`] with what the caller may do with the task now (the web board's
+    /// buttons: [`TaskView::offers`]).
+    fn show_with_offers(&self, id: TaskId) -> Result<TaskView>;
+
     /// `board`: the tasks the filter lets through, oldest first.
     fn board(&self, filter: &BoardFilter) -> Result<Vec<TaskView>>;
 
@@ -132,6 +136,11 @@ pub trait Desk: Send + Sync {
     /// `wake NAME`: the agent's wake command, run now on the hub's machine.
     fn wake(&self, agent: &str) -> Result<WakeOutcome>;
 
+    /// `wake NAME` asked from another machine: the wake command runs only while work waits
+    /// for the agent ([`Session::wake_for_waiting_work`]). A hub elsewhere does so for
+    /// every `wake`.
+    fn wake_for_waiting_work(&self, agent: &str) -> Result<WakeOutcome>;
+
     /// What the caller's client hook says for `event` ([`Answer`]): the inbox at the start
     /// of a session and on a prompt, a reason to go on at stop (none when the client says a
     /// stop hook already made the agent go on).
@@ -149,6 +158,14 @@ pub trait Desk: Send + Sync {
     /// seen (a failure to record is returned, and tried again at the next look).
     fn record_pushed(&self, pushed: &mut Pushed, sent: &[Push]) -> Result<()>;
 
+    /// These tasks were pushed into the caller's live session: their delivery records say
+    /// seen (SPEC section 11), for the caller's own hand-overs only. The ids recorded.
+    fn record_seen(&self, ids: &[TaskId]) -> Result<Vec<TaskId>>;
+
+    /// The caller was woken for these tasks (a remote `listen`): their delivery records say
+    /// woken (SPEC section 11), for the caller's own hand-overs only. The ids asked for.
+    fn record_woken(&self, ids: &[TaskId]) -> Result<Vec<TaskId>>;
+
     /// Announces a live session of `client` for the caller while the returned presence is
     /// kept, where the hub can be told (this machine's files); `None` where it cannot.
     fn announce(&self, client: &str) -> Result<Option<Presence>>;
@@ -164,6 +181,11 @@ pub enum InboxLook {
     /// `status`: the first [`super::PREVIEW`] tasks in full and a count of the rest; no
     /// message marked read.
     Preview,
+    /// [`InboxLook::Preview`], and the messages shown count as read.
+    PreviewMarkRead,
+    /// On the agent's behalf, showing it nothing (a remote `listen`, a push into a live
+    /// session): every task, no hand-over recorded as seen, no message marked read.
+    OnBehalf,
 }
 
 /// What tells a face that the project may have changed.
@@ -360,6 +382,11 @@ impl Desk for LocalDesk {
         self.session()?.show(id)
     }
 
+    fn show_with_offers(&self, id: TaskId) -> Result<TaskView> {
+        let session = self.session()?;
+        session.with_offers(session.show(id)?)
+    }
+
     fn board(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
         self.session()?.list(filter)
     }
@@ -370,6 +397,8 @@ impl Desk for LocalDesk {
             InboxLook::Peek => session.inbox(),
             InboxLook::MarkRead => session.inbox_and_mark_read(),
             InboxLook::Preview => session.inbox_preview(false),
+            InboxLook::PreviewMarkRead => session.inbox_preview(true),
+            InboxLook::OnBehalf => session.inbox_before_push(),
         }
     }
 
@@ -472,6 +501,10 @@ impl Desk for LocalDesk {
         self.session()?.wake_by_hand(agent)
     }
 
+    fn wake_for_waiting_work(&self, agent: &str) -> Result<WakeOutcome> {
+        self.session()?.wake_for_waiting_work(agent)
+    }
+
     fn hook(&self, event: HookEvent, stop_hook_active: bool) -> Result<Answer> {
         if event == HookEvent::Stop && stop_hook_active {
             // The agent already went on once for its inbox; stopping now cannot loop.
@@ -491,6 +524,16 @@ impl Desk for LocalDesk {
 
     fn record_pushed(&self, pushed: &mut Pushed, sent: &[Push]) -> Result<()> {
         self.session()?.record_pushed(pushed, sent)
+    }
+
+    fn record_seen(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
+        self.session()?.record_seen(ids)
+    }
+
+    fn record_woken(&self, ids: &[TaskId]) -> Result<Vec<TaskId>> {
+        let session = self.session()?;
+        super::record_woken(&session.hub, session.project_id(), session.agent()?, ids);
+        Ok(ids.to_vec())
     }
 
     fn announce(&self, client: &str) -> Result<Option<Presence>> {

@@ -15,6 +15,7 @@ use crate::names::{self, NameKind};
 use crate::project;
 use crate::registry::{self, AgentRecord};
 use crate::serve::api::ApiError;
+use crate::session::blocking::{Stopped, off_thread};
 use crate::text;
 
 /// The routes of the cards, which need a token like every other page of the server.
@@ -89,9 +90,9 @@ async fn registry_records(
     state: &crate::serve::State,
 ) -> std::result::Result<Vec<AgentRecord>, ApiError> {
     let store = state.hub.store.clone();
-    let listed = tokio::task::spawn_blocking(move || registry::list(&*store))
+    let listed = off_thread(move || registry::list(&*store))
         .await
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))?;
+        .map_err(|Stopped| crate::serve::api::stopped())?;
     Ok(listed.map_err(ApiError::from)?.0)
 }
 
@@ -143,9 +144,9 @@ pub(super) async fn endpoint_project(
         .map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, format!("?project=: {error}")))?;
     let store = state.hub.store.clone();
     let id = project.clone();
-    let exists = tokio::task::spawn_blocking(move || project::check_exists(&*store, &id))
+    let exists = off_thread(move || project::check_exists(&*store, &id))
         .await
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))?;
+        .map_err(|Stopped| crate::serve::api::stopped())?;
     match exists {
         Ok(()) => Ok(Some(project)),
         Err(Error::Store(error)) => Err(ApiError::from(Error::Store(error))),
@@ -166,9 +167,9 @@ async fn agent_card(
     let base = base_url(&headers);
     let endpoint_project = endpoint_project(&state, query).await?;
     let store = state.hub.store.clone();
-    let found = tokio::task::spawn_blocking(move || registry::require(&*store, &name))
+    let found = off_thread(move || registry::require(&*store, &name))
         .await
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the request stopped"))?;
+        .map_err(|Stopped| crate::serve::api::stopped())?;
     let record = match found {
         Ok(record) => record,
         Err(error @ Error::UnknownAgent { .. }) => {

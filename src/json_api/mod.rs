@@ -1,7 +1,8 @@
 //! The JSON API of `baton serve` as it travels (SPEC section 12): every path, every request
-//! body and query as one type that the server reads (axum's extractors) and the client of a
-//! remote hub writes (the `remote` module), and the answers, which are the session's own
-//! types, named here. A field is spelled once, so the two sides cannot drift apart.
+//! body and query as one type that the server reads and the client of a remote hub writes
+//! (the `remote` module), and the answers, which are the session's own types, named here.
+//! Each operation puts them together as one [`Endpoint`] ([`endpoint`]). A field is spelled
+//! once, so the two sides cannot drift apart.
 //!
 //! A body the server takes refuses fields it does not know (`deny_unknown_fields`), so a
 //! client that sends a misspelled one is told rather than half obeyed; every field but the
@@ -9,7 +10,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::action::ActionKind;
 use crate::board::record::LogAction;
 use crate::board::task::{Status, TaskId};
 use crate::time::Timestamp;
@@ -18,8 +18,11 @@ pub use crate::activity::ActivityRecord;
 pub use crate::board::new_task::NewTask as SendBody;
 pub use crate::project::Project;
 pub use crate::registry::AgentRecord;
-pub use crate::session::{AgentMatrix, Changed, Inbox, Mail, Sent, TaskView};
+pub use crate::session::{AgentMatrix, Changed, Inbox, InboxLook, Mail, Sent, TaskView};
 pub use crate::wake::WakeOutcome;
+pub use endpoint::{Endpoint, Method, Reading};
+
+pub mod endpoint;
 
 /// Where the API is served, before each of its paths.
 pub const API: &str = "/api/v1";
@@ -89,11 +92,6 @@ pub mod route {
     pub const EVENTS: Route = Route("/events");
 }
 
-/// The path of an action on a task.
-pub fn act_path(project: &str, task: TaskId, action: ActionKind) -> String {
-    route::ACT.path(&[project, &task.0.to_string(), action.command()])
-}
-
 /// A refusal, whoever makes it: `{"error", "hint", "code"}`, `code` being the CLI's exit code
 /// for the same refusal (none for one only HTTP makes).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,6 +156,29 @@ pub struct InboxQuery {
     pub record: bool,
 }
 
+impl From<InboxLook> for InboxQuery {
+    fn from(look: InboxLook) -> Self {
+        InboxQuery {
+            peek: !matches!(look, InboxLook::MarkRead | InboxLook::PreviewMarkRead),
+            preview: matches!(look, InboxLook::Preview | InboxLook::PreviewMarkRead),
+            record: look != InboxLook::OnBehalf,
+        }
+    }
+}
+
+impl InboxQuery {
+    /// The look the query asks for.
+    pub fn look(&self) -> InboxLook {
+        match (self.record, self.preview, self.peek) {
+            (false, _, _) => InboxLook::OnBehalf,
+            (true, true, true) => InboxLook::Preview,
+            (true, true, false) => InboxLook::PreviewMarkRead,
+            (true, false, true) => InboxLook::Peek,
+            (true, false, false) => InboxLook::MarkRead,
+        }
+    }
+}
+
 impl Default for InboxQuery {
     fn default() -> Self {
         InboxQuery {
@@ -175,6 +196,15 @@ pub struct LogQuery {
     pub n: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<Timestamp>,
+}
+
+impl Default for LogQuery {
+    fn default() -> Self {
+        LogQuery {
+            n: twenty(),
+            since: None,
+        }
+    }
 }
 
 /// `GET …/messages`: with `all` every message sent or received; `peek` marks nothing read;
@@ -209,7 +239,7 @@ pub struct ActBody {
 }
 
 /// `POST …/messages`: `msg`'s arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MessageBody {
     pub to: String,
@@ -221,7 +251,7 @@ pub struct MessageBody {
 }
 
 /// `POST …/notes` and `POST …/context`: the words of a note, or of the shared context.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TextBody {
     pub text: String,
@@ -366,6 +396,7 @@ fn twenty() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::board::action::ActionKind;
 
     #[test]
     fn a_route_is_filled_in_order_and_its_query_read_back_as_sent() {
@@ -374,7 +405,7 @@ mod tests {
             "/projects/api/tasks/4/request-changes"
         );
         assert_eq!(
-            act_path("api", TaskId(4), ActionKind::RequestChanges),
+            route::ACT.path(&["api", "4", ActionKind::RequestChanges.command()]),
             "/projects/api/tasks/4/request-changes"
         );
         let query = BoardQuery {
@@ -409,6 +440,23 @@ mod tests {
             "/projects/api/inbox?peek=false&record=false"
         );
         assert_eq!(route::WHOAMI.path_with(&[], &NoBody {}), "/whoami");
+    }
+
+    #[test]
+    fn an_inbox_look_travels_as_a_query_and_is_read_back_as_itself() {
+        use InboxLook::*;
+        for look in [Peek, MarkRead, Preview, PreviewMarkRead, OnBehalf] {
+            let path = route::INBOX.path_with(&["api"], &InboxQuery::from(look));
+            let (_, sent) = path.split_once('?').unwrap();
+            let query: InboxQuery = serde_urlencoded::from_str(sent).unwrap();
+            assert_eq!(query.look(), look, "{path}");
+        }
+        // As a remote `listen` has always asked, and a client that says nothing else.
+        assert_eq!(
+            route::INBOX.path_with(&["api"], &InboxQuery::from(OnBehalf)),
+            "/projects/api/inbox?peek=true&record=false"
+        );
+        assert_eq!(InboxQuery::default().look(), MarkRead);
     }
 
     #[test]

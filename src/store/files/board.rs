@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 
 use super::journal::{self, Line};
 use super::layout::{self, Field};
-use super::source::BoardText;
+use super::source::{BoardText, placed_in_file};
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::{Board, StoredTasks};
 use crate::file::lock::FileLock;
@@ -80,7 +80,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
 pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
     if let Some(laid) = layout::read_bytes(&bytes) {
         check_schema(path, laid.schema)?;
-        let text = BoardText::laid_out(path.to_path_buf(), bytes);
+        let text = BoardText::new(path.to_path_buf(), bytes);
         return Ok(Board::from_store(
             // The schema is at most BOARD_SCHEMA here, so it fits.
             laid.schema as u32,
@@ -133,7 +133,7 @@ fn parse_with(
         }
         None => read_whole(path, &text)?,
     };
-    let text = BoardText::text(path.to_path_buf(), text);
+    let text = BoardText::new(path.to_path_buf(), text.into_bytes());
     Ok(Board::from_store(
         // The schema is at most BOARD_SCHEMA here, so it fits.
         schema as u32,
@@ -337,36 +337,6 @@ fn named<E: de::Error>(field: &str, value: &str, choices: &[&str]) -> Result<usi
                 choices.join(", ")
             ))
         })
-}
-
-/// serde_json's message for an error in `text`, with the place counted in the whole file,
-/// whose text before `text` is `before`. serde_json counts columns in bytes, as this does.
-pub(crate) fn placed_in_file(error: &serde_json::Error, before: &[u8], text: &[u8]) -> String {
-    let message = error.to_string();
-    let message = message
-        .rsplit_once(" at line ")
-        .map_or(message.as_str(), |(what, _)| what);
-    let (mut line, mut column) = (error.line(), error.column());
-    if line == 0 {
-        // Not placed (serde_json places every error in text it reads).
-        return message.to_string();
-    }
-    if column == 0 && line > 1 {
-        // serde_json places an error found just past a line break (the text ending there)
-        // at column 0 of the next line: it is at the end of the line the break ends.
-        line -= 1;
-        let ended = text.split(|byte| *byte == b'\n').nth(line - 1);
-        column = ended.map_or(0, <[u8]>::len) + 1;
-    }
-    let first_line = memchr::memchr_iter(b'\n', before).count() + 1;
-    let first_column = before.len() - memchr::memrchr(b'\n', before).map_or(0, |at| at + 1) + 1;
-    if line == 1 {
-        column += first_column - 1;
-    }
-    format!(
-        "{message} at line {} column {column}",
-        first_line + line - 1
-    )
 }
 
 /// Completes or drops the journal of a change whose writer was killed (`store::files::journal`).

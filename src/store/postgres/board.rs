@@ -2,7 +2,6 @@
 //! (alone, or in a resident process's batch), the board kept by version for the next read,
 //! and the board before the last change kept for `doctor --restore`.
 
-use std::any::Any;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -566,10 +565,6 @@ impl Undecoded for Tasks {
             .get(place.start)
             .cloned()
             .ok_or_else(|| format!("no task at place {}", place.start))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

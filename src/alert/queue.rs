@@ -191,7 +191,7 @@ pub fn enqueue(
         Ok(queued) => Ok(queued.unwrap_or(0)),
         // The lock stayed busy: queued without it (the cap may be passed by the few that
         // queue at that moment).
-        Err(Error::Store(StoreError::LockTimeout { .. })) => {
+        Err(Error::Store(error)) if error.is_lock_timeout() => {
             let mut dropped = versioned::read(store, &Document::AlertsDropped)
                 .ok()
                 .flatten();

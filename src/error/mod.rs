@@ -216,12 +216,14 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::OutsideWorkspace { .. } => 2,
-            Error::Store(StoreError::LockTimeout { .. }) => 3,
+            Error::Store(
+                StoreError::File(FileError::LockTimeout { .. }) | StoreError::LockTimeout { .. },
+            ) => 3,
             Error::Store(
                 StoreError::Corrupt { .. }
                 | StoreError::NewerSchema { .. }
                 | StoreError::NewerDatabase { .. }
-                | StoreError::NotRegular { .. },
+                | StoreError::File(FileError::NotRegular { .. }),
             )
             | Error::Board(_) => 4,
             Error::WaitTimedOut { .. } => 5,
@@ -247,7 +249,9 @@ impl Error {
             | Error::MachineKey(_)
             | Error::Setting(_)
             | Error::Store(
-                StoreError::Io { .. } | StoreError::Unfinished | StoreError::Database { .. },
+                StoreError::File(FileError::Io { .. })
+                | StoreError::Unfinished
+                | StoreError::Database { .. },
             )
             | Error::NoIdentity
             | Error::UnknownTask { .. }
@@ -346,7 +350,7 @@ impl Error {
                         .into(),
                 )
             }
-            Error::Store(StoreError::NotRegular { path, .. }) => Some(format!(
+            Error::Store(StoreError::File(FileError::NotRegular { path, .. })) => Some(format!(
                 "baton reads only regular files there; move it away (`mv {0} {0}.aside`) \
                  and run `baton doctor`",
                 path.display()
@@ -356,7 +360,7 @@ impl Error {
                  one of the tasks numbered {task} an id no task has, in {} by hand",
                 origin.display()
             )),
-            Error::Store(StoreError::LockTimeout { .. }) => Some(
+            Error::Store(store) if store.is_lock_timeout() => Some(
                 "another baton command is still writing; retry, or raise BATON_LOCK_TIMEOUT".into(),
             ),
             _ => None,

@@ -55,7 +55,6 @@ use crate::mail::Arrival;
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
-use crate::store::StoreError;
 use crate::store::files::{FileStore, HomeFiles};
 use crate::store::{self, Store, Transaction};
 use crate::time::{self, Timestamp};
@@ -465,6 +464,6 @@ enum WhenBusy {
 impl WhenBusy {
     fn shows_unmarked(self, error: &Error) -> bool {
         self == WhenBusy::ShowUnmarked
-            && matches!(error, Error::Store(StoreError::LockTimeout { .. }))
+            && matches!(error, Error::Store(error) if error.is_lock_timeout())
     }
 }

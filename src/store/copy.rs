@@ -28,6 +28,7 @@ use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::Task;
+use crate::file::FileError;
 
 /// Everything a store holds of one project but its presence: its record, its board, its
 /// activity log in order (its numbers are the places), its archive, its mail with the read
@@ -389,7 +390,9 @@ pub fn copy(
 fn is_unreadable(error: &StoreError) -> bool {
     matches!(
         error,
-        StoreError::NotRegular { .. } | StoreError::Corrupt { .. } | StoreError::NewerSchema { .. }
+        StoreError::File(FileError::NotRegular { .. })
+            | StoreError::Corrupt { .. }
+            | StoreError::NewerSchema { .. }
     )
 }
 

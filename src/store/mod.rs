@@ -27,7 +27,7 @@ use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Task, TaskId};
 use crate::board::{Board, BoardError};
-use crate::file::{FileError, lock, regular};
+use crate::file::{FileError, lock};
 use crate::home::Home;
 use crate::setting::SettingError;
 use crate::time::Timestamp;
@@ -404,20 +404,18 @@ fn run_once<W, T, E: From<StoreError>>(
 /// A failure to read or write stored data.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{path}: {source}", path = path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error(
-        "gave up after {seconds}s waiting for the lock {path} held by {holder}",
-        path = path.display()
-    )]
+    /// A file of the store that could not be read, written or locked, in the file's own
+    /// words.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// A lock of a store kept elsewhere than in files (a database's advisory lock), named
+    /// in words, that stayed busy past the lock timeout.
+    #[error("gave up after {seconds}s waiting for the lock {lock} held by {holder}")]
     LockTimeout {
-        path: PathBuf,
+        lock: String,
         holder: lock::Holder,
         seconds: f64,
     },
-    /// A directory, FIFO, socket or device where a baton file should be.
-    #[error("{path} is {kind}, not a regular file", path = path.display())]
-    NotRegular { path: PathBuf, kind: &'static str },
     #[error("{path} is unreadable: {detail}", path = path.display())]
     Corrupt { path: PathBuf, detail: String },
     /// A change the store took in but never finished (its batch ended without a word on
@@ -452,25 +450,6 @@ pub enum StoreError {
     },
 }
 
-/// The store's files fail in the same words as the files themselves.
-impl From<FileError> for StoreError {
-    fn from(failed: FileError) -> Self {
-        match failed {
-            FileError::Io { path, source } => StoreError::Io { path, source },
-            FileError::LockTimeout {
-                path,
-                holder,
-                seconds,
-            } => StoreError::LockTimeout {
-                path,
-                holder,
-                seconds,
-            },
-            FileError::NotRegular { path, kind } => StoreError::NotRegular { path, kind },
-        }
-    }
-}
-
 /// The store meets a board the model refuses as a damaged file, in the same words.
 impl From<BoardError> for StoreError {
     fn from(refused: BoardError) -> Self {
@@ -493,22 +472,15 @@ impl StoreError {
     /// whose write failed): the same words and the same exit code.
     pub fn duplicate(&self) -> StoreError {
         match self {
-            StoreError::Io { path, source } => StoreError::Io {
-                path: path.clone(),
-                source: io::Error::new(source.kind(), source.to_string()),
-            },
+            StoreError::File(failed) => StoreError::File(failed.duplicate()),
             StoreError::LockTimeout {
-                path,
+                lock,
                 holder,
                 seconds,
             } => StoreError::LockTimeout {
-                path: path.clone(),
+                lock: lock.clone(),
                 holder: *holder,
                 seconds: *seconds,
-            },
-            StoreError::NotRegular { path, kind } => StoreError::NotRegular {
-                path: path.clone(),
-                kind,
             },
             StoreError::Corrupt { path, detail } => StoreError::Corrupt {
                 path: path.clone(),
@@ -540,19 +512,17 @@ impl StoreError {
         }
     }
 
-    /// Wraps an I/O error with the path it happened on; a refusal of
-    /// [`regular::open_with`] becomes [`StoreError::NotRegular`].
+    /// Whether a lock (a file's or a database's) stayed busy past the lock timeout.
+    pub fn is_lock_timeout(&self) -> bool {
+        matches!(
+            self,
+            StoreError::File(FileError::LockTimeout { .. }) | StoreError::LockTimeout { .. }
+        )
+    }
+
+    /// Wraps an I/O error with the path it happened on, as [`FileError::io`] does.
     pub fn io(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
-        move |source| match regular::NotRegularFile::of(&source) {
-            Some(found) => StoreError::NotRegular {
-                path: path.to_path_buf(),
-                kind: found.kind,
-            },
-            None => StoreError::Io {
-                path: path.to_path_buf(),
-                source,
-            },
-        }
+        move |source| StoreError::File(FileError::io(path)(source))
     }
 }
 

@@ -225,6 +225,7 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
+    use crate::file::FileError;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Note {
@@ -277,7 +278,7 @@ mod tests {
         ));
         assert!(matches!(
             load::<Note>(dir.path()),
-            Err(StoreError::NotRegular { .. })
+            Err(StoreError::File(FileError::NotRegular { .. }))
         ));
     }
 }

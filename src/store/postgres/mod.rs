@@ -252,7 +252,7 @@ impl PgStore {
             return Ok(false);
         }
         let timed_out = || StoreError::LockTimeout {
-            path: PathBuf::from(format!("{} ({what})", self.shown())),
+            lock: format!("{} ({what})", self.shown()),
             holder: Holder::Unknown,
             seconds: self.lock.timeout.as_secs_f64(),
         };

@@ -18,7 +18,6 @@ pub mod transition;
 use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use chrono::Duration;
@@ -44,9 +43,6 @@ pub struct Board {
     slots: Vec<Slot>,
     /// What the tasks not decoded yet are decoded from: the store's, shared by every copy.
     undecoded: Option<Arc<dyn Undecoded>>,
-    /// Where the board was read from, to name it in errors (`board.json` for a board made
-    /// in memory).
-    origin: Arc<Path>,
     /// Ids that more than one task has (a board edited by hand, or written by an old baton
     /// that could reuse ids), sorted; nearly always none. Nothing acts on such an id.
     duplicated: Vec<TaskId>,
@@ -148,33 +144,16 @@ impl StoredTasks {
 
 /// What the model refuses to guess at on a board: a task whose stored form does not decode,
 /// and an id more than one task has. Each makes the board unreadable to the command that
-/// meets it, in the words a damaged file gets (exit code 4).
+/// meets it. The model does not know where the board is kept: the store names that when it
+/// takes the refusal in as its own error (a damaged board, exit code 4).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BoardError {
-    #[error("{origin} is unreadable: {task}: {detail}", origin = origin.display())]
-    Undecodable {
-        origin: PathBuf,
-        task: TaskId,
-        detail: String,
-    },
-    #[error("{origin} is unreadable: no task at place {index}", origin = origin.display())]
-    NoTaskAt { origin: PathBuf, index: usize },
-    #[error(
-        "{task} is the id of more than one task in {origin}; baton will not guess which is meant",
-        origin = origin.display()
-    )]
-    DuplicateId { origin: PathBuf, task: TaskId },
-}
-
-impl BoardError {
-    /// Where the board the error is about was read from.
-    pub fn origin(&self) -> &Path {
-        match self {
-            BoardError::Undecodable { origin, .. }
-            | BoardError::NoTaskAt { origin, .. }
-            | BoardError::DuplicateId { origin, .. } => origin,
-        }
-    }
+    #[error("{task}: {detail}")]
+    Undecodable { task: TaskId, detail: String },
+    #[error("no task at place {index}")]
+    NoTaskAt { index: usize },
+    #[error("{task} is the id of more than one task")]
+    DuplicateId { task: TaskId },
 }
 
 /// A task in someone's inbox, with why it is there.
@@ -194,21 +173,19 @@ impl Board {
             next_id: 1,
             slots: Vec::new(),
             undecoded: None,
-            origin: Arc::from(Path::new("board.json")),
             duplicated: Vec::new(),
             in_id_order: true,
         }
     }
 
     /// The board a store read: its own fields, and its tasks as the store keeps them,
-    /// decoded from `undecoded` when needed. `origin` names where it was read from.
+    /// decoded from `undecoded` when needed.
     pub fn from_store(
         schema: u32,
         project: String,
         next_id: u64,
         tasks: StoredTasks,
         undecoded: Arc<dyn Undecoded>,
-        origin: &Path,
     ) -> Self {
         let duplicated = duplicated_ids(&tasks.slots);
         let in_id_order = is_in_id_order(&tasks.slots);
@@ -218,7 +195,6 @@ impl Board {
             next_id,
             slots: tasks.slots,
             undecoded: Some(undecoded),
-            origin: Arc::from(origin),
             duplicated,
             in_id_order,
         }
@@ -246,17 +222,9 @@ impl Board {
     /// which one is meant, and must not act on either at random.
     pub fn check_unambiguous(&self, id: TaskId) -> Result<(), BoardError> {
         match self.duplicated.binary_search(&id) {
-            Ok(_) => Err(BoardError::DuplicateId {
-                origin: self.origin().to_path_buf(),
-                task: id,
-            }),
+            Ok(_) => Err(BoardError::DuplicateId { task: id }),
             Err(_) => Ok(()),
         }
-    }
-
-    /// Where the board was read from (its usual name for a board made in memory).
-    pub fn origin(&self) -> &Path {
-        &self.origin
     }
 
     /// The id the next task gets: above every id on the board and `highest_archived`,
@@ -311,8 +279,7 @@ impl Board {
     }
 
     /// Task `id` whole, decoded on first use. A task that does not decode makes the board
-    /// unreadable, named by where it was read from, like any other damage; so does an id
-    /// that more than one task has.
+    /// unreadable, like any other damage; so does an id that more than one task has.
     pub fn task(&self, id: TaskId) -> Result<Option<&Task>, BoardError> {
         match self.locate(id)? {
             Some(index) => self.decode(&self.slots[index]).map(Some),
@@ -362,7 +329,6 @@ impl Board {
     /// Decodes the task of `slot` from what the store handed over.
     fn decode_stored(&self, slot: &Slot, place: &Range<usize>) -> Result<Task, BoardError> {
         let undecodable = |detail: String| BoardError::Undecodable {
-            origin: self.origin().to_path_buf(),
             task: slot.head.id,
             detail,
         };
@@ -373,10 +339,7 @@ impl Board {
     }
 
     fn no_task_at(&self, index: usize) -> BoardError {
-        BoardError::NoTaskAt {
-            origin: self.origin().to_path_buf(),
-            index,
-        }
+        BoardError::NoTaskAt { index }
     }
 
     /// Adds a new task at the end of the board.

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod copy;
 pub mod document;
 pub mod duty;
+mod error;
 pub mod feed;
 pub mod files;
 pub mod group;
@@ -20,20 +21,19 @@ pub mod transaction;
 pub mod versioned;
 
 use std::fmt;
-use std::io;
-use std::path::{Path, PathBuf};
 
+use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Task, TaskId};
-use crate::board::{Board, BoardError};
-use crate::file::{FileError, lock};
+use crate::file::lock;
 use crate::home::Home;
 use crate::setting::SettingError;
 use crate::time::Timestamp;
 
 pub use document::{Collection, Document, Documents, Edit, Version, Wait};
 pub use duty::{Duty, Held};
+pub use error::{Origin, Place, StoreError, Stored, board_origin, previous_board_origin};
 pub use feed::{Change, ChangeFeed, FeedWaker, Scope, What};
 pub use mailbox::Mailbox;
 pub use transaction::{Archive, Transaction};
@@ -398,131 +398,6 @@ fn run_once<W, T, E: From<StoreError>>(
         (Err(failed), _) => Err(failed.into()),
         (Ok(()), Some(Ok(result))) => Ok(result),
         (Ok(()), None) => Err(StoreError::Unfinished.into()),
-    }
-}
-
-/// A failure to read or write stored data.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// A file of the store that could not be read, written or locked, in the file's own
-    /// words.
-    #[error(transparent)]
-    File(#[from] FileError),
-    /// A lock of a store kept elsewhere than in files (a database's advisory lock), named
-    /// in words, that stayed busy past the lock timeout.
-    #[error("gave up after {seconds}s waiting for the lock {lock} held by {holder}")]
-    LockTimeout {
-        lock: String,
-        holder: lock::Holder,
-        seconds: f64,
-    },
-    #[error("{path} is unreadable: {detail}", path = path.display())]
-    Corrupt { path: PathBuf, detail: String },
-    /// A change the store took in but never finished (its batch ended without a word on
-    /// it); nothing of it was written.
-    #[error("the change was not written")]
-    Unfinished,
-    #[error(
-        "{path} has schema {found}, newer than this baton understands ({known}); upgrade baton",
-        path = path.display()
-    )]
-    NewerSchema {
-        path: PathBuf,
-        found: u64,
-        known: u32,
-    },
-    /// A database store that cannot be reached now: its server down or restarting, the
-    /// network, the login refused. `store` is its address without the password.
-    #[error("store {store} unreachable: {detail}")]
-    Unreachable { store: String, detail: String },
-    /// A database store that refused what baton asked of it.
-    #[error("store {store}: {detail}")]
-    Database { store: String, detail: String },
-    /// A database whose schema a newer baton made.
-    #[error(
-        "store {store} has schema {found}, newer than this baton understands ({known}); \
-         upgrade baton"
-    )]
-    NewerDatabase {
-        store: String,
-        found: i64,
-        known: i64,
-    },
-}
-
-/// The store meets a board the model refuses as a damaged file, in the same words.
-impl From<BoardError> for StoreError {
-    fn from(refused: BoardError) -> Self {
-        let detail = match &refused {
-            BoardError::Undecodable { task, detail, .. } => format!("{task}: {detail}"),
-            BoardError::NoTaskAt { index, .. } => format!("no task at place {index}"),
-            BoardError::DuplicateId { task, .. } => {
-                format!("{task} is the id of more than one task")
-            }
-        };
-        StoreError::Corrupt {
-            path: refused.origin().to_path_buf(),
-            detail,
-        }
-    }
-}
-
-impl StoreError {
-    /// The same failure again, for another caller who met it (every change of a batch
-    /// whose write failed): the same words and the same exit code.
-    pub fn duplicate(&self) -> StoreError {
-        match self {
-            StoreError::File(failed) => StoreError::File(failed.duplicate()),
-            StoreError::LockTimeout {
-                lock,
-                holder,
-                seconds,
-            } => StoreError::LockTimeout {
-                lock: lock.clone(),
-                holder: *holder,
-                seconds: *seconds,
-            },
-            StoreError::Corrupt { path, detail } => StoreError::Corrupt {
-                path: path.clone(),
-                detail: detail.clone(),
-            },
-            StoreError::Unfinished => StoreError::Unfinished,
-            StoreError::NewerSchema { path, found, known } => StoreError::NewerSchema {
-                path: path.clone(),
-                found: *found,
-                known: *known,
-            },
-            StoreError::Unreachable { store, detail } => StoreError::Unreachable {
-                store: store.clone(),
-                detail: detail.clone(),
-            },
-            StoreError::Database { store, detail } => StoreError::Database {
-                store: store.clone(),
-                detail: detail.clone(),
-            },
-            StoreError::NewerDatabase {
-                store,
-                found,
-                known,
-            } => StoreError::NewerDatabase {
-                store: store.clone(),
-                found: *found,
-                known: *known,
-            },
-        }
-    }
-
-    /// Whether a lock (a file's or a database's) stayed busy past the lock timeout.
-    pub fn is_lock_timeout(&self) -> bool {
-        matches!(
-            self,
-            StoreError::File(FileError::LockTimeout { .. }) | StoreError::LockTimeout { .. }
-        )
-    }
-
-    /// Wraps an I/O error with the path it happened on, as [`FileError::io`] does.
-    pub fn io(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
-        move |source| StoreError::File(FileError::io(path)(source))
     }
 }
 

@@ -5,27 +5,20 @@
 
 use std::io::{self, Write};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
 
 use crate::board::task::Task;
 use crate::board::{Board, Kept, Undecoded};
 
-/// The text of a board file, whole, with where it was read from.
+/// The text of a board file, whole.
 #[derive(Debug)]
 pub struct BoardText {
-    path: PathBuf,
     bytes: Vec<u8>,
 }
 
 impl BoardText {
     /// The text of a board file as read (UTF-8: the line reader or serde_json checked it).
-    pub fn new(path: PathBuf, bytes: Vec<u8>) -> Self {
-        BoardText { path, bytes }
-    }
-
-    /// The file the board was read from.
-    pub fn path(&self) -> &Path {
-        &self.path
+    pub fn new(bytes: Vec<u8>) -> Self {
+        BoardText { bytes }
     }
 }
 

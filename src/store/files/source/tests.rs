@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use serde::Serialize;
 
-use super::super::board::{parse, parse_strict, read_path, write_board};
+use super::super::board::{origin, parse, parse_strict, read_path, write_board};
 use crate::board::Board;
 use crate::board::action::ActionKind;
 use crate::board::task::{self, Head, Priority, Status, Task, TaskId};
@@ -89,7 +89,7 @@ fn boards_are_written_as_serde_json_writes_them_pretty() {
     );
     // Read back, then changed in the middle: still the same bytes as serde's.
     let path = std::path::Path::new("/hub/projects/p/board.json");
-    let mut reread = parse(path, &text).unwrap();
+    let mut reread = parse(&origin("p", path), &text).unwrap();
     reread
         .modify(TaskId(2), |task| task.status = Status::Working)
         .unwrap();
@@ -105,7 +105,7 @@ fn unchanged_tasks_keep_their_bytes_and_changed_ones_are_written_anew() {
 {"id":2,"subject":"two","from":"ada","to":"bob","status":"pending","priority":"high",
  "created_at":"2026-11-29T12:00:00.000Z","updated_at":"2026-11-29T12:00:00.000Z"}]}"#;
     let path = std::path::Path::new("/hub/projects/p/board.json");
-    let mut board = parse(path, text.as_bytes()).unwrap();
+    let mut board = parse(&origin("p", path), text.as_bytes()).unwrap();
     assert_eq!(board.task(TaskId(1)).unwrap().unwrap().subject, "hand made");
     board
         .modify(TaskId(2), |task| task.status = Status::Working)
@@ -114,7 +114,7 @@ fn unchanged_tasks_keep_their_bytes_and_changed_ones_are_written_anew() {
     let first = &text[text.find("{\"id\":1").unwrap()..text.find("} ,").unwrap() + 1];
     assert!(out.contains(first), "task 1 copied as it was:\n{out}");
     assert!(out.contains("\"status\": \"working\""), "{out}");
-    let reread = parse(path, out.as_bytes()).unwrap();
+    let reread = parse(&origin("p", path), out.as_bytes()).unwrap();
     assert_eq!(reread, board);
     assert_eq!(reread.head(TaskId(2)).unwrap().priority, Priority::High);
 }
@@ -168,8 +168,8 @@ proptest! {
             std::fs::write(&staged, &text).unwrap();
             std::fs::rename(&staged, &path).unwrap();
             let reread = read_path(path.clone(), "p").unwrap();
-            let in_memory = parse(&path, &text).unwrap();
-            let strict = parse_strict(&path, &text).unwrap();
+            let in_memory = parse(&origin("p", &path), &text).unwrap();
+            let strict = parse_strict(&origin("p", &path), &text).unwrap();
             prop_assert!(reread.heads().eq(strict.heads()), "both readers read the same heads");
             prop_assert!(reread.heads().eq(in_memory.heads()));
             prop_assert_eq!(&reread, &board);

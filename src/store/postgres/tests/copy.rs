@@ -27,7 +27,7 @@ fn fill_for_copy(store: &dyn Store) {
                 tx.record(record("alice", "send", id));
             }
             tx.board.next_id = 4;
-            tx.archive(&[TaskId(1), TaskId(2)])?;
+            tx.archive(&[TaskId(1), TaskId(2)]).unwrap();
             Ok::<_, crate::error::Error>(())
         })
         .unwrap();

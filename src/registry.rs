@@ -558,7 +558,8 @@ mod tests {
         );
         // Written whole, as every save is: the same bytes a durable save of it gives.
         let text = fs::read(&path).unwrap();
-        versioned::save(&path, &record).unwrap();
+        let what = crate::store::Stored::Document(Document::Agent("codex".into()));
+        versioned::save(what, &path, &record).unwrap();
         assert_eq!(text, fs::read(&path).unwrap());
         assert!(!crate::file::atomic::temp_path(&path).exists());
         let names: Vec<_> = fs::read_dir(home.home().agents_dir())
@@ -586,7 +587,7 @@ mod tests {
             .unwrap_err(),
         ] {
             assert!(
-                matches!(&error, Error::Store(StoreError::Corrupt { path: bad, .. }) if *bad == path),
+                matches!(&error, Error::Store(StoreError::Corrupt { origin, .. }) if origin.path() == Some(&*path)),
                 "{error}"
             );
             let shown = Path::new("agents").join("codex.json");

@@ -242,7 +242,7 @@ impl Versioned for AlertsFile {
 /// Whether `text` (the alerts kept at `origin`) reads as `alerts.json` does: what a copy to
 /// another store checks before carrying it.
 pub fn check_stored(
-    origin: &std::path::Path,
+    origin: &crate::store::Origin,
     text: &[u8],
 ) -> std::result::Result<(), crate::store::StoreError> {
     versioned::decode::<AlertsFile>(origin, text).map(drop)

@@ -30,7 +30,7 @@ use crate::home::Home;
 use crate::plural;
 use crate::process::spawn_detached;
 use crate::store::versioned::{self, Durability, Versioned};
-use crate::store::{Collection, Document, Duty, Edit, Store, StoreError, Wait};
+use crate::store::{Collection, Document, Duty, Edit, Origin, Store, StoreError, Wait};
 use crate::time::{self, Timestamp};
 
 /// The hidden subcommand that runs the sender.
@@ -67,7 +67,7 @@ impl Versioned for Dropped {
 /// of dropped ones: what a copy to another store checks before carrying it.
 pub fn check_stored(
     document: &Document,
-    origin: &Path,
+    origin: &Origin,
     text: &[u8],
 ) -> std::result::Result<(), StoreError> {
     match document {
@@ -191,7 +191,7 @@ pub fn enqueue(
         Ok(queued) => Ok(queued.unwrap_or(0)),
         // The lock stayed busy: queued without it (the cap may be passed by the few that
         // queue at that moment).
-        Err(Error::Store(StoreError::LockTimeout { .. })) => {
+        Err(Error::Store(error)) if error.is_lock_timeout() => {
             let mut dropped = versioned::read(store, &Document::AlertsDropped)
                 .ok()
                 .flatten();
@@ -411,7 +411,7 @@ fn drain(store: &dyn Store, backoff: Backoff, log: &AlertLog) {
                 Some(Err(error)) => {
                     // Left in place for a human to look at (`doctor` counts it).
                     let origin = store.document_origin(&Document::QueuedAlert(name.clone()));
-                    log.line(&format!("cannot read {}: {error}", origin.display()));
+                    log.line(&format!("cannot read {}: {error}", origin.place));
                     unreadable.insert(name);
                 }
                 None => {}

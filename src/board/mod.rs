@@ -15,11 +15,9 @@ pub mod routing;
 pub mod task;
 pub mod transition;
 
-use std::any::Any;
 use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use chrono::Duration;
@@ -45,9 +43,6 @@ pub struct Board {
     slots: Vec<Slot>,
     /// What the tasks not decoded yet are decoded from: the store's, shared by every copy.
     undecoded: Option<Arc<dyn Undecoded>>,
-    /// Where the board was read from, to name it in errors (`board.json` for a board made
-    /// in memory).
-    origin: Arc<Path>,
     /// Ids that more than one task has (a board edited by hand, or written by an old baton
     /// that could reuse ids), sorted; nearly always none. Nothing acts on such an id.
     duplicated: Vec<TaskId>,
@@ -65,9 +60,13 @@ pub trait Undecoded: fmt::Debug + Send + Sync {
     /// store the task is.
     fn decode(&self, place: &Range<usize>) -> Result<Task, String>;
 
-    /// The store's own value, so that the store that read a board can write its unchanged
-    /// tasks back as they were.
-    fn as_any(&self) -> &dyn Any;
+    /// The text at `span` (a task's place, the stretch between two places, or a run of
+    /// them) when the store keeps what it read as one text; `None` where it keeps it
+    /// otherwise. A store that writes text copies an unchanged task back from here.
+    fn text(&self, span: Range<usize>) -> Option<&[u8]> {
+        let _ = span;
+        None
+    }
 }
 
 /// A task as the board keeps it: its head, and the task itself or where it is undecoded.
@@ -145,33 +144,16 @@ impl StoredTasks {
 
 /// What the model refuses to guess at on a board: a task whose stored form does not decode,
 /// and an id more than one task has. Each makes the board unreadable to the command that
-/// meets it, in the words a damaged file gets (exit code 4).
+/// meets it. The model does not know where the board is kept: the store names that when it
+/// takes the refusal in as its own error (a damaged board, exit code 4).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BoardError {
-    #[error("{origin} is unreadable: {task}: {detail}", origin = origin.display())]
-    Undecodable {
-        origin: PathBuf,
-        task: TaskId,
-        detail: String,
-    },
-    #[error("{origin} is unreadable: no task at place {index}", origin = origin.display())]
-    NoTaskAt { origin: PathBuf, index: usize },
-    #[error(
-        "{task} is the id of more than one task in {origin}; baton will not guess which is meant",
-        origin = origin.display()
-    )]
-    DuplicateId { origin: PathBuf, task: TaskId },
-}
-
-impl BoardError {
-    /// Where the board the error is about was read from.
-    pub fn origin(&self) -> &Path {
-        match self {
-            BoardError::Undecodable { origin, .. }
-            | BoardError::NoTaskAt { origin, .. }
-            | BoardError::DuplicateId { origin, .. } => origin,
-        }
-    }
+    #[error("{task}: {detail}")]
+    Undecodable { task: TaskId, detail: String },
+    #[error("no task at place {index}")]
+    NoTaskAt { index: usize },
+    #[error("{task} is the id of more than one task")]
+    DuplicateId { task: TaskId },
 }
 
 /// A task in someone's inbox, with why it is there.
@@ -191,21 +173,19 @@ impl Board {
             next_id: 1,
             slots: Vec::new(),
             undecoded: None,
-            origin: Arc::from(Path::new("board.json")),
             duplicated: Vec::new(),
             in_id_order: true,
         }
     }
 
     /// The board a store read: its own fields, and its tasks as the store keeps them,
-    /// decoded from `undecoded` when needed. `origin` names where it was read from.
+    /// decoded from `undecoded` when needed.
     pub fn from_store(
         schema: u32,
         project: String,
         next_id: u64,
         tasks: StoredTasks,
         undecoded: Arc<dyn Undecoded>,
-        origin: &Path,
     ) -> Self {
         let duplicated = duplicated_ids(&tasks.slots);
         let in_id_order = is_in_id_order(&tasks.slots);
@@ -215,7 +195,6 @@ impl Board {
             next_id,
             slots: tasks.slots,
             undecoded: Some(undecoded),
-            origin: Arc::from(origin),
             duplicated,
             in_id_order,
         }
@@ -243,17 +222,9 @@ impl Board {
     /// which one is meant, and must not act on either at random.
     pub fn check_unambiguous(&self, id: TaskId) -> Result<(), BoardError> {
         match self.duplicated.binary_search(&id) {
-            Ok(_) => Err(BoardError::DuplicateId {
-                origin: self.origin().to_path_buf(),
-                task: id,
-            }),
+            Ok(_) => Err(BoardError::DuplicateId { task: id }),
             Err(_) => Ok(()),
         }
-    }
-
-    /// Where the board was read from (its usual name for a board made in memory).
-    pub fn origin(&self) -> &Path {
-        &self.origin
     }
 
     /// The id the next task gets: above every id on the board and `highest_archived`,
@@ -308,8 +279,7 @@ impl Board {
     }
 
     /// Task `id` whole, decoded on first use. A task that does not decode makes the board
-    /// unreadable, named by where it was read from, like any other damage; so does an id
-    /// that more than one task has.
+    /// unreadable, like any other damage; so does an id that more than one task has.
     pub fn task(&self, id: TaskId) -> Result<Option<&Task>, BoardError> {
         match self.locate(id)? {
             Some(index) => self.decode(&self.slots[index]).map(Some),
@@ -359,7 +329,6 @@ impl Board {
     /// Decodes the task of `slot` from what the store handed over.
     fn decode_stored(&self, slot: &Slot, place: &Range<usize>) -> Result<Task, BoardError> {
         let undecodable = |detail: String| BoardError::Undecodable {
-            origin: self.origin().to_path_buf(),
             task: slot.head.id,
             detail,
         };
@@ -370,10 +339,7 @@ impl Board {
     }
 
     fn no_task_at(&self, index: usize) -> BoardError {
-        BoardError::NoTaskAt {
-            origin: self.origin().to_path_buf(),
-            index,
-        }
+        BoardError::NoTaskAt { index }
     }
 
     /// Adds a new task at the end of the board.
@@ -615,371 +581,6 @@ impl PartialEq for Board {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use action::ActionKind;
-    use proptest::prelude::*;
-    use serde::Serialize;
-    use task::Priority;
-
-    const AGENTS: [&str; 4] = ["ada", "bob", "cy", "lead"];
-
-    /// One step of a random history: a new task, or an action on an existing one.
-    #[derive(Debug, Clone)]
-    enum Step {
-        Send {
-            from: usize,
-            to: usize,
-            review: bool,
-            after: Option<usize>,
-        },
-        Act {
-            actor: usize,
-            task: usize,
-            action: usize,
-            target: usize,
-        },
-        Wait {
-            minutes: i64,
-        },
-    }
-
-    fn step() -> impl Strategy<Value = Step> {
-        prop_oneof![
-            (
-                0..4usize,
-                0..4usize,
-                any::<bool>(),
-                proptest::option::of(0..8usize)
-            )
-                .prop_map(|(from, to, review, after)| Step::Send {
-                    from,
-                    to,
-                    review,
-                    after
-                }),
-            (0..4usize, 0..8usize, 0..11usize, 0..4usize).prop_map(
-                |(actor, task, action, target)| Step::Act {
-                    actor,
-                    task,
-                    action,
-                    target
-                }
-            ),
-            (1..40i64).prop_map(|minutes| Step::Wait { minutes }),
-        ]
-    }
-
-    fn action(index: usize, target: &str) -> Action {
-        match index {
-            0 => Action::from(ActionKind::Claim),
-            1 => Action::from(ActionKind::Release),
-            2 => Action::new(ActionKind::Ask, "q".into()),
-            3 => Action::new(ActionKind::Answer, "a".into()),
-            4 => Action::new(ActionKind::Review, "r".into()),
-            5 => Action::new(ActionKind::Approve, String::new()),
-            6 => Action::new(ActionKind::RequestChanges, "w".into()),
-            7 => Action::new(ActionKind::Done, "d".into()),
-            8 => Action::new(ActionKind::Fail, "f".into()),
-            9 => Action::new(ActionKind::Cancel, String::new()),
-            _ => Action::reassign(target.to_string(), String::new()),
-        }
-    }
-
-    /// The board as the file store writes it.
-    fn written(board: &Board) -> Vec<u8> {
-        let mut text = Vec::new();
-        crate::store::files::board::write_board(&mut text, board).unwrap();
-        text
-    }
-
-    #[test]
-    fn tasks_read_again_from_the_file_in_any_order_are_the_tasks_written() {
-        // Many small tasks and a few larger than what is read at once, so reads hit, miss
-        // and straddle the stretch of the file held.
-        let mut board = pending_board(400);
-        for id in (1..=400).step_by(97) {
-            let body = "é".repeat(32 * 1024 + id as usize);
-            board.modify(TaskId(id), |task| task.body = body).unwrap();
-        }
-        let text = written(&board);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("board.json");
-        std::fs::write(&path, &text).unwrap();
-        let ids: Vec<TaskId> = board.heads().map(|head| head.id).collect();
-        for order in [ids.clone(), ids.iter().rev().copied().collect()] {
-            let from_file = crate::store::files::board::read_path(path.clone(), "p").unwrap();
-            for id in order {
-                let read = from_file.task_owned(id).unwrap().unwrap();
-                assert_eq!(Some(&read), board.task(id).unwrap(), "{id}");
-            }
-        }
-    }
-
-    /// Pretty JSON of the whole board the plain serde way: what baton wrote before it
-    /// learned to copy unchanged tasks, and must still write byte for byte.
-    fn serde_pretty(board: &Board) -> Vec<u8> {
-        #[derive(Serialize)]
-        struct Plain<'a> {
-            schema: u32,
-            project: &'a str,
-            next_id: u64,
-            tasks: Vec<&'a Task>,
-        }
-        let plain = Plain {
-            schema: board.schema,
-            project: &board.project,
-            next_id: board.next_id,
-            tasks: board.tasks().map(Result::unwrap).collect(),
-        };
-        let mut text = serde_json::to_vec_pretty(&plain).unwrap();
-        text.push(b'\n');
-        text
-    }
-
-    #[test]
-    fn boards_are_written_as_serde_json_writes_them_pretty() {
-        let now: Timestamp = "2026-11-29T12:00:00.123Z".parse().unwrap();
-        let mut board = Board::new("p");
-        assert_eq!(written(&board), serde_pretty(&board));
-        for _ in 0..3 {
-            new_task(&mut board, "ada", "bob", false, vec![], now);
-        }
-        board
-            .modify(TaskId(2), |task| {
-                task.subject = "quotes \" and \\ and ünïcode and \n newline".into();
-                task.thread.push(task::ThreadEntry {
-                    at: now,
-                    by: "ada".into(),
-                    kind: ActionKind::Ask,
-                    text: "why?".into(),
-                });
-                task.after = vec![TaskId(1)];
-            })
-            .unwrap();
-        let text = written(&board);
-        assert_eq!(
-            String::from_utf8_lossy(&text),
-            String::from_utf8_lossy(&serde_pretty(&board))
-        );
-        // Read back, then changed in the middle: still the same bytes as serde's.
-        let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut reread = crate::store::files::board::parse(path, &text).unwrap();
-        reread
-            .modify(TaskId(2), |task| task.status = Status::Working)
-            .unwrap();
-        new_task(&mut reread, "bob", "ada", true, vec![], now);
-        assert_eq!(written(&reread), serde_pretty(&reread));
-    }
-
-    #[test]
-    fn unchanged_tasks_keep_their_bytes_and_changed_ones_are_written_anew() {
-        let text = r#"{"schema":1,"next_id":3,"project":"p","extra":[1],"tasks":[
-{"id":1,"subject":"hand\u0020made","from":"ada","to":"bob","status":"pending",
- "created_at":"2026-11-29T12:00:00Z","updated_at":"2026-11-29T12:00:00Z","kept":{"a":1}} ,
-{"id":2,"subject":"two","from":"ada","to":"bob","status":"pending","priority":"high",
- "created_at":"2026-11-29T12:00:00.000Z","updated_at":"2026-11-29T12:00:00.000Z"}]}"#;
-        let path = std::path::Path::new("/hub/projects/p/board.json");
-        let mut board = crate::store::files::board::parse(path, text.as_bytes()).unwrap();
-        assert_eq!(board.task(TaskId(1)).unwrap().unwrap().subject, "hand made");
-        board
-            .modify(TaskId(2), |task| task.status = Status::Working)
-            .unwrap();
-        let out = String::from_utf8(written(&board)).unwrap();
-        let first = &text[text.find("{\"id\":1").unwrap()..text.find("} ,").unwrap() + 1];
-        assert!(out.contains(first), "task 1 copied as it was:\n{out}");
-        assert!(out.contains("\"status\": \"working\""), "{out}");
-        let reread = crate::store::files::board::parse(path, out.as_bytes()).unwrap();
-        assert_eq!(reread, board);
-        assert_eq!(reread.head(TaskId(2)).unwrap().priority, Priority::High);
-    }
-
-    fn new_task(
-        board: &mut Board,
-        from: &str,
-        to: &str,
-        review: bool,
-        after: Vec<TaskId>,
-        now: Timestamp,
-    ) {
-        let id = TaskId(board.next_id);
-        board.next_id += 1;
-        board.push(Task {
-            id,
-            subject: format!("task {}", id.0),
-            body: String::new(),
-            files: vec![],
-            from: from.into(),
-            to: to.into(),
-            reviewer: None,
-            status: Status::Pending,
-            priority: Priority::Normal,
-            after,
-            skill: None,
-            review,
-            created_at: now,
-            updated_at: now,
-            claimed_at: None,
-            lease_expires_at: None,
-            result: None,
-            thread: vec![],
-            delivery: None,
-            imported: None,
-        });
-    }
-
-    /// A board of `count` pending tasks from ada to bob.
-    fn pending_board(count: usize) -> Board {
-        let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
-        let mut board = Board::new("p");
-        for _ in 0..count {
-            new_task(&mut board, "ada", "bob", false, vec![], now);
-        }
-        board
-    }
-
-    #[test]
-    fn a_board_read_from_its_file_lets_a_write_replace_the_file_and_reads_on() {
-        // As a command does: the board is read, and written while it is still in use.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("board.json");
-        std::fs::write(&path, written(&pending_board(2))).unwrap();
-        let read = crate::store::files::board::read_path(path.clone(), "p").unwrap();
-        let mut next = read.clone();
-        next.modify(TaskId(2), |task| task.subject = "changed".into())
-            .unwrap();
-        // Refused on Windows (under Wine, say) were the board holding its file open.
-        let backup = dir.path().join("board.json.bak");
-        crate::file::atomic::replace(&path, &written(&next), Some(&backup)).unwrap();
-        let subjects = |board: &Board| -> Vec<String> {
-            board
-                .tasks()
-                .map(|task| task.unwrap().subject.clone())
-                .collect()
-        };
-        assert_eq!(
-            subjects(&read),
-            ["task 1", "task 2"],
-            "what was read reads on"
-        );
-        let reread = crate::store::files::board::read_path(path, "p").unwrap();
-        assert_eq!(subjects(&reread), ["task 1", "changed"]);
-    }
-
-    #[test]
-    fn tasks_are_found_in_order_and_out_of_order() {
-        let mut board = pending_board(5);
-        board.slots.remove(2);
-        assert_eq!(
-            board.task(TaskId(4)).unwrap().map(|task| task.id),
-            Some(TaskId(4))
-        );
-        assert!(board.task(TaskId(3)).unwrap().is_none());
-        // As a board edited out of order by hand reads.
-        board.slots.swap(0, 3);
-        board.in_id_order = is_in_id_order(&board.slots);
-        for id in [1, 2, 4, 5] {
-            assert_eq!(
-                board.task(TaskId(id)).unwrap().map(|task| task.id),
-                Some(TaskId(id))
-            );
-        }
-        assert!(board.task(TaskId(9)).unwrap().is_none());
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
-
-        #[test]
-        fn random_histories_keep_the_board_invariants(steps in proptest::collection::vec(step(), 1..120)) {
-            let mut board = Board::new("p");
-            let mut now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
-            let lease = Duration::minutes(30);
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("board.json");
-            let staged = dir.path().join("board.json.tmp");
-            for step in steps {
-                let before = board.clone();
-                match step {
-                    Step::Send { from, to, review, after } => {
-                        let after = after
-                            .filter(|index| *index < board.len())
-                            .map(|index| vec![board.slots[index].head.id])
-                            .unwrap_or_default();
-                        new_task(&mut board, AGENTS[from], AGENTS[to], review, after, now);
-                    }
-                    Step::Act { actor, task, action: index, target } => {
-                        if let Some(id) = board.slots.get(task).map(|slot| slot.head.id) {
-                            let _ = board.apply(id, &action(index, AGENTS[target]), AGENTS[actor], Some("lead"), lease, now);
-                        }
-                    }
-                    Step::Wait { minutes } => now = now.plus(Duration::minutes(minutes)),
-                }
-
-                // Written and read back, the board is the same, and reads as its own heads;
-                // the next step then works on the stored text, as every command does.
-                // Read from its file (replaced by a rename, as baton replaces it), from the
-                // same bytes in memory, and by the strict reader alone: all three agree.
-                let text = written(&board);
-                std::fs::write(&staged, &text).unwrap();
-                std::fs::rename(&staged, &path).unwrap();
-                let reread = crate::store::files::board::read_path(path.clone(), "p").unwrap();
-                let in_memory = crate::store::files::board::parse(&path, &text).unwrap();
-                let strict = crate::store::files::board::parse_strict(&path, &text).unwrap();
-                prop_assert!(reread.heads().eq(strict.heads()), "both readers read the same heads");
-                prop_assert!(reread.heads().eq(in_memory.heads()));
-                prop_assert_eq!(&reread, &board);
-                for task in reread.tasks().map(Result::unwrap) {
-                    prop_assert_eq!(reread.head(task.id), Some(&Head::of(task)));
-                }
-                prop_assert_eq!(written(&reread), text.clone(), "unchanged tasks are copied as they were");
-                prop_assert_eq!(written(&in_memory), text);
-                board = reread;
-
-                // Ids are unique and dense, and next_id follows the last.
-                let ids: Vec<u64> = board.heads().map(|task| task.id.0).collect();
-                prop_assert_eq!(ids.clone(), (1..=ids.len() as u64).collect::<Vec<_>>());
-                prop_assert_eq!(board.next_id, ids.len() as u64 + 1);
-
-                for old in before.tasks().map(Result::unwrap) {
-                    let new = board.task(old.id).unwrap().expect("tasks are never lost");
-                    // A finished task never changes.
-                    if old.status.is_finished() {
-                        prop_assert_eq!(old, new);
-                    }
-                    // A thread only grows: the old thread is a prefix of the new.
-                    prop_assert!(new.thread.len() >= old.thread.len());
-                    prop_assert_eq!(&new.thread[..old.thread.len()], &old.thread[..]);
-                }
-
-                // A task is in at most one inbox, and one waiting on someone is in theirs.
-                for task in board.tasks().map(Result::unwrap) {
-                    let holders: Vec<&str> = AGENTS
-                        .iter()
-                        .copied()
-                        .filter(|agent| board.inbox(agent, now).iter().any(|item| item.task.id == task.id))
-                        .collect();
-                    prop_assert!(holders.len() <= 1, "{} in {:?}", task.id, holders);
-                    let expected = match task.status {
-                        Status::InputRequired => Some(task.from.as_str()),
-                        Status::ReviewRequested => Some(task.reviewer()),
-                        Status::Working if task.is_stalled(now) => Some(task.from.as_str()),
-                        Status::Pending | Status::ChangesRequested => {
-                            let waiting_on = board.waiting_on(&Head::of(task));
-                            if waiting_on.iter().any(|(_, status)| matches!(status, Status::Failed | Status::Canceled)) {
-                                // It can never start as sent: its sender decides.
-                                Some(task.from.as_str())
-                            } else if waiting_on.is_empty() {
-                                Some(task.to.as_str())
-                            } else {
-                                None
-                            }
-                        }
-                        _ => None,
-                    };
-                    prop_assert_eq!(holders.first().copied(), expected, "{} {}", task.id, task.status);
-                }
-            }
-        }
-    }
-}
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;

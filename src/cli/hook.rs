@@ -118,7 +118,7 @@ fn run_follow(context: &Context, args: &HookArgs) -> i32 {
                 Ok(due) => due,
                 // A lock held past the timeout (a long write, a loaded machine) is no
                 // reason to end the session's pushes: look again in a moment.
-                Err(Error::Store(StoreError::LockTimeout { .. })) => {
+                Err(Error::Store(error)) if error.is_lock_timeout() => {
                     thread::sleep(LOCK_BUSY_PAUSE);
                     continue;
                 }

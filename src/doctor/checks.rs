@@ -16,8 +16,8 @@ use crate::file::{platform, regular};
 use crate::names::{self, NameKind};
 use crate::process::{self};
 use crate::project;
-use crate::store::StoreError;
 use crate::store::files::jsonl;
+use crate::store::{self, StoreError};
 use crate::text;
 
 use super::{
@@ -192,7 +192,6 @@ pub(super) fn check_projects(inspection: &Inspection<'_>) -> Vec<Check> {
 /// only matters to `--restore`).
 pub(super) fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "boards";
-    let home = inspection.home;
     let mut checks = Vec::new();
     let (mut boards, mut tasks) = (0, 0);
     for id in inspection.project_ids() {
@@ -244,7 +243,7 @@ pub(super) fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
             )),
         }
         let backup = match inspection.on_files() {
-            true => read_board(&home.board_backup(&id)).map(drop),
+            true => read_board(&store::previous_board_origin(inspection.store, &id)).map(drop),
             false => inspection
                 .store
                 .previous_board(&id)

@@ -28,8 +28,8 @@ use crate::file::regular;
 use crate::home::Home;
 use crate::names::{self, NameKind};
 use crate::plural::{self, count};
-use crate::store::files::board::parse_owned;
-use crate::store::{Store, StoreError};
+use crate::store::files::board;
+use crate::store::{self, Origin, Store, StoreError};
 use crate::time::{self, Timestamp};
 
 use agents::{
@@ -154,13 +154,17 @@ impl Inspection<'_> {
     fn board(&self, id: &str) -> (String, Result<Option<Board>>) {
         if self.on_files() {
             let path = self.home.board_file(id);
-            return (self.show(&path), read_board(&path));
+            return (self.show(&path), read_board(&board::origin(id, &path)));
         }
         let shown = format!("the board of {id}");
         let read = match self.store.snapshot(id) {
             Ok(Some(snapshot)) => snapshot.board.map_err(Into::into).and_then(|board| {
                 if let Some(board) = &board {
-                    board.tasks().try_for_each(|task| task.map(drop))?;
+                    let origin = || store::board_origin(self.store, id);
+                    board
+                        .tasks()
+                        .try_for_each(|task| task.map(drop))
+                        .map_err(|refused| StoreError::board(origin(), refused))?;
                 }
                 Ok(board)
             }),
@@ -349,11 +353,15 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 
 /// Reads a board file, every task of it whole (commands decode only the tasks they touch;
 /// the doctor looks at all); `None` when there is none.
-fn read_board(path: &Path) -> Result<Option<Board>> {
+fn read_board(origin: &Origin) -> Result<Option<Board>> {
+    let path = origin.path().unwrap_or(Path::new(""));
     match regular::read(path) {
         Ok(bytes) => {
-            let board = parse_owned(path, bytes)?;
-            board.tasks().try_for_each(|task| task.map(drop))?;
+            let board = board::parse_owned(origin, bytes)?;
+            board
+                .tasks()
+                .try_for_each(|task| task.map(drop))
+                .map_err(|refused| StoreError::board(origin.clone(), refused))?;
             Ok(Some(board))
         }
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),

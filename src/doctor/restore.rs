@@ -8,7 +8,7 @@ use crate::board::Board;
 use crate::board::task::{Status, TaskId};
 use crate::error::{ProjectError, Result};
 use crate::names::{self, NameKind};
-use crate::store::{GaveUp, Restoring, Store, StoreError};
+use crate::store::{self, GaveUp, Origin, Restoring, Store, StoreError};
 use crate::time::Timestamp;
 
 use super::count;
@@ -101,11 +101,13 @@ pub fn compare(current: &Board, backup: &Board) -> Vec<TaskChange> {
 /// Works out what restoring the backup of `project` would do, from `restoring` (both boards
 /// and the log). Refuses when there is no backup or it does not read: it would not be worth
 /// restoring.
-fn plan(project: &str, restoring: Restoring) -> Result<(RestorePlan, Board)> {
-    let backup = whole(restoring.previous)?.ok_or_else(|| ProjectError::NoBackup {
+fn plan(store: &dyn Store, project: &str, restoring: Restoring) -> Result<(RestorePlan, Board)> {
+    let previous = store::previous_board_origin(store, project);
+    let backup = whole(restoring.previous, &previous)?.ok_or_else(|| ProjectError::NoBackup {
         project: project.to_string(),
     })?;
-    let (current, current_error) = match whole(restoring.current) {
+    let current = store::board_origin(store, project);
+    let (current, current_error) = match whole(restoring.current, &current) {
         Ok(current) => (current, None),
         Err(error) => (None, Some(error.to_string())),
     };
@@ -146,10 +148,14 @@ fn plan(project: &str, restoring: Restoring) -> Result<(RestorePlan, Board)> {
 
 /// A board read with every task of it decoded (commands decode only the tasks they touch;
 /// the doctor looks at all).
-fn whole(board: Result<Option<Board>, StoreError>) -> Result<Option<Board>> {
+/// `origin` names it in errors.
+fn whole(board: Result<Option<Board>, StoreError>, origin: &Origin) -> Result<Option<Board>> {
     let board = board?;
     if let Some(board) = &board {
-        board.tasks().try_for_each(|task| task.map(drop))?;
+        board
+            .tasks()
+            .try_for_each(|task| task.map(drop))
+            .map_err(|refused| StoreError::board(origin.clone(), refused))?;
     }
     Ok(board)
 }
@@ -165,7 +171,7 @@ fn restore_with(
     names::check(NameKind::Project, project)?;
     let mut outcome = None;
     store.restore_board(project, dry_run, &mut |restoring| {
-        let planned = plan(project, restoring);
+        let planned = plan(store, project, restoring);
         let (plan, mut board) = match planned {
             Ok(planned) => planned,
             Err(error) => {

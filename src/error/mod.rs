@@ -27,7 +27,7 @@ pub use setup::SetupError;
 pub use tokens::TokenError;
 pub use wake::WakeError;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::board::BoardError;
 use crate::board::new_task::SendRefusal;
@@ -39,7 +39,7 @@ use crate::names::InvalidName;
 use crate::secret::NoRandomness;
 use crate::secret::machine_key::MachineKeyError;
 use crate::setting::SettingError;
-use crate::store::StoreError;
+use crate::store::{Document, Origin, Place, StoreError, Stored};
 use crate::text::{Face, Refused};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -52,10 +52,6 @@ pub enum Error {
     Transition(#[from] TransitionError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// A board the model cannot use as it is: a task that does not decode, an id two tasks
-    /// have.
-    #[error(transparent)]
-    Board(#[from] BoardError),
     /// A participant's text refused on the way in (SPEC section 10).
     #[error(transparent)]
     Text(#[from] Refused),
@@ -216,14 +212,16 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::OutsideWorkspace { .. } => 2,
-            Error::Store(StoreError::LockTimeout { .. }) => 3,
+            Error::Store(
+                StoreError::File(FileError::LockTimeout { .. }) | StoreError::LockTimeout { .. },
+            ) => 3,
             Error::Store(
                 StoreError::Corrupt { .. }
+                | StoreError::Board { .. }
                 | StoreError::NewerSchema { .. }
                 | StoreError::NewerDatabase { .. }
-                | StoreError::NotRegular { .. },
-            )
-            | Error::Board(_) => 4,
+                | StoreError::File(FileError::NotRegular { .. }),
+            ) => 4,
             Error::WaitTimedOut { .. } => 5,
             Error::Unreachable { .. } | Error::Store(StoreError::Unreachable { .. }) => 6,
             // A code outside the contract's would pass for something baton never says.
@@ -247,7 +245,9 @@ impl Error {
             | Error::MachineKey(_)
             | Error::Setting(_)
             | Error::Store(
-                StoreError::Io { .. } | StoreError::Unfinished | StoreError::Database { .. },
+                StoreError::File(FileError::Io { .. })
+                | StoreError::Unfinished
+                | StoreError::Database { .. },
             )
             | Error::NoIdentity
             | Error::UnknownTask { .. }
@@ -324,39 +324,23 @@ impl Error {
                  map`)",
                 workspace.display()
             )),
-            Error::Store(StoreError::Corrupt { path, .. }) if path.ends_with("board.json") => {
-                Some(damaged_board_hint(path))
+            Error::Store(StoreError::Board {
+                origin,
+                refused: BoardError::DuplicateId { task },
+            }) => Some(format!(
+                "`baton board --all` shows them all and `baton doctor` names them; give all but \
+                 one of the tasks numbered {task} an id no task has, in {} by hand",
+                origin.place
+            )),
+            Error::Store(StoreError::Corrupt { origin, .. } | StoreError::Board { origin, .. }) => {
+                damaged_hint(origin)
             }
-            Error::Board(
-                BoardError::Undecodable { origin, .. } | BoardError::NoTaskAt { origin, .. },
-            ) if origin.ends_with("board.json") => Some(damaged_board_hint(origin)),
-            Error::Store(StoreError::Corrupt { path, .. })
-                if path.parent().is_some_and(|dir| dir.ends_with("agents")) =>
-            {
-                let name = path.file_stem().unwrap_or_default().to_string_lossy();
-                Some(format!(
-                    "baton will not overwrite it; fix it by hand, or `baton agent rm {name}` \
-                     and register it again; `baton doctor` checks every file"
-                ))
-            }
-            Error::Store(StoreError::Corrupt { path, .. }) if path.ends_with("tokens.json") => {
-                Some(
-                    "baton will not overwrite it; fix it by hand, or move it away and make the \
-                     tokens again with `baton token add NAME`"
-                        .into(),
-                )
-            }
-            Error::Store(StoreError::NotRegular { path, .. }) => Some(format!(
+            Error::Store(StoreError::File(FileError::NotRegular { path, .. })) => Some(format!(
                 "baton reads only regular files there; move it away (`mv {0} {0}.aside`) \
                  and run `baton doctor`",
                 path.display()
             )),
-            Error::Board(BoardError::DuplicateId { origin, task }) => Some(format!(
-                "`baton board --all` shows them all and `baton doctor` names them; give all but \
-                 one of the tasks numbered {task} an id no task has, in {} by hand",
-                origin.display()
-            )),
-            Error::Store(StoreError::LockTimeout { .. }) => Some(
+            Error::Store(store) if store.is_lock_timeout() => Some(
                 "another baton command is still writing; retry, or raise BATON_LOCK_TIMEOUT".into(),
             ),
             _ => None,
@@ -364,13 +348,30 @@ impl Error {
     }
 }
 
-/// What to do about a board file that does not read.
-fn damaged_board_hint(path: &Path) -> String {
-    format!(
-        "baton will not overwrite it; inspect it, or bring back the previous board with \
-         `baton doctor --restore PROJECT` (it keeps {}.bak)",
-        path.display()
-    )
+/// What to do about a stored thing that does not read, by what it is.
+fn damaged_hint(origin: &Origin) -> Option<String> {
+    match (&origin.what, &origin.place) {
+        (Stored::Board { .. }, Place::File(path)) => Some(format!(
+            "baton will not overwrite it; inspect it, or bring back the previous board with \
+             `baton doctor --restore PROJECT` (it keeps {}.bak)",
+            path.display()
+        )),
+        (Stored::Board { .. }, Place::Database { .. }) => Some(
+            "baton will not overwrite it; bring back the board as it was before its last change \
+             with `baton doctor --restore PROJECT`"
+                .into(),
+        ),
+        (Stored::Document(Document::Agent(name)), _) => Some(format!(
+            "baton will not overwrite it; fix it by hand, or `baton agent rm {name}` and \
+             register it again; `baton doctor` checks every file"
+        )),
+        (Stored::Document(Document::Tokens), Place::File(_)) => Some(
+            "baton will not overwrite it; fix it by hand, or move it away and make the tokens \
+             again with `baton token add NAME`"
+                .into(),
+        ),
+        _ => None,
+    }
 }
 
 pub(crate) fn list_or_none(names: &[String]) -> String {

@@ -1,7 +1,7 @@
 //! The words the faces spell (flags on the command line): the command line's are the
 //! words baton has always printed, byte for byte; a tool call names arguments instead.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::*;
 
@@ -124,4 +124,75 @@ fn the_domains_refusals_exit_1_and_keep_their_words_when_told_again() {
         .to_string(),
         "agent codex has no token; agents with tokens: none yet"
     );
+}
+
+/// What was damaged chooses the hint, wherever it is kept: a board file's names its backup,
+/// a board in a database has none to name, an agent's record names the agent.
+#[test]
+fn the_hint_for_damage_is_chosen_by_what_was_damaged() {
+    let board = || Stored::Board {
+        project: "app".into(),
+    };
+    let in_database = |what: Stored| Origin {
+        place: Place::Database {
+            store: "postgres://baton@db/baton".into(),
+            name: what.name(),
+        },
+        what,
+    };
+    let damaged = |origin: Origin| {
+        Error::from(StoreError::Corrupt {
+            origin,
+            detail: "expected value".into(),
+        })
+    };
+
+    let file = damaged(Origin::file(
+        board(),
+        Path::new("/hub/projects/app/board.json"),
+    ));
+    assert_eq!(
+        file.to_string(),
+        "/hub/projects/app/board.json is unreadable: expected value"
+    );
+    assert!(file.hint().unwrap().contains("board.json.bak"));
+    let row = damaged(in_database(board()));
+    assert_eq!(
+        row.to_string(),
+        "postgres://baton@db/baton#projects/app/board is unreadable: expected value"
+    );
+    let hint = row.hint().unwrap();
+    assert!(
+        hint.contains("doctor --restore") && !hint.contains(".bak"),
+        "{hint}"
+    );
+
+    let agent = Stored::Document(Document::Agent("bob".into()));
+    for error in [
+        damaged(in_database(agent.clone())),
+        damaged(Origin::file(agent, Path::new("/hub/agents/bob.json"))),
+    ] {
+        assert!(
+            error.hint().unwrap().contains("baton agent rm bob"),
+            "{error}"
+        );
+    }
+
+    // A board the model refuses is named by the store that keeps it.
+    let refused = Error::from(StoreError::board(
+        Origin::file(board(), Path::new("/hub/projects/app/board.json")),
+        BoardError::DuplicateId { task: TaskId(3) },
+    ));
+    assert_eq!(
+        refused.to_string(),
+        "T-3 is the id of more than one task in /hub/projects/app/board.json; baton will not \
+         guess which is meant"
+    );
+    assert!(
+        refused
+            .hint()
+            .unwrap()
+            .contains("in /hub/projects/app/board.json by hand")
+    );
+    assert_eq!(refused.exit_code(), 4);
 }

@@ -34,6 +34,30 @@ pub enum FileError {
 }
 
 impl FileError {
+    /// The same failure again, for another caller who met it: the same words (an I/O
+    /// error's kind and message kept, its inner error let go, as it cannot be cloned).
+    pub fn duplicate(&self) -> FileError {
+        match self {
+            FileError::Io { path, source } => FileError::Io {
+                path: path.clone(),
+                source: io::Error::new(source.kind(), source.to_string()),
+            },
+            FileError::LockTimeout {
+                path,
+                holder,
+                seconds,
+            } => FileError::LockTimeout {
+                path: path.clone(),
+                holder: *holder,
+                seconds: *seconds,
+            },
+            FileError::NotRegular { path, kind } => FileError::NotRegular {
+                path: path.clone(),
+                kind,
+            },
+        }
+    }
+
     /// Wraps an I/O error with the path it happened on; a refusal of
     /// [`regular::open_with`] becomes [`FileError::NotRegular`].
     pub fn io(path: &Path) -> impl FnOnce(io::Error) -> FileError + '_ {

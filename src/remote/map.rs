@@ -16,9 +16,9 @@ use crate::error::{Error, RemoteError, Result};
 use crate::home::Home;
 use crate::names::{self, NameKind};
 use crate::project::{DEFAULT_PROJECT, canonical};
-use crate::store::Document;
 use crate::store::files::HomeFiles;
 use crate::store::versioned::{self, Versioned};
+use crate::store::{Document, Stored};
 
 /// The local directories that stand for projects of the hub.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,7 +39,8 @@ impl Versioned for ProjectMap {
 impl ProjectMap {
     /// The map of this machine's home; empty when nothing was mapped.
     pub fn load(home: &Home) -> Result<ProjectMap> {
-        Ok(versioned::load(&home.project_map_file())?.unwrap_or_default())
+        let what = Stored::Document(Document::ProjectMap);
+        Ok(versioned::load(what, &home.project_map_file())?.unwrap_or_default())
     }
 
     /// The project a command acts on: the one it names, else the one whose directory is

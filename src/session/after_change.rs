@@ -340,11 +340,13 @@ pub fn record_woken(hub: &super::Hub, project: &str, agent: &str, ids: &[TaskId]
     let _ = hub.update(project, now, |tx| {
         let mut changed = false;
         for id in ids {
-            tx.board.modify(*id, |task| {
-                if let Some(delivery) = &mut task.delivery {
-                    changed |= delivery.record(DeliveryEvent::WakeStarted, agent, now);
-                }
-            })?;
+            tx.board
+                .modify(*id, |task| {
+                    if let Some(delivery) = &mut task.delivery {
+                        changed |= delivery.record(DeliveryEvent::WakeStarted, agent, now);
+                    }
+                })
+                .map_err(hub.refused(project))?;
         }
         if changed {
             tx.touch();

@@ -63,7 +63,7 @@ impl Session {
         let board = self.board()?;
         let mut unseen: HashMap<String, usize> = HashMap::new();
         for head in board.open_heads() {
-            if let Some(task) = board.task(head.id)?
+            if let Some(task) = board.task(head.id).map_err(self.refused())?
                 && let Some(delivery) = &task.delivery
                 && delivery.unseen_for(self.now).is_some()
             {

@@ -2,15 +2,13 @@
 //! copy): a document is copied only when it reads as the domain that owns it reads it, and
 //! the tokens are compared as what their users made, not as what a hub wrote of its own.
 
-use std::path::Path;
-
 use crate::alert::{self, queue};
 use crate::names::{self, NameKind};
 use crate::project::Project;
 use crate::registry::AgentRecord;
 use crate::store::copy::{self, Copied, CopyError, Differing, Vetting};
 use crate::store::versioned;
-use crate::store::{Document, Store, StoreError};
+use crate::store::{Document, Origin, Store, StoreError};
 use crate::tokens;
 
 /// Copies everything `from` holds to `to` ([`copy::copy`]), each document checked by its
@@ -27,7 +25,7 @@ pub fn copy_store(
 struct ByDomain;
 
 impl Vetting for ByDomain {
-    fn refusal(&self, document: &Document, origin: &Path, text: &[u8]) -> Option<String> {
+    fn refusal(&self, document: &Document, origin: &Origin, text: &[u8]) -> Option<String> {
         let read = match document {
             Document::Agent(name) => versioned::decode::<AgentRecord>(origin, text)
                 .and_then(|record| names_itself(origin, NameKind::Agent, name, &record.name)),
@@ -46,7 +44,7 @@ impl Vetting for ByDomain {
 
     fn compared(&self, document: &Document, text: &[u8]) -> Vec<u8> {
         match document {
-            Document::Tokens => tokens::as_compared(Path::new(""), text)
+            Document::Tokens => tokens::as_compared(&Origin::unwritten(), text)
                 // What does not read is compared as it is: then it differs from what does.
                 .unwrap_or_else(|_| text.to_vec()),
             _ => text.to_vec(),
@@ -57,7 +55,7 @@ impl Vetting for ByDomain {
 /// A record kept under `expected` must name itself so (and be a name baton allows): a
 /// record of `bob` naming `alice` would be read as bob's wherever it is looked up by file.
 fn names_itself(
-    origin: &Path,
+    origin: &Origin,
     kind: NameKind,
     expected: &str,
     named: &str,
@@ -66,7 +64,7 @@ fn names_itself(
         return Ok(());
     }
     Err(StoreError::Corrupt {
-        path: origin.to_path_buf(),
+        origin: origin.clone(),
         detail: format!(
             "names {kind} `{}`, not `{expected}`",
             crate::text::inline(named)

@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Session;
 use crate::activity::{ActivityRecord, LogAction};
-use crate::board::Board;
 use crate::board::new_task;
 use crate::board::task::{Origin, Status, Task, TaskId};
+use crate::board::{Board, BoardError};
 use crate::error::Result;
 use crate::import::{self, ForeignAgent, ForeignBoard, ForeignTask, Skipped};
 use crate::registry::{self, Profile, WakeCommandChange};
@@ -69,7 +69,7 @@ impl Session {
                      highest_archived: u64,
                      records: &mut Vec<ActivityRecord>|
          -> Result<_> {
-            let mut known = origins_in(board)?;
+            let mut known = origins_in(board).map_err(self.refused())?;
             known.extend(archived_origins(archived));
             Ok(self.carry(board, highest_archived, &known, &tasks, &actor, records))
         };
@@ -449,7 +449,7 @@ fn circle_text(members: &[&str]) -> String {
 }
 
 /// The origins of the imported tasks on `board`.
-fn origins_in(board: &Board) -> Result<HashMap<Origin, TaskId>> {
+fn origins_in(board: &Board) -> Result<HashMap<Origin, TaskId>, BoardError> {
     let mut origins = HashMap::new();
     for task in board.tasks() {
         let task = task?;

@@ -241,7 +241,7 @@ impl Session {
         let mut tasks = Vec::with_capacity(shown);
         for &InboxItem { reason, index, .. } in &items[..shown] {
             // By place, not id: two tasks with one id (a board edited by hand) are both shown.
-            let task = board.task_at(index)?;
+            let task = board.task_at(index).map_err(self.refused())?;
             tasks.push(InboxEntry {
                 waiting: reason.who_waits(&task.from, &task.to).to_string(),
                 last_word: task.last_word().cloned(),

@@ -77,7 +77,7 @@ impl Session {
         let actor = self.agent.clone().unwrap_or_else(|| "baton".to_string());
         self.update(|tx| {
             let ids = finished::select(&tx.board, self.now, older_than);
-            tx.archive(&ids)?;
+            tx.archive(&ids).map_err(self.refused())?;
             if !ids.is_empty() {
                 tx.record(ActivityRecord {
                     at: self.now,

@@ -41,13 +41,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::activity::ActivityRecord;
-use crate::board::Board;
 use crate::board::handover::Handover;
 use crate::board::inbox::{Reason, Turn};
 use crate::board::lease;
 use crate::board::offers::Offers;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
+use crate::board::{Board, BoardError};
 use crate::error::{Error, ProjectError, Result};
 use crate::file::lock::LockPolicy;
 use crate::home::Home;
@@ -55,9 +55,8 @@ use crate::mail::Arrival;
 use crate::names::{self, NameKind};
 use crate::project::{self, Project};
 use crate::registry;
-use crate::store::StoreError;
 use crate::store::files::{FileStore, HomeFiles};
-use crate::store::{self, Store, Transaction};
+use crate::store::{self, Store, StoreError, Transaction};
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
 
@@ -157,6 +156,14 @@ impl Hub {
     ) -> Result<T> {
         store::change_board(&*self.store, project, now, change)
     }
+
+    /// The model's refusal of the board of `project`, as the store names the board.
+    pub fn refused<'a>(&'a self, project: &'a str) -> impl Fn(BoardError) -> Error + 'a {
+        move |refused| {
+            let origin = store::board_origin(&*self.store, project);
+            StoreError::board(origin, refused).into()
+        }
+    }
 }
 
 /// What a command asked for before the project is known.
@@ -244,6 +251,11 @@ pub struct Changed {
 }
 
 impl Session {
+    /// The model's refusal of this project's board, as the store names the board.
+    fn refused(&self) -> impl Fn(BoardError) -> Error + '_ {
+        self.hub.refused(&self.project.id)
+    }
+
     /// Resolves the project, checks names and workspace access, and records the identity
     /// (registering it on first sight, refreshing its leases and last-seen).
     pub fn open(hub: Hub, request: Request<'_>) -> Result<Session> {
@@ -412,7 +424,8 @@ impl Session {
     fn update<T>(&self, change: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
         self.hub.update(&self.project.id, self.now, |tx| {
             if let Some(agent) = self.renewing()
-                && lease::renew_due_leases(&mut tx.board, agent, self.now, self.project.lease())?
+                && lease::renew_due_leases(&mut tx.board, agent, self.now, self.project.lease())
+                    .map_err(self.refused())?
             {
                 tx.touch();
             }
@@ -465,6 +478,6 @@ enum WhenBusy {
 impl WhenBusy {
     fn shows_unmarked(self, error: &Error) -> bool {
         self == WhenBusy::ShowUnmarked
-            && matches!(error, Error::Store(StoreError::LockTimeout { .. }))
+            && matches!(error, Error::Store(error) if error.is_lock_timeout())
     }
 }

@@ -2,13 +2,13 @@
 
 use super::{Changed, Session, TaskView};
 use crate::activity::{ActivityRecord, LogAction};
-use crate::board::Board;
 use crate::board::delivery::DeliveryEvent;
 use crate::board::handover;
 use crate::board::new_task::{self, NewTask, SendRefusal};
 use crate::board::routing::{self, Candidate};
 use crate::board::task::{Status, TaskId};
 use crate::board::transition::Action;
+use crate::board::{Board, BoardError};
 use crate::error::{Error, Result, SessionError};
 use crate::names::{self, NameKind};
 use crate::project;
@@ -65,7 +65,7 @@ impl Session {
         let project_id = self.project.id.clone();
         self.update(|tx| {
             for id in &new.after {
-                tx.board.check_unambiguous(*id)?;
+                tx.board.check_unambiguous(*id).map_err(self.refused())?;
                 let status = match tx.board.head(*id) {
                     Some(dependency) => dependency.status,
                     None => match tx.find_archived(*id)? {
@@ -126,8 +126,13 @@ impl Session {
                 Ok(())
             })?;
             let handovers = handover::handovers(&before, &tx.board, &[id], self.now, &sender);
-            handover::record_delivery(&mut tx.board, None, &handovers, &sender, self.now)?;
-            let task = tx.board.task_owned(id)?.unwrap_or(task);
+            handover::record_delivery(&mut tx.board, None, &handovers, &sender, self.now)
+                .map_err(self.refused())?;
+            let task = tx
+                .board
+                .task_owned(id)
+                .map_err(self.refused())?
+                .unwrap_or(task);
             Ok(Changed {
                 project: project_id.clone(),
                 task: self.view(&tx.board, task.clone(), false),
@@ -156,7 +161,7 @@ impl Session {
         let lease = self.project.lease();
         let mut previous = None;
         let result = self.update(|tx| {
-            previous = tx.board.task(id)?.cloned();
+            previous = tx.board.task(id).map_err(self.refused())?.cloned();
             // The coordinator may change between resolving and locking; read it under the lock.
             let coordinator =
                 project::load_in(&*self.hub.store, tx)?.and_then(|project| project.coordinator);
@@ -164,15 +169,18 @@ impl Session {
             let before = handover::owners(&tx.board, &affected, self.now);
             let event = tx
                 .board
-                .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)?
+                .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)
+                .map_err(self.refused())?
                 .ok_or_else(|| self.missing_task(id))??;
             let record = self.record(&actor, &event);
             tx.record(record);
             let handovers = handover::handovers(&before, &tx.board, &affected, self.now, &actor);
-            handover::record_delivery(&mut tx.board, Some(id), &handovers, &actor, self.now)?;
+            handover::record_delivery(&mut tx.board, Some(id), &handovers, &actor, self.now)
+                .map_err(self.refused())?;
             let next = tx
                 .board
-                .task(id)?
+                .task(id)
+                .map_err(self.refused())?
                 .cloned()
                 .ok_or_else(|| self.missing_task(id))?;
             Ok(Changed {
@@ -218,7 +226,7 @@ impl Session {
     /// `show`: one task, from the board or the archive.
     pub fn show(&self, id: TaskId) -> Result<TaskView> {
         let board = self.board()?;
-        if let Some(task) = board.task_owned(id)? {
+        if let Some(task) = board.task_owned(id).map_err(self.refused())? {
             return Ok(self.view(&board, task, false));
         }
         match self.hub.store.archived_task(&self.project.id, id)? {
@@ -280,7 +288,10 @@ impl Session {
                 me.as_deref()
                     .is_none_or(|me| &*task.to == me || &*task.from == me || task.reviewer() == me)
             })
-            .map(|(index, _)| Ok(self.view(board, board.task_at(index)?, false)))
+            .map(|(index, _)| {
+                let task = board.task_at(index).map_err(self.refused())?;
+                Ok(self.view(board, task, false))
+            })
             .collect::<Result<Vec<_>>>()
             .and_then(|mut views| {
                 if filter.offered {
@@ -308,7 +319,7 @@ impl Session {
         let board = self.board()?;
         let mut unseen = Vec::new();
         for index in 0..board.len() {
-            let task = board.task_at(index)?;
+            let task = board.task_at(index).map_err(self.refused())?;
             let delivered = task
                 .delivery
                 .as_ref()
@@ -328,7 +339,10 @@ impl Session {
         let me = self.agent()?.to_string();
         let unseen = |board: &crate::board::Board| unseen_among(board, &me, ids);
         // Read first without the lock: a look with nothing new writes nothing.
-        if unseen(&self.hub.board(&self.project.id)?)?.is_empty() {
+        if unseen(&self.hub.board(&self.project.id)?)
+            .map_err(self.refused())?
+            .is_empty()
+        {
             return Ok(Vec::new());
         }
         self.record_seen_unchecked(ids)
@@ -340,13 +354,15 @@ impl Session {
         let me = self.agent()?.to_string();
         let unseen = |board: &crate::board::Board| unseen_among(board, &me, ids);
         self.update(|tx| {
-            let found = unseen(&tx.board)?;
+            let found = unseen(&tx.board).map_err(self.refused())?;
             for id in &found {
-                tx.board.modify(*id, |task| {
-                    if let Some(delivery) = &mut task.delivery {
-                        delivery.record(DeliveryEvent::Shown, &me, self.now);
-                    }
-                })?;
+                tx.board
+                    .modify(*id, |task| {
+                        if let Some(delivery) = &mut task.delivery {
+                            delivery.record(DeliveryEvent::Shown, &me, self.now);
+                        }
+                    })
+                    .map_err(self.refused())?;
             }
             if !found.is_empty() {
                 tx.touch();
@@ -357,7 +373,11 @@ impl Session {
 }
 
 /// Those of `ids` on `board` whose delivery is to `agent` and not yet seen.
-fn unseen_among(board: &crate::board::Board, agent: &str, ids: &[TaskId]) -> Result<Vec<TaskId>> {
+fn unseen_among(
+    board: &crate::board::Board,
+    agent: &str,
+    ids: &[TaskId],
+) -> Result<Vec<TaskId>, BoardError> {
     let mut found = Vec::new();
     for id in ids {
         if let Some(task) = board.task(*id)?

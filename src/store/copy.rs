@@ -18,16 +18,15 @@
 //! out when the two stores' copies are compared. What is refused is skipped and named, never
 //! copied; so is a line of a log or of the mail that does not read.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use super::document::{Collection, Document, Edit, Wait};
-use super::{Store, StoreError};
+use super::{Origin, Store, StoreError};
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
 use crate::board::task::Task;
+use crate::file::FileError;
 
 /// Everything a store holds of one project but its presence: its record, its board, its
 /// activity log in order (its numbers are the places), its archive, its mail with the read
@@ -60,12 +59,13 @@ pub struct BoardImage {
 }
 
 impl BoardImage {
-    /// The image of `board`, every task decoded.
-    pub fn of(board: &Board) -> Result<BoardImage, StoreError> {
+    /// The image of `board` (kept at `origin`), every task decoded.
+    pub fn of(board: &Board, origin: &Origin) -> Result<BoardImage, StoreError> {
         let mut tasks = board
             .tasks()
             .map(|task| task.cloned())
-            .collect::<Result<Vec<Task>, _>>()?;
+            .collect::<Result<Vec<Task>, _>>()
+            .map_err(|refused| StoreError::board(origin.clone(), refused))?;
         tasks.sort_by_key(|task| task.id);
         Ok(BoardImage {
             schema: board.schema,
@@ -143,7 +143,7 @@ pub enum Differing {
 pub trait Vetting {
     /// Why `text`, the source's `document` (kept at `origin`), is not one baton would read;
     /// `None` when it is.
-    fn refusal(&self, document: &Document, origin: &Path, text: &[u8]) -> Option<String>;
+    fn refusal(&self, document: &Document, origin: &Origin, text: &[u8]) -> Option<String>;
 
     /// What of `text` two stores must hold alike for the copy to leave the destination's as
     /// it is: `text` less what a hub writes for itself as it runs.
@@ -389,7 +389,9 @@ pub fn copy(
 fn is_unreadable(error: &StoreError) -> bool {
     matches!(
         error,
-        StoreError::NotRegular { .. } | StoreError::Corrupt { .. } | StoreError::NewerSchema { .. }
+        StoreError::File(FileError::NotRegular { .. })
+            | StoreError::Corrupt { .. }
+            | StoreError::NewerSchema { .. }
     )
 }
 
@@ -433,7 +435,7 @@ pub(crate) struct Unvetted;
 
 #[cfg(all(test, unix))]
 impl Vetting for Unvetted {
-    fn refusal(&self, _: &Document, _: &Path, _: &[u8]) -> Option<String> {
+    fn refusal(&self, _: &Document, _: &Origin, _: &[u8]) -> Option<String> {
         None
     }
 

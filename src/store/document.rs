@@ -6,19 +6,18 @@
 //! `store::versioned::update`.
 
 use std::fmt;
-use std::path::PathBuf;
 
 use super::cache::Stamp;
-use super::{GaveUp, StoreError};
+use super::{GaveUp, Origin, StoreError};
 
 /// The longest document a copy carries: far more than baton writes in any (a registry
 /// record, the tokens of thousands of agents), far less than what fills a machine's memory.
 pub const COPIED_LIMIT: u64 = 16 * 1024 * 1024;
 
 /// The refusal of a document at `origin` longer than [`COPIED_LIMIT`].
-pub fn too_long(origin: PathBuf) -> StoreError {
+pub fn too_long(origin: Origin) -> StoreError {
     StoreError::Corrupt {
-        path: origin,
+        origin,
         detail: format!(
             "longer than {} MiB, more than baton writes in any document",
             COPIED_LIMIT / (1024 * 1024)
@@ -49,6 +48,23 @@ pub enum Document {
     /// This machine's: the local directories standing for a remote hub's projects
     /// (`project-map.json`).
     ProjectMap,
+}
+
+impl Document {
+    /// The document's name in a store that names things rather than files: its kind, and
+    /// its own name where there are many (`agent/bob`, `tokens`).
+    pub fn name(&self) -> String {
+        match self {
+            Document::Project(id) => format!("project/{id}"),
+            Document::Agent(name) => format!("agent/{name}"),
+            Document::Tokens => "tokens".to_string(),
+            Document::Alerts => "alerts".to_string(),
+            Document::AlertsDropped => "alerts-dropped".to_string(),
+            Document::QueuedAlert(name) => format!("queued-alert/{name}"),
+            Document::SetupManifest => "setup".to_string(),
+            Document::ProjectMap => "project-map".to_string(),
+        }
+    }
 }
 
 /// The documents listed together.
@@ -102,8 +118,9 @@ pub type DocumentChange<'a> = dyn FnMut(Option<&[u8]>) -> Result<Edit, GaveUp> +
 
 /// Where small versioned documents are kept.
 pub trait Documents: fmt::Debug + Send + Sync {
-    /// Where `document` is, to name it in errors and messages (its file).
-    fn document_origin(&self, document: &Document) -> PathBuf;
+    /// What `document` is and where, to name it in errors and messages (its file, or its
+    /// row).
+    fn document_origin(&self, document: &Document) -> Origin;
 
     /// The text of `document`, read without a lock; `None` when there is none.
     fn load_document(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError>;

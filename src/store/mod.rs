@@ -16,6 +16,7 @@ pub(crate) mod conformance;
 pub mod copy;
 pub mod document;
 pub mod duty;
+mod error;
 pub mod feed;
 pub mod files;
 pub mod group;
@@ -27,11 +28,8 @@ pub mod transaction;
 pub mod versioned;
 
 use std::fmt;
-use std::io;
-use std::path::{Path, PathBuf};
 
-use crate::board::BoardError;
-use crate::file::{FileError, lock, regular};
+use crate::file::lock;
 use crate::home::Home;
 use crate::setting::SettingError;
 use crate::time::Timestamp;
@@ -39,6 +37,7 @@ use crate::time::Timestamp;
 pub use boards::{Boards, LogTail, Recovered, Restoring, Snapshot};
 pub use document::{Collection, Document, Documents, Edit, Version, Wait};
 pub use duty::{Duty, Held};
+pub use error::{Origin, Place, StoreError, Stored, board_origin, previous_board_origin};
 pub use feed::{Change, ChangeFeed, FeedWaker, Feeds, Scope, What};
 pub use mailbox::{Mailbox, Mailboxes};
 pub use mcp_sessions::McpSessions;
@@ -224,161 +223,6 @@ fn run_once<W, T, E: From<StoreError>>(
         (Err(failed), _) => Err(failed.into()),
         (Ok(()), Some(Ok(result))) => Ok(result),
         (Ok(()), None) => Err(StoreError::Unfinished.into()),
-    }
-}
-
-/// A failure to read or write stored data.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("{path}: {source}", path = path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error(
-        "gave up after {seconds}s waiting for the lock {path} held by {holder}",
-        path = path.display()
-    )]
-    LockTimeout {
-        path: PathBuf,
-        holder: lock::Holder,
-        seconds: f64,
-    },
-    /// A directory, FIFO, socket or device where a baton file should be.
-    #[error("{path} is {kind}, not a regular file", path = path.display())]
-    NotRegular { path: PathBuf, kind: &'static str },
-    #[error("{path} is unreadable: {detail}", path = path.display())]
-    Corrupt { path: PathBuf, detail: String },
-    /// A change the store took in but never finished (its batch ended without a word on
-    /// it); nothing of it was written.
-    #[error("the change was not written")]
-    Unfinished,
-    #[error(
-        "{path} has schema {found}, newer than this baton understands ({known}); upgrade baton",
-        path = path.display()
-    )]
-    NewerSchema {
-        path: PathBuf,
-        found: u64,
-        known: u32,
-    },
-    /// A database store that cannot be reached now: its server down or restarting, the
-    /// network, the login refused. `store` is its address without the password.
-    #[error("store {store} unreachable: {detail}")]
-    Unreachable { store: String, detail: String },
-    /// A database store that refused what baton asked of it.
-    #[error("store {store}: {detail}")]
-    Database { store: String, detail: String },
-    /// A database whose schema a newer baton made.
-    #[error(
-        "store {store} has schema {found}, newer than this baton understands ({known}); \
-         upgrade baton"
-    )]
-    NewerDatabase {
-        store: String,
-        found: i64,
-        known: i64,
-    },
-}
-
-/// The store's files fail in the same words as the files themselves.
-impl From<FileError> for StoreError {
-    fn from(failed: FileError) -> Self {
-        match failed {
-            FileError::Io { path, source } => StoreError::Io { path, source },
-            FileError::LockTimeout {
-                path,
-                holder,
-                seconds,
-            } => StoreError::LockTimeout {
-                path,
-                holder,
-                seconds,
-            },
-            FileError::NotRegular { path, kind } => StoreError::NotRegular { path, kind },
-        }
-    }
-}
-
-/// The store meets a board the model refuses as a damaged file, in the same words.
-impl From<BoardError> for StoreError {
-    fn from(refused: BoardError) -> Self {
-        let detail = match &refused {
-            BoardError::Undecodable { task, detail, .. } => format!("{task}: {detail}"),
-            BoardError::NoTaskAt { index, .. } => format!("no task at place {index}"),
-            BoardError::DuplicateId { task, .. } => {
-                format!("{task} is the id of more than one task")
-            }
-        };
-        StoreError::Corrupt {
-            path: refused.origin().to_path_buf(),
-            detail,
-        }
-    }
-}
-
-impl StoreError {
-    /// The same failure again, for another caller who met it (every change of a batch
-    /// whose write failed): the same words and the same exit code.
-    pub fn duplicate(&self) -> StoreError {
-        match self {
-            StoreError::Io { path, source } => StoreError::Io {
-                path: path.clone(),
-                source: io::Error::new(source.kind(), source.to_string()),
-            },
-            StoreError::LockTimeout {
-                path,
-                holder,
-                seconds,
-            } => StoreError::LockTimeout {
-                path: path.clone(),
-                holder: *holder,
-                seconds: *seconds,
-            },
-            StoreError::NotRegular { path, kind } => StoreError::NotRegular {
-                path: path.clone(),
-                kind,
-            },
-            StoreError::Corrupt { path, detail } => StoreError::Corrupt {
-                path: path.clone(),
-                detail: detail.clone(),
-            },
-            StoreError::Unfinished => StoreError::Unfinished,
-            StoreError::NewerSchema { path, found, known } => StoreError::NewerSchema {
-                path: path.clone(),
-                found: *found,
-                known: *known,
-            },
-            StoreError::Unreachable { store, detail } => StoreError::Unreachable {
-                store: store.clone(),
-                detail: detail.clone(),
-            },
-            StoreError::Database { store, detail } => StoreError::Database {
-                store: store.clone(),
-                detail: detail.clone(),
-            },
-            StoreError::NewerDatabase {
-                store,
-                found,
-                known,
-            } => StoreError::NewerDatabase {
-                store: store.clone(),
-                found: *found,
-                known: *known,
-            },
-        }
-    }
-
-    /// Wraps an I/O error with the path it happened on; a refusal of
-    /// [`regular::open_with`] becomes [`StoreError::NotRegular`].
-    pub fn io(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
-        move |source| match regular::NotRegularFile::of(&source) {
-            Some(found) => StoreError::NotRegular {
-                path: path.to_path_buf(),
-                kind: found.kind,
-            },
-            None => StoreError::Io {
-                path: path.to_path_buf(),
-                source,
-            },
-        }
     }
 }
 

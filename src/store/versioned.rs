@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::document::{Document, Documents, Edit, Version, Wait};
-use super::{GaveUp, StoreError};
+use super::{GaveUp, Origin, StoreError, Stored};
 use crate::file::{atomic, regular};
 
 /// A file format with a `schema` number in it.
@@ -27,27 +27,26 @@ pub trait Versioned: Serialize + DeserializeOwned {
     fn schema(&self) -> u32;
 }
 
-/// Reads the file at `path`, or `None` when there is none. Anything but a regular file is
-/// refused (see [`regular`]), and so is a schema newer than [`Versioned::SCHEMA`]: a newer
-/// baton wrote it, and this one would lose what it does not know.
-pub fn load<T: Versioned>(path: &Path) -> Result<Option<T>, StoreError> {
+/// Reads `what` from the file at `path`, or `None` when there is none. Anything but a
+/// regular file is refused (see [`regular`]), and so is a schema newer than
+/// [`Versioned::SCHEMA`]: a newer baton wrote it, and this one would lose what it does not
+/// know.
+pub fn load<T: Versioned>(what: Stored, path: &Path) -> Result<Option<T>, StoreError> {
     let bytes = match regular::read(path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(StoreError::io(path)(error)),
     };
-    decode(path, &bytes).map(Some)
+    decode(&Origin::file(what, path), &bytes).map(Some)
 }
 
-/// The value in `bytes`, the text of the file at `path`, with its schema checked.
-pub fn decode<T: Versioned>(path: &Path, bytes: &[u8]) -> Result<T, StoreError> {
-    let value: T = serde_json::from_slice(bytes).map_err(|error| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: error.to_string(),
-    })?;
+/// The value in `bytes`, the text of what `origin` names, with its schema checked.
+pub fn decode<T: Versioned>(origin: &Origin, bytes: &[u8]) -> Result<T, StoreError> {
+    let value: T = serde_json::from_slice(bytes)
+        .map_err(|error| StoreError::corrupt(origin)(error.to_string()))?;
     if value.schema() > T::SCHEMA {
         return Err(StoreError::NewerSchema {
-            path: path.to_path_buf(),
+            origin: origin.clone(),
             found: u64::from(value.schema()),
             known: T::SCHEMA,
         });
@@ -57,16 +56,15 @@ pub fn decode<T: Versioned>(path: &Path, bytes: &[u8]) -> Result<T, StoreError> 
 
 /// Writes `value` to `path` atomically, pretty-printed with a final newline, and durably: it
 /// is on disk when this returns. The caller holds whatever lock guards the file.
-pub fn save<T: Versioned>(path: &Path, value: &T) -> Result<(), StoreError> {
-    Ok(atomic::replace(path, &text_of(path, value)?, None)?)
+pub fn save<T: Versioned>(what: Stored, path: &Path, value: &T) -> Result<(), StoreError> {
+    let text = text_of(&Origin::file(what, path), value)?;
+    Ok(atomic::replace(path, &text, None)?)
 }
 
-/// The file `value` is saved as: pretty-printed JSON with a final newline.
-pub fn text_of<T: Versioned>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
-    let mut text = serde_json::to_vec_pretty(value).map_err(|error| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: error.to_string(),
-    })?;
+/// The text `value` is kept as (at `origin`): pretty-printed JSON with a final newline.
+pub fn text_of<T: Versioned>(origin: &Origin, value: &T) -> Result<Vec<u8>, StoreError> {
+    let mut text = serde_json::to_vec_pretty(value)
+        .map_err(|error| StoreError::corrupt(origin)(error.to_string()))?;
     text.push(b'\n');
     Ok(text)
 }
@@ -153,7 +151,7 @@ where
 
 /// Runs `change` on the value in `text` (the document at `origin`), and says what to write.
 fn edit_value<T, R, E>(
-    origin: &Path,
+    origin: &Origin,
     text: Option<&[u8]>,
     change: impl FnOnce(&mut Option<T>) -> Result<(R, Durability), E>,
 ) -> Result<(R, Edit), E>
@@ -225,6 +223,7 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
+    use crate::file::FileError;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Note {
@@ -244,17 +243,17 @@ mod tests {
     fn saves_pretty_and_loads_back() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("note.json");
-        assert_eq!(load::<Note>(&path).unwrap(), None);
+        assert_eq!(load::<Note>(Stored::Other, &path).unwrap(), None);
         let note = Note {
             schema: 2,
             text: "hi".into(),
         };
-        save(&path, &note).unwrap();
+        save(Stored::Other, &path, &note).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "{\n  \"schema\": 2,\n  \"text\": \"hi\"\n}\n"
         );
-        assert_eq!(load::<Note>(&path).unwrap(), Some(note));
+        assert_eq!(load::<Note>(Stored::Other, &path).unwrap(), Some(note));
     }
 
     #[test]
@@ -263,7 +262,7 @@ mod tests {
         let path = dir.path().join("note.json");
         std::fs::write(&path, "{\"schema\": 3, \"text\": \"\"}").unwrap();
         assert!(matches!(
-            load::<Note>(&path),
+            load::<Note>(Stored::Other, &path),
             Err(StoreError::NewerSchema {
                 found: 3,
                 known: 2,
@@ -272,12 +271,12 @@ mod tests {
         ));
         std::fs::write(&path, "{\"schema\": ").unwrap();
         assert!(matches!(
-            load::<Note>(&path),
+            load::<Note>(Stored::Other, &path),
             Err(StoreError::Corrupt { .. })
         ));
         assert!(matches!(
-            load::<Note>(dir.path()),
-            Err(StoreError::NotRegular { .. })
+            load::<Note>(Stored::Other, dir.path()),
+            Err(StoreError::File(FileError::NotRegular { .. }))
         ));
     }
 }

@@ -111,7 +111,7 @@ struct TokensFile {
 /// each token was last used), in the order of their hashes. Refused as the read of the
 /// tokens refuses it when it does not read.
 pub fn as_compared(
-    origin: &std::path::Path,
+    origin: &crate::store::Origin,
     text: &[u8],
 ) -> std::result::Result<Vec<u8>, StoreError> {
     let mut file: TokensFile = versioned::decode(origin, text)?;
@@ -406,7 +406,7 @@ fn load(store: &dyn Store) -> Result<TokensFile> {
 
 /// Refuses `file` (read from `origin`) when an entry would make a request act as a name
 /// that is not an agent's, or its hash is not a SHA-256 digest.
-fn check(origin: &std::path::Path, file: &TokensFile) -> Result<()> {
+fn check(origin: &crate::store::Origin, file: &TokensFile) -> Result<()> {
     for (index, stored) in file.tokens.iter().enumerate() {
         let problem = if names::check(NameKind::Agent, &stored.name).is_err() {
             Some(format!(
@@ -424,11 +424,7 @@ fn check(origin: &std::path::Path, file: &TokensFile) -> Result<()> {
             None
         };
         if let Some(detail) = problem {
-            return Err(StoreError::Corrupt {
-                path: origin.to_path_buf(),
-                detail,
-            }
-            .into());
+            return Err(StoreError::corrupt(origin)(detail).into());
         }
     }
     Ok(())

@@ -429,7 +429,7 @@ fn an_entry_that_is_no_agent_or_no_digest_is_refused_by_file() {
         )
         .unwrap_err();
         assert!(
-            matches!(&error, Error::Store(StoreError::Corrupt { path, .. }) if *path == home.home().tokens_file()),
+            matches!(&error, Error::Store(StoreError::Corrupt { origin, .. }) if origin.path() == Some(&*home.home().tokens_file())),
             "{error}"
         );
         assert!(add(&home, "bob", at("2026-12-02T01:00:00Z")).is_err());

@@ -248,7 +248,7 @@ fn refusal(error: &Error, doing: Doing) -> RpcError {
         (Error::Transition(TransitionError::Refused { .. }), _) => {
             (code::UNSUPPORTED_OPERATION, "UNSUPPORTED_OPERATION")
         }
-        (Error::Store(_) | Error::Board(_), _) => (code::INTERNAL_ERROR, "INTERNAL_ERROR"),
+        (Error::Store(_), _) => (code::INTERNAL_ERROR, "INTERNAL_ERROR"),
         _ => (code::INVALID_PARAMS, "INVALID_PARAMS"),
     };
     RpcError {

@@ -35,7 +35,7 @@ pub(crate) fn fill(store: &dyn Store) {
                 tx.record(record("alice", "send", id));
             }
             tx.board.next_id = 4;
-            tx.archive(&[TaskId(1), TaskId(2)])?;
+            tx.archive(&[TaskId(1), TaskId(2)]).unwrap();
             Ok::<_, crate::error::Error>(())
         })
         .unwrap();

@@ -14,14 +14,13 @@ use serde_json::value::RawValue;
 
 use super::journal::{self, Line};
 use super::layout::{self, Field};
-use super::source::BoardText;
+use super::source::{BoardText, placed_in_file};
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::{Board, StoredTasks};
 use crate::file::lock::FileLock;
 use crate::file::{atomic, regular};
 use crate::home::Home;
-use crate::store::Recovered;
-use crate::store::StoreError;
+use crate::store::{Origin, Recovered, StoreError, Stored};
 use crate::time::Timestamp;
 
 pub use crate::board::BOARD_SCHEMA;
@@ -34,6 +33,21 @@ pub use crate::board::BOARD_SCHEMA;
 /// serde_json.
 pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
     read_path(home.board_file(project), project)
+}
+
+/// The board of `project` kept in the file at `path`, as errors name it.
+pub fn origin(project: &str, path: &Path) -> Origin {
+    Origin::file(
+        Stored::Board {
+            project: project.to_string(),
+        },
+        path,
+    )
+}
+
+/// The board of `project` in its home, as errors name it.
+pub fn origin_in(home: &Home, project: &str) -> Origin {
+    origin(project, &home.board_file(project))
 }
 
 /// As [`read`], from the board file at `path`.
@@ -54,22 +68,24 @@ pub fn read_path(path: PathBuf, project: &str) -> Result<Board, StoreError> {
     // Read whole and closed before anything is decoded: the board holds no file open (on
     // Windows an open file would stop the next write's rename).
     drop(file);
-    parse_owned(&path, bytes)
+    parse_owned(&origin(project, &path), bytes)
 }
 
-/// The board at `path`, or `None` when there is no file there: for a look at a board that
-/// may not exist (its backup, say), where an empty board would pass for one.
-pub fn read_if_there(path: &Path) -> Result<Option<Board>, StoreError> {
+/// The board in the file `origin` names, or `None` when there is no file there: for a look
+/// at a board that may not exist (its backup, say), where an empty board would pass for
+/// one.
+pub fn read_if_there(origin: &Origin) -> Result<Option<Board>, StoreError> {
+    let path = origin.path().unwrap_or(Path::new(""));
     match regular::read(path) {
-        Ok(bytes) => parse_owned(path, bytes).map(Some),
+        Ok(bytes) => parse_owned(origin, bytes).map(Some),
         Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
         Err(error) => Err(StoreError::io(path)(error)),
     }
 }
 
 /// Parses board bytes, refusing anything that does not parse or has a newer schema.
-pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
-    parse_owned(path, bytes.to_vec())
+pub fn parse(origin: &Origin, bytes: &[u8]) -> Result<Board, StoreError> {
+    parse_owned(origin, bytes.to_vec())
 }
 
 /// Parses board bytes, keeping them as the text its undecoded tasks are decoded from and
@@ -77,10 +93,10 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
 /// read line by line; any other text is checked whole as JSON, and every task's head (and
 /// the type of each of its fields) as a task. The rest of a task is decoded when a command
 /// needs it.
-pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
+pub fn parse_owned(origin: &Origin, bytes: Vec<u8>) -> Result<Board, StoreError> {
     if let Some(laid) = layout::read_bytes(&bytes) {
-        check_schema(path, laid.schema)?;
-        let text = BoardText::laid_out(path.to_path_buf(), bytes);
+        check_schema(origin, laid.schema)?;
+        let text = BoardText::new(bytes);
         return Ok(Board::from_store(
             // The schema is at most BOARD_SCHEMA here, so it fits.
             laid.schema as u32,
@@ -88,24 +104,23 @@ pub fn parse_owned(path: &Path, bytes: Vec<u8>) -> Result<Board, StoreError> {
             laid.next_id,
             laid.tasks,
             Arc::new(text),
-            path,
         ));
     }
     // The line reader has already failed on this text.
-    parse_with(path, bytes, |_| None)
+    parse_with(origin, bytes, |_| None)
 }
 
 /// As [`parse`], reading with serde_json alone (the strict reader): what the line reader must agree
 /// with wherever it reads a board itself.
-pub fn parse_strict(path: &Path, bytes: &[u8]) -> Result<Board, StoreError> {
-    parse_with(path, bytes.to_vec(), |_| None)
+pub fn parse_strict(origin: &Origin, bytes: &[u8]) -> Result<Board, StoreError> {
+    parse_with(origin, bytes.to_vec(), |_| None)
 }
 
 /// Refuses a board with a newer schema than this binary knows.
-fn check_schema(path: &Path, schema: u64) -> Result<(), StoreError> {
+fn check_schema(origin: &Origin, schema: u64) -> Result<(), StoreError> {
     if schema > u64::from(BOARD_SCHEMA) {
         return Err(StoreError::NewerSchema {
-            path: path.to_path_buf(),
+            origin: origin.clone(),
             found: schema,
             known: BOARD_SCHEMA,
         });
@@ -114,26 +129,23 @@ fn check_schema(path: &Path, schema: u64) -> Result<(), StoreError> {
 }
 
 fn parse_with(
-    path: &Path,
+    origin: &Origin,
     bytes: Vec<u8>,
     laid_out: impl FnOnce(&str) -> Option<layout::Laid>,
 ) -> Result<Board, StoreError> {
-    let corrupt = |detail: String| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail,
-    };
+    let corrupt = |detail: String| StoreError::corrupt(origin)(detail);
     let text = String::from_utf8(bytes)
         .map_err(|error| corrupt(format!("not UTF-8 text ({})", error.utf8_error())))?;
     // Boards as baton lays them out are read line by line; any other text, and any damage,
     // is read whole by serde_json, which reads all JSON and names what is wrong.
     let (schema, project, next_id, tasks) = match laid_out(&text) {
         Some(laid) => {
-            check_schema(path, laid.schema)?;
+            check_schema(origin, laid.schema)?;
             (laid.schema, laid.project, laid.next_id, laid.tasks)
         }
-        None => read_whole(path, &text)?,
+        None => read_whole(origin, &text)?,
     };
-    let text = BoardText::text(path.to_path_buf(), text);
+    let text = BoardText::new(text.into_bytes());
     Ok(Board::from_store(
         // The schema is at most BOARD_SCHEMA here, so it fits.
         schema as u32,
@@ -141,25 +153,21 @@ fn parse_with(
         next_id,
         tasks,
         Arc::new(text),
-        path,
     ))
 }
 
 /// Reads a board in any layout with serde_json: its own fields, and each task's head with
 /// where the task's text is. A newer schema is refused as such even when what follows it
 /// would not read as this version's board.
-fn read_whole(path: &Path, text: &str) -> Result<(u64, String, u64, StoredTasks), StoreError> {
-    let corrupt = |detail: String| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail,
-    };
+fn read_whole(origin: &Origin, text: &str) -> Result<(u64, String, u64, StoredTasks), StoreError> {
+    let corrupt = |detail: String| StoreError::corrupt(origin)(detail);
     let mut found = Found::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let read = BoardFields(&mut found)
         .deserialize(&mut deserializer)
         .and_then(|()| deserializer.end());
     if let Some(schema) = found.schema {
-        check_schema(path, schema)?;
+        check_schema(origin, schema)?;
     }
     read.map_err(|error| corrupt(placed_in_file(&error, b"", text.as_bytes())))?;
     let missing = |field: &str| corrupt(format!("missing field `{field}`"));
@@ -339,36 +347,6 @@ fn named<E: de::Error>(field: &str, value: &str, choices: &[&str]) -> Result<usi
         })
 }
 
-/// serde_json's message for an error in `text`, with the place counted in the whole file,
-/// whose text before `text` is `before`. serde_json counts columns in bytes, as this does.
-pub(crate) fn placed_in_file(error: &serde_json::Error, before: &[u8], text: &[u8]) -> String {
-    let message = error.to_string();
-    let message = message
-        .rsplit_once(" at line ")
-        .map_or(message.as_str(), |(what, _)| what);
-    let (mut line, mut column) = (error.line(), error.column());
-    if line == 0 {
-        // Not placed (serde_json places every error in text it reads).
-        return message.to_string();
-    }
-    if column == 0 && line > 1 {
-        // serde_json places an error found just past a line break (the text ending there)
-        // at column 0 of the next line: it is at the end of the line the break ends.
-        line -= 1;
-        let ended = text.split(|byte| *byte == b'\n').nth(line - 1);
-        column = ended.map_or(0, <[u8]>::len) + 1;
-    }
-    let first_line = memchr::memchr_iter(b'\n', before).count() + 1;
-    let first_column = before.len() - memchr::memrchr(b'\n', before).map_or(0, |at| at + 1) + 1;
-    if line == 1 {
-        column += first_column - 1;
-    }
-    format!(
-        "{message} at line {} column {column}",
-        first_line + line - 1
-    )
-}
-
 /// Completes or drops the journal of a change whose writer was killed (`store::files::journal`).
 /// The caller holds the board lock.
 pub fn recover_log<R: Line>(
@@ -460,6 +438,10 @@ mod tests {
 
     const PATH: &str = "/hub/projects/p/board.json";
 
+    fn at() -> Origin {
+        origin("p", Path::new(PATH))
+    }
+
     /// A board in no layout of baton's, so that serde_json reads it.
     fn board(tasks: &str) -> String {
         format!(r#"{{"schema": 1, "project": "p", "next_id": 9, "tasks": [{tasks}]}}"#)
@@ -470,7 +452,7 @@ mod tests {
         "updated_at": "2026-11-29T10:00:00.000Z"}"#;
 
     fn error(text: &str) -> String {
-        parse_strict(Path::new(PATH), text.as_bytes())
+        parse_strict(&at(), text.as_bytes())
             .expect_err(text)
             .to_string()
     }
@@ -478,7 +460,7 @@ mod tests {
     #[test]
     fn a_board_in_any_layout_reads_with_the_text_of_each_task() {
         let text = board(&format!("{TASK},\n {TASK}"));
-        let board = parse_strict(Path::new(PATH), text.as_bytes()).unwrap();
+        let board = parse_strict(&at(), text.as_bytes()).unwrap();
         assert_eq!((board.project.as_str(), board.next_id), ("p", 9));
         assert_eq!(board.len(), 2);
         for task in board.tasks() {
@@ -580,7 +562,7 @@ mod tests {
         }
         // A field baton does not know may repeat, as serde lets it.
         let task = format!("{{{fields}, \"later\": 1, \"later\": 2}}");
-        assert!(parse_strict(Path::new(PATH), board(&task).as_bytes()).is_ok());
+        assert!(parse_strict(&at(), board(&task).as_bytes()).is_ok());
     }
 
     #[test]
@@ -589,7 +571,7 @@ mod tests {
             r#"{"schema": 7, "tasks": [ oops"#,
             r#"{"schema": 7, "project": "p", "next_id": 1, "tasks": [{"id": "one"}]}"#,
         ] {
-            let refused = parse_strict(Path::new(PATH), text.as_bytes()).unwrap_err();
+            let refused = parse_strict(&at(), text.as_bytes()).unwrap_err();
             assert!(
                 matches!(refused, StoreError::NewerSchema { found: 7, .. }),
                 "{refused}"
@@ -600,7 +582,7 @@ mod tests {
     #[test]
     fn damage_deep_inside_a_task_is_named_when_the_task_is_read() {
         let text = board(&TASK.replace("\"id\": 1,", "\"id\": 1, \"files\": [3],"));
-        let board = parse_strict(Path::new(PATH), text.as_bytes()).expect("the heads read");
+        let board = parse_strict(&at(), text.as_bytes()).expect("the heads read");
         let error = board.tasks().next().unwrap().unwrap_err().to_string();
         assert!(
             error.contains("T-1") && error.contains("expected a string"),

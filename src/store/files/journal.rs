@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::log;
 use crate::file::atomic::{FileIdentity, create_private_dir_all, private_open_options};
 use crate::file::regular;
-use crate::store::{Recovered, StoreError};
+use crate::store::{Origin, Recovered, StoreError, Stored};
 
 /// What a journal's lines may be: whatever its log holds, one per line.
 pub trait Line: Clone + Serialize + DeserializeOwned {}
@@ -63,9 +63,8 @@ pub fn write<R: Line>(
         log: FileIdentity::of(log, &log_identity),
         records: records.to_vec(),
     };
-    let mut text = serde_json::to_vec(&journal).map_err(|error| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: error.to_string(),
+    let mut text = serde_json::to_vec(&journal).map_err(|error| {
+        StoreError::corrupt(&Origin::file(Stored::Other, path))(error.to_string())
     })?;
     text.push(b'\n');
     regular::open_with(
@@ -112,7 +111,7 @@ pub fn recover<R: Line>(
         Err(_) => Recovered::Torn,
         Ok(journal) if journal.schema > JOURNAL_SCHEMA => {
             return Err(StoreError::NewerSchema {
-                path: path.to_path_buf(),
+                origin: Origin::file(Stored::Other, path),
                 found: u64::from(journal.schema),
                 known: JOURNAL_SCHEMA,
             });

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 
 use crate::file::atomic::{create_private_dir_all, private_open_options};
 use crate::file::regular;
-use crate::store::StoreError;
+use crate::store::{Origin, StoreError, Stored};
 
 /// Appends `records` as lines, then fsyncs, so an append that returned is on disk.
 pub fn append<T: Serialize>(path: &Path, records: &[T]) -> Result<(), StoreError> {
@@ -49,9 +49,8 @@ fn write_lines<T: Serialize>(
     }
     for record in records {
         // Serializing plain data structures cannot fail: no maps with non-string keys.
-        let line = serde_json::to_string(record).map_err(|error| StoreError::Corrupt {
-            path: path.to_path_buf(),
-            detail: error.to_string(),
+        let line = serde_json::to_string(record).map_err(|error| {
+            StoreError::corrupt(&Origin::file(Stored::Other, path))(error.to_string())
         })?;
         text.push_str(&line);
         text.push('\n');

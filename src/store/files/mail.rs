@@ -12,9 +12,9 @@ use super::jsonl;
 use crate::board::mail::{Message, POSITIONS_SCHEMA, ReadPositions};
 use crate::file::{atomic, regular};
 use crate::home::Home;
-use crate::store::StoreError;
 use crate::store::mailbox::{MailCommitted, Mailbox};
 use crate::store::versioned::{self, Versioned};
+use crate::store::{StoreError, Stored};
 use crate::time::Timestamp;
 
 impl Versioned for ReadPositions {
@@ -33,7 +33,24 @@ pub fn read(home: &Home, project: &str) -> Result<Vec<Message>, StoreError> {
 
 /// The read positions; a missing file means nobody has read anything yet.
 pub fn read_positions(home: &Home, project: &str) -> Result<ReadPositions, StoreError> {
-    Ok(versioned::load(&home.mail_cursor_file(project))?.unwrap_or_default())
+    Ok(load_positions(home, project)?.unwrap_or_default())
+}
+
+/// The read positions, `None` when there is no file.
+pub fn load_positions(home: &Home, project: &str) -> Result<Option<ReadPositions>, StoreError> {
+    versioned::load(positions(project), &home.mail_cursor_file(project))
+}
+
+/// Writes the read positions, durably.
+pub fn save_positions(home: &Home, project: &str, read: &ReadPositions) -> Result<(), StoreError> {
+    versioned::save(positions(project), &home.mail_cursor_file(project), read)
+}
+
+/// The read positions of `project`, as errors name them.
+fn positions(project: &str) -> Stored {
+    Stored::ReadPositions {
+        project: project.to_string(),
+    }
 }
 
 /// One line of `mail.jsonl` as stored: kept byte for byte, so the sweep never drops or
@@ -108,7 +125,7 @@ pub fn commit(home: &Home, project: &str, opened: Opened) -> Result<(), StoreErr
         jsonl::append(&home.mail_file(project), &added)?;
     }
     if let Some(positions) = &positions {
-        versioned::save(&home.mail_cursor_file(project), positions)?;
+        save_positions(home, project, positions)?;
     }
     if leaving.is_empty() {
         return Ok(());

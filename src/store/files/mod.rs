@@ -55,8 +55,8 @@ use crate::store::mailbox::Mailbox;
 use crate::store::presence::Presence;
 use crate::store::transaction::{Archive, Transaction};
 use crate::store::{
-    Boards, Feeds, GaveUp, LogTail, Mailboxes, McpSessions, Presences, Restoring, Snapshot, Store,
-    StoreError, versioned,
+    Boards, Feeds, GaveUp, LogTail, Mailboxes, McpSessions, Origin, Presences, Restoring, Snapshot,
+    Store, StoreError, Stored,
 };
 use crate::time::Timestamp;
 
@@ -141,8 +141,9 @@ fn names_in(
     Ok(names)
 }
 
-impl Documents for HomeFiles {
-    fn document_origin(&self, document: &Document) -> PathBuf {
+impl HomeFiles {
+    /// The file that keeps `document`.
+    pub fn document_path(&self, document: &Document) -> PathBuf {
         let home = &self.home;
         match document {
             Document::Project(id) => home.project_file(id),
@@ -155,9 +156,18 @@ impl Documents for HomeFiles {
             Document::ProjectMap => home.project_map_file(),
         }
     }
+}
+
+impl Documents for HomeFiles {
+    fn document_origin(&self, document: &Document) -> Origin {
+        Origin::file(
+            Stored::Document(document.clone()),
+            &self.document_path(document),
+        )
+    }
 
     fn load_document(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError> {
-        let path = self.document_origin(document);
+        let path = self.document_path(document);
         match regular::read(&path) {
             Ok(text) => Ok(Some(text)),
             Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
@@ -166,17 +176,19 @@ impl Documents for HomeFiles {
     }
 
     fn load_document_to_copy(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError> {
-        let path = self.document_origin(document);
+        let path = self.document_path(document);
         match regular::read_unlinked(&path, COPIED_LIMIT) {
             Ok(text) => Ok(Some(text)),
             Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
-            Err(error) if error.kind() == ErrorKind::FileTooLarge => Err(too_long(path)),
+            Err(error) if error.kind() == ErrorKind::FileTooLarge => {
+                Err(too_long(self.document_origin(document)))
+            }
             Err(error) => Err(StoreError::io(&path)(error)),
         }
     }
 
     fn document_version(&self, document: &Document) -> Option<Version> {
-        Stamp::of(&self.document_origin(document)).map(Version::File)
+        Stamp::of(&self.document_path(document)).map(Version::File)
     }
 
     fn update_document(
@@ -190,13 +202,13 @@ impl Documents for HomeFiles {
         };
         let current = self.load_document(document)?;
         if let Ok(edit) = change(current.as_deref()) {
-            HomeFiles::write(&self.document_origin(document), edit)?;
+            HomeFiles::write(&self.document_path(document), edit)?;
         }
         Ok(true)
     }
 
     fn save_document(&self, document: &Document, edit: Edit) -> Result<(), StoreError> {
-        HomeFiles::write(&self.document_origin(document), edit)
+        HomeFiles::write(&self.document_path(document), edit)
     }
 
     fn remove_document(&self, document: &Document) -> Result<bool, StoreError> {
@@ -204,7 +216,7 @@ impl Documents for HomeFiles {
             Document::QueuedAlert(_) => None,
             _ => self.take_lock(document, Wait::AsTheStoreDoes)?,
         };
-        let path = self.document_origin(document);
+        let path = self.document_path(document);
         match fs::remove_file(&path) {
             Ok(()) => Ok(true),
             Err(error) if error.kind() == ErrorKind::NotFound => Ok(false),
@@ -331,7 +343,9 @@ impl FileStore {
     /// board is written leaves a task in both places, never in neither), then the board
     /// with its activity lines. The board written, when it was.
     fn commit(&self, project: &str, transaction: Transaction) -> Result<Option<Board>, StoreError> {
-        let committed = transaction.commit()?;
+        let committed = transaction
+            .commit()
+            .map_err(|refused| StoreError::board(board::origin_in(&self.home, project), refused))?;
         if let Some(document) = &committed.project {
             atomic::replace(&self.home.project_file(project), document, None)?;
         }
@@ -423,7 +437,7 @@ impl Archive for ArchiveFiles {
 
 /// The file store's documents are its home's files.
 impl Documents for FileStore {
-    fn document_origin(&self, document: &Document) -> PathBuf {
+    fn document_origin(&self, document: &Document) -> Origin {
         self.documents.document_origin(document)
     }
 
@@ -498,9 +512,8 @@ fn replace_lines<T: serde::Serialize>(
     }
     let mut text = Vec::new();
     for record in records {
-        serde_json::to_writer(&mut text, record).map_err(|error| StoreError::Corrupt {
-            path: path.to_path_buf(),
-            detail: error.to_string(),
+        serde_json::to_writer(&mut text, record).map_err(|error| {
+            StoreError::corrupt(&Origin::file(Stored::Other, path))(error.to_string())
         })?;
         text.push(b'\n');
     }
@@ -548,12 +561,16 @@ impl Store for FileStore {
         let mut unreadable = Vec::new();
         let mut image = {
             let _guard = self.lock_board(project)?;
-            let board = board::read_if_there(&home.board_file(project))?;
+            let origin = board::origin_in(home, project);
+            let board = board::read_if_there(&origin)?;
             ProjectImage {
                 record: self
                     .documents
                     .load_document_to_copy(&Document::Project(project.to_string()))?,
-                board: board.as_ref().map(BoardImage::of).transpose()?,
+                board: board
+                    .as_ref()
+                    .map(|board| BoardImage::of(board, &origin))
+                    .transpose()?,
                 log: log::read_noting(&home.activity_file(project), &mut unreadable)?,
                 archive: archive::all_noting(home, project, &mut unreadable)?,
                 ..ProjectImage::empty()
@@ -562,7 +579,7 @@ impl Store for FileStore {
         let _guard = self.lock_mail(project)?;
         let mail = home.mail_file(project);
         image.mail = jsonl::read_all(&mail)?.records_noting(&mail, &mut unreadable);
-        image.read_positions = versioned::load(&home.mail_cursor_file(project))?;
+        image.read_positions = mail::load_positions(home, project)?;
         for path in mail_archive_files(home, project)? {
             image
                 .mail_archive
@@ -603,7 +620,7 @@ impl Store for FileStore {
         replace_lines(&home.mail_file(project), &image.mail)?;
         let positions = home.mail_cursor_file(project);
         match &image.read_positions {
-            Some(read) => versioned::save(&positions, read)?,
+            Some(read) => mail::save_positions(home, project, read)?,
             None => remove_if_there(&positions)?,
         }
         for path in mail_archive_files(home, project)? {
@@ -614,9 +631,13 @@ impl Store for FileStore {
         let mut by_month: std::collections::BTreeMap<String, Vec<serde_json::Value>> =
             Default::default();
         for message in &image.mail_archive {
-            let value = serde_json::to_value(message).map_err(|error| StoreError::Corrupt {
-                path: home.archive_dir(project),
-                detail: error.to_string(),
+            let value = serde_json::to_value(message).map_err(|error| {
+                let archive = Stored::Archive {
+                    project: project.to_string(),
+                };
+                StoreError::corrupt(&Origin::file(archive, &home.archive_dir(project)))(
+                    error.to_string(),
+                )
             })?;
             by_month.entry(message.at.month()).or_default().push(value);
         }
@@ -666,13 +687,13 @@ impl Boards for FileStore {
         let recovered = board::recover_log(&self.home, project)?;
         Ok(Some(Snapshot {
             recovered,
-            board: board::read_if_there(&self.home.board_file(project)),
+            board: board::read_if_there(&board::origin_in(&self.home, project)),
             log: log::read(&self.home.activity_file(project)),
         }))
     }
 
     fn previous_board(&self, project: &str) -> Result<Option<Board>, StoreError> {
-        board::read_if_there(&self.home.board_backup(project))
+        board::read_if_there(&super::previous_board_origin(self, project))
     }
 
     fn restore_board(
@@ -687,7 +708,7 @@ impl Boards for FileStore {
         };
         let restoring = Restoring {
             previous: self.previous_board(project),
-            current: board::read_if_there(&self.home.board_file(project)),
+            current: board::read_if_there(&board::origin_in(&self.home, project)),
             log: log::read(&self.home.activity_file(project)).unwrap_or_default(),
         };
         if let Ok((board, records)) = plan(restoring)

@@ -22,6 +22,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use crate::file::FileError;
 use crate::file::atomic::create_private_dir_all;
 use crate::file::lock::{self, FileLock};
 use crate::home::Home;
@@ -93,7 +94,7 @@ fn hold(dir: &Path, stem: &str) -> Result<Presence, StoreError> {
     // find the file before it is held (and remove it as a leftover).
     let staging = dir.join(format!(".{stem}.new"));
     let path = dir.join(format!("{stem}.lock"));
-    let lock = FileLock::try_acquire(&staging)?.ok_or_else(|| StoreError::Io {
+    let lock = FileLock::try_acquire(&staging)?.ok_or_else(|| FileError::Io {
         path: staging.clone(),
         source: std::io::Error::new(ErrorKind::WouldBlock, "held by another process"),
     })?;

@@ -1,15 +1,14 @@
 //! The archive on PostgreSQL: the finished tasks moved off each board, in the order they
 //! moved, read by a change in its own transaction or by anyone outside one.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::client::{self, Client, Statements};
 use super::pool::{self, is_connection_lost};
 use super::{Failed, PgStore, encode};
 use crate::board::task::{Task, TaskId};
-use crate::store::StoreError;
 use crate::store::transaction::Archive;
+use crate::store::{Origin, Place, StoreError, Stored};
 
 impl PgStore {
     /// Appends `tasks` to the archive of `project`, in their order.
@@ -137,9 +136,18 @@ pub(super) fn highest_archived(
 
 /// The archived task of `project` whose text is `text`.
 fn decode_archived(shown: &str, project: &str, text: &str) -> Result<Task, StoreError> {
-    serde_json::from_str(text).map_err(|error| StoreError::Corrupt {
-        path: PathBuf::from(format!("{shown}#projects/{project}/archive")),
-        detail: error.to_string(),
+    serde_json::from_str(text).map_err(|error| {
+        let what = Stored::Archive {
+            project: project.to_string(),
+        };
+        let origin = Origin {
+            place: Place::Database {
+                store: shown.to_string(),
+                name: what.name(),
+            },
+            what,
+        };
+        StoreError::corrupt(&origin)(error.to_string())
     })
 }
 

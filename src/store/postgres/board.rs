@@ -2,7 +2,6 @@
 //! (alone, or in a resident process's batch), the board kept by version for the next read,
 //! and the board before the last change kept for `doctor --restore`.
 
-use std::any::Any;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,7 +18,7 @@ use crate::board::{BOARD_SCHEMA, Board, Kept, StoredTasks, Undecoded};
 use crate::store::document::{Version, Wait};
 use crate::store::group::{Group, Work, group_of};
 use crate::store::transaction::{Committed, Transaction};
-use crate::store::{GaveUp, Restoring, Snapshot, StoreError};
+use crate::store::{GaveUp, Origin, Restoring, Snapshot, StoreError};
 use crate::time::Timestamp;
 
 /// Each project's board as last read or written, with the version it had.
@@ -148,7 +147,7 @@ impl PgStore {
         let Ok((board, records)) = plan(looked_at) else {
             return Ok(());
         };
-        let changes = changes_of(&read, &board)?;
+        let changes = changes_of(&read, &board, &self.board_origin(project))?;
         self.write_board(connection.client(), project, &read, &board, &changes)?;
         self.notify(
             connection.client(),
@@ -229,7 +228,9 @@ impl PgStore {
             client,
         } = batch;
         Batch::give_back(&client, connection)?;
-        let committed = transaction.commit()?;
+        let committed = transaction
+            .commit()
+            .map_err(|refused| StoreError::board(self.board_origin(project), refused))?;
         if committed.board.is_none() && committed.records.is_empty() && committed.project.is_none()
         {
             // Every change of the batch gave up: the connection rolls back when given back.
@@ -316,7 +317,7 @@ impl PgStore {
         let origin = self.board_origin(project);
         if schema as i64 > BOARD_SCHEMA as i64 {
             return Err(StoreError::NewerSchema {
-                path: origin,
+                origin,
                 found: schema as u64,
                 known: BOARD_SCHEMA,
             });
@@ -324,10 +325,8 @@ impl PgStore {
         let mut stored = StoredTasks::with_capacity(texts.len());
         let mut tasks = Vec::with_capacity(texts.len());
         for (place, (id, text)) in texts.iter().enumerate() {
-            let task: Task = serde_json::from_str(text).map_err(|error| StoreError::Corrupt {
-                path: origin.clone(),
-                detail: format!("#{id}: {error}"),
-            })?;
+            let task: Task = serde_json::from_str(text)
+                .map_err(|error| StoreError::corrupt(&origin)(format!("#{id}: {error}")))?;
             stored.push(Head::of(&task), place..place + 1);
             tasks.push(task);
         }
@@ -337,7 +336,6 @@ impl PgStore {
             next_id.max(0) as u64,
             stored,
             Arc::new(Tasks(tasks)),
-            &origin,
         ))
     }
 
@@ -393,7 +391,7 @@ impl PgStore {
         self.insert_archive(client, project, &committed.archived)?;
         let mut written = None;
         if let Some(board) = committed.board {
-            let changes = changes_of(read, &board)?;
+            let changes = changes_of(read, &board, &self.board_origin(project))?;
             let version = self.write_board(client, project, read, &board, &changes)?;
             if committed.records.is_empty() {
                 self.notify(client, &[PgStore::notice(project, Kind::Board)])?;
@@ -567,16 +565,12 @@ impl Undecoded for Tasks {
             .cloned()
             .ok_or_else(|| format!("no task at place {}", place.start))
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// What `board` changes of the board read as `read`: the tasks the change made or changed
 /// (those it left alone are known by their place among the ones read), and those it took
 /// off. A board not made from `read` (a restore's) is compared task by task.
-fn changes_of(read: &Read, board: &Board) -> Result<Changes, Failed> {
+fn changes_of(read: &Read, board: &Board, origin: &Origin) -> Result<Changes, Failed> {
     let from_read = match (board.undecoded(), read.board.undecoded()) {
         (Some(mine), Some(read)) => Arc::ptr_eq(mine, read),
         _ => false,
@@ -601,7 +595,7 @@ fn changes_of(read: &Read, board: &Board) -> Result<Changes, Failed> {
             .map(|(id, text)| (*id, text.as_str()))
             .collect();
         for task in board.tasks() {
-            let task = task?;
+            let task = task.map_err(|refused| StoreError::board(origin.clone(), refused))?;
             let id = task.id.0 as i64;
             let text = encode(task)?;
             match before.get(&id) == Some(&text.as_str()) {

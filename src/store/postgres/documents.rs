@@ -2,28 +2,16 @@
 //! and the alert queue), each its file's bytes in a row with a count of its changes; this
 //! machine's own documents stay files.
 
-use std::path::PathBuf;
-
 use super::client::{self, Statements};
 use super::{BOARD_LOCKS, DOCUMENT_LOCKS, PgStore};
-use crate::home::Home;
-use crate::store::StoreError;
 use crate::store::document::{
     Collection, Document, DocumentChange, Documents, Edit, Version, Wait,
 };
-use crate::store::files::HomeFiles;
+use crate::store::{Origin, StoreError, Stored};
 
 impl Documents for PgStore {
-    fn document_origin(&self, document: &Document) -> PathBuf {
-        match place_of(document) {
-            None => self.shared.local.document_origin(document),
-            // The same names as in the files, after the store's address.
-            Some(_) => {
-                let home = Home::new(PathBuf::new());
-                let relative = HomeFiles::new(home, self.lock).document_origin(document);
-                self.origin(&relative.to_string_lossy())
-            }
-        }
+    fn document_origin(&self, document: &Document) -> Origin {
+        self.origin(Stored::Document(document.clone()))
     }
 
     fn load_document(&self, document: &Document) -> Result<Option<Vec<u8>>, StoreError> {
@@ -201,7 +189,7 @@ pub(super) fn write_document(
 
 /// Where a document is kept: its kind and name, or `None` for this machine's own, which
 /// are files.
-fn place_of(document: &Document) -> Option<(&'static str, &str)> {
+pub(super) fn place_of(document: &Document) -> Option<(&'static str, &str)> {
     Some(match document {
         Document::Project(id) => ("project", id.as_str()),
         Document::Agent(name) => ("agent", name.as_str()),

@@ -19,7 +19,7 @@ impl PgStore {
             let record = select_document(transaction, "project", project).map_err(fail)?;
             let read = self.read_board(transaction, project)?;
             let board = match read.exists {
-                true => Some(BoardImage::of(&read.board)?),
+                true => Some(BoardImage::of(&read.board, &self.board_origin(project))?),
                 false => None,
             };
             let log = self.read_log(transaction, project, None, None)?;

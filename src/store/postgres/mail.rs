@@ -3,7 +3,6 @@
 //! lock, as `mail.lock` is held on the files.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use super::client::{self, Statements};
 use super::listen::{Kind, Notice};
@@ -11,7 +10,7 @@ use super::{Failed, MAIL_LOCKS, PgStore, encode};
 use crate::board::mail::{Message, ReadPositions};
 use crate::store::document::Wait;
 use crate::store::mailbox::{MailCommitted, Mailbox};
-use crate::store::{GaveUp, StoreError, versioned};
+use crate::store::{GaveUp, Origin, StoreError, Stored, versioned};
 use crate::time::Timestamp;
 
 impl PgStore {
@@ -122,9 +121,11 @@ impl PgStore {
         connection.commit().map_err(|error| self.failed(&error))
     }
 
-    /// Where the read positions of `project` are, to name them in words.
-    fn positions_origin(&self, project: &str) -> PathBuf {
-        self.origin(&format!("projects/{project}/mail.read.json"))
+    /// The read positions of `project`, to name them in words.
+    fn positions_origin(&self, project: &str) -> Origin {
+        self.origin(Stored::ReadPositions {
+            project: project.to_string(),
+        })
     }
 
     /// The read positions of `project` whose text is `text` (`None`: none kept).

@@ -47,7 +47,6 @@ pub mod cluster;
 #[cfg(all(test, unix))]
 pub(crate) mod tests;
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use postgres::error::SqlState;
@@ -60,13 +59,13 @@ use self::listen::Listener;
 use self::pool::{Connection, Pool, is_connection_lost};
 use self::presence::Keeper;
 use super::copy::ProjectImage;
-use super::document::{Version, Wait};
+use super::document::{Documents, Version, Wait};
 use super::files::HomeFiles;
 use super::mailbox::Mailbox;
 use super::presence::Presence;
 use super::{
-    ChangeFeed, Duty, Feeds, GaveUp, Held, LogTail, Mailboxes, McpSessions, Presences, Restoring,
-    Scope, Snapshot, Store, StoreError, Transaction,
+    ChangeFeed, Duty, Feeds, GaveUp, Held, LogTail, Mailboxes, McpSessions, Origin, Place,
+    Presences, Restoring, Scope, Snapshot, Store, StoreError, Stored, Transaction,
 };
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
@@ -171,13 +170,26 @@ impl PgStore {
         self.pool().failed(error)
     }
 
-    /// Where a thing of this store is, to name it in words (`postgres://app@db/baton#…`).
-    fn origin(&self, relative: &str) -> PathBuf {
-        PathBuf::from(format!("{}#{relative}", self.shown()))
+    /// `what` as this store keeps it, to name it in words (`postgres://app@db/baton#…`,
+    /// then what it is: `projects/app/board`, `agent/bob`).
+    fn origin(&self, what: Stored) -> Origin {
+        if let Stored::Document(document) = &what
+            && documents::place_of(document).is_none()
+        {
+            // This machine's own, kept in its files whatever the store.
+            return self.shared.local.document_origin(document);
+        }
+        Origin {
+            place: Place::Database {
+                store: self.shown().to_string(),
+                name: what.name(),
+            },
+            what,
+        }
     }
 
-    fn board_origin(&self, project: &str) -> PathBuf {
-        self.origin(&format!("projects/{project}/board"))
+    fn board_origin(&self, project: &str) -> Origin {
+        super::board_origin(self, project)
     }
 
     /// Runs `work` on a connection: a read, or anything safe to run again, since a
@@ -252,7 +264,7 @@ impl PgStore {
             return Ok(false);
         }
         let timed_out = || StoreError::LockTimeout {
-            path: PathBuf::from(format!("{} ({what})", self.shown())),
+            lock: format!("{} ({what})", self.shown()),
             holder: Holder::Unknown,
             seconds: self.lock.timeout.as_secs_f64(),
         };
@@ -484,10 +496,8 @@ impl McpSessions for PgStore {
 
 /// A value as the JSON text the files keep it as.
 fn encode(value: &impl serde::Serialize) -> Result<String, Failed> {
-    serde_json::to_string(value).map_err(|error| StoreError::Corrupt {
-        path: PathBuf::from("(a value being written)"),
-        detail: error.to_string(),
-    })
+    serde_json::to_string(value)
+        .map_err(|error| StoreError::corrupt(&Origin::unwritten())(error.to_string()))
 }
 
 /// The second key of the advisory lock on `name`: 32 bits of its SHA-256. Two names that

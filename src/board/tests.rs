@@ -1,0 +1,91 @@
+//! The board's own tests: finding tasks, and the invariants of random histories. How a
+//! store writes a board and reads it back is tested by each store.
+
+use proptest::prelude::*;
+
+use super::testing::{AGENTS, pending_board, start, step, take};
+use super::*;
+
+#[test]
+fn tasks_are_found_in_order_and_out_of_order() {
+    let mut board = pending_board(5);
+    board.slots.remove(2);
+    assert_eq!(
+        board.task(TaskId(4)).unwrap().map(|task| task.id),
+        Some(TaskId(4))
+    );
+    assert!(board.task(TaskId(3)).unwrap().is_none());
+    // As a board edited out of order by hand reads.
+    board.slots.swap(0, 3);
+    board.in_id_order = is_in_id_order(&board.slots);
+    for id in [1, 2, 4, 5] {
+        assert_eq!(
+            board.task(TaskId(id)).unwrap().map(|task| task.id),
+            Some(TaskId(id))
+        );
+    }
+    assert!(board.task(TaskId(9)).unwrap().is_none());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn random_histories_keep_the_board_invariants(steps in proptest::collection::vec(step(), 1..120)) {
+        let mut board = Board::new("p");
+        let mut now = start();
+        for step in steps {
+            let before = board.clone();
+            take(&mut board, step, &mut now);
+
+            // Every task reads as its own head.
+            for task in board.tasks().map(Result::unwrap) {
+                prop_assert_eq!(board.head(task.id), Some(&Head::of(task)));
+            }
+
+            // Ids are unique and dense, and next_id follows the last.
+            let ids: Vec<u64> = board.heads().map(|task| task.id.0).collect();
+            prop_assert_eq!(ids.clone(), (1..=ids.len() as u64).collect::<Vec<_>>());
+            prop_assert_eq!(board.next_id, ids.len() as u64 + 1);
+
+            for old in before.tasks().map(Result::unwrap) {
+                let new = board.task(old.id).unwrap().expect("tasks are never lost");
+                // A finished task never changes.
+                if old.status.is_finished() {
+                    prop_assert_eq!(old, new);
+                }
+                // A thread only grows: the old thread is a prefix of the new.
+                prop_assert!(new.thread.len() >= old.thread.len());
+                prop_assert_eq!(&new.thread[..old.thread.len()], &old.thread[..]);
+            }
+
+            // A task is in at most one inbox, and one waiting on someone is in theirs.
+            for task in board.tasks().map(Result::unwrap) {
+                let holders: Vec<&str> = AGENTS
+                    .iter()
+                    .copied()
+                    .filter(|agent| board.inbox(agent, now).iter().any(|item| item.task.id == task.id))
+                    .collect();
+                prop_assert!(holders.len() <= 1, "{} in {:?}", task.id, holders);
+                let expected = match task.status {
+                    Status::InputRequired => Some(task.from.as_str()),
+                    Status::ReviewRequested => Some(task.reviewer()),
+                    Status::Working if task.is_stalled(now) => Some(task.from.as_str()),
+                    Status::Pending | Status::ChangesRequested => {
+                        let waiting_on = board.waiting_on(&Head::of(task));
+                        if waiting_on.iter().any(|(_, status)| matches!(status, Status::Failed | Status::Canceled)) {
+                            // It can never start as sent: its sender decides.
+                            Some(task.from.as_str())
+                        } else if waiting_on.is_empty() {
+                            Some(task.to.as_str())
+                        } else {
+                            None
+                        }
+                    }
+                    _ => None,
+                };
+                prop_assert_eq!(holders.first().copied(), expected, "{} {}", task.id, task.status);
+            }
+        }
+    }
+}

@@ -15,6 +15,7 @@ pub mod routing;
 pub mod task;
 pub mod transition;
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
@@ -61,9 +62,10 @@ pub trait Undecoded: fmt::Debug + Send + Sync {
     fn decode(&self, place: &Range<usize>) -> Result<Task, String>;
 
     /// The text at `span` (a task's place, the stretch between two places, or a run of
-    /// them) when the store keeps what it read as one text; `None` where it keeps it
-    /// otherwise. A store that writes text copies an unchanged task back from here.
-    fn text(&self, span: Range<usize>) -> Option<&[u8]> {
+    /// them) when the store reads what it read as one text (held, or read again from where
+    /// it was read); `None` where it keeps it otherwise, or where the text is not there any
+    /// more. A store that writes text copies an unchanged task back from here.
+    fn text(&self, span: Range<usize>) -> Option<Cow<'_, [u8]>> {
         let _ = span;
         None
     }

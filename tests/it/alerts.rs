@@ -10,7 +10,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::common::http::{CLOSED, Loopback, Request, free_port};
-use crate::common::{TestEnv, eventually, eventually_within, files_only};
+use crate::common::{TestEnv, eventually, eventually_or, eventually_within, files_only};
 
 /// A loopback receiver that answers every request 200.
 struct Receiver(Loopback);
@@ -585,7 +585,7 @@ fn a_flood_fills_the_queue_to_its_limit_and_the_rest_is_counted_and_logged_as_dr
     let log_path = env.home().join("alerts").join("alerts.log");
     // The sender logs them when it comes round to the queue again, after a pass over its
     // 1,000 files: on a loaded machine that takes longer than most waits here.
-    let line = eventually_within(
+    let line = eventually_or(
         Duration::from_secs(120),
         "the sender to log the drops",
         || {
@@ -593,6 +593,17 @@ fn a_flood_fills_the_queue_to_its_limit_and_the_rest_is_counted_and_logged_as_dr
             log.lines()
                 .find(|line| line.contains("dropped 100 alerts"))
                 .map(str::to_string)
+        },
+        || {
+            let read = |path: &std::path::Path| std::fs::read_to_string(path).unwrap_or_default();
+            let log = read(&log_path);
+            let tail: Vec<&str> = log.lines().rev().take(20).collect();
+            format!(
+                "dropped.json: {}\nsender lock: {}\nalerts.log (last lines, newest first):\n{}",
+                read(&env.home().join("alerts").join("dropped.json")),
+                read(&env.home().join("alerts").join("sender.lock")),
+                tail.join("\n")
+            )
         },
     );
     assert!(line.contains("the queue held its limit of 1000"), "{line}");

@@ -758,7 +758,7 @@ fn only_code_counts() {
 
 #[test]
 fn a_circle_is_found() {
-    let mut files = edited("wake.rs", at_start("use crate::doctor;"));
+    let mut files = edited("wake/mod.rs", at_start("use crate::doctor;"));
     let doctor = files
         .iter_mut()
         .find(|file| file.path == "doctor/mod.rs")

@@ -14,6 +14,8 @@ use serde_json::value::RawValue;
 
 use super::journal::{self, Line};
 use super::layout::{self, Field};
+#[cfg(unix)]
+use super::source::BoardFile;
 use super::source::{BoardText, placed_in_file};
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::{Board, StoredTasks};
@@ -27,10 +29,10 @@ pub use crate::board::BOARD_SCHEMA;
 
 /// Reads a project's board without locking; a project with no board yet has an empty one.
 ///
-/// The file is read whole into memory. A board in baton's layout is read line by line
-/// (`layout`): only the heads of its tasks are decoded, and a task is decoded from
-/// the text held when a command needs it. Any other board is read whole, strictly, by
-/// serde_json.
+/// A board in baton's layout is read line by line (`layout`): only the heads of its tasks
+/// are decoded, and a task is decoded when a command needs it, read again from the open
+/// file ([`BoardFile`]; on Windows from the text held whole). Any other board is read whole,
+/// strictly, by serde_json.
 pub fn read(home: &Home, project: &str) -> Result<Board, StoreError> {
     read_path(home.board_file(project), project)
 }
@@ -60,13 +62,33 @@ pub fn read_path(path: PathBuf, project: &str) -> Result<Board, StoreError> {
     let size = file
         .metadata()
         .map_or(0, |metadata| metadata.len() as usize);
+    // Where an open file does not stop the next write's rename, a board in baton's layout
+    // is read a piece at a time and its tasks read again from the open file when needed.
+    #[cfg(unix)]
+    {
+        use std::io::{BufReader, Seek};
+        let laid = layout::read(BufReader::with_capacity(64 * 1024, &file), size);
+        if let Some(laid) = laid {
+            check_schema(&origin(project, &path), laid.schema)?;
+            return Ok(Board::from_store(
+                // The schema is at most BOARD_SCHEMA here, so it fits.
+                laid.schema as u32,
+                laid.project,
+                laid.next_id,
+                laid.tasks,
+                Arc::new(BoardFile::new(file)),
+            ));
+        }
+        // Any other layout is read whole, from the start.
+        file.rewind().map_err(StoreError::io(&path))?;
+    }
     // One more byte than the file holds, so a file read to its end takes no second
     // allocation to find that end.
     let mut bytes = Vec::with_capacity(size + 1);
     file.read_to_end(&mut bytes)
         .map_err(StoreError::io(&path))?;
-    // Read whole and closed before anything is decoded: the board holds no file open (on
-    // Windows an open file would stop the next write's rename).
+    // Read whole and closed before anything is decoded: on Windows an open file would stop
+    // the next write's rename.
     drop(file);
     parse_owned(&origin(project, &path), bytes)
 }

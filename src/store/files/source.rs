@@ -1,13 +1,17 @@
-//! A board file's text as read, held in memory: what the board (`crate::board`) decodes a
-//! task from when a command needs it whole ([`BoardText`], the file store's
-//! [`Undecoded`]), and what the tasks nobody changed are copied back from when the board is
-//! written ([`write`]).
+//! A board file's text as read: what the board (`crate::board`) decodes a task from when a
+//! command needs it whole (the file store's [`Undecoded`]: [`BoardText`], held in memory,
+//! or [`BoardFile`], read again from the open file), and what the tasks nobody changed are
+//! copied back from when the board is written ([`write`]).
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::ops::Range;
 
 use crate::board::task::Task;
 use crate::board::{Board, Kept, Undecoded};
+
+/// How much of the text read [`write`] copies at a time.
+const PIECE: usize = 64 * 1024;
 
 /// The text of a board file, whole.
 #[derive(Debug)]
@@ -35,8 +39,56 @@ impl Undecoded for BoardText {
         })
     }
 
-    fn text(&self, span: Range<usize>) -> Option<&[u8]> {
-        self.bytes.get(span)
+    fn text(&self, span: Range<usize>) -> Option<Cow<'_, [u8]>> {
+        self.bytes.get(span).map(Cow::Borrowed)
+    }
+}
+
+/// A board file kept open, its tasks read again from it when needed: the board is read a
+/// piece at a time and never held whole, so a command that shows ten tasks of ten thousand
+/// reads their heads and those ten, and the memory of the rest is never taken. What was
+/// read stays what it was while the file is open: baton replaces a board file by renaming
+/// another over it, which leaves the open one as it was. (Only where an open file does not
+/// stop that rename: elsewhere the board is held whole, [`BoardText`].) A file changed in
+/// place by hand under an open board reads short or does not decode: a damaged board, never
+/// another's tasks passed off as these.
+#[cfg(unix)]
+#[derive(Debug)]
+pub struct BoardFile {
+    file: std::fs::File,
+}
+
+#[cfg(unix)]
+impl BoardFile {
+    /// The board file `file`, whose tasks' places were read from it.
+    pub fn new(file: std::fs::File) -> Self {
+        BoardFile { file }
+    }
+
+    fn read(&self, span: Range<usize>) -> io::Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let mut bytes = vec![0; span.len()];
+        self.file.read_exact_at(&mut bytes, span.start as u64)?;
+        Ok(bytes)
+    }
+}
+
+#[cfg(unix)]
+impl Undecoded for BoardFile {
+    /// A task whose text does not decode is named with its line and column in the file.
+    fn decode(&self, place: &Range<usize>) -> Result<Task, String> {
+        let text = self
+            .read(place.clone())
+            .map_err(|error| format!("could not be read again ({error})"))?;
+        serde_json::from_slice::<Task>(&text).map_err(|error| {
+            // Read again for the place only when there is a failure to place.
+            let before = self.read(0..place.start).unwrap_or_default();
+            placed_in_file(&error, &before, &text)
+        })
+    }
+
+    fn text(&self, span: Range<usize>) -> Option<Cow<'_, [u8]>> {
+        self.read(span).ok().map(Cow::Owned)
     }
 }
 
@@ -46,20 +98,16 @@ impl Undecoded for BoardText {
 /// encoded afresh.
 pub fn write<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
     let undecoded = board.undecoded();
-    // The text read, asked for a span: a span the text does not hold is a board that
-    // changed under the writer, which no write may paper over.
-    let text = |span: Range<usize>| -> io::Result<&[u8]> {
-        undecoded
-            .and_then(|undecoded| undecoded.text(span))
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
-    };
-    // Whether the task ending at `end` and the one starting at `start` have only a comma
-    // between them in the text read, so both can be copied as one piece.
-    let adjacent = |end: usize, start: usize| {
-        undecoded
-            .and_then(|undecoded| undecoded.text(end..start))
-            .is_some_and(|gap| gap.trim_ascii() == b",")
-    };
+    // The end of the last task copied: no piece is read past it.
+    let end = board
+        .kept()
+        .filter_map(|kept| match kept {
+            Kept::Stored(span) => Some(span.end),
+            Kept::Changed(_) => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut read = Window::new(undecoded.map(|undecoded| undecoded.as_ref()), end);
     let keeps_text = undecoded.is_some_and(|undecoded| undecoded.text(0..0).is_some());
     write!(
         out,
@@ -76,11 +124,14 @@ pub fn write<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
         let task = match kept {
             Kept::Stored(span) if keeps_text => {
                 match &mut run {
-                    Some(open) if adjacent(open.end, span.start) => open.end = span.end,
+                    // Only a comma between the two in the text read: one piece.
+                    Some(open) if read.get(open.end..span.start)?.trim_ascii() == b"," => {
+                        open.end = span.end
+                    }
                     _ => {
                         if let Some(done) = run.replace(span.clone()) {
                             out.write_all(separator(&mut first))?;
-                            out.write_all(text(done)?)?;
+                            read.copy(out, done)?;
                         }
                     }
                 }
@@ -94,7 +145,7 @@ pub fn write<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
         };
         if let Some(done) = run.take() {
             out.write_all(separator(&mut first))?;
-            out.write_all(text(done)?)?;
+            read.copy(out, done)?;
         }
         encoded.clear();
         serde_json::to_writer_pretty(&mut encoded, task)?;
@@ -110,12 +161,65 @@ pub fn write<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
     }
     if let Some(done) = run {
         out.write_all(separator(&mut first))?;
-        out.write_all(text(done)?)?;
+        read.copy(out, done)?;
     }
     match first {
         // No task: serde_json writes an empty list on one line.
         true => out.write_all(b"]\n}\n"),
         false => out.write_all(b"\n  ]\n}\n"),
+    }
+}
+
+/// The text read, looked at through a window of [`PIECE`] bytes that moves as it is asked
+/// for what lies beyond it: asked in the order of the file, as a write asks, a board file
+/// is read again a piece at a time rather than a gap between two tasks at a time.
+struct Window<'a> {
+    undecoded: Option<&'a dyn Undecoded>,
+    /// How far a piece is read ahead at most.
+    end: usize,
+    /// Where in the text `piece` starts.
+    at: usize,
+    piece: Cow<'a, [u8]>,
+}
+
+impl<'a> Window<'a> {
+    fn new(undecoded: Option<&'a dyn Undecoded>, end: usize) -> Self {
+        Window {
+            undecoded,
+            end,
+            at: 0,
+            piece: Cow::Borrowed(&[]),
+        }
+    }
+
+    /// The text at `span`. A span the text does not hold is a board that changed under the
+    /// writer, which no write may paper over.
+    fn get(&mut self, span: Range<usize>) -> io::Result<&[u8]> {
+        if span.end < span.start {
+            // Two tasks the other way round in the text read: nothing between them.
+            return Ok(&[]);
+        }
+        let held = self.at..self.at + self.piece.len();
+        if span.start < held.start || span.end > held.end {
+            let ahead = span.start..span.end.max(self.end.min(span.start + PIECE));
+            self.piece = self
+                .undecoded
+                .and_then(|text| text.text(ahead))
+                .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+            self.at = span.start;
+        }
+        Ok(&self.piece[span.start - self.at..span.end - self.at])
+    }
+
+    /// Writes the text at `span` to `out`, a piece at a time.
+    fn copy(&mut self, out: &mut impl Write, span: Range<usize>) -> io::Result<()> {
+        let mut at = span.start;
+        while at < span.end {
+            let end = span.end.min(at + PIECE);
+            out.write_all(self.get(at..end)?)?;
+            at = end;
+        }
+        Ok(())
     }
 }
 

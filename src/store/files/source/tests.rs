@@ -147,6 +147,29 @@ fn a_board_read_from_its_file_lets_a_write_replace_the_file_and_reads_on() {
     assert_eq!(subjects(&reread), ["task 1", "changed"]);
 }
 
+/// A board file cut short in place by hand under a board read from it: the tasks past the
+/// cut read as damaged, and a write that would copy them is refused; nothing panics, and
+/// nothing of another text passes for them.
+#[cfg(unix)]
+#[test]
+fn a_file_cut_short_under_a_board_read_from_it_is_damage_not_other_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("board.json");
+    let text = written(&pending_board(300));
+    std::fs::write(&path, &text).unwrap();
+    let read = read_path(path.clone(), "p").unwrap();
+    // Cut in place (what an editor that writes in place, or `>`, does), not replaced.
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(text.len() as u64 / 2).unwrap();
+    drop(file);
+    assert_eq!(read.task(TaskId(1)).unwrap().unwrap().subject, "task 1");
+    let last = read.task(TaskId(300)).unwrap_err().to_string();
+    assert!(last.contains("could not be read again"), "{last}");
+    let mut out = Vec::new();
+    let refused = write_board(&mut out, &read).unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::UnexpectedEof);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 

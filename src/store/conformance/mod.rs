@@ -102,12 +102,12 @@ macro_rules! on_each_store {
 }
 use on_each_store;
 
-fn now() -> Timestamp {
+pub(crate) fn now() -> Timestamp {
     crate::time::now()
 }
 
 /// An activity record of `actor`'s `action` on `task` in project `p`.
-fn record(actor: &str, action: &str, task: u64) -> ActivityRecord {
+pub(crate) fn record(actor: &str, action: &str, task: u64) -> ActivityRecord {
     ActivityRecord {
         at: now(),
         project: "p".into(),

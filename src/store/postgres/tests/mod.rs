@@ -10,6 +10,7 @@ use super::*;
 use crate::board::mail::{Draft, MessageType};
 use crate::board::task::Status;
 use crate::store::boards::Boards as _;
+use crate::store::conformance::{now, record};
 use crate::store::document::{Document, Documents, Edit};
 use crate::store::{at_once, change_board, change_mail};
 use postgres::Client;
@@ -55,23 +56,6 @@ impl Fixture {
 impl Drop for Fixture {
     fn drop(&mut self) {
         cluster::drop_database(&self.url);
-    }
-}
-
-fn now() -> Timestamp {
-    crate::time::now()
-}
-
-fn record(actor: &str, action: &str, task: u64) -> ActivityRecord {
-    ActivityRecord {
-        at: now(),
-        project: "p".into(),
-        actor: actor.to_string(),
-        action: action.into(),
-        task: Some(TaskId(task)),
-        from_status: None,
-        to_status: None,
-        text: None,
     }
 }
 

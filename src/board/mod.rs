@@ -12,6 +12,7 @@ pub mod new_task;
 pub mod offers;
 pub mod record;
 pub mod routing;
+pub mod scope;
 pub mod task;
 pub mod transition;
 

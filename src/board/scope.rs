@@ -1,0 +1,342 @@
+//! What a task says it will touch (SPEC section 18.1), and whether two such claims overlap.
+//!
+//! A pattern is either a named resource, `KIND:NAME` (`port:3000`, `db:migrations`), which
+//! overlaps only itself, or a gitignore-style path pattern relative to the project's
+//! workspace: `/`-separated segments, each a glob over one path component (`*`, `?`,
+//! `[a-z]`, `\` escaping the next character) or `**` for any number of components, and a
+//! trailing `/` naming a directory. Every pattern is anchored at the workspace, whether or not
+//! it holds a `/` (unlike gitignore, where `Cargo.lock` matches at any depth): `Cargo.lock` is
+//! the workspace's own, and `**/Cargo.lock` any of them. Read the gitignore way, `docs/` would
+//! overlap every `**` under any directory, a conflict with nearly every task.
+//!
+//! Two patterns **overlap** when some path could be touched under both. A path matched by a
+//! pattern stands for everything under it (a directory covers its contents), so two patterns
+//! overlap exactly when one matches a path and the other a path at or under it. That is
+//! decided segment by segment, and within a segment character by character, as the
+//! intersection of two patterns, never by listing files. Where a comparison cannot decide
+//! (two negated character classes, say) the answer is *overlap*: a false conflict costs a
+//! question, a missed one costs someone's work.
+
+use std::fmt;
+
+/// At most this many patterns a task.
+pub const MOST_PATTERNS: usize = 64;
+
+/// One pattern of what a task touches, checked and split into its segments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    text: String,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    /// `KIND:NAME`, matched exactly.
+    Resource,
+    /// The path's segments, from the workspace down.
+    Path(Vec<Segment>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Segment {
+    /// `**`: any number of components, none included.
+    Any,
+    /// One component, matched by these tokens.
+    Glob(Vec<Token>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Char(char),
+    /// `?`: one character.
+    One,
+    /// `*`: any run of characters within the component.
+    Star,
+    /// `[...]`: one character of the class (or, negated, not of it).
+    Class {
+        negated: bool,
+        ranges: Vec<(char, char)>,
+    },
+}
+
+/// Why a pattern is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeError {
+    #[error("a pattern of what a task touches is empty")]
+    Empty,
+    #[error("`{0}` is absolute: what a task touches is named relative to its workspace")]
+    Absolute(String),
+    #[error("`{0}` climbs out of the workspace with `..`")]
+    Climbs(String),
+    #[error("`{0}` has a character class that is not closed with `]`")]
+    OpenClass(String),
+    #[error("a task names at most {MOST_PATTERNS} patterns of what it touches; {0} were given")]
+    TooMany(usize),
+}
+
+impl Pattern {
+    /// Reads one pattern, refusing an empty, absolute or climbing one.
+    pub fn parse(text: &str) -> Result<Pattern, ScopeError> {
+        if text.is_empty() {
+            return Err(ScopeError::Empty);
+        }
+        if is_absolute(text) {
+            return Err(ScopeError::Absolute(text.to_string()));
+        }
+        if is_resource(text) {
+            return Ok(Pattern {
+                text: text.to_string(),
+                kind: Kind::Resource,
+            });
+        }
+        let trimmed = text.strip_suffix('/').unwrap_or(text);
+        let mut segments = Vec::new();
+        for part in trimmed.split('/') {
+            match part {
+                // `a//b` and `./a` name what `a/b` and `a` name.
+                "" | "." => {}
+                ".." => return Err(ScopeError::Climbs(text.to_string())),
+                "**" => {
+                    if segments.last() != Some(&Segment::Any) {
+                        segments.push(Segment::Any);
+                    }
+                }
+                glob => segments.push(Segment::Glob(
+                    tokens(glob).ok_or_else(|| ScopeError::OpenClass(text.to_string()))?,
+                )),
+            }
+        }
+        if segments.is_empty() {
+            // `.` or `./`: the whole workspace.
+            segments.push(Segment::Any);
+        }
+        Ok(Pattern {
+            text: text.to_string(),
+            kind: Kind::Path(segments),
+        })
+    }
+
+    /// Reads a task's patterns, at most [`MOST_PATTERNS`].
+    pub fn parse_all<'a>(
+        texts: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Vec<Pattern>, ScopeError> {
+        let patterns = texts
+            .into_iter()
+            .map(Pattern::parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        if patterns.len() > MOST_PATTERNS {
+            return Err(ScopeError::TooMany(patterns.len()));
+        }
+        Ok(patterns)
+    }
+
+    /// The pattern as it was written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether some path (or the same resource) could be touched under both.
+    pub fn overlaps(&self, other: &Pattern) -> bool {
+        match (&self.kind, &other.kind) {
+            (Kind::Resource, Kind::Resource) => self.text == other.text,
+            (Kind::Path(mine), Kind::Path(theirs)) => {
+                // One matches a path, the other that path or one under it.
+                let under = |segments: &[Segment]| {
+                    let mut longer = segments.to_vec();
+                    longer.push(Segment::Any);
+                    longer
+                };
+                meet(&under(mine), theirs) || meet(mine, &under(theirs))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Whether any of `mine` overlaps any of `theirs`: the pairs that do, in order.
+pub fn overlapping<'a>(
+    mine: &'a [Pattern],
+    theirs: &'a [Pattern],
+) -> Vec<(&'a Pattern, &'a Pattern)> {
+    mine.iter()
+        .flat_map(|a| theirs.iter().filter(|b| a.overlaps(b)).map(move |b| (a, b)))
+        .collect()
+}
+
+/// `/…`, `\…`, `~…` or a drive (`C:`): not relative to the workspace.
+fn is_absolute(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    matches!(bytes.first(), Some(b'/' | b'\\' | b'~'))
+        || (bytes.len() >= 2
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && matches!(bytes.get(2), None | Some(b'/' | b'\\')))
+}
+
+/// `KIND:NAME`: a lower-case word, a colon, and a name with no separator.
+fn is_resource(text: &str) -> bool {
+    let Some((kind, name)) = text.split_once(':') else {
+        return false;
+    };
+    !kind.is_empty()
+        && kind
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        && kind.starts_with(|c: char| c.is_ascii_lowercase())
+        && !name.is_empty()
+        && !name.contains('/')
+}
+
+/// The tokens of one component's glob; `None` for a class left open.
+fn tokens(glob: &str) -> Option<Vec<Token>> {
+    let mut out = Vec::new();
+    let mut chars = glob.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(match c {
+            '\\' => Token::Char(chars.next().unwrap_or('\\')),
+            '?' => Token::One,
+            '*' => {
+                // `**` within a component is `*`.
+                while chars.peek() == Some(&'*') {
+                    chars.next();
+                }
+                Token::Star
+            }
+            '[' => {
+                let negated = matches!(chars.peek(), Some('!' | '^'));
+                if negated {
+                    chars.next();
+                }
+                let mut ranges = Vec::new();
+                let mut first = true;
+                loop {
+                    let c = chars.next()?;
+                    if c == ']' && !first {
+                        break;
+                    }
+                    first = false;
+                    let low = if c == '\\' { chars.next()? } else { c };
+                    if chars.peek() == Some(&'-') {
+                        let mut ahead = chars.clone();
+                        ahead.next();
+                        if let Some(high) = ahead.next().filter(|high| *high != ']') {
+                            chars = ahead;
+                            ranges.push((low, high));
+                            continue;
+                        }
+                    }
+                    ranges.push((low, low));
+                }
+                Token::Class { negated, ranges }
+            }
+            c => Token::Char(c),
+        });
+    }
+    Some(out)
+}
+
+/// Whether some sequence of components matches both `a` and `b`.
+fn meet(a: &[Segment], b: &[Segment]) -> bool {
+    let mut seen = vec![vec![None; b.len() + 1]; a.len() + 1];
+    meet_at(a, b, 0, 0, &mut seen)
+}
+
+fn meet_at(
+    a: &[Segment],
+    b: &[Segment],
+    i: usize,
+    j: usize,
+    seen: &mut [Vec<Option<bool>>],
+) -> bool {
+    if let Some(known) = seen[i][j] {
+        return known;
+    }
+    // Every step moves on in one pattern or both, so nothing comes back here.
+    let met = match (a.get(i), b.get(j)) {
+        (None, None) => true,
+        (Some(Segment::Any), _) | (_, Some(Segment::Any)) => {
+            let a_any = a.get(i) == Some(&Segment::Any);
+            let b_any = b.get(j) == Some(&Segment::Any);
+            // `**` matching nothing, or taking the other side's next component.
+            (a_any && meet_at(a, b, i + 1, j, seen))
+                || (b_any && meet_at(a, b, i, j + 1, seen))
+                || (a_any && !b_any && j < b.len() && meet_at(a, b, i, j + 1, seen))
+                || (b_any && !a_any && i < a.len() && meet_at(a, b, i + 1, j, seen))
+        }
+        (Some(Segment::Glob(x)), Some(Segment::Glob(y))) => {
+            globs_meet(x, y) && meet_at(a, b, i + 1, j + 1, seen)
+        }
+        _ => false,
+    };
+    seen[i][j] = Some(met);
+    met
+}
+
+/// Whether some component matches both globs. (Two globs that meet only in the empty text
+/// are both all stars, which meet in any text too.)
+fn globs_meet(x: &[Token], y: &[Token]) -> bool {
+    let mut seen = vec![vec![None; y.len() + 1]; x.len() + 1];
+    chars_meet(x, y, 0, 0, &mut seen)
+}
+
+fn chars_meet(
+    x: &[Token],
+    y: &[Token],
+    i: usize,
+    j: usize,
+    seen: &mut [Vec<Option<bool>>],
+) -> bool {
+    if let Some(known) = seen[i][j] {
+        return known;
+    }
+    let met = match (x.get(i), y.get(j)) {
+        (None, None) => true,
+        (Some(Token::Star), _) | (_, Some(Token::Star)) => {
+            let x_star = x.get(i) == Some(&Token::Star);
+            let y_star = y.get(j) == Some(&Token::Star);
+            (x_star && chars_meet(x, y, i + 1, j, seen))
+                || (y_star && chars_meet(x, y, i, j + 1, seen))
+                || (x_star && !y_star && j < y.len() && chars_meet(x, y, i, j + 1, seen))
+                || (y_star && !x_star && i < x.len() && chars_meet(x, y, i + 1, j, seen))
+        }
+        (Some(p), Some(q)) => one_char_meets(p, q) && chars_meet(x, y, i + 1, j + 1, seen),
+        _ => false,
+    };
+    seen[i][j] = Some(met);
+    met
+}
+
+/// Whether one character matches both tokens (neither a star).
+fn one_char_meets(p: &Token, q: &Token) -> bool {
+    match (p, q) {
+        (Token::Char(a), Token::Char(b)) => a == b,
+        (Token::One, _) | (_, Token::One) => true,
+        (Token::Char(c), Token::Class { negated, ranges })
+        | (Token::Class { negated, ranges }, Token::Char(c)) => {
+            ranges.iter().any(|(low, high)| (low..=high).contains(&c)) != *negated
+        }
+        (
+            Token::Class {
+                negated: false,
+                ranges: mine,
+            },
+            Token::Class {
+                negated: false,
+                ranges: theirs,
+            },
+        ) => mine
+            .iter()
+            .any(|(a, b)| theirs.iter().any(|(c, d)| a <= d && c <= b)),
+        // A negated class beside another class: not worked out, so taken to meet.
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests;

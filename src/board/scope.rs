@@ -243,73 +243,69 @@ fn tokens(glob: &str) -> Option<Vec<Token>> {
 
 /// Whether some sequence of components matches both `a` and `b`.
 fn meet(a: &[Segment], b: &[Segment]) -> bool {
-    let mut seen = vec![vec![None; b.len() + 1]; a.len() + 1];
-    meet_at(a, b, 0, 0, &mut seen)
-}
-
-fn meet_at(
-    a: &[Segment],
-    b: &[Segment],
-    i: usize,
-    j: usize,
-    seen: &mut [Vec<Option<bool>>],
-) -> bool {
-    if let Some(known) = seen[i][j] {
-        return known;
+    Meeting {
+        is_any: &|segment: &Segment| *segment == Segment::Any,
+        step_meets: &|x: &Segment, y: &Segment| match (x, y) {
+            (Segment::Glob(x), Segment::Glob(y)) => globs_meet(x, y),
+            _ => false,
+        },
     }
-    // Every step moves on in one pattern or both, so nothing comes back here.
-    let met = match (a.get(i), b.get(j)) {
-        (None, None) => true,
-        (Some(Segment::Any), _) | (_, Some(Segment::Any)) => {
-            let a_any = a.get(i) == Some(&Segment::Any);
-            let b_any = b.get(j) == Some(&Segment::Any);
-            // `**` matching nothing, or taking the other side's next component.
-            (a_any && meet_at(a, b, i + 1, j, seen))
-                || (b_any && meet_at(a, b, i, j + 1, seen))
-                || (a_any && !b_any && j < b.len() && meet_at(a, b, i, j + 1, seen))
-                || (b_any && !a_any && i < a.len() && meet_at(a, b, i + 1, j, seen))
-        }
-        (Some(Segment::Glob(x)), Some(Segment::Glob(y))) => {
-            globs_meet(x, y) && meet_at(a, b, i + 1, j + 1, seen)
-        }
-        _ => false,
-    };
-    seen[i][j] = Some(met);
-    met
+    .meet(a, b)
 }
 
 /// Whether some component matches both globs. (Two globs that meet only in the empty text
 /// are both all stars, which meet in any text too.)
 fn globs_meet(x: &[Token], y: &[Token]) -> bool {
-    let mut seen = vec![vec![None; y.len() + 1]; x.len() + 1];
-    chars_meet(x, y, 0, 0, &mut seen)
+    Meeting {
+        is_any: &|token: &Token| *token == Token::Star,
+        step_meets: &one_char_meets,
+    }
+    .meet(x, y)
 }
 
-fn chars_meet(
-    x: &[Token],
-    y: &[Token],
-    i: usize,
-    j: usize,
-    seen: &mut [Vec<Option<bool>>],
-) -> bool {
-    if let Some(known) = seen[i][j] {
-        return known;
+/// Whether two patterns over the same steps (components, or characters) have a sequence in
+/// common: each a list of steps that match one element and of `any`s that match any number
+/// of elements, none included (`**` among components, `*` among characters).
+struct Meeting<'f, T> {
+    is_any: &'f dyn Fn(&T) -> bool,
+    step_meets: &'f dyn Fn(&T, &T) -> bool,
+}
+
+impl<T> Meeting<'_, T> {
+    fn meet(&self, a: &[T], b: &[T]) -> bool {
+        let mut seen = vec![vec![None; b.len() + 1]; a.len() + 1];
+        self.meet_at(a, b, 0, 0, &mut seen)
     }
-    let met = match (x.get(i), y.get(j)) {
-        (None, None) => true,
-        (Some(Token::Star), _) | (_, Some(Token::Star)) => {
-            let x_star = x.get(i) == Some(&Token::Star);
-            let y_star = y.get(j) == Some(&Token::Star);
-            (x_star && chars_meet(x, y, i + 1, j, seen))
-                || (y_star && chars_meet(x, y, i, j + 1, seen))
-                || (x_star && !y_star && j < y.len() && chars_meet(x, y, i, j + 1, seen))
-                || (y_star && !x_star && i < x.len() && chars_meet(x, y, i + 1, j, seen))
+
+    fn meet_at(
+        &self,
+        a: &[T],
+        b: &[T],
+        i: usize,
+        j: usize,
+        seen: &mut [Vec<Option<bool>>],
+    ) -> bool {
+        if let Some(known) = seen[i][j] {
+            return known;
         }
-        (Some(p), Some(q)) => one_char_meets(p, q) && chars_meet(x, y, i + 1, j + 1, seen),
-        _ => false,
-    };
-    seen[i][j] = Some(met);
-    met
+        // Every step moves on in one pattern or both, so nothing comes back here.
+        let a_any = a.get(i).is_some_and(self.is_any);
+        let b_any = b.get(j).is_some_and(self.is_any);
+        let met = match (a.get(i), b.get(j)) {
+            (None, None) => true,
+            _ if a_any || b_any => {
+                // An `any` matching nothing, or taking the other side's next element.
+                (a_any && self.meet_at(a, b, i + 1, j, seen))
+                    || (b_any && self.meet_at(a, b, i, j + 1, seen))
+                    || (a_any && !b_any && j < b.len() && self.meet_at(a, b, i, j + 1, seen))
+                    || (b_any && !a_any && i < a.len() && self.meet_at(a, b, i + 1, j, seen))
+            }
+            (Some(x), Some(y)) => (self.step_meets)(x, y) && self.meet_at(a, b, i + 1, j + 1, seen),
+            _ => false,
+        };
+        seen[i][j] = Some(met);
+        met
+    }
 }
 
 /// Whether one character matches both tokens (neither a star).

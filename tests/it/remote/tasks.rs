@@ -139,22 +139,7 @@ fn the_remote_agents_hooks_show_its_inbox_and_keep_it_working() {
 #[test]
 fn the_remote_hook_tells_the_agent_to_name_a_mapped_project_to_its_tools() {
     let hub = Hub::start();
-    let hub_api = hub.env.work().join("api");
-    std::fs::create_dir_all(&hub_api).unwrap();
-    hub.env.init_project("alice", "api", &hub_api);
-    hub.env
-        .run_in(
-            &hub_api,
-            "alice",
-            &["send", "--to", "codex", "--subject", "Name the project"],
-        )
-        .ok();
-    let agent = hub.agent();
-    let mine = agent.env.work().join("api");
-    std::fs::create_dir_all(&mine).unwrap();
-    agent
-        .run(&["project", "map", "api", mine.to_str().unwrap()])
-        .ok();
+    let (agent, mine) = api_mapped_by_the_agent(&hub, "Name the project");
     let note = "Pass `project: api` to every baton tool";
     let prompt = agent.hook("prompt", &serde_json::json!({"cwd": mine}));
     let answer: Value = serde_json::from_str(prompt.ok()).unwrap();
@@ -354,22 +339,7 @@ fn a_mapped_directory_acts_on_its_project_and_isolation_holds_across_machines() 
 #[test]
 fn baton_mcp_bridges_to_the_hubs_tools_in_the_mapped_project() {
     let hub = Hub::start();
-    let hub_api = hub.env.work().join("api");
-    std::fs::create_dir_all(&hub_api).unwrap();
-    hub.env.init_project("alice", "api", &hub_api);
-    hub.env
-        .run_in(
-            &hub_api,
-            "alice",
-            &["send", "--to", "codex", "--subject", "Bridge me"],
-        )
-        .ok();
-    let agent = hub.agent();
-    let mine = agent.env.work().join("api");
-    std::fs::create_dir_all(&mine).unwrap();
-    agent
-        .run(&["project", "map", "api", mine.to_str().unwrap()])
-        .ok();
+    let (agent, mine) = api_mapped_by_the_agent(&hub, "Bridge me");
     let lines = [
         serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}),
         serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
@@ -550,4 +520,26 @@ fn a_remote_agent_is_shown_its_own_mapped_directory_never_the_hubs_path() {
     );
     assert_eq!(noted.status, 200, "{}", noted.body);
     assert!(!noted.body.contains(hub_path), "{}", noted.body);
+}
+
+/// Project `api` on the hub with one task `subject` sent to codex in it, and the agent's
+/// machine with its own directory mapped to it: the agent, and that directory.
+fn api_mapped_by_the_agent(hub: &Hub, subject: &str) -> (Agent, std::path::PathBuf) {
+    let hub_api = hub.env.work().join("api");
+    std::fs::create_dir_all(&hub_api).unwrap();
+    hub.env.init_project("alice", "api", &hub_api);
+    hub.env
+        .run_in(
+            &hub_api,
+            "alice",
+            &["send", "--to", "codex", "--subject", subject],
+        )
+        .ok();
+    let agent = hub.agent();
+    let mine = agent.env.work().join("api");
+    std::fs::create_dir_all(&mine).unwrap();
+    agent
+        .run(&["project", "map", "api", mine.to_str().unwrap()])
+        .ok();
+    (agent, mine)
 }

@@ -69,15 +69,11 @@ pub fn read_path(path: PathBuf, project: &str) -> Result<Board, StoreError> {
         use std::io::{BufReader, Seek};
         let laid = layout::read(BufReader::with_capacity(64 * 1024, &file), size);
         if let Some(laid) = laid {
-            check_schema(&origin(project, &path), laid.schema)?;
-            return Ok(Board::from_store(
-                // The schema is at most BOARD_SCHEMA here, so it fits.
-                laid.schema as u32,
-                laid.project,
-                laid.next_id,
-                laid.tasks,
+            return from_layout(
+                &origin(project, &path),
+                laid,
                 Arc::new(BoardFile::new(file)),
-            ));
+            );
         }
         // Any other layout is read whole, from the start.
         file.rewind().map_err(StoreError::io(&path))?;
@@ -117,19 +113,28 @@ pub fn parse(origin: &Origin, bytes: &[u8]) -> Result<Board, StoreError> {
 /// needs it.
 pub fn parse_owned(origin: &Origin, bytes: Vec<u8>) -> Result<Board, StoreError> {
     if let Some(laid) = layout::read_bytes(&bytes) {
-        check_schema(origin, laid.schema)?;
-        let text = BoardText::new(bytes);
-        return Ok(Board::from_store(
-            // The schema is at most BOARD_SCHEMA here, so it fits.
-            laid.schema as u32,
-            laid.project,
-            laid.next_id,
-            laid.tasks,
-            Arc::new(text),
-        ));
+        return from_layout(origin, laid, Arc::new(BoardText::new(bytes)));
     }
     // The line reader has already failed on this text.
     parse_with(origin, bytes, |_| None)
+}
+
+/// The board the line reader read, its tasks undecoded in `undecoded`; refused when its
+/// schema is newer than this binary knows.
+fn from_layout(
+    origin: &Origin,
+    laid: layout::Laid,
+    undecoded: Arc<dyn crate::board::Undecoded>,
+) -> Result<Board, StoreError> {
+    check_schema(origin, laid.schema)?;
+    Ok(Board::from_store(
+        // The schema is at most BOARD_SCHEMA here, so it fits.
+        laid.schema as u32,
+        laid.project,
+        laid.next_id,
+        laid.tasks,
+        undecoded,
+    ))
 }
 
 /// As [`parse`], reading with serde_json alone (the strict reader): what the line reader must agree

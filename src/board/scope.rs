@@ -19,6 +19,8 @@
 
 use std::fmt;
 
+use crate::text::inline;
+
 /// At most this many patterns a task.
 pub const MOST_PATTERNS: usize = 64;
 
@@ -64,11 +66,11 @@ enum Token {
 pub enum ScopeError {
     #[error("a pattern of what a task touches is empty")]
     Empty,
-    #[error("`{0}` is absolute: what a task touches is named relative to its workspace")]
+    #[error("`{}` is absolute: what a task touches is named relative to its workspace", inline(.0))]
     Absolute(String),
-    #[error("`{0}` climbs out of the workspace with `..`")]
+    #[error("`{}` climbs out of the workspace with `..`", inline(.0))]
     Climbs(String),
-    #[error("`{0}` has a character class that is not closed with `]`")]
+    #[error("`{}` has a character class that is not closed with `]`", inline(.0))]
     OpenClass(String),
     #[error("a task names at most {MOST_PATTERNS} patterns of what it touches; {0} were given")]
     TooMany(usize),
@@ -155,7 +157,8 @@ impl Pattern {
 
 impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        // A participant's words: shown as SPEC section 10 says.
+        write!(f, "{}", inline(&self.text))
     }
 }
 

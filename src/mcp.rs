@@ -254,6 +254,9 @@ pub struct SendArgs {
     #[serde(default)]
     #[schemars(schema_with = "text_schema")]
     pub reviewer: Option<String>,
+    /// Paths (globs) or KIND:NAME it will change; nobody else touches them meanwhile
+    #[serde(default)]
+    pub touches: Vec<String>,
     #[serde(flatten)]
     pub project: ProjectArgs,
 }
@@ -375,6 +378,7 @@ impl BatonServer {
             after: args.after.into_iter().map(|TaskNumber(id)| id).collect(),
             review: args.review,
             reviewer: args.reviewer,
+            touches: args.touches,
         }
         .without_empty_names();
         let report_wake = self.report_wake;

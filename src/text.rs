@@ -168,6 +168,8 @@ pub enum LineField {
     Summary,
     /// A task's id, or its project's, in the tool `baton import` carried it over from.
     SourceId,
+    /// A pattern of what a task touches, or of a reservation (SPEC section 18.1).
+    Pattern,
 }
 
 /// How long a one-line field may be: counted in characters where a person reads it, in
@@ -187,6 +189,7 @@ impl LineField {
             LineField::Skill => "skill",
             LineField::Summary => "summary",
             LineField::SourceId => "id in its source",
+            LineField::Pattern => "pattern",
         }
     }
 
@@ -200,6 +203,9 @@ impl LineField {
             LineField::Skill => LengthCap::Characters(64),
             // Ids that tools make (numbers, UUIDs, hashes) are far shorter.
             LineField::SourceId => LengthCap::Characters(200),
+            // Long enough for any path a task names; short enough that comparing two
+            // patterns built to be slow stays quick.
+            LineField::Pattern => LengthCap::Bytes(1024),
         }
     }
 
@@ -213,6 +219,7 @@ impl LineField {
             }
             LineField::Skill => "a skill is a short tag, such as `rust` or `frontend`",
             LineField::SourceId => "the task stays in its source; carry it over by hand",
+            LineField::Pattern => "name a directory (src/date/) or a glob (src/**/*.rs) instead",
         }
     }
 }

@@ -172,6 +172,7 @@ mod tests {
             thread: Vec::new(),
             delivery: None,
             imported: None,
+            touches: Vec::new(),
         })
     }
 

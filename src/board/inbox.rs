@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use serde::{Serialize, Serializer};
 
+use super::reservation::Reservation;
 use super::task::{Head, Status, TaskId};
 use crate::time::Timestamp;
 
@@ -167,6 +168,9 @@ pub enum Turn<'a> {
     Of { agent: &'a str, reason: Reason },
     /// Pending, but waiting on these unfinished tasks: in nobody's inbox.
     Blocked(Vec<TaskId>),
+    /// Pending, but what it touches overlaps this reservation of another agent (SPEC
+    /// section 18.2): in nobody's inbox until it ends.
+    Held(&'a Reservation),
     /// Being worked on under a live lease, or finished: in nobody's inbox.
     Nobody,
 }
@@ -291,7 +295,7 @@ mod tests {
             let head = Head::of(&task);
             let found = match turn(&head, waiting_on, now) {
                 Turn::Of { agent, reason } => Some((agent, reason)),
-                Turn::Blocked(_) | Turn::Nobody => None,
+                Turn::Blocked(_) | Turn::Held(_) | Turn::Nobody => None,
             };
             assert_eq!(found, *expected, "{status} waiting on {waiting_on:?}");
         }

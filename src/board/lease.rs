@@ -18,13 +18,21 @@ pub fn is_due(task: &Head, agent: &str, now: Timestamp, lease: Duration) -> bool
             .is_some_and(|until| now.until(until) < lease / 2)
 }
 
-/// Whether any of `agent`'s leases on `board` is due for renewal.
+/// Whether any of `agent`'s leases on `board`, or of its reservations by hand, is due for
+/// renewal.
 pub fn has_due_leases(board: &Board, agent: &str, now: Timestamp, lease: Duration) -> bool {
     board.heads().any(|task| is_due(task, agent, now, lease))
+        || board.reservations().iter().any(|reservation| {
+            reservation.agent == agent
+                && reservation
+                    .expires_at
+                    .is_some_and(|until| until > now && now.until(until) < lease / 2)
+        })
 }
 
-/// Renews the due leases of `agent`; true when any was renewed. Renewing only past half the
-/// lease keeps frequent commands from each writing the board.
+/// Renews the due leases of `agent`, and its reservations by hand (SPEC section 18.2); true
+/// when any was renewed. Renewing only past half the lease keeps frequent commands from each
+/// writing the board.
 pub fn renew_due_leases(
     board: &mut Board,
     agent: &str,
@@ -40,7 +48,8 @@ pub fn renew_due_leases(
     for index in &due {
         board.modify_at(*index, |task| transition::renew_lease(task, now, lease))?;
     }
-    Ok(!due.is_empty())
+    let reservations = board.renew_reservations(agent, now, lease);
+    Ok(!due.is_empty() || reservations)
 }
 
 #[cfg(test)]

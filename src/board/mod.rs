@@ -11,6 +11,7 @@ pub mod mail;
 pub mod new_task;
 pub mod offers;
 pub mod record;
+pub mod reservation;
 pub mod routing;
 pub mod scope;
 pub mod task;
@@ -22,9 +23,11 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
+use action::ActionKind;
 use chrono::Duration;
 use inbox::{Reason, Turn};
 use offers::Offers;
+use reservation::{Grant, Reservation};
 use task::{Head, Status, Task, TaskId};
 use transition::{Action, Event, Rules, TransitionError};
 
@@ -52,6 +55,8 @@ pub struct Board {
     /// binary search alone finds a task, or finds that there is none (a board edited by
     /// hand may not be, and is searched through as well).
     in_id_order: bool,
+    /// Who holds which patterns of the workspace (SPEC section 18.2), in the order taken.
+    reservations: Vec<Reservation>,
 }
 
 /// The tasks of a board that a store read and has not decoded: the board keeps each one's
@@ -178,6 +183,7 @@ impl Board {
             undecoded: None,
             duplicated: Vec::new(),
             in_id_order: true,
+            reservations: Vec::new(),
         }
     }
 
@@ -200,6 +206,7 @@ impl Board {
             undecoded: Some(undecoded),
             duplicated,
             in_id_order,
+            reservations: Vec::new(),
         }
     }
 
@@ -258,14 +265,16 @@ impl Board {
         self.slots.iter().map(|slot| &slot.head)
     }
 
-    /// The first instant after `now` at which a working task's lease runs out: what the
-    /// board shows of its tasks (stalled, whose turn) changes then with no write, so what
-    /// was worked out from it at `now` holds until then. `None` while no lease is running.
+    /// The first instant after `now` at which a working task's lease runs out, or a
+    /// reservation expires: what the board shows of its tasks (stalled, held, whose turn)
+    /// changes then with no write, so what was worked out from it at `now` holds until
+    /// then. `None` while nothing is running out.
     pub fn next_stall_after(&self, now: Timestamp) -> Option<Timestamp> {
         self.heads()
             .filter(|head| head.status == Status::Working)
             .filter_map(|head| head.lease_expires_at)
             .filter(|until| *until > now)
+            .chain(self.next_expiry_after(now))
             .min()
     }
 
@@ -468,8 +477,16 @@ impl Board {
         circles::circles(self.open_heads())
     }
 
+    /// Whose turn `task` is: [`inbox::turn`], and held while another agent's reservation
+    /// overlaps what it touches (SPEC section 4).
     pub fn turn<'a>(&'a self, task: &'a Head, now: Timestamp) -> Turn<'a> {
-        inbox::turn(task, &self.waiting_on(task), now)
+        let waiting_on = self.waiting_on(task);
+        if waiting_on.is_empty()
+            && let Some(holder) = self.held_by(task, now)
+        {
+            return Turn::Held(holder);
+        }
+        inbox::turn(task, &waiting_on, now)
     }
 
     /// The tasks whose turn is `agent`'s, in inbox order.
@@ -504,12 +521,14 @@ impl Board {
         lease: Duration,
         now: Timestamp,
     ) -> Offers {
-        let waiting_on = self.waiting_on(&Head::of(task));
+        let head = Head::of(task);
+        let waiting_on = self.waiting_on(&head);
         let rules = Rules {
             now,
             lease,
             coordinator,
             waiting_on: &waiting_on,
+            held_by: self.held_by(&head, now),
         };
         Offers::judge(task, actor, rules)
     }
@@ -528,20 +547,63 @@ impl Board {
         let Some(index) = self.locate(id)? else {
             return Ok(None);
         };
-        let waiting_on = self.waiting_on(&self.slots[index].head);
+        let head = &self.slots[index].head;
+        let waiting_on = self.waiting_on(head);
+        let held_by = self.held_by(head, now).cloned();
         let task = self.decode(&self.slots[index])?;
         let rules = Rules {
             now,
             lease,
             coordinator,
             waiting_on: &waiting_on,
+            held_by: held_by.as_ref(),
         };
         match transition::transition(task, action, actor, rules) {
             Ok((next, event)) => {
+                self.keep_reservations(&next, event.action);
                 self.set(index, next);
                 Ok(Some(Ok(event)))
             }
             Err(refused) => Ok(Some(Err(refused))),
+        }
+    }
+
+    /// What a transition does to the reservations (SPEC section 18.2): a claim reserves the
+    /// task's scope for its assignee; a release, a reassignment or the end of the task ends
+    /// what its claim reserved. Asking, review and rework keep them: the work is not landed.
+    fn keep_reservations(&mut self, task: &Task, action: ActionKind) {
+        match action {
+            ActionKind::Claim if !task.touches.is_empty() => {
+                let grant = Grant {
+                    task: Some(task.id),
+                    lasts: None,
+                    exclusive: true,
+                    reason: None,
+                };
+                let scope = reservation::scope_of(&task.touches);
+                // The claim was refused while anything overlapping was held by another, so
+                // this takes them all; were one to slip in, the claim holds what it got.
+                if self
+                    .reserve(&task.to, &scope, &grant, task.updated_at)
+                    .is_err()
+                {
+                    for pattern in &scope {
+                        let _ = self.reserve(
+                            &task.to,
+                            std::slice::from_ref(pattern),
+                            &grant,
+                            task.updated_at,
+                        );
+                    }
+                }
+            }
+            ActionKind::Release | ActionKind::Reassign => {
+                self.end_reservations_of(task.id);
+            }
+            _ if task.status.is_finished() => {
+                self.end_reservations_of(task.id);
+            }
+            _ => {}
         }
     }
 }
@@ -576,6 +638,7 @@ impl PartialEq for Board {
         self.schema == other.schema
             && self.project == other.project
             && self.next_id == other.next_id
+            && self.reservations == other.reservations
             && self.len() == other.len()
             && self.tasks().zip(other.tasks()).all(
                 |(left, right)| matches!((left, right), (Ok(left), Ok(right)) if left == right),

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::reservation::ReserveError;
 use super::routing::NobodyHasSkill;
+use super::scope::{MOST_PATTERNS, Pattern, ScopeError};
 use super::task::{Priority, Status, Task, TaskId};
 use crate::text::{self, Face, LineField, Refused};
 use crate::time::Timestamp;
@@ -26,6 +28,19 @@ pub fn check_words(
         text::check_line(LineField::Skill, skill)?;
     }
     Ok(())
+}
+
+/// Reads what a task touches (SPEC section 18.1): at most [`MOST_PATTERNS`], each a
+/// one-line field (section 10) and a pattern that stays in the workspace. The count is
+/// checked first, so ten thousand patterns cost no more than sixty-five.
+pub fn check_touches(touches: &[String]) -> Result<Vec<Pattern>, ReserveError> {
+    if touches.len() > MOST_PATTERNS {
+        return Err(ScopeError::TooMany(touches.len()).into());
+    }
+    for pattern in touches {
+        text::check_line(LineField::Pattern, pattern)?;
+    }
+    Ok(Pattern::parse_all(touches.iter().map(String::as_str))?)
 }
 
 /// Why `send` refused a task: the words are the model's, each argument spelled as the face
@@ -135,6 +150,9 @@ pub struct NewTask {
     pub review: bool,
     #[serde(default)]
     pub reviewer: Option<String>,
+    /// What the task will change (SPEC section 18.1).
+    #[serde(default)]
+    pub touches: Vec<String>,
 }
 
 impl NewTask {
@@ -182,6 +200,7 @@ impl NewTask {
             thread: Vec::new(),
             delivery: None,
             imported: None,
+            touches: self.touches,
         }
     }
 }

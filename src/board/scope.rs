@@ -132,6 +132,14 @@ impl Pattern {
         Ok(patterns)
     }
 
+    /// `**`: the whole workspace, what a pattern that does not read stands for.
+    pub fn everything() -> Pattern {
+        Pattern {
+            text: "**".to_string(),
+            kind: Kind::Path(vec![Segment::Any]),
+        }
+    }
+
     /// The pattern as it was written.
     pub fn as_str(&self) -> &str {
         &self.text

@@ -251,6 +251,10 @@ pub struct Task {
     /// second import of the same board add nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<Origin>,
+    /// What the task will change (SPEC section 18.1): path patterns relative to the
+    /// workspace and named resources; not written while there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub touches: Vec<String>,
 }
 
 /// Where an imported task came from: the tool (`roundtable`, `agent-bridge`), the project it
@@ -284,6 +288,8 @@ pub struct Head {
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub lease_expires_at: Option<Timestamp>,
+    /// What it will touch: whether it is held by another agent's reservation.
+    pub touches: Vec<String>,
 }
 
 impl Head {
@@ -301,6 +307,7 @@ impl Head {
             created_at: Timestamp::EPOCH,
             updated_at: Timestamp::EPOCH,
             lease_expires_at: None,
+            touches: Vec::new(),
         }
     }
 
@@ -316,6 +323,7 @@ impl Head {
             created_at: task.created_at,
             updated_at: task.updated_at,
             lease_expires_at: task.lease_expires_at,
+            touches: task.touches.clone(),
         }
     }
 
@@ -390,6 +398,7 @@ impl Task {
             thread: vec![],
             delivery: None,
             imported: None,
+            touches: vec![],
         }
     }
 }

@@ -145,6 +145,7 @@ pub fn new_task(
         thread: vec![],
         delivery: None,
         imported: None,
+        touches: Vec::new(),
     });
 }
 

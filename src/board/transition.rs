@@ -8,6 +8,7 @@ use chrono::Duration;
 
 use super::action::{ActionKind, Role, Words};
 use super::inbox::{ended_dependency, waits_on_ended};
+use super::reservation::Reservation;
 use super::task::{Status, Task, TaskId, ThreadEntry};
 use crate::text::Face;
 use crate::time::Timestamp;
@@ -128,6 +129,9 @@ pub struct Rules<'a> {
     /// them cannot be claimed or finished, and one that waits on a failed or canceled task
     /// is the sender's to cancel or reassign.
     pub waiting_on: &'a [(TaskId, Status)],
+    /// Another agent's reservation that what the task touches overlaps: it cannot be
+    /// claimed until that ends (SPEC section 18.2).
+    pub held_by: Option<&'a Reservation>,
 }
 
 /// A change the state machine made: recorded as one line in the activity log.
@@ -176,6 +180,8 @@ pub enum Why {
     Blocked { waiting_on: Vec<TaskId> },
     /// A reassignment to the assignee it has.
     AlreadyAssigned { to: String },
+    /// What it touches is held by another agent: `src/date/** by gemini (T-3)`.
+    Held { holding: String },
 }
 
 impl TransitionError {
@@ -234,6 +240,9 @@ impl Why {
                 format!("it is blocked until {} completed", and_list(&ids))
             }
             Why::AlreadyAssigned { to } => format!("it is already assigned to {to}"),
+            Why::Held { holding } => {
+                format!("it is held: {holding}; it will be back in the inbox when that ends")
+            }
         }
     }
 }
@@ -320,6 +329,10 @@ pub fn transition(
                     waiting_on: rules.waiting_on.iter().map(|(id, _)| *id).collect(),
                 },
             }));
+        }
+        ActionKind::Claim if rules.held_by.is_some() => {
+            let holding = rules.held_by.map(Reservation::holding).unwrap_or_default();
+            return Err(refuse(Why::Held { holding }));
         }
         // Reassigning a task whose dependency ended sends it on without that dependency,
         // to the same assignee too: that is how its sender says "go ahead without".
@@ -452,6 +465,7 @@ pub(super) mod tests {
             lease: Duration::minutes(30),
             coordinator,
             waiting_on: &[],
+            held_by: None,
         }
     }
 
@@ -748,6 +762,7 @@ pub(super) mod tests {
             "codex",
             Rules {
                 waiting_on: &waiting,
+                held_by: None,
                 ..rules(None)
             },
         )

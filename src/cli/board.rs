@@ -192,6 +192,11 @@ pub struct SendArgs {
     /// Who reviews it (implies --review)
     #[arg(long, value_name = "NAME")]
     pub reviewer: Option<String>,
+    /// What it will change, comma-separated: paths and globs from the workspace's root
+    /// (src/date/**, Cargo.lock, docs/) or KIND:NAME (port:3000). Its claim reserves them,
+    /// and other agents' work on them waits until it is done
+    #[arg(long, value_delimiter = ',', value_name = "PATTERNS")]
+    pub touches: Vec<String>,
     #[command(flatten)]
     pub wake: super::NoWake,
 }
@@ -289,6 +294,7 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
                 after: args.after,
                 review: args.review,
                 reviewer: args.reviewer,
+                touches: args.touches,
             })?;
             finish_change(context, &changed);
         }

@@ -31,6 +31,8 @@ use std::path::PathBuf;
 
 use crate::board::BoardError;
 use crate::board::new_task::SendRefusal;
+use crate::board::reservation::ReserveError;
+use crate::board::scope::ScopeError;
 use crate::board::task::TaskId;
 use crate::board::transition::TransitionError;
 use crate::client::UnknownClient;
@@ -57,6 +59,9 @@ pub enum Error {
     Text(#[from] Refused),
     #[error(transparent)]
     Send(#[from] SendRefusal),
+    /// A scope or a reservation refused (SPEC section 18).
+    #[error(transparent)]
+    Reserve(#[from] ReserveError),
     #[error(transparent)]
     Message(#[from] MessageRefusal),
     #[error(transparent)]
@@ -131,6 +136,13 @@ pub enum Error {
     },
 }
 
+/// A pattern refused is a scope refused.
+impl From<ScopeError> for Error {
+    fn from(refused: ScopeError) -> Self {
+        Error::Reserve(refused.into())
+    }
+}
+
 /// A file's failure is the store's, with its words and exit code.
 impl From<FileError> for Error {
     fn from(failed: FileError) -> Self {
@@ -193,6 +205,7 @@ impl Error {
             // Refusals that each face words its own way stay themselves.
             Error::Transition(refused) => Error::Transition(refused.clone()),
             Error::Send(refused) => Error::Send(refused.clone()),
+            Error::Reserve(refused) => Error::Reserve(refused.clone()),
             Error::Message(refused) => Error::Message(refused.clone()),
             Error::Text(refused) => Error::Text(refused.clone()),
             Error::Project(refused) => Error::Project(refused.clone()),
@@ -231,6 +244,7 @@ impl Error {
             | Error::Transition(_)
             | Error::Text(_)
             | Error::Send(_)
+            | Error::Reserve(_)
             | Error::Message(_)
             | Error::Project(_)
             | Error::Registry(_)
@@ -284,6 +298,7 @@ impl Error {
         match self {
             Error::Invalid { hint, .. } | Error::Hub { hint, .. } => hint.clone(),
             Error::Text(refused) => Some(refused.hint(face)),
+            Error::Reserve(ReserveError::Words(refused)) => Some(refused.hint(face)),
             Error::Send(refused) => refused.hint(face),
             Error::Message(refused) => refused.hint(face),
             Error::Project(refused) => refused.hint(face),

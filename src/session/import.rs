@@ -186,6 +186,7 @@ impl Session {
             thread: foreign.thread.clone(),
             delivery: None,
             imported: Some(foreign.origin.clone()),
+            touches: Vec::new(),
         }
     }
 

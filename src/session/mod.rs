@@ -45,6 +45,7 @@ use crate::board::handover::Handover;
 use crate::board::inbox::{Reason, Turn};
 use crate::board::lease;
 use crate::board::offers::Offers;
+use crate::board::reservation::Reservation;
 use crate::board::task::{Head, Task, TaskId};
 use crate::board::transition::Event;
 use crate::board::{Board, BoardError};
@@ -217,6 +218,12 @@ pub struct TaskView {
     pub reason: Option<Reason>,
     /// Unfinished tasks it waits on.
     pub blocked_by: Vec<TaskId>,
+    /// Another agent's reservation that holds it back (SPEC section 18.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<Reservation>,
+    /// The reservations its claim took.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reservations: Vec<Reservation>,
     pub stalled: bool,
     pub archived: bool,
     /// What the caller may do with the task now, where the face asked
@@ -435,17 +442,29 @@ impl Session {
 
     fn view(&self, board: &Board, task: Task, archived: bool) -> TaskView {
         let head = Head::of(&task);
+        let mut held_by = None;
         let (turn, reason, blocked_by) = match board.turn(&head, self.now) {
             Turn::Of { agent, reason } => (Some(agent.to_string()), Some(reason), Vec::new()),
             Turn::Blocked(ids) => (None, None, ids),
+            Turn::Held(holder) => {
+                held_by = Some(holder.clone());
+                (None, None, Vec::new())
+            }
             Turn::Nobody => (None, None, Vec::new()),
         };
+        let reservations = board
+            .live_reservations(self.now)
+            .filter(|reservation| reservation.task == Some(task.id) && !archived)
+            .cloned()
+            .collect();
         TaskView {
             stalled: task.is_stalled(self.now),
             task,
             turn,
             reason,
             blocked_by,
+            held_by,
+            reservations,
             archived,
             offers: None,
         }

@@ -44,6 +44,7 @@ impl Session {
             return Err(SendRefusal::EmptyFileName.into());
         }
         new_task::check_words(&new.subject, &new.body, &new.files, new.skill.as_deref())?;
+        new_task::check_touches(&new.touches)?;
         // With --skill, the candidates are read now and the choice is made under the board
         // lock, so two sends at once both see each other's load.
         let route = match (&new.to, &new.skill) {

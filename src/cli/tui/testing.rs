@@ -24,6 +24,8 @@ pub fn view(id: u64, status: Status, subject: &str) -> TaskView {
         turn: None,
         reason: None,
         blocked_by: Vec::new(),
+        held_by: None,
+        reservations: Vec::new(),
         stalled: false,
         archived: false,
         offers: None,
@@ -67,6 +69,7 @@ pub fn offered_to(agent: &str, mut snapshot: Snapshot) -> Snapshot {
             lease: chrono::Duration::minutes(30),
             coordinator: None,
             waiting_on: &waiting_on,
+            held_by: None,
         };
         view.offers = Some(Offers::judge(&view.task, agent, rules));
     }

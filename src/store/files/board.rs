@@ -17,6 +17,7 @@ use super::layout::{self, Field};
 #[cfg(unix)]
 use super::source::BoardFile;
 use super::source::{BoardText, placed_in_file};
+use crate::board::reservation::Reservation;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::{Board, StoredTasks};
 use crate::file::lock::FileLock;
@@ -127,14 +128,16 @@ fn from_layout(
     undecoded: Arc<dyn crate::board::Undecoded>,
 ) -> Result<Board, StoreError> {
     check_schema(origin, laid.schema)?;
-    Ok(Board::from_store(
+    let mut board = Board::from_store(
         // The schema is at most BOARD_SCHEMA here, so it fits.
         laid.schema as u32,
         laid.project,
         laid.next_id,
         laid.tasks,
         undecoded,
-    ))
+    );
+    board.set_reservations(laid.reservations);
+    Ok(board)
 }
 
 /// As [`parse`], reading with serde_json alone (the strict reader): what the line reader must agree
@@ -165,28 +168,17 @@ fn parse_with(
         .map_err(|error| corrupt(format!("not UTF-8 text ({})", error.utf8_error())))?;
     // Boards as baton lays them out are read line by line; any other text, and any damage,
     // is read whole by serde_json, which reads all JSON and names what is wrong.
-    let (schema, project, next_id, tasks) = match laid_out(&text) {
-        Some(laid) => {
-            check_schema(origin, laid.schema)?;
-            (laid.schema, laid.project, laid.next_id, laid.tasks)
-        }
+    let laid = match laid_out(&text) {
+        Some(laid) => laid,
         None => read_whole(origin, &text)?,
     };
-    let text = BoardText::new(text.into_bytes());
-    Ok(Board::from_store(
-        // The schema is at most BOARD_SCHEMA here, so it fits.
-        schema as u32,
-        project,
-        next_id,
-        tasks,
-        Arc::new(text),
-    ))
+    from_layout(origin, laid, Arc::new(BoardText::new(text.into_bytes())))
 }
 
 /// Reads a board in any layout with serde_json: its own fields, and each task's head with
 /// where the task's text is. A newer schema is refused as such even when what follows it
 /// would not read as this version's board.
-fn read_whole(origin: &Origin, text: &str) -> Result<(u64, String, u64, StoredTasks), StoreError> {
+fn read_whole(origin: &Origin, text: &str) -> Result<layout::Laid, StoreError> {
     let corrupt = |detail: String| StoreError::corrupt(origin)(detail);
     let mut found = Found::default();
     let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -220,7 +212,13 @@ fn read_whole(origin: &Origin, text: &str) -> Result<(u64, String, u64, StoredTa
             })?;
         tasks.push(head, span);
     }
-    Ok((schema, project, next_id, tasks))
+    Ok(layout::Laid {
+        schema,
+        project,
+        next_id,
+        reservations: found.reservations.unwrap_or_default(),
+        tasks,
+    })
 }
 
 /// A board's own fields as far as they were read: kept when a later part of the text
@@ -230,6 +228,7 @@ struct Found<'text> {
     schema: Option<u64>,
     project: Option<String>,
     next_id: Option<u64>,
+    reservations: Option<Vec<Reservation>>,
     tasks: Option<Vec<&'text RawValue>>,
 }
 
@@ -258,6 +257,9 @@ impl<'text> Visitor<'text> for BoardFields<'_, 'text> {
                 "schema" => found.schema = Some(once(&found.schema, &key, &mut map)?),
                 "project" => found.project = Some(once(&found.project, &key, &mut map)?),
                 "next_id" => found.next_id = Some(once(&found.next_id, &key, &mut map)?),
+                "reservations" => {
+                    found.reservations = Some(once(&found.reservations, &key, &mut map)?)
+                }
                 "tasks" => {
                     if found.tasks.is_some() {
                         return Err(duplicate(&key));
@@ -340,6 +342,7 @@ impl<'text> Visitor<'text> for HeadFields {
                 Field::CreatedAt => head.created_at = map.next_value()?,
                 Field::UpdatedAt => head.updated_at = map.next_value()?,
                 Field::LeaseExpiresAt => head.lease_expires_at = map.next_value()?,
+                Field::Touches => head.touches = map.next_value()?,
                 Field::ClaimedAt => drop(map.next_value::<Option<Timestamp>>()?),
                 Field::Subject | Field::Body => drop(map.next_value::<String>()?),
                 Field::Skill | Field::Result => drop(map.next_value::<Option<String>>()?),
@@ -493,6 +496,46 @@ mod tests {
         for task in board.tasks() {
             assert_eq!(task.unwrap().subject, "s");
         }
+    }
+
+    #[test]
+    fn reservations_and_scopes_are_written_and_read_back_by_both_readers() {
+        use crate::board::reservation::Grant;
+        use crate::board::scope::Pattern;
+        use crate::board::task::{Status, Task};
+        let now = Timestamp::parse_stored("2026-12-01T10:00:00Z").unwrap();
+        let mut board = Board::new("p");
+        for id in 1..=2 {
+            let mut task = Task::example(Status::Pending, now);
+            task.id = TaskId(id);
+            task.touches = vec!["src/date/**".into(), format!("port:300{id}")];
+            board.push(task);
+        }
+        let grant = Grant {
+            task: None,
+            lasts: Some(chrono::Duration::minutes(30)),
+            exclusive: false,
+            reason: Some("a \"quoted\" reason".into()),
+        };
+        let patterns = [
+            Pattern::parse("docs/").unwrap(),
+            Pattern::parse("db:x").unwrap(),
+        ];
+        board.reserve("bob", &patterns, &grant, now).unwrap();
+        let mut text = Vec::new();
+        write_board(&mut text, &board).unwrap();
+        let fast = layout::read_bytes(&text).expect("baton's own layout reads line by line");
+        assert_eq!(fast.reservations, board.reservations());
+        let heads: Vec<_> = fast
+            .tasks
+            .iter()
+            .map(|(head, _)| head.touches.clone())
+            .collect();
+        assert_eq!(heads[1], ["src/date/**", "port:3002"]);
+        let strict = parse_strict(&at(), &text).unwrap();
+        assert_eq!(strict, board);
+        assert_eq!(parse(&at(), &text).unwrap(), board);
+        assert_eq!(strict.head(TaskId(2)).unwrap().touches, heads[1]);
     }
 
     #[test]

@@ -111,11 +111,19 @@ pub fn write<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
     let keeps_text = undecoded.is_some_and(|undecoded| undecoded.text(0..0).is_some());
     write!(
         out,
-        "{{\n  \"schema\": {},\n  \"project\": {},\n  \"next_id\": {},\n  \"tasks\": [",
+        "{{\n  \"schema\": {},\n  \"project\": {},\n  \"next_id\": {},\n",
         board.schema,
         serde_json::to_string(&board.project)?,
         board.next_id
     )?;
+    if !board.reservations().is_empty() {
+        // Nested one level deeper than serde_json starts it, as the tasks are.
+        let encoded = serde_json::to_string_pretty(board.reservations())?;
+        out.write_all(b"  \"reservations\": ")?;
+        out.write_all(encoded.replace('\n', "\n  ").as_bytes())?;
+        out.write_all(b",\n")?;
+    }
+    out.write_all(b"  \"tasks\": [")?;
     let mut run: Option<Range<usize>> = None;
     let mut first = true;
     let mut encoded = Vec::new();

@@ -14,6 +14,7 @@ use std::io::{self, ErrorKind, Read};
 use std::sync::Arc;
 
 use crate::board::StoredTasks;
+use crate::board::reservation::Reservation;
 use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::time::Timestamp;
 
@@ -23,6 +24,8 @@ pub struct Laid {
     pub schema: u64,
     pub project: String,
     pub next_id: u64,
+    /// Who holds what (SPEC section 18.2): few, so read whole.
+    pub reservations: Vec<Reservation>,
     pub tasks: StoredTasks,
 }
 
@@ -197,7 +200,16 @@ fn read_lines(mut lines: Lines<'_, impl Read>, size: usize) -> Option<Laid> {
     // A task takes some 600 bytes laid out; room for that many spares regrowing the list.
     let mut tasks = StoredTasks::with_capacity(size / 512);
     let mut names = Names::default();
-    let tasks_line = field(lines.line()?, b"  \"tasks\": ")?;
+    let mut reservations = Vec::new();
+    let line = lines.line()?;
+    let tasks_line: &[u8] = match field(line, b"  \"reservations\": ") {
+        Some(value) => {
+            let value = value.to_vec();
+            reservations = reservations_from(&mut lines, &value)?;
+            field(lines.line()?, b"  \"tasks\": ")?
+        }
+        None => field(line, b"  \"tasks\": ")?,
+    };
     if tasks_line == b"[" {
         loop {
             let (start, line) = lines.next()?;
@@ -223,8 +235,32 @@ fn read_lines(mut lines: Lines<'_, impl Read>, size: usize) -> Option<Laid> {
         schema,
         project,
         next_id,
+        reservations,
         tasks,
     })
+}
+
+/// The board's reservations, their line's value taken: the lines up to the list's closing
+/// one, read as JSON.
+fn reservations_from(lines: &mut Lines<'_, impl Read>, value: &[u8]) -> Option<Vec<Reservation>> {
+    match value {
+        b"[]," => return Some(Vec::new()),
+        b"[" => {}
+        _ => return None,
+    }
+    let mut text = b"[".to_vec();
+    loop {
+        let line = lines.line()?;
+        if line == b"  ]," {
+            text.push(b']');
+            return serde_json::from_slice(&text).ok();
+        }
+        if !line.starts_with(b"    ") {
+            return None;
+        }
+        text.extend_from_slice(line);
+        text.push(b'\n');
+    }
 }
 
 /// The value on a line that starts with `prefix` (indent, quoted name, colon and space).
@@ -306,7 +342,7 @@ fn strip_field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// The fields as baton writes them, each with the start of its line.
-const IN_ORDER: [(Field, &[u8]); 20] = [
+const IN_ORDER: [(Field, &[u8]); 21] = [
     (Field::Id, b"      \"id\": "),
     (Field::Subject, b"      \"subject\": "),
     (Field::Body, b"      \"body\": "),
@@ -327,6 +363,7 @@ const IN_ORDER: [(Field, &[u8]); 20] = [
     (Field::Thread, b"      \"thread\": "),
     (Field::Delivery, b"      \"delivery\": "),
     (Field::Imported, b"      \"imported\": "),
+    (Field::Touches, b"      \"touches\": "),
 ];
 
 /// What follows the line of a field whose value goes on over more lines.
@@ -334,6 +371,8 @@ enum More {
     Nothing,
     /// The ids of `after`, one to a line.
     Ids,
+    /// The patterns of `touches`, one to a line.
+    Patterns,
     /// A nested value, up to its closing line.
     Until(&'static [u8]),
 }
@@ -349,6 +388,7 @@ impl More {
         match self {
             More::Nothing => {}
             More::Ids => (head.after, *comma) = numbers(lines, TaskId)?,
+            More::Patterns => (head.touches, *comma) = strings(lines)?,
             More::Until(closing) => *comma = close(lines, closing)?,
         }
         Some(())
@@ -394,6 +434,11 @@ fn take(
         Field::After => match value {
             b"[]" => {}
             b"[" => return Some(More::Ids),
+            _ => return None,
+        },
+        Field::Touches => match value {
+            b"[]" => {}
+            b"[" => return Some(More::Patterns),
             _ => return None,
         },
         _ => {
@@ -445,6 +490,7 @@ pub(super) enum Field {
     Thread,
     Delivery,
     Imported,
+    Touches,
     /// Not a field baton knows: stepped over, and it may repeat (serde ignores it too).
     Unknown,
 }
@@ -472,6 +518,7 @@ impl Field {
             b"thread" => Field::Thread,
             b"delivery" => Field::Delivery,
             b"imported" => Field::Imported,
+            b"touches" => Field::Touches,
             _ => Field::Unknown,
         }
     }
@@ -566,6 +613,35 @@ fn numbers<Id>(
             }
         };
         ids.push(id(number(item)?));
+    }
+}
+
+/// The strings of a list laid out one to a line, up to its closing line; and whether that
+/// line had a comma. A string with anything to unescape is left to the strict reader.
+fn strings(lines: &mut Lines<'_, impl Read>) -> Option<(Vec<String>, bool)> {
+    let mut items = Vec::new();
+    let mut comma = true;
+    loop {
+        let line = lines.line()?;
+        if let Some(rest) = line.strip_prefix(b"      ]") {
+            return match (comma, rest) {
+                (false, b"") => Some((items, false)),
+                (false, b",") => Some((items, true)),
+                _ => None,
+            };
+        }
+        if !comma {
+            return None;
+        }
+        let item = line.strip_prefix(b"        ")?;
+        let item = match item.strip_suffix(b",") {
+            Some(item) => item,
+            None => {
+                comma = false;
+                item
+            }
+        };
+        items.push(std::str::from_utf8(plain_string(item)?).ok()?.to_string());
     }
 }
 

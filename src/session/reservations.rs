@@ -171,6 +171,12 @@ impl Session {
             ));
         }
         if let Some(patterns) = &ask.patterns {
+            if patterns.is_empty() {
+                return Err(Error::invalid_with_hint(
+                    "unreserve needs the patterns to end, or all of them",
+                    "e.g. `baton unreserve 'src/date/**'` or `baton unreserve --all`",
+                ));
+            }
             for pattern in patterns {
                 text::check_line(LineField::Pattern, pattern)?;
             }

@@ -217,7 +217,9 @@ impl Session {
         };
         if holder != actor {
             let draft = ended_for_you(&actor, &holder, &answer.reservations);
-            let written = self.hub.append_mail(self.project_id(), self.now, vec![draft])?;
+            let written = self
+                .hub
+                .append_mail(self.project_id(), self.now, vec![draft])?;
             answer.notifications = written
                 .iter()
                 .map(|message| Arrival::of(message, &message.to, &self.project.id))

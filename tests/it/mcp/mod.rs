@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::common::TestEnv;
 
 /// Every tool the server must offer, and nothing else (no wake registration).
-const TOOLS: [&str; 17] = [
+const TOOLS: [&str; 20] = [
     "agents",
     "answer",
     "approve",
@@ -33,9 +33,12 @@ const TOOLS: [&str; 17] = [
     "reassign",
     "release",
     "request_changes",
+    "reservations",
+    "reserve",
     "review",
     "send",
     "show",
+    "unreserve",
 ];
 
 /// A `baton mcp` process and the rmcp client session talking to it.

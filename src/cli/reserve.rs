@@ -181,7 +181,7 @@ fn taken(reserved: &Reserved, now: Timestamp) -> String {
     text
 }
 
-fn ended_words(ended: &Reserved) -> String {
+pub(super) fn ended_words(ended: &Reserved) -> String {
     let mut text = String::new();
     for reservation in &ended.reservations {
         let _ = writeln!(

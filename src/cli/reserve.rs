@@ -210,6 +210,18 @@ pub(super) fn ended_words(ended: &Reserved) -> String {
     text
 }
 
+/// Who holds what, under the board's table: nothing while nobody holds anything.
+pub(super) fn held_under_board(held: &[Reservation], now: Timestamp) -> String {
+    match held.is_empty() {
+        true => String::new(),
+        false => format!("\nreserved:\n{}", indented(&table(held, now))),
+    }
+}
+
+fn indented(text: &str) -> String {
+    text.lines().map(|line| format!("  {line}\n")).collect()
+}
+
 fn table(held: &[Reservation], now: Timestamp) -> String {
     if held.is_empty() {
         return "nobody holds a reservation".to_string();

@@ -400,6 +400,21 @@ fn reservations_act_the_same_against_a_hub_elsewhere() {
     let listed = codex.run(&["--json", "reservations", "--mine"]).json();
     assert_eq!(listed[0]["pattern"], "docs/**");
     codex.run(&["reserved", "docs/x.md"]).ok();
+    // A pattern of 1 MB through the API (no command line takes one): one clear refusal.
+    let huge = "a".repeat(1024 * 1024);
+    let refused = hub.served.post(
+        "/api/v1/projects/default/reservations",
+        &hub.token,
+        &serde_json::json!({"patterns": [huge]}),
+    );
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .is_some_and(|error| error.contains("the pattern is 1,048,576 bytes long")),
+        "{}",
+        refused.body
+    );
     let ended = codex
         .run(&["--json", "unreserve", "docs/**", "--no-wake"])
         .json();

@@ -5,6 +5,7 @@
 
 mod life;
 mod raw;
+mod reserve;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -44,6 +44,7 @@ mod mcp_http;
 mod notify;
 mod opencode;
 mod postgres_store;
+mod pre_edit;
 mod projects;
 mod remote;
 mod remote_attacks;

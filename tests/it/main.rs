@@ -13,6 +13,7 @@ mod board_reads;
 mod channels;
 mod clients;
 mod clients_a2a;
+mod clients_guarded;
 // A Codex session in a pseudo-terminal, its daemon on a Unix socket: Unix.
 #[cfg(unix)]
 mod clients_pushed;

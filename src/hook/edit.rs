@@ -39,8 +39,9 @@ pub enum ReadCall {
     Unreadable(&'static str),
 }
 
-/// The most paths one tool call is asked about; a patch naming more is asked about the
-/// first ones and said to be larger (the git pre-commit guard sees the rest).
+/// The most paths one tool call is asked about: a patch naming more is judged by the first
+/// ones (the git pre-commit guard sees the rest), so that no input makes the question to the
+/// hub unbounded.
 pub const MOST_PATHS: usize = 1_000;
 
 /// Reads the client's JSON for `guard`: the tool, its input, `cwd` and the session.

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::common::remote::Hub;
 use crate::common::{Run, TestEnv};
 
 const REASON: &str = "src/date.rs is reserved by codex for T-1 \"Fix the date parser\"; message \
@@ -283,4 +284,62 @@ fn a_hub_out_of_reach_lets_the_edit_through_and_says_so_once_a_session() {
     let (run, took) = away(&url, "s-silent");
     assert!(run.stdout.contains("systemMessage"), "{}", run.stdout);
     assert!(took < Duration::from_secs(6), "{took:?}");
+}
+
+#[test]
+fn against_a_hub_elsewhere_the_agent_s_own_mapped_directory_is_guarded() {
+    let hub = Hub::start();
+    hub.env.run("", &["agent", "add", "gemini"]).ok();
+    let hub_api = hub.env.work().join("api");
+    std::fs::create_dir_all(&hub_api).unwrap();
+    hub.env.init_project("alice", "api", &hub_api);
+    hub.env
+        .run_in(
+            &hub_api,
+            "alice",
+            &[
+                "send",
+                "--to",
+                "gemini",
+                "--subject",
+                "Fix the date parser",
+                "--touches",
+                "src/date.rs",
+                "--no-wake",
+            ],
+        )
+        .ok();
+    hub.env.run_in(&hub_api, "gemini", &["claim", "1"]).ok();
+    // codex's machine has the project's clone in a directory of its own.
+    let agent = hub.agent();
+    let mine = agent.env.work().join("api");
+    std::fs::create_dir_all(mine.join("src")).unwrap();
+    agent
+        .run(&["project", "map", "api", mine.to_str().unwrap()])
+        .ok();
+    let edit = |path: &str| {
+        let mut command = agent.command(&mine.join("src"));
+        command.args(["hook", "pre-edit", "--client", "claude"]);
+        let input = json!({"cwd": mine.join("src"), "session_id": "r", "tool_name": "Edit",
+            "tool_input": {"file_path": path, "old_string": "a", "new_string": "b"}});
+        let run = agent.env.run_piped(command, &input.to_string());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run
+    };
+    let denied = edit(mine.join("src/date.rs").to_str().unwrap());
+    let answer: Value = serde_json::from_str(&denied.stdout)
+        .unwrap_or_else(|_| panic!("{}\n{}", denied.stdout, denied.stderr));
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecisionReason"],
+        "src/date.rs is reserved by gemini for T-1 \"Fix the date parser\"; message gemini, \
+         or wait: it will be in your inbox when T-1 is done"
+    );
+    for path in ["lib.rs", hub_api.join("src/date.rs").to_str().unwrap()] {
+        let allowed = edit(path);
+        assert_eq!(
+            (allowed.stdout.as_str(), allowed.stderr.as_str()),
+            ("", ""),
+            "{path}"
+        );
+    }
 }

@@ -128,9 +128,10 @@ pub fn asked_paths(call: &EditCall, workspace: &Path, cwd: &Path) -> Vec<Asked> 
             false => base.join(path),
         };
         let plain = lexically_normal(&whole);
-        let relative = relative_to(workspace, &resolved(&plain))
+        let real = resolved(&plain);
+        let relative = relative_to(workspace, &real)
             .or_else(|| relative_to(workspace, &plain))
-            .or_else(|| relative_to(&lexically_normal(workspace), &plain));
+            .or_else(|| relative_to(&resolved(workspace), &real));
         // The workspace itself is no file a tool edits.
         if let Some(relative) = relative.filter(|relative| relative != ".") {
             asked.insert(Asked {

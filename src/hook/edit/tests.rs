@@ -177,6 +177,13 @@ fn a_path_through_a_link_is_the_workspace_s_own() {
         Path::new("/"),
     );
     assert_eq!(plain(&asked), ["src/new.rs"]);
+    // A workspace named through the link (a remote agent's mapped directory may be).
+    let asked = asked_paths(
+        &call(&workspace, &["src/new.rs"]),
+        &root.join("link"),
+        Path::new("/"),
+    );
+    assert_eq!(plain(&asked), ["src/new.rs"]);
 }
 
 #[test]

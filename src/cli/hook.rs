@@ -41,7 +41,8 @@ const ANSWER_BY: Duration = Duration::from_millis(1800);
 #[derive(Debug, Args)]
 pub struct HookArgs {
     /// When the client runs the hook: session-start, prompt or stop (or the client's own
-    /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent)
+    /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent), or
+    /// pre-edit, before a tool edits files
     pub event: String,
     /// The client running it, whose answer format to use: claude, codex, gemini or opencode
     /// (whose plugin runs it)
@@ -245,7 +246,7 @@ fn answer_with(answer: &str) -> i32 {
 fn event_and_client(args: &HookArgs) -> Result<(HookEvent, Client), String> {
     let event = HookEvent::from_name(&args.event).ok_or_else(|| {
         format!(
-            "unknown hook event {:?}: expected session-start, prompt or stop",
+            "unknown hook event {:?}: expected session-start, prompt, stop or pre-edit",
             args.event
         )
     })?;

@@ -33,7 +33,7 @@ pub fn state_of(status: Status) -> State {
 /// The status a task has right after a thread entry of `kind` was written: every
 /// transition writes one entry, so the thread tells each change of status, in order.
 pub fn status_after(kind: ActionKind) -> Option<Status> {
-    Some(kind.row().to)
+    kind.row().to
 }
 
 /// The id A2A knows a task by: its project and number, `default/T-12`.

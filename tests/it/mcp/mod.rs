@@ -3,6 +3,7 @@
 //! raw JSON-RPC lines for the protocol's edges, and the official Python SDK through
 //! tests/mcp_python.
 
+mod edit;
 mod life;
 mod raw;
 
@@ -18,7 +19,7 @@ use serde_json::Value;
 use crate::common::TestEnv;
 
 /// Every tool the server must offer, and nothing else (no wake registration).
-const TOOLS: [&str; 17] = [
+const TOOLS: [&str; 18] = [
     "agents",
     "answer",
     "approve",
@@ -27,6 +28,7 @@ const TOOLS: [&str; 17] = [
     "cancel",
     "claim",
     "done",
+    "edit",
     "fail",
     "inbox",
     "message",

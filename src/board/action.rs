@@ -577,7 +577,7 @@ pub const ACTIONS: &[Row] = &[
             keys: &['e'],
             label: "e",
             what: "edit",
-            prompt: "edit {id}, field=value (subject, body, files, touches, priority, after, reviewer):",
+            prompt: "edit {id}, field=value (subject=…, touches=a,b, priority=high, …):",
         },
         button: Button {
             label: "Edit",

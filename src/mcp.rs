@@ -16,6 +16,7 @@
 
 pub mod channel;
 pub mod codex;
+mod fields;
 mod handshake;
 mod reserve;
 pub mod stdio;
@@ -537,6 +538,9 @@ fn action_tools() -> ToolRouter<BatonServer> {
             }
             properties.insert(argument.name.into(), property.into());
         }
+        for field in row.fields {
+            properties.insert(field.argument.name.into(), fields::schema(field));
+        }
         schema.insert("properties".into(), properties.into());
         schema.insert("required".into(), required.into());
         router.add_route(ToolRoute::new_dyn(
@@ -582,6 +586,10 @@ fn call_action(
         let words = words.unwrap_or_default();
         // Named nobody (`to` empty): the state machine refuses it, naming `to`.
         let action = Action::of(kind, words.clone(), to).unwrap_or(Action::new(kind, words));
+        let action = match row.fields {
+            [] => action,
+            changed => action.with_edits(fields::edits(changed, &arguments).map_err(refused)?),
+        };
         let result = server.act(args.id, args.project, action).await?;
         Ok(result.into())
     })

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::edit::{FIELDS, Field};
 use super::task::Status;
 
 /// An action on an existing task, without its words. Also what a thread entry records: each
@@ -26,6 +27,7 @@ pub enum ActionKind {
     Fail,
     Cancel,
     Reassign,
+    Edit,
 }
 
 /// Who may take an action (SPEC section 3, column "who").
@@ -108,7 +110,8 @@ pub struct Row {
     pub is_conversation: bool,
     pub role: Role,
     pub from: &'static [Status],
-    pub to: Status,
+    /// The status it leads to; none where the status stays as it is (an edit).
+    pub to: Option<Status>,
     pub words: Words,
     /// What a refusal about the words calls them: `the question is 300 KiB`.
     pub word: &'static str,
@@ -116,6 +119,8 @@ pub struct Row {
     pub argument: Option<Argument>,
     /// The argument that names a new assignee (`--to`, `to`), for a reassignment.
     pub assignee: Option<Argument>,
+    /// The fields it changes, each an argument that may be left out: an edit's.
+    pub fields: &'static [Field],
     /// How a refusal names the action: "only codex can {phrase}".
     pub phrase: &'static str,
     /// The CLI subcommand's one-line help.
@@ -190,11 +195,12 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: false,
         role: Role::Assignee,
         from: &[Pending, ChangesRequested],
-        to: Working,
+        to: Some(Working),
         words: Words::None,
         word: "text",
         argument: None,
         assignee: None,
+        fields: &[],
         phrase: "claim it",
         help: "Start work on a task assigned to you (pending or changes_requested → working)",
         example: "baton claim 12",
@@ -220,11 +226,12 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: false,
         role: Role::Assignee,
         from: &[Working],
-        to: Pending,
+        to: Some(Pending),
         words: Words::None,
         word: "text",
         argument: None,
         assignee: None,
+        fields: &[],
         phrase: "release it",
         help: "Give a claimed task back (working → pending)",
         example: "baton release 12",
@@ -250,11 +257,12 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: true,
         role: Role::Assignee,
         from: AT_WORK,
-        to: InputRequired,
+        to: Some(InputRequired),
         words: Words::Required,
         word: "question",
         argument: body(REQUIRED_BODY, None),
         assignee: None,
+        fields: &[],
         phrase: "ask on it",
         help: "Ask the sender a question (→ input_required, in the sender's inbox)",
         example: "baton ask 12 --body 'which branch should this go on?'",
@@ -280,11 +288,12 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: true,
         role: Role::Sender,
         from: &[InputRequired],
-        to: Pending,
+        to: Some(Pending),
         words: Words::Required,
         word: "answer",
         argument: body(REQUIRED_BODY, None),
         assignee: None,
+        fields: &[],
         phrase: "answer on it",
         help: "Answer the question on a task you sent (input_required → pending)",
         example: "baton answer 12 --body 'main, behind a flag'",
@@ -310,11 +319,12 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: true,
         role: Role::Assignee,
         from: AT_WORK,
-        to: ReviewRequested,
+        to: Some(ReviewRequested),
         words: Words::Optional,
         word: "note",
         argument: body(OPTIONAL_NOTE, None),
         assignee: None,
+        fields: &[],
         phrase: "ask for a review of it",
         help: "Ask for a review of your work (→ review_requested, in the reviewer's inbox)",
         example: "baton review 12 --body 'ready: the parser change is in src/parse.rs'",
@@ -340,11 +350,12 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: true,
         role: Role::Reviewer,
         from: &[ReviewRequested],
-        to: Completed,
+        to: Some(Completed),
         words: Words::Optional,
         word: "note",
         argument: body(OPTIONAL_NOTE, None),
         assignee: None,
+        fields: &[],
         phrase: "approve it",
         help: "Approve work you were asked to review (review_requested → completed)",
         example: "baton approve 12 --body 'good, merge it'",
@@ -370,11 +381,12 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: true,
         role: Role::Reviewer,
         from: &[ReviewRequested],
-        to: ChangesRequested,
+        to: Some(ChangesRequested),
         words: Words::Required,
         word: "request",
         argument: body(REQUIRED_BODY, None),
         assignee: None,
+        fields: &[],
         phrase: "request changes on it",
         help: "Send reviewed work back for rework (review_requested → changes_requested)",
         example: "baton request-changes 12 --body 'add a test for empty input'",
@@ -400,7 +412,7 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: false,
         role: Role::Assignee,
         from: AT_WORK,
-        to: Completed,
+        to: Some(Completed),
         words: Words::Required,
         word: "result",
         argument: Some(Argument {
@@ -411,6 +423,7 @@ pub const ACTIONS: &[Row] = &[
             tool_help: Some("What was done"),
         }),
         assignee: None,
+        fields: &[],
         phrase: "mark it done",
         help: "Complete a task assigned to you (→ completed; not for tasks sent with --review)",
         example: "baton done 12 --result 'fixed in 3f2c1a0, tests added'",
@@ -436,7 +449,7 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: false,
         role: Role::Assignee,
         from: ANY_OPEN,
-        to: Failed,
+        to: Some(Failed),
         words: Words::Required,
         word: "reason",
         argument: Some(Argument {
@@ -447,6 +460,7 @@ pub const ACTIONS: &[Row] = &[
             tool_help: None,
         }),
         assignee: None,
+        fields: &[],
         phrase: "fail it",
         help: "Give up on a task assigned to you (→ failed)",
         example: "baton fail 12 --reason 'needs access to the staging database'",
@@ -472,7 +486,7 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: false,
         role: Role::SenderOrCoordinator,
         from: ANY_OPEN,
-        to: Canceled,
+        to: Some(Canceled),
         words: Words::Optional,
         word: "reason",
         argument: Some(Argument {
@@ -483,6 +497,7 @@ pub const ACTIONS: &[Row] = &[
             tool_help: None,
         }),
         assignee: None,
+        fields: &[],
         phrase: "cancel it",
         help: "Withdraw a task you sent, or any task as coordinator (→ canceled)",
         example: "baton cancel 12 --reason 'not needed since T-9'",
@@ -508,7 +523,7 @@ pub const ACTIONS: &[Row] = &[
         is_conversation: true,
         role: Role::SenderOrCoordinator,
         from: &[Pending, Working, InputRequired, ChangesRequested],
-        to: Pending,
+        to: Some(Pending),
         words: Words::Optional,
         word: "note",
         argument: body(
@@ -522,6 +537,7 @@ pub const ACTIONS: &[Row] = &[
             help: "The agent who takes it over",
             tool_help: Some("Agent who takes it over"),
         }),
+        fields: &[],
         phrase: "reassign it",
         help: "Hand a task to another agent (→ pending, in their inbox)",
         example: "baton reassign 12 --to gemini --body 'codex is busy with T-9'",
@@ -534,6 +550,37 @@ pub const ACTIONS: &[Row] = &[
         },
         button: Button {
             label: "Reassign",
+            words: None,
+        },
+        confirms: false,
+        hands_over: true,
+    },
+    Row {
+        kind: ActionKind::Edit,
+        name: "edit",
+        command: "edit",
+        entry: "edit",
+        is_conversation: false,
+        role: Role::SenderOrCoordinator,
+        from: &[Pending, InputRequired, ChangesRequested],
+        to: None,
+        words: Words::None,
+        word: "text",
+        argument: None,
+        assignee: None,
+        fields: FIELDS,
+        phrase: "edit it",
+        help: "Change a task you sent while nobody works on it (its status stays)",
+        example: "baton edit 12 --subject 'Fix the lexer' --touches 'src/lex/**'",
+        tool: "Change a task you sent (or any, as coordinator) while not worked on.",
+        key: Key {
+            keys: &['e'],
+            label: "e",
+            what: "edit",
+            prompt: "edit {id}, field=value (subject=…, touches=a,b, priority=high, …):",
+        },
+        button: Button {
+            label: "Edit",
             words: None,
         },
         confirms: false,
@@ -670,7 +717,10 @@ mod tests {
             // One spelling with `_`, the other with `-`.
             assert_eq!(row.command, row.name.replace('_', "-"));
             assert_eq!(row.argument.is_none(), row.words == Words::None);
-            assert_eq!(row.key.prompt.is_empty(), row.words == Words::None);
+            assert_eq!(
+                row.key.prompt.is_empty(),
+                row.words == Words::None && row.fields.is_empty()
+            );
             assert!(row.tool.len() <= 80, "{}", row.name);
             assert!(
                 row.example.starts_with(&format!("baton {} ", row.command)),

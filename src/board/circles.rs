@@ -54,6 +54,51 @@ pub fn circles<'a>(heads: impl IntoIterator<Item = &'a Head>) -> Vec<Vec<TaskId>
     found
 }
 
+/// The circle that task `id` waiting on `after` would close among the open tasks of
+/// `heads` (its own waits as they are there left out), as the ids around it from `id`: the
+/// shortest, found by a breadth-first search; `None` when it closes none.
+pub fn circle_through<'a>(
+    heads: impl IntoIterator<Item = &'a Head>,
+    id: TaskId,
+    after: &[TaskId],
+) -> Option<Vec<TaskId>> {
+    let waits: HashMap<TaskId, &[TaskId]> = heads
+        .into_iter()
+        .filter(|head| head.status.is_open() && head.id != id)
+        .map(|head| (head.id, head.after.as_slice()))
+        .collect();
+    let mut came_from: HashMap<TaskId, TaskId> = HashMap::new();
+    let mut queue: VecDeque<TaskId> = VecDeque::new();
+    for first in after {
+        if waits.contains_key(first) && !came_from.contains_key(first) {
+            came_from.insert(*first, id);
+            queue.push_back(*first);
+        }
+    }
+    while let Some(node) = queue.pop_front() {
+        for &target in waits.get(&node).copied().unwrap_or_default() {
+            if target == id {
+                let mut circle = vec![node];
+                let mut at = node;
+                while let Some(&before) = came_from.get(&at) {
+                    circle.push(before);
+                    at = before;
+                    if before == id {
+                        break;
+                    }
+                }
+                circle.reverse();
+                return Some(circle);
+            }
+            if waits.contains_key(&target) && !came_from.contains_key(&target) {
+                came_from.insert(target, node);
+                queue.push_back(target);
+            }
+        }
+    }
+    None
+}
+
 /// The groups of `waits`' nodes that all reach each other (each node alone when it is in
 /// no circle), by Tarjan's algorithm run with a stack of its own.
 fn strongly_connected(waits: &[Vec<usize>]) -> Vec<Vec<usize>> {
@@ -210,6 +255,21 @@ mod tests {
             head(4, &[99]),
         ];
         assert!(circles(&heads).is_empty());
+    }
+
+    #[test]
+    fn a_new_wait_that_closes_a_circle_is_named_from_the_task() {
+        let heads = [head(1, &[]), head(2, &[1]), head(3, &[2]), head(4, &[9])];
+        let through = |id, after: &[u64]| {
+            let after: Vec<TaskId> = after.iter().copied().map(TaskId).collect();
+            circle_through(&heads, TaskId(id), &after).map(|circle| ids(vec![circle]))
+        };
+        assert_eq!(through(1, &[3]), Some(vec![vec![1, 3, 2]]));
+        assert_eq!(through(1, &[2, 4]), Some(vec![vec![1, 2]]));
+        assert_eq!(through(3, &[4]), None);
+        // Its own old waits are no part of it: T-3 waiting on T-1 alone closes nothing.
+        assert_eq!(through(3, &[1]), None);
+        assert_eq!(through(1, &[99]), None);
     }
 
     #[test]

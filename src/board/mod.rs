@@ -3,6 +3,7 @@
 pub mod action;
 pub mod circles;
 pub mod delivery;
+pub mod edit;
 pub mod finished;
 pub mod handover;
 pub mod inbox;
@@ -563,6 +564,15 @@ impl Board {
             held_by: held_by.as_ref(),
         };
         match transition::transition(task, action, actor, rules) {
+            // An edit's waits are judged against the rest of the board's too.
+            Ok((next, _)) if let Some(circle) = self.circle_closed_by(action, &next) => {
+                Ok(Some(Err(TransitionError::Refused {
+                    task: id,
+                    status: next.status,
+                    assignee: next.to.clone(),
+                    why: transition::Why::Circle { circle },
+                })))
+            }
             Ok((next, event)) => {
                 self.keep_reservations(&next, event.action);
                 self.set(index, next);
@@ -572,9 +582,18 @@ impl Board {
         }
     }
 
+    /// The circle of waits that `next`, edited by `action` to wait on other tasks, would
+    /// close: none of the tasks around it could ever start (SPEC section 4).
+    fn circle_closed_by(&self, action: &Action, next: &Task) -> Option<Vec<TaskId>> {
+        action.edits()?.after.as_ref()?;
+        circles::circle_through(self.heads(), next.id, &next.after)
+    }
+
     /// What a transition does to the reservations (SPEC section 18.2): a claim reserves the
     /// task's scope for its assignee; a release, a reassignment or the end of the task ends
     /// what its claim reserved. Asking, review and rework keep them: the work is not landed.
+    /// So does an edit of what it touches: the work done under the old scope is not landed
+    /// either, and its next claim reserves the new.
     fn keep_reservations(&mut self, task: &Task, action: ActionKind) {
         match action {
             ActionKind::Claim if !task.touches.is_empty() => {

@@ -29,7 +29,7 @@ impl Offers {
     pub fn judge(task: &Task, actor: &str, rules: Rules<'_>) -> Offers {
         let mut offers = Offers::default();
         for kind in ActionKind::all() {
-            match transition(task, &Action::sample(kind, &task.to), actor, rules) {
+            match transition(task, &Action::sample(kind, task), actor, rules) {
                 Ok(_) => offers.offered.push(kind),
                 Err(refused) => {
                     offers.refused.insert(kind, refused.to_string());
@@ -70,7 +70,7 @@ mod tests {
                 "codex",
                 vec!["claim", "ask", "review", "done", "fail"],
             ),
-            (task(Pending), "claude", vec!["cancel", "reassign"]),
+            (task(Pending), "claude", vec!["cancel", "reassign", "edit"]),
             (task(Pending), "gemini", vec![]),
             (
                 task(Working),
@@ -80,7 +80,7 @@ mod tests {
             (
                 task(InputRequired),
                 "claude",
-                vec!["answer", "cancel", "reassign"],
+                vec!["answer", "cancel", "reassign", "edit"],
             ),
             (
                 task(ReviewRequested),
@@ -105,8 +105,8 @@ mod tests {
         }
         assert_eq!(
             offered(&task(Pending), "gemini", rules(Some("gemini"))),
-            vec!["cancel", "reassign"],
-            "the coordinator may cancel and reassign"
+            vec!["cancel", "reassign", "edit"],
+            "the coordinator may cancel, reassign and edit"
         );
     }
 
@@ -144,7 +144,10 @@ mod tests {
             ActionKind::all().count()
         );
         let json = serde_json::to_value(&offers).unwrap();
-        assert_eq!(json["offered"], serde_json::json!(["cancel", "reassign"]));
+        assert_eq!(
+            json["offered"],
+            serde_json::json!(["cancel", "reassign", "edit"])
+        );
         assert_eq!(
             serde_json::from_value::<Offers>(json).unwrap(),
             offers,

@@ -6,6 +6,7 @@ use proptest::prelude::*;
 
 use super::Board;
 use super::action::ActionKind;
+use super::edit::Edits;
 use super::reservation::Grant;
 use super::scope::Pattern;
 use super::task::{Priority, Status, Task, TaskId};
@@ -81,7 +82,7 @@ pub fn step() -> impl Strategy<Value = Step> {
                 shared,
                 minutes,
             }),
-        (0..4usize, 0..8usize, 0..11usize, 0..4usize).prop_map(|(actor, task, action, target)| {
+        (0..4usize, 0..8usize, 0..13usize, 0..4usize).prop_map(|(actor, task, action, target)| {
             Step::Act {
                 actor,
                 task,
@@ -93,7 +94,15 @@ pub fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-fn action(index: usize, target: &str) -> Action {
+/// Action `index` of the table, `target` the place of the agent (or the task) it names.
+fn action(index: usize, target: usize) -> Action {
+    let waits = |after: Vec<TaskId>| {
+        Action::edit(Edits {
+            after: Some(after),
+            priority: Some(Priority::High),
+            ..Edits::default()
+        })
+    };
     match index {
         0 => Action::from(ActionKind::Claim),
         1 => Action::from(ActionKind::Release),
@@ -105,7 +114,11 @@ fn action(index: usize, target: &str) -> Action {
         7 => Action::new(ActionKind::Done, "d".into()),
         8 => Action::new(ActionKind::Fail, "f".into()),
         9 => Action::new(ActionKind::Cancel, String::new()),
-        _ => Action::reassign(target.to_string(), String::new()),
+        10 => Action::reassign(AGENTS[target].to_string(), String::new()),
+        // An edit that frees the task of its waits, and one that makes it wait on another
+        // (refused where that closes a circle).
+        11 => waits(Vec::new()),
+        _ => waits(vec![TaskId(target as u64 + 1)]),
     }
 }
 
@@ -170,7 +183,13 @@ pub fn take(board: &mut Board, step: Step, now: &mut Timestamp) {
         } => {
             let id = board.heads().nth(task).map(|head| head.id);
             if let Some(id) = id {
-                let action = action(index, AGENTS[target]);
+                let action = action(index, target);
+                // As the session does, a wait on a task that is not there is refused
+                // before the model is asked.
+                let waits = action.edits().and_then(|edits| edits.after.as_ref());
+                if waits.is_some_and(|after| after.iter().any(|id| !board.contains(*id))) {
+                    return;
+                }
                 let _ = board.apply(id, &action, AGENTS[actor], Some("lead"), lease, *now);
             }
         }

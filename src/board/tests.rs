@@ -59,6 +59,9 @@ proptest! {
                 prop_assert_eq!(&new.thread[..old.thread.len()], &old.thread[..]);
             }
 
+            // No open tasks wait on each other in a circle: an edit closing one is refused.
+            prop_assert_eq!(board.circles(), Vec::<Vec<crate::board::task::TaskId>>::new());
+
             // A task is in at most one inbox, and one waiting on someone is in theirs.
             for task in board.tasks().map(Result::unwrap) {
                 let holders: Vec<&str> = AGENTS

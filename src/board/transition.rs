@@ -7,6 +7,7 @@
 use chrono::Duration;
 
 use super::action::{ActionKind, Role, Words};
+use super::edit::Edits;
 use super::inbox::{ended_dependency, waits_on_ended};
 use super::reservation::Reservation;
 use super::task::{Status, Task, TaskId, ThreadEntry};
@@ -14,12 +15,13 @@ use crate::text::Face;
 use crate::time::Timestamp;
 
 /// Something an agent does to an existing task: the action of the table, with the words
-/// the agent gave and, for a reassignment, the new assignee.
+/// the agent gave and, for a reassignment, the new assignee; for an edit, what it changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Action {
     kind: ActionKind,
     text: String,
     to: Option<String>,
+    edits: Option<Box<Edits>>,
 }
 
 impl Action {
@@ -34,6 +36,21 @@ impl Action {
             kind,
             text,
             to: None,
+            edits: None,
+        }
+    }
+
+    /// An edit making `edits`.
+    pub fn edit(edits: Edits) -> Action {
+        Action::new(ActionKind::Edit, String::new()).with_edits(edits)
+    }
+
+    /// The same action with `edits`, kept where the action changes fields (an edit) and
+    /// dropped elsewhere, as words are where an action takes none.
+    pub fn with_edits(self, edits: Edits) -> Action {
+        Action {
+            edits: (!self.kind.row().fields.is_empty()).then(|| Box::new(edits)),
+            ..self
         }
     }
 
@@ -59,18 +76,23 @@ impl Action {
         }
     }
 
-    /// The action `kind` as a face judges whether to offer it, before the actor gives the
-    /// words: sample words stand in for them, and a new assignee is someone who is not
-    /// `assignee` (a picker offers the others).
-    pub fn sample(kind: ActionKind, assignee: &str) -> Action {
+    /// The action `kind` on `task` as a face judges whether to offer it, before the actor
+    /// gives the words: sample words stand in for them, a new assignee is someone who is
+    /// not its assignee (a picker offers the others), and an edit changes its subject.
+    pub fn sample(kind: ActionKind, task: &Task) -> Action {
         let words = match kind.row().takes_to() {
             true => String::new(),
             false => "offered".to_string(),
         };
+        let edits = Edits {
+            subject: Some(format!("{} (edited)", task.subject)),
+            ..Edits::default()
+        };
         Action {
-            to: kind.row().takes_to().then(|| format!("{assignee}-")),
+            to: kind.row().takes_to().then(|| format!("{}-", task.to)),
             ..Action::new(kind, words)
         }
+        .with_edits(edits)
     }
 
     /// Which action this is, without its words.
@@ -92,6 +114,11 @@ impl Action {
     /// The new assignee, for an action that names one.
     pub fn to(&self) -> Option<&str> {
         self.to.as_deref()
+    }
+
+    /// What an edit changes; none for another action, or an edit given nothing.
+    pub fn edits(&self) -> Option<&Edits> {
+        self.edits.as_deref()
     }
 
     /// The statuses the action starts from (SPEC section 3, column "from").
@@ -157,6 +184,8 @@ pub enum TransitionError {
     MissingWords { action: ActionKind },
     /// The action names a new assignee and was given none.
     MissingAssignee { action: ActionKind },
+    /// An edit given no field to change.
+    MissingEdits,
 }
 
 /// What stands in the way of a transition, after "T-4 is working, assigned to codex:".
@@ -182,6 +211,19 @@ pub enum Why {
     AlreadyAssigned { to: String },
     /// What it touches is held by another agent: `src/date/** by gemini (T-3)`.
     Held { holding: String },
+    /// An edit whose every field given is as the task has it already.
+    Unchanged,
+    /// An edit that would leave the task without a subject.
+    EmptySubject,
+    /// An edit naming an empty file name.
+    EmptyFileName,
+    /// An edit making the task wait on itself.
+    WaitsOnItself,
+    /// An edit making the task wait on one that ended without completing.
+    WaitsOnEnded { dependency: TaskId, status: Status },
+    /// An edit whose waits would close a circle, the ids around it from the task: none of
+    /// them could ever start.
+    Circle { circle: Vec<TaskId> },
 }
 
 impl TransitionError {
@@ -206,6 +248,16 @@ impl TransitionError {
                 "{action} needs {}: the new assignee",
                 face.argument(action.row().assignee.as_ref().map_or("to", |to| to.name))
             ),
+            TransitionError::MissingEdits => {
+                let fields: Vec<String> = ActionKind::Edit
+                    .row()
+                    .fields
+                    .iter()
+                    .map(|field| face.argument(field.argument.name))
+                    .collect();
+                let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+                format!("edit needs one of {} to change", or_list(&fields))
+            }
         }
     }
 }
@@ -243,6 +295,24 @@ impl Why {
             Why::Held { holding } => {
                 format!("it is held: {holding}; it will be back in the inbox when that ends")
             }
+            Why::Unchanged => "the edit changes nothing".to_string(),
+            Why::EmptySubject => "an edit cannot leave it without a subject".to_string(),
+            Why::EmptyFileName => "a file name given is empty".to_string(),
+            Why::WaitsOnItself => "it cannot wait on itself".to_string(),
+            Why::WaitsOnEnded { dependency, status } => {
+                format!("{dependency} is {status}: waiting on it, it could never start")
+            }
+            Why::Circle { circle } => {
+                let around: Vec<String> = circle
+                    .iter()
+                    .chain(circle.first())
+                    .map(TaskId::to_string)
+                    .collect();
+                format!(
+                    "its waits would close a circle ({}): none of them could ever start",
+                    around.join(" → ")
+                )
+            }
         }
     }
 }
@@ -279,6 +349,9 @@ pub fn transition(
     }
     if row.takes_to() && action.to().is_none_or(str::is_empty) {
         return Err(TransitionError::MissingAssignee { action: kind });
+    }
+    if !row.fields.is_empty() && action.edits().is_none_or(Edits::is_empty) {
+        return Err(TransitionError::MissingEdits);
     }
     let only_by = |who: String| refuse(Why::OnlyBy { action: kind, who });
     match row.role {
@@ -349,10 +422,16 @@ pub fn transition(
 
     let mut next = task.clone();
     let from_status = task.status;
-    next.status = row.to;
+    next.status = row.to.unwrap_or(task.status);
     next.updated_at = rules.now;
     let mut text = action.text().trim().to_string();
     match kind {
+        // Checked above: an edit is given something to change.
+        ActionKind::Edit => {
+            if let Some(edits) = action.edits() {
+                text = edits.apply(&mut next).map_err(refuse)?;
+            }
+        }
         ActionKind::Claim => {
             next.claimed_at = Some(rules.now);
             next.lease_expires_at = Some(rules.now.plus(rules.lease));
@@ -446,454 +525,4 @@ fn join_with(items: &[&str], word: &str) -> String {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use super::*;
-    use Status::*;
-
-    fn at(minute: i64) -> Timestamp {
-        let start: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
-        start.plus(Duration::minutes(minute))
-    }
-
-    pub(in crate::board) fn task(status: Status) -> Task {
-        Task::example(status, at(0))
-    }
-
-    pub(in crate::board) fn rules(coordinator: Option<&str>) -> Rules<'_> {
-        Rules {
-            now: at(10),
-            lease: Duration::minutes(30),
-            coordinator,
-            waiting_on: &[],
-            held_by: None,
-        }
-    }
-
-    pub(in crate::board) fn every_action() -> Vec<Action> {
-        vec![
-            Action::from(ActionKind::Claim),
-            Action::from(ActionKind::Release),
-            Action::new(ActionKind::Ask, "which file?".into()),
-            Action::new(ActionKind::Answer, "lexer.rs".into()),
-            Action::new(ActionKind::Review, "ready".into()),
-            Action::new(ActionKind::Approve, "good".into()),
-            Action::new(ActionKind::RequestChanges, "add a test".into()),
-            Action::new(ActionKind::Done, "fixed".into()),
-            Action::new(ActionKind::Fail, "cannot".into()),
-            Action::new(ActionKind::Cancel, "not needed".into()),
-            Action::reassign("gemini".into(), String::new()),
-        ]
-    }
-
-    /// SPEC section 3, row by row: (action name, who may act, from statuses, to status).
-    const TABLE: &[(&str, &str, &[Status], Status)] = &[
-        ("claim", "codex", &[Pending, ChangesRequested], Working),
-        ("release", "codex", &[Working], Pending),
-        (
-            "ask",
-            "codex",
-            &[Pending, Working, ChangesRequested],
-            InputRequired,
-        ),
-        ("answer", "claude", &[InputRequired], Pending),
-        (
-            "review",
-            "codex",
-            &[Pending, Working, ChangesRequested],
-            ReviewRequested,
-        ),
-        ("approve", "claude", &[ReviewRequested], Completed),
-        (
-            "request_changes",
-            "claude",
-            &[ReviewRequested],
-            ChangesRequested,
-        ),
-        (
-            "done",
-            "codex",
-            &[Pending, Working, ChangesRequested],
-            Completed,
-        ),
-        (
-            "fail",
-            "codex",
-            &[
-                Pending,
-                Working,
-                InputRequired,
-                ReviewRequested,
-                ChangesRequested,
-            ],
-            Failed,
-        ),
-        (
-            "cancel",
-            "claude",
-            &[
-                Pending,
-                Working,
-                InputRequired,
-                ReviewRequested,
-                ChangesRequested,
-            ],
-            Canceled,
-        ),
-        (
-            "reassign",
-            "claude",
-            &[Pending, Working, InputRequired, ChangesRequested],
-            Pending,
-        ),
-    ];
-
-    #[test]
-    fn every_row_of_the_table_allows_exactly_its_from_statuses_for_its_role() {
-        for action in every_action() {
-            let (_, actor, from, to) = TABLE
-                .iter()
-                .find(|row| row.0 == action.name())
-                .expect("every action has a row");
-            for status in Status::ALL {
-                let outcome = transition(&task(status), &action, actor, rules(None));
-                if from.contains(&status) {
-                    let (next, event) = outcome.unwrap_or_else(|error| {
-                        panic!("{} from {status} refused: {error}", action.name())
-                    });
-                    assert_eq!(next.status, *to, "{} from {status}", action.name());
-                    assert_eq!(event.from_status, status);
-                    assert_eq!(event.to_status, *to);
-                    assert_eq!(next.thread.len(), 1);
-                    assert_eq!(next.thread[0].by, *actor);
-                } else {
-                    let error = outcome.expect_err("status not in the row must be refused");
-                    let message = error.to_string();
-                    assert!(
-                        message.starts_with(&format!("T-4 is {status}")),
-                        "{message}"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn nobody_else_may_act_and_the_refusal_names_who_may() {
-        for action in every_action() {
-            let (_, actor, from, _) = TABLE.iter().find(|row| row.0 == action.name()).unwrap();
-            let stranger = "gemini";
-            let error = transition(&task(from[0]), &action, stranger, rules(None)).unwrap_err();
-            let message = error.to_string();
-            assert!(message.contains(&format!("only {actor}")), "{message}");
-            assert!(message.contains("assigned to codex"), "{message}");
-        }
-    }
-
-    #[test]
-    fn missing_words_are_named_as_each_face_names_the_argument() {
-        let error = transition(
-            &task(Working),
-            &Action::new(ActionKind::Done, " ".into()),
-            "codex",
-            rules(None),
-        )
-        .unwrap_err();
-        assert_eq!(error.to_string(), "done needs --result with some words");
-        assert_eq!(
-            error.words(Face::Tool),
-            "done needs `result` with some words"
-        );
-        let mut reviewed = task(Working);
-        reviewed.review = true;
-        let done = Action::new(ActionKind::Done, "fixed".into());
-        let error = transition(&reviewed, &done, "codex", rules(None)).unwrap_err();
-        assert!(
-            error.to_string().contains("run `baton review 4`"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn the_spec_example_reads_as_written() {
-        let error = transition(
-            &task(Working),
-            &Action::new(ActionKind::Ask, "?".into()),
-            "claude",
-            rules(None),
-        )
-        .unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "T-4 is working, assigned to codex: only codex can ask on it"
-        );
-    }
-
-    #[test]
-    fn the_coordinator_may_cancel_and_reassign_but_not_more() {
-        let coordinator = Some("lead");
-        let (next, _) = transition(
-            &task(Working),
-            &Action::new(ActionKind::Cancel, "dup".into()),
-            "lead",
-            rules(coordinator),
-        )
-        .unwrap();
-        assert_eq!(next.status, Canceled);
-        let (next, _) = transition(
-            &task(InputRequired),
-            &Action::reassign("gemini".into(), "faster".into()),
-            "lead",
-            rules(coordinator),
-        )
-        .unwrap();
-        assert_eq!((next.status, next.to.as_str()), (Pending, "gemini"));
-        assert_eq!(
-            next.thread[0].text,
-            "reassigned from codex to gemini: faster"
-        );
-        let error = transition(
-            &task(InputRequired),
-            &Action::new(ActionKind::Answer, "x".into()),
-            "lead",
-            rules(coordinator),
-        )
-        .unwrap_err();
-        assert!(error.to_string().contains("only claude (the sender)"));
-        let error = transition(
-            &task(Pending),
-            &Action::new(ActionKind::Cancel, String::new()),
-            "gemini",
-            rules(coordinator),
-        )
-        .unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .contains("only claude (the sender) or lead (the coordinator)"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn a_review_task_cannot_be_done_only_approved() {
-        let mut reviewed = task(Working);
-        reviewed.review = true;
-        let error = transition(
-            &reviewed,
-            &Action::new(ActionKind::Done, "fixed".into()),
-            "codex",
-            rules(None),
-        )
-        .unwrap_err();
-        assert!(error.to_string().contains("sent with --review"), "{error}");
-        let (in_review, _) = transition(
-            &reviewed,
-            &Action::new(ActionKind::Review, "parser fixed, tests added".into()),
-            "codex",
-            rules(None),
-        )
-        .unwrap();
-        let (approved, _) = transition(
-            &in_review,
-            &Action::new(ActionKind::Approve, String::new()),
-            "claude",
-            rules(None),
-        )
-        .unwrap();
-        assert_eq!(approved.status, Completed);
-        assert_eq!(
-            approved.result.as_deref(),
-            Some("parser fixed, tests added")
-        );
-    }
-
-    #[test]
-    fn a_named_reviewer_replaces_the_sender_for_verdicts() {
-        let mut in_review = task(ReviewRequested);
-        in_review.reviewer = Some("gemini".into());
-        assert!(
-            transition(
-                &in_review,
-                &Action::new(ActionKind::Approve, String::new()),
-                "claude",
-                rules(None)
-            )
-            .is_err()
-        );
-        let (next, _) = transition(
-            &in_review,
-            &Action::new(ActionKind::RequestChanges, "more tests".into()),
-            "gemini",
-            rules(None),
-        )
-        .unwrap();
-        assert_eq!(next.status, ChangesRequested);
-    }
-
-    #[test]
-    fn claims_set_a_lease_and_leaving_work_clears_it() {
-        let (claimed, _) = transition(
-            &task(Pending),
-            &Action::from(ActionKind::Claim),
-            "codex",
-            rules(None),
-        )
-        .unwrap();
-        assert_eq!(claimed.claimed_at, Some(at(10)));
-        assert_eq!(claimed.lease_expires_at, Some(at(40)));
-        assert!(!claimed.is_stalled(at(39)));
-        assert!(claimed.is_stalled(at(40)));
-        let (asked, _) = transition(
-            &claimed,
-            &Action::new(ActionKind::Ask, "which?".into()),
-            "codex",
-            rules(None),
-        )
-        .unwrap();
-        assert_eq!(asked.lease_expires_at, None);
-    }
-
-    #[test]
-    fn blocked_tasks_cannot_be_claimed() {
-        let waiting = [(TaskId(2), Pending), (TaskId(3), Working)];
-        let error = transition(
-            &task(Pending),
-            &Action::from(ActionKind::Claim),
-            "codex",
-            Rules {
-                waiting_on: &waiting,
-                held_by: None,
-                ..rules(None)
-            },
-        )
-        .unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .contains("blocked until T-2 and T-3 are completed"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn a_task_waiting_on_others_cannot_be_started_or_finished_by_any_road() {
-        // (what it waits on, the words of the refusal)
-        let cases: &[(&[(TaskId, Status)], &str)] = &[
-            (&[(TaskId(2), Pending)], "blocked until T-2 is completed"),
-            (
-                &[(TaskId(2), Working), (TaskId(3), InputRequired)],
-                "blocked until T-2 and T-3 are completed",
-            ),
-            (
-                &[(TaskId(2), Canceled)],
-                "waits on T-2, which was canceled, so it cannot go ahead: claude (the sender) \
-                 can cancel it, or reassign it to go ahead without",
-            ),
-            (
-                &[(TaskId(2), Pending), (TaskId(3), Failed)],
-                "waits on T-3, which failed",
-            ),
-        ];
-        let finishing = [
-            Action::from(ActionKind::Claim),
-            Action::new(ActionKind::Done, "fixed".into()),
-            Action::new(ActionKind::Review, "ready".into()),
-        ];
-        for (waiting, words) in cases {
-            for action in &finishing {
-                for status in [Pending, ChangesRequested] {
-                    let error = transition(
-                        &task(status),
-                        action,
-                        "codex",
-                        Rules {
-                            waiting_on: waiting,
-                            ..rules(None)
-                        },
-                    )
-                    .unwrap_err();
-                    assert!(
-                        error.to_string().contains(words),
-                        "{} from {status}: {error}",
-                        action.name()
-                    );
-                }
-            }
-        }
-        // Once what it waits on is completed (so no longer listed), it goes ahead.
-        for action in &finishing {
-            assert!(transition(&task(Pending), action, "codex", rules(None)).is_ok());
-        }
-    }
-
-    #[test]
-    fn reassigning_a_task_whose_dependency_ended_sends_it_on_without_it() {
-        let mut waiting = task(Pending);
-        waiting.after = vec![TaskId(2), TaskId(3), TaskId(5)];
-        let ended = [(TaskId(2), Canceled), (TaskId(3), Pending)];
-        let with = |waiting_on| Rules {
-            waiting_on,
-            ..rules(None)
-        };
-        for to in ["codex", "gemini"] {
-            let (next, event) = transition(
-                &waiting,
-                &Action::reassign(to.into(), String::new()),
-                "claude",
-                with(&ended),
-            )
-            .unwrap();
-            assert_eq!(next.to, to);
-            assert_eq!(
-                next.after,
-                vec![TaskId(3), TaskId(5)],
-                "only the ended one goes"
-            );
-            assert_eq!(
-                event.text,
-                format!("reassigned from codex to {to}; no longer waits on T-2 (canceled)")
-            );
-        }
-        // Without an ended dependency, reassigning to the assignee is refused as before,
-        // and reassigning elsewhere keeps what it waits on.
-        let blocked = [(TaskId(3), Pending)];
-        let error = transition(
-            &waiting,
-            &Action::reassign("codex".into(), String::new()),
-            "claude",
-            with(&blocked),
-        )
-        .unwrap_err();
-        assert!(
-            error.to_string().contains("already assigned to codex"),
-            "{error}"
-        );
-        let (next, _) = transition(
-            &waiting,
-            &Action::reassign("gemini".into(), String::new()),
-            "claude",
-            with(&blocked),
-        )
-        .unwrap();
-        assert_eq!(next.after, waiting.after);
-    }
-
-    #[test]
-    fn words_are_required_where_the_spec_says_so() {
-        for action in [
-            Action::new(ActionKind::Ask, " ".into()),
-            Action::new(ActionKind::Answer, String::new()),
-            Action::new(ActionKind::RequestChanges, String::new()),
-            Action::new(ActionKind::Done, String::new()),
-            Action::new(ActionKind::Fail, String::new()),
-        ] {
-            let status = action.allowed_from()[0];
-            let (_, actor, ..) = TABLE.iter().find(|row| row.0 == action.name()).unwrap();
-            let error = transition(&task(status), &action, actor, rules(None)).unwrap_err();
-            assert!(
-                matches!(error, TransitionError::MissingWords { .. }),
-                "{error}"
-            );
-        }
-    }
-}
+pub(super) mod tests;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Subcommand};
 
 use baton::board::action::{ACTIONS, ActionKind, Row};
+use baton::board::edit::{Edits, FieldValue};
 use baton::board::task::{Priority, Status, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
@@ -66,6 +67,8 @@ pub struct Transition {
     pub words: Option<String>,
     /// The new assignee, for an action that names one.
     pub to: Option<String>,
+    /// The fields an edit changes, by name, as given.
+    pub fields: Vec<(&'static str, String)>,
     /// `--no-wake`, taken by an action that hands work over.
     pub no_wake: bool,
 }
@@ -105,6 +108,18 @@ fn transition_command(row: &'static Row) -> clap::Command {
         }
         command = command.arg(arg);
     }
+    for field in row.fields {
+        let argument = &field.argument;
+        let mut arg = Arg::new(argument.name)
+            .long(argument.name)
+            .value_name(argument.value_name)
+            .action(ArgAction::Set)
+            .help(argument.help);
+        if let Some(short) = argument.short {
+            arg = arg.short(short);
+        }
+        command = command.arg(arg);
+    }
     if row.hands_over {
         command = command.arg(
             Arg::new(NO_WAKE)
@@ -131,12 +146,21 @@ impl FromArgMatches for Transition {
         };
         let words = take(row.argument.as_ref());
         let to = take(row.assignee.as_ref());
+        let fields = row
+            .fields
+            .iter()
+            .filter_map(|field| {
+                let name = field.argument.name;
+                given.remove_one::<String>(name).map(|value| (name, value))
+            })
+            .collect();
         Ok(Transition {
             kind,
             // Required, so clap has it.
             id: given.remove_one::<TaskId>(ID).ok_or_else(missing)?,
             words,
             to,
+            fields,
             no_wake: row.hands_over && given.get_flag(NO_WAKE),
         })
     }
@@ -365,7 +389,27 @@ pub(super) fn transition(command: BoardCommand) -> Result<Option<(TaskId, Action
     };
     // clap requires `--to` of an action that names somebody.
     let action = Action::of(transition.kind, words(transition.words)?, transition.to);
-    Ok(action.map(|action| (transition.id, action)))
+    let Some(action) = action else {
+        return Ok(None);
+    };
+    if transition.fields.is_empty() {
+        return Ok(Some((transition.id, action)));
+    }
+    let mut edits = Edits::default();
+    for field in transition.kind.row().fields {
+        let name = field.argument.name;
+        let Some((_, value)) = transition.fields.iter().find(|(given, _)| *given == name) else {
+            continue;
+        };
+        let value = match field.value {
+            FieldValue::Text => words(Some(value.clone()))?,
+            _ => value.clone(),
+        };
+        edits
+            .set(name, &value)
+            .map_err(|refused| Error::invalid(format!("--{name}: {refused}")))?;
+    }
+    Ok(Some((transition.id, action.with_edits(edits))))
 }
 
 /// Prints the result of a change, and on stderr what went wrong after it was made and whom

@@ -15,6 +15,7 @@ use crate::board::task::{Status, TaskId};
 use crate::time::Timestamp;
 
 pub use crate::activity::ActivityRecord;
+pub use crate::board::edit::Edits;
 pub use crate::board::new_task::NewTask as SendBody;
 pub use crate::board::reservation::Reservation;
 pub use crate::project::Project;
@@ -232,8 +233,9 @@ pub struct AgentQuery {
     pub project: Option<String>,
 }
 
-/// `POST …/tasks/{id}/{action}`: the words of a transition, and the new assignee of a
-/// reassignment. No body at all is no words (as the web board sends a claim).
+/// `POST …/tasks/{id}/{action}`: the words of a transition, the new assignee of a
+/// reassignment, and what an edit changes. No body at all is no words (as the web board
+/// sends a claim).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActBody {
@@ -241,6 +243,8 @@ pub struct ActBody {
     pub text: String,
     #[serde(default)]
     pub to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edits: Option<Edits>,
 }
 
 /// `POST …/messages`: `msg`'s arguments.

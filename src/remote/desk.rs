@@ -243,6 +243,7 @@ impl Desk for RemoteDesk {
         let body = ActBody {
             text: text.to_string(),
             to: to.map(str::to_string),
+            edits: action.edits().cloned(),
         };
         let task = id.0.to_string();
         self.hub

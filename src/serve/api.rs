@@ -450,13 +450,16 @@ async fn act(asked: Asked<ActBody>) -> Answered<Changed> {
         ));
     };
     // No body at all is no words, as the page sends a claim.
-    let ActBody { text, to } = asked.body;
-    let Some(action) = Action::of(kind, text, to) else {
+    let ActBody { text, to, edits } = asked.body;
+    let Some(mut action) = Action::of(kind, text, to) else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "reassign needs `to`: the new assignee",
         ));
     };
+    if let Some(edits) = edits {
+        action = action.with_edits(edits);
+    }
     let reporter = asked.state.clone();
     at_desk(&asked.state, &asked.caller, project, move |desk| {
         let changed = desk.act(id, action)?;

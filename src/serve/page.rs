@@ -14,6 +14,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::board::action::{ACTIONS, Row};
+use crate::board::edit::{Field, FieldValue};
+use crate::board::task::Priority;
 
 const INDEX: &str = include_str!("assets/index.html");
 
@@ -21,6 +23,10 @@ const INDEX: &str = include_str!("assets/index.html");
 /// of the actions that name a new assignee, beside the picker of names.
 const BUTTONS: &str = "<!-- actions -->";
 const PICKED_BUTTONS: &str = "<!-- actions naming an assignee -->";
+/// Where the buttons of the actions that change a task's fields go (an edit's), below the
+/// inputs of those fields.
+const FIELD_BUTTONS: &str = "<!-- actions changing fields -->";
+const FIELD_INPUTS: &str = "<!-- fields an action changes -->";
 
 /// The page with its buttons, made once.
 static PAGE: LazyLock<String> = LazyLock::new(|| page(ACTIONS));
@@ -59,17 +65,50 @@ async fn asset(kind: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-/// The page with a button for each of `rows`, in their order.
+/// The page with a button for each of `rows`, in their order, and an input for each field
+/// an action changes.
 fn page(rows: &[Row]) -> String {
-    let buttons = |picked: bool| -> String {
+    let buttons = |picked: bool, changes: bool| -> String {
         rows.iter()
-            .filter(|row| row.takes_to() == picked)
+            .filter(|row| row.takes_to() == picked && row.fields.is_empty() != changes)
             .map(button)
             .collect()
     };
+    let inputs: String = rows.iter().flat_map(|row| row.fields).map(input).collect();
     INDEX
-        .replace(BUTTONS, &buttons(false))
-        .replace(PICKED_BUTTONS, &buttons(true))
+        .replace(BUTTONS, &buttons(false, false))
+        .replace(PICKED_BUTTONS, &buttons(true, false))
+        .replace(FIELD_BUTTONS, &buttons(false, true))
+        .replace(FIELD_INPUTS, &inputs)
+}
+
+/// The input of a field an action changes: named for it (`data-name`), saying the kind of
+/// its value (`data-value`: words, text, list, ids, priority), which the script reads.
+fn input(field: &Field) -> String {
+    let name = field.argument.name;
+    let kind = match field.value {
+        FieldValue::Words => "words",
+        FieldValue::Text => "text",
+        FieldValue::List => "list",
+        FieldValue::Ids => "ids",
+        FieldValue::Priority => "priority",
+    };
+    let named = format!(
+        r#"data-name="{name}" data-value="{kind}" title="{}""#,
+        escaped(field.argument.help)
+    );
+    let control = match field.value {
+        FieldValue::Text => format!(r#"<textarea rows="3" {named}></textarea>"#),
+        FieldValue::Priority => {
+            let options: String = Priority::NAMES
+                .iter()
+                .map(|priority| format!(r#"<option value="{priority}">{priority}</option>"#))
+                .collect();
+            format!("<select {named}>{options}</select>")
+        }
+        _ => format!(r#"<input autocomplete="off" {named}>"#),
+    };
+    format!("<label>{name} {control}</label>")
 }
 
 /// The button of `row`: its label; the action's name and command; what its words are for;
@@ -90,7 +129,7 @@ fn button(row: &Row) -> String {
             "{}{} {{id}}? A {} task never moves again.",
             verb[..1].to_uppercase(),
             &verb[1..],
-            row.to
+            row.to.map_or("", |to| to.as_str())
         );
         let yes = format!("Yes, {verb} it");
         attributes.push_str(&format!(
@@ -144,7 +183,13 @@ mod tests {
     #[test]
     fn the_page_has_one_button_per_row_of_the_table_in_its_order_and_no_other() {
         let page = page(ACTIONS);
-        assert!(!page.contains(BUTTONS) && !page.contains(PICKED_BUTTONS));
+        for place in [BUTTONS, PICKED_BUTTONS, FIELD_BUTTONS, FIELD_INPUTS] {
+            assert!(!page.contains(place), "{place}");
+        }
+        // An input for each field an edit changes, beside its button.
+        for field in ActionKind::Edit.row().fields {
+            assert!(page.contains(&format!(r#"data-name="{}""#, field.argument.name)));
+        }
         let mut at = 0;
         for row in ACTIONS {
             let found = page[at..]
@@ -168,11 +213,12 @@ mod tests {
             is_conversation: false,
             role: Role::Assignee,
             from: &[Status::Working],
-            to: Status::Failed,
+            to: Some(Status::Failed),
             words: Words::Required,
             word: "reason",
             argument: None,
             assignee: None,
+            fields: &[],
             phrase: "hand it back",
             help: "",
             example: "",

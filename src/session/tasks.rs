@@ -3,16 +3,18 @@
 use super::{Changed, Session, TaskView};
 use crate::activity::{ActivityRecord, LogAction};
 use crate::board::delivery::DeliveryEvent;
+use crate::board::edit::Edits;
 use crate::board::handover;
 use crate::board::new_task::{self, NewTask, SendRefusal};
 use crate::board::routing::{self, Candidate};
 use crate::board::task::{Status, TaskId};
-use crate::board::transition::Action;
+use crate::board::transition::{Action, TransitionError, Why};
 use crate::board::{Board, BoardError};
 use crate::error::{Error, Result, SessionError};
 use crate::names::{self, NameKind};
 use crate::project;
 use crate::registry;
+use crate::store::Transaction;
 use crate::text;
 
 /// What `board` shows.
@@ -158,6 +160,9 @@ impl Session {
         if let Some(to) = action.to() {
             registry::require(&*self.hub.store, to)?;
         }
+        if let Some(edits) = action.edits() {
+            self.check_edits(edits)?;
+        }
         let project_id = self.project.id.clone();
         let lease = self.project.lease();
         let mut previous = None;
@@ -173,6 +178,9 @@ impl Session {
                 .apply(id, &action, &actor, coordinator.as_deref(), lease, self.now)
                 .map_err(self.refused())?
                 .ok_or_else(|| self.missing_task(id))??;
+            if let Some(after) = action.edits().and_then(|edits| edits.after.as_ref()) {
+                self.check_waits(tx, id, after)?;
+            }
             let record = self.record(&actor, &event);
             tx.record(record);
             let handovers = handover::handovers(&before, &tx.board, &affected, self.now, &actor);
@@ -208,6 +216,59 @@ impl Session {
         changed.woken = self.after_change(&changed.handovers, &changed.notifications);
         changed.unreachable = self.unreachable(&changed.handovers);
         Ok(changed)
+    }
+
+    /// What an edit gives, checked as `send` checks it before anything is read.
+    fn check_edits(&self, edits: &Edits) -> Result<()> {
+        let subject = edits.subject.as_deref().unwrap_or_default();
+        let body = edits.body.as_deref().unwrap_or_default();
+        let files = edits.files.as_deref().unwrap_or_default();
+        new_task::check_words(subject, body, files, None)?;
+        if let Some(touches) = &edits.touches {
+            new_task::check_touches(touches)?;
+        }
+        if let Some(reviewer) = edits.reviewer() {
+            names::check(NameKind::Agent, reviewer)?;
+            registry::require(&*self.hub.store, reviewer)?;
+        }
+        Ok(())
+    }
+
+    /// The tasks an edit makes task `id` wait on, each on the board or in the archive, and
+    /// none ended without completing (it could never start).
+    fn check_waits(&self, tx: &mut Transaction, id: TaskId, after: &[TaskId]) -> Result<()> {
+        for dependency in after {
+            tx.board
+                .check_unambiguous(*dependency)
+                .map_err(self.refused())?;
+            let status = match tx.board.head(*dependency) {
+                Some(head) => head.status,
+                None => match tx.find_archived(*dependency)? {
+                    Some(archived) => archived.status,
+                    None => {
+                        return Err(Error::UnknownTask {
+                            task: *dependency,
+                            project: self.project.id.clone(),
+                        });
+                    }
+                },
+            };
+            if matches!(status, Status::Failed | Status::Canceled)
+                && let Some(task) = tx.board.head(id)
+            {
+                return Err(TransitionError::Refused {
+                    task: id,
+                    status: task.status,
+                    assignee: task.to.to_string(),
+                    why: Why::WaitsOnEnded {
+                        dependency: *dependency,
+                        status,
+                    },
+                }
+                .into());
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn missing_task(&self, id: TaskId) -> Error {

@@ -186,9 +186,10 @@ mod tests {
         );
         // Blocked by an unfinished task on the board: not to be claimed or finished yet.
         assert_eq!(offered("dev", second), ["ask", "fail"]);
-        // Its sender, and the coordinator, may cancel and reassign it; nobody else anything.
-        assert_eq!(offered("qa", second), ["cancel", "reassign"]);
-        assert_eq!(offered("lead", second), ["cancel", "reassign"]);
+        // Its sender, and the coordinator, may cancel, reassign and edit it; nobody else
+        // anything.
+        assert_eq!(offered("qa", second), ["cancel", "reassign", "edit"]);
+        assert_eq!(offered("lead", second), ["cancel", "reassign", "edit"]);
         // What is refused says why, as the command line would.
         let view = hub.at("lead", START).show(second).unwrap();
         assert!(view.offers.is_none(), "only where a face asks");
@@ -313,5 +314,118 @@ mod tests {
             Status::Completed
         );
         assert!(hub.holders(id, &AGENTS, START).is_empty());
+    }
+
+    #[test]
+    fn an_edit_that_frees_a_task_hands_it_over_and_a_refused_one_changes_nothing() {
+        use crate::board::edit::Edits;
+        let hub = TestHub::new();
+        hub.register(&AGENTS);
+        let first = hub.send("lead", "dev", START, NewTask::default()).unwrap();
+        let waiting = NewTask {
+            after: vec![first],
+            ..NewTask::default()
+        };
+        let second = hub.send("lead", "qa", START, waiting).unwrap();
+        assert!(hub.inbox("qa", START).is_empty(), "blocked");
+        let edit = |edits: Edits| Action::edit(edits);
+        let freed = hub
+            .at("lead", START)
+            .act(
+                second,
+                edit(Edits {
+                    after: Some(Vec::new()),
+                    ..Edits::default()
+                }),
+            )
+            .unwrap();
+        let handed: Vec<(&str, TaskId)> = freed
+            .handovers
+            .iter()
+            .map(|handover| (handover.agent.as_str(), handover.task))
+            .collect();
+        assert_eq!(handed, [("qa", second)]);
+        assert_eq!(hub.inbox("qa", START), [(second, Reason::Assigned)]);
+        let log = hub.at("lead", START).log(Some(10), None).unwrap();
+        let edits: Vec<_> = log
+            .iter()
+            .filter(|record| record.action == "edit")
+            .collect();
+        assert_eq!(edits.len(), 1);
+        assert_eq!(
+            edits[0].text.as_deref(),
+            Some(format!("after was {first}").as_str())
+        );
+
+        // What it touches held by another's claim: it leaves the inbox, and comes back
+        // (handed over) when the edit takes the overlap away.
+        let scoped = |touches: &[&str]| NewTask {
+            touches: touches.iter().map(|pattern| pattern.to_string()).collect(),
+            ..NewTask::default()
+        };
+        let holding = hub.send("lead", "dev", START, scoped(&["src/**"])).unwrap();
+        hub.act("dev", holding, claim(), START).unwrap();
+        let held = hub
+            .send("lead", "qa", START, scoped(&["src/a.rs"]))
+            .unwrap();
+        assert!(
+            !hub.holders(held, &AGENTS, START)
+                .contains(&"qa".to_string())
+        );
+        let moved = hub
+            .at("lead", START)
+            .act(
+                held,
+                edit(Edits {
+                    touches: Some(vec!["docs/".into()]),
+                    ..Edits::default()
+                }),
+            )
+            .unwrap();
+        assert_eq!(moved.handovers.len(), 1);
+        assert_eq!(hub.holders(held, &AGENTS, START), ["qa"]);
+
+        // Refused: what it would wait on is unknown, or ended; the reviewer is nobody.
+        hub.act(
+            "lead",
+            first,
+            Action::new(ActionKind::Cancel, String::new()),
+            START,
+        )
+        .unwrap();
+        let before = hub.at("lead", START).show(second).unwrap().task;
+        let refusals = [
+            (
+                Edits {
+                    after: Some(vec![TaskId(99)]),
+                    ..Edits::default()
+                },
+                "no task T-99 in project default".to_string(),
+            ),
+            (
+                Edits {
+                    after: Some(vec![first]),
+                    ..Edits::default()
+                },
+                format!(
+                    "{second} is pending, assigned to qa: {first} is canceled: waiting on it, \
+                     it could never start"
+                ),
+            ),
+            (
+                Edits {
+                    subject: Some("renamed".into()),
+                    reviewer: Some("nobody".into()),
+                    ..Edits::default()
+                },
+                "unknown agent `nobody`".to_string(),
+            ),
+        ];
+        for (edits, words) in refusals {
+            let error = hub.at("lead", START).act(second, edit(edits)).unwrap_err();
+            assert!(error.to_string().starts_with(&words), "{error}");
+        }
+        let after = hub.at("lead", START).show(second).unwrap().task;
+        assert_eq!(after, before, "nothing changed");
     }
 }

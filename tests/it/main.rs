@@ -28,6 +28,7 @@ mod dependencies;
 #[cfg(unix)]
 mod doctor;
 mod edges;
+mod edit;
 mod faults;
 mod floors;
 mod fuzz;

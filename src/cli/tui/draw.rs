@@ -405,7 +405,10 @@ mod tests {
             let label = format!("{:<10} {}", task_key.key.label, task_key.key.what);
             let (x, y) = find(&text, &label).unwrap_or_else(|| panic!("{label}:\n{text}"));
             let is_dim = buffer[(x, y)].fg == Color::DarkGray;
-            let is_offered = matches!(task_key.kind, ActionKind::Cancel | ActionKind::Reassign);
+            let is_offered = matches!(
+                task_key.kind,
+                ActionKind::Cancel | ActionKind::Reassign | ActionKind::Edit
+            );
             assert_eq!(is_dim, !is_offered, "{label}");
         }
     }

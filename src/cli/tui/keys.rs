@@ -5,6 +5,7 @@
 use ratatui::crossterm::event::KeyCode;
 
 use baton::board::action::{ACTIONS, ActionKind, Row, Words as TableWords};
+use baton::board::edit::Edits;
 use baton::board::transition::Action;
 
 /// What a key that acts on the selected task asks for before it acts.
@@ -18,6 +19,8 @@ pub enum Words {
     Required,
     /// An agent's name.
     Agent,
+    /// A field and its new value, `subject=Fix the lexer`: an edit's.
+    Fields,
 }
 
 /// A key that acts on the selected task: a row of the table, by its [`Row::key`].
@@ -33,6 +36,7 @@ pub const TASK_KEYS: &[TaskKey] = ACTIONS;
 pub fn words(row: &TaskKey) -> Words {
     match row.words {
         _ if row.takes_to() => Words::Agent,
+        _ if !row.fields.is_empty() => Words::Fields,
         TableWords::None => Words::None,
         TableWords::Optional => Words::Optional,
         TableWords::Required => Words::Required,
@@ -48,10 +52,24 @@ pub(super) fn task_key(code: KeyCode) -> Option<&'static TaskKey> {
 }
 
 /// The action a task key takes with the words typed: for an action that names a new
-/// assignee they name them.
+/// assignee they name them, and for one that changes fields they are `field=value`.
 pub(super) fn action_of(kind: ActionKind, words: String) -> Option<Action> {
+    if !kind.row().fields.is_empty() {
+        return edits(&words).ok().map(Action::edit);
+    }
     match kind.row().takes_to() {
         true => Action::of(kind, String::new(), Some(words.trim().to_string())),
         false => Action::of(kind, words, None),
     }
+}
+
+/// The edit typed as `field=value` (a list comma-separated, as on the command line), or
+/// why it is not one.
+pub(super) fn edits(words: &str) -> Result<Edits, String> {
+    let Some((name, value)) = words.split_once('=') else {
+        return Err("type a field and its value: subject=Fix the lexer".to_string());
+    };
+    let mut edits = Edits::default();
+    edits.set(name.trim(), value.trim())?;
+    Ok(edits)
 }

@@ -31,9 +31,10 @@ pub fn state_of(status: Status) -> State {
 }
 
 /// The status a task has right after a thread entry of `kind` was written: every
-/// transition writes one entry, so the thread tells each change of status, in order.
+/// transition writes one entry, so the thread tells each change of status, in order; none
+/// for an entry that leaves the status as it was (an edit's).
 pub fn status_after(kind: ActionKind) -> Option<Status> {
-    Some(kind.row().to)
+    kind.row().to
 }
 
 /// The id A2A knows a task by: its project and number, `default/T-12`.
@@ -230,8 +231,10 @@ fn history(version: Version, project: &str, view: &TaskView) -> Vec<Message> {
         parts,
         Some(json!({ "baton": { "status": Status::Pending.as_str(), "by": found.from } })),
     )];
+    // An entry that moves no status (an edit's) is told with the status it was written in.
+    let mut status = Status::Pending;
     for (index, entry) in found.thread.iter().enumerate() {
-        let status = status_after(entry.kind).unwrap_or(found.status);
+        status = status_after(entry.kind).unwrap_or(status);
         if let Some(message) = status_message(version, project, view, index, entry, status) {
             messages.push(message);
         }

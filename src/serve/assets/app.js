@@ -57,6 +57,8 @@ const state = {
   whole: new Set(),
   // An action nothing undoes (its button asks first) waiting for its confirmation: {action, task}.
   confirming: null,
+  // The task and version whose fields the edit inputs were filled with: `7@<updated_at>`.
+  fieldsOf: null,
 };
 
 // ---- text from participants (SPEC 10; the same rule as crate::text::is_hidden)
@@ -638,6 +640,46 @@ function namesAssignee(button) {
   return button.closest('#reassign-row') !== null;
 }
 
+function changesFields(button) {
+  return button.closest('#edit-row') !== null;
+}
+
+// The inputs of the fields an edit changes, made by the server from its table of actions:
+// each names its field (data-name) and the kind of its value (data-value).
+function fieldInputs() {
+  return [...document.querySelectorAll('#edit-row [data-name]')];
+}
+
+/** A field of `task` as its input shows it: lists and ids comma-separated. */
+function fieldText(task, name) {
+  if (name === 'reviewer') return task.review ? (task.reviewer || task.from) : '';
+  const value = task[name];
+  return Array.isArray(value) ? value.join(', ') : (value ?? '');
+}
+
+/** Fills the inputs with the task's fields, once for each version of the task. */
+function fillFields(task) {
+  const version = task.id + '@' + task.updated_at;
+  if (state.fieldsOf === version) return;
+  state.fieldsOf = version;
+  for (const input of fieldInputs()) input.value = fieldText(task, input.dataset.name);
+}
+
+/** What the inputs change on `task`: only the fields that differ, each in its kind. */
+function editsOf(task) {
+  const edits = {};
+  for (const input of fieldInputs()) {
+    const name = input.dataset.name;
+    const text = input.value;
+    if (text === fieldText(task, name)) continue;
+    const items = text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+    if (input.dataset.value === 'list') edits[name] = items;
+    else if (input.dataset.value === 'ids') edits[name] = items.map((id) => Number(id.replace(/^t-/i, '')));
+    else edits[name] = text;
+  }
+  return edits;
+}
+
 function renderTask(task) {
   state.shownTask = task;
   $('#task-title').textContent = 'T-' + task.id + ' ' + line(task.subject);
@@ -703,6 +745,9 @@ function renderActions(task) {
   $('#action-label').hidden = worded.length === 0;
   $('#action-text').hidden = worded.length === 0 && !picks;
   $('#reassign-row').hidden = !picks;
+  const edits = shown.some(changesFields);
+  $('#edit-row').hidden = !edits;
+  if (edits) fillFields(task);
   // The picker offers everyone but the assignee, and chooses nobody by itself: a human who
   // reassigns picks whom (the viewer too, but never by default).
   fillNames('#reassign-to', ['', ...state.agents.filter((name) => name !== task.to)], 'reassign to…');
@@ -833,6 +878,7 @@ async function send(action) {
   const text = $('#action-text').value;
   let body = {};
   if (namesAssignee(button)) body = { to: $('#reassign-to').value };
+  if (changesFields(button)) body = { edits: editsOf(state.shownTask) };
   if (text.trim()) body.text = text;
   try {
     await api('POST', projectPath('/tasks/' + state.task + '/' + button.dataset.command), body);

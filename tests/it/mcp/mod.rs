@@ -3,6 +3,7 @@
 //! raw JSON-RPC lines for the protocol's edges, and the official Python SDK through
 //! tests/mcp_python.
 
+mod edit;
 mod life;
 mod raw;
 mod reserve;
@@ -19,7 +20,7 @@ use serde_json::Value;
 use crate::common::TestEnv;
 
 /// Every tool the server must offer, and nothing else (no wake registration).
-const TOOLS: [&str; 20] = [
+const TOOLS: [&str; 21] = [
     "agents",
     "answer",
     "approve",
@@ -28,6 +29,7 @@ const TOOLS: [&str; 20] = [
     "cancel",
     "claim",
     "done",
+    "edit",
     "fail",
     "inbox",
     "message",

@@ -85,7 +85,7 @@ fn the_page_is_told_what_the_caller_may_do_and_other_readers_get_the_cli_shape()
             .clone()
     };
     assert_eq!(offered(&dev), json!(["claim", "ask", "review", "fail"]));
-    assert_eq!(offered(&login), json!(["cancel", "reassign"]));
+    assert_eq!(offered(&login), json!(["cancel", "reassign", "edit"]));
     env.run("dev", &["claim", &id.to_string()]).ok();
     env.run("dev", &["review", &id.to_string()]).ok();
     // Review requested of rev: the sender may not approve, nor reassign before the verdict.

@@ -341,7 +341,8 @@ fn offered_buttons(browser: &Browser) -> Value {
         "if (document.querySelector('#task-actions').hidden) return []; \
          return [...document.querySelectorAll('#action-buttons [data-action]')] \
            .filter((button) => !button.hidden).map((button) => button.id) \
-           .concat(document.querySelector('#reassign-row').hidden ? [] : ['reassign']);",
+           .concat(document.querySelector('#reassign-row').hidden ? [] : ['reassign']) \
+           .concat(document.querySelector('#edit-row').hidden ? [] : ['edit']);",
         &[],
     )
 }

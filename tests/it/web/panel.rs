@@ -327,6 +327,63 @@ fn a_human_assignee_claims_and_finishes_a_task_from_the_page() {
 }
 
 #[test]
+fn a_human_edits_a_task_from_its_panel_and_a_refusal_shows_beside_it() {
+    let Some(hub) = logged_in() else {
+        return;
+    };
+    let Hub { env, browser, .. } = &hub;
+    let id = env.send("human", "codex", "Draft", &["--touches", "src/a.rs"]);
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    browser.click(&format!("[data-task=\"{id}\"]"), deadline);
+    panel_offers(browser, id, &["cancel", "reassign", "edit"]);
+    // The inputs hold what the task says now.
+    let value = |name: &str| {
+        browser.execute(
+            "return document.querySelector('#edit-row [data-name=\"' + arguments[0] + '\"]').value",
+            &[json!(name)],
+        )
+    };
+    assert_eq!(value("subject"), json!("Draft"));
+    assert_eq!(value("touches"), json!("src/a.rs"));
+    assert_eq!(value("priority"), json!("normal"));
+    let set = |name: &str, text: &str| {
+        browser.execute(
+            "document.querySelector('#edit-row [data-name=\"' + arguments[0] + '\"]').value = arguments[1]",
+            &[json!(name), json!(text)],
+        );
+    };
+    // Refused on the hub: said beside the form, and nothing changes.
+    set("touches", "../x");
+    browser.click("#edit", deadline);
+    let refused = wait_for(browser, "the refusal", SHOWN_TEXT, &[json!("#task-error")]);
+    assert!(
+        refused.as_str().unwrap().contains("climbs out"),
+        "{refused}"
+    );
+    set("touches", "src/a.rs, docs/");
+    set("subject", "Final");
+    browser.click("#edit-row option[value=\"high\"]", deadline);
+    browser.click("#edit", deadline);
+    let task = eventually_seeing(PAGE_DEADLINE, "the edit", || {
+        let task = env
+            .run("human", &["--json", "show", &id.to_string()])
+            .json();
+        match task["subject"] == "Final" {
+            true => Ok(task),
+            false => Err(task.to_string()),
+        }
+    });
+    assert_eq!(task["touches"], json!(["src/a.rs", "docs/"]));
+    assert_eq!(task["priority"], "high");
+    assert_eq!(task["status"], "pending");
+    assert_last_entry(
+        &task,
+        "human",
+        "subject was \"Draft\"; touches were src/a.rs; priority was normal",
+    );
+}
+
+#[test]
 fn cancel_asks_first_and_dismissing_it_changes_nothing() {
     let Some(hub) = logged_in() else {
         return;
@@ -335,7 +392,7 @@ fn cancel_asks_first_and_dismissing_it_changes_nothing() {
     let id = env.send("human", "codex", "Maybe not needed", &[]);
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.click(&format!("[data-task=\"{id}\"]"), deadline);
-    panel_offers(browser, id, &["cancel", "reassign"]);
+    panel_offers(browser, id, &["cancel", "reassign", "edit"]);
     let log_before = env.activity("web").len();
 
     browser.type_into("#action-text", "changed my mind", deadline);
@@ -375,7 +432,7 @@ fn cancel_asks_first_and_dismissing_it_changes_nothing() {
         .json();
     assert_eq!(task["status"], "pending", "dismissing changes nothing");
     assert_eq!(env.activity("web").len(), log_before);
-    panel_offers(browser, id, &["cancel", "reassign"]);
+    panel_offers(browser, id, &["cancel", "reassign", "edit"]);
 
     // Asked again and confirmed: canceled, with the words given before.
     browser.click("#cancel", deadline);
@@ -435,7 +492,7 @@ fn only_what_the_viewer_may_do_is_offered_and_the_picker_names_nobody() {
     // The human's own task: the picker chooses nobody, offers everyone but the assignee,
     // and the button waits for a choice.
     browser.click(&format!("[data-task=\"{mine}\"]"), deadline);
-    panel_offers(browser, mine, &["cancel", "reassign"]);
+    panel_offers(browser, mine, &["cancel", "reassign", "edit"]);
     let picker = browser.execute(
         "const select = document.querySelector('#reassign-to'); \
          return {value: select.value, chosen: select.selectedOptions[0].textContent, \

@@ -113,7 +113,7 @@ fn the_inbox_view_shows_what_baton_inbox_shows() {
 
     // An entry opens its task; "mark read" marks the messages read as `baton inbox` would.
     browser.click(&format!("#inbox-tasks [data-task=\"{asked}\"]"), deadline);
-    panel_offers(browser, asked, &["answer", "cancel", "reassign"]);
+    panel_offers(browser, asked, &["answer", "cancel", "reassign", "edit"]);
     browser.click("#close-task", deadline);
     browser.click("#inbox-mark-read", deadline);
     wait_for(

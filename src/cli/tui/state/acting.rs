@@ -262,6 +262,17 @@ impl App {
     pub(super) fn submit(&mut self, prompt: Prompt) -> Effect {
         let words = prompt.input.clone();
         let name = words.trim().to_string();
+        if let Purpose::Act { action, .. } = &prompt.purpose
+            && keys::words(action.row()) == Words::Fields
+            && let Err(refused) = keys::edits(&words)
+        {
+            self.notify(
+                format!("error: {}; Esc does nothing", inline(&refused)),
+                true,
+            );
+            self.prompt = Some(prompt);
+            return Effect::Nothing;
+        }
         let missing = match &prompt.purpose {
             Purpose::Act { action, .. } => match keys::words(action.row()) {
                 Words::Required if name.is_empty() => Some("some words"),
@@ -314,6 +325,7 @@ impl App {
 mod tests {
     use super::*;
     use crate::cli::tui::testing::{app_as, app_for, key, snapshot, turn_of, typed, view};
+    use baton::board::edit::Edits;
     use baton::board::inbox::Reason;
     use baton::board::offers::Offers;
     use baton::board::task::Status;
@@ -438,7 +450,7 @@ mod tests {
         );
         assert_eq!(
             offered("boss", view(1, Status::Pending, "t")),
-            vec!["cancel", "reassign"]
+            vec!["cancel", "reassign", "edit"]
         );
         assert_eq!(
             offered("boss", view(1, Status::ReviewRequested, "t")),
@@ -487,6 +499,30 @@ mod tests {
         assert_eq!(
             app.notice.expect("a notice").text,
             "nothing done: T-4 stays pending"
+        );
+    }
+
+    #[test]
+    fn edit_asks_for_a_field_and_its_value_and_keeps_asking_until_it_reads() {
+        let mut app = app_as("boss", vec![view(4, Status::Pending, "old")]);
+        typed(&mut app, "epriority=soon");
+        assert_eq!(app.on_key(key(KeyCode::Enter)), Effect::Nothing);
+        assert!(app.prompt.is_some(), "still asking");
+        let notice = app.notice.clone().expect("a notice");
+        assert!(
+            notice.text.contains("unknown priority `soon`"),
+            "{}",
+            notice.text
+        );
+        let mut app = app_as("boss", vec![view(4, Status::Pending, "old")]);
+        typed(&mut app, "etouches= src/a/**,docs/");
+        let edits = Edits {
+            touches: Some(vec!["src/a/**".into(), "docs/".into()]),
+            ..Edits::default()
+        };
+        assert_eq!(
+            app.on_key(key(KeyCode::Enter)),
+            Effect::Act(TaskId(4), Action::edit(edits))
         );
     }
 

@@ -17,6 +17,7 @@
 pub mod channel;
 pub mod codex;
 mod handshake;
+mod reserve;
 pub mod stdio;
 
 pub use handshake::HandshakeFilter;
@@ -295,7 +296,7 @@ impl BatonServer {
             project,
             report_wake,
             probe: codex::Probe::new(),
-            tool_router: compact(Self::tool_router() + action_tools()),
+            tool_router: compact(Self::tool_router() + Self::reserve_tools() + action_tools()),
         }
     }
 
@@ -308,7 +309,7 @@ impl BatonServer {
             project: None,
             report_wake,
             probe: codex::Probe::new(),
-            tool_router: compact(Self::tool_router() + action_tools()),
+            tool_router: compact(Self::tool_router() + Self::reserve_tools() + action_tools()),
         }
     }
 

@@ -25,17 +25,30 @@ pub struct Handover {
 /// Whose inbox each task is in, and why: taken before a change to compare with after it.
 pub type Owners = HashMap<TaskId, (String, Reason)>;
 
-/// The tasks a change to `id` can move between inboxes: itself, and the tasks waiting on
-/// it (its completion unblocks them). Looking only at these keeps a change's cost from
-/// growing with the board.
+/// The tasks a change to `id` can move between inboxes: itself, the tasks waiting on it
+/// (its completion unblocks them), and those that touch something (the reservations its
+/// claim took or its end frees may hold or free them). Looking only at these keeps a
+/// change's cost from growing with the board.
 pub fn affected_by(board: &Board, id: TaskId) -> Vec<TaskId> {
-    std::iter::once(id)
+    let ids: Vec<TaskId> = std::iter::once(id)
         .chain(
             board
                 .open_heads()
-                .filter(|task| task.after.contains(&id))
-                .map(|task| task.id),
+                .filter(|task| task.after.contains(&id) || !task.touches.is_empty())
+                .map(|task| task.id)
+                .filter(|other| *other != id),
         )
+        .collect();
+    ids
+}
+
+/// The tasks a change of the reservations can hold back or free: the open ones that touch
+/// something.
+pub fn affected_by_reservations(board: &Board) -> Vec<TaskId> {
+    board
+        .open_heads()
+        .filter(|task| !task.touches.is_empty())
+        .map(|task| task.id)
         .collect()
 }
 

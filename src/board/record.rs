@@ -40,6 +40,10 @@ pub enum LogAction {
     Import,
     /// An older board brought back (`doctor --restore`).
     Restore,
+    /// Patterns reserved by hand (SPEC section 18.2).
+    Reserve,
+    /// Reservations ended by hand.
+    Unreserve,
     /// A name this baton does not know.
     Other(String),
 }
@@ -54,6 +58,8 @@ impl LogAction {
             LogAction::Archive => "archive",
             LogAction::Import => "import",
             LogAction::Restore => "restore",
+            LogAction::Reserve => "reserve",
+            LogAction::Unreserve => "unreserve",
             LogAction::Other(name) => name,
         }
     }
@@ -71,6 +77,8 @@ impl From<&str> for LogAction {
             "archive" => LogAction::Archive,
             "import" => LogAction::Import,
             "restore" => LogAction::Restore,
+            "reserve" => LogAction::Reserve,
+            "unreserve" => LogAction::Unreserve,
             other => LogAction::Other(other.to_string()),
         }
     }

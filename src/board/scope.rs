@@ -180,6 +180,23 @@ pub fn overlapping<'a>(
         .collect()
 }
 
+/// `path` relative to `root` as a pattern names it (`/`-separated), when it lies under
+/// `root`; `None` when it does not. Pure: the caller resolves links where it must.
+pub fn relative_to(root: &std::path::Path, path: &std::path::Path) -> Option<String> {
+    let rest = path.strip_prefix(root).ok()?;
+    let parts: Vec<&str> = rest
+        .components()
+        .map(|part| match part {
+            std::path::Component::Normal(name) => name.to_str(),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    match parts.is_empty() {
+        true => Some(".".to_string()),
+        false => Some(parts.join("/")),
+    }
+}
+
 /// `/…`, `\…`, `~…` or a drive (`C:`): not relative to the workspace.
 fn is_absolute(text: &str) -> bool {
     let bytes = text.as_bytes();

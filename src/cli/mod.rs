@@ -17,6 +17,7 @@ mod projects;
 mod reconnect;
 mod remote;
 mod render;
+mod reserve;
 mod serve;
 mod setup;
 mod store;
@@ -111,6 +112,8 @@ pub enum Command {
     Agents(agents::AgentsCommand),
     #[command(flatten)]
     Messages(messages::MessagesCommand),
+    #[command(flatten)]
+    Reserve(reserve::ReserveCommand),
     /// Answer an agent client's hook (session-start, prompt, stop); always exits 0
     Hook(hook::HookArgs),
     #[command(flatten)]
@@ -169,6 +172,7 @@ impl Command {
                 | B::Archive(_) => return None,
             },
             Command::Messages(messages::MessagesCommand::Msg(args)) => args.wake,
+            Command::Reserve(reserve::ReserveCommand::Unreserve(args)) => args.wake,
             Command::Mcp(flag) => *flag,
             Command::Serve(args) => args.wake,
             _ => return None,
@@ -315,6 +319,7 @@ pub fn main() -> i32 {
         Command::Board(command) => board::run(&context, command),
         Command::Agents(command) => agents::run(&context, command),
         Command::Messages(command) => messages::run(&context, command),
+        Command::Reserve(command) => reserve::run(&context, command),
         Command::Hook(args) => Ok(hook::run(&context, args)),
         Command::Wake(command) => wake::run(&context, command),
         Command::Watch(command) => watch::run(&context, command),

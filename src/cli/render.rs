@@ -34,6 +34,15 @@ pub fn changed(changed: &Changed) -> String {
                 ids(&view.blocked_by)
             );
         }
+        _ if view.held_by.is_some() => {
+            let holder = view.held_by.as_ref().map(|held| held.holding());
+            let _ = write!(
+                text,
+                "\n  held: {}; it enters {}'s inbox when that ends",
+                holder.unwrap_or_default(),
+                inline(&task.to)
+            );
+        }
         _ if task.status.is_open() => {
             let _ = write!(text, "\n  {} is on it", inline(&task.to));
         }
@@ -79,6 +88,9 @@ fn marks(view: &TaskView, now: Timestamp) -> String {
     let mut marks = Vec::new();
     if !view.blocked_by.is_empty() {
         marks.push(format!("blocked by {}", ids(&view.blocked_by)));
+    }
+    if let Some(holder) = &view.held_by {
+        marks.push(format!("held: {}", holder.holding()));
     }
     if view.stalled {
         marks.push("STALLED".to_string());
@@ -187,6 +199,22 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
     }
     if !task.files.is_empty() {
         let _ = writeln!(text, "  files:    {}", files(&task.files));
+    }
+    if !task.touches.is_empty() {
+        let _ = writeln!(text, "  touches:  {}", files(&task.touches));
+    }
+    if !view.reservations.is_empty() {
+        let held: Vec<String> = view
+            .reservations
+            .iter()
+            .map(|reservation| inline(&reservation.pattern).to_string())
+            .collect();
+        let _ = writeln!(
+            text,
+            "  reserved: {} by {}",
+            held.join(", "),
+            inline(&task.to)
+        );
     }
     if task.review {
         let _ = writeln!(text, "  review:   required");

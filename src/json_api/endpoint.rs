@@ -10,9 +10,10 @@ use serde::de::DeserializeOwned;
 
 use super::{
     ActBody, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
-    CoordinatorBody, HookBody, InboxQuery, LogQuery, LoggedOut, Mail, MessageBody, MessagesQuery,
-    NoBody, OfferedQuery, ProfileBody, Project, Route, SendBody, Sent, TaskIds, TaskView, TextBody,
-    WakeOutcome, route,
+    CoordinatorBody, Holding, HookBody, InboxQuery, LogQuery, LoggedOut, Mail, MessageBody,
+    MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody, Project, Reservation,
+    ReservationsQuery, ReserveAsk, Reserved as ReservedAnswer, Route, SendBody, Sent, TaskIds,
+    TaskView, TextBody, UnreserveAsk, WakeOutcome, route,
 };
 use crate::session::hook_answer::Answer as HookAnswer;
 
@@ -137,4 +138,12 @@ endpoints! {
     Messages: Get MESSAGES, Query MessagesQuery => Mail, LIST_ANSWER_LIMIT;
     /// `msg`.
     Message: Post MESSAGES, Json MessageBody => Sent, LIST_ANSWER_LIMIT;
+    /// `reservations [--mine]`.
+    Reservations: Get RESERVATIONS, Query ReservationsQuery => Vec<Reservation>, LIST_ANSWER_LIMIT;
+    /// `reserve PATTERNS`.
+    Reserve: Post RESERVATIONS, Json ReserveAsk => ReservedAnswer, LIST_ANSWER_LIMIT;
+    /// `unreserve PATTERNS|--all [--agent NAME]`.
+    Unreserve: Post RESERVATIONS_END, Json UnreserveAsk => ReservedAnswer, LIST_ANSWER_LIMIT;
+    /// `reserved PATH…`: asks, changes nothing.
+    Reserved: Post RESERVED, Json PathsBody => Vec<Holding>, LIST_ANSWER_LIMIT;
 }

@@ -16,8 +16,10 @@ use crate::time::Timestamp;
 
 pub use crate::activity::ActivityRecord;
 pub use crate::board::new_task::NewTask as SendBody;
+pub use crate::board::reservation::Reservation;
 pub use crate::project::Project;
 pub use crate::registry::AgentRecord;
+pub use crate::session::reservations::{Holding, ReserveAsk, Reserved, UnreserveAsk};
 pub use crate::session::{AgentMatrix, Changed, Inbox, InboxLook, Mail, Sent, TaskView};
 pub use crate::wake::WakeOutcome;
 pub use endpoint::{Endpoint, Method, Reading};
@@ -89,6 +91,9 @@ pub mod route {
     pub const AGENTS: Route = Route("/projects/{project}/agents");
     pub const LOG: Route = Route("/projects/{project}/log");
     pub const MESSAGES: Route = Route("/projects/{project}/messages");
+    pub const RESERVATIONS: Route = Route("/projects/{project}/reservations");
+    pub const RESERVATIONS_END: Route = Route("/projects/{project}/reservations/end");
+    pub const RESERVED: Route = Route("/projects/{project}/reserved");
     pub const EVENTS: Route = Route("/events");
 }
 
@@ -255,6 +260,22 @@ pub struct MessageBody {
 #[serde(deny_unknown_fields)]
 pub struct TextBody {
     pub text: String,
+}
+
+/// `GET …/reservations`: `reservations [--mine]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReservationsQuery {
+    #[serde(default)]
+    pub mine: bool,
+}
+
+/// `POST …/reserved`: `reserved PATH…`, a question in a body (paths hold any character a
+/// query would have to escape, and there may be many); it changes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathsBody {
+    pub paths: Vec<String>,
 }
 
 /// `POST …/coordinator`: `coordinator [--human NAME] [--not-human NAME] [--set NAME]`, done

@@ -24,8 +24,9 @@ use crate::error::{Error, Result};
 use crate::home::Home;
 use crate::json_api::endpoint::{self, Endpoint};
 use crate::json_api::{
-    ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery, MessageBody,
-    MessagesQuery, NoBody, OfferedQuery, ProfileBody, TaskIds, TextBody,
+    ActBody, AgentQuery, BoardQuery, CoordinatorBody, Holding, HookBody, InboxQuery, LogQuery,
+    MessageBody, MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody, Reservation,
+    ReservationsQuery, ReserveAsk, Reserved, TaskIds, TextBody, UnreserveAsk,
 };
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
@@ -495,6 +496,27 @@ impl Desk for RemoteDesk {
     /// The hub's machine keeps the presence of live sessions; none is announced from here.
     fn announce(&self, _client: &str) -> Result<Option<Presence>> {
         Ok(None)
+    }
+
+    fn reserve(&self, ask: ReserveAsk) -> Result<Reserved> {
+        self.hub.call::<endpoint::Reserve>(&[&self.id()?], &ask)
+    }
+
+    fn unreserve(&self, ask: UnreserveAsk) -> Result<Reserved> {
+        self.hub.call::<endpoint::Unreserve>(&[&self.id()?], &ask)
+    }
+
+    fn reservations(&self, mine: bool) -> Result<Vec<Reservation>> {
+        let query = ReservationsQuery { mine };
+        self.hub
+            .call::<endpoint::Reservations>(&[&self.id()?], &query)
+    }
+
+    fn reserved(&self, paths: &[String]) -> Result<Vec<Holding>> {
+        let body = PathsBody {
+            paths: paths.to_vec(),
+        };
+        self.hub.call::<endpoint::Reserved>(&[&self.id()?], &body)
     }
 }
 

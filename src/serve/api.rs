@@ -22,9 +22,10 @@ use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::json_api::{
     ActBody, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
-    CoordinatorBody, ErrorBody, HookBody, Inbox, InboxQuery, LogQuery, LoggedOut, Mail,
-    MessageBody, MessagesQuery, NoBody, OfferedQuery, Page, ProfileBody, Project, SendBody, Sent,
-    TaskIds, TaskView, TextBody, WakeOutcome, Whoami, endpoint, route,
+    CoordinatorBody, ErrorBody, Holding, HookBody, Inbox, InboxQuery, LogQuery, LoggedOut, Mail,
+    MessageBody, MessagesQuery, NoBody, OfferedQuery, Page, PathsBody, ProfileBody, Project,
+    Reservation, ReservationsQuery, ReserveAsk, Reserved, SendBody, Sent, TaskIds, TaskView,
+    TextBody, UnreserveAsk, WakeOutcome, Whoami, endpoint, route,
 };
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
@@ -60,6 +61,10 @@ pub fn routes() -> Router<super::State> {
     let router = serve::<endpoint::Log>(router, log);
     let router = serve::<endpoint::Messages>(router, messages);
     let router = serve::<endpoint::Message>(router, message);
+    let router = serve::<endpoint::Reservations>(router, reservations);
+    let router = serve::<endpoint::Reserve>(router, reserve);
+    let router = serve::<endpoint::Unreserve>(router, unreserve);
+    let router = serve::<endpoint::Reserved>(router, reserved);
     router.route(route::EVENTS.pattern(), get(super::events::stream))
 }
 
@@ -576,6 +581,42 @@ async fn hook(asked: Asked<HookBody>) -> Answered<HookAnswer> {
                 (answer, _) => answer,
             },
         )
+    })
+    .await
+}
+
+async fn reservations(asked: Asked<ReservationsQuery>) -> Answered<Vec<Reservation>> {
+    let [project] = asked.parameters();
+    let mine = asked.body.mine;
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.reservations(mine)
+    })
+    .await
+}
+
+async fn reserve(asked: Asked<ReserveAsk>) -> Answered<Reserved> {
+    let [project] = asked.parameters();
+    let ask = asked.body;
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.reserve(ask)
+    })
+    .await
+}
+
+async fn unreserve(asked: Asked<UnreserveAsk>) -> Answered<Reserved> {
+    let [project] = asked.parameters();
+    let ask = asked.body;
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.unreserve(ask)
+    })
+    .await
+}
+
+async fn reserved(asked: Asked<PathsBody>) -> Answered<Vec<Holding>> {
+    let [project] = asked.parameters();
+    let PathsBody { paths } = asked.body;
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.reserved(&paths)
     })
     .await
 }

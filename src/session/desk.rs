@@ -15,12 +15,14 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::hook_answer::{Answer, hub_for_hook};
+use super::reservations::{Holding, ReserveAsk, Reserved, UnreserveAsk};
 use super::{
     AgentMatrix, BoardFilter, Changed, Due, Hub, Inbox, Mail, Push, Pushed, Request, Sent, Session,
     Standing, TaskView,
 };
 use crate::activity::ActivityRecord;
 use crate::board::new_task::NewTask;
+use crate::board::reservation::Reservation;
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::client::HookEvent;
@@ -169,6 +171,19 @@ pub trait Desk: Send + Sync {
     /// Announces a live session of `client` for the caller while the returned presence is
     /// kept, where the hub can be told (this machine's files); `None` where it cannot.
     fn announce(&self, client: &str) -> Result<Option<Presence>>;
+
+    /// `reserve PATTERNS`: all or nothing, for the caller (SPEC section 18.2).
+    fn reserve(&self, ask: ReserveAsk) -> Result<Reserved>;
+
+    /// `unreserve PATTERNS|--all [--agent NAME]`.
+    fn unreserve(&self, ask: UnreserveAsk) -> Result<Reserved>;
+
+    /// `reservations [--mine]`: the live reservations.
+    fn reservations(&self, mine: bool) -> Result<Vec<Reservation>>;
+
+    /// `reserved PATH…`: who other than the caller holds each path (paths relative to the
+    /// workspace's root); what a guard before an edit or a commit asks.
+    fn reserved(&self, paths: &[String]) -> Result<Vec<Holding>>;
 }
 
 /// How an inbox is looked at.
@@ -534,6 +549,22 @@ impl Desk for LocalDesk {
         let session = self.session()?;
         super::record_woken(&session.hub, session.project_id(), session.agent()?, ids);
         Ok(ids.to_vec())
+    }
+
+    fn reserve(&self, ask: ReserveAsk) -> Result<Reserved> {
+        self.session()?.reserve(ask)
+    }
+
+    fn unreserve(&self, ask: UnreserveAsk) -> Result<Reserved> {
+        self.session()?.unreserve(ask)
+    }
+
+    fn reservations(&self, mine: bool) -> Result<Vec<Reservation>> {
+        self.session()?.reservations(mine)
+    }
+
+    fn reserved(&self, paths: &[String]) -> Result<Vec<Holding>> {
+        self.session()?.reserved(paths)
     }
 
     fn announce(&self, client: &str) -> Result<Option<Presence>> {

@@ -210,7 +210,7 @@ impl Session {
         Ok(changed)
     }
 
-    fn missing_task(&self, id: TaskId) -> Error {
+    pub(super) fn missing_task(&self, id: TaskId) -> Error {
         match self.hub.store.archived_task(&self.project.id, id) {
             Ok(Some(task)) => SessionError::Archived {
                 task: id,

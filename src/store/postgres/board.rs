@@ -581,7 +581,8 @@ pub(super) struct Read {
     /// Whether the project had a board (a row of `boards`).
     pub(super) exists: bool,
     pub(super) board: Board,
-    /// Its reservations as the row keeps them, as written next as the board before.
+    /// Its reservations as the row keeps them: what the next write keeps as the board
+    /// before's.
     reservations: Arc<str>,
     /// Its tasks as stored: id and text, in id order (shared with the copy a resident
     /// process keeps, which a read of the board does not copy again).

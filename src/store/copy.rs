@@ -25,6 +25,7 @@ use super::{Origin, Store, StoreError};
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
+use crate::board::reservation::Reservation;
 use crate::board::task::Task;
 use crate::file::FileError;
 
@@ -50,11 +51,12 @@ pub struct ProjectImage {
     pub unreadable: Vec<String>,
 }
 
-/// A board's own fields and tasks, in id order.
+/// A board's own fields, its reservations (in the order taken) and its tasks, in id order.
 #[derive(Debug, Clone, Serialize)]
 pub struct BoardImage {
     pub schema: u32,
     pub next_id: u64,
+    pub reservations: Vec<Reservation>,
     pub tasks: Vec<Task>,
 }
 
@@ -70,6 +72,7 @@ impl BoardImage {
         Ok(BoardImage {
             schema: board.schema,
             next_id: board.next_id,
+            reservations: board.reservations().to_vec(),
             tasks,
         })
     }
@@ -79,6 +82,7 @@ impl BoardImage {
         let mut board = Board::new(project);
         board.schema = self.schema;
         board.next_id = self.next_id;
+        board.set_reservations(self.reservations.clone());
         for task in &self.tasks {
             board.push(task.clone());
         }

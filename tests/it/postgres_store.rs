@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::http::{Served, try_send};
+use crate::common::http::{Served, add_token, try_send};
+use crate::common::remote::Agent;
 use crate::common::{TestEnv, cluster, eventually_seeing, task_in};
 
 /// The hub's words name the store as `postgres://postgres@127.0.0.1:PORT/DB`: no password.
@@ -347,4 +348,101 @@ fn postgresql_restarted_under_a_swarm_through_two_hubs_loses_nothing_acknowledge
     let (_, stderr_b) = b.stop();
     assert_no_password(&stderr_a);
     assert_no_password(&stderr_b);
+}
+
+/// Twenty agents in four groups (`n % 4`), each on a machine of its own, ask at once through
+/// two hubs on one database (SPEC 18.2) for their group's directory and a file of their own:
+/// exactly one of each group holds its directory, the others are refused naming it, and
+/// `reserved` names one holder for a path of each.
+#[test]
+fn of_twenty_agents_reserving_overlapping_patterns_through_two_hubs_one_holds_each_path() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let mut env = TestEnv::new();
+    if env.store_url.is_none() {
+        env.store_url = Some(cluster::fresh_database(None));
+    }
+    let names: Vec<String> = (0..20).map(|n| format!("agent{n}")).collect();
+    env.register(&["alice"]);
+    for name in &names {
+        env.register(&[name]);
+    }
+    let hubs = [Served::start(&env, "alice"), Served::start(&env, "alice")];
+    let agents: Vec<Agent> = names
+        .iter()
+        .enumerate()
+        .map(|(n, name)| {
+            let url = format!("http://{}", hubs[n % 2].address);
+            Agent::new(url, add_token(&env, name))
+        })
+        .collect();
+    let start = std::sync::Barrier::new(agents.len());
+    let runs: Vec<crate::common::Run> = std::thread::scope(|scope| {
+        let threads: Vec<_> = agents
+            .iter()
+            .enumerate()
+            .map(|(n, agent)| {
+                let start = &start;
+                scope.spawn(move || {
+                    let patterns = format!("src/part{}/**,notes/agent{n}.md", n % 4);
+                    start.wait();
+                    agent.run(&["--json", "reserve", &patterns, "--for", "1h"])
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    // Who holds each group's directory, as anyone is told.
+    let held = env.run("alice", &["--json", "reservations"]).json();
+    let held = held.as_array().unwrap();
+    let holders: Vec<String> = (0..4)
+        .map(|group| {
+            let pattern = format!("src/part{group}/**");
+            let of: Vec<&str> = held
+                .iter()
+                .filter(|reservation| reservation["pattern"] == pattern.as_str())
+                .map(|reservation| reservation["agent"].as_str().unwrap())
+                .collect();
+            assert_eq!(of.len(), 1, "{pattern}: {held:?}");
+            let path = format!("src/part{group}/lib.rs");
+            let run = env.run("alice", &["reserved", &path]);
+            run.fails(1);
+            let named: Vec<&str> = run.stdout.lines().collect();
+            assert_eq!(named.len(), 1, "{}", run.stdout);
+            assert!(
+                named[0].contains(&format!("{path} is reserved by {}", of[0])),
+                "{}",
+                run.stdout
+            );
+            of[0].to_string()
+        })
+        .collect();
+    for (n, run) in runs.iter().enumerate() {
+        let (name, holder) = (&names[n], &holders[n % 4]);
+        if name == holder {
+            let taken = run.json();
+            assert_eq!(
+                taken["reservations"].as_array().unwrap().len(),
+                2,
+                "{taken}"
+            );
+        } else {
+            let refused = run.fails(1);
+            assert!(
+                refused.contains(&format!("is held: src/part{}/** by {holder}", n % 4)),
+                "{name}: {refused}"
+            );
+        }
+    }
+    // Nothing else: each holder's two patterns, no part of what was refused.
+    assert_eq!(held.len(), 8, "{held:?}");
+    for reservation in held {
+        assert!(
+            holders
+                .iter()
+                .any(|holder| reservation["agent"] == holder.as_str()),
+            "{reservation}"
+        );
+    }
 }

@@ -509,7 +509,7 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
         .unwrap_or_else(|| panic!("no store line: {report}"));
     assert!(
         store_line.ends_with(&format!(
-            "{} answers; schema 2, the one this baton writes",
+            "{} answers; schema 3, the one this baton writes",
             database.shown()
         )),
         "{store_line}"
@@ -540,11 +540,11 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
     assert_eq!(
         stderr.trim_end(),
         format!(
-            "error: store {} has schema 99, newer than this baton understands (2); upgrade baton",
+            "error: store {} has schema 99, newer than this baton understands (3); upgrade baton",
             database.shown()
         )
     );
-    database.tamper("UPDATE baton_schema SET version = 2");
+    database.tamper("UPDATE baton_schema SET version = 3");
 
     // A database that cannot be reached: one line, exit 6.
     let gone = said.keep(source.run_env(

@@ -2,6 +2,8 @@
 //! and numbering carries on where it left off; an import replaces whatever was there.
 
 use super::{Hub, draft, now, on_each_store, record};
+use crate::board::reservation::Grant;
+use crate::board::scope::Pattern;
 use crate::board::task::{Status, Task, TaskId};
 use crate::store::{Document, Edit, Store, StoreError, Wait, change_board, change_mail};
 use crate::time::Timestamp;
@@ -11,8 +13,8 @@ on_each_store!(
     an_import_replaces_what_the_project_held,
 );
 
-/// A hub's state on `store`: two projects, tasks on the board and archived in two months
-/// (the later month archived first), the log, mail read, sent and archived in two months,
+/// A hub's state on `store`: two projects, tasks on the board (with what they touch and
+/// reservations) and archived in two months (the later month archived first), the log, mail read, sent and archived in two months,
 /// a project record, an agent, tokens, alerts and a queued alert.
 pub(crate) fn fill(store: &dyn Store) {
     let november = Timestamp::parse_stored("2026-11-03T09:00:00Z").unwrap();
@@ -31,11 +33,39 @@ pub(crate) fn fill(store: &dyn Store) {
                 let mut task = Task::example(Status::Pending, updated_at);
                 task.id = TaskId(id);
                 task.subject = format!("task {id} of {project}");
+                task.touches = vec!["src/**".into(), format!("port:300{id}")];
                 tx.board.push(task);
                 tx.record(record("alice", "send", id));
             }
             tx.board.next_id = 4;
             tx.archive(&[TaskId(1), TaskId(2)]).unwrap();
+            // Reservations: one a claim of task 3 took, one taken by hand.
+            for (agent, pattern, grant) in [
+                (
+                    "codex",
+                    "src/**",
+                    Grant {
+                        task: Some(TaskId(3)),
+                        lasts: None,
+                        exclusive: true,
+                        reason: None,
+                    },
+                ),
+                (
+                    "gemini",
+                    "docs/",
+                    Grant {
+                        task: None,
+                        lasts: Some(chrono::Duration::days(1)),
+                        exclusive: false,
+                        reason: Some("a \"quoted\" reason".into()),
+                    },
+                ),
+            ] {
+                let pattern = Pattern::parse(pattern).unwrap();
+                let now = tx.now;
+                tx.board.reserve(agent, &[pattern], &grant, now).unwrap();
+            }
             Ok::<_, crate::error::Error>(())
         })
         .unwrap();
@@ -94,6 +124,14 @@ fn a_project_exported_and_imported_into_another_store_is_alike(hub: &Hub) {
     fill(&*source);
     let exported = source.export_project("p").unwrap();
     assert!(exported.unreadable.is_empty(), "{:?}", exported.unreadable);
+    let board = exported.board.as_ref().unwrap();
+    let reserved: Vec<(&str, &str)> = board
+        .reservations
+        .iter()
+        .map(|reservation| (reservation.agent.as_str(), reservation.pattern.as_str()))
+        .collect();
+    assert_eq!(reserved, [("codex", "src/**"), ("gemini", "docs/")]);
+    assert_eq!(board.tasks[0].touches, ["src/**", "port:3003"]);
     assert_eq!(
         (
             exported.board.as_ref().map(|board| board.tasks.len()),
@@ -123,7 +161,13 @@ fn a_project_exported_and_imported_into_another_store_is_alike(hub: &Hub) {
     .unwrap();
     assert_eq!(next, 5, "after the four the source numbered");
     assert_eq!(target.highest_archived_id("p").unwrap(), 2);
-    assert_eq!(target.board("p").unwrap().next_id, 4);
+    let board = target.board("p").unwrap();
+    assert_eq!(board.next_id, 4);
+    assert_eq!(board.reservations(), exported.board.unwrap().reservations);
+    assert_eq!(
+        board.head(TaskId(3)).unwrap().touches,
+        ["src/**", "port:3003"]
+    );
     assert_eq!(target.read_positions("p").unwrap().of("codex"), 3);
 }
 

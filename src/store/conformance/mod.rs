@@ -17,6 +17,7 @@ mod documents;
 mod feeds;
 mod mail;
 mod presence;
+mod reservations;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

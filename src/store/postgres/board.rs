@@ -1,6 +1,7 @@
 //! The boards on PostgreSQL: a change of a board read, run and written in one transaction
 //! (alone, or in a resident process's batch), the board kept by version for the next read,
-//! and the board before the last change kept for `doctor --restore`.
+//! and the board before the last change kept for `doctor --restore`. A board's reservations
+//! (SPEC section 18.2) are a field of its row, read and written with it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
@@ -13,6 +14,7 @@ use super::listen::Kind;
 use super::pool::Connection;
 use super::{BOARD_LOCKS, Failed, PgStore, encode};
 use crate::board::record::ActivityRecord;
+use crate::board::reservation::Reservation;
 use crate::board::task::{Head, Task};
 use crate::board::{BOARD_SCHEMA, Board, Kept, StoredTasks, Undecoded};
 use crate::store::document::{Version, Wait};
@@ -148,7 +150,8 @@ impl PgStore {
             return Ok(());
         };
         let changes = changes_of(&read, &board, &self.board_origin(project))?;
-        self.write_board(connection.client(), project, &read, &board, &changes)?;
+        let fields = Fields::of(&board)?;
+        self.write_board(connection.client(), project, &read, &fields, &changes)?;
         self.notify(
             connection.client(),
             &[PgStore::notice(project, Kind::Board)],
@@ -252,18 +255,20 @@ impl PgStore {
     ) -> Result<Read, Failed> {
         let fields = client
             .query_opt(
-                "SELECT schema, next_id, version FROM boards WHERE project = $1",
+                "SELECT schema, next_id, version, reservations FROM boards WHERE project = $1",
                 &[&project],
             )
             .map_err(|error| self.failed(&error))?;
         let version = fields.as_ref().map(|row| row.get::<_, i64>(2));
         if let Some(kept) = self.kept_board(project, version)
-            && fields
-                .as_ref()
-                .is_some_and(|row| row.get::<_, i64>(1) == kept.board.next_id as i64)
+            && fields.as_ref().is_some_and(|row| {
+                row.get::<_, i64>(1) == kept.board.next_id as i64
+                    && row.get::<_, &str>(3) == &*kept.reservations
+            })
         {
-            // The same version with the same next id: a board made again after its row was
-            // removed (a copy's --replace) starts its versions again, never its ids.
+            // The same version with the same next id and reservations: a board made again
+            // after its row was removed (a copy's --replace) starts its versions again,
+            // never its ids.
             return Ok(kept);
         }
         let rows = client
@@ -273,14 +278,19 @@ impl PgStore {
             )
             .map_err(|error| self.failed(&error))?;
         let texts: Vec<(i64, String)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
-        let (schema, next_id) = match &fields {
-            Some(row) => (row.get::<_, i32>(0), row.get::<_, i64>(1)),
-            None => (BOARD_SCHEMA as i32, 1),
+        let (schema, next_id, reservations) = match &fields {
+            Some(row) => (
+                row.get::<_, i32>(0),
+                row.get::<_, i64>(1),
+                row.get::<_, String>(3),
+            ),
+            None => (BOARD_SCHEMA as i32, 1, NO_RESERVATIONS.to_string()),
         };
-        let board = self.board_of(project, schema, next_id, &texts)?;
+        let board = self.board_of(project, schema, next_id, Some(&reservations), &texts)?;
         let read = Read {
             exists: fields.is_some(),
             board,
+            reservations: reservations.into(),
             texts: texts.into(),
         };
         if let Some(version) = version {
@@ -306,12 +316,14 @@ impl PgStore {
         }
     }
 
-    /// The board of `project` with these fields and tasks (each as its text).
+    /// The board of `project` with these fields, reservations (the text of their list;
+    /// `None`: none kept) and tasks (each as its text).
     fn board_of(
         &self,
         project: &str,
         schema: i32,
         next_id: i64,
+        reservations: Option<&str>,
         texts: &[(i64, String)],
     ) -> Result<Board, Failed> {
         let origin = self.board_origin(project);
@@ -330,13 +342,20 @@ impl PgStore {
             stored.push(Head::of(&task), place..place + 1);
             tasks.push(task);
         }
-        Ok(Board::from_store(
+        let reservations: Vec<Reservation> = match reservations {
+            Some(text) => serde_json::from_str(text)
+                .map_err(|error| StoreError::corrupt(&origin)(format!("reservations: {error}")))?,
+            None => Vec::new(),
+        };
+        let mut board = Board::from_store(
             schema.max(0) as u32,
             project.to_string(),
             next_id.max(0) as u64,
             stored,
             Arc::new(Tasks(tasks)),
-        ))
+        );
+        board.set_reservations(reservations);
+        Ok(board)
     }
 
     /// The board of `project` before its last change, as `client` sees it.
@@ -347,7 +366,8 @@ impl PgStore {
     ) -> Result<Option<Board>, Failed> {
         let fields = client
             .query_opt(
-                "SELECT previous_schema, previous_next_id FROM boards WHERE project = $1",
+                "SELECT previous_schema, previous_next_id, previous_reservations FROM boards \
+                 WHERE project = $1",
                 &[&project],
             )
             .map_err(|error| self.failed(&error))?;
@@ -372,7 +392,9 @@ impl PgStore {
             )
             .map_err(|error| self.failed(&error))?;
         let texts: Vec<(i64, String)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
-        self.board_of(project, schema, next_id, &texts).map(Some)
+        let reservations = fields.get::<_, Option<String>>(2);
+        self.board_of(project, schema, next_id, reservations.as_deref(), &texts)
+            .map(Some)
     }
 
     /// Writes what a change of the board of `project` committed, in the transaction of
@@ -392,25 +414,26 @@ impl PgStore {
         let mut written = None;
         if let Some(board) = committed.board {
             let changes = changes_of(read, &board, &self.board_origin(project))?;
-            let version = self.write_board(client, project, read, &board, &changes)?;
+            let fields = Fields::of(&board)?;
+            let version = self.write_board(client, project, read, &fields, &changes)?;
             if committed.records.is_empty() {
                 self.notify(client, &[PgStore::notice(project, Kind::Board)])?;
             }
-            written = Some((version, read.after(board, changes)));
+            written = Some((version, read.after(board, fields.reservations, changes)));
         }
         self.append_log(client, project, &committed.records)?;
         Ok(written)
     }
 
-    /// Writes `board` over the board read as `read`: the tasks `changes` names, the board's
-    /// fields, and what they were before (the previous board). Returns the board's new
+    /// Writes a board over the board read as `read`: the tasks `changes` names, the board's
+    /// `fields`, and what they were before (the previous board). Returns the board's new
     /// version.
     fn write_board(
         &self,
         client: &mut Client,
         project: &str,
         read: &Read,
-        board: &Board,
+        fields: &Fields,
         changes: &Changes,
     ) -> Result<i64, Failed> {
         let fail = |error: client::Error| self.failed(&error);
@@ -447,10 +470,12 @@ impl PgStore {
                 .map_err(fail)?;
         }
         self.insert_tasks(client, project, &changes.written)?;
-        let previous = read
-            .exists
-            .then_some((read.board.schema, read.board.next_id));
-        self.write_board_fields(client, project, board.schema, board.next_id, previous)
+        let previous = read.exists.then(|| Fields {
+            schema: read.board.schema,
+            next_id: read.board.next_id,
+            reservations: read.reservations.clone(),
+        });
+        self.write_board_fields(client, project, fields, previous.as_ref())
     }
 
     /// Writes `tasks` (each its id and text) onto the board of `project`, over any task of
@@ -477,40 +502,76 @@ impl PgStore {
         Ok(())
     }
 
-    /// Writes the fields of the board of `project` (its row made when it has none), with
+    /// Writes the `fields` of the board of `project` (its row made when it has none), with
     /// those of the board before the change (`None`: nothing to restore), and counts its
     /// version up. Returns the new version.
     pub(super) fn write_board_fields(
         &self,
         client: &mut impl Statements,
         project: &str,
-        schema: u32,
-        next_id: u64,
-        previous: Option<(u32, u64)>,
+        fields: &Fields,
+        previous: Option<&Fields>,
     ) -> Result<i64, Failed> {
-        let previous_schema = previous.map(|(schema, _)| schema as i32);
-        let previous_next_id = previous.map(|(_, next_id)| next_id as i64);
+        let previous_schema = previous.map(|previous| previous.schema as i32);
+        let previous_next_id = previous.map(|previous| previous.next_id as i64);
+        let previous_reservations = previous.map(|previous| &*previous.reservations);
         let version: i64 = client
             .query_one(
-                "INSERT INTO boards (project, schema, next_id, version, previous_schema, \
-                     previous_next_id) \
-                 VALUES ($1, $2, $3, 1, $4, $5) \
+                "INSERT INTO boards (project, schema, next_id, reservations, version, \
+                     previous_schema, previous_next_id, previous_reservations) \
+                 VALUES ($1, $2, $3, $4, 1, $5, $6, $7) \
                  ON CONFLICT (project) DO UPDATE SET schema = excluded.schema, \
-                     next_id = excluded.next_id, version = boards.version + 1, \
+                     next_id = excluded.next_id, reservations = excluded.reservations, \
+                     version = boards.version + 1, \
                      previous_schema = excluded.previous_schema, \
-                     previous_next_id = excluded.previous_next_id \
+                     previous_next_id = excluded.previous_next_id, \
+                     previous_reservations = excluded.previous_reservations \
                  RETURNING version",
                 &[
                     &project,
-                    &(schema as i32),
-                    &(next_id as i64),
+                    &(fields.schema as i32),
+                    &(fields.next_id as i64),
+                    &&*fields.reservations,
                     &previous_schema,
                     &previous_next_id,
+                    &previous_reservations,
                 ],
             )
             .map_err(|error| self.failed(&error))?
             .get(0);
         Ok(version)
+    }
+}
+
+/// The reservations of a board that has none, as the row keeps them.
+const NO_RESERVATIONS: &str = "[]";
+
+/// A board's own fields as its row keeps them: the reservations as the JSON text of their
+/// list.
+#[derive(Debug, Clone)]
+pub(super) struct Fields {
+    pub(super) schema: u32,
+    pub(super) next_id: u64,
+    pub(super) reservations: Arc<str>,
+}
+
+impl Fields {
+    /// The fields of a board with these values.
+    pub(super) fn new(
+        schema: u32,
+        next_id: u64,
+        reservations: &[Reservation],
+    ) -> Result<Fields, Failed> {
+        Ok(Fields {
+            schema,
+            next_id,
+            reservations: encode(&reservations)?.into(),
+        })
+    }
+
+    /// The fields of `board`.
+    fn of(board: &Board) -> Result<Fields, Failed> {
+        Fields::new(board.schema, board.next_id, board.reservations())
     }
 }
 
@@ -520,15 +581,18 @@ pub(super) struct Read {
     /// Whether the project had a board (a row of `boards`).
     pub(super) exists: bool,
     pub(super) board: Board,
+    /// Its reservations as the row keeps them: what the next write keeps as the board
+    /// before's.
+    reservations: Arc<str>,
     /// Its tasks as stored: id and text, in id order (shared with the copy a resident
     /// process keeps, which a read of the board does not copy again).
     texts: Arc<[(i64, String)]>,
 }
 
 impl Read {
-    /// The board as written over this one: `board`, its tasks' texts this one's with
-    /// `changes` made.
-    fn after(&self, board: Board, changes: Changes) -> Read {
+    /// The board as written over this one: `board`, with its `reservations` as written and
+    /// its tasks' texts this one's with `changes` made.
+    fn after(&self, board: Board, reservations: Arc<str>, changes: Changes) -> Read {
         let removed: HashSet<i64> = changes.removed.into_iter().collect();
         let mut texts: BTreeMap<i64, String> = self
             .texts
@@ -540,6 +604,7 @@ impl Read {
         Read {
             exists: true,
             board,
+            reservations,
             texts: texts.into_iter().collect::<Vec<_>>().into(),
         }
     }

@@ -1,6 +1,7 @@
 //! A project's whole state on PostgreSQL read as one image, and written from one (`baton
 //! store copy`): through the same statements the changes write and read with.
 
+use super::board::Fields;
 use super::client::Statements;
 use super::documents::{delete_document, select_document, write_document};
 use super::listen::Kind;
@@ -83,7 +84,8 @@ impl PgStore {
                     .map(|task| Ok((task.id.0 as i64, encode(task)?)))
                     .collect::<Result<Vec<(i64, String)>, Failed>>()?;
                 self.insert_tasks(client, project, &tasks)?;
-                self.write_board_fields(client, project, board.schema, board.next_id, None)?;
+                let fields = Fields::new(board.schema, board.next_id, &board.reservations)?;
+                self.write_board_fields(client, project, &fields, None)?;
             }
             None => {
                 client

@@ -10,13 +10,13 @@
 use super::client::{Client, Error, Statements};
 
 /// The schema this binary writes, and the highest it reads.
-pub const SCHEMA: i64 = 2;
+pub const SCHEMA: i64 = 3;
 
 /// The advisory lock (two-key form: this class, key 0) that a migration holds.
 pub const MIGRATION_LOCK: (i32, i32) = (0x6261_0000, 0);
 
 /// What each version adds, in order: `MIGRATIONS[n]` takes a schema from `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 0 → 1: everything.
     r#"
     CREATE TABLE IF NOT EXISTS baton_schema (version bigint NOT NULL);
@@ -117,6 +117,14 @@ const MIGRATIONS: &[&str] = &[
         token text NOT NULL,
         recorded_at timestamptz NOT NULL DEFAULT now()
     );
+    "#,
+    // 2 → 3: the reservations kept with each board (SPEC section 18.2), as the JSON text of
+    // the board's list, and those of the board before the last change (NULL: none kept, as
+    // a board written before this version has none).
+    r#"
+    ALTER TABLE boards
+        ADD COLUMN reservations text NOT NULL DEFAULT '[]',
+        ADD COLUMN previous_reservations text;
     "#,
 ];
 

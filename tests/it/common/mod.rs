@@ -391,13 +391,17 @@ impl TestEnv {
             HubPlace::Board(project) => {
                 let image = store.export_project(&project).expect("the project reads");
                 image.board.map(|board| {
-                    let board = serde_json::json!({
+                    let mut text = serde_json::json!({
                         "schema": board.schema,
                         "project": project,
                         "next_id": board.next_id,
                         "tasks": board.tasks,
                     });
-                    serde_json::to_string_pretty(&board).unwrap() + "\n"
+                    // As the files have it: only when the board holds any.
+                    if !board.reservations.is_empty() {
+                        text["reservations"] = serde_json::json!(board.reservations);
+                    }
+                    serde_json::to_string_pretty(&text).unwrap() + "\n"
                 })
             }
             HubPlace::Mail(project) => lines(
@@ -439,6 +443,12 @@ impl TestEnv {
                 let image = baton::store::copy::BoardImage {
                     schema: board["schema"].as_u64().expect("a schema") as u32,
                     next_id: board["next_id"].as_u64().expect("a next id"),
+                    reservations: match board.get("reservations") {
+                        Some(reservations) => {
+                            serde_json::from_value(reservations.clone()).expect("reservations")
+                        }
+                        None => Vec::new(),
+                    },
                     tasks: serde_json::from_value(board["tasks"].clone()).expect("tasks"),
                 };
                 let board = image.board(&project);

@@ -186,3 +186,81 @@ fn two_processes_migrating_at_once_make_the_schema_once() {
         .get(0);
     assert_eq!(rows, 1);
 }
+
+#[test]
+fn a_board_an_older_schema_wrote_is_read_with_no_reservations_and_keeps_them_once_migrated() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let mut client = fixture.client();
+    // The database as a baton of schema 2 left it: a board, and the board before it.
+    for migration in &schema::MIGRATIONS[..2] {
+        client.batch_execute(migration).unwrap();
+    }
+    client
+        .execute("INSERT INTO baton_schema (version) VALUES (2)", &[])
+        .unwrap();
+    let mut task = Task::example(Status::Pending, now());
+    task.id = TaskId(1);
+    task.touches = vec!["src/**".into()];
+    let text = serde_json::to_string(&task).unwrap();
+    client
+        .batch_execute(
+            "INSERT INTO boards (project, schema, next_id, version, previous_schema, \
+                 previous_next_id) VALUES ('p', 1, 2, 2, 1, 1); \
+             INSERT INTO board_previous (project, id, task) VALUES ('p', 1, NULL);",
+        )
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO tasks (project, id, task) VALUES ('p', 1, $1)",
+            &[&text],
+        )
+        .unwrap();
+    let store = fixture.store();
+    let board = store.board("p").unwrap();
+    assert_eq!(board.len(), 1);
+    assert!(board.reservations().is_empty());
+    assert_eq!(board.head(TaskId(1)).unwrap().touches, ["src/**"]);
+    let previous = store.previous_board("p").unwrap().unwrap();
+    assert!(previous.is_empty() && previous.reservations().is_empty());
+    let version: i64 = client
+        .query_one("SELECT version FROM baton_schema", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(version, schema::SCHEMA);
+    // Claimed, its scope is reserved in the board's row, and the board before has none.
+    change_board(&store, "p", now(), |tx| {
+        let claim = crate::board::transition::Action::from(crate::board::action::ActionKind::Claim);
+        let now = tx.now;
+        let to = tx.board.head(TaskId(1)).unwrap().to.to_string();
+        tx.board
+            .apply(
+                TaskId(1),
+                &claim,
+                &to,
+                None,
+                chrono::Duration::minutes(30),
+                now,
+            )
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        tx.record(record(&to, "claim", 1));
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    let row = client
+        .query_one(
+            "SELECT reservations, previous_reservations FROM boards WHERE project = 'p'",
+            &[],
+        )
+        .unwrap();
+    let (now_held, before): (String, Option<String>) = (row.get(0), row.get(1));
+    assert!(now_held.contains("\"pattern\":\"src/**\""), "{now_held}");
+    assert_eq!(before.as_deref(), Some("[]"));
+    let board = fixture.store().board("p").unwrap();
+    assert_eq!(board.reservations().len(), 1);
+    assert_eq!(board.reservations()[0].task, Some(TaskId(1)));
+}

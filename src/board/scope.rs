@@ -180,6 +180,38 @@ pub fn overlapping<'a>(
         .collect()
 }
 
+/// The pattern that names the file `path` (relative to the workspace, as git names it) and
+/// nothing else: glob characters and a colon escaped, so that `a[1].rs` is not a class nor
+/// `port:3000` a resource, and `./` before a name that would read as absolute once escaped.
+pub fn literal(path: &str) -> String {
+    let mut text = String::with_capacity(path.len() + 2);
+    for c in path.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']' | ':') {
+            text.push('\\');
+        }
+        text.push(c);
+    }
+    if is_absolute(&text) {
+        text.insert_str(0, "./");
+    }
+    text
+}
+
+/// The paths of `paths` (files relative to the workspace) that no pattern of `scope`
+/// covers: a path is covered when some pattern overlaps it. A path that cannot be read as
+/// one (`..` in it, say) is covered by nothing.
+pub fn uncovered<'a>(scope: &[Pattern], paths: &'a [String]) -> Vec<&'a str> {
+    paths
+        .iter()
+        .filter(|path| {
+            Pattern::parse(&literal(path)).map_or(true, |path| {
+                !scope.iter().any(|pattern| pattern.overlaps(&path))
+            })
+        })
+        .map(String::as_str)
+        .collect()
+}
+
 /// `path` relative to `root` as a pattern names it (`/`-separated), when it lies under
 /// `root`; `None` when it does not. Pure: the caller resolves links where it must.
 pub fn relative_to(root: &std::path::Path, path: &std::path::Path) -> Option<String> {

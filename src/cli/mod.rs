@@ -5,6 +5,7 @@ mod agents;
 mod alerts;
 mod board;
 mod bridge;
+mod commit_guard;
 mod demo;
 mod doctor;
 mod hook;

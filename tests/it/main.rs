@@ -17,6 +17,7 @@ mod clients_a2a;
 #[cfg(unix)]
 mod clients_pushed;
 mod clients_woken;
+mod commit_guard;
 // Its listener's shell is a process group of its own, and /proc shows every argv: Unix.
 #[cfg(unix)]
 mod clients_remote;

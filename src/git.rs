@@ -61,6 +61,7 @@ pub fn staged(dir: &Path) -> Option<Staged> {
             "diff",
             "--cached",
             "--name-status",
+            "--no-relative",
             "-M",
             "-z",
             "--no-color",

@@ -55,18 +55,21 @@ pub fn setup(
         };
         setup::git::uninstall(&local, &dir, dry_run)?
     } else {
-        let (project, workspace) = workspace(context).or_else(|error| match &given {
-            // A repository named outside any bound workspace is guarded for the project
-            // `--project` names (or the current directory's).
-            Some(_) => Ok((context.observer_desk().project_id()?, PathBuf::new())),
-            None => Err(error),
-        })?;
-        let dir = given.unwrap_or(workspace);
+        let (project, workspace) = match workspace(context) {
+            Ok((project, workspace)) => (project, Some(workspace)),
+            // A repository named, for a project with no workspace here: guarded for the
+            // project `--project` names (or the current directory's).
+            Err(_) if given.is_some() => (context.observer_desk().project_id()?, None),
+            Err(error) => return Err(error),
+        };
+        // One of them is there: a project without a workspace was refused above.
+        let dir = given.or_else(|| workspace.clone()).unwrap_or_default();
         let env = Environment::from_process()
             .ok_or_else(|| Error::invalid("cannot find your home directory; set HOME"))?;
         let launch = GuardLaunch {
             baton: setup::baton_program(&env)?,
             project,
+            workspace,
             settings: hub_settings()?,
         };
         setup::git::install(&local, &dir, &launch, dry_run)?

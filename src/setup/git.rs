@@ -30,6 +30,9 @@ const MARK: &str = "# baton's commit guard:";
 pub struct GuardLaunch {
     pub baton: PathBuf,
     pub project: String,
+    /// The project's workspace (this machine's directory for a remote hub's project): when
+    /// it is a directory inside the repository, the guard runs there, where the project is.
+    pub workspace: Option<PathBuf>,
     /// `BATON_HOME`, `BATON_STORE` (without its password), `PGPASSFILE`, `BATON_URL`: those
     /// setup ran with.
     pub settings: Vec<(&'static str, String)>,
@@ -72,7 +75,8 @@ fn hooks_of(dir: &Path) -> Result<(PathBuf, PathBuf)> {
         dir: dir.to_path_buf(),
     };
     let repository = git::toplevel(dir).ok_or_else(not_one)?;
-    let hooks = git::hooks_dir(dir).ok_or_else(not_one)?;
+    // Asked at the root, where git runs hooks from, and a relative `core.hooksPath` starts.
+    let hooks = git::hooks_dir(&repository).ok_or_else(not_one)?;
     Ok((repository, hooks))
 }
 
@@ -115,7 +119,14 @@ pub fn install(
     let (repository, hooks) = hooks_of(dir)?;
     let hook = hooks.join(HOOK);
     let chained = hooks.join(CHAINED);
-    let script = script(launch);
+    // Git runs the hook at the repository's root; a workspace below it is where baton
+    // finds its project.
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let below = launch.workspace.as_deref().filter(|workspace| {
+        let (workspace, root) = (canonical(workspace), canonical(&repository));
+        workspace != root && workspace.starts_with(&root)
+    });
+    let script = script(launch, below);
     let had_hook = check_regular(&hook)?;
     let change = match had_hook && is_batons(&hook) {
         true if fs::read(&hook).is_ok_and(|bytes| bytes == script.as_bytes()) => {
@@ -203,7 +214,7 @@ pub fn uninstall(local: &dyn Documents, dir: &Path, dry_run: bool) -> Result<Gua
 /// The hook's text: the hub's variables, baton's guard, then the hook it keeps. Only exit
 /// status 1 is the guard's refusal; a baton that cannot run at all (moved away, say) lets
 /// the commit through, saying so, as the guard itself does when the hub cannot be reached.
-fn script(launch: &GuardLaunch) -> String {
+fn script(launch: &GuardLaunch, below: Option<&Path>) -> String {
     let mut text = format!(
         "#!/bin/sh\n\
          {MARK} written by `baton setup --git`, removed by `baton setup --git --uninstall`.\n\
@@ -216,11 +227,19 @@ fn script(launch: &GuardLaunch) -> String {
             shell_quote(value)
         ));
     }
-    text.push_str(&format!(
-        "{} --project {} hook pre-commit </dev/null\n",
+    let guard = format!(
+        "{} --project {} hook pre-commit </dev/null",
         shell_quote(&launch.baton.display().to_string()),
         shell_quote(&launch.project)
-    ));
+    );
+    match below {
+        // In a subshell, so that the hook it keeps runs where git runs hooks.
+        Some(workspace) => text.push_str(&format!(
+            "(cd {} 2>/dev/null; exec {guard})\n",
+            shell_quote(&workspace.display().to_string())
+        )),
+        None => text.push_str(&format!("{guard}\n")),
+    }
     text.push_str(
         "status=$?\n\
          if [ \"$status\" -eq 1 ]; then exit 1; fi\n\
@@ -244,9 +263,10 @@ mod tests {
         let launch = GuardLaunch {
             baton: PathBuf::from("/opt/my tools/baton"),
             project: "app".to_string(),
+            workspace: None,
             settings: vec![("BATON_HOME", "/home/u/it's".to_string())],
         };
-        let text = script(&launch);
+        let text = script(&launch, None);
         assert!(text.starts_with("#!/bin/sh\n"));
         assert!(
             text.contains("BATON_HOME=${BATON_HOME:-'/home/u/it'\\''s'}; export BATON_HOME\n"),
@@ -255,6 +275,11 @@ mod tests {
         assert!(
             text.contains("'/opt/my tools/baton' --project app hook pre-commit </dev/null\n"),
             "{text}"
+        );
+        let below = script(&launch, Some(Path::new("/src/repo/web")));
+        assert!(
+            below.contains("(cd /src/repo/web 2>/dev/null; exec '/opt/my tools/baton' --project"),
+            "{below}"
         );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(HOOK);

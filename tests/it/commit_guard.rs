@@ -426,3 +426,38 @@ fn review_outside_a_repository_names_nothing() {
         shown.stdout
     );
 }
+
+#[test]
+fn a_workspace_inside_the_repository_is_guarded_by_its_own_paths() {
+    let env = TestEnv::new();
+    let root = env.root.path().join("mono");
+    repository(&env, &root);
+    let app = root.join("app");
+    fs::create_dir_all(app.join("src")).unwrap();
+    fs::write(app.join("src/x.rs"), "x\n").unwrap();
+    env.init_project("", "app", &app);
+    let installed = env.run_in(&app, "", &["setup", "--git"]);
+    assert!(
+        installed.ok().contains("mono/.git/hooks/pre-commit"),
+        "{}",
+        installed.stdout
+    );
+    env.run_in(&app, "codex", &["reserve", "src/x.rs"]).ok();
+
+    git(&env, &root, &["add", "app/src/x.rs"], &[]).ok();
+    let refused = commit(&env, &root, Some("claude"));
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("baton: src/x.rs is reserved by codex"),
+        "named as the workspace names it: {}",
+        refused.stderr
+    );
+    git(&env, &root, &["reset", "-q"], &[]).ok();
+    // src/lib.rs of the repository is not the workspace's src/… at all.
+    change(&env, &root, "src/lib.rs");
+    let free = commit(&env, &root, Some("claude"));
+    free.ok();
+    assert_eq!(batons_lines(&free), Vec::<&str>::new(), "{}", free.stderr);
+}

@@ -8,7 +8,7 @@ use crate::board::scope::{self, Pattern};
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::git;
-use crate::text::inline;
+use crate::text::{self, inline};
 
 /// The most paths a review names outside its scope; the rest are counted.
 const MOST_NAMED: usize = 50;
@@ -22,10 +22,14 @@ impl Session {
         if action.kind() != ActionKind::Review {
             return action;
         }
-        let Some(line) = self.outside_scope(id) else {
+        let Some((mut line, count)) = self.outside_scope(id) else {
             return action;
         };
         let note = action.text().trim_end();
+        // A note near the cap on long text leaves the paths counted rather than named.
+        if note.len() + 1 + line.len() > text::LONG_TEXT_LIMIT {
+            line = format!("outside its scope: {count} changed paths");
+        }
         let text = match note.is_empty() {
             true => line,
             false => format!("{note}\n{line}"),
@@ -33,8 +37,9 @@ impl Session {
         Action::new(ActionKind::Review, text)
     }
 
-    /// The line naming what changed outside the scope of task `id`, if anything did.
-    fn outside_scope(&self, id: TaskId) -> Option<String> {
+    /// The line naming what changed outside the scope of task `id`, and how many paths it
+    /// names or counts, if anything did.
+    fn outside_scope(&self, id: TaskId) -> Option<(String, usize)> {
         let workspace = self.project.workspace.as_deref()?.canonicalize().ok()?;
         let board = self.board().ok()?;
         let touches = &board.head(id)?.touches;
@@ -50,7 +55,7 @@ impl Session {
         let root = root.canonicalize().unwrap_or(root);
         let changed = git::rebase(git::changed(&workspace)?, &root, &workspace);
         let outside = scope::uncovered(&scope, &changed);
-        (!outside.is_empty()).then(|| outside_words(&outside))
+        (!outside.is_empty()).then(|| (outside_words(&outside), outside.len()))
     }
 }
 

@@ -57,6 +57,8 @@ pub struct Board {
     in_id_order: bool,
     /// Who holds which patterns of the workspace (SPEC section 18.2), in the order taken.
     reservations: Vec<Reservation>,
+    /// Their patterns, read once for every question asked of them until they change.
+    reserved_patterns: OnceLock<Arc<[scope::Pattern]>>,
 }
 
 /// The tasks of a board that a store read and has not decoded: the board keeps each one's
@@ -184,6 +186,7 @@ impl Board {
             duplicated: Vec::new(),
             in_id_order: true,
             reservations: Vec::new(),
+            reserved_patterns: OnceLock::new(),
         }
     }
 
@@ -207,6 +210,7 @@ impl Board {
             duplicated,
             in_id_order,
             reservations: Vec::new(),
+            reserved_patterns: OnceLock::new(),
         }
     }
 

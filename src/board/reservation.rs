@@ -6,6 +6,8 @@
 //! Pure: the time and the lengths are handed in. Expired reservations count for nothing from
 //! the moment they expire, and the next change of the board drops them.
 
+use std::sync::OnceLock;
+
 use chrono::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +113,19 @@ impl Board {
     /// The reservations as a store read them (board order kept).
     pub fn set_reservations(&mut self, reservations: Vec<Reservation>) {
         self.reservations = reservations;
+        self.reserved_patterns = OnceLock::new();
+    }
+
+    /// Each reservation with its pattern read (once, until they change).
+    fn with_patterns(&self) -> impl Iterator<Item = (&Reservation, &Pattern)> {
+        let patterns = self.reserved_patterns.get_or_init(|| {
+            self.reservations
+                .iter()
+                .map(Reservation::parsed)
+                .collect::<Vec<_>>()
+                .into()
+        });
+        self.reservations.iter().zip(patterns.iter())
     }
 
     /// The reservations that hold at `now`.
@@ -129,10 +144,11 @@ impl Board {
         exclusive_only: bool,
         now: Timestamp,
     ) -> Vec<&'a Reservation> {
-        self.live_reservations(now)
-            .filter(|reservation| reservation.agent != agent)
-            .filter(|reservation| reservation.exclusive || !exclusive_only)
-            .filter(|reservation| reservation.parsed().overlaps(pattern))
+        self.with_patterns()
+            .filter(|(reservation, _)| reservation.is_live(now) && reservation.agent != agent)
+            .filter(|(reservation, _)| reservation.exclusive || !exclusive_only)
+            .filter(|(_, theirs)| theirs.overlaps(pattern))
+            .map(|(reservation, _)| reservation)
             .collect()
     }
 
@@ -144,18 +160,15 @@ impl Board {
         {
             return None;
         }
-        let others: Vec<&Reservation> = self
-            .live_reservations(now)
-            .filter(|reservation| *reservation.agent != *task.to)
-            .collect();
-        if others.is_empty() {
-            return None;
-        }
+        let mut others = self
+            .with_patterns()
+            .filter(|(reservation, _)| reservation.is_live(now) && *reservation.agent != *task.to)
+            .peekable();
+        others.peek()?;
         let scope = scope_of(&task.touches);
-        others.into_iter().find(|reservation| {
-            let theirs = reservation.parsed();
-            scope.iter().any(|mine| mine.overlaps(&theirs))
-        })
+        others
+            .find(|(_, theirs)| scope.iter().any(|mine| mine.overlaps(theirs)))
+            .map(|(reservation, _)| reservation)
     }
 
     /// Reserves `patterns` for `agent`, all or nothing: refused, naming every holder, when
@@ -179,6 +192,7 @@ impl Board {
             return Err(Conflicts(conflicts));
         }
         self.drop_expired(now);
+        self.reserved_patterns = OnceLock::new();
         let expires_at = grant.lasts.map(|lasts| now.plus(lasts));
         let mut taken = Vec::new();
         for pattern in patterns {
@@ -268,10 +282,14 @@ impl Board {
     }
 
     fn take_reservations(&mut self, ends: impl Fn(&Reservation) -> bool) -> Vec<Reservation> {
+        if !self.reservations.iter().any(&ends) {
+            return Vec::new();
+        }
         let (ended, kept) = std::mem::take(&mut self.reservations)
             .into_iter()
             .partition(|reservation| ends(reservation));
         self.reservations = kept;
+        self.reserved_patterns = OnceLock::new();
         ended
     }
 

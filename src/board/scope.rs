@@ -150,6 +150,9 @@ impl Pattern {
         match (&self.kind, &other.kind) {
             (Kind::Resource, Kind::Resource) => self.text == other.text,
             (Kind::Path(mine), Kind::Path(theirs)) => {
+                if literally_apart(mine, theirs) {
+                    return false;
+                }
                 // One matches a path, the other that path or one under it.
                 let under = |segments: &[Segment]| {
                     let mut longer = segments.to_vec();
@@ -168,6 +171,28 @@ impl fmt::Display for Pattern {
         // A participant's words: shown as SPEC section 10 says.
         write!(f, "{}", inline(&self.text))
     }
+}
+
+/// Whether two path patterns name different literal components at the same depth before
+/// either reaches a glob or ends: then no path is touched under both (`held/a1/f.rs` and
+/// `work/**` part at their first component). Cheap, and never wrong: it answers only where
+/// the full comparison would say no overlap, and leaves every other pair to it.
+fn literally_apart(mine: &[Segment], theirs: &[Segment]) -> bool {
+    for (a, b) in mine.iter().zip(theirs) {
+        match (a, b) {
+            (Segment::Glob(a), Segment::Glob(b)) if is_literal(a) && is_literal(b) => {
+                if a != b {
+                    return true;
+                }
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+fn is_literal(tokens: &[Token]) -> bool {
+    tokens.iter().all(|token| matches!(token, Token::Char(_)))
 }
 
 /// Whether any of `mine` overlaps any of `theirs`: the pairs that do, in order.

@@ -6,6 +6,8 @@ use proptest::prelude::*;
 
 use super::Board;
 use super::action::ActionKind;
+use super::reservation::Grant;
+use super::scope::Pattern;
 use super::task::{Priority, Status, Task, TaskId};
 use super::transition::Action;
 use crate::time::Timestamp;
@@ -20,6 +22,15 @@ pub enum Step {
         to: usize,
         review: bool,
         after: Option<usize>,
+        /// The patterns of [`PATTERNS`] it touches, as bits.
+        touches: u8,
+    },
+    /// A reservation by hand of one of [`PATTERNS`], or its end.
+    Reserve {
+        agent: usize,
+        pattern: usize,
+        shared: bool,
+        minutes: Option<i64>,
     },
     Act {
         actor: usize,
@@ -32,19 +43,43 @@ pub enum Step {
     },
 }
 
+/// What the tasks of a random history touch and its agents reserve: some overlapping.
+pub const PATTERNS: [&str; 6] = [
+    "src/**",
+    "src/a.rs",
+    "docs/",
+    "port:1",
+    "src/b/*.rs",
+    "*.md",
+];
+
 pub fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (
             0..4usize,
             0..4usize,
             any::<bool>(),
-            proptest::option::of(0..8usize)
+            proptest::option::of(0..8usize),
+            prop_oneof![Just(0u8), any::<u8>()],
         )
-            .prop_map(|(from, to, review, after)| Step::Send {
+            .prop_map(|(from, to, review, after, touches)| Step::Send {
                 from,
                 to,
                 review,
-                after
+                after,
+                touches,
+            }),
+        (
+            0..4usize,
+            0..PATTERNS.len(),
+            any::<bool>(),
+            proptest::option::of(1..90i64)
+        )
+            .prop_map(|(agent, pattern, shared, minutes)| Step::Reserve {
+                agent,
+                pattern,
+                shared,
+                minutes,
             }),
         (0..4usize, 0..8usize, 0..11usize, 0..4usize).prop_map(|(actor, task, action, target)| {
             Step::Act {
@@ -89,6 +124,7 @@ pub fn take(board: &mut Board, step: Step, now: &mut Timestamp) {
             to,
             review,
             after,
+            touches,
         } => {
             let after = after
                 .filter(|index| *index < board.len())
@@ -96,7 +132,36 @@ pub fn take(board: &mut Board, step: Step, now: &mut Timestamp) {
                 .map(|head| vec![head.id])
                 .unwrap_or_default();
             new_task(board, AGENTS[from], AGENTS[to], review, after, *now);
+            let touches: Vec<String> = PATTERNS
+                .iter()
+                .enumerate()
+                .filter(|(bit, _)| touches & (1 << bit) != 0)
+                .map(|(_, pattern)| pattern.to_string())
+                .collect();
+            let id = TaskId(board.next_id - 1);
+            let _ = board.modify(id, |task| task.touches = touches);
         }
+        Step::Reserve {
+            agent,
+            pattern,
+            shared,
+            minutes,
+        } => match minutes {
+            Some(minutes) => {
+                let grant = Grant {
+                    task: None,
+                    lasts: Some(Duration::minutes(minutes)),
+                    exclusive: !shared,
+                    reason: None,
+                };
+                let pattern =
+                    Pattern::parse(PATTERNS[pattern]).unwrap_or_else(|_| Pattern::everything());
+                let _ = board.reserve(AGENTS[agent], &[pattern], &grant, *now);
+            }
+            None => {
+                board.unreserve(AGENTS[agent], Some(&[PATTERNS[pattern].to_string()]));
+            }
+        },
         Step::Act {
             actor,
             task,

@@ -76,16 +76,51 @@ proptest! {
                         if waiting_on.iter().any(|(_, status)| matches!(status, Status::Failed | Status::Canceled)) {
                             // It can never start as sent: its sender decides.
                             Some(task.from.as_str())
-                        } else if waiting_on.is_empty() {
-                            Some(task.to.as_str())
-                        } else {
+                        } else if !waiting_on.is_empty() {
                             None
+                        } else if held_by_another(&board, task, now) {
+                            // Held: what it touches is another agent's for now.
+                            None
+                        } else {
+                            Some(task.to.as_str())
                         }
                     }
                     _ => None,
                 };
                 prop_assert_eq!(holders.first().copied(), expected, "{} {}", task.id, task.status);
             }
+
+            // No two agents hold overlapping patterns unless both share them.
+            let live: Vec<_> = board.live_reservations(now).collect();
+            for (index, one) in live.iter().enumerate() {
+                for other in &live[index + 1..] {
+                    if one.agent != other.agent && one.parsed().overlaps(&other.parsed()) {
+                        prop_assert!(!one.exclusive && !other.exclusive, "{:?} and {:?}", one, other);
+                    }
+                }
+            }
+            // What a claim reserved belongs to an open task of the same agent.
+            for reservation in board.reservations() {
+                if let Some(id) = reservation.task {
+                    let task = board.task(id).unwrap().expect("its task is on the board");
+                    prop_assert!(task.status.is_open(), "{:?} of {}", reservation, task.status);
+                    prop_assert_eq!(&task.to, &reservation.agent);
+                }
+            }
         }
     }
+}
+
+/// Whether a live reservation of an agent other than `task`'s assignee overlaps what it
+/// touches: worked out here from the patterns, apart from [`Board::held_by`].
+fn held_by_another(board: &Board, task: &Task, now: Timestamp) -> bool {
+    board.reservations().iter().any(|reservation| {
+        reservation.is_live(now)
+            && reservation.agent != task.to
+            && task.touches.iter().any(|mine| {
+                scope::Pattern::parse(mine)
+                    .unwrap()
+                    .overlaps(&reservation.parsed())
+            })
+    })
 }

@@ -312,8 +312,17 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
                 all: args.all,
                 ..BoardFilter::default()
             })?;
+            // Who holds what, under the table (the JSON stays the list of tasks:
+            // `reservations --json` lists them).
+            let held = match as_json {
+                true => Vec::new(),
+                false => desk.reservations(false)?,
+            };
             output::emit(as_json, &views, |views| {
-                render::board_table(&project, views, time::now())
+                let now = time::now();
+                let mut text = render::board_table(&project, views, now);
+                text.push_str(&super::reserve::held_under_board(&held, now));
+                text
             });
         }
         BoardCommand::Inbox(args) => {

@@ -18,8 +18,10 @@ use baton::time::{self, Timestamp};
 #[derive(Debug, Subcommand)]
 pub enum ReserveCommand {
     /// Reserve paths or resources for a while: nobody else changes them meanwhile
-    #[command(after_help = "Examples:\n  baton reserve 'src/date/**,Cargo.lock' --for 1h \
-                            --reason 'date rewrite'\n  baton reserve port:3000 --shared")]
+    #[command(
+        after_help = "Examples:\n  baton reserve 'src/date/**,Cargo.lock' --for 1h \
+                            --reason 'date rewrite'\n  baton reserve port:3000 --shared"
+    )]
     Reserve(ReserveArgs),
     /// End your reservations (or, as the coordinator or a human, another agent's)
     Unreserve(UnreserveArgs),
@@ -53,14 +55,19 @@ pub struct ReserveArgs {
 #[derive(Debug, Args)]
 pub struct UnreserveArgs {
     /// Comma-separated patterns, as they were reserved
-    #[arg(value_delimiter = ',', value_name = "PATTERNS", required_unless_present = "all")]
+    #[arg(
+        value_delimiter = ',',
+        value_name = "PATTERNS",
+        required_unless_present = "all"
+    )]
     pub patterns: Vec<String>,
     /// All of them
     #[arg(long, conflicts_with = "patterns")]
     pub all: bool,
-    /// Another agent's reservations (the project's coordinator or a human); it is told
-    #[arg(long, value_name = "NAME")]
-    pub agent: Option<String>,
+    /// Another agent's reservations (the project's coordinator or a human); it is told.
+    /// (Its own id: `agent` is the global `--as`.)
+    #[arg(long = "agent", id = "holder", value_name = "NAME")]
+    pub holder: Option<String>,
     #[command(flatten)]
     pub wake: super::NoWake,
 }
@@ -94,14 +101,12 @@ pub fn run(context: &Context, command: ReserveCommand) -> Result<i32, Error> {
                 shared: args.shared,
                 reason: args.reason,
             })?;
-            output::emit(as_json, &reserved, |reserved| {
-                taken(reserved, time::now())
-            });
+            output::emit(as_json, &reserved, |reserved| taken(reserved, time::now()));
         }
         ReserveCommand::Unreserve(args) => {
             let ended = desk.unreserve(UnreserveAsk {
                 patterns: (!args.all).then_some(args.patterns),
-                agent: args.agent,
+                agent: args.holder,
             })?;
             output::emit(as_json, &ended, ended_words);
             super::wake::report(&ended.woken);
@@ -142,7 +147,10 @@ fn relative(workspace: Option<&Path>, path: &str) -> Result<String, Error> {
     scope::relative_to(root, given)
         .or_else(|| {
             let canonical = |path: &Path| path.canonicalize().ok();
-            scope::relative_to(&canonical(root)?, &canonical(given.parent()?)?.join(given.file_name()?))
+            scope::relative_to(
+                &canonical(root)?,
+                &canonical(given.parent()?)?.join(given.file_name()?),
+            )
         })
         .ok_or_else(outside)
 }
@@ -158,7 +166,11 @@ fn until(reservation: &Reservation, now: Timestamp) -> String {
 fn taken(reserved: &Reserved, now: Timestamp) -> String {
     let mut text = String::new();
     for reservation in &reserved.reservations {
-        let kind = if reservation.exclusive { "" } else { " (shared)" };
+        let kind = if reservation.exclusive {
+            ""
+        } else {
+            " (shared)"
+        };
         let _ = writeln!(
             text,
             "reserved {}{kind}: {}",
@@ -169,7 +181,7 @@ fn taken(reserved: &Reserved, now: Timestamp) -> String {
     text
 }
 
-fn ended_words(ended: &Reserved) -> String {
+pub(super) fn ended_words(ended: &Reserved) -> String {
     let mut text = String::new();
     for reservation in &ended.reservations {
         let _ = writeln!(
@@ -198,6 +210,18 @@ fn ended_words(ended: &Reserved) -> String {
     text
 }
 
+/// Who holds what, under the board's table: nothing while nobody holds anything.
+pub(super) fn held_under_board(held: &[Reservation], now: Timestamp) -> String {
+    match held.is_empty() {
+        true => String::new(),
+        false => format!("\nreserved:\n{}", indented(&table(held, now))),
+    }
+}
+
+fn indented(text: &str) -> String {
+    text.lines().map(|line| format!("  {line}\n")).collect()
+}
+
 fn table(held: &[Reservation], now: Timestamp) -> String {
     if held.is_empty() {
         return "nobody holds a reservation".to_string();
@@ -208,7 +232,11 @@ fn table(held: &[Reservation], now: Timestamp) -> String {
             .task
             .map(|task| format!(" for {task}"))
             .unwrap_or_default();
-        let kind = if reservation.exclusive { "" } else { ", shared" };
+        let kind = if reservation.exclusive {
+            ""
+        } else {
+            ", shared"
+        };
         let reason = reservation
             .reason
             .as_deref()

@@ -9,10 +9,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{
-    ActBody, Holding, Reserved as ReservedAnswer, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
-    CoordinatorBody, HookBody, InboxQuery, LogQuery, LoggedOut, Mail, MessageBody, MessagesQuery,
-    NoBody, OfferedQuery, PathsBody, ProfileBody, Project, ReservationsQuery, Reservation, ReserveAsk,
-    Route, SendBody, Sent, TaskIds, TaskView, TextBody, UnreserveAsk, WakeOutcome, route,
+    ActBody, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
+    CoordinatorBody, Holding, HookBody, InboxQuery, LogQuery, LoggedOut, Mail, MessageBody,
+    MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody, Project, Reservation,
+    ReservationsQuery, ReserveAsk, Reserved as ReservedAnswer, Route, SendBody, Sent, TaskIds,
+    TaskView, TextBody, UnreserveAsk, WakeOutcome, route,
 };
 use crate::session::hook_answer::Answer as HookAnswer;
 

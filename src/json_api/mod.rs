@@ -16,11 +16,11 @@ use crate::time::Timestamp;
 
 pub use crate::activity::ActivityRecord;
 pub use crate::board::new_task::NewTask as SendBody;
+pub use crate::board::reservation::Reservation;
 pub use crate::project::Project;
 pub use crate::registry::AgentRecord;
-pub use crate::session::{AgentMatrix, Changed, Inbox, InboxLook, Mail, Sent, TaskView};
-pub use crate::board::reservation::Reservation;
 pub use crate::session::reservations::{Holding, ReserveAsk, Reserved, UnreserveAsk};
+pub use crate::session::{AgentMatrix, Changed, Inbox, InboxLook, Mail, Sent, TaskView};
 pub use crate::wake::WakeOutcome;
 pub use endpoint::{Endpoint, Method, Reading};
 

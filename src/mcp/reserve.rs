@@ -2,12 +2,17 @@
 //! `reservations`, a router of their own added to the server's.
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::schemars::{self, JsonSchema};
+use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
 use rmcp::{tool, tool_router};
 use serde::Deserialize;
 
 use super::{BatonServer, ProjectArgs, TaskNumber, ToolResult, text_schema};
 use crate::session::reservations::{ReserveAsk, UnreserveAsk};
+
+/// A number that may be left out, as a plain schema (no `null`, no `format`).
+fn whole_number(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "integer", "minimum": 1 })
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReserveArgs {
@@ -15,9 +20,11 @@ pub struct ReserveArgs {
     pub patterns: Vec<String>,
     /// Your task it is for
     #[serde(default)]
+    #[schemars(schema_with = "whole_number")]
     pub task: Option<TaskNumber>,
     /// How long, in minutes (default: the project's lease; at most 7 days)
     #[serde(default)]
+    #[schemars(schema_with = "whole_number")]
     pub minutes: Option<u64>,
     /// Let others hold it shared too
     #[serde(default)]
@@ -31,9 +38,12 @@ pub struct ReserveArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct UnreserveArgs {
-    /// The patterns as reserved; all of yours when left out
+    /// The patterns as reserved
     #[serde(default)]
-    pub patterns: Option<Vec<String>>,
+    pub patterns: Vec<String>,
+    /// All of them instead
+    #[serde(default)]
+    pub all: bool,
     /// Another agent's (coordinator or human only)
     #[serde(default)]
     #[schemars(schema_with = "text_schema")]
@@ -66,10 +76,10 @@ impl BatonServer {
             .await
     }
 
-    #[tool(description = "End your reservations (all, or the patterns named).")]
+    #[tool(description = "End your reservations: the patterns named, or all.")]
     async fn unreserve(&self, Parameters(args): Parameters<UnreserveArgs>) -> ToolResult {
         let ask = UnreserveAsk {
-            patterns: args.patterns,
+            patterns: (!args.all).then_some(args.patterns),
             agent: args.agent.filter(|agent| !agent.is_empty()),
         };
         let report_wake = self.report_wake;

@@ -24,9 +24,9 @@ use crate::error::{Error, Result};
 use crate::home::Home;
 use crate::json_api::endpoint::{self, Endpoint};
 use crate::json_api::{
-    Holding, PathsBody, Reservation, ReservationsQuery, ReserveAsk, Reserved, UnreserveAsk,
-    ActBody, AgentQuery, BoardQuery, CoordinatorBody, HookBody, InboxQuery, LogQuery, MessageBody,
-    MessagesQuery, NoBody, OfferedQuery, ProfileBody, TaskIds, TextBody,
+    ActBody, AgentQuery, BoardQuery, CoordinatorBody, Holding, HookBody, InboxQuery, LogQuery,
+    MessageBody, MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody, Reservation,
+    ReservationsQuery, ReserveAsk, Reserved, TaskIds, TextBody, UnreserveAsk,
 };
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
@@ -508,7 +508,8 @@ impl Desk for RemoteDesk {
 
     fn reservations(&self, mine: bool) -> Result<Vec<Reservation>> {
         let query = ReservationsQuery { mine };
-        self.hub.call::<endpoint::Reservations>(&[&self.id()?], &query)
+        self.hub
+            .call::<endpoint::Reservations>(&[&self.id()?], &query)
     }
 
     fn reserved(&self, paths: &[String]) -> Result<Vec<Holding>> {

@@ -21,11 +21,11 @@ use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::json_api::{
-    Holding, PathsBody, Reservation, ReservationsQuery, ReserveAsk, Reserved, UnreserveAsk,
     ActBody, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
-    CoordinatorBody, ErrorBody, HookBody, Inbox, InboxQuery, LogQuery, LoggedOut, Mail,
-    MessageBody, MessagesQuery, NoBody, OfferedQuery, Page, ProfileBody, Project, SendBody, Sent,
-    TaskIds, TaskView, TextBody, WakeOutcome, Whoami, endpoint, route,
+    CoordinatorBody, ErrorBody, Holding, HookBody, Inbox, InboxQuery, LogQuery, LoggedOut, Mail,
+    MessageBody, MessagesQuery, NoBody, OfferedQuery, Page, PathsBody, ProfileBody, Project,
+    Reservation, ReservationsQuery, ReserveAsk, Reserved, SendBody, Sent, TaskIds, TaskView,
+    TextBody, UnreserveAsk, WakeOutcome, Whoami, endpoint, route,
 };
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};

@@ -171,6 +171,12 @@ impl Session {
             ));
         }
         if let Some(patterns) = &ask.patterns {
+            if patterns.is_empty() {
+                return Err(Error::invalid_with_hint(
+                    "unreserve needs the patterns to end, or all of them",
+                    "e.g. `baton unreserve 'src/date/**'` or `baton unreserve --all`",
+                ));
+            }
             for pattern in patterns {
                 text::check_line(LineField::Pattern, pattern)?;
             }
@@ -211,7 +217,9 @@ impl Session {
         };
         if holder != actor {
             let draft = ended_for_you(&actor, &holder, &answer.reservations);
-            let written = self.hub.append_mail(self.project_id(), self.now, vec![draft])?;
+            let written = self
+                .hub
+                .append_mail(self.project_id(), self.now, vec![draft])?;
             answer.notifications = written
                 .iter()
                 .map(|message| Arrival::of(message, &message.to, &self.project.id))

@@ -48,6 +48,7 @@ mod postgres_store;
 mod projects;
 mod remote;
 mod remote_attacks;
+mod reservations;
 mod serve;
 mod serve_attacks;
 mod setup;

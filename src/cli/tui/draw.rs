@@ -51,12 +51,14 @@ pub const KEYS: &[(&str, &str)] = &[
     ("f", "finished: show, hide"),
     ("n", "send a task"),
     ("m", "message (or @all)"),
+    ("U", "end what holds a task"),
 ];
 
 /// The marks a task row carries in one character each, and what they mean (the help
 /// lists them).
 pub const MARKS: &[(char, &str)] = &[
     ('#', "blocked by unfinished tasks"),
+    ('~', "held: what it touches is taken"),
     ('!', "stalled: its lease ran out"),
     ('?', "handed over, unseen for 5 min"),
     ('>', "waits on someone but the assignee"),

@@ -28,6 +28,7 @@ use ratatui::crossterm::event::{self, Event as TerminalEvent};
 use baton::board::task::Priority;
 use baton::error::Error;
 use baton::mail::{Marking, MessageType};
+use baton::session::reservations::UnreserveAsk;
 use baton::session::{BoardFilter, Desk, NewTask};
 use baton::text::inline;
 
@@ -154,6 +155,14 @@ fn carry_out(app: &mut App, desk: &dyn Desk, effect: Effect) {
             Ok(_) => return,
             Err(error) => Err(error),
         },
+        Effect::Unreserve { agent, pattern } => {
+            let mine = app.agent.as_deref() == Some(agent.as_str());
+            desk.unreserve(UnreserveAsk {
+                patterns: Some(vec![pattern]),
+                agent: (!mine).then_some(agent),
+            })
+            .map(|ended| first_line(&super::reserve::ended_words(&ended)))
+        }
         Effect::Nothing | Effect::Quit => return,
     };
     match outcome {

@@ -79,6 +79,11 @@ pub enum Effect {
     },
     /// The messages shown count as read, up to and including this one.
     MarkRead(u64),
+    /// End `agent`'s reservation of `pattern`, which holds the selected task back.
+    Unreserve {
+        agent: String,
+        pattern: String,
+    },
 }
 
 /// How far PageUp and PageDown move.
@@ -396,6 +401,7 @@ impl App {
             KeyCode::Char(digit @ '1'..='6') => {
                 self.show(Pane::ALL[digit as usize - '1' as usize]);
             }
+            KeyCode::Char('U') => return self.end_hold(),
             KeyCode::Char('n') => self.ask(Prompt {
                 choices: self.names(None, false),
                 ..Prompt::new(Purpose::SendTo)
@@ -407,6 +413,25 @@ impl App {
             _ => {}
         }
         Effect::Nothing
+    }
+
+    /// `U`: ends the reservation that holds the selected task back (the holder's own, or
+    /// the coordinator's or a human's for another agent: the hub refuses anyone else).
+    fn end_hold(&mut self) -> Effect {
+        let held = self
+            .selected_view()
+            .map(|view| (view.task.id, view.held_by.clone()));
+        match held {
+            Some((_, Some(holder))) => Effect::Unreserve {
+                agent: holder.agent,
+                pattern: holder.pattern,
+            },
+            Some((id, None)) => {
+                self.notify(format!("{id} is held by no reservation"), true);
+                Effect::Nothing
+            }
+            None => Effect::Nothing,
+        }
     }
 
     /// ↑↓: through the list, or the rows of the view that scrolls.
@@ -570,5 +595,31 @@ mod tests {
         assert_eq!(app.unread_to_mark(), Some(Effect::MarkRead(4)));
         assert_eq!(app.unread_to_mark(), None);
         assert_eq!(app.unread_count(), 0);
+    }
+
+    #[test]
+    fn u_ends_the_reservation_that_holds_the_selected_task() {
+        let mut held = view(2, Status::Pending, "docs");
+        held.held_by = Some(
+            serde_json::from_value(serde_json::json!({
+                "id": 1, "pattern": "src/**", "agent": "codex", "task": 1, "exclusive": true,
+                "created_at": baton::time::now().to_string(), "expires_at": null,
+            }))
+            .expect("a reservation"),
+        );
+        let mut app = app_as("boss", vec![view(1, Status::Working, "parser"), held]);
+        app.select(TaskId(1));
+        assert_eq!(app.on_key(key(KeyCode::Char('U'))), Effect::Nothing);
+        assert!(app.notice.as_ref().is_some_and(|notice| notice.is_error));
+        app.select(TaskId(2));
+        assert_eq!(
+            app.on_key(key(KeyCode::Char('U'))),
+            Effect::Unreserve {
+                agent: "codex".into(),
+                pattern: "src/**".into(),
+            }
+        );
+        let screen = crate::cli::tui::draw::screen(&app, 100, 20);
+        assert!(screen.contains("~"), "{screen}");
     }
 }

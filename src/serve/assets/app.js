@@ -395,11 +395,57 @@ function marks(task) {
   if (task.blocked_by && task.blocked_by.length) {
     found.push(['blocked', 'blocked by ' + task.blocked_by.map((id) => 'T-' + id).join(', ')]);
   }
+  if (task.held_by) found.push(['held', 'held: ' + holding(task.held_by)]);
   if (task.stalled) found.push(['stalled', 'stalled']);
   if (isUnseen(task)) found.push(['unseen', 'unseen ' + age(task.delivery.since)]);
   if (task.turn && task.reason !== 'assigned') found.push(['turn', 'waiting for ' + line(task.turn)]);
   if (task.archived) found.push(['archived', 'archived']);
   return found.map(([kind, text]) => el('span', { class: 'mark mark-' + kind, 'data-mark': kind }, text));
+}
+
+/** A reservation as the CLI names it: `src/date/** by codex (T-3)`. */
+function holding(reservation) {
+  return line(reservation.pattern) + ' by ' + line(reservation.agent) +
+    (reservation.task ? ' (T-' + reservation.task + ')' : '');
+}
+
+/** How long a reservation still holds. */
+function holdsFor(reservation) {
+  if (reservation.expires_at) {
+    const minutes = Math.max(0, Math.round((Date.parse(reservation.expires_at) - Date.now()) / 60000));
+    return minutes + 'm left';
+  }
+  return reservation.task ? 'while T-' + reservation.task + ' is worked on' : 'until ended';
+}
+
+/**
+ * Who holds what, each with a button that ends it: the holder's own, or (as the project's
+ * coordinator or a human of it) another agent's, who is told; the server refuses anyone else.
+ */
+function renderReservations(reservations) {
+  const items = (reservations || []).map((reservation) => el('li', {
+    'data-reservation': reservation.id, 'data-agent': reservation.agent,
+  },
+  el('span', { class: 'pattern' }, holding(reservation)),
+  el('span', { class: 'none' }, ' ' + (reservation.exclusive ? '' : 'shared, ') + holdsFor(reservation) +
+    (reservation.reason ? ': ' + line(reservation.reason) : '')),
+  el('button', { type: 'button', class: 'end-reservation', 'data-agent': reservation.agent,
+    'data-pattern': reservation.pattern }, 'End')));
+  $('#reservations').replaceChildren(...items);
+  $('#reservations-none').hidden = items.length > 0;
+}
+
+async function endReservation(button) {
+  try {
+    await api('POST', projectPath('/reservations/end'), {
+      agent: button.dataset.agent === state.me ? null : button.dataset.agent,
+      patterns: [button.dataset.pattern],
+    });
+    showError('#reservations-error', null);
+  } catch (error) {
+    showError('#reservations-error', error);
+  }
+  refresh();
 }
 
 function card(task) {
@@ -606,6 +652,9 @@ function renderTask(task) {
       field('turn', task.turn ? line(task.turn) + ' (' + line(task.reason) + ')' : null),
       field('after', (task.after || []).map((id) => 'T-' + id).join(', ')),
       field('blocked by', (task.blocked_by || []).map((id) => 'T-' + id).join(', ')),
+      field('held', task.held_by ? holding(task.held_by) : null),
+      field('touches', (task.touches || []).map((pattern) => line(pattern)).join(', ')),
+      field('reserved', (task.reservations || []).map((reservation) => line(reservation.pattern)).join(', ')),
       field('skill', task.skill ? line(task.skill) : null),
       field('created', when(task.created_at)),
       field('updated', when(task.updated_at)),
@@ -712,6 +761,8 @@ async function refresh() {
     if (state.view === 'board') {
       const tasks = await api('GET', projectPath('/board' + (state.showFinished ? '?all=true' : '')));
       if (current()) renderBoard(tasks);
+      const reservations = await api('GET', projectPath('/reservations'));
+      if (current()) renderReservations(reservations);
     } else if (state.view === 'inbox') {
       renderInbox(inbox);
     } else if (state.view === 'messages') {
@@ -983,13 +1034,17 @@ function wire() {
   }
   $('#project').addEventListener('change', () => {
     state.project = $('#project').value;
-    for (const list of ['#columns', '#finished', '#agents tbody', '#agent-problems', '#activity',
+    for (const list of ['#columns', '#finished', '#reservations', '#agents tbody', '#agent-problems', '#activity',
       '#inbox-tasks', '#inbox-messages', '#messages']) {
       $(list).replaceChildren();
     }
     closeTask();
     remember();
     refresh();
+  });
+  $('#reservations').addEventListener('click', (event) => {
+    const button = event.target.closest('button.end-reservation');
+    if (button) endReservation(button);
   });
   $('#toggle-finished').addEventListener('click', () => {
     state.showFinished = !state.showFinished;

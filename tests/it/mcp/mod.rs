@@ -5,6 +5,7 @@
 
 mod life;
 mod raw;
+mod reserve;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -18,7 +19,7 @@ use serde_json::Value;
 use crate::common::TestEnv;
 
 /// Every tool the server must offer, and nothing else (no wake registration).
-const TOOLS: [&str; 17] = [
+const TOOLS: [&str; 20] = [
     "agents",
     "answer",
     "approve",
@@ -33,9 +34,12 @@ const TOOLS: [&str; 17] = [
     "reassign",
     "release",
     "request_changes",
+    "reservations",
+    "reserve",
     "review",
     "send",
     "show",
+    "unreserve",
 ];
 
 /// A `baton mcp` process and the rmcp client session talking to it.

@@ -342,3 +342,94 @@ fn a_corrupt_project_shows_its_error_and_the_page_keeps_working() {
         true
     );
 }
+
+#[test]
+fn held_work_and_its_holder_show_and_the_human_ends_a_reservation_from_the_page() {
+    let Some(hub) = logged_in() else {
+        return;
+    };
+    let Hub { env, browser, .. } = &hub;
+    env.register(&["codex", "gemini"]);
+    // The human sends first, and so coordinates the project.
+    let first = env.send(
+        "human",
+        "codex",
+        "Fix the date parser",
+        &["--touches", "src/date/**", "--no-wake"],
+    );
+    let held = env.send(
+        "human",
+        "gemini",
+        "Document dates",
+        &["--touches", "src/date/api.rs", "--no-wake"],
+    );
+    env.run("codex", &["claim", &first.to_string()]).ok();
+    env.run(
+        "codex",
+        &[
+            "reserve",
+            "docs/**",
+            "--for",
+            "2h",
+            "--reason",
+            "<b>docs</b>",
+        ],
+    )
+    .ok();
+    let mark = wait_for(
+        browser,
+        "the held mark on the waiting card",
+        "const mark = document.querySelector(`[data-task=\"${arguments[0]}\"] [data-mark=held]`); \
+         return mark && mark.textContent",
+        &[json!(held)],
+    );
+    assert_eq!(mark, "held: src/date/** by codex (T-1)");
+    let listed = wait_for(
+        browser,
+        "both reservations listed",
+        "const items = [...document.querySelectorAll('#reservations li')]; \
+         return items.length === 2 && items.map((item) => item.textContent)",
+        &[],
+    );
+    let listed = listed.to_string();
+    assert!(listed.contains("src/date/** by codex (T-1)"), "{listed}");
+    // The reason is an agent's text: shown as text, never as markup.
+    assert!(listed.contains("<b>docs</b>"), "{listed}");
+    let deadline = Instant::now() + PAGE_DEADLINE;
+    browser.click(&format!("[data-task=\"{first}\"]"), deadline);
+    wait_for(
+        browser,
+        "the claimed task's reservations on its page",
+        "const field = document.querySelector('[data-field=reserved]'); \
+         return field && field.textContent === 'src/date/**'",
+        &[],
+    );
+    // The human ends codex's claim reservation: the held task goes to gemini.
+    browser.click("#close-task", deadline);
+    browser.click(
+        "#reservations li[data-agent=codex] button[data-pattern=\"src/date/**\"]",
+        deadline,
+    );
+    until_hub("gemini's inbox to hold the freed task", || {
+        let ids = env.inbox_ids("gemini");
+        if ids == vec![held] {
+            Ok(())
+        } else {
+            Err(format!("{ids:?}"))
+        }
+    });
+    let mail = env.run("codex", &["--json", "messages"]).json();
+    assert!(
+        mail["messages"][0]["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("human ended your reservations of src/date/**"),
+        "{mail}"
+    );
+    wait_for(
+        browser,
+        "one reservation left",
+        "return document.querySelectorAll('#reservations li').length === 1",
+        &[],
+    );
+}

@@ -210,6 +210,8 @@ pub(super) fn mark(view: &TaskView, now: Timestamp) -> char {
     let task = &view.task;
     if !view.blocked_by.is_empty() {
         '#'
+    } else if view.held_by.is_some() {
+        '~'
     } else if view.stalled {
         '!'
     } else if task.status.is_open()

@@ -165,7 +165,13 @@ pub fn install(
             // A rename keeps the hook's bytes and mode, and uninstall's rename back too.
             fs::rename(&hook, &chained).map_err(StoreError::io(&hook))?;
         }
-        atomic::replace_user_file(&hook, script.as_bytes(), 0o755)?;
+        if let Err(error) = atomic::replace_user_file(&hook, script.as_bytes(), 0o755) {
+            // The hook that was there goes back where git runs it.
+            if change == GuardChange::Chained {
+                let _ = fs::rename(&chained, &hook);
+            }
+            return Err(error.into());
+        }
         manifest.remember(&hook, change == GuardChange::Installed, &[], &made);
         Ok(())
     })?;

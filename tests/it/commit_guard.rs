@@ -294,6 +294,9 @@ fn the_guard_goes_where_core_hooks_path_says_git_looks() {
     let dir = env.project_beside("", "app");
     repository(&env, &dir);
     git(&env, &dir, &["config", "core.hooksPath", ".githooks"], &[]).ok();
+    let dry = env.run_in(&dir, "", &["setup", "--git", "--dry-run"]);
+    assert!(dry.ok().contains("would install"), "{}", dry.stdout);
+    assert!(!dir.join(".githooks").exists(), "a dry run writes nothing");
     let installed = env.run_in(&dir, "", &["setup", "--git"]);
     assert!(
         installed.ok().contains(".githooks/pre-commit"),

@@ -45,6 +45,8 @@ struct Definition {
     /// The plugin file setup installs for a client whose hooks are plugins, which run
     /// `baton hook` themselves and read its answers in baton's own shape.
     plugin: Option<ClientPlugin>,
+    /// How the client shows baton a tool call before it edits files (SPEC 18.3).
+    edit_guard: EditGuard,
     /// The headless command that wakes the agent; the supervisor appends the prompt.
     wake: &'static [WakeWord],
     /// Wake commands earlier batons' setup registered, replaced when setup runs again.
@@ -89,6 +91,70 @@ pub struct ClientPlugin {
     /// The plugin itself.
     pub source: &'static str,
 }
+
+/// How a client lets `baton hook pre-edit` see a tool call before the tool edits files, and
+/// how it takes a refusal (SPEC 18.3). Checked in the installed clients: CLIENTS.md,
+/// "Before a tool edits files".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EditGuard {
+    /// The client's event before a tool runs (`PreToolUse`, `BeforeTool`); for a client
+    /// whose hooks are baton's plugin, the plugin's hook.
+    pub event_name: &'static str,
+    /// The tools it lets baton see, and where their input names the paths they change.
+    pub tools: &'static [EditTool],
+    /// How the hook says no.
+    pub deny: DenyShape,
+}
+
+/// A tool that edits files, and where its input (`tool_input`) names what it changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EditTool {
+    pub name: &'static str,
+    pub paths: PathsAt,
+}
+
+/// Where a tool's input names the paths it changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathsAt {
+    /// The first of these string fields that is there: one path.
+    Field(&'static [&'static str]),
+    /// This field holds a patch in the `apply_patch` format, which names its files on its
+    /// `*** Add File:`, `*** Update File:`, `*** Delete File:` and `*** Move to:` lines.
+    Patch(&'static str),
+}
+
+/// How a client takes the pre-edit hook's refusal on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DenyShape {
+    /// `{"hookSpecificOutput":{"hookEventName":…,"permissionDecision":"deny",
+    /// "permissionDecisionReason":…}}` (Claude Code, Codex).
+    PermissionDecision,
+    /// `{"decision":"deny","reason":…}` (Gemini CLI).
+    Decision,
+    /// `{"deny":…}`, which baton's plugin throws as an Error whose message the model reads.
+    Plugin,
+}
+
+/// Claude Code's tools that edit files: Edit and Write name `file_path` (absolute),
+/// NotebookEdit `notebook_path`; MultiEdit is in older versions' lists.
+const CLAUDE_EDIT_TOOLS: &[EditTool] = &[
+    EditTool {
+        name: "Edit",
+        paths: PathsAt::Field(&["file_path"]),
+    },
+    EditTool {
+        name: "Write",
+        paths: PathsAt::Field(&["file_path"]),
+    },
+    EditTool {
+        name: "MultiEdit",
+        paths: PathsAt::Field(&["file_path"]),
+    },
+    EditTool {
+        name: "NotebookEdit",
+        paths: PathsAt::Field(&["notebook_path", "file_path"]),
+    },
+];
 
 /// A hook's time limit, in the unit the client's configuration counts in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,6 +206,11 @@ const DEFINITIONS: [Definition; 4] = [
         default_strengths: "careful multi-file changes, refactoring, code review, tests",
         hooks: Some(CLAUDE_CODE_HOOKS),
         plugin: None,
+        edit_guard: EditGuard {
+            event_name: "PreToolUse",
+            tools: CLAUDE_EDIT_TOOLS,
+            deny: DenyShape::PermissionDecision,
+        },
         // `--allowedTools` takes any number of values: without the `--` it swallows the
         // prompt, and `claude -p` stops with "Input must be provided".
         wake: &[
@@ -171,6 +242,16 @@ const DEFINITIONS: [Definition; 4] = [
             ..CLAUDE_CODE_HOOKS
         }),
         plugin: None,
+        // Its file edits go through `apply_patch`, whose input is the raw patch with paths
+        // relative to `cwd`. Edits by shell commands reach the hook only as command text.
+        edit_guard: EditGuard {
+            event_name: "PreToolUse",
+            tools: &[EditTool {
+                name: "apply_patch",
+                paths: PathsAt::Patch("command"),
+            }],
+            deny: DenyShape::PermissionDecision,
+        },
         // Its sandbox lets a shell command write only in the workspace and /tmp: the hub,
         // where `baton claim` writes, is added, or the agent could change nothing.
         wake: &[
@@ -206,6 +287,21 @@ const DEFINITIONS: [Definition; 4] = [
             windows_shell: HookShell::PowerShell,
         }),
         plugin: None,
+        // `file_path` may be relative to `cwd`, as the model wrote it.
+        edit_guard: EditGuard {
+            event_name: "BeforeTool",
+            tools: &[
+                EditTool {
+                    name: "write_file",
+                    paths: PathsAt::Field(&["file_path"]),
+                },
+                EditTool {
+                    name: "replace",
+                    paths: PathsAt::Field(&["file_path"]),
+                },
+            ],
+            deny: DenyShape::Decision,
+        },
         // Headless in a folder the user has not trusted it exits at once (55), and the
         // wake runs in the project's workspace, where the user bound baton to work.
         wake: &[
@@ -228,6 +324,26 @@ const DEFINITIONS: [Definition; 4] = [
             file_name: "baton.js",
             source: include_str!("../hooks/opencode/baton.js"),
         }),
+        // The plugin's `tool.execute.before` runs before every tool, with no matcher: it
+        // asks baton about these tools alone (setup writes their names into the plugin).
+        edit_guard: EditGuard {
+            event_name: "tool.execute.before",
+            tools: &[
+                EditTool {
+                    name: "edit",
+                    paths: PathsAt::Field(&["filePath"]),
+                },
+                EditTool {
+                    name: "write",
+                    paths: PathsAt::Field(&["filePath"]),
+                },
+                EditTool {
+                    name: "apply_patch",
+                    paths: PathsAt::Patch("patchText"),
+                },
+            ],
+            deny: DenyShape::Plugin,
+        },
         wake: &[Word("opencode"), Word("run"), Word("--")],
         former_wakes: &[&["opencode", "run"]],
     },
@@ -275,6 +391,11 @@ impl Client {
     /// (or it has none).
     pub fn plugin(self) -> Option<&'static ClientPlugin> {
         self.definition().plugin.as_ref()
+    }
+
+    /// How the client shows `baton hook pre-edit` a tool call before it edits files.
+    pub fn edit_guard(self) -> &'static EditGuard {
+        &self.definition().edit_guard
     }
 
     /// Whether the client runs `baton hook`: through shell hooks, or through baton's plugin.
@@ -354,6 +475,23 @@ impl ClientHooks {
     }
 }
 
+impl EditGuard {
+    /// The `EVENT` of `baton hook EVENT` that guards edits.
+    pub const EVENT: &'static str = "pre-edit";
+
+    /// The matcher of the tools that edit files, as the client's settings write it (a
+    /// regular expression, `Edit|Write`): the tools' names, each exactly.
+    pub fn matcher(&self) -> String {
+        let names: Vec<&str> = self.tools.iter().map(|tool| tool.name).collect();
+        names.join("|")
+    }
+
+    /// The tool called `name`, when it is one the guard looks at.
+    pub fn tool(&self, name: &str) -> Option<&'static EditTool> {
+        self.tools.iter().find(|tool| tool.name == name)
+    }
+}
+
 impl HookEvent {
     /// In the order of [`ClientHooks`]' event names.
     pub const ALL: [HookEvent; 3] = [HookEvent::SessionStart, HookEvent::Prompt, HookEvent::Stop];
@@ -414,6 +552,29 @@ mod tests {
         for (name, event) in cases {
             assert_eq!(HookEvent::from_name(name), event, "{name}");
         }
+    }
+
+    #[test]
+    fn each_edit_guard_matches_the_tools_clients_md_names() {
+        let matchers = Client::ALL.map(|client| client.edit_guard().matcher());
+        assert_eq!(
+            matchers,
+            [
+                "Edit|Write|MultiEdit|NotebookEdit",
+                "apply_patch",
+                "write_file|replace",
+                "edit|write|apply_patch"
+            ]
+        );
+        assert_eq!(
+            Client::Codex
+                .edit_guard()
+                .tool("apply_patch")
+                .unwrap()
+                .paths,
+            PathsAt::Patch("command")
+        );
+        assert_eq!(Client::Claude.edit_guard().tool("Bash"), None);
     }
 
     #[test]

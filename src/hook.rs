@@ -8,6 +8,8 @@
 //! turn: an error becomes a short note in the answer ([`note`]), in the shape the client
 //! parses.
 
+pub mod edit;
+
 use std::path::PathBuf;
 
 use serde_json::{Value, json};

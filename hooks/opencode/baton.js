@@ -12,6 +12,9 @@
 //   (`baton hook stop`), at most as many times in a row as baton's stop hooks allow: the
 //   hook is told when the last turn was the plugin's own re-prompt, as a client's stop
 //   hook is told that a stop hook is already active.
+// - Before a tool edits files (the tools in the wiring's `editTools`), `baton hook
+//   pre-edit` is asked; an edit of a path another agent reserved is refused by throwing
+//   baton's reason, which the model reads as the tool's result.
 // - While opencode runs, `baton hook follow` announces the live session and prints a line
 //   per hand-over to the agent; an idle session is then prompted with its inbox.
 //
@@ -157,6 +160,19 @@ export function batonHooks({ client, directory }, wiring = WIRING) {
   };
 
   const hooks = {
+    "tool.execute.before": async (input, output) => {
+      const tool = input && input.tool;
+      if (!tool || !Array.isArray(wiring.editTools) || !wiring.editTools.includes(tool)) return;
+      const call = JSON.stringify({
+        cwd: directory || process.cwd(),
+        session_id: input.sessionID,
+        tool_name: tool,
+        tool_input: (output && output.args) || {},
+      });
+      const out = await runBaton(wiring, ["hook", "pre-edit", "--client", "opencode"], call, directory);
+      const answer = parseAnswer(out);
+      if (answer && typeof answer.deny === "string") throw new Error(answer.deny);
+    },
     "experimental.chat.system.transform": async (input, output) => {
       const id = input && input.sessionID;
       const state = id ? session(id) : null;

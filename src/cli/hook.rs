@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use baton::client::{Client, HookEvent};
+use baton::client::{Client, EditGuard, HookEvent};
 use baton::error::Error;
 use baton::hook::{self, Answer};
 use baton::session::{ASK_OVER_EVERY, LOOK_AGAIN_EVERY, Push, Pushed};
@@ -17,9 +17,16 @@ use baton::store::StoreError;
 
 use super::Context;
 
+mod pre_edit;
+
 /// The most of stdin a hook reads. A client's hook JSON is a few hundred bytes; a prompt
 /// pasted whole may be large, but nothing past the `cwd` matters here.
 const STDIN_LIMIT: usize = 1024 * 1024;
+
+/// The most of stdin `hook pre-edit` reads: a tool call carries what it writes (a whole
+/// file for Write), and the path may come after it. A larger call is not read to its end
+/// and is let through, said on stderr.
+const EDIT_STDIN_LIMIT: usize = 32 * 1024 * 1024;
 
 /// How long a hook waits for the end of stdin. A client that leaves stdin open has sent all
 /// it will send long before this.
@@ -34,7 +41,8 @@ const ANSWER_BY: Duration = Duration::from_millis(1800);
 #[derive(Debug, Args)]
 pub struct HookArgs {
     /// When the client runs the hook: session-start, prompt or stop (or the client's own
-    /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent)
+    /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent), or
+    /// pre-edit, before a tool edits files
     pub event: String,
     /// The client running it, whose answer format to use: claude, codex, gemini or opencode
     /// (whose plugin runs it)
@@ -49,12 +57,15 @@ pub fn run(context: &Context, args: HookArgs) -> i32 {
     if args.event == FOLLOW {
         return run_follow(context, &args);
     }
+    if args.event == EditGuard::EVENT {
+        return pre_edit::run(context, args.client.as_deref());
+    }
     let started = Instant::now();
     // Refused before stdin is read: nothing the client sends could make the hook useful.
     let Ok((event, client)) = event_and_client(&args) else {
         return run_unknown(&args);
     };
-    let input = hook::HookInput::parse(&read_client_input());
+    let input = hook::HookInput::parse(&read_client_input(STDIN_LIMIT));
     let desk = context.hook_desk(input.cwd.clone());
     // The desk works on a thread of its own, so that the hook answers by its deadline
     // whatever the store does; one still waiting then is left to the process's exit, which
@@ -241,7 +252,7 @@ fn answer_with(answer: &str) -> i32 {
 fn event_and_client(args: &HookArgs) -> Result<(HookEvent, Client), String> {
     let event = HookEvent::from_name(&args.event).ok_or_else(|| {
         format!(
-            "unknown hook event {:?}: expected session-start, prompt or stop",
+            "unknown hook event {:?}: expected session-start, prompt, stop or pre-edit",
             args.event
         )
     })?;
@@ -257,11 +268,11 @@ fn event_and_client(args: &HookArgs) -> Result<(HookEvent, Client), String> {
     Ok((event, client))
 }
 
-/// The client's hook JSON from stdin: up to [`STDIN_LIMIT`] bytes, read until the end of
-/// stdin, one whole JSON object, or [`STDIN_DEADLINE`], whichever comes first. A client
-/// that sends its JSON and keeps stdin open is answered at once; one that sends nothing
-/// and keeps it open, after the deadline.
-fn read_client_input() -> String {
+/// The client's hook JSON from stdin: up to `limit` bytes, read until the end of stdin, one
+/// whole JSON object, or [`STDIN_DEADLINE`], whichever comes first. A client that sends its
+/// JSON and keeps stdin open is answered at once; one that sends nothing and keeps it open,
+/// after the deadline.
+fn read_client_input(limit: usize) -> String {
     let stdin = std::io::stdin();
     // Run by hand from a terminal, there is no client JSON to wait for.
     if stdin.is_terminal() {
@@ -291,9 +302,9 @@ fn read_client_input() -> String {
     // Ends at the deadline, or when the reader ends (end of stdin, or an error).
     while let Ok(chunk) = receiver.recv_timeout(deadline.saturating_duration_since(Instant::now()))
     {
-        let room = STDIN_LIMIT - input.len();
+        let room = limit - input.len();
         input.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if input.len() == STDIN_LIMIT || is_whole_object(&input) {
+        if input.len() == limit || is_whole_object(&input) {
             break;
         }
     }

@@ -310,6 +310,74 @@ pub(super) fn check_dependencies(inspection: &Inspection<'_>) -> Vec<Check> {
     checks
 }
 
+/// The reservations of each board (SPEC section 18.2) make sense: each pattern reads, and
+/// one a claim took belongs to an open task of its holder. A board edited by hand may break
+/// either: a pattern that does not read holds the whole workspace (so nothing is let in by
+/// mistake), and a claim's reservation whose task ended holds until it is ended by hand.
+pub(super) fn check_reservations(inspection: &Inspection<'_>) -> Vec<Check> {
+    const NAME: &str = "reservations";
+    let projects = inspection.project_ids();
+    let now = crate::time::now();
+    let mut checks = Vec::new();
+    let mut held = 0;
+    for id in &projects {
+        let (shown, read) = inspection.board(id);
+        let Ok(Some(board)) = read else {
+            continue;
+        };
+        let project = if projects.len() > 1 {
+            format!("{id}: ")
+        } else {
+            String::new()
+        };
+        for reservation in board.live_reservations(now) {
+            held += 1;
+            let pattern = crate::text::inline(&reservation.pattern);
+            let agent = crate::text::inline(&reservation.agent);
+            if crate::board::scope::Pattern::parse(&reservation.pattern).is_err() {
+                checks.push(Check::warn(
+                    NAME,
+                    format!(
+                        "{project}{agent}'s reservation of `{pattern}` does not read as a \
+                         pattern, so it holds the whole workspace; end it with `baton \
+                         unreserve '{pattern}' --agent {agent}` or fix it in {shown}"
+                    ),
+                ));
+            }
+            let Some(task) = reservation.task else {
+                continue;
+            };
+            let open = board
+                .task(task)
+                .ok()
+                .flatten()
+                .is_some_and(|task| task.status.is_open() && task.to == reservation.agent);
+            if !open {
+                checks.push(Check::warn(
+                    NAME,
+                    format!(
+                        "{project}{agent} holds `{pattern}` for {task}, which is not an open \
+                         task of theirs; end it with `baton unreserve '{pattern}' --agent {agent}`"
+                    ),
+                ));
+            }
+        }
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            NAME,
+            match held {
+                0 => "nobody holds a reservation".to_string(),
+                _ => format!(
+                    "{} held, each of an open task or by hand",
+                    count(held, "reservation")
+                ),
+            },
+        ));
+    }
+    checks
+}
+
 /// `T-1 → T-2 → T-3 → T-1`; a circle of more than six tasks shortened, with its count.
 fn circle_text(circle: &[TaskId]) -> String {
     let Some(first) = circle.first() else {

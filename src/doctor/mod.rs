@@ -39,7 +39,7 @@ use agents::{
 use agreement::check_activity;
 use checks::{
     check_boards, check_dependencies, check_leftovers, check_locks, check_logs, check_names,
-    check_permissions, check_projects,
+    check_permissions, check_projects, check_reservations,
 };
 
 pub use agreement::disagreements;
@@ -222,6 +222,7 @@ pub const CHECKS: &[(CheckFn, Looks)] = &[
     (check_projects, Looks::AtTheHub),
     (check_boards, Looks::AtTheHub),
     (check_dependencies, Looks::AtTheHub),
+    (check_reservations, Looks::AtTheHub),
     (check_names, Looks::AtTheHub),
     (check_logs, Looks::AtTheHub),
     (check_activity, Looks::AtTheHub),

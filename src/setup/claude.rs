@@ -4,7 +4,7 @@
 
 use jsonc_parser::cst::CstInputValue;
 
-use crate::client::{Client, ClientHooks, HookEvent, HookShell};
+use crate::client::{Client, ClientHooks, HookShell};
 
 use super::command::Launch;
 use super::json::{command_hook_group, object, string_map, strings};
@@ -71,7 +71,8 @@ fn server_entry(launch: &Launch) -> CstInputValue {
 
 fn hook_group(
     launch: &Launch,
-    _event: HookEvent,
+    _event: &str,
+    matcher: Option<&str>,
     command: String,
     hooks: &ClientHooks,
 ) -> CstInputValue {
@@ -79,5 +80,5 @@ fn hook_group(
     // the line is written for PowerShell, so the hook says so.
     let shell = (launch.platform.hook_shell(Client::Claude) == HookShell::PowerShell)
         .then_some("powershell");
-    command_hook_group(command, None, shell, hooks)
+    command_hook_group(matcher, command, None, shell, hooks)
 }

@@ -41,18 +41,22 @@ pub(super) fn layout(env: &Environment) -> Layout {
         config_dir,
         notes: vec![format!(
             "Codex runs hooks only once you trust them: start `codex`, open /hooks and trust \
-             baton's {start}, {prompt} and {stop} hooks (setup does not do that for you)"
+             baton's {start}, {prompt}, {stop} and {guard} hooks (setup does not do that for \
+             you; until then Codex skips them without a word, and baton's {guard} hook cannot \
+             stop an edit of a path another agent reserved)",
+            guard = Client::Codex.edit_guard().event_name,
         )],
     }
 }
 
 fn hook_group(
     _launch: &Launch,
-    _event: HookEvent,
+    _event: &str,
+    matcher: Option<&str>,
     command: String,
     hooks: &ClientHooks,
 ) -> CstInputValue {
-    command_hook_group(command, None, None, hooks)
+    command_hook_group(matcher, command, None, None, hooks)
 }
 
 fn parse(path: &Path, text: Option<&str>) -> Result<DocumentMut> {

@@ -3,7 +3,7 @@
 
 use jsonc_parser::cst::CstInputValue;
 
-use crate::client::{ClientHooks, HookEvent};
+use crate::client::ClientHooks;
 
 use super::command::Launch;
 use super::json::{command_hook_group, object, string_map, strings};
@@ -73,10 +73,11 @@ fn server_entry(launch: &Launch) -> CstInputValue {
 /// the shell would, which comes to the same (the file keeps the name).
 fn hook_group(
     _launch: &Launch,
-    event: HookEvent,
+    event: &str,
+    matcher: Option<&str>,
     command: String,
     hooks: &ClientHooks,
 ) -> CstInputValue {
-    let name = format!("baton {}", event.name());
-    command_hook_group(command, Some(name), None, hooks)
+    let name = format!("baton {event}");
+    command_hook_group(matcher, command, Some(name), None, hooks)
 }

@@ -325,10 +325,12 @@ pub(super) fn object(members: Vec<(&str, CstInputValue)>) -> CstInputValue {
     )
 }
 
-/// A matcher group with no matcher, so that it runs for every source of the event, holding
-/// one command hook: its type, its `name` where the client shows one, the command, the
-/// `shell` for a client that lets a hook choose it, and the client's timeout, in that order.
+/// A matcher group holding one command hook: its type, its `name` where the client shows
+/// one, the command, the `shell` for a client that lets a hook choose it, and the client's
+/// timeout, in that order. With no `matcher` it runs for every source of the event; with
+/// one (`Edit|Write`), for those tools alone.
 pub(super) fn command_hook_group(
+    matcher: Option<&str>,
     command: String,
     name: Option<String>,
     shell: Option<&str>,
@@ -343,7 +345,12 @@ pub(super) fn command_hook_group(
         hook.push(("shell", shell.into()));
     }
     hook.push(("timeout", hooks.timeout.in_client_unit().into()));
-    object(vec![("hooks", CstInputValue::Array(vec![object(hook)]))])
+    let mut group = Vec::new();
+    if let Some(matcher) = matcher {
+        group.push(("matcher", matcher.into()));
+    }
+    group.push(("hooks", CstInputValue::Array(vec![object(hook)])));
+    object(group)
 }
 
 pub(super) fn strings(items: &[String]) -> CstInputValue {

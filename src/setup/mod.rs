@@ -53,7 +53,7 @@ use std::path::{Path, PathBuf};
 
 use jsonc_parser::cst::CstInputValue;
 
-use crate::client::{Client, ClientHooks, HookEvent};
+use crate::client::{Client, ClientHooks};
 use crate::error::{Result, SetupError};
 use crate::process::{self, ProgramLookup};
 
@@ -210,9 +210,10 @@ enum ServerSlot {
 struct HookSlot {
     /// A JSON file with a `hooks` object of events, each a list of matcher groups.
     file: PathBuf,
-    /// The matcher group for one event, around its command line; the client's names for the
-    /// events, and its hook timeout, come from [`Client::hooks`].
-    group: fn(&Launch, HookEvent, String, &ClientHooks) -> CstInputValue,
+    /// The matcher group for one event, around its command line: baton's name for the
+    /// event (`stop`, `pre-edit`), the tools it runs for (all when `None`), the command. The
+    /// client's names for the events, and its hook timeout, come from [`Client::hooks`].
+    group: fn(&Launch, &str, Option<&str>, String, &ClientHooks) -> CstInputValue,
 }
 
 /// A plugin file wholly setup's own, in the client's plugin directory (which other plugins

@@ -66,10 +66,17 @@ const FIRST_LINE: &str = "// baton's plugin for opencode";
 /// hub the agent is the token's: the wiring names the hub's URL and the variable the plugin
 /// gives baton the token from, never the token.
 fn plugin_text(launch: &Launch) -> String {
+    let edit_tools: Vec<&str> = Client::Opencode
+        .edit_guard()
+        .tools
+        .iter()
+        .map(|tool| tool.name)
+        .collect();
     let mut wiring = json!({
         "program": launch.baton.display().to_string(),
         "agent": launch.agent(),
         "home": launch.hub_home().map(|home| home.display().to_string()),
+        "editTools": edit_tools,
     });
     if let Some(store) = launch.store() {
         wiring["store"] = json!(store);
@@ -140,7 +147,7 @@ mod tests {
         let text = plugin_text(&launch);
         assert!(
             text.contains(
-                r#"const WIRING = {"agent":"oc","home":null,"program":"/opt/my \"tools\"/baton"};"#
+                r#"const WIRING = {"agent":"oc","editTools":["edit","write","apply_patch"],"home":null,"program":"/opt/my \"tools\"/baton"};"#
             ),
             "{text}"
         );
@@ -151,7 +158,7 @@ mod tests {
         let text = plugin_text(&launch);
         assert!(
             text.contains(
-                r#"const WIRING = {"agent":null,"home":null,"program":"/opt/my \"tools\"/baton","tokenEnv":"HUB_TOKEN","url":"http://hub:7878"};"#
+                r#"const WIRING = {"agent":null,"editTools":["edit","write","apply_patch"],"home":null,"program":"/opt/my \"tools\"/baton","tokenEnv":"HUB_TOKEN","url":"http://hub:7878"};"#
             ),
             "{text}"
         );

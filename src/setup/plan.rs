@@ -2,7 +2,7 @@
 //! now, the text wanted, and why) and the agent's registry record, computed by reading and
 //! writing nothing. A dry run shows the plan; [`super::run`] carries it out.
 
-use crate::client::{Client, ClientHooks, HookEvent};
+use crate::client::{Client, ClientHooks, EditGuard, HookEvent};
 use crate::error::{Result, SetupError};
 use crate::home::Home;
 use crate::registry;
@@ -219,9 +219,25 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
     if let Some(hooks) = &layout.hooks
         && let Some(client_hooks) = client.hooks()
     {
-        let commands: Result<Vec<String>> = HookEvent::ALL
+        let guard = client.edit_guard();
+        let commands: Result<Vec<HookLine>> = HookEvent::ALL
             .iter()
-            .map(|event| launch.hook_command(*event, client))
+            .map(|event| {
+                Ok(HookLine {
+                    baton_event: event.name(),
+                    client_event: client_hooks.event_name(*event),
+                    matcher: None,
+                    command: launch.hook_command(*event, client)?,
+                })
+            })
+            .chain(std::iter::once(launch.edit_guard_command(client).map(
+                |command| HookLine {
+                    baton_event: EditGuard::EVENT,
+                    client_event: guard.event_name,
+                    matcher: Some(guard.matcher()),
+                    command,
+                },
+            )))
             .collect();
         match commands {
             Ok(commands) => write_hooks(launch, hooks, client_hooks, commands, staging)?,
@@ -292,22 +308,42 @@ fn install(layout: &Layout, client: Client, launch: &Launch, staging: &mut Stagi
     Ok(())
 }
 
-/// Puts baton's hook for each event, running its line of `commands`, into the hooks file.
+/// One hook setup writes: baton's name for its event, the client's, the tools it runs for
+/// (every source of the event when `None`), and its command line.
+struct HookLine {
+    baton_event: &'static str,
+    client_event: &'static str,
+    matcher: Option<String>,
+    command: String,
+}
+
+/// Puts baton's hook for each of `lines` into the hooks file.
 fn write_hooks(
     launch: &Launch,
     hooks: &HookSlot,
     client_hooks: &ClientHooks,
-    commands: Vec<String>,
+    lines: Vec<HookLine>,
     staging: &mut Staging,
 ) -> Result<()> {
     let edit = staging.file(&hooks.file, Format::Json)?;
     let document = edit.document()?;
-    for (event, command) in HookEvent::ALL.into_iter().zip(commands) {
-        let client_event = client_hooks.event_name(event);
+    for line in lines {
+        let HookLine {
+            baton_event,
+            client_event,
+            matcher,
+            command,
+        } = line;
         let outcome = document.set_hook(
             "hooks",
             client_event,
-            (hooks.group)(launch, event, command.clone(), client_hooks),
+            (hooks.group)(
+                launch,
+                baton_event,
+                matcher.as_deref(),
+                command.clone(),
+                client_hooks,
+            ),
             &mut edit.created_keys,
         )?;
         if let Some(change) = describe_outcome(outcome, format!("hook {client_event}: {command}")) {

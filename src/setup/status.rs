@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::client::Client;
+use crate::client::{Client, HookEvent};
 use crate::error::Result;
 use crate::names::{self, NameKind};
 
@@ -72,7 +72,8 @@ impl ClientStatus {
         let wants_plugin = self.client.plugin().is_some();
         self.server
             && self.instructions
-            && (!wants_hooks || self.hooks.len() == 3)
+            // The inbox's three events, and the guard before an edit.
+            && (!wants_hooks || self.hooks.len() == HookEvent::ALL.len() + 1)
             && (!wants_plugin || self.plugin)
     }
 

@@ -19,6 +19,13 @@ prompt of `baton listen`, whose tools reach the hub over HTTP), its tool calls n
 X. It deals with one task per turn, then ends the turn, so that a second task is only done
 when something (a stop hook) makes the client go on.
 
+With `--edit PATH` (once or more) and `--edit-root DIR`, it plays a model that only edits
+files: it writes each PATH (relative to DIR) in turn with the client's own tool for writing a
+file (Claude Code's `Write`, Gemini CLI's `write_file`, opencode's `write`, Codex's
+`apply_patch` adding the file), `EDITED` and a newline, whatever the tool answered for the
+one before, then ends its turn. A test sees what the client told it of each in the next
+request.
+
 With `--delegate AGENT`, it plays a model that hands the user's work to another agent
 instead: where the client offers Gemini CLI's `invoke_agent` tool (its remote subagents,
 which `baton setup --a2a` writes), it calls it once with `agent_name` AGENT and the prompt
@@ -55,7 +62,16 @@ class Script:
     """What the model says: the result it reports and the question it asks."""
 
     def __init__(
-        self, result, question, route, baton, delegate=None, delegate_prompt="", delegate_answer=None
+        self,
+        result,
+        question,
+        route,
+        baton,
+        delegate=None,
+        delegate_prompt="",
+        delegate_answer=None,
+        edits=(),
+        edit_root=".",
     ):
         self.result = result
         self.question = question
@@ -64,6 +80,8 @@ class Script:
         self.delegate = delegate  # the subagent to hand the work to, if any
         self.delegate_prompt = delegate_prompt
         self.delegate_answer = delegate_answer  # what to answer the subagent's question with
+        self.edits = list(edits)  # the files to write, relative to edit_root
+        self.edit_root = edit_root
 
 
 # ----------------------------------------------------------------------------------------
@@ -137,6 +155,10 @@ def codex_events(body):
                 name = item["namespace"] + "__" + name
             events.append(("call", name, args))
         elif kind == "function_call_output":
+            events.append(("result", "\n".join(strings_in(item.get("output")))))
+        elif kind == "custom_tool_call":
+            events.append(("call", item.get("name", ""), {"input": item.get("input", "")}))
+        elif kind == "custom_tool_call_output":
             events.append(("result", "\n".join(strings_in(item.get("output")))))
     return events
 
@@ -344,10 +366,41 @@ def delegate(events, tools, script):
     return ("text", "The subagent answered: {}".format(results[-1] if results else "nothing"))
 
 
+# The clients' tools that write a whole file, and how each takes the path and the text.
+WRITERS = (
+    ("Write", lambda path, text: {"file_path": path, "content": text}),
+    ("write_file", lambda path, text: {"file_path": path, "content": text}),
+    ("write", lambda path, text: {"filePath": path, "content": text}),
+)
+
+
+def edit(events, tools, script):
+    """The next step of a model that writes each of `script.edits` once."""
+    writer = next((entry for entry in WRITERS if entry[0] in tools), None)
+    name = writer[0] if writer else "apply_patch"
+    if writer is None and name not in tools:
+        return ("text", "I have no tool to write a file; offered: {}".format(tools))
+    made = sum(1 for event in events if event[0] == "call" and event[1] == name)
+    if made >= len(script.edits):
+        return ("text", "I tried every edit.")
+    path = script.edits[made]
+    if writer:
+        whole = script.edit_root.rstrip("/") + "/" + path
+        return ("call", name, writer[1](whole, "EDITED\n"))
+    patch = "*** Begin Patch\n*** Add File: {}\n+EDITED\n*** End Patch\n".format(path)
+    return ("call", name, {CUSTOM_INPUT: patch})
+
+
+# A call of a freeform tool (Codex's apply_patch) carries its whole input under this key.
+CUSTOM_INPUT = "__custom_input"
+
+
 def decide(events, tools, script):
     """The next step: ("call", name, args) or ("text", words)."""
     if script.delegate and tools:
         return delegate(events, tools, script)
+    if script.edits and tools:
+        return edit(events, tools, script)
     with SHOWN_LOCK:
         SHOWN_ANSWERS.update(shown_answers(events))
     if not tools:
@@ -524,7 +577,15 @@ def claude_answer(step, stream, model, serial):
 
 def codex_answer(step, serial):
     response_id = "resp_{:04d}".format(serial)
-    if step[0] == "call":
+    if step[0] == "call" and CUSTOM_INPUT in step[2]:
+        item = {
+            "type": "custom_tool_call",
+            "id": "ctc_{:04d}".format(serial),
+            "call_id": "call_{:04d}".format(serial),
+            "name": step[1],
+            "input": step[2][CUSTOM_INPUT],
+        }
+    elif step[0] == "call":
         namespace, _, name = step[1].rpartition("__")
         item = {
             "type": "function_call",
@@ -710,6 +771,8 @@ def main():
     parser.add_argument("--delegate", help="hand the work to this subagent (Gemini's invoke_agent)")
     parser.add_argument("--delegate-prompt", default="", help="what to ask the subagent")
     parser.add_argument("--delegate-answer", help="what to answer the subagent's question with")
+    parser.add_argument("--edit", action="append", default=[], help="a file to write, in order")
+    parser.add_argument("--edit-root", default=".", help="the directory the edits are under")
     options = parser.parse_args()
     script = Script(
         options.result,
@@ -719,6 +782,8 @@ def main():
         options.delegate,
         options.delegate_prompt,
         options.delegate_answer,
+        options.edit,
+        options.edit_root,
     )
     server = Server(script, options.log)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -781,3 +781,41 @@ fn names_no_agent_may_have_fail_shown_escaped() {
         "a name's line break starts no line of the doctor's own: {text}"
     );
 }
+
+#[test]
+fn a_reservation_left_by_an_ended_task_or_unreadable_is_named_with_its_way_out() {
+    let env = TestEnv::new();
+    env.register(&["claude", "codex"]);
+    let id = env.send(
+        "claude",
+        "codex",
+        "Dates",
+        &["--touches", "src/date/**", "--no-wake"],
+    );
+    env.run("codex", &["claim", &id.to_string()]).ok();
+    doctor(&env).has("reservations", "ok", &["1 reservation held"]);
+    // By hand: the task marked completed, and a pattern that climbs out.
+    let path = "projects/default/board.json";
+    let mut board: Value = serde_json::from_str(&env.hub_text(path).unwrap()).unwrap();
+    board["tasks"][0]["status"] = "completed".into();
+    let mut climbing = board["reservations"][0].clone();
+    climbing["id"] = 2.into();
+    climbing["pattern"] = "../elsewhere".into();
+    climbing["task"] = Value::Null;
+    board["reservations"].as_array_mut().unwrap().push(climbing);
+    env.write_hub_text(path, &serde_json::to_string_pretty(&board).unwrap());
+    let report = doctor(&env);
+    report.has(
+        "reservations",
+        "warn",
+        &[
+            "codex holds `src/date/**` for T-1, which is not an open task of theirs",
+            "baton unreserve 'src/date/**' --agent codex",
+        ],
+    );
+    report.has(
+        "reservations",
+        "warn",
+        &["`../elsewhere` does not read as a pattern"],
+    );
+}

@@ -355,8 +355,8 @@ fn an_unknown_event_or_client_says_so_on_stderr_and_exits_zero() {
     let refusals = [
         (
             vec!["PreToolUse", "--client", "claude"],
-            "error: unknown hook event \"PreToolUse\": expected session-start, prompt or stop; \
-             this hook does nothing\n",
+            "error: unknown hook event \"PreToolUse\": expected session-start, prompt, stop or \
+             pre-edit; this hook does nothing\n",
         ),
         (
             vec!["stop"],

@@ -13,6 +13,7 @@ mod board_reads;
 mod channels;
 mod clients;
 mod clients_a2a;
+mod clients_guarded;
 // A Codex session in a pseudo-terminal, its daemon on a Unix socket: Unix.
 #[cfg(unix)]
 mod clients_pushed;
@@ -45,6 +46,7 @@ mod mcp_http;
 mod notify;
 mod opencode;
 mod postgres_store;
+mod pre_edit;
 mod projects;
 mod remote;
 mod remote_attacks;

@@ -155,6 +155,17 @@ impl Launch {
     /// The command line `client` runs for `event`, written for the shell it runs it with.
     /// Fails only for a cmd.exe line that cannot name the program, the hub home or the hub.
     pub fn hook_command(&self, event: HookEvent, client: Client) -> Result<String> {
+        self.hook_line(event.name(), client)
+    }
+
+    /// The command line of `client`'s hook before a tool edits files (`hook pre-edit`),
+    /// as [`Launch::hook_command`] writes the others.
+    pub fn edit_guard_command(&self, client: Client) -> Result<String> {
+        self.hook_line(crate::client::EditGuard::EVENT, client)
+    }
+
+    /// `baton hook EVENT --client CLIENT` for the shell `client` runs hooks with.
+    fn hook_line(&self, event: &str, client: Client) -> Result<String> {
         let shell = self.platform.hook_shell(client);
         let baton = self.baton.display().to_string();
         // What the program is told of the hub: its home here, or its URL and the token.
@@ -234,11 +245,7 @@ impl Launch {
         if let Some(agent) = self.agent() {
             command.push_str(&format!(" --as {agent}"));
         }
-        command.push_str(&format!(
-            " hook {} --client {}",
-            event.name(),
-            client.name()
-        ));
+        command.push_str(&format!(" hook {event} --client {}", client.name()));
         Ok(command)
     }
 }

@@ -41,7 +41,23 @@ fn claude_gets_server_hooks_skill_and_registration_and_keeps_the_rest() {
 
     let settings = machine.json(&machine.user().join(".claude/settings.json"));
     assert_eq!(settings["model"], "opus");
-    assert_eq!(hook_commands(&settings, "PreToolUse"), ["audit-bash"]);
+    // The guard before an edit joins the user's own hook of the event, for the tools that
+    // edit files alone.
+    assert_eq!(
+        hook_commands(&settings, "PreToolUse"),
+        [
+            "audit-bash".to_string(),
+            hook(&machine.env, "claude", "pre-edit", "claude")
+        ]
+    );
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][1]["matcher"],
+        "Edit|Write|MultiEdit|NotebookEdit"
+    );
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][1]["hooks"][0]["timeout"],
+        10
+    );
     assert_eq!(
         hook_commands(&settings, "Stop"),
         [
@@ -198,7 +214,17 @@ fn gemini_gets_trusted_server_and_millisecond_hooks_in_one_file_with_its_comment
             "trust": true
         })
     );
-    assert_eq!(hook_commands(&settings, "BeforeTool"), ["lint-it"]);
+    assert_eq!(
+        hook_commands(&settings, "BeforeTool"),
+        [
+            "lint-it".to_string(),
+            hook(&machine.env, "gemini", "pre-edit", "gemini")
+        ]
+    );
+    let guard = &settings["hooks"]["BeforeTool"][1];
+    assert_eq!(guard["matcher"], "write_file|replace");
+    assert_eq!(guard["hooks"][0]["name"], "baton pre-edit");
+    assert_eq!(guard["hooks"][0]["timeout"], 10_000, "milliseconds");
     for (event, baton_event) in [
         ("SessionStart", "session-start"),
         ("BeforeAgent", "prompt"),
@@ -267,6 +293,7 @@ fn opencode_follows_xdg_config_home_and_gets_the_plugin() {
         "agent": "opencode",
         "home": machine.env.home().display().to_string(),
         "program": baton(),
+        "editTools": ["edit", "write", "apply_patch"],
     });
     assert_eq!(
         text,

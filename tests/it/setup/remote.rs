@@ -134,7 +134,7 @@ fn remote_setup_gives_each_client_the_hub_s_url_and_the_token_s_variable_only() 
         fs::read_to_string(machine.xdg_config().join("opencode/plugins/baton.js")).unwrap();
     assert!(
         plugin.contains(&format!(
-            "const WIRING = {{\"agent\":null,\"home\":null,\"program\":{},\"tokenEnv\":\"HUB_TOKEN\",\"url\":\"{HUB}\"}};",
+            "const WIRING = {{\"agent\":null,\"editTools\":[\"edit\",\"write\",\"apply_patch\"],\"home\":null,\"program\":{},\"tokenEnv\":\"HUB_TOKEN\",\"url\":\"{HUB}\"}};",
             json!(baton())
         )),
         "{}",
@@ -460,7 +460,7 @@ fn doctor_says_a_remote_wired_client_is_wired_to_its_hub() {
             (
                 "ok".to_string(),
                 format!(
-                    "claude: {wired} · hooks SessionStart,UserPromptSubmit,Stop · instructions; \
+                    "claude: {wired} · hooks SessionStart,UserPromptSubmit,Stop,PreToolUse · instructions; \
                      $HUB_TOKEN is not set in this shell"
                 )
             ),

@@ -270,8 +270,12 @@ fn doctor_reports_which_clients_are_wired_and_what_is_amiss() {
     assert_eq!(
         clients(&machine),
         [
-            ok("claude: mcp as claude · hooks SessionStart,UserPromptSubmit,Stop · instructions"),
-            ok("codex: mcp as codex · hooks SessionStart,UserPromptSubmit,Stop · instructions"),
+            ok(
+                "claude: mcp as claude · hooks SessionStart,UserPromptSubmit,Stop,PreToolUse · instructions"
+            ),
+            ok(
+                "codex: mcp as codex · hooks SessionStart,UserPromptSubmit,Stop,PreToolUse · instructions"
+            ),
             ok("gemini: found, not wired (`baton setup --client gemini`)"),
             ok("opencode: mcp as opencode · plugin · instructions"),
         ]

@@ -205,19 +205,41 @@ pub fn overlapping<'a>(
         .collect()
 }
 
-/// The pattern that names the file `path` (relative to the workspace, as git names it) and
-/// nothing else: glob characters and a colon escaped, so that `a[1].rs` is not a class nor
-/// `port:3000` a resource, and `./` before a name that would read as absolute once escaped.
+/// The longest pattern a one-line field holds (`reserved` and `reserve` take no longer).
+const PATTERN_LIMIT: usize = 1024;
+
+/// The pattern that names `path` (relative to the workspace, as git and the clients name
+/// it) and nothing else: glob characters and a colon escaped, so that `a[1].rs` is not a
+/// class nor `port:3000` a resource; each character a pattern may not hold (a control
+/// character, a line break) as `?`, which matches it among others; `./` before a name that
+/// would read as absolute once escaped. A path too long for a pattern is named as the
+/// directory that holds it, which covers it.
 pub fn literal(path: &str) -> String {
     let mut text = String::with_capacity(path.len() + 2);
     for c in path.chars() {
-        if matches!(c, '\\' | '*' | '?' | '[' | ']' | ':') {
-            text.push('\\');
+        match c {
+            '\\' | '*' | '?' | '[' | ']' | ':' => {
+                text.push('\\');
+                text.push(c);
+            }
+            c if crate::text::is_hidden(c) => text.push('?'),
+            c => text.push(c),
         }
-        text.push(c);
     }
     if is_absolute(&text) {
         text.insert_str(0, "./");
+    }
+    while text.len() > PATTERN_LIMIT {
+        // At a character's start: a name may hold characters of several bytes.
+        let mut end = PATTERN_LIMIT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = text[..end].trim_end_matches('/');
+        text = match cut.rfind('/') {
+            Some(slash) => text[..=slash].to_string(),
+            None => "**".to_string(),
+        };
     }
     text
 }

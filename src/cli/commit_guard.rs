@@ -298,8 +298,8 @@ fn check(context: &Context) -> Verdict {
     }
 }
 
-/// Each path as the pattern that names it alone, beside the path; with how many cannot be
-/// named so (too long for a pattern, or a control character in them).
+/// Each path as the pattern that names it alone, beside the path; with how many a pattern
+/// still refuses (none that git names, as `literal` makes them).
 fn literals(paths: Vec<String>) -> (Vec<(String, String)>, usize) {
     let mut unreadable = 0;
     let mut asks = Vec::with_capacity(paths.len());

@@ -230,6 +230,9 @@ fn a_literal_names_its_path_alone() {
     }
     let star = Pattern::parse(&literal("*.md")).unwrap();
     assert!(!star.overlaps(&Pattern::parse("README.md").unwrap()));
+    // Too long, in characters of several bytes: cut at a character, to its directory.
+    let long = format!("{}/{}", "é".repeat(300), "ü".repeat(600));
+    assert_eq!(literal(&long), format!("{}/", "é".repeat(300)));
     let resource = Pattern::parse(&literal("port:3000")).unwrap();
     assert!(!resource.overlaps(&Pattern::parse("port:3000").unwrap()));
     assert!(resource.overlaps(&Pattern::parse("port*").unwrap()));

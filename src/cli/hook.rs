@@ -42,7 +42,7 @@ const ANSWER_BY: Duration = Duration::from_millis(1800);
 pub struct HookArgs {
     /// When the client runs the hook: session-start, prompt or stop (or the client's own
     /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent), or
-    /// pre-edit, before a tool edits files
+    /// pre-edit, before a tool edits files; pre-commit is git's, from `setup --git`
     pub event: String,
     /// The client running it, whose answer format to use: claude, codex, gemini or opencode
     /// (whose plugin runs it)

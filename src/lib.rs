@@ -22,6 +22,9 @@ pub mod error;
 /// Baton's files, whatever they hold: the one lock, atomic replacement, regular files only,
 /// what differs by platform, the text logs of unwatched processes.
 pub mod file;
+/// Asking the machine's `git` about a repository: its root, its hooks, what a commit
+/// changes and what changed since the last one.
+pub mod git;
 /// The hub home and where each file lives beneath it.
 pub mod home;
 /// Client hook events in, client hook answers out.

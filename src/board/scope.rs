@@ -205,6 +205,60 @@ pub fn overlapping<'a>(
         .collect()
 }
 
+/// The longest pattern a one-line field holds (`reserved` and `reserve` take no longer).
+const PATTERN_LIMIT: usize = 1024;
+
+/// The pattern that names `path` (relative to the workspace, as git and the clients name
+/// it) and nothing else: glob characters and a colon escaped, so that `a[1].rs` is not a
+/// class nor `port:3000` a resource; each character a pattern may not hold (a control
+/// character, a line break) as `?`, which matches it among others; `./` before a name that
+/// would read as absolute once escaped. A path too long for a pattern is named as the
+/// directory that holds it, which covers it.
+pub fn literal(path: &str) -> String {
+    let mut text = String::with_capacity(path.len() + 2);
+    for c in path.chars() {
+        match c {
+            '\\' | '*' | '?' | '[' | ']' | ':' => {
+                text.push('\\');
+                text.push(c);
+            }
+            c if crate::text::is_hidden(c) => text.push('?'),
+            c => text.push(c),
+        }
+    }
+    if is_absolute(&text) {
+        text.insert_str(0, "./");
+    }
+    while text.len() > PATTERN_LIMIT {
+        // At a character's start: a name may hold characters of several bytes.
+        let mut end = PATTERN_LIMIT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = text[..end].trim_end_matches('/');
+        text = match cut.rfind('/') {
+            Some(slash) => text[..=slash].to_string(),
+            None => "**".to_string(),
+        };
+    }
+    text
+}
+
+/// The paths of `paths` (files relative to the workspace) that no pattern of `scope`
+/// covers: a path is covered when some pattern overlaps it. A path that cannot be read as
+/// one (`..` in it, say) is covered by nothing.
+pub fn uncovered<'a>(scope: &[Pattern], paths: &'a [String]) -> Vec<&'a str> {
+    paths
+        .iter()
+        .filter(|path| {
+            Pattern::parse(&literal(path)).map_or(true, |path| {
+                !scope.iter().any(|pattern| pattern.overlaps(&path))
+            })
+        })
+        .map(String::as_str)
+        .collect()
+}
+
 /// `path` relative to `root` as a pattern names it (`/`-separated), when it lies under
 /// `root`; `None` when it does not. Pure: the caller resolves links where it must.
 pub fn relative_to(root: &std::path::Path, path: &std::path::Path) -> Option<String> {

@@ -42,7 +42,7 @@ const ANSWER_BY: Duration = Duration::from_millis(1800);
 pub struct HookArgs {
     /// When the client runs the hook: session-start, prompt or stop (or the client's own
     /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent), or
-    /// pre-edit, before a tool edits files
+    /// pre-edit, before a tool edits files; pre-commit is git's, from `setup --git`
     pub event: String,
     /// The client running it, whose answer format to use: claude, codex, gemini or opencode
     /// (whose plugin runs it)
@@ -51,6 +51,9 @@ pub struct HookArgs {
 }
 
 pub fn run(context: &Context, args: HookArgs) -> i32 {
+    if args.event == super::commit_guard::EVENT {
+        return super::commit_guard::run(context);
+    }
     if args.event == FOLLOW {
         return run_follow(context, &args);
     }
@@ -207,6 +210,9 @@ fn print_push(push: &Push) -> bool {
 /// Answers with a note when baton cannot start at all (a bad `BATON_HOME` or
 /// `BATON_LOCK_TIMEOUT`): the client shows it, and the hook still exits 0.
 pub fn refuse(args: &HookArgs, error: &Error) -> i32 {
+    if args.event == super::commit_guard::EVENT {
+        return super::commit_guard::refuse(error);
+    }
     let Ok((event, client)) = event_and_client(args) else {
         // An unknown event or client is said as `run` says it; the note has no format.
         return run_unknown(args);

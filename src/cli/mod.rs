@@ -5,6 +5,7 @@ mod agents;
 mod alerts;
 mod board;
 mod bridge;
+mod commit_guard;
 mod demo;
 mod doctor;
 mod hook;
@@ -114,7 +115,8 @@ pub enum Command {
     Messages(messages::MessagesCommand),
     #[command(flatten)]
     Reserve(reserve::ReserveCommand),
-    /// Answer an agent client's hook (session-start, prompt, stop); always exits 0
+    /// Answer an agent client's hook (session-start, prompt, stop, pre-edit), which always
+    /// exits 0, or git's pre-commit (`setup --git`), which exits 1 to refuse the commit
     Hook(hook::HookArgs),
     #[command(flatten)]
     Wake(wake::WakeCommand),

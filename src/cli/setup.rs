@@ -40,7 +40,15 @@ project is --project ID, else the hub's only one. A Gemini CLI session then hand
 agent NAME with its invoke_agent tool (agent_name baton-NAME): the prompt arrives as a task
 (first line the subject), and the agent's result is the tool's answer. Run it again when
 agents come or go; --uninstall removes the files.
-  baton setup --client gemini --url http://10.0.0.5:7878 --token-env BATON_TOKEN --a2a")]
+  baton setup --client gemini --url http://10.0.0.5:7878 --token-env BATON_TOKEN --a2a
+
+Commit guard: --git [DIR] installs a pre-commit hook in the git repository at DIR (default:
+the project's workspace), where git looks for hooks (core.hooksPath when set). It refuses an
+agent's commit (BATON_AGENT set) of a path another agent has reserved, naming path, holder
+and task; a person's commit goes through with one warning line, and so does any commit when
+the store or the hub at BATON_URL cannot be reached. A hook that was there runs after it;
+--git --uninstall puts it back as it was.
+  baton setup --git")]
 pub struct SetupArgs {
     /// Wire this client: claude, codex, gemini, opencode (repeat, or separate with commas)
     #[arg(long = "client", value_name = "CLIENT", value_delimiter = ',', value_parser = parse_client)]
@@ -76,6 +84,15 @@ pub struct SetupArgs {
     /// over A2A
     #[arg(long, requires = "url")]
     pub a2a: bool,
+    /// Install baton's commit guard, a pre-commit hook, in the git repository at DIR
+    /// (default: the project's workspace); with --uninstall, take it out
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        conflicts_with_all = ["clients", "auto", "url", "listen_service", "a2a"]
+    )]
+    pub git: Option<Option<PathBuf>>,
 }
 
 fn parse_client(text: &str) -> Result<Client, String> {
@@ -84,6 +101,9 @@ fn parse_client(text: &str) -> Result<Client, String> {
 }
 
 pub fn run(context: &Context, args: SetupArgs) -> Result<i32, Error> {
+    if let Some(dir) = &args.git {
+        return super::commit_guard::setup(context, dir.as_deref(), args.uninstall, args.dry_run);
+    }
     // A hub setup cannot wire is refused before anything else is looked at.
     let remote = match (&args.url, &args.token_env) {
         (Some(url), Some(variable)) => Some(RemoteHub::new(url, variable)?),
@@ -270,7 +290,7 @@ fn hub_agents(hub: &RemoteHub, project: Option<&str>) -> Result<A2aAgents, Error
 
 /// `$BATON_HOME` when the user set one, made absolute: the clients start baton from other
 /// directories and with their own environment, so they are told it explicitly.
-fn hub_home_override() -> Result<Option<PathBuf>, Error> {
+pub(super) fn hub_home_override() -> Result<Option<PathBuf>, Error> {
     let Some(home) = std::env::var_os("BATON_HOME").filter(|value| !value.is_empty()) else {
         return Ok(None);
     };
@@ -284,7 +304,7 @@ fn hub_home_override() -> Result<Option<PathBuf>, Error> {
 /// `BATON_STORE` when it names a database, without its password (which the clients' baton
 /// finds in `PGPASSWORD` or the password file, as this one does), and `PGPASSFILE`: written
 /// into the clients' MCP servers and hooks with the hub home.
-fn store_to_pass_on() -> Result<Option<StoreAddress>, Error> {
+pub(super) fn store_to_pass_on() -> Result<Option<StoreAddress>, Error> {
     let Some(url) = std::env::var("BATON_STORE")
         .ok()
         .filter(|url| baton::store::postgres::address::is_postgres_url(url))

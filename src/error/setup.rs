@@ -40,6 +40,23 @@ pub enum SetupError {
     KeptChanging { client: Client },
     #[error("cannot tell where baton is: {cause}")]
     NoProgramPath { cause: String },
+    /// `setup --git DIR` where DIR is in no git repository (or git is not there to say).
+    #[error("{} is not in a git repository (or git is not installed)", dir.display())]
+    NotGitRepository { dir: PathBuf },
+    /// A `pre-commit` hook that is `what` rather than a regular file: setup cannot keep it
+    /// and run it from its own.
+    #[error(
+        "{} is {what}: baton keeps only a regular file to run from its commit guard, and \
+         leaves this one as it is",
+        path.display()
+    )]
+    GitHookNotRegular { path: PathBuf, what: &'static str },
+    /// Where setup keeps the hook it chains, something is already.
+    #[error(
+        "{} is there already, where baton would keep the pre-commit hook it runs after its own",
+        path.display()
+    )]
+    GitChainedInTheWay { path: PathBuf },
     /// `value` (`what`: the hub's URL, the hub home…) would not reach `cmd.exe` intact
     /// through `client`'s hooks.
     #[error(
@@ -116,6 +133,13 @@ impl SetupError {
                  has none of those, or put baton's directory on the PATH (install.ps1 does) and \
                  run `baton setup` again"
                 .to_string(),
+            SetupError::NotGitRepository { .. } => {
+                "give the repository's directory: `baton setup --git DIR`".to_string()
+            }
+            SetupError::GitHookNotRegular { .. } | SetupError::GitChainedInTheWay { .. } => {
+                "move it away (or make the hook a regular file) and run `baton setup --git` again"
+                    .to_string()
+            }
             SetupError::NotHubUrl { .. }
             | SetupError::NotVariableName { .. }
             | SetupError::NotUtf8 { .. }

@@ -9,10 +9,10 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::board::scope::relative_to;
+use crate::board::scope::{literal, relative_to};
 use crate::client::{Client, DenyShape, EditGuard, PathsAt};
 use crate::session::reservations::Holding;
-use crate::text::{self, inline};
+use crate::text::inline;
 
 use super::answer_line;
 
@@ -135,7 +135,7 @@ pub fn asked_paths(call: &EditCall, workspace: &Path, cwd: &Path) -> Vec<Asked> 
         // The workspace itself is no file a tool edits.
         if let Some(relative) = relative.filter(|relative| relative != ".") {
             asked.insert(Asked {
-                pattern: exact_pattern(&relative),
+                pattern: literal(&relative),
                 path: relative,
             });
         }
@@ -175,35 +175,6 @@ fn resolved(path: &Path) -> PathBuf {
             _ => return path.to_path_buf(),
         }
     }
-}
-
-/// The longest pattern `reserved` takes (its one-line field's cap).
-const PATTERN_LIMIT: usize = 1024;
-
-/// A pattern that matches `path` and nothing else: glob characters (and `:`, which would
-/// make a top-level name a resource) escaped, and each character a pattern may not hold
-/// (a control character, a line break) as `?`, which matches it among others. A path too
-/// long for a pattern is asked about as the directory that holds it, which covers it.
-pub fn exact_pattern(path: &str) -> String {
-    let mut pattern = String::with_capacity(path.len());
-    for c in path.chars() {
-        match c {
-            '\\' | '*' | '?' | '[' | ']' | ':' => {
-                pattern.push('\\');
-                pattern.push(c);
-            }
-            c if text::is_hidden(c) => pattern.push('?'),
-            c => pattern.push(c),
-        }
-    }
-    while pattern.len() > PATTERN_LIMIT {
-        let cut = pattern[..PATTERN_LIMIT].trim_end_matches('/');
-        pattern = match cut.rfind('/') {
-            Some(slash) => pattern[..=slash].to_string(),
-            None => "**".to_string(),
-        };
-    }
-    pattern
 }
 
 /// The most holdings a refusal names; the rest are counted.

@@ -16,6 +16,7 @@ mod import;
 mod inbox;
 mod log;
 mod mail;
+mod outside_scope;
 pub mod reservations;
 mod tasks;
 #[cfg(test)]

@@ -157,6 +157,7 @@ impl Session {
     pub fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
         let actor = self.agent()?.to_string();
         text::check_long(action.text_name(), action.text())?;
+        let action = self.noting_outside_scope(id, action);
         if let Some(to) = action.to() {
             registry::require(&*self.hub.store, to)?;
         }

@@ -37,6 +37,7 @@ pub mod command;
 pub mod diff;
 mod edit;
 mod gemini;
+pub mod git;
 mod instructions;
 mod json;
 mod manifest;

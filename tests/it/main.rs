@@ -18,6 +18,7 @@ mod clients_guarded;
 #[cfg(unix)]
 mod clients_pushed;
 mod clients_woken;
+mod commit_guard;
 // Its listener's shell is a process group of its own, and /proc shows every argv: Unix.
 #[cfg(unix)]
 mod clients_remote;

@@ -211,3 +211,42 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_literal_names_its_path_alone() {
+    for path in [
+        "a[1].rs",
+        "port:3000",
+        "*.md",
+        "~notes",
+        "src/what?.rs",
+        "C:",
+        "back\\slash",
+    ] {
+        let named = Pattern::parse(&literal(path)).unwrap();
+        assert!(named.overlaps(&named), "{path}");
+        let other = Pattern::parse(&literal(&format!("{path}x"))).unwrap();
+        assert!(!named.overlaps(&other), "{path} is not {path}x");
+    }
+    let star = Pattern::parse(&literal("*.md")).unwrap();
+    assert!(!star.overlaps(&Pattern::parse("README.md").unwrap()));
+    // Too long, in characters of several bytes: cut at a character, to its directory.
+    let long = format!("{}/{}", "é".repeat(300), "ü".repeat(600));
+    assert_eq!(literal(&long), format!("{}/", "é".repeat(300)));
+    let resource = Pattern::parse(&literal("port:3000")).unwrap();
+    assert!(!resource.overlaps(&Pattern::parse("port:3000").unwrap()));
+    assert!(resource.overlaps(&Pattern::parse("port*").unwrap()));
+}
+
+#[test]
+fn uncovered_paths_are_those_no_pattern_overlaps() {
+    let scope = Pattern::parse_all(["src/date/**", "Cargo.lock", "port:3000"]).unwrap();
+    let paths: Vec<String> = ["src/date/parse.rs", "src/lib.rs", "Cargo.lock", "README.md"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(uncovered(&scope, &paths), ["src/lib.rs", "README.md"]);
+    assert_eq!(
+        uncovered(&[Pattern::everything()], &paths),
+        Vec::<&str>::new()
+    );
+}

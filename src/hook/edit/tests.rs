@@ -188,7 +188,7 @@ fn a_path_through_a_link_is_the_workspace_s_own() {
 
 #[test]
 fn a_pattern_matches_the_path_alone_whatever_it_holds() {
-    use crate::board::scope::Pattern;
+    use crate::board::scope::{Pattern, literal};
     let cases = [
         ("src/date.rs", "src/date.rs"),
         ("app/[id].tsx", r"app/\[id\].tsx"),
@@ -198,21 +198,21 @@ fn a_pattern_matches_the_path_alone_whatever_it_holds() {
         ("line\nbreak\u{202e}.rs", "line?break?.rs"),
     ];
     for (path, expected) in cases {
-        assert_eq!(exact_pattern(path), expected, "{path:?}");
-        let pattern = Pattern::parse(&exact_pattern(path)).unwrap();
+        assert_eq!(literal(path), expected, "{path:?}");
+        let pattern = Pattern::parse(&literal(path)).unwrap();
         assert!(crate::text::check_line(crate::text::LineField::Pattern, pattern.as_str()).is_ok());
     }
-    let id = Pattern::parse(&exact_pattern("app/[id].tsx")).unwrap();
+    let id = Pattern::parse(&literal("app/[id].tsx")).unwrap();
     assert!(id.overlaps(&Pattern::parse("app/**").unwrap()));
     assert!(!id.overlaps(&Pattern::parse("app/i.tsx").unwrap()));
     assert!(
-        !Pattern::parse(&exact_pattern("port:3000"))
+        !Pattern::parse(&literal("port:3000"))
             .unwrap()
             .overlaps(&Pattern::parse("port:3000").unwrap())
     );
     // Too long for a pattern: the directory that holds it.
     let deep = format!("{}/{}/file.rs", "d".repeat(600), "e".repeat(600));
-    assert_eq!(exact_pattern(&deep), format!("{}/", "d".repeat(600)));
+    assert_eq!(literal(&deep), format!("{}/", "d".repeat(600)));
 }
 
 fn holding(path: &str, agent: &str, task: Option<u64>, until: Option<Timestamp>) -> Holding {

@@ -279,18 +279,8 @@ pub(super) fn check_boards(inspection: &Inspection<'_>) -> Vec<Check> {
 /// boards check's finding, not this one's.
 pub(super) fn check_dependencies(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "waits";
-    let projects = inspection.project_ids();
     let mut checks = Vec::new();
-    for id in &projects {
-        let (shown, read) = inspection.board(id);
-        let Ok(Some(board)) = read else {
-            continue;
-        };
-        let project = if projects.len() > 1 {
-            format!("{id}: ")
-        } else {
-            String::new()
-        };
+    for (shown, board, project) in inspection.readable_boards() {
         for circle in board.circles() {
             checks.push(Check::fail(
                 NAME,
@@ -316,20 +306,10 @@ pub(super) fn check_dependencies(inspection: &Inspection<'_>) -> Vec<Check> {
 /// mistake), and a claim's reservation whose task ended holds until it is ended by hand.
 pub(super) fn check_reservations(inspection: &Inspection<'_>) -> Vec<Check> {
     const NAME: &str = "reservations";
-    let projects = inspection.project_ids();
     let now = crate::time::now();
     let mut checks = Vec::new();
     let mut held = 0;
-    for id in &projects {
-        let (shown, read) = inspection.board(id);
-        let Ok(Some(board)) = read else {
-            continue;
-        };
-        let project = if projects.len() > 1 {
-            format!("{id}: ")
-        } else {
-            String::new()
-        };
+    for (shown, board, project) in inspection.readable_boards() {
         for reservation in board.live_reservations(now) {
             held += 1;
             let pattern = crate::text::inline(&reservation.pattern);

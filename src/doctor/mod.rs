@@ -149,6 +149,27 @@ impl Inspection<'_> {
         self.store.readable_files().is_some()
     }
 
+    /// Every board that reads, with how it is shown and the words that name its project
+    /// before a finding (`api: `, or nothing while there is one project): what a check that
+    /// looks into the boards walks. A board that does not read is the boards check's
+    /// finding, not theirs.
+    fn readable_boards(&self) -> Vec<(String, Board, String)> {
+        let projects = self.project_ids();
+        let mut boards = Vec::new();
+        for id in &projects {
+            let (shown, read) = self.board(id);
+            let Ok(Some(board)) = read else {
+                continue;
+            };
+            let project = match projects.len() {
+                1 => String::new(),
+                _ => format!("{id}: "),
+            };
+            boards.push((shown, board, project));
+        }
+        boards
+    }
+
     /// The board of project `id`, every task of it whole, and how a finding names it;
     /// `None` when the project has none.
     fn board(&self, id: &str) -> (String, Result<Option<Board>>) {

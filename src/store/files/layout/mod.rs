@@ -590,35 +590,25 @@ fn numbers<Id>(
     lines: &mut Lines<'_, impl Read>,
     id: impl Fn(u64) -> Id,
 ) -> Option<(Vec<Id>, bool)> {
-    let mut ids = Vec::new();
-    let mut comma = true;
-    loop {
-        let line = lines.line()?;
-        if let Some(rest) = line.strip_prefix(b"      ]") {
-            return match (comma, rest) {
-                (false, b"") => Some((ids, false)),
-                (false, b",") => Some((ids, true)),
-                _ => None,
-            };
-        }
-        if !comma {
-            return None;
-        }
-        let item = line.strip_prefix(b"        ")?;
-        let item = match item.strip_suffix(b",") {
-            Some(item) => item,
-            None => {
-                comma = false;
-                item
-            }
-        };
-        ids.push(id(number(item)?));
-    }
+    items(lines, |item| number(item).map(&id))
 }
 
-/// The strings of a list laid out one to a line, up to its closing line; and whether that
-/// line had a comma. A string with anything to unescape is left to the strict reader.
+/// The strings of a list laid out one to a line, as [`numbers`]. A string with anything to
+/// unescape is left to the strict reader.
 fn strings(lines: &mut Lines<'_, impl Read>) -> Option<(Vec<String>, bool)> {
+    items(lines, |item| {
+        std::str::from_utf8(plain_string(item)?)
+            .ok()
+            .map(str::to_string)
+    })
+}
+
+/// The items of a list laid out one to a line, each read by `read`, up to its closing line;
+/// and whether that line had a comma.
+fn items<T>(
+    lines: &mut Lines<'_, impl Read>,
+    read: impl Fn(&[u8]) -> Option<T>,
+) -> Option<(Vec<T>, bool)> {
     let mut items = Vec::new();
     let mut comma = true;
     loop {
@@ -641,7 +631,7 @@ fn strings(lines: &mut Lines<'_, impl Read>) -> Option<(Vec<String>, bool)> {
                 item
             }
         };
-        items.push(std::str::from_utf8(plain_string(item)?).ok()?.to_string());
+        items.push(read(item)?);
     }
 }
 

@@ -3,12 +3,11 @@
 //! its sender, who is told, woken and can cancel or reassign it; and a blocked task cannot
 //! be finished by any road that claiming is refused on.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{TestEnv, eventually_within, task_in};
+use crate::common::{TestEnv, eventually_within, recording_wake_command, task_in};
 
 /// A hub where `lead` sends to `worker`.
 fn team() -> TestEnv {
@@ -230,17 +229,6 @@ fn done_and_review_on_a_blocked_task_are_refused_as_claim_is() {
     env.run("worker", &["done", "2", "--result", "shipped"])
         .ok();
     assert_eq!(status_of(&env, 2), "completed");
-}
-
-/// A wake command that writes down who it was started as, and exits.
-fn recording_wake_command(dir: &Path) -> String {
-    let script = dir.join("record-wake.sh");
-    std::fs::write(
-        &script,
-        "printf '%s\\n' \"$BATON_AGENT\" >>\"$(dirname \"$0\")/woken\"\n",
-    )
-    .unwrap();
-    script.to_str().unwrap().to_string()
 }
 
 #[test]

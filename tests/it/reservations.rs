@@ -2,24 +2,12 @@
 //! reserves what its task touches, overlapping work waits out of every inbox and comes back
 //! with a wake, reservations by hand, and what a hostile pattern gets.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::common::remote::Hub;
-use crate::common::{TestEnv, eventually_within, task_in};
-
-/// A wake command that writes down who it was started as, and exits.
-fn recording_wake_command(dir: &Path) -> String {
-    let script = dir.join("record-wake.sh");
-    std::fs::write(
-        &script,
-        "printf '%s\\n' \"$BATON_AGENT\" >>\"$(dirname \"$0\")/woken\"\n",
-    )
-    .unwrap();
-    script.to_str().unwrap().to_string()
-}
+use crate::common::{TestEnv, eventually_within, recording_wake_command, task_in};
 
 fn view(env: &TestEnv, id: u64) -> Value {
     env.run("claude", &["--json", "show", &id.to_string()])

@@ -724,3 +724,14 @@ pub fn without_ages(mut listed: Value) -> Value {
     }
     listed
 }
+
+/// A wake command that writes down who it was started as, and exits.
+pub fn recording_wake_command(dir: &Path) -> String {
+    let script = dir.join("record-wake.sh");
+    std::fs::write(
+        &script,
+        "printf '%s\\n' \"$BATON_AGENT\" >>\"$(dirname \"$0\")/woken\"\n",
+    )
+    .unwrap();
+    script.to_str().unwrap().to_string()
+}

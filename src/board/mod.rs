@@ -59,7 +59,7 @@ pub struct Board {
     /// Who holds which patterns of the workspace (SPEC section 18.2), in the order taken.
     reservations: Vec<Reservation>,
     /// Their patterns, read once for every question asked of them until they change.
-    reserved_patterns: OnceLock<Arc<[scope::Pattern]>>,
+    reserved_patterns: OnceLock<Arc<reservation::ReadPatterns>>,
 }
 
 /// The tasks of a board that a store read and has not decoded: the board keeps each one's

@@ -140,6 +140,27 @@ impl Pattern {
         }
     }
 
+    /// The first name the pattern gives: a resource's whole text, or the first component
+    /// of a path when it is a literal name; `None` when the path begins with a glob. Two
+    /// patterns with different first names never overlap (an index of them by it is exact).
+    pub fn first_name(&self) -> Option<String> {
+        match &self.kind {
+            Kind::Resource => Some(self.text.clone()),
+            Kind::Path(segments) => match segments.first() {
+                Some(Segment::Glob(tokens)) if is_literal(tokens) => Some(
+                    tokens
+                        .iter()
+                        .map(|token| match token {
+                            Token::Char(c) => *c,
+                            _ => '?',
+                        })
+                        .collect(),
+                ),
+                _ => None,
+            },
+        }
+    }
+
     /// The pattern as it was written.
     pub fn as_str(&self) -> &str {
         &self.text

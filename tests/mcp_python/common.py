@@ -8,8 +8,9 @@ from mcp import MCPError
 
 # The tools baton serves, over either transport.
 TOOLS = {
-    "agents", "answer", "approve", "ask", "board", "cancel", "claim", "done", "fail",
-    "inbox", "message", "reassign", "release", "request_changes", "review", "send", "show",
+    "agents", "answer", "approve", "ask", "board", "cancel", "claim", "done", "edit", "fail",
+    "inbox", "message", "reassign", "release", "request_changes", "reservations", "reserve",
+    "review", "send", "show", "unreserve",
 }
 
 

@@ -81,15 +81,19 @@ fn send_touching(store: &dyn Store, to: &str, touches: &[&str]) -> TaskId {
 /// `agent` claims task `id`, as the session does: the claim takes its scope in the same
 /// change.
 fn claim(store: &dyn Store, agent: &str, id: TaskId) -> Result<(), Denied> {
+    act(store, agent, id, Action::from(ActionKind::Claim))
+}
+
+/// `agent` takes `action` on task `id`, in a change of its own with its activity record.
+fn act(store: &dyn Store, agent: &str, id: TaskId, action: Action) -> Result<(), Denied> {
     change_board(store, "p", now(), |tx| {
-        let action = Action::from(ActionKind::Claim);
         let now = tx.now;
         let applied = tx.board.apply(id, &action, agent, None, lease(), now);
         applied
             .unwrap()
             .expect("the task is on the board")
             .map_err(|refused| Denied::Claim(refused.to_string()))?;
-        tx.record(record(agent, "claim", id.0));
+        tx.record(record(agent, action.name(), id.0));
         Ok(())
     })
 }
@@ -176,18 +180,8 @@ fn reservations_and_touches_survive_a_change_and_a_re_read(hub: &Hub) {
     assert_eq!(board.head(third).unwrap().touches, ["README.md"]);
     assert_eq!(scopes(&resident.board("p").unwrap()), scopes(&board));
     // The end of the work ends its reservations, and the next reader sees them gone.
-    change_board(&*resident, "p", now(), |tx| {
-        let done = Action::new(ActionKind::Done, "done".into());
-        let now = tx.now;
-        tx.board
-            .apply(first, &done, "codex", None, lease(), now)
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        tx.record(record("codex", "done", first.0));
-        Ok::<_, StoreError>(())
-    })
-    .unwrap();
+    let done = Action::new(ActionKind::Done, "done".into());
+    act(&*resident, "codex", first, done).unwrap();
     for board in [hub.store().board("p").unwrap(), store.board("p").unwrap()] {
         assert_eq!(board.reservations(), taken);
         assert!(board.held_by(board.head(second).unwrap(), now()).is_none());
@@ -253,18 +247,7 @@ fn the_board_before_brings_back_its_reservations(hub: &Hub) {
     let both = store.board("p").unwrap().reservations().to_vec();
     assert_eq!(both.len(), 2);
     // The claim's reservation ends with its release.
-    change_board(&*store, "p", now(), |tx| {
-        let release = Action::from(ActionKind::Release);
-        let now = tx.now;
-        tx.board
-            .apply(first, &release, "codex", None, lease(), now)
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        tx.record(record("codex", "release", first.0));
-        Ok::<_, StoreError>(())
-    })
-    .unwrap();
+    act(&*store, "codex", first, Action::from(ActionKind::Release)).unwrap();
     assert_eq!(resident.board("p").unwrap().reservations(), &both[1..]);
     let previous = store.previous_board("p").unwrap().unwrap();
     assert_eq!(

@@ -49,7 +49,7 @@ impl Reservation {
     /// into the file by hand that does not read stands for the whole workspace, so it
     /// keeps others out rather than letting them in (SPEC 18.1: when in doubt, overlap).
     pub fn parsed(&self) -> Pattern {
-        Pattern::parse(&self.pattern).unwrap_or_else(|_| Pattern::everything())
+        stored(&self.pattern)
     }
 
     /// How it is named to someone it stands in the way of: `src/date/** by codex (T-3)`.
@@ -354,10 +354,13 @@ impl ReadPatterns {
 /// A task's scope, read: a pattern that does not read (the board edited by hand) stands for
 /// the whole workspace.
 pub fn scope_of(touches: &[String]) -> Vec<Pattern> {
-    touches
-        .iter()
-        .map(|text| Pattern::parse(text).unwrap_or_else(|_| Pattern::everything()))
-        .collect()
+    touches.iter().map(|text| stored(text)).collect()
+}
+
+/// A pattern the board holds, read: one that does not read (edited in by hand) stands for
+/// the whole workspace, so it keeps others out rather than letting them in.
+fn stored(text: &str) -> Pattern {
+    Pattern::parse(text).unwrap_or_else(|_| Pattern::everything())
 }
 
 /// How long a reservation by hand lasts: `asked`, else the project's lease; at most

@@ -168,7 +168,7 @@ pub fn take(board: &mut Board, step: Step, now: &mut Timestamp) {
                     reason: None,
                 };
                 let pattern =
-                    Pattern::parse(PATTERNS[pattern]).unwrap_or_else(|_| Pattern::everything());
+                    Pattern::parse(PATTERNS[pattern]).expect("the patterns of a history read");
                 let _ = board.reserve(AGENTS[agent], &[pattern], &grant, *now);
             }
             None => {

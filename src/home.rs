@@ -127,6 +127,21 @@ impl Home {
         self.wake_dir().join(format!("{agent}.log"))
     }
 
+    /// Where this machine keeps the git worktrees of tasks (SPEC section 18.4): one
+    /// directory per project, one per task under it (`T-4`).
+    pub fn worktrees_root(&self) -> PathBuf {
+        self.root.join("worktrees")
+    }
+
+    pub fn worktrees_dir(&self, project: &str) -> PathBuf {
+        self.worktrees_root().join(project)
+    }
+
+    /// The logs of worktrees' `--setup` runs and landings' `--verify` runs of a project.
+    pub fn worktree_logs(&self, project: &str) -> PathBuf {
+        self.worktrees_root().join(".logs").join(project)
+    }
+
     /// This machine's key, which signs the wake commands registered here
     /// (`secret::machine_key`): a file of this machine's home on any store, never copied.
     pub fn machine_key_file(&self) -> PathBuf {

@@ -73,5 +73,7 @@ pub mod time;
 pub mod tokens;
 /// Waking agents that are not running: the detached wake supervisor.
 pub mod wake;
+/// Each task in a git worktree of its own, and how its work lands (SPEC 18.4, 18.5).
+pub mod worktree;
 
 pub use error::{Error, Result};

@@ -2,6 +2,8 @@
 //! detached processes (the wake supervisor, the notifier) with a clean environment. The
 //! base floor: it knows processes and paths, nothing of tasks or agents' work.
 
+pub mod bounded;
+
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;

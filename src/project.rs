@@ -4,6 +4,8 @@
 //! bound workspace containing it, else `default`), and a bound project refuses commands
 //! from outside its workspace.
 
+pub mod worktrees;
+
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
@@ -48,6 +50,10 @@ pub struct Settings {
     /// Human identities that may change the coordinator.
     #[serde(default)]
     pub humans: Vec<String>,
+    /// Each task in a git worktree of its own, and how its work lands (SPEC 18.4, 18.5);
+    /// not written while never set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktrees: Option<worktrees::Worktrees>,
 }
 
 fn default_lease_minutes() -> u32 {
@@ -87,6 +93,7 @@ impl Default for Settings {
             lease_minutes: default_lease_minutes(),
             wake: true,
             humans: Vec::new(),
+            worktrees: None,
         }
     }
 }

@@ -170,6 +170,8 @@ pub enum LineField {
     SourceId,
     /// A pattern of what a task touches, or of a reservation (SPEC section 18.1).
     Pattern,
+    /// A project's setting given on the command line: a branch, a command, a remote.
+    Setting,
 }
 
 /// How long a one-line field may be: counted in characters where a person reads it, in
@@ -190,6 +192,7 @@ impl LineField {
             LineField::Summary => "summary",
             LineField::SourceId => "id in its source",
             LineField::Pattern => "pattern",
+            LineField::Setting => "setting",
         }
     }
 
@@ -206,6 +209,7 @@ impl LineField {
             // Long enough for any path a task names; short enough that comparing two
             // patterns built to be slow stays quick.
             LineField::Pattern => LengthCap::Bytes(1024),
+            LineField::Setting => LengthCap::Bytes(4096),
         }
     }
 
@@ -220,6 +224,7 @@ impl LineField {
             LineField::Skill => "a skill is a short tag, such as `rust` or `frontend`",
             LineField::SourceId => "the task stays in its source; carry it over by hand",
             LineField::Pattern => "name a directory (src/date/) or a glob (src/**/*.rs) instead",
+            LineField::Setting => "put a long command in a script and name the script",
         }
     }
 }

@@ -218,6 +218,8 @@ mod tests {
             delivery: None,
             imported: None,
             touches: Vec::new(),
+            worktree: None,
+            landed: None,
         })
     }
 

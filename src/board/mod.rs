@@ -582,6 +582,37 @@ impl Board {
         }
     }
 
+    /// Whether `apply` would take `action` on task `id` now, changing nothing: for a
+    /// change that does slow work outside the lock first (a landing), refused before it
+    /// starts. `None` when the board has no such task.
+    pub fn check(
+        &self,
+        id: TaskId,
+        action: &Action,
+        actor: &str,
+        coordinator: Option<&str>,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Option<Result<(), TransitionError>>, BoardError> {
+        let Some(index) = self.locate(id)? else {
+            return Ok(None);
+        };
+        let head = &self.slots[index].head;
+        let waiting_on = self.waiting_on(head);
+        let held_by = self.held_by(head, now).cloned();
+        let task = self.decode(&self.slots[index])?;
+        let rules = Rules {
+            now,
+            lease,
+            coordinator,
+            waiting_on: &waiting_on,
+            held_by: held_by.as_ref(),
+        };
+        Ok(Some(
+            transition::transition(task, action, actor, rules).map(|_| ()),
+        ))
+    }
+
     /// The circle of waits that `next`, edited by `action` to wait on other tasks, would
     /// close: none of the tasks around it could ever start (SPEC section 4).
     fn circle_closed_by(&self, action: &Action, next: &Task) -> Option<Vec<TaskId>> {

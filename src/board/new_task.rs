@@ -201,6 +201,8 @@ impl NewTask {
             delivery: None,
             imported: None,
             touches: self.touches,
+            worktree: None,
+            landed: None,
         }
     }
 }

@@ -255,6 +255,44 @@ pub struct Task {
     /// workspace and named resources; not written while there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub touches: Vec<String>,
+    /// The git worktree its work is done in (SPEC section 18.4), given at its first claim
+    /// in a project with worktrees on; not written while there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<Worktree>,
+    /// Where its work went on the base branch (SPEC section 18.5), once landed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landed: Option<Landed>,
+}
+
+/// A task's own git worktree: where it is, on which machine, and what it started from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Worktree {
+    /// Its directory, on the machine named by `host`.
+    pub path: String,
+    /// Its branch: `baton/T-<n>`.
+    pub branch: String,
+    /// The branch its work lands on.
+    pub base: String,
+    /// The base branch's tip it was made from.
+    pub base_commit: String,
+    /// The machine it is on (none where the machine has no usable name).
+    #[serde(default)]
+    pub host: Option<String>,
+    /// The head commit its last review asked review of; later commits are not reviewed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed: Option<String>,
+}
+
+/// The branch a task's worktree has: `baton/T-<n>`.
+pub fn worktree_branch(id: TaskId) -> String {
+    format!("baton/{id}")
+}
+
+/// A task's work put on its base branch: the commit that carries it there, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Landed {
+    pub commit: String,
+    pub at: Timestamp,
 }
 
 /// Where an imported task came from: the tool (`roundtable`, `agent-bridge`), the project it
@@ -399,6 +437,8 @@ impl Task {
             delivery: None,
             imported: None,
             touches: vec![],
+            worktree: None,
+            landed: None,
         }
     }
 }

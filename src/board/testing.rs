@@ -230,6 +230,8 @@ pub fn new_task(
         delivery: None,
         imported: None,
         touches: Vec::new(),
+        worktree: None,
+        landed: None,
     });
 }
 

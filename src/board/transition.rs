@@ -10,7 +10,7 @@ use super::action::{ActionKind, Role, Words};
 use super::edit::Edits;
 use super::inbox::{ended_dependency, waits_on_ended};
 use super::reservation::Reservation;
-use super::task::{Status, Task, TaskId, ThreadEntry};
+use super::task::{Landed, Status, Task, TaskId, ThreadEntry, Worktree};
 use crate::text::Face;
 use crate::time::Timestamp;
 
@@ -22,6 +22,19 @@ pub struct Action {
     text: String,
     to: Option<String>,
     edits: Option<Box<Edits>>,
+    place: Option<Box<Place>>,
+}
+
+/// What the machine a task's work is done on tells its action (SPEC sections 18.4 and
+/// 18.5): git is asked there, and the model only records the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A claim: the worktree made for the task, kept if it has none yet.
+    Worktree(Worktree),
+    /// A review: the head commit its worktree holds, the one asked review of.
+    Reviewed(String),
+    /// An approval, or a `done`: where its work landed on the base branch.
+    Landed(Landed),
 }
 
 impl Action {
@@ -37,7 +50,29 @@ impl Action {
             text,
             to: None,
             edits: None,
+            place: None,
         }
+    }
+
+    /// The same action with what the machine of the work says of it: kept for the action
+    /// the place belongs to (a worktree for a claim, a commit for a review, a landing for
+    /// an approval or a `done`), dropped for any other.
+    pub fn with_place(self, place: Place) -> Action {
+        let fits = matches!(
+            (&place, self.kind),
+            (Place::Worktree(_), ActionKind::Claim)
+                | (Place::Reviewed(_), ActionKind::Review)
+                | (Place::Landed(_), ActionKind::Approve | ActionKind::Done)
+        );
+        Action {
+            place: fits.then(|| Box::new(place)),
+            ..self
+        }
+    }
+
+    /// What the machine of the work said of this action, if anything.
+    pub fn place(&self) -> Option<&Place> {
+        self.place.as_deref()
     }
 
     /// An edit making `edits`.
@@ -88,11 +123,17 @@ impl Action {
             subject: Some(format!("{} (edited)", task.subject)),
             ..Edits::default()
         };
+        // An approval offered is one the session lands first.
+        let landed = Place::Landed(Landed {
+            commit: "offered".to_string(),
+            at: task.updated_at,
+        });
         Action {
             to: kind.row().takes_to().then(|| format!("{}-", task.to)),
             ..Action::new(kind, words)
         }
         .with_edits(edits)
+        .with_place(landed)
     }
 
     /// Which action this is, without its words.
@@ -211,6 +252,8 @@ pub enum Why {
     AlreadyAssigned { to: String },
     /// What it touches is held by another agent: `src/date/** by gemini (T-3)`.
     Held { holding: String },
+    /// It has a worktree, and its work was not landed on the base branch (SPEC 18.5).
+    NotLanded { base: String },
     /// An edit whose every field given is as the task has it already.
     Unchanged,
     /// An edit that would leave the task without a subject.
@@ -295,6 +338,10 @@ impl Why {
             Why::Held { holding } => {
                 format!("it is held: {holding}; it will be back in the inbox when that ends")
             }
+            Why::NotLanded { base } => format!(
+                "its work is on a branch of its own, and completes only once landed on {base}: \
+                 approve it where its project's workspace is"
+            ),
             Why::Unchanged => "the edit changes nothing".to_string(),
             Why::EmptySubject => "an edit cannot leave it without a subject".to_string(),
             Why::EmptyFileName => "a file name given is empty".to_string(),
@@ -403,6 +450,16 @@ pub fn transition(
                 },
             }));
         }
+        ActionKind::Approve | ActionKind::Done
+            if task.worktree.is_some() && !matches!(action.place(), Some(Place::Landed(_))) =>
+        {
+            let base = task
+                .worktree
+                .as_ref()
+                .map(|w| w.base.clone())
+                .unwrap_or_default();
+            return Err(refuse(Why::NotLanded { base }));
+        }
         ActionKind::Claim if rules.held_by.is_some() => {
             let holding = rules.held_by.map(Reservation::holding).unwrap_or_default();
             return Err(refuse(Why::Held { holding }));
@@ -435,9 +492,23 @@ pub fn transition(
         ActionKind::Claim => {
             next.claimed_at = Some(rules.now);
             next.lease_expires_at = Some(rules.now.plus(rules.lease));
+            if let (None, Some(Place::Worktree(worktree))) = (&next.worktree, action.place()) {
+                next.worktree = Some(worktree.clone());
+            }
         }
-        ActionKind::Done => next.result = Some(text.clone()),
+        ActionKind::Review => {
+            if let (Some(worktree), Some(Place::Reviewed(commit))) =
+                (&mut next.worktree, action.place())
+            {
+                worktree.reviewed = Some(commit.clone());
+            }
+        }
+        ActionKind::Done => {
+            next.result = Some(text.clone());
+            next.landed = landed_by(action);
+        }
         ActionKind::Approve => {
+            next.landed = landed_by(action);
             // The approved work is described by the assignee's last review request; the
             // approval note, if any, is the reviewer's word on it.
             let summary = task
@@ -493,6 +564,14 @@ pub fn transition(
         text,
     };
     Ok((next, event))
+}
+
+/// Where an approval or a `done` says the work landed.
+fn landed_by(action: &Action) -> Option<Landed> {
+    match action.place() {
+        Some(Place::Landed(landed)) => Some(landed.clone()),
+        _ => None,
+    }
 }
 
 /// Extends the lease of a working task whose assignee just showed signs of life.

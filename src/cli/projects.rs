@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use baton::error::Error;
+use baton::project::worktrees::{self, LandMode, WorktreeChange, Worktrees};
 use baton::project::{self, Project};
 use baton::remote::map::{self as remote_map, ProjectMap};
 use baton::secret::machine_key::MachineKey;
@@ -71,11 +72,75 @@ A claim holds its task for the project's lease (30 minutes unless set): while th
 does anything with baton the lease is renewed; once it runs out the task shows as stalled in
 its sender's inbox. Claims already made keep their lease until their next renewal.
   baton project set --lease 45m
-  baton --project api project set --lease 2h")]
+  baton --project api project set --lease 2h
+
+Worktrees (the workspace must be a git repository; set on the workspace's machine): each
+task claimed gets a worktree of its own, branch baton/T-<n> from the base branch, under
+$BATON_HOME/worktrees/<project>/T-<n>. Approving it (or `done`, without review) lands its
+work on the base branch first: squashed into one commit unless --land says otherwise, the
+--verify command run on the result, the base branch moved only if nobody moved it meanwhile.
+  baton project set --worktrees on --copy .env --setup 'npm ci' --verify 'cargo test'
+  baton project set --land rebase --verify-timeout 20m
+  baton project set --remote origin       # several machines: push branches, land there
+  baton project set --worktrees off       # tasks that have one keep it, and still land")]
+#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true)))]
 pub struct SetArgs {
     /// How long a claim holds: 45m, 2h, 1d (whole minutes, from 1m to 7d)
-    #[arg(long, value_name = "TIME", value_parser = project::parse_lease, required = true)]
+    #[arg(long, value_name = "TIME", value_parser = project::parse_lease, group = "setting")]
     pub lease: Option<u32>,
+    /// Give each claimed task a git worktree of its own: on or off
+    #[arg(long, value_name = "on|off", value_parser = on_or_off, group = "setting")]
+    pub worktrees: Option<bool>,
+    /// The branch tasks start from and land on (default: the one checked out now)
+    #[arg(long, value_name = "BRANCH", group = "setting")]
+    pub base: Option<String>,
+    /// Untracked files copied into each new worktree, e.g. .env (comma-separated patterns)
+    #[arg(
+        long,
+        value_name = "PATTERNS",
+        value_delimiter = ',',
+        group = "setting"
+    )]
+    pub copy: Option<Vec<String>>,
+    /// A command run in each new worktree, bounded to 10 minutes ('' for none)
+    #[arg(long, value_name = "CMD", group = "setting")]
+    pub setup: Option<String>,
+    /// How work lands: squash (one commit, the default), rebase or merge
+    #[arg(long, value_name = "HOW", group = "setting")]
+    pub land: Option<LandMode>,
+    /// A command run on the landed result before the base branch moves ('' for none)
+    #[arg(long, value_name = "CMD", group = "setting")]
+    pub verify: Option<String>,
+    /// How long --verify may run: 90s, 10m, 1h (default 10m)
+    #[arg(long, value_name = "TIME", value_parser = worktrees::parse_verify_timeout, group = "setting")]
+    pub verify_timeout: Option<u64>,
+    /// A git remote: review pushes the task's branch there, landing pushes the base branch
+    /// there with a lease ('' for none)
+    #[arg(long, value_name = "NAME", group = "setting")]
+    pub remote: Option<String>,
+}
+
+impl SetArgs {
+    fn worktree_change(&self) -> WorktreeChange {
+        WorktreeChange {
+            on: self.worktrees,
+            base: self.base.clone(),
+            copy: self.copy.clone(),
+            setup: self.setup.clone(),
+            land: self.land,
+            verify: self.verify.clone(),
+            verify_timeout_seconds: self.verify_timeout,
+            remote: self.remote.clone(),
+        }
+    }
+}
+
+fn on_or_off(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        other => Err(format!("on or off, not {}", inline(other))),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -139,13 +204,33 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
             if let Some(minutes) = args.lease {
                 project = session.set_lease(minutes)?;
             }
+            let change = args.worktree_change();
+            if !change.is_empty() {
+                project = session.set_worktrees(&change)?;
+            }
             output::emit(as_json, &project, |project| {
-                format!(
-                    "project {}: lease {} (was {})",
-                    project.id,
-                    minutes_text(project.settings.lease_minutes),
-                    minutes_text(before)
-                )
+                let mut lines = Vec::new();
+                if args.lease.is_some() {
+                    lines.push(format!(
+                        "project {}: lease {} (was {})",
+                        project.id,
+                        minutes_text(project.settings.lease_minutes),
+                        minutes_text(before)
+                    ));
+                }
+                if let Some(worktrees) = project
+                    .settings
+                    .worktrees
+                    .as_ref()
+                    .filter(|_| !change.is_empty())
+                {
+                    lines.push(format!(
+                        "project {}: {}",
+                        project.id,
+                        worktrees_text(worktrees)
+                    ));
+                }
+                lines.join("\n")
             });
         }
         ProjectCommand::Map(args) => return map(context, args),
@@ -157,6 +242,40 @@ pub fn run(context: &Context, command: ProjectCommand) -> Result<i32, Error> {
 /// A lease in the words `project set` takes: `45m`, `2h`.
 fn minutes_text(minutes: u32) -> String {
     baton::time::describe_duration(chrono::Duration::minutes(i64::from(minutes)))
+}
+
+/// A project's worktree settings in words, on one line.
+pub(super) fn worktrees_text(settings: &Worktrees) -> String {
+    let mut words = vec![format!(
+        "worktrees {}, base {}, land {}",
+        if settings.on { "on" } else { "off" },
+        inline(&settings.base),
+        settings.land.as_str()
+    )];
+    if !settings.copy.is_empty() {
+        let copy: Vec<String> = settings
+            .copy
+            .iter()
+            .map(|p| inline(p).to_string())
+            .collect();
+        words.push(format!("copy {}", copy.join(",")));
+    }
+    if let Some(setup) = &settings.setup {
+        words.push(format!("setup `{}`", inline(setup)));
+    }
+    if let Some(verify) = &settings.verify {
+        words.push(format!(
+            "verify `{}` (at most {})",
+            inline(verify),
+            baton::time::describe_duration(chrono::Duration::seconds(
+                i64::try_from(settings.verify_timeout_seconds).unwrap_or(i64::MAX)
+            ))
+        ));
+    }
+    if let Some(remote) = &settings.remote {
+        words.push(format!("remote {}", inline(remote)));
+    }
+    words.join(", ")
 }
 
 /// `project show` in words.
@@ -172,6 +291,9 @@ pub(super) fn show_text(project: &Project) -> String {
         project.settings.lease_minutes,
         if project.settings.wake { "on" } else { "off" }
     ));
+    if let Some(worktrees) = &project.settings.worktrees {
+        text.push_str(&format!("\n  {}", worktrees_text(worktrees)));
+    }
     text
 }
 

@@ -48,6 +48,21 @@ pub fn changed(changed: &Changed) -> String {
         }
         _ => {}
     }
+    if let Some(landed) = &task.landed {
+        let base = task
+            .worktree
+            .as_ref()
+            .map_or("its base", |tree| tree.base.as_str());
+        let short = landed.commit.get(..10).unwrap_or(&landed.commit);
+        let _ = write!(text, "\n  landed on {} as {}", inline(base), inline(short));
+    } else if let Some(tree) = task.worktree.as_ref().filter(|_| task.status.is_open()) {
+        let _ = write!(
+            text,
+            "\n  work in {} (branch {})",
+            inline(&tree.path),
+            inline(&tree.branch)
+        );
+    }
     if !changed.notifications.is_empty() {
         let told: Vec<String> = changed
             .notifications

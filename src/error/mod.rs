@@ -62,6 +62,9 @@ pub enum Error {
     /// A scope or a reservation refused (SPEC section 18).
     #[error(transparent)]
     Reserve(#[from] ReserveError),
+    /// A task's worktree that could not be made, reviewed or landed (SPEC 18.4, 18.5).
+    #[error(transparent)]
+    Worktree(#[from] crate::worktree::WorktreeError),
     #[error(transparent)]
     Message(#[from] MessageRefusal),
     #[error(transparent)]
@@ -206,6 +209,7 @@ impl Error {
             Error::Transition(refused) => Error::Transition(refused.clone()),
             Error::Send(refused) => Error::Send(refused.clone()),
             Error::Reserve(refused) => Error::Reserve(refused.clone()),
+            Error::Worktree(refused) => Error::Worktree(refused.clone()),
             Error::Message(refused) => Error::Message(refused.clone()),
             Error::Text(refused) => Error::Text(refused.clone()),
             Error::Project(refused) => Error::Project(refused.clone()),
@@ -245,6 +249,7 @@ impl Error {
             | Error::Text(_)
             | Error::Send(_)
             | Error::Reserve(_)
+            | Error::Worktree(_)
             | Error::Message(_)
             | Error::Project(_)
             | Error::Registry(_)

@@ -109,7 +109,7 @@ impl Session {
     }
 
     /// A locked read-change-write of this session's project record, which must still exist.
-    fn update_project(
+    pub(super) fn update_project(
         &self,
         change: impl FnOnce(&mut Project) -> Result<Project>,
     ) -> Result<Project> {
@@ -207,7 +207,7 @@ fn check_may_change_coordinator(project: &Project, actor: &str) -> Result<()> {
 
 /// Refuses `actor` a change of `what` (a setting of the project's) unless it may change
 /// the coordinator.
-fn check_may_change_settings(project: &Project, actor: &str, what: &str) -> Result<()> {
+pub(super) fn check_may_change_settings(project: &Project, actor: &str, what: &str) -> Result<()> {
     if project.may_change_coordinator(actor) {
         return Ok(());
     }

@@ -187,6 +187,8 @@ impl Session {
             delivery: None,
             imported: Some(foreign.origin.clone()),
             touches: Vec::new(),
+            worktree: None,
+            landed: None,
         }
     }
 

@@ -21,6 +21,7 @@ pub mod reservations;
 mod tasks;
 #[cfg(test)]
 mod testing;
+mod worktrees;
 
 pub use after_change::{AfterEffects, Unreachable, record_woken};
 pub use agents::{AgentMatrix, AgentRow, UnreadableRecord, remove_agent};
@@ -259,6 +260,20 @@ pub struct Changed {
     pub unreachable: Vec<Unreachable>,
 }
 
+/// `cwd`, or, when it is in a task's worktree on this machine, its project's workspace,
+/// which the worktree stands for (SPEC section 18.4).
+fn workspace_standing_for(hub: &Hub, cwd: PathBuf) -> Result<PathBuf> {
+    let Some(id) = crate::worktree::project_of(&hub.home.worktrees_root(), &cwd) else {
+        return Ok(cwd);
+    };
+    // A directory named as no project could be is not one of baton's worktrees.
+    Ok(project::load(&*hub.store, &id)
+        .ok()
+        .flatten()
+        .and_then(|project| project.workspace)
+        .unwrap_or(cwd))
+}
+
 impl Session {
     /// The model's refusal of this project's board, as the store names the board.
     fn refused(&self) -> impl Fn(BoardError) -> Error + '_ {
@@ -369,6 +384,7 @@ impl Session {
                 }
             },
         };
+        let cwd = workspace_standing_for(&hub, cwd)?;
         let project = project::resolve_for(&*hub.store, request.project, request.agent, &cwd, now)?;
         let session = Session {
             hub,

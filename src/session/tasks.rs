@@ -155,9 +155,23 @@ impl Session {
     /// Every transition of SPEC section 3 other than `send`; then notifies whom the change
     /// concerns and wakes whoever it handed work to.
     pub fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
-        let actor = self.agent()?.to_string();
+        self.agent()?;
         text::check_long(action.text_name(), action.text())?;
         let action = self.noting_outside_scope(id, action);
+        let placed = self.placing(id, action)?;
+        let mut changed = self.act_placed(id, &placed.action);
+        let taken = changed.as_ref().ok().map(|changed| &changed.task.task);
+        let words = self.after_placing(&placed, taken);
+        if let Ok(changed) = &mut changed {
+            changed.warnings.extend(words);
+        }
+        changed
+    }
+
+    /// [`Session::act`] once the machine of the work has made `action` ready.
+    fn act_placed(&self, id: TaskId, action: &Action) -> Result<Changed> {
+        let actor = self.agent()?.to_string();
+        let action = action.clone();
         if let Some(to) = action.to() {
             registry::require(&*self.hub.store, to)?;
         }

@@ -397,6 +397,8 @@ mod tests {
                 delivery: None,
                 imported: None,
                 touches: Vec::new(),
+                worktree: None,
+                landed: None,
             },
             turn: None,
             reason: None,

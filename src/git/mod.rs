@@ -4,6 +4,8 @@
 //! `git` with no input; a `git` that is missing or fails is an answer of `None`, which each
 //! caller takes as "nothing to say" (baton never stops work because git did not answer).
 
+pub mod plumbing;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

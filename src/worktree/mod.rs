@@ -277,3 +277,25 @@ pub fn project_of(worktrees_root: &Path, cwd: &Path) -> Option<String> {
     let task = parts.next()?.as_os_str().to_str()?;
     (task.parse::<TaskId>().is_ok() && !project.starts_with('.')).then_some(project)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_under_a_projects_worktrees_belongs_to_that_project() {
+        let root = Path::new("/home/u/.local/share/baton/worktrees");
+        assert_eq!(
+            project_of(root, &root.join("app/T-4/src/date")).as_deref(),
+            Some("app")
+        );
+        assert_eq!(
+            project_of(root, &root.join("app/T-4")).as_deref(),
+            Some("app")
+        );
+        assert_eq!(project_of(root, &root.join("app")), None, "not a task's");
+        assert_eq!(project_of(root, &root.join("app/notes")), None);
+        assert_eq!(project_of(root, &root.join(".logs/app")), None);
+        assert_eq!(project_of(root, Path::new("/home/u/src/app")), None);
+    }
+}

@@ -73,3 +73,4 @@ mod wake_env;
 mod watch_tui;
 mod web;
 mod webdriver;
+mod worktree_faces;

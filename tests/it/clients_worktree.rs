@@ -13,9 +13,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::clients_woken::WAKE_TIMEOUT;
-use crate::commit_guard::{git, repository};
 use crate::common::clients::{Dialect, PROJECT, WiredClient, clients_bin, configure_codex_model};
 use crate::common::eventually_or;
+use crate::common::git::{git, repository, rev};
 use crate::common::machine::Machine;
 
 const NOTE: &str = "NOTE.md";
@@ -37,9 +37,7 @@ fn prove(dialect: Dialect, commits: bool) {
     let env = &wired.machine.env;
     let workspace = fs::canonicalize(env.work()).unwrap();
     repository(env, &workspace);
-    let start = git(env, &workspace, &["rev-parse", "HEAD"], &[])
-        .ok()
-        .to_string();
+    let start = rev(env, &workspace, "HEAD");
     wired
         .lead(&["project", "set", "--worktrees", "on"], &[])
         .ok();
@@ -104,8 +102,11 @@ fn prove(dialect: Dialect, commits: bool) {
         assert_eq!(branch.ok().trim(), "baton/T-1");
         let status = git(env, &tree, &["status", "--porcelain"], &[]);
         assert_eq!(status.ok(), "", "everything committed");
-        let main = git(env, &workspace, &["rev-parse", "main"], &[]);
-        assert_eq!(main.ok(), start, "main is the landing's to move");
+        assert_eq!(
+            rev(env, &workspace, "main"),
+            start,
+            "main is the landing's to move"
+        );
     }
 }
 

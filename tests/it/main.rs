@@ -77,3 +77,5 @@ mod watch_tui;
 mod web;
 mod webdriver;
 mod worktree_faces;
+mod worktree_settings;
+mod worktrees;

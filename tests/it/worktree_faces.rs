@@ -10,21 +10,18 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::commit_guard::{change, commit, repository};
-use crate::common::{TestEnv, eventually_within, recording_where_woken};
+use crate::common::git::git;
+use crate::common::{Run, TestEnv, eventually_within, recording_where_woken};
 
 /// How long a wake may take to run (a hang check, not a measure of speed).
 const DEADLINE: Duration = Duration::from_secs(60);
 
 /// Project `app` bound to a repository of its own (one commit of `src/date/parse.rs`,
-/// `src/lib.rs`, `README.md`) with worktrees on, `lead` and `dev` registered, and `dev`
-/// woken by a command that writes down where it ran: the workspace.
+/// `src/lib.rs`, `README.md`) with worktrees on (`worktrees::app`), and `dev` woken by a
+/// command that writes down where it ran: the workspace.
 pub fn worktrees_app(env: &TestEnv) -> PathBuf {
-    let workspace = env.project_beside("", "app");
-    repository(env, &workspace);
-    env.register(&["lead", "dev"]);
-    env.run_in(&workspace, "lead", &["project", "set", "--worktrees", "on"])
-        .ok();
+    let workspace = crate::worktrees::app(env, &[]);
+    env.register(&["dev"]);
     let script = recording_where_woken(env.root.path());
     env.run("", &["agent", "add", "dev", "--wake", "--", "sh", &script])
         .ok();
@@ -138,7 +135,7 @@ fn a_woken_task_is_worked_in_its_worktree_and_every_face_says_so() {
         .json();
     assert_eq!(task["worktree"]["path"], json!(tree.display().to_string()));
     assert_eq!(env.actions("app"), ["send", "worktree", "claim"]);
-    let listed = crate::commit_guard::git(&env, &workspace, &["worktree", "list"], &[]);
+    let listed = git(&env, &workspace, &["worktree", "list"], &[]);
     assert_eq!(listed.ok().lines().count(), 2, "{}", listed.stdout);
 }
 
@@ -193,7 +190,7 @@ fn the_guards_take_paths_in_a_task_s_worktree_as_the_workspace_s() {
         env.run_piped(command, &call.to_string())
     };
     // Claude's hook says nothing to let an edit through.
-    let reason = |run: &crate::common::Run| {
+    let reason = |run: &Run| {
         assert_eq!(run.code, 0, "{}", run.stderr);
         let answer: serde_json::Value = serde_json::from_str(&run.stdout).ok()?;
         answer["hookSpecificOutput"]["permissionDecisionReason"]
@@ -216,15 +213,23 @@ fn the_guards_take_paths_in_a_task_s_worktree_as_the_workspace_s() {
     assert_eq!(free.stdout, "", "let through without a word");
 
     // Before the commit: the same, from the worktree's index.
-    change(&env, &tree, "src/date/parse.rs");
-    let refused = commit(&env, &tree, Some("dev"));
+    let commit = |path: &str| {
+        fs::write(tree.join(path), "// changed\n").unwrap();
+        git(&env, &tree, &["add", path], &[]).ok();
+        git(
+            &env,
+            &tree,
+            &["commit", "-q", "-m", "work"],
+            &[("BATON_AGENT", "dev")],
+        )
+    };
+    let refused = commit("src/date/parse.rs");
     assert_ne!(refused.code, 0, "{}", refused.stderr);
     assert!(
         refused.stderr.contains("src/date/parse.rs") && refused.stderr.contains("lead"),
         "{}",
         refused.stderr
     );
-    crate::commit_guard::git(&env, &tree, &["reset", "-q", "--hard"], &[]).ok();
-    change(&env, &tree, "src/free.rs");
-    commit(&env, &tree, Some("dev")).ok();
+    git(&env, &tree, &["reset", "-q", "--hard"], &[]).ok();
+    commit("src/free.rs").ok();
 }

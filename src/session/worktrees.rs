@@ -16,6 +16,7 @@ use crate::git::{self, plumbing};
 use crate::project::worktrees::{WorktreeChange, Worktrees};
 use crate::secret::machine_key::MachineKey;
 use crate::text::{self, LineField};
+use crate::worktree::diff::TaskDiff;
 use crate::worktree::land::{self, Landing, Outcome};
 use crate::worktree::{self, Made, WorktreeError};
 
@@ -89,6 +90,36 @@ impl Session {
             }
             .into()
         })
+    }
+
+    /// `diff ID [--stat]`: task `id`'s changes against its base (SPEC section 18.4), read in
+    /// its worktree when that is on this machine, else from the workspace's repository.
+    /// Refused for a task without a worktree.
+    pub fn diff(&self, id: TaskId, stat_only: bool) -> Result<TaskDiff> {
+        let task = self.show(id)?.task;
+        let Some(tree) = task.worktree.as_ref() else {
+            let landed = task
+                .landed
+                .as_ref()
+                .map(|landed| format!(" (it was landed as commit {})", short(&landed.commit)))
+                .unwrap_or_default();
+            return Err(Error::invalid(format!(
+                "{id} has no worktree, so no diff{landed}: a task gets one when it is claimed \
+                 in a project with `project set --worktrees on`"
+            )));
+        };
+        let settings = self.worktree_settings();
+        let remote = settings
+            .as_ref()
+            .and_then(|settings| settings.remote.clone());
+        let workspace = self.project.workspace.clone();
+        Ok(worktree::diff::diff(&worktree::diff::Asked {
+            task: id,
+            worktree: tree,
+            workspace: workspace.as_deref(),
+            remote: remote.as_deref(),
+            stat_only,
+        })?)
     }
 
     /// `action` on task `id` as the machine of the work completes it; an approval may
@@ -396,4 +427,9 @@ fn tidy(workspace: &Path, task: &Task) -> Option<String> {
         let _ = plumbing::delete_branch(&root, &tree.branch, &tip);
     }
     None
+}
+
+/// The first 12 characters of a commit's id.
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
 }

@@ -3,56 +3,28 @@
 //! uncommitted and untracked changes marked; commits after the review named; a task with
 //! no worktree refused; a hostile file shown as text; a hub at `BATON_URL` answering it.
 
+use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use serde_json::Value;
-
+use crate::common::TestEnv;
+use crate::common::git::{git, repository};
 use crate::common::remote::Hub;
-use crate::common::{Run, TestEnv, run};
-
-/// `git ARGS…` in `dir`, with no configuration of the machine's or the user's.
-pub fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
-    let mut command = Command::new("git");
-    command
-        .current_dir(dir)
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", env.root.path().join("user-home"));
-    run(&mut command)
-}
 
 /// Commits everything in `dir` with `message`.
 pub fn commit_all(env: &TestEnv, dir: &Path, message: &str) {
-    git(env, dir, &["add", "-A"]).ok();
-    git(env, dir, &["commit", "-q", "-m", message]).ok();
+    git(env, dir, &["add", "-A"], &[]).ok();
+    git(env, dir, &["commit", "-q", "-m", message], &[]).ok();
 }
 
-/// Project `app` in a repository of its own with one commit (`src/lib.rs`,
-/// `README.md`), worktrees on: its directory.
+/// Project `app` in a repository of its own with one commit ([`repository`]), worktrees
+/// on: its directory.
 pub fn app_with_worktrees(env: &TestEnv) -> PathBuf {
     let dir = env.project_beside("", "app");
     repository(env, &dir);
     env.run_in(&dir, "alice", &["project", "set", "--worktrees", "on"])
         .ok();
     dir
-}
-
-fn repository(env: &TestEnv, dir: &Path) {
-    fs::create_dir_all(dir.join("src")).unwrap();
-    fs::write(dir.join("src/lib.rs"), "pub fn one() {}\n").unwrap();
-    fs::write(dir.join("README.md"), "# app\n").unwrap();
-    git(env, dir, &["init", "-q"]).ok();
-    commit_all(env, dir, "start");
 }
 
 /// A task from alice to `to`, sent in `dir`: its number.
@@ -123,19 +95,15 @@ fn each_tasks_diff_holds_its_own_changes_and_marks_the_uncommitted_ones() {
     let (one, codex_tree) = claimed(&env, &dir, "codex", "Dates");
     let (two, claude_tree) = claimed(&env, &dir, "claude", "Docs");
 
-    fs::write(codex_tree.join("src/date.rs"), "pub fn parse() {}\n").unwrap();
-    fs::write(
-        codex_tree.join("src/lib.rs"),
-        "pub fn one() {}\nmod date;\n",
-    )
-    .unwrap();
+    fs::write(codex_tree.join("src/clock.rs"), "pub fn tick() {}\n").unwrap();
+    fs::write(codex_tree.join("src/lib.rs"), "mod date;\nmod clock;\n").unwrap();
     commit_all(&env, &codex_tree, "dates");
     fs::write(claude_tree.join("README.md"), "# app\n\nRead me.\n").unwrap();
     commit_all(&env, &claude_tree, "docs");
     // Not committed: a change to a tracked file and a new file.
     fs::write(
         claude_tree.join("src/lib.rs"),
-        "pub fn one() {}\npub fn two() {}\n",
+        "mod date;\npub fn two() {}\n",
     )
     .unwrap();
     fs::write(claude_tree.join("NOTES.md"), "draft\n").unwrap();
@@ -143,7 +111,7 @@ fn each_tasks_diff_holds_its_own_changes_and_marks_the_uncommitted_ones() {
     let codex_diff = diff_json(&env, &dir, one, &[]);
     assert_eq!(
         paths(&codex_diff),
-        ["src/date.rs", "src/lib.rs"],
+        ["src/clock.rs", "src/lib.rs"],
         "{codex_diff:#}"
     );
     assert_eq!(codex_diff["uncommitted"]["state"], "included");
@@ -153,7 +121,7 @@ fn each_tasks_diff_holds_its_own_changes_and_marks_the_uncommitted_ones() {
         (Some(1), Some(0))
     );
     assert!(
-        lib["hunks"].as_str().unwrap().contains("+mod date;\n"),
+        lib["hunks"].as_str().unwrap().contains("+mod clock;\n"),
         "{lib:#}"
     );
     assert_eq!(lib["uncommitted"], false);
@@ -188,7 +156,7 @@ fn each_tasks_diff_holds_its_own_changes_and_marks_the_uncommitted_ones() {
         "the hunks follow: {text}"
     );
     assert!(
-        !text.contains("date"),
+        !text.contains("clock"),
         "codex's work is not in claude's diff: {text}"
     );
 

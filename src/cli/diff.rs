@@ -131,8 +131,9 @@ pub fn summary(diff: &TaskDiff) -> Vec<String> {
     lines
 }
 
-/// `diff`'s human form: heading, stat, then each file's hunks.
-fn words(diff: &TaskDiff) -> String {
+/// `diff`'s human form: heading, stat, then each file's hunks (the terminal board's task
+/// view shows it too).
+pub(super) fn words(diff: &TaskDiff) -> String {
     let mut out = String::new();
     for line in heading(diff) {
         let _ = writeln!(out, "{line}");

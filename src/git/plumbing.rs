@@ -517,6 +517,8 @@ pub fn paths_between(repo: &Path, from: &str, to: &str) -> GitResult<Vec<String>
 const DIFF_SETTINGS: &[&str] = &[
     "diff.noprefix=false",
     "diff.mnemonicPrefix=false",
+    "diff.srcPrefix=a/",
+    "diff.dstPrefix=b/",
     "diff.suppressBlankEmpty=false",
     "diff.relative=false",
     "core.quotePath=true",
@@ -531,7 +533,6 @@ const DIFF_OPTIONS: &[&str] = &[
     "--no-ext-diff",
     "--no-color",
     "--no-textconv",
-    "--default-prefix",
     "--no-relative",
     "--unified=3",
     "--inter-hunk-context=0",
@@ -560,6 +561,15 @@ pub fn diff(dir: &Path, args: &[&str], limit: usize) -> GitResult<(Vec<u8>, bool
             what: "diff".into(),
             said: format!("could not start git: {error}"),
         })?;
+    // Read beside stdout, so that git never waits on a full pipe of warnings.
+    let stderr = child.stderr.take().map(|mut err| {
+        std::thread::spawn(move || {
+            let mut said = Vec::new();
+            let _ = err.by_ref().take(64 * 1024).read_to_end(&mut said);
+            let _ = std::io::copy(&mut err, &mut std::io::sink());
+            said
+        })
+    });
     let mut stdout = Vec::new();
     let read = child
         .stdout
@@ -569,10 +579,6 @@ pub fn diff(dir: &Path, args: &[&str], limit: usize) -> GitResult<(Vec<u8>, bool
     if cut {
         stdout.truncate(limit);
         let _ = child.kill();
-    }
-    let mut stderr = Vec::new();
-    if let Some(mut err) = child.stderr.take() {
-        let _ = err.by_ref().take(64 * 1024).read_to_end(&mut stderr);
     }
     let status = child.wait().map_err(|error| GitError {
         what: "diff".into(),
@@ -584,6 +590,9 @@ pub fn diff(dir: &Path, args: &[&str], limit: usize) -> GitResult<(Vec<u8>, bool
             said: error.to_string(),
         });
     }
+    let stderr = stderr
+        .and_then(|reading| reading.join().ok())
+        .unwrap_or_default();
     if !cut && !matches!(status.code(), Some(0 | 1)) {
         let ran = Ran {
             code: status.code(),

@@ -310,6 +310,7 @@ impl Budget {
         args.push("--");
         let (stat, _) = plumbing::diff(repo, &args, MOST_STAT_BYTES)?;
         let mut files = numstat(&stat, uncommitted);
+        let listed = files.len();
         if files.len() > self.files {
             self.left_out.files += files.len() - self.files;
             files.truncate(self.files);
@@ -326,6 +327,10 @@ impl Budget {
         if cut {
             // The last piece read may be part of a file's hunks only.
             patches.pop();
+        } else if patches.len() != listed {
+            // Pieces that do not match the files one for one (a path in conflict, which
+            // git writes without a header of its own) are not given to the wrong file.
+            patches.clear();
         }
         for (file, patch) in files.iter_mut().zip(
             patches

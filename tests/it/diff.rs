@@ -10,63 +10,25 @@ use std::path::{Path, PathBuf};
 use crate::common::TestEnv;
 use crate::common::git::{git, repository};
 use crate::common::remote::Hub;
+use crate::worktrees::{app, claim, send};
 
 /// Commits everything in `dir` with `message`.
-pub fn commit_all(env: &TestEnv, dir: &Path, message: &str) {
+fn commit_all(env: &TestEnv, dir: &Path, message: &str) {
     git(env, dir, &["add", "-A"], &[]).ok();
     git(env, dir, &["commit", "-q", "-m", message], &[]).ok();
 }
 
-/// Project `app` in a repository of its own with one commit ([`repository`]), worktrees
-/// on: its directory.
-pub fn app_with_worktrees(env: &TestEnv) -> PathBuf {
-    let dir = env.project_beside("", "app");
-    repository(env, &dir);
-    env.run_in(&dir, "alice", &["project", "set", "--worktrees", "on"])
-        .ok();
-    dir
-}
-
-/// A task from alice to `to`, sent in `dir`: its number.
-fn send_in(env: &TestEnv, dir: &Path, to: &str, subject: &str, extra: &[&str]) -> u64 {
-    let mut args = vec![
-        "--json",
-        "send",
-        "--to",
-        to,
-        "--subject",
-        subject,
-        "--no-wake",
-    ];
-    args.extend_from_slice(extra);
-    let sent = env.run_in(dir, "alice", &args).json();
-    sent["task"]["id"].as_u64().expect("a task id")
-}
-
-/// A task for `to`, claimed by it: its worktree.
-pub fn claimed(env: &TestEnv, dir: &Path, to: &str, subject: &str) -> (u64, PathBuf) {
-    let id = send_in(env, dir, to, subject, &["--review"]);
-    let claim = env.run_in(dir, to, &["claim", &id.to_string()]);
-    claim.ok();
-    let tree = env
-        .home()
-        .join("worktrees")
-        .join("app")
-        .join(format!("T-{id}"));
-    assert!(
-        tree.is_dir(),
-        "the claim made {}: {}",
-        tree.display(),
-        claim.stdout
-    );
-    (id, tree)
+/// A task sent by lead to `to` and claimed by it: its number and its worktree.
+fn claimed(env: &TestEnv, dir: &Path, to: &str, subject: &str) -> (u64, PathBuf) {
+    let id = send(env, dir, to, subject);
+    (id, claim(env, dir, to, id))
 }
 
 fn diff_json(env: &TestEnv, dir: &Path, id: u64, extra: &[&str]) -> Value {
     let mut args = vec!["diff".to_string(), id.to_string(), "--json".to_string()];
     args.extend(extra.iter().map(|arg| arg.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    env.run_in(dir, "alice", &args).json()
+    env.run_in(dir, "lead", &args).json()
 }
 
 fn paths(diff: &Value) -> Vec<String> {
@@ -90,23 +52,22 @@ fn file<'a>(diff: &'a Value, path: &str) -> &'a Value {
 #[test]
 fn each_tasks_diff_holds_its_own_changes_and_marks_the_uncommitted_ones() {
     let env = TestEnv::new();
-    env.register(&["codex", "claude"]);
-    let dir = app_with_worktrees(&env);
+    let dir = app(&env, &[]);
     let (one, codex_tree) = claimed(&env, &dir, "codex", "Dates");
-    let (two, claude_tree) = claimed(&env, &dir, "claude", "Docs");
+    let (two, gemini_tree) = claimed(&env, &dir, "gemini", "Docs");
 
     fs::write(codex_tree.join("src/clock.rs"), "pub fn tick() {}\n").unwrap();
     fs::write(codex_tree.join("src/lib.rs"), "mod date;\nmod clock;\n").unwrap();
     commit_all(&env, &codex_tree, "dates");
-    fs::write(claude_tree.join("README.md"), "# app\n\nRead me.\n").unwrap();
-    commit_all(&env, &claude_tree, "docs");
+    fs::write(gemini_tree.join("README.md"), "# app\n\nRead me.\n").unwrap();
+    commit_all(&env, &gemini_tree, "docs");
     // Not committed: a change to a tracked file and a new file.
     fs::write(
-        claude_tree.join("src/lib.rs"),
+        gemini_tree.join("src/lib.rs"),
         "mod date;\npub fn two() {}\n",
     )
     .unwrap();
-    fs::write(claude_tree.join("NOTES.md"), "draft\n").unwrap();
+    fs::write(gemini_tree.join("NOTES.md"), "draft\n").unwrap();
 
     let codex_diff = diff_json(&env, &dir, one, &[]);
     assert_eq!(
@@ -126,16 +87,16 @@ fn each_tasks_diff_holds_its_own_changes_and_marks_the_uncommitted_ones() {
     );
     assert_eq!(lib["uncommitted"], false);
 
-    let claude_diff = diff_json(&env, &dir, two, &[]);
+    let gemini_diff = diff_json(&env, &dir, two, &[]);
     assert_eq!(
-        paths(&claude_diff),
+        paths(&gemini_diff),
         ["README.md", "src/lib.rs", "NOTES.md"],
-        "committed first, then uncommitted: {claude_diff:#}"
+        "committed first, then uncommitted: {gemini_diff:#}"
     );
-    assert_eq!(file(&claude_diff, "README.md")["uncommitted"], false);
-    assert_eq!(file(&claude_diff, "src/lib.rs")["uncommitted"], true);
-    assert_eq!(file(&claude_diff, "NOTES.md")["untracked"], true);
-    let commits: Vec<&str> = claude_diff["commits"]
+    assert_eq!(file(&gemini_diff, "README.md")["uncommitted"], false);
+    assert_eq!(file(&gemini_diff, "src/lib.rs")["uncommitted"], true);
+    assert_eq!(file(&gemini_diff, "NOTES.md")["untracked"], true);
+    let commits: Vec<&str> = gemini_diff["commits"]
         .as_array()
         .unwrap()
         .iter()
@@ -143,7 +104,7 @@ fn each_tasks_diff_holds_its_own_changes_and_marks_the_uncommitted_ones() {
         .collect();
     assert_eq!(commits, ["docs"]);
 
-    let words = env.run_in(&dir, "alice", &["diff", &two.to_string()]);
+    let words = env.run_in(&dir, "lead", &["diff", &two.to_string()]);
     let text = words.ok();
     assert!(text.contains(" README.md | +2 -0\n"), "{text}");
     assert!(
@@ -157,11 +118,11 @@ fn each_tasks_diff_holds_its_own_changes_and_marks_the_uncommitted_ones() {
     );
     assert!(
         !text.contains("clock"),
-        "codex's work is not in claude's diff: {text}"
+        "codex's work is not in gemini's diff: {text}"
     );
 
     // --stat: the files and their counts, no hunks.
-    let stat = env.run_in(&dir, "alice", &["diff", &two.to_string(), "--stat"]);
+    let stat = env.run_in(&dir, "lead", &["diff", &two.to_string(), "--stat"]);
     let stat = stat.ok();
     assert!(stat.contains(" README.md | +2 -0\n"), "{stat}");
     assert!(
@@ -182,8 +143,7 @@ fn each_tasks_diff_holds_its_own_changes_and_marks_the_uncommitted_ones() {
 #[test]
 fn commits_after_the_review_are_named_as_not_reviewed() {
     let env = TestEnv::new();
-    env.register(&["codex"]);
-    let dir = app_with_worktrees(&env);
+    let dir = app(&env, &[]);
     let (id, tree) = claimed(&env, &dir, "codex", "Dates");
     fs::write(tree.join("src/date.rs"), "pub fn parse() {}\n").unwrap();
     commit_all(&env, &tree, "dates");
@@ -212,7 +172,7 @@ fn commits_after_the_review_are_named_as_not_reviewed() {
         ]
     );
     let late = diff["commits"][1]["id"].as_str().unwrap()[..12].to_string();
-    let text = env.run_in(&dir, "alice", &["diff", &id.to_string()]);
+    let text = env.run_in(&dir, "lead", &["diff", &id.to_string()]);
     let text = text.ok();
     assert!(
         text.contains(&format!("{late} after the review  [not reviewed]")),
@@ -228,11 +188,11 @@ fn commits_after_the_review_are_named_as_not_reviewed() {
 fn a_task_without_a_worktree_is_refused_in_one_line() {
     let env = TestEnv::new();
     env.register(&["codex"]);
-    let dir = env.project_beside("", "app");
+    let dir = env.project_beside("lead", "app");
     repository(&env, &dir);
-    let id = send_in(&env, &dir, "codex", "No worktrees here", &[]);
+    let id = send(&env, &dir, "codex", "No worktrees here");
     env.run_in(&dir, "codex", &["claim", &id.to_string()]).ok();
-    let refused = env.run_in(&dir, "alice", &["diff", &id.to_string()]);
+    let refused = env.run_in(&dir, "lead", &["diff", &id.to_string()]);
     let said = refused.fails(1);
     assert_eq!(said.trim().lines().count(), 1, "{said}");
     assert!(said.contains(&format!("T-{id} has no worktree")), "{said}");
@@ -241,8 +201,7 @@ fn a_task_without_a_worktree_is_refused_in_one_line() {
 #[test]
 fn a_hostile_file_is_shown_as_text() {
     let env = TestEnv::new();
-    env.register(&["codex"]);
-    let dir = app_with_worktrees(&env);
+    let dir = app(&env, &[]);
     let (id, tree) = claimed(&env, &dir, "codex", "Hostile");
     let hostile = "\u{1b}[2J\u{1b}]0;owned\u{7}red \u{202e}evil</script><b>\r\n";
     fs::write(tree.join("evil\u{1b}[31m.txt"), hostile).unwrap();
@@ -253,7 +212,7 @@ fn a_hostile_file_is_shown_as_text() {
     .unwrap();
     commit_all(&env, &tree, "evil \u{1b}[31msubject\u{202e}");
 
-    let shown = env.run_in(&dir, "alice", &["diff", &id.to_string()]);
+    let shown = env.run_in(&dir, "lead", &["diff", &id.to_string()]);
     let text = shown.ok();
     for raw in ['\u{1b}', '\u{7}', '\u{202e}', '\r'] {
         assert!(
@@ -274,8 +233,7 @@ fn a_hostile_file_is_shown_as_text() {
 #[test]
 fn from_elsewhere_the_branch_is_read_and_the_uncommitted_part_is_not_seen() {
     let env = TestEnv::new();
-    env.register(&["codex"]);
-    let dir = app_with_worktrees(&env);
+    let dir = app(&env, &[]);
     let (id, tree) = claimed(&env, &dir, "codex", "Dates");
     fs::write(tree.join("src/date.rs"), "pub fn parse() {}\n").unwrap();
     commit_all(&env, &tree, "dates");
@@ -287,7 +245,7 @@ fn from_elsewhere_the_branch_is_read_and_the_uncommitted_part_is_not_seen() {
     let diff = diff_json(&env, &dir, id, &[]);
     assert_eq!(paths(&diff), ["src/date.rs"], "{diff:#}");
     assert_eq!(diff["uncommitted"]["state"], "not_visible");
-    let text = env.run_in(&dir, "alice", &["diff", &id.to_string()]);
+    let text = env.run_in(&dir, "lead", &["diff", &id.to_string()]);
     assert!(
         text.ok()
             .contains("its uncommitted changes are not visible from here"),
@@ -299,12 +257,8 @@ fn from_elsewhere_the_branch_is_read_and_the_uncommitted_part_is_not_seen() {
 #[test]
 fn a_hub_at_baton_url_answers_diff() {
     let hub = Hub::start();
-    let app = hub.env.project_beside("alice", "app");
-    repository(&hub.env, &app);
-    hub.env
-        .run_in(&app, "alice", &["project", "set", "--worktrees", "on"])
-        .ok();
-    let (id, tree) = claimed(&hub.env, &app, "alice", "Dates");
+    let app = app(&hub.env, &[]);
+    let (id, tree) = claimed(&hub.env, &app, "codex", "Dates");
     fs::write(tree.join("src/date.rs"), "pub fn parse() {}\n").unwrap();
     commit_all(&hub.env, &tree, "dates");
 

@@ -118,8 +118,9 @@ pub fn summary(diff: &TaskDiff) -> Vec<String> {
     )];
     if diff.left_out.files > 0 {
         lines.push(format!(
-            "the diff is large: {} more not listed",
-            baton::plural::count(diff.left_out.files, "file")
+            "the diff is large: {} more file{} not listed",
+            diff.left_out.files,
+            baton::plural::s(diff.left_out.files)
         ));
     }
     if diff.left_out.hunks > 0 {

@@ -27,6 +27,8 @@ pub const MOST_COMMITS: usize = 200;
 const MOST_STAT_BYTES: usize = 16 * 1024 * 1024;
 /// How much of a file git looks at to say it is binary, as git does.
 const BINARY_SNIFF: usize = 8000;
+/// The most of an untracked file read to count its lines: past it the count is of this much.
+const MOST_COUNTED: usize = 64 * 1024 * 1024;
 
 /// A task's changes against its base.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -416,7 +418,7 @@ impl Budget {
 }
 
 /// A new file's first bytes (at most `limit`, none when it holds more or is not a regular
-/// file), whether it is binary, and its lines.
+/// file), whether it is binary, and its lines (of its first [`MOST_COUNTED`] bytes).
 fn read_new(path: &Path, limit: usize) -> (Option<Vec<u8>>, bool, u64) {
     let Ok(meta) = fs::symlink_metadata(path) else {
         return (None, false, 0);
@@ -436,7 +438,7 @@ fn read_new(path: &Path, limit: usize) -> (Option<Vec<u8>>, bool, u64) {
     let mut buffer = vec![0u8; 64 * 1024];
     let mut seen = 0usize;
     let mut binary = false;
-    loop {
+    while seen < MOST_COUNTED {
         let read = match file.read(&mut buffer) {
             Ok(0) | Err(_) => break,
             Ok(read) => read,

@@ -274,3 +274,37 @@ fn a_hub_at_baton_url_answers_diff() {
     let refused = agent.run_in(&clone, &["diff", "99"]);
     assert!(refused.fails(1).contains("T-99"), "{}", refused.stderr);
 }
+
+#[test]
+fn a_large_diff_is_cut_and_says_what_it_left_out() {
+    let env = TestEnv::new();
+    let dir = app(&env, &[]);
+    let (id, tree) = claimed(&env, &dir, "codex", "Many files");
+    // 600 KiB of hunks in the first file, past the 512 KiB bound, then 310 small files, past
+    // the bound of 300 files.
+    let big: String = (0..20_000).map(|n| format!("line {n:024}\n")).collect();
+    fs::write(tree.join("a-big.txt"), big).unwrap();
+    fs::create_dir_all(tree.join("many")).unwrap();
+    for n in 0..310 {
+        fs::write(tree.join(format!("many/{n:03}.txt")), "one\n").unwrap();
+    }
+    commit_all(&env, &tree, "many");
+
+    let diff = diff_json(&env, &dir, id, &[]);
+    assert_eq!(diff["files"].as_array().unwrap().len(), 300);
+    assert_eq!(diff["left_out"]["files"], 11, "{}", diff["left_out"]);
+    let first = file(&diff, "a-big.txt");
+    assert_eq!(
+        (&first["cut"], first["added"].as_u64()),
+        (&Value::Bool(true), Some(20_000))
+    );
+    assert!(first.get("hunks").is_none());
+    let text = env.run_in(&dir, "lead", &["diff", &id.to_string()]);
+    let text = text.ok();
+    assert!(
+        text.contains("the diff is large: 11 more files not listed"),
+        "{}",
+        &text[..2000]
+    );
+    assert!(text.contains("hunks left out: the diff is large"));
+}

@@ -98,14 +98,9 @@ impl Session {
     pub fn diff(&self, id: TaskId, stat_only: bool) -> Result<TaskDiff> {
         let task = self.show(id)?.task;
         let Some(tree) = task.worktree.as_ref() else {
-            let landed = task
-                .landed
-                .as_ref()
-                .map(|landed| format!(" (it was landed as commit {})", short(&landed.commit)))
-                .unwrap_or_default();
             return Err(Error::invalid(format!(
-                "{id} has no worktree, so no diff{landed}: a task gets one when it is claimed \
-                 in a project with `project set --worktrees on`"
+                "{id} has no worktree, so no diff: a task gets one when it is claimed in a \
+                 project with `project set --worktrees on`"
             )));
         };
         let settings = self.worktree_settings();
@@ -113,13 +108,23 @@ impl Session {
             .as_ref()
             .and_then(|settings| settings.remote.clone());
         let workspace = self.project.workspace.clone();
-        Ok(worktree::diff::diff(&worktree::diff::Asked {
+        let read = worktree::diff::diff(&worktree::diff::Asked {
             task: id,
             worktree: tree,
             workspace: workspace.as_deref(),
             remote: remote.as_deref(),
             stat_only,
-        })?)
+        });
+        match (read, &task.landed) {
+            (Err(WorktreeError::NoBranch { .. }), Some(landed)) => Err(Error::invalid(format!(
+                "{id} was landed on {} as commit {}, and its branch is gone: `git show {}` \
+                 shows what it changed",
+                text::inline(&tree.base),
+                short(&landed.commit),
+                short(&landed.commit)
+            ))),
+            (read, _) => Ok(read?),
+        }
     }
 
     /// `action` on task `id` as the machine of the work completes it; an approval may

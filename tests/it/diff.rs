@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::common::TestEnv;
 use crate::common::git::{git, repository};
 use crate::common::remote::Hub;
-use crate::worktrees::{app, claim, send};
+use crate::worktrees::{app, approve, claim, review, send};
 
 /// Commits everything in `dir` with `message`.
 fn commit_all(env: &TestEnv, dir: &Path, message: &str) {
@@ -307,4 +307,22 @@ fn a_large_diff_is_cut_and_says_what_it_left_out() {
         &text[..2000]
     );
     assert!(text.contains("hunks left out: the diff is large"));
+}
+
+#[test]
+fn a_landed_tasks_diff_names_the_commit_that_landed_it() {
+    let env = TestEnv::new();
+    let dir = app(&env, &[]);
+    let (id, tree) = claimed(&env, &dir, "codex", "Dates");
+    fs::write(tree.join("src/clock.rs"), "pub fn tick() {}\n").unwrap();
+    commit_all(&env, &tree, "clock");
+    review(&env, &tree, "codex", id).ok();
+    approve(&env, &dir, id).ok();
+    let refused = env.run_in(&dir, "lead", &["diff", &id.to_string()]);
+    let said = refused.fails(1);
+    assert!(
+        said.contains(&format!("T-{id} was landed on main as commit ")),
+        "{said}"
+    );
+    assert!(said.contains("`git show "), "{said}");
 }

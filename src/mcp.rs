@@ -16,6 +16,7 @@
 
 pub mod channel;
 pub mod codex;
+mod diff;
 mod fields;
 mod handshake;
 mod reserve;
@@ -297,7 +298,9 @@ impl BatonServer {
             project,
             report_wake,
             probe: codex::Probe::new(),
-            tool_router: compact(Self::tool_router() + Self::reserve_tools() + action_tools()),
+            tool_router: compact(
+                Self::tool_router() + Self::reserve_tools() + Self::diff_tools() + action_tools(),
+            ),
         }
     }
 
@@ -310,7 +313,9 @@ impl BatonServer {
             project: None,
             report_wake,
             probe: codex::Probe::new(),
-            tool_router: compact(Self::tool_router() + Self::reserve_tools() + action_tools()),
+            tool_router: compact(
+                Self::tool_router() + Self::reserve_tools() + Self::diff_tools() + action_tools(),
+            ),
         }
     }
 

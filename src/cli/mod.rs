@@ -7,6 +7,7 @@ mod board;
 mod bridge;
 mod commit_guard;
 mod demo;
+mod diff;
 mod doctor;
 mod hook;
 mod import;
@@ -115,6 +116,9 @@ pub enum Command {
     Messages(messages::MessagesCommand),
     #[command(flatten)]
     Reserve(reserve::ReserveCommand),
+    /// A task's changes against its base: committed on its branch, and uncommitted in its
+    /// worktree (marked so)
+    Diff(diff::DiffArgs),
     /// Answer an agent client's hook (session-start, prompt, stop, pre-edit), which always
     /// exits 0, or git's pre-commit (`setup --git`), which exits 1 to refuse the commit
     Hook(hook::HookArgs),
@@ -322,6 +326,7 @@ pub fn main() -> i32 {
         Command::Agents(command) => agents::run(&context, command),
         Command::Messages(command) => messages::run(&context, command),
         Command::Reserve(command) => reserve::run(&context, command),
+        Command::Diff(args) => diff::run(&context, args),
         Command::Hook(args) => Ok(hook::run(&context, args)),
         Command::Wake(command) => wake::run(&context, command),
         Command::Watch(command) => watch::run(&context, command),

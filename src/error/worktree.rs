@@ -39,6 +39,17 @@ pub enum WorktreeError {
          project set --worktrees on` here"
     )]
     NotSignedHere { project: String },
+    #[error(
+        "{task}'s branch {} is not in {}: it was landed and deleted, or is on another machine \
+         and was not pushed where this one reads it",
+        text::inline(branch),
+        .dir.display()
+    )]
+    NoBranch {
+        task: TaskId,
+        branch: String,
+        dir: PathBuf,
+    },
     #[error("cannot {what}: {cause}")]
     Io { what: String, cause: String },
 }

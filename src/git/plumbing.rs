@@ -517,3 +517,96 @@ pub fn paths_between(repo: &Path, from: &str, to: &str) -> GitResult<Vec<String>
         .map(|name| String::from_utf8_lossy(name).into_owned())
         .collect())
 }
+
+/// The settings of the user's git that would change what `git diff` writes, pinned: the
+/// `a/` and `b/` prefixes, a blank context line written as it is, paths quoted as git
+/// quotes them by default.
+const DIFF_SETTINGS: &[&str] = &[
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.srcPrefix=a/",
+    "diff.dstPrefix=b/",
+    "diff.suppressBlankEmpty=false",
+    "diff.relative=false",
+    "core.quotePath=true",
+    "color.ui=false",
+    "color.diff=false",
+];
+
+/// The options of every `git diff` baton reads: no external driver, no colour, no text
+/// conversion, three lines of context, renames found, the same algorithm whatever the
+/// user's settings say.
+const DIFF_OPTIONS: &[&str] = &[
+    "--no-ext-diff",
+    "--no-color",
+    "--no-textconv",
+    "--no-relative",
+    "--unified=3",
+    "--inter-hunk-context=0",
+    "--diff-algorithm=myers",
+    "--indent-heuristic",
+    "--find-renames",
+    "--submodule=short",
+    "--ignore-submodules=none",
+];
+
+/// `git diff OPTIONS ARGS` in `dir`, with the user's settings that would change its output
+/// pinned ([`DIFF_SETTINGS`], [`DIFF_OPTIONS`]); at most `limit` bytes of its output are
+/// read (git is stopped then), and whether it was cut. Exit 0 and 1 are both answers.
+pub fn diff(dir: &Path, args: &[&str], limit: usize) -> GitResult<(Vec<u8>, bool)> {
+    use std::io::Read;
+    let mut command = command(dir);
+    for setting in DIFF_SETTINGS {
+        command.arg("-c").arg(setting);
+    }
+    command.arg("diff").args(DIFF_OPTIONS).args(args);
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| GitError {
+            what: "diff".into(),
+            said: format!("could not start git: {error}"),
+        })?;
+    // Read beside stdout, so that git never waits on a full pipe of warnings.
+    let stderr = child.stderr.take().map(|mut err| {
+        std::thread::spawn(move || {
+            let mut said = Vec::new();
+            let _ = err.by_ref().take(64 * 1024).read_to_end(&mut said);
+            let _ = std::io::copy(&mut err, &mut std::io::sink());
+            said
+        })
+    });
+    let mut stdout = Vec::new();
+    let read = child
+        .stdout
+        .take()
+        .map(|out| out.take(limit as u64 + 1).read_to_end(&mut stdout));
+    let cut = stdout.len() > limit;
+    if cut {
+        stdout.truncate(limit);
+        let _ = child.kill();
+    }
+    let status = child.wait().map_err(|error| GitError {
+        what: "diff".into(),
+        said: error.to_string(),
+    })?;
+    if let Some(Err(error)) = read {
+        return Err(GitError {
+            what: "diff".into(),
+            said: error.to_string(),
+        });
+    }
+    let stderr = stderr
+        .and_then(|reading| reading.join().ok())
+        .unwrap_or_default();
+    if !cut && !matches!(status.code(), Some(0 | 1)) {
+        let ran = Ran {
+            code: status.code(),
+            stdout: Vec::new(),
+            stderr,
+        };
+        return Err(failed(&["diff"], &ran));
+    }
+    Ok((stdout, cut))
+}

@@ -10,10 +10,10 @@ use serde::de::DeserializeOwned;
 
 use super::{
     ActBody, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
-    CoordinatorBody, Holding, HookBody, InboxQuery, LogQuery, LoggedOut, Mail, MessageBody,
-    MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody, Project, Reservation,
-    ReservationsQuery, ReserveAsk, Reserved as ReservedAnswer, Route, SendBody, Sent, TaskIds,
-    TaskView, TextBody, UnreserveAsk, WakeOutcome, route,
+    CoordinatorBody, DiffQuery, Holding, HookBody, InboxQuery, LogQuery, LoggedOut, Mail,
+    MessageBody, MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody, Project, Reservation,
+    ReservationsQuery, ReserveAsk, Reserved as ReservedAnswer, Route, SendBody, Sent, TaskDiff,
+    TaskIds, TaskView, TextBody, UnreserveAsk, WakeOutcome, route,
 };
 use crate::session::hook_answer::Answer as HookAnswer;
 
@@ -146,4 +146,6 @@ endpoints! {
     Unreserve: Post RESERVATIONS_END, Json UnreserveAsk => ReservedAnswer, LIST_ANSWER_LIMIT;
     /// `reserved PATH…`: asks, changes nothing.
     Reserved: Post RESERVED, Json PathsBody => Vec<Holding>, LIST_ANSWER_LIMIT;
+    /// `diff ID [--stat]`: a task's changes, cut at a bound far below this one.
+    Diff: Get DIFF, Query DiffQuery => TaskDiff, LIST_ANSWER_LIMIT;
 }

@@ -23,6 +23,7 @@ pub use crate::registry::AgentRecord;
 pub use crate::session::reservations::{Holding, ReserveAsk, Reserved, UnreserveAsk};
 pub use crate::session::{AgentMatrix, Changed, Inbox, InboxLook, Mail, Sent, TaskView};
 pub use crate::wake::WakeOutcome;
+pub use crate::worktree::diff::TaskDiff;
 pub use endpoint::{Endpoint, Method, Reading};
 
 pub mod endpoint;
@@ -95,6 +96,7 @@ pub mod route {
     pub const RESERVATIONS: Route = Route("/projects/{project}/reservations");
     pub const RESERVATIONS_END: Route = Route("/projects/{project}/reservations/end");
     pub const RESERVED: Route = Route("/projects/{project}/reserved");
+    pub const DIFF: Route = Route("/projects/{project}/tasks/{id}/diff");
     pub const EVENTS: Route = Route("/events");
 }
 
@@ -272,6 +274,14 @@ pub struct TextBody {
 pub struct ReservationsQuery {
     #[serde(default)]
     pub mine: bool,
+}
+
+/// `GET …/tasks/{id}/diff`: `diff ID [--stat]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffQuery {
+    #[serde(default)]
+    pub stat: bool,
 }
 
 /// `POST …/reserved`: `reserved PATH…`, a question in a body (paths hold any character a

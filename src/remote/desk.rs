@@ -24,9 +24,10 @@ use crate::error::{Error, Result};
 use crate::home::Home;
 use crate::json_api::endpoint::{self, Endpoint};
 use crate::json_api::{
-    ActBody, AgentQuery, BoardQuery, CoordinatorBody, Holding, HookBody, InboxQuery, LogQuery,
-    MessageBody, MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody, Reservation,
-    ReservationsQuery, ReserveAsk, Reserved, TaskIds, TextBody, UnreserveAsk,
+    ActBody, AgentQuery, BoardQuery, CoordinatorBody, DiffQuery, Holding, HookBody, InboxQuery,
+    LogQuery, MessageBody, MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody,
+    Reservation, ReservationsQuery, ReserveAsk, Reserved, TaskDiff, TaskIds, TextBody,
+    UnreserveAsk,
 };
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
@@ -518,6 +519,13 @@ impl Desk for RemoteDesk {
             paths: paths.to_vec(),
         };
         self.hub.call::<endpoint::Reserved>(&[&self.id()?], &body)
+    }
+
+    fn diff(&self, id: TaskId, stat_only: bool) -> Result<TaskDiff> {
+        let task = id.0.to_string();
+        let query = DiffQuery { stat: stat_only };
+        self.hub
+            .call::<endpoint::Diff>(&[&self.id()?, &task], &query)
     }
 }
 

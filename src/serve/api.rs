@@ -22,10 +22,10 @@ use crate::board::transition::Action;
 use crate::error::{Error, Result};
 use crate::json_api::{
     ActBody, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
-    CoordinatorBody, ErrorBody, Holding, HookBody, Inbox, InboxQuery, LogQuery, LoggedOut, Mail,
-    MessageBody, MessagesQuery, NoBody, OfferedQuery, Page, PathsBody, ProfileBody, Project,
-    Reservation, ReservationsQuery, ReserveAsk, Reserved, SendBody, Sent, TaskIds, TaskView,
-    TextBody, UnreserveAsk, WakeOutcome, Whoami, endpoint, route,
+    CoordinatorBody, DiffQuery, ErrorBody, Holding, HookBody, Inbox, InboxQuery, LogQuery,
+    LoggedOut, Mail, MessageBody, MessagesQuery, NoBody, OfferedQuery, Page, PathsBody,
+    ProfileBody, Project, Reservation, ReservationsQuery, ReserveAsk, Reserved, SendBody, Sent,
+    TaskDiff, TaskIds, TaskView, TextBody, UnreserveAsk, WakeOutcome, Whoami, endpoint, route,
 };
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
@@ -65,6 +65,7 @@ pub fn routes() -> Router<super::State> {
     let router = serve::<endpoint::Reserve>(router, reserve);
     let router = serve::<endpoint::Unreserve>(router, unreserve);
     let router = serve::<endpoint::Reserved>(router, reserved);
+    let router = serve::<endpoint::Diff>(router, diff);
     router.route(route::EVENTS.pattern(), get(super::events::stream))
 }
 
@@ -620,6 +621,16 @@ async fn reserved(asked: Asked<PathsBody>) -> Answered<Vec<Holding>> {
     let PathsBody { paths } = asked.body;
     at_desk(&asked.state, &asked.caller, project, move |desk| {
         desk.reserved(&paths)
+    })
+    .await
+}
+
+async fn diff(asked: Asked<DiffQuery>) -> Answered<TaskDiff> {
+    let [project, id] = asked.parameters();
+    let stat = asked.body.stat;
+    let id = task_id(&id)?;
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.diff(id, stat)
     })
     .await
 }

@@ -32,6 +32,7 @@ use crate::project::{self, Project};
 use crate::registry::{self, AgentRecord, Profile, WakeCommandChange};
 use crate::store::presence::Presence;
 use crate::store::{ChangeFeed, LogTail};
+use crate::worktree::diff::TaskDiff;
 
 use crate::time::{self, Timestamp};
 use crate::wake::WakeOutcome;
@@ -184,6 +185,10 @@ pub trait Desk: Send + Sync {
     /// `reserved PATH…`: who other than the caller holds each path (paths relative to the
     /// workspace's root); what a guard before an edit or a commit asks.
     fn reserved(&self, paths: &[String]) -> Result<Vec<Holding>>;
+
+    /// `diff ID [--stat]`: a task's changes against its base (SPEC section 18.4), as the
+    /// hub's machine sees them.
+    fn diff(&self, id: TaskId, stat_only: bool) -> Result<TaskDiff>;
 }
 
 /// How an inbox is looked at.
@@ -565,6 +570,10 @@ impl Desk for LocalDesk {
 
     fn reserved(&self, paths: &[String]) -> Result<Vec<Holding>> {
         self.session()?.reserved(paths)
+    }
+
+    fn diff(&self, id: TaskId, stat_only: bool) -> Result<TaskDiff> {
+        self.session()?.diff(id, stat_only)
     }
 
     fn announce(&self, client: &str) -> Result<Option<Presence>> {

@@ -16,6 +16,7 @@ use crate::git::{self, plumbing};
 use crate::project::worktrees::{WorktreeChange, Worktrees};
 use crate::secret::machine_key::MachineKey;
 use crate::text::{self, LineField};
+use crate::worktree::diff::TaskDiff;
 use crate::worktree::land::{self, Landing, Outcome};
 use crate::worktree::{self, Made, WorktreeError};
 
@@ -87,6 +88,41 @@ impl Session {
             }
             .into()
         })
+    }
+
+    /// `diff ID [--stat]`: task `id`'s changes against its base (SPEC section 18.4), read in
+    /// its worktree when that is on this machine, else from the workspace's repository.
+    /// Refused for a task without a worktree.
+    pub fn diff(&self, id: TaskId, stat_only: bool) -> Result<TaskDiff> {
+        let task = self.show(id)?.task;
+        let Some(tree) = task.worktree.as_ref() else {
+            return Err(Error::invalid(format!(
+                "{id} has no worktree, so no diff: a task gets one when it is claimed in a \
+                 project with `project set --worktrees on`"
+            )));
+        };
+        let settings = self.worktree_settings();
+        let remote = settings
+            .as_ref()
+            .and_then(|settings| settings.remote.clone());
+        let workspace = self.project.workspace.clone();
+        let read = worktree::diff::diff(&worktree::diff::Asked {
+            task: id,
+            worktree: tree,
+            workspace: workspace.as_deref(),
+            remote: remote.as_deref(),
+            stat_only,
+        });
+        match (read, &task.landed) {
+            (Err(WorktreeError::NoBranch { .. }), Some(landed)) => Err(Error::invalid(format!(
+                "{id} was landed on {} as commit {}, and its branch is gone: `git show {}` \
+                 shows what it changed",
+                text::inline(&tree.base),
+                short(&landed.commit),
+                short(&landed.commit)
+            ))),
+            (read, _) => Ok(read?),
+        }
     }
 
     /// `action` on task `id` as the machine of the work completes it; an approval may
@@ -406,4 +442,9 @@ fn tidy(workspace: &Path, task: &Task) -> Option<String> {
         let _ = plumbing::delete_branch(&root, &tree.branch, &tip);
     }
     None
+}
+
+/// The first 12 characters of a commit's id.
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
 }

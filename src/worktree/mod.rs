@@ -6,6 +6,7 @@
 //! (and, for an agent of a hub on another machine, by the desk that speaks to it), never by
 //! the model.
 
+pub mod diff;
 pub mod land;
 
 pub use crate::error::worktree::WorktreeError;

@@ -28,6 +28,7 @@ mod clients_remote;
 mod delivery;
 mod delivery_faces;
 mod dependencies;
+mod diff;
 // Its checks read Unix's permission bits.
 #[cfg(unix)]
 mod doctor;

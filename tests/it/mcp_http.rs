@@ -747,7 +747,7 @@ async fn the_tools_over_http_are_the_tools_over_stdio() {
         .expect("baton mcp starts");
     let stdio = ().serve(transport).await.expect("the stdio session opens");
     let over_stdio = tool_values(stdio.list_all_tools().await.expect("tools/list"));
-    assert_eq!(over_stdio.len(), 21);
+    assert_eq!(over_stdio.len(), 22);
     for era in [
         Era::Initialize(ProtocolVersion::V_2025_11_25),
         Era::Stateless,

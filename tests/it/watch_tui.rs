@@ -482,3 +482,35 @@ fn is_restored(written: &str) -> bool {
     };
     written.rfind("\u{1b}[?1049h") < Some(left_at) && written[left_at..].contains("\u{1b}[?25h")
 }
+
+#[test]
+fn the_task_view_shows_the_tasks_diff_escaped() {
+    let env = TestEnv::new();
+    env.register(&["boss", "worker"]);
+    let work = env.work();
+    crate::common::git::repository(&env, &work);
+    env.init_project("boss", "app", &work);
+    env.run("boss", &["project", "set", "--worktrees", "on"])
+        .ok();
+    let id = env.send("boss", "worker", "diffed-task", &[]);
+    env.run("worker", &["claim", &id.to_string()]).ok();
+    let shown = env.run("boss", &["--json", "show", &id.to_string()]).json();
+    let tree = std::path::PathBuf::from(shown["worktree"]["path"].as_str().expect("a worktree"));
+    std::fs::write(tree.join("evil.txt"), "\u{1b}[2Jhostile-line \u{202e}x\n").unwrap();
+    crate::common::git::git(&env, &tree, &["add", "-A"], &[]).ok();
+    crate::common::git::git(&env, &tree, &["commit", "-q", "-m", "evil"], &[]).ok();
+
+    let mut board = Board::start(&env, "boss");
+    board.wait_for("diffed-task");
+    board.press("\r");
+    board.wait_for("diff:");
+    // Down to the end of the task view, where the hunks are.
+    for _ in 0..4 {
+        board.press("\u{1b}[6~");
+    }
+    board.wait_for("evil.txt | +1 -0");
+    // Drawn as text: a raw escape would have cleared the screen rather than show.
+    board.wait_for("+\\u{1b}[2Jhostile-line \\u{202e}x");
+    board.press("q");
+    assert_eq!(board.wait_for_exit(), 0);
+}

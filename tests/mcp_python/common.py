@@ -8,9 +8,9 @@ from mcp import MCPError
 
 # The tools baton serves, over either transport.
 TOOLS = {
-    "agents", "answer", "approve", "ask", "board", "cancel", "claim", "done", "edit", "fail",
-    "inbox", "message", "reassign", "release", "request_changes", "reservations", "reserve",
-    "review", "send", "show", "unreserve",
+    "agents", "answer", "approve", "ask", "board", "cancel", "claim", "diff", "done", "edit",
+    "fail", "inbox", "message", "reassign", "release", "request_changes", "reservations",
+    "reserve", "review", "send", "show", "unreserve",
 }
 
 

@@ -103,6 +103,7 @@ fn run_loop(
         let Ok(wake) = receiver.recv() else {
             return Ok(());
         };
+        let board_read = matches!(wake, Wake::Read(_));
         match wake {
             Wake::Read(snapshot) => app.replace(*snapshot),
             Wake::ReadFailed(error) => app.notify(error, true),
@@ -123,7 +124,30 @@ fn run_loop(
         if let Some(effect) = app.unread_to_mark() {
             carry_out(app, desk, effect);
         }
+        follow_diff(app, desk, board_read);
     }
+}
+
+/// Reads the diff of the selected task, when it has a worktree: when another task was
+/// selected, and at each read of the board (its commits do not change the board).
+fn follow_diff(app: &mut App, desk: &dyn Desk, board_read: bool) {
+    let Some(view) = app.selected_view() else {
+        app.diff = None;
+        return;
+    };
+    let id = view.task.id;
+    if view.task.worktree.is_none() {
+        app.diff = None;
+        return;
+    }
+    let same = app.diff.as_ref().is_some_and(|shown| shown.task == id);
+    if same && !board_read {
+        return;
+    }
+    let read = desk
+        .diff(id, false)
+        .map_err(|error| first_line(&error.to_string()));
+    app.diff = Some(state::ShownDiff { task: id, read });
 }
 
 /// Does what a key asked, as the CLI would, and says how it went.

@@ -10,6 +10,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use baton::board::task::{Status, TaskId};
 use baton::board::transition::Action;
 use baton::session::TaskView;
+use baton::worktree::diff::TaskDiff;
 
 use super::keys::task_key;
 pub use super::snapshot::{Snapshot, group_of};
@@ -118,6 +119,16 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The newest message already asked to count as read.
     marked_read: u64,
+    /// The diff of the selected task, when it has a worktree: read again at each read of
+    /// the board, and when another task is selected.
+    pub diff: Option<ShownDiff>,
+}
+
+/// A task's diff as the task view shows it: read, or why it could not be.
+#[derive(Debug, Clone)]
+pub struct ShownDiff {
+    pub task: TaskId,
+    pub read: Result<TaskDiff, String>,
 }
 
 impl App {
@@ -138,6 +149,7 @@ impl App {
             is_help_shown: false,
             notice: None,
             marked_read: 0,
+            diff: None,
         };
         app.inbox = app.inbox_of_snapshot();
         app.settle();

@@ -3,6 +3,7 @@
 //! raw JSON-RPC lines for the protocol's edges, and the official Python SDK through
 //! tests/mcp_python.
 
+mod diff;
 mod edit;
 mod life;
 mod raw;
@@ -21,7 +22,7 @@ use serde_json::Value;
 use crate::common::TestEnv;
 
 /// Every tool the server must offer, and nothing else (no wake registration).
-const TOOLS: [&str; 21] = [
+const TOOLS: [&str; 22] = [
     "agents",
     "answer",
     "approve",
@@ -29,6 +30,7 @@ const TOOLS: [&str; 21] = [
     "board",
     "cancel",
     "claim",
+    "diff",
     "done",
     "edit",
     "fail",

@@ -12,6 +12,7 @@
 //! Without it they say they were not run, except in CI, where they fail.
 
 mod board;
+mod diff;
 mod login;
 mod panel;
 mod views;

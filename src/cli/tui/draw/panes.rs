@@ -10,7 +10,11 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use super::super::cells::{self, shown};
 use super::super::state::App;
 use super::{bold, dim, line};
-use crate::cli::{agents, render};
+use crate::cli::{agents, diff, render};
+use baton::text::inline;
+
+/// At most this many rows of a task (its diff, above all) are drawn; the rest are counted.
+const MOST_ROWS: usize = 5000;
 
 /// Multi-line text (escaped by its rendering) as the rows it takes at `width`, each line
 /// wrapped with its frame.
@@ -29,10 +33,27 @@ pub(super) fn draw_task(frame: &mut Frame, app: &App, area: Rect) {
         frame.render_widget(Paragraph::new(line("no task selected")), inner);
         return;
     };
-    let rows = rows_of(
-        &render::task_detail(view, app.snapshot.now),
-        usize::from(inner.width),
-    );
+    let mut text = render::task_detail(view, app.snapshot.now);
+    let shown_diff = app
+        .diff
+        .as_ref()
+        .filter(|shown| shown.task == view.task.id && view.task.worktree.is_some());
+    if let Some(shown) = shown_diff {
+        text.push_str("\ndiff:\n");
+        match &shown.read {
+            Ok(diff) => text.push_str(&diff::words(diff)),
+            Err(error) => text.push_str(&format!("  {}\n", inline(error))),
+        }
+    }
+    let mut rows = rows_of(&text, usize::from(inner.width));
+    if rows.len() > MOST_ROWS {
+        let more = rows.len() - MOST_ROWS;
+        rows.truncate(MOST_ROWS);
+        rows.push(format!(
+            "… {} more rows: `baton diff {}` shows them all",
+            more, view.task.id
+        ));
+    }
     let fits = usize::from(inner.height);
     let first = app.scroll.min(rows.len().saturating_sub(fits));
     let lines: Vec<Line> = rows[first..]
@@ -152,6 +173,44 @@ mod tests {
     use crate::cli::tui::state::Snapshot;
     use crate::cli::tui::testing::{app_for, key, snapshot, typed, view};
     use baton::board::task::{Status, TaskId};
+
+    #[test]
+    fn the_task_view_shows_its_diff_escaped_stat_then_hunks() {
+        let mut task = view(4, Status::Working, "dates");
+        task.task.worktree = Some(
+            serde_json::from_value(serde_json::json!({
+                "path": "/nowhere/T-4", "branch": "baton/T-4", "base": "main",
+                "base_commit": "0123456789abcdef", "host": null,
+            }))
+            .expect("a worktree"),
+        );
+        let diff: baton::worktree::diff::TaskDiff = serde_json::from_value(serde_json::json!({
+            "task": 4, "branch": "baton/T-4", "base": "main", "from": "0123456789abcdef",
+            "tip": "fedcba9876543210", "commits": [], "uncommitted": {"state": "included"},
+            "files": [{"path": "evil\u{1b}[2J.txt", "uncommitted": true, "untracked": false,
+                       "binary": false, "added": 1, "removed": 0,
+                       "hunks": "@@ -0,0 +1 @@\n+\u{1b}]0;owned\u{7}\u{202e}x\r\n"}],
+            "left_out": {"files": 0, "hunks": 0, "commits": 0},
+        }))
+        .expect("a diff");
+        let mut app = app(vec![task]);
+        app.diff = Some(crate::cli::tui::state::ShownDiff {
+            task: TaskId(4),
+            read: Ok(diff),
+        });
+        app.on_key(key(KeyCode::Enter));
+        let shown = screen(&app, 100, 40);
+        for raw in ['\u{1b}', '\u{7}', '\u{202e}', '\r'] {
+            assert!(!shown.contains(raw), "{raw:?} drawn raw: {shown}");
+        }
+        let stat = shown
+            .find(" evil\\u{1b}[2J.txt [uncommitted] | +1 -0")
+            .expect(&shown);
+        let hunk = shown
+            .find("+\\u{1b}]0;owned\\u{7}\\u{202e}x\\u{d}")
+            .expect(&shown);
+        assert!(stat < hunk, "the stat, then the hunks: {shown}");
+    }
 
     #[test]
     fn a_hostile_subject_and_body_are_drawn_escaped() {

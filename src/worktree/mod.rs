@@ -7,6 +7,7 @@
 //! the model.
 
 pub mod land;
+pub mod prune;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ use crate::common::{Run, TestEnv, run};
 
 /// `git ARGS…` in `dir`, with no configuration of the machine's or the user's, baton's
 /// home (and store) in its environment as the hub's commands have them, and `vars`.
-fn git(env: &TestEnv, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
+pub(crate) fn git(env: &TestEnv, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
     let mut command = Command::new("git");
     command
         .current_dir(dir)
@@ -45,7 +45,7 @@ fn git(env: &TestEnv, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
 }
 
 /// A repository with one commit of `src/date/parse.rs`, `src/lib.rs` and `README.md`.
-fn repository(env: &TestEnv, dir: &Path) {
+pub(crate) fn repository(env: &TestEnv, dir: &Path) {
     fs::create_dir_all(dir.join("src/date")).unwrap();
     fs::write(dir.join("src/date/parse.rs"), "fn parse() {}\n").unwrap();
     fs::write(dir.join("src/lib.rs"), "mod date;\n").unwrap();

@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::commit_guard::{git, repository};
+use crate::common::git::{git, repository};
 use crate::common::TestEnv;
 
 /// Project `app` on a repository of its own, worktrees on, agents alice and bob known: its

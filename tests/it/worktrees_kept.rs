@@ -7,8 +7,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::common::git::{git, repository};
 use crate::common::TestEnv;
+use crate::common::git::{git, repository, rev};
 
 /// Project `app` on a repository of its own, worktrees on, agents alice and bob known: its
 /// directory.
@@ -44,12 +44,6 @@ fn commit(env: &TestEnv, dir: &Path, file: &str, words: &str) {
     git(env, dir, &["commit", "-q", "-m", words], &[]).ok();
 }
 
-/// The commit `rev` names in `dir`, if any.
-fn commit_of(env: &TestEnv, dir: &Path, rev: &str) -> Option<String> {
-    let found = git(env, dir, &["rev-parse", "--verify", "--quiet", rev], &[]);
-    (found.code == 0).then(|| found.stdout.trim().to_string())
-}
-
 /// `baton --as AGENT ARGS…` in `dir`, which must succeed: what it printed.
 fn act(env: &TestEnv, dir: &Path, agent: &str, args: &[&str]) -> String {
     env.run_in(dir, agent, args).ok().to_string()
@@ -61,7 +55,7 @@ fn cancel_and_fail_keep_the_worktree_and_the_branch() {
     let dir = app(&env);
     let (canceled, canceled_tree) = claimed(&env, &dir, "Rename the parser", &[]);
     commit(&env, &canceled_tree, "src/lib.rs", "mod parser;\n");
-    let canceled_tip = commit_of(&env, &canceled_tree, "HEAD").unwrap();
+    let canceled_tip = rev(&env, &canceled_tree, "HEAD");
     act(&env, &dir, "alice", &["cancel", &canceled.to_string()]);
 
     let (failed, failed_tree) = claimed(&env, &dir, "Speed the parser up", &[]);
@@ -72,7 +66,7 @@ fn cancel_and_fail_keep_the_worktree_and_the_branch() {
         "fn parse() { fast() }\n",
     );
     fs::write(failed_tree.join("notes.txt"), "half an idea\n").unwrap();
-    let failed_tip = commit_of(&env, &failed_tree, "HEAD").unwrap();
+    let failed_tip = rev(&env, &failed_tree, "HEAD");
     act(
         &env,
         &dir,
@@ -90,8 +84,8 @@ fn cancel_and_fail_keep_the_worktree_and_the_branch() {
             tree.display()
         );
         assert_eq!(
-            commit_of(&env, &dir, &format!("refs/heads/baton/T-{id}")).as_ref(),
-            Some(tip),
+            &rev(&env, &dir, &format!("refs/heads/baton/T-{id}")),
+            tip,
             "T-{id}'s branch is kept at its last commit"
         );
     }
@@ -111,7 +105,7 @@ fn prune_removes_a_clean_finished_worktree_keeps_its_branch_and_keeps_unsaved_wo
     commit(&env, &clean_tree, "src/date/parse.rs", "fn parse() { 1 }\n");
     act(&env, &dir, "bob", &["review", &clean.to_string()]);
     commit(&env, &clean_tree, "src/date/parse.rs", "fn parse() { 2 }\n");
-    let later = commit_of(&env, &clean_tree, "HEAD").unwrap();
+    let later = rev(&env, &clean_tree, "HEAD");
     act(&env, &dir, "alice", &["approve", &clean.to_string()]);
     assert!(
         clean_tree.is_dir(),
@@ -171,8 +165,8 @@ fn prune_removes_a_clean_finished_worktree_keeps_its_branch_and_keeps_unsaved_wo
     );
     assert!(!clean_tree.exists(), "the clean worktree is removed");
     assert_eq!(
-        commit_of(&env, &dir, &format!("refs/heads/baton/T-{clean}")),
-        Some(later),
+        rev(&env, &dir, &format!("refs/heads/baton/T-{clean}")),
+        later,
         "its branch is kept, with the commit the landing did not take"
     );
     assert_eq!(fs::read(dirty_tree.join("README.md")).unwrap(), unsaved);
@@ -240,13 +234,13 @@ fn doctor_names_what_worktrees_and_landings_left_behind() {
     let (landed, landed_tree) = claimed(&env, &dir, "Landed work", &["--review"]);
     commit(&env, &landed_tree, "landed.txt", "landed\n");
     act(&env, &dir, "bob", &["review", &landed.to_string()]);
-    let start = commit_of(&env, &dir, "main").unwrap();
+    let start = rev(&env, &dir, "main");
     commit(&env, &dir, "landed.txt", "landed\n");
-    let moved = commit_of(&env, &dir, "main").unwrap();
+    let moved = rev(&env, &dir, "main");
     let (never, never_tree) = claimed(&env, &dir, "Never landed", &["--review"]);
     commit(&env, &never_tree, "never.txt", "never\n");
     act(&env, &dir, "bob", &["review", &never.to_string()]);
-    let never_commit = commit_of(&env, &never_tree, "HEAD").unwrap();
+    let never_commit = rev(&env, &never_tree, "HEAD");
     let journals = dir.join(".git/baton-landing");
     fs::create_dir_all(&journals).unwrap();
     for (id, to) in [(landed, &moved), (never, &never_commit)] {
@@ -279,7 +273,7 @@ fn doctor_names_what_worktrees_and_landings_left_behind() {
     // Approving again finishes T-3's landing, and doctor no longer names it.
     let approved = act(&env, &dir, "alice", &["approve", &landed.to_string()]);
     assert!(approved.contains("completed"), "{approved}");
-    assert_eq!(commit_of(&env, &dir, "main"), Some(moved));
+    assert_eq!(rev(&env, &dir, "main"), moved);
     let seen = doctor(&env).join("\n");
     assert!(!seen.contains(&format!("T-{landed}'s landing")), "{seen}");
 }

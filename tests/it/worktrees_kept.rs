@@ -132,6 +132,17 @@ fn prune_removes_a_clean_finished_worktree_keeps_its_branch_and_keeps_unsaved_wo
     // T-4: still open: prune does not look at it.
     let (_open, open_tree) = claimed(&env, &dir, "Open work", &[]);
 
+    // Every task here finished moments ago: none a day ago.
+    let recent = env
+        .run_in(
+            &dir,
+            "",
+            &["--json", "worktree", "prune", "--older-than", "1"],
+        )
+        .json();
+    assert_eq!(recent["worktrees"], serde_json::json!([]), "{recent}");
+    assert!(clean_tree.is_dir());
+
     let dry = env.run_in(&dir, "", &["worktree", "prune", "--dry-run"]);
     let dry = dry.ok();
     assert!(

@@ -20,10 +20,12 @@ const NAME: &str = "worktrees";
 pub(super) fn check_worktrees(inspection: &Inspection<'_>) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut worktrees = 0;
+    let mut settings = 0;
     for (_, board, prefix) in inspection.readable_boards() {
         let Ok(Some(project)) = project::load(inspection.store, &board.project) else {
             continue;
         };
+        settings += usize::from(project.settings.worktrees.is_some());
         let dir = inspection.home.worktrees_dir(&project.id);
         worktrees += without_task(inspection, &board, &dir, &prefix, &mut checks);
         gone(&board, &prefix, &project, &mut checks);
@@ -42,6 +44,7 @@ pub(super) fn check_worktrees(inspection: &Inspection<'_>) -> Vec<Check> {
         checks.push(Check::ok(
             NAME,
             match worktrees {
+                0 if settings == 0 => "no project keeps its tasks in worktrees".into(),
                 0 => "no task has a worktree on this machine; no landing was cut short".into(),
                 _ => format!(
                     "{} on this machine, each of its task; no landing was cut short",

@@ -139,6 +139,8 @@ impl Session {
             kind,
             ActionKind::Claim | ActionKind::Review | ActionKind::Approve | ActionKind::Done
         ) || action.place().is_some()
+            // A project that never had worktrees has no task with one: no read for it.
+            || self.project.settings.worktrees.is_none()
         {
             return Ok(Placed::as_is(action));
         }

@@ -237,8 +237,11 @@ fn landings(root: &Path, board: &Board, prefix: &str, project: &Project, checks:
         let landed = land::journal_landed(root, settings, journal);
         let words = match (landed, status) {
             (true, Some(Status::Completed)) => format!(
-                "{id}'s landing moved {base} to {short} and {id} is completed; its journal \
-                 was left behind: nothing to do"
+                "{id}'s landing moved {base} to {short} and {id} is completed; the journal it \
+                 left behind is harmless: remove {}",
+                land::landing_dir(root)
+                    .map(|dir| dir.join(format!("{id}.json")).display().to_string())
+                    .unwrap_or_default()
             ),
             (true, Some(Status::ReviewRequested)) => format!(
                 "{id}'s landing moved {base} to {short} but {id} is still in review: approve \

@@ -8,40 +8,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::common::TestEnv;
-use crate::common::git::{git, repository, rev};
+use crate::common::git::{git, rev};
+use crate::worktrees::{app, claim, commit, send};
 
-/// Project `app` on a repository of its own, worktrees on, agents alice and bob known: its
-/// directory.
-fn app(env: &TestEnv) -> PathBuf {
-    let dir = env.project_beside("", "app");
-    repository(env, &dir);
-    env.register(&["alice", "bob"]);
-    env.run_in(&dir, "alice", &["project", "set", "--worktrees", "on"])
-        .ok();
-    dir
-}
-
-/// A task from alice to bob in the project of `dir`, claimed by bob: its number and its
-/// worktree.
-fn claimed(env: &TestEnv, dir: &Path, subject: &str, extra: &[&str]) -> (u64, PathBuf) {
-    let mut args = vec!["--json", "send", "--to", "bob", "--subject", subject];
-    args.extend_from_slice(extra);
-    let id = env.run_in(dir, "alice", &args).json()["task"]["id"]
-        .as_u64()
-        .expect("a task id");
-    let claimed = env.run_in(dir, "bob", &["--json", "claim", &id.to_string()]);
-    let path = claimed.json()["task"]["worktree"]["path"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a worktree in {}", claimed.stdout))
-        .to_string();
-    (id, PathBuf::from(path))
-}
-
-/// Changes `file` in `dir` and commits it.
-fn commit(env: &TestEnv, dir: &Path, file: &str, words: &str) {
-    fs::write(dir.join(file), words).unwrap();
-    git(env, dir, &["add", file], &[]).ok();
-    git(env, dir, &["commit", "-q", "-m", words], &[]).ok();
+/// A task from lead to codex, for review, claimed by codex: its number and its worktree.
+fn claimed(env: &TestEnv, dir: &Path, subject: &str) -> (u64, PathBuf) {
+    let id = send(env, dir, "codex", subject);
+    (id, claim(env, dir, "codex", id))
 }
 
 /// `baton --as AGENT ARGS…` in `dir`, which must succeed: what it printed.
@@ -52,13 +25,13 @@ fn act(env: &TestEnv, dir: &Path, agent: &str, args: &[&str]) -> String {
 #[test]
 fn cancel_and_fail_keep_the_worktree_and_the_branch() {
     let env = TestEnv::new();
-    let dir = app(&env);
-    let (canceled, canceled_tree) = claimed(&env, &dir, "Rename the parser", &[]);
+    let dir = app(&env, &[]);
+    let (canceled, canceled_tree) = claimed(&env, &dir, "Rename the parser");
     commit(&env, &canceled_tree, "src/lib.rs", "mod parser;\n");
     let canceled_tip = rev(&env, &canceled_tree, "HEAD");
-    act(&env, &dir, "alice", &["cancel", &canceled.to_string()]);
+    act(&env, &dir, "lead", &["cancel", &canceled.to_string()]);
 
-    let (failed, failed_tree) = claimed(&env, &dir, "Speed the parser up", &[]);
+    let (failed, failed_tree) = claimed(&env, &dir, "Speed the parser up");
     commit(
         &env,
         &failed_tree,
@@ -70,7 +43,7 @@ fn cancel_and_fail_keep_the_worktree_and_the_branch() {
     act(
         &env,
         &dir,
-        "bob",
+        "codex",
         &["fail", &failed.to_string(), "--reason", "too slow"],
     );
 
@@ -98,39 +71,39 @@ fn cancel_and_fail_keep_the_worktree_and_the_branch() {
 #[test]
 fn prune_removes_a_clean_finished_worktree_keeps_its_branch_and_keeps_unsaved_work() {
     let env = TestEnv::new();
-    let dir = app(&env);
+    let dir = app(&env, &[]);
     // T-1: landed, then a commit after the one reviewed: the landing keeps its worktree,
     // which is clean.
-    let (clean, clean_tree) = claimed(&env, &dir, "Parse dates", &["--review"]);
+    let (clean, clean_tree) = claimed(&env, &dir, "Parse dates");
     commit(&env, &clean_tree, "src/date/parse.rs", "fn parse() { 1 }\n");
-    act(&env, &dir, "bob", &["review", &clean.to_string()]);
+    act(&env, &dir, "codex", &["review", &clean.to_string()]);
     commit(&env, &clean_tree, "src/date/parse.rs", "fn parse() { 2 }\n");
     let later = rev(&env, &clean_tree, "HEAD");
-    act(&env, &dir, "alice", &["approve", &clean.to_string()]);
+    act(&env, &dir, "lead", &["approve", &clean.to_string()]);
     assert!(
         clean_tree.is_dir(),
         "the landing keeps a worktree with later commits"
     );
 
     // T-2: landed with an uncommitted change left in its worktree, bytes no text tool keeps.
-    let (dirty, dirty_tree) = claimed(&env, &dir, "Document the app", &["--review"]);
+    let (dirty, dirty_tree) = claimed(&env, &dir, "Document the app");
     commit(&env, &dirty_tree, "README.md", "# app\nDates.\n");
-    act(&env, &dir, "bob", &["review", &dirty.to_string()]);
+    act(&env, &dir, "codex", &["review", &dirty.to_string()]);
     let unsaved: &[u8] = b"# app\r\nDates.\r\n\xff\xfe not UTF-8\n";
     fs::write(dirty_tree.join("README.md"), unsaved).unwrap();
-    act(&env, &dir, "alice", &["approve", &dirty.to_string()]);
+    act(&env, &dir, "lead", &["approve", &dirty.to_string()]);
     assert!(
         dirty_tree.is_dir(),
         "the landing keeps a worktree with unsaved work"
     );
 
     // T-3: canceled with an untracked file that is not ignored.
-    let (untracked, untracked_tree) = claimed(&env, &dir, "Try a cache", &[]);
+    let (untracked, untracked_tree) = claimed(&env, &dir, "Try a cache");
     fs::write(untracked_tree.join("cache.rs"), "struct Cache;\n").unwrap();
-    act(&env, &dir, "alice", &["cancel", &untracked.to_string()]);
+    act(&env, &dir, "lead", &["cancel", &untracked.to_string()]);
 
     // T-4: still open: prune does not look at it.
-    let (_open, open_tree) = claimed(&env, &dir, "Open work", &[]);
+    let (_open, open_tree) = claimed(&env, &dir, "Open work");
 
     // Every task here finished moments ago: none a day ago.
     let recent = env
@@ -201,7 +174,7 @@ fn prune_removes_a_clean_finished_worktree_keeps_its_branch_and_keeps_unsaved_wo
 #[test]
 fn doctor_names_what_worktrees_and_landings_left_behind() {
     let env = TestEnv::new();
-    let dir = app(&env);
+    let dir = app(&env, &[]);
     let doctor = |env: &TestEnv| -> Vec<String> {
         let run = env.run_in(&dir, "", &["doctor"]);
         run.stdout
@@ -210,7 +183,7 @@ fn doctor_names_what_worktrees_and_landings_left_behind() {
             .map(str::to_string)
             .collect()
     };
-    let (open, open_tree) = claimed(&env, &dir, "Open work", &[]);
+    let (open, open_tree) = claimed(&env, &dir, "Open work");
     let seen = doctor(&env);
     assert!(
         seen.len() == 1 && seen[0].starts_with("ok") && seen[0].contains("1 worktree"),
@@ -235,22 +208,22 @@ fn doctor_names_what_worktrees_and_landings_left_behind() {
     .ok();
     fs::remove_dir_all(&open_tree).unwrap();
     // A branch of a task no longer open: T-2, canceled after a commit, its worktree pruned.
-    let (canceled, canceled_tree) = claimed(&env, &dir, "Try a cache", &[]);
+    let (canceled, canceled_tree) = claimed(&env, &dir, "Try a cache");
     commit(&env, &canceled_tree, "cache.rs", "struct Cache;\n");
-    act(&env, &dir, "alice", &["cancel", &canceled.to_string()]);
+    act(&env, &dir, "lead", &["cancel", &canceled.to_string()]);
     env.run_in(&dir, "", &["worktree", "prune"]).ok();
 
     // Two landings cut short: T-3's moved main (its commit is main's tip) while T-3 is
     // still in review; T-4's never did (its commit is on no branch of main's).
-    let (landed, landed_tree) = claimed(&env, &dir, "Landed work", &["--review"]);
+    let (landed, landed_tree) = claimed(&env, &dir, "Landed work");
     commit(&env, &landed_tree, "landed.txt", "landed\n");
-    act(&env, &dir, "bob", &["review", &landed.to_string()]);
+    act(&env, &dir, "codex", &["review", &landed.to_string()]);
     let start = rev(&env, &dir, "main");
     commit(&env, &dir, "landed.txt", "landed\n");
     let moved = rev(&env, &dir, "main");
-    let (never, never_tree) = claimed(&env, &dir, "Never landed", &["--review"]);
+    let (never, never_tree) = claimed(&env, &dir, "Never landed");
     commit(&env, &never_tree, "never.txt", "never\n");
-    act(&env, &dir, "bob", &["review", &never.to_string()]);
+    act(&env, &dir, "codex", &["review", &never.to_string()]);
     let never_commit = rev(&env, &never_tree, "HEAD");
     let journals = dir.join(".git/baton-landing");
     fs::create_dir_all(&journals).unwrap();
@@ -282,9 +255,25 @@ fn doctor_names_what_worktrees_and_landings_left_behind() {
     );
 
     // Approving again finishes T-3's landing, and doctor no longer names it.
-    let approved = act(&env, &dir, "alice", &["approve", &landed.to_string()]);
+    let approved = act(&env, &dir, "lead", &["approve", &landed.to_string()]);
     assert!(approved.contains("completed"), "{approved}");
     assert_eq!(rev(&env, &dir, "main"), moved);
     let seen = doctor(&env).join("\n");
     assert!(!seen.contains(&format!("T-{landed}'s landing")), "{seen}");
+
+    // A journal that outlived its task's completion (killed between the board's change and
+    // forgetting it) is named as harmless, with how to remove it.
+    let journal = serde_json::json!({"project": "app", "task": landed, "from": start, "to": moved});
+    fs::write(
+        journals.join(format!("T-{landed}.json")),
+        journal.to_string(),
+    )
+    .unwrap();
+    let seen = doctor(&env).join("\n");
+    assert!(
+        seen.contains(&format!(
+            "T-{landed} is completed; the journal it left behind is harmless: remove"
+        )) && seen.contains(&format!("baton-landing/T-{landed}.json")),
+        "{seen}"
+    );
 }

@@ -27,6 +27,7 @@ mod tokens;
 mod tui;
 mod wake;
 mod watch;
+mod worktrees;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -129,6 +130,9 @@ pub enum Command {
     /// Create, list and show projects
     #[command(subcommand)]
     Project(projects::ProjectCommand),
+    /// Tidy the tasks' git worktrees on this machine (`worktree prune`)
+    #[command(subcommand)]
+    Worktree(worktrees::WorktreeCommand),
     /// Read or add to the project's shared notes
     Context(projects::ContextArgs),
     /// Walk two agents through a task's whole life in a throwaway home
@@ -331,6 +335,7 @@ pub fn main() -> i32 {
         Command::Wake(command) => wake::run(&context, command),
         Command::Watch(command) => watch::run(&context, command),
         Command::Project(command) => projects::run(&context, command),
+        Command::Worktree(command) => worktrees::run(&context, command),
         Command::Context(args) => projects::context(&context, args),
         Command::Demo => demo::run(&context),
         Command::Doctor(args) => doctor::run(&context, args),

@@ -65,6 +65,10 @@ pub fn refusal(hub: &HubClient, command: &Command) -> Option<Error> {
         Command::Agents(AgentsCommand::Agent(AgentCommand::Rm { .. })) => hub_only("agent rm", ""),
         Command::Doctor(args) if args.restore.is_some() => hub_only("doctor --restore", ""),
         Command::Token(_) => hub_only("token", ""),
+        Command::Worktree(_) => hub_only(
+            "worktree prune",
+            "it removes worktrees of the hub's machine: run it there",
+        ),
         Command::Store(_) => hub_only(
             "store copy",
             "it copies the stores of the machine it runs on: run it on the hub's machine, or \

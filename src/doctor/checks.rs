@@ -25,7 +25,8 @@ use super::{
     plural_lines, read_board, read_dir_sorted, show_error, walk, wall_age,
 };
 
-/// Directories are 0700 and files 0600: anything open to others is reported. Writable by
+/// Directories are 0700 and files 0600: anything open to others is reported (what is under
+/// the tasks' worktrees is the user's own, and left to them). Writable by
 /// others fails (anyone could change the board); readable only warns. Windows has no
 /// permission bits to look at (the home is in the user's profile, private to the user), so
 /// nothing is reported there.
@@ -38,7 +39,13 @@ pub(super) fn check_permissions(inspection: &Inspection<'_>) -> Vec<Check> {
     let mut writable = Vec::new();
     let mut readable = Vec::new();
     let (mut dirs, mut files) = (0, 0);
+    // Tasks' worktrees hold the user's own files, with the repository's permissions; the
+    // directory that holds them is private, which keeps them from others.
+    let worktrees = inspection.home.worktrees_root();
     for (path, metadata) in walk(inspection.home.root()) {
+        if path.starts_with(&worktrees) && path != worktrees {
+            continue;
+        }
         let Some(mode) = platform::mode(&metadata).map(|mode| mode & 0o777) else {
             continue;
         };

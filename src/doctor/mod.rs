@@ -7,12 +7,14 @@
 //! agent clients are wired) is writing a function and listing it there. The checks of the
 //! home's files are in `checks`, those of who is on the hub and how work reaches them in
 //! `agents`, the agreement of the activity log with the boards in `agreement`; bringing a
-//! board back is `restore`, through the store.
+//! board back is `restore`, through the store; the worktrees and landings of this machine
+//! are looked at in `worktrees`.
 
 mod agents;
 mod agreement;
 mod checks;
 mod restore;
+mod worktrees;
 
 use std::fs;
 use std::io::ErrorKind;
@@ -41,6 +43,8 @@ use checks::{
     check_boards, check_dependencies, check_leftovers, check_locks, check_logs, check_names,
     check_permissions, check_projects, check_reservations,
 };
+
+use worktrees::check_worktrees;
 
 pub use agreement::disagreements;
 pub use checks::{LineReport, inspect_lines};
@@ -244,6 +248,7 @@ pub const CHECKS: &[(CheckFn, Looks)] = &[
     (check_boards, Looks::AtTheHub),
     (check_dependencies, Looks::AtTheHub),
     (check_reservations, Looks::AtTheHub),
+    (check_worktrees, Looks::AtTheHub),
     (check_names, Looks::AtTheHub),
     (check_logs, Looks::AtTheHub),
     (check_activity, Looks::AtTheHub),

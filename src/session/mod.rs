@@ -36,6 +36,7 @@ pub use log::Archived;
 pub use mail::{Mail, MailEntry, Sent};
 pub use tasks::BoardFilter;
 pub use wake_run::WakeRun;
+pub use worktrees::Pruning;
 
 /// What `send` needs; defined with the rule that makes it a task.
 pub use crate::board::new_task::NewTask;

@@ -18,7 +18,17 @@ use crate::secret::machine_key::MachineKey;
 use crate::text::{self, LineField};
 use crate::worktree::diff::TaskDiff;
 use crate::worktree::land::{self, Landing, Outcome};
+use crate::worktree::prune::{self, Pruned};
 use crate::worktree::{self, Made, WorktreeError};
+
+/// What `worktree prune` did, or would do.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Pruning {
+    pub project: String,
+    pub dry_run: bool,
+    /// Each finished task's worktree found on this machine, in task order.
+    pub worktrees: Vec<Pruned>,
+}
 
 /// An action made ready by the machine of the work, and what to do once it is taken.
 pub(super) struct Placed {
@@ -72,6 +82,36 @@ impl Session {
             project.settings.worktrees = Some(next);
             project.sign_worktrees(&key)?;
             Ok(project.clone())
+        })
+    }
+
+    /// `worktree prune [--older-than DAYS] [--dry-run]`: the worktrees on this machine of
+    /// the project's finished tasks (finished at least `older_than_days` ago) removed where
+    /// they hold nothing unsaved; their branches kept. Changes no task.
+    pub fn prune_worktrees(&self, older_than_days: Option<u32>, dry_run: bool) -> Result<Pruning> {
+        let workspace = self.workspace()?;
+        let root = worktree::repository(&workspace)?;
+        let older_than = chrono::Duration::days(i64::from(older_than_days.unwrap_or(0)));
+        let board = self.board()?;
+        let mut worktrees = Vec::new();
+        for task in board.tasks() {
+            let task = task.map_err(self.refused())?;
+            let Some(tree) = task.worktree.as_ref() else {
+                continue;
+            };
+            if !task.status.is_finished() || task.updated_at.until(self.now) < older_than {
+                continue;
+            }
+            worktrees.extend(prune::prune_one(&root, task.id, tree, dry_run));
+        }
+        if !dry_run {
+            // git forgets the worktrees whose directories are gone.
+            let _ = plumbing::prune_worktrees(&root);
+        }
+        Ok(Pruning {
+            project: self.project.id.clone(),
+            dry_run,
+            worktrees,
         })
     }
 

@@ -314,7 +314,7 @@ fn verify_on(
 ) -> Result<Option<Outcome>, WorktreeError> {
     let scratch = landing.scratch.join(format!(".verify-{}", landing.task));
     remove_scratch(repo, &scratch);
-    fs::create_dir_all(landing.scratch)
+    crate::file::platform::create_private_dirs(landing.scratch)
         .map_err(io(format!("make {}", landing.scratch.display())))?;
     let path = scratch.to_string_lossy().into_owned();
     plumbing::output(

@@ -8,6 +8,7 @@
 
 pub mod diff;
 pub mod land;
+pub mod prune;
 
 pub use crate::error::worktree::WorktreeError;
 
@@ -102,7 +103,8 @@ pub fn make(
         });
     }
     let base_commit = base_tip(&root, settings)?;
-    fs::create_dir_all(worktrees_dir).map_err(io(format!("make {}", worktrees_dir.display())))?;
+    crate::file::platform::create_private_dirs(worktrees_dir)
+        .map_err(io(format!("make {}", worktrees_dir.display())))?;
     plumbing::add_worktree(&root, &path, &branch, &base_commit)?;
     let path = crate::project::canonical(&path);
     let mut warnings = copy_files(&root, &path, &settings.copy);

@@ -62,6 +62,7 @@ mod setup;
 mod store_attacks;
 mod store_copy;
 mod store_secrets;
+mod worktrees_kept;
 // Its hub pins permission bits, which doctor's pinned output shows.
 #[cfg(unix)]
 mod snapshots_human;

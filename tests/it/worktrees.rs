@@ -514,6 +514,14 @@ fn a_landing_killed_at_any_step_loses_nothing_and_approving_again_finishes_it() 
     let moved = rev(&env, &dir, "main");
     assert_eq!(status(&env, &dir, id), "review_requested");
     assert_eq!(rev(&env, &dir, "main^"), main_before);
+    // doctor names the landing cut short, and what finishes it.
+    let doctor = env.run_in(&dir, "", &["doctor"]).stdout;
+    let cut_short = format!(
+        "T-{id}'s landing moved main to {} but T-{id} is still in review: approve it again \
+         to finish",
+        &moved[..7]
+    );
+    assert!(doctor.contains(&cut_short), "{doctor}");
 
     // Approving again finishes the job: the commit is on main once.
     approve(&env, &dir, id).ok();
@@ -530,4 +538,6 @@ fn a_landing_killed_at_any_step_loses_nothing_and_approving_again_finishes_it() 
     );
     assert_eq!(git(&env, &dir, &["status", "--porcelain"], &[]).ok(), "");
     assert!(!tree.exists());
+    let doctor = env.run_in(&dir, "", &["doctor"]).stdout;
+    assert!(!doctor.contains(&format!("T-{id}'s landing")), "{doctor}");
 }

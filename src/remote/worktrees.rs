@@ -1,0 +1,130 @@
+//! A remote agent's task worktrees (SPEC sections 18.4 and 18.5's `--remote`): made on
+//! the agent's own machine, from the clone `baton project map` gave the project here,
+//! under this machine's `$BATON_HOME/worktrees/<project>/T-<n>`, and told to the hub with
+//! the claim; a review refused while its worktree holds uncommitted changes, the task's
+//! branch pushed to the project's remote and the reviewed commit told to the hub.
+//!
+//! The settings come from the hub's project: its base branch, its remote, the files it
+//! copies. The command it runs in a new worktree (`--setup`) was set, and signed, on the
+//! hub's machine: this machine never runs it (a hub cannot make other machines run its
+//! commands), and says so.
+
+use std::path::{Path, PathBuf};
+
+use super::HubClient;
+use crate::board::task::{TaskId, Worktree};
+use crate::error::Result;
+use crate::home::Home;
+use crate::json_api::{OfferedQuery, endpoint};
+use crate::project::Project;
+use crate::project::worktrees::Worktrees;
+use crate::worktree::{self, Made};
+
+/// Task `id`'s worktree on this machine, found or made for it.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Where the work is done.
+    pub worktree: Worktree,
+    /// The clone it was made from.
+    pub clone: PathBuf,
+    /// Made (or found in this machine's worktrees) for a task that had none: what a claim
+    /// tells the hub.
+    pub made: Option<Made>,
+    /// What went wrong without stopping it, and the setup not run.
+    pub warnings: Vec<String>,
+}
+
+/// The project's worktree settings as this machine acts on them, when it gives its tasks
+/// worktrees: everything but the commands, which run only on the machine that set them.
+/// The words saying so when there was a setup.
+fn settings_here(project: &Project) -> Option<(Worktrees, Option<String>)> {
+    let settings = project.settings.worktrees.as_ref().filter(|s| s.on)?;
+    let skipped = settings.setup.as_ref().map(|_| {
+        format!(
+            "project {}'s setup was not run in the worktree: it was set on the hub's machine, \
+             and this machine runs no command another machine set",
+            project.id
+        )
+    });
+    let here = Worktrees {
+        setup: None,
+        verify: None,
+        signature: None,
+        ..settings.clone()
+    };
+    Some((here, skipped))
+}
+
+/// Task `id`'s worktree on this machine for `project` (as this machine shows it: its
+/// workspace is the clone mapped here): the task's own when it has one here, else one made
+/// now from the clone, when the task has none yet. `None` when the project gives no
+/// worktrees, no clone is mapped here, or the task's worktree is on another machine.
+pub fn prepare(
+    hub: &HubClient,
+    home: &Home,
+    project: &Project,
+    id: TaskId,
+) -> Result<Option<Prepared>> {
+    let Some((settings, skipped)) = settings_here(project) else {
+        return Ok(None);
+    };
+    let Some(clone) = project.workspace.clone() else {
+        return Ok(None);
+    };
+    let task = id.0.to_string();
+    let shown = hub.call::<endpoint::Show>(&[&project.id, &task], &OfferedQuery::default())?;
+    if let Some(tree) = shown.task.worktree {
+        let here = worktree::is_here(&tree).then(|| Prepared {
+            worktree: tree,
+            clone,
+            made: None,
+            warnings: Vec::new(),
+        });
+        return Ok(here);
+    }
+    let made = worktree::make(
+        &clone,
+        &home.worktrees_dir(&project.id),
+        &home.worktree_logs(&project.id),
+        &settings,
+        id,
+    )?;
+    let mut warnings = made.warnings.clone();
+    warnings.extend(skipped.filter(|_| made.fresh));
+    Ok(Some(Prepared {
+        worktree: made.worktree.clone(),
+        clone,
+        made: Some(made),
+        warnings,
+    }))
+}
+
+/// What a review of task `id` tells the hub from this machine: the head commit of its
+/// worktree here (refused while the worktree holds uncommitted changes), once the task's
+/// branch is pushed to the project's remote. `None` when its worktree is not here.
+pub fn reviewed(project: &Project, tree: Option<&Worktree>, id: TaskId) -> Result<Option<String>> {
+    let Some(tree) = tree.filter(|tree| worktree::is_here(tree)) else {
+        return Ok(None);
+    };
+    let head = worktree::reviewed_head(id, tree)?;
+    let remote = project
+        .settings
+        .worktrees
+        .as_ref()
+        .and_then(|settings| settings.remote.as_deref());
+    if let Some(remote) = remote {
+        worktree::push_branch(tree, remote)?;
+    }
+    Ok(Some(head))
+}
+
+/// After a claim that sent `prepared`'s worktree: removed again when the hub did not keep
+/// it (the claim refused, or the task had one already) and it was made for this claim.
+pub fn after_claim(prepared: &Prepared, kept: Option<&Worktree>) {
+    let Some(made) = &prepared.made else {
+        return;
+    };
+    if kept.is_none_or(|kept| Path::new(&kept.path) != Path::new(&made.worktree.path)) {
+        worktree::discard_fresh(&prepared.clone, made);
+    }
+}

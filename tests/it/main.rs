@@ -76,3 +76,4 @@ mod wake_env;
 mod watch_tui;
 mod web;
 mod webdriver;
+mod worktrees;

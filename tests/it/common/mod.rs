@@ -53,6 +53,7 @@ pub use eventually::{
 };
 
 /// HTTP on loopback: a running `baton serve`, a small client, a recording server.
+pub mod git;
 pub mod http;
 
 /// An agent's machine acting on a hub elsewhere through `BATON_URL`.

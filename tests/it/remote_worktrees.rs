@@ -5,45 +5,31 @@
 //! pushing to `main` meanwhile.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{Value, json};
 
 use crate::common::remote::{Agent, Hub, HubHome};
+use crate::common::{self, TestEnv};
 
 /// `git ARGS…` in `dir`, as nobody's configuration but its own: its stdout, trimmed.
 #[track_caller]
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Someone")
-        .env("GIT_AUTHOR_EMAIL", "someone@example.com")
-        .env("GIT_COMMITTER_NAME", "Someone")
-        .env("GIT_COMMITTER_EMAIL", "someone@example.com")
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
+fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
+    common::git::git(env, dir, args, &[])
+        .ok()
+        .trim()
+        .to_string()
 }
 
 /// A commit of `name` holding `text` in the checkout `dir`.
-fn commit_file(dir: &Path, name: &str, text: &str, message: &str) {
+fn commit_file(env: &TestEnv, dir: &Path, name: &str, text: &str, message: &str) {
     std::fs::write(dir.join(name), text).unwrap();
-    git(dir, &["add", "--", name]);
-    git(dir, &["commit", "--quiet", "-m", message]);
+    git(env, dir, &["add", "--", name]);
+    git(env, dir, &["commit", "--quiet", "-m", message]);
 }
 
 /// The subjects of `branch`'s commits in the bare repository, newest first.
-fn subjects(bare: &Path, branch: &str) -> Vec<String> {
-    git(bare, &["log", "--format=%s", branch])
+fn subjects(env: &TestEnv, bare: &Path, branch: &str) -> Vec<String> {
+    git(env, bare, &["log", "--format=%s", branch])
         .lines()
         .map(str::to_string)
         .collect()
@@ -68,16 +54,20 @@ struct Machines {
 /// on against `origin`, set with `settings`; `alice` its human; the agent (`codex`) on
 /// a machine of its own with a clone of its own mapped to `app`.
 fn machines(settings: &[&str]) -> Machines {
+    let home = HubHome::new();
+    let env = &home.env;
     let root = tempfile::tempdir().unwrap();
     let bare = root.path().join("origin.git");
     std::fs::create_dir_all(&bare).unwrap();
     git(
+        env,
         &bare,
         &["init", "--quiet", "--bare", "--initial-branch=main"],
     );
     let seed = root.path().join("seed");
-    let clone_into = |dir: &Path| {
+    let clone_into = |env: &TestEnv, dir: &Path| {
         git(
+            env,
             root.path(),
             &[
                 "clone",
@@ -87,16 +77,15 @@ fn machines(settings: &[&str]) -> Machines {
             ],
         );
     };
-    clone_into(&seed);
+    clone_into(env, &seed);
     // What --copy brings is what git ignores (a copied file git saw would be a change).
     std::fs::write(seed.join(".gitignore"), ".env\n").unwrap();
-    git(&seed, &["add", ".gitignore"]);
-    commit_file(&seed, "README", "hello\n", "initial");
-    git(&seed, &["push", "--quiet", "origin", "HEAD:main"]);
+    git(env, &seed, &["add", ".gitignore"]);
+    commit_file(env, &seed, "README", "hello\n", "initial");
+    git(env, &seed, &["push", "--quiet", "origin", "HEAD:main"]);
 
-    let home = HubHome::new();
     let workspace = home.env.work().join("app");
-    clone_into(&workspace);
+    clone_into(env, &workspace);
     home.env
         .run_in(
             &workspace,
@@ -111,12 +100,12 @@ fn machines(settings: &[&str]) -> Machines {
 
     let agent = hub.agent();
     let clone = agent.env.work().join("app");
-    clone_into(&clone);
+    clone_into(&hub.env, &clone);
     agent
         .run(&["project", "map", "app", &clone.to_string_lossy()])
         .ok();
     let other = root.path().join("other");
-    clone_into(&other);
+    clone_into(&hub.env, &other);
     Machines {
         hub,
         agent,
@@ -132,6 +121,12 @@ impl Machines {
     /// `baton --as alice ARGS…` in the hub's workspace.
     fn alice(&self, args: &[&str]) -> crate::common::Run {
         self.hub.env.run_in(&self.workspace, "alice", args)
+    }
+
+    /// `git ARGS…` in `dir` (see [`git`]).
+    #[track_caller]
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        git(&self.hub.env, dir, args)
     }
 
     fn show(&self, id: &str) -> Value {
@@ -164,7 +159,7 @@ fn a_remote_agent_works_in_a_worktree_of_its_clone_and_landing_pushes_with_a_lea
         "--verify",
         &verify,
     ]);
-    git(
+    machines.git(
         racer_dir.path(),
         &[
             "clone",
@@ -200,11 +195,11 @@ fn a_remote_agent_works_in_a_worktree_of_its_clone_and_landing_pushes_with_a_lea
         "{said}"
     );
     assert_eq!(
-        git(&tree, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        machines.git(&tree, &["rev-parse", "--abbrev-ref", "HEAD"]),
         "baton/T-1"
     );
     // A worktree of the agent's clone, not of the hub's workspace.
-    let common = git(
+    let common = machines.git(
         &tree,
         &["rev-parse", "--path-format=absolute", "--git-common-dir"],
     );
@@ -234,13 +229,13 @@ fn a_remote_agent_works_in_a_worktree_of_its_clone_and_landing_pushes_with_a_lea
     assert_ne!(unsaved.code, 0, "{unsaved:?}");
     assert!(unsaved.stderr.contains("feature.txt"), "{}", unsaved.stderr);
     assert_eq!(machines.show("1")["status"], "working");
-    git(&tree, &["add", "feature.txt"]);
-    git(&tree, &["commit", "--quiet", "-m", "the feature"]);
-    let head = git(&tree, &["rev-parse", "HEAD"]);
+    machines.git(&tree, &["add", "feature.txt"]);
+    machines.git(&tree, &["commit", "--quiet", "-m", "the feature"]);
+    let head = machines.git(&tree, &["rev-parse", "HEAD"]);
     machines.agent.run_in(&tree, &["review", "1"]).ok();
     // The branch is on the remote, and the hub holds the commit reviewed.
     assert_eq!(
-        git(&machines.bare, &["rev-parse", "refs/heads/baton/T-1"]),
+        machines.git(&machines.bare, &["rev-parse", "refs/heads/baton/T-1"]),
         head
     );
     let shown = machines.show("1");
@@ -248,19 +243,25 @@ fn a_remote_agent_works_in_a_worktree_of_its_clone_and_landing_pushes_with_a_lea
     assert_eq!(shown["worktree"]["reviewed"], head.as_str());
 
     // Someone else pushes to main between the review and the approval.
-    git(
+    machines.git(
         &machines.other,
         &["pull", "--quiet", "--ff-only", "origin", "main"],
     );
-    commit_file(&machines.other, "other.txt", "theirs\n", "other's work");
-    git(&machines.other, &["push", "--quiet", "origin", "HEAD:main"]);
+    commit_file(
+        &machines.hub.env,
+        &machines.other,
+        "other.txt",
+        "theirs\n",
+        "other's work",
+    );
+    machines.git(&machines.other, &["push", "--quiet", "origin", "HEAD:main"]);
 
     let approved = machines.alice(&["approve", "1"]);
     assert!(approved.ok().contains("landed on main"), "{approved:?}");
     // The lease was lost once (the racer pushed during the verify): the landing started
     // again from the new tip, and nothing of anyone's was lost.
     assert_eq!(
-        subjects(&machines.bare, "main"),
+        subjects(&machines.hub.env, &machines.bare, "main"),
         [
             "Add a feature (T-1)",
             "racer's work",
@@ -269,7 +270,7 @@ fn a_remote_agent_works_in_a_worktree_of_its_clone_and_landing_pushes_with_a_lea
         ]
     );
     assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 2);
-    let files = git(&machines.bare, &["ls-tree", "--name-only", "main"]);
+    let files = machines.git(&machines.bare, &["ls-tree", "--name-only", "main"]);
     assert_eq!(
         files.lines().collect::<Vec<_>>(),
         [
@@ -280,16 +281,19 @@ fn a_remote_agent_works_in_a_worktree_of_its_clone_and_landing_pushes_with_a_lea
             "racer.txt"
         ]
     );
-    let tip = git(&machines.bare, &["rev-parse", "main"]);
+    let tip = machines.git(&machines.bare, &["rev-parse", "main"]);
     let shown = machines.show("1");
     assert_eq!(shown["status"], "completed");
     assert_eq!(shown["landed"]["commit"], tip.as_str());
     // The hub's checkout of main, which had nothing the remote's lacked, follows it; the
     // agent's worktree is its machine's to keep.
-    assert_eq!(git(&machines.workspace, &["rev-parse", "HEAD"]), tip);
+    assert_eq!(
+        machines.git(&machines.workspace, &["rev-parse", "HEAD"]),
+        tip
+    );
     assert!(machines.workspace.join("racer.txt").exists());
     assert_eq!(
-        git(&machines.workspace, &["status", "--porcelain"]),
+        machines.git(&machines.workspace, &["status", "--porcelain"]),
         "",
         "the hub's checkout shows the others' work as undone"
     );

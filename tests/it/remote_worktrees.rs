@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::remote::{Agent, Hub, HubHome};
-use crate::common::{self, TestEnv};
+use crate::common::{self, TestEnv, eventually};
 
 /// `git ARGS…` in `dir`, as nobody's configuration but its own: its stdout, trimmed.
 #[track_caller]
@@ -398,4 +398,33 @@ fn the_hub_refuses_a_worktree_that_could_not_be_the_tasks_and_changes_nothing() 
     let again = claim_with(&machines, sent("/elsewhere/two/T-1", "baton/T-1"));
     assert_eq!(again.status, 200, "{}", again.body);
     assert_eq!(path(&machines), "/elsewhere/one/T-1");
+}
+
+#[test]
+fn listen_makes_the_tasks_worktree_and_starts_its_wake_run_there() {
+    let machines = machines(&[]);
+    let wrote = machines.agent.env.root.path().join("ran-in");
+    let script = format!("pwd -P > '{}'", wrote.display());
+    let _listen = machines
+        .agent
+        .spawn(&["listen", "--wake", "--", "/bin/sh", "-c", &script], false);
+    machines
+        .alice(&["send", "--to", "codex", "-s", "Add a feature"])
+        .ok();
+    let ran_in = eventually("the wake run", || {
+        std::fs::read_to_string(&wrote)
+            .ok()
+            .filter(|text| text.ends_with('\n'))
+    });
+    let tree = machines.agent.env.home().join("worktrees/app/T-1");
+    let tree = tree.canonicalize().expect("listen made the worktree");
+    assert_eq!(ran_in.trim(), tree.to_string_lossy());
+    assert_eq!(
+        machines.git(&tree, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "baton/T-1"
+    );
+    // The woken agent's claim there takes that worktree.
+    machines.agent.run_in(&tree, &["claim", "1"]).ok();
+    let shown = machines.show("1");
+    assert_eq!(shown["worktree"]["path"], tree.to_string_lossy().as_ref());
 }

@@ -267,7 +267,7 @@ impl Desk for RemoteDesk {
                 body.worktree = prepared
                     .as_ref()
                     .and_then(|prepared| prepared.made.as_ref())
-                    .map(|made| made.worktree.clone());
+                    .map(|(_, made)| made.worktree.clone());
             }
             ActionKind::Review => {
                 let tree = self.show(id)?.task.worktree;

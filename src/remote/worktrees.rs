@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::HubClient;
 use crate::board::task::{TaskId, Worktree};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::home::Home;
 use crate::json_api::{OfferedQuery, endpoint};
 use crate::project::Project;
@@ -25,11 +25,9 @@ use crate::worktree::{self, Made};
 pub struct Prepared {
     /// Where the work is done.
     pub worktree: Worktree,
-    /// The clone it was made from.
-    pub clone: PathBuf,
-    /// Made (or found in this machine's worktrees) for a task that had none: what a claim
-    /// tells the hub.
-    pub made: Option<Made>,
+    /// Made (or found in this machine's worktrees) for a task that had none, and the clone
+    /// it is of: what a claim tells the hub.
+    pub made: Option<(PathBuf, Made)>,
     /// What went wrong without stopping it, and the setup not run.
     pub warnings: Vec<String>,
 }
@@ -58,7 +56,8 @@ fn settings_here(project: &Project) -> Option<(Worktrees, Option<String>)> {
 /// Task `id`'s worktree on this machine for `project` (as this machine shows it: its
 /// workspace is the clone mapped here): the task's own when it has one here, else one made
 /// now from the clone, when the task has none yet. `None` when the project gives no
-/// worktrees, no clone is mapped here, or the task's worktree is on another machine.
+/// worktrees or the task's worktree is on another machine; refused when one is to be made
+/// and no clone is mapped here (a worktree on the hub's machine would be out of reach).
 pub fn prepare(
     hub: &HubClient,
     home: &Home,
@@ -68,20 +67,28 @@ pub fn prepare(
     let Some((settings, skipped)) = settings_here(project) else {
         return Ok(None);
     };
-    let Some(clone) = project.workspace.clone() else {
-        return Ok(None);
-    };
     let task = id.0.to_string();
     let shown = hub.call::<endpoint::Show>(&[&project.id, &task], &OfferedQuery::default())?;
     if let Some(tree) = shown.task.worktree {
         let here = worktree::is_here(&tree).then(|| Prepared {
             worktree: tree,
-            clone,
             made: None,
             warnings: Vec::new(),
         });
         return Ok(here);
     }
+    let Some(clone) = project.workspace.clone() else {
+        return Err(Error::invalid_with_hint(
+            format!(
+                "project {} gives each task a worktree, made from a clone of its repository                  on the machine that claims it, and none is mapped on this one",
+                project.id
+            ),
+            format!(
+                "`baton project map {} DIR` names a clone of it here",
+                project.id
+            ),
+        ));
+    };
     let made = worktree::make(
         &clone,
         &home.worktrees_dir(&project.id),
@@ -93,8 +100,7 @@ pub fn prepare(
     warnings.extend(skipped.filter(|_| made.fresh));
     Ok(Some(Prepared {
         worktree: made.worktree.clone(),
-        clone,
-        made: Some(made),
+        made: Some((clone, made)),
         warnings,
     }))
 }
@@ -121,10 +127,10 @@ pub fn reviewed(project: &Project, tree: Option<&Worktree>, id: TaskId) -> Resul
 /// After a claim that sent `prepared`'s worktree: removed again when the hub did not keep
 /// it (the claim refused, or the task had one already) and it was made for this claim.
 pub fn after_claim(prepared: &Prepared, kept: Option<&Worktree>) {
-    let Some(made) = &prepared.made else {
+    let Some((clone, made)) = &prepared.made else {
         return;
     };
     if kept.is_none_or(|kept| Path::new(&kept.path) != Path::new(&made.worktree.path)) {
-        worktree::discard_fresh(&prepared.clone, made);
+        worktree::discard_fresh(clone, made);
     }
 }

@@ -326,6 +326,16 @@ fn the_hub_refuses_a_worktree_that_could_not_be_the_tasks_and_changes_nothing() 
         .alice(&["send", "--to", "codex", "-s", "Add a feature"])
         .ok();
     let before = machines.show("1");
+    // An agent's machine with no clone mapped makes none, and is told how to map one.
+    let unmapped = Agent::new(machines.hub.url(), machines.hub.token.clone());
+    let refused = unmapped.run(&["--project", "app", "claim", "1"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(
+        refused.stderr.contains("baton project map app"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(machines.show("1"), before);
     let long = format!("/{}", "x".repeat(10 * 1024));
     let hostile = [
         ("another task's branch", sent("/work/T-1", "baton/T-2")),

@@ -378,9 +378,10 @@ fn tidy(workspace: &Path, task: &Task) -> Option<String> {
     let here = worktree::is_here(tree)
         && plumbing::worktrees(&root).is_ok_and(|entries| {
             let path = crate::project::canonical(path);
-            entries
-                .iter()
-                .any(|entry| crate::project::canonical(&entry.path) == path)
+            entries.iter().any(|entry| {
+                crate::project::canonical(&entry.path) == path
+                    && entry.branch.as_deref() == Some(tree.branch.as_str())
+            })
         });
     if here {
         match git::changed(path) {

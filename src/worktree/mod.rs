@@ -367,8 +367,9 @@ const SHOWN: usize = 80;
 
 /// Refuses a worktree another machine says it made for task `id`'s claim (SPEC section
 /// 18.4: a remote agent's, from its own clone) unless it could be one: its text one-line
-/// and bounded, its path absolute, its branch the task's own (`baton/T-<n>`), its base the
-/// project's, its commit a commit's id, no review recorded yet. The words say which.
+/// and bounded, its path absolute and named `T-<n>` (as [`make`] names it), its branch the
+/// task's own (`baton/T-<n>`), its base the project's, its commit a commit's id, no review
+/// recorded yet. The words say which.
 pub fn check_sent(id: TaskId, sent: &Worktree, base: &str) -> Result<(), String> {
     let line = |field: LineField, value: &str| {
         text::check_line(field, value)
@@ -389,6 +390,12 @@ pub fn check_sent(id: TaskId, sent: &Worktree, base: &str) -> Result<(), String>
     {
         return Err(format!(
             "the worktree's path must be absolute, without `..`, not {}",
+            text::excerpt(&sent.path, SHOWN)
+        ));
+    }
+    if path.file_name().and_then(|name| name.to_str()) != Some(id.to_string().as_str()) {
+        return Err(format!(
+            "{id}'s worktree is a directory named {id}, not {}",
             text::excerpt(&sent.path, SHOWN)
         ));
     }

@@ -339,6 +339,7 @@ fn the_hub_refuses_a_worktree_that_could_not_be_the_tasks_and_changes_nothing() 
     let long = format!("/{}", "x".repeat(10 * 1024));
     let hostile = [
         ("another task's branch", sent("/work/T-1", "baton/T-2")),
+        ("another task's directory", sent("/work/T-2", "baton/T-1")),
         ("a relative path", sent("work/T-1", "baton/T-1")),
         ("a path with `..`", sent("/work/../etc/T-1", "baton/T-1")),
         (

@@ -7,8 +7,11 @@ use crate::board::action::ActionKind;
 use crate::board::scope::{self, Pattern};
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
-use crate::git;
+use std::path::Path;
+
+use crate::git::{self, plumbing};
 use crate::text::{self, inline};
+use crate::worktree;
 
 /// The most paths a review names outside its scope; the rest are counted.
 const MOST_NAMED: usize = 50;
@@ -40,7 +43,6 @@ impl Session {
     /// The line naming what changed outside the scope of task `id`, and how many paths it
     /// names or counts, if anything did.
     fn outside_scope(&self, id: TaskId) -> Option<(String, usize)> {
-        let workspace = self.project.workspace.as_deref()?.canonicalize().ok()?;
         let board = self.board().ok()?;
         let touches = &board.head(id)?.touches;
         if touches.is_empty() {
@@ -51,9 +53,27 @@ impl Session {
             .iter()
             .filter_map(|pattern| Pattern::parse(pattern).ok())
             .collect();
-        let root = git::toplevel(&workspace)?;
-        let root = root.canonicalize().unwrap_or(root);
-        let changed = git::rebase(git::changed(&workspace)?, &root, &workspace);
+        let task = board.task(id).ok()??;
+        let changed = match task.worktree.as_ref() {
+            // A task in a worktree of its own: what its branch changed since it left the
+            // base (a review is refused while anything is uncommitted there).
+            Some(tree) if worktree::is_here(tree) => {
+                let path = Path::new(&tree.path);
+                let base = format!("refs/heads/{}", tree.base);
+                let since = plumbing::merge_base(path, &base, "HEAD")
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| tree.base_commit.clone());
+                plumbing::paths_between(path, &since, "HEAD").ok()?
+            }
+            Some(_) => return None,
+            None => {
+                let workspace = self.project.workspace.as_deref()?.canonicalize().ok()?;
+                let root = git::toplevel(&workspace)?;
+                let root = root.canonicalize().unwrap_or(root);
+                git::rebase(git::changed(&workspace)?, &root, &workspace)
+            }
+        };
         let outside = scope::uncovered(&scope, &changed);
         (!outside.is_empty()).then(|| (outside_words(&outside), outside.len()))
     }

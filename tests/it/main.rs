@@ -76,4 +76,5 @@ mod wake_env;
 mod watch_tui;
 mod web;
 mod webdriver;
+mod worktree_settings;
 mod worktrees;

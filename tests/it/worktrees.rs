@@ -14,14 +14,14 @@ use crate::common::{Run, TestEnv, files_only};
 
 /// Project `app` on a repository of its own, worktrees on with `settings` besides, and
 /// agents codex and gemini known: the workspace.
-fn app(env: &TestEnv, settings: &[&str]) -> PathBuf {
+pub(crate) fn app(env: &TestEnv, settings: &[&str]) -> PathBuf {
     let dir = env.project_beside("lead", "app");
     repository(env, &dir);
     let mut args = vec!["project", "set", "--worktrees", "on"];
     args.extend_from_slice(settings);
     let set = env.run_in(&dir, "lead", &args);
     assert!(
-        set.ok().contains("worktrees on, base main, land squash"),
+        set.ok().contains("worktrees on, base main, land "),
         "{}",
         set.stdout
     );
@@ -30,7 +30,7 @@ fn app(env: &TestEnv, settings: &[&str]) -> PathBuf {
 }
 
 /// Lead sends `subject` to `to`, for review: its number.
-fn send(env: &TestEnv, dir: &Path, to: &str, subject: &str) -> u64 {
+pub(crate) fn send(env: &TestEnv, dir: &Path, to: &str, subject: &str) -> u64 {
     let sent = env.run_in(
         dir,
         "lead",
@@ -48,13 +48,13 @@ fn send(env: &TestEnv, dir: &Path, to: &str, subject: &str) -> u64 {
     sent.json()["task"]["id"].as_u64().expect("a task id")
 }
 
-fn show(env: &TestEnv, dir: &Path, id: u64) -> Value {
+pub(crate) fn show(env: &TestEnv, dir: &Path, id: u64) -> Value {
     env.run_in(dir, "lead", &["--json", "show", &id.to_string()])
         .json()
 }
 
 /// Claims task `id` as `agent`: the directory of its worktree, which the claim names.
-fn claim(env: &TestEnv, dir: &Path, agent: &str, id: u64) -> PathBuf {
+pub(crate) fn claim(env: &TestEnv, dir: &Path, agent: &str, id: u64) -> PathBuf {
     let claimed = env.run_in(dir, agent, &["claim", &id.to_string()]);
     let path = show(env, dir, id)["worktree"]["path"]
         .as_str()
@@ -71,7 +71,7 @@ fn claim(env: &TestEnv, dir: &Path, agent: &str, id: u64) -> PathBuf {
 }
 
 /// Writes `text` to `file` in `tree` and commits it there.
-fn commit(env: &TestEnv, tree: &Path, file: &str, text: &str) -> String {
+pub(crate) fn commit(env: &TestEnv, tree: &Path, file: &str, text: &str) -> String {
     fs::write(tree.join(file), text).unwrap();
     git(env, tree, &["add", file], &[]).ok();
     git(
@@ -84,16 +84,16 @@ fn commit(env: &TestEnv, tree: &Path, file: &str, text: &str) -> String {
     rev(env, tree, "HEAD")
 }
 
-fn review(env: &TestEnv, tree: &Path, agent: &str, id: u64) -> Run {
+pub(crate) fn review(env: &TestEnv, tree: &Path, agent: &str, id: u64) -> Run {
     env.run_in(tree, agent, &["review", &id.to_string(), "--body", "done"])
 }
 
-fn approve(env: &TestEnv, dir: &Path, id: u64) -> Run {
+pub(crate) fn approve(env: &TestEnv, dir: &Path, id: u64) -> Run {
     env.run_in(dir, "lead", &["approve", &id.to_string()])
 }
 
 /// `git log --format=%s` of `main`, newest first.
-fn subjects(env: &TestEnv, dir: &Path) -> Vec<String> {
+pub(crate) fn subjects(env: &TestEnv, dir: &Path) -> Vec<String> {
     git(env, dir, &["log", "--format=%s", "main"], &[])
         .ok()
         .lines()
@@ -101,17 +101,17 @@ fn subjects(env: &TestEnv, dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn branches(env: &TestEnv, dir: &Path) -> String {
+pub(crate) fn branches(env: &TestEnv, dir: &Path) -> String {
     git(env, dir, &["branch", "--list", "baton/*"], &[])
         .ok()
         .to_string()
 }
 
-fn status(env: &TestEnv, dir: &Path, id: u64) -> String {
+pub(crate) fn status(env: &TestEnv, dir: &Path, id: u64) -> String {
     show(env, dir, id)["status"].as_str().unwrap().to_string()
 }
 
-fn last_entry(env: &TestEnv, dir: &Path, id: u64) -> String {
+pub(crate) fn last_entry(env: &TestEnv, dir: &Path, id: u64) -> String {
     let task = show(env, dir, id);
     let thread = task["thread"].as_array().unwrap();
     thread.last().unwrap()["text"].as_str().unwrap().to_string()

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::common::remote::{Agent, Hub, HubHome};
 use crate::common::{self, TestEnv, eventually};
+use crate::worktrees::{commit, subjects};
 
 /// `git ARGS…` in `dir`, as nobody's configuration but its own: its stdout, trimmed.
 #[track_caller]
@@ -18,21 +19,6 @@ fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
         .ok()
         .trim()
         .to_string()
-}
-
-/// A commit of `name` holding `text` in the checkout `dir`.
-fn commit_file(env: &TestEnv, dir: &Path, name: &str, text: &str, message: &str) {
-    std::fs::write(dir.join(name), text).unwrap();
-    git(env, dir, &["add", "--", name]);
-    git(env, dir, &["commit", "--quiet", "-m", message]);
-}
-
-/// The subjects of `branch`'s commits in the bare repository, newest first.
-fn subjects(env: &TestEnv, bare: &Path, branch: &str) -> Vec<String> {
-    git(env, bare, &["log", "--format=%s", branch])
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
 
 /// The two machines and the repositories between them.
@@ -81,7 +67,7 @@ fn machines(settings: &[&str]) -> Machines {
     // What --copy brings is what git ignores (a copied file git saw would be a change).
     std::fs::write(seed.join(".gitignore"), ".env\n").unwrap();
     git(env, &seed, &["add", ".gitignore"]);
-    commit_file(env, &seed, "README", "hello\n", "initial");
+    commit(env, &seed, "README", "hello\n");
     git(env, &seed, &["push", "--quiet", "origin", "HEAD:main"]);
 
     let workspace = home.env.work().join("app");
@@ -247,13 +233,7 @@ fn a_remote_agent_works_in_a_worktree_of_its_clone_and_landing_pushes_with_a_lea
         &machines.other,
         &["pull", "--quiet", "--ff-only", "origin", "main"],
     );
-    commit_file(
-        &machines.hub.env,
-        &machines.other,
-        "other.txt",
-        "theirs\n",
-        "other's work",
-    );
+    commit(&machines.hub.env, &machines.other, "other.txt", "theirs\n");
     machines.git(&machines.other, &["push", "--quiet", "origin", "HEAD:main"]);
 
     let approved = machines.alice(&["approve", "1"]);
@@ -261,12 +241,12 @@ fn a_remote_agent_works_in_a_worktree_of_its_clone_and_landing_pushes_with_a_lea
     // The lease was lost once (the racer pushed during the verify): the landing started
     // again from the new tip, and nothing of anyone's was lost.
     assert_eq!(
-        subjects(&machines.hub.env, &machines.bare, "main"),
+        subjects(&machines.hub.env, &machines.bare),
         [
             "Add a feature (T-1)",
             "racer's work",
-            "other's work",
-            "initial"
+            "change other.txt",
+            "change README"
         ]
     );
     assert_eq!(std::fs::read_to_string(&runs).unwrap().lines().count(), 2);

@@ -273,6 +273,12 @@ impl Desk for RemoteDesk {
                 let tree = self.show(id)?.task.worktree;
                 body.reviewed = worktrees::reviewed(&self.project()?, tree.as_ref(), id)?;
             }
+            // The hub lands what the remote has: the branch goes there first.
+            ActionKind::Done => {
+                if let Some(tree) = self.show(id)?.task.worktree {
+                    worktrees::reviewed(&self.project()?, Some(&tree), id)?;
+                }
+            }
             _ => {}
         }
         let task = id.0.to_string();

@@ -107,7 +107,8 @@ pub fn prepare(
 
 /// What a review of task `id` tells the hub from this machine: the head commit of its
 /// worktree here (refused while the worktree holds uncommitted changes), once the task's
-/// branch is pushed to the project's remote. `None` when its worktree is not here.
+/// branch is pushed to the project's remote. `None` when its worktree is not here. A
+/// `done` without review asks the same, so that the hub has the branch to land.
 pub fn reviewed(project: &Project, tree: Option<&Worktree>, id: TaskId) -> Result<Option<String>> {
     let Some(tree) = tree.filter(|tree| worktree::is_here(tree)) else {
         return Ok(None);

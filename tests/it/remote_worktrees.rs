@@ -419,3 +419,23 @@ fn listen_makes_the_tasks_worktree_and_starts_its_wake_run_there() {
     let shown = machines.show("1");
     assert_eq!(shown["worktree"]["path"], tree.to_string_lossy().as_ref());
 }
+
+#[test]
+fn a_remote_agents_done_without_review_pushes_its_branch_and_the_hub_lands_it() {
+    let machines = machines(&[]);
+    machines
+        .alice(&["send", "--to", "codex", "-s", "A small fix"])
+        .ok();
+    machines.agent.run_in(&machines.clone, &["claim", "1"]).ok();
+    let tree = machines.agent.env.home().join("worktrees/app/T-1");
+    commit(&machines.hub.env, &tree, "fix.txt", "fixed\n");
+    let done = machines
+        .agent
+        .run_in(&tree, &["done", "1", "--result", "fixed"]);
+    assert!(done.ok().contains("landed on main"), "{done:?}");
+    assert_eq!(
+        subjects(&machines.hub.env, &machines.bare),
+        ["A small fix (T-1)", "change README"]
+    );
+    assert_eq!(machines.show("1")["status"], "completed");
+}

@@ -80,7 +80,8 @@ pub fn prepare(
     let Some(clone) = project.workspace.clone() else {
         return Err(Error::invalid_with_hint(
             format!(
-                "project {} gives each task a worktree, made from a clone of its repository                  on the machine that claims it, and none is mapped on this one",
+                "project {} gives each task a worktree, made from a clone of its repository \
+                 on the machine that claims it, and none is mapped on this one",
                 project.id
             ),
             format!(

@@ -13,6 +13,7 @@ mod session;
 mod setup;
 mod tokens;
 mod wake;
+pub mod worktree;
 
 #[cfg(test)]
 mod tests;
@@ -64,7 +65,7 @@ pub enum Error {
     Reserve(#[from] ReserveError),
     /// A task's worktree that could not be made, reviewed or landed (SPEC 18.4, 18.5).
     #[error(transparent)]
-    Worktree(#[from] crate::worktree::WorktreeError),
+    Worktree(#[from] worktree::WorktreeError),
     #[error(transparent)]
     Message(#[from] MessageRefusal),
     #[error(transparent)]

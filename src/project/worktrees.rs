@@ -222,3 +222,39 @@ pub fn parse_verify_timeout(text: &str) -> Result<u64, String> {
     }
     Ok(seconds)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_keeps_what_it_does_not_name_and_an_empty_command_clears() {
+        let first = WorktreeChange {
+            on: Some(true),
+            verify: Some("cargo test".into()),
+            copy: Some(vec![" .env ".into(), String::new()]),
+            ..WorktreeChange::default()
+        }
+        .apply(None, "main");
+        assert!(first.on);
+        assert_eq!(first.base, "main");
+        assert_eq!(first.copy, [".env"]);
+        assert_eq!(first.verify.as_deref(), Some("cargo test"));
+        let mut signed = first.clone();
+        signed.signature = Some("sig".into());
+        let second = WorktreeChange {
+            verify: Some("  ".into()),
+            land: Some(LandMode::Rebase),
+            ..WorktreeChange::default()
+        }
+        .apply(Some(&signed), "other");
+        assert_eq!(second.verify, None);
+        assert_eq!(second.base, "main", "the base stays once set");
+        assert_eq!(second.land, LandMode::Rebase);
+        assert_eq!(second.signature, None, "a change is signed anew");
+        assert_eq!("Merge".parse::<LandMode>(), Ok(LandMode::Merge));
+        assert!("octopus".parse::<LandMode>().is_err());
+        assert_eq!(parse_verify_timeout("90s"), Ok(90));
+        assert!(parse_verify_timeout("2d").is_err());
+    }
+}

@@ -102,7 +102,10 @@ impl Session {
         if !matches!(
             kind,
             ActionKind::Claim | ActionKind::Review | ActionKind::Approve | ActionKind::Done
-        ) {
+        )
+            // A project that never had worktrees has no task with one: no read for it.
+            || self.project.settings.worktrees.is_none()
+        {
             return Ok(Placed::as_is(action));
         }
         let board = self.board()?;

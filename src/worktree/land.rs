@@ -497,3 +497,18 @@ fn write_journal(path: &Path, journal: &Journal) -> Result<(), WorktreeError> {
     })();
     written.map_err(io(format!("write {}", path.display())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subject_becomes_one_line_of_a_commit_message() {
+        assert_eq!(
+            one_line("Fix\nthe\u{1b}[31m parser\r"),
+            "Fix the [31m parser"
+        );
+        assert_eq!(one_line("  \n\t "), "(no subject)");
+        assert_eq!(one_line("Parse ISO dates"), "Parse ISO dates");
+    }
+}

@@ -25,7 +25,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "domains",
         &[
             "activity", "alert", "mail", "registry", "project", "wake", "desktop", "setup",
-            "doctor", "tokens", "error", "import",
+            "doctor", "tokens", "error", "import", "worktree",
         ],
     ),
     ("session", &["session", "json_api", "remote"]),

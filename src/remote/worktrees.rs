@@ -99,6 +99,13 @@ pub fn prepare(
     )?;
     let mut warnings = made.warnings.clone();
     warnings.extend(skipped.filter(|_| made.fresh));
+    if made.fresh && settings.remote.is_none() {
+        warnings.push(format!(
+            "project {0} names no remote: its hub cannot fetch {1} from this machine to land \
+             it; on the hub's machine, `baton project set --remote NAME` names one both reach",
+            project.id, made.worktree.branch
+        ));
+    }
     Ok(Some(Prepared {
         worktree: made.worktree.clone(),
         made: Some((clone, made)),

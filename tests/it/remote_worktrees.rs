@@ -389,6 +389,19 @@ fn the_hub_refuses_a_worktree_that_could_not_be_the_tasks_and_changes_nothing() 
     let again = claim_with(&machines, sent("/elsewhere/two/T-1", "baton/T-1"));
     assert_eq!(again.status, 200, "{}", again.body);
     assert_eq!(path(&machines), "/elsewhere/one/T-1");
+
+    // Without a remote, the hub could not fetch a branch of the agent's machine: said.
+    machines
+        .alice(&["send", "--to", "codex", "-s", "Another"])
+        .ok();
+    machines.alice(&["project", "set", "--remote", ""]).ok();
+    let warned = machines.agent.run_in(&machines.clone, &["claim", "2"]);
+    warned.ok();
+    assert!(
+        warned.stderr.contains("names no remote"),
+        "{}",
+        warned.stderr
+    );
 }
 
 #[test]
@@ -426,7 +439,14 @@ fn a_remote_agents_done_without_review_pushes_its_branch_and_the_hub_lands_it() 
     machines
         .alice(&["send", "--to", "codex", "-s", "A small fix"])
         .ok();
-    machines.agent.run_in(&machines.clone, &["claim", "1"]).ok();
+    let claimed = machines.agent.run_in(&machines.clone, &["claim", "1"]);
+    claimed.ok();
+    // The project names its remote: nothing to warn of.
+    assert!(
+        !claimed.stderr.contains("names no remote"),
+        "{}",
+        claimed.stderr
+    );
     let tree = machines.agent.env.home().join("worktrees/app/T-1");
     commit(&machines.hub.env, &tree, "fix.txt", "fixed\n");
     let done = machines

@@ -51,6 +51,11 @@ struct Definition {
     wake: &'static [WakeWord],
     /// Wake commands earlier batons' setup registered, replaced when setup runs again.
     former_wakes: &'static [&'static [&'static str]],
+    /// The flag that lets a wake run write one more directory, for a client whose sandbox
+    /// keeps a git worktree's repository read-only: Codex's `workspace-write` makes the
+    /// `.git` it finds read-only, and a worktree's index and refs are in the main
+    /// repository's. Given its git directories, a run in a task's worktree can commit.
+    writable_dir_flag: Option<&'static str>,
 }
 
 /// How a client runs baton's hooks and reads their answers.
@@ -230,6 +235,7 @@ const DEFINITIONS: [Definition; 4] = [
             "--allowedTools",
             "mcp__baton",
         ]],
+        writable_dir_flag: None,
     },
     Definition {
         client: Client::Codex,
@@ -272,6 +278,7 @@ const DEFINITIONS: [Definition; 4] = [
             "-s",
             "workspace-write",
         ]],
+        writable_dir_flag: Some("--add-dir"),
     },
     Definition {
         client: Client::Gemini,
@@ -312,6 +319,7 @@ const DEFINITIONS: [Definition; 4] = [
             Word("-p"),
         ],
         former_wakes: &[&["gemini", "--approval-mode", "auto_edit", "-p"]],
+        writable_dir_flag: None,
     },
     Definition {
         client: Client::Opencode,
@@ -346,6 +354,7 @@ const DEFINITIONS: [Definition; 4] = [
         },
         wake: &[Word("opencode"), Word("run"), Word("--")],
         former_wakes: &[&["opencode", "run"]],
+        writable_dir_flag: None,
     },
 ];
 
@@ -435,6 +444,32 @@ impl Client {
         command
     }
 
+    /// The client whose program `argv` runs, by the program's file name.
+    pub fn of_command(argv: &[String]) -> Option<Client> {
+        let program = Path::new(argv.first()?).file_stem()?.to_str()?;
+        Client::from_name(program)
+    }
+
+    /// `argv`, a wake command of this client's, that may also write each of `dirs` where
+    /// the client's sandbox would keep them read-only (Codex's `--add-dir`, before the `--`
+    /// that ends its options); as it is for a client with no such sandbox.
+    pub fn wake_writing(self, argv: &[String], dirs: &[std::path::PathBuf]) -> Vec<String> {
+        let Some(flag) = self.definition().writable_dir_flag else {
+            return argv.to_vec();
+        };
+        let at = match argv.last().map(String::as_str) {
+            Some("--") => argv.len() - 1,
+            _ => argv.len(),
+        };
+        let mut words = argv[..at].to_vec();
+        for dir in dirs {
+            words.push(flag.to_string());
+            words.push(dir.display().to_string());
+        }
+        words.extend_from_slice(&argv[at..]);
+        words
+    }
+
     /// Whether `wake` is a wake command an earlier baton's setup registered for this client
     /// (so not one the user chose).
     pub fn is_former_wake_command(self, wake: &[String]) -> bool {
@@ -521,6 +556,49 @@ impl HookEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_codex_wake_in_a_worktree_may_write_the_repository_s_git_directories() {
+        let words = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let dirs = [
+            std::path::PathBuf::from("/repo/.git"),
+            std::path::PathBuf::from("/repo/.git/worktrees/T-3"),
+        ];
+        let codex = Client::Codex.wake_command(Some(Path::new("/hub")));
+        assert_eq!(Client::of_command(&codex), Some(Client::Codex));
+        assert_eq!(
+            Client::Codex.wake_writing(&codex, &dirs),
+            words(&[
+                "codex",
+                "exec",
+                "--skip-git-repo-check",
+                "-s",
+                "workspace-write",
+                "--add-dir",
+                "/hub",
+                "--add-dir",
+                "/repo/.git",
+                "--add-dir",
+                "/repo/.git/worktrees/T-3",
+                "--",
+            ]),
+            "before the `--` the prompt follows"
+        );
+        // A command of the user's own without `--`: at its end, before the prompt.
+        let own = words(&["/usr/local/bin/codex", "exec"]);
+        assert_eq!(Client::of_command(&own), Some(Client::Codex));
+        assert_eq!(
+            Client::Codex.wake_writing(&own, &dirs[..1]),
+            words(&["/usr/local/bin/codex", "exec", "--add-dir", "/repo/.git"])
+        );
+        // The other clients' sandboxes, where they have one, leave git be.
+        for client in [Client::Claude, Client::Gemini, Client::Opencode] {
+            let wake = client.wake_command(None);
+            assert_eq!(Client::of_command(&wake), Some(client));
+            assert_eq!(client.wake_writing(&wake, &dirs), wake, "{client}");
+        }
+        assert_eq!(Client::of_command(&words(&["my-agent"])), None);
+    }
 
     #[test]
     fn every_client_has_one_row_and_events_index_their_names() {

@@ -44,6 +44,9 @@ pub enum LogAction {
     Reserve,
     /// Reservations ended by hand.
     Unreserve,
+    /// A task given its worktree before its claim, for the wake run of its assignee (SPEC
+    /// section 18.4).
+    Worktree,
     /// A name this baton does not know.
     Other(String),
 }
@@ -60,6 +63,7 @@ impl LogAction {
             LogAction::Restore => "restore",
             LogAction::Reserve => "reserve",
             LogAction::Unreserve => "unreserve",
+            LogAction::Worktree => "worktree",
             LogAction::Other(name) => name,
         }
     }
@@ -79,6 +83,7 @@ impl From<&str> for LogAction {
             "restore" => LogAction::Restore,
             "reserve" => LogAction::Reserve,
             "unreserve" => LogAction::Unreserve,
+            "worktree" => LogAction::Worktree,
             other => LogAction::Other(other.to_string()),
         }
     }
@@ -123,7 +128,9 @@ mod tests {
     #[test]
     fn an_action_is_written_as_its_name_and_read_back_as_itself() {
         let mut names: Vec<&str> = ActionKind::all().map(ActionKind::name).collect();
-        names.extend(["send", "note", "archive", "import", "restore", "land"]);
+        names.extend([
+            "send", "note", "archive", "import", "restore", "worktree", "land",
+        ]);
         for name in names {
             let action = LogAction::from(name);
             assert_eq!(action.as_str(), name);
@@ -136,6 +143,7 @@ mod tests {
             LogAction::Act(ActionKind::Approve)
         );
         assert_eq!(LogAction::from("edit"), LogAction::Act(ActionKind::Edit));
+        assert_eq!(LogAction::from("worktree"), LogAction::Worktree);
         // A name this binary does not know (a newer baton's) is kept as written.
         assert_eq!(
             LogAction::from("land"),

@@ -283,6 +283,19 @@ pub struct Worktree {
     pub reviewed: Option<String>,
 }
 
+impl Worktree {
+    /// Where the task's work is done, as every face tells its agent (SPEC section 18.4):
+    /// `work in /path (branch baton/T-3)`, each part shown as text (section 10): the path
+    /// and branch come from whichever machine claimed the task.
+    pub fn where_to_work(&self) -> String {
+        format!(
+            "work in {} (branch {})",
+            crate::text::inline(&self.path),
+            crate::text::inline(&self.branch)
+        )
+    }
+}
+
 /// The branch a task's worktree has: `baton/T-<n>`.
 pub fn worktree_branch(id: TaskId) -> String {
     format!("baton/{id}")
@@ -377,6 +390,13 @@ impl Head {
 }
 
 impl Task {
+    /// Where its work is to be done ([`Worktree::where_to_work`]), while it is open and
+    /// has a worktree that has not landed.
+    pub fn where_to_work(&self) -> Option<String> {
+        let tree = self.worktree.as_ref()?;
+        (self.status.is_open() && self.landed.is_none()).then(|| tree.where_to_work())
+    }
+
     /// The agent who approves or requests changes: `reviewer`, else the sender.
     pub fn reviewer(&self) -> &str {
         self.reviewer.as_deref().unwrap_or(&self.from)
@@ -446,6 +466,46 @@ impl Task {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_task_with_a_worktree_says_where_to_work_until_it_lands() {
+        let at = Timestamp::parse_stored("2026-01-01T00:00:00Z").unwrap();
+        let mut task = Task::example(Status::Pending, at);
+        assert_eq!(task.where_to_work(), None, "no worktree: the workspace");
+        task.worktree = Some(Worktree {
+            path: "/home/ann/.local/share/baton/worktrees/app/T-4".into(),
+            branch: worktree_branch(task.id),
+            base: "main".into(),
+            base_commit: "0".repeat(40),
+            host: Some("laptop".into()),
+            reviewed: None,
+        });
+        let place = "work in /home/ann/.local/share/baton/worktrees/app/T-4 (branch baton/T-4)";
+        for status in [
+            Status::Pending,
+            Status::Working,
+            Status::ChangesRequested,
+            Status::ReviewRequested,
+        ] {
+            task.status = status;
+            assert_eq!(task.where_to_work().as_deref(), Some(place), "{status}");
+        }
+        task.landed = Some(Landed {
+            commit: "1".repeat(40),
+            at,
+        });
+        assert_eq!(task.where_to_work(), None, "landed");
+        task.landed = None;
+        task.status = Status::Canceled;
+        assert_eq!(task.where_to_work(), None, "finished");
+        // What a machine recorded is shown as text, on one line (SPEC section 10).
+        task.status = Status::Working;
+        if let Some(tree) = &mut task.worktree {
+            tree.path = "/tmp/x\nfake: line\u{1b}[2J".into();
+        }
+        let shown = task.where_to_work().unwrap();
+        assert!(!shown.contains(['\n', '\u{1b}']), "{shown}");
+    }
 
     #[test]
     fn a_reviewer_is_involved_only_where_a_review_applies() {

@@ -55,13 +55,8 @@ pub fn changed(changed: &Changed) -> String {
             .map_or("its base", |tree| tree.base.as_str());
         let short = landed.commit.get(..10).unwrap_or(&landed.commit);
         let _ = write!(text, "\n  landed on {} as {}", inline(base), inline(short));
-    } else if let Some(tree) = task.worktree.as_ref().filter(|_| task.status.is_open()) {
-        let _ = write!(
-            text,
-            "\n  work in {} (branch {})",
-            inline(&tree.path),
-            inline(&tree.branch)
-        );
+    } else if let Some(place) = task.where_to_work() {
+        let _ = write!(text, "\n  {place}");
     }
     if !changed.notifications.is_empty() {
         let told: Vec<String> = changed
@@ -230,6 +225,9 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
             held.join(", "),
             inline(&task.to)
         );
+    }
+    if let Some(place) = task.where_to_work() {
+        let _ = writeln!(text, "  worktree: {place}");
     }
     if task.review {
         let _ = writeln!(text, "  review:   required");

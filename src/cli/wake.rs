@@ -55,7 +55,10 @@ pub fn run(context: &Context, command: WakeCommand) -> Result<i32, Error> {
                 &args.agent,
                 &args.project,
                 args.by_hand,
-                &|project, ids| session::record_woken(hub, project, &args.agent, ids),
+                &session::WakeRun {
+                    hub,
+                    agent: &args.agent,
+                },
             )?;
         }
         WakeCommand::Notify => {

@@ -194,6 +194,13 @@ pub fn common_dir(dir: &Path) -> GitResult<PathBuf> {
     Ok(PathBuf::from(line(&answer)))
 }
 
+/// The git directory of the working tree `dir` is in: `.git` of a main one, `.git/worktrees/
+/// NAME` of a linked worktree (its index and `HEAD`).
+pub fn git_dir(dir: &Path) -> GitResult<PathBuf> {
+    let answer = output(dir, &["rev-parse", "--absolute-git-dir"])?;
+    Ok(PathBuf::from(line(&answer)))
+}
+
 /// Whether `name` is a branch name git takes.
 pub fn is_branch_name(dir: &Path, name: &str) -> bool {
     run(dir, &["check-ref-format", "--branch", name]).is_ok_and(|ran| ran.code == Some(0))

@@ -114,11 +114,17 @@ pub struct Asked {
     pub pattern: String,
 }
 
-/// The paths of `call` inside `workspace` (the project's canonical root), each relative to
-/// it: an absolute path as it is, a relative one against the call's `cwd` (else `cwd`),
-/// links resolved as far as the path exists. Paths outside the workspace are not baton's
-/// and are left out.
-pub fn asked_paths(call: &EditCall, workspace: &Path, cwd: &Path) -> Vec<Asked> {
+/// The paths of `call` inside `workspace` (the project's canonical root), or inside
+/// `worktree`, a task's worktree that stands for it (SPEC section 18.2), each relative to
+/// the tree it is in: an absolute path as it is, a relative one against the call's `cwd`
+/// (else `cwd`), links resolved as far as the path exists. Paths outside both are not
+/// baton's and are left out.
+pub fn asked_paths(
+    call: &EditCall,
+    workspace: &Path,
+    worktree: Option<&Path>,
+    cwd: &Path,
+) -> Vec<Asked> {
     let base = call.cwd.as_deref().unwrap_or(cwd);
     let mut asked = BTreeSet::new();
     for path in call.paths.iter().take(MOST_PATHS) {
@@ -129,9 +135,12 @@ pub fn asked_paths(call: &EditCall, workspace: &Path, cwd: &Path) -> Vec<Asked> 
         };
         let plain = lexically_normal(&whole);
         let real = resolved(&plain);
-        let relative = relative_to(workspace, &real)
-            .or_else(|| relative_to(workspace, &plain))
-            .or_else(|| relative_to(&resolved(workspace), &real));
+        let inside = |tree: &Path| {
+            relative_to(tree, &real)
+                .or_else(|| relative_to(tree, &plain))
+                .or_else(|| relative_to(&resolved(tree), &real))
+        };
+        let relative = inside(workspace).or_else(|| worktree.and_then(inside));
         // The workspace itself is no file a tool edits.
         if let Some(relative) = relative.filter(|relative| relative != ".") {
             asked.insert(Asked {

@@ -247,8 +247,11 @@ pub fn stop_reason(inbox: &Inbox) -> Option<String> {
         .iter()
         .map(|entry| {
             let (subject, left) = text::cut(&entry.task.subject, TEXT_LIMIT / 20);
+            let place = entry
+                .where_to_work()
+                .map_or_else(String::new, |place| format!(" ({place})"));
             format!(
-                "{} {}: {}{}",
+                "{} {}: {}{}{place}",
                 entry.task.id,
                 entry.reason.what_to_do(),
                 text::inline(subject),

@@ -65,6 +65,9 @@ impl InboxEntry {
             text::inline(&task.to),
             time::age(task.created_at, now),
         );
+        if let Some(place) = self.where_to_work() {
+            let _ = writeln!(out, "  {place}");
+        }
         out.push_str(&text::framed(&cut(&task.body, limit), "  | ").to_string());
         if !task.files.is_empty() {
             let files: Vec<String> = task
@@ -86,6 +89,15 @@ impl InboxEntry {
         }
         let _ = writeln!(out, "  next: {}", self.next_steps());
         out
+    }
+
+    /// Where to work on the task ([`Task::where_to_work`]), when the one whose inbox it is
+    /// works on it (it is theirs to do, or sent back to them) and it has a worktree.
+    pub fn where_to_work(&self) -> Option<String> {
+        match self.reason {
+            Reason::Assigned | Reason::ChangesRequested => self.task.where_to_work(),
+            _ => None,
+        }
     }
 
     /// The commands that move the task on from where it is in this inbox.
@@ -262,5 +274,53 @@ impl Session {
                 messages => messages?,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::task::{Status, Worktree};
+    use crate::session::hook_answer;
+
+    #[test]
+    fn the_one_who_works_on_a_task_is_told_where_and_nobody_else() {
+        let at = Timestamp::parse_stored("2026-01-01T00:00:00Z").unwrap();
+        let mut task = Task::example(Status::Pending, at);
+        task.worktree = Some(Worktree {
+            path: "/wt/app/T-4".into(),
+            branch: "baton/T-4".into(),
+            base: "main".into(),
+            base_commit: "0".repeat(40),
+            host: None,
+            reviewed: None,
+        });
+        let entry = |reason| InboxEntry {
+            task: task.clone(),
+            reason,
+            waiting: "claude".into(),
+            last_word: None,
+        };
+        let place = "work in /wt/app/T-4 (branch baton/T-4)";
+        for reason in [Reason::Assigned, Reason::ChangesRequested] {
+            let text = entry(reason).describe(at, None);
+            assert!(text.contains(&format!("\n  {place}\n")), "{text}");
+        }
+        for reason in [Reason::ReviewRequested, Reason::Question, Reason::Stalled] {
+            let text = entry(reason).describe(at, None);
+            assert!(!text.contains("work in"), "not theirs to work on: {text}");
+        }
+        let inbox = Inbox {
+            agent: "codex".into(),
+            project: "app".into(),
+            tasks: vec![entry(Reason::Assigned)],
+            more_tasks: 0,
+            messages: Vec::new(),
+        };
+        let reason = hook_answer::stop_reason(&inbox).unwrap();
+        assert!(
+            reason.contains(&format!("T-4 to do: fix the parser ({place})")),
+            "{reason}"
+        );
     }
 }

@@ -21,6 +21,7 @@ pub mod reservations;
 mod tasks;
 #[cfg(test)]
 mod testing;
+mod wake_run;
 mod worktrees;
 
 pub use after_change::{AfterEffects, Unreachable, record_woken};
@@ -34,6 +35,7 @@ pub use inbox::{Inbox, InboxEntry, PREVIEW};
 pub use log::Archived;
 pub use mail::{Mail, MailEntry, Sent};
 pub use tasks::BoardFilter;
+pub use wake_run::WakeRun;
 
 /// What `send` needs; defined with the rule that makes it a task.
 pub use crate::board::new_task::NewTask;

@@ -76,9 +76,7 @@ impl Session {
 
     /// The project's worktree settings, when this machine set them (so may act on them).
     pub(super) fn worktree_settings(&self) -> Option<Worktrees> {
-        self.project.settings.worktrees.as_ref()?;
-        let key = MachineKey::load_or_make(&self.hub.home.machine_key_file()).ok()?;
-        self.project.worktrees_signed_by(&key).cloned()
+        settings_signed_here(&self.hub, &self.project)
     }
 
     /// The workspace's directory, where worktrees come from and work lands.
@@ -324,6 +322,16 @@ impl Session {
         }
         warnings
     }
+}
+
+/// `project`'s worktree settings, when this machine (`hub`'s home) set them.
+pub(super) fn settings_signed_here(
+    hub: &super::Hub,
+    project: &crate::project::Project,
+) -> Option<Worktrees> {
+    project.settings.worktrees.as_ref()?;
+    let key = MachineKey::load_or_make(&hub.home.machine_key_file()).ok()?;
+    project.worktrees_signed_by(&key).cloned()
 }
 
 /// Refuses what a worktree setting cannot hold: text that is not one line, a remote the

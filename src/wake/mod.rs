@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::task::TaskId;
+use crate::board::task::{TaskId, Worktree};
 use crate::error::{Result, WakeError};
 use crate::file::text_log::TextLog;
 use crate::home::Home;
@@ -33,7 +33,31 @@ use crate::secret::machine_key::MachineKey;
 use crate::store::{Duty, Store};
 
 pub use hosted::wake_hosted_agents;
-pub use supervisor::{run_command, supervise};
+pub use supervisor::{Launch, run_command, supervise};
+
+/// What a supervisor asks of the floor that changes boards (the session) before a run: it
+/// reads boards and writes none itself.
+pub trait RunSetup {
+    /// Records `woken` on the delivery to the agent of `ids` in `project`: a run is starting
+    /// for them.
+    fn record_woken(&self, project: &str, ids: &[TaskId]);
+
+    /// The worktree a run for task `id` of `project` starts in (SPEC section 18.4): the
+    /// task's own, made on this machine and recorded on the task first when the project has
+    /// worktrees on and the task has none yet. `Ok(None)` when the run works in the
+    /// workspace (worktrees off, or the task is no longer the agent's to do); `Err` says
+    /// why the worktree could not be made.
+    fn worktree(&self, project: &str, id: TaskId)
+    -> std::result::Result<Option<Workplace>, String>;
+}
+
+/// A task's worktree as a wake run finds it, and what went wrong making it without
+/// stopping the run (a file not copied, a setup that failed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workplace {
+    pub worktree: Worktree,
+    pub warnings: Vec<String>,
+}
 
 /// The longest a push of work into an agent's live session may take before its pusher gives
 /// up on it (a Codex session's, `mcp/codex.rs`); the supervisor waits at least this long for
@@ -321,6 +345,17 @@ pub fn prompt(agent: &str, project: &Project) -> String {
         ));
     }
     text
+}
+
+/// What a run that starts in task `id`'s worktree is told of it, after [`prompt`]: where to
+/// work ([`Worktree::where_to_work`]), and that the work is committed there.
+pub fn worktree_prompt(id: TaskId, worktree: &Worktree) -> String {
+    format!(
+        "This run starts in {id}'s own git worktree: {}. Make {id}'s changes there, not in \
+         the project's workspace, and commit them on that branch before you finish it or ask \
+         for review. A task with a worktree of its own is worked in it: the inbox says where.",
+        worktree.where_to_work()
+    )
 }
 
 /// The prompt of a run that `baton listen` starts on an agent's machine: [`prompt`], and,

@@ -1,18 +1,21 @@
 //! The supervisor: the detached process that runs an agent's wake command while work
 //! arrives for it, unless its live session was shown the work.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::work::{Item, Work, arrived, still_unseen, unseen_tasks, waiting};
 use super::{
-    MAX_RUNS_IN_A_ROW, PUSH_TIMEOUT, log, not_signed_here, prompt, wake_command,
-    workspace_not_bound_here,
+    MAX_RUNS_IN_A_ROW, PUSH_TIMEOUT, RunSetup, log, not_signed_here, prompt, wake_command,
+    workspace_not_bound_here, worktree_prompt,
 };
-use crate::board::task::TaskId;
+use crate::board::inbox::Reason;
+use crate::board::task::{TaskId, Worktree};
+use crate::client::Client;
 use crate::error::Result;
 use crate::file::text_log::TextLog;
+use crate::git::plumbing;
 use crate::home::Home;
 use crate::names::{self, NameKind};
 use crate::process::{detached_environment, program_to_run, why_not_started};
@@ -24,16 +27,16 @@ use crate::store::{Duty, Store};
 /// command while work arrives for it. Returns at once when another supervisor of the agent
 /// holds the lock. Everything it has to say goes to the wake log.
 ///
-/// `record_woken` is told, before each run, the tasks in each project that the run is for,
-/// so that their delivery records can say `woken` (the session writes them; this floor
-/// only reads boards).
+/// `setup` is told, before each run, the tasks in each project that the run is for, so
+/// that their delivery records can say `woken`, and is asked for the worktree of the task
+/// the run starts on (the session writes them; this floor only reads boards).
 pub fn supervise(
     store: &dyn Store,
     home: &Home,
     agent: &str,
     project: &str,
     by_hand: bool,
-    record_woken: &dyn Fn(&str, &[TaskId]),
+    setup: &dyn RunSetup,
 ) -> Result<()> {
     names::check(NameKind::Agent, agent)?;
     names::check(NameKind::Project, project)?;
@@ -66,9 +69,14 @@ pub fn supervise(
         runs += 1;
         let before = waiting(store, agent);
         for (project, ids) in Work::tasks_by_project(&before) {
-            record_woken(&project, &ids);
+            setup.record_woken(&project, &ids);
         }
-        if !run_once(store, home, agent, &project, runs, &log) {
+        let run = Run {
+            number: runs,
+            project: &project,
+            work: &before,
+        };
+        if !run_once(store, home, agent, &run, setup, &log) {
             log.line(&format!(
                 "supervisor of {agent} ends: the wake command did not run; \
                  what waits stays in the inbox"
@@ -166,15 +174,24 @@ fn shown_in_live_session(store: &dyn Store, agent: &str, project: &str) -> bool 
     }
 }
 
-/// One run of the wake command in `project`'s workspace; false when it could not start.
+/// One run of the supervisor: its number, its project, and the work waiting when it began.
+struct Run<'a> {
+    number: usize,
+    project: &'a str,
+    work: &'a [Work],
+}
+
+/// One run of the wake command in `project`'s workspace, or in the worktree of the task it
+/// starts on; false when it could not start.
 fn run_once(
     store: &dyn Store,
     home: &Home,
     agent: &str,
-    project_id: &str,
-    run: usize,
+    run: &Run,
+    setup: &dyn RunSetup,
     log: &TextLog,
 ) -> bool {
+    let project_id = run.project;
     // Read and checked again here, just before it runs: the record may have changed since
     // the supervisor was started for it.
     let argv = match registry::load(store, agent) {
@@ -219,9 +236,88 @@ fn run_once(
         Some(workspace) => workspace.clone(),
         None => std::env::current_dir().unwrap_or_else(|_| home.root().to_path_buf()),
     };
-    let prompt = prompt(agent, &project);
+    let mut launch = Launch {
+        argv,
+        prompt: prompt(agent, &project),
+        dir,
+    };
+    if let Some(id) = first_to_do(run.work, project_id) {
+        match setup.worktree(project_id, id) {
+            Ok(Some(place)) => {
+                for warning in &place.warnings {
+                    log.line(&format!("{id}'s worktree: {warning}"));
+                }
+                if let Err(why) = launch.in_worktree(id, &place.worktree) {
+                    log.line(&format!("{why}; the run starts in the workspace"));
+                }
+            }
+            Ok(None) => {}
+            Err(why) => log.line(&format!(
+                "{id}'s worktree could not be made: {why}; the run starts in the workspace"
+            )),
+        }
+    }
     let environment = detached_environment(std::env::vars_os(), home.root(), Some(agent));
-    run_command(log, &argv, &prompt, &dir, environment, run, project_id)
+    let Launch { argv, prompt, dir } = launch;
+    run_command(
+        log,
+        &argv,
+        &prompt,
+        &dir,
+        environment,
+        run.number,
+        project_id,
+    )
+}
+
+/// The first task among `work` in `project` that is the agent's to do (new, or sent back to
+/// it): the run starts on it, in its worktree when it has one.
+fn first_to_do(work: &[Work], project: &str) -> Option<TaskId> {
+    work.iter()
+        .filter(|work| work.project == project)
+        .find_map(|work| match work.item {
+            Item::Task {
+                id,
+                reason: Reason::Assigned | Reason::ChangesRequested,
+                ..
+            } => Some(id),
+            _ => None,
+        })
+}
+
+/// What a wake run starts: the command, the prompt appended to it, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub argv: Vec<String>,
+    pub prompt: String,
+    pub dir: PathBuf,
+}
+
+impl Launch {
+    /// Starts the run in task `id`'s worktree (SPEC section 18.4): there, told where to
+    /// work, and, for a client whose sandbox would keep the repository's git directories
+    /// read-only, allowed to write them so that it can commit. Unchanged, and why, when the
+    /// worktree is not a git working tree on this machine.
+    pub fn in_worktree(
+        &mut self,
+        id: TaskId,
+        worktree: &Worktree,
+    ) -> std::result::Result<(), String> {
+        let path = PathBuf::from(&worktree.path);
+        let not_here = |why: String| format!("{id}'s worktree {} {why}", path.display());
+        if !crate::worktree::is_here(worktree) {
+            return Err(not_here("is not on this machine".to_string()));
+        }
+        let git_dirs = plumbing::common_dir(&path)
+            .and_then(|common| Ok(vec![common, plumbing::git_dir(&path)?]))
+            .map_err(|error| not_here(format!("is not a git working tree: {error}")))?;
+        if let Some(client) = Client::of_command(&self.argv) {
+            self.argv = client.wake_writing(&self.argv, &git_dirs);
+        }
+        self.prompt = format!("{} {}", self.prompt, worktree_prompt(id, worktree));
+        self.dir = path;
+        Ok(())
+    }
 }
 
 /// Runs `argv` with `prompt` appended, in `dir`, with exactly `environment` (and `PWD`),
@@ -289,5 +385,126 @@ pub fn run_command(
             ));
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository in `dir/repo` with one commit, and its worktree `dir/T-3` on
+    /// `baton/T-3`, as baton makes it.
+    fn repository_and_worktree(dir: &Path) -> (PathBuf, Worktree) {
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let git = |args: &[&str]| plumbing::output(&repo, args).unwrap();
+        git(&["init", "--quiet"]);
+        git(&[
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "-m",
+            "start",
+        ]);
+        let head = plumbing::commit_of(&repo, "HEAD").unwrap().unwrap();
+        let path = dir.join("T-3");
+        plumbing::add_worktree(&repo, &path, "baton/T-3", &head).unwrap();
+        let worktree = Worktree {
+            path: crate::project::canonical(&path).display().to_string(),
+            branch: "baton/T-3".into(),
+            base: "main".into(),
+            base_commit: head,
+            host: crate::process::this_host(),
+            reviewed: None,
+        };
+        (repo, worktree)
+    }
+
+    #[test]
+    fn a_run_for_a_task_with_a_worktree_starts_there_and_codex_may_commit_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, worktree) = repository_and_worktree(dir.path());
+        let workspace = Launch {
+            argv: Client::Codex.wake_command(None),
+            prompt: "Look at your inbox.".into(),
+            dir: repo.clone(),
+        };
+        let mut launch = workspace.clone();
+        launch.in_worktree(TaskId(3), &worktree).unwrap();
+        assert_eq!(launch.dir, PathBuf::from(&worktree.path));
+        assert!(
+            launch
+                .prompt
+                .starts_with("Look at your inbox. This run starts in T-3's own")
+                && launch.prompt.contains(&worktree.where_to_work()),
+            "{}",
+            launch.prompt
+        );
+        let common = crate::project::canonical(&repo.join(".git"));
+        let own = common.join("worktrees/T-3");
+        let writable: Vec<PathBuf> = launch
+            .argv
+            .windows(2)
+            .filter(|pair| pair[0] == "--add-dir")
+            .map(|pair| crate::project::canonical(Path::new(&pair[1])))
+            .collect();
+        assert_eq!(writable, [common, own], "{:?}", launch.argv);
+        assert_eq!(launch.argv.last().map(String::as_str), Some("--"));
+
+        // Another client's command is left as it was.
+        let mut claude = Launch {
+            argv: Client::Claude.wake_command(None),
+            ..workspace.clone()
+        };
+        claude.in_worktree(TaskId(3), &worktree).unwrap();
+        assert_eq!(claude.argv, Client::Claude.wake_command(None));
+
+        // A worktree that is gone, or on another machine: the workspace, as before.
+        for gone in [
+            Worktree {
+                path: dir.path().join("T-9").display().to_string(),
+                ..worktree.clone()
+            },
+            Worktree {
+                host: Some("another-machine".into()),
+                ..worktree.clone()
+            },
+        ] {
+            let mut launch = workspace.clone();
+            let why = launch.in_worktree(TaskId(3), &gone).unwrap_err();
+            assert!(why.starts_with("T-3's worktree "), "{why}");
+            assert_eq!(launch, workspace);
+        }
+    }
+
+    #[test]
+    fn a_run_starts_on_the_first_task_of_its_project_that_is_the_agent_s_to_do() {
+        let task = |project: &str, id, reason| Work {
+            project: project.into(),
+            item: Item::Task {
+                id: TaskId(id),
+                reason,
+                step: 1,
+            },
+            by: "lead".into(),
+        };
+        let work = [
+            Work {
+                project: "app".into(),
+                item: Item::Message { seq: 1 },
+                by: "lead".into(),
+            },
+            task("app", 1, Reason::ReviewRequested),
+            task("web", 2, Reason::Assigned),
+            task("app", 3, Reason::ChangesRequested),
+            task("app", 4, Reason::Assigned),
+        ];
+        assert_eq!(first_to_do(&work, "app"), Some(TaskId(3)));
+        assert_eq!(first_to_do(&work, "web"), Some(TaskId(2)));
+        assert_eq!(first_to_do(&work[..3], "app"), None);
     }
 }

@@ -278,6 +278,18 @@ pub fn project_of(worktrees_root: &Path, cwd: &Path) -> Option<String> {
     (task.parse::<TaskId>().is_ok() && !project.starts_with('.')).then_some(project)
 }
 
+/// The root of the task worktree `cwd` is in, on this machine: `ROOT/<project>/T-<n>`,
+/// which stands for the project's workspace (SPEC section 18.2: paths in it are relative
+/// to it).
+pub fn root_of(worktrees_root: &Path, cwd: &Path) -> Option<PathBuf> {
+    project_of(worktrees_root, cwd)?;
+    let root = crate::project::canonical(worktrees_root);
+    let cwd = crate::project::canonical(cwd);
+    let mut parts = cwd.strip_prefix(&root).ok()?.components();
+    let (project, task) = (parts.next()?, parts.next()?);
+    Some(root.join(project).join(task))
+}
+
 /// Pushes task `worktree`'s branch from its worktree to `remote` (SPEC section 18.5's
 /// `--remote`): a review's, so the machine that lands it can fetch it. The branch is the
 /// task's alone, so the push replaces whatever it was there.

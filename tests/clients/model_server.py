@@ -24,7 +24,10 @@ files: it writes each PATH (relative to DIR) in turn with the client's own tool 
 file (Claude Code's `Write`, Gemini CLI's `write_file`, opencode's `write`, Codex's
 `apply_patch` adding the file), `EDITED` and a newline, whatever the tool answered for the
 one before, then ends its turn. A test sees what the client told it of each in the next
-request.
+request. With `--edit-root work-in`, DIR is the one the conversation says to work in
+(`work in DIR (branch …)`, as baton words a task's worktree). With `--then-run COMMAND` as
+well, once every edit is made it runs COMMAND once with the client's shell tool, then ends
+its turn.
 
 With `--delegate AGENT`, it plays a model that hands the user's work to another agent
 instead: where the client offers Gemini CLI's `invoke_agent` tool (its remote subagents,
@@ -72,6 +75,7 @@ class Script:
         delegate_answer=None,
         edits=(),
         edit_root=".",
+        then_run=None,
     ):
         self.result = result
         self.question = question
@@ -82,6 +86,7 @@ class Script:
         self.delegate_answer = delegate_answer  # what to answer the subagent's question with
         self.edits = list(edits)  # the files to write, relative to edit_root
         self.edit_root = edit_root
+        self.then_run = then_run  # a shell command to run once the edits are made
 
 
 # ----------------------------------------------------------------------------------------
@@ -382,14 +387,32 @@ def edit(events, tools, script):
         return ("text", "I have no tool to write a file; offered: {}".format(tools))
     made = sum(1 for event in events if event[0] == "call" and event[1] == name)
     if made >= len(script.edits):
+        ran = any(event[0] == "call" and event[1] in SHELLS for event in events)
+        if script.then_run and not ran:
+            shell = next((name for name in SHELLS if name in tools), None)
+            if shell is None:
+                return ("text", "I have no shell tool; offered: {}".format(tools))
+            if shell == "exec_command":
+                return ("call", shell, {"cmd": script.then_run})
+            return ("call", shell, {"command": script.then_run, "description": "run"})
         return ("text", "I tried every edit.")
     path = script.edits[made]
     if writer:
-        whole = script.edit_root.rstrip("/") + "/" + path
+        root = script.edit_root
+        if root == "work-in":
+            said = " ".join(event[1] for event in events if event[0] in ("user", "context"))
+            found = WORK_IN.findall(said)
+            if not found:
+                return ("text", "Nobody told me where to work.")
+            root = found[-1]
+        whole = root.rstrip("/") + "/" + path
         return ("call", name, writer[1](whole, "EDITED\n"))
     patch = "*** Begin Patch\n*** Add File: {}\n+EDITED\n*** End Patch\n".format(path)
     return ("call", name, {CUSTOM_INPUT: patch})
 
+
+# Where baton says a task's work is done: `work in DIR (branch baton/T-3)`.
+WORK_IN = re.compile(r"work in (\S+) \(branch ")
 
 # A call of a freeform tool (Codex's apply_patch) carries its whole input under this key.
 CUSTOM_INPUT = "__custom_input"
@@ -773,6 +796,7 @@ def main():
     parser.add_argument("--delegate-answer", help="what to answer the subagent's question with")
     parser.add_argument("--edit", action="append", default=[], help="a file to write, in order")
     parser.add_argument("--edit-root", default=".", help="the directory the edits are under")
+    parser.add_argument("--then-run", help="a shell command to run once the edits are made")
     options = parser.parse_args()
     script = Script(
         options.result,
@@ -784,6 +808,7 @@ def main():
         options.delegate_answer,
         options.edit,
         options.edit_root,
+        options.then_run,
     )
     server = Server(script, options.log)
     threading.Thread(target=server.serve_forever, daemon=True).start()

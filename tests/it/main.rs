@@ -18,6 +18,9 @@ mod clients_guarded;
 #[cfg(unix)]
 mod clients_pushed;
 mod clients_woken;
+// Codex's sandbox and the scripted model's shell commands: Unix.
+#[cfg(unix)]
+mod clients_worktree;
 mod commit_guard;
 // Its listener's shell is a process group of its own, and /proc shows every argv: Unix.
 #[cfg(unix)]
@@ -76,5 +79,6 @@ mod wake_env;
 mod watch_tui;
 mod web;
 mod webdriver;
+mod worktree_faces;
 mod worktree_settings;
 mod worktrees;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::git::{git, repository, rev};
-use crate::common::{Run, TestEnv, files_only};
+use crate::common::{Run, TestEnv};
 
 /// Project `app` on a repository of its own, worktrees on with `settings` besides, and
 /// agents codex and gemini known: the workspace.
@@ -437,6 +437,7 @@ fn worktrees_need_a_repository_and_settings_refuse_what_they_cannot_hold() {
     assert_eq!(other.code, 1, "{}", other.stderr);
 }
 
+#[cfg(unix)]
 /// A verify that says it started, then waits while `hold` exists in the workspace's
 /// parent, then passes.
 fn held_verify(hold: &Path) -> String {
@@ -444,6 +445,7 @@ fn held_verify(hold: &Path) -> String {
     format!("touch '{hold}.started'; while [ -f '{hold}' ]; do sleep 0.05; done")
 }
 
+#[cfg(unix)]
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
@@ -455,9 +457,10 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_landing_killed_at_any_step_loses_nothing_and_approving_again_finishes_it() {
-    if !files_only("holds the board's lock with flock(1)") {
+    if !crate::common::files_only("holds the board's lock with flock(1)") {
         return;
     }
     let env = TestEnv::new();

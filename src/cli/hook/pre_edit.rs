@@ -46,6 +46,12 @@ pub fn run(context: &Context, client: Option<&str>) -> i32 {
     let session = call.session.clone();
     let desk = context.hook_desk(call.cwd.clone());
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    // A task's worktree on this machine stands for the workspace: paths in it are
+    // relative to its root (SPEC section 18.2).
+    let worktree = baton::worktree::root_of(
+        &context.hub.home.worktrees_root(),
+        call.cwd.as_deref().unwrap_or(&here),
+    );
     // On a thread of its own, so that the hook answers by its deadline whatever the store
     // or the hub does; one still waiting then is left to the process's exit.
     let (sender, answered) = mpsc::channel();
@@ -55,7 +61,7 @@ pub fn run(context: &Context, client: Option<&str>) -> i32 {
                 // A project used from anywhere has no tree of files to guard.
                 return Ok((Vec::new(), Vec::new()));
             };
-            let asked = edit::asked_paths(&call, &workspace, &here);
+            let asked = edit::asked_paths(&call, &workspace, worktree.as_deref(), &here);
             if asked.is_empty() {
                 return Ok((Vec::new(), asked));
             }

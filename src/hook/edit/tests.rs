@@ -141,6 +141,7 @@ fn paths_become_relative_to_the_workspace_and_outside_ones_are_left_out() {
             ],
         ),
         &workspace,
+        None,
         Path::new("/"),
     );
     assert_eq!(
@@ -158,9 +159,66 @@ fn paths_become_relative_to_the_workspace_and_outside_ones_are_left_out() {
         ..call(&workspace, &["lib.rs"])
     };
     assert_eq!(
-        plain(&asked_paths(&without, &workspace, &workspace.join("src"))),
+        plain(&asked_paths(
+            &without,
+            &workspace,
+            None,
+            &workspace.join("src")
+        )),
         ["src/lib.rs"]
     );
+}
+
+#[test]
+fn in_a_task_s_worktree_paths_are_relative_to_its_root_which_stands_for_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let workspace = root.join("work");
+    let worktrees = root.join("home/worktrees");
+    let worktree = worktrees.join("app/T-3");
+    fs::create_dir_all(workspace.join("src")).unwrap();
+    fs::create_dir_all(worktree.join("src/date")).unwrap();
+    let found = crate::worktree::root_of(&worktrees, &worktree.join("src/date"));
+    assert_eq!(found.as_deref(), Some(worktree.as_path()));
+    assert_eq!(crate::worktree::root_of(&worktrees, &workspace), None);
+    assert_eq!(
+        crate::worktree::root_of(&worktrees, &worktrees.join("app")),
+        None
+    );
+    let absolute = worktree.join("src/date.rs").display().to_string();
+    let in_workspace = workspace.join("README.md").display().to_string();
+    let asked = asked_paths(
+        &call(
+            &worktree.join("src"),
+            &[
+                &absolute,
+                "date/parse.rs",
+                "../Cargo.toml",
+                &in_workspace,
+                "../../T-4/x.rs",
+            ],
+        ),
+        &workspace,
+        Some(&worktree),
+        Path::new("/"),
+    );
+    assert_eq!(
+        plain(&asked),
+        [
+            "Cargo.toml",
+            "README.md",
+            "src/date.rs",
+            "src/date/parse.rs"
+        ]
+    );
+    // Without the worktree, its paths are none of the workspace's.
+    let asked = asked_paths(
+        &call(&worktree, &[&absolute]),
+        &workspace,
+        None,
+        Path::new("/"),
+    );
+    assert!(asked.is_empty(), "{asked:?}");
 }
 
 #[cfg(unix)]
@@ -174,6 +232,7 @@ fn a_path_through_a_link_is_the_workspace_s_own() {
     let asked = asked_paths(
         &call(&root.join("link"), &["src/new.rs"]),
         &workspace,
+        None,
         Path::new("/"),
     );
     assert_eq!(plain(&asked), ["src/new.rs"]);
@@ -181,6 +240,7 @@ fn a_path_through_a_link_is_the_workspace_s_own() {
     let asked = asked_paths(
         &call(&workspace, &["src/new.rs"]),
         &root.join("link"),
+        None,
         Path::new("/"),
     );
     assert_eq!(plain(&asked), ["src/new.rs"]);

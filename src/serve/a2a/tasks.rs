@@ -123,10 +123,11 @@ pub fn task(version: Version, project: &str, view: &TaskView, shown: Shown) -> T
 }
 
 /// What A2A has no word for, under `metadata.baton`: baton's own status, who sent it, who
-/// has it, whose turn it is.
+/// has it, whose turn it is, and where its work is done (`work_in`, while it has a worktree
+/// and is open: SPEC section 18.4).
 fn task_metadata(project: &str, view: &TaskView) -> Value {
     let found = &view.task;
-    json!({ "baton": {
+    let mut metadata = json!({ "baton": {
         "project": project,
         "task": found.id.0,
         "status": found.status.as_str(),
@@ -136,7 +137,11 @@ fn task_metadata(project: &str, view: &TaskView) -> Value {
         "reviewer": found.reviewer(),
         "turn": view.turn,
         "archived": view.archived,
-    }})
+    }});
+    if let Some(place) = found.where_to_work() {
+        metadata["baton"]["work_in"] = Value::from(place);
+    }
+    metadata
 }
 
 /// The result of a completed task, as its one artifact.
@@ -409,6 +414,29 @@ mod tests {
             archived: false,
             offers: None,
         }
+    }
+
+    #[test]
+    fn a_task_with_a_worktree_says_where_its_work_is_done_while_it_is_open() {
+        let mut working = view(Status::Working, vec![entry(ActionKind::Claim, "dev", "")]);
+        let shown = task(Version::V1, "default", &working, Shown::ALL);
+        assert!(shown.metadata["baton"].get("work_in").is_none());
+        working.task.worktree = Some(crate::board::task::Worktree {
+            path: "/home/dev/.baton/worktrees/default/T-4\u{1b}[2J".into(),
+            branch: "baton/T-4".into(),
+            base: "main".into(),
+            base_commit: "0".repeat(40),
+            host: None,
+            reviewed: None,
+        });
+        let shown = task(Version::V1, "default", &working, Shown::ALL);
+        assert_eq!(
+            shown.metadata["baton"]["work_in"],
+            "work in /home/dev/.baton/worktrees/default/T-4\\u{1b}[2J (branch baton/T-4)"
+        );
+        working.task.status = Status::Completed;
+        let shown = task(Version::V1, "default", &working, Shown::ALL);
+        assert!(shown.metadata["baton"].get("work_in").is_none());
     }
 
     #[test]

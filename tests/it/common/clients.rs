@@ -259,10 +259,16 @@ fn env_pairs(pairs: &[(&str, String)]) -> Vec<(String, String)> {
 
 /// Codex's provider for the scripted model, in the user's config.toml before setup runs.
 pub fn configure_codex(machine: &Machine, server: &ModelServer) {
+    configure_codex_model(machine, server, "scripted-model");
+}
+
+/// [`configure_codex`] with `model` as the model's name: Codex offers `apply_patch` only
+/// for a model it knows (`gpt-5.5`).
+pub fn configure_codex_model(machine: &Machine, server: &ModelServer, model: &str) {
     machine.write(
         &machine.codex_home().join("config.toml"),
         &format!(
-            "model = \"scripted-model\"\n\
+            "model = \"{model}\"\n\
              model_provider = \"scripted\"\n\
              \n\
              [model_providers.scripted]\n\

@@ -736,3 +736,15 @@ pub fn recording_wake_command(dir: &Path) -> String {
     .unwrap();
     script.to_str().unwrap().to_string()
 }
+
+/// A wake command that writes down who it was started as and in which directory (`AGENT
+/// DIR`, the directory with its links resolved), and exits.
+pub fn recording_where_woken(dir: &Path) -> String {
+    let script = dir.join("record-where-woken.sh");
+    std::fs::write(
+        &script,
+        "printf '%s %s\\n' \"$BATON_AGENT\" \"$(pwd -P)\" >>\"$(dirname \"$0\")/woken\"\n",
+    )
+    .unwrap();
+    script.to_str().unwrap().to_string()
+}

@@ -7,6 +7,7 @@ mod edit;
 mod life;
 mod raw;
 mod reserve;
+mod worktree;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::board::record::LogAction;
-use crate::board::task::{Status, TaskId};
+use crate::board::task::{Status, TaskId, Worktree};
 use crate::time::Timestamp;
 
 pub use crate::activity::ActivityRecord;
@@ -237,7 +237,9 @@ pub struct AgentQuery {
 
 /// `POST …/tasks/{id}/{action}`: the words of a transition, the new assignee of a
 /// reassignment, and what an edit changes. No body at all is no words (as the web board
-/// sends a claim).
+/// sends a claim). From an agent on another machine (SPEC section 18.4): a claim's
+/// `worktree`, the one it made on its machine, and a review's `reviewed`, the commit it
+/// asks review of; the hub checks both before it records them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActBody {
@@ -247,6 +249,10 @@ pub struct ActBody {
     pub to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edits: Option<Edits>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<Worktree>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed: Option<String>,
 }
 
 /// `POST …/messages`: `msg`'s arguments.

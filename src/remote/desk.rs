@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use super::events::Events;
 use super::map::ProjectMap;
-use super::{HubClient, Observer, listen};
+use super::{HubClient, Observer, listen, worktrees};
 use crate::activity::ActivityRecord;
+use crate::board::action::ActionKind;
 use crate::board::new_task::NewTask;
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
@@ -114,7 +115,16 @@ impl RemoteDesk {
             Some(cwd) => cwd.clone(),
             None => crate::project::current_dir()?,
         };
-        let id = self.map()?.resolve(self.named.as_deref(), &cwd)?;
+        // A task's worktree on this machine stands for its project (SPEC section 18.4).
+        let in_worktree = crate::worktree::project_of(&self.home.worktrees_root(), &cwd)
+            .filter(|id| self.named.as_deref().is_none_or(|named| named == id));
+        let id = match in_worktree {
+            Some(id) => {
+                names::check(NameKind::Project, &id)?;
+                id
+            }
+            None => self.map()?.resolve(self.named.as_deref(), &cwd)?,
+        };
         Ok(self.project.get_or_init(|| id).clone())
     }
 
@@ -239,16 +249,51 @@ impl Desk for RemoteDesk {
         self.hub.call::<endpoint::SendTask>(&[&self.id()?], &new)
     }
 
+    /// A claim makes the task's worktree on this machine and a review reads its head
+    /// commit here (SPEC section 18.4), each told to the hub with the action
+    /// ([`worktrees`]).
     fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
         let (text, to) = action.words();
-        let body = ActBody {
+        let mut body = ActBody {
             text: text.to_string(),
             to: to.map(str::to_string),
             edits: action.edits().cloned(),
+            worktree: None,
+            reviewed: None,
         };
+        let mut prepared = None;
+        match action.kind() {
+            ActionKind::Claim => {
+                prepared = worktrees::prepare(&self.hub, &self.home, &self.project()?, id)?;
+                body.worktree = prepared
+                    .as_ref()
+                    .and_then(|prepared| prepared.made.as_ref())
+                    .map(|(_, made)| made.worktree.clone());
+            }
+            ActionKind::Review => {
+                let tree = self.show(id)?.task.worktree;
+                body.reviewed = worktrees::reviewed(&self.project()?, tree.as_ref(), id)?;
+            }
+            // The hub lands what the remote has: the branch goes there first.
+            ActionKind::Done => {
+                if let Some(tree) = self.show(id)?.task.worktree {
+                    worktrees::reviewed(&self.project()?, Some(&tree), id)?;
+                }
+            }
+            _ => {}
+        }
         let task = id.0.to_string();
-        self.hub
-            .call::<endpoint::Act>(&[&self.id()?, &task, action.kind().command()], &body)
+        let changed = self
+            .hub
+            .call::<endpoint::Act>(&[&self.id()?, &task, action.kind().command()], &body);
+        let Some(prepared) = prepared else {
+            return changed;
+        };
+        let kept = changed.as_ref().ok();
+        worktrees::after_claim(&prepared, kept.and_then(|c| c.task.task.worktree.as_ref()));
+        let mut changed = changed?;
+        changed.warnings.extend(prepared.warnings);
+        Ok(changed)
     }
 
     fn show(&self, id: TaskId) -> Result<TaskView> {

@@ -354,10 +354,33 @@ impl<'a> Listener<'a> {
         // The hub's workspace is a path of the hub's machine: here the run works in the
         // directory mapped to the project, else where `listen` was started.
         project.workspace = map.dir_of(project_id).map(PathBuf::from);
-        let dir = match &project.workspace {
+        let mut dir = match &project.workspace {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().unwrap_or_else(|_| self.home.root().to_path_buf()),
         };
+        // A run for a task starts in its worktree, made here first if it has none (SPEC
+        // section 18.4); one that cannot be made is said, and the run starts in the clone.
+        let first_task = work.iter().find_map(|item| match item {
+            Work::Task { project, id, .. } if project == project_id => Some(TaskId(*id)),
+            _ => None,
+        });
+        if let Some(id) = first_task {
+            match super::worktrees::prepare(&self.hub, self.home, &project, id) {
+                Ok(Some(prepared)) => {
+                    for warning in &prepared.warnings {
+                        self.log.line(warning);
+                        (self.say)(warning);
+                    }
+                    dir = PathBuf::from(&prepared.worktree.path);
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    let line = format!("{id}'s worktree was not made: {error}");
+                    self.log.line(&line);
+                    (self.say)(&line);
+                }
+            }
+        }
         let prompt = wake::remote_prompt(&self.agent, &project);
         let mut environment =
             detached_environment(std::env::vars_os(), self.home.root(), Some(&self.agent));

@@ -16,6 +16,7 @@ pub mod map;
 mod settings;
 #[cfg(test)]
 mod tests;
+pub mod worktrees;
 
 use std::io::Read;
 use std::path::PathBuf;

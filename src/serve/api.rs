@@ -18,7 +18,7 @@ use super::answers::{Encoded, Key, Versions};
 use super::endpoint::{Asked, Reply, serve};
 use crate::board::action::ActionKind;
 use crate::board::task::TaskId;
-use crate::board::transition::Action;
+use crate::board::transition::{Action, Place};
 use crate::error::{Error, Result};
 use crate::json_api::{
     ActBody, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
@@ -451,7 +451,13 @@ async fn act(asked: Asked<ActBody>) -> Answered<Changed> {
         ));
     };
     // No body at all is no words, as the page sends a claim.
-    let ActBody { text, to, edits } = asked.body;
+    let ActBody {
+        text,
+        to,
+        edits,
+        worktree,
+        reviewed,
+    } = asked.body;
     let Some(mut action) = Action::of(kind, text, to) else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -460,6 +466,16 @@ async fn act(asked: Asked<ActBody>) -> Answered<Changed> {
     };
     if let Some(edits) = edits {
         action = action.with_edits(edits);
+    }
+    // What the machine of a remote agent's work says, kept for the action it belongs to
+    // (a worktree for a claim, a commit for a review); the session checks it.
+    let place = match kind {
+        ActionKind::Claim => worktree.map(Place::Worktree),
+        ActionKind::Review => reviewed.map(Place::Reviewed),
+        _ => None,
+    };
+    if let Some(place) = place {
+        action = action.with_place(place);
     }
     let reporter = asked.state.clone();
     at_desk(&asked.state, &asked.caller, project, move |desk| {

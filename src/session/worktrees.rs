@@ -169,10 +169,14 @@ impl Session {
     /// become a request for changes (its work conflicts, or fails the project's verify).
     pub(super) fn placing(&self, id: TaskId, action: Action) -> Result<Placed> {
         let kind = action.kind();
+        if let Some(place) = action.place() {
+            self.check_sent(id, place)?;
+            return Ok(Placed::as_is(action));
+        }
         if !matches!(
             kind,
             ActionKind::Claim | ActionKind::Review | ActionKind::Approve | ActionKind::Done
-        ) || action.place().is_some()
+        )
             // A project that never had worktrees has no task with one: no read for it.
             || self.project.settings.worktrees.is_none()
         {
@@ -186,6 +190,30 @@ impl Session {
             ActionKind::Claim => self.claiming(&task, action),
             ActionKind::Review => self.reviewing(&task, action),
             _ => self.landing(&task, action),
+        }
+    }
+
+    /// Refuses what another machine says of task `id`'s action (a remote agent's claim
+    /// brings the worktree it made, its review the commit it asks review of: SPEC section
+    /// 18.4) unless it could be so, before anything changes: one line saying why.
+    fn check_sent(&self, id: TaskId, place: &Place) -> Result<()> {
+        let refused = |why: String| Error::invalid(format!("{id}: {why}"));
+        match place {
+            Place::Worktree(sent) => {
+                let Some(settings) = self.project.settings.worktrees.as_ref().filter(|s| s.on)
+                else {
+                    return Err(refused(format!(
+                        "project {} gives its tasks no worktrees",
+                        self.project.id
+                    )));
+                };
+                worktree::check_sent(id, sent, &settings.base).map_err(refused)
+            }
+            Place::Reviewed(commit) if !worktree::is_commit_id(commit) => Err(refused(format!(
+                "the reviewed commit {} is no commit's id",
+                text::excerpt(commit, 80)
+            ))),
+            Place::Reviewed(_) | Place::Landed(_) => Ok(()),
         }
     }
 
@@ -249,22 +277,9 @@ impl Session {
             .settings
             .worktrees
             .as_ref()
-            .and_then(|s| s.remote.clone())
+            .and_then(|s| s.remote.as_deref())
         {
-            let refspec = format!("refs/heads/{0}:refs/heads/{0}", tree.branch);
-            plumbing::output(
-                Path::new(&tree.path),
-                &[
-                    "push",
-                    "--quiet",
-                    "--force",
-                    "--no-verify",
-                    "--",
-                    &remote,
-                    &refspec,
-                ],
-            )
-            .map_err(WorktreeError::from)?;
+            worktree::push_branch(tree, remote)?;
         }
         Ok(Placed::as_is(action.with_place(Place::Reviewed(head))))
     }
@@ -445,7 +460,16 @@ fn tidy(workspace: &Path, task: &Task) -> Option<String> {
     let branch_ref = format!("refs/heads/{}", tree.branch);
     let tip = plumbing::commit_of(&root, &branch_ref).ok().flatten();
     let path = Path::new(&tree.path);
-    let here = worktree::is_here(tree);
+    // A remote agent's worktree is of its own clone, not of this repository: its machine
+    // keeps it.
+    let here = worktree::is_here(tree)
+        && plumbing::worktrees(&root).is_ok_and(|entries| {
+            let path = crate::project::canonical(path);
+            entries.iter().any(|entry| {
+                crate::project::canonical(&entry.path) == path
+                    && entry.branch.as_deref() == Some(tree.branch.as_str())
+            })
+        });
     if here {
         match git::changed(path) {
             Some(unsaved) if unsaved.is_empty() => {}

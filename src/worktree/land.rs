@@ -180,7 +180,11 @@ fn land_locked(landing: &Landing<'_>, repo: &Path, dir: &Path) -> Result<Outcome
         {
             return Ok(failed);
         }
-        let changed = plumbing::paths_between(repo, &tip, &result)?;
+        // Where the local base branch is: with a remote, its checkouts follow from there,
+        // which may be behind the remote's tip the landing went onto.
+        let local = format!("refs/heads/{}", landing.settings.base);
+        let local = plumbing::commit_of(repo, &local)?.unwrap_or_else(|| tip.clone());
+        let changed = plumbing::paths_between(repo, &local, &result)?;
         if let Some(unsaved) = unsaved_checkout(repo, landing.settings, &changed)? {
             return Ok(unsaved);
         }
@@ -192,7 +196,7 @@ fn land_locked(landing: &Landing<'_>, repo: &Path, dir: &Path) -> Result<Outcome
         };
         write_journal(&journal_file, &journal)?;
         if move_base(repo, landing.settings, &result, &tip)? {
-            let warnings = bring_checkouts_forward(repo, landing.settings, &tip, &result);
+            let warnings = bring_checkouts_forward(repo, landing.settings, &local, &result);
             return Ok(Outcome::Landed {
                 commit: result,
                 again: false,

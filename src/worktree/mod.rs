@@ -20,7 +20,7 @@ use crate::board::task::{TaskId, Worktree, worktree_branch};
 use crate::git::{self, plumbing};
 use crate::process::{self, bounded};
 use crate::project::worktrees::{SETUP_SECONDS, Worktrees};
-use crate::text;
+use crate::text::{self, LineField};
 
 /// `a, b and 3 more`, each shown as text (SPEC section 10).
 pub use crate::error::worktree::named_paths as named;
@@ -291,6 +291,98 @@ pub fn root_of(worktrees_root: &Path, cwd: &Path) -> Option<PathBuf> {
     let mut parts = cwd.strip_prefix(&root).ok()?.components();
     let (project, task) = (parts.next()?, parts.next()?);
     Some(root.join(project).join(task))
+}
+
+/// Pushes task `worktree`'s branch from its worktree to `remote` (SPEC section 18.5's
+/// `--remote`): a review's, so the machine that lands it can fetch it. The branch is the
+/// task's alone, so the push replaces whatever it was there.
+pub fn push_branch(worktree: &Worktree, remote: &str) -> Result<(), WorktreeError> {
+    let refspec = format!("refs/heads/{0}:refs/heads/{0}", worktree.branch);
+    plumbing::output(
+        Path::new(&worktree.path),
+        &[
+            "push",
+            "--quiet",
+            "--force",
+            "--no-verify",
+            "--",
+            remote,
+            &refspec,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Whether `text` names a commit as git writes it: 40 (SHA-1) or 64 (SHA-256) lowercase
+/// hex digits.
+pub fn is_commit_id(text: &str) -> bool {
+    matches!(text.len(), 40 | 64)
+        && text
+            .bytes()
+            .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
+}
+
+/// The most of a value sent from another machine a refusal shows.
+const SHOWN: usize = 80;
+
+/// Refuses a worktree another machine says it made for task `id`'s claim (SPEC section
+/// 18.4: a remote agent's, from its own clone) unless it could be one: its text one-line
+/// and bounded, its path absolute and named `T-<n>` (as [`make`] names it), its branch the
+/// task's own (`baton/T-<n>`), its base the project's, its commit a commit's id, no review
+/// recorded yet. The words say which.
+pub fn check_sent(id: TaskId, sent: &Worktree, base: &str) -> Result<(), String> {
+    let line = |field: LineField, value: &str| {
+        text::check_line(field, value)
+            .map_err(|refused| format!("in the worktree sent: {}", refused.message))
+    };
+    line(LineField::FileName, &sent.path)?;
+    line(LineField::Setting, &sent.branch)?;
+    line(LineField::Setting, &sent.base)?;
+    line(LineField::Setting, &sent.base_commit)?;
+    if let Some(host) = &sent.host {
+        line(LineField::SourceId, host)?;
+    }
+    let path = Path::new(&sent.path);
+    if !path.is_absolute()
+        || path
+            .components()
+            .any(|part| matches!(part, std::path::Component::ParentDir))
+    {
+        return Err(format!(
+            "the worktree's path must be absolute, without `..`, not {}",
+            text::excerpt(&sent.path, SHOWN)
+        ));
+    }
+    if path.file_name().and_then(|name| name.to_str()) != Some(id.to_string().as_str()) {
+        return Err(format!(
+            "{id}'s worktree is a directory named {id}, not {}",
+            text::excerpt(&sent.path, SHOWN)
+        ));
+    }
+    let branch = worktree_branch(id);
+    if sent.branch != branch {
+        return Err(format!(
+            "{id}'s worktree is on branch {branch}, not {}",
+            text::excerpt(&sent.branch, SHOWN)
+        ));
+    }
+    if sent.base != base {
+        return Err(format!(
+            "the project's work lands on {}, not {}",
+            text::inline(base),
+            text::excerpt(&sent.base, SHOWN)
+        ));
+    }
+    if !is_commit_id(&sent.base_commit) {
+        return Err(format!(
+            "the worktree's base commit {} is no commit's id",
+            text::excerpt(&sent.base_commit, SHOWN)
+        ));
+    }
+    if sent.reviewed.is_some() {
+        return Err("a claim's worktree has no review yet".to_string());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

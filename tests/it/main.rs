@@ -55,6 +55,9 @@ mod pre_edit;
 mod projects;
 mod remote;
 mod remote_attacks;
+// Its verify is an sh script.
+#[cfg(unix)]
+mod remote_worktrees;
 mod reservations;
 mod serve;
 mod serve_attacks;

@@ -30,7 +30,14 @@ const FIELD_INPUTS: &str = "<!-- fields an action changes -->";
 
 /// The page with its buttons, made once.
 static PAGE: LazyLock<String> = LazyLock::new(|| page(ACTIONS));
-const SCRIPT: &str = include_str!("assets/app.js");
+/// The page's scripts, in the order it loads them: each of the first defines functions the
+/// last, app.js, calls (they share the page's scope, as one script would).
+const SCRIPTS: [(&str, &str); 4] = [
+    ("/assets/text.js", include_str!("assets/text.js")),
+    ("/assets/login.js", include_str!("assets/login.js")),
+    ("/assets/diff.js", include_str!("assets/diff.js")),
+    ("/assets/app.js", include_str!("assets/app.js")),
+];
 const STYLE: &str = include_str!("assets/app.css");
 
 /// Only the page's own script, style and API; no frame, no form posting elsewhere, no base.
@@ -39,19 +46,22 @@ pub const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self
                           form-action 'none'; frame-ancestors 'none'";
 
 pub fn routes() -> Router<super::State> {
-    Router::new()
+    let mut router = Router::new()
         .route(
             "/",
             get(|| asset("text/html; charset=utf-8", PAGE.as_str())),
         )
         .route(
-            "/assets/app.js",
-            get(|| asset("text/javascript; charset=utf-8", SCRIPT)),
-        )
-        .route(
             "/assets/app.css",
             get(|| asset("text/css; charset=utf-8", STYLE)),
-        )
+        );
+    for (path, script) in SCRIPTS {
+        router = router.route(
+            path,
+            get(move || asset("text/javascript; charset=utf-8", script)),
+        );
+    }
+    router
 }
 
 async fn asset(kind: &'static str, body: &'static str) -> Response {

@@ -15,7 +15,15 @@ use crate::common::{TestEnv, ends_within, files_only, task_in, without_ages};
 fn only_healthz_and_the_page_are_open_and_every_answer_carries_the_policy() {
     let env = TestEnv::new();
     let served = Served::start(&env, "alice");
-    for path in ["/healthz", "/", "/assets/app.js", "/assets/app.css"] {
+    for path in [
+        "/healthz",
+        "/",
+        "/assets/text.js",
+        "/assets/login.js",
+        "/assets/diff.js",
+        "/assets/app.js",
+        "/assets/app.css",
+    ] {
         let reply = served.get(path, "");
         assert_eq!(reply.status, 200, "{path}: {}", reply.body);
         let policy = reply.header("content-security-policy").unwrap();

@@ -552,27 +552,7 @@ impl Board {
         let Some(index) = self.locate(id)? else {
             return Ok(None);
         };
-        let head = &self.slots[index].head;
-        let waiting_on = self.waiting_on(head);
-        let held_by = self.held_by(head, now).cloned();
-        let task = self.decode(&self.slots[index])?;
-        let rules = Rules {
-            now,
-            lease,
-            coordinator,
-            waiting_on: &waiting_on,
-            held_by: held_by.as_ref(),
-        };
-        match transition::transition(task, action, actor, rules) {
-            // An edit's waits are judged against the rest of the board's too.
-            Ok((next, _)) if let Some(circle) = self.circle_closed_by(action, &next) => {
-                Ok(Some(Err(TransitionError::Refused {
-                    task: id,
-                    status: next.status,
-                    assignee: next.to.clone(),
-                    why: transition::Why::Circle { circle },
-                })))
-            }
+        match self.judge(index, action, actor, coordinator, lease, now)? {
             Ok((next, event)) => {
                 self.keep_reservations(&next, event.action);
                 self.set(index, next);
@@ -597,6 +577,23 @@ impl Board {
         let Some(index) = self.locate(id)? else {
             return Ok(None);
         };
+        Ok(Some(
+            self.judge(index, action, actor, coordinator, lease, now)?
+                .map(|_| ()),
+        ))
+    }
+
+    /// The task at `index` as `action` by `actor` would leave it, and the event, or why
+    /// not: the state machine's answer, with the rest of the board's waits and holds.
+    fn judge(
+        &self,
+        index: usize,
+        action: &Action,
+        actor: &str,
+        coordinator: Option<&str>,
+        lease: Duration,
+        now: Timestamp,
+    ) -> Result<Result<(Task, Event), TransitionError>, BoardError> {
         let head = &self.slots[index].head;
         let waiting_on = self.waiting_on(head);
         let held_by = self.held_by(head, now).cloned();
@@ -608,9 +605,18 @@ impl Board {
             waiting_on: &waiting_on,
             held_by: held_by.as_ref(),
         };
-        Ok(Some(
-            transition::transition(task, action, actor, rules).map(|_| ()),
-        ))
+        Ok(match transition::transition(task, action, actor, rules) {
+            // An edit's waits are judged against the rest of the board's too.
+            Ok((next, _)) if let Some(circle) = self.circle_closed_by(action, &next) => {
+                Err(TransitionError::Refused {
+                    task: next.id,
+                    status: next.status,
+                    assignee: next.to.clone(),
+                    why: transition::Why::Circle { circle },
+                })
+            }
+            other => other,
+        })
     }
 
     /// The circle of waits that `next`, edited by `action` to wait on other tasks, would

@@ -8,7 +8,7 @@ use std::fs;
 use crate::common::TestEnv;
 use crate::common::git::{git, rev};
 use crate::worktrees::{
-    app, approve, claim, commit, last_entry, review, send, show, status, subjects,
+    app, approve, claim, commit, last_entry, review, send, send_with, show, status, subjects,
 };
 
 #[test]
@@ -141,23 +141,13 @@ fn two_approvals_at_once_land_one_after_the_other() {
 fn a_worktrees_review_names_what_its_branch_changed_outside_its_scope() {
     let env = TestEnv::new();
     let dir = app(&env, &[]);
-    let sent = env.run_in(
+    let id = send_with(
+        &env,
         &dir,
-        "lead",
-        &[
-            "--json",
-            "send",
-            "--to",
-            "codex",
-            "--subject",
-            "Dates",
-            "--touches",
-            "src/date/**",
-            "--review",
-            "--no-wake",
-        ],
+        "codex",
+        "Dates",
+        &["--touches", "src/date/**", "--review"],
     );
-    let id = sent.json()["task"]["id"].as_u64().unwrap();
     let tree = claim(&env, &dir, "codex", id);
     commit(&env, &tree, "src/date/parse.rs", "fn parse() { iso() }\n");
     commit(&env, &tree, "src/lib.rs", "mod date; mod more;\n");

@@ -31,20 +31,23 @@ pub(crate) fn app(env: &TestEnv, settings: &[&str]) -> PathBuf {
 
 /// Lead sends `subject` to `to`, for review: its number.
 pub(crate) fn send(env: &TestEnv, dir: &Path, to: &str, subject: &str) -> u64 {
-    let sent = env.run_in(
-        dir,
-        "lead",
-        &[
-            "--json",
-            "send",
-            "--to",
-            to,
-            "--subject",
-            subject,
-            "--review",
-            "--no-wake",
-        ],
-    );
+    send_with(env, dir, to, subject, &["--review"])
+}
+
+/// Lead sends `subject` to `to` with `extra` (`--touches P`, `--review`), waking nobody:
+/// its number.
+pub(crate) fn send_with(env: &TestEnv, dir: &Path, to: &str, subject: &str, extra: &[&str]) -> u64 {
+    let mut args = vec![
+        "--json",
+        "send",
+        "--to",
+        to,
+        "--subject",
+        subject,
+        "--no-wake",
+    ];
+    args.extend_from_slice(extra);
+    let sent = env.run_in(dir, "lead", &args);
     sent.json()["task"]["id"].as_u64().expect("a task id")
 }
 
@@ -357,20 +360,7 @@ fn the_persons_checkout_keeps_its_unsaved_changes_and_a_landing_never_overwrites
 fn review_refuses_unsaved_work_and_done_without_review_lands_too() {
     let env = TestEnv::new();
     let dir = app(&env, &[]);
-    let sent = env.run_in(
-        &dir,
-        "lead",
-        &[
-            "--json",
-            "send",
-            "--to",
-            "codex",
-            "--subject",
-            "Tidy",
-            "--no-wake",
-        ],
-    );
-    let id = sent.json()["task"]["id"].as_u64().unwrap();
+    let id = send_with(&env, &dir, "codex", "Tidy", &[]);
     let tree = claim(&env, &dir, "codex", id);
     fs::write(tree.join("src/lib.rs"), "mod date; // tidy\n").unwrap();
     let refused = env.run_in(&tree, "codex", &["review", &id.to_string()]);

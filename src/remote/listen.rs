@@ -354,34 +354,41 @@ impl<'a> Listener<'a> {
         // The hub's workspace is a path of the hub's machine: here the run works in the
         // directory mapped to the project, else where `listen` was started.
         project.workspace = map.dir_of(project_id).map(PathBuf::from);
-        let mut dir = match &project.workspace {
+        let dir = match &project.workspace {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().unwrap_or_else(|_| self.home.root().to_path_buf()),
         };
+        let mut launch = wake::Launch {
+            argv: argv.clone(),
+            prompt: wake::remote_prompt(&self.agent, &project),
+            dir,
+        };
         // A run for a task starts in its worktree, made here first if it has none (SPEC
-        // section 18.4); one that cannot be made is said, and the run starts in the clone.
+        // section 18.4), as the supervisor's runs do; one that cannot be made is said, and
+        // the run starts in the clone.
         let first_task = work.iter().find_map(|item| match item {
             Work::Task { project, id, .. } if project == project_id => Some(TaskId(*id)),
             _ => None,
         });
         if let Some(id) = first_task {
-            match super::worktrees::prepare(&self.hub, self.home, &project, id) {
-                Ok(Some(prepared)) => {
+            let placed = super::worktrees::prepare(&self.hub, self.home, &project, id)
+                .map_err(|error| error.to_string())
+                .and_then(|prepared| {
+                    let Some(prepared) = prepared else {
+                        return Ok(());
+                    };
                     for warning in &prepared.warnings {
                         self.log.line(warning);
                         (self.say)(warning);
                     }
-                    dir = PathBuf::from(&prepared.worktree.path);
-                }
-                Ok(None) => {}
-                Err(error) => {
-                    let line = format!("{id}'s worktree was not made: {error}");
-                    self.log.line(&line);
-                    (self.say)(&line);
-                }
+                    launch.in_worktree(id, &prepared.worktree)
+                });
+            if let Err(error) = placed {
+                let line = format!("{id}'s worktree was not made here: {error}");
+                self.log.line(&line);
+                (self.say)(&line);
             }
         }
-        let prompt = wake::remote_prompt(&self.agent, &project);
         let mut environment =
             detached_environment(std::env::vars_os(), self.home.root(), Some(&self.agent));
         // The woken agent acts on the same hubs, with the same token, starting with the
@@ -402,16 +409,16 @@ impl<'a> Listener<'a> {
                 crate::process::ProgramLookup::Found(setsid) if cfg!(target_os = "linux") => {
                     [setsid.to_string_lossy().into_owned(), "--wait".to_string()]
                         .into_iter()
-                        .chain(argv.iter().cloned())
+                        .chain(launch.argv.iter().cloned())
                         .collect()
                 }
-                _ => argv.clone(),
+                _ => launch.argv.clone(),
             };
         Ok(wake::run_command(
             &self.log,
             &argv,
-            &prompt,
-            &dir,
+            &launch.prompt,
+            &launch.dir,
             environment,
             run,
             project_id,

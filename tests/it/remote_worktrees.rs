@@ -408,7 +408,13 @@ fn the_hub_refuses_a_worktree_that_could_not_be_the_tasks_and_changes_nothing() 
 fn listen_makes_the_tasks_worktree_and_starts_its_wake_run_there() {
     let machines = machines(&[]);
     let wrote = machines.agent.env.root.path().join("ran-in");
-    let script = format!("pwd -P > '{}'", wrote.display());
+    // The prompt is the command's last argument: `$0` of `sh -c`.
+    let told = machines.agent.env.root.path().join("told");
+    let script = format!(
+        "printf '%s' \"$0\" > '{}'; pwd -P > '{}'",
+        told.display(),
+        wrote.display()
+    );
     let _listen = machines
         .agent
         .spawn(&["listen", "--wake", "--", "/bin/sh", "-c", &script], false);
@@ -423,6 +429,11 @@ fn listen_makes_the_tasks_worktree_and_starts_its_wake_run_there() {
     let tree = machines.agent.env.home().join("worktrees/app/T-1");
     let tree = tree.canonicalize().expect("listen made the worktree");
     assert_eq!(ran_in.trim(), tree.to_string_lossy());
+    let prompt = std::fs::read_to_string(&told).unwrap();
+    assert!(
+        prompt.contains("work in") && prompt.contains("branch baton/T-1"),
+        "the wake prompt says where to work: {prompt}"
+    );
     assert_eq!(
         machines.git(&tree, &["rev-parse", "--abbrev-ref", "HEAD"]),
         "baton/T-1"

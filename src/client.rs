@@ -575,7 +575,8 @@ mod tests {
                 "-s",
                 "workspace-write",
                 "--add-dir",
-                "/hub",
+                // The hub's directory as this system spells an absolute path.
+                &codex[6],
                 "--add-dir",
                 "/repo/.git",
                 "--add-dir",

@@ -394,6 +394,7 @@ mod tests {
 
     /// A repository in `dir/repo` with one commit, and its worktree `dir/T-3` on
     /// `baton/T-3`, as baton makes it.
+    #[cfg(unix)]
     fn repository_and_worktree(dir: &Path) -> (PathBuf, Worktree) {
         let repo = dir.join("repo");
         std::fs::create_dir_all(&repo).unwrap();
@@ -424,6 +425,8 @@ mod tests {
         (repo, worktree)
     }
 
+    // The machine's git (none under wine, where the Windows build's tests run).
+    #[cfg(unix)]
     #[test]
     fn a_run_for_a_task_with_a_worktree_starts_there_and_codex_may_commit_there() {
         let dir = tempfile::tempdir().unwrap();

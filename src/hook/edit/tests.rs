@@ -172,7 +172,8 @@ fn paths_become_relative_to_the_workspace_and_outside_ones_are_left_out() {
 #[test]
 fn in_a_task_s_worktree_paths_are_relative_to_its_root_which_stands_for_the_workspace() {
     let dir = tempfile::tempdir().unwrap();
-    let root = fs::canonicalize(dir.path()).unwrap();
+    // As baton spells it (no `\\?\` on Windows).
+    let root = crate::project::canonical(dir.path());
     let workspace = root.join("work");
     let worktrees = root.join("home/worktrees");
     let worktree = worktrees.join("app/T-3");

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Session;
+use crate::board::Board;
 use crate::board::action::ActionKind;
 use crate::board::task::{Landed, Task, TaskId};
 use crate::board::transition::{Action, Place};
@@ -187,9 +188,9 @@ impl Session {
             return Ok(Placed::as_is(action));
         };
         match kind {
-            ActionKind::Claim => self.claiming(&task, action),
-            ActionKind::Review => self.reviewing(&task, action),
-            _ => self.landing(&task, action),
+            ActionKind::Claim => self.claiming(&board, &task, action),
+            ActionKind::Review => self.reviewing(&board, &task, action),
+            _ => self.landing(&board, &task, action),
         }
     }
 
@@ -217,10 +218,9 @@ impl Session {
         }
     }
 
-    /// Refuses `action` now, before any slow work, if the board would refuse it.
-    fn check_allowed(&self, task: &Task, action: &Action) -> Result<()> {
+    /// Refuses `action` now, before any slow work, if `board` (as just read) would refuse it.
+    fn check_allowed(&self, board: &Board, task: &Task, action: &Action) -> Result<()> {
         let actor = self.agent()?;
-        let board = self.board()?;
         let coordinator = self.project.coordinator.as_deref();
         if let Some(Err(refused)) = board
             .check(
@@ -238,14 +238,14 @@ impl Session {
         Ok(())
     }
 
-    fn claiming(&self, task: &Task, action: Action) -> Result<Placed> {
+    fn claiming(&self, board: &Board, task: &Task, action: Action) -> Result<Placed> {
         let Some(settings) = self.worktree_settings().filter(|settings| settings.on) else {
             return Ok(Placed::as_is(action));
         };
         if task.worktree.is_some() {
             return Ok(Placed::as_is(action));
         }
-        self.check_allowed(task, &action)?;
+        self.check_allowed(board, task, &action)?;
         let made = worktree::make(
             &self.workspace()?,
             &self.hub.home.worktrees_dir(&self.project.id),
@@ -262,7 +262,7 @@ impl Session {
         })
     }
 
-    fn reviewing(&self, task: &Task, action: Action) -> Result<Placed> {
+    fn reviewing(&self, board: &Board, task: &Task, action: Action) -> Result<Placed> {
         let Some(tree) = task
             .worktree
             .as_ref()
@@ -270,7 +270,7 @@ impl Session {
         else {
             return Ok(Placed::as_is(action));
         };
-        self.check_allowed(task, &action)?;
+        self.check_allowed(board, task, &action)?;
         let head = worktree::reviewed_head(task.id, tree)?;
         if let Some(remote) = self
             .project
@@ -284,7 +284,7 @@ impl Session {
         Ok(Placed::as_is(action.with_place(Place::Reviewed(head))))
     }
 
-    fn landing(&self, task: &Task, action: Action) -> Result<Placed> {
+    fn landing(&self, board: &Board, task: &Task, action: Action) -> Result<Placed> {
         let Some(tree) = task.worktree.as_ref() else {
             return Ok(Placed::as_is(action));
         };
@@ -292,7 +292,7 @@ impl Session {
             commit: String::new(),
             at: self.now,
         }));
-        self.check_allowed(task, &sample)?;
+        self.check_allowed(board, task, &sample)?;
         let settings = self
             .worktree_settings()
             .ok_or_else(|| WorktreeError::NotSignedHere {

@@ -87,7 +87,11 @@ async fn the_board_tool_filters_by_label_and_words_and_refuses_hostile_ones() {
     ] {
         let refused = claude.refused(tool, arguments).await;
         let first = refused.lines().next().unwrap_or_default();
-        assert_eq!(first.strip_prefix("error: "), Some(words), "{tool}: {refused}");
+        assert_eq!(
+            first.strip_prefix("error: "),
+            Some(words),
+            "{tool}: {refused}"
+        );
     }
     assert_eq!(
         env.run("claude", &["--json", "board", "--all"]).json(),

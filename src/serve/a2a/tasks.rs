@@ -442,6 +442,19 @@ mod tests {
     }
 
     #[test]
+    fn a_tasks_labels_are_in_its_metadata_empty_or_not() {
+        let mut labelled = view(Status::Pending, vec![]);
+        let shown = task(Version::V1, "default", &labelled, Shown::ALL);
+        assert_eq!(shown.metadata["baton"]["labels"], serde_json::json!([]));
+        labelled.task.labels = vec!["bug".into(), "ui".into()];
+        let shown = task(Version::V1, "default", &labelled, Shown::ALL);
+        assert_eq!(
+            shown.metadata["baton"]["labels"],
+            serde_json::json!(["bug", "ui"])
+        );
+    }
+
+    #[test]
     fn a_question_is_the_status_message_of_an_input_required_task() {
         let asked = view(
             Status::InputRequired,

@@ -520,6 +520,16 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
     );
     // The archive's search has its index (pg_trgm is there): no word of reading it through.
     assert!(!report.contains("search"), "{report}");
+    // Without it (no pg_trgm where the database was made), doctor says so and how to make it.
+    database.tamper("DROP INDEX archive_words_trgm");
+    let doctor = said.keep(on_database(&source, &database, "", &["doctor"]));
+    let report = doctor.ok();
+    assert!(
+        report.lines().any(|line| line.starts_with("warn  search")
+            && line.contains("a search of the archive reads it through")
+            && line.contains("CREATE EXTENSION pg_trgm")),
+        "{report}"
+    );
 
     // A row changed behind baton's back: task 2 pending on the board, claimed in no line.
     database.tamper(

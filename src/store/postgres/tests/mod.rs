@@ -340,4 +340,12 @@ fn an_archive_an_older_schema_wrote_is_searched_once_migrated() {
         plan.iter().any(|line| line.contains(schema::WORDS_INDEX)),
         "{plan:#?}"
     );
+    let schema = store.schema_version().unwrap().unwrap();
+    assert_eq!(schema.words_index, Some(schema::WORDS_INDEX));
+    // Without it (a database with no pg_trgm), doctor is told, and a search still answers.
+    client
+        .batch_execute("RESET enable_seqscan; DROP INDEX archive_words_trgm")
+        .unwrap();
+    assert_eq!(store.schema_version().unwrap().unwrap().words_index, None);
+    assert_eq!(search(None, Some("parser")), [1]);
 }

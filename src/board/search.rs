@@ -90,6 +90,9 @@ pub struct Search {
     text: Option<String>,
     /// The text, folded.
     needle: Option<String>,
+    /// The text folded as a JSON string holds it: its quotes and backslashes escaped, as the
+    /// stored text of a task that holds the text holds it.
+    stored_needle: Option<String>,
 }
 
 impl Search {
@@ -104,10 +107,14 @@ impl Search {
         if let Some(text) = text {
             text::check_line(LineField::Search, text)?;
         }
+        let needle = text.map(fold);
         Ok(Search {
             label: label.map(str::to_string),
             text: text.map(str::to_string),
-            needle: text.map(fold),
+            stored_needle: needle
+                .as_deref()
+                .map(|needle| needle.replace('\\', "\\\\").replace('"', "\\\"")),
+            needle,
         })
     }
 
@@ -157,16 +164,13 @@ impl Search {
                 return false;
             }
         }
-        let Some(needle) = &self.needle else {
+        let Some(needle) = &self.stored_needle else {
             return true;
         };
-        // JSON escapes `"`, `\` and control characters (a search holds none of the last),
-        // and may escape any character as `\u…` or `/` as `\/`: words written so are only
-        // found decoded.
-        if needle.contains(['"', '\\'])
-            || memmem::find(stored, b"\\u").is_some()
-            || memmem::find(stored, b"\\/").is_some()
-        {
+        // JSON escapes `"` and `\` as the stored needle has them, and control characters (a
+        // search holds none); it may escape any character as `\u…` or `/` as `\/`: words
+        // written so are only found decoded.
+        if memmem::find(stored, b"\\u").is_some() || memmem::find(stored, b"\\/").is_some() {
             return true;
         }
         let is_ascii_fold = needle.is_ascii()
@@ -270,8 +274,10 @@ mod tests {
                 }
             }
         }
-        // What cannot match is ruled out without decoding.
+        // What cannot match is ruled out without decoding, quotes and backslashes too.
         assert!(!search(None, Some("lexer")).may_match_stored(&compact, &mut scratch));
+        assert!(!search(None, Some("\"lexer\"")).may_match_stored(&compact, &mut scratch));
+        assert!(!search(None, Some("d:\\path")).may_match_stored(&compact, &mut scratch));
         assert!(!search(Some("docs"), None).may_match_stored(&compact, &mut scratch));
     }
 

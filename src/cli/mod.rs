@@ -22,6 +22,7 @@ mod render;
 mod reserve;
 mod serve;
 mod setup;
+mod stats;
 mod store;
 mod tokens;
 mod tui;
@@ -135,6 +136,9 @@ pub enum Command {
     Worktree(worktrees::WorktreeCommand),
     /// Read or add to the project's shared notes
     Context(projects::ContextArgs),
+    /// How the team is doing: per agent, tasks finished, claim to finish, waits on a human,
+    /// rework and hand-overs unseen past 5 minutes
+    Stats(stats::StatsArgs),
     /// Walk two agents through a task's whole life in a throwaway home
     Demo,
     /// Check the hub home; bring a board back from its backup
@@ -337,6 +341,7 @@ pub fn main() -> i32 {
         Command::Project(command) => projects::run(&context, command),
         Command::Worktree(command) => worktrees::run(&context, command),
         Command::Context(args) => projects::context(&context, args),
+        Command::Stats(args) => stats::run(&context, args),
         Command::Demo => demo::run(&context),
         Command::Doctor(args) => doctor::run(&context, args),
         Command::Import(args) => import::run(&context, args),

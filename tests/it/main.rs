@@ -62,6 +62,7 @@ mod reservations;
 mod serve;
 mod serve_attacks;
 mod setup;
+mod stats;
 mod store_attacks;
 mod store_copy;
 mod store_secrets;

@@ -15,6 +15,7 @@ mod board;
 mod diff;
 mod login;
 mod panel;
+mod stats;
 mod views;
 
 use std::path::PathBuf;

@@ -188,11 +188,23 @@ fn median(values: &[i64]) -> Option<i64> {
     }
 }
 
-/// How much of `from`‥`to` lies in the window `start`‥`now`.
-fn within(from: Timestamp, to: Timestamp, start: Option<Timestamp>, now: Timestamp) -> Duration {
-    let from = start.map_or(from, |start| from.max(start));
-    let to = to.min(now);
-    from.until(to).max(Duration::zero())
+/// The window as the counting sees it: from `start` (none: from the beginning) to `now`.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: Option<Timestamp>,
+    now: Timestamp,
+}
+
+impl Span {
+    fn contains(self, at: Timestamp) -> bool {
+        self.start.is_none_or(|start| at >= start) && at <= self.now
+    }
+
+    /// How much of `from`‥`to` lies in the window.
+    fn overlap(self, from: Timestamp, to: Timestamp) -> Duration {
+        let from = self.start.map_or(from, |start| from.max(start));
+        from.until(to.min(self.now)).max(Duration::zero())
+    }
 }
 
 /// The figures of `project` over `window` seen from `now`, from its activity log
@@ -211,9 +223,12 @@ pub fn compute<'a>(
     window: Window,
     now: Timestamp,
 ) -> Stats {
-    let start = window.start(now);
-    let is_in_window = |at: Timestamp| start.is_none_or(|start| at >= start) && at <= now;
-    // A task the board and the archive both hold (a crash between the two): the board's.
+    let span = Span {
+        start: window.start(now),
+        now,
+    };
+    // A task the board and the archive both hold (a crash between the two): the board's,
+    // which comes last.
     let tasks: HashMap<TaskId, &Task> = tasks.into_iter().map(|task| (task.id, task)).collect();
     let mut histories: BTreeMap<TaskId, Vec<&ActivityRecord>> = BTreeMap::new();
     for record in records {
@@ -221,12 +236,42 @@ pub fn compute<'a>(
             histories.entry(id).or_default().push(record);
         }
     }
-    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut active: BTreeSet<String> = BTreeSet::new();
-    let is_human = |name: &str| humans.iter().any(|human| human == name);
-
+    let mut count = Count {
+        span,
+        humans,
+        tallies: BTreeMap::new(),
+        active: BTreeSet::new(),
+    };
     for (id, history) in &histories {
-        let task = tasks.get(id).copied();
+        count.history(tasks.get(id).copied(), history);
+    }
+    for task in tasks.values() {
+        count.last_handover(task);
+    }
+    count.stats(project, window)
+}
+
+/// What the records and the tasks add up to so far.
+struct Count<'a> {
+    span: Span,
+    humans: &'a [String],
+    tallies: BTreeMap<String, Tally>,
+    /// Who sent or acted on a task in the window.
+    active: BTreeSet<String>,
+}
+
+impl Count<'_> {
+    fn is_human(&self, name: &str) -> bool {
+        self.humans.iter().any(|human| human == name)
+    }
+
+    fn tally(&mut self, agent: &str) -> &mut Tally {
+        self.tallies.entry(agent.to_string()).or_default()
+    }
+
+    /// One task's records, oldest first; `task` as the board or the archive holds it, if
+    /// either does.
+    fn history(&mut self, task: Option<&Task>, history: &[&ActivityRecord]) {
         let mut first_claims: HashMap<&str, Timestamp> = HashMap::new();
         let mut changes_requested = 0;
         // The question open now: since when, and who asked it.
@@ -234,11 +279,10 @@ pub fn compute<'a>(
         // The task's completion: when, by whose work, claimed when, with how much rework.
         let mut completion: Option<(Timestamp, &str, Option<Timestamp>, u64)> = None;
         for record in history {
-            // Who sent or acted on a task in the window is one of the team (baton's own
-            // records, an archive or a worktree made, are not).
+            // baton's own records (an archive, a worktree made) are nobody's work.
             let is_agents_own = matches!(record.action, LogAction::Send | LogAction::Act(_));
-            if is_agents_own && is_in_window(record.at) {
-                active.insert(record.actor.clone());
+            if is_agents_own && self.span.contains(record.at) {
+                self.active.insert(record.actor.clone());
             }
             match record.action {
                 LogAction::Act(ActionKind::Claim) => {
@@ -252,27 +296,23 @@ pub fn compute<'a>(
             };
             match (status, asking) {
                 (Status::InputRequired, None) => asking = Some((record.at, &record.actor)),
-                (Status::InputRequired, Some(_)) => {}
+                (Status::InputRequired, Some(_)) | (_, None) => {}
                 (_, Some((since, asker))) => {
                     asking = None;
                     // The one asked is the sender, who alone answers.
+                    let is_answer = record.action == LogAction::Act(ActionKind::Answer);
                     let asked = task
                         .map(|task| task.from.as_str())
-                        .or((record.action == LogAction::Act(ActionKind::Answer))
-                            .then_some(record.actor.as_str()));
-                    if asked.is_some_and(is_human) {
-                        tallies.entry(asker.to_string()).or_default().waited +=
-                            within(since, record.at, start, now);
-                    }
+                        .or(is_answer.then_some(record.actor.as_str()));
+                    self.waited(asker, asked, since, record.at);
                 }
-                (_, None) => {}
             }
             if status == Status::Completed {
                 // The assignee, as the task says; a `done` is its assignee's own.
+                let is_done = record.action == LogAction::Act(ActionKind::Done);
                 let finisher = task
                     .map(|task| task.to.as_str())
-                    .or((record.action == LogAction::Act(ActionKind::Done))
-                        .then_some(record.actor.as_str()));
+                    .or(is_done.then_some(record.actor.as_str()));
                 if let Some(finisher) = finisher {
                     let claimed = first_claims.get(finisher).copied();
                     completion = Some((record.at, finisher, claimed, changes_requested));
@@ -284,18 +324,14 @@ pub fn compute<'a>(
             // holds (then it waited until the task last changed).
             let until = match task {
                 Some(task) if task.status != Status::InputRequired => task.updated_at,
-                _ => now,
+                _ => self.span.now,
             };
-            let asked = task.map(|task| task.from.as_str());
-            if asked.is_some_and(is_human) {
-                tallies.entry(asker.to_string()).or_default().waited +=
-                    within(since, until, start, now);
-            }
+            self.waited(asker, task.map(|task| task.from.as_str()), since, until);
         }
         if let Some((at, finisher, claimed, changes_requested)) = completion
-            && is_in_window(at)
+            && self.span.contains(at)
         {
-            let tally = tallies.entry(finisher.to_string()).or_default();
+            let tally = self.tally(finisher);
             tally.finished += 1;
             tally.changes_requested += changes_requested;
             if let Some(claimed) = claimed.filter(|claimed| *claimed <= at) {
@@ -304,51 +340,60 @@ pub fn compute<'a>(
         }
     }
 
-    for task in tasks.values() {
-        let Some(delivery) = &task.delivery else {
-            continue;
-        };
-        // A hand-over waits no longer once its task has ended.
-        let until = match task.status.is_finished() {
-            true => task.updated_at.min(now),
-            false => now,
-        };
-        if !is_in_window(delivery.since) {
-            continue;
-        }
-        active.insert(delivery.to.clone());
-        if delivery.was_unseen_too_long(until) {
-            tallies
-                .entry(delivery.to.clone())
-                .or_default()
-                .unseen_handovers += 1;
+    /// `asker`'s question to `asked` (if known) waited from `since` to `until`.
+    fn waited(&mut self, asker: &str, asked: Option<&str>, since: Timestamp, until: Timestamp) {
+        if asked.is_some_and(|asked| self.is_human(asked)) {
+            let overlap = self.span.overlap(since, until);
+            self.tally(asker).waited += overlap;
         }
     }
 
-    let has_humans = !humans.is_empty();
-    let mut team = Tally::default();
-    for name in active {
-        tallies.entry(name).or_default();
+    /// The last hand-over of `task`, if it has one and it was made in the window.
+    fn last_handover(&mut self, task: &Task) {
+        let Some(delivery) = &task.delivery else {
+            return;
+        };
+        if !self.span.contains(delivery.since) {
+            return;
+        }
+        self.active.insert(delivery.to.clone());
+        // A hand-over waits no longer once its task has ended.
+        let until = match task.status.is_finished() {
+            true => task.updated_at.min(self.span.now),
+            false => self.span.now,
+        };
+        if delivery.was_unseen_too_long(until) {
+            self.tally(&delivery.to).unseen_handovers += 1;
+        }
     }
-    let agents = tallies
-        .iter()
-        .map(|(agent, tally)| {
-            team.add(tally);
-            AgentStats {
-                agent: agent.clone(),
-                human: is_human(agent),
-                figures: tally.figures(has_humans),
-            }
-        })
-        .collect();
-    Stats {
-        project: project.to_string(),
-        window,
-        since: start,
-        until: now,
-        humans: humans.to_vec(),
-        agents,
-        team: team.figures(has_humans),
+
+    fn stats(mut self, project: &str, window: Window) -> Stats {
+        let has_humans = !self.humans.is_empty();
+        for name in std::mem::take(&mut self.active) {
+            self.tallies.entry(name).or_default();
+        }
+        let mut team = Tally::default();
+        let agents = self
+            .tallies
+            .iter()
+            .map(|(agent, tally)| {
+                team.add(tally);
+                AgentStats {
+                    agent: agent.clone(),
+                    human: self.is_human(agent),
+                    figures: tally.figures(has_humans),
+                }
+            })
+            .collect();
+        Stats {
+            project: project.to_string(),
+            window,
+            since: self.span.start,
+            until: self.span.now,
+            humans: self.humans.to_vec(),
+            agents,
+            team: team.figures(has_humans),
+        }
     }
 }
 

@@ -25,7 +25,7 @@ finish, time its questions waited on a human (the project's humans: `baton coord
 after more than 5 minutes. docs/stats.md says how each is worked out.")]
 pub struct StatsArgs {
     /// How far back to look: 7d, 24h, 90m, or all (everything the activity log holds)
-    #[arg(long, value_name = "WINDOW", default_value = "7d", value_parser = |text: &str| text.parse::<Window>())]
+    #[arg(long, value_name = "WINDOW", default_value_t = Window::default(), value_parser = |text: &str| text.parse::<Window>())]
     pub since: Window,
 }
 

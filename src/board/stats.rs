@@ -291,7 +291,12 @@ impl Count<'_> {
                 LogAction::Act(ActionKind::RequestChanges) => changes_requested += 1,
                 _ => {}
             }
-            let Some(status) = record.to_status else {
+            // A status set otherwise (a task imported as it stood elsewhere) is where the
+            // history here starts, not a question asked or a task finished here.
+            let Some(status) = record
+                .to_status
+                .filter(|_| matches!(record.action, LogAction::Act(_)))
+            else {
                 continue;
             };
             match (status, asking) {

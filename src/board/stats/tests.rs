@@ -329,6 +329,32 @@ fn a_task_the_log_holds_but_the_tasks_do_not_is_counted_from_the_log() {
 }
 
 #[test]
+fn a_task_imported_finished_or_asking_was_not_finished_or_asked_here() {
+    let mut log = Log::default();
+    log.send(1, "lead", "ada", 0);
+    log.records.clear();
+    log.push(1, "lead", LogAction::Import, None, Status::Completed, 10);
+    log.send(2, "ann", "bob", 0);
+    log.records.pop();
+    log.push(
+        2,
+        "lead",
+        LogAction::Import,
+        None,
+        Status::InputRequired,
+        10,
+    );
+    log.task(2).status = Status::InputRequired;
+    let stats = log.stats(&["ann"], Window::All, 60);
+    assert_eq!(stats.team.finished, 0, "{stats:#?}");
+    assert_eq!(stats.team.waited_on_human_seconds, Some(0));
+    // Answered here: the wait before the import is not known, and not counted.
+    log.act(2, "ann", ActionKind::Answer, 30);
+    let stats = log.stats(&["ann"], Window::All, 60);
+    assert_eq!(stats.team.waited_on_human_seconds, Some(0));
+}
+
+#[test]
 fn the_window_reads_as_the_command_line_writes_it() {
     assert_eq!("7d".parse::<Window>(), Ok(Window::Last(Duration::days(7))));
     assert_eq!(

@@ -326,7 +326,9 @@ pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Result<Vec<Check>>
         // Without a home there is nothing more to look at, but for a database's answer.
         Err(line) => return Ok([line].into_iter().chain(database).collect()),
     };
-    checks.extend(database);
+    // Which store was read: on the files it says so, as the database's line does, since
+    // BATON_STORE wins over BATON_HOME.
+    checks.push(database.unwrap_or_else(|| Check::ok("store", crate::store::named(store))));
     let has_home = root.is_dir();
     for (check, looks) in CHECKS {
         if *looks == Looks::AtTheHomeFiles && !has_home {

@@ -140,11 +140,13 @@ pub enum Command {
     /// rework and hand-overs unseen past 5 minutes
     Stats(stats::StatsArgs),
     /// Walk two agents through a task's whole life in a throwaway home
+    #[command(after_help = "Example: baton demo")]
     Demo,
     /// Check the hub home; bring a board back from its backup
     Doctor(doctor::DoctorArgs),
     Import(import::ImportArgs),
     /// Serve the board's tools to an agent over MCP (stdio), acting as --as NAME
+    #[command(after_help = "Example: claude mcp add --scope user baton -- baton --as claude mcp")]
     Mcp(NoWake),
     /// Wire Claude Code, Codex, Gemini CLI and opencode to baton (or --uninstall)
     Setup(setup::SetupArgs),
@@ -386,3 +388,6 @@ fn fail(error: &Error) -> i32 {
 pub fn current_dir() -> Result<PathBuf, Error> {
     baton::project::current_dir()
 }
+
+#[cfg(test)]
+mod help_examples;

@@ -15,9 +15,9 @@ use baton::time;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  baton stats                 the last 7 days
-  baton stats --since 24h     the last day (also 90m, 30d, or all)
-  baton stats --since all --json
+  baton stats                     # the last 7 days
+  baton stats --since 24h         # the last day (also 90m, 30d, or all)
+  baton stats --since all --json  # everything the activity log holds, for a program
 
 Per agent: tasks finished (completed, assigned to it), the median time from its claim to the
 finish, time its questions waited on a human (the project's humans: `baton coordinator

@@ -200,10 +200,17 @@ async function endReservation(button) {
   refresh();
 }
 
+/** Whether the task waits on the viewer: its card is outlined, as the legend says. */
+function isMine(task) {
+  return Boolean(state.me) && task.turn === state.me;
+}
+
 function card(task) {
   const priority = PRIORITIES.includes(task.priority) ? task.priority : 'normal';
   const node = el('article', {
-    class: 'card priority-' + priority + (state.me && task.turn === state.me ? ' my-turn' : ''),
+    class: 'card priority-' + priority + (isMine(task) ? ' my-turn' : ''),
+    // What the outline means, for a pointer resting on it (the legend says it too).
+    title: isMine(task) ? 'your turn' : null,
     'data-task': task.id,
     'data-status': task.status,
     tabindex: 0,
@@ -459,7 +466,9 @@ function renderTask(task) {
         : 'none'),
       marks(task).length ? field('marks', el('span', { class: 'marks' }, marks(task))) : null),
     el('h3', {}, 'body'),
-    el('pre', { class: 'text', id: 'task-body' }, task.body ? block(task.body, 'body') : '—'),
+    task.body
+      ? el('pre', { class: 'text', id: 'task-body' }, block(task.body, 'body'))
+      : el('p', { class: 'none', id: 'task-no-body' }, 'no description'),
     el('h3', {}, 'files'),
     (task.files || []).length
       ? el('ul', { class: 'files' }, task.files.map((file) => el('li', {}, line(file))))

@@ -423,7 +423,7 @@ pub(super) fn finish_change(context: &Context, changed: &Changed) {
 }
 
 /// `log`, and with `--follow` every line logged after, as it comes. A follow whose hub
-/// drops its stream says so and takes it up again, missing nothing.
+/// drops its stream says so and takes it up again, missing nothing, and says on which hub.
 fn log(context: &Context, desk: &dyn Desk, args: LogArgs) -> Result<(), Error> {
     let print = |line: &LogLine| match &line.record {
         _ if context.global.json => output::line_exact(&line.json),
@@ -439,14 +439,14 @@ fn log(context: &Context, desk: &dyn Desk, args: LogArgs) -> Result<(), Error> {
     let mut feed = desk.follow_log(args.lines, args.since)?;
     // The first look fails as the command does (a hub unreachable is exit 6).
     feed.next(FOLLOW_EVERY)?.iter().for_each(print);
-    let mut pause = super::reconnect::FIRST_PAUSE;
+    let mut stream = super::reconnect::Reconnecting::new();
     loop {
         match feed.next(FOLLOW_EVERY) {
             Ok(lines) => {
-                pause = super::reconnect::FIRST_PAUSE;
+                stream.answered(feed.source());
                 lines.iter().for_each(print);
             }
-            Err(error) => pause = super::reconnect::broken(&error, pause),
+            Err(error) => stream.broken(&error),
         }
     }
 }

@@ -10,7 +10,7 @@ use baton::session::BoardFilter;
 use baton::time;
 
 use super::board::BoardArgs;
-use super::reconnect::{FIRST_PAUSE, broken, warn_broken};
+use super::reconnect::{Reconnecting, warn_broken};
 use super::{Context, output, render};
 
 /// A terminal's board is redrawn this often even when nothing was written, so that ages,
@@ -99,7 +99,7 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
     let mut changes = desk.follow()?;
     let mut is_changed = true;
     let mut drawn_at = Instant::now();
-    let mut pause = FIRST_PAUSE;
+    let mut stream = Reconnecting::new();
     loop {
         let is_stale = is_terminal && drawn_at.elapsed() >= REDRAW_EVERY;
         if is_changed || is_stale {
@@ -113,11 +113,11 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
         };
         is_changed = match changes.wait(within) {
             Ok(is_changed) => {
-                pause = FIRST_PAUSE;
+                stream.answered(changes.source());
                 is_changed
             }
             Err(error) => {
-                pause = broken(&error, pause);
+                stream.broken(&error);
                 false
             }
         };

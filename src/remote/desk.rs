@@ -609,6 +609,18 @@ impl Follow for RemoteFollow {
             }
         }
     }
+
+    fn source(&self) -> Option<String> {
+        self.events.as_ref().map(source_of)
+    }
+}
+
+/// The hub a stream is open on, in words for a person: "the hub at URL", password hidden.
+fn source_of(events: &Events) -> String {
+    format!(
+        "the hub at {}",
+        crate::secret::url_without_password(events.url())
+    )
 }
 
 /// `log --follow` on a hub elsewhere: the stream is opened before the first look, so no
@@ -690,5 +702,9 @@ impl LogFeed for RemoteLogFeed {
                 }
             }
         }
+    }
+
+    fn source(&self) -> Option<String> {
+        self.events.as_ref().map(source_of)
     }
 }

@@ -32,8 +32,9 @@ const FIELD_INPUTS: &str = "<!-- fields an action changes -->";
 static PAGE: LazyLock<String> = LazyLock::new(|| page(ACTIONS));
 /// The page's scripts, in the order it loads them: each of the first defines functions the
 /// last, app.js, calls (they share the page's scope, as one script would).
-const SCRIPTS: [(&str, &str); 4] = [
+const SCRIPTS: [(&str, &str); 5] = [
     ("/assets/text.js", include_str!("assets/text.js")),
+    ("/assets/board.js", include_str!("assets/board.js")),
     ("/assets/login.js", include_str!("assets/login.js")),
     ("/assets/diff.js", include_str!("assets/diff.js")),
     ("/assets/app.js", include_str!("assets/app.js")),

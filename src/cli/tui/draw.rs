@@ -6,8 +6,8 @@
 //! SPEC section 10 says (one-line fields inline, multi-line text framed by the same
 //! renderings the CLI prints, `render::task_detail`, `render::message_entry`), and nothing
 //! whose width terminals disagree on. Lines longer than their pane wrap with their frame
-//! ([`cells::wrap`]), the activity's under their time ([`cells::wrap_under`]). Only the rows that fit are formatted, so a board of 10,000 tasks
-//! costs what a screenful costs.
+//! ([`cells::wrap`]), the activity's under their time ([`cells::wrap_under`]). Only the rows
+//! that fit are formatted, so a board of 10,000 tasks costs what a screenful costs.
 //!
 //! Here the screen's layout, its header, status line, footer and help; the lists of tasks
 //! in [`lists`], and the panes beside them (the task, messages, agents, activity) in
@@ -21,7 +21,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::cells::{self, shown};
 use super::keys::TASK_KEYS;
-use super::state::{App, Pane};
+use super::state::{App, Pane, Purpose};
 
 mod lists;
 mod panes;
@@ -49,6 +49,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Esc", "back to the list"),
     ("Tab 1-6", "the views"),
     ("f", "finished: show, hide"),
+    ("/", "search the tasks' words"),
     ("n", "send a task"),
     ("m", "message (or @all)"),
     ("U", "end what holds a task"),
@@ -204,6 +205,8 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
         let input = shown(&prompt.input);
         let hint = if prompt.purpose.is_confirmation() {
             ""
+        } else if prompt.purpose == Purpose::Search {
+            " (Enter shows the tasks holding it, Esc shows all)"
         } else if prompt.choices.is_empty() {
             " (Enter sends, Esc: nothing)"
         } else {
@@ -232,7 +235,15 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
         frame.set_cursor_position((x, area.y));
         return;
     }
+    // A search on says so right after help and quit: the board shows only some tasks.
+    let searched = app
+        .search
+        .as_ref()
+        .map(|words| format!("search: {}", cells::cut(&shown(words), SEARCH_SHOWN)));
     let mut keys: Vec<(&str, &str)> = vec![("?", "help"), ("q", "quit")];
+    if let Some(searched) = &searched {
+        keys.push(("/", searched));
+    }
     keys.extend(
         app.offered()
             .iter()
@@ -241,6 +252,9 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
     if app.agent.is_some() {
         keys.extend([("n", "send"), ("m", "message")]);
     }
+    if searched.is_none() {
+        keys.push(("/", "search"));
+    }
     keys.extend([("Tab", "views"), ("f", "finished")]);
     let mut spans = Vec::new();
     for (key, what) in footer_keys(&keys, usize::from(area.width)) {
@@ -248,13 +262,20 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
             spans.push(Span::raw(FOOTER_GAP));
         }
         spans.push(Span::styled(key, bold()));
-        spans.push(Span::raw(format!(" {what}")));
+        let style = match searched.as_deref() == Some(what) {
+            true => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            false => Style::new(),
+        };
+        spans.push(Span::styled(format!(" {what}"), style));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
 /// What stands between two keys of the footer.
 const FOOTER_GAP: &str = "  ";
+
+/// The most cells of the words searched for that the footer shows.
+const SEARCH_SHOWN: usize = 24;
 
 /// The keys of `keys` (most wanted first) that fit whole in `room` cells, in their order: a
 /// key that does not fit is left out, and a later, shorter one may take its place. None is
@@ -370,6 +391,7 @@ mod tests {
 
     use ratatui::crossterm::event::KeyCode;
 
+    use super::super::state;
     use super::super::testing::{app_for, key, snapshot, turn_of, typed, view};
     use super::*;
     use baton::board::action::ActionKind;
@@ -453,6 +475,7 @@ mod tests {
             ("q", "quit"),
             ("n", "send"),
             ("m", "message"),
+            ("/", "search"),
             ("Tab", "views"),
             ("f", "finished"),
         ]
@@ -511,6 +534,40 @@ mod tests {
         let narrow = app_for("worker", snapshot(vec![task()]));
         let footer = rows(&screen(&narrow, 31, 24))[23].trim_end().to_string();
         assert_eq!(footer, "? help  q quit  c claim  d done", "{footer:?}");
+    }
+
+    #[test]
+    fn a_search_on_is_said_in_the_footer_and_an_empty_board_says_what_was_searched() {
+        let mut app = app(vec![view(1, Status::Pending, "Fix the parser")]);
+        let footer = rows(&screen(&app, 80, 24))[23].trim_end().to_string();
+        assert!(footer.contains("/ search"), "{footer:?}");
+        typed(&mut app, "/");
+        let prompt = rows(&screen(&app, 80, 24))[23].trim_end().to_string();
+        assert!(prompt.starts_with("search subjects, bodies, threads:"), "{prompt:?}");
+        typed(&mut app, "parser");
+        assert_eq!(
+            app.on_key(key(KeyCode::Enter)),
+            state::Effect::Search(Some("parser".to_string()))
+        );
+        let mut found = snapshot(vec![view(1, Status::Pending, "Fix the parser")]);
+        found.search = Some("parser".to_string());
+        app.replace(found);
+        let screen = screen(&app, 80, 24);
+        let footer = rows(&screen)[23].trim_end();
+        assert!(
+            footer.starts_with("? help  q quit  / search: parser  "),
+            "{footer:?}"
+        );
+        let (x, y) = find(&screen, "search: parser").expect(&screen);
+        assert_eq!(buffer(&app, 80, 24)[(x, y)].fg, Color::Yellow);
+        let mut none = snapshot(Vec::new());
+        none.search = Some("parser".to_string());
+        app.replace(none);
+        let empty = screen(&app, 80, 24);
+        assert!(
+            empty.contains("no task holds `parser`: / changes the search"),
+            "{empty}"
+        );
     }
 
     #[test]

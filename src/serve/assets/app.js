@@ -28,6 +28,8 @@ const MESSAGES_DRAWN = 100;
 const CARD_CHARS = 200;
 const LINE_CHARS = 1000;
 const BLOCK_CHARS = 4000;
+// How long typing in the search box pauses before the board is searched.
+const SEARCH_PAUSE_MS = 250;
 // How many characters of one file's hunks are drawn before they are cut.
 const DIFF_CHARS = 20000;
 
@@ -50,6 +52,10 @@ const state = {
   view: 'board',
   task: null,
   showFinished: false,
+  // What the board is searched for (board.js): a label, words, and the labels seen.
+  label: null,
+  search: '',
+  labelsSeen: new Set(),
   agents: [],
   generation: 0,
   refreshTimer: null,
@@ -346,6 +352,7 @@ function renderTask(task) {
       field('touches', (task.touches || []).map((pattern) => line(pattern)).join(', ')),
       field('reserved', (task.reservations || []).map((reservation) => line(reservation.pattern)).join(', ')),
       field('skill', task.skill ? line(task.skill) : null),
+      field('labels', (task.labels || []).map((label) => line(label)).join(', ')),
       field('created', when(task.created_at)),
       field('updated', when(task.updated_at)),
       field('claimed', task.claimed_at ? when(task.claimed_at) : null),
@@ -456,7 +463,7 @@ async function refresh() {
     if (!current()) return;
     renderCounts(inbox);
     if (state.view === 'board') {
-      const tasks = await api('GET', projectPath('/board' + (state.showFinished ? '?all=true' : '')));
+      const tasks = await api('GET', projectPath('/board' + boardQuery()));
       if (current()) renderBoard(tasks);
       const reservations = await api('GET', projectPath('/reservations'));
       if (current()) renderReservations(reservations);
@@ -749,6 +756,8 @@ function wire() {
       '#inbox-tasks', '#inbox-messages', '#messages']) {
       $(list).replaceChildren();
     }
+    state.labelsSeen = new Set();
+    state.label = null;
     closeTask();
     remember();
     refresh();
@@ -757,6 +766,7 @@ function wire() {
     const button = event.target.closest('button.end-reservation');
     if (button) endReservation(button);
   });
+  wireSearch();
   $('#toggle-finished').addEventListener('click', () => {
     state.showFinished = !state.showFinished;
     refresh();

@@ -94,8 +94,10 @@ function card(task) {
     el('span', { class: 'age', title: task.created_at }, age(task.created_at))),
   el('div', { class: 'subject' }, line(task.subject, CARD_CHARS)),
   el('div', { class: 'route' }, line(task.from) + ' → ' + line(task.to)),
+  labelChips(task.labels),
   el('div', { class: 'marks' }, marks(task)));
-  node.addEventListener('click', () => openTask(task.id));
+  // A click on one of its labels searches by it (see `wireSearch`) rather than opening it.
+  node.addEventListener('click', (event) => { if (!event.target.closest('[data-label]')) openTask(task.id); });
   node.addEventListener('keydown', (event) => { if (event.key === 'Enter') openTask(task.id); });
   return node;
 }
@@ -108,8 +110,83 @@ function column(status, tasks) {
 }
 
 function renderBoard(tasks) {
+  for (const task of tasks) for (const label of task.labels || []) state.labelsSeen.add(label);
+  renderSearch();
   $('#columns').replaceChildren(...OPEN.map((status) => column(status, tasks)));
   $('#finished').replaceChildren(...FINISHED.map((status) => column(status, tasks)));
   $('#finished').hidden = !state.showFinished;
   $('#toggle-finished').textContent = state.showFinished ? 'Hide finished' : 'Show finished';
+}
+
+// ---- labels and the search (SPEC 19): the hub searches; the page asks and shows
+
+/** A task's labels as chips, each a button that searches by it; none for no labels. */
+function labelChips(labels) {
+  if (!labels || labels.length === 0) return null;
+  return el('div', { class: 'labels' }, labels.map((label) => labelChip(label)));
+}
+
+/** One label as a chip: its name set as text (it is a participant's), pressed when it is the one searched by. */
+function labelChip(label) {
+  const pressed = state.label === label;
+  return el('button', {
+    type: 'button',
+    class: 'chip' + (pressed ? ' active' : ''),
+    'data-label': label,
+    'aria-pressed': pressed ? 'true' : 'false',
+    title: pressed ? 'showing only this label: click for every task' : 'show only this label',
+  }, line(label));
+}
+
+/** What the board is asked for: finished tasks too, a label, words. */
+function boardQuery() {
+  const query = new URLSearchParams();
+  if (state.showFinished) query.set('all', 'true');
+  if (state.label) query.set('label', state.label);
+  if (state.search) query.set('search', state.search);
+  const text = query.toString();
+  return text ? '?' + text : '';
+}
+
+/** The chips of the labels seen on this project's board, and what the search is on. */
+function renderSearch() {
+  const labels = [...state.labelsSeen].sort();
+  if (state.label && !state.labelsSeen.has(state.label)) labels.push(state.label);
+  $('#label-chips').replaceChildren(...labels.map(labelChip));
+  const on = [];
+  if (state.label) on.push('labelled ' + line(state.label));
+  if (state.search) on.push('holding “' + line(state.search) + '”');
+  $('#search-on').textContent = on.length ? 'showing only tasks ' + on.join(' and ') : '';
+  show('#search-clear', on.length > 0);
+}
+
+/** Searches again: now for `label` (null: none) and the words typed. */
+function searchBy(label) {
+  state.label = label;
+  renderSearch();
+  scheduleRefresh();
+}
+
+/** The search box and the chips. Typing searches once the typing pauses. */
+function wireSearch() {
+  let typing = null;
+  $('#search').addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      const words = $('#search').value.trim();
+      if (words === state.search) return;
+      state.search = words;
+      renderSearch();
+      scheduleRefresh();
+    }, SEARCH_PAUSE_MS);
+  });
+  $('#board-view').addEventListener('click', (event) => {
+    const chip = event.target.closest('[data-label]');
+    if (chip) searchBy(state.label === chip.dataset.label ? null : chip.dataset.label);
+  });
+  $('#search-clear').addEventListener('click', () => {
+    $('#search').value = '';
+    state.search = '';
+    searchBy(null);
+  });
 }

@@ -16,6 +16,7 @@ mod diff;
 mod layout;
 mod login;
 mod panel;
+mod search;
 mod views;
 
 use std::path::PathBuf;

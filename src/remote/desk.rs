@@ -310,12 +310,7 @@ impl Desk for RemoteDesk {
     }
 
     fn board(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
-        let query = BoardQuery {
-            mine: filter.mine,
-            all: filter.all,
-            status: filter.status,
-            offered: filter.offered,
-        };
+        let query = BoardQuery::of(filter);
         self.hub.call::<endpoint::Board>(&[&self.id()?], &query)
     }
 

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 
+use baton::board::search::Search;
 use baton::error::Error;
 use baton::session::BoardFilter;
 use baton::time;
@@ -29,6 +30,9 @@ urgent first (f shows the finished ones too); 2 inbox: the tasks whose turn is y
 what each waits for; 3 messages: yours, received and sent (those shown count as read);
 4 task: the selected task with its thread and delivery (Enter; Esc goes back); 5 agents;
 6 activity.
+
+/ searches the tasks' subjects, bodies and threads (as --search does): Enter shows only the
+tasks holding the words typed, and the footer says so; / then Esc shows every task again.
 
 Keys on the selected task, offered only when you may take them now (the footer lists
 those; `?` shows all): as its assignee c claim, u release, i ask a question, v request
@@ -87,6 +91,7 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
         status: args.status,
         mine: args.mine,
         all: args.all,
+        search: Search::new(args.label.as_deref(), args.search.as_deref())?,
         ..BoardFilter::default()
     };
     let is_terminal = std::io::stdout().is_terminal();

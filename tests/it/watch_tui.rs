@@ -338,7 +338,12 @@ fn slash_searches_the_board_for_words_and_esc_shows_every_task_again() {
     env.register(&["boss", "worker"]);
     env.send("boss", "worker", "Fix the parser", &[]);
     env.send("boss", "worker", "Fix the lexer", &[]);
-    env.send("boss", "worker", "Write the docs", &["--body", "about the PARSER"]);
+    env.send(
+        "boss",
+        "worker",
+        "Write the docs",
+        &["--body", "about the PARSER"],
+    );
     let mut board = Board::start(&env, "boss");
     board.wait_for("Write the docs");
     board.wait_for("Fix the lexer");
@@ -353,19 +358,33 @@ fn slash_searches_the_board_for_words_and_esc_shows_every_task_again() {
             && screen.contains("Write the docs")
             && !screen.contains("Fix the lexer")
     });
-    let footer = board.screen.text().lines().nth(23).unwrap_or_default().to_string();
-    assert!(footer.starts_with("? help  q quit  / search: parser"), "{footer:?}");
+    let footer = board
+        .screen
+        .text()
+        .lines()
+        .nth(23)
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        footer.starts_with("? help  q quit  / search: parser"),
+        "{footer:?}"
+    );
     // A task sent now that does not hold them stays off the board.
     env.send("boss", "worker", "Fix the tokenizer", &[]);
     env.send("boss", "worker", "Parser errors", &[]);
     board.wait_for("Parser errors");
-    assert!(!board.screen.text().contains("tokenizer"), "{}", board.screen.text());
+    assert!(
+        !board.screen.text().contains("tokenizer"),
+        "{}",
+        board.screen.text()
+    );
     // `/` and Esc: every task again.
     board.press("/");
     board.wait_for("search subjects, bodies, threads: parser");
     board.press("\u{1b}");
     board.wait_until("every task again", |screen| {
-        screen.contains("Fix the lexer") && screen.contains("Fix the tokenizer")
+        screen.contains("Fix the lexer")
+            && screen.contains("Fix the tokenizer")
             && !screen.contains("search: parser")
     });
     board.press("q");

@@ -543,7 +543,10 @@ mod tests {
         assert!(footer.contains("/ search"), "{footer:?}");
         typed(&mut app, "/");
         let prompt = rows(&screen(&app, 80, 24))[23].trim_end().to_string();
-        assert!(prompt.starts_with("search subjects, bodies, threads:"), "{prompt:?}");
+        assert!(
+            prompt.starts_with("search subjects, bodies, threads:"),
+            "{prompt:?}"
+        );
         typed(&mut app, "parser");
         assert_eq!(
             app.on_key(key(KeyCode::Enter)),
@@ -552,13 +555,13 @@ mod tests {
         let mut found = snapshot(vec![view(1, Status::Pending, "Fix the parser")]);
         found.search = Some("parser".to_string());
         app.replace(found);
-        let screen = screen(&app, 80, 24);
-        let footer = rows(&screen)[23].trim_end();
+        let searched = screen(&app, 80, 24);
+        let footer = rows(&searched)[23].trim_end();
         assert!(
             footer.starts_with("? help  q quit  / search: parser  "),
             "{footer:?}"
         );
-        let (x, y) = find(&screen, "search: parser").expect(&screen);
+        let (x, y) = find(&searched, "search: parser").expect(&searched);
         assert_eq!(buffer(&app, 80, 24)[(x, y)].fg, Color::Yellow);
         let mut none = snapshot(Vec::new());
         none.search = Some("parser".to_string());

@@ -160,7 +160,9 @@ fn follow_diff(app: &mut App, desk: &dyn Desk, board_read: bool) {
 /// task for none), as `board --search` reads it, and by the reader's thread from then on.
 fn search(app: &mut App, desk: &dyn Desk, filter: &Mutex<BoardFilter>, words: Option<String>) {
     let read_for = {
-        let mut shared = filter.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut shared = filter
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         // The label the board was started with, if any, stays.
         match Search::new(shared.search.label(), words.as_deref()) {
             Ok(search) => shared.search = search,

@@ -54,13 +54,19 @@ fn typing_in_the_search_box_and_clicking_a_label_show_only_their_cards() {
     let deadline = Instant::now() + PAGE_DEADLINE;
     browser.type_into("#search", "parser", deadline);
     cards_are(browser, "the cards holding `parser`", &[parser, docs]);
-    let said = browser.execute("return document.querySelector('#search-on').textContent", &[]);
+    let said = browser.execute(
+        "return document.querySelector('#search-on').textContent",
+        &[],
+    );
     assert_eq!(said, "showing only tasks holding “parser”");
 
     // A label's chip above the board narrows it to that label too.
     browser.click("#label-chips [data-label=\"bug\"]", deadline);
     cards_are(browser, "the cards with `bug` holding `parser`", &[parser]);
-    let said = browser.execute("return document.querySelector('#search-on').textContent", &[]);
+    let said = browser.execute(
+        "return document.querySelector('#search-on').textContent",
+        &[],
+    );
     assert_eq!(said, "showing only tasks labelled bug and holding “parser”");
     let pressed = browser.execute(
         "return document.querySelector('#label-chips [data-label=\"bug\"]').getAttribute('aria-pressed')",
@@ -71,7 +77,11 @@ fn typing_in_the_search_box_and_clicking_a_label_show_only_their_cards() {
     // A change made by the CLI meanwhile shows only if it matches.
     let later = env.send("codex", "human", "Parser again", &["--label", "bug"]);
     env.send("codex", "human", "Parser but no label", &[]);
-    cards_are(browser, "the new card with `bug` holding `parser`", &[parser, later]);
+    cards_are(
+        browser,
+        "the new card with `bug` holding `parser`",
+        &[parser, later],
+    );
 
     // Show every task; then a card's own chip searches by its label, opening no panel.
     browser.click("#search-clear", deadline);
@@ -87,10 +97,7 @@ fn typing_in_the_search_box_and_clicking_a_label_show_only_their_cards() {
         deadline,
     );
     cards_are(browser, "the cards labelled `ui`", &[lexer]);
-    let panel = browser.execute(
-        "return document.querySelector('#task-panel').hidden",
-        &[],
-    );
+    let panel = browser.execute("return document.querySelector('#task-panel').hidden", &[]);
     assert_eq!(panel, true, "a chip's click opened the task");
     assert_same_document(browser);
 }

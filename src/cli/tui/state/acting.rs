@@ -363,7 +363,10 @@ mod tests {
     fn slash_asks_for_words_enter_searches_for_them_and_esc_shows_every_task() {
         // Read-only boards search too.
         for viewer in [None, Some("boss".to_string())] {
-            let mut app = App::new(viewer.clone(), snapshot(vec![view(1, Status::Pending, "x")]));
+            let mut app = App::new(
+                viewer.clone(),
+                snapshot(vec![view(1, Status::Pending, "x")]),
+            );
             typed(&mut app, "/");
             let prompt = app.prompt.clone().expect("a prompt");
             assert_eq!(prompt.purpose, Purpose::Search, "{viewer:?}");
@@ -376,7 +379,10 @@ mod tests {
             assert!(app.prompt.is_none());
             // `/` again holds the words to change; Esc clears the search.
             typed(&mut app, "/");
-            assert_eq!(app.prompt.as_ref().map(|p| p.input.as_str()), Some("parser"));
+            assert_eq!(
+                app.prompt.as_ref().map(|p| p.input.as_str()),
+                Some("parser")
+            );
             assert_eq!(app.on_key(key(KeyCode::Esc)), Effect::Search(None));
             assert_eq!(app.search, None);
             // With none on, Esc (or Enter on nothing) reads nothing again.
@@ -389,8 +395,19 @@ mod tests {
 
     #[test]
     fn a_read_for_other_words_than_those_searched_now_is_not_shown() {
-        let all = || snapshot(vec![view(1, Status::Pending, "parser"), view(2, Status::Pending, "lexer")]);
-        let mut app = app_as("boss", vec![view(1, Status::Pending, "parser"), view(2, Status::Pending, "lexer")]);
+        let all = || {
+            snapshot(vec![
+                view(1, Status::Pending, "parser"),
+                view(2, Status::Pending, "lexer"),
+            ])
+        };
+        let mut app = app_as(
+            "boss",
+            vec![
+                view(1, Status::Pending, "parser"),
+                view(2, Status::Pending, "lexer"),
+            ],
+        );
         typed(&mut app, "/parser");
         app.on_key(key(KeyCode::Enter));
         // A read begun before the search, for every task, comes in late: not shown.
@@ -401,7 +418,11 @@ mod tests {
         app.replace(searched);
         assert_eq!(app.board_rows().len(), 1);
         app.replace(all());
-        assert_eq!(app.board_rows().len(), 1, "the late read for every task again");
+        assert_eq!(
+            app.board_rows().len(),
+            1,
+            "the late read for every task again"
+        );
         assert_eq!(app.selected, Some(TaskId(1)));
     }
 

@@ -766,12 +766,12 @@ function wire() {
     const button = event.target.closest('button.end-reservation');
     if (button) endReservation(button);
   });
-  wireSearch();
   $('#toggle-finished').addEventListener('click', () => {
     state.showFinished = !state.showFinished;
     refresh();
   });
   $('#close-task').addEventListener('click', closeTask);
+  wireSearch();
   $('#task-detail').addEventListener('click', (event) => {
     const target = event.target.closest('[data-whole]');
     if (!target || !state.shownTask) return;

@@ -13,10 +13,10 @@
 
 mod board;
 mod diff;
+mod labels;
 mod layout;
 mod login;
 mod panel;
-mod search;
 mod views;
 
 use std::path::PathBuf;

@@ -233,6 +233,18 @@ pub fn describe_duration(length: Duration) -> String {
     }
 }
 
+/// A length of time for people to read, in its two largest units: `45s`, `20m 05s`,
+/// `1h 05m`, `3d 02h` (a negative length reads as none).
+pub fn readable_length(length: Duration) -> String {
+    let seconds = length.num_seconds().max(0);
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3_600 => format!("{}m {:02}s", seconds / 60, seconds % 60),
+        3_600..86_400 => format!("{}h {:02}m", seconds / 3_600, seconds % 3_600 / 60),
+        _ => format!("{}d {:02}h", seconds / 86_400, seconds % 86_400 / 3_600),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,6 +308,21 @@ mod tests {
     fn offsets_are_converted_to_utc() {
         let at: Timestamp = "2026-11-29T20:15:13.5+01:00".parse().unwrap();
         assert_eq!(at.to_string(), "2026-11-29T19:15:13.500Z");
+    }
+
+    #[test]
+    fn lengths_read_in_their_two_largest_units() {
+        let cases = [
+            (Duration::zero(), "0s"),
+            (Duration::seconds(45), "45s"),
+            (Duration::seconds(20 * 60 + 5), "20m 05s"),
+            (Duration::minutes(65), "1h 05m"),
+            (Duration::hours(26) + Duration::minutes(59), "1d 02h"),
+            (Duration::seconds(-3), "0s"),
+        ];
+        for (length, expected) in cases {
+            assert_eq!(readable_length(length), expected, "{length}");
+        }
     }
 
     #[test]

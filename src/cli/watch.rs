@@ -54,6 +54,7 @@ Example: baton --as boss watch";
 #[derive(Debug, Subcommand)]
 pub enum WatchCommand {
     /// Block until your inbox holds something (exit 0) or the timeout passes (exit 5)
+    #[command(after_help = "Example: while baton --as codex wait --timeout 600; do …; done")]
     Wait(WaitArgs),
     /// A live board: on a terminal an application with keys that act; else printed once per
     /// change

@@ -18,6 +18,7 @@ use super::{HubClient, Observer, listen, worktrees};
 use crate::activity::ActivityRecord;
 use crate::board::action::ActionKind;
 use crate::board::new_task::NewTask;
+use crate::board::stats::{Stats, Window};
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::client::HookEvent;
@@ -27,7 +28,7 @@ use crate::json_api::endpoint::{self, Endpoint};
 use crate::json_api::{
     ActBody, AgentQuery, BoardQuery, CoordinatorBody, DiffQuery, Holding, HookBody, InboxQuery,
     LogQuery, MessageBody, MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody,
-    Reservation, ReservationsQuery, ReserveAsk, Reserved, TaskDiff, TaskIds, TextBody,
+    Reservation, ReservationsQuery, ReserveAsk, Reserved, StatsQuery, TaskDiff, TaskIds, TextBody,
     UnreserveAsk,
 };
 use crate::mail::{Marking, MessageType};
@@ -357,6 +358,11 @@ impl Desk for RemoteDesk {
             events: None,
             seen: None,
         }))
+    }
+
+    fn stats(&self, window: Window) -> Result<Stats> {
+        let query = StatsQuery { since: window };
+        self.hub.call::<endpoint::Stats>(&[&self.id()?], &query)
     }
 
     fn note(&self, text: &str) -> Result<ActivityRecord> {

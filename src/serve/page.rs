@@ -37,6 +37,7 @@ const SCRIPTS: &[(&str, &str)] = &[
     ("/assets/board.js", include_str!("assets/board.js")),
     ("/assets/login.js", include_str!("assets/login.js")),
     ("/assets/diff.js", include_str!("assets/diff.js")),
+    ("/assets/stats.js", include_str!("assets/stats.js")),
     ("/assets/app.js", include_str!("assets/app.js")),
 ];
 const STYLE: &str = include_str!("assets/app.css");

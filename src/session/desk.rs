@@ -23,6 +23,7 @@ use super::{
 use crate::activity::ActivityRecord;
 use crate::board::new_task::NewTask;
 use crate::board::reservation::Reservation;
+use crate::board::stats::{Stats, Window};
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::client::HookEvent;
@@ -96,6 +97,9 @@ pub trait Desk: Send + Sync {
 
     /// `note`: a line in the activity log from the caller.
     fn note(&self, text: &str) -> Result<ActivityRecord>;
+
+    /// `stats`: how the team is doing over `window` (SPEC section 19).
+    fn stats(&self, window: Window) -> Result<Stats>;
 
     /// `msg`: one message to an agent, or to everyone else.
     fn message(
@@ -477,6 +481,10 @@ impl Desk for LocalDesk {
 
     fn note(&self, text: &str) -> Result<ActivityRecord> {
         self.session()?.note(text)
+    }
+
+    fn stats(&self, window: Window) -> Result<Stats> {
+        self.session()?.stats(window)
     }
 
     fn message(

@@ -12,7 +12,7 @@ const OPEN = ['pending', 'working', 'input_required', 'review_requested', 'chang
 const FINISHED = ['completed', 'failed', 'canceled'];
 const PRIORITIES = ['urgent', 'high', 'normal', 'low'];
 const UNSEEN_AFTER_MS = 5 * 60 * 1000;
-const VIEWS = ['board', 'inbox', 'messages', 'agents', 'activity'];
+const VIEWS = ['board', 'inbox', 'messages', 'agents', 'activity', 'stats'];
 // Where the login is kept: see `storeToken`.
 const TOKEN_KEY = 'baton-token';
 // This tab's project, for a reload that lost the address (sessionStorage: per tab).
@@ -474,6 +474,9 @@ async function refresh() {
       if (current()) renderMessages(mail);
     } else if (state.view === 'agents') {
       renderAgents(agents);
+    } else if (state.view === 'stats') {
+      const stats = await api('GET', projectPath('/stats?since=' + encodeURIComponent($('#stats-since').value)));
+      if (current()) renderStats(stats);
     } else {
       const records = await api('GET', projectPath('/log?n=50'));
       if (current()) renderActivity(records);
@@ -753,7 +756,7 @@ function wire() {
   $('#project').addEventListener('change', () => {
     state.project = $('#project').value;
     for (const list of ['#columns', '#finished', '#reservations', '#agents tbody', '#agent-problems', '#activity',
-      '#inbox-tasks', '#inbox-messages', '#messages']) {
+      '#inbox-tasks', '#inbox-messages', '#messages', '#stats tbody', '#stats-plots']) {
       $(list).replaceChildren();
     }
     state.labelsSeen = new Set();
@@ -766,6 +769,7 @@ function wire() {
     const button = event.target.closest('button.end-reservation');
     if (button) endReservation(button);
   });
+  $('#stats-since').addEventListener('change', refresh);
   $('#toggle-finished').addEventListener('click', () => {
     state.showFinished = !state.showFinished;
     refresh();

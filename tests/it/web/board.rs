@@ -136,7 +136,7 @@ fn text_from_agents_shows_as_text_and_runs_nothing() {
     );
     assert_eq!(
         dom,
-        json!({"img": 0, "scripts": ["/assets/text.js", "/assets/board.js", "/assets/login.js", "/assets/diff.js", "/assets/app.js"]}),
+        json!({"img": 0, "scripts": ["/assets/text.js", "/assets/board.js", "/assets/login.js", "/assets/diff.js", "/assets/stats.js", "/assets/app.js"]}),
         "only the page's own scripts"
     );
     assert_same_document(browser);

@@ -17,6 +17,7 @@ mod labels;
 mod layout;
 mod login;
 mod panel;
+mod stats;
 mod views;
 
 use std::path::PathBuf;

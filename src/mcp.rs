@@ -47,6 +47,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::board::action::{ACTIONS, ActionKind, Argument, Words};
+use crate::board::search::Search;
 use crate::board::task::{Priority, Status, TaskId};
 use crate::board::transition::Action;
 use crate::error::{Error, Result};
@@ -222,9 +223,17 @@ pub struct BoardArgs {
     /// Only tasks you sent, hold or review
     #[serde(default)]
     pub mine: bool,
-    /// Finished tasks too
+    /// Finished tasks too; with `label` or `search`, archived ones too
     #[serde(default)]
     pub all: bool,
+    /// Only tasks with this label
+    #[serde(default)]
+    #[schemars(schema_with = "text_schema")]
+    pub label: Option<String>,
+    /// Only tasks whose subject, body or thread holds these words (case aside)
+    #[serde(default)]
+    #[schemars(schema_with = "text_schema")]
+    pub search: Option<String>,
     #[serde(flatten)]
     pub project: ProjectArgs,
 }
@@ -260,6 +269,9 @@ pub struct SendArgs {
     /// Paths (globs) or KIND:NAME it will change; nobody else touches them meanwhile
     #[serde(default)]
     pub touches: Vec<String>,
+    /// Labels, such as bug or ui (at most 16)
+    #[serde(default)]
+    pub labels: Vec<String>,
     #[serde(flatten)]
     pub project: ProjectArgs,
 }
@@ -351,13 +363,16 @@ impl BatonServer {
         annotations(read_only_hint = true)
     )]
     async fn board(&self, Parameters(args): Parameters<BoardArgs>) -> ToolResult {
-        let filter = BoardFilter {
-            status: args.status,
-            mine: args.mine,
-            all: args.all,
-            offered: false,
-        };
+        let (status, mine, all) = (args.status, args.mine, args.all);
+        let (label, search) = (args.label, args.search);
         self.respond_list(args.project.project, "tasks", move |desk| {
+            let filter = BoardFilter {
+                status,
+                mine,
+                all,
+                search: Search::new(label.as_deref(), search.as_deref())?,
+                offered: false,
+            };
             desk.board(&filter)
         })
         .await
@@ -386,6 +401,7 @@ impl BatonServer {
             review: args.review,
             reviewer: args.reviewer,
             touches: args.touches,
+            labels: args.labels,
         }
         .without_empty_names();
         let report_wake = self.report_wake;

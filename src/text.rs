@@ -172,6 +172,8 @@ pub enum LineField {
     Pattern,
     /// A project's setting given on the command line: a branch, a command, a remote.
     Setting,
+    /// The text a board is searched for (SPEC section 19).
+    Search,
 }
 
 /// How long a one-line field may be: counted in characters where a person reads it, in
@@ -193,6 +195,7 @@ impl LineField {
             LineField::SourceId => "id in its source",
             LineField::Pattern => "pattern",
             LineField::Setting => "setting",
+            LineField::Search => "search text",
         }
     }
 
@@ -210,6 +213,8 @@ impl LineField {
             // patterns built to be slow stays quick.
             LineField::Pattern => LengthCap::Bytes(1024),
             LineField::Setting => LengthCap::Bytes(4096),
+            // A piece of a task's words, found in the archive by an index of its pieces.
+            LineField::Search => LengthCap::Characters(1000),
         }
     }
 
@@ -225,6 +230,7 @@ impl LineField {
             LineField::SourceId => "the task stays in its source; carry it over by hand",
             LineField::Pattern => "name a directory (src/date/) or a glob (src/**/*.rs) instead",
             LineField::Setting => "put a long command in a script and name the script",
+            LineField::Search => "search for a few words of what the task says",
         }
     }
 }
@@ -244,7 +250,10 @@ pub fn check_line(field: LineField, value: &str) -> Result<(), Refused> {
                 "the {name} must be one line: it holds {what} ({}) at byte {at}",
                 inline(&c.to_string())
             ),
-            hint: RefusedHint::Said("put longer or multi-line text in the body"),
+            hint: RefusedHint::Said(match field {
+                LineField::Search => "search for words on one line of what the task says",
+                _ => "put longer or multi-line text in the body",
+            }),
         });
     }
     let (length, most, unit) = match field.cap() {

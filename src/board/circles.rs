@@ -220,6 +220,7 @@ mod tests {
             touches: Vec::new(),
             worktree: None,
             landed: None,
+            labels: Vec::new(),
         })
     }
 

@@ -29,6 +29,9 @@ pub enum FieldValue {
 pub struct Field {
     pub argument: Argument,
     pub value: FieldValue,
+    /// The command line's flag, where it is not the argument's name (which a tool call, the
+    /// HTTP body and the task's JSON share): `--label` for `labels`, as `send` has it.
+    pub flag: Option<&'static str>,
 }
 
 /// A field, as the table of actions lists it.
@@ -48,6 +51,17 @@ const fn field(
             tool_help: None,
         },
         value,
+        flag: None,
+    }
+}
+
+impl Field {
+    /// The flag the command line takes it by: `--body`, `--label`.
+    pub const fn flag(&self) -> &'static str {
+        match self.flag {
+            Some(flag) => flag,
+            None => self.argument.name,
+        }
     }
 }
 
@@ -81,6 +95,16 @@ pub const FIELDS: &[Field] = &[
         "What it will change, comma-separated (empty: nothing named)",
         FieldValue::List,
     ),
+    Field {
+        flag: Some("label"),
+        ..field(
+            "labels",
+            None,
+            "a,b",
+            "Its labels, comma-separated, replacing its own (empty: none)",
+            FieldValue::List,
+        )
+    },
     field(
         "priority",
         Some('p'),
@@ -117,6 +141,9 @@ pub struct Edits {
     pub files: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub touches: Option<Vec<String>>,
+    /// Its labels (SPEC section 19): `--label` on the command line, as on `send`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<Priority>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -149,6 +176,7 @@ impl Edits {
             "body" => self.body = Some(value.to_string()),
             "files" => self.files = Some(list()),
             "touches" => self.touches = Some(list()),
+            "labels" | "label" => self.labels = Some(list()),
             "priority" => self.priority = Some(value.parse()?),
             "after" => {
                 let ids: Result<Vec<TaskId>, String> =
@@ -210,6 +238,14 @@ impl Edits {
         {
             was.push(format!("touches were {}", listed(&task.touches)));
             task.touches = touches.clone();
+        }
+        if let Some(labels) = &self.labels {
+            // As the session checked them: each once, the empty ones left out.
+            let labels = super::search::fold_labels(labels);
+            if labels != task.labels {
+                was.push(format!("labels were {}", listed(&task.labels)));
+                task.labels = labels;
+            }
         }
         if let Some(priority) = self.priority.filter(|priority| *priority != task.priority) {
             was.push(format!("priority was {}", task.priority));
@@ -288,10 +324,17 @@ mod tests {
         let mut every = task();
         every.body = "line one\nline two".into();
         every.after = vec![TaskId(2)];
+        every.labels = vec!["bug".into()];
         let edits = Edits {
             body: Some(String::new()),
             files: Some(vec!["a.rs".into()]),
             touches: Some(Vec::new()),
+            labels: Some(vec![
+                "ui".into(),
+                " docs".into(),
+                "ui".into(),
+                String::new(),
+            ]),
             priority: Some(Priority::Urgent),
             after: Some(vec![TaskId(3), TaskId(3), TaskId(2)]),
             reviewer: Some("gemini".into()),
@@ -301,8 +344,19 @@ mod tests {
         assert_eq!(
             text,
             "body was \"line one\nline two\"; files were none; touches were src/a.rs; \
-             priority was normal; after was T-2; reviewer was none (no review)"
+             labels were bug; priority was normal; after was T-2; reviewer was none (no review)"
         );
+        assert_eq!(
+            every.labels,
+            ["ui", "docs"],
+            "each once, trimmed, in order given"
+        );
+        let cleared = Edits {
+            labels: Some(Vec::new()),
+            ..Edits::default()
+        };
+        assert_eq!(cleared.apply(&mut every).unwrap(), "labels were ui, docs");
+        assert!(every.labels.is_empty());
         assert_eq!(every.after, [TaskId(3), TaskId(2)]);
         assert!(every.review && every.reviewer.as_deref() == Some("gemini"));
     }
@@ -353,6 +407,7 @@ mod tests {
             ("subject", "s"),
             ("files", "a.rs,b.rs"),
             ("touches", ""),
+            ("label", "bug,ui"),
             ("priority", "high"),
             ("after", "3, T-4"),
             ("reviewer", "gemini"),
@@ -366,6 +421,7 @@ mod tests {
                 body: None,
                 files: Some(vec!["a.rs".into(), "b.rs".into()]),
                 touches: Some(Vec::new()),
+                labels: Some(vec!["bug".into(), "ui".into()]),
                 priority: Some(Priority::High),
                 after: Some(vec![TaskId(3), TaskId(4)]),
                 reviewer: Some("gemini".into()),

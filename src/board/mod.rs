@@ -15,6 +15,7 @@ pub mod record;
 pub mod reservation;
 pub mod routing;
 pub mod scope;
+pub mod search;
 pub mod stats;
 pub mod task;
 pub mod transition;

@@ -153,6 +153,10 @@ pub struct NewTask {
     /// What the task will change (SPEC section 18.1).
     #[serde(default)]
     pub touches: Vec<String>,
+    /// Its labels (SPEC section 19), as given: checked and folded by
+    /// [`super::search::check_labels`] before it is sent.
+    #[serde(default)]
+    pub labels: Vec<String>,
 }
 
 impl NewTask {
@@ -203,6 +207,7 @@ impl NewTask {
             touches: self.touches,
             worktree: None,
             landed: None,
+            labels: self.labels,
         }
     }
 }

@@ -262,6 +262,12 @@ pub struct Task {
     /// Where its work went on the base branch (SPEC section 18.5), once landed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landed: Option<Landed>,
+    /// Its labels (SPEC section 19): names as agents' and projects' are, at most
+    /// [`super::search::MOST_LABELS`], each once. Always written, empty or not, so that every
+    /// face's JSON carries the list; last, so the fast reader of a board finds the fields
+    /// before it in the order it expects (`store::files::layout`).
+    #[serde(default)]
+    pub labels: Vec<String>,
 }
 
 /// A task's own git worktree: where it is, on which machine, and what it started from.
@@ -459,6 +465,7 @@ impl Task {
             touches: vec![],
             worktree: None,
             landed: None,
+            labels: vec![],
         }
     }
 }

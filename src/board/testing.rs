@@ -232,6 +232,7 @@ pub fn new_task(
         touches: Vec::new(),
         worktree: None,
         landed: None,
+        labels: Vec::new(),
     });
 }
 

@@ -296,7 +296,10 @@ impl TransitionError {
                     .row()
                     .fields
                     .iter()
-                    .map(|field| face.argument(field.argument.name))
+                    .map(|field| match face {
+                        Face::Cli => face.argument(field.flag()),
+                        Face::Tool => face.argument(field.argument.name),
+                    })
                     .collect();
                 let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
                 format!("edit needs one of {} to change", or_list(&fields))

@@ -7,6 +7,7 @@ use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Subcommand};
 
 use baton::board::action::{ACTIONS, ActionKind, Row};
 use baton::board::edit::{Edits, FieldValue};
+use baton::board::search::Search;
 use baton::board::task::{Priority, Status, TaskId};
 use baton::board::transition::Action;
 use baton::error::Error;
@@ -126,7 +127,7 @@ fn transition_command(row: &'static Row) -> clap::Command {
     for field in row.fields {
         let argument = &field.argument;
         let mut arg = Arg::new(argument.name)
-            .long(argument.name)
+            .long(field.flag())
             .value_name(argument.value_name)
             .action(ArgAction::Set)
             .help(argument.help);
@@ -236,6 +237,9 @@ pub struct SendArgs {
     /// and other agents' work on them waits until it is done
     #[arg(long, value_delimiter = ',', value_name = "PATTERNS")]
     pub touches: Vec<String>,
+    /// Labels, comma-separated (bug,ui): names of a-z 0-9 . _ -, at most 16
+    #[arg(long = "label", value_delimiter = ',', value_name = "a,b")]
+    pub labels: Vec<String>,
     #[command(flatten)]
     pub wake: super::NoWake,
 }
@@ -248,9 +252,15 @@ pub struct BoardArgs {
     /// Only tasks you sent, hold or review
     #[arg(long)]
     pub mine: bool,
-    /// Finished tasks too
+    /// Finished tasks too; with --label or --search, archived ones too
     #[arg(long)]
     pub all: bool,
+    /// Only tasks with this label
+    #[arg(long, value_name = "LABEL")]
+    pub label: Option<String>,
+    /// Only tasks whose subject, body or thread holds these words, case aside
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -334,6 +344,7 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
                 review: args.review,
                 reviewer: args.reviewer,
                 touches: args.touches,
+                labels: args.labels,
             })?;
             finish_change(context, &changed);
         }
@@ -349,6 +360,7 @@ pub fn run(context: &Context, command: BoardCommand) -> Result<i32, Error> {
                 status: args.status,
                 mine: args.mine,
                 all: args.all,
+                search: Search::new(args.label.as_deref(), args.search.as_deref())?,
                 ..BoardFilter::default()
             })?;
             // Who holds what, under the table (the JSON stays the list of tasks:
@@ -422,7 +434,7 @@ pub(super) fn transition(command: BoardCommand) -> Result<Option<(TaskId, Action
         };
         edits
             .set(name, &value)
-            .map_err(|refused| Error::invalid(format!("--{name}: {refused}")))?;
+            .map_err(|refused| Error::invalid(format!("--{}: {refused}", field.flag())))?;
     }
     Ok(Some((transition.id, action.with_edits(edits))))
 }
@@ -438,7 +450,7 @@ pub(super) fn finish_change(context: &Context, changed: &Changed) {
 }
 
 /// `log`, and with `--follow` every line logged after, as it comes. A follow whose hub
-/// drops its stream says so and takes it up again, missing nothing.
+/// drops its stream says so and takes it up again, missing nothing, and says on which hub.
 fn log(context: &Context, desk: &dyn Desk, args: LogArgs) -> Result<(), Error> {
     let print = |line: &LogLine| match &line.record {
         _ if context.global.json => output::line_exact(&line.json),
@@ -454,14 +466,14 @@ fn log(context: &Context, desk: &dyn Desk, args: LogArgs) -> Result<(), Error> {
     let mut feed = desk.follow_log(args.lines, args.since)?;
     // The first look fails as the command does (a hub unreachable is exit 6).
     feed.next(FOLLOW_EVERY)?.iter().for_each(print);
-    let mut pause = super::reconnect::FIRST_PAUSE;
+    let mut stream = super::reconnect::Reconnecting::new();
     loop {
         match feed.next(FOLLOW_EVERY) {
             Ok(lines) => {
-                pause = super::reconnect::FIRST_PAUSE;
+                stream.answered(feed.source());
                 lines.iter().for_each(print);
             }
-            Err(error) => pause = super::reconnect::broken(&error, pause),
+            Err(error) => stream.broken(&error),
         }
     }
 }

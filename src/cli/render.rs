@@ -160,17 +160,30 @@ pub fn board_table(project: &str, views: &[TaskView], now: Timestamp) -> String 
         let task = &view.task;
         let _ = writeln!(
             text,
-            "{:<6} {:<17} {:<6} {:<who_width$} {:>4}  {}{}",
+            "{:<6} {:<17} {:<6} {:<who_width$} {:>4}  {}{}{}",
             task.id.to_string(),
             task.status.as_str(),
             task.priority.as_str(),
             who,
             time::age(task.created_at, now),
             inline(&task.subject),
+            hashed(&task.labels),
             marks(view, now)
         );
     }
     text
+}
+
+/// A task's labels after its subject in a list: `  #bug #ui`; nothing for none.
+fn hashed(labels: &[String]) -> String {
+    if labels.is_empty() {
+        return String::new();
+    }
+    let tags: Vec<String> = labels
+        .iter()
+        .map(|label| format!("#{}", inline(label)))
+        .collect();
+    format!("  {}", tags.join(" "))
 }
 
 /// One task in full, with its thread.
@@ -212,6 +225,9 @@ pub fn task_detail(view: &TaskView, now: Timestamp) -> String {
     }
     if !task.touches.is_empty() {
         let _ = writeln!(text, "  touches:  {}", files(&task.touches));
+    }
+    if !task.labels.is_empty() {
+        let _ = writeln!(text, "  labels:   {}", files(&task.labels));
     }
     if !view.reservations.is_empty() {
         let held: Vec<String> = view
@@ -446,8 +462,15 @@ pub fn status_line(inbox: &Inbox) -> String {
     )
 }
 
+/// An activity record as `log` prints it: its stored time, then [`activity_words`].
 pub fn activity_line(record: &ActivityRecord) -> String {
-    let mut text = format!("{} {} {}", record.at, inline(&record.actor), record.action);
+    format!("{} {}", record.at, activity_words(record))
+}
+
+/// An activity record without its time: who did what to which task, and their words (for
+/// a face that shows the time its own way, as `watch` does).
+pub fn activity_words(record: &ActivityRecord) -> String {
+    let mut text = format!("{} {}", inline(&record.actor), record.action);
     if let Some(task) = record.task {
         let _ = write!(text, " {task}");
     }

@@ -272,7 +272,21 @@ pub const CHECKS: &[(CheckFn, Looks)] = &[
 /// that follow read it through the store, whether or not this machine has a home of its
 /// own (without one, the checks of the home's files alone have nothing to look at).
 pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Result<Vec<Check>> {
-    let database = store.schema_version()?.map(|schema| {
+    let schema = store.schema_version()?;
+    // Without its index a search of the archive still answers, reading every row's words.
+    let unindexed = schema
+        .filter(|schema| schema.words_index.is_none())
+        .map(|_| {
+            Check::warn(
+                "search",
+                "no trigram index on the archive's words (the pg_trgm extension could not be \
+             made): a search of the archive reads it through; as the database's owner, \
+             `CREATE EXTENSION pg_trgm; CREATE INDEX archive_words_trgm ON archive USING gin \
+             (words gin_trgm_ops);` makes it"
+                    .to_string(),
+            )
+        });
+    let database = schema.map(|schema| {
         Check::ok(
             "store",
             match schema.found == schema.known {
@@ -328,9 +342,16 @@ pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Result<Vec<Check>>
     let mut checks = match home_line {
         Ok(line) => vec![line],
         // Without a home there is nothing more to look at, but for a database's answer.
-        Err(line) => return Ok([line].into_iter().chain(database).collect()),
+        Err(line) => {
+            return Ok([line]
+                .into_iter()
+                .chain(database)
+                .chain(unindexed)
+                .collect());
+        }
     };
     checks.extend(database);
+    checks.extend(unindexed);
     let has_home = root.is_dir();
     for (check, looks) in CHECKS {
         if *looks == Looks::AtTheHomeFiles && !has_home {

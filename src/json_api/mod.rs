@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::board::record::LogAction;
+use crate::board::search::Search;
 use crate::board::task::{Status, TaskId, Worktree};
 use crate::time::Timestamp;
 
@@ -22,7 +23,9 @@ pub use crate::board::stats::{Stats, Window};
 pub use crate::project::Project;
 pub use crate::registry::AgentRecord;
 pub use crate::session::reservations::{Holding, ReserveAsk, Reserved, UnreserveAsk};
-pub use crate::session::{AgentMatrix, Changed, Inbox, InboxLook, Mail, Sent, TaskView};
+pub use crate::session::{
+    AgentMatrix, BoardFilter, Changed, Inbox, InboxLook, Mail, Sent, TaskView,
+};
 pub use crate::wake::WakeOutcome;
 pub use crate::worktree::diff::TaskDiff;
 pub use endpoint::{Endpoint, Method, Reading};
@@ -142,8 +145,41 @@ pub struct BoardQuery {
     pub all: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
+    /// Only tasks with this label (SPEC section 19).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Only tasks whose subject, body or thread holds these words, case aside; with `all`,
+    /// archived ones too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub offered: bool,
+}
+
+impl BoardQuery {
+    /// The query of `filter`, as a client sends it.
+    pub fn of(filter: &BoardFilter) -> BoardQuery {
+        BoardQuery {
+            mine: filter.mine,
+            all: filter.all,
+            status: filter.status,
+            label: filter.search.label().map(str::to_string),
+            search: filter.search.text().map(str::to_string),
+            offered: filter.offered,
+        }
+    }
+
+    /// The filter it asks for, refused as the command line refuses it (a label that is not
+    /// a name, words that are not one line of at most 1,000 characters).
+    pub fn filter(&self) -> Result<BoardFilter, crate::text::Refused> {
+        Ok(BoardFilter {
+            status: self.status,
+            mine: self.mine,
+            all: self.all,
+            search: Search::new(self.label.as_deref(), self.search.as_deref())?,
+            offered: self.offered,
+        })
+    }
 }
 
 /// `GET …/tasks/{id}`: whether to say what the caller may do with the task.

@@ -311,12 +311,7 @@ impl Desk for RemoteDesk {
     }
 
     fn board(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
-        let query = BoardQuery {
-            mine: filter.mine,
-            all: filter.all,
-            status: filter.status,
-            offered: filter.offered,
-        };
+        let query = BoardQuery::of(filter);
         self.hub.call::<endpoint::Board>(&[&self.id()?], &query)
     }
 
@@ -615,6 +610,18 @@ impl Follow for RemoteFollow {
             }
         }
     }
+
+    fn source(&self) -> Option<String> {
+        self.events.as_ref().map(source_of)
+    }
+}
+
+/// The hub a stream is open on, in words for a person: "the hub at URL", password hidden.
+fn source_of(events: &Events) -> String {
+    format!(
+        "the hub at {}",
+        crate::secret::url_without_password(events.url())
+    )
 }
 
 /// `log --follow` on a hub elsewhere: the stream is opened before the first look, so no
@@ -696,5 +703,9 @@ impl LogFeed for RemoteLogFeed {
                 }
             }
         }
+    }
+
+    fn source(&self) -> Option<String> {
+        self.events.as_ref().map(source_of)
     }
 }

@@ -33,7 +33,7 @@ use crate::names::{self, NameKind};
 use crate::registry::Profile;
 use crate::session::blocking::{Caller, Stopped, in_session, off_thread};
 use crate::session::hook_answer::Answer as HookAnswer;
-use crate::session::{BoardFilter, Desk, LocalDesk, Session, Standing};
+use crate::session::{Desk, LocalDesk, Session, Standing};
 
 /// Every endpoint of the API ([`crate::json_api::endpoint`]) with its handler, and the
 /// event stream.
@@ -373,13 +373,8 @@ async fn board(asked: Asked<BoardQuery>) -> Answered<Reply<Vec<TaskView>>> {
     let answers = asked.state.board_answers.clone();
     let Caller(agent, standing) = asked.caller;
     let encoded = answer(move || -> Result<Encoded> {
-        let filter = BoardFilter {
-            status: query.status,
-            mine: query.mine,
-            all: query.all,
-            // The buttons the page shows: what the caller may do with each task now.
-            offered: query.offered,
-        };
+        // With `offered`, the buttons the page shows: what the caller may do with each task.
+        let filter = query.filter()?;
         // Only a project's name is looked at on the store before the session checks it.
         let before = names::check(NameKind::Project, &project)
             .ok()

@@ -34,6 +34,7 @@ static PAGE: LazyLock<String> = LazyLock::new(|| page(ACTIONS));
 /// last, app.js, calls (they share the page's scope, as one script would).
 const SCRIPTS: &[(&str, &str)] = &[
     ("/assets/text.js", include_str!("assets/text.js")),
+    ("/assets/board.js", include_str!("assets/board.js")),
     ("/assets/login.js", include_str!("assets/login.js")),
     ("/assets/diff.js", include_str!("assets/diff.js")),
     ("/assets/stats.js", include_str!("assets/stats.js")),

@@ -218,6 +218,12 @@ pub trait Follow: Send {
     /// says the way changes arrive broke (a hub's stream): the next call opens it again,
     /// and says true once it is open, since anything may have changed meanwhile.
     fn wait(&mut self, within: Duration) -> Result<bool>;
+
+    /// Where changes come from now, for words to a person once a broken way is open again:
+    /// "the hub at URL" (its password hidden) whose stream is open; `None` on this machine.
+    fn source(&self) -> Option<String> {
+        None
+    }
 }
 
 /// One line of the activity log as `log --follow` prints it: the record, and its JSON as
@@ -243,6 +249,11 @@ pub trait LogFeed: Send {
     /// asked for), waiting up to `within` for some. An error says the way lines arrive
     /// broke (a hub's stream): the next call opens it again and misses nothing.
     fn next(&mut self, within: Duration) -> Result<Vec<LogLine>>;
+
+    /// Where lines come from now, as [`Follow::source`] says it.
+    fn source(&self) -> Option<String> {
+        None
+    }
 }
 
 /// How a [`LocalDesk`] opens its session.

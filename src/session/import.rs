@@ -189,6 +189,7 @@ impl Session {
             touches: Vec::new(),
             worktree: None,
             landed: None,
+            labels: Vec::new(),
         }
     }
 

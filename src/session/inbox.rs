@@ -77,6 +77,14 @@ impl InboxEntry {
                 .collect();
             let _ = writeln!(out, "  files: {}", cut(&files.join(", "), subject_limit));
         }
+        if !task.labels.is_empty() {
+            let labels: Vec<String> = task
+                .labels
+                .iter()
+                .map(|label| text::inline(label).to_string())
+                .collect();
+            let _ = writeln!(out, "  labels: {}", labels.join(", "));
+        }
         if let Some(word) = &self.last_word {
             let _ = write!(
                 out,

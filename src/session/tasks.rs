@@ -7,6 +7,7 @@ use crate::board::edit::Edits;
 use crate::board::handover;
 use crate::board::new_task::{self, NewTask, SendRefusal};
 use crate::board::routing::{self, Candidate};
+use crate::board::search::{self, Search};
 use crate::board::task::{Status, TaskId};
 use crate::board::transition::{Action, TransitionError, Why};
 use crate::board::{Board, BoardError};
@@ -22,7 +23,10 @@ use crate::text;
 pub struct BoardFilter {
     pub status: Option<Status>,
     pub mine: bool,
+    /// Finished tasks too; with a [`BoardFilter::search`], the archived ones too.
     pub all: bool,
+    /// Only the tasks with a label, or holding some words (SPEC section 19).
+    pub search: Search,
     /// Whether to say on each task what the caller may do with it now
     /// ([`TaskView::offers`]): for a face that shows it, the terminal board or the web's.
     pub offered: bool,
@@ -37,7 +41,7 @@ impl Session {
         Ok(changed)
     }
 
-    fn put_new_task(&self, new: NewTask) -> Result<Changed> {
+    fn put_new_task(&self, mut new: NewTask) -> Result<Changed> {
         let sender = self.agent()?.to_string();
         if new.subject.trim().is_empty() {
             return Err(SendRefusal::NoSubject.into());
@@ -47,6 +51,7 @@ impl Session {
         }
         new_task::check_words(&new.subject, &new.body, &new.files, new.skill.as_deref())?;
         new_task::check_touches(&new.touches)?;
+        new.labels = search::check_labels(&new.labels)?;
         // With --skill, the candidates are read now and the choice is made under the board
         // lock, so two sends at once both see each other's load.
         let route = match (&new.to, &new.skill) {
@@ -242,6 +247,9 @@ impl Session {
         if let Some(touches) = &edits.touches {
             new_task::check_touches(touches)?;
         }
+        if let Some(labels) = &edits.labels {
+            search::check_labels(labels)?;
+        }
         if let Some(reviewer) = edits.reviewer() {
             names::check(NameKind::Agent, reviewer)?;
             registry::require(&*self.hub.store, reviewer)?;
@@ -340,7 +348,9 @@ impl Session {
         Ok(())
     }
 
-    /// `board`: open tasks (with `all`, finished ones too), oldest first.
+    /// `board`: open tasks (with `all`, finished ones too), oldest first; with a search
+    /// (SPEC section 19), those it asks for, and with `all` the archived ones it asks for
+    /// after them.
     pub fn list(&self, filter: &BoardFilter) -> Result<Vec<TaskView>> {
         self.list_on(&self.board()?, filter)
     }
@@ -353,29 +363,45 @@ impl Session {
         } else {
             None
         };
+        let is_listed = |status: Status| match filter.status {
+            Some(wanted) => status == wanted,
+            None => filter.all || status.is_open(),
+        };
+        let is_mine = |to: &str, from: &str, reviewer: &str| {
+            me.as_deref()
+                .is_none_or(|me| to == me || from == me || reviewer == me)
+        };
         // Every task by its place on the board, so two with one id are both listed.
-        board
-            .heads()
-            .enumerate()
-            .filter(|(_, task)| match filter.status {
-                Some(status) => task.status == status,
-                None => filter.all || task.status.is_open(),
-            })
-            .filter(|(_, task)| {
-                me.as_deref()
-                    .is_none_or(|me| &*task.to == me || &*task.from == me || task.reviewer() == me)
-            })
-            .map(|(index, _)| {
-                let task = board.task_at(index).map_err(self.refused())?;
-                Ok(self.view(board, task, false))
-            })
-            .collect::<Result<Vec<_>>>()
-            .and_then(|mut views| {
-                if filter.offered {
-                    self.offer(board, &mut views)?;
+        let mut views = Vec::new();
+        for (index, head) in board.heads().enumerate() {
+            if !is_listed(head.status) || !is_mine(&head.to, &head.from, head.reviewer()) {
+                continue;
+            }
+            let task = board.task_at(index).map_err(self.refused())?;
+            if filter.search.matches(&task) {
+                views.push(self.view(board, task, false));
+            }
+        }
+        if filter.all && !filter.search.is_empty() {
+            let archived = self
+                .hub
+                .store
+                .search_archive(&self.project.id, &filter.search)?;
+            for task in archived {
+                // A crash between the archive's write and the board's leaves a task in
+                // both: the board's copy is the one.
+                let listed = is_listed(task.status)
+                    && is_mine(&task.to, &task.from, task.reviewer())
+                    && board.head(task.id).is_none();
+                if listed {
+                    views.push(self.view(board, task, true));
                 }
-                Ok(views)
-            })
+            }
+        }
+        if filter.offered {
+            self.offer(board, &mut views)?;
+        }
+        Ok(views)
     }
 }
 

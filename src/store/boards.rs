@@ -2,6 +2,7 @@
 //! by one closure run under the project's lock (or in one transaction) and committed whole
 //! ([`Boards::change_board`], whose typed form is [`super::change_board`]).
 
+use std::collections::HashMap;
 use std::fmt;
 
 use super::document::Version;
@@ -9,6 +10,7 @@ use super::transaction::Transaction;
 use super::{GaveUp, StoreError};
 use crate::board::Board;
 use crate::board::record::ActivityRecord;
+use crate::board::search::Search;
 use crate::board::task::{Task, TaskId};
 use crate::time::Timestamp;
 
@@ -88,9 +90,29 @@ pub trait Boards: fmt::Debug + Send + Sync {
     /// Every archived task of `project`, oldest first.
     fn archived_tasks(&self, project: &str) -> Result<Vec<Task>, StoreError>;
 
+    /// The archived tasks of `project` that `search` asks for (SPEC section 19), oldest
+    /// first, each once (its last copy, if a crash left two). Answered without decoding
+    /// every task: the files look for the words in each stored line first, a database
+    /// asks an index.
+    fn search_archive(&self, project: &str, search: &Search) -> Result<Vec<Task>, StoreError>;
+
     /// The highest id in the archive of `project` (0 for none), so that no new task reuses
     /// one. Asked under the project's lock, in a change.
     fn highest_archived_id(&self, project: &str) -> Result<u64, StoreError>;
+}
+
+/// `tasks` with each id once, where it came last, in the order of those last copies.
+pub(crate) fn last_copies(tasks: Vec<Task>) -> Vec<Task> {
+    let mut last: HashMap<TaskId, usize> = HashMap::with_capacity(tasks.len());
+    for (place, task) in tasks.iter().enumerate() {
+        last.insert(task.id, place);
+    }
+    tasks
+        .into_iter()
+        .enumerate()
+        .filter(|(place, task)| last.get(&task.id) == Some(place))
+        .map(|(_, task)| task)
+        .collect()
 }
 
 /// A project's activity log read on as it grows ([`Boards::tail_log`]).

@@ -183,6 +183,10 @@ fn store_hint() -> String {
 pub struct SchemaVersion {
     pub found: i64,
     pub known: i64,
+    /// The index that answers a search of the archive's words (SPEC section 19), when the
+    /// database has it; `None` when it was not made (no pg_trgm), and a search reads the
+    /// archive's words through.
+    pub words_index: Option<&'static str>,
 }
 
 /// What a change handed to a store returns to have what it did undone and nothing written;

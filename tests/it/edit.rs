@@ -136,8 +136,8 @@ fn refusals_are_one_line_naming_the_task_its_status_and_who_may_act_and_change_n
         (
             "claude",
             vec![],
-            "edit needs one of --subject, --body, --files, --touches, --priority, --after or \
-             --reviewer to change"
+            "edit needs one of --subject, --body, --files, --touches, --label, --priority, \
+             --after or --reviewer to change"
                 .into(),
         ),
         (
@@ -291,8 +291,8 @@ fn an_edit_over_http_and_from_a_remote_agent_is_the_same_edit() {
         (
             // In the command line's words, as a remote `baton edit` shows them.
             json!({"edits": {}}),
-            "edit needs one of --subject, --body, --files, --touches, --priority, --after or \
-             --reviewer to change",
+            "edit needs one of --subject, --body, --files, --touches, --label, --priority, \
+             --after or --reviewer to change",
         ),
     ] {
         let refused = hub.served.post(path, token, &body);

@@ -44,6 +44,7 @@ mod hook;
 mod hostile_files;
 mod hubs;
 mod import;
+mod labels;
 mod log_truth;
 mod mail;
 mod mcp;

@@ -541,8 +541,8 @@ fn an_edit_refused_says_so_in_one_line() {
     let error = transition(&task(Pending), &nothing, "claude", rules(None)).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "edit needs one of --subject, --body, --files, --touches, --priority, --after or \
-         --reviewer to change"
+        "edit needs one of --subject, --body, --files, --touches, --label, --priority, --after \
+         or --reviewer to change"
     );
     assert!(
         error

@@ -123,7 +123,7 @@ pub fn task(version: Version, project: &str, view: &TaskView, shown: Shown) -> T
 }
 
 /// What A2A has no word for, under `metadata.baton`: baton's own status, who sent it, who
-/// has it, whose turn it is, and where its work is done (`work_in`, while it has a worktree
+/// has it, whose turn it is, its labels, and where its work is done (`work_in`, while it has a worktree
 /// and is open: SPEC section 18.4).
 fn task_metadata(project: &str, view: &TaskView) -> Value {
     let found = &view.task;
@@ -137,6 +137,7 @@ fn task_metadata(project: &str, view: &TaskView) -> Value {
         "reviewer": found.reviewer(),
         "turn": view.turn,
         "archived": view.archived,
+        "labels": found.labels.iter().map(|label| text::inline(label).to_string()).collect::<Vec<_>>(),
     }});
     if let Some(place) = found.where_to_work() {
         metadata["baton"]["work_in"] = Value::from(place);
@@ -404,6 +405,7 @@ mod tests {
                 touches: Vec::new(),
                 worktree: None,
                 landed: None,
+                labels: Vec::new(),
             },
             turn: None,
             reason: None,

@@ -18,6 +18,7 @@ mod feeds;
 mod mail;
 mod presence;
 mod reservations;
+mod search;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

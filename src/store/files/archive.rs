@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::jsonl;
+use crate::board::search::Search;
 use crate::board::task::{Task, TaskId};
 use crate::file::atomic::{self, FileIdentity};
 use crate::home::Home;
@@ -85,6 +86,25 @@ pub fn all_noting(
         tasks.extend(jsonl::read_all::<Task>(&file)?.records_noting(&file, unreadable));
     }
     Ok(tasks)
+}
+
+/// The archived tasks of `project` that `search` asks for, oldest first, each once (the last
+/// copy, as [`find`] takes it). Only the lines that may hold what it asks for are parsed
+/// ([`Search::may_match_stored`]), and each task parsed is asked again whole.
+pub fn search(home: &Home, project: &str, search: &Search) -> Result<Vec<Task>, StoreError> {
+    let mut scratch = Vec::new();
+    let mut found: Vec<Task> = Vec::new();
+    for file in task_files(home, project)? {
+        let lines =
+            jsonl::read_where::<Task>(&file, |line| search.may_match_stored(line, &mut scratch))?;
+        found.extend(
+            lines
+                .records
+                .into_iter()
+                .filter(|task| search.matches(task)),
+        );
+    }
+    Ok(crate::store::boards::last_copies(found))
 }
 
 /// The `schema` of `archive/ids.json`.

@@ -352,7 +352,9 @@ impl<'text> Visitor<'text> for HeadFields {
                     map.next_value::<Option<IgnoredAny>>()?;
                 }
                 // Lists, checked item by item when the task is decoded.
-                Field::Files | Field::Thread => drop(map.next_value::<Vec<IgnoredAny>>()?),
+                Field::Files | Field::Thread | Field::Labels => {
+                    drop(map.next_value::<Vec<IgnoredAny>>()?)
+                }
                 // Not a field baton knows: stepped over, and it may repeat (as serde allows).
                 Field::Unknown => drop(map.next_value::<IgnoredAny>()?),
             }

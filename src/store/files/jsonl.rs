@@ -95,6 +95,16 @@ impl<T> Lines<T> {
 
 /// Reads every record of `path`; a missing file reads as empty.
 pub fn read_all<T: DeserializeOwned>(path: &Path) -> Result<Lines<T>, StoreError> {
+    read_where(path, |_| true)
+}
+
+/// Reads the records of `path` on the lines `may_hold` keeps, looking at each line's text
+/// before parsing it: a search parses only the lines that may hold what it looks for. A
+/// missing file reads as empty.
+pub fn read_where<T: DeserializeOwned>(
+    path: &Path,
+    mut may_hold: impl FnMut(&[u8]) -> bool,
+) -> Result<Lines<T>, StoreError> {
     let file = match regular::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == ErrorKind::NotFound => {
@@ -109,7 +119,7 @@ pub fn read_all<T: DeserializeOwned>(path: &Path) -> Result<Lines<T>, StoreError
     let mut skipped = Vec::new();
     for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
         let line = line.map_err(StoreError::io(path))?;
-        if line.iter().all(u8::is_ascii_whitespace) {
+        if line.iter().all(u8::is_ascii_whitespace) || !may_hold(&line) {
             continue;
         }
         match serde_json::from_slice(&line) {

@@ -39,6 +39,7 @@ use self::tail::Tail;
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
+use crate::board::search::Search;
 use crate::board::task::{Task, TaskId};
 use crate::file::lock::{self, FileLock, LockPolicy};
 use crate::file::{atomic, regular};
@@ -756,6 +757,10 @@ impl Boards for FileStore {
 
     fn archived_tasks(&self, project: &str) -> Result<Vec<Task>, StoreError> {
         archive::all(&self.home, project)
+    }
+
+    fn search_archive(&self, project: &str, search: &Search) -> Result<Vec<Task>, StoreError> {
+        archive::search(&self.home, project, search)
     }
 
     fn highest_archived_id(&self, project: &str) -> Result<u64, StoreError> {

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::client::{self, Client, Statements};
 use super::pool::{self, is_connection_lost};
 use super::{Failed, PgStore, encode};
+use crate::board::search::{self, Search};
 use crate::board::task::{Task, TaskId};
+use crate::store::boards::last_copies;
 use crate::store::transaction::Archive;
 use crate::store::{Origin, Place, StoreError, Stored};
 
@@ -26,15 +28,32 @@ impl PgStore {
             .iter()
             .map(encode)
             .collect::<Result<Vec<String>, Failed>>()?;
+        let (labels, words): (Vec<String>, Vec<String>) = tasks.iter().map(searched).unzip();
         client
             .execute(
-                "INSERT INTO archive (project, id, task) \
-                 SELECT $1, r.id, r.task FROM unnest($2::bigint[], $3::text[]) \
-                     WITH ORDINALITY AS r(id, task, n) ORDER BY r.n",
-                &[&project, &ids, &texts],
+                "INSERT INTO archive (project, id, task, labels, words) \
+                 SELECT $1, r.id, r.task, string_to_array(r.labels, ','), r.words \
+                 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) \
+                     WITH ORDINALITY AS r(id, task, labels, words, n) ORDER BY r.n",
+                &[&project, &ids, &texts, &labels, &words],
             )
             .map_err(|error| self.failed(&error))?;
         Ok(())
+    }
+
+    /// The archived tasks of `project` that `search` asks for, oldest first, each once: the
+    /// rows its label and its folded words are found in (by the indexes made for them:
+    /// `archive_by_label`, and `archive_words_trgm` where the database has pg_trgm), each
+    /// asked again whole.
+    pub(super) fn searched_archive(
+        &self,
+        project: &str,
+        search: &Search,
+    ) -> Result<Vec<Task>, StoreError> {
+        let texts = self.run(|client| select_searched(client, project, search))?;
+        let tasks = decode_archive(self.shown(), project, &texts)?;
+        let found = tasks.into_iter().filter(|task| search.matches(task));
+        Ok(last_copies(found.collect()))
     }
 
     /// The task `id` as it was last archived in `project`, if it was.
@@ -118,6 +137,75 @@ impl Archive for ArchiveInTransaction {
     fn highest_id(&self) -> Result<u64, StoreError> {
         self.query(|client| highest_archived(client, &self.project))
     }
+}
+
+/// What the archive keeps beside a task for a search: its labels, comma-separated (names
+/// hold no comma), and its words, folded ([`search::folded_words`]).
+fn searched(task: &Task) -> (String, String) {
+    (task.labels.join(","), search::folded_words(task))
+}
+
+/// Fills in what the archive keeps for a search of each task archived before it kept it
+/// (schema 3 → 4), a few thousand rows at a time, in the migration's transaction. A row
+/// whose task does not read gets its text folded whole, so that a search still finds it
+/// and then says it does not read.
+pub(super) fn fill_searched(client: &mut impl Statements) -> Result<(), client::Error> {
+    let mut after = 0i64;
+    loop {
+        let rows = client.query(
+            "SELECT place, task FROM archive WHERE place > $1 ORDER BY place LIMIT 5000",
+            &[&after],
+        )?;
+        let Some(last) = rows.last() else {
+            return Ok(());
+        };
+        after = last.get(0);
+        let places: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
+        let (labels, words): (Vec<String>, Vec<String>) = rows
+            .iter()
+            .map(|row| {
+                let text: String = row.get(1);
+                match serde_json::from_str::<Task>(&text) {
+                    Ok(task) => searched(&task),
+                    Err(_) => (String::new(), search::fold(&text)),
+                }
+            })
+            .unzip();
+        client.execute(
+            "UPDATE archive SET labels = string_to_array(r.labels, ','), words = r.words \
+             FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r(place, labels, words) \
+             WHERE archive.place = r.place",
+            &[&places, &labels, &words],
+        )?;
+    }
+}
+
+/// The texts of the archived tasks of `project` whose label and folded words are those
+/// `search` asks for (none asked: every one), in the order they moved there. A search's
+/// words stand in a `LIKE` pattern with its wildcards escaped.
+fn select_searched(
+    client: &mut impl Statements,
+    project: &str,
+    search: &Search,
+) -> Result<Vec<String>, client::Error> {
+    let pattern = search.folded_text().map(|words| {
+        let escaped = words
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        format!("%{escaped}%")
+    });
+    Ok(client
+        .query(
+            "SELECT task FROM archive WHERE project = $1 \
+                 AND ($2::text IS NULL OR labels @> ARRAY[$2::text]) \
+                 AND ($3::text IS NULL OR words LIKE $3) \
+             ORDER BY place",
+            &[&project, &search.label(), &pattern],
+        )?
+        .iter()
+        .map(|row| row.get(0))
+        .collect())
 }
 
 /// The highest id archived in `project` (0: none).

@@ -70,6 +70,7 @@ use super::{
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
 use crate::board::record::ActivityRecord;
+use crate::board::search::Search;
 use crate::board::task::{Task, TaskId};
 use crate::file::lock::{Holder, LockPolicy};
 use crate::home::Home;
@@ -333,14 +334,16 @@ impl Store for PgStore {
 
     /// Read on a connection of the pool, whose first checked (and migrated) the schema.
     fn schema_version(&self) -> Result<Option<super::SchemaVersion>, StoreError> {
-        let found: i64 = self.run(|client| {
-            Ok(client
+        let (found, indexed): (i64, bool) = self.run(|client| {
+            let found = client
                 .query_one("SELECT coalesce(max(version), 0) FROM baton_schema", &[])?
-                .get(0))
+                .get(0);
+            Ok((found, schema::has_words_index(client)?))
         })?;
         Ok(Some(super::SchemaVersion {
             found,
             known: schema::SCHEMA,
+            words_index: indexed.then_some(schema::WORDS_INDEX),
         }))
     }
 
@@ -412,6 +415,10 @@ impl super::Boards for PgStore {
 
     fn archived_tasks(&self, project: &str) -> Result<Vec<Task>, StoreError> {
         self.read_archive(project)
+    }
+
+    fn search_archive(&self, project: &str, search: &Search) -> Result<Vec<Task>, StoreError> {
+        self.searched_archive(project, search)
     }
 
     fn highest_archived_id(&self, project: &str) -> Result<u64, StoreError> {

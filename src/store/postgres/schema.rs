@@ -10,7 +10,7 @@
 use super::client::{Client, Error, Statements};
 
 /// The schema this binary writes, and the highest it reads.
-pub const SCHEMA: i64 = 3;
+pub const SCHEMA: i64 = 4;
 
 /// The advisory lock (two-key form: this class, key 0) that a migration holds.
 pub const MIGRATION_LOCK: (i32, i32) = (0x6261_0000, 0);
@@ -126,7 +126,40 @@ pub(super) const MIGRATIONS: &[&str] = &[
         ADD COLUMN reservations text NOT NULL DEFAULT '[]',
         ADD COLUMN previous_reservations text;
     "#,
+    // 3 → 4: the search of the archive (SPEC section 19). Beside each task, its labels and
+    // its words folded (subject, body, thread; filled in for the tasks archived before by
+    // `archive::fill_searched`), each with an index: the labels' GIN, and a GIN of the
+    // words' trigrams (pg_trgm) that answers `LIKE '%…%'`. Where the extension cannot be
+    // made (not installed, or not allowed), the migration goes on without that index and
+    // searches read the archive's words through; `doctor` says so.
+    r#"
+    ALTER TABLE archive
+        ADD COLUMN labels text[] NOT NULL DEFAULT '{}',
+        ADD COLUMN words text NOT NULL DEFAULT '';
+    CREATE INDEX archive_by_label ON archive USING gin (labels);
+    DO $$
+    BEGIN
+        CREATE EXTENSION IF NOT EXISTS pg_trgm;
+        CREATE INDEX archive_words_trgm ON archive USING gin (words gin_trgm_ops);
+    EXCEPTION WHEN OTHERS THEN
+        RAISE NOTICE 'baton: no trigram index on the archive (%)', SQLERRM;
+    END $$;
+    "#,
 ];
+
+/// The version whose migration adds what the archive keeps for a search: those archived
+/// before it are filled in by baton itself, after that migration's statements.
+const SEARCHED_ARCHIVE: usize = 3;
+
+/// The index of the archive's words that answers a search, when it could be made.
+pub const WORDS_INDEX: &str = "archive_words_trgm";
+
+/// Whether the database has the index of the archive's words ([`WORDS_INDEX`]).
+pub fn has_words_index(client: &mut impl Statements) -> Result<bool, Error> {
+    Ok(client
+        .query_one("SELECT to_regclass('archive_words_trgm') IS NOT NULL", &[])?
+        .get(0))
+}
 
 /// What the database's schema is, as this binary sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,8 +223,11 @@ fn migrate_locked(client: &mut Client) -> Result<Standing, Error> {
         Standing::Older(version) => version,
         Standing::Current | Standing::Newer(_) => return Ok(found),
     };
-    for migration in &MIGRATIONS[from.max(0) as usize..] {
+    for (version, migration) in MIGRATIONS.iter().enumerate().skip(from.max(0) as usize) {
         transaction.batch_execute(migration)?;
+        if version == SEARCHED_ARCHIVE {
+            super::archive::fill_searched(&mut transaction)?;
+        }
     }
     transaction.execute("DELETE FROM baton_schema", &[])?;
     transaction.execute("INSERT INTO baton_schema (version) VALUES ($1)", &[&SCHEMA])?;

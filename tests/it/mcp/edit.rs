@@ -61,8 +61,8 @@ async fn the_edit_tool_changes_what_was_given_and_refuses_as_the_command_line_do
     for (arguments, words) in [
         (
             json!({"id": 2}),
-            "edit needs one of `subject`, `body`, `files`, `touches`, `priority`, `after` or \
-             `reviewer` to change",
+            "edit needs one of `subject`, `body`, `files`, `touches`, `labels`, `priority`, \
+             `after` or `reviewer` to change",
         ),
         (
             json!({"id": 2, "subject": "a\nb"}),

@@ -5,6 +5,7 @@
 
 mod diff;
 mod edit;
+mod labels;
 mod life;
 mod raw;
 mod reserve;

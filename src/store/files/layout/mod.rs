@@ -342,7 +342,7 @@ fn strip_field<'a>(line: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// The fields as baton writes them, each with the start of its line.
-const IN_ORDER: [(Field, &[u8]); 21] = [
+const IN_ORDER: [(Field, &[u8]); 22] = [
     (Field::Id, b"      \"id\": "),
     (Field::Subject, b"      \"subject\": "),
     (Field::Body, b"      \"body\": "),
@@ -364,6 +364,7 @@ const IN_ORDER: [(Field, &[u8]); 21] = [
     (Field::Delivery, b"      \"delivery\": "),
     (Field::Imported, b"      \"imported\": "),
     (Field::Touches, b"      \"touches\": "),
+    (Field::Labels, b"      \"labels\": "),
 ];
 
 /// What follows the line of a field whose value goes on over more lines.
@@ -446,7 +447,7 @@ fn take(
             let first = *value.first()?;
             let fits = match field {
                 Field::Subject | Field::Body => first == b'"',
-                Field::Files | Field::Thread => first == b'[',
+                Field::Files | Field::Thread | Field::Labels => first == b'[',
                 Field::Review => value == b"true" || value == b"false",
                 Field::Delivery | Field::Imported => value == b"{" || value == b"null",
                 Field::Skill | Field::Result | Field::ClaimedAt => {
@@ -491,6 +492,7 @@ pub(super) enum Field {
     Delivery,
     Imported,
     Touches,
+    Labels,
     /// Not a field baton knows: stepped over, and it may repeat (serde ignores it too).
     Unknown,
 }
@@ -519,6 +521,7 @@ impl Field {
             b"delivery" => Field::Delivery,
             b"imported" => Field::Imported,
             b"touches" => Field::Touches,
+            b"labels" => Field::Labels,
             _ => Field::Unknown,
         }
     }

@@ -252,6 +252,7 @@ fn the_line_reader_knows_every_field_of_a_task_and_no_other() {
         touches: vec!["src/**".into()],
         worktree: None,
         landed: None,
+        labels: Vec::new(),
     };
     let serde_json::Value::Object(written) = serde_json::to_value(&task).unwrap() else {
         panic!("a task is written as an object");

@@ -175,6 +175,25 @@ pub fn age(since: Timestamp, now: Timestamp) -> String {
     }
 }
 
+/// The time of `at` on the clock of this machine's zone, as a screen with little room
+/// shows it: `14:03:11` on the day of `now`, `2026-12-06 14:03` on any other day.
+pub fn clock(at: Timestamp, now: Timestamp) -> String {
+    clock_in(at, now, &chrono::Local)
+}
+
+/// [`clock`] in the zone `zone`.
+pub fn clock_in<Zone: chrono::TimeZone>(at: Timestamp, now: Timestamp, zone: &Zone) -> String
+where
+    Zone::Offset: fmt::Display,
+{
+    let local = at.0.with_timezone(zone);
+    if local.date_naive() == now.0.with_timezone(zone).date_naive() {
+        local.format("%H:%M:%S").to_string()
+    } else {
+        local.format("%Y-%m-%d %H:%M").to_string()
+    }
+}
+
 /// A length of time as the command line takes one: a whole number and a unit, `90s`, `30m`,
 /// `12h` or `7d` (`--login-ttl`, `project set --lease`). Each caller bounds it.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -214,9 +233,38 @@ pub fn describe_duration(length: Duration) -> String {
     }
 }
 
+/// A length of time for people to read, in its two largest units: `45s`, `20m 05s`,
+/// `1h 05m`, `3d 02h` (a negative length reads as none).
+pub fn readable_length(length: Duration) -> String {
+    let seconds = length.num_seconds().max(0);
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3_600 => format!("{}m {:02}s", seconds / 60, seconds % 60),
+        3_600..86_400 => format!("{}h {:02}m", seconds / 3_600, seconds % 3_600 / 60),
+        _ => format!("{}d {:02}h", seconds / 86_400, seconds % 86_400 / 3_600),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_clock_shows_the_time_alone_on_the_same_day_in_the_zone() {
+        let now: Timestamp = "2026-12-07T06:30:00.000Z".parse().unwrap();
+        let utc = chrono::FixedOffset::east_opt(0).unwrap();
+        let paris = chrono::FixedOffset::east_opt(3_600).unwrap();
+        let new_york = chrono::FixedOffset::west_opt(5 * 3_600).unwrap();
+        let earlier: Timestamp = "2026-12-07T05:04:03.999Z".parse().unwrap();
+        assert_eq!(clock_in(earlier, now, &utc), "05:04:03");
+        assert_eq!(clock_in(earlier, now, &paris), "06:04:03");
+        // 00:04 and 01:30 in New York: the same day there.
+        assert_eq!(clock_in(earlier, now, &new_york), "00:04:03");
+        let yesterday: Timestamp = "2026-12-06T23:59:59.000Z".parse().unwrap();
+        assert_eq!(clock_in(yesterday, now, &utc), "2026-12-06 23:59");
+        // Already the 7th in Paris.
+        assert_eq!(clock_in(yesterday, now, &paris), "00:59:59");
+    }
 
     #[test]
     fn round_trips_with_milliseconds_and_z() {
@@ -260,6 +308,21 @@ mod tests {
     fn offsets_are_converted_to_utc() {
         let at: Timestamp = "2026-11-29T20:15:13.5+01:00".parse().unwrap();
         assert_eq!(at.to_string(), "2026-11-29T19:15:13.500Z");
+    }
+
+    #[test]
+    fn lengths_read_in_their_two_largest_units() {
+        let cases = [
+            (Duration::zero(), "0s"),
+            (Duration::seconds(45), "45s"),
+            (Duration::seconds(20 * 60 + 5), "20m 05s"),
+            (Duration::minutes(65), "1h 05m"),
+            (Duration::hours(26) + Duration::minutes(59), "1d 02h"),
+            (Duration::seconds(-3), "0s"),
+        ];
+        for (length, expected) in cases {
+            assert_eq!(readable_length(length), expected, "{length}");
+        }
     }
 
     #[test]

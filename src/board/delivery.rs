@@ -105,6 +105,19 @@ impl Delivery {
         let waited = self.since.until(now);
         (self.state.is_unseen() && waited > UNSEEN_AFTER).then_some(waited)
     }
+
+    /// Whether it waited unseen for more than [`UNSEEN_AFTER`] before its agent was shown
+    /// it, or before `until` (now, or when the task ended) if it never was: what the board
+    /// marked it at some time, looked at afterwards (`stats`).
+    pub fn was_unseen_too_long(&self, until: Timestamp) -> bool {
+        let shown = match self.state {
+            DeliveryState::Queued | DeliveryState::Woken => until,
+            // Seen or acted on: when first shown (a record written before the time was kept
+            // has none, and is taken as shown in time).
+            DeliveryState::Seen | DeliveryState::Acted => self.seen_at.unwrap_or(self.since),
+        };
+        self.since.until(shown) > UNSEEN_AFTER
+    }
 }
 
 /// What can happen to a hand-over after it is made.
@@ -191,6 +204,26 @@ mod tests {
         assert_eq!(delivery.unseen_for(at(12)), Some(Duration::minutes(12)));
         delivery.record(Shown, "codex", at(13));
         assert_eq!(delivery.unseen_for(at(60)), None);
+    }
+
+    #[test]
+    fn looked_at_afterwards_a_hand_over_was_unseen_too_long_if_shown_past_five_minutes() {
+        let mut late = Delivery::queued("codex", at(0));
+        late.record(WakeStarted, "codex", at(1));
+        late.record(Shown, "codex", at(6));
+        assert!(late.was_unseen_too_long(at(60)), "shown after six minutes");
+        let mut in_time = Delivery::queued("codex", at(0));
+        in_time.record(Changed, "codex", at(5));
+        assert!(
+            !in_time.was_unseen_too_long(at(60)),
+            "exactly five is not more"
+        );
+        let never = Delivery::queued("codex", at(0));
+        assert!(!never.was_unseen_too_long(at(4)));
+        assert!(
+            never.was_unseen_too_long(at(7)),
+            "still unseen at seven minutes"
+        );
     }
 
     #[test]

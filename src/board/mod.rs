@@ -16,6 +16,7 @@ pub mod reservation;
 pub mod routing;
 pub mod scope;
 pub mod search;
+pub mod stats;
 pub mod task;
 pub mod transition;
 

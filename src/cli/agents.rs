@@ -15,11 +15,13 @@ use super::{Context, output};
 #[derive(Debug, Subcommand)]
 pub enum AgentsCommand {
     /// The capability matrix: strengths, skills, last seen, load, wake
+    #[command(after_help = "Example: baton agents --json")]
     Agents,
     /// Register, remove or show an agent
     #[command(subcommand)]
     Agent(AgentCommand),
-    /// Who you are acting as, and in which project
+    /// Who you are acting as, in which project, and which store holds the board
+    #[command(after_help = "Example: baton --as codex whoami")]
     Whoami,
     /// Show the project's coordinator, or hand the role on
     Coordinator(CoordinatorArgs),
@@ -30,8 +32,10 @@ pub enum AgentCommand {
     /// Register an agent, or change its record (fields not given are kept)
     Add(AddArgs),
     /// Remove an agent's record
+    #[command(after_help = "Example: baton agent rm old-bot")]
     Rm { name: String },
     /// Show an agent's record
+    #[command(after_help = "Example: baton agent show codex")]
     Show { name: String },
 }
 
@@ -65,7 +69,11 @@ pub struct AddArgs {
 #[command(after_help = "\
 The coordinator is the first agent to send a task in the project. Only the coordinator, or
 a human named with --human, can hand the role on or name humans; anyone can while the
-project has no coordinator.")]
+project has no coordinator.
+
+Examples:
+  baton coordinator
+  baton --as alice coordinator --set claude --human alice")]
 pub struct CoordinatorArgs {
     /// Hand the coordinator role to this agent
     #[arg(long, value_name = "NAME")]
@@ -90,6 +98,10 @@ pub(super) struct Whoami<'a> {
     /// The hub a remote caller acts on (`BATON_URL`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hub: Option<&'a str>,
+    /// The store a local caller's board is read from (`baton::store::named`): BATON_STORE
+    /// wins over BATON_HOME, so the home alone does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
 }
 
 pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
@@ -153,6 +165,10 @@ pub fn run(context: &Context, command: AgentsCommand) -> Result<i32, Error> {
                 coordinator: project.coordinator.as_deref(),
                 home: home.root(),
                 hub: desk.hub_url(),
+                store: match desk.hub_url() {
+                    Some(_) => None,
+                    None => Some(baton::store::named(&*context.hub.store)),
+                },
             };
             output::emit(as_json, &me, whoami_text);
         }
@@ -186,7 +202,7 @@ pub(super) fn warn_unreadable(matrix: &AgentMatrix) {
 
 /// `whoami` in words.
 pub(super) fn whoami_text(me: &Whoami) -> String {
-    format!(
+    let mut text = format!(
         "{} in project {}{}{}",
         me.agent
             .as_deref()
@@ -198,7 +214,11 @@ pub(super) fn whoami_text(me: &Whoami) -> String {
         me.hub
             .map(|url| format!(" on the hub at {url}"))
             .unwrap_or_default()
-    )
+    );
+    if let Some(store) = &me.store {
+        text.push_str(&format!("\nstore: {store}"));
+    }
+    text
 }
 
 /// What `coordinator --json` prints.

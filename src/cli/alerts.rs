@@ -51,15 +51,21 @@ Examples:
 #[command(about = "Post work that reaches a human to their webhook, ntfy or Slack", long_about = ALERT_ABOUT)]
 pub enum AlertCommand {
     /// Add an alert; prints its signing secret once, alone on stdout
+    #[command(after_help = "Examples:
+  baton alert add phone --url https://ntfy.sh/my-secret-topic --format ntfy --on question,review
+  S=$(baton alert add hook --url https://example.com/baton --board-url https://hub.example:7878)")]
     Add(AddArgs),
     /// The alerts (never their secrets), and what waits in the queue
+    #[command(after_help = "Example: baton alert list")]
     List,
     /// Remove an alert; what still waits for it is dropped
+    #[command(after_help = "Example: baton alert rm phone")]
     Rm {
         /// The alert's name
         name: String,
     },
     /// Post one sample alert to NAME now, through the same formatting, and show the answer
+    #[command(after_help = "Example: baton alert test phone")]
     Test {
         /// The alert's name
         name: String,

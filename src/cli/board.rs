@@ -19,23 +19,38 @@ use super::{Context, output, render};
 #[derive(Debug, Subcommand)]
 pub enum BoardCommand {
     /// Put a new task on the board for an agent (by name, or by skill)
+    #[command(after_help = "Examples:
+  baton send --to codex --subject 'Fix the date parser' --body '2026-02-30 is accepted' --review
+  baton send --skill rust --subject 'Port the lexer' --touches 'src/lex/**' --after 3")]
     Send(SendArgs),
     // `claim` … `reassign`, one subcommand a row of the model's table of actions.
     #[command(flatten)]
     Act(Transition),
     /// Show one task with its whole thread (archived tasks too)
+    #[command(after_help = "Example: baton show T-12")]
     Show(TaskArg),
     /// The board: open tasks with status, priority, who, age and marks
+    #[command(after_help = "Examples:
+  baton board
+  baton board --status review_requested --mine
+  baton board --all --json")]
     Board(BoardArgs),
     /// The tasks whose turn is yours, with everything needed to act
+    #[command(after_help = "Example: baton --as codex inbox --peek")]
     Inbox(InboxArgs),
     /// One line for prompts and hooks: what waits for you
+    #[command(after_help = "Example: baton --as codex status --quiet")]
     Status(StatusArgs),
     /// The activity log
+    #[command(after_help = "Examples:
+  baton log -n 20
+  baton log --since 2026-12-01T00:00:00Z --follow")]
     Log(LogArgs),
     /// Write a line into the activity log
+    #[command(after_help = "Example: baton note 'main is frozen until the release'")]
     Note(NoteTextArgs),
     /// Move finished tasks off the board into archive/<YYYY-MM>.jsonl
+    #[command(after_help = "Example: baton archive --older-than 30 --dry-run")]
     Archive(ArchiveArgs),
 }
 
@@ -435,7 +450,7 @@ pub(super) fn finish_change(context: &Context, changed: &Changed) {
 }
 
 /// `log`, and with `--follow` every line logged after, as it comes. A follow whose hub
-/// drops its stream says so and takes it up again, missing nothing.
+/// drops its stream says so and takes it up again, missing nothing, and says on which hub.
 fn log(context: &Context, desk: &dyn Desk, args: LogArgs) -> Result<(), Error> {
     let print = |line: &LogLine| match &line.record {
         _ if context.global.json => output::line_exact(&line.json),
@@ -451,14 +466,14 @@ fn log(context: &Context, desk: &dyn Desk, args: LogArgs) -> Result<(), Error> {
     let mut feed = desk.follow_log(args.lines, args.since)?;
     // The first look fails as the command does (a hub unreachable is exit 6).
     feed.next(FOLLOW_EVERY)?.iter().for_each(print);
-    let mut pause = super::reconnect::FIRST_PAUSE;
+    let mut stream = super::reconnect::Reconnecting::new();
     loop {
         match feed.next(FOLLOW_EVERY) {
             Ok(lines) => {
-                pause = super::reconnect::FIRST_PAUSE;
+                stream.answered(feed.source());
                 lines.iter().for_each(print);
             }
-            Err(error) => pause = super::reconnect::broken(&error, pause),
+            Err(error) => stream.broken(&error),
         }
     }
 }

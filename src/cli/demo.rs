@@ -52,102 +52,75 @@ pub fn run(context: &Context) -> Result<i32, Error> {
         "baton demo: claude and codex share a board in a throwaway home ({}).\n",
         scratch.0.display()
     ));
-    registry::update(&*hub.store, "codex", time::now(), |record, _| {
-        record.strengths = "careful Rust, parsers".into();
-        Ok(())
-    })?;
-    registry::update(&*hub.store, "claude", time::now(), |record, _| {
-        record.strengths = "planning, review".into();
-        Ok(())
-    })?;
+    // Each step prints the command line that does what it does, made from the same values,
+    // so that the printed script, run word for word, plays the same story (a test runs it).
+    for (agent, strengths) in [
+        ("codex", "careful Rust, parsers"),
+        ("claude", "planning, review"),
+    ] {
+        registry::update(&*hub.store, agent, time::now(), |record, _| {
+            record.strengths = strengths.into();
+            Ok(())
+        })?;
+        output::line(&format!(
+            "claude$ baton agent add {agent} --strengths {}\n",
+            quoted(strengths)
+        ));
+    }
 
-    let sent = step(
+    let task = NewTask {
+        to: Some("codex".into()),
+        subject: "Fix the date parser".into(),
+        body: "Dates like 2026-02-30 are accepted; they should be refused.".into(),
+        files: vec!["src/date.rs".into()],
+        priority: Priority::High,
+        review: true,
+        ..NewTask::default()
+    };
+    let shown = send_line(&task);
+    let id = step(
         "claude",
-        "baton send --to codex --subject 'Fix the date parser' --files src/date.rs --priority high --review",
-        open("claude")?.send(NewTask {
-            to: Some("codex".into()),
-            subject: "Fix the date parser".into(),
-            body: "Dates like 2026-02-30 are accepted; they should be refused.".into(),
-            files: vec!["src/date.rs".into()],
-            priority: Priority::High,
-            review: true,
-            ..NewTask::default()
-        })?,
+        &shown,
+        open("claude")?.send(task)?,
         &open,
         &workspace,
     )?;
-    let id = sent;
-    let script: Vec<(&str, String, Action)> = vec![
+    let script: [(&str, ActionKind, &str); 9] = [
+        ("codex", ActionKind::Claim, ""),
         (
             "codex",
-            format!("baton claim {}", id.0),
-            Action::from(ActionKind::Claim),
-        ),
-        (
-            "codex",
-            format!(
-                "baton ask {} --body 'Refuse, or clamp to the month end?'",
-                id.0
-            ),
-            Action::new(ActionKind::Ask, "Refuse, or clamp to the month end?".into()),
+            ActionKind::Ask,
+            "Refuse, or clamp to the month end?",
         ),
         (
             "claude",
-            format!(
-                "baton answer {} --body 'Refuse, with the bad date in the error.'",
-                id.0
-            ),
-            Action::new(
-                ActionKind::Answer,
-                "Refuse, with the bad date in the error.".into(),
-            ),
+            ActionKind::Answer,
+            "Refuse, with the bad date in the error.",
         ),
+        ("codex", ActionKind::Claim, ""),
         (
             "codex",
-            format!("baton claim {}", id.0),
-            Action::from(ActionKind::Claim),
-        ),
-        (
-            "codex",
-            format!(
-                "baton review {} --body 'Invalid days refused; error names the date.'",
-                id.0
-            ),
-            Action::new(
-                ActionKind::Review,
-                "Invalid days refused; error names the date.".into(),
-            ),
+            ActionKind::Review,
+            "Invalid days refused; error names the date.",
         ),
         (
             "claude",
-            format!(
-                "baton request-changes {} --body 'Add a test for 29 February.'",
-                id.0
-            ),
-            Action::new(
-                ActionKind::RequestChanges,
-                "Add a test for 29 February.".into(),
-            ),
+            ActionKind::RequestChanges,
+            "Add a test for 29 February.",
         ),
-        (
-            "codex",
-            format!("baton claim {}", id.0),
-            Action::from(ActionKind::Claim),
-        ),
-        (
-            "codex",
-            format!("baton review {} --body 'Leap-year tests added.'", id.0),
-            Action::new(ActionKind::Review, "Leap-year tests added.".into()),
-        ),
-        (
-            "claude",
-            format!("baton approve {} --body 'Good.'", id.0),
-            Action::new(ActionKind::Approve, "Good.".into()),
-        ),
+        ("codex", ActionKind::Claim, ""),
+        ("codex", ActionKind::Review, "Leap-year tests added."),
+        ("claude", ActionKind::Approve, "Good."),
     ];
-    for (agent, shown, action) in script {
-        let changed = open(agent)?.act(id, action)?;
-        step(agent, &shown, changed, &open, &workspace)?;
+    for (agent, kind, words) in script {
+        let changed = open(agent)?.act(id, Action::new(kind, words.into()))?;
+        step(
+            agent,
+            &action_line(kind, id, words),
+            changed,
+            &open,
+            &workspace,
+        )?;
     }
     let session = open("claude")?;
     let views = session.list(&BoardFilter {
@@ -162,10 +135,57 @@ pub fn run(context: &Context) -> Result<i32, Error> {
     ));
     output::line(&render::task_detail(&session.show(id)?, session.now));
     output::line(
-        "That is baton. Try it for real: `baton --as you send --to someone --subject ...`, \
-         then `baton --as someone inbox`.",
+        "That is baton. Try it for real (the README's tour): `baton agent add dev`, then \
+         `baton --as you send --to dev --subject 'Fix the date parser'`, then \
+         `baton --as dev inbox`.",
     );
     Ok(0)
+}
+
+/// The `send` command line that sends `task`.
+fn send_line(task: &NewTask) -> String {
+    let mut line = format!(
+        "baton send --to {} --subject {}",
+        task.to.as_deref().unwrap_or_default(),
+        quoted(&task.subject)
+    );
+    if !task.body.is_empty() {
+        line.push_str(&format!(" --body {}", quoted(&task.body)));
+    }
+    if !task.files.is_empty() {
+        line.push_str(&format!(" --files {}", quoted(&task.files.join(","))));
+    }
+    if task.priority != Priority::default() {
+        line.push_str(&format!(" --priority {}", task.priority));
+    }
+    if task.review {
+        line.push_str(" --review");
+    }
+    line
+}
+
+/// The command line that takes action `kind` on task `id` with `words`, as the table of
+/// actions spells its subcommand and the argument of its words.
+fn action_line(kind: ActionKind, id: TaskId, words: &str) -> String {
+    let row = kind.row();
+    let mut line = format!("baton {} {}", row.command, id.0);
+    if !words.is_empty() {
+        line.push_str(&format!(" --{} {}", row.argument_name(), quoted(words)));
+    }
+    line
+}
+
+/// `text` as one word of a shell command line: bare when it needs no quoting, else in
+/// single quotes (the demo's own words hold no single quote).
+fn quoted(text: &str) -> String {
+    let is_bare = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./,:@".contains(c));
+    match is_bare {
+        true => text.to_string(),
+        false => format!("'{}'", text.replace('\'', "'\\''")),
+    }
 }
 
 /// Prints one step: the command, what it did, and both inboxes.

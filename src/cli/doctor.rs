@@ -25,7 +25,8 @@ half-written files left by a killed writer; agents not seen for 7 days; wake pro
 that are not on PATH; the alerts and what waits in their queue; which agent clients
 (claude, codex, gemini, opencode) are here and what `baton setup` wired into each.
 
-With the hub's state in PostgreSQL (BATON_STORE), the database first: a `store` line says it
+A `store` line says which store was read: the files at the home's path, or, with the hub's
+state in PostgreSQL (BATON_STORE, which wins over BATON_HOME), the database first: that it
 answers (its URL, never the password) and which schema it holds; the checks after read the
 boards, logs, mail, agents and tokens from it, the same as from files, whether or not this
 machine has a home of its own (without one, only its files go unchecked). A database that
@@ -38,7 +39,11 @@ included), 1 when something does.
 --restore PROJECT shows what bringing back board.json.bak would lose (it works when
 board.json does not parse) and exits 1; add --yes to restore. The replaced board becomes
 board.json.bak, so running it again undoes it until the next change. Like every command on
-a bound project, it runs only from inside the project's workspace (exit 2 elsewhere).")]
+a bound project, it runs only from inside the project's workspace (exit 2 elsewhere).
+
+Examples:
+  baton doctor
+  baton doctor --restore api --yes")]
 pub struct DoctorArgs {
     /// Bring back the project's board.json.bak (shows what would be lost; needs --yes)
     #[arg(long, value_name = "PROJECT")]

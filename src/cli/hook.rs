@@ -39,6 +39,11 @@ const STDIN_DEADLINE: Duration = Duration::from_millis(500);
 const ANSWER_BY: Duration = Duration::from_millis(1800);
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples (as a client's settings run it, its JSON on stdin):
+  baton --as claude hook prompt --client claude
+  baton --as codex hook pre-edit --client codex"
+)]
 pub struct HookArgs {
     /// When the client runs the hook: session-start, prompt or stop (or the client's own
     /// name for it: SessionStart, UserPromptSubmit, BeforeAgent, Stop, AfterAgent), or

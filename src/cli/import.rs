@@ -45,6 +45,9 @@ pub struct ImportArgs {
 #[derive(Debug, Subcommand)]
 pub enum ImportSource {
     /// A roundtable board.json ({"tasks": [...]})
+    #[command(after_help = "Examples:
+  baton import roundtable ~/old/board.json --dry-run
+  baton import roundtable ~/old/board.json --agents ~/old/agents.json")]
     Roundtable {
         /// The board file
         path: PathBuf,
@@ -53,6 +56,9 @@ pub enum ImportSource {
         agents: Option<PathBuf>,
     },
     /// An agent-bridge v2 SQLite database
+    #[command(
+        after_help = "Example: baton import agent-bridge ~/.agent-bridge/bridge.db --source-project api"
+    )]
     AgentBridge {
         /// The database file
         path: PathBuf,

@@ -11,8 +11,12 @@ use super::{Context, board, output, render};
 #[derive(Debug, Subcommand)]
 pub enum MessagesCommand {
     /// Send a message to an agent, or to everyone else with --to @all
+    #[command(after_help = "Examples:
+  baton msg --to codex 'the benchmarks are in bench/'
+  baton msg --to @all --type shutdown_request 'wrapping up at six'")]
     Msg(MsgArgs),
     /// Your unread messages (marks them read); --all for every one you sent or received
+    #[command(after_help = "Example: baton --as codex messages --peek")]
     Messages(MessagesArgs),
 }
 

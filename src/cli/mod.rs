@@ -22,6 +22,7 @@ mod render;
 mod reserve;
 mod serve;
 mod setup;
+mod stats;
 mod store;
 mod tokens;
 mod tui;
@@ -135,12 +136,17 @@ pub enum Command {
     Worktree(worktrees::WorktreeCommand),
     /// Read or add to the project's shared notes
     Context(projects::ContextArgs),
+    /// How the team is doing: per agent, tasks finished, claim to finish, waits on a human,
+    /// rework and hand-overs unseen past 5 minutes
+    Stats(stats::StatsArgs),
     /// Walk two agents through a task's whole life in a throwaway home
+    #[command(after_help = "Example: baton demo")]
     Demo,
     /// Check the hub home; bring a board back from its backup
     Doctor(doctor::DoctorArgs),
     Import(import::ImportArgs),
     /// Serve the board's tools to an agent over MCP (stdio), acting as --as NAME
+    #[command(after_help = "Example: claude mcp add --scope user baton -- baton --as claude mcp")]
     Mcp(NoWake),
     /// Wire Claude Code, Codex, Gemini CLI and opencode to baton (or --uninstall)
     Setup(setup::SetupArgs),
@@ -337,6 +343,7 @@ pub fn main() -> i32 {
         Command::Project(command) => projects::run(&context, command),
         Command::Worktree(command) => worktrees::run(&context, command),
         Command::Context(args) => projects::context(&context, args),
+        Command::Stats(args) => stats::run(&context, args),
         Command::Demo => demo::run(&context),
         Command::Doctor(args) => doctor::run(&context, args),
         Command::Import(args) => import::run(&context, args),
@@ -381,3 +388,6 @@ fn fail(error: &Error) -> i32 {
 pub fn current_dir() -> Result<PathBuf, Error> {
     baton::project::current_dir()
 }
+
+#[cfg(test)]
+mod help_examples;

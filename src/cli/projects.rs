@@ -17,10 +17,13 @@ use super::{Context, current_dir, output};
 #[derive(Debug, Subcommand)]
 pub enum ProjectCommand {
     /// Create a project bound to a workspace directory (default: here)
+    #[command(after_help = "Example: cd ~/src/api && baton project init --name api --human alice")]
     Init(InitArgs),
     /// Every project, with its workspace
+    #[command(after_help = "Example: baton project list --json")]
     List,
     /// The project you are in
+    #[command(after_help = "Example: cd ~/src/api && baton project show")]
     Show,
     /// Change a setting of the project you are in (the coordinator or a human of it)
     Set(SetArgs),
@@ -28,6 +31,7 @@ pub enum ProjectCommand {
     /// one of its projects, so commands run there act on it; alone, list what is mapped
     Map(MapArgs),
     /// Forget the directory mapped to a project of the remote hub
+    #[command(after_help = "Example: baton project unmap api")]
     Unmap {
         /// The project's id on the hub
         project: String,
@@ -37,8 +41,11 @@ pub enum ProjectCommand {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 A project's workspace is a directory of the hub's machine. On another machine, map a
-directory of yours to it once:
+directory of yours to it once.
+
+Example:
   baton project map api ~/src/api
+
 Commands run under ~/src/api then act on project api without --project, and a command
 naming project api from elsewhere is refused (exit 2), as on the hub. Unmapped directories
 act on `default`. The map is kept in this machine's $BATON_HOME/project-map.json.")]
@@ -71,6 +78,8 @@ pub struct InitArgs {
 A claim holds its task for the project's lease (30 minutes unless set): while the assignee
 does anything with baton the lease is renewed; once it runs out the task shows as stalled in
 its sender's inbox. Claims already made keep their lease until their next renewal.
+
+Examples:
   baton project set --lease 45m
   baton --project api project set --lease 2h
 
@@ -144,6 +153,9 @@ fn on_or_off(text: &str) -> Result<bool, String> {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  baton context
+  baton context --add 'the API is frozen until the 15th'")]
 pub struct ContextArgs {
     /// Add a note (kept with who wrote it and when)
     #[arg(long, value_name = "TEXT")]

@@ -462,8 +462,15 @@ pub fn status_line(inbox: &Inbox) -> String {
     )
 }
 
+/// An activity record as `log` prints it: its stored time, then [`activity_words`].
 pub fn activity_line(record: &ActivityRecord) -> String {
-    let mut text = format!("{} {} {}", record.at, inline(&record.actor), record.action);
+    format!("{} {}", record.at, activity_words(record))
+}
+
+/// An activity record without its time: who did what to which task, and their words (for
+/// a face that shows the time its own way, as `watch` does).
+pub fn activity_words(record: &ActivityRecord) -> String {
+    let mut text = format!("{} {}", inline(&record.actor), record.action);
     if let Some(task) = record.task {
         let _ = write!(text, " {task}");
     }

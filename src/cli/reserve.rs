@@ -24,10 +24,15 @@ pub enum ReserveCommand {
     )]
     Reserve(ReserveArgs),
     /// End your reservations (or, as the coordinator or a human, another agent's)
+    #[command(after_help = "Examples:
+  baton unreserve 'src/date/**'
+  baton --as alice unreserve --all --agent codex")]
     Unreserve(UnreserveArgs),
     /// Who holds which paths now
+    #[command(after_help = "Example: baton reservations --mine")]
     Reservations(ReservationsArgs),
     /// Whether anyone else holds these paths: exit 0 when nobody does, 1 naming each holder
+    #[command(after_help = "Example: baton --as codex reserved src/date/parse.rs Cargo.lock")]
     Reserved(ReservedArgs),
 }
 

@@ -39,7 +39,11 @@ Limits, against clients that hold the server: a request's head must arrive withi
 kept-alive connection is closed after 10s unused); at most 512 connections are open (half the
 descriptors `ulimit -n` allows, if fewer), a new one past them closing the idlest; a token may
 keep 32 streams open at once (event streams, MCP GET streams, A2A streams and waiting sends)
-and all tokens 256 (half the connections), a stream beyond that refused with 429.")]
+and all tokens 256 (half the connections), a stream beyond that refused with 429.
+
+Examples:
+  baton --as alice serve
+  baton --as alice serve --listen 0.0.0.0:7878 --allow-host hub.lan")]
 pub struct ServeArgs {
     /// The address to listen on. Loopback by default; another address reaches beyond this
     /// machine with plain HTTP, tokens included (put a TLS proxy in front). Port 0 picks a

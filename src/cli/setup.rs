@@ -48,7 +48,12 @@ agent's commit (BATON_AGENT set) of a path another agent has reserved, naming pa
 and task; a person's commit goes through with one warning line, and so does any commit when
 the store or the hub at BATON_URL cannot be reached. A hook that was there runs after it;
 --git --uninstall puts it back as it was.
-  baton setup --git")]
+  baton setup --git
+
+Examples:
+  baton setup
+  baton setup --auto --dry-run
+  baton setup --client codex --url http://hub.lan:7878 --token-env BATON_HUB_TOKEN")]
 pub struct SetupArgs {
     /// Wire this client: claude, codex, gemini, opencode (repeat, or separate with commas)
     #[arg(long = "client", value_name = "CLIENT", value_delimiter = ',', value_parser = parse_client)]

@@ -88,6 +88,11 @@ pub struct CopyArgs {
 struct Report<'a> {
     from: String,
     to: String,
+    /// The stores as the summary names them: `the files at PATH`, or a database's address.
+    #[serde(skip)]
+    from_named: String,
+    #[serde(skip)]
+    to_named: String,
     #[serde(flatten)]
     copied: &'a Copied,
 }
@@ -131,6 +136,8 @@ fn run_copy(context: &Context, args: CopyArgs) -> Result<i32, Error> {
     let report = Report {
         from: from.location(),
         to: to.location(),
+        from_named: baton::store::named(&*from),
+        to_named: baton::store::named(&*to),
         copied: &copied,
     };
     output::emit(context.global.json, &report, summary);
@@ -151,13 +158,13 @@ fn summary(report: &Report<'_>) -> String {
     );
     let mut text = match copied.written {
         0 => format!(
-            "{} already holds everything {} holds ({what}): nothing written",
-            report.to, report.from
+            "nothing written: everything in {} is in {} already ({what})",
+            report.from_named, report.to_named
         ),
         written => format!(
             "copied {} to {}: {what} ({} written{})",
-            report.from,
-            report.to,
+            report.from_named,
+            report.to_named,
             count(written, "item"),
             match copied.replaced.len() {
                 0 => String::new(),
@@ -167,8 +174,8 @@ fn summary(report: &Report<'_>) -> String {
     };
     if !copied.only_in_destination.is_empty() {
         text.push_str(&format!(
-            "\nkept, held only by {}: {}",
-            report.to,
+            "\nkept, found only in {}: {}",
+            report.to_named,
             copied.only_in_destination.join(", ")
         ));
     }

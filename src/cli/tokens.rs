@@ -31,15 +31,18 @@ pub enum TokenCommand {
     /// Make a token that acts as agent NAME and print it, once, alone on stdout
     #[command(
         after_help = "The token is printed once and stored only as a hash. An agent has one \
-                      token at a time: `baton token rm NAME` before making another."
+                      token at a time: `baton token rm NAME` before making another.\n\n\
+                      Example: T=$(baton token add codex)"
     )]
     Add {
         /// The agent the token acts as
         name: String,
     },
     /// The tokens: whom each acts as, when it was made and last used
+    #[command(after_help = "Example: baton token list")]
     List,
     /// Remove every token of agent NAME; requests carrying one fail from the next on
+    #[command(after_help = "Example: baton token rm codex")]
     Rm {
         /// The agent whose tokens go
         name: String,

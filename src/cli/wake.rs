@@ -16,6 +16,7 @@ use super::{Context, output};
 #[derive(Debug, Subcommand)]
 pub enum WakeCommand {
     /// Start an agent's wake command now, as work handed to it would
+    #[command(after_help = "Example: baton wake codex")]
     Wake(WakeArgs),
     /// The wake supervisor, started detached by baton itself
     #[command(name = "__wake-supervisor", hide = true)]

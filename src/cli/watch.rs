@@ -5,12 +5,13 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 
+use baton::board::search::Search;
 use baton::error::Error;
 use baton::session::BoardFilter;
 use baton::time;
 
 use super::board::BoardArgs;
-use super::reconnect::{FIRST_PAUSE, broken, warn_broken};
+use super::reconnect::{Reconnecting, warn_broken};
 use super::{Context, output, render};
 
 /// A terminal's board is redrawn this often even when nothing was written, so that ages,
@@ -29,6 +30,9 @@ urgent first (f shows the finished ones too); 2 inbox: the tasks whose turn is y
 what each waits for; 3 messages: yours, received and sent (those shown count as read);
 4 task: the selected task with its thread and delivery (Enter; Esc goes back); 5 agents;
 6 activity.
+
+/ searches the tasks' subjects, bodies and threads (as --search does): Enter shows only the
+tasks holding the words typed, and the footer says so; / then Esc shows every task again.
 
 Keys on the selected task, offered only when you may take them now (the footer lists
 those; `?` shows all): as its assignee c claim, u release, i ask a question, v request
@@ -50,6 +54,7 @@ Example: baton --as boss watch";
 #[derive(Debug, Subcommand)]
 pub enum WatchCommand {
     /// Block until your inbox holds something (exit 0) or the timeout passes (exit 5)
+    #[command(after_help = "Example: while baton --as codex wait --timeout 600; do …; done")]
     Wait(WaitArgs),
     /// A live board: on a terminal an application with keys that act; else printed once per
     /// change
@@ -87,6 +92,7 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
         status: args.status,
         mine: args.mine,
         all: args.all,
+        search: Search::new(args.label.as_deref(), args.search.as_deref())?,
         ..BoardFilter::default()
     };
     let is_terminal = std::io::stdout().is_terminal();
@@ -99,7 +105,7 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
     let mut changes = desk.follow()?;
     let mut is_changed = true;
     let mut drawn_at = Instant::now();
-    let mut pause = FIRST_PAUSE;
+    let mut stream = Reconnecting::new();
     loop {
         let is_stale = is_terminal && drawn_at.elapsed() >= REDRAW_EVERY;
         if is_changed || is_stale {
@@ -113,11 +119,11 @@ fn watch_board(context: &Context, args: BoardArgs) -> Result<i32, Error> {
         };
         is_changed = match changes.wait(within) {
             Ok(is_changed) => {
-                pause = FIRST_PAUSE;
+                stream.answered(changes.source());
                 is_changed
             }
             Err(error) => {
-                pause = broken(&error, pause);
+                stream.broken(&error);
                 false
             }
         };

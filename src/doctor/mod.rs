@@ -304,6 +304,10 @@ pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Result<Vec<Check>>
             },
         )
     });
+    // Which store was read: on the files it says so too (the line the database's answer
+    // would be), since BATON_STORE wins over BATON_HOME.
+    let is_database = database.is_some();
+    let database = database.or_else(|| Some(Check::ok("store", crate::store::named(store))));
     let inspection = Inspection {
         store,
         home,
@@ -314,7 +318,7 @@ pub fn run(store: &dyn Store, home: &Home, now: Timestamp) -> Result<Vec<Check>>
     let home_line = match fs::metadata(root) {
         // The hub's state is all in the database: this machine's home holds only its own
         // files (the setup manifest, wake logs), made when first needed.
-        Err(error) if error.kind() == ErrorKind::NotFound && database.is_some() => Ok(Check::ok(
+        Err(error) if error.kind() == ErrorKind::NotFound && is_database => Ok(Check::ok(
             "home",
             format!(
                 "{} does not exist yet: this machine keeps nothing of its own so far",

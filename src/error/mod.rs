@@ -175,7 +175,10 @@ impl Error {
 
 /// `hub URL unreachable: CAUSE` for one hub (SPEC section 13); for several, each in turn.
 fn unanswered_words(tried: &[Unanswered]) -> String {
-    let each = |hub: &Unanswered| format!("hub {} unreachable: {}", hub.url, hub.cause);
+    let each = |hub: &Unanswered| {
+        let url = crate::secret::url_without_password(&hub.url);
+        format!("hub {url} unreachable: {}", hub.cause)
+    };
     match tried {
         [one] => each(one),
         several => format!(

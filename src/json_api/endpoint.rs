@@ -12,8 +12,8 @@ use super::{
     ActBody, ActivityRecord, AgentMatrix, AgentQuery, AgentRecord, BoardQuery, Changed,
     CoordinatorBody, DiffQuery, Holding, HookBody, InboxQuery, LogQuery, LoggedOut, Mail,
     MessageBody, MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody, Project, Reservation,
-    ReservationsQuery, ReserveAsk, Reserved as ReservedAnswer, Route, SendBody, Sent, TaskDiff,
-    TaskIds, TaskView, TextBody, UnreserveAsk, WakeOutcome, route,
+    ReservationsQuery, ReserveAsk, Reserved as ReservedAnswer, Route, SendBody, Sent, StatsQuery,
+    TaskDiff, TaskIds, TaskView, TextBody, UnreserveAsk, WakeOutcome, route,
 };
 use crate::session::hook_answer::Answer as HookAnswer;
 
@@ -134,6 +134,8 @@ endpoints! {
     Agents: Get AGENTS, Query NoBody => AgentMatrix, LIST_ANSWER_LIMIT;
     /// `log`.
     Log: Get LOG, Query LogQuery => Vec<ActivityRecord>, LIST_ANSWER_LIMIT;
+    /// `stats`.
+    Stats: Get STATS, Query StatsQuery => super::Stats, LIST_ANSWER_LIMIT;
     /// `messages`.
     Messages: Get MESSAGES, Query MessagesQuery => Mail, LIST_ANSWER_LIMIT;
     /// `msg`.

@@ -19,6 +19,7 @@ pub use crate::activity::ActivityRecord;
 pub use crate::board::edit::Edits;
 pub use crate::board::new_task::NewTask as SendBody;
 pub use crate::board::reservation::Reservation;
+pub use crate::board::stats::{Stats, Window};
 pub use crate::project::Project;
 pub use crate::registry::AgentRecord;
 pub use crate::session::reservations::{Holding, ReserveAsk, Reserved, UnreserveAsk};
@@ -95,6 +96,7 @@ pub mod route {
     pub const ACT: Route = Route("/projects/{project}/tasks/{id}/{action}");
     pub const AGENTS: Route = Route("/projects/{project}/agents");
     pub const LOG: Route = Route("/projects/{project}/log");
+    pub const STATS: Route = Route("/projects/{project}/stats");
     pub const MESSAGES: Route = Route("/projects/{project}/messages");
     pub const RESERVATIONS: Route = Route("/projects/{project}/reservations");
     pub const RESERVATIONS_END: Route = Route("/projects/{project}/reservations/end");
@@ -249,6 +251,14 @@ impl Default for LogQuery {
             since: None,
         }
     }
+}
+
+/// `GET …/stats`: `stats --since`, the window the figures look back over (`7d`, `24h`,
+/// `all`; the last seven days when left out).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsQuery {
+    #[serde(default)]
+    pub since: Window,
 }
 
 /// `GET …/messages`: with `all` every message sent or received; `peek` marks nothing read;

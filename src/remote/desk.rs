@@ -18,6 +18,7 @@ use super::{HubClient, Observer, listen, worktrees};
 use crate::activity::ActivityRecord;
 use crate::board::action::ActionKind;
 use crate::board::new_task::NewTask;
+use crate::board::stats::{Stats, Window};
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::client::HookEvent;
@@ -27,7 +28,7 @@ use crate::json_api::endpoint::{self, Endpoint};
 use crate::json_api::{
     ActBody, AgentQuery, BoardQuery, CoordinatorBody, DiffQuery, Holding, HookBody, InboxQuery,
     LogQuery, MessageBody, MessagesQuery, NoBody, OfferedQuery, PathsBody, ProfileBody,
-    Reservation, ReservationsQuery, ReserveAsk, Reserved, TaskDiff, TaskIds, TextBody,
+    Reservation, ReservationsQuery, ReserveAsk, Reserved, StatsQuery, TaskDiff, TaskIds, TextBody,
     UnreserveAsk,
 };
 use crate::mail::{Marking, MessageType};
@@ -359,6 +360,11 @@ impl Desk for RemoteDesk {
         }))
     }
 
+    fn stats(&self, window: Window) -> Result<Stats> {
+        let query = StatsQuery { since: window };
+        self.hub.call::<endpoint::Stats>(&[&self.id()?], &query)
+    }
+
     fn note(&self, text: &str) -> Result<ActivityRecord> {
         let body = TextBody {
             text: text.to_string(),
@@ -604,6 +610,18 @@ impl Follow for RemoteFollow {
             }
         }
     }
+
+    fn source(&self) -> Option<String> {
+        self.events.as_ref().map(source_of)
+    }
+}
+
+/// The hub a stream is open on, in words for a person: "the hub at URL", password hidden.
+fn source_of(events: &Events) -> String {
+    format!(
+        "the hub at {}",
+        crate::secret::url_without_password(events.url())
+    )
 }
 
 /// `log --follow` on a hub elsewhere: the stream is opened before the first look, so no
@@ -685,5 +703,9 @@ impl LogFeed for RemoteLogFeed {
                 }
             }
         }
+    }
+
+    fn source(&self) -> Option<String> {
+        self.events.as_ref().map(source_of)
     }
 }

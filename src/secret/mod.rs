@@ -36,9 +36,47 @@ pub fn hex(bytes: &[u8]) -> String {
     text
 }
 
+/// A web address as it may be shown to people: the password of its user information
+/// (`https://me:PASSWORD@hub`) as `***`, and user information with no `:` (which may be a
+/// token: `https://TOKEN@hub`) as `***` whole. Where the user information ends is read at
+/// the last `@` of the address, so a password holding an unencoded `/` is hidden too.
+pub fn url_without_password(url: &str) -> std::borrow::Cow<'_, str> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.into();
+    };
+    let Some((user_information, after)) = rest.rsplit_once('@') else {
+        return url.into();
+    };
+    let hidden = match user_information.split_once(':') {
+        Some((user, _)) => format!("{user}:***"),
+        None => "***".to_string(),
+    };
+    format!("{scheme}://{hidden}@{after}").into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_urls_password_is_hidden_and_the_rest_kept() {
+        for (url, shown) in [
+            ("http://127.0.0.1:7878", "http://127.0.0.1:7878"),
+            ("https://hub.example/base", "https://hub.example/base"),
+            (
+                "https://me:s3cret@hub.example:8443",
+                "https://me:***@hub.example:8443",
+            ),
+            (
+                "https://me:a/b@c@hub.example/x",
+                "https://me:***@hub.example/x",
+            ),
+            ("https://baton_token@hub.example", "https://***@hub.example"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(url_without_password(url), shown, "{url}");
+        }
+    }
 
     #[test]
     fn hex_is_two_lowercase_digits_a_byte_in_order() {

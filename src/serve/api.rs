@@ -25,7 +25,8 @@ use crate::json_api::{
     CoordinatorBody, DiffQuery, ErrorBody, Holding, HookBody, Inbox, InboxQuery, LogQuery,
     LoggedOut, Mail, MessageBody, MessagesQuery, NoBody, OfferedQuery, Page, PathsBody,
     ProfileBody, Project, Reservation, ReservationsQuery, ReserveAsk, Reserved, SendBody, Sent,
-    TaskDiff, TaskIds, TaskView, TextBody, UnreserveAsk, WakeOutcome, Whoami, endpoint, route,
+    Stats, StatsQuery, TaskDiff, TaskIds, TaskView, TextBody, UnreserveAsk, WakeOutcome, Whoami,
+    endpoint, route,
 };
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
@@ -59,6 +60,7 @@ pub fn routes() -> Router<super::State> {
     let router = serve::<endpoint::Act>(router, act);
     let router = serve::<endpoint::Agents>(router, agents);
     let router = serve::<endpoint::Log>(router, log);
+    let router = serve::<endpoint::Stats>(router, stats);
     let router = serve::<endpoint::Messages>(router, messages);
     let router = serve::<endpoint::Message>(router, message);
     let router = serve::<endpoint::Reservations>(router, reservations);
@@ -491,6 +493,15 @@ async fn log(asked: Asked<LogQuery>) -> Answered<Vec<ActivityRecord>> {
     let LogQuery { n, since } = asked.body;
     at_desk(&asked.state, &asked.caller, project, move |desk| {
         desk.log(n, since)
+    })
+    .await
+}
+
+async fn stats(asked: Asked<StatsQuery>) -> Answered<Stats> {
+    let [project] = asked.parameters();
+    let window = asked.body.since;
+    at_desk(&asked.state, &asked.caller, project, move |desk| {
+        desk.stats(window)
     })
     .await
 }

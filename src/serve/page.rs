@@ -32,10 +32,12 @@ const FIELD_INPUTS: &str = "<!-- fields an action changes -->";
 static PAGE: LazyLock<String> = LazyLock::new(|| page(ACTIONS));
 /// The page's scripts, in the order it loads them: each of the first defines functions the
 /// last, app.js, calls (they share the page's scope, as one script would).
-const SCRIPTS: [(&str, &str); 4] = [
+const SCRIPTS: &[(&str, &str)] = &[
     ("/assets/text.js", include_str!("assets/text.js")),
+    ("/assets/board.js", include_str!("assets/board.js")),
     ("/assets/login.js", include_str!("assets/login.js")),
     ("/assets/diff.js", include_str!("assets/diff.js")),
+    ("/assets/stats.js", include_str!("assets/stats.js")),
     ("/assets/app.js", include_str!("assets/app.js")),
 ];
 const STYLE: &str = include_str!("assets/app.css");
@@ -55,7 +57,7 @@ pub fn routes() -> Router<super::State> {
             "/assets/app.css",
             get(|| asset("text/css; charset=utf-8", STYLE)),
         );
-    for (path, script) in SCRIPTS {
+    for &(path, script) in SCRIPTS {
         router = router.route(
             path,
             get(move || asset("text/javascript; charset=utf-8", script)),

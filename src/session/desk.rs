@@ -23,6 +23,7 @@ use super::{
 use crate::activity::ActivityRecord;
 use crate::board::new_task::NewTask;
 use crate::board::reservation::Reservation;
+use crate::board::stats::{Stats, Window};
 use crate::board::task::TaskId;
 use crate::board::transition::Action;
 use crate::client::HookEvent;
@@ -96,6 +97,9 @@ pub trait Desk: Send + Sync {
 
     /// `note`: a line in the activity log from the caller.
     fn note(&self, text: &str) -> Result<ActivityRecord>;
+
+    /// `stats`: how the team is doing over `window` (SPEC section 19).
+    fn stats(&self, window: Window) -> Result<Stats>;
 
     /// `msg`: one message to an agent, or to everyone else.
     fn message(
@@ -214,6 +218,12 @@ pub trait Follow: Send {
     /// says the way changes arrive broke (a hub's stream): the next call opens it again,
     /// and says true once it is open, since anything may have changed meanwhile.
     fn wait(&mut self, within: Duration) -> Result<bool>;
+
+    /// Where changes come from now, for words to a person once a broken way is open again:
+    /// "the hub at URL" (its password hidden) whose stream is open; `None` on this machine.
+    fn source(&self) -> Option<String> {
+        None
+    }
 }
 
 /// One line of the activity log as `log --follow` prints it: the record, and its JSON as
@@ -239,6 +249,11 @@ pub trait LogFeed: Send {
     /// asked for), waiting up to `within` for some. An error says the way lines arrive
     /// broke (a hub's stream): the next call opens it again and misses nothing.
     fn next(&mut self, within: Duration) -> Result<Vec<LogLine>>;
+
+    /// Where lines come from now, as [`Follow::source`] says it.
+    fn source(&self) -> Option<String> {
+        None
+    }
 }
 
 /// How a [`LocalDesk`] opens its session.
@@ -466,6 +481,10 @@ impl Desk for LocalDesk {
 
     fn note(&self, text: &str) -> Result<ActivityRecord> {
         self.session()?.note(text)
+    }
+
+    fn stats(&self, window: Window) -> Result<Stats> {
+        self.session()?.stats(window)
     }
 
     fn message(

@@ -18,6 +18,7 @@ mod log;
 mod mail;
 mod outside_scope;
 pub mod reservations;
+mod stats;
 mod tasks;
 #[cfg(test)]
 mod testing;

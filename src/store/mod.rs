@@ -133,6 +133,17 @@ pub fn from_environment(
     }
 }
 
+/// Which store a command read, as the user is told where it matters (`doctor`, `whoami`,
+/// `store copy`): `the files at PATH`, or the database's address without its password.
+/// `BATON_STORE` wins over `BATON_HOME`, so a home named on the command line may not be
+/// where the state came from; this says where it did.
+pub fn named(store: &dyn Store) -> String {
+    match store.readable_files() {
+        Some(home) => format!("the files at {}", home.root().display()),
+        None => store.location(),
+    }
+}
+
 /// The store at `address` (a `postgres://` URL) for the hub at `home`.
 pub fn open(
     address: &str,

@@ -327,6 +327,15 @@ fn json_rpc_refusals_are_json_rpc_errors_in_batons_words() {
             .starts_with("this hub has 2 projects (api, default)"),
         "{error}"
     );
+    // The refusal itself says how to name it: a client that shows only the message (the
+    // Python SDK's error) tells its user.
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("say which one in metadata.baton.project"),
+        "{error}"
+    );
     let mut into_api = message("Into api");
     into_api["metadata"] = json!({"baton": {"project": "api"}});
     let sent = rpc(
@@ -687,4 +696,83 @@ fn a_stream_ends_when_its_token_is_removed() {
         .read_to_string(&mut rest)
         .expect("the stream ends once its token is gone");
     assert!(!rest.contains("data: "), "{rest}");
+}
+
+/// The Python client of docs/a2a.md, quoted there whole from tests/a2a_python/example.py.
+const EXAMPLE: &str = "tests/a2a_python/example.py";
+
+/// docs/a2a.md shows the example file as it is, and the SDK version it names is the one
+/// requirements.txt pins (the one the scenario runs).
+#[test]
+fn the_docs_quote_the_a2a_example_whole_with_the_pinned_sdk() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(root.join(EXAMPLE)).unwrap();
+    let page = std::fs::read_to_string(root.join("docs/a2a.md")).unwrap();
+    assert!(
+        page.contains(&format!("```python\n{example}```\n")),
+        "docs/a2a.md quotes {EXAMPLE} whole, as it is"
+    );
+    let requirements =
+        std::fs::read_to_string(root.join("tests/a2a_python/requirements.txt")).unwrap();
+    let pinned = requirements
+        .lines()
+        .find(|line| line.starts_with("a2a-sdk=="))
+        .expect("the SDK is pinned");
+    assert!(
+        example.contains(&format!("pip install {pinned};")),
+        "{pinned}"
+    );
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("`{pinned}`")),
+        "the README names {pinned}"
+    );
+}
+
+/// The example of docs/a2a.md, run as its first line says against a hub of two projects,
+/// hands `dev` a task in the project it names.
+#[test]
+fn the_docs_a2a_python_example_hands_dev_a_task() {
+    let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install the Python client"
+        );
+        eprintln!(
+            "NOT RUN: the A2A example needs BATON_TEST_PYTHON=<venv>/bin/python with \
+             tests/a2a_python/requirements.txt installed (.ci/run sets it)"
+        );
+        return;
+    };
+    let (env, served, _) = hub();
+    env.project_beside("lead", "api");
+    let you = add_token(&env, "you");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(EXAMPLE);
+    let output = Command::new(&python)
+        .arg(&script)
+        .env("HUB", served.base().trim_end_matches('/'))
+        .env("TOKEN", &you)
+        .current_dir(env.work())
+        .stdin(Stdio::null())
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the example failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert_eq!(
+        stdout.trim(),
+        "default/T-1 TASK_STATE_SUBMITTED",
+        "{stderr}"
+    );
+    let shown = env.run("dev", &["--json", "show", "1"]).json();
+    assert_eq!(
+        (&shown["from"], &shown["to"], &shown["status"]),
+        (&json!("you"), &json!("dev"), &json!("pending"))
+    );
+    assert_eq!(shown["subject"], "Fix the date parser");
+    assert_eq!(shown["body"], "2026-02-30 is accepted");
 }

@@ -5,9 +5,9 @@
 //!
 //! Two homes stand for two machines, as in `remote.rs`. The hub's: a real `baton serve
 //! --listen 127.0.0.1:0` over a home with project `app`, its human `lead`, and the agent
-//! registered with a token (`baton agent add NAME && baton token add NAME`, as the README's
+//! registered with a token (`baton agent add NAME && baton token add NAME`, as docs/remote.md's
 //! hub does it). The agent's: a `BATON_HOME`, user home and workspace of its own, where the
-//! user does what the README's "One agent on another machine" says: the remote setup, `baton
+//! user does what docs/remote.md's "One agent on another machine" says: the remote setup, `baton
 //! project map app DIR`, and the `baton listen` line setup printed, run by a shell that holds
 //! the token in `HUB_TOKEN` and the model's variables. The client is pointed at the scripted
 //! model as in `clients_woken.rs` and goes through the same rounds ([`prove_rounds`]), the

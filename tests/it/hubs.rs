@@ -211,6 +211,11 @@ fn wait_and_watch_move_to_the_second_hub_and_see_a_change_made_after_the_kill() 
         warned.starts_with(&format!("warning: hub {} unreachable: ", hubs.a_url)),
         "{warned}"
     );
+    let moved = watch.said("connected again");
+    assert_eq!(
+        moved,
+        format!("baton: connected again, to the hub at {}", hubs.b_url())
+    );
     let id = hubs.send("After the kill");
     let mut waiting = waiting;
     let waited = eventually("wait returns", || waiting.child.try_wait().unwrap());
@@ -226,6 +231,44 @@ fn wait_and_watch_move_to_the_second_hub_and_see_a_change_made_after_the_kill() 
         (!board.as_array()?.is_empty()).then_some(board)
     });
     assert_eq!(board[0]["subject"], "After the kill");
+}
+
+#[test]
+fn log_follow_says_which_hub_it_follows_once_the_first_is_killed() {
+    let mut hubs = TwoHubs::start();
+    let before = hubs.send("Before the kill");
+    // The second hub named with a user and a password: a line may name the hub, never the
+    // password.
+    let b = hubs.b.address.clone();
+    let agent = Agent::new(
+        format!("{},http://codex:hunter2@{b}", hubs.a_url),
+        hubs.token.clone(),
+    );
+    let follow = agent.spawn(&["log", "--follow"], false);
+    let first = follow.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert!(first.contains(&format!("T-{before}")), "{first}");
+    hubs.kill_a();
+    let warned = follow.said("connecting again");
+    assert!(
+        warned.starts_with(&format!("warning: hub {} unreachable: ", hubs.a_url)),
+        "{warned}"
+    );
+    let moved = follow.said("connected again");
+    assert_eq!(
+        moved,
+        format!("baton: connected again, to the hub at http://codex:***@{b}")
+    );
+    // Nothing logged after the kill is missed.
+    let after = hubs.send("After the kill");
+    let printed = eventually("log --follow prints the task sent after the kill", || {
+        let line = follow
+            .stdout
+            .recv_timeout(Duration::from_millis(200))
+            .ok()?;
+        line.contains(&format!("T-{after}")).then_some(line)
+    });
+    assert!(printed.contains("After the kill"), "{printed}");
+    assert!(!warned.contains("hunter2") && !moved.contains("hunter2"));
 }
 
 /// A wake command that appends one line per run to `runs`: the agent, and the hubs it was

@@ -29,6 +29,8 @@ mod delivery;
 mod delivery_faces;
 mod dependencies;
 mod diff;
+// The README's and docs/' links, and the README's length.
+mod docs_links;
 // Its checks read Unix's permission bits.
 #[cfg(unix)]
 mod doctor;
@@ -54,6 +56,9 @@ mod opencode;
 mod postgres_store;
 mod pre_edit;
 mod projects;
+// The README's tour, run word for word (its shell is sh).
+#[cfg(unix)]
+mod readme_tour;
 mod remote;
 mod remote_attacks;
 // Its verify is an sh script.
@@ -63,6 +68,7 @@ mod reservations;
 mod serve;
 mod serve_attacks;
 mod setup;
+mod stats;
 mod store_attacks;
 mod store_copy;
 mod store_secrets;
@@ -82,6 +88,8 @@ mod wake_env;
 mod watch_tui;
 mod web;
 mod webdriver;
+// Which store a command read, where it matters.
+mod which_store;
 mod worktree_faces;
 mod worktree_settings;
 mod worktrees;

@@ -333,8 +333,8 @@ fn a_home_moved_to_postgres_and_back_holds_what_it_held_and_a_second_copy_writes
     assert_eq!(
         summary.trim_end(),
         format!(
-            "copied {} to {}: 2 projects, 4 tasks, 9 log records, 4 messages, 3 agents, 1 token \
-             (6 items written)",
+            "copied the files at {} to {}: 2 projects, 4 tasks, 9 log records, 4 messages, 3 \
+             agents, 1 token (6 items written)",
             source.home().display(),
             database.shown()
         )

@@ -237,14 +237,23 @@ fn hook_answers_show_agents_text_escaped_and_framed() {
 }
 
 /// `baton hook EVENT --client CLIENT` with the client's JSON on stdin; hooks always exit 0.
+/// A hook answers nothing once its 1.8 s are up (SPEC section 10), which a machine starved
+/// by a loaded test run can make it reach: such a run, which says so on stderr, is run
+/// again (a few times at most), so that the answer checked is one the hook gave.
 fn hook(env: &TestEnv, agent: &str, client: &str, event: &str, stdin: &str) -> Run {
-    let mut command = env.command(&env.work());
-    command
-        .env("BATON_AGENT", agent)
-        .args(["hook", event, "--client", client]);
-    let run = env.run_piped(command, stdin);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    run
+    let mut tries = 0;
+    loop {
+        let mut command = env.command(&env.work());
+        command
+            .env("BATON_AGENT", agent)
+            .args(["hook", event, "--client", client]);
+        let run = env.run_piped(command, stdin);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        tries += 1;
+        if !run.stderr.contains("no answer from the store within") || tries == 5 {
+            return run;
+        }
+    }
 }
 
 #[test]

@@ -200,6 +200,26 @@ impl Board {
         }
     }
 
+    /// Waits until the screen passes `check` (a redraw may arrive in pieces); `what` says
+    /// what it waits for.
+    #[track_caller]
+    fn wait_until(&mut self, what: &str, check: impl Fn(&str) -> bool) {
+        let started = Instant::now();
+        loop {
+            if check(&self.screen.text()) {
+                return;
+            }
+            let left = DEADLINE.saturating_sub(started.elapsed());
+            match self.output.recv_timeout(left) {
+                Ok(bytes) => self.screen.take(&bytes),
+                Err(_) => panic!(
+                    "the board never showed {what}; the screen:\n{}",
+                    self.screen.text()
+                ),
+            }
+        }
+    }
+
     fn press(&mut self, keys: &str) {
         self.terminal
             .write_all(keys.as_bytes())
@@ -308,6 +328,65 @@ fn on_another_machine_the_board_follows_the_hub_and_its_keys_act_there() {
     board.wait_for("3:messages(1)");
     board.press("3");
     board.wait_for("welcome-from-the-hub");
+    board.press("q");
+    assert_eq!(board.wait_for_exit(), 0);
+}
+
+#[test]
+fn slash_searches_the_board_for_words_and_esc_shows_every_task_again() {
+    let env = TestEnv::new();
+    env.register(&["boss", "worker"]);
+    env.send("boss", "worker", "Fix the parser", &[]);
+    env.send("boss", "worker", "Fix the lexer", &[]);
+    env.send(
+        "boss",
+        "worker",
+        "Write the docs",
+        &["--body", "about the PARSER"],
+    );
+    let mut board = Board::start(&env, "boss");
+    board.wait_for("Write the docs");
+    board.wait_for("Fix the lexer");
+    board.press("/");
+    board.wait_for("search subjects, bodies, threads:");
+    board.press("parser\r");
+    // The tasks holding the words, in the subject or the body, case aside; the footer
+    // says a search is on.
+    board.wait_until("the board searched for `parser`", |screen| {
+        screen.contains("/ search: parser")
+            && screen.contains("Fix the parser")
+            && screen.contains("Write the docs")
+            && !screen.contains("Fix the lexer")
+    });
+    let footer = board
+        .screen
+        .text()
+        .lines()
+        .nth(23)
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        footer.starts_with("? help  q quit  / search: parser"),
+        "{footer:?}"
+    );
+    // A task sent now that does not hold them stays off the board.
+    env.send("boss", "worker", "Fix the tokenizer", &[]);
+    env.send("boss", "worker", "Parser errors", &[]);
+    board.wait_for("Parser errors");
+    assert!(
+        !board.screen.text().contains("tokenizer"),
+        "{}",
+        board.screen.text()
+    );
+    // `/` and Esc: every task again.
+    board.press("/");
+    board.wait_for("search subjects, bodies, threads: parser");
+    board.press("\u{1b}");
+    board.wait_until("every task again", |screen| {
+        screen.contains("Fix the lexer")
+            && screen.contains("Fix the tokenizer")
+            && !screen.contains("search: parser")
+    });
     board.press("q");
     assert_eq!(board.wait_for_exit(), 0);
 }

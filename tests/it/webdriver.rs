@@ -38,8 +38,9 @@ pub struct Browser {
 }
 
 impl Browser {
-    /// Starts `chromedriver` and a headless Chromium session.
-    pub fn start(chromedriver: &Path) -> Browser {
+    /// Starts `chromedriver` and a headless Chromium session, the browser's languages set
+    /// to `languages` (its setting, sent as `Accept-Language`: `de-DE,de`) when given.
+    pub fn start(chromedriver: &Path, languages: Option<&str>) -> Browser {
         let profile = tempfile::tempdir().expect("a temporary directory");
         let log = profile.path().join("chromedriver.log");
         let (driver, port) = start_driver(chromedriver, &log);
@@ -50,17 +51,21 @@ impl Browser {
             profile,
         };
         let user_data = browser.profile.path().join("chromium");
+        let mut options = json!({"args": [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--no-default-browser-check",
+            format!("--user-data-dir={}", user_data.display()),
+        ]});
+        if let Some(languages) = languages {
+            options["prefs"] = json!({ "intl.accept_languages": languages });
+        }
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
-            "goog:chromeOptions": {"args": [
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--no-first-run",
-                "--no-default-browser-check",
-                format!("--user-data-dir={}", user_data.display()),
-            ]},
+            "goog:chromeOptions": options,
         }}});
         let created = browser
             .request("POST", "/session", Some(&capabilities))

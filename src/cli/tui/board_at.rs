@@ -3,7 +3,7 @@
 //! says the project changed. A refusal of what a key does is the one the CLI would print,
 //! since the keys act through the same desk.
 
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 
 use baton::error::Error;
@@ -23,6 +23,7 @@ pub fn read(desk: &dyn Desk, filter: &BoardFilter) -> Result<Snapshot, Error> {
     let agents = desk.agents().ok();
     let activity = desk.log(ACTIVITY_LINES, None).unwrap_or_default();
     let mut snapshot = Snapshot::new(project, now, views, agents, activity);
+    snapshot.search = filter.search.text().map(str::to_string);
     // Looked at, not marked read: the messages view marks what it shows.
     snapshot.mail = desk.messages(true, Marking::Leave).ok().map(latest);
     Ok(snapshot)
@@ -36,11 +37,12 @@ fn latest(mut mail: Mail) -> Mail {
 }
 
 /// Reads the board on a thread of its own whenever the desk says it changed and every
-/// [`REDRAW_EVERY`], so that a read of a 10,000-task board never holds up a key. Changes
-/// during a read are read once after it. A way of following changes that breaks (a hub's
-/// event stream) is opened again at most once a redraw: a hub that is down is not
-/// hammered, and the read after each break says whether it is there.
-pub fn follow(desk: Arc<dyn Desk>, filter: BoardFilter, sender: mpsc::Sender<Wake>) {
+/// [`REDRAW_EVERY`], for what `filter` asks at the time (`/` changes it), so that a read of
+/// a 10,000-task board never holds up a key. Changes during a read are read once after it.
+/// A way of following changes that breaks (a hub's event stream) is opened again at most
+/// once a redraw: a hub that is down is not hammered, and the read after each break says
+/// whether it is there.
+pub fn follow(desk: Arc<dyn Desk>, filter: Arc<Mutex<BoardFilter>>, sender: mpsc::Sender<Wake>) {
     thread::spawn(move || {
         let mut changes: Option<Box<dyn Follow>> = desk.follow().ok();
         loop {
@@ -52,6 +54,11 @@ pub fn follow(desk: Arc<dyn Desk>, filter: BoardFilter, sender: mpsc::Sender<Wak
                     false
                 }
             };
+            // What `/` asks for now; a read for words changed meanwhile is not shown.
+            let filter = filter
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .clone();
             let wake = match read(desk.as_ref(), &filter) {
                 Ok(snapshot) => Wake::Read(Box::new(snapshot)),
                 Err(error) => Wake::ReadFailed(one_line(&error)),

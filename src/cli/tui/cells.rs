@@ -154,9 +154,38 @@ pub fn wrap(line: &str, room: usize) -> Vec<String> {
     } else {
         (indent, format!("{}  | ", &line[..indent]))
     };
+    wrap_behind(&line, frame, &continuation, room)
+}
+
+/// A line of a list whose rows start with baton's own words (an activity record, behind
+/// its time) as the rows it takes at `room` cells, at most `most` of them (the last then
+/// ends in an ellipsis): the rows after the first go on behind `indent` spaces, under
+/// those words, where no participant's words ever start, so none of theirs can pass for
+/// the start of a line of baton's (SPEC section 10) and no `| ` frame is needed to say so.
+pub fn wrap_under(line: &str, room: usize, indent: usize, most: usize) -> Vec<String> {
+    let line = shown(line);
+    if width(&line) <= room {
+        return vec![line];
+    }
+    let mut rows = wrap_behind(&line, 0, &" ".repeat(indent), room);
+    if rows.len() > most.max(1) {
+        rows.truncate(most.max(1));
+        if let Some(last) = rows.last_mut() {
+            *last = match width(last) < room {
+                true => format!("{last}…"),
+                false => cut(last, room.saturating_sub(1)).into_owned(),
+            };
+        }
+    }
+    rows
+}
+
+/// Shown `line`, whose first `frame` bytes are its frame, as rows of `room` cells, each
+/// after the first behind `continuation`.
+fn wrap_behind(line: &str, frame: usize, continuation: &str, room: usize) -> Vec<String> {
     // Room for at least a wide character after the frame, or the line is only cut.
     if continuation.len() + 2 > room {
-        return vec![cut(&line, room).into_owned()];
+        return vec![cut(line, room).into_owned()];
     }
     let mut rows = Vec::new();
     let mut row = line[..frame].to_string();
@@ -165,6 +194,14 @@ pub fn wrap(line: &str, room: usize) -> Vec<String> {
     let mut space: Option<usize> = None;
     for cluster in line[frame..].graphemes(true) {
         let cells = cluster.width();
+        if cluster == " " && used + cells > room {
+            // A space where the row is full is the break itself.
+            rows.push(row.trim_end_matches(' ').to_string());
+            row = continuation.to_string();
+            used = continuation.len();
+            space = None;
+            continue;
+        }
         // Twice at most: what a break at a space carries over may leave too little room,
         // and a row of the frame alone has room for any cluster.
         while used + cells > room {
@@ -260,6 +297,29 @@ mod tests {
         assert!(rows.iter().all(|row| row.starts_with("    | ")), "{rows:?}");
         assert!(rows.iter().all(|row| width(row) <= 16), "{rows:?}");
         assert_eq!(rows.concat().matches('x').count(), 30);
+    }
+
+    #[test]
+    fn a_line_of_a_list_wraps_under_its_first_words_and_is_cut_after_its_rows() {
+        let rows = wrap_under("06:07:08 worker note T-1: one two three four", 20, 9, 3);
+        assert_eq!(
+            rows,
+            vec![
+                "06:07:08 worker note",
+                "         T-1: one",
+                "         two three…"
+            ]
+        );
+        let short = wrap_under("06:07:08 worker note", 20, 9, 3);
+        assert_eq!(short, vec!["06:07:08 worker note"]);
+        // Wide characters: no row is wider than its room, the cut one included.
+        let rows = wrap_under(&format!("06:07:08 {}", "漢".repeat(40)), 21, 9, 2);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(rows.iter().all(|row| width(row) <= 21), "{rows:?}");
+        assert!(
+            rows[1].starts_with("         漢") && rows[1].ends_with('…'),
+            "{rows:?}"
+        );
     }
 
     #[test]

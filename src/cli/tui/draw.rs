@@ -6,8 +6,8 @@
 //! SPEC section 10 says (one-line fields inline, multi-line text framed by the same
 //! renderings the CLI prints, `render::task_detail`, `render::message_entry`), and nothing
 //! whose width terminals disagree on. Lines longer than their pane wrap with their frame
-//! ([`cells::wrap`]). Only the rows that fit are formatted, so a board of 10,000 tasks
-//! costs what a screenful costs.
+//! ([`cells::wrap`]), the activity's under their time ([`cells::wrap_under`]). Only the rows
+//! that fit are formatted, so a board of 10,000 tasks costs what a screenful costs.
 //!
 //! Here the screen's layout, its header, status line, footer and help; the lists of tasks
 //! in [`lists`], and the panes beside them (the task, messages, agents, activity) in
@@ -21,7 +21,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::cells::{self, shown};
 use super::keys::TASK_KEYS;
-use super::state::{App, Pane};
+use super::state::{App, Pane, Purpose};
 
 mod lists;
 mod panes;
@@ -49,6 +49,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Esc", "back to the list"),
     ("Tab 1-6", "the views"),
     ("f", "finished: show, hide"),
+    ("/", "search the tasks' words"),
     ("n", "send a task"),
     ("m", "message (or @all)"),
     ("U", "end what holds a task"),
@@ -196,14 +197,16 @@ fn draw_status(frame: &mut Frame, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-/// The prompt being typed, else the keys: those the selected task offers the viewer first,
-/// after help and quit, so that a narrow terminal, which cuts the footer, still shows them.
+/// The prompt being typed, else the keys that fit: help and quit, those the selected task
+/// offers the viewer, then the rest ([`footer_keys`]).
 fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
     if let Some(prompt) = &app.prompt {
         let label = format!("{} ", shown(&prompt.purpose.label()));
         let input = shown(&prompt.input);
         let hint = if prompt.purpose.is_confirmation() {
             ""
+        } else if prompt.purpose == Purpose::Search {
+            " (Enter shows the tasks holding it, Esc shows all)"
         } else if prompt.choices.is_empty() {
             " (Enter sends, Esc: nothing)"
         } else {
@@ -213,6 +216,12 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
             + cells::width(&shown(
                 &prompt.input.chars().take(prompt.cursor).collect::<String>(),
             ));
+        // The hint only where it fits whole after what is typed.
+        let typed = cells::width(&label) + cells::width(&input);
+        let hint = match typed + hint.len() <= usize::from(area.width) {
+            true => hint,
+            false => "",
+        };
         let line = Line::from(vec![
             Span::styled(label, bold()),
             Span::raw(input),
@@ -226,7 +235,15 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
         frame.set_cursor_position((x, area.y));
         return;
     }
+    // A search on says so right after help and quit: the board shows only some tasks.
+    let searched = app
+        .search
+        .as_ref()
+        .map(|words| format!("search: {}", cells::cut(&shown(words), SEARCH_SHOWN)));
     let mut keys: Vec<(&str, &str)> = vec![("?", "help"), ("q", "quit")];
+    if let Some(searched) = &searched {
+        keys.push(("/", searched));
+    }
     keys.extend(
         app.offered()
             .iter()
@@ -235,13 +252,50 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
     if app.agent.is_some() {
         keys.extend([("n", "send"), ("m", "message")]);
     }
+    if searched.is_none() {
+        keys.push(("/", "search"));
+    }
     keys.extend([("Tab", "views"), ("f", "finished")]);
     let mut spans = Vec::new();
-    for (key, what) in keys {
+    for (key, what) in footer_keys(&keys, usize::from(area.width)) {
+        if !spans.is_empty() {
+            spans.push(Span::raw(FOOTER_GAP));
+        }
         spans.push(Span::styled(key, bold()));
-        spans.push(Span::raw(format!(" {what}  ")));
+        let style = match searched.as_deref() == Some(what) {
+            true => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            false => Style::new(),
+        };
+        spans.push(Span::styled(format!(" {what}"), style));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// What stands between two keys of the footer.
+const FOOTER_GAP: &str = "  ";
+
+/// The most cells of the words searched for that the footer shows.
+const SEARCH_SHOWN: usize = 24;
+
+/// The keys of `keys` (most wanted first) that fit whole in `room` cells, in their order: a
+/// key that does not fit is left out, and a later, shorter one may take its place. None is
+/// ever cut: the help (`?`, always first) lists them all.
+fn footer_keys<'a>(keys: &[(&'a str, &'a str)], room: usize) -> Vec<(&'a str, &'a str)> {
+    let mut used = 0;
+    let mut shown = Vec::new();
+    for &(key, what) in keys {
+        let gap = if shown.is_empty() {
+            0
+        } else {
+            FOOTER_GAP.len()
+        };
+        let cells = gap + cells::width(key) + 1 + cells::width(what);
+        if used + cells <= room {
+            used += cells;
+            shown.push((key, what));
+        }
+    }
+    shown
 }
 
 /// Every key in two columns, those on the selected task dimmed where it does not offer
@@ -337,6 +391,7 @@ mod tests {
 
     use ratatui::crossterm::event::KeyCode;
 
+    use super::super::state;
     use super::super::testing::{app_for, key, snapshot, turn_of, typed, view};
     use super::*;
     use baton::board::action::ActionKind;
@@ -411,6 +466,124 @@ mod tests {
             );
             assert_eq!(is_dim, !is_offered, "{label}");
         }
+    }
+
+    /// Every key the footer may show, as it shows one: `c claim`.
+    fn footer_hints() -> Vec<String> {
+        let mut hints: Vec<String> = [
+            ("?", "help"),
+            ("q", "quit"),
+            ("n", "send"),
+            ("m", "message"),
+            ("/", "search"),
+            ("Tab", "views"),
+            ("f", "finished"),
+        ]
+        .iter()
+        .map(|(key, what)| format!("{key} {what}"))
+        .collect();
+        hints.extend(
+            TASK_KEYS
+                .iter()
+                .map(|row| format!("{} {}", row.key.label, row.key.what)),
+        );
+        hints
+    }
+
+    #[test]
+    fn the_footer_at_80_columns_shows_whole_keys_only_the_tasks_first() {
+        let hints = footer_hints();
+        // The assignee of a pending task and its sender, who are offered the most.
+        let task = || {
+            turn_of(
+                view(1, Status::Pending, "for the worker"),
+                "worker",
+                Reason::Assigned,
+            )
+        };
+        for viewer in ["worker", "boss"] {
+            let app = app_for(viewer, snapshot(vec![task()]));
+            let footer = rows(&screen(&app, 80, 24))[23].trim_end().to_string();
+            let shown: Vec<&str> = footer.split(FOOTER_GAP).collect();
+            for piece in &shown {
+                assert!(
+                    hints.iter().any(|hint| hint == piece),
+                    "{viewer}: `{piece}` is no whole key: {footer:?}"
+                );
+            }
+            assert_eq!(&shown[..2], ["? help", "q quit"], "{viewer}: {footer:?}");
+            // The task's keys come before the rest, as many as fit.
+            let offered: Vec<String> = app
+                .offered()
+                .iter()
+                .map(|key| format!("{} {}", key.key.label, key.key.what))
+                .collect();
+            assert!(!offered.is_empty(), "{viewer}");
+            assert_eq!(shown[2], offered[0], "{viewer}: {footer:?}");
+            // Wide enough, it shows them all.
+            let wide = rows(&screen(&app, 200, 24))[23].trim_end().to_string();
+            assert!(
+                wide.ends_with("Tab views  f finished"),
+                "{viewer}: {wide:?}"
+            );
+            for key in &offered {
+                assert!(wide.contains(key.as_str()), "{viewer}: {key} in {wide:?}");
+            }
+        }
+        // Narrower still: fewer keys, none cut.
+        let narrow = app_for("worker", snapshot(vec![task()]));
+        let footer = rows(&screen(&narrow, 31, 24))[23].trim_end().to_string();
+        assert_eq!(footer, "? help  q quit  c claim  d done", "{footer:?}");
+    }
+
+    #[test]
+    fn a_search_on_is_said_in_the_footer_and_an_empty_board_says_what_was_searched() {
+        let mut app = app(vec![view(1, Status::Pending, "Fix the parser")]);
+        let footer = rows(&screen(&app, 80, 24))[23].trim_end().to_string();
+        assert!(footer.contains("/ search"), "{footer:?}");
+        typed(&mut app, "/");
+        let prompt = rows(&screen(&app, 80, 24))[23].trim_end().to_string();
+        assert!(
+            prompt.starts_with("search subjects, bodies, threads:"),
+            "{prompt:?}"
+        );
+        typed(&mut app, "parser");
+        assert_eq!(
+            app.on_key(key(KeyCode::Enter)),
+            state::Effect::Search(Some("parser".to_string()))
+        );
+        let mut found = snapshot(vec![view(1, Status::Pending, "Fix the parser")]);
+        found.search = Some("parser".to_string());
+        app.replace(found);
+        let searched = screen(&app, 80, 24);
+        let footer = rows(&searched)[23].trim_end();
+        assert!(
+            footer.starts_with("? help  q quit  / search: parser  "),
+            "{footer:?}"
+        );
+        let (x, y) = find(&searched, "search: parser").expect(&searched);
+        assert_eq!(buffer(&app, 80, 24)[(x, y)].fg, Color::Yellow);
+        let mut none = snapshot(Vec::new());
+        none.search = Some("parser".to_string());
+        app.replace(none);
+        let empty = screen(&app, 80, 24);
+        assert!(
+            empty.contains("no task holds `parser`: / changes the search"),
+            "{empty}"
+        );
+    }
+
+    #[test]
+    fn a_prompt_longer_than_the_footer_leaves_out_its_hint() {
+        let mut app = app(vec![view(1, Status::Pending, "long words")]);
+        typed(&mut app, "m");
+        let short = rows(&screen(&app, 80, 24))[23].trim_end().to_string();
+        assert!(short.starts_with("message to agent"), "{short:?}");
+        assert!(short.ends_with("Enter sends, Esc: nothing)"), "{short:?}");
+        typed(&mut app, &"word ".repeat(8));
+        let long = rows(&screen(&app, 80, 24))[23].trim_end().to_string();
+        assert!(!long.contains("Enter"), "{long:?}");
+        assert!(long.ends_with("word word"), "{long:?}");
     }
 
     #[test]

@@ -19,12 +19,13 @@ mod state;
 #[cfg(test)]
 mod testing;
 
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::Duration;
 
 use ratatui::crossterm::event::{self, Event as TerminalEvent};
 
+use baton::board::search::Search;
 use baton::board::task::Priority;
 use baton::error::Error;
 use baton::mail::{Marking, MessageType};
@@ -70,19 +71,22 @@ pub fn run(desk: Arc<dyn Desk>, filter: &BoardFilter) -> Result<i32, Error> {
         offered: agent.is_some(),
         ..filter.clone()
     };
+    let filter_status = filter.status;
     let first = board_at::read(desk.as_ref(), filter)?;
     let mut app = App::new(agent, first);
+    // What the board is read for, changed by `/` and read by the reader's thread.
+    let filter = Arc::new(Mutex::new(filter.clone()));
     // A finished status asked for by name is listed at once.
-    if filter.status.is_some_and(|status| status.is_finished()) {
+    if filter_status.is_some_and(|status| status.is_finished()) {
         app.toggle_finished();
     }
     let mut terminal = ratatui::try_init().map_err(terminal_error)?;
     let (sender, receiver) = mpsc::channel();
     // Keys are read only once the terminal is raw, so none is taken in cooked mode.
     follow_terminal(sender.clone());
-    board_at::follow(Arc::clone(&desk), filter.clone(), sender.clone());
+    board_at::follow(Arc::clone(&desk), Arc::clone(&filter), sender.clone());
     follow_signals(sender);
-    let outcome = run_loop(&mut terminal, &mut app, desk.as_ref(), &receiver);
+    let outcome = run_loop(&mut terminal, &mut app, desk.as_ref(), &filter, &receiver);
     // Restored before the error, if any, is printed.
     let restored = ratatui::try_restore();
     outcome?;
@@ -94,6 +98,7 @@ fn run_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
     desk: &dyn Desk,
+    filter: &Mutex<BoardFilter>,
     receiver: &mpsc::Receiver<Wake>,
 ) -> Result<(), Error> {
     loop {
@@ -114,6 +119,7 @@ fn run_loop(
             Wake::Terminal(TerminalEvent::Key(key)) => match app.on_key(key) {
                 Effect::Quit => return Ok(()),
                 Effect::Nothing => {}
+                Effect::Search(words) => search(app, desk, filter, words),
                 // The change it makes is seen by the board's reader like any other.
                 effect => carry_out(app, desk, effect),
             },
@@ -148,6 +154,42 @@ fn follow_diff(app: &mut App, desk: &dyn Desk, board_read: bool) {
         .diff(id, false)
         .map_err(|error| first_line(&error.to_string()));
     app.diff = Some(state::ShownDiff { task: id, read });
+}
+
+/// `/`: the board read again at once for only the tasks whose words hold `words` (every
+/// task for none), as `board --search` reads it, and by the reader's thread from then on.
+fn search(app: &mut App, desk: &dyn Desk, filter: &Mutex<BoardFilter>, words: Option<String>) {
+    let read_for = {
+        let mut shared = filter
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The label the board was started with, if any, stays.
+        match Search::new(shared.search.label(), words.as_deref()) {
+            Ok(search) => shared.search = search,
+            Err(refused) => {
+                app.search = shared.search.text().map(str::to_string);
+                app.notify(format!("error: {}", inline(&refused.to_string())), true);
+                return;
+            }
+        }
+        shared.clone()
+    };
+    match board_at::read(desk, &read_for) {
+        Ok(snapshot) => {
+            let shown = snapshot.views.len();
+            app.replace(snapshot);
+            let text = match &words {
+                Some(words) => format!(
+                    "{} holding `{}` · / then Esc shows every task",
+                    baton::plural::count(shown, "task"),
+                    inline(words)
+                ),
+                None => "search cleared: every task shown".to_string(),
+            };
+            app.notify(text, false);
+        }
+        Err(error) => app.notify(one_line(&error), true),
+    }
 }
 
 /// Does what a key asked, as the CLI would, and says how it went.
@@ -187,7 +229,8 @@ fn carry_out(app: &mut App, desk: &dyn Desk, effect: Effect) {
             })
             .map(|ended| first_line(&super::reserve::ended_words(&ended)))
         }
-        Effect::Nothing | Effect::Quit => return,
+        // Carried out by the loop, which holds what the board is read for.
+        Effect::Nothing | Effect::Quit | Effect::Search(_) => return,
     };
     match outcome {
         Ok(text) => app.notify(text, false),

@@ -24,6 +24,8 @@ pub struct Snapshot {
     /// The viewer's messages, received and sent, oldest first: none without an identity or
     /// when they could not be read.
     pub mail: Option<Mail>,
+    /// The words the board was read for (`/`): only the tasks holding them are in `views`.
+    pub search: Option<String>,
 }
 
 impl Snapshot {
@@ -52,6 +54,7 @@ impl Snapshot {
             agents,
             activity,
             mail: None,
+            search: None,
         }
     }
 

@@ -80,6 +80,8 @@ pub enum Effect {
     },
     /// The messages shown count as read, up to and including this one.
     MarkRead(u64),
+    /// Read the board again for only the tasks whose words hold these (`/`), or for all.
+    Search(Option<String>),
     /// End `agent`'s reservation of `pattern`, which holds the selected task back.
     Unreserve {
         agent: String,
@@ -122,6 +124,9 @@ pub struct App {
     /// The diff of the selected task, when it has a worktree: read again at each read of
     /// the board, and when another task is selected.
     pub diff: Option<ShownDiff>,
+    /// The words the board is searched for (`/`; SPEC section 19): a read of the board for
+    /// other words (begun before they changed) is not shown.
+    pub search: Option<String>,
 }
 
 /// A task's diff as the task view shows it: read, or why it could not be.
@@ -133,6 +138,7 @@ pub struct ShownDiff {
 
 impl App {
     pub fn new(agent: Option<String>, snapshot: Snapshot) -> App {
+        let search = snapshot.search.clone();
         let mut app = App {
             agent,
             snapshot,
@@ -150,14 +156,20 @@ impl App {
             notice: None,
             marked_read: 0,
             diff: None,
+            search,
         };
         app.inbox = app.inbox_of_snapshot();
         app.settle();
         app
     }
 
-    /// Takes a fresh read of the board, keeping the selected task selected wherever it moved.
+    /// Takes a fresh read of the board, keeping the selected task selected wherever it moved;
+    /// unless it was read for other words than those searched for now, begun before they
+    /// changed, which a read for these follows.
     pub fn replace(&mut self, snapshot: Snapshot) {
+        if snapshot.search != self.search {
+            return;
+        }
         self.snapshot = snapshot;
         self.inbox = self.inbox_of_snapshot();
         if let Some(id) = self.wanted
@@ -422,6 +434,8 @@ impl App {
                 choices: self.names(None, true),
                 ..Prompt::new(Purpose::MessageTo)
             }),
+            // Read-only boards search too: nothing is changed.
+            KeyCode::Char('/') => self.prompt = Some(Prompt::search(self.search.as_deref())),
             _ => {}
         }
         Effect::Nothing

@@ -87,7 +87,7 @@ impl Call {
                 code::INVALID_PARAMS,
                 "INVALID_PARAMS",
                 format!(
-                    "this hub has {} projects ({}): say which one",
+                    "this hub has {} projects ({}): say which one in metadata.baton.project",
                     several.len(),
                     several.join(", ")
                 ),

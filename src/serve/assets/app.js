@@ -12,7 +12,7 @@ const OPEN = ['pending', 'working', 'input_required', 'review_requested', 'chang
 const FINISHED = ['completed', 'failed', 'canceled'];
 const PRIORITIES = ['urgent', 'high', 'normal', 'low'];
 const UNSEEN_AFTER_MS = 5 * 60 * 1000;
-const VIEWS = ['board', 'inbox', 'messages', 'agents', 'activity'];
+const VIEWS = ['board', 'inbox', 'messages', 'agents', 'activity', 'stats'];
 // Where the login is kept: see `storeToken`.
 const TOKEN_KEY = 'baton-token';
 // This tab's project, for a reload that lost the address (sessionStorage: per tab).
@@ -28,6 +28,8 @@ const MESSAGES_DRAWN = 100;
 const CARD_CHARS = 200;
 const LINE_CHARS = 1000;
 const BLOCK_CHARS = 4000;
+// How long typing in the search box pauses before the board is searched.
+const SEARCH_PAUSE_MS = 250;
 // How many characters of one file's hunks are drawn before they are cut.
 const DIFF_CHARS = 20000;
 
@@ -50,6 +52,10 @@ const state = {
   view: 'board',
   task: null,
   showFinished: false,
+  // What the board is searched for (board.js): a label, words, and the labels seen.
+  label: null,
+  search: '',
+  labelsSeen: new Set(),
   agents: [],
   generation: 0,
   refreshTimer: null,
@@ -131,108 +137,6 @@ function showError(selector, error) {
 }
 
 // ---- the views
-
-function byPriority(a, b) {
-  return PRIORITIES.indexOf(a.priority) - PRIORITIES.indexOf(b.priority) || a.id - b.id;
-}
-
-function isUnseen(task) {
-  const delivery = task.delivery;
-  return OPEN.includes(task.status) && delivery && ['queued', 'woken'].includes(delivery.state) &&
-    Date.now() - Date.parse(delivery.since) > UNSEEN_AFTER_MS;
-}
-
-function marks(task) {
-  const found = [];
-  if (task.blocked_by && task.blocked_by.length) {
-    found.push(['blocked', 'blocked by ' + task.blocked_by.map((id) => 'T-' + id).join(', ')]);
-  }
-  if (task.held_by) found.push(['held', 'held: ' + holding(task.held_by)]);
-  if (task.stalled) found.push(['stalled', 'stalled']);
-  if (isUnseen(task)) found.push(['unseen', 'unseen ' + age(task.delivery.since)]);
-  if (task.turn && task.reason !== 'assigned') found.push(['turn', 'waiting for ' + line(task.turn)]);
-  if (task.archived) found.push(['archived', 'archived']);
-  return found.map(([kind, text]) => el('span', { class: 'mark mark-' + kind, 'data-mark': kind }, text));
-}
-
-/** A reservation as the CLI names it: `src/date/** by codex (T-3)`. */
-function holding(reservation) {
-  return line(reservation.pattern) + ' by ' + line(reservation.agent) +
-    (reservation.task ? ' (T-' + reservation.task + ')' : '');
-}
-
-/** How long a reservation still holds. */
-function holdsFor(reservation) {
-  if (reservation.expires_at) {
-    const minutes = Math.max(0, Math.round((Date.parse(reservation.expires_at) - Date.now()) / 60000));
-    return minutes + 'm left';
-  }
-  return reservation.task ? 'while T-' + reservation.task + ' is worked on' : 'until ended';
-}
-
-/**
- * Who holds what, each with a button that ends it: the holder's own, or (as the project's
- * coordinator or a human of it) another agent's, who is told; the server refuses anyone else.
- */
-function renderReservations(reservations) {
-  const items = (reservations || []).map((reservation) => el('li', {
-    'data-reservation': reservation.id, 'data-agent': reservation.agent,
-  },
-  el('span', { class: 'pattern' }, holding(reservation)),
-  el('span', { class: 'none' }, ' ' + (reservation.exclusive ? '' : 'shared, ') + holdsFor(reservation) +
-    (reservation.reason ? ': ' + line(reservation.reason) : '')),
-  el('button', { type: 'button', class: 'end-reservation', 'data-agent': reservation.agent,
-    'data-pattern': reservation.pattern }, 'End')));
-  $('#reservations').replaceChildren(...items);
-  $('#reservations-none').hidden = items.length > 0;
-}
-
-async function endReservation(button) {
-  try {
-    await api('POST', projectPath('/reservations/end'), {
-      agent: button.dataset.agent === state.me ? null : button.dataset.agent,
-      patterns: [button.dataset.pattern],
-    });
-    showError('#reservations-error', null);
-  } catch (error) {
-    showError('#reservations-error', error);
-  }
-  refresh();
-}
-
-function card(task) {
-  const priority = PRIORITIES.includes(task.priority) ? task.priority : 'normal';
-  const node = el('article', {
-    class: 'card priority-' + priority + (state.me && task.turn === state.me ? ' my-turn' : ''),
-    'data-task': task.id,
-    'data-status': task.status,
-    tabindex: 0,
-  },
-  el('div', { class: 'card-head' },
-    el('span', { class: 'id' }, 'T-' + task.id),
-    el('span', { class: 'priority' }, line(task.priority)),
-    el('span', { class: 'age', title: task.created_at }, age(task.created_at))),
-  el('div', { class: 'subject' }, line(task.subject, CARD_CHARS)),
-  el('div', { class: 'route' }, line(task.from) + ' → ' + line(task.to)),
-  el('div', { class: 'marks' }, marks(task)));
-  node.addEventListener('click', () => openTask(task.id));
-  node.addEventListener('keydown', (event) => { if (event.key === 'Enter') openTask(task.id); });
-  return node;
-}
-
-function column(status, tasks) {
-  const mine = tasks.filter((task) => task.status === status).sort(byPriority);
-  return el('section', { class: 'column', 'data-status': status },
-    el('h2', {}, status.replaceAll('_', ' '), el('span', { class: 'count' }, String(mine.length))),
-    mine.map(card));
-}
-
-function renderBoard(tasks) {
-  $('#columns').replaceChildren(...OPEN.map((status) => column(status, tasks)));
-  $('#finished').replaceChildren(...FINISHED.map((status) => column(status, tasks)));
-  $('#finished').hidden = !state.showFinished;
-  $('#toggle-finished').textContent = state.showFinished ? 'Hide finished' : 'Show finished';
-}
 
 // What the one whose turn it is should do, by the inbox's reason (as `baton inbox` says it).
 const TO_DO = {
@@ -448,6 +352,7 @@ function renderTask(task) {
       field('touches', (task.touches || []).map((pattern) => line(pattern)).join(', ')),
       field('reserved', (task.reservations || []).map((reservation) => line(reservation.pattern)).join(', ')),
       field('skill', task.skill ? line(task.skill) : null),
+      field('labels', (task.labels || []).map((label) => line(label)).join(', ')),
       field('created', when(task.created_at)),
       field('updated', when(task.updated_at)),
       field('claimed', task.claimed_at ? when(task.claimed_at) : null),
@@ -459,7 +364,9 @@ function renderTask(task) {
         : 'none'),
       marks(task).length ? field('marks', el('span', { class: 'marks' }, marks(task))) : null),
     el('h3', {}, 'body'),
-    el('pre', { class: 'text', id: 'task-body' }, task.body ? block(task.body, 'body') : '—'),
+    task.body
+      ? el('pre', { class: 'text', id: 'task-body' }, block(task.body, 'body'))
+      : el('p', { class: 'none', id: 'task-no-body' }, 'no description'),
     el('h3', {}, 'files'),
     (task.files || []).length
       ? el('ul', { class: 'files' }, task.files.map((file) => el('li', {}, line(file))))
@@ -556,7 +463,7 @@ async function refresh() {
     if (!current()) return;
     renderCounts(inbox);
     if (state.view === 'board') {
-      const tasks = await api('GET', projectPath('/board' + (state.showFinished ? '?all=true' : '')));
+      const tasks = await api('GET', projectPath('/board' + boardQuery()));
       if (current()) renderBoard(tasks);
       const reservations = await api('GET', projectPath('/reservations'));
       if (current()) renderReservations(reservations);
@@ -567,6 +474,9 @@ async function refresh() {
       if (current()) renderMessages(mail);
     } else if (state.view === 'agents') {
       renderAgents(agents);
+    } else if (state.view === 'stats') {
+      const stats = await api('GET', projectPath('/stats?since=' + encodeURIComponent($('#stats-since').value)));
+      if (current()) renderStats(stats);
     } else {
       const records = await api('GET', projectPath('/log?n=50'));
       if (current()) renderActivity(records);
@@ -846,9 +756,11 @@ function wire() {
   $('#project').addEventListener('change', () => {
     state.project = $('#project').value;
     for (const list of ['#columns', '#finished', '#reservations', '#agents tbody', '#agent-problems', '#activity',
-      '#inbox-tasks', '#inbox-messages', '#messages']) {
+      '#inbox-tasks', '#inbox-messages', '#messages', '#stats tbody', '#stats-plots']) {
       $(list).replaceChildren();
     }
+    state.labelsSeen = new Set();
+    state.label = null;
     closeTask();
     remember();
     refresh();
@@ -857,11 +769,13 @@ function wire() {
     const button = event.target.closest('button.end-reservation');
     if (button) endReservation(button);
   });
+  $('#stats-since').addEventListener('change', refresh);
   $('#toggle-finished').addEventListener('click', () => {
     state.showFinished = !state.showFinished;
     refresh();
   });
   $('#close-task').addEventListener('click', closeTask);
+  wireSearch();
   $('#task-detail').addEventListener('click', (event) => {
     const target = event.target.closest('[data-whole]');
     if (!target || !state.shownTask) return;

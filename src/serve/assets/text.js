@@ -92,7 +92,12 @@ function age(at) {
   return Math.floor(seconds / 86400) + 'd';
 }
 
+// Dates as the browser's user reads them: in the languages they set it to
+// (navigator.languages, what it sends as Accept-Language), not in whatever locale the
+// browser's process started in, nor in one locale for everyone.
+const DATES = new Intl.DateTimeFormat(navigator.languages, { dateStyle: 'medium', timeStyle: 'short' });
+
 function when(at) {
   if (!at) return '—';
-  return el('time', { datetime: at, title: at }, new Date(at).toLocaleString() + ' (' + age(at) + ' ago)');
+  return el('time', { datetime: at, title: at }, DATES.format(new Date(at)) + ' (' + age(at) + ' ago)');
 }

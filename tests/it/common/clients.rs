@@ -373,7 +373,7 @@ impl RemoteRig {
 
     /// `client` on `machine` wired to `hub`, which `human` serves.
     pub fn wire(machine: Machine, hub: TestEnv, client: &str, human: &str) -> RemoteRig {
-        // As the README's hub does it: `baton agent add NAME && baton token add NAME`.
+        // As docs/remote.md's hub does it: `baton agent add NAME && baton token add NAME`.
         hub.run("", &["agent", "add", client]).ok();
         let token = add_token(&hub, client);
         let served = Served::start(&hub, human);

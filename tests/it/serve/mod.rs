@@ -21,6 +21,7 @@ fn only_healthz_and_the_page_are_open_and_every_answer_carries_the_policy() {
         "/assets/text.js",
         "/assets/login.js",
         "/assets/diff.js",
+        "/assets/stats.js",
         "/assets/app.js",
         "/assets/app.css",
     ] {
@@ -36,6 +37,7 @@ fn only_healthz_and_the_page_are_open_and_every_answer_carries_the_policy() {
         "/api/v1/whoami",
         "/api/v1/projects",
         "/api/v1/projects/default/board",
+        "/api/v1/projects/default/stats",
         "/api/v1/events",
     ] {
         let reply = served.get(path, "");

@@ -13,8 +13,11 @@
 
 mod board;
 mod diff;
+mod labels;
+mod layout;
 mod login;
 mod panel;
+mod stats;
 mod views;
 
 use std::path::PathBuf;
@@ -109,15 +112,20 @@ struct Hub {
 }
 
 fn hub() -> Option<Hub> {
-    hub_with(BrowserPlace::take)
+    hub_with(BrowserPlace::take, None)
 }
 
 /// [`hub`], with no other browser running beside it.
 fn hub_alone() -> Option<Hub> {
-    hub_with(BrowserPlace::take_all)
+    hub_with(BrowserPlace::take_all, None)
 }
 
-fn hub_with(place: fn() -> BrowserPlace) -> Option<Hub> {
+/// [`hub`], its browser set to the languages `languages` (`de-DE,de`).
+fn hub_in(languages: &str) -> Option<Hub> {
+    hub_with(BrowserPlace::take, Some(languages))
+}
+
+fn hub_with(place: fn() -> BrowserPlace, languages: Option<&str>) -> Option<Hub> {
     let chromedriver = chromedriver()?;
     let one = place();
     let env = TestEnv::new();
@@ -139,7 +147,7 @@ fn hub_with(place: fn() -> BrowserPlace) -> Option<Hub> {
     .ok();
     env.register(&["codex"]);
     let server = Served::start(&env, "human");
-    let browser = Browser::start(&chromedriver);
+    let browser = Browser::start(&chromedriver, languages);
     Some(Hub {
         env,
         server,

@@ -290,6 +290,7 @@ fn at_700_pixels_nothing_scrolls_sideways_in_any_view() {
         ("messages", "#messages .message"),
         ("agents", "#agents tbody tr"),
         ("activity", "#activity li"),
+        ("stats", "#stats tbody tr"),
     ] {
         browser.click(&format!("#tab-{tab}"), deadline);
         wait_for(

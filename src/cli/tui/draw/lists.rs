@@ -66,12 +66,13 @@ pub(super) fn draw_board(frame: &mut Frame, app: &App, area: Rect) {
             rows.extend(group.iter().map(|&place| Row::Task(place)));
         }
     }
-    let empty = match (snapshot.views.is_empty(), app.agent.is_some()) {
-        (true, true) => "no tasks here: n sends one",
-        (true, false) => "no tasks here",
-        (false, _) => "no open tasks: f shows the finished ones",
+    let empty = match (&app.search, snapshot.views.is_empty(), app.agent.is_some()) {
+        (Some(words), true, _) => format!("no task holds `{}`: / changes the search", shown(words)),
+        (None, true, true) => "no tasks here: n sends one".to_string(),
+        (None, true, false) => "no tasks here".to_string(),
+        (_, false, _) => "no open tasks: f shows the finished ones".to_string(),
     };
-    draw_list(frame, app, area, Line::from(summary), &rows, empty);
+    draw_list(frame, app, area, Line::from(summary), &rows, &empty);
 }
 
 /// The inbox: the tasks whose turn is the viewer's, and what each waits for.

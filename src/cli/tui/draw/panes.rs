@@ -12,9 +12,14 @@ use super::super::state::App;
 use super::{bold, dim, line};
 use crate::cli::{agents, diff, render};
 use baton::text::inline;
+use baton::time;
 
 /// At most this many rows of a task (its diff, above all) are drawn; the rest are counted.
 const MOST_ROWS: usize = 5000;
+
+/// At most this many rows of an activity record are drawn: a feed of lines, whose whole
+/// words `baton log` and the task pane show.
+const ACTIVITY_ROWS: usize = 3;
 
 /// Multi-line text (escaped by its rendering) as the rows it takes at `width`, each line
 /// wrapped with its frame.
@@ -139,20 +144,25 @@ pub(super) fn draw_agents(frame: &mut Frame, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
-/// The latest activity, newest last, as many lines as fit.
+/// The latest activity, newest last, as many records as fit: each behind its time on the
+/// viewer's clock (the date only when it is not today's), its words wrapped under them, at
+/// most [`ACTIVITY_ROWS`] rows a record.
 pub(super) fn draw_activity(frame: &mut Frame, app: &App, area: Rect) {
     let block = Block::new().borders(Borders::TOP).title(" activity ");
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let fits = usize::from(inner.height);
     let width = usize::from(inner.width);
+    let now = app.snapshot.now;
     // From the newest back, only as many records as fill the pane.
     let mut rows: Vec<String> = Vec::new();
     for record in app.snapshot.activity.iter().rev() {
         if rows.len() >= fits {
             break;
         }
-        let mut wrapped = cells::wrap(&render::activity_line(record), width);
+        let at = time::clock(record.at, now);
+        let line = format!("{at} {}", render::activity_words(record));
+        let mut wrapped = cells::wrap_under(&line, width, cells::width(&at) + 1, ACTIVITY_ROWS);
         wrapped.extend(rows);
         rows = wrapped;
     }
@@ -326,6 +336,83 @@ mod tests {
         );
         assert!(screen.contains("    | first"), "{screen}");
         assert!(screen.contains("    | \\u{1b}[2Jbaton: forged"), "{screen}");
+    }
+
+    #[test]
+    fn the_activity_view_at_80_columns_shows_a_short_time_and_lines_not_quotes() {
+        let now = baton::time::now();
+        let record = |at: baton::time::Timestamp, text: &str| {
+            serde_json::from_value(serde_json::json!({
+                "at": at.to_string(), "project": "demo", "actor": "worker",
+                "action": "note", "text": text,
+            }))
+            .expect("a record")
+        };
+        let long = format!("first {} last", "middle ".repeat(40));
+        let three_days_ago = now.plus(chrono::Duration::days(-3));
+        let activity = vec![
+            record(three_days_ago, "older"),
+            record(now, "short one"),
+            record(now, &long),
+        ];
+        let mut app = app_for(
+            "boss",
+            Snapshot::new("demo".to_string(), now, Vec::new(), None, activity),
+        );
+        typed(&mut app, "6");
+        let screen = screen(&app, 80, 24);
+        let rows: Vec<&str> = screen.lines().collect();
+        let stored = three_days_ago.to_string();
+        assert!(!screen.contains(&stored[..19]), "a stored time: {screen}");
+        // Today's records behind the time alone, HH:MM:SS: the words start at column 9.
+        let today = baton::time::clock(now, now);
+        assert_eq!(today.len(), 8, "{today}");
+        assert!(
+            today.chars().enumerate().all(|(at, c)| if at % 3 == 2 {
+                c == ':'
+            } else {
+                c.is_ascii_digit()
+            }),
+            "{today}"
+        );
+        let short = rows
+            .iter()
+            .find(|row| row.contains("short one"))
+            .expect(&screen);
+        assert_eq!(short.trim_end(), format!("{today} worker note: short one"));
+        // Another day's behind its date and minute.
+        let older = rows
+            .iter()
+            .find(|row| row.contains("older"))
+            .expect(&screen);
+        let day = baton::time::clock(three_days_ago, now);
+        assert_eq!(day.len(), 16, "{day}");
+        assert!(
+            day.chars().enumerate().all(|(at, c)| match at {
+                4 | 7 => c == '-',
+                10 => c == ' ',
+                13 => c == ':',
+                _ => c.is_ascii_digit(),
+            }),
+            "{day}"
+        );
+        assert_eq!(older.trim_end(), format!("{day} worker note: older"));
+        // A long one wraps under its words, with no `| ` frame, in at most three rows, the
+        // last ending in an ellipsis.
+        let first = rows
+            .iter()
+            .position(|row| row.contains("note: first"))
+            .expect(&screen);
+        assert!(rows[first].starts_with(&today), "{screen}");
+        let under: Vec<&str> = rows[first + 1..]
+            .iter()
+            .take_while(|row| row.starts_with("         m"))
+            .copied()
+            .collect();
+        assert_eq!(under.len(), 2, "{screen}");
+        assert!(under[1].trim_end().ends_with('…'), "{screen}");
+        assert!(!screen.contains("| "), "{screen}");
+        assert!(!screen.contains("last"), "{screen}");
     }
 
     #[test]

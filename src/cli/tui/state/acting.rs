@@ -39,6 +39,8 @@ pub enum Purpose {
     MessageText {
         to: String,
     },
+    /// The words to search the board for (`/`).
+    Search,
 }
 
 impl Purpose {
@@ -53,6 +55,7 @@ impl Purpose {
             Purpose::SendSubject { to } => format!("send to {to}, subject:"),
             Purpose::MessageTo => "message to agent (or @all):".to_string(),
             Purpose::MessageText { to } => format!("message to {to}:"),
+            Purpose::Search => "search subjects, bodies, threads:".to_string(),
         }
     }
 
@@ -79,6 +82,16 @@ impl Prompt {
             input: String::new(),
             cursor: 0,
             choices: Vec::new(),
+        }
+    }
+
+    /// The prompt of `/`, holding the words searched for now, if any, to change.
+    pub(super) fn search(words: Option<&str>) -> Prompt {
+        let input = words.unwrap_or_default().to_string();
+        Prompt {
+            cursor: input.chars().count(),
+            input,
+            ..Prompt::new(Purpose::Search)
         }
     }
 
@@ -231,6 +244,8 @@ impl App {
             return Effect::Nothing;
         }
         match key.code {
+            // Esc on the search clears it: every task shown again.
+            KeyCode::Esc if prompt.purpose == Purpose::Search => self.searched(None),
             KeyCode::Esc => {
                 let id = match prompt.purpose {
                     Purpose::Act { id, .. } => Some(id),
@@ -317,7 +332,18 @@ impl App {
                 Effect::Nothing
             }
             Purpose::MessageText { to } => Effect::Message { to, text: words },
+            Purpose::Search => self.searched(Some(name).filter(|words| !words.is_empty())),
         }
+    }
+
+    /// The search is now for `words` (none: every task): the board is read again for them.
+    fn searched(&mut self, words: Option<String>) -> Effect {
+        if words.is_none() && self.search.is_none() {
+            self.notify("no search: every task is shown", false);
+            return Effect::Nothing;
+        }
+        self.search = words.clone();
+        Effect::Search(words)
     }
 }
 
@@ -332,6 +358,73 @@ mod tests {
     use baton::board::transition::Action;
     use baton::session::AgentMatrix;
     use baton::session::TaskView;
+
+    #[test]
+    fn slash_asks_for_words_enter_searches_for_them_and_esc_shows_every_task() {
+        // Read-only boards search too.
+        for viewer in [None, Some("boss".to_string())] {
+            let mut app = App::new(
+                viewer.clone(),
+                snapshot(vec![view(1, Status::Pending, "x")]),
+            );
+            typed(&mut app, "/");
+            let prompt = app.prompt.clone().expect("a prompt");
+            assert_eq!(prompt.purpose, Purpose::Search, "{viewer:?}");
+            typed(&mut app, " parser ");
+            assert_eq!(
+                app.on_key(key(KeyCode::Enter)),
+                Effect::Search(Some("parser".to_string()))
+            );
+            assert_eq!(app.search.as_deref(), Some("parser"));
+            assert!(app.prompt.is_none());
+            // `/` again holds the words to change; Esc clears the search.
+            typed(&mut app, "/");
+            assert_eq!(
+                app.prompt.as_ref().map(|p| p.input.as_str()),
+                Some("parser")
+            );
+            assert_eq!(app.on_key(key(KeyCode::Esc)), Effect::Search(None));
+            assert_eq!(app.search, None);
+            // With none on, Esc (or Enter on nothing) reads nothing again.
+            typed(&mut app, "/");
+            assert_eq!(app.on_key(key(KeyCode::Esc)), Effect::Nothing);
+            typed(&mut app, "/");
+            assert_eq!(app.on_key(key(KeyCode::Enter)), Effect::Nothing);
+        }
+    }
+
+    #[test]
+    fn a_read_for_other_words_than_those_searched_now_is_not_shown() {
+        let all = || {
+            snapshot(vec![
+                view(1, Status::Pending, "parser"),
+                view(2, Status::Pending, "lexer"),
+            ])
+        };
+        let mut app = app_as(
+            "boss",
+            vec![
+                view(1, Status::Pending, "parser"),
+                view(2, Status::Pending, "lexer"),
+            ],
+        );
+        typed(&mut app, "/parser");
+        app.on_key(key(KeyCode::Enter));
+        // A read begun before the search, for every task, comes in late: not shown.
+        app.replace(all());
+        assert_eq!(app.board_rows().len(), 2, "still the board as it was");
+        let mut searched = snapshot(vec![view(1, Status::Pending, "parser")]);
+        searched.search = Some("parser".to_string());
+        app.replace(searched);
+        assert_eq!(app.board_rows().len(), 1);
+        app.replace(all());
+        assert_eq!(
+            app.board_rows().len(),
+            1,
+            "the late read for every task again"
+        );
+        assert_eq!(app.selected, Some(TaskId(1)));
+    }
 
     #[test]
     fn approve_by_keys_is_the_approve_action_with_the_typed_note() {

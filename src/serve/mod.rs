@@ -221,13 +221,15 @@ async fn healthz(Shared(state): Shared<State>) -> Response {
 }
 
 /// rmcp's Streamable HTTP service: a [`BatonServer`] per MCP session, each call acting as
-/// its request's token. The `Host` check is ours, on every route, so rmcp's is off.
+/// its request's token, each session kept in the store so that any hub sharing it serves
+/// the session ([`sessions`]). The `Host` check is ours, on every route, so rmcp's is off.
 fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSessionManager> {
     let hub = state.hub.clone();
     let report_wake = state.report_wake;
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(state.stopping.child_token());
+    config.session_store = Some(state.sessions.clone());
     StreamableHttpService::new(
         move || Ok(BatonServer::per_request(hub.clone(), report_wake)),
         state.sessions.manager(),

@@ -1,45 +1,77 @@
-//! Which token opened each MCP session of `/mcp` (SPEC section 13: a session belongs to the
-//! token that opened it).
+//! The MCP sessions of `/mcp`: which token opened each (SPEC section 13: a session belongs to
+//! the token that opened it), and how any hub sharing the store serves a session opened on
+//! another (SPEC section 16: hubs keep no state another hub needs).
 //!
 //! rmcp hands out a session id in the `Mcp-Session-Id` header of its answer to `initialize`,
 //! and serves whoever presents that id afterwards. This layer, between the token check and
-//! rmcp, notes the token behind each id it sees handed out (in the store, where every hub
-//! sharing it can find it: [`Store::record_mcp_session`]) and answers 404 to any request
-//! (POST, GET, DELETE) that presents an id with another token, exactly as to an id that
-//! never was: whoever learned a session id cannot tell it from a made-up one, let alone use
-//! or end the session.
+//! rmcp, records each session handed out with the token behind it (in the store, where
+//! every hub sharing it finds it: [`Store::record_mcp_session`]) and answers 404 to any
+//! request (POST, GET, DELETE) that presents an id with another token, exactly as to an id
+//! that never was: whoever learned a session id cannot tell it from a made-up one, let alone
+//! use or end the session.
 //!
 //! A session is bound to its token ([`TokenId`]), not to the token's agent: two tokens of one
 //! agent are two secrets handed to two places (a browser's login and a `token add` for a
 //! client, say), and one of them leaking must not open the sessions of the other; nor may a
 //! token made after `token rm` under the same name take over the sessions of the one removed.
+//!
+//! # Any hub serves any session
+//!
+//! What a session of baton's MCP server needs is small: its owner, and what its client said
+//! at `initialize` (the protocol version it asked for, its capabilities and name), from which
+//! the handler negotiates the same version again. Each call names its identity by its own
+//! token, and what an agent has been shown (seen marks, read positions, deliveries) is in
+//! the store already, not in the session. So the store keeps those two things
+//! ([`crate::store::KeptMcpSession`]), and rmcp's own restore does the rest: rmcp's
+//! [`SessionStore`] (which [`McpSessions`] is) hands over the client's `initialize` params;
+//! a hub that is asked for a session it does not hold asks the store, makes a local session
+//! under the same id and replays `initialize` and `initialized` into a new handler, without
+//! sending the client anything (rmcp's `try_restore_from_store`), then serves the request.
+//! A session's local copy is only a cache: rmcp ends it when idle, or its hub dies, and the
+//! next request revives it wherever it lands. A session ends when its client ends it
+//! (DELETE, on any hub), when its token goes, or after [`MCP_SESSION_IDLE`] unused.
+//!
+//! Why not rmcp's stateless mode with a session layer of baton's own: that mode serves each
+//! request by a handler of its own, with no session and no stream of the server's own
+//! messages, where the clients baton serves speak the `initialize` eras, whose sessions are
+//! what must carry on (see [`crate::mcp::NEWEST_VERSION`]). And why not a session manager
+//! of baton's own: rmcp's local one, given the store as its [`SessionStore`], already
+//! revives a session under its id and lets one request of many arriving at once revive it,
+//! so a manager of baton's own would copy it.
+//!
+//! [`MCP_SESSION_IDLE`]: crate::store::mcp_sessions::MCP_SESSION_IDLE
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{
+    SessionState, SessionStore, SessionStoreError,
+};
 
 use super::api::ApiError;
 use crate::error::Error;
 use crate::session::blocking::{Stopped, off_thread};
-use crate::store::{Store, StoreError};
+use crate::store::{KeptMcpSession, Store, StoreError};
 use crate::tokens::{self, KeptTokens, TokenId};
 
-/// The sessions rmcp keeps in this process, and where the token that opened each is
-/// recorded: the store, so that any hub sharing it can tell ([`Store::mcp_session_owner`]).
+/// The sessions rmcp keeps in this process, and the store where every session is kept for
+/// every hub sharing it ([`Store::mcp_session`]).
 #[derive(Debug)]
 pub struct McpSessions {
     manager: Arc<LocalSessionManager>,
     store: Arc<dyn Store>,
-    /// The sessions this process handed out and has not forgotten: its own, which it
-    /// forgets in the store once rmcp has ended them.
-    opened_here: Mutex<BTreeSet<String>>,
+    /// What rmcp handed over at `initialize` ([`SessionStore::store`]), by session id,
+    /// until [`bind_to_token`] sees the id in the answer and records it with its token: the
+    /// store keeps a session whole, owner and state in one write. rmcp hands it over just
+    /// before it answers, with nothing to wait on between, so each entry is taken at once.
+    opening: Mutex<HashMap<String, String>>,
 }
 
 impl McpSessions {
@@ -47,7 +79,7 @@ impl McpSessions {
         McpSessions {
             manager,
             store,
-            opened_here: Mutex::new(BTreeSet::new()),
+            opening: Mutex::new(HashMap::new()),
         }
     }
 
@@ -56,11 +88,9 @@ impl McpSessions {
         self.manager.clone()
     }
 
-    fn opened_here(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
-        // The set stays whole whatever panicked while holding it: every change is one call.
-        self.opened_here
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn opening(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        // The map stays whole whatever panicked while holding it: every change is one call.
+        self.opening.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// `work` on the store, off the async threads (a store may wait on a lock or a
@@ -76,69 +106,60 @@ impl McpSessions {
         }
     }
 
+    /// The session `id` as the store keeps it, its use noted; `None` for one no hub handed
+    /// out, or ended.
+    async fn kept(&self, id: &str) -> Result<Option<KeptMcpSession>, Error> {
+        let id = id.to_string();
+        self.on_store(move |store| store.mcp_session(&id)).await
+    }
+
     /// Whether the session `id` was opened with `token`. An id no hub handed out is
     /// nobody's.
     async fn is_owned_by(&self, id: &str, token: &TokenId) -> Result<bool, Error> {
-        let id = id.to_string();
-        let owner = self
-            .on_store(move |store| store.mcp_session_owner(&id))
-            .await?;
-        Ok(owner.as_deref() == Some(token.as_stored()))
+        let kept = self.kept(id).await?;
+        Ok(kept.is_some_and(|kept| kept.token == token.as_stored()))
     }
 
-    /// Notes that `token` opened the session `id`, and forgets the sessions of this
-    /// process that rmcp has ended since, so the store holds no more of them than rmcp
-    /// does. A session whose owner could not be recorded answers nobody: its next request
+    /// Records that `token` opened the session `id`, with what its client said at
+    /// `initialize`. A session that could not be recorded answers nobody: its next request
     /// is refused as unknown, and its client opens another.
     async fn record(&self, id: String, token: TokenId) {
-        let ended: Vec<String> = {
-            let live = self.manager.sessions.read().await;
-            let mut opened = self.opened_here();
-            let ended = opened
-                .iter()
-                .filter(|known| !live.contains_key(known.as_str()))
-                .cloned()
-                .collect();
-            opened.retain(|known| live.contains_key(known.as_str()));
-            opened.insert(id.clone());
-            ended
+        let state = self.opening().remove(&id).unwrap_or_default();
+        let kept = KeptMcpSession {
+            token: token.as_stored().to_string(),
+            state,
         };
         let _ = self
-            .on_store(move |store| {
-                store.forget_mcp_sessions(&ended)?;
-                store.record_mcp_session(&id, token.as_stored())
-            })
+            .on_store(move |store| store.record_mcp_session(&id, &kept))
             .await;
     }
 
     async fn forget(&self, ids: Vec<String>) {
-        {
-            let mut opened = self.opened_here();
-            for id in &ids {
-                opened.remove(id);
-            }
-        }
-        // A session left recorded answers its own token only, and ended: rmcp refuses it.
+        // A session left kept answers its own token only, and that token is gone: the
+        // token check refuses it, and it ends unused.
         let _ = self
             .on_store(move |store| store.forget_mcp_sessions(&ids))
             .await;
     }
 
-    /// Ends the sessions of this process whose token is no longer good (removed, replaced,
-    /// or a login whose server stopped): their requests are refused already, and this ends
-    /// their open streams too. A token store that cannot be read ends none: requests are
-    /// refused meanwhile.
+    /// Ends the sessions held in this process whose token is no longer good (removed,
+    /// replaced, or a login whose server stopped): their requests are refused already, and
+    /// this ends their open streams too. A token store that cannot be read ends none:
+    /// requests are refused meanwhile.
     pub async fn end_those_of_stale_tokens(&self, kept: &Arc<KeptTokens>) {
-        let opened: Vec<String> = self.opened_here().iter().cloned().collect();
+        let held: Vec<String> = {
+            let live = self.manager.sessions.read().await;
+            live.keys().map(ToString::to_string).collect()
+        };
         let kept = kept.clone();
         let stale = self
             .on_store(move |store| {
                 let mut stale = Vec::new();
-                for id in opened {
-                    let Some(owner) = store.mcp_session_owner(&id)? else {
+                for id in held {
+                    let Some(session) = store.mcp_session(&id)? else {
                         continue;
                     };
-                    let token = TokenId::from_stored(owner);
+                    let token = TokenId::from_stored(session.token);
                     if matches!(tokens::is_current(store, &kept, &token), Ok(false)) {
                         stale.push(id);
                     }
@@ -158,6 +179,29 @@ impl McpSessions {
     }
 }
 
+/// The store as rmcp sees it: where a session's `initialize` params are kept, for a hub
+/// that is asked for a session it does not hold to revive it.
+#[async_trait::async_trait]
+impl SessionStore for McpSessions {
+    async fn load(&self, id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let kept = self.kept(id).await.map_err(|error| error.to_string())?;
+        // A session kept without its state (by a baton before this one) cannot be revived.
+        Ok(kept.and_then(|kept| serde_json::from_str(&kept.state).ok()))
+    }
+
+    async fn store(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let state = serde_json::to_string(state)?;
+        self.opening().insert(id.to_string(), state);
+        Ok(())
+    }
+
+    /// The client ended the session (DELETE), on whichever hub.
+    async fn delete(&self, id: &str) -> Result<(), SessionStoreError> {
+        self.forget(vec![id.to_string()]).await;
+        Ok(())
+    }
+}
+
 /// The session id a request presents or an answer hands out; one that is not text is none,
 /// as rmcp reads it.
 fn session_id(headers: &HeaderMap) -> Option<String> {
@@ -167,8 +211,8 @@ fn session_id(headers: &HeaderMap) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Refuses a request presenting a session that its token did not open, and notes the token
-/// behind each session handed out. Runs after the token check, which put the [`TokenId`] in
+/// Refuses a request presenting a session that its token did not open, and records each
+/// session handed out with its token. Runs after the token check, which put the [`TokenId`] in
 /// the request.
 pub async fn bind_to_token(
     State(sessions): State<Arc<McpSessions>>,
@@ -187,18 +231,12 @@ pub async fn bind_to_token(
             Err(error) => return ApiError::from(error).into_response(),
         }
     }
-    let is_delete = request.method() == Method::DELETE;
     let response = next.run(request).await;
-    match presented {
-        None => {
-            if response.status().is_success()
-                && let Some(opened) = session_id(response.headers())
-            {
-                sessions.record(opened, token).await;
-            }
-        }
-        Some(id) if is_delete && response.status().is_success() => sessions.forget(vec![id]).await,
-        Some(_) => {}
+    if presented.is_none()
+        && response.status().is_success()
+        && let Some(opened) = session_id(response.headers())
+    {
+        sessions.record(opened, token).await;
     }
     response
 }

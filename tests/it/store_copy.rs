@@ -509,7 +509,7 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
         .unwrap_or_else(|| panic!("no store line: {report}"));
     assert!(
         store_line.ends_with(&format!(
-            "{} answers; schema 4, the one this baton writes",
+            "{} answers; schema 5, the one this baton writes",
             database.shown()
         )),
         "{store_line}"

@@ -1,15 +1,15 @@
 //! Presences: a session or a listener is live while announced, a duty has one holder, a
-//! mark is made once; and an MCP session's owner is known until forgotten.
+//! mark is made once; and an MCP session is known until forgotten.
 
 use super::{Hub, eventually, on_each_store};
 use crate::file::lock::LockPolicy;
-use crate::store::{Duty, at_once};
+use crate::store::{Duty, KeptMcpSession, at_once};
 
 on_each_store!(
     a_presence_is_seen_by_another_store_while_it_is_held,
     a_duty_has_one_holder_until_it_lets_go,
     a_mark_is_made_once_whoever_makes_it,
-    an_mcp_sessions_owner_is_known_until_forgotten,
+    an_mcp_session_is_known_until_forgotten,
 );
 
 fn a_presence_is_seen_by_another_store_while_it_is_held(hub: &Hub) {
@@ -92,32 +92,37 @@ fn a_mark_is_made_once_whoever_makes_it(hub: &Hub) {
     assert_eq!(first.iter().filter(|first| **first).count(), 1, "{first:?}");
 }
 
-/// The files keep owners in the memory of the serving process, a database for every hub:
-/// either way the store that recorded an owner (whatever lock policy it is asked with)
-/// knows it until it is forgotten.
-fn an_mcp_sessions_owner_is_known_until_forgotten(hub: &Hub) {
+/// The files keep sessions in the memory of the serving process, a database for every hub:
+/// either way the store that recorded a session (whatever lock policy it is asked with)
+/// knows its owner and what its client said at `initialize` until it is forgotten.
+fn an_mcp_session_is_known_until_forgotten(hub: &Hub) {
     let store = hub.store().resident();
     let waiting_briefly =
         store.with_lock(LockPolicy::silent(std::time::Duration::from_millis(100)));
-    assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
-    store.record_mcp_session("s1", "hash-a").unwrap();
-    store.record_mcp_session("s2", "hash-b").unwrap();
+    let kept = |token: &str, state: &str| KeptMcpSession {
+        token: token.to_string(),
+        state: state.to_string(),
+    };
+    assert_eq!(store.mcp_session("s1").unwrap(), None);
+    store
+        .record_mcp_session("s1", &kept("hash-a", r#"{"initialize_params":{}}"#))
+        .unwrap();
+    store.record_mcp_session("s2", &kept("hash-b", "")).unwrap();
     assert_eq!(
-        waiting_briefly.mcp_session_owner("s1").unwrap().as_deref(),
-        Some("hash-a"),
-        "the same store with another lock policy knows it"
+        waiting_briefly.mcp_session("s1").unwrap(),
+        Some(kept("hash-a", r#"{"initialize_params":{}}"#)),
+        "the same store with another lock policy knows it, and what its client said"
+    );
+    assert_eq!(
+        store.mcp_session("s1").unwrap(),
+        Some(kept("hash-a", r#"{"initialize_params":{}}"#)),
+        "looking a session up keeps it"
     );
     waiting_briefly
         .forget_mcp_sessions(&["s1".to_string(), "s9".to_string()])
         .unwrap();
-    assert_eq!(store.mcp_session_owner("s1").unwrap(), None);
-    assert_eq!(
-        store.mcp_session_owner("s2").unwrap().as_deref(),
-        Some("hash-b")
-    );
+    assert_eq!(store.mcp_session("s1").unwrap(), None);
+    assert_eq!(store.mcp_session("s2").unwrap(), Some(kept("hash-b", "")));
     store.forget_mcp_sessions(&[]).unwrap();
-    assert_eq!(
-        store.mcp_session_owner("s2").unwrap().as_deref(),
-        Some("hash-b")
-    );
+    assert_eq!(store.mcp_session("s2").unwrap(), Some(kept("hash-b", "")));
 }

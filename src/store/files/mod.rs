@@ -32,6 +32,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use self::events::FileEvents;
 use self::feed::{HubFeed, ProjectFeed};
@@ -53,11 +54,12 @@ use crate::store::duty::{Duty, Held};
 use crate::store::feed::{ChangeFeed, Scope};
 use crate::store::group::{Group, group_of};
 use crate::store::mailbox::Mailbox;
+use crate::store::mcp_sessions::MCP_SESSION_IDLE;
 use crate::store::presence::Presence;
 use crate::store::transaction::{Archive, Transaction};
 use crate::store::{
-    Boards, Feeds, GaveUp, LogTail, Mailboxes, McpSessions, Origin, Presences, Restoring, Snapshot,
-    Store, StoreError, Stored,
+    Boards, Feeds, GaveUp, KeptMcpSession, LogTail, Mailboxes, McpSessions, Origin, Presences,
+    Restoring, Snapshot, Store, StoreError, Stored,
 };
 use crate::time::Timestamp;
 
@@ -255,12 +257,11 @@ pub struct FileStore {
     /// What a long-running process keeps between changes; a command, run once, keeps
     /// nothing.
     resident: Option<Arc<Resident>>,
-    /// The token (its hash) that opened each MCP session this process handed out, by
-    /// session id. In memory: on the files, an MCP session lives in the memory of the one
-    /// `baton serve` that opened it (rmcp's session manager), so no other process could
-    /// serve it whatever it knew of its owner, and a file written at every `initialize`
-    /// would be written for nobody.
-    mcp_sessions: Arc<Mutex<HashMap<String, String>>>,
+    /// The MCP sessions this process handed out, by session id, each with when it was last
+    /// used. In memory: on the files one `baton serve` serves every session, so no other
+    /// process needs them, and a file written at every `initialize` would be written for
+    /// nobody.
+    mcp_sessions: Arc<Mutex<HashMap<String, (KeptMcpSession, Instant)>>>,
 }
 
 /// What a long-running process keeps between changes: the boards it read or wrote, and the
@@ -306,8 +307,10 @@ impl FileStore {
         }))
     }
 
-    /// The owners of the MCP sessions this process handed out.
-    fn mcp_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+    /// The MCP sessions this process handed out.
+    fn mcp_sessions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, (KeptMcpSession, Instant)>> {
         // The map stays whole whatever panicked while holding it: every change is one call.
         self.mcp_sessions
             .lock()
@@ -876,20 +879,28 @@ impl Feeds for FileStore {
 }
 
 impl McpSessions for FileStore {
-    fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError> {
-        self.mcp_sessions()
-            .insert(session.to_string(), token.to_string());
+    fn record_mcp_session(&self, session: &str, kept: &KeptMcpSession) -> Result<(), StoreError> {
+        let mut sessions = self.mcp_sessions();
+        sessions.retain(|_, (_, used)| used.elapsed() <= MCP_SESSION_IDLE);
+        sessions.insert(session.to_string(), (kept.clone(), Instant::now()));
         Ok(())
     }
 
-    fn mcp_session_owner(&self, session: &str) -> Result<Option<String>, StoreError> {
-        Ok(self.mcp_sessions().get(session).cloned())
+    fn mcp_session(&self, session: &str) -> Result<Option<KeptMcpSession>, StoreError> {
+        let mut sessions = self.mcp_sessions();
+        Ok(match sessions.get_mut(session) {
+            Some((kept, used)) if used.elapsed() <= MCP_SESSION_IDLE => {
+                *used = Instant::now();
+                Some(kept.clone())
+            }
+            _ => None,
+        })
     }
 
     fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError> {
-        let mut owners = self.mcp_sessions();
+        let mut kept = self.mcp_sessions();
         for session in sessions {
-            owners.remove(session);
+            kept.remove(session);
         }
         Ok(())
     }

@@ -64,8 +64,8 @@ use super::files::HomeFiles;
 use super::mailbox::Mailbox;
 use super::presence::Presence;
 use super::{
-    ChangeFeed, Duty, Feeds, GaveUp, Held, LogTail, Mailboxes, McpSessions, Origin, Place,
-    Presences, Restoring, Scope, Snapshot, Store, StoreError, Stored, Transaction,
+    ChangeFeed, Duty, Feeds, GaveUp, Held, KeptMcpSession, LogTail, Mailboxes, McpSessions, Origin,
+    Place, Presences, Restoring, Scope, Snapshot, Store, StoreError, Stored, Transaction,
 };
 use crate::board::Board;
 use crate::board::mail::{Message, ReadPositions};
@@ -488,12 +488,12 @@ impl Feeds for PgStore {
 }
 
 impl McpSessions for PgStore {
-    fn record_mcp_session(&self, session: &str, token: &str) -> Result<(), StoreError> {
-        self.record_session(session, token)
+    fn record_mcp_session(&self, session: &str, kept: &KeptMcpSession) -> Result<(), StoreError> {
+        self.record_session(session, kept)
     }
 
-    fn mcp_session_owner(&self, session: &str) -> Result<Option<String>, StoreError> {
-        self.session_owner(session)
+    fn mcp_session(&self, session: &str) -> Result<Option<KeptMcpSession>, StoreError> {
+        self.kept_session(session)
     }
 
     fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError> {

@@ -10,7 +10,7 @@
 use super::client::{Client, Error, Statements};
 
 /// The schema this binary writes, and the highest it reads.
-pub const SCHEMA: i64 = 4;
+pub const SCHEMA: i64 = 5;
 
 /// The advisory lock (two-key form: this class, key 0) that a migration holds.
 pub const MIGRATION_LOCK: (i32, i32) = (0x6261_0000, 0);
@@ -144,6 +144,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
     EXCEPTION WHEN OTHERS THEN
         RAISE NOTICE 'baton: no trigram index on the archive (%)', SQLERRM;
     END $$;
+    "#,
+    // 4 → 5: what any hub needs to serve an MCP session opened on another: what its client
+    // said at `initialize` (rmcp's session state as JSON; empty for the sessions recorded
+    // before, which only their own hub can serve), and when it was last used (a session
+    // unused for long ends, whichever hub served it last).
+    r#"
+    ALTER TABLE mcp_sessions
+        ADD COLUMN state text NOT NULL DEFAULT '',
+        ADD COLUMN used_at timestamptz NOT NULL DEFAULT now();
     "#,
 ];
 

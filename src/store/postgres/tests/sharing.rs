@@ -357,17 +357,18 @@ fn a_feed_whose_connection_is_cut_says_so_and_then_that_it_may_have_missed_chang
 }
 
 #[test]
-fn an_mcp_session_s_owner_is_known_to_every_hub() {
+fn an_mcp_session_is_known_to_every_hub() {
     if !cluster::runs_here() {
         return;
     }
     let fixture = Fixture::new();
     let (one, two) = (fixture.store(), fixture.store());
-    one.record_mcp_session("session-1", "hash-a").unwrap();
-    assert_eq!(
-        two.mcp_session_owner("session-1").unwrap().as_deref(),
-        Some("hash-a")
-    );
+    let kept = crate::store::KeptMcpSession {
+        token: "hash-a".to_string(),
+        state: r#"{"initialize_params":{}}"#.to_string(),
+    };
+    one.record_mcp_session("session-1", &kept).unwrap();
+    assert_eq!(two.mcp_session("session-1").unwrap(), Some(kept));
     two.forget_mcp_sessions(&["session-1".to_string()]).unwrap();
-    assert!(one.mcp_session_owner("session-1").unwrap().is_none());
+    assert!(one.mcp_session("session-1").unwrap().is_none());
 }

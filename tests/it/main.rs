@@ -42,6 +42,8 @@ mod fuzz;
 mod group_commit;
 mod hook;
 mod hostile_files;
+// haproxy in front of two hubs (tests/it/common/haproxy.rs).
+mod balanced;
 mod hubs;
 mod import;
 mod labels;

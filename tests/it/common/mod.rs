@@ -56,6 +56,9 @@ pub use eventually::{
 pub mod git;
 pub mod http;
 
+/// haproxy in front of a test's hubs, configured as docs/load-balancer.md says.
+pub mod haproxy;
+
 /// An agent's machine acting on a hub elsewhere through `BATON_URL`.
 pub mod remote;
 

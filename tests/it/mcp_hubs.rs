@@ -1,19 +1,25 @@
 //! An MCP session over Streamable HTTP carries on on any hub sharing the store (SPEC
 //! section 16: hubs keep no state another hub needs): two `baton serve` on one PostgreSQL
-//! database, whatever store the rest of the suite runs on, each request of one session sent
-//! to the other hub than the last, as a balancer with no stickiness sends them; then the
-//! hub that opened the session SIGKILLed.
+//! database, whatever store the rest of the suite runs on (on the files one hub serves
+//! every session), each request of one session sent to the other hub than the last, as a
+//! balancer with no stickiness sends them, by hand and through haproxy with the Python
+//! SDK's client; then a hub SIGKILLed.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::http::{Reply, Served, send};
-use crate::common::{TestEnv, TestStore, cluster, test_store};
+use crate::common::TestEnv;
+use crate::common::haproxy::Balanced;
+use crate::common::http::{Reply, Served, add_token, send};
 
 /// Two hubs on one database, and a token for `dev`.
 struct Hubs {
     env: TestEnv,
-    /// `BATON_STORE` for the hubs and the CLI, where the suite's own store is the files.
-    vars: Vec<(&'static str, String)>,
     a: Option<Served>,
     b: Served,
     token: String,
@@ -23,43 +29,18 @@ impl Hubs {
     /// `None` where PostgreSQL cannot run (the test then says NOT RUN and passes, as the
     /// store's other tests do).
     fn start() -> Option<Hubs> {
-        if !cluster::runs_here() {
-            return None;
-        }
-        let env = TestEnv::new();
-        let vars = match test_store() {
-            TestStore::Files => vec![("BATON_STORE", cluster::fresh_database(None))],
-            TestStore::Postgres(_) => Vec::new(),
-        };
-        let mut hubs = Hubs {
-            a: None,
-            b: Served::start_with_vars(&env, "alice", &[], &Self::borrowed(&vars)),
-            token: String::new(),
+        let env = TestEnv::on_postgres()?;
+        Some(Hubs {
+            a: Some(Served::start(&env, "alice")),
+            b: Served::start(&env, "alice"),
+            token: add_token(&env, "dev"),
             env,
-            vars,
-        };
-        hubs.a = Some(hubs.serve());
-        hubs.token = hubs.cli(&["token", "add", "dev"]).trim().to_string();
-        Some(hubs)
-    }
-
-    fn borrowed<'a>(vars: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-        vars.iter()
-            .map(|(name, value)| (*name, value.as_str()))
-            .collect()
-    }
-
-    /// One more hub on the database.
-    fn serve(&self) -> Served {
-        Served::start_with_vars(&self.env, "alice", &[], &Self::borrowed(&self.vars))
+        })
     }
 
     /// The CLI as `alice` on the hubs' store; its stdout.
     fn cli(&self, args: &[&str]) -> String {
-        self.env
-            .run_env("alice", args, &Self::borrowed(&self.vars))
-            .ok()
-            .to_string()
+        self.env.run("alice", args).ok().to_string()
     }
 
     fn a(&self) -> &Served {
@@ -125,7 +106,7 @@ fn an_mcp_session_carries_on_on_any_hub_and_after_its_hub_is_killed() {
     let Some(mut hubs) = Hubs::start() else {
         return;
     };
-    let other_token = hubs.cli(&["token", "add", "lead"]).trim().to_string();
+    let other_token = add_token(&hubs.env, "lead");
     let token = hubs.token.clone();
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -213,7 +194,7 @@ fn an_mcp_session_carries_on_on_any_hub_and_after_its_hub_is_killed() {
         ),
     );
     assert_eq!(tool_result(&sent)["task"]["subject"], "After the kill");
-    let c = hubs.serve();
+    let c = Served::start(&hubs.env, "alice");
     let listed = to_mcp(
         &c,
         "POST",
@@ -245,4 +226,132 @@ fn an_mcp_session_carries_on_on_any_hub_and_after_its_hub_is_killed() {
         4,
         "each call acted once: {log}"
     );
+}
+
+/// The status haproxy logged for a request (`option httplog`: the field after the timers
+/// `TR/Tw/Tc/Tr/Ta`).
+fn logged_status(line: &str) -> Option<&str> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let timers = fields
+        .iter()
+        .position(|field| field.matches('/').count() == 4)?;
+    fields.get(timers + 1).copied()
+}
+
+/// The official Python SDK's client (tests/mcp_python/hubs_scenario.py) opens a session
+/// through haproxy in front of two hubs (round robin, no stickiness, as
+/// docs/load-balancer.md configures it), calls tools, and holds the session's stream open;
+/// the hub holding the stream is SIGKILLed. Its next calls go on through the other hub,
+/// and its stream opens again there from its `Last-Event-ID`, the same session throughout,
+/// with no error. `.ci/run` installs the SDK and haproxy; this test then must pass.
+#[test]
+fn the_python_sdk_carries_on_through_haproxy_when_a_hub_is_killed() {
+    let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install the Python client"
+        );
+        eprintln!(
+            "NOT RUN: the Python MCP client needs BATON_TEST_PYTHON=<venv>/bin/python with \
+             tests/mcp_python/requirements.txt installed (.ci/run sets it)"
+        );
+        return;
+    };
+    let Some(env) = TestEnv::on_postgres() else {
+        return;
+    };
+    env.register(&["alice", "dev"]);
+    let token = add_token(&env, "dev");
+    let Some(mut balanced) = Balanced::start(env) else {
+        return;
+    };
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/hubs_scenario.py");
+    let mut child = Command::new(&python)
+        .arg(&script)
+        .arg(format!("{}/mcp", balanced.haproxy.url()))
+        .env("DEV_TOKEN", &token)
+        .env_remove("BATON_AGENT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the Python client starts");
+    let (said, lines) = mpsc::channel();
+    let stdout = child.stdout.take().expect("piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = said.send(line);
+        }
+    });
+    let mut stdout = Vec::new();
+    let mut read_until = |wanted: &str| {
+        while let Ok(line) = lines.recv_timeout(Duration::from_secs(120)) {
+            let is_it = line.contains(wanted);
+            stdout.push(line);
+            if is_it {
+                return;
+            }
+        }
+    };
+    read_until("opened");
+
+    // The SDK opens its stream as it tells the session open (`notifications/initialized`,
+    // answered 202), one request each, taken by the two hubs in turn: the stream is on the
+    // hub that did not take the notification.
+    let told = balanced
+        .haproxy
+        .log()
+        .into_iter()
+        .find(|line| line.contains("POST /mcp") && logged_status(line) == Some("202"))
+        .expect("haproxy logged the notification that the session is open");
+    let stream_hub = if told.contains("hubs/hub1") { 1 } else { 0 };
+    balanced.kill(stream_hub);
+    let mut stdin = child.stdin.take().expect("piped");
+    writeln!(stdin, "killed").expect("the client reads on");
+    drop(stdin);
+    read_until("python hubs scenario: ok");
+    let status = child.wait().expect("the client ends");
+    let mut stderr = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().expect("piped"), &mut stderr);
+    let stdout = stdout.join("\n");
+    assert!(
+        status.success() && stdout.contains("python hubs scenario: ok"),
+        "the Python hubs scenario failed\nstdout:\n{stdout}\nstderr:\n{stderr}\nhaproxy:\n{}",
+        balanced.haproxy.log().join("\n")
+    );
+    assert!(!stdout.contains(&token) && !stderr.contains(&token));
+    print!("{stdout}");
+
+    // The stream was on the hub killed, cut there, and opened again on the other.
+    let killed = format!("hubs/hub{}", stream_hub + 1);
+    let other = format!("hubs/hub{}", 2 - stream_hub);
+    let streams = || -> Vec<String> {
+        balanced
+            .haproxy
+            .log()
+            .into_iter()
+            .filter(|line| line.contains("GET /mcp"))
+            .collect()
+    };
+    crate::common::eventually("haproxy logs both streams' ends", || {
+        (streams().len() >= 2).then_some(())
+    });
+    let streams = streams();
+    assert!(
+        streams[0].contains(&killed) && streams[1].contains(&other),
+        "{streams:#?}"
+    );
+    // Each call acted once: nine tasks sent, by dev.
+    let log = balanced
+        .env
+        .run("alice", &["--json", "log", "-n", "100"])
+        .ok()
+        .to_string();
+    let sends: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("\"send\""))
+        .collect();
+    assert_eq!(sends.len(), 9, "{log}");
 }

@@ -205,6 +205,20 @@ impl TestEnv {
         TestEnv::with_root(tempfile::tempdir().expect("a temporary directory"))
     }
 
+    /// A hub on a database of its own whatever store the suite runs on, for what only a
+    /// shared database does (hubs that serve each other's MCP sessions); `None`, having said
+    /// NOT RUN, where PostgreSQL cannot run ([`cluster::runs_here`]).
+    pub fn on_postgres() -> Option<TestEnv> {
+        if !cluster::runs_here() {
+            return None;
+        }
+        let mut env = TestEnv::new();
+        if env.store_url.is_none() {
+            env.store_url = Some(cluster::fresh_database(None));
+        }
+        Some(env)
+    }
+
     /// A hub in a directory under `parent`, for a test that needs it away from /tmp.
     pub fn new_in(parent: &Path) -> TestEnv {
         std::fs::create_dir_all(parent).unwrap();

@@ -31,6 +31,16 @@
 //! next request revives it wherever it lands. A session ends when its client ends it
 //! (DELETE, on any hub), when its token goes, or after [`MCP_SESSION_IDLE`] unused.
 //!
+//! A session's stream (its GET) cut by its hub's end opens again on whichever hub the
+//! client's reconnection reaches, from its `Last-Event-ID`: that hub revives the session,
+//! and rmcp resumes its stream there. Nothing is lost on the way because baton sends nothing
+//! on an HTTP session's stream: each answer comes on its own request's stream, and pushes
+//! of new work are made over stdio only ([`crate::mcp::channel`]). Were pushes made over
+//! HTTP, their events would have to be kept in the store too (rmcp's `EventStore`, with the
+//! store's positions as event ids, so that an id means the same on every hub), made by one
+//! hub per session (a duty, as the alert sender is) and followed from the store by the hub
+//! holding the stream; none of that is here yet.
+//!
 //! Why not rmcp's stateless mode with a session layer of baton's own: that mode serves each
 //! request by a handler of its own, with no session and no stream of the server's own
 //! messages, where the clients baton serves speak the `initialize` eras, whose sessions are

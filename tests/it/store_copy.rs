@@ -552,11 +552,11 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
     assert_eq!(
         stderr.trim_end(),
         format!(
-            "error: store {} has schema 99, newer than this baton understands (4); upgrade baton",
+            "error: store {} has schema 99, newer than this baton understands (5); upgrade baton",
             database.shown()
         )
     );
-    database.tamper("UPDATE baton_schema SET version = 4");
+    database.tamper("UPDATE baton_schema SET version = 5");
 
     // A database that cannot be reached: one line, exit 6.
     let gone = said.keep(source.run_env(

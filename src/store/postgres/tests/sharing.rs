@@ -372,3 +372,92 @@ fn an_mcp_session_is_known_to_every_hub() {
     two.forget_mcp_sessions(&["session-1".to_string()]).unwrap();
     assert!(one.mcp_session("session-1").unwrap().is_none());
 }
+
+/// A session an older schema kept (its owner alone) is known once migrated, without what its
+/// client said (it cannot be revived elsewhere); a session unused for longer than
+/// [`MCP_SESSION_IDLE`] is unknown, and forgotten when the next is recorded; a session in
+/// use has its use noted, at most once a minute.
+///
+/// [`MCP_SESSION_IDLE`]: crate::store::mcp_sessions::MCP_SESSION_IDLE
+#[test]
+fn an_mcp_session_unused_for_long_ends_and_one_kept_before_its_state_is_known() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let mut client = fixture.client();
+    for migration in &schema::MIGRATIONS[..4] {
+        client.batch_execute(migration).unwrap();
+    }
+    client
+        .execute("INSERT INTO baton_schema (version) VALUES (4)", &[])
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO mcp_sessions (session, token) VALUES ('old', 'hash-a')",
+            &[],
+        )
+        .unwrap();
+    let store = fixture.store();
+    let kept = |token: &str, state: &str| crate::store::KeptMcpSession {
+        token: token.to_string(),
+        state: state.to_string(),
+    };
+    assert_eq!(store.mcp_session("old").unwrap(), Some(kept("hash-a", "")));
+
+    client
+        .execute(
+            "UPDATE mcp_sessions SET used_at = now() - interval '13 hours' \
+             WHERE session = 'old'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(store.mcp_session("old").unwrap(), None, "unused too long");
+    store
+        .record_mcp_session("new", &kept("hash-b", "{}"))
+        .unwrap();
+    let count = |client: &mut Client, session: &str| -> i64 {
+        client
+            .query_one(
+                "SELECT count(*) FROM mcp_sessions WHERE session = $1",
+                &[&session],
+            )
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(count(&mut client, "old"), 0, "forgotten");
+    assert_eq!(count(&mut client, "new"), 1);
+
+    let age = |client: &mut Client| -> f64 {
+        client
+            .query_one(
+                "SELECT extract(epoch FROM now() - used_at)::float8 FROM mcp_sessions \
+                 WHERE session = 'new'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    client
+        .execute(
+            "UPDATE mcp_sessions SET used_at = now() - interval '30 seconds'",
+            &[],
+        )
+        .unwrap();
+    store.mcp_session("new").unwrap();
+    assert!(
+        age(&mut client) >= 30.0,
+        "a fresh note is not written again"
+    );
+    client
+        .execute(
+            "UPDATE mcp_sessions SET used_at = now() - interval '5 minutes'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        store.mcp_session("new").unwrap(),
+        Some(kept("hash-b", "{}"))
+    );
+    assert!(age(&mut client) < 60.0, "a stale note is written again");
+}

@@ -5,7 +5,7 @@
 //! balancer with no stickiness sends them, by hand and through haproxy with the Python
 //! SDK's client; then a hub SIGKILLed.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::common::TestEnv;
 use crate::common::haproxy::Balanced;
-use crate::common::http::{Reply, Served, add_token, send};
+use crate::common::http::{Reply, Served, add_token, open_answered, send};
 
 /// Two hubs on one database, and a token for `dev`.
 struct Hubs {
@@ -181,7 +181,38 @@ fn an_mcp_session_carries_on_on_any_hub_and_after_its_hub_is_killed() {
         assert_eq!(refused.status, 404, "{refused:?}");
     }
 
+    // The session's stream, open on a, is cut with it and opened again on b from its last
+    // event (the priming event's id, 0).
+    let headers = |hub: &Served| -> Vec<(String, String)> {
+        vec![
+            ("Host".to_string(), hub.address.clone()),
+            ("Authorization".to_string(), format!("Bearer {token}")),
+            ("Mcp-Session-Id".to_string(), session.clone()),
+            ("MCP-Protocol-Version".to_string(), "2025-06-18".to_string()),
+            ("Accept".to_string(), "text/event-stream".to_string()),
+        ]
+    };
+    let on_a = headers(hubs.a());
+    let on_a: Vec<(&str, &str)> = on_a.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let _stream_on_a = open_answered(&hubs.a().address, "GET", "/mcp", &on_a);
     hubs.a.take().expect("hub a runs").kill();
+    let mut on_b = headers(&hubs.b);
+    on_b.push(("Last-Event-ID".to_string(), "0".to_string()));
+    let on_b: Vec<(&str, &str)> = on_b.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut stream_on_b = open_answered(&hubs.b.address, "GET", "/mcp", &on_b);
+    // A resumption rmcp could not make is answered with a stream that ends at once; this
+    // one stays open. Half a second is the window in which it would have ended.
+    stream_on_b
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut first = [0u8; 64];
+    match stream_on_b.read(&mut first) {
+        Err(error)
+            if error.kind() == std::io::ErrorKind::WouldBlock
+                || error.kind() == std::io::ErrorKind::TimedOut => {}
+        other => panic!("the stream on b stays open, not {other:?}"),
+    }
     let sent = to_mcp(
         &hubs.b,
         "POST",

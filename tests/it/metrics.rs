@@ -505,7 +505,21 @@ fn metrics_are_prometheus_text_with_every_documented_family_and_move_with_each_c
         1.0
     );
     drop(events);
-    assert!(after.contains_key("baton_alert_queue_length"));
+
+    // A question handed to alice, a human with an alert whose receiver never answers: the
+    // alert waits in the queue, retried.
+    env.run("alice", &["coordinator", "--human", "alice"]).ok();
+    env.run(
+        "alice",
+        &["alert", "add", "pager", "--url", "http://127.0.0.1:1/"],
+    )
+    .ok();
+    assert_eq!(value(&after, "baton_alert_queue_length", &[]), 0.0);
+    env.run("bob", &["claim", "1"]).ok();
+    env.run("bob", &["ask", "1", "--body", "which one?"]).ok();
+    eventually("the alert counted in the queue", || {
+        (value(&scrape(&metrics).1, "baton_alert_queue_length", &[]) >= 1.0).then_some(())
+    });
 }
 
 #[test]
@@ -655,5 +669,31 @@ fn nothing_the_hub_writes_holds_a_token_a_password_or_a_participants_words() {
             !secret.is_empty() && !written.contains(&secret),
             "{what} is in what the hub wrote:\n{written}"
         );
+    }
+}
+
+/// The rules' reader refuses pages that break the format, so that its passing means something.
+#[test]
+fn the_rules_refuse_what_the_text_format_does_not_allow() {
+    let good = "# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"1\"} 2\n";
+    assert_eq!(parse_by_the_rules(good)["a_total"].samples[0].value, 2.0);
+    for broken in [
+        // A counter not ending in _total.
+        "# HELP a A.\n# TYPE a counter\na 1\n",
+        // A sample before its TYPE.
+        "# HELP a_total A.\na_total 1\n# TYPE a_total counter\n",
+        // An escape the format has not.
+        "# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"\\t\"} 1\n",
+        // A sample of another family.
+        "# HELP a_total A.\n# TYPE a_total counter\nb_total 1\n",
+        // Buckets that do not add up, and +Inf not the count.
+        "# HELP h H.\n# TYPE h histogram\nh_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 2\n\
+         h_sum 1\nh_count 2\n",
+        "# HELP h H.\n# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_sum 1\nh_count 3\n",
+        // No newline at the end.
+        "# HELP a_total A.\n# TYPE a_total counter\na_total 1",
+    ] {
+        let refused = std::panic::catch_unwind(|| parse_by_the_rules(broken));
+        assert!(refused.is_err(), "read as good: {broken:?}");
     }
 }

@@ -81,7 +81,7 @@ async fn metrics(Shared(watched): Shared<Watched>) -> Response {
     }
     let held = Held {
         streams: state.streams.open_in_all(),
-        mcp_sessions: state.sessions.open_here().await,
+        mcp_sessions: state.sessions.manager().sessions.read().await.len(),
         alerts_queued,
         stores,
     };

@@ -124,11 +124,6 @@ impl McpSessions {
             .await;
     }
 
-    /// How many sessions rmcp keeps open in this process.
-    pub async fn open_here(&self) -> usize {
-        self.manager.sessions.read().await.len()
-    }
-
     /// Ends the sessions of this process whose token is no longer good (removed, replaced,
     /// or a login whose server stopped): their requests are refused already, and this ends
     /// their open streams too. A token store that cannot be read ends none: requests are

@@ -283,14 +283,25 @@ impl Served {
         })
     }
 
-    /// SIGTERM, then the exit status and what it wrote to stderr.
-    pub fn stop(mut self) -> (ExitStatus, String) {
-        let mut child = self.child.take().unwrap();
+    /// SIGTERM, without waiting: the server drains (docs/load-balancer.md).
+    pub fn terminate(&self) {
+        let child = self.child.as_ref().expect("the server runs");
         let status = std::process::Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status()
             .unwrap();
         assert!(status.success());
+    }
+
+    /// SIGTERM, then the exit status and what it wrote to stderr.
+    pub fn stop(self) -> (ExitStatus, String) {
+        self.terminate();
+        self.stop_waited()
+    }
+
+    /// Once it has exited (after [`Served::terminate`]): its exit status and stderr.
+    pub fn stop_waited(mut self) -> (ExitStatus, String) {
+        let mut child = self.child.take().unwrap();
         let status = exit_within(
             &mut child,
             Duration::from_secs(30),
@@ -393,7 +404,13 @@ pub fn try_send(
     request.push_str("\r\n");
     request.push_str(body);
     stream.write_all(request.as_bytes())?;
-    let mut reader = BufReader::new(stream);
+    read_reply(&mut BufReader::new(stream))
+}
+
+/// An answer read from `reader`: its head, then its body as the head says (see
+/// [`try_send`]).
+pub fn read_reply(reader: &mut BufReader<TcpStream>) -> io::Result<Reply> {
+    let mut reader = reader;
     let head = read_head(&mut reader)?;
     let mut bytes = Vec::new();
     if head.header("transfer-encoding") == Some("chunked") {

@@ -2,13 +2,16 @@
 //! says, in front of two hubs on one store, round robin with no stickiness.
 
 use std::io::{BufRead, BufReader, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
 
-use crate::common::haproxy::Balanced;
-use crate::common::http::{Served, add_token, open, read_reply};
-use crate::common::{TestEnv, eventually};
+use crate::common::haproxy::{Balanced, Haproxy};
+use crate::common::http::{Served, add_token, open, read_reply, try_send};
+use crate::common::{TestEnv, cluster, eventually, eventually_seeing};
+use crate::postgres_store::assert_each_acknowledged_change_once;
 
 #[test]
 fn haproxy_as_the_page_configures_it_spreads_requests_over_both_hubs() {
@@ -127,4 +130,160 @@ fn a_draining_hub_answers_503_finishes_what_it_holds_and_exits_0() {
         .run("alice", &["--json", "show", &id.to_string()])
         .json();
     assert_eq!(shown["subject"], "under way");
+}
+
+/// A hundred agents at once, each sending tasks through haproxy until told to stop; what was
+/// acknowledged (the id and the subject), and every answer that was not an acknowledgement.
+struct Swarm {
+    stop: Arc<AtomicBool>,
+    acknowledged: Arc<Mutex<Vec<(String, u64, String)>>>,
+    refused: Arc<Mutex<Vec<String>>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Swarm {
+    const AGENTS: usize = 100;
+
+    fn start(haproxy: &Haproxy, tokens: &[String]) -> Swarm {
+        let stop = Arc::new(AtomicBool::new(false));
+        let acknowledged = Arc::new(Mutex::new(Vec::new()));
+        let refused = Arc::new(Mutex::new(Vec::new()));
+        let threads = (0..Swarm::AGENTS)
+            .map(|agent| {
+                let token = tokens[agent % tokens.len()].clone();
+                let address = haproxy.address.clone();
+                let (stop, acknowledged, refused) =
+                    (stop.clone(), acknowledged.clone(), refused.clone());
+                std::thread::spawn(move || {
+                    let headers = [
+                        ("Host".to_string(), address.clone()),
+                        ("Authorization".to_string(), format!("Bearer {token}")),
+                        ("Content-Type".to_string(), "application/json".to_string()),
+                    ];
+                    for n in 0.. {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let subject = format!("agent {agent} task {n}");
+                        let body = json!({"to": "dev", "subject": subject}).to_string();
+                        let path = "/api/v1/projects/default/tasks";
+                        match try_send(&address, "POST", path, &headers, Some(&body)) {
+                            Ok(reply) if reply.status == 200 => {
+                                let id = reply.json()["task"]["id"].as_u64().unwrap();
+                                acknowledged.lock().unwrap().push((
+                                    "haproxy".to_string(),
+                                    id,
+                                    subject,
+                                ));
+                            }
+                            Ok(reply) => refused
+                                .lock()
+                                .unwrap()
+                                .push(format!("{subject}: {} {}", reply.status, reply.body)),
+                            Err(error) => {
+                                refused.lock().unwrap().push(format!("{subject}: {error}"))
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        Swarm {
+            stop,
+            acknowledged,
+            refused,
+            threads,
+        }
+    }
+
+    fn acknowledged(&self) -> usize {
+        self.acknowledged.lock().unwrap().len()
+    }
+
+    /// Waits until `more` changes beyond `from` are acknowledged; fails at once on a refusal.
+    fn until(&self, from: usize, more: usize, what: &str) -> usize {
+        eventually_seeing(Duration::from_secs(40), what, || {
+            let refused = self.refused.lock().unwrap();
+            assert!(refused.is_empty(), "refused: {refused:#?}");
+            let now = self.acknowledged();
+            match now >= from + more {
+                true => Ok(now),
+                false => Err(format!("{now} acknowledged")),
+            }
+        })
+    }
+
+    fn stop(self) -> (Vec<(String, u64, String)>, Vec<String>) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads {
+            thread.join().unwrap();
+        }
+        let acknowledged = self.acknowledged.lock().unwrap().clone();
+        let refused = self.refused.lock().unwrap().clone();
+        (acknowledged, refused)
+    }
+}
+
+/// The swarm of 100 agents through haproxy and two hubs on one database while one hub is
+/// SIGTERMed, drains and exits 0, and is started again: no agent is refused anything (what
+/// the draining hub answered 503 haproxy sent to the other), and every acknowledged change is
+/// on the board once, the activity log agreeing.
+#[test]
+fn a_hundred_agents_through_haproxy_see_no_refusal_while_a_hub_drains_and_comes_back() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let mut env = TestEnv::new();
+    if env.store_url.is_none() {
+        // Two hubs of one home share it on the files too; the log's numbers are checked in
+        // the database.
+        env.store_url = Some(cluster::fresh_database(None));
+    }
+    env.register(&["alice", "dev"]);
+    let tokens: Vec<String> = (0..10)
+        .map(|n| add_token(&env, &format!("agent{n}")))
+        .collect();
+    let Some(mut balanced) = Balanced::start(env) else {
+        return;
+    };
+    let swarm = Swarm::start(&balanced.haproxy, &tokens);
+    let mut seen = swarm.until(0, 300, "300 changes acknowledged through both hubs");
+    let since = balanced.haproxy.log().len();
+    let (status, stderr) = balanced.stop(0);
+    assert!(
+        status.success(),
+        "the drained hub exits 0: {status:?} {stderr}"
+    );
+    balanced.haproxy.logged(since, "Server hubs/hub1 is DOWN");
+    seen = swarm.until(seen, 300, "300 more through the other hub");
+    balanced.restart(0);
+    let since = balanced.haproxy.log().len();
+    seen = swarm.until(seen, 300, "300 more through both hubs again");
+    balanced.haproxy.logged(since, "hubs/hub1 ");
+    let (acknowledged, refused) = swarm.stop();
+    assert!(refused.is_empty(), "refused: {refused:#?}");
+    assert!(acknowledged.len() >= seen);
+    assert_each_acknowledged_change_once(&balanced.env, &acknowledged);
+    // What haproxy sent again: each is a request a hub refused untouched or never took.
+    let log = balanced.haproxy.log();
+    let retried = log
+        .iter()
+        .filter(|line| line.contains("POST /api/v1") && retries(line) > 0)
+        .count();
+    eprintln!(
+        "figure: {} changes acknowledged, {retried} sent again by haproxy, none refused",
+        acknowledged.len()
+    );
+}
+
+/// The retries of a request in haproxy's log line (`option httplog`: the last of
+/// `actconn/feconn/beconn/srv_conn/retries`, `+` before it when redispatched, which follows
+/// the timers `Tq/Tw/Tc/Tr/Ta`).
+fn retries(line: &str) -> u32 {
+    line.split_whitespace()
+        .filter(|word| word.matches('/').count() == 4)
+        .nth(1)
+        .and_then(|word| word.rsplit('/').next())
+        .and_then(|last| last.trim_start_matches('+').parse().ok())
+        .unwrap_or(0)
 }

@@ -3,13 +3,14 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::TryRecvError;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
 
-use crate::common::haproxy::{Balanced, Haproxy};
-use crate::common::http::{Served, add_token, open, read_reply, try_send};
+use crate::common::haproxy::{Balanced, Haproxy, page_config};
+use crate::common::http::{Served, add_token, events_at, open, read_reply, try_send};
 use crate::common::{TestEnv, cluster, eventually, eventually_seeing};
 use crate::postgres_store::assert_each_acknowledged_change_once;
 
@@ -286,4 +287,78 @@ fn retries(line: &str) -> u32 {
         .and_then(|word| word.rsplit('/').next())
         .and_then(|last| last.trim_start_matches('+').parse().ok())
         .unwrap_or(0)
+}
+
+/// The README's lines of haproxy's configuration are the page's, which the tests above run:
+/// neither can say what was not tested.
+#[test]
+fn the_readmes_haproxy_lines_are_the_ones_the_tests_run() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("```haproxy\n")
+        .expect("the README shows haproxy's lines");
+    let block = &readme[start + "```haproxy\n".len()..];
+    let block = &block[..block.find("```").expect("the block ends")];
+    let shown: String = block
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| format!("{}\n", line.strip_prefix("  ").unwrap_or(line)))
+        .collect();
+    assert!(shown.lines().count() >= 5, "{shown}");
+    assert!(
+        page_config().contains(&shown),
+        "the README's lines:\n{shown}\nare not the page's:\n{}",
+        page_config()
+    );
+}
+
+/// The web board through haproxy with a hub SIGKILLed: the login that one hub printed is
+/// good on both and after that hub's death, and the event stream the page had on it opens
+/// again through haproxy, on the other, and tells the changes that follow.
+#[test]
+fn the_web_boards_login_and_event_stream_carry_on_through_haproxy_when_a_hub_dies() {
+    let env = TestEnv::new();
+    env.register(&["alice", "codex"]);
+    let Some(mut balanced) = Balanced::start(env) else {
+        return;
+    };
+    let login = balanced.hub(0).login.clone();
+    let haproxy = &balanced.haproxy;
+    let board = "/api/v1/projects/default/board";
+    for _ in 0..4 {
+        haproxy.get(board, &login).ok();
+    }
+    // Round robin: two streams, one on each hub.
+    let streams = [
+        events_at(&haproxy.address, &login),
+        events_at(&haproxy.address, &login),
+    ];
+    let since = haproxy.log().len();
+    balanced.kill(0);
+    let haproxy = &balanced.haproxy;
+    haproxy.logged(since, "Server hubs/hub1 is DOWN");
+    // The stream that was on the dead hub is cut; the page opens it again, on the other.
+    let cut = eventually("the stream on the dead hub is cut", || {
+        streams
+            .iter()
+            .position(|stream| matches!(stream.try_recv(), Err(TryRecvError::Disconnected)))
+    });
+    let reopened = events_at(&haproxy.address, &login);
+    let kept = &streams[1 - cut];
+    for _ in 0..4 {
+        haproxy.get(board, &login).ok();
+    }
+    let id = balanced.env.send("alice", "codex", "after the death", &[]);
+    let told = json!({"project": "default", "kind": "send", "id": id});
+    for stream in [kept, &reopened] {
+        let event = stream
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the change is told");
+        assert_eq!(event, told);
+    }
+    // The hub comes back; the login printed by its first life is still good through it.
+    balanced.restart(0);
+    for _ in 0..4 {
+        balanced.haproxy.get(board, &login).ok();
+    }
 }

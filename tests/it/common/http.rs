@@ -194,61 +194,7 @@ impl Served {
     /// then subscribed to every change that follows); its events arrive on the receiver as
     /// they come.
     pub fn events(&self, token: &str) -> Receiver<Value> {
-        let stream = open(
-            &self.address,
-            "GET",
-            "/api/v1/events",
-            &[
-                ("Host", &self.address),
-                ("Authorization", &format!("Bearer {token}")),
-                ("Accept", "text/event-stream"),
-            ],
-        );
-        let (events, arrived) = mpsc::channel();
-        let (opened, is_open) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stream);
-            let head = read_head(&mut reader).expect("the event stream's head");
-            assert_eq!(
-                head.status, 200,
-                "the event stream opens: {:?}",
-                head.headers
-            );
-            let _ = opened.send(());
-            let chunked = head.header("transfer-encoding") == Some("chunked");
-            let mut text = String::new();
-            loop {
-                let piece = if chunked {
-                    match read_chunk(&mut reader) {
-                        Some(piece) => piece,
-                        None => return,
-                    }
-                } else {
-                    let mut buffer = vec![0; 4096];
-                    match reader.read(&mut buffer) {
-                        Ok(0) | Err(_) => return,
-                        Ok(read) => buffer[..read].to_vec(),
-                    }
-                };
-                text.push_str(&String::from_utf8_lossy(&piece));
-                while let Some(end) = text.find("\n\n") {
-                    let event: String = text.drain(..end + 2).collect();
-                    for line in event.lines() {
-                        if let Some(data) = line.strip_prefix("data: ")
-                            && events.send(serde_json::from_str(data).unwrap()).is_err()
-                        {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        // The server answers once the stream is subscribed to the hub's changes: from here
-        // on, no change is missed.
-        is_open
-            .recv_timeout(ANSWER_TIMEOUT)
-            .expect("the event stream answers 200");
-        arrived
+        events_at(&self.address, token)
     }
 
     /// Opens `/api/v1/events` as `token` and reads the answer's head: the connection, left
@@ -338,6 +284,66 @@ impl Drop for Served {
             let _ = child.wait();
         }
     }
+}
+
+/// `/api/v1/events` at `address` (a hub, or a balancer in front) as `token`: see
+/// [`Served::events`].
+pub fn events_at(address: &str, token: &str) -> Receiver<Value> {
+    let stream = open(
+        address,
+        "GET",
+        "/api/v1/events",
+        &[
+            ("Host", address),
+            ("Authorization", &format!("Bearer {token}")),
+            ("Accept", "text/event-stream"),
+        ],
+    );
+    let (events, arrived) = mpsc::channel();
+    let (opened, is_open) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stream);
+        let head = read_head(&mut reader).expect("the event stream's head");
+        assert_eq!(
+            head.status, 200,
+            "the event stream opens: {:?}",
+            head.headers
+        );
+        let _ = opened.send(());
+        let chunked = head.header("transfer-encoding") == Some("chunked");
+        let mut text = String::new();
+        loop {
+            let piece = if chunked {
+                match read_chunk(&mut reader) {
+                    Some(piece) => piece,
+                    None => return,
+                }
+            } else {
+                let mut buffer = vec![0; 4096];
+                match reader.read(&mut buffer) {
+                    Ok(0) | Err(_) => return,
+                    Ok(read) => buffer[..read].to_vec(),
+                }
+            };
+            text.push_str(&String::from_utf8_lossy(&piece));
+            while let Some(end) = text.find("\n\n") {
+                let event: String = text.drain(..end + 2).collect();
+                for line in event.lines() {
+                    if let Some(data) = line.strip_prefix("data: ")
+                        && events.send(serde_json::from_str(data).unwrap()).is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    // The server answers once the stream is subscribed to the hub's changes: from here
+    // on, no change is missed.
+    is_open
+        .recv_timeout(ANSWER_TIMEOUT)
+        .expect("the event stream answers 200");
+    arrived
 }
 
 /// An HTTP answer.

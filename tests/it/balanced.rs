@@ -362,3 +362,117 @@ fn the_web_boards_login_and_event_stream_carry_on_through_haproxy_when_a_hub_die
         balanced.haproxy.get(board, &login).ok();
     }
 }
+
+/// An A2A client's `SubscribeToTask` (`tasks/resubscribe`) through haproxy: the stream on the
+/// hub that is SIGKILLed is cut, subscribed again it is on the other hub, starting from the
+/// task as it is, and both tell the task's next change.
+#[test]
+fn an_a2a_stream_resubscribes_through_haproxy_on_the_other_hub_when_one_dies() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    let lead = add_token(&env, "lead");
+    let Some(mut balanced) = Balanced::start(env) else {
+        return;
+    };
+    let sent = balanced.haproxy.post(
+        "/a2a/agents/dev",
+        &lead,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+            "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "Watch me"}]},
+            "configuration": {"returnImmediately": true}}}),
+    );
+    let task = sent.ok()["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Round robin: one stream on each hub, each opened with the task as it is.
+    let mut streams = [
+        subscribe(&balanced.haproxy, &lead, &task),
+        subscribe(&balanced.haproxy, &lead, &task),
+    ];
+    for stream in &mut streams {
+        assert!(next_data(stream).unwrap().contains("TASK_STATE_SUBMITTED"));
+    }
+    balanced.kill(0);
+    // The stream on the dead hub is cut (the other stays open and quiet), …
+    let cut = eventually("the stream on the dead hub is cut", || {
+        streams.iter_mut().position(has_ended)
+    });
+    // … subscribed again through haproxy it is on the other, from the task as it is.
+    streams[cut] = subscribe(&balanced.haproxy, &lead, &task);
+    assert!(
+        next_data(&mut streams[cut])
+            .unwrap()
+            .contains("TASK_STATE_SUBMITTED")
+    );
+    let id = task.rsplit("T-").next().unwrap();
+    balanced.env.run("dev", &["claim", id]).ok();
+    for stream in &mut streams {
+        let event = next_data(stream).expect("the claim is told");
+        assert!(event.contains("TASK_STATE_WORKING"), "{event}");
+    }
+}
+
+/// `SubscribeToTask` through `haproxy`, its answer's head read.
+fn subscribe(haproxy: &Haproxy, token: &str, task: &str) -> BufReader<std::net::TcpStream> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask",
+                      "params": {"id": task}})
+    .to_string();
+    let stream = open(
+        &haproxy.address,
+        "POST",
+        "/a2a/agents/dev",
+        &[
+            ("Host", &haproxy.address),
+            ("Authorization", &format!("Bearer {token}")),
+            ("Content-Type", "application/json"),
+            ("Accept", "text/event-stream"),
+            ("Content-Length", &body.len().to_string()),
+        ],
+    );
+    let mut stream = BufReader::new(stream);
+    stream.get_mut().write_all(body.as_bytes()).unwrap();
+    stream
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stream
+}
+
+/// The next `data:` line of an event stream; `None` once it has ended or broken. A stream
+/// that stays quiet for 30 s fails the test (a read's timeout).
+fn next_data(stream: &mut BufReader<std::net::TcpStream>) -> Option<String> {
+    loop {
+        let mut line = String::new();
+        match stream.read_line(&mut line) {
+            Ok(0) => return None,
+            Ok(_) if line.starts_with("data: ") => return Some(line),
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                panic!("the stream stayed quiet: {error}")
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {
+                panic!("the stream stayed quiet: {error}")
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Whether `stream`, quiet, has ended or broken; its read timeout left at 30 s.
+fn has_ended(stream: &mut BufReader<std::net::TcpStream>) -> bool {
+    let short = Some(Duration::from_millis(100));
+    stream.get_ref().set_read_timeout(short).unwrap();
+    let mut line = String::new();
+    let ended = match stream.read_line(&mut line) {
+        Ok(read) => read == 0,
+        Err(error) => !matches!(
+            error.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    };
+    assert!(!line.starts_with("data: "), "an event while quiet: {line}");
+    let long = Some(Duration::from_secs(30));
+    stream.get_ref().set_read_timeout(long).unwrap();
+    ended
+}

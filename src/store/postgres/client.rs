@@ -20,6 +20,7 @@ use tokio_postgres::Socket;
 
 use super::address::Address;
 use super::tls::{Encrypted, Rustls};
+use crate::metrics::{RoundTrip, StoreKind};
 
 /// How long a statement may go unanswered before its connection counts as lost. Baton's
 /// statements read or write a project's rows by key and take milliseconds; a database
@@ -81,6 +82,7 @@ pub async fn connect(
 pub async fn answered<T>(
     future: impl Future<Output = Result<T, postgres::Error>>,
 ) -> Result<T, Error> {
+    let _trip = RoundTrip::start(StoreKind::Postgres);
     match tokio::time::timeout(ANSWER_WITHIN, future).await {
         Ok(answered) => Ok(answered?),
         Err(_) => Err(Error::NoAnswer {
@@ -198,6 +200,9 @@ impl Client {
                 within,
             });
         }
+        // Every statement baton sends waits here: one round trip counted (a statement with
+        // parameters costs the client library a parse first, in the same wait).
+        let _trip = RoundTrip::start(StoreKind::Postgres);
         // The timer is made inside the runtime, which drives it.
         match runtime.block_on(async { tokio::time::timeout(within, future).await }) {
             Ok(answered) => Ok(answered?),

@@ -255,6 +255,10 @@ async fn refuse_while_draining(
         axum::http::header::CONNECTION,
         axum::http::HeaderValue::from_static("close"),
     );
+    headers.insert(
+        crate::json_api::DRAINING_HEADER,
+        axum::http::HeaderValue::from_static("1"),
+    );
     refusal
 }
 

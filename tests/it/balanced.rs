@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::common::haproxy::{Balanced, Haproxy, page_config};
 use crate::common::http::{Served, add_token, events_at, open, read_reply, try_send};
+use crate::common::remote::{Agent, HubHome};
 use crate::common::{TestEnv, cluster, eventually, eventually_seeing};
 use crate::postgres_store::assert_each_acknowledged_change_once;
 
@@ -60,28 +61,8 @@ fn a_draining_hub_answers_503_finishes_what_it_holds_and_exits_0() {
     let token = add_token(&env, "codex");
     let served = Served::start(&env, "alice");
     let mut events = served.open_events(&token).expect("the event stream opens");
-    // A change under way: its head read and its body asked for (`100 Continue`: the hub
-    // has taken it in), the body not sent yet.
-    let body = json!({"to": "alice", "subject": "under way"}).to_string();
-    let slow = open(
-        &served.address,
-        "POST",
-        "/api/v1/projects/default/tasks",
-        &[
-            ("Host", &served.address),
-            ("Authorization", &format!("Bearer {token}")),
-            ("Content-Type", "application/json"),
-            ("Content-Length", &body.len().to_string()),
-            ("Expect", "100-continue"),
-        ],
-    );
-    slow.set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let mut slow = BufReader::new(slow);
-    let mut line = String::new();
-    slow.read_line(&mut line).unwrap();
-    assert!(line.starts_with("HTTP/1.1 100"), "{line:?}");
-    slow.read_line(&mut line).unwrap();
+    // A change under way: its head read and its body asked for, the body not sent yet.
+    let (mut slow, body) = under_way(&served, &token, "under way");
     served.terminate();
     // At once: the health check and any new request are 503, untouched.
     let health = eventually("/healthz answers 503", || {
@@ -475,4 +456,79 @@ fn has_ended(stream: &mut BufReader<std::net::TcpStream>) -> bool {
     let long = Some(Duration::from_secs(30));
     stream.get_ref().set_read_timeout(long).unwrap();
     ended
+}
+
+/// A change under way on `served`: a task sent with `subject`, its head read and its body
+/// asked for (`100 Continue`: the hub has taken it in), the body not sent yet; the
+/// connection, and the body to send.
+fn under_way(
+    served: &Served,
+    token: &str,
+    subject: &str,
+) -> (BufReader<std::net::TcpStream>, String) {
+    let body = json!({"to": "alice", "subject": subject}).to_string();
+    let slow = open(
+        &served.address,
+        "POST",
+        "/api/v1/projects/default/tasks",
+        &[
+            ("Host", &served.address),
+            ("Authorization", &format!("Bearer {token}")),
+            ("Content-Type", "application/json"),
+            ("Content-Length", &body.len().to_string()),
+            ("Expect", "100-continue"),
+        ],
+    );
+    slow.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut slow = BufReader::new(slow);
+    let mut line = String::new();
+    slow.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 100"), "{line:?}");
+    slow.read_line(&mut line).unwrap();
+    (slow, body)
+}
+
+/// Without a balancer, an agent whose `BATON_URL` names two hubs carries on on the second
+/// while the first drains: the draining hub's 503 says the request was untouched, so even a
+/// change goes on to the next hub, and is made once.
+#[test]
+fn an_agent_naming_two_hubs_sends_a_change_to_the_second_while_the_first_drains() {
+    let HubHome { env, token } = HubHome::new();
+    let a = Served::start(&env, "alice");
+    let b = Served::start(&env, "alice");
+    let (mut slow, body) = under_way(&a, &token, "keeps the first draining");
+    a.terminate();
+    eventually("the first hub drains", || {
+        (a.get("/healthz", "").status == 503).then_some(())
+    });
+    let agent = Agent::new(
+        format!("http://{},http://{}", a.address, b.address),
+        token.clone(),
+    );
+    let sent = agent.run(&[
+        "--json",
+        "send",
+        "--to",
+        "alice",
+        "--subject",
+        "while draining",
+    ]);
+    let id = sent.json()["task"]["id"].as_u64().unwrap();
+    slow.get_mut().write_all(body.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut slow).unwrap().status, 200);
+    let (status, stderr) = a.stop_waited();
+    assert!(status.success(), "{status:?}: {stderr}");
+    let log = env
+        .run("alice", &["--json", "log", "-n", "100"])
+        .ok()
+        .to_string();
+    let sends = log
+        .lines()
+        .filter(|line| {
+            line.contains("\"action\":\"send\"") && line.contains(&format!("\"task\":{id},"))
+        })
+        .count();
+    assert_eq!(sends, 1, "{log}");
+    drop(b);
 }

@@ -1,4 +1,5 @@
-//! `baton serve`: the hub over HTTP until SIGINT or SIGTERM (SPEC section 12).
+//! `baton serve`: the hub over HTTP until SIGINT (at once) or SIGTERM (draining, for a load
+//! balancer in front) (SPEC section 12).
 //!
 //! The first line on stdout is the URL that logs a browser in as the command's identity,
 //! with a login token made for it in the fragment; the rest goes to stderr. The login token
@@ -41,6 +42,11 @@ kept-alive connection is closed after 10s unused); at most 512 connections are o
 descriptors `ulimit -n` allows, if fewer), a new one past them closing the idlest; a token may
 keep 32 streams open at once (event streams, MCP GET streams, A2A streams and waiting sends)
 and all tokens 256 (half the connections), a stream beyond that refused with 429.
+Stopping: Ctrl-C (SIGINT) stops at once, open requests given 3s. SIGTERM drains, for a load
+balancer in front (docs/load-balancer.md): /healthz and every new request are answered 503 at
+once (Retry-After: 1, untouched, for the balancer to send elsewhere), the requests under way
+have up to 10s to finish, the event streams end cleanly (clients open them again elsewhere),
+and it exits 0.
 
 Watching it: --metrics 127.0.0.1:9187 answers GET /metrics there in Prometheus' text format
 (changes and refusals by action, requests by route and status, streams, MCP sessions, wakes,
@@ -263,8 +269,8 @@ fn base_url(address: SocketAddr) -> String {
     format!("http://{host}:{}", address.port())
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn stop_signal() {
+/// Resolves on SIGINT (stop at once) or SIGTERM (drain).
+async fn stop_signal() -> serve::Stop {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -273,16 +279,17 @@ async fn stop_signal() {
                 Ok(terminate) => terminate,
                 Err(_) => {
                     let _ = interrupt.await;
-                    return;
+                    return serve::Stop::Now;
                 }
             };
         tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
+            _ = interrupt => serve::Stop::Now,
+            _ = terminate.recv() => serve::Stop::Drain,
         }
     }
     #[cfg(not(unix))]
     {
         let _ = interrupt.await;
+        serve::Stop::Now
     }
 }

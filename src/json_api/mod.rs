@@ -35,6 +35,10 @@ pub mod endpoint;
 /// Where the API is served, before each of its paths.
 pub const API: &str = "/api/v1";
 
+/// The header of a draining hub's 503 (`baton serve` sent SIGTERM): the request was not
+/// touched, so a client may send it, a change too, to another hub.
+pub const DRAINING_HEADER: &str = "baton-draining";
+
 /// A path of the API, with its parameters in braces as the server's router reads them
 /// (`/projects/{project}/board`); a client fills them in, in order ([`Route::path`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -380,6 +380,20 @@ impl HubClient {
                 })
             });
             let error = match answer {
+                // A draining hub's 503 left the request untouched: the next hub may take
+                // it, a change too.
+                Ok(reply)
+                    if reply.status == 503
+                        && reply.headers.contains_key(crate::json_api::DRAINING_HEADER)
+                        && step + 1 < order.len() =>
+                {
+                    self.hubs.failed(index);
+                    tried.push(Unanswered {
+                        url: url.clone(),
+                        cause: "it is stopping (draining)".into(),
+                    });
+                    continue;
+                }
                 Ok(reply) => {
                     self.hubs.answered(index);
                     return Ok(reply);

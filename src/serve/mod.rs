@@ -8,7 +8,8 @@
 //! - `/.well-known/agent-card.json`, `/a2a/…` ([`a2a`]): the A2A server, an Agent Card and a
 //!   JSON-RPC endpoint per agent (SPEC section 17);
 //! - `/` and `/assets/…` ([`page`]): the web board, built into the binary;
-//! - `/healthz`: `ok` while the store answers, else 503 ([`healthz`]).
+//! - `/healthz`: `ok` while the store answers, else 503 ([`healthz`]); 503 too, as every
+//!   request, once the server drains ([`Stop::Drain`]).
 //!
 //! Every request first passes the `Host` check ([`auth::Hosts`], against DNS rebinding);
 //! every one but `/healthz` and the page's assets then needs a bearer token, which is the
@@ -84,6 +85,11 @@ pub struct State {
     pub sessions: Arc<sessions::McpSessions>,
     /// Cancelled when the server stops: open event streams end with it.
     pub stopping: CancellationToken,
+    /// Cancelled when the server starts draining ([`Stop::Drain`]), just before `stopping`.
+    pub draining: CancellationToken,
+    /// One receiver per request under way (not refused as draining), until its answer is
+    /// sent: closed when none is, which a drain waits for.
+    pub under_way: Arc<tokio::sync::watch::Sender<()>>,
     pub report_wake: fn(&WakeOutcome),
     /// What the web board opens on ([`Settings::start_project`]).
     pub start_project: Option<String>,
@@ -93,16 +99,31 @@ pub struct State {
     pub streams: Arc<streams::Streams>,
 }
 
-/// How long a stopping server waits for open requests before it exits anyway.
-const DRAIN_FOR: Duration = Duration::from_secs(3);
+/// How a server is asked to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// At once (SIGINT, Ctrl-C): open requests have [`STOP_FOR`] to finish.
+    Now,
+    /// Draining (SIGTERM, as a service manager or an orchestrator stops a service): from
+    /// that moment `/healthz` and every new request are answered 503 (`Retry-After`,
+    /// `Connection: close`) untouched, for a load balancer to send elsewhere; the requests
+    /// under way have [`DRAIN_FOR`] to finish.
+    Drain,
+}
+
+/// How long a server stopped at once waits for open requests before it exits anyway.
+const STOP_FOR: Duration = Duration::from_secs(3);
+/// How long a draining server waits for the requests under way before it exits anyway.
+pub const DRAIN_FOR: Duration = Duration::from_secs(10);
 
 /// Serves on `listener` until `stop` resolves, then lets open requests finish (at most
-/// [`DRAIN_FOR`]) and returns. Event streams and MCP sessions end when it stops. What one
-/// client may hold is bounded by the [`Limits`] of this process.
+/// [`STOP_FOR`], or [`DRAIN_FOR`] when draining) and returns. Event streams and MCP
+/// sessions end, cleanly, when it stops. What one client may hold is bounded by the
+/// [`Limits`] of this process.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     settings: Settings,
-    stop: impl Future<Output = ()> + Send + 'static,
+    stop: impl Future<Output = Stop> + Send + 'static,
 ) -> std::io::Result<()> {
     let address = listener.local_addr()?;
     let limits = Limits::for_this_process();
@@ -140,11 +161,18 @@ pub async fn serve(
         tokens: tokens.clone(),
         sessions,
         stopping: stopping.clone(),
+        draining: CancellationToken::new(),
+        under_way: Arc::new(tokio::sync::watch::Sender::new(())),
         report_wake: settings.report_wake,
         start_project: settings.start_project,
         board_answers: Arc::default(),
         streams: Arc::new(streams::Streams::new(limits)),
     };
+    let draining = state.draining.clone();
+    let under_way = state.under_way.clone();
+    // Cancelled once the server closes its listener and its connections: at once when
+    // stopped at once, once the requests under way are answered when draining.
+    let closing = CancellationToken::new();
     if let Some(listener) = settings.metrics {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let hosts = auth::Hosts::for_listener(listener.local_addr()?)
@@ -156,11 +184,12 @@ pub async fn serve(
             streams: 0,
             streams_per_token: 0,
         };
+        // Scraped while the server drains, too.
         tokio::spawn(connections::serve(
             listener,
             watched,
             limits,
-            stopping.clone(),
+            closing.clone(),
         ));
     }
     // Outermost, so that every answer is counted, the refusals of the layers inside too.
@@ -168,20 +197,69 @@ pub async fn serve(
         settings.log,
         request_log::measure,
     ));
-    let on_stop = stopping.clone();
-    tokio::spawn(async move {
-        stop.await;
-        on_stop.cancel();
-    });
+    let (closed_at, closed) = tokio::sync::oneshot::channel();
+    let stopper = {
+        let stopping = stopping.clone();
+        let closing = closing.clone();
+        async move {
+            let how = stop.await;
+            if how == Stop::Drain {
+                // Told 503 from here on, new requests and health checks alike; the streams
+                // end below, the requests already under way are waited for.
+                draining.cancel();
+            }
+            stopping.cancel();
+            if how == Stop::Drain {
+                let _ = tokio::time::timeout(DRAIN_FOR, under_way.closed()).await;
+            }
+            let _ = closed_at.send(());
+            closing.cancel();
+        }
+    };
+    tokio::spawn(stopper);
     tokio::select! {
-        () = connections::serve(listener, app, limits, stopping.clone()) => Ok(()),
+        () = connections::serve(listener, app, limits, closing) => Ok(()),
         // A connection that does not close when asked (a client that stopped reading)
         // does not keep the process alive.
         () = async {
-            stopping.cancelled().await;
-            tokio::time::sleep(DRAIN_FOR).await;
+            let _ = closed.await;
+            tokio::time::sleep(STOP_FOR).await;
         } => Ok(()),
     }
+}
+
+/// While the server drains, the answer to every request: 503, untouched, with
+/// `Retry-After` and `Connection: close`, which a load balancer sends to another hub. Any
+/// other request is counted under way until its answer is sent, for the drain to wait on.
+async fn refuse_while_draining(
+    Shared(state): Shared<State>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> Response {
+    // Counted before the drain is looked at: a drain that begins in between waits for it.
+    let counted = state.under_way.subscribe();
+    if !state.draining.is_cancelled() {
+        let response = next.run(request).await;
+        return response.map(|body| axum::body::Body::new(connections::Held::new(body, counted)));
+    }
+    drop(counted);
+    let mut refusal = api::ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "this hub is stopping")
+        .with_hint("send it again: another hub, or this one once it is back, takes it")
+        .into_response();
+    let headers = refusal.headers_mut();
+    headers.insert(
+        axum::http::header::RETRY_AFTER,
+        axum::http::HeaderValue::from_static("1"),
+    );
+    headers.insert(
+        axum::http::header::CONNECTION,
+        axum::http::HeaderValue::from_static("close"),
+    );
+    headers.insert(
+        crate::json_api::DRAINING_HEADER,
+        axum::http::HeaderValue::from_static("1"),
+    );
+    refusal
 }
 
 /// The whole application: the routes, the token check on all but the open ones, each MCP
@@ -222,6 +300,10 @@ pub fn router(state: State) -> Router {
         .fallback(api::not_found)
         .layer(middleware::from_fn(api::refusals_as_json))
         .layer(middleware::from_fn(page::headers))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            refuse_while_draining,
+        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::check_host,

@@ -213,7 +213,7 @@ fn post(address: &str, token: &str, body: &Value) -> Option<(u16, Value)> {
 /// What the database holds after a swarm: every acknowledged task once, with its subject;
 /// one `send` record for every task on the board and none for a task not on it; the
 /// project's activity numbers gapless from 1.
-fn assert_each_acknowledged_change_once(env: &TestEnv, acknowledged: &[(String, u64, String)]) {
+pub fn assert_each_acknowledged_change_once(env: &TestEnv, acknowledged: &[(String, u64, String)]) {
     let board = env.board("default");
     let tasks = board["tasks"].as_array().unwrap();
     for (hub, id, subject) in acknowledged {

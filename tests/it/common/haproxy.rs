@@ -195,12 +195,19 @@ impl Haproxy {
         seen.clone()
     }
 
-    /// Waits until haproxy has logged a line holding `needle` (e.g. `hub1 is DOWN`).
-    pub fn logged(&self, needle: &str) -> String {
+    /// Waits until haproxy has logged a line holding `needle` (e.g. `hubs/hub1 is DOWN`)
+    /// after its first `since` lines.
+    pub fn logged(&self, since: usize, needle: &str) -> String {
         eventually_or(
             Duration::from_secs(30),
             &format!("haproxy logs {needle:?}"),
-            || self.log().into_iter().find(|line| line.contains(needle)),
+            || {
+                let log = self.log();
+                log.get(since..)?
+                    .iter()
+                    .find(|line| line.contains(needle))
+                    .cloned()
+            },
             || self.log().join("\n"),
         )
     }
@@ -264,7 +271,9 @@ impl Balanced {
     /// Hub `index` started again on its address, once haproxy's health check sees it up.
     pub fn restart(&mut self, index: usize) {
         assert!(self.hubs[index].is_none(), "hub {index} is down");
+        let since = self.haproxy.log().len();
         self.hubs[index] = Some(Balanced::serve(&self.env, &self.addresses[index]));
-        self.haproxy.logged(&format!("hubs/hub{} is UP", index + 1));
+        self.haproxy
+            .logged(since, &format!("Server hubs/hub{} is UP", index + 1));
     }
 }

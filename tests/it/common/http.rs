@@ -194,61 +194,7 @@ impl Served {
     /// then subscribed to every change that follows); its events arrive on the receiver as
     /// they come.
     pub fn events(&self, token: &str) -> Receiver<Value> {
-        let stream = open(
-            &self.address,
-            "GET",
-            "/api/v1/events",
-            &[
-                ("Host", &self.address),
-                ("Authorization", &format!("Bearer {token}")),
-                ("Accept", "text/event-stream"),
-            ],
-        );
-        let (events, arrived) = mpsc::channel();
-        let (opened, is_open) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stream);
-            let head = read_head(&mut reader).expect("the event stream's head");
-            assert_eq!(
-                head.status, 200,
-                "the event stream opens: {:?}",
-                head.headers
-            );
-            let _ = opened.send(());
-            let chunked = head.header("transfer-encoding") == Some("chunked");
-            let mut text = String::new();
-            loop {
-                let piece = if chunked {
-                    match read_chunk(&mut reader) {
-                        Some(piece) => piece,
-                        None => return,
-                    }
-                } else {
-                    let mut buffer = vec![0; 4096];
-                    match reader.read(&mut buffer) {
-                        Ok(0) | Err(_) => return,
-                        Ok(read) => buffer[..read].to_vec(),
-                    }
-                };
-                text.push_str(&String::from_utf8_lossy(&piece));
-                while let Some(end) = text.find("\n\n") {
-                    let event: String = text.drain(..end + 2).collect();
-                    for line in event.lines() {
-                        if let Some(data) = line.strip_prefix("data: ")
-                            && events.send(serde_json::from_str(data).unwrap()).is_err()
-                        {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        // The server answers once the stream is subscribed to the hub's changes: from here
-        // on, no change is missed.
-        is_open
-            .recv_timeout(ANSWER_TIMEOUT)
-            .expect("the event stream answers 200");
-        arrived
+        events_at(&self.address, token)
     }
 
     /// Opens `/api/v1/events` as `token` and reads the answer's head: the connection, left
@@ -283,14 +229,25 @@ impl Served {
         })
     }
 
-    /// SIGTERM, then the exit status and what it wrote to stderr.
-    pub fn stop(mut self) -> (ExitStatus, String) {
-        let mut child = self.child.take().unwrap();
+    /// SIGTERM, without waiting: the server drains (docs/load-balancer.md).
+    pub fn terminate(&self) {
+        let child = self.child.as_ref().expect("the server runs");
         let status = std::process::Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status()
             .unwrap();
         assert!(status.success());
+    }
+
+    /// SIGTERM, then the exit status and what it wrote to stderr.
+    pub fn stop(self) -> (ExitStatus, String) {
+        self.terminate();
+        self.stop_waited()
+    }
+
+    /// Once it has exited (after [`Served::terminate`]): its exit status and stderr.
+    pub fn stop_waited(mut self) -> (ExitStatus, String) {
+        let mut child = self.child.take().unwrap();
         let status = exit_within(
             &mut child,
             Duration::from_secs(30),
@@ -327,6 +284,66 @@ impl Drop for Served {
             let _ = child.wait();
         }
     }
+}
+
+/// `/api/v1/events` at `address` (a hub, or a balancer in front) as `token`: see
+/// [`Served::events`].
+pub fn events_at(address: &str, token: &str) -> Receiver<Value> {
+    let stream = open(
+        address,
+        "GET",
+        "/api/v1/events",
+        &[
+            ("Host", address),
+            ("Authorization", &format!("Bearer {token}")),
+            ("Accept", "text/event-stream"),
+        ],
+    );
+    let (events, arrived) = mpsc::channel();
+    let (opened, is_open) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stream);
+        let head = read_head(&mut reader).expect("the event stream's head");
+        assert_eq!(
+            head.status, 200,
+            "the event stream opens: {:?}",
+            head.headers
+        );
+        let _ = opened.send(());
+        let chunked = head.header("transfer-encoding") == Some("chunked");
+        let mut text = String::new();
+        loop {
+            let piece = if chunked {
+                match read_chunk(&mut reader) {
+                    Some(piece) => piece,
+                    None => return,
+                }
+            } else {
+                let mut buffer = vec![0; 4096];
+                match reader.read(&mut buffer) {
+                    Ok(0) | Err(_) => return,
+                    Ok(read) => buffer[..read].to_vec(),
+                }
+            };
+            text.push_str(&String::from_utf8_lossy(&piece));
+            while let Some(end) = text.find("\n\n") {
+                let event: String = text.drain(..end + 2).collect();
+                for line in event.lines() {
+                    if let Some(data) = line.strip_prefix("data: ")
+                        && events.send(serde_json::from_str(data).unwrap()).is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    // The server answers once the stream is subscribed to the hub's changes: from here
+    // on, no change is missed.
+    is_open
+        .recv_timeout(ANSWER_TIMEOUT)
+        .expect("the event stream answers 200");
+    arrived
 }
 
 /// An HTTP answer.
@@ -393,7 +410,13 @@ pub fn try_send(
     request.push_str("\r\n");
     request.push_str(body);
     stream.write_all(request.as_bytes())?;
-    let mut reader = BufReader::new(stream);
+    read_reply(&mut BufReader::new(stream))
+}
+
+/// An answer read from `reader`: its head, then its body as the head says (see
+/// [`try_send`]).
+pub fn read_reply(reader: &mut BufReader<TcpStream>) -> io::Result<Reply> {
+    let mut reader = reader;
     let head = read_head(&mut reader)?;
     let mut bytes = Vec::new();
     if head.header("transfer-encoding") == Some("chunked") {

@@ -65,16 +65,10 @@ fn hub() -> (TestEnv, Served, String) {
 /// sets `BATON_TEST_PYTHON`; this test then must pass.
 #[test]
 fn the_python_a2a_sdk_hands_a_task_to_an_agent_on_the_board() {
-    let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
-    else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install the Python client"
-        );
-        eprintln!(
-            "NOT RUN: the A2A Python SDK scenario needs BATON_TEST_PYTHON=<venv>/bin/python \
-             with tests/a2a_python/requirements.txt installed (.ci/run sets it)"
-        );
+    let Some(python) = crate::common::python(
+        "the A2A Python SDK scenario",
+        "tests/a2a_python/requirements.txt",
+    ) else {
         return;
     };
     let (env, served, lead) = hub();
@@ -733,16 +727,9 @@ fn the_docs_quote_the_a2a_example_whole_with_the_pinned_sdk() {
 /// hands `dev` a task in the project it names.
 #[test]
 fn the_docs_a2a_python_example_hands_dev_a_task() {
-    let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
+    let Some(python) =
+        crate::common::python("the A2A example", "tests/a2a_python/requirements.txt")
     else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install the Python client"
-        );
-        eprintln!(
-            "NOT RUN: the A2A example needs BATON_TEST_PYTHON=<venv>/bin/python with \
-             tests/a2a_python/requirements.txt installed (.ci/run sets it)"
-        );
         return;
     };
     let (env, served, _) = hub();

@@ -765,16 +765,10 @@ async fn the_tools_over_http_are_the_tools_over_stdio() {
 /// `BATON_TEST_PYTHON`; this test then must pass.
 #[test]
 fn the_python_sdk_drives_a_task_over_http() {
-    let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
-    else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install the Python client"
-        );
-        eprintln!(
-            "NOT RUN: the Python MCP client over HTTP needs BATON_TEST_PYTHON=<venv>/bin/python \
-             with tests/mcp_python/requirements.txt installed (.ci/run sets it)"
-        );
+    let Some(python) = crate::common::python(
+        "the Python MCP client over HTTP",
+        "tests/mcp_python/requirements.txt",
+    ) else {
         return;
     };
     let env = TestEnv::new();

@@ -277,16 +277,9 @@ fn logged_status(line: &str) -> Option<&str> {
 /// with no error. `.ci/run` installs the SDK and haproxy; this test then must pass.
 #[test]
 fn the_python_sdk_carries_on_through_haproxy_when_a_hub_is_killed() {
-    let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
+    let Some(python) =
+        crate::common::python("the Python MCP client", "tests/mcp_python/requirements.txt")
     else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install the Python client"
-        );
-        eprintln!(
-            "NOT RUN: the Python MCP client needs BATON_TEST_PYTHON=<venv>/bin/python with \
-             tests/mcp_python/requirements.txt installed (.ci/run sets it)"
-        );
         return;
     };
     let Some(env) = TestEnv::on_postgres() else {

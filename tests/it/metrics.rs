@@ -224,19 +224,10 @@ fn check_histogram(name: &str, family: &Family) {
 /// The page read by the Prometheus Python client's parser, when `BATON_TEST_PYTHON` names a
 /// python that has it; `None` (saying so) otherwise, outside CI.
 fn parse_by_prometheus_client(text: &str) -> Option<Families> {
-    let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
-    else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install prometheus_client"
-        );
-        eprintln!(
-            "NOT RUN: reading /metrics with the Prometheus Python client needs \
-             BATON_TEST_PYTHON=<venv>/bin/python with tests/metrics_python/requirements.txt \
-             installed (.ci/run sets it); read by the format's rules alone"
-        );
-        return None;
-    };
+    let python = crate::common::python(
+        "reading /metrics with the Prometheus Python client (read by the format's rules alone)",
+        "tests/metrics_python/requirements.txt",
+    )?;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/metrics_python/parse.py");
     let mut child = Command::new(python)
         .arg(script)

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::TestEnv;
-use super::http::{Reply, Served, free_address, free_port, try_send};
+use super::http::{Reply, Served, free_address, free_port, try_request};
 use super::{eventually_or, stderr_lines};
 
 /// The page whose `haproxy` block is the configuration.
@@ -155,15 +155,7 @@ impl Haproxy {
         token: &str,
         body: Option<&Value>,
     ) -> std::io::Result<Reply> {
-        let mut headers = vec![("Host".to_string(), self.address.clone())];
-        if !token.is_empty() {
-            headers.push(("Authorization".to_string(), format!("Bearer {token}")));
-        }
-        let body = body.map(|body| body.to_string());
-        if body.is_some() {
-            headers.push(("Content-Type".to_string(), "application/json".to_string()));
-        }
-        try_send(&self.address, method, path, &headers, body.as_deref())
+        try_request(&self.address, method, path, token, body)
     }
 
     fn try_get(&self, path: &str) -> std::io::Result<Reply> {

@@ -170,16 +170,10 @@ impl Served {
     }
 
     /// A request with `token` as its bearer (none when empty), `Host` the server's own.
+    #[track_caller]
     pub fn request(&self, method: &str, path: &str, token: &str, body: Option<&Value>) -> Reply {
-        let mut headers = vec![("Host".to_string(), self.address.clone())];
-        if !token.is_empty() {
-            headers.push(("Authorization".to_string(), format!("Bearer {token}")));
-        }
-        let body = body.map(|body| body.to_string());
-        if body.is_some() {
-            headers.push(("Content-Type".to_string(), "application/json".to_string()));
-        }
-        send(&self.address, method, path, &headers, body.as_deref())
+        try_request(&self.address, method, path, token, body)
+            .unwrap_or_else(|error| panic!("{method} {path} to {}: {error}", self.address))
     }
 
     pub fn get(&self, path: &str, token: &str) -> Reply {
@@ -371,6 +365,26 @@ impl Reply {
         assert_eq!(self.status, 200, "{}", self.body);
         self.json()
     }
+}
+
+/// A request to `address` with `token` as its bearer (none when empty), `Host` the
+/// address itself and `body` as JSON; what went wrong on the way as an error.
+pub fn try_request(
+    address: &str,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: Option<&Value>,
+) -> io::Result<Reply> {
+    let mut headers = vec![("Host".to_string(), address.to_string())];
+    if !token.is_empty() {
+        headers.push(("Authorization".to_string(), format!("Bearer {token}")));
+    }
+    let body = body.map(|body| body.to_string());
+    if body.is_some() {
+        headers.push(("Content-Type".to_string(), "application/json".to_string()));
+    }
+    try_send(address, method, path, &headers, body.as_deref())
 }
 
 /// One request on a connection of its own, read to its end.

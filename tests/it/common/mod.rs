@@ -101,6 +101,24 @@ pub fn files_only(why: &str) -> bool {
     runs
 }
 
+/// The Python of the pinned SDKs (`BATON_TEST_PYTHON`, made by .ci/run from
+/// `requirements`), or `None` after saying that `what` was not run. CI must run it: a CI
+/// run that forgot the install step fails here, loudly.
+pub fn python(what: &str, requirements: &str) -> Option<std::ffi::OsString> {
+    let python = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty());
+    if python.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install {requirements}"
+        );
+        eprintln!(
+            "NOT RUN: {what} needs BATON_TEST_PYTHON=<venv>/bin/python with {requirements} \
+             installed (.ci/run sets it)"
+        );
+    }
+    python
+}
+
 /// Writes the password file (`.pgpass`, mode 600) in `dir` for the database at `url`, whose
 /// password is in the URL: for a client that gives the `baton` it starts no `PGPASSWORD`
 /// (Codex filters its MCP servers' environment), as a user keeps it.

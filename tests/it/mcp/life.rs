@@ -645,17 +645,10 @@ fn the_python_sdk_drives_the_same_scenario() {
     if !files_only("looks at files in the hub home") {
         return;
     }
-    let Some(python) = std::env::var_os("BATON_TEST_PYTHON").filter(|value| !value.is_empty())
-    else {
-        // CI must run it: a CI run that forgot the install step fails here, loudly.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but BATON_TEST_PYTHON is not: .ci/run must install the Python client"
-        );
-        eprintln!(
-            "NOT RUN: the Python MCP client scenario needs BATON_TEST_PYTHON=<venv>/bin/python \
-             with tests/mcp_python/requirements.txt installed (.ci/run sets it)"
-        );
+    let Some(python) = crate::common::python(
+        "the Python MCP client scenario",
+        "tests/mcp_python/requirements.txt",
+    ) else {
         return;
     };
     let env = TestEnv::new();

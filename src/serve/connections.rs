@@ -403,6 +403,41 @@ impl<Guard: Send + Unpin + 'static> HttpBody for Held<Guard> {
     }
 }
 
+/// A body that ends, cleanly, once `ended` is cancelled: a stream that is not to outlive a
+/// drain (its client opens it again, on another hub).
+pub struct Until {
+    body: Body,
+    ended: Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
+}
+
+impl Until {
+    pub fn new(body: Body, ended: CancellationToken) -> Until {
+        Until {
+            body,
+            ended: Box::pin(ended.cancelled_owned()),
+        }
+    }
+}
+
+impl HttpBody for Until {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        if self.ended.as_mut().poll(context).is_ready() {
+            return Poll::Ready(None);
+        }
+        Pin::new(&mut self.body).poll_frame(context)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,6 +87,10 @@ pub struct State {
     pub stopping: CancellationToken,
     /// Cancelled when the server starts draining ([`Stop::Drain`]), just before `stopping`.
     pub draining: CancellationToken,
+    /// Cancelled once the server closes its listener and connections: at once when stopped
+    /// at once, once the requests under way are answered when draining. rmcp's sessions end
+    /// with it, so that an MCP call under way when a drain begins is answered.
+    pub closing: CancellationToken,
     /// One receiver per request under way (not refused as draining), until its answer is
     /// sent: closed when none is, which a drain waits for.
     pub under_way: Arc<tokio::sync::watch::Sender<()>>,
@@ -162,6 +166,7 @@ pub async fn serve(
         sessions,
         stopping: stopping.clone(),
         draining: CancellationToken::new(),
+        closing: CancellationToken::new(),
         under_way: Arc::new(tokio::sync::watch::Sender::new(())),
         report_wake: settings.report_wake,
         start_project: settings.start_project,
@@ -170,9 +175,7 @@ pub async fn serve(
     };
     let draining = state.draining.clone();
     let under_way = state.under_way.clone();
-    // Cancelled once the server closes its listener and its connections: at once when
-    // stopped at once, once the requests under way are answered when draining.
-    let closing = CancellationToken::new();
+    let closing = state.closing.clone();
     if let Some(listener) = settings.metrics {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let hosts = auth::Hosts::for_listener(listener.local_addr()?)
@@ -239,8 +242,21 @@ async fn refuse_while_draining(
     // Counted before the drain is looked at: a drain that begins in between waits for it.
     let counted = state.under_way.subscribe();
     if !state.draining.is_cancelled() {
+        // An MCP session's stream (GET) ends when the drain begins, as event streams do
+        // with `stopping`: its client opens it again elsewhere. The session lives on until
+        // the calls under way are answered ([`State::closing`]).
+        let is_mcp_stream =
+            request.method() == axum::http::Method::GET && request.uri().path() == "/mcp";
         let response = next.run(request).await;
-        return response.map(|body| axum::body::Body::new(connections::Held::new(body, counted)));
+        return response.map(|body| {
+            let body = match is_mcp_stream {
+                true => {
+                    axum::body::Body::new(connections::Until::new(body, state.draining.clone()))
+                }
+                false => body,
+            };
+            axum::body::Body::new(connections::Held::new(body, counted))
+        });
     }
     drop(counted);
     let mut refusal = api::ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "this hub is stopping")
@@ -339,7 +355,7 @@ fn mcp_service(state: &State) -> StreamableHttpService<BatonServer, LocalSession
     let report_wake = state.report_wake;
     let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
-        .with_cancellation_token(state.stopping.child_token());
+        .with_cancellation_token(state.closing.child_token());
     config.session_store = Some(state.sessions.clone());
     StreamableHttpService::new(
         move || Ok(BatonServer::per_request(hub.clone(), report_wake)),

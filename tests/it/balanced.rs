@@ -467,18 +467,32 @@ fn under_way(
     subject: &str,
 ) -> (BufReader<std::net::TcpStream>, String) {
     let body = json!({"to": "alice", "subject": subject}).to_string();
-    let slow = open(
-        &served.address,
-        "POST",
+    let slow = held(
+        served,
         "/api/v1/projects/default/tasks",
-        &[
-            ("Host", &served.address),
-            ("Authorization", &format!("Bearer {token}")),
-            ("Content-Type", "application/json"),
-            ("Content-Length", &body.len().to_string()),
-            ("Expect", "100-continue"),
-        ],
+        &[("Authorization", &format!("Bearer {token}"))],
+        &body,
     );
+    (slow, body)
+}
+
+/// A POST of `body` to `path` whose head is read and whose body is asked for
+/// (`Expect: 100-continue`), the body not sent yet: a request under way.
+fn held(
+    served: &Served,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> BufReader<std::net::TcpStream> {
+    let length = body.len().to_string();
+    let mut all = vec![
+        ("Host", served.address.as_str()),
+        ("Content-Type", "application/json"),
+        ("Content-Length", &length),
+        ("Expect", "100-continue"),
+    ];
+    all.extend_from_slice(headers);
+    let slow = open(&served.address, "POST", path, &all);
     slow.set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     let mut slow = BufReader::new(slow);
@@ -486,7 +500,112 @@ fn under_way(
     slow.read_line(&mut line).unwrap();
     assert!(line.starts_with("HTTP/1.1 100"), "{line:?}");
     slow.read_line(&mut line).unwrap();
-    (slow, body)
+    slow
+}
+
+/// An MCP tool call under way when the drain begins is carried out and answered, the
+/// session's stream (GET) ends at once so that its client opens it again elsewhere, and
+/// the hub then exits 0.
+#[test]
+fn a_draining_hub_answers_the_mcp_call_under_way_and_ends_the_sessions_stream() {
+    let env = TestEnv::new();
+    env.register(&["alice", "codex"]);
+    let token = add_token(&env, "codex");
+    let served = Served::start(&env, "alice");
+    let bearer = format!("Bearer {token}");
+    let accept = ("Accept", "application/json, text/event-stream");
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "drain-test", "version": "1"}},
+    })
+    .to_string();
+    let mut opened = held(
+        &served,
+        "/mcp",
+        &[("Authorization", bearer.as_str()), accept],
+        &initialize,
+    );
+    opened.get_mut().write_all(initialize.as_bytes()).unwrap();
+    let opened = read_reply(&mut opened).expect("initialize is answered");
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let in_session = [
+        ("Authorization", bearer.as_str()),
+        accept,
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let mut told = held(&served, "/mcp", &in_session, &initialized.to_string());
+    told.get_mut()
+        .write_all(initialized.to_string().as_bytes())
+        .unwrap();
+    let told = read_reply(&mut told).expect("initialized is taken");
+    assert_eq!(told.status, 202, "{told:?}");
+    // The session's stream, open.
+    let mut get = vec![("Host", served.address.as_str())];
+    get.extend_from_slice(&in_session);
+    let mut stream = BufReader::new(open(&served.address, "GET", "/mcp", &get));
+    stream
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut head = String::new();
+    stream.read_line(&mut head).unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head:?}");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "send", "arguments":
+                                 {"to": "alice", "subject": "called while draining"}}})
+    .to_string();
+    let mut slow = held(&served, "/mcp", &in_session, &call);
+    // Open: its head read, nothing more to read before the drain.
+    loop {
+        let mut line = String::new();
+        stream.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let quiet = Duration::from_millis(500);
+    stream.get_ref().set_read_timeout(Some(quiet)).unwrap();
+    let mut early = String::new();
+    let before = stream.read_line(&mut early);
+    assert!(
+        before.is_err(),
+        "the stream ended before the drain: {early:?}"
+    );
+    stream
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    served.terminate();
+    eventually("/healthz answers 503", || {
+        (served.get("/healthz", "").status == 503).then_some(())
+    });
+    // The stream ends at the drain's start, cleanly (its last, empty chunk), while the call
+    // is still under way: its client opens it again, on another hub.
+    let mut rest = String::new();
+    while !rest.ends_with("0\r\n\r\n") {
+        let mut line = String::new();
+        let read = stream
+            .read_line(&mut line)
+            .expect("the stream ends cleanly");
+        assert!(read > 0, "the stream was cut: {rest:?}");
+        rest.push_str(&line);
+    }
+    slow.get_mut().write_all(call.as_bytes()).unwrap();
+    let answer = read_reply(&mut slow).expect("the call under way is answered");
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(answer.body.contains("called while draining"), "{answer:?}");
+    assert!(!answer.body.contains("\"isError\":true"), "{answer:?}");
+    let (status, stderr) = served.stop_waited();
+    assert!(status.success(), "{status:?}: {stderr}");
+    let board = env.run("alice", &["--json", "board"]).ok().to_string();
+    assert!(board.contains("called while draining"), "{board}");
 }
 
 /// Without a balancer, an agent whose `BATON_URL` names two hubs carries on on the second

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::client::{self, Client, Statements};
+use super::documents::select_document;
 use super::pool::{self, is_connection_lost};
 use super::{Failed, PgStore, encode};
 use crate::board::search::{self, Search};
@@ -136,6 +137,12 @@ impl Archive for ArchiveInTransaction {
 
     fn highest_id(&self) -> Result<u64, StoreError> {
         self.query(|client| highest_archived(client, &self.project))
+    }
+
+    /// Read on the change's connection: a command that changes a board then opens one
+    /// connection, not a second (with its own login) for the record.
+    fn project_record(&self) -> Option<Result<Option<Vec<u8>>, StoreError>> {
+        Some(self.query(|client| select_document(client, "project", &self.project)))
     }
 }
 

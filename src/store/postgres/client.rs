@@ -257,6 +257,31 @@ impl Client {
             .flatten())
     }
 
+    /// Runs `statements` (each its text and parameters) in order, sent together and answered
+    /// together: one round trip for them all rather than one each, their statements
+    /// prepared first (once per connection, as [`Client::statement`] keeps them). The rows
+    /// of each, in order; or the first error (in a transaction, the statements after a
+    /// refused one are refused too, and the transaction is then only good to roll back).
+    pub fn pipelined(&mut self, statements: &[Piped<'_>]) -> Result<Vec<Vec<Row>>, Error> {
+        let mut prepared = Vec::with_capacity(statements.len());
+        for (text, _) in statements {
+            prepared.push(self.statement(text)?);
+        }
+        let client = self.live();
+        let queries: Vec<_> = prepared
+            .iter()
+            .zip(statements)
+            .map(|(statement, (_, params))| Box::pin(client.query(statement, params)))
+            .collect();
+        let answered = Client::wait(&self.runtime, self.within, self.is_cut, in_order(queries));
+        if let Err(error) = &answered
+            && error.code().is_some_and(is_stale_statement)
+        {
+            self.prepared.clear();
+        }
+        self.noted(answered)
+    }
+
     /// `statement`, prepared once on this connection and kept ([`Client::prepared`]).
     fn statement(&mut self, statement: &str) -> Result<Statement, Error> {
         if let Some(kept) = self.prepared.get(statement) {
@@ -288,6 +313,43 @@ impl Client {
         }
         self.noted(answered)
     }
+}
+
+/// A statement of a pipeline ([`Client::pipelined`]): its text and its parameters.
+pub type Piped<'a> = (&'a str, &'a [&'a (dyn ToSql + Sync)]);
+
+/// Waits for every one of `futures`, polled together (so each sends its statement before any
+/// answer is awaited), and gives their answers in order, or the first error in order.
+async fn in_order<T, F>(futures: Vec<std::pin::Pin<Box<F>>>) -> Result<Vec<T>, postgres::Error>
+where
+    F: Future<Output = Result<T, postgres::Error>>,
+{
+    let mut futures: Vec<Option<std::pin::Pin<Box<F>>>> = futures.into_iter().map(Some).collect();
+    let mut answers: Vec<Option<Result<T, postgres::Error>>> =
+        futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|context| {
+        let mut waiting = false;
+        for (slot, answer) in futures.iter_mut().zip(answers.iter_mut()) {
+            if let Some(future) = slot {
+                match future.as_mut().poll(context) {
+                    std::task::Poll::Ready(answered) => {
+                        *answer = Some(answered);
+                        *slot = None;
+                    }
+                    std::task::Poll::Pending => waiting = true,
+                }
+            }
+        }
+        match waiting {
+            true => std::task::Poll::Pending,
+            false => std::task::Poll::Ready(()),
+        }
+    })
+    .await;
+    answers
+        .into_iter()
+        .map(|answer| answer.expect("every statement of a pipeline answered"))
+        .collect()
 }
 
 /// Whether the server refused a prepared statement for being prepared: its result's type

@@ -166,7 +166,7 @@ fn a_change_reads_the_project_s_record_on_its_own_connection() {
         .unwrap();
     let store = fixture.store();
     let read = change_board(&store, "p", now(), |tx| {
-        Ok::<_, StoreError>(tx.stored_project().expect("read in the change")?)
+        tx.stored_project().expect("read in the change")
     })
     .unwrap();
     assert_eq!(read, Some(record));

@@ -38,6 +38,8 @@ pub mod json_api;
 pub mod mail;
 /// The MCP server's tools, over the same session functions as the CLI.
 pub mod mcp;
+/// What a running hub counts and times, and the Prometheus text format it is read in.
+pub mod metrics;
 /// Agent and project names, checked before they touch a path.
 pub mod names;
 /// Counted nouns for people to read: "1 task", "3 tasks".

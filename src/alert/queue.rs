@@ -338,6 +338,11 @@ fn queued(store: &dyn Store) -> Vec<(String, std::result::Result<Queued, String>
         .collect()
 }
 
+/// How many alerts wait in the queue now (listed, not read).
+pub fn length(store: &dyn Store) -> usize {
+    queued_names(store).len()
+}
+
 /// What waits in the queue now.
 pub fn waiting(store: &dyn Store) -> Waiting {
     let mut waiting = Waiting {

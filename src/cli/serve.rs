@@ -11,6 +11,7 @@ use clap::Args;
 
 use baton::error::Error;
 use baton::names::{self, NameKind};
+use baton::serve::request_log::RequestLog;
 use baton::serve::{self, Settings};
 use baton::{time, tokens};
 
@@ -41,9 +42,16 @@ descriptors `ulimit -n` allows, if fewer), a new one past them closing the idles
 keep 32 streams open at once (event streams, MCP GET streams, A2A streams and waiting sends)
 and all tokens 256 (half the connections), a stream beyond that refused with 429.
 
+Watching it: --metrics 127.0.0.1:9187 answers GET /metrics there in Prometheus' text format
+(changes and refusals by action, requests by route and status, streams, MCP sessions, wakes,
+the alert queue, the store's round trips, group commits; docs/metrics.md), without a token;
+--log json writes one JSON line per request on stderr (time, method, route, status,
+duration_ms, bytes), never a token, a body, a query or a path.
+
 Examples:
   baton --as alice serve
-  baton --as alice serve --listen 0.0.0.0:7878 --allow-host hub.lan")]
+  baton --as alice serve --listen 0.0.0.0:7878 --allow-host hub.lan
+  baton --as alice serve --metrics 127.0.0.1:9187 --log json")]
 pub struct ServeArgs {
     /// The address to listen on. Loopback by default; another address reaches beyond this
     /// machine with plain HTTP, tokens included (put a TLS proxy in front). Port 0 picks a
@@ -65,8 +73,28 @@ pub struct ServeArgs {
     /// Several servers on several machines may share one database
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
+    /// Also answer `GET /metrics` (Prometheus' text format) on this address, apart from the
+    /// hub's, without a token. Beyond loopback it says so, as --listen does; its `Host` rules
+    /// are --listen's (its address, localhost, --allow-host names)
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics: Option<SocketAddr>,
+    /// Also write one line per request on stderr, in this format: `json` (time, method,
+    /// route template, status, duration_ms, bytes; never a token, a body or a query)
+    #[arg(long, value_name = "FORMAT", value_parser = parse_log)]
+    pub log: Option<RequestLog>,
     #[command(flatten)]
     pub wake: super::NoWake,
+}
+
+/// A request log's format as `--log` takes it.
+fn parse_log(text: &str) -> Result<RequestLog, String> {
+    match text {
+        "json" => Ok(RequestLog::Json),
+        _ => Err(format!(
+            "`{}` is not a log format: the one there is is `json`",
+            baton::text::inline(text)
+        )),
+    }
 }
 
 /// A host name as `--allow-host` takes it: a DNS name, without a port or a scheme.
@@ -103,6 +131,7 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
     };
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
+    let metrics = args.metrics.map(listen_for_metrics).transpose()?;
     let hub = match &args.store {
         Some(url) if baton::store::postgres::url::may_hold_password(url) => {
             return Err(Error::invalid_with_hint(
@@ -136,6 +165,18 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
              included, is plain HTTP unless a TLS proxy is in front"
         );
     }
+    let metrics_address = match &metrics {
+        Some(listener) => Some(listener.local_addr().map_err(cannot_listen)?),
+        None => None,
+    };
+    if let Some(metrics_address) = metrics_address
+        && serve::is_beyond_loopback(&metrics_address)
+    {
+        eprintln!(
+            "warning: metrics on {metrics_address}, beyond this machine: anyone who reaches it \
+             may read them, with no token"
+        );
+    }
     let url = base_url(address);
     // Written, not printed through the CLI's output: a closed stdout is no reason to stop
     // serving, nor to exit with the login token still stored.
@@ -149,11 +190,19 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
         "baton serve: the board of {} for {human} at {url}; MCP at {url}/mcp; Ctrl-C stops",
         hub.store.location(),
     );
+    if let Some(metrics_address) = metrics_address {
+        eprintln!(
+            "baton serve: metrics at {}/metrics",
+            base_url(metrics_address)
+        );
+    }
     let settings = Settings {
         hub: hub.clone(),
         report_wake: |outcome| eprintln!("{}", super::wake::describe(outcome)),
         allowed_hosts: args.allow_host.clone(),
         start_project,
+        metrics,
+        log: args.log.unwrap_or_default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -168,6 +217,20 @@ pub fn run(context: &Context, args: ServeArgs) -> Result<i32, Error> {
     served.map_err(|error| Error::invalid(format!("the server stopped: {error}")))?;
     eprintln!("baton serve: stopped");
     Ok(0)
+}
+
+/// The listener of `--metrics`, bound before the server starts so that a taken address is
+/// told at once.
+fn listen_for_metrics(address: SocketAddr) -> Result<std::net::TcpListener, Error> {
+    let cannot = |error: std::io::Error| {
+        Error::invalid_with_hint(
+            format!("cannot listen on {address} for metrics: {error}"),
+            "pick another with --metrics 127.0.0.1:PORT",
+        )
+    };
+    let listener = std::net::TcpListener::bind(address).map_err(cannot)?;
+    listener.set_nonblocking(true).map_err(cannot)?;
+    Ok(listener)
 }
 
 /// The project the page opens on: the one `--project` names, else the one the directory

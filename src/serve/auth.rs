@@ -112,7 +112,7 @@ pub async fn check_host(
 /// the operator lets the server answer it. The name is repeated only when it is one
 /// `--allow-host` takes (letters, digits, `-` and `.`): anything else in a header is the
 /// sender's and is not echoed.
-fn host_refusal(host: Option<&str>) -> ApiError {
+pub(super) fn host_refusal(host: Option<&str>) -> ApiError {
     let name = host
         .and_then(split_host)
         .map(|(name, _)| name)

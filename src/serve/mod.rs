@@ -27,8 +27,10 @@ pub mod auth;
 pub mod connections;
 pub mod endpoint;
 pub mod events;
+pub mod metrics;
 mod page;
 mod priming;
+pub mod request_log;
 pub mod sessions;
 pub mod streams;
 
@@ -55,7 +57,6 @@ use crate::session::blocking::off_thread;
 use crate::wake::WakeOutcome;
 
 /// What a running server needs.
-#[derive(Clone)]
 pub struct Settings {
     pub hub: Hub,
     /// Told whom each change woke, as `baton mcp` is.
@@ -65,6 +66,10 @@ pub struct Settings {
     pub allowed_hosts: Vec<String>,
     /// The project the web board opens on: the one of the directory `serve` runs in.
     pub start_project: Option<String>,
+    /// Where `/metrics` is answered, apart from the hub (`--metrics`), if anywhere.
+    pub metrics: Option<std::net::TcpListener>,
+    /// How each request is logged (`--log`).
+    pub log: request_log::RequestLog,
 }
 
 /// What every handler shares.
@@ -128,7 +133,9 @@ pub async fn serve(
     ));
     let state = State {
         hub,
-        hosts: Arc::new(auth::Hosts::for_listener(address).allowing(settings.allowed_hosts)),
+        hosts: Arc::new(
+            auth::Hosts::for_listener(address).allowing(settings.allowed_hosts.clone()),
+        ),
         feed,
         tokens: tokens.clone(),
         sessions,
@@ -138,7 +145,29 @@ pub async fn serve(
         board_answers: Arc::default(),
         streams: Arc::new(streams::Streams::new(limits)),
     };
-    let app = router(state);
+    if let Some(listener) = settings.metrics {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let hosts = auth::Hosts::for_listener(listener.local_addr()?)
+            .allowing(settings.allowed_hosts.clone());
+        let watched = metrics::router(state.clone(), hosts);
+        // A scraper holds a connection or two: a few keep it from taking more.
+        let limits = Limits {
+            connections: 16,
+            streams: 0,
+            streams_per_token: 0,
+        };
+        tokio::spawn(connections::serve(
+            listener,
+            watched,
+            limits,
+            stopping.clone(),
+        ));
+    }
+    // Outermost, so that every answer is counted, the refusals of the layers inside too.
+    let app = router(state).layer(middleware::from_fn_with_state(
+        settings.log,
+        request_log::measure,
+    ));
     let on_stop = stopping.clone();
     tokio::spawn(async move {
         stop.await;

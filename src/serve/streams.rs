@@ -95,6 +95,11 @@ impl Streams {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// How many streams are open, of all tokens.
+    pub fn open_in_all(&self) -> usize {
+        self.open().in_all
+    }
+
     /// A place for one more stream of `token`, kept until the [`Slot`] is dropped.
     pub fn try_open(self: &Arc<Self>, token: &TokenId) -> Result<Slot, TooManyStreams> {
         let mut open = self.open();

@@ -256,14 +256,14 @@ impl Session {
             )
             .or_else(|| {
                 // Nothing to run here; an agent on another machine is woken by its listener.
-                self.hub
-                    .store
-                    .is_listened(agent)
-                    .then(|| WakeOutcome::Listening {
+                self.hub.store.is_listened(agent).then(|| {
+                    WakeOutcome::Listening {
                         agent: agent.clone(),
                         project: project.clone(),
                         tasks,
-                    })
+                    }
+                    .counted()
+                })
             });
             outcomes.extend(outcome);
         }
@@ -296,7 +296,8 @@ impl Session {
                     agent: agent.to_string(),
                     project: self.project.id.clone(),
                     tasks: Vec::new(),
-                });
+                }
+                .counted());
             }
             return Err(WakeError::NoWakeNorListener {
                 agent: agent.to_string(),

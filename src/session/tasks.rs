@@ -18,6 +18,20 @@ use crate::registry;
 use crate::store::Transaction;
 use crate::text;
 
+/// `result` of a change by `action`, counted as a change or a refusal
+/// ([`crate::metrics::CHANGES`], [`crate::metrics::REFUSALS`]). A refusal is what the
+/// request got wrong or was not allowed (exit 1 or 2); a store that failed refused nothing.
+fn counted<T>(action: &'static str, result: Result<T>) -> Result<T> {
+    match &result {
+        Ok(_) => crate::metrics::CHANGES.add(action),
+        Err(error) if !matches!(error, Error::Store(_)) && matches!(error.exit_code(), 1 | 2) => {
+            crate::metrics::REFUSALS.add(action)
+        }
+        Err(_) => {}
+    }
+    result
+}
+
 /// What `board` shows.
 #[derive(Debug, Clone, Default)]
 pub struct BoardFilter {
@@ -35,7 +49,7 @@ pub struct BoardFilter {
 impl Session {
     /// `send`: puts a new pending task on the board, then wakes and notifies its assignee.
     pub fn send(&self, new: NewTask) -> Result<Changed> {
-        let mut changed = self.put_new_task(new)?;
+        let mut changed = counted(LogAction::Send.as_str(), self.put_new_task(new))?;
         changed.woken = self.after_change(&changed.handovers, &changed.notifications);
         changed.unreachable = self.unreachable(&changed.handovers);
         Ok(changed)
@@ -160,6 +174,10 @@ impl Session {
     /// Every transition of SPEC section 3 other than `send`; then notifies whom the change
     /// concerns and wakes whoever it handed work to.
     pub fn act(&self, id: TaskId, action: Action) -> Result<Changed> {
+        counted(action.name(), self.act_on(id, action))
+    }
+
+    fn act_on(&self, id: TaskId, action: Action) -> Result<Changed> {
         self.agent()?;
         text::check_long(action.text_name(), action.text())?;
         let action = self.noting_outside_scope(id, action);

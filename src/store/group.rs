@@ -257,6 +257,8 @@ impl<W: Work> Group<W> {
             state = self.wait(state, leader);
         }
         let batch = state.open.take().expect("the batch this thread leads");
+        let size = batch.end.unwrap_or(batch.first) - batch.first;
+        crate::metrics::GROUP_COMMIT_BATCHES.observe((), size as f64);
         let work = batch.work.expect("every member gave it back");
         state.is_writing = true;
         drop(state);

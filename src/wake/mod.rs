@@ -116,10 +116,50 @@ pub enum WakeOutcome {
     },
 }
 
+impl WakeOutcome {
+    /// Every outcome, as its `outcome` field spells it: the labels of the wakes counted
+    /// ([`crate::metrics::WAKE_RUNS`]).
+    pub const NAMES: &[&str] = &[
+        "started",
+        "already_awake",
+        "listening",
+        "on_its_host",
+        "failed",
+    ];
+
+    /// As its `outcome` field spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WakeOutcome::Started { .. } => "started",
+            WakeOutcome::AlreadyAwake { .. } => "already_awake",
+            WakeOutcome::Listening { .. } => "listening",
+            WakeOutcome::OnItsHost { .. } => "on_its_host",
+            WakeOutcome::Failed { .. } => "failed",
+        }
+    }
+
+    /// The outcome, counted among the wakes of this process.
+    pub fn counted(self) -> WakeOutcome {
+        crate::metrics::WAKE_RUNS.add(self.name());
+        self
+    }
+}
+
 /// Wakes `agent` for work that arrived for it in `project`, if it has a wake command and
 /// the project's settings do not turn waking off; `None` when it sleeps on. `program` is
 /// the `baton` binary that runs the supervisor: this very program.
 pub fn wake_agent(
+    store: &dyn Store,
+    home: &Home,
+    agent: &str,
+    project: &str,
+    tasks: &[TaskId],
+    program: Option<&Path>,
+) -> Option<WakeOutcome> {
+    wake_agent_uncounted(store, home, agent, project, tasks, program).map(WakeOutcome::counted)
+}
+
+fn wake_agent_uncounted(
     store: &dyn Store,
     home: &Home,
     agent: &str,
@@ -255,7 +295,7 @@ pub fn wake_by_hand(
     if let Some(why) = not_signed_here(store, home, &record) {
         return Err(WakeError::NotSignedHere { why }.into());
     }
-    match start(store, home, agent, project, &[], program, true) {
+    match start(store, home, agent, project, &[], program, true).counted() {
         WakeOutcome::Failed { error, .. } => Err(WakeError::Failed {
             agent: agent.to_string(),
             cause: error.to_string(),
@@ -384,6 +424,47 @@ pub fn log(home: &Home, agent: &str) -> TextLog {
 mod tests {
     use super::*;
     use crate::time;
+
+    #[test]
+    fn every_outcome_is_named_as_its_json_spells_it() {
+        let (agent, project, tasks) = (String::new(), String::new(), Vec::new());
+        let outcomes = [
+            WakeOutcome::Started {
+                agent: agent.clone(),
+                project: project.clone(),
+                tasks: tasks.clone(),
+                log: PathBuf::new(),
+            },
+            WakeOutcome::AlreadyAwake {
+                agent: agent.clone(),
+                project: project.clone(),
+                tasks: tasks.clone(),
+                log: PathBuf::new(),
+            },
+            WakeOutcome::Listening {
+                agent: agent.clone(),
+                project: project.clone(),
+                tasks: tasks.clone(),
+            },
+            WakeOutcome::OnItsHost {
+                agent: agent.clone(),
+                project: project.clone(),
+                tasks,
+                host: String::new(),
+            },
+            WakeOutcome::Failed {
+                agent,
+                project,
+                error: String::new(),
+            },
+        ];
+        let names: Vec<&str> = outcomes.iter().map(WakeOutcome::name).collect();
+        assert_eq!(names, WakeOutcome::NAMES);
+        for outcome in &outcomes {
+            let json = serde_json::to_value(outcome).unwrap();
+            assert_eq!(json["outcome"], outcome.name());
+        }
+    }
 
     #[test]
     fn on_a_home_of_files_a_wake_command_runs_here_whatever_host_its_record_names() {

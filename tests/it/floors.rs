@@ -16,7 +16,7 @@ const FLOORS: &[(&str, &[&str])] = &[
         "base",
         &[
             "time", "names", "text", "process", "client", "secret", "plural", "file", "home",
-            "setting", "git",
+            "setting", "git", "metrics",
         ],
     ),
     ("model", &["board"]),

@@ -49,6 +49,7 @@ mod log_truth;
 mod mail;
 mod mcp;
 mod mcp_http;
+mod metrics;
 // A private D-Bus session bus stands in for the desktop's: Linux alone here.
 #[cfg(target_os = "linux")]
 mod notify;

@@ -127,9 +127,14 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
         Some(agent) => format!("as {}", cells::cut(&shown(agent), 16)),
         None => "read-only".to_string(),
     };
+    // Only the label's tasks are shown: say so where the project is named, as a chip.
+    let label = match &app.label {
+        Some(label) => format!(" [{}]", cells::cut(&shown(label), 16)),
+        None => String::new(),
+    };
     spans.push(Span::styled(
         format!(
-            "· {} · {who}",
+            "· {}{label} · {who}",
             cells::cut(&shown(&app.snapshot.project), 16)
         ),
         bold(),
@@ -414,6 +419,28 @@ mod tests {
             let x = row[..at].chars().count();
             Some((u16::try_from(x).ok()?, u16::try_from(y).ok()?))
         })
+    }
+
+    #[test]
+    fn a_board_started_for_a_label_says_so_in_its_header_at_80_columns() {
+        let mut labelled = app(vec![view(1, Status::Pending, "a bug")]);
+        let header = |app: &App| {
+            let screen = screen(app, 80, 24);
+            screen
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_end()
+                .to_string()
+        };
+        assert!(!header(&labelled).contains('['), "{}", header(&labelled));
+        labelled.label = Some("bug".to_string());
+        let shown = header(&labelled);
+        assert!(shown.ends_with("· demo [bug] · as boss"), "{shown}");
+        labelled.label = Some("bug\u{1b}[2J".to_string());
+        let shown = header(&labelled);
+        assert!(shown.contains("[bug\\u{1b}[2J]"), "{shown}");
+        assert!(!shown.contains('\u{1b}'), "{shown}");
     }
 
     #[test]

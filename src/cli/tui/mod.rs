@@ -74,6 +74,7 @@ pub fn run(desk: Arc<dyn Desk>, filter: &BoardFilter) -> Result<i32, Error> {
     let filter_status = filter.status;
     let first = board_at::read(desk.as_ref(), filter)?;
     let mut app = App::new(agent, first);
+    app.label = filter.search.label().map(str::to_string);
     // What the board is read for, changed by `/` and read by the reader's thread.
     let filter = Arc::new(Mutex::new(filter.clone()));
     // A finished status asked for by name is listed at once.

@@ -127,6 +127,9 @@ pub struct App {
     /// The words the board is searched for (`/`; SPEC section 19): a read of the board for
     /// other words (begun before they changed) is not shown.
     pub search: Option<String>,
+    /// The label the board was started with (`watch --label`): only its tasks are shown,
+    /// which the header says.
+    pub label: Option<String>,
 }
 
 /// A task's diff as the task view shows it: read, or why it could not be.
@@ -157,6 +160,7 @@ impl App {
             marked_read: 0,
             diff: None,
             search,
+            label: None,
         };
         app.inbox = app.inbox_of_snapshot();
         app.settle();

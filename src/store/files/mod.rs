@@ -44,6 +44,7 @@ use crate::board::task::{Task, TaskId};
 use crate::file::lock::{self, FileLock, LockPolicy};
 use crate::file::{atomic, regular};
 use crate::home::Home;
+use crate::metrics::{RoundTrip, StoreKind};
 use crate::store::cache::{FileCache, Stamp};
 use crate::store::copy::{BoardImage, ProjectImage};
 use crate::store::document::{
@@ -198,6 +199,7 @@ impl Documents for HomeFiles {
         wait: Wait,
         change: &mut DocumentChange<'_>,
     ) -> Result<bool, StoreError> {
+        let _trip = RoundTrip::start(StoreKind::Files);
         let Some(_guard) = self.take_lock(document, wait)? else {
             return Ok(false);
         };
@@ -391,9 +393,11 @@ impl FileStore {
         // caller holds why.
         let _gave_up: Result<(), GaveUp> = group.run(
             || {
+                // The batch's one locked read-change-write, until its write is done.
+                let trip = RoundTrip::start(StoreKind::Files);
                 let guard = self.lock_board(project)?;
                 let board = self.read_board(project)?;
-                Ok((guard, self.transaction(project, board, now)))
+                Ok(((guard, trip), self.transaction(project, board, now)))
             },
             |transaction| transaction.apply_at(now, change),
             |transaction, _lock| match self.commit(project, transaction) {
@@ -672,6 +676,7 @@ impl Boards for FileStore {
         if let Some(resident) = &self.resident {
             return self.change_in_group(resident, project, now, change);
         }
+        let _trip = RoundTrip::start(StoreKind::Files);
         let _guard = self.lock_board(project)?;
         let board = board::read(&self.home, project)?;
         let mut transaction = self.transaction(project, board, now);
@@ -784,6 +789,7 @@ impl Mailboxes for FileStore {
         change: &mut dyn FnMut(&mut Mailbox) -> Result<(), GaveUp>,
     ) -> Result<(), StoreError> {
         let Some(resident) = &self.resident else {
+            let _trip = RoundTrip::start(StoreKind::Files);
             let _guard = self.lock_mail(project)?;
             let mut opened = mail::open(&self.home, project, now)?;
             if change(&mut opened.mailbox).is_ok() {
@@ -798,8 +804,9 @@ impl Mailboxes for FileStore {
         // caller holds why.
         let _gave_up: Result<(), GaveUp> = group.run(
             || {
+                let trip = RoundTrip::start(StoreKind::Files);
                 let guard = self.lock_mail(project)?;
-                Ok((guard, mail::open(&self.home, project, now)?))
+                Ok(((guard, trip), mail::open(&self.home, project, now)?))
             },
             |opened| {
                 let latest = opened.mailbox.now.max(now);

@@ -22,6 +22,7 @@ use tokio_postgres::{Socket, Statement};
 
 use super::address::Address;
 use super::tls::{Encrypted, Rustls};
+use crate::metrics::{RoundTrip, StoreKind};
 
 /// How long a statement may go unanswered before its connection counts as lost. Baton's
 /// statements read or write a project's rows by key and take milliseconds; a database
@@ -88,6 +89,7 @@ pub async fn connect(
 pub async fn answered<T>(
     future: impl Future<Output = Result<T, postgres::Error>>,
 ) -> Result<T, Error> {
+    let _trip = RoundTrip::start(StoreKind::Postgres);
     match tokio::time::timeout(ANSWER_WITHIN, future).await {
         Ok(answered) => Ok(answered?),
         Err(_) => Err(Error::NoAnswer {
@@ -211,6 +213,9 @@ impl Client {
                 within,
             });
         }
+        // Every statement baton sends waits here: one round trip counted (a statement with
+        // parameters costs the client library a parse first, in the same wait).
+        let _trip = RoundTrip::start(StoreKind::Postgres);
         // The timer is made inside the runtime, which drives it.
         match runtime.block_on(async { tokio::time::timeout(within, future).await }) {
             Ok(answered) => Ok(answered?),

@@ -213,8 +213,9 @@ impl Client {
                 within,
             });
         }
-        // Every statement baton sends waits here: one round trip counted (a statement with
-        // parameters costs the client library a parse first, in the same wait).
+        // Every statement baton sends waits here: one round trip counted (a statement's
+        // first use on a connection prepares it, in a wait of its own; a pipeline's
+        // statements are one wait).
         let _trip = RoundTrip::start(StoreKind::Postgres);
         // The timer is made inside the runtime, which drives it.
         match runtime.block_on(async { tokio::time::timeout(within, future).await }) {

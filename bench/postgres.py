@@ -6,6 +6,7 @@ a board read over HTTP.
     python3 bench/postgres.py --binary target/release/baton            # a throwaway cluster
     python3 bench/postgres.py --binary target/release/baton --store postgres://u@h/db
     python3 bench/postgres.py --binary target/release/baton --quick
+    python3 bench/postgres.py --binary target/release/baton --against old/baton   # before/after
 
 Without --store it starts a cluster of its own with tests/postgres/cluster.sh (run as root:
 the server runs as the `postgres` user) and stops it at the end. The password, if the URL
@@ -322,8 +323,15 @@ def main():
     parser.add_argument("--binary", required=True, help="a built baton (release)")
     parser.add_argument("--store", help="a postgres:// URL (default: a throwaway cluster)")
     parser.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
+    parser.add_argument("--against", help="another build (an older one), whose PostgreSQL rows "
+                        "are measured in the same run, each beside this one's")
+    parser.add_argument("--open-tasks", default="1000,10000",
+                        help="the boards' sizes the CLI is measured at (comma-separated)")
     options = parser.parse_args()
     binary = os.path.abspath(options.binary)
+    builds = [("", binary)]
+    if options.against:
+        builds = [(" (against)", os.path.abspath(options.against)), ("", binary)]
     cluster = Cluster(options.store)
     print(f"baton: {subprocess.run([binary, '--version'], capture_output=True, text=True).stdout.strip()}")
     print(f"database: {shown(cluster.url)}" + ("" if options.store else " (a throwaway cluster, fsync on)"))
@@ -334,35 +342,43 @@ def main():
     try:
         print(f"Swarm: {agents} agents each sending itself a task, claiming and finishing it, "
               f"{rounds} times (3 changes a round), over HTTP keep-alive")
-        print(f"{'store':<28} {'changes/s':>10} {'median ms':>10} {'p99 ms':>8}")
-        for label, store, hubs in (("files, one hub", None, 1),
-                                   ("PostgreSQL, one hub", cluster.database(), 1),
-                                   ("PostgreSQL, two hubs", cluster.database(), 2)):
-            rate, median, p99 = swarm(binary, store, hubs, agents, rounds)
-            print(f"{label:<28} {rate:>10.0f} {median:>10.2f} {p99:>8.2f}")
+        print(f"{'store':<30} {'changes/s':>10} {'median ms':>10} {'p99 ms':>8}")
+        rows = [("files, one hub", binary, None, 1)]
+        for suffix, build in builds:
+            rows += [("PostgreSQL, one hub" + suffix, build, cluster.database(), 1),
+                     ("PostgreSQL, two hubs" + suffix, build, cluster.database(), 2)]
+        for label, build, store, hubs in rows:
+            rate, median, p99 = swarm(build, store, hubs, agents, rounds)
+            print(f"{label:<30} {rate:>10.0f} {median:>10.2f} {p99:>8.2f}")
         print()
         changes = 10 if options.quick else 50
         print(f"From a change on hub A to its event on hub B's /api/v1/events, {changes} changes")
-        print(f"{'store':<28} {'from POST median':>17} {'p99':>7} {'from answer median':>19} {'p99':>7}")
-        for label, store in (("files (one home)", None), ("PostgreSQL", cluster.database())):
-            from_send, from_answer = cross_hub_delay(binary, store, changes)
+        print(f"{'store':<30} {'from POST median':>17} {'p99':>7} {'from answer median':>19} {'p99':>7}")
+        rows = [("files (one home)", binary, None)]
+        rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
+        for label, build, store in rows:
+            from_send, from_answer = cross_hub_delay(build, store, changes)
             p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
-            print(f"{label:<28} {statistics.median(from_send):>17.2f} {p99(from_send):>7.2f} "
+            print(f"{label:<30} {statistics.median(from_send):>17.2f} {p99(from_send):>7.2f} "
                   f"{statistics.median(from_answer):>19.2f} {p99(from_answer):>7.2f}")
         print()
-        sizes = (1000,) if options.quick else (1000, 10000)
+        sizes = (1000,) if options.quick else tuple(int(n) for n in options.open_tasks.split(","))
         print("The CLI, median ms of one run")
-        print(f"{'open tasks':>10} {'store':<12} {'send':>8} {'status':>8}")
+        print(f"{'open tasks':>10} {'store':<22} {'send':>8} {'status':>8}")
         for size in sizes:
-            for label, store in (("files", None), ("PostgreSQL", cluster.database())):
-                send, status = cli(binary, store, size, repeats)
-                print(f"{size:>10} {label:<12} {send:>8.2f} {status:>8.2f}")
+            rows = [("files", binary, None)]
+            rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
+            for label, build, store in rows:
+                send, status = cli(build, store, size, repeats)
+                print(f"{size:>10} {label:<22} {send:>8.2f} {status:>8.2f}")
         print()
         print("A board read over HTTP, 1,000 open tasks of 300-byte bodies, median ms")
-        print(f"{'store':<12} {'process start':>14} {'unchanged':>10} {'after a change':>15} {'bytes':>9}")
-        for label, store in (("files", None), ("PostgreSQL", cluster.database())):
-            start, kept, changed, size = board_reads(binary, store, 1000, repeats)
-            print(f"{label:<12} {start:>14.2f} {kept:>10.2f} {changed:>15.2f} {size:>9}")
+        print(f"{'store':<22} {'process start':>14} {'unchanged':>10} {'after a change':>15} {'bytes':>9}")
+        rows = [("files", binary, None)]
+        rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
+        for label, build, store in rows:
+            start, kept, changed, size = board_reads(build, store, 1000, repeats)
+            print(f"{label:<22} {start:>14.2f} {kept:>10.2f} {changed:>15.2f} {size:>9}")
     finally:
         cluster.close()
 

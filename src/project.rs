@@ -406,12 +406,15 @@ pub fn update<T>(
 /// together with it left it, else as stored (the change holds the lock that guards it).
 pub fn load_in(store: &dyn Store, transaction: &Transaction) -> Result<Option<Project>> {
     let id = document(&transaction.board.project);
+    let origin = || store.document_origin(&id);
     match transaction.project() {
-        Some(pending) => Ok(Some(versioned::decode(
-            &store.document_origin(&id),
-            pending,
-        )?)),
-        None => Ok(versioned::read(store, &id)?),
+        Some(pending) => Ok(Some(versioned::decode(&origin(), pending)?)),
+        None => match transaction.stored_project() {
+            Some(stored) => Ok(stored?
+                .map(|text| versioned::decode(&origin(), &text))
+                .transpose()?),
+            None => Ok(versioned::read(store, &id)?),
+        },
     }
 }
 

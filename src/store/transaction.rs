@@ -43,6 +43,12 @@ pub trait Archive: fmt::Debug + Send + Sync {
     fn tasks(&self) -> Result<Vec<Task>, StoreError>;
     /// The highest id in the archive (0 for none).
     fn highest_id(&self) -> Result<u64, StoreError>;
+    /// The text of the project's record as the change sees it, where the store reads it in
+    /// the change's own transaction (on its connection, rather than another); `None` where
+    /// the store reads it as any document.
+    fn project_record(&self) -> Option<Result<Option<Vec<u8>>, StoreError>> {
+        None
+    }
 }
 
 /// What a store writes of a committed [`Transaction`].
@@ -127,6 +133,12 @@ impl Transaction {
             Some(archive) => archive.task(id),
             None => Ok(None),
         }
+    }
+
+    /// The text of the project's record as stored, read where the change is made when the
+    /// store reads it there ([`Archive::project_record`]); `None` where it does not.
+    pub fn stored_project(&self) -> Option<Result<Option<Vec<u8>>, StoreError>> {
+        self.stored_archive.as_ref()?.project_record()
     }
 
     /// Every task of the store's archive as this change sees it, oldest first, then those

@@ -92,7 +92,14 @@ impl Address {
             }
             Err(error) => return Err(refuse(shown_form(url), error.to_string())),
         };
-        let shown = parts.shown();
+        let shown = match parts.parameter("host").map(percent_decode) {
+            // A Unix socket's directory, named as a parameter (`postgres:///baton?host=
+            // /var/run/postgresql`), is where the store is: shown, as a host is.
+            Some(host) if parts.hosts.is_empty() && host.starts_with('/') => {
+                format!("{}?host={host}", parts.shown())
+            }
+            _ => parts.shown(),
+        };
         // `sslmode` and `sslrootcert` are baton's to read (the client library knows no
         // `verify-full`); every other parameter is the client library's.
         let tls = match parts.parameter("sslmode").map(percent_decode).as_deref() {
@@ -129,8 +136,12 @@ impl Address {
         if config.get_application_name().is_none() {
             config.application_name("baton");
         }
+        // As libpq: `PGUSER`, else the name of the user the process runs as (what peer
+        // authentication on a Unix socket lets in).
         if config.get_user().is_none()
-            && let Some(user) = environment("PGUSER").filter(|user| !user.is_empty())
+            && let Some(user) = ["PGUSER", "USER", "LOGNAME", "USERNAME"]
+                .into_iter()
+                .find_map(|name| environment(name).filter(|user| !user.is_empty()))
         {
             config.user(user);
         }
@@ -396,5 +407,36 @@ mod tests {
             Some(&Duration::from_secs(2))
         );
         assert_eq!(address.host_name(), "db");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_unix_socket_is_an_address_shown_with_its_directory_and_the_user_s_own_name() {
+        for url in [
+            "postgres:///baton?host=/var/run/postgresql",
+            "postgres:///baton?host=%2Fvar%2Frun%2Fpostgresql",
+        ] {
+            let address = parse(url, &[("USER", "alice")]).unwrap();
+            assert_eq!(
+                address.config.get_hosts(),
+                [tokio_postgres::config::Host::Unix(PathBuf::from(
+                    "/var/run/postgresql"
+                ))],
+                "{url}"
+            );
+            assert_eq!(
+                address.shown(),
+                "postgres:///baton?host=/var/run/postgresql"
+            );
+            assert_eq!(address.config.get_user(), Some("alice"), "peer's name");
+        }
+        let named = parse(
+            "postgres://bob@/baton?host=/run/pg&port=5433",
+            &[("USER", "alice")],
+        )
+        .unwrap();
+        assert_eq!(named.config.get_user(), Some("bob"));
+        assert_eq!(named.config.get_ports(), [5433]);
+        assert_eq!(named.shown(), "postgres://bob@/baton?host=/run/pg");
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::client::{self, Client, Statements};
+use super::documents::select_document;
 use super::pool::{self, is_connection_lost};
 use super::{Failed, PgStore, encode};
 use crate::board::search::{self, Search};
@@ -23,20 +24,9 @@ impl PgStore {
         if tasks.is_empty() {
             return Ok(());
         }
-        let ids: Vec<i64> = tasks.iter().map(|task| task.id.0 as i64).collect();
-        let texts = tasks
-            .iter()
-            .map(encode)
-            .collect::<Result<Vec<String>, Failed>>()?;
-        let (labels, words): (Vec<String>, Vec<String>) = tasks.iter().map(searched).unzip();
+        let (ids, texts, labels, words) = archive_rows(tasks)?;
         client
-            .execute(
-                "INSERT INTO archive (project, id, task, labels, words) \
-                 SELECT $1, r.id, r.task, string_to_array(r.labels, ','), r.words \
-                 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) \
-                     WITH ORDINALITY AS r(id, task, labels, words, n) ORDER BY r.n",
-                &[&project, &ids, &texts, &labels, &words],
-            )
+            .execute(INSERT_ARCHIVE, &[&project, &ids, &texts, &labels, &words])
             .map_err(|error| self.failed(&error))?;
         Ok(())
     }
@@ -137,6 +127,32 @@ impl Archive for ArchiveInTransaction {
     fn highest_id(&self) -> Result<u64, StoreError> {
         self.query(|client| highest_archived(client, &self.project))
     }
+
+    /// Read on the change's connection: a command that changes a board then opens one
+    /// connection, not a second (with its own login) for the record.
+    fn project_record(&self) -> Option<Result<Option<Vec<u8>>, StoreError>> {
+        Some(self.query(|client| select_document(client, "project", &self.project)))
+    }
+}
+
+/// Moves tasks into the archive of project $1, in order: their ids ($2), texts ($3), labels
+/// ($4) and words ($5), as [`archive_rows`] gives them.
+pub(super) const INSERT_ARCHIVE: &str = "INSERT INTO archive (project, id, task, labels, words) \
+     SELECT $1, r.id, r.task, string_to_array(r.labels, ','), r.words \
+     FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) \
+         WITH ORDINALITY AS r(id, task, labels, words, n) ORDER BY r.n";
+
+/// The columns [`INSERT_ARCHIVE`] takes of `tasks`: ids, texts, labels and words.
+pub(super) type ArchiveRows = (Vec<i64>, Vec<String>, Vec<String>, Vec<String>);
+
+pub(super) fn archive_rows(tasks: &[Task]) -> Result<ArchiveRows, Failed> {
+    let ids: Vec<i64> = tasks.iter().map(|task| task.id.0 as i64).collect();
+    let texts = tasks
+        .iter()
+        .map(encode)
+        .collect::<Result<Vec<String>, Failed>>()?;
+    let (labels, words): (Vec<String>, Vec<String>) = tasks.iter().map(searched).unzip();
+    Ok((ids, texts, labels, words))
 }
 
 /// What the archive keeps beside a task for a search: its labels, comma-separated (names

@@ -8,9 +8,14 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::archive::ArchiveInTransaction;
-use super::client::{self, Client, Statements};
-use super::documents::write_document;
-use super::listen::Kind;
+use postgres::types::ToSql;
+
+use super::archive::{INSERT_ARCHIVE, archive_rows};
+use super::client::{self, Client, Piped, Statements};
+use super::documents::WRITE_DOCUMENT;
+use super::feed::NOTIFY;
+use super::listen::{self, Kind, Notice};
+use super::log::{INSERT_RECORDS, LAST_SEQ, log_notices, record_rows};
 use super::pool::Connection;
 use super::{BOARD_LOCKS, Failed, PgStore, encode};
 use crate::board::record::ActivityRecord;
@@ -398,7 +403,12 @@ impl PgStore {
     }
 
     /// Writes what a change of the board of `project` committed, in the transaction of
-    /// `client`, which read the board as `read`.
+    /// `client`, which read the board as `read`: the project's record, the
+    /// tasks archived, the board (its changed tasks, the board before, its fields), and the
+    /// log's records with their notices. Every statement that needs no answer of another is
+    /// sent at once (one round trip for them all, [`Client::pipelined`]); the records,
+    /// numbered on from the last one that round trip read, follow in a second. The board's
+    /// new version and what it now is, when the board was written.
     fn write_change(
         &self,
         client: &mut Client,
@@ -407,22 +417,129 @@ impl PgStore {
         committed: Committed,
     ) -> Result<Option<(i64, Read)>, Failed> {
         let fail = |error: client::Error| self.failed(&error);
-        if let Some(document) = &committed.project {
-            write_document(client, "project", project, document).map_err(fail)?;
+        let board = committed.board;
+        let written = match &board {
+            Some(board) => Some((
+                changes_of(read, board, &self.board_origin(project))?,
+                Fields::of(board)?,
+            )),
+            None => None,
+        };
+        // Every statement's parameters, made before any is sent.
+        let kind = "project";
+        let document: &[u8] = committed.project.as_deref().unwrap_or_default();
+        let document_params: [&(dyn ToSql + Sync); 3] = [&kind, &project, &document];
+        let (ids, texts, labels, words) = archive_rows(&committed.archived)?;
+        let archive_params: [&(dyn ToSql + Sync); 5] = [&project, &ids, &texts, &labels, &words];
+        let project_params: [&(dyn ToSql + Sync); 1] = [&project];
+        let before: HashMap<i64, &str> = read
+            .texts
+            .iter()
+            .map(|(id, text)| (*id, text.as_str()))
+            .collect();
+        let no_changes = Changes {
+            removed: Vec::new(),
+            written: Vec::new(),
+        };
+        let changes = written.as_ref().map_or(&no_changes, |(changes, _)| changes);
+        let touched: Vec<i64> = changes
+            .removed
+            .iter()
+            .copied()
+            .chain(changes.written.iter().map(|(id, _)| *id))
+            .collect();
+        let was: Vec<Option<&str>> = touched.iter().map(|id| before.get(id).copied()).collect();
+        let previous_params: [&(dyn ToSql + Sync); 3] = [&project, &touched, &was];
+        let removed_params: [&(dyn ToSql + Sync); 2] = [&project, &changes.removed];
+        let task_ids: Vec<i64> = changes.written.iter().map(|(id, _)| *id).collect();
+        let task_texts: Vec<&str> = changes
+            .written
+            .iter()
+            .map(|(_, text)| text.as_str())
+            .collect();
+        let tasks_params: [&(dyn ToSql + Sync); 3] = [&project, &task_ids, &task_texts];
+        let (schema, next_id, reservations) = match &written {
+            Some((_, fields)) => (
+                fields.schema as i32,
+                fields.next_id as i64,
+                fields.reservations.clone(),
+            ),
+            None => (0, 0, Arc::from(NO_RESERVATIONS)),
+        };
+        let reservations = &*reservations;
+        let previous_schema = read.exists.then_some(read.board.schema as i32);
+        let previous_next_id = read.exists.then_some(read.board.next_id as i64);
+        let previous_reservations = read.exists.then_some(&*read.reservations);
+        let fields_params: [&(dyn ToSql + Sync); 7] = [
+            &project,
+            &schema,
+            &next_id,
+            &reservations,
+            &previous_schema,
+            &previous_next_id,
+            &previous_reservations,
+        ];
+        let board_notice = vec![PgStore::notice(project, Kind::Board).text()];
+        let board_notice_params: [&(dyn ToSql + Sync); 2] = [&listen::CHANNEL, &board_notice];
+        // The first round trip: everything that needs no answer.
+        let mut first: Vec<Piped<'_>> = Vec::new();
+        if committed.project.is_some() {
+            first.push((WRITE_DOCUMENT, &document_params));
         }
-        self.insert_archive(client, project, &committed.archived)?;
-        let mut written = None;
-        if let Some(board) = committed.board {
-            let changes = changes_of(read, &board, &self.board_origin(project))?;
-            let fields = Fields::of(&board)?;
-            let version = self.write_board(client, project, read, &fields, &changes)?;
-            if committed.records.is_empty() {
-                self.notify(client, &[PgStore::notice(project, Kind::Board)])?;
+        if !committed.archived.is_empty() {
+            first.push((INSERT_ARCHIVE, &archive_params));
+        }
+        let mut version_at = None;
+        if written.is_some() {
+            first.push((DELETE_PREVIOUS, &project_params));
+            if read.exists {
+                first.push((INSERT_PREVIOUS, &previous_params));
             }
-            written = Some((version, read.after(board, fields.reservations, changes)));
+            if !changes.removed.is_empty() {
+                first.push((DELETE_TASKS, &removed_params));
+            }
+            if !changes.written.is_empty() {
+                first.push((INSERT_TASKS, &tasks_params));
+            }
+            version_at = Some(first.len());
+            first.push((WRITE_FIELDS, &fields_params));
+            if committed.records.is_empty() {
+                first.push((NOTIFY, &board_notice_params));
+            }
         }
-        self.append_log(client, project, &committed.records)?;
-        Ok(written)
+        let mut last_at = None;
+        if !committed.records.is_empty() {
+            last_at = Some(first.len());
+            first.push((LAST_SEQ, &project_params));
+        }
+        let answers = client.pipelined(&first).map_err(fail)?;
+        let first_value = |at: usize| -> Result<i64, Failed> {
+            answers[at]
+                .first()
+                .map(|row| row.get::<_, i64>(0))
+                .ok_or(StoreError::Unfinished)
+        };
+        let version = version_at.map(first_value).transpose()?;
+        // The second: the records, numbered on from the last, and their notices.
+        if let Some(at) = last_at {
+            let last = first_value(at)?;
+            let (at_millis, records) = record_rows(&committed.records)?;
+            let records_params: [&(dyn ToSql + Sync); 4] = [&project, &at_millis, &records, &last];
+            let notices: Vec<String> = log_notices(project, last, &committed.records)
+                .iter()
+                .map(Notice::text)
+                .collect();
+            let notices_params: [&(dyn ToSql + Sync); 2] = [&listen::CHANNEL, &notices];
+            client
+                .pipelined(&[(INSERT_RECORDS, &records_params), (NOTIFY, &notices_params)])
+                .map_err(fail)?;
+        }
+        Ok(match (board, written, version) {
+            (Some(board), Some((changes, fields)), Some(version)) => {
+                Some((version, read.after(board, fields.reservations, changes)))
+            }
+            _ => None,
+        })
     }
 
     /// Writes a board over the board read as `read`: the tasks `changes` names, the board's
@@ -437,9 +554,7 @@ impl PgStore {
         changes: &Changes,
     ) -> Result<i64, Failed> {
         let fail = |error: client::Error| self.failed(&error);
-        client
-            .execute("DELETE FROM board_previous WHERE project = $1", &[&project])
-            .map_err(fail)?;
+        client.execute(DELETE_PREVIOUS, &[&project]).map_err(fail)?;
         if read.exists {
             let before: HashMap<i64, &str> = read
                 .texts
@@ -454,19 +569,12 @@ impl PgStore {
                 .collect();
             let was: Vec<Option<&str>> = touched.iter().map(|id| before.get(id).copied()).collect();
             client
-                .execute(
-                    "INSERT INTO board_previous (project, id, task) \
-                     SELECT $1, r.id, r.task FROM unnest($2::bigint[], $3::text[]) AS r(id, task)",
-                    &[&project, &touched, &was],
-                )
+                .execute(INSERT_PREVIOUS, &[&project, &touched, &was])
                 .map_err(fail)?;
         }
         if !changes.removed.is_empty() {
             client
-                .execute(
-                    "DELETE FROM tasks WHERE project = $1 AND id = ANY($2)",
-                    &[&project, &changes.removed],
-                )
+                .execute(DELETE_TASKS, &[&project, &changes.removed])
                 .map_err(fail)?;
         }
         self.insert_tasks(client, project, &changes.written)?;
@@ -492,12 +600,7 @@ impl PgStore {
         let ids: Vec<i64> = tasks.iter().map(|(id, _)| *id).collect();
         let texts: Vec<&str> = tasks.iter().map(|(_, text)| text.as_str()).collect();
         client
-            .execute(
-                "INSERT INTO tasks (project, id, task) \
-                 SELECT $1, r.id, r.task FROM unnest($2::bigint[], $3::text[]) AS r(id, task) \
-                 ON CONFLICT (project, id) DO UPDATE SET task = excluded.task",
-                &[&project, &ids, &texts],
-            )
+            .execute(INSERT_TASKS, &[&project, &ids, &texts])
             .map_err(|error| self.failed(&error))?;
         Ok(())
     }
@@ -517,16 +620,7 @@ impl PgStore {
         let previous_reservations = previous.map(|previous| &*previous.reservations);
         let version: i64 = client
             .query_one(
-                "INSERT INTO boards (project, schema, next_id, reservations, version, \
-                     previous_schema, previous_next_id, previous_reservations) \
-                 VALUES ($1, $2, $3, $4, 1, $5, $6, $7) \
-                 ON CONFLICT (project) DO UPDATE SET schema = excluded.schema, \
-                     next_id = excluded.next_id, reservations = excluded.reservations, \
-                     version = boards.version + 1, \
-                     previous_schema = excluded.previous_schema, \
-                     previous_next_id = excluded.previous_next_id, \
-                     previous_reservations = excluded.previous_reservations \
-                 RETURNING version",
+                WRITE_FIELDS,
                 &[
                     &project,
                     &(fields.schema as i32),
@@ -542,6 +636,35 @@ impl PgStore {
         Ok(version)
     }
 }
+
+/// Forgets the board before the last change of project $1.
+const DELETE_PREVIOUS: &str = "DELETE FROM board_previous WHERE project = $1";
+
+/// Keeps, as the board before this change of project $1, the tasks $2 as they were ($3; NULL:
+/// not on the board).
+const INSERT_PREVIOUS: &str = "INSERT INTO board_previous (project, id, task) \
+     SELECT $1, r.id, r.task FROM unnest($2::bigint[], $3::text[]) AS r(id, task)";
+
+/// Takes the tasks $2 off the board of project $1.
+const DELETE_TASKS: &str = "DELETE FROM tasks WHERE project = $1 AND id = ANY($2)";
+
+/// Writes the tasks $2 (ids) with texts $3 onto the board of project $1.
+const INSERT_TASKS: &str = "INSERT INTO tasks (project, id, task) \
+     SELECT $1, r.id, r.task FROM unnest($2::bigint[], $3::text[]) AS r(id, task) \
+     ON CONFLICT (project, id) DO UPDATE SET task = excluded.task";
+
+/// Writes the fields of the board of project $1 ($2 to $4) and those of the board before ($5
+/// to $7), its version counted up: the new version.
+const WRITE_FIELDS: &str = "INSERT INTO boards (project, schema, next_id, reservations, version, \
+         previous_schema, previous_next_id, previous_reservations) \
+     VALUES ($1, $2, $3, $4, 1, $5, $6, $7) \
+     ON CONFLICT (project) DO UPDATE SET schema = excluded.schema, \
+         next_id = excluded.next_id, reservations = excluded.reservations, \
+         version = boards.version + 1, \
+         previous_schema = excluded.previous_schema, \
+         previous_next_id = excluded.previous_next_id, \
+         previous_reservations = excluded.previous_reservations \
+     RETURNING version";
 
 /// The reservations of a board that has none, as the row keeps them.
 const NO_RESERVATIONS: &str = "[]";

@@ -9,14 +9,16 @@
 //! A statement that is not answered in time cuts the connection (the pool then lets it
 //! go), since its answer may still come and would be read as the next statement's.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
 
 use postgres::Row;
+use postgres::error::SqlState;
 use postgres::types::ToSql;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
-use tokio_postgres::Socket;
+use tokio_postgres::{Socket, Statement};
 
 use super::address::Address;
 use super::tls::{Encrypted, Rustls};
@@ -29,6 +31,11 @@ use crate::metrics::{RoundTrip, StoreKind};
 /// stopped answering still fails in time to be told. Statements that wait on purpose (for
 /// a lock, a migration) are given their own bound with [`Client::answered_within`].
 pub const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+
+/// The most statements one connection keeps prepared. Baton's statements are a few dozen
+/// fixed texts; the bound only keeps a text made anew each time from growing the map (and
+/// the server's memory) without end: past it, the kept ones are let go and prepared again.
+const MOST_PREPARED: usize = 256;
 
 /// A connection's messages, as the client library gives them when it connects with TLS
 /// available.
@@ -103,6 +110,11 @@ pub struct Client {
     within: Duration,
     /// A statement went unanswered: the connection is given up.
     is_cut: bool,
+    /// The statements prepared on this connection, by their text: each is parsed by the
+    /// server once per connection, and each later use is one round trip rather than two
+    /// (prepare, then run). They live and die with the connection (a new one, after a
+    /// server's restart, prepares its own).
+    prepared: HashMap<String, Statement>,
 }
 
 impl Client {
@@ -124,6 +136,7 @@ impl Client {
             connection,
             within: ANSWER_WITHIN,
             is_cut: false,
+            prepared: HashMap::new(),
         })
     }
 
@@ -200,8 +213,9 @@ impl Client {
                 within,
             });
         }
-        // Every statement baton sends waits here: one round trip counted (a statement with
-        // parameters costs the client library a parse first, in the same wait).
+        // Every statement baton sends waits here: one round trip counted (a statement's
+        // first use on a connection prepares it, in a wait of its own; a pipeline's
+        // statements are one wait).
         let _trip = RoundTrip::start(StoreKind::Postgres);
         // The timer is made inside the runtime, which drives it.
         match runtime.block_on(async { tokio::time::timeout(within, future).await }) {
@@ -221,6 +235,134 @@ impl Client {
         }
         result
     }
+
+    /// How many statements this connection keeps prepared.
+    #[cfg(all(test, unix))]
+    pub fn prepared_count(&self) -> usize {
+        self.prepared.len()
+    }
+
+    /// The first column of the first row that `statement` (no parameters) answers, as
+    /// text: one round trip, nothing prepared.
+    pub fn value_of(&mut self, statement: &str) -> Result<Option<String>, Error> {
+        let answered = Client::wait(
+            &self.runtime,
+            self.within,
+            self.is_cut,
+            self.live().simple_query(statement),
+        );
+        let messages = self.noted(answered)?;
+        Ok(messages
+            .iter()
+            .find_map(|message| match message {
+                tokio_postgres::SimpleQueryMessage::Row(row) => {
+                    Some(row.get(0).map(str::to_string))
+                }
+                _ => None,
+            })
+            .flatten())
+    }
+
+    /// Runs `statements` (each its text and parameters) in order, sent together and answered
+    /// together: one round trip for them all rather than one each, their statements
+    /// prepared first (once per connection, as [`Client::statement`] keeps them). The rows
+    /// of each, in order; or the first error (in a transaction, the statements after a
+    /// refused one are refused too, and the transaction is then only good to roll back).
+    pub fn pipelined(&mut self, statements: &[Piped<'_>]) -> Result<Vec<Vec<Row>>, Error> {
+        let mut prepared = Vec::with_capacity(statements.len());
+        for (text, _) in statements {
+            prepared.push(self.statement(text)?);
+        }
+        let client = self.live();
+        let queries: Vec<_> = prepared
+            .iter()
+            .zip(statements)
+            .map(|(statement, (_, params))| Box::pin(client.query(statement, params)))
+            .collect();
+        let answered = Client::wait(&self.runtime, self.within, self.is_cut, in_order(queries));
+        if let Err(error) = &answered
+            && error.code().is_some_and(is_stale_statement)
+        {
+            self.prepared.clear();
+        }
+        self.noted(answered)
+    }
+
+    /// `statement`, prepared once on this connection and kept ([`Client::prepared`]).
+    fn statement(&mut self, statement: &str) -> Result<Statement, Error> {
+        if let Some(kept) = self.prepared.get(statement) {
+            return Ok(kept.clone());
+        }
+        let prepared = Client::wait(
+            &self.runtime,
+            self.within,
+            self.is_cut,
+            self.live().prepare(statement),
+        );
+        let prepared = self.noted(prepared)?;
+        if self.prepared.len() >= MOST_PREPARED {
+            self.prepared.clear();
+        }
+        self.prepared
+            .insert(statement.to_string(), prepared.clone());
+        Ok(prepared)
+    }
+
+    /// What a prepared `statement` answered. One the server no longer knows as it was
+    /// prepared (its tables changed under it, or a pooler between let it go) is forgotten,
+    /// to be prepared again by the next call.
+    fn answered<T>(&mut self, statement: &str, answered: Result<T, Error>) -> Result<T, Error> {
+        if let Err(error) = &answered
+            && error.code().is_some_and(is_stale_statement)
+        {
+            self.prepared.remove(statement);
+        }
+        self.noted(answered)
+    }
+}
+
+/// A statement of a pipeline ([`Client::pipelined`]): its text and its parameters.
+pub type Piped<'a> = (&'a str, &'a [&'a (dyn ToSql + Sync)]);
+
+/// Waits for every one of `futures`, polled together (so each sends its statement before any
+/// answer is awaited), and gives their answers in order, or the first error in order.
+async fn in_order<T, F>(futures: Vec<std::pin::Pin<Box<F>>>) -> Result<Vec<T>, postgres::Error>
+where
+    F: Future<Output = Result<T, postgres::Error>>,
+{
+    let mut futures: Vec<Option<std::pin::Pin<Box<F>>>> = futures.into_iter().map(Some).collect();
+    let mut answers: Vec<Option<Result<T, postgres::Error>>> =
+        futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|context| {
+        let mut waiting = false;
+        for (slot, answer) in futures.iter_mut().zip(answers.iter_mut()) {
+            if let Some(future) = slot {
+                match future.as_mut().poll(context) {
+                    std::task::Poll::Ready(answered) => {
+                        *answer = Some(answered);
+                        *slot = None;
+                    }
+                    std::task::Poll::Pending => waiting = true,
+                }
+            }
+        }
+        match waiting {
+            true => std::task::Poll::Pending,
+            false => std::task::Poll::Ready(()),
+        }
+    })
+    .await;
+    answers
+        .into_iter()
+        .map(|answer| answer.expect("every statement of a pipeline answered"))
+        .collect()
+}
+
+/// Whether the server refused a prepared statement for being prepared: its result's type
+/// changed since (`0A000`, "cached plan must not change result type"), or it is not known on
+/// this session (`26000`).
+fn is_stale_statement(code: &SqlState) -> bool {
+    *code == SqlState::FEATURE_NOT_SUPPORTED || *code == SqlState::INVALID_SQL_STATEMENT_NAME
 }
 
 impl Drop for Client {
@@ -267,23 +409,25 @@ impl Statements for Client {
         statement: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, Error> {
+        let prepared = self.statement(statement)?;
         let answered = Client::wait(
             &self.runtime,
             self.within,
             self.is_cut,
-            self.live().query(statement, params),
+            self.live().query(&prepared, params),
         );
-        self.noted(answered)
+        self.answered(statement, answered)
     }
 
     fn query_one(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
+        let prepared = self.statement(statement)?;
         let answered = Client::wait(
             &self.runtime,
             self.within,
             self.is_cut,
-            self.live().query_one(statement, params),
+            self.live().query_one(&prepared, params),
         );
-        self.noted(answered)
+        self.answered(statement, answered)
     }
 
     fn query_opt(
@@ -291,23 +435,25 @@ impl Statements for Client {
         statement: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>, Error> {
+        let prepared = self.statement(statement)?;
         let answered = Client::wait(
             &self.runtime,
             self.within,
             self.is_cut,
-            self.live().query_opt(statement, params),
+            self.live().query_opt(&prepared, params),
         );
-        self.noted(answered)
+        self.answered(statement, answered)
     }
 
     fn execute(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {
+        let prepared = self.statement(statement)?;
         let answered = Client::wait(
             &self.runtime,
             self.within,
             self.is_cut,
-            self.live().execute(statement, params),
+            self.live().execute(&prepared, params),
         );
-        self.noted(answered)
+        self.answered(statement, answered)
     }
 
     fn batch_execute(&mut self, statements: &str) -> Result<(), Error> {

@@ -179,13 +179,14 @@ pub(super) fn write_document(
     name: &str,
     text: &[u8],
 ) -> Result<u64, client::Error> {
-    client.execute(
-        "INSERT INTO documents (kind, name, body, version) VALUES ($1, $2, $3, 1) \
-         ON CONFLICT (kind, name) DO UPDATE SET body = excluded.body, \
-             version = documents.version + 1",
-        &[&kind, &name, &text],
-    )
+    client.execute(WRITE_DOCUMENT, &[&kind, &name, &text])
 }
+
+/// Writes the text ($3) of the document ($1, $2), counting its version up.
+pub(super) const WRITE_DOCUMENT: &str = "INSERT INTO documents (kind, name, body, version) \
+     VALUES ($1, $2, $3, 1) \
+     ON CONFLICT (kind, name) DO UPDATE SET body = excluded.body, \
+         version = documents.version + 1";
 
 /// Where a document is kept: its kind and name, or `None` for this machine's own, which
 /// are files.

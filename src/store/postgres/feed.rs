@@ -41,11 +41,7 @@ impl PgStore {
         }
         let texts: Vec<String> = notices.iter().map(Notice::text).collect();
         client
-            .execute(
-                "SELECT pg_notify($1, n.text) FROM unnest($2::text[]) WITH ORDINALITY AS n(text, i) \
-                 ORDER BY n.i",
-                &[&listen::CHANNEL, &texts],
-            )
+            .execute(NOTIFY, &[&listen::CHANNEL, &texts])
             .map_err(|error| self.failed(&error))?;
         Ok(())
     }
@@ -73,3 +69,6 @@ impl PgStore {
         }
     }
 }
+
+/// Tells channel $1 the notices $2 (their texts), in order, when the transaction commits.
+pub(super) const NOTIFY: &str = "SELECT pg_notify($1, n.text) FROM unnest($2::text[]) WITH ORDINALITY AS n(text, i) ORDER BY n.i";

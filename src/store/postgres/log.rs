@@ -51,18 +51,7 @@ impl PgStore {
         }
         let last = last_seq(client, project).map_err(|error| self.failed(&error))?;
         self.insert_records(client, project, last, records)?;
-        let notices: Vec<Notice> = records
-            .iter()
-            .zip(last + 1..)
-            .map(|(record, seq)| Notice {
-                project: project.to_string(),
-                kind: Kind::Log,
-                action: Some(record.action.to_string()),
-                task: record.task.map(|task| task.0),
-                seq: Some(seq.max(0) as u64),
-            })
-            .collect();
-        self.notify(client, &notices)
+        self.notify(client, &log_notices(project, last, records))
     }
 
     /// Writes `records` into the log of `project`, numbered on from `after`.
@@ -76,21 +65,9 @@ impl PgStore {
         if records.is_empty() {
             return Ok(());
         }
-        let at: Vec<i64> = records
-            .iter()
-            .map(|record| record.at.datetime().timestamp_millis())
-            .collect();
-        let texts = records
-            .iter()
-            .map(encode)
-            .collect::<Result<Vec<String>, Failed>>()?;
+        let (at, texts) = record_rows(records)?;
         client
-            .execute(
-                "INSERT INTO activity (project, seq, at_millis, record) \
-                 SELECT $1, $4 + r.n, r.at, r.record \
-                 FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r(at, record, n)",
-                &[&project, &at, &texts, &after],
-            )
+            .execute(INSERT_RECORDS, &[&project, &at, &texts, &after])
             .map_err(|error| self.failed(&error))?;
         Ok(())
     }
@@ -108,12 +85,44 @@ impl PgStore {
 
 /// The number of the last record in the log of `project` (0: none).
 fn last_seq(client: &mut impl Statements, project: &str) -> Result<i64, client::Error> {
-    Ok(client
-        .query_one(
-            "SELECT coalesce(max(seq), 0) FROM activity WHERE project = $1",
-            &[&project],
-        )?
-        .get(0))
+    Ok(client.query_one(LAST_SEQ, &[&project])?.get(0))
+}
+
+/// The number of the last record of project $1 (0 for none).
+pub(super) const LAST_SEQ: &str = "SELECT coalesce(max(seq), 0) FROM activity WHERE project = $1";
+
+/// Appends records to the log of project $1, numbered on from $4: their times in
+/// milliseconds ($2) and texts ($3), as [`record_rows`] gives them.
+pub(super) const INSERT_RECORDS: &str = "INSERT INTO activity (project, seq, at_millis, record) \
+     SELECT $1, $4 + r.n, r.at, r.record \
+     FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r(at, record, n)";
+
+/// The columns [`INSERT_RECORDS`] takes of `records`: times and texts.
+pub(super) fn record_rows(records: &[ActivityRecord]) -> Result<(Vec<i64>, Vec<String>), Failed> {
+    let at: Vec<i64> = records
+        .iter()
+        .map(|record| record.at.datetime().timestamp_millis())
+        .collect();
+    let texts = records
+        .iter()
+        .map(encode)
+        .collect::<Result<Vec<String>, Failed>>()?;
+    Ok((at, texts))
+}
+
+/// What the feeds are told of `records` appended to the log of `project` after `last`.
+pub(super) fn log_notices(project: &str, last: i64, records: &[ActivityRecord]) -> Vec<Notice> {
+    records
+        .iter()
+        .zip(last + 1..)
+        .map(|(record, seq)| Notice {
+            project: project.to_string(),
+            kind: Kind::Log,
+            action: Some(record.action.to_string()),
+            task: record.task.map(|task| task.0),
+            seq: Some(seq.max(0) as u64),
+        })
+        .collect()
 }
 
 /// The log of a project read on as it grows: the records numbered past the last one read.

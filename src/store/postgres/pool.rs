@@ -80,6 +80,12 @@ impl Pool {
         self.address.shown()
     }
 
+    /// How many connections are open now (idle or in use).
+    #[cfg(all(test, unix))]
+    pub fn open_count(&self) -> usize {
+        self.lock().open
+    }
+
     /// The TLS this store's connections use.
     pub fn tls(&self) -> Result<Rustls, StoreError> {
         self.tls
@@ -144,7 +150,8 @@ impl Pool {
         let mut client = Client::connect(&self.address, self.tls()?)
             .map_err(|error| self.unreachable_because(describe(&error)))?;
         if check_schema {
-            let standing = schema::standing(&mut client).map_err(|error| self.failed(&error))?;
+            let standing =
+                schema::standing_at_once(&mut client).map_err(|error| self.failed(&error))?;
             let standing = match standing {
                 // A migration waits for another process's, and rewrites tables.
                 Standing::Older(_) => client

@@ -16,6 +16,7 @@ use crate::store::{at_once, change_board, change_mail};
 use postgres::Client;
 
 mod copy;
+mod pace;
 mod sharing;
 
 pub(crate) struct Fixture {

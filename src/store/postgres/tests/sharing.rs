@@ -89,7 +89,8 @@ fn a_cut_connection_is_replaced_on_the_next_call() {
     let mut admin = Client::connect(&database, postgres::NoTls).unwrap();
     admin
         .execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = $1 AND backend_type = 'client backend'",
             &[&name],
         )
         .unwrap();
@@ -97,7 +98,8 @@ fn a_cut_connection_is_replaced_on_the_next_call() {
     assert_eq!(store.board("p").unwrap().len(), 1);
     admin
         .execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = $1 AND backend_type = 'client backend'",
             &[&name],
         )
         .unwrap();

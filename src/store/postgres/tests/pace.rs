@@ -1,0 +1,224 @@
+//! What keeps the store at the database's pace, and still right: statements prepared once per
+//! connection (and again on a new one), the schema asked in one statement by every process,
+//! and a change's reads of the project's record made on the change's own connection.
+
+use super::*;
+use crate::store::postgres::client::Client as PgClient;
+use crate::store::postgres::tls::Rustls;
+
+/// The texts of the statements prepared on the connection `client` is.
+fn prepared_here(client: &mut PgClient) -> Vec<String> {
+    client
+        .query("SELECT statement FROM pg_prepared_statements", &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
+/// Cuts every connection to the fixture's database, as a restart of the server does.
+fn cut_every_connection(fixture: &Fixture) {
+    let name = fixture
+        .url
+        .split('/')
+        .next_back()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let mut admin = Client::connect(
+        &cluster::with_database(&fixture.url, "postgres"),
+        postgres::NoTls,
+    )
+    .unwrap();
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = $1 AND backend_type = 'client backend'",
+            &[&name],
+        )
+        .unwrap();
+}
+
+const READ_BOARD: &str =
+    "SELECT schema, next_id, version, reservations FROM boards WHERE project = $1";
+
+#[test]
+fn a_connection_prepares_each_statement_once_and_a_new_one_prepares_its_own() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    send(&store, "one");
+    for _ in 0..3 {
+        assert_eq!(store.board("p").unwrap().len(), 1);
+    }
+    let kept = store.run(|client| Ok(prepared_here(client))).unwrap();
+    assert_eq!(
+        kept.iter().filter(|text| *text == READ_BOARD).count(),
+        1,
+        "the board's statement prepared once for four reads: {kept:?}"
+    );
+    let mut unique = kept.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        kept.len(),
+        "no statement prepared twice: {kept:?}"
+    );
+    // The server restarted: the statements it knew are gone with the connections, and the
+    // next calls prepare them again on new ones rather than name statements nobody knows.
+    cut_every_connection(&fixture);
+    assert_eq!(store.board("p").unwrap().len(), 1);
+    send(&store, "two");
+    assert_eq!(store.board("p").unwrap().len(), 2);
+    let again = store.run(|client| Ok(prepared_here(client))).unwrap();
+    assert_eq!(
+        again.iter().filter(|text| *text == READ_BOARD).count(),
+        1,
+        "{again:?}"
+    );
+}
+
+#[test]
+fn a_statement_whose_result_changed_under_it_is_prepared_again() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let address = Address::parse(&fixture.url).unwrap();
+    let mut client = PgClient::connect(&address, Rustls::for_address(&address).unwrap()).unwrap();
+    let mut admin = fixture.client();
+    admin
+        .batch_execute("CREATE TABLE widgets (a integer); INSERT INTO widgets VALUES (1)")
+        .unwrap();
+    let statement = "SELECT * FROM widgets";
+    assert_eq!(client.query(statement, &[]).unwrap()[0].len(), 1);
+    admin
+        .batch_execute("ALTER TABLE widgets ADD COLUMN b integer")
+        .unwrap();
+    // The server refuses the statement prepared for one column; it is let go, and the
+    // next call prepares it for what the table is now.
+    let refused = client.query(statement, &[]).unwrap_err();
+    assert_eq!(
+        refused.code(),
+        Some(&postgres::error::SqlState::FEATURE_NOT_SUPPORTED),
+        "{refused}"
+    );
+    assert_eq!(client.query(statement, &[]).unwrap()[0].len(), 2);
+    assert_eq!(client.prepared_count(), 1);
+}
+
+#[test]
+fn a_schema_migrated_behind_a_command_s_back_is_noticed_by_the_next() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    // No schema yet: the first command's one question finds no table, and migrates.
+    send(&fixture.store(), "one");
+    // Another baton, newer, migrates the database between two commands: the next command
+    // asks again (nothing kept from the last) and refuses before writing a thing.
+    fixture
+        .client()
+        .execute(
+            "UPDATE baton_schema SET version = $1",
+            &[&(schema::SCHEMA + 1)],
+        )
+        .unwrap();
+    let next = fixture.store();
+    let refused = change_board(&next, "p", now(), |tx| {
+        tx.board.next_id += 1;
+        Ok::<_, StoreError>(())
+    })
+    .unwrap_err();
+    assert!(
+        matches!(refused, StoreError::NewerDatabase { .. }),
+        "{refused}"
+    );
+    assert_eq!(
+        fixture.store().board("p").unwrap_err().to_string(),
+        refused.to_string()
+    );
+    fixture
+        .client()
+        .execute("UPDATE baton_schema SET version = $1", &[&schema::SCHEMA])
+        .unwrap();
+    assert_eq!(
+        fixture.store().board("p").unwrap().len(),
+        1,
+        "nothing written"
+    );
+}
+
+#[test]
+fn a_change_reads_the_project_s_record_on_its_own_connection() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    let record = b"{\"schema\":1,\"id\":\"p\"}\n".to_vec();
+    store
+        .save_document(&Document::Project("p".into()), Edit::Write(record.clone()))
+        .unwrap();
+    let store = fixture.store();
+    let read = change_board(&store, "p", now(), |tx| {
+        tx.stored_project().expect("read in the change")
+    })
+    .unwrap();
+    assert_eq!(read, Some(record));
+    // A command's change, its record read: one connection (one login), not two.
+    assert_eq!(store.pool().open_count(), 1);
+}
+
+#[test]
+fn a_store_on_a_unix_socket_logs_in_with_no_password_and_works() {
+    if !cluster::runs_here() {
+        return;
+    }
+    // The cluster of this process (its socket's directory is known), whose local
+    // connections are trusted as peer authentication trusts the user the process runs as.
+    let cluster = cluster::shared();
+    let fixture = Fixture {
+        url: cluster::fresh_database(None),
+        home: tempfile::tempdir().unwrap(),
+    };
+    let database = fixture
+        .url
+        .split('/')
+        .next_back()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let url = format!(
+        "postgres://postgres@/{database}?host={}&port={}",
+        cluster.dir.display(),
+        cluster.port
+    );
+    let store = fixture.store_at(&url);
+    assert_eq!(
+        store.shown(),
+        format!(
+            "postgres://postgres@/{database}?host={}",
+            cluster.dir.display()
+        )
+    );
+    send(&store, "over the socket");
+    assert_eq!(
+        fixture.store().board("p").unwrap().len(),
+        1,
+        "the same database"
+    );
+    let over: bool = store
+        .run(|client| {
+            Ok(client
+                .query_one("SELECT inet_server_addr() IS NULL", &[])?
+                .get(0))
+        })
+        .unwrap();
+    assert!(over, "a Unix socket, not TCP");
+}

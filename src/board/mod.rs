@@ -106,8 +106,10 @@ enum Body {
 /// A task of a board as a store writes it back.
 #[derive(Debug, Clone, Copy)]
 pub enum Kept<'a> {
-    /// Unchanged since the store read it: its place among [`Board::undecoded`].
-    Stored(&'a Range<usize>),
+    /// Unchanged since the store read it: its place among [`Board::undecoded`], and its id.
+    /// A store that keeps the board it wrote names what stays by the id: the places are
+    /// those of the read, which what the store keeps beside them need not follow.
+    Stored { place: &'a Range<usize>, id: TaskId },
     /// Made or changed since, to be stored anew.
     Changed(&'a Task),
 }
@@ -225,7 +227,10 @@ impl Board {
     /// Every task as a store writes it back, in board order.
     pub fn kept(&self) -> impl Iterator<Item = Kept<'_>> {
         self.slots.iter().map(|slot| match &slot.body {
-            Body::Stored { place, .. } => Kept::Stored(place),
+            Body::Stored { place, .. } => Kept::Stored {
+                place,
+                id: slot.head.id,
+            },
             Body::Owned(task) => Kept::Changed(task),
         })
     }

@@ -102,7 +102,7 @@ pub fn write<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
     let end = board
         .kept()
         .filter_map(|kept| match kept {
-            Kept::Stored(span) => Some(span.end),
+            Kept::Stored { place: span, .. } => Some(span.end),
             Kept::Changed(_) => None,
         })
         .max()
@@ -130,7 +130,7 @@ pub fn write<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
     for (index, kept) in board.kept().enumerate() {
         let decoded;
         let task = match kept {
-            Kept::Stored(span) if keeps_text => {
+            Kept::Stored { place: span, .. } if keeps_text => {
                 match &mut run {
                     // Only a comma between the two in the text read: one piece.
                     Some(open) if read.get(open.end..span.start)?.trim_ascii() == b"," => {
@@ -145,7 +145,7 @@ pub fn write<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
                 }
                 continue;
             }
-            Kept::Stored(_) => {
+            Kept::Stored { .. } => {
                 decoded = board.task_at(index).map_err(io::Error::other)?;
                 &decoded
             }

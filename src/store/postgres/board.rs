@@ -708,7 +708,9 @@ pub(super) struct Read {
     /// before's.
     reservations: Arc<str>,
     /// Its tasks as stored: id and text, in id order (shared with the copy a resident
-    /// process keeps, which a read of the board does not copy again).
+    /// process keeps, which a read of the board does not copy again). Once written over
+    /// ([`Read::after`]) they are no longer at the places of the board's stored tasks, which
+    /// are those of the first read: what stays is known by its id ([`Kept::Stored`]).
     texts: Arc<[(i64, String)]>,
 }
 
@@ -768,10 +770,10 @@ fn changes_of(read: &Read, board: &Board, origin: &Origin) -> Result<Changes, Fa
     if from_read {
         for kept in board.kept() {
             match kept {
-                Kept::Stored(place) => {
-                    if let Some((id, _)) = read.texts.get(place.start) {
-                        staying.insert(*id);
-                    }
+                // By its id: the texts kept after a write are in id order, no longer at
+                // the places of the read the board's stored tasks come from.
+                Kept::Stored { id, .. } => {
+                    staying.insert(id.0 as i64);
                 }
                 Kept::Changed(task) => written.push((task.id.0 as i64, encode(task)?)),
             }

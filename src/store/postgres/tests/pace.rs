@@ -222,3 +222,48 @@ fn a_store_on_a_unix_socket_logs_in_with_no_password_and_works() {
         .unwrap();
     assert!(over, "a Unix socket, not TCP");
 }
+
+/// A hub keeps the board it wrote for its next change. Once a change has moved a task off
+/// the board (to the archive), the next change of that hub must still write exactly what
+/// changed: every task it kept stays in the database, as another hub (or a command) reads
+/// it afresh.
+#[test]
+fn a_hubs_kept_board_after_a_task_left_it_writes_only_what_changed() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    // Sent elsewhere: the hub reads the board from the database, its tasks stored as read.
+    let elsewhere = fixture.store();
+    let ids: Vec<TaskId> = (1..=6)
+        .map(|n| send(&elsewhere, &format!("task {n}")))
+        .collect();
+    let hub = fixture.store().resident();
+    // A change of the hub moves the second task off the board, which the hub then keeps.
+    change_board(&*hub, "p", now(), |tx| {
+        tx.board
+            .modify(ids[1], |task| task.status = Status::Completed)
+            .unwrap();
+        tx.archive(&[ids[1]]).unwrap();
+        tx.record(record("alice", "done", ids[1].0));
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    // Then changes of the last task and of the first, on the board the hub kept.
+    for id in [ids[5], ids[0]] {
+        change_board(&*hub, "p", now(), |tx| {
+            let changed = format!("{id} changed");
+            tx.board.modify(id, |task| task.subject = changed).unwrap();
+            tx.record(record("alice", "edit", id.0));
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    }
+    let afresh = fixture.store().board("p").unwrap();
+    let on_board: Vec<u64> = afresh.tasks().map(|task| task.unwrap().id.0).collect();
+    assert_eq!(
+        on_board,
+        vec![ids[0].0, ids[2].0, ids[3].0, ids[4].0, ids[5].0]
+    );
+    assert_eq!(hub.board("p").unwrap().len(), 5);
+}

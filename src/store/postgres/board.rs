@@ -432,23 +432,12 @@ impl PgStore {
         let (ids, texts, labels, words) = archive_rows(&committed.archived)?;
         let archive_params: [&(dyn ToSql + Sync); 5] = [&project, &ids, &texts, &labels, &words];
         let project_params: [&(dyn ToSql + Sync); 1] = [&project];
-        let before: HashMap<i64, &str> = read
-            .texts
-            .iter()
-            .map(|(id, text)| (*id, text.as_str()))
-            .collect();
         let no_changes = Changes {
             removed: Vec::new(),
             written: Vec::new(),
         };
         let changes = written.as_ref().map_or(&no_changes, |(changes, _)| changes);
-        let touched: Vec<i64> = changes
-            .removed
-            .iter()
-            .copied()
-            .chain(changes.written.iter().map(|(id, _)| *id))
-            .collect();
-        let was: Vec<Option<&str>> = touched.iter().map(|id| before.get(id).copied()).collect();
+        let (touched, was) = read.previous(changes);
         let previous_params: [&(dyn ToSql + Sync); 3] = [&project, &touched, &was];
         let removed_params: [&(dyn ToSql + Sync); 2] = [&project, &changes.removed];
         let task_ids: Vec<i64> = changes.written.iter().map(|(id, _)| *id).collect();
@@ -556,18 +545,7 @@ impl PgStore {
         let fail = |error: client::Error| self.failed(&error);
         client.execute(DELETE_PREVIOUS, &[&project]).map_err(fail)?;
         if read.exists {
-            let before: HashMap<i64, &str> = read
-                .texts
-                .iter()
-                .map(|(id, text)| (*id, text.as_str()))
-                .collect();
-            let touched: Vec<i64> = changes
-                .removed
-                .iter()
-                .copied()
-                .chain(changes.written.iter().map(|(id, _)| *id))
-                .collect();
-            let was: Vec<Option<&str>> = touched.iter().map(|id| before.get(id).copied()).collect();
+            let (touched, was) = read.previous(changes);
             client
                 .execute(INSERT_PREVIOUS, &[&project, &touched, &was])
                 .map_err(fail)?;
@@ -715,6 +693,25 @@ pub(super) struct Read {
 }
 
 impl Read {
+    /// The tasks `changes` touch (those removed, then those written) and the text each had
+    /// on this board (`None`: it was not on it): the previous board's rows, which a restore
+    /// puts back.
+    fn previous(&self, changes: &Changes) -> (Vec<i64>, Vec<Option<&str>>) {
+        let before: HashMap<i64, &str> = self
+            .texts
+            .iter()
+            .map(|(id, text)| (*id, text.as_str()))
+            .collect();
+        let touched: Vec<i64> = changes
+            .removed
+            .iter()
+            .copied()
+            .chain(changes.written.iter().map(|(id, _)| *id))
+            .collect();
+        let was = touched.iter().map(|id| before.get(id).copied()).collect();
+        (touched, was)
+    }
+
     /// The board as written over this one: `board`, with its `reservations` as written and
     /// its tasks' texts this one's with `changes` made.
     fn after(&self, board: Board, reservations: Arc<str>, changes: Changes) -> Read {

@@ -19,6 +19,10 @@ mod copy;
 mod pace;
 mod sharing;
 
+/// The `pg_stat_activity` condition naming the clients' connections (not the server's own
+/// processes, such as autovacuum's): those a server restart cuts.
+const CLIENTS: &str = "backend_type = 'client backend'";
+
 pub(crate) struct Fixture {
     pub(crate) url: String,
     pub(crate) home: tempfile::TempDir,
@@ -51,6 +55,33 @@ impl Fixture {
 
     fn client(&self) -> Client {
         Client::connect(&self.url, postgres::NoTls).unwrap()
+    }
+
+    /// Ends the server's processes for the fixture's database that `which` (a condition on
+    /// `pg_stat_activity`) names, as a server restart or an administrator does; how many.
+    fn terminate(&self, which: &str) -> u64 {
+        let name = self
+            .url
+            .split('/')
+            .next_back()
+            .unwrap()
+            .split('?')
+            .next()
+            .unwrap();
+        let mut admin = Client::connect(
+            &cluster::with_database(&self.url, "postgres"),
+            postgres::NoTls,
+        )
+        .unwrap();
+        admin
+            .execute(
+                &format!(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                     WHERE datname = $1 AND {which}"
+                ),
+                &[&name],
+            )
+            .unwrap()
     }
 }
 

@@ -16,30 +16,6 @@ fn prepared_here(client: &mut PgClient) -> Vec<String> {
         .collect()
 }
 
-/// Cuts every connection to the fixture's database, as a restart of the server does.
-fn cut_every_connection(fixture: &Fixture) {
-    let name = fixture
-        .url
-        .split('/')
-        .next_back()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap();
-    let mut admin = Client::connect(
-        &cluster::with_database(&fixture.url, "postgres"),
-        postgres::NoTls,
-    )
-    .unwrap();
-    admin
-        .execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE datname = $1 AND backend_type = 'client backend'",
-            &[&name],
-        )
-        .unwrap();
-}
-
 const READ_BOARD: &str =
     "SELECT schema, next_id, version, reservations FROM boards WHERE project = $1";
 
@@ -70,7 +46,8 @@ fn a_connection_prepares_each_statement_once_and_a_new_one_prepares_its_own() {
     );
     // The server restarted: the statements it knew are gone with the connections, and the
     // next calls prepare them again on new ones rather than name statements nobody knows.
-    cut_every_connection(&fixture);
+    // The server restarted: every connection cut.
+    fixture.terminate(CLIENTS);
     assert_eq!(store.board("p").unwrap().len(), 1);
     send(&store, "two");
     assert_eq!(store.board("p").unwrap().len(), 2);

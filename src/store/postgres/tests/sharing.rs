@@ -77,32 +77,10 @@ fn a_cut_connection_is_replaced_on_the_next_call() {
     let store = fixture.store();
     send(&store, "before");
     // Every connection of the database cut, as a restart of the server cuts them.
-    let database = cluster::with_database(&fixture.url, "postgres");
-    let name = fixture
-        .url
-        .split('/')
-        .next_back()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap();
-    let mut admin = Client::connect(&database, postgres::NoTls).unwrap();
-    admin
-        .execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE datname = $1 AND backend_type = 'client backend'",
-            &[&name],
-        )
-        .unwrap();
+    fixture.terminate(CLIENTS);
     // The next read and the next change go through on new connections.
     assert_eq!(store.board("p").unwrap().len(), 1);
-    admin
-        .execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE datname = $1 AND backend_type = 'client backend'",
-            &[&name],
-        )
-        .unwrap();
+    fixture.terminate(CLIENTS);
     send(&store, "after");
     assert_eq!(store.board("p").unwrap().len(), 2);
 }
@@ -316,26 +294,7 @@ fn a_feed_whose_connection_is_cut_says_so_and_then_that_it_may_have_missed_chang
     let fixture = Fixture::new();
     let store = fixture.store();
     let mut feed = store.changes(&Scope::Hub).unwrap();
-    let name = fixture
-        .url
-        .split('/')
-        .next_back()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap();
-    let mut admin = Client::connect(
-        &cluster::with_database(&fixture.url, "postgres"),
-        postgres::NoTls,
-    )
-    .unwrap();
-    admin
-        .execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE datname = $1 AND query LIKE 'LISTEN%'",
-            &[&name],
-        )
-        .unwrap();
+    fixture.terminate("query LIKE 'LISTEN%'");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     let mut told = Vec::new();
     while !told

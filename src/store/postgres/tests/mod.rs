@@ -57,17 +57,16 @@ impl Fixture {
         Client::connect(&self.url, postgres::NoTls).unwrap()
     }
 
+    /// The name of the fixture's database, as its URL has it.
+    fn database(&self) -> &str {
+        let path = self.url.split('/').next_back().unwrap();
+        path.split('?').next().unwrap()
+    }
+
     /// Ends the server's processes for the fixture's database that `which` (a condition on
     /// `pg_stat_activity`) names, as a server restart or an administrator does; how many.
     fn terminate(&self, which: &str) -> u64 {
-        let name = self
-            .url
-            .split('/')
-            .next_back()
-            .unwrap()
-            .split('?')
-            .next()
-            .unwrap();
+        let name = self.database();
         let mut admin = Client::connect(
             &cluster::with_database(&self.url, "postgres"),
             postgres::NoTls,

@@ -163,14 +163,7 @@ fn a_store_on_a_unix_socket_logs_in_with_no_password_and_works() {
         url: cluster::fresh_database(None),
         home: tempfile::tempdir().unwrap(),
     };
-    let database = fixture
-        .url
-        .split('/')
-        .next_back()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap();
+    let database = fixture.database();
     let url = format!(
         "postgres://postgres@/{database}?host={}&port={}",
         cluster.dir.display(),

@@ -156,27 +156,9 @@ fn a_presence_lapses_with_its_keeper_s_connection_and_is_taken_back() {
     assert!(there.is_listened("codex"));
     // The keeper's connection cut (its process killed would cut it): the presence lapses at
     // once, and comes back when the keeper has connected again.
-    let name = fixture
-        .url
-        .split('/')
-        .next_back()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap();
-    let mut admin = Client::connect(
-        &cluster::with_database(&fixture.url, "postgres"),
-        postgres::NoTls,
-    )
-    .unwrap();
-    admin
-        .execute(
-            "SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a \
-             JOIN pg_locks l ON l.pid = a.pid \
-             WHERE a.datname = $1 AND l.locktype = 'advisory' AND l.objsubid = 1",
-            &[&name],
-        )
-        .unwrap();
+    fixture.terminate(
+        "pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1)",
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !there.is_listened("codex") {
         assert!(

@@ -189,6 +189,10 @@ impl McpSessions {
     }
 }
 
+/// The most bytes of a session's state (its client's `initialize`, as JSON) kept in the
+/// store: a real client's is a few KiB (Claude Code's, with every capability, under 4).
+pub const MOST_KEPT_STATE: usize = 64 * 1024;
+
 /// The store as rmcp sees it: where a session's `initialize` params are kept, for a hub
 /// that is asked for a session it does not hold to revive it.
 #[async_trait::async_trait]
@@ -199,8 +203,20 @@ impl SessionStore for McpSessions {
         Ok(kept.and_then(|kept| serde_json::from_str(&kept.state).ok()))
     }
 
+    /// A state over [`MOST_KEPT_STATE`] is not kept: the session lives on this hub alone,
+    /// as one kept before its state was (another hub refuses it, and its client opens one
+    /// there). rmcp reads any `initialize` up to its body limit (4 MiB); what a client sends
+    /// does not get that much room in the store, per session, for 12 hours.
     async fn store(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
         let state = serde_json::to_string(state)?;
+        if state.len() > MOST_KEPT_STATE {
+            return Err(format!(
+                "the initialize of MCP session {id} is {} bytes, over the {MOST_KEPT_STATE} \
+                 a hub keeps: served by this hub alone",
+                state.len()
+            )
+            .into());
+        }
         self.opening().insert(id.to_string(), state);
         Ok(())
     }

@@ -269,6 +269,48 @@ fn logged_status(line: &str) -> Option<&str> {
     fields.get(timers + 1).copied()
 }
 
+/// A client's `initialize` over what a hub keeps of a session (64 KiB) opens a session all
+/// the same, which its hub serves; the store keeps none of those bytes, so another hub
+/// refuses it as unknown (404), and the client opens one there.
+#[test]
+fn an_initialize_too_big_to_keep_is_a_session_of_its_hub_alone() {
+    let Some(hubs) = Hubs::start() else {
+        return;
+    };
+    let token = hubs.token.clone();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18",
+                   "capabilities": {"experimental": {"padding": {"x": "p".repeat(100_000)}}},
+                   "clientInfo": {"name": "big-test", "version": "1"}},
+    });
+    let opened = to_mcp(hubs.a(), "POST", &token, None, &initialize);
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let told = to_mcp(hubs.a(), "POST", &token, Some(&session), &initialized);
+    assert_eq!(told.status, 202, "{told:?}");
+    let here = to_mcp(
+        hubs.a(),
+        "POST",
+        &token,
+        Some(&session),
+        &call(2, "inbox", json!({"peek": true})),
+    );
+    assert!(tool_result(&here)["tasks"].is_array());
+    let elsewhere = to_mcp(
+        &hubs.b,
+        "POST",
+        &token,
+        Some(&session),
+        &call(3, "inbox", json!({"peek": true})),
+    );
+    assert_eq!(elsewhere.status, 404, "{elsewhere:?}");
+}
+
 /// The official Python SDK's client (tests/mcp_python/hubs_scenario.py) opens a session
 /// through haproxy in front of two hubs (round robin, no stickiness, as
 /// docs/load-balancer.md configures it), calls tools, and holds the session's stream open;

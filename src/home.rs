@@ -171,6 +171,11 @@ impl Home {
 
     /// What `baton setup` created around its entries in the clients' files, so uninstall can
     /// remove exactly that.
+    /// What may be lost and made again (a PostgreSQL store's schema, as last seen).
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
     pub fn setup_manifest(&self) -> PathBuf {
         self.root.join("setup.json")
     }

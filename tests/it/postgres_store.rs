@@ -446,3 +446,78 @@ fn of_twenty_agents_reserving_overlapping_patterns_through_two_hubs_one_holds_ea
         );
     }
 }
+
+/// A command remembers the schema it found (under the home's `cache/`), so the next ones
+/// skip the check; a schema a newer baton made since is still refused by the next command,
+/// with the same words as ever, before it writes a thing.
+#[test]
+fn a_command_remembers_the_schema_and_the_next_still_refuses_one_a_newer_baton_made() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let given = match crate::common::test_store() {
+        crate::common::TestStore::Postgres(Some(url)) => Some(url),
+        _ => None,
+    };
+    let url = cluster::fresh_database(given.as_deref());
+    let tamper = |sql: &str| {
+        cluster::apart(|| {
+            let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            client.batch_execute(sql).expect(sql)
+        })
+    };
+    let env = TestEnv::new();
+    let store = [("BATON_STORE", url.as_str())];
+    env.run_env("lead", &["whoami"], &store).ok();
+    env.run_env("dev", &["whoami"], &store).ok();
+    env.run_env(
+        "lead",
+        &["send", "--to", "dev", "--subject", "first"],
+        &store,
+    )
+    .ok();
+    let cache = env.home().join("cache");
+    let remembered: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .collect();
+    assert_eq!(remembered.len(), 1, "{remembered:?}");
+    let version = std::fs::read_to_string(&remembered[0]).unwrap();
+    let version: i64 = version.trim().parse().unwrap();
+    assert!(
+        env.run_env("dev", &["board"], &store)
+            .ok()
+            .contains("first")
+    );
+
+    // Another baton, newer, migrates the database: the next command refuses it.
+    tamper(&format!(
+        "UPDATE baton_schema SET version = {}",
+        version + 1
+    ));
+    let refused = env.run_env(
+        "lead",
+        &["send", "--to", "dev", "--subject", "second"],
+        &store,
+    );
+    let stderr = refused.fails(4);
+    assert!(
+        stderr.contains(&format!(
+            "has schema {}, newer than this baton understands ({version}); upgrade baton",
+            version + 1
+        )),
+        "{stderr}"
+    );
+    assert!(!remembered[0].exists(), "forgotten once found wrong");
+    assert_eq!(env.run_env("dev", &["status"], &store).fails(4), stderr);
+
+    // Nothing of the refused command was written.
+    tamper(&format!("UPDATE baton_schema SET version = {version}"));
+    let board = env.run_env("dev", &["board"], &store).ok().to_string();
+    assert!(
+        board.contains("first") && !board.contains("second"),
+        "{board}"
+    );
+    assert!(remembered[0].exists(), "remembered again once checked");
+}

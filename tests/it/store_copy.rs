@@ -307,6 +307,7 @@ fn files_of(home: &Path) -> BTreeMap<String, Vec<u8>> {
                 || name.ends_with(".bak")
                 || name.ends_with("ids.json")
                 || name.starts_with("wake/")
+                || name.starts_with("cache/")
             {
                 continue;
             }

@@ -53,6 +53,10 @@ pub enum Error {
     /// The runtime the connection runs on could not be made.
     #[error("cannot start a runtime for the connection: {0}")]
     Runtime(std::io::Error),
+    /// The schema remembered from an earlier command is not the database's now: it is to
+    /// be checked ([`super::pool::Pool::rechecked`]).
+    #[error("the database's schema is not the one remembered")]
+    SchemaUnchecked,
 }
 
 impl Error {
@@ -60,7 +64,7 @@ impl Error {
     pub fn code(&self) -> Option<&postgres::error::SqlState> {
         match self {
             Error::Postgres(error) => error.code(),
-            Error::NoAnswer { .. } | Error::Runtime(_) => None,
+            Error::NoAnswer { .. } | Error::Runtime(_) | Error::SchemaUnchecked => None,
         }
     }
 }
@@ -192,6 +196,25 @@ impl Client {
         })
     }
 
+    /// Begins a read-only transaction as [`Client::read_transaction`] does, and runs `then`
+    /// (one statement, no parameters) in the same round trip: its first value. On an error
+    /// the transaction is rolled back.
+    pub fn read_transaction_and(
+        &mut self,
+        then: &str,
+    ) -> Result<(Transaction<'_>, Option<String>), Error> {
+        let answered = self.value_of(&format!(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; {then}"
+        ));
+        let transaction = Transaction {
+            client: self,
+            is_over: false,
+        };
+        // Dropped on an error: rolled back.
+        let answer = answered?;
+        Ok((transaction, answer))
+    }
+
     fn live(&self) -> &tokio_postgres::Client {
         // Only `drop` takes it.
         self.client
@@ -217,8 +240,11 @@ impl Client {
         // first use on a connection prepares it, in a wait of its own; a pipeline's
         // statements are one wait).
         let _trip = RoundTrip::start(StoreKind::Postgres);
+        let started = super::pool::timings::now();
         // The timer is made inside the runtime, which drives it.
-        match runtime.block_on(async { tokio::time::timeout(within, future).await }) {
+        let answered = runtime.block_on(async { tokio::time::timeout(within, future).await });
+        super::pool::timings::took("round trip", started);
+        match answered {
             Ok(answered) => Ok(answered?),
             Err(_) => Err(Error::NoAnswer {
                 to: "a statement",

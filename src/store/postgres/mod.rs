@@ -35,6 +35,7 @@ mod log;
 mod mail;
 pub mod pool;
 mod presence;
+mod remembered;
 pub mod schema;
 mod sessions;
 pub mod tls;
@@ -145,9 +146,10 @@ impl PgStore {
     /// The store at `address`, with this machine's own files under `home`; nothing is
     /// connected until the first call.
     pub fn new(address: Address, home: Home, lock: LockPolicy) -> PgStore {
+        let remembered = remembered::Remembered::of(&home, &address);
         PgStore {
             shared: Arc::new(Shared {
-                pool: Pool::new(address),
+                pool: Pool::new(address).remembering(remembered),
                 keeper: Mutex::new(None),
                 listener: Mutex::new(None),
                 local: HomeFiles::new(home, lock),
@@ -207,6 +209,7 @@ impl PgStore {
                 Err(error) if connection.reused && is_connection_lost(&error) => {
                     connection.let_go();
                 }
+                Err(error) if self.pool().rechecked(&error, connection.client())? => {}
                 Err(error) => return Err(self.failed(&error)),
             }
         }
@@ -220,7 +223,14 @@ impl PgStore {
     ) -> Result<T, StoreError> {
         let mut outcome = None;
         self.run(|client| {
-            let mut transaction = client.read_transaction()?;
+            let mut transaction = match self.pool().guard() {
+                None => client.read_transaction()?,
+                Some(guard) => {
+                    let (transaction, answer) = client.read_transaction_and(guard)?;
+                    self.pool().guarded(answer)?;
+                    transaction
+                }
+            };
             outcome = Some(work(&mut transaction));
             transaction.commit()
         })?;
@@ -236,6 +246,7 @@ impl PgStore {
                 Err(error) if connection.reused && is_connection_lost(&error) => {
                     connection.let_go();
                 }
+                Err(error) if self.pool().rechecked(&error, connection.client())? => {}
                 Err(error) => return Err(self.failed(&error)),
             }
         }
@@ -325,6 +336,7 @@ impl Store for PgStore {
     }
 
     fn resident(&self) -> Arc<dyn Store> {
+        self.pool().check_at_start();
         Arc::new(PgStore {
             groups: Some(Arc::default()),
             boards: Some(Arc::default()),
@@ -332,13 +344,17 @@ impl Store for PgStore {
         })
     }
 
-    /// Read on a connection of the pool, whose first checked (and migrated) the schema.
+    /// Read in a transaction of the pool, whose first checked (and migrated) the schema, or
+    /// confirmed the one remembered.
     fn schema_version(&self) -> Result<Option<super::SchemaVersion>, StoreError> {
-        let (found, indexed): (i64, bool) = self.run(|client| {
-            let found = client
-                .query_one("SELECT coalesce(max(version), 0) FROM baton_schema", &[])?
+        let (found, indexed): (i64, bool) = self.read(|transaction| {
+            let found = transaction
+                .query_one("SELECT coalesce(max(version), 0) FROM baton_schema", &[])
+                .map_err(|error| self.failed(&error))?
                 .get(0);
-            Ok((found, schema::has_words_index(client)?))
+            let indexed =
+                schema::has_words_index(transaction).map_err(|error| self.failed(&error))?;
+            Ok((found, indexed))
         })?;
         Ok(Some(super::SchemaVersion {
             found,

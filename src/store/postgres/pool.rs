@@ -4,7 +4,9 @@
 //! call) is these few lines, and r2d2 would add a crate and its scheduler thread for it.
 //!
 //! The first connection of a process checks the schema ([`super::schema`]): it migrates an
-//! older one, and refuses a newer one on every call.
+//! older one, and refuses a newer one on every call. A command may skip that check when the
+//! schema is remembered ([`super::remembered`]): its first transaction then asks for the
+//! version with its `BEGIN`, and anything but the remembered one makes the full check.
 
 use std::cell::Cell;
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -14,6 +16,7 @@ use postgres::error::SqlState;
 
 use super::address::Address;
 use super::client::{self, Client, Statements};
+use super::remembered::{self, Remembered};
 use super::schema::{self, Standing};
 use super::tls::Rustls;
 use crate::store::StoreError;
@@ -34,11 +37,29 @@ thread_local! {
     static HELD: Cell<usize> = const { Cell::new(0) };
 }
 
+/// What a pool knows of its database's schema.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Schema {
+    /// Nothing: the next new connection checks it.
+    #[default]
+    Unchecked,
+    /// Remembered from an earlier command, not yet checked by this process: the next
+    /// transaction asks for it with its `BEGIN`.
+    Remembered,
+    /// Checked (or confirmed) by this process.
+    Checked,
+}
+
 #[derive(Default)]
 struct Connections {
     idle: Vec<Client>,
     open: usize,
-    schema_checked: bool,
+    schema: Schema,
+    /// A resident process (a hub) checks the schema when it starts, remembered or not.
+    resident: bool,
+    /// How many times this pool checked the schema in full.
+    #[cfg(all(test, unix))]
+    checks: usize,
     /// How many new connections failed to open for want of the server, and why the last
     /// did: a call that waited
     /// while one failed is told that, rather than wait its turn to fail the same way (a
@@ -51,6 +72,8 @@ struct Connections {
 /// The connections of one store address.
 pub struct Pool {
     pub address: Address,
+    /// Where the schema is remembered between commands; `None`: checked by every process.
+    remembered: Option<Remembered>,
     tls: Result<Rustls, String>,
     connections: Mutex<Connections>,
     freed: Condvar,
@@ -70,14 +93,85 @@ impl Pool {
         Pool {
             tls: Rustls::for_address(&address),
             address,
+            remembered: None,
             connections: Mutex::default(),
             freed: Condvar::new(),
         }
     }
 
+    /// This pool, its schema remembered between processes in `remembered`.
+    pub fn remembering(self, remembered: Remembered) -> Pool {
+        Pool {
+            remembered: Some(remembered),
+            ..self
+        }
+    }
+
+    /// Makes this process check the schema on its next new connection whatever is
+    /// remembered (a hub, which runs long and writes outside transactions); connections
+    /// opened on the remembered schema are let go.
+    pub fn check_at_start(&self) {
+        let mut connections = self.lock();
+        connections.resident = true;
+        if connections.schema == Schema::Remembered {
+            connections.schema = Schema::Unchecked;
+            let unchecked = std::mem::take(&mut connections.idle);
+            connections.open -= unchecked.len();
+        }
+    }
+
+    /// The statement a transaction's `BEGIN` is to be sent with, while the schema is only
+    /// remembered ([`remembered::GUARD`]); its answer goes to [`Pool::guarded`].
+    pub fn guard(&self) -> Option<&'static str> {
+        (self.lock().schema == Schema::Remembered).then_some(remembered::GUARD)
+    }
+
+    /// What the guard answered: the schema confirmed, or [`client::Error::SchemaUnchecked`]
+    /// (the caller rolls back and [`Pool::rechecked`] checks it).
+    pub fn guarded(&self, answer: Option<String>) -> Result<(), client::Error> {
+        if !remembered::is_current_answer(answer.as_deref()) {
+            return Err(client::Error::SchemaUnchecked);
+        }
+        let mut connections = self.lock();
+        if connections.schema == Schema::Remembered {
+            connections.schema = Schema::Checked;
+        }
+        Ok(())
+    }
+
+    /// Whether `error`, met on `client`, says the remembered schema was wrong: the guard
+    /// found another version, or a statement met a table or a column not there. The schema
+    /// is then forgotten and checked on `client` (migrated when older, refused when newer,
+    /// as a process that remembered nothing does), and the caller runs its work again.
+    pub fn rechecked(
+        &self,
+        error: &client::Error,
+        client: &mut Client,
+    ) -> Result<bool, StoreError> {
+        let moved = matches!(error, client::Error::SchemaUnchecked)
+            || error.code().is_some_and(|code| {
+                *code == SqlState::UNDEFINED_TABLE || *code == SqlState::UNDEFINED_COLUMN
+            });
+        if !moved || self.lock().schema != Schema::Remembered {
+            return Ok(false);
+        }
+        if let Some(remembered) = &self.remembered {
+            remembered.forget();
+        }
+        self.lock().schema = Schema::Unchecked;
+        self.check(client)?;
+        Ok(true)
+    }
+
     /// The store as it may be named.
     pub fn shown(&self) -> &str {
         self.address.shown()
+    }
+
+    /// How many times this pool checked the schema in full (not only its guard).
+    #[cfg(all(test, unix))]
+    pub fn checks(&self) -> usize {
+        self.lock().checks
     }
 
     /// How many connections are open now (idle or in use).
@@ -125,7 +219,14 @@ impl Pool {
                 .0;
         }
         connections.open += 1;
-        let check_schema = !connections.schema_checked;
+        let check_schema = match connections.schema {
+            Schema::Unchecked if !connections.resident && self.is_remembered() => {
+                connections.schema = Schema::Remembered;
+                false
+            }
+            Schema::Unchecked => true,
+            Schema::Remembered | Schema::Checked => false,
+        };
         drop(connections);
         let opened = self.open(check_schema);
         match opened {
@@ -145,30 +246,52 @@ impl Pool {
         }
     }
 
+    /// Whether the schema is remembered as this binary's (a command's, not a hub's).
+    fn is_remembered(&self) -> bool {
+        self.remembered.as_ref().is_some_and(Remembered::is_current)
+    }
+
     /// A new connection, the schema checked (and migrated) when `check_schema`.
     fn open(&self, check_schema: bool) -> Result<Client, StoreError> {
+        let started = timings::now();
         let mut client = Client::connect(&self.address, self.tls()?)
             .map_err(|error| self.unreachable_because(describe(&error)))?;
+        timings::took("connect (TCP or socket, TLS, login)", started);
         if check_schema {
-            let standing =
-                schema::standing_at_once(&mut client).map_err(|error| self.failed(&error))?;
-            let standing = match standing {
-                // A migration waits for another process's, and rewrites tables.
-                Standing::Older(_) => client
-                    .answered_within(schema::MIGRATE_WITHIN, schema::migrate)
-                    .map_err(|error| self.failed(&error))?,
-                other => other,
-            };
-            if let Standing::Newer(found) = standing {
-                return Err(StoreError::NewerDatabase {
-                    store: self.shown().to_string(),
-                    found,
-                    known: schema::SCHEMA,
-                });
-            }
-            self.lock().schema_checked = true;
+            let started = timings::now();
+            self.check(&mut client)?;
+            timings::took("schema check", started);
         }
         Ok(client)
+    }
+
+    /// Checks the schema on `client`: migrates an older one, refuses a newer one, and
+    /// remembers it when it is this binary's.
+    fn check(&self, client: &mut Client) -> Result<(), StoreError> {
+        #[cfg(all(test, unix))]
+        {
+            self.lock().checks += 1;
+        }
+        let standing = schema::standing_at_once(client).map_err(|error| self.failed(&error))?;
+        let standing = match standing {
+            // A migration waits for another process's, and rewrites tables.
+            Standing::Older(_) => client
+                .answered_within(schema::MIGRATE_WITHIN, schema::migrate)
+                .map_err(|error| self.failed(&error))?,
+            other => other,
+        };
+        if let Standing::Newer(found) = standing {
+            return Err(StoreError::NewerDatabase {
+                store: self.shown().to_string(),
+                found,
+                known: schema::SCHEMA,
+            });
+        }
+        self.lock().schema = Schema::Checked;
+        if let Some(remembered) = &self.remembered {
+            remembered.remember();
+        }
+        Ok(())
     }
 
     fn hand_out(&self, client: Client, reused: bool) -> Connection<'_> {
@@ -253,9 +376,23 @@ impl Connection<'_> {
     }
 
     /// Opens a transaction (`BEGIN`, with `mode`), rolled back when this connection is
-    /// given back before [`Connection::commit`].
+    /// given back before [`Connection::commit`]. While the schema is only remembered, its
+    /// version is asked in the same round trip ([`Pool::guard`]).
     pub fn begin(&mut self, mode: &str) -> Result<(), client::Error> {
-        self.client().batch_execute(&format!("BEGIN {mode}"))?;
+        let Some(guard) = self.pool.guard() else {
+            self.client().batch_execute(&format!("BEGIN {mode}"))?;
+            self.in_transaction = true;
+            return Ok(());
+        };
+        let pool = self.pool;
+        let client = self.client();
+        let guarded = client
+            .value_of(&format!("BEGIN {mode}; {guard}"))
+            .and_then(|answer| pool.guarded(answer));
+        if guarded.is_err() && !client.is_closed() && client.batch_execute("ROLLBACK").is_err() {
+            self.is_let_go = true;
+        }
+        guarded?;
         self.in_transaction = true;
         Ok(())
     }
@@ -304,6 +441,7 @@ pub fn is_connection_lost(error: &client::Error) -> bool {
     let error = match error {
         client::Error::Postgres(error) => error,
         client::Error::NoAnswer { .. } | client::Error::Runtime(_) => return true,
+        client::Error::SchemaUnchecked => return false,
     };
     if error.is_closed() {
         return true;
@@ -352,4 +490,31 @@ pub fn describe(error: &client::Error) -> String {
         source = cause.source();
     }
     words
+}
+
+/// What `BATON_PG_TIMINGS=1` prints on stderr: how long a connection's start and the
+/// schema's check took, to see where a command's fixed cost goes (`bench/cli_postgres.py`).
+pub mod timings {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    fn wanted() -> bool {
+        static WANTED: OnceLock<bool> = OnceLock::new();
+        *WANTED.get_or_init(|| std::env::var_os("BATON_PG_TIMINGS").is_some_and(|v| v == "1"))
+    }
+
+    /// Now, when timings are wanted.
+    pub fn now() -> Option<Instant> {
+        wanted().then(Instant::now)
+    }
+
+    /// Prints how long `what` took since `started`.
+    pub fn took(what: &str, started: Option<Instant>) {
+        if let Some(started) = started {
+            eprintln!(
+                "baton: postgres: {what}: {:.3} ms",
+                started.elapsed().as_secs_f64() * 1000.0
+            );
+        }
+    }
 }

@@ -17,6 +17,7 @@ use postgres::Client;
 
 mod copy;
 mod pace;
+mod remembered;
 mod sharing;
 
 /// The `pg_stat_activity` condition naming the clients' connections (not the server's own

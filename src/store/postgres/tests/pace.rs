@@ -97,7 +97,8 @@ fn a_schema_migrated_behind_a_command_s_back_is_noticed_by_the_next() {
     // No schema yet: the first command's one question finds no table, and migrates.
     send(&fixture.store(), "one");
     // Another baton, newer, migrates the database between two commands: the next command
-    // asks again (nothing kept from the last) and refuses before writing a thing.
+    // (the schema remembered) asks with its transaction's BEGIN, and refuses before writing
+    // a thing.
     fixture
         .client()
         .execute(

@@ -69,6 +69,7 @@ pub fn run(context: &Context, args: DoctorArgs) -> Result<i32, Error> {
 
 fn check(context: &Context) -> Result<i32, Error> {
     let home = &context.hub.home;
+    context.hub.store.only_looking();
     let mut checks = doctor::run(&*context.hub.store, home, time::now())?;
     // On an agent's machine the hub is checked too: this home holds only the wiring, the
     // project map and the wake logs.

@@ -67,6 +67,10 @@ pub trait Store:
     /// sharing whatever this one keeps between changes.
     fn with_lock(&self, policy: lock::LockPolicy) -> std::sync::Arc<dyn Store>;
 
+    /// Tells the store that this process only looks (`doctor`): it makes nothing on this
+    /// machine for its own sake (a database's schema is checked, not remembered in the home).
+    fn only_looking(&self) {}
+
     /// The hub home whose files hold this state, where a human (or `doctor`, or `store copy`
     /// before it reads) looks at the files themselves; `None` where it is kept elsewhere (a
     /// database), to be looked at through the store alone.

@@ -119,6 +119,10 @@ pub struct Client {
     /// (prepare, then run). They live and die with the connection (a new one, after a
     /// server's restart, prepares its own).
     prepared: HashMap<String, Statement>,
+    /// Whether statements are sent unprepared, each in one round trip with its parameters'
+    /// types (a command's, which uses most of them once: [`super::unprepared`]), rather
+    /// than prepared and kept.
+    unprepared: bool,
 }
 
 impl Client {
@@ -141,7 +145,26 @@ impl Client {
             within: ANSWER_WITHIN,
             is_cut: false,
             prepared: HashMap::new(),
+            unprepared: false,
         })
+    }
+
+    /// Makes this connection send its statements unprepared (when `unprepared`), each one
+    /// round trip with its parameters' types ([`super::unprepared`]): for a command, which
+    /// prepares nothing it would use again.
+    pub fn sends_unprepared(&mut self, unprepared: bool) {
+        self.unprepared = unprepared;
+    }
+
+    /// `params` with their types, when this connection sends statements unprepared and
+    /// each parameter's type is known.
+    fn typed<'a>(
+        &self,
+        params: &[&'a (dyn ToSql + Sync)],
+    ) -> Option<Vec<(&'a (dyn ToSql + Sync), postgres::types::Type)>> {
+        self.unprepared
+            .then(|| super::unprepared::typed(params))
+            .flatten()
     }
 
     /// Whether the connection is gone: closed by the server, or given up here.
@@ -295,6 +318,20 @@ impl Client {
     /// of each, in order; or the first error (in a transaction, the statements after a
     /// refused one are refused too, and the transaction is then only good to roll back).
     pub fn pipelined(&mut self, statements: &[Piped<'_>]) -> Result<Vec<Vec<Row>>, Error> {
+        let typed: Option<Vec<_>> = statements
+            .iter()
+            .map(|(_, params)| self.typed(params))
+            .collect();
+        if let Some(typed) = typed {
+            let client = self.live();
+            let queries: Vec<_> = statements
+                .iter()
+                .zip(&typed)
+                .map(|((text, _), params)| Box::pin(client.query_typed(text, params)))
+                .collect();
+            let answered = Client::wait(&self.runtime, self.within, self.is_cut, in_order(queries));
+            return self.noted(answered);
+        }
         let mut prepared = Vec::with_capacity(statements.len());
         for (text, _) in statements {
             prepared.push(self.statement(text)?);
@@ -435,6 +472,15 @@ impl Statements for Client {
         statement: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, Error> {
+        if let Some(typed) = self.typed(params) {
+            let answered = Client::wait(
+                &self.runtime,
+                self.within,
+                self.is_cut,
+                self.live().query_typed(statement, &typed),
+            );
+            return self.noted(answered);
+        }
         let prepared = self.statement(statement)?;
         let answered = Client::wait(
             &self.runtime,
@@ -446,6 +492,15 @@ impl Statements for Client {
     }
 
     fn query_one(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
+        if let Some(typed) = self.typed(params) {
+            let answered = Client::wait(
+                &self.runtime,
+                self.within,
+                self.is_cut,
+                self.live().query_typed_one(statement, &typed),
+            );
+            return self.noted(answered);
+        }
         let prepared = self.statement(statement)?;
         let answered = Client::wait(
             &self.runtime,
@@ -461,6 +516,15 @@ impl Statements for Client {
         statement: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>, Error> {
+        if let Some(typed) = self.typed(params) {
+            let answered = Client::wait(
+                &self.runtime,
+                self.within,
+                self.is_cut,
+                self.live().query_typed_opt(statement, &typed),
+            );
+            return self.noted(answered);
+        }
         let prepared = self.statement(statement)?;
         let answered = Client::wait(
             &self.runtime,
@@ -472,6 +536,15 @@ impl Statements for Client {
     }
 
     fn execute(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {
+        if let Some(typed) = self.typed(params) {
+            let answered = Client::wait(
+                &self.runtime,
+                self.within,
+                self.is_cut,
+                self.live().execute_typed(statement, &typed),
+            );
+            return self.noted(answered);
+        }
         let prepared = self.statement(statement)?;
         let answered = Client::wait(
             &self.runtime,

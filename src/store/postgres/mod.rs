@@ -39,6 +39,7 @@ mod remembered;
 pub mod schema;
 mod sessions;
 pub mod tls;
+mod unprepared;
 pub mod url;
 
 // The test cluster runs Debian's server as its own user: Unix only (Windows is linted and
@@ -331,12 +332,17 @@ impl Store for PgStore {
         self.shown().to_string()
     }
 
+    /// Checks the schema in full, remembered or not, and remembers nothing on this machine.
+    fn only_looking(&self) {
+        self.pool().only_looking();
+    }
+
     fn check_answers(&self) -> Result<(), StoreError> {
         self.run(|client| client.batch_execute(""))
     }
 
     fn resident(&self) -> Arc<dyn Store> {
-        self.pool().check_at_start();
+        self.pool().resident();
         Arc::new(PgStore {
             groups: Some(Arc::default()),
             boards: Some(Arc::default()),

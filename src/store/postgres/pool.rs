@@ -55,8 +55,14 @@ struct Connections {
     idle: Vec<Client>,
     open: usize,
     schema: Schema,
-    /// A resident process (a hub) checks the schema when it starts, remembered or not.
-    resident: bool,
+    /// A resident process (a hub), or one that only looks (`doctor`), checks the schema
+    /// when it starts, remembered or not.
+    checks_at_start: bool,
+    /// This process only looks: it makes nothing on this machine (not even its cache).
+    only_looks: bool,
+    /// A resident process's connections prepare their statements and keep them; a
+    /// command's send them unprepared ([`Client::sends_unprepared`]).
+    keeps_statements: bool,
     /// How many times this pool checked the schema in full.
     #[cfg(all(test, unix))]
     checks: usize,
@@ -107,17 +113,36 @@ impl Pool {
         }
     }
 
-    /// Makes this process check the schema on its next new connection whatever is
-    /// remembered (a hub, which runs long and writes outside transactions); connections
-    /// opened on the remembered schema are let go.
-    pub fn check_at_start(&self) {
+    /// Makes this pool a resident process's (a hub's): statements prepared and kept, and
+    /// the schema checked on its first connection whatever is remembered (a hub runs long,
+    /// and writes outside transactions). Connections opened before are kept (a hub's setup
+    /// runs where no new one may be opened), and prepare from now on; a schema they only
+    /// remembered is confirmed by the next transaction, as a command's is.
+    pub fn resident(&self) {
         let mut connections = self.lock();
-        connections.resident = true;
-        if connections.schema == Schema::Remembered {
-            connections.schema = Schema::Unchecked;
-            let unchecked = std::mem::take(&mut connections.idle);
-            connections.open -= unchecked.len();
+        connections.checks_at_start = true;
+        connections.keeps_statements = true;
+        for client in &mut connections.idle {
+            client.sends_unprepared(false);
         }
+    }
+
+    /// Makes this pool one of a process that only looks (`doctor`): the schema checked
+    /// whatever is remembered, and nothing remembered on this machine.
+    pub fn only_looking(&self) {
+        let opened_before = {
+            let mut connections = self.lock();
+            connections.checks_at_start = true;
+            connections.only_looks = true;
+            if connections.schema != Schema::Remembered {
+                return;
+            }
+            connections.schema = Schema::Unchecked;
+            let idle = std::mem::take(&mut connections.idle);
+            connections.open -= idle.len();
+            idle
+        };
+        let_go_apart(opened_before);
     }
 
     /// The statement a transaction's `BEGIN` is to be sent with, while the schema is only
@@ -220,7 +245,7 @@ impl Pool {
         }
         connections.open += 1;
         let check_schema = match connections.schema {
-            Schema::Unchecked if !connections.resident && self.is_remembered() => {
+            Schema::Unchecked if !connections.checks_at_start && self.is_remembered() => {
                 connections.schema = Schema::Remembered;
                 false
             }
@@ -257,6 +282,7 @@ impl Pool {
         let mut client = Client::connect(&self.address, self.tls()?)
             .map_err(|error| self.unreachable_because(describe(&error)))?;
         timings::took("connect (TCP or socket, TLS, login)", started);
+        client.sends_unprepared(!self.lock().keeps_statements);
         if check_schema {
             let started = timings::now();
             self.check(&mut client)?;
@@ -287,8 +313,12 @@ impl Pool {
                 known: schema::SCHEMA,
             });
         }
-        self.lock().schema = Schema::Checked;
-        if let Some(remembered) = &self.remembered {
+        let only_looks = {
+            let mut connections = self.lock();
+            connections.schema = Schema::Checked;
+            connections.only_looks
+        };
+        if let Some(remembered) = self.remembered.as_ref().filter(|_| !only_looks) {
             remembered.remember();
         }
         Ok(())
@@ -351,6 +381,16 @@ impl Pool {
                 detail: describe(error),
             },
         }
+    }
+}
+
+/// Lets `clients` go on a thread of their own: each has a runtime, which may not be dropped
+/// where a runtime runs (a hub's setup).
+fn let_go_apart(clients: Vec<Client>) {
+    if !clients.is_empty() {
+        let _ = std::thread::Builder::new()
+            .name("baton-pg-goodbye".to_string())
+            .spawn(move || drop(clients));
     }
 }
 

@@ -63,12 +63,11 @@ impl Remembered {
         std::fs::read_to_string(&self.file).is_ok_and(|text| text.trim() == SCHEMA.to_string())
     }
 
-    /// Remembers that the database is at [`SCHEMA`], in a home that exists (one that does
-    /// not, as `doctor` on a machine with none, is not made for it). A file that cannot be
-    /// written (a home not writable) is no harm: the next command checks again.
+    /// Remembers that the database is at [`SCHEMA`] (the home made if need be, as a
+    /// machine's own files are, when first needed). A file that cannot be written (a home
+    /// not writable) is no harm: the next command checks again.
     pub fn remember(&self) {
         if let Some(dir) = self.file.parent()
-            && dir.parent().is_some_and(std::path::Path::is_dir)
             && crate::file::atomic::create_private_dir_all(dir).is_ok()
         {
             let _ =

@@ -25,7 +25,9 @@ fn a_connection_prepares_each_statement_once_and_a_new_one_prepares_its_own() {
         return;
     }
     let fixture = Fixture::new();
+    // A hub's pool (a command's prepares nothing: see the next test).
     let store = fixture.store();
+    store.pool().resident();
     send(&store, "one");
     for _ in 0..3 {
         assert_eq!(store.board("p").unwrap().len(), 1);
@@ -56,6 +58,36 @@ fn a_connection_prepares_each_statement_once_and_a_new_one_prepares_its_own() {
         again.iter().filter(|text| *text == READ_BOARD).count(),
         1,
         "{again:?}"
+    );
+}
+
+#[test]
+fn a_command_s_connection_prepares_nothing_and_sends_each_statement_with_its_types() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    send(&store, "one");
+    send(&store, "two");
+    assert_eq!(store.board("p").unwrap().len(), 2);
+    assert_eq!(store.log("p", None, None).unwrap().len(), 2);
+    let kept = store.run(|client| Ok(prepared_here(client))).unwrap();
+    assert!(kept.is_empty(), "{kept:?}");
+    assert_eq!(store.pool().open_count(), 1);
+    // The same rows as a hub's prepared statements read.
+    let hub = fixture.store();
+    hub.pool().resident();
+    assert_eq!(hub.board("p").unwrap(), store.board("p").unwrap());
+    assert_eq!(
+        hub.log("p", None, None).unwrap(),
+        store.log("p", None, None).unwrap()
+    );
+    assert!(
+        hub.run(|client| Ok(prepared_here(client)))
+            .unwrap()
+            .iter()
+            .any(|text| text == READ_BOARD)
     );
 }
 

@@ -60,6 +60,17 @@ fn a_command_after_the_first_skips_the_schema_check_and_its_transaction_confirms
     let resident = hub.resident();
     assert_eq!(resident.board("p").unwrap().len(), 2);
     assert_eq!(hub.pool().checks(), 1);
+    // And `doctor`, which only looks: it checks, and makes nothing on this machine.
+    std::fs::remove_file(&file).unwrap();
+    let doctor = fixture.store();
+    doctor.only_looking();
+    assert_eq!(doctor.board("p").unwrap().len(), 2);
+    assert_eq!(doctor.pool().checks(), 1);
+    assert!(!file.exists(), "doctor remembers nothing");
+    // A command in a home not made yet makes it, to remember the schema in.
+    std::fs::remove_dir_all(fixture.home.path()).unwrap();
+    send(&fixture.store(), "three");
+    assert!(file.exists(), "the home made, when first needed");
 }
 
 #[test]

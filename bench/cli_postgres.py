@@ -7,14 +7,16 @@ last command (as it is after the first) and with it checked every time (as befor
 
     python3 bench/cli_postgres.py --binary target/release/baton
     python3 bench/cli_postgres.py --binary target/release/baton --repeats 31
+    python3 bench/cli_postgres.py --binary target/release/baton --against old/baton  # before/after
 
 It starts a throwaway cluster with tests/postgres/cluster.sh (run as root: the server runs as
 the `postgres` user; fsync on, as a real server has it), adds the roles and pg_hba lines the
 ways need and a self-signed certificate for TLS, and stops it at the end. Each command runs
 with BATON_PG_TIMINGS=1, which prints how long the connection's start and the schema's check
 took, and each round trip: the pieces are those medians, and "the rest" is the run's median
-less them (the process itself: reading and writing the tasks' JSON, the output). Nothing is
-asserted: the figures are printed for people to read.
+less them (the process itself: reading and writing the tasks' JSON, the output). A build
+from before BATON_PG_TIMINGS (`--against`) shows its runs whole. Nothing is asserted: the
+figures are printed for people to read.
 """
 
 import argparse
@@ -97,7 +99,7 @@ def timed(home, args, forget):
     if proc.returncode != 0:
         raise RuntimeError(f"baton {args[:3]}… exited {proc.returncode}: {proc.stderr[-300:]}")
     connect = check = trips = 0.0
-    count = 0
+    count = 0 if "baton: postgres:" in proc.stderr else float("nan")
     for what, ms in TIMING.findall(proc.stderr):
         if what.startswith("connect"):
             connect += float(ms)
@@ -132,6 +134,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", required=True, help="a built baton (release)")
     parser.add_argument("--repeats", type=int, default=21)
+    parser.add_argument("--against", help="another build (an older one), measured in the same "
+                        "run, each of its rows beside this one's")
     options = parser.parse_args()
     binary = os.path.abspath(options.binary)
     if os.geteuid() != 0:
@@ -147,13 +151,20 @@ def main():
         header = (f"{'store':<18} {'schema':<10} {'cmd':<7} {'run':>6} {'connect':>8} "
                   f"{'check':>6} {'trips':>6} {'trips ms':>9} {'rest':>6}")
         print(header)
-        rows = [("files", None, False)]
+        rows = [("files", None, False, binary)]
         for name, url in ways.items():
-            rows += [(name, url, True), (name, url, False)]
-        for name, url, forget in rows:
-            start, measured = measure(binary, url, options.repeats, forget)
+            if options.against:
+                rows.append((name, url, False, os.path.abspath(options.against)))
+            rows += [(name, url, True, binary), (name, url, False, binary)]
+        for name, url, forget, build in rows:
+            start, measured = measure(build, url, options.repeats, forget)
             schema = "" if url is None else ("checked" if forget else "remembered")
+            if build != binary:
+                schema = "before"
             for command, (wall, connect, check, count, trips) in measured.items():
+                if count != count:  # no timings printed: an older build
+                    print(f"{name:<18} {schema:<10} {command:<7} {wall:>6.2f}")
+                    continue
                 rest = wall - connect - check - trips
                 print(f"{name:<18} {schema:<10} {command:<7} {wall:>6.2f} {connect:>8.2f} "
                       f"{check:>6.2f} {count:>6.0f} {trips:>9.2f} {rest:>6.2f}")

@@ -216,6 +216,22 @@ impl PgStore {
         }
     }
 
+    /// Runs `work` as [`PgStore::run`] does, the schema confirmed first while it is only
+    /// remembered ([`remembered`]): a write outside a transaction has no `BEGIN` to ask
+    /// with, so the first such write of a command costs one round trip more, and none after.
+    fn run_writing<T>(
+        &self,
+        mut work: impl FnMut(&mut Client) -> Result<T, client::Error>,
+    ) -> Result<T, StoreError> {
+        self.run(|client| {
+            if let Some(guard) = self.pool().guard() {
+                let answer = client.value_of(guard)?;
+                self.pool().guarded(answer)?;
+            }
+            work(client)
+        })
+    }
+
     /// Runs `work` in a repeatable-read, read-only transaction: what it reads is one
     /// moment's state, whatever commits meanwhile.
     fn read<T>(

@@ -71,7 +71,7 @@ impl PgStore {
 
     /// Marks `mark`: true for the first to do it.
     pub(super) fn mark(&self, mark: &str) -> Result<bool, StoreError> {
-        let inserted = self.run(|client| {
+        let inserted = self.run_writing(|client| {
             client.execute(
                 "INSERT INTO marks (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
                 &[&mark],
@@ -83,8 +83,9 @@ impl PgStore {
     /// The presence keeper of this process, started on first use.
     fn keeper(&self) -> Result<Arc<Keeper>, StoreError> {
         started_once(&self.shared.keeper, || {
-            // The schema is checked (and made) by the pool's first connection.
-            self.run(|_| Ok(()))?;
+            // The schema is checked (and made) by the pool's first connection, or the one
+            // remembered confirmed: the keeper writes outside transactions.
+            self.run_writing(|_| Ok(()))?;
             Keeper::start(self.pool().address.clone(), self.pool().tls()?)
         })
     }

@@ -22,7 +22,7 @@ impl PgStore {
         kept: &KeptMcpSession,
     ) -> Result<(), StoreError> {
         let idle = seconds(MCP_SESSION_IDLE);
-        self.run(|client| {
+        self.run_writing(|client| {
             client.execute(
                 "WITH idle AS ( \
                      DELETE FROM mcp_sessions \
@@ -45,7 +45,7 @@ impl PgStore {
             seconds(MCP_SESSION_USE_NOTED_EVERY),
             seconds(MCP_SESSION_IDLE),
         );
-        self.run(|client| {
+        self.run_writing(|client| {
             Ok(client
                 .query_opt(
                     "WITH used AS ( \
@@ -70,7 +70,7 @@ impl PgStore {
         if sessions.is_empty() {
             return Ok(());
         }
-        self.run(|client| {
+        self.run_writing(|client| {
             client.execute(
                 "DELETE FROM mcp_sessions WHERE session = ANY($1)",
                 &[&sessions],

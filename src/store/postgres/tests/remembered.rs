@@ -102,6 +102,16 @@ fn a_schema_a_newer_baton_migrated_since_it_was_remembered_is_refused_before_any
         reader.board("p").unwrap_err(),
         StoreError::NewerDatabase { .. }
     ));
+    // A write outside any transaction (a mark told once), the schema remembered again (as
+    // by a command of this binary run elsewhere with this home), asks before it writes.
+    std::fs::write(&file, format!("{}\n", schema::SCHEMA)).unwrap();
+    let marker = fixture.store();
+    assert!(matches!(
+        marker.mark_once("stalled-T-1").unwrap_err(),
+        StoreError::NewerDatabase { .. }
+    ));
+    assert_eq!(marker.pool().checks(), 1, "the guard asked, then the check");
+    assert_eq!(count(&mut fixture.client(), "marks"), 0);
     // Nothing was written: the board is as the first command left it.
     set_version(&fixture, schema::SCHEMA);
     let board = fixture.store().board("p").unwrap();

@@ -123,11 +123,11 @@ impl McpSessions {
         self.on_store(move |store| store.mcp_session(&id)).await
     }
 
-    /// Whether the session `id` was opened with `token`. An id no hub handed out is
+    /// The session `id` if it was opened with `token`. An id no hub handed out is
     /// nobody's.
-    async fn is_owned_by(&self, id: &str, token: &TokenId) -> Result<bool, Error> {
+    async fn owned_by(&self, id: &str, token: &TokenId) -> Result<Option<KeptMcpSession>, Error> {
         let kept = self.kept(id).await?;
-        Ok(kept.is_some_and(|kept| kept.token == token.as_stored()))
+        Ok(kept.filter(|kept| kept.token == token.as_stored()))
     }
 
     /// Records that `token` opened the session `id`, with what its client said at
@@ -250,10 +250,20 @@ pub async fn bind_to_token(
             .into_response();
     };
     let presented = session_id(request.headers());
+    let mut request = request;
     if let Some(id) = &presented {
-        match sessions.is_owned_by(id, &token).await {
-            Ok(true) => {}
-            Ok(false) => return not_this_tokens(),
+        match sessions.owned_by(id, &token).await {
+            Ok(Some(kept)) => {
+                // For the stream of pushes ([`super::pushes`]), which is the session's own.
+                let client = serde_json::from_str::<SessionState>(&kept.state)
+                    .ok()
+                    .map(|state| state.initialize_params.client_info);
+                request.extensions_mut().insert(super::pushes::Presented {
+                    id: id.clone(),
+                    client,
+                });
+            }
+            Ok(None) => return not_this_tokens(),
             Err(error) => return ApiError::from(error).into_response(),
         }
     }

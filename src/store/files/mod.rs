@@ -263,8 +263,12 @@ pub struct FileStore {
     /// used. In memory: on the files one `baton serve` serves every session, so no other
     /// process needs them, and a file written at every `initialize` would be written for
     /// nobody.
-    mcp_sessions: Arc<Mutex<HashMap<String, (KeptMcpSession, Instant, McpLog)>>>,
+    mcp_sessions: Arc<Mutex<HeldMcpSessions>>,
 }
+
+/// The MCP sessions a process handed out, by id: each as kept, when last used, and its
+/// event log.
+type HeldMcpSessions = HashMap<String, (KeptMcpSession, Instant, McpLog)>;
 
 /// What a long-running process keeps between changes: the boards it read or wrote, and the
 /// group commit of each project's board and of its mail.
@@ -310,9 +314,7 @@ impl FileStore {
     }
 
     /// The MCP sessions this process handed out.
-    fn mcp_sessions(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, (KeptMcpSession, Instant, McpLog)>> {
+    fn mcp_sessions(&self) -> std::sync::MutexGuard<'_, HeldMcpSessions> {
         // The map stays whole whatever panicked while holding it: every change is one call.
         self.mcp_sessions
             .lock()

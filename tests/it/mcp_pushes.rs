@@ -205,6 +205,16 @@ fn a_task_pushed_on_the_stream_is_seen_and_not_pushed_again_on_a_resumed_stream(
     );
     assert_eq!((one.id, two.id), (Some(first), Some(second)));
     assert!(again.next_within(Duration::from_secs(2)).is_none());
+    drop(again);
+
+    // Sent while the session has no stream: pushed once one opens, resumed or afresh.
+    env.run("alice", &["send", "--to", "dev", "--subject", "While away"])
+        .ok();
+    let mut back = Stream::open(&hub, &token, &session, None);
+    assert_eq!(back.next().data, "");
+    assert_eq!(back.next().task(), "T-3");
+    assert!(back.next_within(Duration::from_secs(2)).is_none());
+    drop(back);
 
     // A client that does not take pushes: rmcp's stream, nothing pushed, nothing seen.
     let other = add_token(&env, "alice");
@@ -218,5 +228,5 @@ fn a_task_pushed_on_the_stream_is_seen_and_not_pushed_again_on_a_resumed_stream(
     while let Some(event) = theirs.next_within(Duration::from_secs(3)) {
         assert_eq!(event.data, "", "nothing pushed: {event:?}");
     }
-    assert_ne!(delivery(&env, "3")["state"], "seen");
+    assert_ne!(delivery(&env, "4")["state"], "seen");
 }

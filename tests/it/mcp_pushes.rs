@@ -230,3 +230,37 @@ fn a_task_pushed_on_the_stream_is_seen_and_not_pushed_again_on_a_resumed_stream(
     }
     assert_ne!(delivery(&env, "4")["state"], "seen");
 }
+
+/// Two streams of one session open at once (as when a client reconnects while its old
+/// stream, on a hub that stopped answering, is not yet closed): both look at the board and
+/// append, and the log holds each hand-over once, at one position, which both send.
+#[test]
+fn two_streams_of_one_session_push_a_task_once_at_one_position() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    let token = add_token(&env, "dev");
+    let hub = Served::start(&env, "alice");
+    let session = open_session(&hub, &token, "claude-code");
+    let mut one = Stream::open(&hub, &token, &session, None);
+    let mut two = Stream::open(&hub, &token, &session, None);
+    let start = one.next();
+    assert_eq!(two.next(), start, "both begin at the log's end");
+
+    env.run(
+        "alice",
+        &["send", "--to", "dev", "--subject", "Review the parser"],
+    )
+    .ok();
+    let (first, second) = (one.next(), two.next());
+    assert_eq!(first.task(), "T-1");
+    assert_eq!(first, second, "the same event, at the same position");
+    assert!(one.next_within(Duration::from_secs(2)).is_none());
+    assert!(two.next_within(Duration::from_secs(1)).is_none());
+    drop((one, two));
+
+    // The log holds it once: a stream resumed from the start is sent it once.
+    let mut again = Stream::open(&hub, &token, &session, start.id.as_deref());
+    assert_eq!(again.next().data, "");
+    assert_eq!(again.next(), first);
+    assert!(again.next_within(Duration::from_secs(2)).is_none());
+}

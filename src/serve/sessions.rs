@@ -32,14 +32,14 @@
 //! (DELETE, on any hub), when its token goes, or after [`MCP_SESSION_IDLE`] unused.
 //!
 //! A session's stream (its GET) cut by its hub's end opens again on whichever hub the
-//! client's reconnection reaches, from its `Last-Event-ID`: that hub revives the session,
-//! and rmcp resumes its stream there. Nothing is lost on the way because baton sends nothing
-//! on an HTTP session's stream: each answer comes on its own request's stream, and pushes
-//! of new work are made over stdio only ([`crate::mcp::channel`]). Were pushes made over
-//! HTTP, their events would have to be kept in the store too (rmcp's `EventStore`, with the
-//! store's positions as event ids, so that an id means the same on every hub), made by one
-//! hub per session (a duty, as the alert sender is) and followed from the store by the hub
-//! holding the stream; none of that is here yet.
+//! client's reconnection reaches, from its `Last-Event-ID`. Each answer comes on its own
+//! request's stream, so rmcp has nothing of its own to resume there. The stream of a client
+//! that takes pushes (Claude Code) is answered by [`super::pushes`] instead of rmcp: its
+//! events are the pushes of new work, kept in the session's event log in the store, so
+//! that any hub resumes it strictly after its `Last-Event-ID`; this layer hands the
+//! session it found ([`super::pushes::Presented`]) to that one. Rather than one hub per
+//! session making the pushes (a duty, as the alert sender is), the hub holding the stream
+//! makes them, each appended once per hand-over whichever hub appends it: see there why.
 //!
 //! Why not rmcp's stateless mode with a session layer of baton's own: that mode serves each
 //! request by a handler of its own, with no session and no stream of the server's own

@@ -9,8 +9,10 @@
 //! `Last-Event-ID` resumes strictly after it, on whichever hub its reconnection reaches. A
 //! stream opened afresh begins after the log's end, and its first event is a priming event
 //! (an id, a `retry`, no data) carrying that position, so the client always has an id to
-//! resume from (the streams of a protocol version before priming events get none:
-//! [`super::priming`]).
+//! resume from. The streams of a protocol version before priming events (2025-11-25) get
+//! none ([`super::priming`]): such a client has an id from its first push on, and one whose
+//! stream is cut before it reconnects afresh, after the log's end (an event its dead hub
+//! appended and never sent it is then not sent; the hand-over was recorded seen).
 //!
 //! While a hub holds a session's stream it looks at the boards of every project of the hub
 //! for the hand-overs due to the token's agent ([`Session::handovers_to_push`]): when the
@@ -32,7 +34,10 @@
 //! what carries on.
 //!
 //! The stream ends when its client goes, its session ends (DELETE, or idle), its token
-//! is no longer good, or its hub stops or drains (the client reconnects elsewhere).
+//! is no longer good, or its hub stops or drains (the client reconnects elsewhere). It is
+//! counted among its token's streams ([`super::streams`]: this layer runs inside that
+//! count). Unlike `baton mcp`'s follower, it announces no live session: a hub's presence is
+//! not the agent's machine's, so an agent's wake command still runs for work pushed here.
 
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;

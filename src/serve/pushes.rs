@@ -17,7 +17,8 @@
 //! While a hub holds a session's stream it looks at the boards of every project of the hub
 //! for the hand-overs due to the token's agent ([`Session::handovers_to_push`]): when the
 //! stream opens, whenever the hub's feed of changes names a project (only that project is
-//! looked at again), and at every keep-alive. Each hand-over due is **appended to the log
+//! looked at again; a message hands nothing over and is passed by), and at every
+//! keep-alive (for a change the feed missed). Each hand-over due is **appended to the log
 //! first**, keyed by its project, task and delivery (`delivery.since`), and recorded seen
 //! after ([`Session::record_pushed`]); then the stream sends every event of the log after
 //! its position. A hub that dies between the two leaves the hand-over in the log and unseen:
@@ -54,6 +55,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::json_api::ChangeKind;
 use crate::mcp::channel;
 use crate::session::blocking::{Caller, Stopped, off_thread};
 use crate::session::{Hub, Pushed, Session, Standing};
@@ -208,6 +210,8 @@ impl Stream {
                         break Look::All;
                     }
                     change = changes.recv() => match change {
+                        // A message hands nothing over.
+                        Ok(change) if change.kind == ChangeKind::Message => {}
                         Ok(change) => match change.project {
                             Some(project) => break Look::Some(BTreeSet::from([project])),
                             None => break Look::All,
@@ -219,6 +223,9 @@ impl Stream {
             };
             // The changes told together are looked at together.
             while let Ok(change) = changes.try_recv() {
+                if change.kind == ChangeKind::Message {
+                    continue;
+                }
                 look = match (look, change.project) {
                     (Look::Some(mut projects), Some(project)) => {
                         projects.insert(project);

@@ -269,6 +269,7 @@ impl Stream {
                 event.position, event.data
             );
             sender.send(Bytes::from(sent)).await.ok()?;
+            crate::metrics::MCP_PUSHES.add(());
             stream.position = event.position;
         }
         Some(stream)

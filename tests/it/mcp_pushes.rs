@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::TestEnv;
-use crate::common::http::{Reply, Served, add_token, open_answered, send};
+use crate::common::http::{Reply, Served, add_token, free_address, open_answered, send};
 
 /// How long a push may take to arrive.
 const PUSH_WITHIN: Duration = Duration::from_secs(30);
@@ -138,6 +138,24 @@ impl Stream {
     }
 }
 
+/// `baton_mcp_pushes_total` as the hub's `/metrics` at `address` says it.
+fn pushes_sent(address: &str) -> u64 {
+    let reply = send(
+        address,
+        "GET",
+        "/metrics",
+        &[("Host".to_string(), address.to_string())],
+        None,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply
+        .body
+        .lines()
+        .find_map(|line| line.strip_prefix("baton_mcp_pushes_total "))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no baton_mcp_pushes_total in:\n{}", reply.body))
+}
+
 fn delivery(env: &TestEnv, id: &str) -> Value {
     env.run("alice", &["--json", "show", id]).json()["delivery"].clone()
 }
@@ -152,7 +170,8 @@ fn a_task_pushed_on_the_stream_is_seen_and_not_pushed_again_on_a_resumed_stream(
     let env = TestEnv::new();
     env.register(&["alice", "dev"]);
     let token = add_token(&env, "dev");
-    let hub = Served::start(&env, "alice");
+    let metrics = free_address();
+    let hub = Served::start_with(&env, "alice", &["--metrics", &metrics]);
     let session = open_session(&hub, &token, "claude-code");
 
     let mut stream = Stream::open(&hub, &token, &session, None);
@@ -215,6 +234,8 @@ fn a_task_pushed_on_the_stream_is_seen_and_not_pushed_again_on_a_resumed_stream(
     assert_eq!(back.next().task(), "T-3");
     assert!(back.next_within(Duration::from_secs(2)).is_none());
     drop(back);
+    // Five pushes sent: T-1, T-2, both again from the log, T-3.
+    assert_eq!(pushes_sent(&metrics), 5);
 
     // A client that does not take pushes: rmcp's stream, nothing pushed, nothing seen.
     let other = add_token(&env, "alice");

@@ -297,24 +297,111 @@ impl Stream {
             if due.is_empty() {
                 continue;
             }
-            let now = crate::time::now();
-            let mut appended = Vec::new();
-            for due in due {
-                let notification = channel::notification(&due.entry, &self.agent, &project, now);
-                let message = ServerJsonRpcMessage::notification(notification);
-                let Ok(data) = serde_json::to_string(&message) else {
-                    continue;
-                };
-                let key = format!("{project}/{}@{}", due.push.id, due.push.since);
-                if store.append_mcp_event(&self.session, &key, &data).is_err() {
-                    // Not in the log: left unseen, for the next look.
-                    break;
-                }
-                appended.push(due.push);
-            }
-            // Recorded after it is in the log: a failure here leaves it unseen, and the
-            // next look (here or on another hub) records it without appending it again.
+            let appended = append(&*store, &self.session, &self.agent, &project, due);
+            // Recorded after it is in the log: a failure here (or the hub's death) leaves
+            // it unseen, and the next look, here or on another hub, records it without
+            // appending it again.
             let _ = session.record_pushed(pushed, &appended);
         }
+    }
+}
+
+/// Appends each of `due` (hand-overs to `agent` in `project`) to the log of `session`, as
+/// the channel's notification, keyed by its project, task and delivery; those appended (or
+/// there already), in order. One that cannot be appended ends the batch: it and those after
+/// are left unseen for the next look.
+fn append(
+    store: &dyn Store,
+    session: &str,
+    agent: &str,
+    project: &str,
+    due: Vec<crate::session::Due>,
+) -> Vec<crate::session::Push> {
+    let now = crate::time::now();
+    let mut appended = Vec::new();
+    for due in due {
+        let notification = channel::notification(&due.entry, agent, project, now);
+        let message = ServerJsonRpcMessage::notification(notification);
+        let Ok(data) = serde_json::to_string(&message) else {
+            continue;
+        };
+        let key = format!("{project}/{}@{}", due.push.id, due.push.since);
+        if store.append_mcp_event(session, &key, &data).is_err() {
+            break;
+        }
+        appended.push(due.push);
+    }
+    appended
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::NewTask;
+    use crate::session::testing::{START, TestHub};
+    use crate::store::KeptMcpSession;
+
+    fn stream(hub: &Hub) -> Stream {
+        Stream {
+            hub: hub.clone(),
+            session: "s1".to_string(),
+            agent: "dev".to_string(),
+            token: TokenId::from_stored("hash".to_string()),
+            position: 0,
+            pushed: HashMap::new(),
+        }
+    }
+
+    /// A hub that dies between appending a hand-over to the log and recording it seen
+    /// leaves it in the log and unseen: the next look (another hub's stream, which knows
+    /// nothing of the first) finds it due, appends nothing (its key is there) and records
+    /// it seen; a look after that finds nothing.
+    #[test]
+    fn a_handover_appended_by_a_hub_that_died_before_recording_it_is_recorded_once_and_not_appended_again()
+     {
+        let test = TestHub::new();
+        test.register(&["alice", "dev"]);
+        let store = test.hub.store.clone();
+        let kept = KeptMcpSession {
+            token: "hash".to_string(),
+            state: String::new(),
+        };
+        store.record_mcp_session("s1", &kept).unwrap();
+        let id = test
+            .send("alice", "dev", START, NewTask::default())
+            .unwrap();
+        let projects = crate::project::project_ids(&*store).unwrap();
+        assert_eq!(projects.len(), 1, "{projects:?}");
+        let project = &projects[0];
+        let unseen = |session: &Session| {
+            let board = session.board().unwrap();
+            let task = board
+                .tasks()
+                .filter_map(Result::ok)
+                .find(|task| task.id == id)
+                .cloned()
+                .unwrap();
+            task.delivery.unwrap().state.is_unseen()
+        };
+
+        // The first hub's look, cut after its append.
+        let session =
+            Session::open_by_id_as(test.hub.clone(), "dev", project, Standing::Observer).unwrap();
+        let due = session.handovers_to_push(&mut Pushed::default()).unwrap();
+        assert_eq!(due.len(), 1);
+        let appended = append(&*store, "s1", "dev", project, due);
+        assert_eq!(appended.len(), 1);
+        assert_eq!(store.mcp_events_after("s1", 0).unwrap().len(), 1);
+        assert!(unseen(&session));
+
+        // The next hub's stream.
+        let mut next = stream(&test.hub);
+        next.append_due(Look::All);
+        let events = store.mcp_events_after("s1", 0).unwrap();
+        assert_eq!(events.len(), 1, "not appended again: {events:?}");
+        assert!(!unseen(&session), "recorded seen");
+        next.append_due(Look::All);
+        stream(&test.hub).append_due(Look::All);
+        assert_eq!(store.mcp_events_after("s1", 0).unwrap().len(), 1);
     }
 }

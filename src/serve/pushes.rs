@@ -87,7 +87,14 @@ pub async fn stream_pushes(
     request: Request,
     next: Next,
 ) -> Response {
+    // A GET that does not take an event stream is rmcp's to refuse (406).
+    let takes_events = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.contains("text/event-stream"));
     let taken = request.method() == Method::GET
+        && takes_events
         && request
             .extensions()
             .get::<Presented>()

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use baton::store::postgres::schema::SCHEMA;
 use serde_json::Value;
 
 use crate::common::http::Served;
@@ -510,7 +511,7 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
         .unwrap_or_else(|| panic!("no store line: {report}"));
     assert!(
         store_line.ends_with(&format!(
-            "{} answers; schema 5, the one this baton writes",
+            "{} answers; schema {SCHEMA}, the one this baton writes",
             database.shown()
         )),
         "{store_line}"
@@ -553,11 +554,11 @@ fn doctor_names_the_database_and_its_schema_finds_a_tampered_row_and_exits_6_whe
     assert_eq!(
         stderr.trim_end(),
         format!(
-            "error: store {} has schema 99, newer than this baton understands (5); upgrade baton",
+            "error: store {} has schema 99, newer than this baton understands ({SCHEMA}); upgrade baton",
             database.shown()
         )
     );
-    database.tamper("UPDATE baton_schema SET version = 5");
+    database.tamper(&format!("UPDATE baton_schema SET version = {SCHEMA}"));
 
     // A database that cannot be reached: one line, exit 6.
     let gone = said.keep(source.run_env(

@@ -95,7 +95,7 @@ impl PgStore {
         data: &str,
     ) -> Result<(), StoreError> {
         let most = MOST_MCP_EVENTS as i64;
-        self.run(|client| {
+        self.run_writing(|client| {
             client.execute(
                 "WITH next AS ( \
                      UPDATE mcp_sessions SET events = events + 1 WHERE session = $1 \

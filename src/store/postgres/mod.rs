@@ -49,12 +49,13 @@ pub(crate) mod tests;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use postgres::Row;
 use postgres::error::SqlState;
 use sha2::{Digest, Sha256};
 
 use self::address::Address;
 use self::board::{Boards, Groups};
-use self::client::{Client, Statements};
+use self::client::{Client, Piped, Statements};
 use self::listen::Listener;
 use self::pool::{Connection, Pool, is_connection_lost};
 use self::presence::Keeper;
@@ -241,6 +242,24 @@ impl PgStore {
         }
     }
 
+    /// A connection in a new read-write transaction whose `BEGIN` carries `statements`
+    /// ([`Connection::begin_with`]): one round trip. The rows of each, in order.
+    fn begin_with(
+        &self,
+        statements: &[Piped<'_>],
+    ) -> Result<(Connection<'_>, Vec<Vec<Row>>), StoreError> {
+        loop {
+            let mut connection = self.pool().get()?;
+            match connection.begin_with(statements) {
+                Ok(answers) => return Ok((connection, answers)),
+                Err(error) if connection.reused && is_connection_lost(&error) => {
+                    connection.let_go();
+                }
+                Err(error) => return Err(self.failed(&error)),
+            }
+        }
+    }
+
     /// Takes the advisory transaction lock `(class, name)` in the transaction of
     /// `connection`: at once if it is free, else (unless `wait` says not to) waiting as the
     /// store's lock policy says, told once. False when it was busy and not waited for.
@@ -253,14 +272,29 @@ impl PgStore {
         wait: Wait,
     ) -> Result<bool, StoreError> {
         let key = lock_key(name);
-        let client = connection.client();
-        let taken: bool = client
-            .query_one("SELECT pg_try_advisory_xact_lock($1, $2)", &[&class, &key])
+        let taken: bool = connection
+            .client()
+            .query_one(TRY_LOCK, &[&class, &key])
             .map_err(|error| self.failed(&error))?
             .get(0);
         if taken {
             return Ok(true);
         }
+        self.wait_for_lock(connection, class, name, what, wait)
+    }
+
+    /// Waits for the advisory transaction lock `(class, name)`, found busy, as
+    /// [`PgStore::take_lock`] says: true once taken, false when `wait` says not to wait.
+    fn wait_for_lock(
+        &self,
+        connection: &mut Connection<'_>,
+        class: i32,
+        name: &str,
+        what: &str,
+        wait: Wait,
+    ) -> Result<bool, StoreError> {
+        let key = lock_key(name);
+        let client = connection.client();
         if wait == Wait::Never {
             return Ok(false);
         }
@@ -506,6 +540,9 @@ fn encode(value: &impl serde::Serialize) -> Result<String, Failed> {
     serde_json::to_string(value)
         .map_err(|error| StoreError::corrupt(&Origin::unwritten())(error.to_string()))
 }
+
+/// Takes the advisory transaction lock ($1, $2) if it is free: whether it did.
+const TRY_LOCK: &str = "SELECT pg_try_advisory_xact_lock($1, $2)";
 
 /// The second key of the advisory lock on `name`: 32 bits of its SHA-256. Two names that
 /// share one only take turns where they need not.

@@ -10,10 +10,11 @@ use std::cell::Cell;
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use postgres::Row;
 use postgres::error::SqlState;
 
 use super::address::Address;
-use super::client::{self, Client, Statements};
+use super::client::{self, Client, Piped, Statements};
 use super::schema::{self, Standing};
 use super::tls::Rustls;
 use crate::store::StoreError;
@@ -258,6 +259,26 @@ impl Connection<'_> {
         self.client().batch_execute(&format!("BEGIN {mode}"))?;
         self.in_transaction = true;
         Ok(())
+    }
+
+    /// Opens a read-write transaction as [`Connection::begin`] does, and runs `statements`
+    /// in it, sent with the `BEGIN`: one round trip for them all. The rows of each, in order.
+    pub fn begin_with(&mut self, statements: &[Piped<'_>]) -> Result<Vec<Vec<Row>>, client::Error> {
+        let mut piped: Vec<Piped<'_>> = Vec::with_capacity(statements.len() + 1);
+        piped.push(("BEGIN", &[]));
+        piped.extend_from_slice(statements);
+        // Rolled back when given back, whichever statement was refused (after a refused
+        // BEGIN, the ROLLBACK only draws the server's warning).
+        self.in_transaction = true;
+        let mut answers = self.client().pipelined(&piped)?;
+        answers.remove(0);
+        Ok(answers)
+    }
+
+    /// The transaction is over: its `COMMIT` was sent and answered with the last statements
+    /// of a pipeline ([`Client::pipelined`]).
+    pub fn committed(&mut self) {
+        self.in_transaction = false;
     }
 
     pub fn commit(&mut self) -> Result<(), client::Error> {

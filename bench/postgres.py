@@ -312,19 +312,22 @@ def swarm(binary, store, hubs, agents, rounds, balanced=False, cluster=None):
 
 def balancer_cost(binary, store, requests):
     """What haproxy costs one request: two hubs on `store` and haproxy in front, one kept
-    connection straight to the first hub and one through haproxy, used in turn: the median
-    and p99 milliseconds of a board read and of a change (a send), each way."""
+    connection straight to the first hub, one through haproxy, and one through a haproxy in
+    front of the first hub alone (its own cost, without round robin's), used in turn: the
+    median and p99 milliseconds of a board read and of a change (a send), each way."""
     home = Home(binary, store)
     served = []
-    balancer = None
+    balancer = alone = None
     try:
         home.run(["--as", "lead", "whoami"])
         home.run(["--as", "dev", "whoami"])
         served = [Served(home, agent="lead", args=("--allow-host", "127.0.0.1"))
                   for _ in range(2)]
         balancer = Haproxy(served)
+        alone = Haproxy(served[:1])
         token = served[0].token
-        ways = {"straight": served[0].connection(), "haproxy": balancer.connection()}
+        ways = {"straight": served[0].connection(), "haproxy": balancer.connection(),
+                "haproxy, hub 1": alone.connection()}
         times = {(way, what): [] for way in ways for what in ("read", "change")}
         board = "/api/v1/projects/default/board"
         for i in range(requests):
@@ -345,8 +348,9 @@ def balancer_cost(binary, store, requests):
         p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
         return {key: (statistics.median(values), p99(values)) for key, values in times.items()}
     finally:
-        if balancer:
-            balancer.close()
+        for proxy in (balancer, alone):
+            if proxy:
+                proxy.close()
         for hub in served:
             hub.close()
         home.close()
@@ -520,11 +524,11 @@ def main():
             requests = 100 if options.quick else 500
             print(f"What haproxy costs a request: two hubs on PostgreSQL, {requests} board reads "
                   f"and sends in turn, one kept connection each way, ms")
-            print(f"{'way':<12} {'read median':>12} {'p99':>7} {'send median':>12} {'p99':>7}")
+            print(f"{'way':<16} {'read median':>12} {'p99':>7} {'send median':>12} {'p99':>7}")
             cost = balancer_cost(binary, cluster.database(), requests)
-            for way in ("straight", "haproxy"):
+            for way in ("straight", "haproxy", "haproxy, hub 1"):
                 (read, read_p99), (send, send_p99) = cost[(way, "read")], cost[(way, "change")]
-                print(f"{way:<12} {read:>12.2f} {read_p99:>7.2f} {send:>12.2f} {send_p99:>7.2f}")
+                print(f"{way:<16} {read:>12.2f} {read_p99:>7.2f} {send:>12.2f} {send_p99:>7.2f}")
             print()
         if "delay" in parts:
             changes = 10 if options.quick else 50

@@ -204,19 +204,18 @@ impl PgStore {
         let project_params: [&(dyn ToSql + Sync); 1] = [&project];
         let kind = "project";
         let record_params: [&(dyn ToSql + Sync); 2] = [&kind, &project];
-        let (mut connection, answers) = self.begin_with(&[
-            (TRY_LOCK, &lock_params),
+        let reads: [Piped<'_>; 2] = [
             (BOARD_FIELDS, &project_params),
             (SELECT_DOCUMENT, &record_params),
-        ])?;
+        ];
+        let mut piped: Vec<Piped<'_>> = vec![(TRY_LOCK, &lock_params)];
+        piped.extend_from_slice(&reads);
+        let (mut connection, mut answers) = self.begin_with(&piped)?;
         let taken = answers[0].first().is_some_and(|row| row.get::<_, bool>(0));
-        let (read, record) = match taken {
-            true => {
-                let read =
-                    self.board_with_fields(connection.client(), project, answers[1].first())?;
-                (read, Some(answers[2].first().map(|row| row.get(0))))
-            }
+        let reads = match taken {
+            true => answers.split_off(1),
             false => {
+                // The other hub's batch holds it: waited for, and the reads made again.
                 let what = format!("the board lock of project {project}");
                 self.wait_for_lock(
                     &mut connection,
@@ -224,10 +223,13 @@ impl PgStore {
                     project,
                     &what,
                     Wait::AsTheStoreDoes,
-                )?;
-                (self.read_board(connection.client(), project)?, None)
+                    &reads,
+                )?
+                .ok_or(StoreError::Unfinished)?
             }
         };
+        let read = self.board_with_fields(connection.client(), project, reads[0].first())?;
+        let record = Some(reads[1].first().map(|row| row.get(0)));
         let client = Arc::new(Mutex::new(Some(connection.take())));
         let archive = Arc::new(ArchiveInTransaction {
             client: client.clone(),

@@ -674,8 +674,9 @@ impl ServerHandler for BatonServer {
         server.tool_router.call(call).await
     }
 
-    /// Over stdio, the `initialize` eras (see [`NEWEST_VERSION`]); over HTTP, where no push
-    /// is made, every era rmcp knows, the stateless one included.
+    /// Over stdio, the `initialize` eras (see [`NEWEST_VERSION`]); over HTTP every era rmcp
+    /// knows, the stateless one included (a client on it has no session, hence no stream
+    /// and no push: pushes over HTTP are made to `initialize` sessions, serve::pushes).
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         match self.identity {
             Identity::Fixed(_) => Cow::Borrowed(supported_versions()),
@@ -690,7 +691,8 @@ impl ServerHandler for BatonServer {
     /// through its channel ([`channel`]), Codex through the app-server thread this server
     /// turns out to belong to ([`codex`]).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // Over HTTP a session is not one agent's: each request names its own by its token.
+        // Over HTTP a session is not one agent's: each request names its own by its token,
+        // and the session's stream is pushed to by the hub holding it (serve::pushes).
         let Identity::Fixed(agent) = &self.identity else {
             return;
         };

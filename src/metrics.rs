@@ -127,6 +127,9 @@ pub static REQUESTS: Counts<(String, &'static str, u16)> = Counts::new();
 pub static REQUEST_SECONDS: Histograms<String> = Histograms::new(SECONDS);
 /// Wakes asked for, by outcome.
 pub static WAKE_RUNS: Counts<&'static str> = Counts::new();
+/// Pushes of new work sent on MCP sessions' streams over HTTP (each event of a session's
+/// log sent on a stream; one resumed from further back sends some again).
+pub static MCP_PUSHES: Counts<()> = Counts::new();
 /// Round trips to the store and their time, by store ([`StoreKind`]).
 pub static STORE_ROUND_TRIPS: Histograms<&'static str> = Histograms::new(SECONDS);
 /// The changes each group commit wrote together.

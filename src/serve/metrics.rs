@@ -21,8 +21,8 @@ use super::auth;
 use crate::activity::LogAction;
 use crate::board::action::ACTIONS;
 use crate::metrics::{
-    self, CHANGES, Counts, Exposition, GROUP_COMMIT_BATCHES, Kind, REFUSALS, REQUEST_SECONDS,
-    REQUESTS, STORE_ROUND_TRIPS, StoreKind, WAKE_RUNS,
+    self, CHANGES, Counts, Exposition, GROUP_COMMIT_BATCHES, Kind, MCP_PUSHES, REFUSALS,
+    REQUEST_SECONDS, REQUESTS, STORE_ROUND_TRIPS, StoreKind, WAKE_RUNS,
 };
 use crate::session::blocking::off_thread;
 use crate::wake::WakeOutcome;
@@ -195,6 +195,15 @@ fn exposition(held: &Held) -> String {
     for (outcome, count) in with_every(&WAKE_RUNS, WakeOutcome::NAMES.iter().copied()) {
         page.sample(name, &[("outcome", outcome)], count as f64);
     }
+
+    let name = "baton_mcp_pushes_total";
+    page.family(
+        name,
+        Kind::Counter,
+        "Pushes of new work sent on MCP sessions' streams by this hub.",
+    );
+    let pushes = MCP_PUSHES.read().get(&()).copied().unwrap_or(0);
+    page.sample(name, &[], pushes as f64);
 
     let trips = STORE_ROUND_TRIPS.read();
     let mut stores: Vec<&str> = held.stores.iter().map(|store| store.label()).collect();

@@ -31,6 +31,7 @@ pub mod events;
 pub mod metrics;
 mod page;
 mod priming;
+pub mod pushes;
 pub mod request_log;
 pub mod sessions;
 pub mod streams;
@@ -284,6 +285,10 @@ async fn refuse_while_draining(
 pub fn router(state: State) -> Router {
     let mcp = Router::new()
         .nest_service("/mcp", mcp_service(&state))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            pushes::stream_pushes,
+        ))
         .layer(middleware::from_fn_with_state(
             state.streams.clone(),
             streams::hold_mcp_stream,

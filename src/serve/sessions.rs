@@ -32,14 +32,14 @@
 //! (DELETE, on any hub), when its token goes, or after [`MCP_SESSION_IDLE`] unused.
 //!
 //! A session's stream (its GET) cut by its hub's end opens again on whichever hub the
-//! client's reconnection reaches, from its `Last-Event-ID`: that hub revives the session,
-//! and rmcp resumes its stream there. Nothing is lost on the way because baton sends nothing
-//! on an HTTP session's stream: each answer comes on its own request's stream, and pushes
-//! of new work are made over stdio only ([`crate::mcp::channel`]). Were pushes made over
-//! HTTP, their events would have to be kept in the store too (rmcp's `EventStore`, with the
-//! store's positions as event ids, so that an id means the same on every hub), made by one
-//! hub per session (a duty, as the alert sender is) and followed from the store by the hub
-//! holding the stream; none of that is here yet.
+//! client's reconnection reaches, from its `Last-Event-ID`. Each answer comes on its own
+//! request's stream, so rmcp has nothing of its own to resume there. The stream of a client
+//! that takes pushes (Claude Code) is answered by [`super::pushes`] instead of rmcp: its
+//! events are the pushes of new work, kept in the session's event log in the store, so
+//! that any hub resumes it strictly after its `Last-Event-ID`; this layer hands the
+//! session it found ([`super::pushes::Presented`]) to that one. Rather than one hub per
+//! session making the pushes (a duty, as the alert sender is), the hub holding the stream
+//! makes them, each appended once per hand-over whichever hub appends it: see there why.
 //!
 //! Why not rmcp's stateless mode with a session layer of baton's own: that mode serves each
 //! request by a handler of its own, with no session and no stream of the server's own
@@ -123,11 +123,11 @@ impl McpSessions {
         self.on_store(move |store| store.mcp_session(&id)).await
     }
 
-    /// Whether the session `id` was opened with `token`. An id no hub handed out is
+    /// The session `id` if it was opened with `token`. An id no hub handed out is
     /// nobody's.
-    async fn is_owned_by(&self, id: &str, token: &TokenId) -> Result<bool, Error> {
+    async fn owned_by(&self, id: &str, token: &TokenId) -> Result<Option<KeptMcpSession>, Error> {
         let kept = self.kept(id).await?;
-        Ok(kept.is_some_and(|kept| kept.token == token.as_stored()))
+        Ok(kept.filter(|kept| kept.token == token.as_stored()))
     }
 
     /// Records that `token` opened the session `id`, with what its client said at
@@ -250,10 +250,20 @@ pub async fn bind_to_token(
             .into_response();
     };
     let presented = session_id(request.headers());
+    let mut request = request;
     if let Some(id) = &presented {
-        match sessions.is_owned_by(id, &token).await {
-            Ok(true) => {}
-            Ok(false) => return not_this_tokens(),
+        match sessions.owned_by(id, &token).await {
+            Ok(Some(kept)) => {
+                // For the stream of pushes ([`super::pushes`]), which is the session's own.
+                let client = serde_json::from_str::<SessionState>(&kept.state)
+                    .ok()
+                    .map(|state| state.initialize_params.client_info);
+                request.extensions_mut().insert(super::pushes::Presented {
+                    id: id.clone(),
+                    client,
+                });
+            }
+            Ok(None) => return not_this_tokens(),
             Err(error) => return ApiError::from(error).into_response(),
         }
     }

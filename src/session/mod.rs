@@ -21,7 +21,7 @@ pub mod reservations;
 mod stats;
 mod tasks;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod wake_run;
 mod worktrees;
 

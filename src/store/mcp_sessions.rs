@@ -2,7 +2,14 @@
 //! what its client said at `initialize`, from which any hub sharing the store revives the
 //! session when its next request reaches it. The files keep them in the serving process's
 //! memory (one hub serves them all); a database keeps them for every hub sharing it.
+//!
+//! Beside each session, its event log: the messages pushed on its stream (`GET /mcp`), each
+//! at a position that means the same on every hub, so that a stream cut by its hub's death
+//! resumes on another strictly after its `Last-Event-ID` (`crate::serve::pushes`). An
+//! event is appended once per key (a hand-over: its task and delivery), whichever hub
+//! appends it and however often; the log goes with its session.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
 
@@ -43,4 +50,70 @@ pub trait McpSessions: fmt::Debug + Send + Sync {
     /// Forgets the MCP sessions `sessions`: they ended (closed by their client, or their
     /// token gone).
     fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError>;
+
+    /// Appends `data` to the event log of `session` under `key`, unless an event of that
+    /// key is in it already (appended by this hub or another): appending is idempotent, so
+    /// that an event made again after a crash is not sent twice. Nothing is appended to a
+    /// session not kept. The log keeps the last [`MOST_MCP_EVENTS`].
+    fn append_mcp_event(&self, session: &str, key: &str, data: &str) -> Result<(), StoreError>;
+
+    /// The events of the log of `session` after the position `after`, in order; none for
+    /// a session not kept.
+    fn mcp_events_after(&self, session: &str, after: u64) -> Result<Vec<McpEvent>, StoreError>;
+
+    /// The position of the last event appended to the log of `session` (0: none yet): where
+    /// a stream that resumes from nothing begins.
+    fn mcp_events_end(&self, session: &str) -> Result<u64, StoreError>;
+}
+
+/// How many events of a session's log are kept: a stream that resumes from further back
+/// misses those before (a client that was away that long is told its work by its next
+/// prompt's hook and its inbox; the hand-overs were recorded seen when appended).
+pub const MOST_MCP_EVENTS: u64 = 1000;
+
+/// One event of a session's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpEvent {
+    /// Its place in the log, counted from 1 for the session, increasing in commit order
+    /// (with gaps where an append found its key there): the stream's event id.
+    pub position: u64,
+    /// The message, as the JSON-RPC text the stream carries.
+    pub data: String,
+}
+
+/// A session's event log held in memory (by the files' store, whose one hub serves every
+/// session).
+#[derive(Debug, Default, Clone)]
+pub struct McpLog {
+    end: u64,
+    events: VecDeque<(McpEvent, String)>,
+}
+
+impl McpLog {
+    pub fn append(&mut self, key: &str, data: &str) {
+        if self.events.iter().any(|(_, kept)| kept == key) {
+            return;
+        }
+        self.end += 1;
+        let event = McpEvent {
+            position: self.end,
+            data: data.to_string(),
+        };
+        self.events.push_back((event, key.to_string()));
+        while self.events.len() as u64 > MOST_MCP_EVENTS {
+            self.events.pop_front();
+        }
+    }
+
+    pub fn after(&self, after: u64) -> Vec<McpEvent> {
+        self.events
+            .iter()
+            .filter(|(event, _)| event.position > after)
+            .map(|(event, _)| event.clone())
+            .collect()
+    }
+
+    pub fn end(&self) -> u64 {
+        self.end
+    }
 }

@@ -40,7 +40,7 @@ pub use duty::{Duty, Held};
 pub use error::{Origin, Place, StoreError, Stored, board_origin, previous_board_origin};
 pub use feed::{Change, ChangeFeed, FeedWaker, Feeds, Scope, What};
 pub use mailbox::{Mailbox, Mailboxes};
-pub use mcp_sessions::{KeptMcpSession, McpSessions};
+pub use mcp_sessions::{KeptMcpSession, McpEvent, McpSessions};
 pub use presence::Presences;
 pub use transaction::{Archive, Transaction};
 

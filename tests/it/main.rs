@@ -52,6 +52,7 @@ mod mail;
 mod mcp;
 mod mcp_http;
 mod mcp_hubs;
+mod mcp_pushes;
 mod metrics;
 // A private D-Bus session bus stands in for the desktop's: Linux alone here.
 #[cfg(target_os = "linux")]

@@ -313,10 +313,13 @@ fn an_initialize_too_big_to_keep_is_a_session_of_its_hub_alone() {
 
 /// The official Python SDK's client (tests/mcp_python/hubs_scenario.py) opens a session
 /// through haproxy in front of two hubs (round robin, no stickiness, as
-/// docs/load-balancer.md configures it), calls tools, and holds the session's stream open;
-/// the hub holding the stream is SIGKILLed. Its next calls go on through the other hub,
-/// and its stream opens again there from its `Last-Event-ID`, the same session throughout,
-/// with no error. `.ci/run` installs the SDK and haproxy; this test then must pass.
+/// docs/load-balancer.md configures it) as Claude Code (whose `clientInfo` baton pushes
+/// new work to), calls tools, and holds the session's stream open; it is pushed a task
+/// alice sends its agent. The hub holding the stream is SIGKILLed. Its stream opens again
+/// on the other hub from its `Last-Event-ID` and is pushed the task alice sends then, and
+/// its next calls go on there, the same session throughout, with no error; every hand-over
+/// is pushed exactly once, and recorded seen.
+/// `.ci/run` installs the SDK and haproxy; this test then must pass.
 #[test]
 fn the_python_sdk_carries_on_through_haproxy_when_a_hub_is_killed() {
     let Some(python) =
@@ -362,6 +365,15 @@ fn the_python_sdk_carries_on_through_haproxy_when_a_hub_is_killed() {
         }
     };
     read_until("opened");
+    // Pushed on the stream: a task from another agent.
+    balanced
+        .env
+        .run(
+            "alice",
+            &["send", "--to", "dev", "--subject", "Before the kill"],
+        )
+        .ok();
+    read_until("Before the kill");
 
     // The SDK opens its stream as it tells the session open (`notifications/initialized`,
     // answered 202), one request each, taken by the two hubs in turn: the stream is on the
@@ -377,6 +389,15 @@ fn the_python_sdk_carries_on_through_haproxy_when_a_hub_is_killed() {
     let mut stdin = child.stdin.take().expect("piped");
     writeln!(stdin, "killed").expect("the client reads on");
     drop(stdin);
+    // Pushed on the stream opened again on the other hub.
+    read_until("reopened");
+    balanced
+        .env
+        .run(
+            "alice",
+            &["send", "--to", "dev", "--subject", "After the kill"],
+        )
+        .ok();
     read_until("python hubs scenario: ok");
     let status = child.wait().expect("the client ends");
     let mut stderr = String::new();
@@ -409,7 +430,7 @@ fn the_python_sdk_carries_on_through_haproxy_when_a_hub_is_killed() {
         streams[0].contains(&killed) && streams[1].contains(&other),
         "{streams:#?}"
     );
-    // Each call acted once: nine tasks sent, by dev.
+    // Each call acted once: nine tasks sent by dev, two by alice.
     let log = balanced
         .env
         .run("alice", &["--json", "log", "-n", "100"])
@@ -419,5 +440,30 @@ fn the_python_sdk_carries_on_through_haproxy_when_a_hub_is_killed() {
         .lines()
         .filter(|line| line.contains("\"send\""))
         .collect();
-    assert_eq!(sends.len(), 9, "{log}");
+    assert_eq!(sends.len(), 11, "{log}");
+    // Every hand-over pushed once, alice's two among them, each recorded seen.
+    let pushed: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("pushed "))
+        .collect();
+    let tasks: Vec<&str> = pushed
+        .iter()
+        .map(|line| line.split_whitespace().next().expect("a task id"))
+        .collect();
+    let distinct: std::collections::BTreeSet<&&str> = tasks.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        tasks.len(),
+        "a task pushed twice: {pushed:#?}"
+    );
+    for subject in ["Before the kill", "After the kill"] {
+        let task = pushed
+            .iter()
+            .find(|line| line.ends_with(subject))
+            .and_then(|line| line.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{subject:?} not pushed: {pushed:#?}"));
+        let id = task.trim_start_matches("T-");
+        let shown = balanced.env.run("dev", &["--json", "show", id]).json();
+        assert_eq!(shown["delivery"]["state"], "seen", "{shown}");
+    }
 }

@@ -4,13 +4,21 @@ of two `baton serve` on one database, while the test SIGKILLs the hub holding it
 Usage: DEV_TOKEN=… python hubs_scenario.py http://127.0.0.1:PORT/mcp
 Run by tests/it/mcp_hubs.rs (the_python_sdk_carries_on_through_haproxy_when_a_hub_is_killed),
 which talks with it over stdin and stdout:
-1. the script opens its session, waits for its stream (the GET) to be open, makes calls,
-   and prints "opened";
-2. the test SIGKILLs a hub and writes a line;
-3. the script makes more calls, waits for its stream to be open again with `Last-Event-ID`
-   (the SDK reconnects it by itself), makes more, and prints "python hubs scenario: ok".
+1. the script opens its session as Claude Code (its `clientInfo` name, which baton pushes
+   new work to: notifications/claude/channel on the session's stream), waits for its
+   stream (the GET) to be open, makes calls, and prints "opened";
+2. the test has another agent send a task to the session's agent; the script prints
+   "pushed T-N SUBJECT" for each push it is sent, as it comes;
+3. the test SIGKILLs the hub holding the stream and writes a line;
+4. the script waits for its stream to be open again with `Last-Event-ID` (the SDK
+   reconnects it by itself, through the other hub) and prints "reopened"; the test sends
+   another task, and the script waits for it to be pushed there;
+5. the script makes more calls and prints "python hubs scenario: ok".
+(A task sent while the session has no stream is shown by the next call's answer, if a call
+comes first, or pushed once the stream is open again: either way once.)
 Every request of the session must carry its one session id and be answered without an
-error; exits non-zero with the failed check otherwise. The token is never printed.
+error, and no task may be pushed twice; exits non-zero with the failed check otherwise.
+The token is never printed.
 """
 
 import os
@@ -19,14 +27,44 @@ from contextlib import AsyncExitStack
 
 import anyio
 import httpx2
+import mcp_types
 from mcp import ClientSession
+from mcp.client import NotificationBinding
 from mcp.client.streamable_http import streamable_http_client
+from pydantic import BaseModel, ConfigDict
 
 from common import TOOLS, check_pinned_sdk, ok
 
 # How long the stream may take to open again: the SDK waits the `retry` the server gave
-# (3 s) before it reconnects.
+# before it reconnects.
 STREAM_WITHIN = 30
+# The subject of the task the test sends once the hub is killed.
+AFTER_THE_KILL = "After the kill"
+
+
+class Channel(BaseModel):
+    """A push of Claude Code's channel: the task as text, its id and subject as meta."""
+
+    model_config = ConfigDict(extra="allow")
+    content: str
+    meta: dict[str, str]
+
+
+class Pushes:
+    """The pushes the session was sent, in order, each printed as it comes."""
+
+    def __init__(self):
+        self.seen = []
+
+    async def on_push(self, params):
+        task, subject = params.meta["task_id"], params.meta["subject"]
+        self.seen.append((task, subject))
+        print(f"pushed {task} {subject}", flush=True)
+
+    async def wait_for(self, subject):
+        with anyio.fail_after(STREAM_WITHIN):
+            while subject not in [pushed for _, pushed in self.seen]:
+                await anyio.sleep(0.05)
 
 
 class Exchanges:
@@ -66,13 +104,19 @@ async def calls(session, round_):
 async def main(url):
     token = os.environ["DEV_TOKEN"]
     exchanges = Exchanges()
+    pushes = Pushes()
     async with AsyncExitStack() as stack:
         http = await stack.enter_async_context(httpx2.AsyncClient(
             headers={"Authorization": f"Bearer {token}"}, timeout=60,
             event_hooks={"response": [exchanges.on_response]}))
         read, write = await stack.enter_async_context(
             streamable_http_client(url, http_client=http))
-        session = await stack.enter_async_context(ClientSession(read, write))
+        session = await stack.enter_async_context(ClientSession(
+            read, write,
+            client_info=mcp_types.Implementation(name="claude-code", version="2.1.0"),
+            notification_bindings=[NotificationBinding(
+                method="notifications/claude/channel", params_type=Channel,
+                handler=pushes.on_push)]))
         opened = await session.initialize()
         assert opened.server_info.name == "baton", opened
         version = session.protocol_version
@@ -84,12 +128,14 @@ async def main(url):
         print("opened", flush=True)
 
         await anyio.to_thread.run_sync(sys.stdin.readline)
-        for round_ in range(3, 6):
-            await calls(session, round_)
         await exchanges.wait_for_streams(2)
         again = exchanges.streams()[1]
         assert again["status"] == 200, again
         assert again["last_event_id"] is not None, "the stream resumes from where it was"
+        print("reopened", flush=True)
+        await pushes.wait_for(AFTER_THE_KILL)
+        for round_ in range(3, 6):
+            await calls(session, round_)
         for round_ in range(6, 9):
             await calls(session, round_)
         assert session.protocol_version == version, session.protocol_version
@@ -98,6 +144,8 @@ async def main(url):
     assert len(sessions) == 1 and None not in sessions, sessions
     refused = [seen for seen in exchanges.seen if seen["status"] >= 400]
     assert not refused, refused
+    tasks = [task for task, _ in pushes.seen]
+    assert len(tasks) == len(set(tasks)), f"a task pushed twice: {pushes.seen}"
     print(f"{len(exchanges.seen)} requests in one session, "
           f"{len(exchanges.streams())} streams opened")
     print("python hubs scenario: ok")

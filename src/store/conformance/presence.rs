@@ -10,6 +10,7 @@ on_each_store!(
     a_duty_has_one_holder_until_it_lets_go,
     a_mark_is_made_once_whoever_makes_it,
     an_mcp_session_is_known_until_forgotten,
+    an_mcp_sessions_events_are_appended_once_per_key_and_read_after_a_position,
 );
 
 fn a_presence_is_seen_by_another_store_while_it_is_held(hub: &Hub) {
@@ -125,4 +126,44 @@ fn an_mcp_session_is_known_until_forgotten(hub: &Hub) {
     assert_eq!(store.mcp_session("s2").unwrap(), Some(kept("hash-b", "")));
     store.forget_mcp_sessions(&[]).unwrap();
     assert_eq!(store.mcp_session("s2").unwrap(), Some(kept("hash-b", "")));
+}
+
+/// A session's event log: positions the same through any store of the hub (another lock
+/// policy; on a database, another hub), an event appended once per key whoever appends it
+/// again, read strictly after a position, and gone with its session.
+fn an_mcp_sessions_events_are_appended_once_per_key_and_read_after_a_position(hub: &Hub) {
+    let store = hub.store().resident();
+    let other = store.with_lock(LockPolicy::silent(std::time::Duration::from_millis(100)));
+    let kept = KeptMcpSession {
+        token: "hash-a".to_string(),
+        state: String::new(),
+    };
+    store.append_mcp_event("s1", "T-1", "lost").unwrap();
+    assert_eq!(store.mcp_events_end("s1").unwrap(), 0, "no session, no log");
+    store.record_mcp_session("s1", &kept).unwrap();
+    store.record_mcp_session("s2", &kept).unwrap();
+    assert_eq!(store.mcp_events_end("s1").unwrap(), 0);
+    assert!(store.mcp_events_after("s1", 0).unwrap().is_empty());
+    store.append_mcp_event("s1", "T-1@1", "one").unwrap();
+    other.append_mcp_event("s1", "T-1@1", "one again").unwrap();
+    other.append_mcp_event("s1", "T-2@1", "two").unwrap();
+    store.append_mcp_event("s2", "T-1@1", "of s2").unwrap();
+    let data = |events: Vec<crate::store::McpEvent>| -> Vec<(u64, String)> {
+        events.into_iter().map(|e| (e.position, e.data)).collect()
+    };
+    let all = data(other.mcp_events_after("s1", 0).unwrap());
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!((all[0].1.as_str(), all[1].1.as_str()), ("one", "two"));
+    assert!(all[0].0 < all[1].0);
+    assert_eq!(store.mcp_events_end("s1").unwrap(), all[1].0);
+    assert_eq!(
+        data(store.mcp_events_after("s1", all[0].0).unwrap()),
+        vec![all[1].clone()],
+        "strictly after the position"
+    );
+    assert!(store.mcp_events_after("s1", all[1].0).unwrap().is_empty());
+    assert_eq!(data(store.mcp_events_after("s2", 0).unwrap()).len(), 1);
+    store.forget_mcp_sessions(&["s1".to_string()]).unwrap();
+    assert!(store.mcp_events_after("s1", 0).unwrap().is_empty());
+    assert_eq!(store.mcp_events_end("s1").unwrap(), 0);
 }

@@ -55,7 +55,7 @@ use crate::store::duty::{Duty, Held};
 use crate::store::feed::{ChangeFeed, Scope};
 use crate::store::group::{Group, group_of};
 use crate::store::mailbox::Mailbox;
-use crate::store::mcp_sessions::MCP_SESSION_IDLE;
+use crate::store::mcp_sessions::{MCP_SESSION_IDLE, McpEvent, McpLog};
 use crate::store::presence::Presence;
 use crate::store::transaction::{Archive, Transaction};
 use crate::store::{
@@ -263,8 +263,12 @@ pub struct FileStore {
     /// used. In memory: on the files one `baton serve` serves every session, so no other
     /// process needs them, and a file written at every `initialize` would be written for
     /// nobody.
-    mcp_sessions: Arc<Mutex<HashMap<String, (KeptMcpSession, Instant)>>>,
+    mcp_sessions: Arc<Mutex<HeldMcpSessions>>,
 }
+
+/// The MCP sessions a process handed out, by id: each as kept, when last used, and its
+/// event log.
+type HeldMcpSessions = HashMap<String, (KeptMcpSession, Instant, McpLog)>;
 
 /// What a long-running process keeps between changes: the boards it read or wrote, and the
 /// group commit of each project's board and of its mail.
@@ -310,9 +314,7 @@ impl FileStore {
     }
 
     /// The MCP sessions this process handed out.
-    fn mcp_sessions(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, (KeptMcpSession, Instant)>> {
+    fn mcp_sessions(&self) -> std::sync::MutexGuard<'_, HeldMcpSessions> {
         // The map stays whole whatever panicked while holding it: every change is one call.
         self.mcp_sessions
             .lock()
@@ -888,15 +890,19 @@ impl Feeds for FileStore {
 impl McpSessions for FileStore {
     fn record_mcp_session(&self, session: &str, kept: &KeptMcpSession) -> Result<(), StoreError> {
         let mut sessions = self.mcp_sessions();
-        sessions.retain(|_, (_, used)| used.elapsed() <= MCP_SESSION_IDLE);
-        sessions.insert(session.to_string(), (kept.clone(), Instant::now()));
+        sessions.retain(|_, (_, used, _)| used.elapsed() <= MCP_SESSION_IDLE);
+        let log = sessions.remove(session).map(|(_, _, log)| log);
+        sessions.insert(
+            session.to_string(),
+            (kept.clone(), Instant::now(), log.unwrap_or_default()),
+        );
         Ok(())
     }
 
     fn mcp_session(&self, session: &str) -> Result<Option<KeptMcpSession>, StoreError> {
         let mut sessions = self.mcp_sessions();
         Ok(match sessions.get_mut(session) {
-            Some((kept, used)) if used.elapsed() <= MCP_SESSION_IDLE => {
+            Some((kept, used, _)) if used.elapsed() <= MCP_SESSION_IDLE => {
                 *used = Instant::now();
                 Some(kept.clone())
             }
@@ -910,6 +916,28 @@ impl McpSessions for FileStore {
             kept.remove(session);
         }
         Ok(())
+    }
+
+    fn append_mcp_event(&self, session: &str, key: &str, data: &str) -> Result<(), StoreError> {
+        if let Some((_, _, log)) = self.mcp_sessions().get_mut(session) {
+            log.append(key, data);
+        }
+        Ok(())
+    }
+
+    fn mcp_events_after(&self, session: &str, after: u64) -> Result<Vec<McpEvent>, StoreError> {
+        Ok(self
+            .mcp_sessions()
+            .get(session)
+            .map(|(_, _, log)| log.after(after))
+            .unwrap_or_default())
+    }
+
+    fn mcp_events_end(&self, session: &str) -> Result<u64, StoreError> {
+        Ok(self
+            .mcp_sessions()
+            .get(session)
+            .map_or(0, |(_, _, log)| log.end()))
     }
 }
 

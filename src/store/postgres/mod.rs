@@ -541,6 +541,22 @@ impl McpSessions for PgStore {
     fn forget_mcp_sessions(&self, sessions: &[String]) -> Result<(), StoreError> {
         self.forget_sessions(sessions)
     }
+
+    fn append_mcp_event(&self, session: &str, key: &str, data: &str) -> Result<(), StoreError> {
+        self.append_event(session, key, data)
+    }
+
+    fn mcp_events_after(
+        &self,
+        session: &str,
+        after: u64,
+    ) -> Result<Vec<crate::store::mcp_sessions::McpEvent>, StoreError> {
+        self.events_after(session, after)
+    }
+
+    fn mcp_events_end(&self, session: &str) -> Result<u64, StoreError> {
+        self.events_end(session)
+    }
 }
 
 /// A value as the JSON text the files keep it as.

@@ -12,7 +12,7 @@ use postgres::error::SqlState;
 use super::client::{Client, Error, Statements};
 
 /// The schema this binary writes, and the highest it reads.
-pub const SCHEMA: i64 = 5;
+pub const SCHEMA: i64 = 6;
 
 /// The advisory lock (two-key form: this class, key 0) that a migration holds.
 pub const MIGRATION_LOCK: (i32, i32) = (0x6261_0000, 0);
@@ -155,6 +155,20 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE mcp_sessions
         ADD COLUMN state text NOT NULL DEFAULT '',
         ADD COLUMN used_at timestamptz NOT NULL DEFAULT now();
+    "#,
+    // 5 → 6: each MCP session's event log, the pushes of its stream (`GET /mcp`), so that a
+    // stream resumes on any hub from its `Last-Event-ID`: the events at their positions
+    // (taken from the session's count, `events`), each once per key, gone with the session.
+    r#"
+    ALTER TABLE mcp_sessions ADD COLUMN events bigint NOT NULL DEFAULT 0;
+    CREATE TABLE mcp_events (
+        session text NOT NULL REFERENCES mcp_sessions (session) ON DELETE CASCADE,
+        position bigint NOT NULL,
+        key text NOT NULL,
+        data text NOT NULL,
+        PRIMARY KEY (session, position),
+        UNIQUE (session, key)
+    );
     "#,
 ];
 

@@ -3,7 +3,9 @@
 
 use super::PgStore;
 use super::client::Statements;
-use crate::store::mcp_sessions::{MCP_SESSION_IDLE, MCP_SESSION_USE_NOTED_EVERY};
+use crate::store::mcp_sessions::{
+    MCP_SESSION_IDLE, MCP_SESSION_USE_NOTED_EVERY, MOST_MCP_EVENTS, McpEvent,
+};
 use crate::store::{KeptMcpSession, StoreError};
 
 /// A duration as the whole seconds SQL takes it as.
@@ -77,5 +79,72 @@ impl PgStore {
             )
         })?;
         Ok(())
+    }
+
+    /// Appends an event to the log of `session` unless its `key` is there, in one
+    /// statement: the session's row is locked while the position is taken from its count
+    /// (`events`), so positions are committed in the order they are taken, and a reader
+    /// that sees one sees every one before it (a sequence would let a later position commit
+    /// first, and a stream read past an earlier one still to come). Two hubs appending one
+    /// key take turns on that lock, and the second finds the key there. Events further back
+    /// than [`MOST_MCP_EVENTS`] go in the same statement.
+    pub(super) fn append_event(
+        &self,
+        session: &str,
+        key: &str,
+        data: &str,
+    ) -> Result<(), StoreError> {
+        let most = MOST_MCP_EVENTS as i64;
+        self.run(|client| {
+            client.execute(
+                "WITH next AS ( \
+                     UPDATE mcp_sessions SET events = events + 1 WHERE session = $1 \
+                     RETURNING events \
+                 ), trimmed AS ( \
+                     DELETE FROM mcp_events \
+                     WHERE session = $1 AND position <= (SELECT events FROM next) - $4 \
+                 ) \
+                 INSERT INTO mcp_events (session, position, key, data) \
+                 SELECT $1, events, $2, $3 FROM next \
+                 ON CONFLICT (session, key) DO NOTHING",
+                &[&session, &key, &data, &most],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The events of the log of `session` after `after`.
+    pub(super) fn events_after(
+        &self,
+        session: &str,
+        after: u64,
+    ) -> Result<Vec<McpEvent>, StoreError> {
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        self.run(|client| {
+            Ok(client
+                .query(
+                    "SELECT position, data FROM mcp_events \
+                     WHERE session = $1 AND position > $2 ORDER BY position",
+                    &[&session, &after],
+                )?
+                .into_iter()
+                .map(|row| McpEvent {
+                    position: row.get::<_, i64>(0) as u64,
+                    data: row.get(1),
+                })
+                .collect())
+        })
+    }
+
+    /// The position of the last event appended to the log of `session`.
+    pub(super) fn events_end(&self, session: &str) -> Result<u64, StoreError> {
+        self.run(|client| {
+            Ok(client
+                .query_opt(
+                    "SELECT events FROM mcp_sessions WHERE session = $1",
+                    &[&session],
+                )?
+                .map_or(0, |row| row.get::<_, i64>(0) as u64))
+        })
     }
 }

@@ -404,3 +404,52 @@ fn an_mcp_session_unused_for_long_ends_and_one_kept_before_its_state_is_known() 
     );
     assert!(age(&mut client) < 60.0, "a stale note is written again");
 }
+
+/// A session a schema 5 database kept is migrated with an empty event log that takes
+/// events from position 1; the log goes with its session when it is forgotten as idle.
+#[test]
+fn a_session_kept_before_event_logs_has_one_once_migrated_and_it_goes_with_the_session() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let mut client = fixture.client();
+    for migration in &schema::MIGRATIONS[..5] {
+        client.batch_execute(migration).unwrap();
+    }
+    client
+        .execute("INSERT INTO baton_schema (version) VALUES (5)", &[])
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO mcp_sessions (session, token, state) VALUES ('old', 'hash-a', '{}')",
+            &[],
+        )
+        .unwrap();
+    let store = fixture.store();
+    assert_eq!(store.mcp_events_end("old").unwrap(), 0);
+    store
+        .append_mcp_event("old", "default/T-1@t", "one")
+        .unwrap();
+    let events = store.mcp_events_after("old", 0).unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!((events[0].position, events[0].data.as_str()), (1, "one"));
+
+    client
+        .execute(
+            "UPDATE mcp_sessions SET used_at = now() - interval '13 hours' \
+             WHERE session = 'old'",
+            &[],
+        )
+        .unwrap();
+    let kept = crate::store::KeptMcpSession {
+        token: "hash-b".to_string(),
+        state: "{}".to_string(),
+    };
+    store.record_mcp_session("new", &kept).unwrap();
+    let left: i64 = client
+        .query_one("SELECT count(*) FROM mcp_events", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "the idle session's log went with it");
+}

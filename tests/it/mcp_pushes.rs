@@ -1,0 +1,287 @@
+//! Pushes of new work on an MCP session over HTTP (SPEC section 11; src/serve/pushes.rs):
+//! a client that takes pushes (Claude Code's `clientInfo`) holding its session's stream
+//! (`GET /mcp`) is pushed one `notifications/claude/channel` per hand-over to its agent,
+//! each an event of the session's log in the store, recorded seen once pushed; a stream
+//! that comes back with `Last-Event-ID` resumes strictly after it, nothing pushed twice.
+//! Through two hubs with one SIGKILLed: tests/it/mcp_hubs.rs.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::TestEnv;
+use crate::common::http::{Reply, Served, add_token, free_address, open_answered, send};
+
+/// How long a push may take to arrive.
+const PUSH_WITHIN: Duration = Duration::from_secs(30);
+
+/// A request to `/mcp`, written by hand: `session` is none for `initialize`.
+fn to_mcp(hub: &Served, token: &str, session: Option<&str>, body: &Value) -> Reply {
+    let mut headers = vec![
+        ("Host".to_string(), hub.address.clone()),
+        ("Authorization".to_string(), format!("Bearer {token}")),
+        ("Content-Type".to_string(), "application/json".to_string()),
+        (
+            "Accept".to_string(),
+            "application/json, text/event-stream".to_string(),
+        ),
+    ];
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id".to_string(), session.to_string()));
+        headers.push(("MCP-Protocol-Version".to_string(), "2025-11-25".to_string()));
+    }
+    send(
+        &hub.address,
+        "POST",
+        "/mcp",
+        &headers,
+        Some(&body.to_string()),
+    )
+}
+
+/// Opens a session as Claude Code does (its `clientInfo` name is what takes pushes).
+fn open_session(hub: &Served, token: &str, client: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": client, "version": "2.1.0"}}});
+    let opened = to_mcp(hub, token, None, &initialize);
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let told = to_mcp(hub, token, Some(&session), &initialized);
+    assert_eq!(told.status, 202, "{told:?}");
+    session
+}
+
+/// One event of a stream: its id and its data (empty for a priming event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Event {
+    id: Option<String>,
+    data: String,
+}
+
+impl Event {
+    /// The task a push carries.
+    fn task(&self) -> String {
+        let message: Value = serde_json::from_str(&self.data).expect("a JSON-RPC message");
+        assert_eq!(
+            message["method"], "notifications/claude/channel",
+            "{message}"
+        );
+        message["params"]["meta"]["task_id"]
+            .as_str()
+            .expect("a task id")
+            .to_string()
+    }
+}
+
+/// A session's stream, read event by event (the chunk sizes of the chunked body are lines
+/// of their own, neither `id:` nor `data:`, and are passed over).
+struct Stream(BufReader<TcpStream>);
+
+impl Stream {
+    fn open(hub: &Served, token: &str, session: &str, last_event_id: Option<&str>) -> Stream {
+        let authorization = format!("Bearer {token}");
+        let mut headers = vec![
+            ("Host", hub.address.as_str()),
+            ("Authorization", authorization.as_str()),
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        if let Some(id) = last_event_id {
+            headers.push(("Last-Event-ID", id));
+        }
+        let reader = open_answered(&hub.address, "GET", "/mcp", &headers);
+        reader
+            .get_ref()
+            .set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        Stream(reader)
+    }
+
+    /// The next event within `within`, keep-alive comments passed over.
+    fn next_within(&mut self, within: Duration) -> Option<Event> {
+        let started = Instant::now();
+        let (mut id, mut data, mut is_event) = (None, String::new(), false);
+        while started.elapsed() < within {
+            let mut line = String::new();
+            match self.0.read_line(&mut line) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(_) => continue,
+            }
+            let line = line.trim_end_matches(['\r', '\n']);
+            if let Some(value) = line.strip_prefix("id:") {
+                id = Some(value.trim().to_string());
+                is_event = true;
+            } else if let Some(value) = line.strip_prefix("data:") {
+                data.push_str(value.trim());
+                is_event = true;
+            } else if line.starts_with("retry:") {
+                is_event = true;
+            } else if line.is_empty() && is_event {
+                return Some(Event { id, data });
+            }
+        }
+        None
+    }
+
+    fn next(&mut self) -> Event {
+        self.next_within(PUSH_WITHIN)
+            .expect("an event on the session's stream")
+    }
+}
+
+/// `baton_mcp_pushes_total` as the hub's `/metrics` at `address` says it.
+fn pushes_sent(address: &str) -> u64 {
+    let reply = send(
+        address,
+        "GET",
+        "/metrics",
+        &[("Host".to_string(), address.to_string())],
+        None,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply
+        .body
+        .lines()
+        .find_map(|line| line.strip_prefix("baton_mcp_pushes_total "))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no baton_mcp_pushes_total in:\n{}", reply.body))
+}
+
+fn delivery(env: &TestEnv, id: &str) -> Value {
+    env.run("alice", &["--json", "show", id]).json()["delivery"].clone()
+}
+
+/// On the files (one hub): a task alice sends to dev is pushed into dev's open stream
+/// once, as a channel notification with the log's position as its id, and recorded seen
+/// at once; a stream resumed with that id is not pushed it again, and is pushed the next
+/// task; one resumed from before it is pushed it from the log. A client that does not take
+/// pushes is pushed nothing, its stream left to rmcp.
+#[test]
+fn a_task_pushed_on_the_stream_is_seen_and_not_pushed_again_on_a_resumed_stream() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    let token = add_token(&env, "dev");
+    let metrics = free_address();
+    let hub = Served::start_with(&env, "alice", &["--metrics", &metrics]);
+    let session = open_session(&hub, &token, "claude-code");
+
+    let mut stream = Stream::open(&hub, &token, &session, None);
+    let priming = stream.next();
+    assert_eq!(priming.data, "", "{priming:?}");
+    let start = priming.id.expect("a priming event's id");
+    assert!(start.starts_with("push-"), "{start}");
+
+    env.run(
+        "alice",
+        &["send", "--to", "dev", "--subject", "Review the parser"],
+    )
+    .ok();
+    let pushed = stream.next();
+    assert_eq!(pushed.task(), "T-1", "{pushed:?}");
+    assert!(
+        pushed.data.contains("Review the parser"),
+        "{:?}",
+        pushed.data
+    );
+    let first = pushed.id.clone().expect("a push's id");
+    assert_ne!(first, start);
+    crate::common::eventually("T-1 recorded seen by its push", || {
+        (delivery(&env, "1")["state"] == "seen").then_some(())
+    });
+    drop(stream);
+
+    // Resumed after it: not pushed again; the next task is.
+    let mut resumed = Stream::open(&hub, &token, &session, Some(&first));
+    let priming = resumed.next();
+    assert_eq!(priming.data, "", "{priming:?}");
+    env.run(
+        "alice",
+        &["send", "--to", "dev", "--subject", "Fix the lexer"],
+    )
+    .ok();
+    let next = resumed.next();
+    assert_eq!(next.task(), "T-2", "T-1 is not pushed again: {next:?}");
+    let second = next.id.clone().expect("a push's id");
+    assert!(resumed.next_within(Duration::from_secs(2)).is_none());
+    drop(resumed);
+
+    // Resumed from before both: the log has them, in order, once each.
+    let mut again = Stream::open(&hub, &token, &session, Some(&start));
+    assert_eq!(again.next().data, "");
+    let (one, two) = (again.next(), again.next());
+    assert_eq!(
+        (one.task(), two.task()),
+        ("T-1".to_string(), "T-2".to_string())
+    );
+    assert_eq!((one.id, two.id), (Some(first), Some(second)));
+    assert!(again.next_within(Duration::from_secs(2)).is_none());
+    drop(again);
+
+    // Sent while the session has no stream: pushed once one opens, resumed or afresh.
+    env.run("alice", &["send", "--to", "dev", "--subject", "While away"])
+        .ok();
+    let mut back = Stream::open(&hub, &token, &session, None);
+    assert_eq!(back.next().data, "");
+    assert_eq!(back.next().task(), "T-3");
+    assert!(back.next_within(Duration::from_secs(2)).is_none());
+    drop(back);
+    // Five pushes sent: T-1, T-2, both again from the log, T-3.
+    assert_eq!(pushes_sent(&metrics), 5);
+
+    // A client that does not take pushes: rmcp's stream, nothing pushed, nothing seen.
+    let other = add_token(&env, "alice");
+    let quiet = open_session(&hub, &other, "some-client");
+    let mut theirs = Stream::open(&hub, &other, &quiet, None);
+    env.run(
+        "dev",
+        &["send", "--to", "alice", "--subject", "Look at this"],
+    )
+    .ok();
+    while let Some(event) = theirs.next_within(Duration::from_secs(3)) {
+        assert_eq!(event.data, "", "nothing pushed: {event:?}");
+    }
+    assert_ne!(delivery(&env, "4")["state"], "seen");
+}
+
+/// Two streams of one session open at once (as when a client reconnects while its old
+/// stream, on a hub that stopped answering, is not yet closed): both look at the board and
+/// append, and the log holds each hand-over once, at one position, which both send.
+#[test]
+fn two_streams_of_one_session_push_a_task_once_at_one_position() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    let token = add_token(&env, "dev");
+    let hub = Served::start(&env, "alice");
+    let session = open_session(&hub, &token, "claude-code");
+    let mut one = Stream::open(&hub, &token, &session, None);
+    let mut two = Stream::open(&hub, &token, &session, None);
+    let start = one.next();
+    assert_eq!(two.next(), start, "both begin at the log's end");
+
+    env.run(
+        "alice",
+        &["send", "--to", "dev", "--subject", "Review the parser"],
+    )
+    .ok();
+    let (first, second) = (one.next(), two.next());
+    assert_eq!(first.task(), "T-1");
+    assert_eq!(first, second, "the same event, at the same position");
+    assert!(one.next_within(Duration::from_secs(2)).is_none());
+    assert!(two.next_within(Duration::from_secs(1)).is_none());
+    drop((one, two));
+
+    // The log holds it once: a stream resumed from the start is sent it once.
+    let mut again = Stream::open(&hub, &token, &session, start.id.as_deref());
+    assert_eq!(again.next().data, "");
+    assert_eq!(again.next(), first);
+    assert!(again.next_within(Duration::from_secs(2)).is_none());
+}

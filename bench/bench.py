@@ -293,8 +293,9 @@ class Served:
     token it printed (which acts as that agent). `hub` has the binary, a workspace and an
     environment: bench.py's Hub, or another script's home."""
 
-    def __init__(self, hub, agent="dev"):
-        self.proc = subprocess.Popen([hub.binary, "--as", agent, "serve", "--listen", "127.0.0.1:0"],
+    def __init__(self, hub, agent="dev", args=()):
+        self.proc = subprocess.Popen([hub.binary, "--as", agent, "serve", "--listen", "127.0.0.1:0",
+                                      *args],
                                      cwd=hub.work, env=hub.env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         url = self.proc.stdout.readline().strip()

@@ -16,10 +16,12 @@ them, so compare the columns of one run rather than runs of different days.
 """
 
 import argparse
+import http.client
 import json
 import os
 import queue
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -138,6 +140,93 @@ class Home:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class Haproxy:
+    """Debian's haproxy on loopback in front of `hubs` (Served, started with --allow-host
+    127.0.0.1), configured as docs/load-balancer.md says: its block, with only its addresses
+    and name this run's (as tests/it/common/haproxy.rs runs it)."""
+
+    def __init__(self, hubs):
+        page = open(os.path.join(ROOT, "docs/load-balancer.md")).read()
+        block = page.split("```haproxy\n", 1)[1].split("```", 1)[0]
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+        lines, servers = [], False
+        for line in block.splitlines():
+            word = (line.split() or [""])[0]
+            if word == "bind":
+                lines.append(f"    bind 127.0.0.1:{self.port}")
+            elif word == "server":
+                if not servers:
+                    lines += [f"    server hub{n + 1} {hub.host}:{hub.port}"
+                              for n, hub in enumerate(hubs)]
+                    servers = True
+            else:
+                lines.append(line.replace("baton.example.com", "127.0.0.1"))
+        self.dir = tempfile.mkdtemp(prefix="baton-bench-haproxy-")
+        config = os.path.join(self.dir, "haproxy.cfg")
+        with open(config, "w") as out:
+            out.write("\n".join(lines) + "\n")
+        self.proc = subprocess.Popen([shutil.which("haproxy") or "/usr/sbin/haproxy", "-db",
+                                      "-f", config], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.host = "127.0.0.1"
+        deadline = time.time() + 10
+        while True:
+            try:
+                connection = self.connection()
+                connection.request("GET", "/healthz")
+                if connection.getresponse().status == 200:
+                    connection.close()
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                self.close()
+                raise RuntimeError("haproxy did not answer /healthz within 10 s")
+            time.sleep(0.1)
+
+    def connection(self):
+        return http.client.HTTPConnection(self.host, self.port, timeout=60)
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def cpu_seconds(pid):
+    """User and system CPU seconds of process `pid` so far (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def cluster_pids(cluster):
+    """The processes of a throwaway cluster: its postmaster and every child (backends)."""
+    if cluster is None or cluster.dir is None:
+        return []
+    try:
+        with open(os.path.join(cluster.dir, "cluster", "data", "postmaster.pid")) as pid:
+            master = int(pid.readline())
+    except (OSError, ValueError):
+        return []
+    pids = [master]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == master:
+                        pids.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                pass
+    return pids
+
+
 def post(connection, token, path, body):
     connection.request("POST", path, body=json.dumps(body), headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
@@ -148,23 +237,29 @@ def post(connection, token, path, body):
     return json.loads(answer)
 
 
-def swarm(binary, store, hubs, agents, rounds):
-    """`agents` agents, spread over `hubs` hubs, each sending itself a task, claiming it and
-    finishing it, `rounds` times: changes per second over the whole run, and the median and
-    p99 milliseconds of one change."""
+def swarm(binary, store, hubs, agents, rounds, balanced=False, cluster=None):
+    """`agents` agents, spread over `hubs` hubs (or all through haproxy in front of them,
+    `balanced`), each sending itself a task, claiming it and finishing it, `rounds` times:
+    changes per second over the whole run, the median and p99 milliseconds of one change,
+    and the CPU milliseconds per change of the hubs, the database's processes (a throwaway
+    `cluster`'s), haproxy and this client."""
     home = Home(binary, store)
     served = []
+    balancer = None
     try:
         home.run(["--as", "lead", "whoami"])
         tokens = [home.run(["token", "add", f"agent{n}"]).strip() for n in range(agents)]
-        served = [Served(home, agent="lead") for _ in range(hubs)]
+        args = ("--allow-host", "127.0.0.1") if balanced else ()
+        served = [Served(home, agent="lead", args=args) for _ in range(hubs)]
+        if balanced:
+            balancer = Haproxy(served)
         latencies = [[] for _ in range(agents)]
         errors = []
         start = threading.Barrier(agents + 1)
 
         def work(n):
             try:
-                hub = served[n % hubs]
+                hub = balancer or served[n % hubs]
                 connection = hub.connection()
                 token = tokens[n]
                 tasks = "/api/v1/projects/default/tasks"
@@ -187,17 +282,75 @@ def swarm(binary, store, hubs, agents, rounds):
         threads = [threading.Thread(target=work, args=(n,)) for n in range(agents)]
         for thread in threads:
             thread.start()
+        database = cluster_pids(cluster)
+        watched = {"hubs": [hub.proc.pid for hub in served], "PostgreSQL": database,
+                   "haproxy": [balancer.proc.pid] if balancer else []}
+        cpu_before = {name: sum(map(cpu_seconds, pids)) for name, pids in watched.items()}
+        client_before = sum(os.times()[:2])
         start.wait()
         began = time.perf_counter()
         for thread in threads:
             thread.join()
         elapsed = time.perf_counter() - began
+        watched["PostgreSQL"] = sorted(set(database) | set(cluster_pids(cluster)))
+        cpu = {name: sum(map(cpu_seconds, pids)) - cpu_before.get(name, 0.0)
+               for name, pids in watched.items()}
+        cpu["client"] = sum(os.times()[:2]) - client_before
         if errors:
             raise RuntimeError(f"the swarm failed: {shown(str(errors[0]))}")
         every = sorted(latency for per_agent in latencies for latency in per_agent)
+        per_change = {name: seconds * 1000 / len(every) for name, seconds in cpu.items()}
         return (len(every) / elapsed, statistics.median(every),
-                every[min(len(every) - 1, int(len(every) * 0.99))])
+                every[min(len(every) - 1, int(len(every) * 0.99))], per_change)
     finally:
+        if balancer:
+            balancer.close()
+        for hub in served:
+            hub.close()
+        home.close()
+
+
+def balancer_cost(binary, store, requests):
+    """What haproxy costs one request: two hubs on `store` and haproxy in front, one kept
+    connection straight to the first hub, one through haproxy, and one through a haproxy in
+    front of the first hub alone (its own cost, without round robin's), used in turn: the
+    median and p99 milliseconds of a board read and of a change (a send), each way."""
+    home = Home(binary, store)
+    served = []
+    balancer = alone = None
+    try:
+        home.run(["--as", "lead", "whoami"])
+        home.run(["--as", "dev", "whoami"])
+        served = [Served(home, agent="lead", args=("--allow-host", "127.0.0.1"))
+                  for _ in range(2)]
+        balancer = Haproxy(served)
+        alone = Haproxy(served[:1])
+        token = served[0].token
+        ways = {"straight": served[0].connection(), "haproxy": balancer.connection(),
+                "haproxy, hub 1": alone.connection()}
+        times = {(way, what): [] for way in ways for what in ("read", "change")}
+        board = "/api/v1/projects/default/board"
+        for i in range(requests):
+            for way, connection in ways.items():
+                began = time.perf_counter()
+                connection.request("GET", board, headers={"Authorization": f"Bearer {token}"})
+                response = connection.getresponse()
+                response.read()
+                if response.status != 200:
+                    raise RuntimeError(f"board: {response.status}")
+                times[(way, "read")].append((time.perf_counter() - began) * 1000)
+                began = time.perf_counter()
+                post(connection, token, "/api/v1/projects/default/tasks",
+                     {"to": "dev", "subject": f"cost {i}"})
+                times[(way, "change")].append((time.perf_counter() - began) * 1000)
+        for connection in ways.values():
+            connection.close()
+        p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
+        return {key: (statistics.median(values), p99(values)) for key, values in times.items()}
+    finally:
+        for proxy in (balancer, alone):
+            if proxy:
+                proxy.close()
         for hub in served:
             hub.close()
         home.close()
@@ -327,7 +480,13 @@ def main():
                         "are measured in the same run, each beside this one's")
     parser.add_argument("--open-tasks", default="1000,10000",
                         help="the boards' sizes the CLI is measured at (comma-separated)")
+    parser.add_argument("--haproxy", action="store_true",
+                        help="the two-hub swarm through haproxy too (Debian's, configured as "
+                        "docs/load-balancer.md says), and what haproxy costs a request")
+    parser.add_argument("--only", default="swarm,delay,cli,board",
+                        help="the parts to run (comma-separated, of swarm, delay, cli, board)")
     options = parser.parse_args()
+    parts = set(options.only.split(","))
     binary = os.path.abspath(options.binary)
     builds = [("", binary)]
     if options.against:
@@ -340,45 +499,68 @@ def main():
     agents, rounds = (20, 5) if options.quick else (100, 20)
     repeats = 5 if options.quick else 15
     try:
-        print(f"Swarm: {agents} agents each sending itself a task, claiming and finishing it, "
-              f"{rounds} times (3 changes a round), over HTTP keep-alive")
-        print(f"{'store':<30} {'changes/s':>10} {'median ms':>10} {'p99 ms':>8}")
-        rows = [("files, one hub", binary, None, 1)]
-        for suffix, build in builds:
-            rows += [("PostgreSQL, one hub" + suffix, build, cluster.database(), 1),
-                     ("PostgreSQL, two hubs" + suffix, build, cluster.database(), 2)]
-        for label, build, store, hubs in rows:
-            rate, median, p99 = swarm(build, store, hubs, agents, rounds)
-            print(f"{label:<30} {rate:>10.0f} {median:>10.2f} {p99:>8.2f}")
-        print()
-        changes = 10 if options.quick else 50
-        print(f"From a change on hub A to its event on hub B's /api/v1/events, {changes} changes")
-        print(f"{'store':<30} {'from POST median':>17} {'p99':>7} {'from answer median':>19} {'p99':>7}")
-        rows = [("files (one home)", binary, None)]
-        rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
-        for label, build, store in rows:
-            from_send, from_answer = cross_hub_delay(build, store, changes)
-            p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
-            print(f"{label:<30} {statistics.median(from_send):>17.2f} {p99(from_send):>7.2f} "
-                  f"{statistics.median(from_answer):>19.2f} {p99(from_answer):>7.2f}")
-        print()
-        sizes = (1000,) if options.quick else tuple(int(n) for n in options.open_tasks.split(","))
-        print("The CLI, median ms of one run")
-        print(f"{'open tasks':>10} {'store':<22} {'send':>8} {'status':>8}")
-        for size in sizes:
+        if "swarm" in parts:
+            print(f"Swarm: {agents} agents each sending itself a task, claiming and finishing "
+                  f"it, {rounds} times (3 changes a round), over HTTP keep-alive; CPU ms per "
+                  f"change of each side")
+            print(f"{'store':<44} {'changes/s':>10} {'median ms':>10} {'p99 ms':>8} "
+                  f"{'hubs':>6} {'pg':>6} {'hapx':>6} {'client':>6}")
+            rows = [("files, one hub", binary, None, 1, False)]
+            for suffix, build in builds:
+                rows += [("PostgreSQL, one hub" + suffix, build, 1, False),
+                         ("PostgreSQL, two hubs" + suffix, build, 2, False)]
+                if options.haproxy:
+                    rows.append(("PostgreSQL, two hubs through haproxy" + suffix, build, 2, True))
+            rows = [rows[0]] + [(label, build, cluster.database(), hubs, balanced)
+                                for label, build, hubs, balanced in rows[1:]]
+            for label, build, store, hubs, balanced in rows:
+                rate, median, p99, cpu = swarm(build, store, hubs, agents, rounds, balanced,
+                                               cluster if store else None)
+                print(f"{label:<44} {rate:>10.0f} {median:>10.2f} {p99:>8.2f} "
+                      f"{cpu['hubs']:>6.2f} {cpu['PostgreSQL']:>6.2f} {cpu['haproxy']:>6.2f} "
+                      f"{cpu['client']:>6.2f}")
+            print()
+        if options.haproxy:
+            requests = 100 if options.quick else 500
+            print(f"What haproxy costs a request: two hubs on PostgreSQL, {requests} board reads "
+                  f"and sends in turn, one kept connection each way, ms")
+            print(f"{'way':<16} {'read median':>12} {'p99':>7} {'send median':>12} {'p99':>7}")
+            cost = balancer_cost(binary, cluster.database(), requests)
+            for way in ("straight", "haproxy", "haproxy, hub 1"):
+                (read, read_p99), (send, send_p99) = cost[(way, "read")], cost[(way, "change")]
+                print(f"{way:<16} {read:>12.2f} {read_p99:>7.2f} {send:>12.2f} {send_p99:>7.2f}")
+            print()
+        if "delay" in parts:
+            changes = 10 if options.quick else 50
+            print(f"From a change on hub A to its event on hub B's /api/v1/events, {changes} changes")
+            print(f"{'store':<30} {'from POST median':>17} {'p99':>7} {'from answer median':>19} {'p99':>7}")
+            rows = [("files (one home)", binary, None)]
+            rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
+            for label, build, store in rows:
+                from_send, from_answer = cross_hub_delay(build, store, changes)
+                p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
+                print(f"{label:<30} {statistics.median(from_send):>17.2f} {p99(from_send):>7.2f} "
+                      f"{statistics.median(from_answer):>19.2f} {p99(from_answer):>7.2f}")
+            print()
+        if "cli" in parts:
+            sizes = (1000,) if options.quick else tuple(int(n) for n in options.open_tasks.split(","))
+            print("The CLI, median ms of one run")
+            print(f"{'open tasks':>10} {'store':<22} {'send':>8} {'status':>8}")
+            for size in sizes:
+                rows = [("files", binary, None)]
+                rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
+                for label, build, store in rows:
+                    send, status = cli(build, store, size, repeats)
+                    print(f"{size:>10} {label:<22} {send:>8.2f} {status:>8.2f}")
+            print()
+        if "board" in parts:
+            print("A board read over HTTP, 1,000 open tasks of 300-byte bodies, median ms")
+            print(f"{'store':<22} {'process start':>14} {'unchanged':>10} {'after a change':>15} {'bytes':>9}")
             rows = [("files", binary, None)]
             rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
             for label, build, store in rows:
-                send, status = cli(build, store, size, repeats)
-                print(f"{size:>10} {label:<22} {send:>8.2f} {status:>8.2f}")
-        print()
-        print("A board read over HTTP, 1,000 open tasks of 300-byte bodies, median ms")
-        print(f"{'store':<22} {'process start':>14} {'unchanged':>10} {'after a change':>15} {'bytes':>9}")
-        rows = [("files", binary, None)]
-        rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
-        for label, build, store in rows:
-            start, kept, changed, size = board_reads(build, store, 1000, repeats)
-            print(f"{label:<22} {start:>14.2f} {kept:>10.2f} {changed:>15.2f} {size:>9}")
+                start, kept, changed, size = board_reads(build, store, 1000, repeats)
+                print(f"{label:<22} {start:>14.2f} {kept:>10.2f} {changed:>15.2f} {size:>9}")
     finally:
         cluster.close()
 

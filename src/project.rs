@@ -321,8 +321,22 @@ pub fn resolve_for(
     cwd: &Path,
     now: Timestamp,
 ) -> Result<Project> {
+    resolve_read(store, requested, None, caller, cwd, now)
+}
+
+/// [`resolve_for`], given the requested project's record as the caller has just read it
+/// (`read`: `None` when it read none), which is not read again.
+pub fn resolve_read(
+    store: &dyn Store,
+    requested: Option<&str>,
+    read: Option<Project>,
+    caller: Option<&str>,
+    cwd: &Path,
+    now: Timestamp,
+) -> Result<Project> {
+    let read = read.filter(|project| requested == Some(project.id.as_str()));
     let project = match requested {
-        Some(id) => match load(store, id)? {
+        Some(id) => match read.map_or_else(|| load(store, id), |project| Ok(Some(project)))? {
             Some(project) => project,
             None if id == DEFAULT_PROJECT => ensure_default(store, now)?,
             None => {

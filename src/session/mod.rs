@@ -333,15 +333,17 @@ impl Session {
         when_busy: WhenBusy,
         standing: Standing,
     ) -> Result<Session> {
-        let workspace = project::load(&*hub.store, id)?.and_then(|found| found.workspace);
+        let read = project::load(&*hub.store, id)?;
+        let workspace = read.as_ref().and_then(|found| found.workspace.clone());
         let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
-        Session::open_with(
+        Session::open_read(
             hub,
             Request {
                 agent: Some(agent),
                 project: Some(id),
                 cwd: Some(&cwd),
             },
+            read,
             when_busy,
             standing,
         )
@@ -350,6 +352,18 @@ impl Session {
     fn open_with(
         hub: Hub,
         request: Request<'_>,
+        when_busy: WhenBusy,
+        standing: Standing,
+    ) -> Result<Session> {
+        Session::open_read(hub, request, None, when_busy, standing)
+    }
+
+    /// [`Session::open_with`], given the requested project's record as just read (`read`),
+    /// which is not read again.
+    fn open_read(
+        hub: Hub,
+        request: Request<'_>,
+        read: Option<Project>,
         when_busy: WhenBusy,
         standing: Standing,
     ) -> Result<Session> {
@@ -389,7 +403,8 @@ impl Session {
             },
         };
         let cwd = workspace_standing_for(&hub, cwd)?;
-        let project = project::resolve_for(&*hub.store, request.project, request.agent, &cwd, now)?;
+        let project =
+            project::resolve_read(&*hub.store, request.project, read, request.agent, &cwd, now)?;
         let session = Session {
             hub,
             project,

@@ -75,6 +75,10 @@ pub(super) struct ArchiveInTransaction {
     pub(super) client: Arc<Mutex<Option<Client>>>,
     pub(super) pool_shown: String,
     pub(super) project: String,
+    /// The project's record as this transaction read it (`None`: not read yet): read under
+    /// the board's lock, which guards it, it holds still until the commit, so the changes
+    /// of a batch read it once (or not at all, when it came with the `BEGIN`).
+    pub(super) record: Mutex<Option<Option<Vec<u8>>>>,
 }
 
 impl std::fmt::Debug for ArchiveInTransaction {
@@ -131,7 +135,15 @@ impl Archive for ArchiveInTransaction {
     /// Read on the change's connection: a command that changes a board then opens one
     /// connection, not a second (with its own login) for the record.
     fn project_record(&self) -> Option<Result<Option<Vec<u8>>, StoreError>> {
-        Some(self.query(|client| select_document(client, "project", &self.project)))
+        let mut record = self.record.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(read) = &*record {
+            return Some(Ok(read.clone()));
+        }
+        let read = self.query(|client| select_document(client, "project", &self.project));
+        if let Ok(read) = &read {
+            *record = Some(read.clone());
+        }
+        Some(read)
     }
 }
 

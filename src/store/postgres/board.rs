@@ -8,16 +8,17 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::archive::ArchiveInTransaction;
+use postgres::Row;
 use postgres::types::ToSql;
 
 use super::archive::{INSERT_ARCHIVE, archive_rows};
 use super::client::{self, Client, Piped, Statements};
-use super::documents::WRITE_DOCUMENT;
+use super::documents::{SELECT_DOCUMENT, WRITE_DOCUMENT};
 use super::feed::NOTIFY;
 use super::listen::{self, Kind, Notice};
-use super::log::{INSERT_RECORDS, LAST_SEQ, log_notices, record_rows};
+use super::log::{APPEND_RECORDS, log_notices, record_rows};
 use super::pool::Connection;
-use super::{BOARD_LOCKS, Failed, PgStore, encode};
+use super::{BOARD_LOCKS, Failed, PgStore, TRY_LOCK, encode, lock_key};
 use crate::board::record::ActivityRecord;
 use crate::board::reservation::Reservation;
 use crate::board::task::{Head, Task};
@@ -190,27 +191,51 @@ impl PgStore {
 
     /// A change's transaction (one change's, or a batch's): begun, the project's board lock
     /// taken, its board read, the archive read in it through the client it shares with the
-    /// changes while they run.
+    /// changes while they run. The `BEGIN`, the lock, the board's fields and the project's
+    /// record go in one round trip; when the lock was busy, it is waited for and they are
+    /// read again once it is taken.
     fn begin_batch(
         &self,
         project: &str,
         now: Timestamp,
     ) -> Result<(Connection<'_>, Batch), StoreError> {
-        let mut connection = self.begin()?;
-        let what = format!("the board lock of project {project}");
-        self.take_lock(
-            &mut connection,
-            BOARD_LOCKS,
-            project,
-            &what,
-            Wait::AsTheStoreDoes,
-        )?;
-        let read = self.read_board(connection.client(), project)?;
+        let key = lock_key(project);
+        let lock_params: [&(dyn ToSql + Sync); 2] = [&BOARD_LOCKS, &key];
+        let project_params: [&(dyn ToSql + Sync); 1] = [&project];
+        let kind = "project";
+        let record_params: [&(dyn ToSql + Sync); 2] = [&kind, &project];
+        let reads: [Piped<'_>; 2] = [
+            (BOARD_FIELDS, &project_params),
+            (SELECT_DOCUMENT, &record_params),
+        ];
+        let mut piped: Vec<Piped<'_>> = vec![(TRY_LOCK, &lock_params)];
+        piped.extend_from_slice(&reads);
+        let (mut connection, mut answers) = self.begin_with(&piped)?;
+        let taken = answers[0].first().is_some_and(|row| row.get::<_, bool>(0));
+        let reads = match taken {
+            true => answers.split_off(1),
+            false => {
+                // The other hub's batch holds it: waited for, and the reads made again.
+                let what = format!("the board lock of project {project}");
+                self.wait_for_lock(
+                    &mut connection,
+                    BOARD_LOCKS,
+                    project,
+                    &what,
+                    Wait::AsTheStoreDoes,
+                    &reads,
+                )?
+                .ok_or(StoreError::Unfinished)?
+            }
+        };
+        let read = self.board_with_fields(connection.client(), project, reads[0].first())?;
+        let record = Some(reads[1].first().map(|row| row.get(0)));
         let client = Arc::new(Mutex::new(Some(connection.take())));
         let archive = Arc::new(ArchiveInTransaction {
             client: client.clone(),
             pool_shown: self.shown().to_string(),
             project: project.to_string(),
+            record: Mutex::new(record),
         });
         let transaction = Transaction::new(read.board.clone(), now).with_archive(archive);
         Ok((
@@ -244,8 +269,9 @@ impl PgStore {
             // Every change of the batch gave up: the connection rolls back when given back.
             return Ok(());
         }
+        // The COMMIT goes with the last statements of the write.
         let written = self.write_change(connection.client(), project, &read, committed)?;
-        connection.commit().map_err(|error| self.failed(&error))?;
+        connection.committed();
         if let Some((version, board)) = written {
             self.keep_board(project, version, &board);
         }
@@ -259,14 +285,22 @@ impl PgStore {
         project: &str,
     ) -> Result<Read, Failed> {
         let fields = client
-            .query_opt(
-                "SELECT schema, next_id, version, reservations FROM boards WHERE project = $1",
-                &[&project],
-            )
+            .query_opt(BOARD_FIELDS, &[&project])
             .map_err(|error| self.failed(&error))?;
-        let version = fields.as_ref().map(|row| row.get::<_, i64>(2));
+        self.board_with_fields(client, project, fields.as_ref())
+    }
+
+    /// The board of `project` whose fields `client` read as `fields` ([`BOARD_FIELDS`]; `None`:
+    /// no board yet): the board kept at their version, else its tasks read.
+    fn board_with_fields(
+        &self,
+        client: &mut impl Statements,
+        project: &str,
+        fields: Option<&Row>,
+    ) -> Result<Read, Failed> {
+        let version = fields.map(|row| row.get::<_, i64>(2));
         if let Some(kept) = self.kept_board(project, version)
-            && fields.as_ref().is_some_and(|row| {
+            && fields.is_some_and(|row| {
                 row.get::<_, i64>(1) == kept.board.next_id as i64
                     && row.get::<_, &str>(3) == &*kept.reservations
             })
@@ -283,7 +317,7 @@ impl PgStore {
             )
             .map_err(|error| self.failed(&error))?;
         let texts: Vec<(i64, String)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
-        let (schema, next_id, reservations) = match &fields {
+        let (schema, next_id, reservations) = match fields {
             Some(row) => (
                 row.get::<_, i32>(0),
                 row.get::<_, i64>(1),
@@ -406,9 +440,11 @@ impl PgStore {
     /// `client`, which read the board as `read`: the project's record, the
     /// tasks archived, the board (its changed tasks, the board before, its fields), and the
     /// log's records with their notices. Every statement that needs no answer of another is
-    /// sent at once (one round trip for them all, [`Client::pipelined`]); the records,
-    /// numbered on from the last one that round trip read, follow in a second. The board's
-    /// new version and what it now is, when the board was written.
+    /// sent at once with the `COMMIT`: one round trip for them all ([`Client::pipelined`]),
+    /// the records numbered on from the last by the statement that appends them. Once this
+    /// returns, the transaction is committed (a statement refused refuses the rest, and the
+    /// `COMMIT` then rolls back).
+    /// The board's new version and what it now is, when the board was written.
     fn write_change(
         &self,
         client: &mut Client,
@@ -470,7 +506,7 @@ impl PgStore {
         ];
         let board_notice = vec![PgStore::notice(project, Kind::Board).text()];
         let board_notice_params: [&(dyn ToSql + Sync); 2] = [&listen::CHANNEL, &board_notice];
-        // The first round trip: everything that needs no answer.
+        // One round trip: every write, none of which needs an answer of another.
         let mut first: Vec<Piped<'_>> = Vec::new();
         if committed.project.is_some() {
             first.push((WRITE_DOCUMENT, &document_params));
@@ -496,33 +532,28 @@ impl PgStore {
                 first.push((NOTIFY, &board_notice_params));
             }
         }
-        let mut last_at = None;
+        // The records, numbered on from the last in the statement that appends them, with
+        // their notices; then the COMMIT.
+        let (at_millis, records) = record_rows(&committed.records)?;
+        let notices: Vec<String> = log_notices(project, None, &committed.records)
+            .iter()
+            .map(Notice::text)
+            .collect();
+        let records_params: [&(dyn ToSql + Sync); 5] =
+            [&project, &at_millis, &records, &notices, &listen::CHANNEL];
         if !committed.records.is_empty() {
-            last_at = Some(first.len());
-            first.push((LAST_SEQ, &project_params));
+            first.push((APPEND_RECORDS, &records_params));
         }
+        first.push((COMMIT, &[]));
         let answers = client.pipelined(&first).map_err(fail)?;
-        let first_value = |at: usize| -> Result<i64, Failed> {
-            answers[at]
-                .first()
-                .map(|row| row.get::<_, i64>(0))
-                .ok_or(StoreError::Unfinished)
-        };
-        let version = version_at.map(first_value).transpose()?;
-        // The second: the records, numbered on from the last, and their notices.
-        if let Some(at) = last_at {
-            let last = first_value(at)?;
-            let (at_millis, records) = record_rows(&committed.records)?;
-            let records_params: [&(dyn ToSql + Sync); 4] = [&project, &at_millis, &records, &last];
-            let notices: Vec<String> = log_notices(project, last, &committed.records)
-                .iter()
-                .map(Notice::text)
-                .collect();
-            let notices_params: [&(dyn ToSql + Sync); 2] = [&listen::CHANNEL, &notices];
-            client
-                .pipelined(&[(INSERT_RECORDS, &records_params), (NOTIFY, &notices_params)])
-                .map_err(fail)?;
-        }
+        let version = version_at
+            .map(|at| {
+                answers[at]
+                    .first()
+                    .map(|row| row.get::<_, i64>(0))
+                    .ok_or(StoreError::Unfinished)
+            })
+            .transpose()?;
         Ok(match (board, written, version) {
             (Some(board), Some((changes, fields)), Some(version)) => {
                 Some((version, read.after(board, fields.reservations, changes)))
@@ -614,6 +645,13 @@ impl PgStore {
         Ok(version)
     }
 }
+
+/// The fields of the board of project $1: its schema, next id, version and reservations.
+const BOARD_FIELDS: &str =
+    "SELECT schema, next_id, version, reservations FROM boards WHERE project = $1";
+
+/// Ends a change's transaction, as the last statement of its last round trip.
+const COMMIT: &str = "COMMIT";
 
 /// Forgets the board before the last change of project $1.
 const DELETE_PREVIOUS: &str = "DELETE FROM board_previous WHERE project = $1";

@@ -153,12 +153,12 @@ pub(super) fn select_document(
     name: &str,
 ) -> Result<Option<Vec<u8>>, client::Error> {
     Ok(client
-        .query_opt(
-            "SELECT body FROM documents WHERE kind = $1 AND name = $2",
-            &[&kind, &name],
-        )?
+        .query_opt(SELECT_DOCUMENT, &[&kind, &name])?
         .map(|row| row.get(0)))
 }
+
+/// The text of the document ($1, $2).
+pub(super) const SELECT_DOCUMENT: &str = "SELECT body FROM documents WHERE kind = $1 AND name = $2";
 
 /// Removes the document `(kind, name)`: how many there were (0 or 1).
 pub(super) fn delete_document(

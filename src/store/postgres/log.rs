@@ -51,7 +51,7 @@ impl PgStore {
         }
         let last = last_seq(client, project).map_err(|error| self.failed(&error))?;
         self.insert_records(client, project, last, records)?;
-        self.notify(client, &log_notices(project, last, records))
+        self.notify(client, &log_notices(project, Some(last), records))
     }
 
     /// Writes `records` into the log of `project`, numbered on from `after`.
@@ -97,6 +97,20 @@ pub(super) const INSERT_RECORDS: &str = "INSERT INTO activity (project, seq, at_
      SELECT $1, $4 + r.n, r.at, r.record \
      FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r(at, record, n)";
 
+/// Appends records to the log of project $1, numbered on from its last one (read in the same
+/// statement): their times in milliseconds ($2) and texts ($3), as [`record_rows`] gives
+/// them; and sends on channel $5 each record's notice, in order: the texts $4 (one per
+/// record, as [`log_notices`] makes them, with no number), each given its record's number
+/// (`s`). One round trip where [`LAST_SEQ`], then [`INSERT_RECORDS`] and the notices, took
+/// two.
+pub(super) const APPEND_RECORDS: &str = "WITH last AS \
+         (SELECT coalesce(max(seq), 0) AS seq FROM activity WHERE project = $1), \
+     written AS (INSERT INTO activity (project, seq, at_millis, record) \
+         SELECT $1, last.seq + r.n, r.at, r.record \
+         FROM last, unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS r(at, record, n)) \
+     SELECT pg_notify($5, (n.text::jsonb || jsonb_build_object('s', last.seq + n.i))::text) \
+     FROM last, unnest($4::text[]) WITH ORDINALITY AS n(text, i) ORDER BY n.i";
+
 /// The columns [`INSERT_RECORDS`] takes of `records`: times and texts.
 pub(super) fn record_rows(records: &[ActivityRecord]) -> Result<(Vec<i64>, Vec<String>), Failed> {
     let at: Vec<i64> = records
@@ -110,17 +124,22 @@ pub(super) fn record_rows(records: &[ActivityRecord]) -> Result<(Vec<i64>, Vec<S
     Ok((at, texts))
 }
 
-/// What the feeds are told of `records` appended to the log of `project` after `last`.
-pub(super) fn log_notices(project: &str, last: i64, records: &[ActivityRecord]) -> Vec<Notice> {
+/// What the feeds are told of `records` appended to the log of `project` after `last`
+/// (`None`: with no numbers, which [`APPEND_RECORDS`] gives them).
+pub(super) fn log_notices(
+    project: &str,
+    last: Option<i64>,
+    records: &[ActivityRecord],
+) -> Vec<Notice> {
     records
         .iter()
-        .zip(last + 1..)
-        .map(|(record, seq)| Notice {
+        .zip(1..)
+        .map(|(record, n)| Notice {
             project: project.to_string(),
             kind: Kind::Log,
             action: Some(record.action.to_string()),
             task: record.task.map(|task| task.0),
-            seq: Some(seq.max(0) as u64),
+            seq: last.map(|last| (last + n).max(0) as u64),
         })
         .collect()
 }

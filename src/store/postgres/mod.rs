@@ -51,12 +51,14 @@ pub(crate) mod tests;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use postgres::Row;
 use postgres::error::SqlState;
+use postgres::types::ToSql;
 use sha2::{Digest, Sha256};
 
 use self::address::Address;
 use self::board::{Boards, Groups};
-use self::client::{Client, Statements};
+use self::client::{Client, Piped, Statements};
 use self::listen::Listener;
 use self::pool::{Connection, Pool, is_connection_lost};
 use self::presence::Keeper;
@@ -269,6 +271,25 @@ impl PgStore {
         }
     }
 
+    /// A connection in a new read-write transaction whose `BEGIN` carries `statements`
+    /// ([`Connection::begin_with`]): one round trip. The rows of each, in order.
+    fn begin_with(
+        &self,
+        statements: &[Piped<'_>],
+    ) -> Result<(Connection<'_>, Vec<Vec<Row>>), StoreError> {
+        loop {
+            let mut connection = self.pool().get()?;
+            match connection.begin_with(statements) {
+                Ok(answers) => return Ok((connection, answers)),
+                Err(error) if connection.reused && is_connection_lost(&error) => {
+                    connection.let_go();
+                }
+                Err(error) if self.pool().rechecked(&error, connection.client())? => {}
+                Err(error) => return Err(self.failed(&error)),
+            }
+        }
+    }
+
     /// Takes the advisory transaction lock `(class, name)` in the transaction of
     /// `connection`: at once if it is free, else (unless `wait` says not to) waiting as the
     /// store's lock policy says, told once. False when it was busy and not waited for.
@@ -281,16 +302,36 @@ impl PgStore {
         wait: Wait,
     ) -> Result<bool, StoreError> {
         let key = lock_key(name);
-        let client = connection.client();
-        let taken: bool = client
-            .query_one("SELECT pg_try_advisory_xact_lock($1, $2)", &[&class, &key])
+        let taken: bool = connection
+            .client()
+            .query_one(TRY_LOCK, &[&class, &key])
             .map_err(|error| self.failed(&error))?
             .get(0);
         if taken {
             return Ok(true);
         }
+        Ok(self
+            .wait_for_lock(connection, class, name, what, wait, &[])?
+            .is_some())
+    }
+
+    /// Waits for the advisory transaction lock `(class, name)`, found busy, as
+    /// [`PgStore::take_lock`] says, and runs `then` once it is taken: the lock's timeout set,
+    /// the wait, the timeout unset and `then` go in one round trip. The rows of each of
+    /// `then` once the lock is taken; `None` when `wait` says not to wait.
+    fn wait_for_lock(
+        &self,
+        connection: &mut Connection<'_>,
+        class: i32,
+        name: &str,
+        what: &str,
+        wait: Wait,
+        then: &[Piped<'_>],
+    ) -> Result<Option<Vec<Vec<Row>>>, StoreError> {
+        let key = lock_key(name);
+        let client = connection.client();
         if wait == Wait::Never {
-            return Ok(false);
+            return Ok(None);
         }
         let timed_out = || StoreError::LockTimeout {
             lock: format!("{} ({what})", self.shown()),
@@ -303,26 +344,28 @@ impl PgStore {
             return Err(timed_out());
         }
         (self.lock.on_wait)(&format!("waiting for {what} held by {}", Holder::Unknown));
-        client
-            .batch_execute(&format!("SET LOCAL lock_timeout = {millis}"))
-            .map_err(|error| self.failed(&error))?;
-        // The wait for the lock is the server's to end, at the lock timeout: the statement
+        let timeout = millis.to_string();
+        let no_timeout = "0";
+        let timeout_params: [&(dyn ToSql + Sync); 1] = [&timeout];
+        let lock_params: [&(dyn ToSql + Sync); 2] = [&class, &key];
+        let no_timeout_params: [&(dyn ToSql + Sync); 1] = [&no_timeout];
+        let mut piped: Vec<Piped<'_>> = vec![
+            (SET_LOCK_TIMEOUT, &timeout_params),
+            (WAIT_FOR_LOCK, &lock_params),
+            (SET_LOCK_TIMEOUT, &no_timeout_params),
+        ];
+        piped.extend_from_slice(then);
+        // The wait for the lock is the server's to end, at the lock timeout: the round trip
         // is given that long and the usual time to answer besides.
         let waited = client.answered_within(
             self.lock.timeout.saturating_add(client::ANSWER_WITHIN),
-            |client| client.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&class, &key]),
+            |client| client.pipelined(&piped),
         );
         match waited {
-            Ok(_) => {}
-            Err(error) if error.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
-                return Err(timed_out());
-            }
-            Err(error) => return Err(self.failed(&error)),
+            Ok(mut answers) => Ok(Some(answers.split_off(3))),
+            Err(error) if error.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => Err(timed_out()),
+            Err(error) => Err(self.failed(&error)),
         }
-        client
-            .batch_execute("SET LOCAL lock_timeout = 0")
-            .map_err(|error| self.failed(&error))?;
-        Ok(true)
     }
 }
 
@@ -560,6 +603,15 @@ fn encode(value: &impl serde::Serialize) -> Result<String, Failed> {
     serde_json::to_string(value)
         .map_err(|error| StoreError::corrupt(&Origin::unwritten())(error.to_string()))
 }
+
+/// Takes the advisory transaction lock ($1, $2) if it is free: whether it did.
+const TRY_LOCK: &str = "SELECT pg_try_advisory_xact_lock($1, $2)";
+
+/// Waits for the advisory transaction lock ($1, $2), for as long as the lock timeout.
+const WAIT_FOR_LOCK: &str = "SELECT pg_advisory_xact_lock($1, $2)";
+
+/// Sets the lock timeout of the transaction to $1 (milliseconds; 0: none), as `SET LOCAL`.
+const SET_LOCK_TIMEOUT: &str = "SELECT set_config('lock_timeout', $1, true)";
 
 /// The second key of the advisory lock on `name`: 32 bits of its SHA-256. Two names that
 /// share one only take turns where they need not.

@@ -12,10 +12,11 @@ use std::cell::Cell;
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use postgres::Row;
 use postgres::error::SqlState;
 
 use super::address::Address;
-use super::client::{self, Client, Statements};
+use super::client::{self, Client, Piped, Statements};
 use super::remembered::{self, Remembered};
 use super::schema::{self, Standing};
 use super::tls::Rustls;
@@ -435,6 +436,43 @@ impl Connection<'_> {
         guarded?;
         self.in_transaction = true;
         Ok(())
+    }
+
+    /// Opens a read-write transaction as [`Connection::begin`] does, and runs `statements`
+    /// in it, sent with the `BEGIN` (and, while the schema is only remembered, its guard):
+    /// one round trip for them all. The rows of each, in order. Whatever fails, the
+    /// transaction is rolled back before the error is returned, so that the caller may check
+    /// the schema on this connection ([`Pool::rechecked`]) and try again.
+    pub fn begin_with(&mut self, statements: &[Piped<'_>]) -> Result<Vec<Vec<Row>>, client::Error> {
+        let guard = self.pool.guard().map(|_| remembered::GUARD_AS_TEXT);
+        let mut piped: Vec<Piped<'_>> = Vec::with_capacity(statements.len() + 2);
+        piped.push(("BEGIN", &[]));
+        piped.extend(guard.map(|guard| (guard, &[] as &[_])));
+        piped.extend_from_slice(statements);
+        let pool = self.pool;
+        let client = self.client();
+        let answered = client.pipelined(&piped).and_then(|mut answers| {
+            answers.remove(0);
+            if guard.is_some() {
+                let rows = answers.remove(0);
+                let answer = rows.first().and_then(|row| row.get::<_, Option<String>>(0));
+                pool.guarded(answer)?;
+            }
+            Ok(answers)
+        });
+        // After a refused BEGIN, the ROLLBACK only draws the server's warning.
+        if answered.is_err() && !client.is_closed() && client.batch_execute("ROLLBACK").is_err() {
+            self.is_let_go = true;
+        }
+        let answers = answered?;
+        self.in_transaction = true;
+        Ok(answers)
+    }
+
+    /// The transaction is over: its `COMMIT` was sent and answered with the last statements
+    /// of a pipeline ([`Client::pipelined`]).
+    pub fn committed(&mut self) {
+        self.in_transaction = false;
     }
 
     pub fn commit(&mut self) -> Result<(), client::Error> {

@@ -29,6 +29,10 @@ use crate::home::Home;
 /// simple statement, answered in the same round trip.
 pub const GUARD: &str = "SELECT max(version) FROM baton_schema";
 
+/// [`GUARD`] as a statement of a pipeline, whose answer is typed: the version as text, as
+/// [`is_current_answer`] reads it.
+pub const GUARD_AS_TEXT: &str = "SELECT max(version)::text FROM baton_schema";
+
 /// Where the schema of one database is remembered, for this binary.
 #[derive(Debug, Clone)]
 pub struct Remembered {

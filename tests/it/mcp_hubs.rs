@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::common::TestEnv;
 use crate::common::haproxy::Balanced;
-use crate::common::http::{Reply, Served, add_token, open_answered, send};
+use crate::common::http::{Reply, Served, add_token, mcp_request, open_answered};
 
 /// Two hubs on one database, and a token for `dev`.
 struct Hubs {
@@ -48,23 +48,9 @@ impl Hubs {
     }
 }
 
-/// A request to `/mcp` of `hub`, written by hand: `session` is none for `initialize`.
+/// A request to `/mcp` of `hub`: `session` is none for `initialize`.
 fn to_mcp(hub: &Served, method: &str, token: &str, session: Option<&str>, body: &Value) -> Reply {
-    let mut headers = vec![
-        ("Host".to_string(), hub.address.clone()),
-        ("Authorization".to_string(), format!("Bearer {token}")),
-        ("Content-Type".to_string(), "application/json".to_string()),
-        (
-            "Accept".to_string(),
-            "application/json, text/event-stream".to_string(),
-        ),
-    ];
-    if let Some(session) = session {
-        headers.push(("Mcp-Session-Id".to_string(), session.to_string()));
-        headers.push(("MCP-Protocol-Version".to_string(), "2025-06-18".to_string()));
-    }
-    let body = (method == "POST").then(|| body.to_string());
-    send(&hub.address, method, "/mcp", &headers, body.as_deref())
+    mcp_request(hub, method, token, session, "2025-06-18", body)
 }
 
 /// The JSON-RPC answer in an SSE body (or a JSON one).

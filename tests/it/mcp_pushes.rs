@@ -12,33 +12,17 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::TestEnv;
-use crate::common::http::{Reply, Served, add_token, free_address, open_answered, send};
+use crate::common::http::{
+    Reply, Served, add_token, free_address, mcp_request, open_answered, send,
+};
 
 /// How long a push may take to arrive.
 const PUSH_WITHIN: Duration = Duration::from_secs(30);
 
-/// A request to `/mcp`, written by hand: `session` is none for `initialize`.
+/// A POST to `/mcp`, on the protocol version Claude Code negotiates: `session` is none for
+/// `initialize`.
 fn to_mcp(hub: &Served, token: &str, session: Option<&str>, body: &Value) -> Reply {
-    let mut headers = vec![
-        ("Host".to_string(), hub.address.clone()),
-        ("Authorization".to_string(), format!("Bearer {token}")),
-        ("Content-Type".to_string(), "application/json".to_string()),
-        (
-            "Accept".to_string(),
-            "application/json, text/event-stream".to_string(),
-        ),
-    ];
-    if let Some(session) = session {
-        headers.push(("Mcp-Session-Id".to_string(), session.to_string()));
-        headers.push(("MCP-Protocol-Version".to_string(), "2025-11-25".to_string()));
-    }
-    send(
-        &hub.address,
-        "POST",
-        "/mcp",
-        &headers,
-        Some(&body.to_string()),
-    )
+    mcp_request(hub, "POST", token, session, "2025-11-25", body)
 }
 
 /// Opens a session as Claude Code does (its `clientInfo` name is what takes pushes).

@@ -400,6 +400,33 @@ pub fn send(
         .unwrap_or_else(|error| panic!("{method} {path} to {address}: {error}"))
 }
 
+/// A request to `/mcp` of `hub`, written by hand, as `token`: `session` is none for
+/// `initialize`, else the session's id, sent with the `protocol` version it negotiated.
+pub fn mcp_request(
+    hub: &Served,
+    method: &str,
+    token: &str,
+    session: Option<&str>,
+    protocol: &str,
+    body: &Value,
+) -> Reply {
+    let mut headers = vec![
+        ("Host".to_string(), hub.address.clone()),
+        ("Authorization".to_string(), format!("Bearer {token}")),
+        ("Content-Type".to_string(), "application/json".to_string()),
+        (
+            "Accept".to_string(),
+            "application/json, text/event-stream".to_string(),
+        ),
+    ];
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id".to_string(), session.to_string()));
+        headers.push(("MCP-Protocol-Version".to_string(), protocol.to_string()));
+    }
+    let body = (method == "POST").then(|| body.to_string());
+    send(&hub.address, method, "/mcp", &headers, body.as_deref())
+}
+
 /// [`send`], with what went wrong on the way (no server, a connection cut short) as an
 /// error rather than a failed test. The body is read as its head says: chunked, by its
 /// `Content-Length` (chromedriver keeps a connection open whatever the request asks), or

@@ -54,6 +54,22 @@ impl Fixture {
         )
     }
 
+    /// A client of the database as a baton of schema `version` left it: its migrations run
+    /// by hand, and its version recorded.
+    pub(super) fn client_at_schema(&self, version: i64) -> Client {
+        let mut client = self.client();
+        for migration in &schema::MIGRATIONS[..version as usize] {
+            client.batch_execute(migration).unwrap();
+        }
+        client
+            .execute(
+                "INSERT INTO baton_schema (version) VALUES ($1)",
+                &[&version],
+            )
+            .unwrap();
+        client
+    }
+
     fn client(&self) -> Client {
         Client::connect(&self.url, postgres::NoTls).unwrap()
     }
@@ -225,14 +241,8 @@ fn a_board_an_older_schema_wrote_is_read_with_no_reservations_and_keeps_them_onc
         return;
     }
     let fixture = Fixture::new();
-    let mut client = fixture.client();
     // The database as a baton of schema 2 left it: a board, and the board before it.
-    for migration in &schema::MIGRATIONS[..2] {
-        client.batch_execute(migration).unwrap();
-    }
-    client
-        .execute("INSERT INTO baton_schema (version) VALUES (2)", &[])
-        .unwrap();
+    let mut client = fixture.client_at_schema(2);
     let mut task = Task::example(Status::Pending, now());
     task.id = TaskId(1);
     task.touches = vec!["src/**".into()];
@@ -303,16 +313,10 @@ fn an_archive_an_older_schema_wrote_is_searched_once_migrated() {
         return;
     }
     let fixture = Fixture::new();
-    let mut client = fixture.client();
     // The database as a baton of schema 3 left it: two archived tasks, one of them labelled
     // (a board copied in by hand with labels before baton knew them), and a row that does
     // not read as a task.
-    for migration in &schema::MIGRATIONS[..3] {
-        client.batch_execute(migration).unwrap();
-    }
-    client
-        .execute("INSERT INTO baton_schema (version) VALUES (3)", &[])
-        .unwrap();
+    let mut client = fixture.client_at_schema(3);
     let mut first = Task::example(Status::Completed, now());
     first.id = TaskId(1);
     first.subject = "Fix the ÉDITION Parser".into();

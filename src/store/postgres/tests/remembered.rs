@@ -129,16 +129,11 @@ fn an_older_database_restored_where_one_was_remembered_is_migrated() {
     // A backup of the schema before this one restored at the same address: the tables as
     // the migrations before the last made them.
     let older = schema::SCHEMA - 1;
-    let mut client = fixture.client();
-    client
+    fixture
+        .client()
         .batch_execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
         .unwrap();
-    for migration in &schema::MIGRATIONS[..older as usize] {
-        client.batch_execute(migration).unwrap();
-    }
-    client
-        .execute("INSERT INTO baton_schema (version) VALUES ($1)", &[&older])
-        .unwrap();
+    let mut client = fixture.client_at_schema(older);
     let next = fixture.store();
     send(&next, "two");
     assert_eq!(

@@ -328,13 +328,7 @@ fn an_mcp_session_unused_for_long_ends_and_one_kept_before_its_state_is_known() 
         return;
     }
     let fixture = Fixture::new();
-    let mut client = fixture.client();
-    for migration in &schema::MIGRATIONS[..4] {
-        client.batch_execute(migration).unwrap();
-    }
-    client
-        .execute("INSERT INTO baton_schema (version) VALUES (4)", &[])
-        .unwrap();
+    let mut client = fixture.client_at_schema(4);
     client
         .execute(
             "INSERT INTO mcp_sessions (session, token) VALUES ('old', 'hash-a')",
@@ -413,13 +407,7 @@ fn a_session_kept_before_event_logs_has_one_once_migrated_and_it_goes_with_the_s
         return;
     }
     let fixture = Fixture::new();
-    let mut client = fixture.client();
-    for migration in &schema::MIGRATIONS[..5] {
-        client.batch_execute(migration).unwrap();
-    }
-    client
-        .execute("INSERT INTO baton_schema (version) VALUES (5)", &[])
-        .unwrap();
+    let mut client = fixture.client_at_schema(5);
     client
         .execute(
             "INSERT INTO mcp_sessions (session, token, state) VALUES ('old', 'hash-a', '{}')",

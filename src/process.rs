@@ -505,6 +505,29 @@ pub fn is_process_alive(pid: u32) -> Option<bool> {
     }
 }
 
+/// `command` started, for a test. Under Wine, CreateProcess now and then fails with
+/// ERROR_INTERNAL_ERROR (1359) on a loaded machine, before the process exists (CI saw it
+/// once in 430 tests): that failure is tried again, a few times, after a pause; any other
+/// is the test's to see.
+#[cfg(test)]
+pub(crate) fn started_for_test(command: &mut Command) -> std::process::Child {
+    const ERROR_INTERNAL_ERROR: i32 = 1359;
+    let mut tries = 0;
+    loop {
+        match command.spawn() {
+            Err(error)
+                if cfg!(windows)
+                    && error.raw_os_error() == Some(ERROR_INTERNAL_ERROR)
+                    && tries < 5 =>
+            {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(200 * tries));
+            }
+            started => return started.unwrap(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

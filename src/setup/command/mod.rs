@@ -540,14 +540,18 @@ mod tests {
         let workspace = dir.path().join("work");
         std::fs::create_dir_all(&workspace).unwrap();
         let run = |agent: &str, args: &[&str]| {
-            let output = Command::new(&baton)
-                .env("BATON_HOME", &hub)
-                .current_dir(&workspace)
-                .args(["--as", agent])
-                .args(args)
-                .stdin(Stdio::null())
-                .output()
-                .unwrap();
+            let output = crate::process::started_for_test(
+                Command::new(&baton)
+                    .env("BATON_HOME", &hub)
+                    .current_dir(&workspace)
+                    .args(["--as", agent])
+                    .args(args)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped()),
+            )
+            .wait_with_output()
+            .unwrap();
             assert!(
                 output.status.success(),
                 "baton {args:?}: {}",
@@ -586,16 +590,16 @@ mod tests {
             .hook_command(HookEvent::SessionStart, Client::Codex)
             .unwrap();
         let shell = std::env::var_os("COMSPEC").unwrap_or_else(|| "cmd.exe".into());
-        let mut child = Command::new(shell)
-            .arg("/C")
-            .arg(&line)
-            .current_dir(&workspace)
-            .env_remove("BATON_HOME")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = crate::process::started_for_test(
+            Command::new(shell)
+                .arg("/C")
+                .arg(&line)
+                .current_dir(&workspace)
+                .env_remove("BATON_HOME")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
         let input = serde_json::json!({
             "session_id": "s-1",
             "cwd": workspace_text,

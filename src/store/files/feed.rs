@@ -437,14 +437,16 @@ mod tests {
                 .open(printed.path())
                 .unwrap()
         };
-        let status = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", CHILD_TEST, "--ignored", "--test-threads", "1"])
-            .env(CHILD_ORDERS, orders)
-            .stdin(std::process::Stdio::null())
-            .stdout(appending())
-            .stderr(appending())
-            .status()
-            .unwrap();
+        let status = crate::process::started_for_test(
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", CHILD_TEST, "--ignored", "--test-threads", "1"])
+                .env(CHILD_ORDERS, orders)
+                .stdin(std::process::Stdio::null())
+                .stdout(appending())
+                .stderr(appending()),
+        )
+        .wait()
+        .unwrap();
         let printed = fs::read_to_string(printed.path()).unwrap();
         assert!(
             printed.contains("test result: ok. 1 passed"),

@@ -218,12 +218,14 @@ fn is_heartbeat_due(record: &AgentRecord, now: Timestamp) -> bool {
 /// change) and refreshes `last_seen` at most once per [`HEARTBEAT_EVERY`], without syncing
 /// ([`Durability::Unsynced`]): a command that comes after a minute's pause pays no fsync
 /// for it. Cheap when nothing is due: one read, no lock. A record that does not parse is an
-/// error, never replaced by a fresh one.
-pub fn heartbeat(store: &dyn Documents, name: &str, now: Timestamp) -> Result<()> {
+/// error, never replaced by a fresh one. When nothing was due, the record read says when
+/// the agent joined (its `created_at`): what the agent's session knows without reading the
+/// record again.
+pub fn heartbeat(store: &dyn Documents, name: &str, now: Timestamp) -> Result<Option<Timestamp>> {
     if let Some(record) = load(store, name)?
         && !is_heartbeat_due(&record, now)
     {
-        return Ok(());
+        return Ok(Some(record.created_at));
     }
     // Read again under the lock: another process may have just written it, and what it
     // wrote (a wake command, say) is kept.
@@ -243,7 +245,7 @@ pub fn heartbeat(store: &dyn Documents, name: &str, now: Timestamp) -> Result<()
             Ok(((), Durability::Durable))
         },
     )?;
-    Ok(())
+    Ok(None)
 }
 
 /// What an agent says about itself: the fields anyone may set, from the CLI or over MCP.

@@ -19,13 +19,8 @@ pub fn unread(
     agent: &str,
     joined: Timestamp,
 ) -> Result<Vec<Message>, StoreError> {
-    let position = read_positions(store, project)?.of(agent);
-    Ok(unread_after(
-        file::read(store, project)?,
-        agent,
-        joined,
-        position,
-    ))
+    let (positions, messages) = store.positions_and_mail(project)?;
+    Ok(unread_after(messages, agent, joined, positions.of(agent)))
 }
 
 pub(super) fn unread_after(

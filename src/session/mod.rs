@@ -212,6 +212,8 @@ pub struct Session {
     agent: Option<String>,
     standing: Standing,
     pub now: Timestamp,
+    /// When the caller joined, as the heartbeat read it (`None`: not read, or not yet).
+    joined: Option<Timestamp>,
 }
 
 /// A task with what the board knows about it beyond its own fields.
@@ -405,19 +407,20 @@ impl Session {
         let cwd = workspace_standing_for(&hub, cwd)?;
         let project =
             project::resolve_read(&*hub.store, request.project, read, request.agent, &cwd, now)?;
-        let session = Session {
+        let mut session = Session {
             hub,
             project,
             agent: request.agent.map(str::to_string),
             standing,
             now,
+            joined: None,
         };
         // An observer runs whether the agent lives or not: it says nothing of the agent.
         if let Some(agent) = session.agent.as_ref().filter(|_| standing.renews_leases()) {
-            match registry::heartbeat(&*session.hub.store, agent, now) {
-                Err(error) if when_busy.shows_unmarked(&error) => {}
+            session.joined = match registry::heartbeat(&*session.hub.store, agent, now) {
+                Err(error) if when_busy.shows_unmarked(&error) => None,
                 heartbeat => heartbeat?,
-            }
+            };
         }
         Ok(session)
     }

@@ -22,6 +22,16 @@ pub trait Mailboxes: fmt::Debug + Send + Sync {
     /// How far each agent has read the mail of `project`, read without the lock.
     fn read_positions(&self, project: &str) -> Result<ReadPositions, StoreError>;
 
+    /// [`Mailboxes::read_positions`], then [`Mailboxes::mail`]: a store may read both at
+    /// once.
+    fn positions_and_mail(
+        &self,
+        project: &str,
+    ) -> Result<(ReadPositions, Vec<Message>), StoreError> {
+        let positions = self.read_positions(project)?;
+        Ok((positions, self.mail(project)?))
+    }
+
     /// One change of the mail of `project`, at `now`: the messages and read positions are
     /// read under the mail's lock (never the board's: a message never waits for a board
     /// change), `change` is run once, and what it did is committed whole, unless it gave

@@ -74,6 +74,7 @@ mod serve;
 mod serve_attacks;
 mod setup;
 mod stats;
+mod status_stores;
 mod store_attacks;
 mod store_copy;
 mod store_secrets;

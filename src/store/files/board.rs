@@ -221,6 +221,15 @@ fn read_whole(origin: &Origin, text: &str) -> Result<layout::Laid, StoreError> {
     })
 }
 
+/// One task's head from its JSON text (a task as a database row keeps it), its other
+/// fields' types checked as a board file's tasks are ([`HeadFields`]).
+pub fn head_of_text(text: &str) -> Result<Head, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let head = (&mut deserializer).deserialize_map(HeadFields)?;
+    deserializer.end()?;
+    Ok(head)
+}
+
 /// A board's own fields as far as they were read: kept when a later part of the text
 /// fails, so that a newer schema is still told as such.
 #[derive(Default)]

@@ -18,12 +18,14 @@ use super::feed::NOTIFY;
 use super::listen::{self, Kind, Notice};
 use super::log::{APPEND_RECORDS, log_notices, record_rows};
 use super::pool::Connection;
+use super::remembered::GUARD_AS_TEXT;
 use super::{BOARD_LOCKS, Failed, PgStore, TRY_LOCK, encode, lock_key};
 use crate::board::record::ActivityRecord;
 use crate::board::reservation::Reservation;
 use crate::board::task::{Head, Task};
 use crate::board::{BOARD_SCHEMA, Board, Kept, StoredTasks, Undecoded};
 use crate::store::document::{Version, Wait};
+use crate::store::files::board::head_of_text;
 use crate::store::group::{Group, Work, group_of};
 use crate::store::transaction::{Committed, Transaction};
 use crate::store::{GaveUp, Origin, Restoring, Snapshot, StoreError};
@@ -204,10 +206,14 @@ impl PgStore {
         let project_params: [&(dyn ToSql + Sync); 1] = [&project];
         let kind = "project";
         let record_params: [&(dyn ToSql + Sync); 2] = [&kind, &project];
-        let reads: [Piped<'_>; 2] = [
+        let mut reads: Vec<Piped<'_>> = vec![
             (BOARD_FIELDS, &project_params),
             (SELECT_DOCUMENT, &record_params),
         ];
+        // A command keeps no board: its tasks are read in the same round trip.
+        if self.boards.is_none() {
+            reads.push((SELECT_TASKS, &project_params));
+        }
         let mut piped: Vec<Piped<'_>> = vec![(TRY_LOCK, &lock_params)];
         piped.extend_from_slice(&reads);
         let (mut connection, mut answers) = self.begin_with(&piped)?;
@@ -228,7 +234,10 @@ impl PgStore {
                 .ok_or(StoreError::Unfinished)?
             }
         };
-        let read = self.board_with_fields(connection.client(), project, reads[0].first())?;
+        let read = match reads.get(2) {
+            Some(tasks) => self.board_of_rows(project, reads[0].first(), tasks)?,
+            None => self.board_with_fields(connection.client(), project, reads[0].first())?,
+        };
         let record = Some(reads[1].first().map(|row| row.get(0)));
         let client = Arc::new(Mutex::new(Some(connection.take())));
         let archive = Arc::new(ArchiveInTransaction {
@@ -290,6 +299,35 @@ impl PgStore {
         self.board_with_fields(client, project, fields.as_ref())
     }
 
+    /// [`crate::store::Boards::board`]. A command reads the board's fields and its tasks in
+    /// one round trip, with its transaction's `BEGIN` (and the schema's guard while it is
+    /// only remembered) and `COMMIT`; a resident process reads the fields first, and the
+    /// tasks only when they are not those of the board it keeps.
+    pub(super) fn board_now(&self, project: &str) -> Result<Board, StoreError> {
+        if self.boards.is_some() {
+            return self.read(|transaction| Ok(self.read_board(transaction, project)?.board));
+        }
+        let params: [&(dyn ToSql + Sync); 1] = [&project];
+        let mut answers = self.run(|client| {
+            let guard = self.pool().guard().map(|_| GUARD_AS_TEXT);
+            let mut piped: Vec<Piped<'_>> = Vec::with_capacity(5);
+            piped.push((READ_ONLY_BEGIN, &[]));
+            piped.extend(guard.map(|guard| (guard, &[] as &[_])));
+            piped.push((BOARD_FIELDS, &params));
+            piped.push((SELECT_TASKS, &params));
+            piped.push((COMMIT, &[]));
+            let mut answers = client.pipelined(&piped)?;
+            if guard.is_some() {
+                let rows = answers.remove(1);
+                let answer = rows.first().and_then(|row| row.get::<_, Option<String>>(0));
+                self.pool().guarded(answer)?;
+            }
+            Ok(answers)
+        })?;
+        let (tasks, fields) = (answers.swap_remove(2), answers.swap_remove(1));
+        Ok(self.board_of_rows(project, fields.first(), &tasks)?.board)
+    }
+
     /// The board of `project` whose fields `client` read as `fields` ([`BOARD_FIELDS`]; `None`:
     /// no board yet): the board kept at their version, else its tasks read.
     fn board_with_fields(
@@ -311,12 +349,22 @@ impl PgStore {
             return Ok(kept);
         }
         let rows = client
-            .query(
-                "SELECT id, task FROM tasks WHERE project = $1 ORDER BY id",
-                &[&project],
-            )
+            .query(SELECT_TASKS, &[&project])
             .map_err(|error| self.failed(&error))?;
-        let texts: Vec<(i64, String)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+        self.board_of_rows(project, fields, &rows)
+    }
+
+    /// The board of `project` whose fields and tasks were read as `fields` ([`BOARD_FIELDS`];
+    /// `None`: no board yet) and `rows` ([`SELECT_TASKS`]), kept by its version in a resident
+    /// process.
+    fn board_of_rows(
+        &self,
+        project: &str,
+        fields: Option<&Row>,
+        rows: &[Row],
+    ) -> Result<Read, Failed> {
+        let version = fields.map(|row| row.get::<_, i64>(2));
+        let texts: Arc<[(i64, String)]> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
         let (schema, next_id, reservations) = match fields {
             Some(row) => (
                 row.get::<_, i32>(0),
@@ -330,7 +378,7 @@ impl PgStore {
             exists: fields.is_some(),
             board,
             reservations: reservations.into(),
-            texts: texts.into(),
+            texts,
         };
         if let Some(version) = version {
             self.keep_board(project, version, &read);
@@ -356,14 +404,17 @@ impl PgStore {
     }
 
     /// The board of `project` with these fields, reservations (the text of their list;
-    /// `None`: none kept) and tasks (each as its text).
+    /// `None`: none kept) and tasks (each as its text). A resident process decodes each task
+    /// once, for the many reads of the board it keeps; a command reads only each task's head
+    /// (as a board file is read) and decodes a task whole when it needs it: `status` shows
+    /// a few of a thousand.
     fn board_of(
         &self,
         project: &str,
         schema: i32,
         next_id: i64,
         reservations: Option<&str>,
-        texts: &[(i64, String)],
+        texts: &Arc<[(i64, String)]>,
     ) -> Result<Board, Failed> {
         let origin = self.board_origin(project);
         if schema as i64 > BOARD_SCHEMA as i64 {
@@ -373,14 +424,28 @@ impl PgStore {
                 known: BOARD_SCHEMA,
             });
         }
+        let corrupt = |id: &i64, error: serde_json::Error| {
+            StoreError::corrupt(&origin)(format!("#{id}: {error}"))
+        };
         let mut stored = StoredTasks::with_capacity(texts.len());
-        let mut tasks = Vec::with_capacity(texts.len());
-        for (place, (id, text)) in texts.iter().enumerate() {
-            let task: Task = serde_json::from_str(text)
-                .map_err(|error| StoreError::corrupt(&origin)(format!("#{id}: {error}")))?;
-            stored.push(Head::of(&task), place..place + 1);
-            tasks.push(task);
-        }
+        let undecoded: Arc<dyn Undecoded> = match self.boards {
+            Some(_) => {
+                let mut tasks = Vec::with_capacity(texts.len());
+                for (place, (id, text)) in texts.iter().enumerate() {
+                    let task: Task = serde_json::from_str(text).map_err(|e| corrupt(id, e))?;
+                    stored.push(Head::of(&task), place..place + 1);
+                    tasks.push(task);
+                }
+                Arc::new(Tasks(tasks))
+            }
+            None => {
+                for (place, (id, text)) in texts.iter().enumerate() {
+                    let head = head_of_text(text).map_err(|e| corrupt(id, e))?;
+                    stored.push(head, place..place + 1);
+                }
+                Arc::new(Texts(Arc::clone(texts)))
+            }
+        };
         let reservations: Vec<Reservation> = match reservations {
             Some(text) => serde_json::from_str(text)
                 .map_err(|error| StoreError::corrupt(&origin)(format!("reservations: {error}")))?,
@@ -391,7 +456,7 @@ impl PgStore {
             project.to_string(),
             next_id.max(0) as u64,
             stored,
-            Arc::new(Tasks(tasks)),
+            undecoded,
         );
         board.set_reservations(reservations);
         Ok(board)
@@ -430,7 +495,7 @@ impl PgStore {
                 &[&project],
             )
             .map_err(|error| self.failed(&error))?;
-        let texts: Vec<(i64, String)> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+        let texts: Arc<[(i64, String)]> = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
         let reservations = fields.get::<_, Option<String>>(2);
         self.board_of(project, schema, next_id, reservations.as_deref(), &texts)
             .map(Some)
@@ -650,6 +715,12 @@ impl PgStore {
 const BOARD_FIELDS: &str =
     "SELECT schema, next_id, version, reservations FROM boards WHERE project = $1";
 
+/// Begins a transaction that only reads, and sees one moment's state throughout.
+const READ_ONLY_BEGIN: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+/// The tasks of the board of project $1, each as its id and text, in id order.
+const SELECT_TASKS: &str = "SELECT id, task FROM tasks WHERE project = $1 ORDER BY id";
+
 /// Ends a change's transaction, as the last statement of its last round trip.
 const COMMIT: &str = "COMMIT";
 
@@ -789,6 +860,21 @@ impl Undecoded for Tasks {
             .get(place.start)
             .cloned()
             .ok_or_else(|| format!("no task at place {}", place.start))
+    }
+}
+
+/// The tasks of a board a command read, each as its text, decoded when the command needs
+/// it whole.
+#[derive(Debug)]
+struct Texts(Arc<[(i64, String)]>);
+
+impl Undecoded for Texts {
+    fn decode(&self, place: &Range<usize>) -> Result<Task, String> {
+        let (id, text) = self
+            .0
+            .get(place.start)
+            .ok_or_else(|| format!("no task at place {}", place.start))?;
+        serde_json::from_str(text).map_err(|error| format!("#{id}: {error}"))
     }
 }
 

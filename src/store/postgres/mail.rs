@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use postgres::types::ToSql;
+
 use super::client::{self, Statements};
 use super::listen::{Kind, Notice};
 use super::{Failed, MAIL_LOCKS, PgStore, encode};
@@ -27,6 +29,25 @@ impl PgStore {
         Ok(self
             .decode_positions(project, text.as_deref())?
             .unwrap_or_default())
+    }
+
+    /// [`crate::store::Mailboxes::positions_and_mail`]: both read in one round trip, in
+    /// that order.
+    pub(super) fn read_positions_and_mail(
+        &self,
+        project: &str,
+    ) -> Result<(ReadPositions, Vec<Message>), StoreError> {
+        let params: [&(dyn ToSql + Sync); 1] = [&project];
+        let mut answers = self.run(|client| {
+            client.pipelined(&[(SELECT_POSITIONS, &params), (SELECT_MAIL, &params)])
+        })?;
+        let (lines, positions) = (answers.swap_remove(1), answers.swap_remove(0));
+        let text = positions.first().map(|row| row.get::<_, String>(0));
+        let positions = self
+            .decode_positions(project, text.as_deref())?
+            .unwrap_or_default();
+        let lines: Vec<(i64, String)> = lines.iter().map(|row| (row.get(0), row.get(1))).collect();
+        Ok((positions, readable(&lines)))
     }
 
     /// [`crate::store::Mailboxes::change_mail`]: the mail and the read positions read under the
@@ -234,10 +255,7 @@ pub(super) fn select_mail(
     project: &str,
 ) -> Result<Vec<(i64, String)>, client::Error> {
     Ok(client
-        .query(
-            "SELECT seq, message FROM mail WHERE project = $1 ORDER BY seq",
-            &[&project],
-        )?
+        .query(SELECT_MAIL, &[&project])?
         .iter()
         .map(|row| (row.get(0), row.get(1)))
         .collect())
@@ -258,15 +276,18 @@ pub(super) fn select_mail_archive(
         .collect())
 }
 
+/// The messages of project $1, each its number and text, in number order.
+const SELECT_MAIL: &str = "SELECT seq, message FROM mail WHERE project = $1 ORDER BY seq";
+
+/// The text of the read positions of project $1, if any are kept.
+const SELECT_POSITIONS: &str = "SELECT positions FROM read_positions WHERE project = $1";
+
 /// The text of the read positions of `project`, if any are kept.
 pub(super) fn select_positions(
     client: &mut impl Statements,
     project: &str,
 ) -> Result<Option<String>, client::Error> {
     Ok(client
-        .query_opt(
-            "SELECT positions FROM read_positions WHERE project = $1",
-            &[&project],
-        )?
+        .query_opt(SELECT_POSITIONS, &[&project])?
         .map(|row| row.get(0)))
 }

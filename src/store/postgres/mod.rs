@@ -439,7 +439,7 @@ impl Store for PgStore {
 
 impl super::Boards for PgStore {
     fn board(&self, project: &str) -> Result<Board, StoreError> {
-        self.read(|transaction| Ok(self.read_board(transaction, project)?.board))
+        self.board_now(project)
     }
 
     fn board_version(&self, project: &str) -> Option<Version> {
@@ -514,6 +514,13 @@ impl Mailboxes for PgStore {
 
     fn read_positions(&self, project: &str) -> Result<ReadPositions, StoreError> {
         self.read_positions_of(project)
+    }
+
+    fn positions_and_mail(
+        &self,
+        project: &str,
+    ) -> Result<(ReadPositions, Vec<Message>), StoreError> {
+        self.read_positions_and_mail(project)
     }
 
     fn change_mail(

@@ -287,10 +287,10 @@ pub fn load(store: &dyn Store, id: &str) -> Result<Option<Project>> {
 /// Every project of the hub, sorted by id. Unreadable ones are errors, not skipped.
 pub fn list(store: &dyn Store) -> Result<Vec<Project>> {
     let mut projects = Vec::new();
-    for id in project_ids(store)? {
-        if let Some(project) = load(store, &id)? {
-            projects.push(project);
-        }
+    for (id, text) in store.load_collection(Collection::Projects)? {
+        names::check(NameKind::Project, &id)?;
+        let origin = store.document_origin(&document(&id));
+        projects.push(versioned::decode(&origin, &text)?);
     }
     Ok(projects)
 }

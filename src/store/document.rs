@@ -78,6 +78,17 @@ pub enum Collection {
     QueuedAlerts,
 }
 
+impl Collection {
+    /// The document of `collection` named `name`.
+    pub fn document(self, name: &str) -> Document {
+        match self {
+            Collection::Projects => Document::Project(name.to_string()),
+            Collection::Agents => Document::Agent(name.to_string()),
+            Collection::QueuedAlerts => Document::QueuedAlert(name.to_string()),
+        }
+    }
+}
+
 /// What a change of a document leaves to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Edit {
@@ -163,4 +174,20 @@ pub trait Documents: fmt::Debug + Send + Sync {
 
     /// The names of the documents in `collection`, sorted.
     fn list_documents(&self, collection: Collection) -> Result<Vec<String>, StoreError>;
+
+    /// The documents of `collection`, each its name and text, sorted by name: its names
+    /// ([`Documents::list_documents`]) and each one's text ([`Documents::load_document`]),
+    /// one removed meanwhile left out. A store may read them all at once.
+    fn load_collection(
+        &self,
+        collection: Collection,
+    ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let mut loaded = Vec::new();
+        for name in self.list_documents(collection)? {
+            if let Some(text) = self.load_document(&collection.document(&name))? {
+                loaded.push((name, text));
+            }
+        }
+        Ok(loaded)
+    }
 }

@@ -113,11 +113,7 @@ impl Documents for PgStore {
     }
 
     fn list_documents(&self, collection: Collection) -> Result<Vec<String>, StoreError> {
-        let kind = match collection {
-            Collection::Projects => "project",
-            Collection::Agents => "agent",
-            Collection::QueuedAlerts => "queued-alert",
-        };
+        let kind = kind_of(collection);
         let names: Vec<String> = self.run(|client| {
             Ok(client
                 .query(
@@ -131,18 +127,45 @@ impl Documents for PgStore {
         // Sorted as the files sort them (bytewise), whatever the database's collation.
         let mut names: Vec<String> = names
             .into_iter()
-            .filter(|name| match collection {
-                Collection::Projects => {
-                    crate::names::check(crate::names::NameKind::Project, name).is_ok()
-                }
-                Collection::Agents => {
-                    crate::names::check(crate::names::NameKind::Agent, name).is_ok()
-                }
-                Collection::QueuedAlerts => name.ends_with(".json"),
-            })
+            .filter(|name| is_listed(collection, name))
             .collect();
         names.sort();
         Ok(names)
+    }
+
+    fn load_collection(
+        &self,
+        collection: Collection,
+    ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let kind = kind_of(collection);
+        let mut loaded: Vec<(String, Vec<u8>)> = self.run(|client| {
+            Ok(client
+                .query("SELECT name, body FROM documents WHERE kind = $1", &[&kind])?
+                .iter()
+                .map(|row| (row.get(0), row.get(1)))
+                .collect())
+        })?;
+        loaded.retain(|(name, _)| is_listed(collection, name));
+        loaded.sort();
+        Ok(loaded)
+    }
+}
+
+/// The kind of the rows of `collection`.
+fn kind_of(collection: Collection) -> &'static str {
+    match collection {
+        Collection::Projects => "project",
+        Collection::Agents => "agent",
+        Collection::QueuedAlerts => "queued-alert",
+    }
+}
+
+/// Whether the document `name` of `collection` is listed: a name baton would give it.
+fn is_listed(collection: Collection, name: &str) -> bool {
+    match collection {
+        Collection::Projects => crate::names::check(crate::names::NameKind::Project, name).is_ok(),
+        Collection::Agents => crate::names::check(crate::names::NameKind::Agent, name).is_ok(),
+        Collection::QueuedAlerts => name.ends_with(".json"),
     }
 }
 

@@ -34,11 +34,19 @@
 //! handler's peer. A log of pushes alone, appended by whichever hub holds the stream, is
 //! what carries on.
 //!
-//! The stream ends when its client goes, its session ends (DELETE, or idle), its token
-//! is no longer good, or its hub stops or drains (the client reconnects elsewhere). It is
-//! counted among its token's streams ([`super::streams`]: this layer runs inside that
-//! count). Unlike `baton mcp`'s follower, it announces no live session: a hub's presence is
-//! not the agent's machine's, so an agent's wake command still runs for work pushed here.
+//! The stream ends when its client goes, its session ends (DELETE or a token gone: at once
+//! on the hub that ended it, and on another at its next push or keep-alive; idle: at a
+//! keep-alive), its token is no longer good, or its hub stops or drains (the client
+//! reconnects elsewhere). It is counted among its token's streams ([`super::streams`]:
+//! this layer runs inside that count).
+//!
+//! While it is open, the session is announced as a **live session** of its agent in each
+//! project it looks at (client [`wake::HTTP_STREAM_CLIENT`]), as `baton mcp`'s follower
+//! announces a stdio one ([`crate::store::presence`]): a hand-over to the agent is then
+//! known to reach it, and the agent's wake supervisor, seeing the work pushed here, does
+//! not also run the wake command. The announcement ends with the stream, and with its hub:
+//! it is a lock file or a PostgreSQL advisory lock of the hub's process, which its death
+//! lets go of, whichever hub or command looks next.
 
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
@@ -60,7 +68,9 @@ use crate::mcp::channel;
 use crate::session::blocking::{Caller, Stopped, off_thread};
 use crate::session::{Hub, Pushed, Session, Standing};
 use crate::store::Store;
+use crate::store::presence::Presence;
 use crate::tokens::TokenId;
+use crate::wake;
 
 /// The session a request presents, as its token's check found it in the store: put among
 /// the request's extensions by [`super::sessions::bind_to_token`].
@@ -144,6 +154,7 @@ pub async fn stream_pushes(
         token,
         position,
         pushed: HashMap::new(),
+        live: HashMap::new(),
     };
     tokio::spawn(stream.run(state, sender));
     let body = Body::from_stream(ReceiverStream::new(events).map(Ok::<_, Infallible>));
@@ -167,6 +178,9 @@ struct Stream {
     position: u64,
     /// What this stream pushed, per project.
     pushed: HashMap<String, Pushed>,
+    /// The session announced live, per project looked at, for as long as the stream is
+    /// open.
+    live: HashMap<String, Presence>,
 }
 
 /// Which projects to look at.
@@ -187,6 +201,7 @@ impl Stream {
         }
         let mut changes = state.feed.subscribe();
         let mut tokens_changed = state.feed.tokens_changed();
+        let mut ended = state.sessions.ended();
         let mut keep_alive =
             tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
         let mut look = Look::All;
@@ -200,6 +215,16 @@ impl Stream {
                     biased;
                     () = state.stopping.cancelled() => return,
                     () = sender.closed() => return,
+                    session = ended.recv() => match session {
+                        Ok(session) if session == self.session => return,
+                        Ok(_) => {}
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            if !self.is_good(&state).await {
+                                return;
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
                     changed = tokens_changed.changed() => {
                         if changed.is_err()
                             || !super::events::is_current(&state.hub.store, &state.tokens, &self.token).await
@@ -256,19 +281,21 @@ impl Stream {
     }
 
     /// Appends the hand-overs due in `look`'s projects to the log, then sends what the log
-    /// holds after the stream's position. `None` once the client is gone.
+    /// holds after the stream's position. `None` once the client is gone, or its session.
     async fn look_and_send(self, look: Look, sender: &mpsc::Sender<Bytes>) -> Option<Stream> {
         let (stream, events) = off_thread(move || {
             let mut stream = self;
-            stream.append_due(look);
+            if !stream.append_due(look) {
+                return None;
+            }
             let store = stream.hub.store.clone();
             let events = store
                 .mcp_events_after(&stream.session, stream.position)
                 .unwrap_or_default();
-            (stream, events)
+            Some((stream, events))
         })
         .await
-        .ok()?;
+        .ok()??;
         let mut stream = stream;
         for event in events {
             let sent = format!(
@@ -282,16 +309,28 @@ impl Stream {
         Some(stream)
     }
 
-    /// Appends each hand-over due to the agent in `look`'s projects to the session's log,
-    /// then records it seen. A project that cannot be read now is looked at again at the
-    /// next change or keep-alive.
-    fn append_due(&mut self, look: Look) {
+    /// Announces the session live in each of `look`'s projects (once), then appends each
+    /// hand-over due to the agent there to the session's log and records it seen. A
+    /// project that cannot be read now is looked at again at the next change or
+    /// keep-alive. False when there was work to push and the session is no longer kept
+    /// (ended on another hub): nothing is pushed, and the stream ends.
+    fn append_due(&mut self, look: Look) -> bool {
         let store: Arc<dyn Store> = self.hub.store.clone();
         let projects = match look {
             Look::All => crate::project::project_ids(&*store).unwrap_or_default(),
             Look::Some(projects) => projects.into_iter().collect(),
         };
+        let mut is_kept = None;
         for project in projects {
+            if !self.live.contains_key(&project) {
+                // Before the look: work handed over after it finds the session live. One
+                // that cannot be announced now is tried again at the next look.
+                let announced =
+                    store.announce_session(&project, &self.agent, wake::HTTP_STREAM_CLIENT);
+                if let Ok(presence) = announced {
+                    self.live.insert(project.clone(), presence);
+                }
+            }
             let Ok(session) =
                 Session::open_by_id_as(self.hub.clone(), &self.agent, &project, Standing::Observer)
             else {
@@ -304,12 +343,18 @@ impl Stream {
             if due.is_empty() {
                 continue;
             }
+            let kept = *is_kept
+                .get_or_insert_with(|| !matches!(store.mcp_session(&self.session), Ok(None)));
+            if !kept {
+                return false;
+            }
             let appended = append(&*store, &self.session, &self.agent, &project, due);
             // Recorded after it is in the log: a failure here (or the hub's death) leaves
             // it unseen, and the next look, here or on another hub, records it without
             // appending it again.
             let _ = session.record_pushed(pushed, &appended);
         }
+        true
     }
 }
 
@@ -356,6 +401,7 @@ mod tests {
             token: TokenId::from_stored("hash".to_string()),
             position: 0,
             pushed: HashMap::new(),
+            live: HashMap::new(),
         }
     }
 

@@ -82,6 +82,9 @@ pub struct McpSessions {
     /// store keeps a session whole, owner and state in one write. rmcp hands it over just
     /// before it answers, with nothing to wait on between, so each entry is taken at once.
     opening: Mutex<HashMap<String, String>>,
+    /// The ids of the sessions ended on this hub (DELETE, or their token gone), told to
+    /// their push streams here ([`super::pushes`]), which end at once.
+    ended: tokio::sync::broadcast::Sender<String>,
 }
 
 impl McpSessions {
@@ -90,7 +93,14 @@ impl McpSessions {
             manager,
             store,
             opening: Mutex::new(HashMap::new()),
+            ended: tokio::sync::broadcast::channel(64).0,
         }
+    }
+
+    /// The ids of the sessions ended on this hub from now on. A receiver that lags has
+    /// missed some: it asks the store about its own.
+    pub fn ended(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.ended.subscribe()
     }
 
     /// The session manager rmcp's service is to use.
@@ -144,12 +154,18 @@ impl McpSessions {
             .await;
     }
 
+    /// Ends the sessions `ids` in the store, and their push streams on this hub.
     async fn forget(&self, ids: Vec<String>) {
+        let told = ids.clone();
         // A session left kept answers its own token only, and that token is gone: the
         // token check refuses it, and it ends unused.
         let _ = self
             .on_store(move |store| store.forget_mcp_sessions(&ids))
             .await;
+        for id in told {
+            // No stream open here is no one to tell.
+            let _ = self.ended.send(id);
+        }
     }
 
     /// Ends the sessions held in this process whose token is no longer good (removed,

@@ -64,6 +64,11 @@ pub struct Workplace {
 /// a push before it runs the wake command beside the session.
 pub const PUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// The client a Claude Code session over HTTP is announced as while a hub holds its push
+/// stream open (`serve/pushes.rs`): one of the live sessions whose pushes the supervisor
+/// counts as the work shown ([`supervisor`]), as it does a Codex session's.
+pub const HTTP_STREAM_CLIENT: &str = "claude-http";
+
 /// A supervisor stops after this many runs in a row, so two agents handing work back and
 /// forth cannot keep each other awake for ever. What still waits stays in the inbox.
 pub const MAX_RUNS_IN_A_ROW: usize = 3;

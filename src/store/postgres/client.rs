@@ -57,6 +57,9 @@ pub enum Error {
     /// be checked ([`super::pool::Pool::rechecked`]).
     #[error("the database's schema is not the one remembered")]
     SchemaUnchecked,
+    /// A statement expected to answer at most one row, or exactly one, answered `rows`.
+    #[error("a statement answered {rows} rows where one was expected")]
+    Rows { rows: usize },
 }
 
 impl Error {
@@ -64,7 +67,10 @@ impl Error {
     pub fn code(&self) -> Option<&postgres::error::SqlState> {
         match self {
             Error::Postgres(error) => error.code(),
-            Error::NoAnswer { .. } | Error::Runtime(_) | Error::SchemaUnchecked => None,
+            Error::NoAnswer { .. }
+            | Error::Runtime(_)
+            | Error::SchemaUnchecked
+            | Error::Rows { .. } => None,
         }
     }
 }
@@ -447,23 +453,37 @@ impl Drop for Client {
 /// How long a connection let go is given to tell the server it is leaving.
 const GOODBYE_WITHIN: Duration = Duration::from_secs(1);
 
-/// The statements baton makes, on a connection or in a transaction.
+/// The statements baton makes, on a connection or in a transaction: each sent prepared and
+/// kept, or unprepared with its parameters' types ([`Client::sends_unprepared`]).
 pub trait Statements {
     fn query(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)])
     -> Result<Vec<Row>, Error>;
-
-    fn query_one(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error>;
-
-    fn query_opt(
-        &mut self,
-        statement: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Option<Row>, Error>;
 
     fn execute(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error>;
 
     /// Runs `statements` (separated by semicolons, no parameters).
     fn batch_execute(&mut self, statements: &str) -> Result<(), Error>;
+
+    /// The one row `statement` answers; more or none is an error.
+    fn query_one(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
+        match self.query_opt(statement, params)? {
+            Some(row) => Ok(row),
+            None => Err(Error::Rows { rows: 0 }),
+        }
+    }
+
+    /// The row `statement` answers, if any; more than one is an error.
+    fn query_opt(
+        &mut self,
+        statement: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, Error> {
+        let mut rows = self.query(statement, params)?;
+        match rows.len() {
+            0 | 1 => Ok(rows.pop()),
+            rows => Err(Error::Rows { rows }),
+        }
+    }
 }
 
 impl Statements for Client {
@@ -487,50 +507,6 @@ impl Statements for Client {
             self.within,
             self.is_cut,
             self.live().query(&prepared, params),
-        );
-        self.answered(statement, answered)
-    }
-
-    fn query_one(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
-        if let Some(typed) = self.typed(params) {
-            let answered = Client::wait(
-                &self.runtime,
-                self.within,
-                self.is_cut,
-                self.live().query_typed_one(statement, &typed),
-            );
-            return self.noted(answered);
-        }
-        let prepared = self.statement(statement)?;
-        let answered = Client::wait(
-            &self.runtime,
-            self.within,
-            self.is_cut,
-            self.live().query_one(&prepared, params),
-        );
-        self.answered(statement, answered)
-    }
-
-    fn query_opt(
-        &mut self,
-        statement: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Option<Row>, Error> {
-        if let Some(typed) = self.typed(params) {
-            let answered = Client::wait(
-                &self.runtime,
-                self.within,
-                self.is_cut,
-                self.live().query_typed_opt(statement, &typed),
-            );
-            return self.noted(answered);
-        }
-        let prepared = self.statement(statement)?;
-        let answered = Client::wait(
-            &self.runtime,
-            self.within,
-            self.is_cut,
-            self.live().query_opt(&prepared, params),
         );
         self.answered(statement, answered)
     }
@@ -595,18 +571,6 @@ impl Statements for Transaction<'_> {
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, Error> {
         self.client.query(statement, params)
-    }
-
-    fn query_one(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
-        self.client.query_one(statement, params)
-    }
-
-    fn query_opt(
-        &mut self,
-        statement: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Option<Row>, Error> {
-        self.client.query_opt(statement, params)
     }
 
     fn execute(&mut self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {

@@ -519,7 +519,7 @@ pub fn is_connection_lost(error: &client::Error) -> bool {
     let error = match error {
         client::Error::Postgres(error) => error,
         client::Error::NoAnswer { .. } | client::Error::Runtime(_) => return true,
-        client::Error::SchemaUnchecked => return false,
+        client::Error::SchemaUnchecked | client::Error::Rows { .. } => return false,
     };
     if error.is_closed() {
         return true;

@@ -34,9 +34,9 @@
 //! handler's peer. A log of pushes alone, appended by whichever hub holds the stream, is
 //! what carries on.
 //!
-//! The stream ends when its client goes, its session ends (DELETE or a token gone: at once
-//! on the hub that ended it, and on another at its next push or keep-alive; idle: at a
-//! keep-alive), its token is no longer good, or its hub stops or drains (the client
+//! The stream ends when its client goes, its session ends (DELETE or a token gone: at once,
+//! on any hub, as the store's feed tells it; idle, or a word of the feed lost: at the next
+//! keep-alive, and before anything is pushed to it), its token is no longer good, or its hub stops or drains (the client
 //! reconnects elsewhere). It is counted among its token's streams ([`super::streams`]:
 //! this layer runs inside that count).
 //!
@@ -201,7 +201,7 @@ impl Stream {
         }
         let mut changes = state.feed.subscribe();
         let mut tokens_changed = state.feed.tokens_changed();
-        let mut ended = state.sessions.ended();
+        let mut ended = state.feed.sessions_ended();
         let mut keep_alive =
             tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
         let mut look = Look::All;
@@ -456,5 +456,26 @@ mod tests {
         next.append_due(Look::All);
         stream(&test.hub).append_due(Look::All);
         assert_eq!(store.mcp_events_after("s1", 0).unwrap().len(), 1);
+    }
+
+    /// A stream whose session ended on another hub unbeknown to it (the store's word of it
+    /// lost) pushes it nothing: the look that finds work due finds the session gone,
+    /// appends nothing, leaves the work unseen for the wake, and says the stream is over.
+    #[test]
+    fn a_stream_whose_session_is_gone_pushes_nothing_and_ends() {
+        let test = TestHub::new();
+        test.register(&["alice", "dev"]);
+        let store = test.hub.store.clone();
+        let mut gone = stream(&test.hub);
+        assert!(gone.append_due(Look::All), "nothing due: nothing asked");
+        test.send("alice", "dev", START, NewTask::default())
+            .unwrap();
+        assert!(!gone.append_due(Look::All), "the session is not kept");
+        assert!(store.mcp_events_after("s1", 0).unwrap().is_empty());
+        let project = &crate::project::project_ids(&*store).unwrap()[0];
+        let session =
+            Session::open_by_id_as(test.hub.clone(), "dev", project, Standing::Observer).unwrap();
+        let due = session.handovers_to_push(&mut Pushed::default()).unwrap();
+        assert_eq!(due.len(), 1, "still due, for the wake and the next prompt");
     }
 }

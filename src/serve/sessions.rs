@@ -82,25 +82,23 @@ pub struct McpSessions {
     /// store keeps a session whole, owner and state in one write. rmcp hands it over just
     /// before it answers, with nothing to wait on between, so each entry is taken at once.
     opening: Mutex<HashMap<String, String>>,
-    /// The ids of the sessions ended on this hub (DELETE, or their token gone), told to
-    /// their push streams here ([`super::pushes`]), which end at once.
-    ended: tokio::sync::broadcast::Sender<String>,
+    /// Where the sessions ended here are told to this hub's push streams
+    /// ([`super::pushes`]), which end at once (the store tells other hubs').
+    feed: super::events::Feed,
 }
 
 impl McpSessions {
-    pub fn new(manager: Arc<LocalSessionManager>, store: Arc<dyn Store>) -> Self {
+    pub fn new(
+        manager: Arc<LocalSessionManager>,
+        store: Arc<dyn Store>,
+        feed: super::events::Feed,
+    ) -> Self {
         McpSessions {
             manager,
             store,
             opening: Mutex::new(HashMap::new()),
-            ended: tokio::sync::broadcast::channel(64).0,
+            feed,
         }
-    }
-
-    /// The ids of the sessions ended on this hub from now on. A receiver that lags has
-    /// missed some: it asks the store about its own.
-    pub fn ended(&self) -> tokio::sync::broadcast::Receiver<String> {
-        self.ended.subscribe()
     }
 
     /// The session manager rmcp's service is to use.
@@ -154,7 +152,8 @@ impl McpSessions {
             .await;
     }
 
-    /// Ends the sessions `ids` in the store, and their push streams on this hub.
+    /// Ends the sessions `ids` in the store, and their push streams (on this hub at once,
+    /// on another as the store tells it).
     async fn forget(&self, ids: Vec<String>) {
         let told = ids.clone();
         // A session left kept answers its own token only, and that token is gone: the
@@ -163,8 +162,7 @@ impl McpSessions {
             .on_store(move |store| store.forget_mcp_sessions(&ids))
             .await;
         for id in told {
-            // No stream open here is no one to tell.
-            let _ = self.ended.send(id);
+            self.feed.tell_session_ended(id);
         }
     }
 

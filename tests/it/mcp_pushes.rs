@@ -423,9 +423,9 @@ fn an_open_stream_is_a_live_session_whose_pushed_work_runs_no_wake_command_until
 
 /// Two hubs on one PostgreSQL database (whatever store the rest of the suite runs on: on
 /// the files one hub serves every session): the stream held on one, its session DELETEd
-/// through the other. The hub holding the stream is told nothing, but pushes nothing to a
-/// session that ended: the next hand-over ends the stream and its announcement, and the
-/// wake command runs for it.
+/// through the other. The hub holding the stream is told by the store and ends it, and its
+/// announcement, at once; the next hand-over is pushed to no one and runs the wake
+/// command.
 #[test]
 fn a_session_deleted_through_another_hub_is_pushed_nothing_and_its_work_wakes_the_agent() {
     let Some(env) = TestEnv::on_postgres() else {
@@ -449,15 +449,17 @@ fn a_session_deleted_through_another_hub_is_pushed_nothing_and_its_work_wakes_th
         &json!({}),
     );
     assert!(ended.status < 300, "{ended:?}");
-    let id = env.send("alice", "dev", "Review the parser", &[]);
     assert!(
         stream.ends_within(PUSH_WITHIN),
         "the stream of the ended session ends"
     );
+    crate::common::eventually("the announcement gone with the session", || {
+        live(&env, &project, "dev").is_empty().then_some(())
+    });
+    let id = env.send("alice", "dev", "Review the parser", &[]);
     crate::common::eventually("the wake command's run", || {
         (runs_of(&runs) == 1).then_some(())
     });
-    assert!(live(&env, &project, "dev").is_empty());
     assert_ne!(
         delivery(&env, &id.to_string())["state"],
         "seen",

@@ -36,9 +36,9 @@
 //!
 //! The stream ends when its client goes, its session ends (DELETE or a token gone: at once,
 //! on any hub, as the store's feed tells it; idle, or a word of the feed lost: at the next
-//! keep-alive, and before anything is pushed to it), its token is no longer good, or its hub stops or drains (the client
-//! reconnects elsewhere). It is counted among its token's streams ([`super::streams`]:
-//! this layer runs inside that count).
+//! keep-alive, and before anything is pushed to it), its token is no longer good, or its
+//! hub stops or drains (the client reconnects elsewhere). It is counted among its token's
+//! streams ([`super::streams`]: this layer runs inside that count).
 //!
 //! While it is open, the session is announced as a **live session** of its agent in each
 //! project it looks at (client [`wake::HTTP_STREAM_CLIENT`]), as `baton mcp`'s follower

@@ -307,6 +307,16 @@ fn runs_of(runs: &std::path::Path) -> usize {
     std::fs::read_to_string(runs).map_or(0, |text| text.lines().count())
 }
 
+/// Waits for the wake command's `count`th run; failing, with dev's wake log.
+fn until_runs(env: &TestEnv, runs: &std::path::Path, count: usize) {
+    crate::common::eventually_or(
+        Duration::from_secs(60),
+        &format!("the wake command's run {count}"),
+        || (runs_of(runs) == count).then_some(()),
+        || std::fs::read_to_string(env.home().join("wake/dev.log")).unwrap_or_default(),
+    );
+}
+
 /// dev's wake log, once its supervisor said `word`.
 fn wake_log_saying(env: &TestEnv, word: &str) -> String {
     let path = env.home().join("wake").join("dev.log");
@@ -374,9 +384,7 @@ fn an_open_stream_is_a_live_session_whose_pushed_work_runs_no_wake_command_until
         live(&env, &project, "dev").is_empty().then_some(())
     });
     env.send("alice", "dev", "Fix the lexer", &[]);
-    crate::common::eventually("the wake command's run", || {
-        (runs_of(&runs) == 1).then_some(())
-    });
+    until_runs(&env, &runs, 1);
 
     // 3. DELETE: the stream ends with its session, and the announcement with it.
     let mut stream = Stream::open(&hub, &token, &session, None);
@@ -400,9 +408,7 @@ fn an_open_stream_is_a_live_session_whose_pushed_work_runs_no_wake_command_until
         live(&env, &project, "dev").is_empty().then_some(())
     });
     env.send("alice", "dev", "Check the time zones", &[]);
-    crate::common::eventually("the wake command's second run", || {
-        (runs_of(&runs) == 2).then_some(())
-    });
+    until_runs(&env, &runs, 2);
 
     // 4. The hub holding the stream SIGKILLed: nothing of it is left live.
     let session = open_session(&hub, &token, "claude-code");
@@ -416,9 +422,7 @@ fn an_open_stream_is_a_live_session_whose_pushed_work_runs_no_wake_command_until
         live(&env, &project, "dev").is_empty().then_some(())
     });
     env.send("alice", "dev", "Write the release notes", &[]);
-    crate::common::eventually("the wake command's third run", || {
-        (runs_of(&runs) == 3).then_some(())
-    });
+    until_runs(&env, &runs, 3);
 }
 
 /// Two hubs on one PostgreSQL database (whatever store the rest of the suite runs on: on
@@ -457,9 +461,7 @@ fn a_session_deleted_through_another_hub_is_pushed_nothing_and_its_work_wakes_th
         live(&env, &project, "dev").is_empty().then_some(())
     });
     let id = env.send("alice", "dev", "Review the parser", &[]);
-    crate::common::eventually("the wake command's run", || {
-        (runs_of(&runs) == 1).then_some(())
-    });
+    until_runs(&env, &runs, 1);
     assert_ne!(
         delivery(&env, &id.to_string())["state"],
         "seen",

@@ -42,9 +42,10 @@
 //!
 //! While it is open, the session is announced as a **live session** of its agent in each
 //! project it looks at (client [`wake::HTTP_STREAM_CLIENT`]), as `baton mcp`'s follower
-//! announces a stdio one ([`crate::store::presence`]): a hand-over to the agent is then
-//! known to reach it, and the agent's wake supervisor, seeing the work pushed here, does
-//! not also run the wake command. The announcement ends with the stream, and with its hub:
+//! announces a stdio one ([`crate::store::presence`]): a sender is then told the work
+//! reaches a live session. The wake command still runs for it, as for a stdio Claude Code
+//! session (the client may drop a channel push unsaid: [`crate::wake::supervisor`]). The
+//! announcement ends with the stream, and with its hub:
 //! it is a lock file or a PostgreSQL advisory lock of the hub's process, which its death
 //! lets go of, whichever hub or command looks next.
 

@@ -65,8 +65,8 @@ pub struct Workplace {
 pub const PUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The client a Claude Code session over HTTP is announced as while a hub holds its push
-/// stream open (`serve/pushes.rs`): one of the live sessions whose pushes the supervisor
-/// counts as the work shown ([`supervisor`]), as it does a Codex session's.
+/// stream open (`serve/pushes.rs`). Its pushes are not counted as the work shown, as a
+/// stdio Claude Code session's are not ([`supervisor`]).
 pub const HTTP_STREAM_CLIENT: &str = "claude-http";
 
 /// A supervisor stops after this many runs in a row, so two agents handing work back and

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::work::{Item, Work, arrived, still_unseen, unseen_tasks, waiting};
 use super::{
-    HTTP_STREAM_CLIENT, MAX_RUNS_IN_A_ROW, PUSH_TIMEOUT, RunSetup, log, not_signed_here, prompt,
-    wake_command, workspace_not_bound_here, worktree_prompt,
+    MAX_RUNS_IN_A_ROW, PUSH_TIMEOUT, RunSetup, log, not_signed_here, prompt, wake_command,
+    workspace_not_bound_here, worktree_prompt,
 };
 use crate::board::inbox::Reason;
 use crate::board::task::{TaskId, Worktree};
@@ -138,23 +138,20 @@ pub fn supervise(
 /// session whose push fails gives up and leaves, which ends the wait at once.
 const PUSH_GRACE: Duration = PUSH_TIMEOUT.saturating_mul(2);
 
-/// Whether everything waiting for `agent` is tasks that a live session of its in `project`
-/// was shown within [`PUSH_GRACE`], so that a wake run would be a second agent on the same
-/// work: a Codex session (its app-server acknowledges a push before baton records it as
-/// seen), or a Claude Code session over HTTP whose push stream a hub holds open
-/// ([`HTTP_STREAM_CLIENT`]: a stream its client opened and keeps open to be pushed on, each
-/// push written on it and kept in the session's log before it is recorded seen). A session
-/// that cannot take the push leaves the work unseen, or leaves, and the wake command runs
-/// as before. A stdio Claude Code channel's push does not count: `baton mcp` is started by
-/// every Claude Code session, print mode's and those without channels included, which
-/// drop the push unsaid.
+/// Whether everything waiting for `agent` is tasks that its live Codex session in `project`
+/// was shown within [`PUSH_GRACE`]: Codex's app-server acknowledges a push before baton
+/// records it as seen, so a wake run would be a second agent on the same work. A session that
+/// cannot take the push leaves the work unseen, or leaves, and the wake command runs as
+/// before. Only Codex's pushes count: a Claude Code channel push, over stdio or on an HTTP
+/// stream alike, may be dropped by the client unsaid (print mode, no channels flag, no
+/// first-party login), and an open stream says nothing of that.
 fn shown_in_live_session(store: &dyn Store, agent: &str, project: &str) -> bool {
     let codex = crate::client::Client::Codex.name();
     let is_live = || {
         store
             .live_clients(project, agent)
             .iter()
-            .any(|client| client == codex || client == HTTP_STREAM_CLIENT)
+            .any(|client| client == codex)
     };
     let deadline = Instant::now() + PUSH_GRACE;
     loop {

@@ -83,6 +83,18 @@ fn documents_are_versioned_locked_and_listed(hub: &Hub) {
         ["claude", "codex"],
         "sorted, the names no agent can have left out"
     );
+    let loaded = other.load_collection(Collection::Agents).unwrap();
+    let names: Vec<&str> = loaded.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["claude", "codex"],
+        "the names listed, each with its text"
+    );
+    assert_eq!(loaded[0].1, b"{}");
+    assert_eq!(
+        Some(&loaded[1].1),
+        other.load_document(&agent).unwrap().as_ref()
+    );
     assert!(store.remove_document(&agent).unwrap());
     assert!(!store.remove_document(&agent).unwrap());
     assert!(other.load_document(&agent).unwrap().is_none());

@@ -391,11 +391,16 @@ impl PgStore {
             .collect();
         let origin = self.board_origin(project);
         let mut untouched: HashMap<i64, Task> = HashMap::with_capacity(kept.texts.len());
-        for task in kept.board.tasks() {
-            let task = task.map_err(|refused| StoreError::board(origin.clone(), refused))?;
-            let id = task.id.0 as i64;
+        // By place, each task copied once (through `tasks()`, a stored one would be decoded
+        // into the kept board's copy first, then copied).
+        for (place, head) in kept.board.heads().enumerate() {
+            let id = head.id.0 as i64;
             if !touched.contains_key(&id) {
-                untouched.insert(id, task.clone());
+                let task = kept
+                    .board
+                    .task_at(place)
+                    .map_err(|refused| StoreError::board(origin.clone(), refused))?;
+                untouched.insert(id, task);
             }
         }
         let mut texts: Vec<(i64, String)> = kept

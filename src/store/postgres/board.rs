@@ -321,13 +321,25 @@ impl PgStore {
             return Ok(kept);
         }
         // One write since the board kept (the other hub's batch, as two hubs take turns):
-        // its tasks are read, not the board's thousands.
-        if let (Some(fields), Some(version), Some(last_write)) = (fields, version, last_write)
+        // its tasks are read, not the board's thousands (asked here when the caller did
+        // not send the question with the board's fields).
+        if let (Some(fields), Some(version)) = (fields, version)
             && let Some(kept) = self.kept_board(project, Some(version - 1))
-            && let Some(read) = self.after_one_write(project, fields, &kept, last_write)?
         {
-            self.keep_board(project, version, &read);
-            return Ok(read);
+            let asked;
+            let last_write = match last_write {
+                Some(rows) => rows,
+                None => {
+                    asked = client
+                        .query(LAST_WRITE, &[&project])
+                        .map_err(|error| self.failed(&error))?;
+                    &asked[..]
+                }
+            };
+            if let Some(read) = self.after_one_write(project, fields, &kept, last_write)? {
+                self.keep_board(project, version, &read);
+                return Ok(read);
+            }
         }
         let rows = client
             .query(
@@ -377,17 +389,20 @@ impl PgStore {
         let Some(first) = last_write.first() else {
             return Ok(None);
         };
+        // Read at the version of `fields` (outside a transaction, a write may come between
+        // the two statements), over the board kept.
         let over_kept = kept.exists
-            && first.get::<_, Option<i32>>(0) == Some(kept.board.schema as i32)
-            && first.get::<_, Option<i64>>(1) == Some(kept.board.next_id as i64)
-            && first.get::<_, Option<&str>>(2) == Some(&*kept.reservations);
+            && first.get::<_, i64>(0) == fields.get::<_, i64>(2)
+            && first.get::<_, Option<i32>>(1) == Some(kept.board.schema as i32)
+            && first.get::<_, Option<i64>>(2) == Some(kept.board.next_id as i64)
+            && first.get::<_, Option<&str>>(3) == Some(&*kept.reservations);
         // A newer baton's board is left to the whole read, which refuses it.
         if !over_kept || fields.get::<_, i32>(0) as i64 > BOARD_SCHEMA as i64 {
             return Ok(None);
         }
         let touched: HashMap<i64, Option<String>> = last_write
             .iter()
-            .filter_map(|row| Some((row.get::<_, Option<i64>>(3)?, row.get(4))))
+            .filter_map(|row| Some((row.get::<_, Option<i64>>(4)?, row.get(5))))
             .collect();
         let origin = self.board_origin(project);
         let mut untouched: HashMap<i64, Task> = HashMap::with_capacity(kept.texts.len());
@@ -764,11 +779,11 @@ impl PgStore {
 const BOARD_FIELDS: &str =
     "SELECT schema, next_id, version, reservations FROM boards WHERE project = $1";
 
-/// What the last write of the board of project $1 was made over and touched: the fields of
-/// the board before it, beside each task it touched with its text now (`NULL` for one it
+/// What the last write of the board of project $1 was made over and touched: the board's
+/// version, and the fields of the board before it, beside each task it touched with its text now (`NULL` for one it
 /// took off; no task at all when it touched none). No row when there is no board.
-const LAST_WRITE: &str = "SELECT b.previous_schema, b.previous_next_id, b.previous_reservations, \
-         p.id, t.task \
+const LAST_WRITE: &str = "SELECT b.version, b.previous_schema, b.previous_next_id, \
+         b.previous_reservations, p.id, t.task \
      FROM boards b \
      LEFT JOIN board_previous p ON p.project = b.project \
      LEFT JOIN tasks t ON t.project = p.project AND t.id = p.id \

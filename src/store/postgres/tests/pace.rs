@@ -309,7 +309,8 @@ fn renamed(id: TaskId, subject: &'static str) -> Change<'static> {
 
 /// Two hubs taking turns: each change of one begins from the board as the other's last
 /// write left it (the hub reads only the tasks that write touched, over the board it kept),
-/// with tasks added, changed and taken off by the other; and after a copy's import, which
+/// with tasks added, changed and taken off by the other, as a read of the board then gives
+/// it; and after a copy's import, which
 /// replaced the board, from the board imported (read whole).
 #[test]
 fn a_hub_whose_kept_board_another_hub_wrote_over_begins_from_the_board_as_written() {
@@ -353,6 +354,15 @@ fn a_hub_whose_kept_board_another_hub_wrote_over_begins_from_the_board_as_writte
     for (turn, (hub, change)) in turns.into_iter().enumerate() {
         let (began, expected) = change_seen(hub, &elsewhere, change);
         assert_eq!(began, expected, "turn {turn}");
+        // A read of the board (no lock) after the other's write gives it as written too.
+        let now = whole(&elsewhere.board("p").unwrap());
+        for (name, reader) in [("a", &*a), ("b", &*b)] {
+            assert_eq!(
+                whole(&reader.board("p").unwrap()),
+                now,
+                "turn {turn}, {name}"
+            );
+        }
     }
     // A copy's import replaces the board: the version counts up once, but the write was
     // not made over the board either hub kept.

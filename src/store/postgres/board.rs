@@ -204,10 +204,9 @@ impl PgStore {
         let project_params: [&(dyn ToSql + Sync); 1] = [&project];
         let kind = "project";
         let record_params: [&(dyn ToSql + Sync); 2] = [&kind, &project];
-        let reads: [Piped<'_>; 3] = [
+        let reads: [Piped<'_>; 2] = [
             (BOARD_FIELDS, &project_params),
             (SELECT_DOCUMENT, &record_params),
-            (LAST_WRITE, &project_params),
         ];
         let mut piped: Vec<Piped<'_>> = vec![(TRY_LOCK, &lock_params)];
         piped.extend_from_slice(&reads);
@@ -229,12 +228,7 @@ impl PgStore {
                 .ok_or(StoreError::Unfinished)?
             }
         };
-        let read = self.board_with_fields(
-            connection.client(),
-            project,
-            reads[0].first(),
-            Some(&reads[2]),
-        )?;
+        let read = self.board_with_fields(connection.client(), project, reads[0].first())?;
         let record = Some(reads[1].first().map(|row| row.get(0)));
         let client = Arc::new(Mutex::new(Some(connection.take())));
         let archive = Arc::new(ArchiveInTransaction {
@@ -293,20 +287,16 @@ impl PgStore {
         let fields = client
             .query_opt(BOARD_FIELDS, &[&project])
             .map_err(|error| self.failed(&error))?;
-        self.board_with_fields(client, project, fields.as_ref(), None)
+        self.board_with_fields(client, project, fields.as_ref())
     }
 
     /// The board of `project` whose fields `client` read as `fields` ([`BOARD_FIELDS`]; `None`:
-    /// no board yet): the board kept at their version; else, when `last_write` holds the
-    /// rows [`LAST_WRITE`] read beside them and the board kept is the one that write was
-    /// made over, that board with the tasks the write touched read again; else its tasks
-    /// read.
+    /// no board yet): the board kept at their version, else its tasks read.
     fn board_with_fields(
         &self,
         client: &mut impl Statements,
         project: &str,
         fields: Option<&Row>,
-        last_write: Option<&[Row]>,
     ) -> Result<Read, Failed> {
         let version = fields.map(|row| row.get::<_, i64>(2));
         if let Some(kept) = self.kept_board(project, version)
@@ -319,27 +309,6 @@ impl PgStore {
             // after its row was removed (a copy's --replace) starts its versions again,
             // never its ids.
             return Ok(kept);
-        }
-        // One write since the board kept (the other hub's batch, as two hubs take turns):
-        // its tasks are read, not the board's thousands (asked here when the caller did
-        // not send the question with the board's fields).
-        if let (Some(fields), Some(version)) = (fields, version)
-            && let Some(kept) = self.kept_board(project, Some(version - 1))
-        {
-            let asked;
-            let last_write = match last_write {
-                Some(rows) => rows,
-                None => {
-                    asked = client
-                        .query(LAST_WRITE, &[&project])
-                        .map_err(|error| self.failed(&error))?;
-                    &asked[..]
-                }
-            };
-            if let Some(read) = self.after_one_write(project, fields, &kept, last_write)? {
-                self.keep_board(project, version, &read);
-                return Ok(read);
-            }
         }
         let rows = client
             .query(
@@ -367,91 +336,6 @@ impl PgStore {
             self.keep_board(project, version, &read);
         }
         Ok(read)
-    }
-
-    /// The board of `project` as the one write made after `kept` left it: `fields` its
-    /// fields now ([`BOARD_FIELDS`]), `last_write` what [`LAST_WRITE`] read (the fields of
-    /// the board that write was made over, and each task it touched with its text now,
-    /// `None` for one it took off). `None` when that write was not made over `kept` (the
-    /// board before it had other fields: a copy's import, a board made anew), which leaves
-    /// the board to be read whole. Every write of a board's tasks writes the board before's
-    /// fields and the tasks it touched in the same transaction, and counts the version up
-    /// once ([`PgStore::write_change`], [`PgStore::write_board`]), so the tasks it did not
-    /// touch are the kept board's: those are taken as decoded, the touched ones decoded
-    /// from their text. What is built is what a read of every task would give.
-    fn after_one_write(
-        &self,
-        project: &str,
-        fields: &Row,
-        kept: &Read,
-        last_write: &[Row],
-    ) -> Result<Option<Read>, Failed> {
-        let Some(first) = last_write.first() else {
-            return Ok(None);
-        };
-        // Read at the version of `fields` (outside a transaction, a write may come between
-        // the two statements), over the board kept.
-        let over_kept = kept.exists
-            && first.get::<_, i64>(0) == fields.get::<_, i64>(2)
-            && first.get::<_, Option<i32>>(1) == Some(kept.board.schema as i32)
-            && first.get::<_, Option<i64>>(2) == Some(kept.board.next_id as i64)
-            && first.get::<_, Option<&str>>(3) == Some(&*kept.reservations);
-        // A newer baton's board is left to the whole read, which refuses it.
-        if !over_kept || fields.get::<_, i32>(0) as i64 > BOARD_SCHEMA as i64 {
-            return Ok(None);
-        }
-        let touched: HashMap<i64, Option<String>> = last_write
-            .iter()
-            .filter_map(|row| Some((row.get::<_, Option<i64>>(4)?, row.get(5))))
-            .collect();
-        let origin = self.board_origin(project);
-        let mut untouched: HashMap<i64, Task> = HashMap::with_capacity(kept.texts.len());
-        // By place, each task copied once (through `tasks()`, a stored one would be decoded
-        // into the kept board's copy first, then copied).
-        for (place, head) in kept.board.heads().enumerate() {
-            let id = head.id.0 as i64;
-            if !touched.contains_key(&id) {
-                let task = kept
-                    .board
-                    .task_at(place)
-                    .map_err(|refused| StoreError::board(origin.clone(), refused))?;
-                untouched.insert(id, task);
-            }
-        }
-        let mut texts: Vec<(i64, String)> = kept
-            .texts
-            .iter()
-            .filter(|(id, _)| !touched.contains_key(id))
-            .cloned()
-            .collect();
-        texts.extend(
-            touched
-                .iter()
-                .filter_map(|(id, text)| Some((*id, text.clone()?))),
-        );
-        texts.sort_unstable_by_key(|(id, _)| *id);
-        let mut tasks = Vec::with_capacity(texts.len());
-        for (id, text) in &texts {
-            let task = match untouched.remove(id) {
-                Some(task) => task,
-                None => decode_task(&origin, *id, text)?,
-            };
-            tasks.push(task);
-        }
-        let reservations = fields.get::<_, String>(3);
-        let board = self.board_of_tasks(
-            project,
-            fields.get::<_, i32>(0),
-            fields.get::<_, i64>(1),
-            Some(&reservations),
-            tasks,
-        )?;
-        Ok(Some(Read {
-            exists: true,
-            board,
-            reservations: reservations.into(),
-            texts: texts.into(),
-        }))
     }
 
     /// The board of `project` kept at `version`, when this resident process keeps it.
@@ -489,26 +373,13 @@ impl PgStore {
                 known: BOARD_SCHEMA,
             });
         }
-        let tasks = texts
-            .iter()
-            .map(|(id, text)| decode_task(&origin, *id, text))
-            .collect::<Result<Vec<Task>, Failed>>()?;
-        self.board_of_tasks(project, schema, next_id, reservations, tasks)
-    }
-
-    /// [`PgStore::board_of`], its tasks decoded already (in the order of their texts).
-    fn board_of_tasks(
-        &self,
-        project: &str,
-        schema: i32,
-        next_id: i64,
-        reservations: Option<&str>,
-        tasks: Vec<Task>,
-    ) -> Result<Board, Failed> {
-        let origin = self.board_origin(project);
-        let mut stored = StoredTasks::with_capacity(tasks.len());
-        for (place, task) in tasks.iter().enumerate() {
-            stored.push(Head::of(task), place..place + 1);
+        let mut stored = StoredTasks::with_capacity(texts.len());
+        let mut tasks = Vec::with_capacity(texts.len());
+        for (place, (id, text)) in texts.iter().enumerate() {
+            let task: Task = serde_json::from_str(text)
+                .map_err(|error| StoreError::corrupt(&origin)(format!("#{id}: {error}")))?;
+            stored.push(Head::of(&task), place..place + 1);
+            tasks.push(task);
         }
         let reservations: Vec<Reservation> = match reservations {
             Some(text) => serde_json::from_str(text)
@@ -779,16 +650,6 @@ impl PgStore {
 const BOARD_FIELDS: &str =
     "SELECT schema, next_id, version, reservations FROM boards WHERE project = $1";
 
-/// What the last write of the board of project $1 was made over and touched: the board's
-/// version, and the fields of the board before it, beside each task it touched with its text now (`NULL` for one it
-/// took off; no task at all when it touched none). No row when there is no board.
-const LAST_WRITE: &str = "SELECT b.version, b.previous_schema, b.previous_next_id, \
-         b.previous_reservations, p.id, t.task \
-     FROM boards b \
-     LEFT JOIN board_previous p ON p.project = b.project \
-     LEFT JOIN tasks t ON t.project = p.project AND t.id = p.id \
-     WHERE b.project = $1";
-
 /// Ends a change's transaction, as the last statement of its last round trip.
 const COMMIT: &str = "COMMIT";
 
@@ -915,12 +776,6 @@ struct Changes {
     removed: Vec<i64>,
     /// The tasks written anew (added or changed), each with its text.
     written: Vec<(i64, String)>,
-}
-
-/// The task #`id` of the board at `origin` from its text.
-fn decode_task(origin: &Origin, id: i64, text: &str) -> Result<Task, Failed> {
-    serde_json::from_str(text)
-        .map_err(|error| StoreError::corrupt(origin)(format!("#{id}: {error}")))
 }
 
 /// The tasks of a board read from the database, decoded: the board asks for them whole when

@@ -308,10 +308,9 @@ fn renamed(id: TaskId, subject: &'static str) -> Change<'static> {
 }
 
 /// Two hubs taking turns: each change of one begins from the board as the other's last
-/// write left it (the hub reads only the tasks that write touched, over the board it kept),
-/// with tasks added, changed and taken off by the other, as a read of the board then gives
-/// it; and after a copy's import, which
-/// replaced the board, from the board imported (read whole).
+/// write left it, over the board it kept from its own write (tasks added, changed and taken
+/// off by the other), as a read of the board then gives it; and after a copy's import,
+/// which replaced the board, from the board imported.
 #[test]
 fn a_hub_whose_kept_board_another_hub_wrote_over_begins_from_the_board_as_written() {
     if !cluster::runs_here() {

@@ -701,9 +701,8 @@ mod tests {
             "{error}"
         );
         assert!(
-            Command::new(&script)
-                .arg("one line")
-                .status()
+            started_for_test(Command::new(&script).arg("one line"))
+                .wait()
                 .unwrap()
                 .success()
         );
@@ -757,7 +756,7 @@ mod tests {
     #[test]
     fn a_process_is_alive_until_it_has_exited() {
         assert_eq!(is_process_alive(std::process::id()), Some(true));
-        let mut child = Command::new("cmd").args(["/c", "exit 0"]).spawn().unwrap();
+        let mut child = started_for_test(Command::new("cmd").args(["/c", "exit 0"]));
         let pid = child.id();
         child.wait().unwrap();
         // Our handle to the child is still open, so the pid is not reused meanwhile.

@@ -49,8 +49,9 @@ impl Reconnecting {
     }
 }
 
-/// The line that says a broken stream is open again, and where.
-fn connected_again(source: Option<&str>) -> String {
+/// The line that says a broken stream is open again, and where (the terminal board shows it
+/// in its notice line).
+pub(super) fn connected_again(source: Option<&str>) -> String {
     match source {
         Some(source) => format!("baton: connected again, to {}", baton::text::inline(source)),
         None => "baton: connected again".to_string(),

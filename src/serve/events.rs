@@ -52,6 +52,8 @@ pub use crate::json_api::{Change, ChangeKind};
 pub struct Feed {
     sender: broadcast::Sender<Change>,
     tokens: watch::Receiver<u64>,
+    /// The ids of the MCP sessions ended, here or on another hub sharing the store.
+    sessions_ended: broadcast::Sender<String>,
 }
 
 impl Feed {
@@ -60,9 +62,11 @@ impl Feed {
     pub fn start(store: Arc<dyn Store>, stop: CancellationToken) -> Feed {
         let (sender, _) = broadcast::channel(BACKLOG);
         let (tokens_changed, tokens) = watch::channel(0);
+        let (sessions_ended, _) = broadcast::channel(BACKLOG);
         let feed = Feed {
             sender: sender.clone(),
             tokens,
+            sessions_ended: sessions_ended.clone(),
         };
         // Made here, before the server answers anything: no change after it is missed.
         let first = store.changes(&Scope::Hub);
@@ -70,6 +74,7 @@ impl Feed {
             store,
             sender,
             tokens_changed,
+            sessions_ended,
             stop,
             runtime: tokio::runtime::Handle::try_current().ok(),
         };
@@ -82,6 +87,20 @@ impl Feed {
 
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
         self.sender.subscribe()
+    }
+
+    /// The ids of the MCP sessions ended from now on (DELETE, or their token gone), on this
+    /// hub or another sharing the store: their push streams end at once
+    /// ([`super::pushes`]). A receiver that lags has missed some, and asks the store.
+    pub fn sessions_ended(&self) -> broadcast::Receiver<String> {
+        self.sessions_ended.subscribe()
+    }
+
+    /// Tells this hub's streams that the session `id` ended here (a store that tells other
+    /// hubs tells this one too, a moment later: a stream ends once).
+    pub fn tell_session_ended(&self, id: String) {
+        // No stream open is no one to tell.
+        let _ = self.sessions_ended.send(id);
     }
 
     /// Told each time the tokens changed (a token added, removed or replaced).
@@ -195,6 +214,7 @@ struct Follower {
     store: Arc<dyn Store>,
     sender: broadcast::Sender<Change>,
     tokens_changed: watch::Sender<u64>,
+    sessions_ended: broadcast::Sender<String>,
     stop: CancellationToken,
     /// Where the task that wakes the feed when the server stops runs.
     runtime: Option<tokio::runtime::Handle>,
@@ -271,6 +291,10 @@ impl Follower {
         let told = match change.what {
             What::Tokens => {
                 self.tokens_changed.send_modify(|count| *count += 1);
+                return;
+            }
+            What::McpSessionEnded { id } => {
+                let _ = self.sessions_ended.send(id);
                 return;
             }
             What::Everything => Change::resync(),

@@ -149,6 +149,7 @@ pub async fn serve(
     let sessions = Arc::new(sessions::McpSessions::new(
         Arc::new(LocalSessionManager::default()),
         hub.store.clone(),
+        feed.clone(),
     ));
     let tokens = Arc::new(crate::tokens::KeptTokens::default());
     tokio::spawn(end_sessions_of_stale_tokens(

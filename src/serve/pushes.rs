@@ -34,11 +34,20 @@
 //! handler's peer. A log of pushes alone, appended by whichever hub holds the stream, is
 //! what carries on.
 //!
-//! The stream ends when its client goes, its session ends (DELETE, or idle), its token
-//! is no longer good, or its hub stops or drains (the client reconnects elsewhere). It is
-//! counted among its token's streams ([`super::streams`]: this layer runs inside that
-//! count). Unlike `baton mcp`'s follower, it announces no live session: a hub's presence is
-//! not the agent's machine's, so an agent's wake command still runs for work pushed here.
+//! The stream ends when its client goes, its session ends (DELETE or a token gone: at once,
+//! on any hub, as the store's feed tells it; idle, or a word of the feed lost: at the next
+//! keep-alive, and before anything is pushed to it), its token is no longer good, or its
+//! hub stops or drains (the client reconnects elsewhere). It is counted among its token's
+//! streams ([`super::streams`]: this layer runs inside that count).
+//!
+//! While it is open, the session is announced as a **live session** of its agent in each
+//! project it looks at (client [`wake::HTTP_STREAM_CLIENT`]), as `baton mcp`'s follower
+//! announces a stdio one ([`crate::store::presence`]): a sender is then told the work
+//! reaches a live session. The wake command still runs for it, as for a stdio Claude Code
+//! session (the client may drop a channel push unsaid: [`crate::wake::supervisor`]). The
+//! announcement ends with the stream, and with its hub:
+//! it is a lock file or a PostgreSQL advisory lock of the hub's process, which its death
+//! lets go of, whichever hub or command looks next.
 
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
@@ -60,7 +69,9 @@ use crate::mcp::channel;
 use crate::session::blocking::{Caller, Stopped, off_thread};
 use crate::session::{Hub, Pushed, Session, Standing};
 use crate::store::Store;
+use crate::store::presence::Presence;
 use crate::tokens::TokenId;
+use crate::wake;
 
 /// The session a request presents, as its token's check found it in the store: put among
 /// the request's extensions by [`super::sessions::bind_to_token`].
@@ -144,6 +155,7 @@ pub async fn stream_pushes(
         token,
         position,
         pushed: HashMap::new(),
+        live: HashMap::new(),
     };
     tokio::spawn(stream.run(state, sender));
     let body = Body::from_stream(ReceiverStream::new(events).map(Ok::<_, Infallible>));
@@ -167,6 +179,9 @@ struct Stream {
     position: u64,
     /// What this stream pushed, per project.
     pushed: HashMap<String, Pushed>,
+    /// The session announced live, per project looked at, for as long as the stream is
+    /// open.
+    live: HashMap<String, Presence>,
 }
 
 /// Which projects to look at.
@@ -187,6 +202,7 @@ impl Stream {
         }
         let mut changes = state.feed.subscribe();
         let mut tokens_changed = state.feed.tokens_changed();
+        let mut ended = state.feed.sessions_ended();
         let mut keep_alive =
             tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
         let mut look = Look::All;
@@ -200,6 +216,16 @@ impl Stream {
                     biased;
                     () = state.stopping.cancelled() => return,
                     () = sender.closed() => return,
+                    session = ended.recv() => match session {
+                        Ok(session) if session == self.session => return,
+                        Ok(_) => {}
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            if !self.is_good(&state).await {
+                                return;
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
                     changed = tokens_changed.changed() => {
                         if changed.is_err()
                             || !super::events::is_current(&state.hub.store, &state.tokens, &self.token).await
@@ -256,19 +282,21 @@ impl Stream {
     }
 
     /// Appends the hand-overs due in `look`'s projects to the log, then sends what the log
-    /// holds after the stream's position. `None` once the client is gone.
+    /// holds after the stream's position. `None` once the client is gone, or its session.
     async fn look_and_send(self, look: Look, sender: &mpsc::Sender<Bytes>) -> Option<Stream> {
         let (stream, events) = off_thread(move || {
             let mut stream = self;
-            stream.append_due(look);
+            if !stream.append_due(look) {
+                return None;
+            }
             let store = stream.hub.store.clone();
             let events = store
                 .mcp_events_after(&stream.session, stream.position)
                 .unwrap_or_default();
-            (stream, events)
+            Some((stream, events))
         })
         .await
-        .ok()?;
+        .ok()??;
         let mut stream = stream;
         for event in events {
             let sent = format!(
@@ -282,16 +310,28 @@ impl Stream {
         Some(stream)
     }
 
-    /// Appends each hand-over due to the agent in `look`'s projects to the session's log,
-    /// then records it seen. A project that cannot be read now is looked at again at the
-    /// next change or keep-alive.
-    fn append_due(&mut self, look: Look) {
+    /// Announces the session live in each of `look`'s projects (once), then appends each
+    /// hand-over due to the agent there to the session's log and records it seen. A
+    /// project that cannot be read now is looked at again at the next change or
+    /// keep-alive. False when there was work to push and the session is no longer kept
+    /// (ended on another hub): nothing is pushed, and the stream ends.
+    fn append_due(&mut self, look: Look) -> bool {
         let store: Arc<dyn Store> = self.hub.store.clone();
         let projects = match look {
             Look::All => crate::project::project_ids(&*store).unwrap_or_default(),
             Look::Some(projects) => projects.into_iter().collect(),
         };
+        let mut is_kept = None;
         for project in projects {
+            if !self.live.contains_key(&project) {
+                // Before the look: work handed over after it finds the session live. One
+                // that cannot be announced now is tried again at the next look.
+                let announced =
+                    store.announce_session(&project, &self.agent, wake::HTTP_STREAM_CLIENT);
+                if let Ok(presence) = announced {
+                    self.live.insert(project.clone(), presence);
+                }
+            }
             let Ok(session) =
                 Session::open_by_id_as(self.hub.clone(), &self.agent, &project, Standing::Observer)
             else {
@@ -304,12 +344,18 @@ impl Stream {
             if due.is_empty() {
                 continue;
             }
+            let kept = *is_kept
+                .get_or_insert_with(|| !matches!(store.mcp_session(&self.session), Ok(None)));
+            if !kept {
+                return false;
+            }
             let appended = append(&*store, &self.session, &self.agent, &project, due);
             // Recorded after it is in the log: a failure here (or the hub's death) leaves
             // it unseen, and the next look, here or on another hub, records it without
             // appending it again.
             let _ = session.record_pushed(pushed, &appended);
         }
+        true
     }
 }
 
@@ -356,6 +402,7 @@ mod tests {
             token: TokenId::from_stored("hash".to_string()),
             position: 0,
             pushed: HashMap::new(),
+            live: HashMap::new(),
         }
     }
 
@@ -410,5 +457,26 @@ mod tests {
         next.append_due(Look::All);
         stream(&test.hub).append_due(Look::All);
         assert_eq!(store.mcp_events_after("s1", 0).unwrap().len(), 1);
+    }
+
+    /// A stream whose session ended on another hub unbeknown to it (the store's word of it
+    /// lost) pushes it nothing: the look that finds work due finds the session gone,
+    /// appends nothing, leaves the work unseen for the wake, and says the stream is over.
+    #[test]
+    fn a_stream_whose_session_is_gone_pushes_nothing_and_ends() {
+        let test = TestHub::new();
+        test.register(&["alice", "dev"]);
+        let store = test.hub.store.clone();
+        let mut gone = stream(&test.hub);
+        assert!(gone.append_due(Look::All), "nothing due: nothing asked");
+        test.send("alice", "dev", START, NewTask::default())
+            .unwrap();
+        assert!(!gone.append_due(Look::All), "the session is not kept");
+        assert!(store.mcp_events_after("s1", 0).unwrap().is_empty());
+        let project = &crate::project::project_ids(&*store).unwrap()[0];
+        let session =
+            Session::open_by_id_as(test.hub.clone(), "dev", project, Standing::Observer).unwrap();
+        let due = session.handovers_to_push(&mut Pushed::default()).unwrap();
+        assert_eq!(due.len(), 1, "still due, for the wake and the next prompt");
     }
 }

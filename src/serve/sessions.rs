@@ -82,14 +82,22 @@ pub struct McpSessions {
     /// store keeps a session whole, owner and state in one write. rmcp hands it over just
     /// before it answers, with nothing to wait on between, so each entry is taken at once.
     opening: Mutex<HashMap<String, String>>,
+    /// Where the sessions ended here are told to this hub's push streams
+    /// ([`super::pushes`]), which end at once (the store tells other hubs').
+    feed: super::events::Feed,
 }
 
 impl McpSessions {
-    pub fn new(manager: Arc<LocalSessionManager>, store: Arc<dyn Store>) -> Self {
+    pub fn new(
+        manager: Arc<LocalSessionManager>,
+        store: Arc<dyn Store>,
+        feed: super::events::Feed,
+    ) -> Self {
         McpSessions {
             manager,
             store,
             opening: Mutex::new(HashMap::new()),
+            feed,
         }
     }
 
@@ -144,12 +152,18 @@ impl McpSessions {
             .await;
     }
 
+    /// Ends the sessions `ids` in the store, and their push streams (on this hub at once,
+    /// on another as the store tells it).
     async fn forget(&self, ids: Vec<String>) {
+        let told = ids.clone();
         // A session left kept answers its own token only, and that token is gone: the
         // token check refuses it, and it ends unused.
         let _ = self
             .on_store(move |store| store.forget_mcp_sessions(&ids))
             .await;
+        for id in told {
+            self.feed.tell_session_ended(id);
+        }
     }
 
     /// Ends the sessions held in this process whose token is no longer good (removed,

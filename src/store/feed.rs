@@ -66,6 +66,9 @@ pub enum What {
     /// use). What lasts as long as a token (an event stream, an MCP session) asks again
     /// whether its token is good.
     Tokens,
+    /// An MCP session ended (DELETE, or its token gone) through some process sharing the
+    /// store: a hub holding its push stream ends it. Told to a feed of the hub only.
+    McpSessionEnded { id: String },
     /// Anything may have changed (changes were lost: a feed that broke and came back): look
     /// at everything again.
     Everything,

@@ -142,8 +142,9 @@ const PUSH_GRACE: Duration = PUSH_TIMEOUT.saturating_mul(2);
 /// was shown within [`PUSH_GRACE`]: Codex's app-server acknowledges a push before baton
 /// records it as seen, so a wake run would be a second agent on the same work. A session that
 /// cannot take the push leaves the work unseen, or leaves, and the wake command runs as
-/// before. Only Codex's pushes count: a Claude Code channel push may be dropped by the client
-/// unsaid.
+/// before. Only Codex's pushes count: a Claude Code channel push, over stdio or on an HTTP
+/// stream alike, may be dropped by the client unsaid (print mode, no channels flag, no
+/// first-party login), and an open stream says nothing of that.
 fn shown_in_live_session(store: &dyn Store, agent: &str, project: &str) -> bool {
     let codex = crate::client::Client::Codex.name();
     let is_live = || {

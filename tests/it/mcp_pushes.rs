@@ -269,3 +269,221 @@ fn two_streams_of_one_session_push_a_task_once_at_one_position() {
     assert_eq!(again.next(), first);
     assert!(again.next_within(Duration::from_secs(2)).is_none());
 }
+
+/// What a Claude Code session over HTTP with its stream open is announced as: a live
+/// session of its agent (src/wake/mod.rs `HTTP_STREAM_CLIENT`).
+const LIVE_OVER_HTTP: &str = "claude-http";
+
+/// The clients of `agent`'s live sessions in `project`, as the store tells any hub or
+/// command sharing it.
+fn live(env: &TestEnv, project: &str, agent: &str) -> Vec<String> {
+    env.with_store(|store| store.live_clients(project, agent))
+}
+
+/// The hub's one project (made by a first send).
+fn only_project(env: &TestEnv) -> String {
+    let projects = env.with_store(|store| baton::project::project_ids(store).unwrap());
+    assert_eq!(projects.len(), 1, "{projects:?}");
+    projects[0].clone()
+}
+
+/// dev, with a wake command that counts its runs in the file returned, and a token; the
+/// hub's project made by a first task to alice.
+fn woken_dev(env: &TestEnv) -> (std::path::PathBuf, String) {
+    env.register(&["alice", "dev"]);
+    let runs = env.root.path().join("wake-runs.txt");
+    let script = format!("echo run >> '{}'", runs.display());
+    env.run(
+        "",
+        &["agent", "add", "dev", "--wake", "--", "sh", "-c", &script],
+    )
+    .ok();
+    env.run("dev", &["send", "--to", "alice", "--subject", "Set up"])
+        .ok();
+    (runs, add_token(env, "dev"))
+}
+
+fn runs_of(runs: &std::path::Path) -> usize {
+    std::fs::read_to_string(runs).map_or(0, |text| text.lines().count())
+}
+
+/// Waits for the wake command's `count`th run; failing, with dev's wake log.
+fn until_runs(env: &TestEnv, runs: &std::path::Path, count: usize) {
+    crate::common::eventually_or(
+        Duration::from_secs(60),
+        &format!("the wake command's run {count}"),
+        || (runs_of(runs) == count).then_some(()),
+        || std::fs::read_to_string(env.home().join("wake/dev.log")).unwrap_or_default(),
+    );
+}
+
+impl Stream {
+    /// Whether the hub ends the stream (its body's end, or the connection closed) within
+    /// `within`, events passed over.
+    fn ends_within(&mut self, within: Duration) -> bool {
+        let started = Instant::now();
+        while started.elapsed() < within {
+            let mut line = String::new();
+            match self.0.read_line(&mut line) {
+                // The chunked body's last chunk, or the connection's end.
+                Ok(0) => return true,
+                Ok(_) if line.trim_end() == "0" => return true,
+                Ok(_) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(error) if error.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(_) => return true,
+            }
+        }
+        false
+    }
+}
+
+/// A Claude Code session over HTTP holding its stream open is a live session of its agent,
+/// as a stdio `baton mcp` one is: the sender hears that the work goes to it, where an agent
+/// with no wake command and no live session is named as one that will see it only at its
+/// next prompt. The announcement ends when the stream closes, when the session is DELETEd
+/// (its stream ending with it), and when the hub holding the stream is SIGKILLed: after
+/// each, the sender is told so again. On the files and, with BATON_TEST_STORE, on
+/// PostgreSQL.
+#[test]
+fn an_open_stream_is_a_live_session_until_the_stream_its_session_or_its_hub_ends() {
+    let env = TestEnv::new();
+    env.register(&["alice", "dev"]);
+    env.run("dev", &["send", "--to", "alice", "--subject", "Set up"])
+        .ok();
+    let token = add_token(&env, "dev");
+    let project = only_project(&env);
+    let hub = Served::start(&env, "alice");
+    let session = open_session(&hub, &token, "claude-code");
+    let sent_unreachable = |subject: &str| {
+        let said = env
+            .run("alice", &["send", "--to", "dev", "--subject", subject])
+            .ok()
+            .to_string();
+        said.contains("dev has no wake command and no live session")
+    };
+    assert!(
+        live(&env, &project, "dev").is_empty(),
+        "no stream, no live session"
+    );
+
+    // 1. Stream open: live; the sender is told so, and the push is the delivery.
+    let mut stream = Stream::open(&hub, &token, &session, None);
+    assert_eq!(stream.next().data, "", "the priming event");
+    crate::common::eventually("the stream announced live", || {
+        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
+    });
+    assert!(!sent_unreachable("Review the parser"), "dev is live");
+    let pushed = stream.next().task();
+    let first = pushed.trim_start_matches("T-");
+    crate::common::eventually("the push recorded seen", || {
+        (delivery(&env, first)["state"] == "seen").then_some(())
+    });
+
+    // 2. Stream closed: no longer live.
+    drop(stream);
+    crate::common::eventually("the announcement gone with the stream", || {
+        live(&env, &project, "dev").is_empty().then_some(())
+    });
+    assert!(sent_unreachable("Fix the lexer"));
+
+    // 3. DELETE: the stream ends with its session, and the announcement with it.
+    let mut stream = Stream::open(&hub, &token, &session, None);
+    crate::common::eventually("the stream announced live again", || {
+        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
+    });
+    let ended = mcp_request(
+        &hub,
+        "DELETE",
+        &token,
+        Some(&session),
+        "2025-11-25",
+        &json!({}),
+    );
+    assert!(ended.status < 300, "{ended:?}");
+    assert!(
+        stream.ends_within(PUSH_WITHIN),
+        "the DELETEd session's stream ends"
+    );
+    crate::common::eventually("the announcement gone with the session", || {
+        live(&env, &project, "dev").is_empty().then_some(())
+    });
+    assert!(sent_unreachable("Check the time zones"));
+
+    // 4. The hub holding the stream SIGKILLed: nothing of it is left live.
+    let session = open_session(&hub, &token, "claude-code");
+    let mut stream = Stream::open(&hub, &token, &session, None);
+    assert_eq!(stream.next().data, "");
+    crate::common::eventually("the new session's stream announced live", || {
+        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
+    });
+    hub.kill();
+    crate::common::eventually("no live session left by the killed hub", || {
+        live(&env, &project, "dev").is_empty().then_some(())
+    });
+    assert!(sent_unreachable("Write the release notes"));
+}
+
+/// A push into a Claude Code session may be dropped by the client unsaid (print mode, no
+/// channels flag, no first-party login: CLIENTS.md), over HTTP as over stdio: work pushed
+/// on an open stream still runs the agent's wake command.
+#[test]
+fn work_pushed_on_an_open_stream_still_runs_the_wake_command() {
+    let env = TestEnv::new();
+    let (runs, token) = woken_dev(&env);
+    let project = only_project(&env);
+    let hub = Served::start(&env, "alice");
+    let session = open_session(&hub, &token, "claude-code");
+    let mut stream = Stream::open(&hub, &token, &session, None);
+    assert_eq!(stream.next().data, "", "the priming event");
+    crate::common::eventually("the stream announced live", || {
+        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
+    });
+    let id = env.send("alice", "dev", "Review the parser", &[]);
+    assert_eq!(stream.next().task(), format!("T-{id}"));
+    until_runs(&env, &runs, 1);
+}
+
+/// Two hubs on one PostgreSQL database (whatever store the rest of the suite runs on: on
+/// the files one hub serves every session): the stream held on one, its session DELETEd
+/// through the other. The hub holding the stream is told by the store and ends it, and its
+/// announcement, at once; the next hand-over is pushed to no one and runs the wake
+/// command.
+#[test]
+fn a_session_deleted_through_another_hub_is_pushed_nothing_and_its_work_wakes_the_agent() {
+    let Some(env) = TestEnv::on_postgres() else {
+        return;
+    };
+    let (runs, token) = woken_dev(&env);
+    let project = only_project(&env);
+    let (one, two) = (Served::start(&env, "alice"), Served::start(&env, "alice"));
+    let session = open_session(&one, &token, "claude-code");
+    let mut stream = Stream::open(&two, &token, &session, None);
+    assert_eq!(stream.next().data, "");
+    crate::common::eventually("the stream on the second hub announced live", || {
+        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
+    });
+    let ended = mcp_request(
+        &one,
+        "DELETE",
+        &token,
+        Some(&session),
+        "2025-11-25",
+        &json!({}),
+    );
+    assert!(ended.status < 300, "{ended:?}");
+    assert!(
+        stream.ends_within(PUSH_WITHIN),
+        "the stream of the ended session ends"
+    );
+    crate::common::eventually("the announcement gone with the session", || {
+        live(&env, &project, "dev").is_empty().then_some(())
+    });
+    let id = env.send("alice", "dev", "Review the parser", &[]);
+    until_runs(&env, &runs, 1);
+    assert_ne!(
+        delivery(&env, &id.to_string())["state"],
+        "seen",
+        "nothing pushed to the ended session"
+    );
+}

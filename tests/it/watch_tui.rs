@@ -332,6 +332,36 @@ fn on_another_machine_the_board_follows_the_hub_and_its_keys_act_there() {
     assert_eq!(board.wait_for_exit(), 0);
 }
 
+/// Two hubs on one home: the board follows the first; killed, the board carries on through
+/// the second and its notice line says so, naming it, as `watch` says it on stderr.
+#[test]
+fn when_its_hub_dies_the_board_names_the_hub_it_follows_next() {
+    let hub = TestEnv::new();
+    hub.register(&["alice", "codex"]);
+    let token = add_token(&hub, "alice");
+    let first = Served::start(&hub, "alice");
+    let second = Served::start(&hub, "alice");
+    let urls = format!("http://{},http://{}", first.address, second.address);
+    let here = TestEnv::new();
+    let mut board = Board::start_with(
+        &here,
+        "alice",
+        &[("BATON_URL", &urls), ("BATON_TOKEN", &token)],
+    );
+    board.wait_for("as alice");
+    hub.send("alice", "codex", "before-the-kill", &[]);
+    board.wait_for("before-the-kill");
+    first.kill();
+    board.wait_for(&format!(
+        "baton: connected again, to the hub at http://{}",
+        second.address
+    ));
+    hub.send("alice", "codex", "after-the-kill", &[]);
+    board.wait_for("after-the-kill");
+    board.press("q");
+    assert_eq!(board.wait_for_exit(), 0);
+}
+
 #[test]
 fn slash_searches_the_board_for_words_and_esc_shows_every_task_again() {
     let env = TestEnv::new();

@@ -41,10 +41,12 @@ fn latest(mut mail: Mail) -> Mail {
 /// a 10,000-task board never holds up a key. Changes during a read are read once after it.
 /// A way of following changes that breaks (a hub's event stream) is opened again at most
 /// once a redraw: a hub that is down is not hammered, and the read after each break says
-/// whether it is there.
+/// whether it is there. Once open again, the notice line says where (the second hub, when
+/// the first died), as `watch` says it on stderr.
 pub fn follow(desk: Arc<dyn Desk>, filter: Arc<Mutex<BoardFilter>>, sender: mpsc::Sender<Wake>) {
     thread::spawn(move || {
         let mut changes: Option<Box<dyn Follow>> = desk.follow().ok();
+        let mut was_broken = false;
         loop {
             let is_broken = match &mut changes {
                 Some(changes) => changes.wait(REDRAW_EVERY).is_err(),
@@ -54,6 +56,13 @@ pub fn follow(desk: Arc<dyn Desk>, filter: Arc<Mutex<BoardFilter>>, sender: mpsc
                     false
                 }
             };
+            let reconnected = match &changes {
+                Some(changes) if was_broken && !is_broken => Some(
+                    crate::cli::reconnect::connected_again(changes.source().as_deref()),
+                ),
+                _ => None,
+            };
+            was_broken = is_broken;
             // What `/` asks for now; a read for words changed meanwhile is not shown.
             let filter = filter
                 .lock()
@@ -64,6 +73,11 @@ pub fn follow(desk: Arc<dyn Desk>, filter: Arc<Mutex<BoardFilter>>, sender: mpsc
                 Err(error) => Wake::ReadFailed(one_line(&error)),
             };
             if sender.send(wake).is_err() {
+                return;
+            }
+            if let Some(words) = reconnected
+                && sender.send(Wake::Reconnected(words)).is_err()
+            {
                 return;
             }
             if is_broken {

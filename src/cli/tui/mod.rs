@@ -52,6 +52,8 @@ pub(super) enum Wake {
     Read(Box<Snapshot>),
     /// The board could not be read: the error, on one line.
     ReadFailed(String),
+    /// The way changes arrive broke and is open again: where, on one line.
+    Reconnected(String),
     Stop,
 }
 
@@ -113,6 +115,7 @@ fn run_loop(
         match wake {
             Wake::Read(snapshot) => app.replace(*snapshot),
             Wake::ReadFailed(error) => app.notify(error, true),
+            Wake::Reconnected(words) => app.notify(words, false),
             Wake::Stop => return Ok(()),
             Wake::TerminalLost(error) => {
                 return Err(Error::invalid(format!("cannot read the terminal: {error}")));

@@ -55,12 +55,13 @@ pub fn task_files(home: &Home, project: &str) -> Result<Vec<PathBuf>, StoreError
     Ok(files)
 }
 
-/// Finds an archived task; the last copy wins (a crash can leave two).
+/// Finds an archived task; the last copy wins (a crash can leave two). Only the lines of
+/// that id are parsed ([`id_of_line`]), newest month first.
 pub fn find(home: &Home, project: &str, id: TaskId) -> Result<Option<Task>, StoreError> {
     let files = task_files(home, project)?;
     let mut found = None;
     for file in files.iter().rev() {
-        let lines = jsonl::read_all::<Task>(file)?;
+        let lines = jsonl::read_where::<Task>(file, |line| id_of_line(line) == Some(id.0))?;
         if let Some(task) = lines.records.into_iter().rev().find(|task| task.id == id) {
             found = Some(task);
             break;
@@ -233,6 +234,50 @@ mod tests {
         assert_eq!(id_of_line(br#"{ "subject": "x", "id": 31 }"#), Some(31));
         assert_eq!(id_of_line(b"garbage"), None);
         assert_eq!(id_of_line(b""), None);
+    }
+
+    #[test]
+    fn find_takes_the_last_copy_of_the_id_whatever_the_line_s_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path().to_path_buf());
+        let at = crate::time::now();
+        let with = |id: u64, subject: &str| {
+            let mut task = Task::example(crate::board::task::Status::Completed, at);
+            task.id = TaskId(id);
+            task.subject = subject.into();
+            serde_json::to_string(&task).unwrap()
+        };
+        // The id last, as another writer might put it: found by the line's parse.
+        let mut reordered: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&with(7, "reordered")).unwrap();
+        let id = reordered.remove("id").unwrap();
+        reordered.insert("id".into(), id);
+        let archive = home.archive_dir("p");
+        fs::create_dir_all(&archive).unwrap();
+        fs::write(
+            archive.join("2026-10.jsonl"),
+            format!("{}\n{}\n", with(7, "older month"), with(8, "eight")),
+        )
+        .unwrap();
+        fs::write(
+            archive.join("2026-11.jsonl"),
+            format!(
+                "{}\n{}\n{{\"id\":7,\"subj\n{}\n",
+                with(70, "seventy"),
+                with(7, "first copy"),
+                serde_json::Value::Object(reordered)
+            ),
+        )
+        .unwrap();
+        let found = |id| {
+            find(&home, "p", TaskId(id))
+                .unwrap()
+                .map(|task| task.subject)
+        };
+        assert_eq!(found(7).as_deref(), Some("reordered"), "the last copy wins");
+        assert_eq!(found(8).as_deref(), Some("eight"), "an older month");
+        assert_eq!(found(70).as_deref(), Some("seventy"), "not 7 by its digits");
+        assert_eq!(found(9), None);
     }
 
     #[test]

@@ -45,15 +45,23 @@ impl Drop for HeldFile {
 }
 
 /// Announces that `agent` has a live session of `client` in `project`, for as long as the
-/// returned [`Presence`] is kept.
+/// returned [`Presence`] is kept. A process's first session is `<client>-<pid>`; one that
+/// announces more (a hub, one per open push stream of an HTTP session) numbers the others
+/// `<client>-<pid>.<n>`, each a file of its own.
 pub fn announce(
     home: &Home,
     project: &str,
     agent: &str,
     client: &str,
 ) -> Result<Presence, StoreError> {
+    static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let session = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let pid = std::process::id();
-    hold(&home.live_dir(project, agent), &format!("{client}-{pid}"))
+    let stem = match session {
+        0 => format!("{client}-{pid}"),
+        n => format!("{client}-{pid}.{n}"),
+    };
+    hold(&home.live_dir(project, agent), &stem)
 }
 
 /// Announces a listener of `agent` (`baton listen` on its machine) whose event stream this
@@ -128,11 +136,16 @@ pub fn live_clients(home: &Home, project: &str, agent: &str) -> Vec<String> {
     clients
 }
 
-/// The client a session file is named after: `opencode-4242.lock` → `opencode`.
+/// The client a session file is named after: `opencode-4242.lock` and
+/// `claude-http-4242.3.lock` → `opencode` and `claude-http`.
 fn session_client(file_name: &str) -> Option<&str> {
     let stem = file_name.strip_suffix(".lock")?;
     let (client, pid) = stem.rsplit_once('-')?;
-    let is_pid = !pid.is_empty() && pid.bytes().all(|byte| byte.is_ascii_digit());
+    let is_number = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
+    let is_pid = match pid.split_once('.') {
+        Some((pid, n)) => is_number(pid) && is_number(n),
+        None => is_number(pid),
+    };
     (is_pid && !client.is_empty()).then_some(client)
 }
 
@@ -165,7 +178,15 @@ mod tests {
             live_clients(&home, "api", "codex").is_empty(),
             "another project"
         );
+        let second = announce(&home, "default", "codex", "opencode").unwrap();
+        assert_eq!(
+            live_clients(&home, "default", "codex"),
+            ["opencode", "opencode"],
+            "two sessions of one process, each on its own"
+        );
         drop(presence);
+        assert_eq!(live_clients(&home, "default", "codex"), ["opencode"]);
+        drop(second);
         assert!(live_clients(&home, "default", "codex").is_empty());
         let dir = home.live_dir("default", "codex");
         assert_eq!(fs::read_dir(dir).unwrap().count(), 0, "no file left");
@@ -213,11 +234,15 @@ mod tests {
     fn session_files_are_told_by_their_names() {
         assert_eq!(session_client("opencode-4242.lock"), Some("opencode"));
         assert_eq!(session_client("my-client-7.lock"), Some("my-client"));
+        assert_eq!(session_client("claude-http-7.12.lock"), Some("claude-http"));
         for other in [
             ".opencode-1.new",
             "opencode.lock",
             "-7.lock",
             "opencode-.lock",
+            "opencode-7..lock",
+            "opencode-7.x.lock",
+            "opencode-.3.lock",
         ] {
             assert_eq!(session_client(other), None, "{other}");
         }

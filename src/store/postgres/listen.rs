@@ -71,6 +71,9 @@ pub enum Kind {
     Board,
     /// The tokens.
     Tokens,
+    /// An MCP session ended; its id is in the notice's `project` field (`p`), which a
+    /// session is of none.
+    Session,
 }
 
 impl Notice {
@@ -82,7 +85,8 @@ impl Notice {
     /// What a feed of `scope` tells of it; `None` when it is not that feed's.
     fn change_for(&self, scope: &Scope) -> Option<Change> {
         match scope {
-            Scope::Project(project) => (self.kind != Kind::Tokens && self.project == *project)
+            Scope::Project(project) => (!matches!(self.kind, Kind::Tokens | Kind::Session)
+                && self.project == *project)
                 .then(|| Change::in_project(project, What::Project)),
             Scope::Hub => {
                 let what = match self.kind {
@@ -98,6 +102,14 @@ impl Notice {
                         return Some(Change {
                             project: None,
                             what: What::Tokens,
+                        });
+                    }
+                    Kind::Session => {
+                        return Some(Change {
+                            project: None,
+                            what: What::McpSessionEnded {
+                                id: self.project.clone(),
+                            },
                         });
                     }
                     Kind::Mailbox => return None,

@@ -3,6 +3,8 @@
 
 use super::PgStore;
 use super::client::Statements;
+use super::feed::NOTIFY;
+use super::listen::{self, Kind};
 use crate::store::mcp_sessions::{
     MCP_SESSION_IDLE, MCP_SESSION_USE_NOTED_EVERY, MOST_MCP_EVENTS, McpEvent,
 };
@@ -72,11 +74,17 @@ impl PgStore {
         if sessions.is_empty() {
             return Ok(());
         }
+        // Told to every hub, once gone: the one holding a session's push stream ends it.
+        let ended: Vec<String> = sessions
+            .iter()
+            .map(|session| PgStore::notice(session, Kind::Session).text())
+            .collect();
         self.run_writing(|client| {
             client.execute(
                 "DELETE FROM mcp_sessions WHERE session = ANY($1)",
                 &[&sessions],
-            )
+            )?;
+            client.execute(NOTIFY, &[&listen::CHANNEL, &ended])
         })?;
         Ok(())
     }

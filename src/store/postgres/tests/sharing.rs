@@ -230,9 +230,10 @@ fn a_change_on_one_hub_reaches_the_feeds_of_another_once_it_commits_and_never_if
     .unwrap();
     here.save_document(&Document::Tokens, Edit::Write(b"{}".to_vec()))
         .unwrap();
+    here.forget_mcp_sessions(&["s1".to_string()]).unwrap();
     let mut told = Vec::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while told.len() < 3 && std::time::Instant::now() < deadline {
+    while told.len() < 4 && std::time::Instant::now() < deadline {
         told.extend(hub.next(Duration::from_millis(200)).unwrap());
     }
     assert_eq!(
@@ -249,6 +250,10 @@ fn a_change_on_one_hub_reaches_the_feeds_of_another_once_it_commits_and_never_if
             Change {
                 project: None,
                 what: What::Tokens
+            },
+            Change {
+                project: None,
+                what: What::McpSessionEnded { id: "s1".into() }
             },
         ],
         "each change as itself, in commit order, the refused one not at all"

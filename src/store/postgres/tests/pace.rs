@@ -270,3 +270,108 @@ fn a_hubs_kept_board_after_a_task_left_it_writes_only_what_changed() {
     );
     assert_eq!(hub.board("p").unwrap().len(), 5);
 }
+
+/// Every task of `board`, decoded, in board order; and its next id.
+fn whole(board: &Board) -> (Vec<Task>, u64) {
+    let tasks = board.tasks().map(|task| task.unwrap().clone()).collect();
+    (tasks, board.next_id)
+}
+
+/// One change of the board of `p` on `hub`: the board it began from, beside the board a
+/// store that keeps nothing reads just before; then `change` made.
+fn change_seen(
+    hub: &dyn Store,
+    afresh: &PgStore,
+    change: impl FnOnce(&mut Transaction),
+) -> ((Vec<Task>, u64), (Vec<Task>, u64)) {
+    let expected = whole(&afresh.board("p").unwrap());
+    let began = change_board(hub, "p", now(), |tx| {
+        let began = whole(&tx.board);
+        change(tx);
+        tx.record(record("alice", "edit", 1));
+        Ok::<_, StoreError>(began)
+    })
+    .unwrap();
+    (began, expected)
+}
+
+/// A change of a board, made in a test's turn.
+type Change<'a> = Box<dyn FnOnce(&mut Transaction) + 'a>;
+
+/// A change that gives task `id` the subject `subject`.
+fn renamed(id: TaskId, subject: &'static str) -> Change<'static> {
+    Box::new(move |tx| {
+        tx.board
+            .modify(id, |task| task.subject = subject.to_string())
+            .unwrap();
+    })
+}
+
+/// Two hubs taking turns: each change of one begins from the board as the other's last
+/// write left it, over the board it kept from its own write (tasks added, changed and taken
+/// off by the other), as a read of the board then gives it; and after a copy's import,
+/// which replaced the board, from the board imported.
+#[test]
+fn a_hub_whose_kept_board_another_hub_wrote_over_begins_from_the_board_as_written() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let elsewhere = fixture.store();
+    let ids: Vec<TaskId> = (1..=4)
+        .map(|n| send(&elsewhere, &format!("task {n}")))
+        .collect();
+    let (a, b) = (fixture.store().resident(), fixture.store().resident());
+    let turns: Vec<(&dyn Store, Change<'_>)> = vec![
+        (&*a, renamed(ids[0], "a1")),
+        (
+            &*b,
+            Box::new(|tx| {
+                tx.board
+                    .modify(ids[1], |task| task.subject = "b1".into())
+                    .unwrap();
+                let mut task = Task::example(Status::Pending, tx.now);
+                task.id = TaskId(tx.board.next_id);
+                tx.board.next_id += 1;
+                tx.board.push(task);
+            }),
+        ),
+        (
+            &*a,
+            Box::new(|tx| {
+                tx.board
+                    .modify(ids[2], |task| task.status = Status::Completed)
+                    .unwrap();
+                tx.archive(&[ids[2]]).unwrap();
+            }),
+        ),
+        (&*b, renamed(ids[3], "b2")),
+        (&*a, renamed(ids[0], "a2")),
+        (&*a, renamed(ids[1], "a3")),
+        (&*b, Box::new(|_| {})),
+    ];
+    for (turn, (hub, change)) in turns.into_iter().enumerate() {
+        let (began, expected) = change_seen(hub, &elsewhere, change);
+        assert_eq!(began, expected, "turn {turn}");
+        // A read of the board (no lock) after the other's write gives it as written too.
+        let now = whole(&elsewhere.board("p").unwrap());
+        for (name, reader) in [("a", &*a), ("b", &*b)] {
+            assert_eq!(
+                whole(&reader.board("p").unwrap()),
+                now,
+                "turn {turn}, {name}"
+            );
+        }
+    }
+    // A copy's import replaces the board: the version counts up once, but the write was
+    // not made over the board either hub kept.
+    let mut image = elsewhere.export_project("p").unwrap();
+    let board = image.board.as_mut().unwrap();
+    board.tasks[0].subject = "imported".into();
+    elsewhere.import_project("p", &image).unwrap();
+    for hub in [&*a, &*b] {
+        let (began, expected) = change_seen(hub, &elsewhere, |_| {});
+        assert_eq!(began, expected);
+        assert_eq!(began.0[0].subject, "imported");
+    }
+}

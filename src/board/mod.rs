@@ -103,12 +103,16 @@ enum Body {
     Owned(Arc<Task>),
 }
 
+/// The place of a task a store settled ([`Board::settle`]): none, since it is held decoded.
+pub const SETTLED: Range<usize> = usize::MAX..usize::MAX;
+
 /// A task of a board as a store writes it back.
 #[derive(Debug, Clone, Copy)]
 pub enum Kept<'a> {
-    /// Unchanged since the store read it: its place among [`Board::undecoded`], and its id.
-    /// A store that keeps the board it wrote names what stays by the id: the places are
-    /// those of the read, which what the store keeps beside them need not follow.
+    /// Unchanged since the store read it (or wrote it: [`Board::settle`]): its place among
+    /// [`Board::undecoded`] ([`SETTLED`] for one written since), and its id. A store that
+    /// keeps the board it wrote names what stays by the id: the places are those of the
+    /// read, which what the store keeps beside them need not follow.
     Stored { place: &'a Range<usize>, id: TaskId },
     /// Made or changed since, to be stored anew.
     Changed(&'a Task),
@@ -216,6 +220,22 @@ impl Board {
             in_id_order,
             reservations: Vec::new(),
             reserved_patterns: OnceLock::new(),
+        }
+    }
+
+    /// The board as a store that keeps the board it wrote holds it once written: each task
+    /// made or changed since the read becomes one it stored, decoded already and known by
+    /// its id ([`Kept::Stored`]), with no place among [`Board::undecoded`] ([`SETTLED`],
+    /// which no decode asks for). Its next change then writes that change's tasks alone, not
+    /// every task changed since the board was read.
+    pub fn settle(&mut self) {
+        for slot in &mut self.slots {
+            if let Body::Owned(task) = &slot.body {
+                slot.body = Body::Stored {
+                    place: SETTLED,
+                    task: OnceLock::from(Arc::clone(task)),
+                };
+            }
         }
     }
 

@@ -821,9 +821,11 @@ impl Read {
         (touched, was)
     }
 
-    /// The board as written over this one: `board`, with its `reservations` as written and
-    /// its tasks' texts this one's with `changes` made.
-    fn after(&self, board: Board, reservations: Arc<str>, changes: Changes) -> Read {
+    /// The board as written over this one: `board`, settled ([`Board::settle`]), with its
+    /// `reservations` as written and its tasks' texts this one's with `changes` made.
+    fn after(&self, mut board: Board, reservations: Arc<str>, changes: Changes) -> Read {
+        // What this write stored is stored: the next writes only what it changes.
+        board.settle();
         let removed: HashSet<i64> = changes.removed.into_iter().collect();
         let mut texts: BTreeMap<i64, String> = self
             .texts

@@ -271,6 +271,75 @@ fn a_hubs_kept_board_after_a_task_left_it_writes_only_what_changed() {
     assert_eq!(hub.board("p").unwrap().len(), 5);
 }
 
+/// A hub's change writes the rows of the tasks it changed, and no other: a task one change
+/// wrote is not written again by the next, which changed another (each row's `xmin`, the
+/// transaction that last wrote it, says which were). Before, a hub's kept board held every
+/// task changed since its read as changed, and each write sent them all again.
+#[test]
+fn a_hubs_change_writes_only_the_tasks_it_changed_not_those_of_its_earlier_changes() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let elsewhere = fixture.store();
+    let ids: Vec<TaskId> = (1..=4)
+        .map(|n| send(&elsewhere, &format!("task {n}")))
+        .collect();
+    let hub = fixture.store().resident();
+    let mut admin = fixture.client();
+    let written_by = |admin: &mut postgres::Client| -> Vec<(i64, String)> {
+        admin
+            .query(
+                "SELECT id, xmin::text FROM tasks WHERE project = 'p' ORDER BY id",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect()
+    };
+    let edit = |id: TaskId| {
+        change_board(&*hub, "p", now(), |tx| {
+            let changed = format!("{id} changed");
+            tx.board.modify(id, |task| task.subject = changed).unwrap();
+            tx.record(record("alice", "edit", id.0));
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+    };
+    edit(ids[0]);
+    let after_first = written_by(&mut admin);
+    edit(ids[2]);
+    let after_second = written_by(&mut admin);
+    let rewritten: Vec<i64> = after_first
+        .iter()
+        .zip(&after_second)
+        .filter(|(before, after)| before != after)
+        .map(|(before, _)| before.0)
+        .collect();
+    assert_eq!(rewritten, vec![ids[2].0 as i64], "only the task changed");
+    let afresh = fixture.store().board("p").unwrap();
+    let subjects: Vec<String> = afresh
+        .tasks()
+        .map(|task| task.unwrap().subject.clone())
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            format!("{} changed", ids[0]),
+            "task 2".to_string(),
+            format!("{} changed", ids[2]),
+            "task 4".to_string()
+        ]
+    );
+    // The hub's own board, read and changed again, is the database's.
+    edit(ids[0]);
+    assert_eq!(
+        whole(&hub.board("p").unwrap()),
+        whole(&fixture.store().board("p").unwrap())
+    );
+}
+
 /// Every task of `board`, decoded, in board order; and its next id.
 fn whole(board: &Board) -> (Vec<Task>, u64) {
     let tasks = board.tasks().map(|task| task.unwrap().clone()).collect();

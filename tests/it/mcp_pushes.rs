@@ -303,6 +303,28 @@ fn woken_dev(env: &TestEnv) -> (std::path::PathBuf, String) {
     (runs, add_token(env, "dev"))
 }
 
+/// Waits until dev's live sessions in `project` are one over HTTP (`is_live`) or none.
+fn until_live(env: &TestEnv, project: &str, is_live: bool, what: &str) {
+    crate::common::eventually(what, || {
+        let live = live(env, project, "dev");
+        let wanted: &[&str] = if is_live { &[LIVE_OVER_HTTP] } else { &[] };
+        (live == wanted).then_some(())
+    });
+}
+
+/// Ends `session` with a DELETE through `hub`.
+fn delete_session(hub: &Served, token: &str, session: &str) {
+    let ended = mcp_request(
+        hub,
+        "DELETE",
+        token,
+        Some(session),
+        "2025-11-25",
+        &json!({}),
+    );
+    assert!(ended.status < 300, "{ended:?}");
+}
+
 fn runs_of(runs: &std::path::Path) -> usize {
     std::fs::read_to_string(runs).map_or(0, |text| text.lines().count())
 }
@@ -370,9 +392,7 @@ fn an_open_stream_is_a_live_session_until_the_stream_its_session_or_its_hub_ends
     // 1. Stream open: live; the sender is told so, and the push is the delivery.
     let mut stream = Stream::open(&hub, &token, &session, None);
     assert_eq!(stream.next().data, "", "the priming event");
-    crate::common::eventually("the stream announced live", || {
-        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
-    });
+    until_live(&env, &project, true, "the stream announced live");
     assert!(!sent_unreachable("Review the parser"), "dev is live");
     let pushed = stream.next().task();
     let first = pushed.trim_start_matches("T-");
@@ -382,45 +402,47 @@ fn an_open_stream_is_a_live_session_until_the_stream_its_session_or_its_hub_ends
 
     // 2. Stream closed: no longer live.
     drop(stream);
-    crate::common::eventually("the announcement gone with the stream", || {
-        live(&env, &project, "dev").is_empty().then_some(())
-    });
+    until_live(
+        &env,
+        &project,
+        false,
+        "the announcement gone with the stream",
+    );
     assert!(sent_unreachable("Fix the lexer"));
 
     // 3. DELETE: the stream ends with its session, and the announcement with it.
     let mut stream = Stream::open(&hub, &token, &session, None);
-    crate::common::eventually("the stream announced live again", || {
-        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
-    });
-    let ended = mcp_request(
-        &hub,
-        "DELETE",
-        &token,
-        Some(&session),
-        "2025-11-25",
-        &json!({}),
-    );
-    assert!(ended.status < 300, "{ended:?}");
+    until_live(&env, &project, true, "the stream announced live again");
+    delete_session(&hub, &token, &session);
     assert!(
         stream.ends_within(PUSH_WITHIN),
         "the DELETEd session's stream ends"
     );
-    crate::common::eventually("the announcement gone with the session", || {
-        live(&env, &project, "dev").is_empty().then_some(())
-    });
+    until_live(
+        &env,
+        &project,
+        false,
+        "the announcement gone with the session",
+    );
     assert!(sent_unreachable("Check the time zones"));
 
     // 4. The hub holding the stream SIGKILLed: nothing of it is left live.
     let session = open_session(&hub, &token, "claude-code");
     let mut stream = Stream::open(&hub, &token, &session, None);
     assert_eq!(stream.next().data, "");
-    crate::common::eventually("the new session's stream announced live", || {
-        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
-    });
+    until_live(
+        &env,
+        &project,
+        true,
+        "the new session's stream announced live",
+    );
     hub.kill();
-    crate::common::eventually("no live session left by the killed hub", || {
-        live(&env, &project, "dev").is_empty().then_some(())
-    });
+    until_live(
+        &env,
+        &project,
+        false,
+        "no live session left by the killed hub",
+    );
     assert!(sent_unreachable("Write the release notes"));
 }
 
@@ -436,9 +458,7 @@ fn work_pushed_on_an_open_stream_still_runs_the_wake_command() {
     let session = open_session(&hub, &token, "claude-code");
     let mut stream = Stream::open(&hub, &token, &session, None);
     assert_eq!(stream.next().data, "", "the priming event");
-    crate::common::eventually("the stream announced live", || {
-        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
-    });
+    until_live(&env, &project, true, "the stream announced live");
     let id = env.send("alice", "dev", "Review the parser", &[]);
     assert_eq!(stream.next().task(), format!("T-{id}"));
     until_runs(&env, &runs, 1);
@@ -460,25 +480,23 @@ fn a_session_deleted_through_another_hub_is_pushed_nothing_and_its_work_wakes_th
     let session = open_session(&one, &token, "claude-code");
     let mut stream = Stream::open(&two, &token, &session, None);
     assert_eq!(stream.next().data, "");
-    crate::common::eventually("the stream on the second hub announced live", || {
-        (live(&env, &project, "dev") == [LIVE_OVER_HTTP]).then_some(())
-    });
-    let ended = mcp_request(
-        &one,
-        "DELETE",
-        &token,
-        Some(&session),
-        "2025-11-25",
-        &json!({}),
+    until_live(
+        &env,
+        &project,
+        true,
+        "the stream on the second hub announced live",
     );
-    assert!(ended.status < 300, "{ended:?}");
+    delete_session(&one, &token, &session);
     assert!(
         stream.ends_within(PUSH_WITHIN),
         "the stream of the ended session ends"
     );
-    crate::common::eventually("the announcement gone with the session", || {
-        live(&env, &project, "dev").is_empty().then_some(())
-    });
+    until_live(
+        &env,
+        &project,
+        false,
+        "the announcement gone with the session",
+    );
     let id = env.send("alice", "dev", "Review the parser", &[]);
     until_runs(&env, &runs, 1);
     assert_ne!(

@@ -254,13 +254,7 @@ fn a_hubs_kept_board_after_a_task_left_it_writes_only_what_changed() {
     .unwrap();
     // Then changes of the last task and of the first, on the board the hub kept.
     for id in [ids[5], ids[0]] {
-        change_board(&*hub, "p", now(), |tx| {
-            let changed = format!("{id} changed");
-            tx.board.modify(id, |task| task.subject = changed).unwrap();
-            tx.record(record("alice", "edit", id.0));
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
+        edit_subject(&*hub, id);
     }
     let afresh = fixture.store().board("p").unwrap();
     let on_board: Vec<u64> = afresh.tasks().map(|task| task.unwrap().id.0).collect();
@@ -298,15 +292,7 @@ fn a_hubs_change_writes_only_the_tasks_it_changed_not_those_of_its_earlier_chang
             .map(|row| (row.get(0), row.get(1)))
             .collect()
     };
-    let edit = |id: TaskId| {
-        change_board(&*hub, "p", now(), |tx| {
-            let changed = format!("{id} changed");
-            tx.board.modify(id, |task| task.subject = changed).unwrap();
-            tx.record(record("alice", "edit", id.0));
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
-    };
+    let edit = |id: TaskId| edit_subject(&*hub, id);
     edit(ids[0]);
     let after_first = written_by(&mut admin);
     edit(ids[2]);
@@ -338,6 +324,17 @@ fn a_hubs_change_writes_only_the_tasks_it_changed_not_those_of_its_earlier_chang
         whole(&hub.board("p").unwrap()),
         whole(&fixture.store().board("p").unwrap())
     );
+}
+
+/// One change on `hub`: task `id` of `p` gets the subject "<id> changed".
+fn edit_subject(hub: &dyn Store, id: TaskId) {
+    change_board(hub, "p", now(), |tx| {
+        let changed = format!("{id} changed");
+        tx.board.modify(id, |task| task.subject = changed).unwrap();
+        tx.record(record("alice", "edit", id.0));
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
 }
 
 /// Every task of `board`, decoded, in board order; and its next id.

@@ -236,12 +236,7 @@ fn a_hubs_kept_board_after_a_task_left_it_writes_only_what_changed() {
         return;
     }
     let fixture = Fixture::new();
-    // Sent elsewhere: the hub reads the board from the database, its tasks stored as read.
-    let elsewhere = fixture.store();
-    let ids: Vec<TaskId> = (1..=6)
-        .map(|n| send(&elsewhere, &format!("task {n}")))
-        .collect();
-    let hub = fixture.store().resident();
+    let (ids, hub) = sent_then_a_hub(&fixture, 6);
     // A change of the hub moves the second task off the board, which the hub then keeps.
     change_board(&*hub, "p", now(), |tx| {
         tx.board
@@ -275,11 +270,7 @@ fn a_hubs_change_writes_only_the_tasks_it_changed_not_those_of_its_earlier_chang
         return;
     }
     let fixture = Fixture::new();
-    let elsewhere = fixture.store();
-    let ids: Vec<TaskId> = (1..=4)
-        .map(|n| send(&elsewhere, &format!("task {n}")))
-        .collect();
-    let hub = fixture.store().resident();
+    let (ids, hub) = sent_then_a_hub(&fixture, 4);
     let mut admin = fixture.client();
     let written_by = |admin: &mut postgres::Client| -> Vec<(i64, String)> {
         admin
@@ -324,6 +315,16 @@ fn a_hubs_change_writes_only_the_tasks_it_changed_not_those_of_its_earlier_chang
         whole(&hub.board("p").unwrap()),
         whole(&fixture.store().board("p").unwrap())
     );
+}
+
+/// `count` tasks of `p` ("task 1" on) sent by a command, then a hub: it reads the board
+/// from the database, its tasks stored as read.
+fn sent_then_a_hub(fixture: &Fixture, count: u64) -> (Vec<TaskId>, Arc<dyn Store>) {
+    let elsewhere = fixture.store();
+    let ids = (1..=count)
+        .map(|n| send(&elsewhere, &format!("task {n}")))
+        .collect();
+    (ids, fixture.store().resident())
 }
 
 /// One change on `hub`: task `id` of `p` gets the subject "<id> changed".

@@ -41,7 +41,7 @@
 //! streams ([`super::streams`]: this layer runs inside that count).
 //!
 //! While it is open, the session is announced as a **live session** of its agent in each
-//! project it looks at (client [`wake::HTTP_STREAM_CLIENT`]), as `baton mcp`'s follower
+//! project it looks at (client [`LIVE_CLIENT`]), as `baton mcp`'s follower
 //! announces a stdio one ([`crate::store::presence`]): a sender is then told the work
 //! reaches a live session. The wake command still runs for it, as for a stdio Claude Code
 //! session (the client may drop a channel push unsaid: [`crate::wake::supervisor`]). The
@@ -71,7 +71,12 @@ use crate::session::{Hub, Pushed, Session, Standing};
 use crate::store::Store;
 use crate::store::presence::Presence;
 use crate::tokens::TokenId;
-use crate::wake;
+
+/// The client a session is announced live as while a hub holds its push stream open: a
+/// Claude Code session over HTTP (on the files, `live/<project>/<agent>/claude-http-<pid>.lock`).
+/// Its pushes do not step the wake aside, as a stdio Claude Code session's do not
+/// ([`crate::wake::supervisor`]).
+const LIVE_CLIENT: &str = "claude-http";
 
 /// The session a request presents, as its token's check found it in the store: put among
 /// the request's extensions by [`super::sessions::bind_to_token`].
@@ -326,8 +331,7 @@ impl Stream {
             if !self.live.contains_key(&project) {
                 // Before the look: work handed over after it finds the session live. One
                 // that cannot be announced now is tried again at the next look.
-                let announced =
-                    store.announce_session(&project, &self.agent, wake::HTTP_STREAM_CLIENT);
+                let announced = store.announce_session(&project, &self.agent, LIVE_CLIENT);
                 if let Ok(presence) = announced {
                     self.live.insert(project.clone(), presence);
                 }

@@ -64,11 +64,6 @@ pub struct Workplace {
 /// a push before it runs the wake command beside the session.
 pub const PUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The client a Claude Code session over HTTP is announced as while a hub holds its push
-/// stream open (`serve/pushes.rs`). Its pushes are not counted as the work shown, as a
-/// stdio Claude Code session's are not ([`supervisor`]).
-pub const HTTP_STREAM_CLIENT: &str = "claude-http";
-
 /// A supervisor stops after this many runs in a row, so two agents handing work back and
 /// forth cannot keep each other awake for ever. What still waits stays in the inbox.
 pub const MAX_RUNS_IN_A_ROW: usize = 3;

@@ -317,6 +317,10 @@ fn a_human_assignee_claims_and_finishes_a_task_from_the_page() {
         "human",
         "main or release?",
     );
+    // The page shows the question asked before the next click: its board, drawn again with
+    // the task moved, would otherwise shift under the click (CI saw it land on the asked
+    // task's card, in the place the next one had).
+    panel_offers(browser, asked, &["fail"]);
     browser.click(&format!("[data-task=\"{reviewed}\"]"), deadline);
     // Sent with --review: it cannot be done, so done is not offered.
     panel_offers(browser, reviewed, &["claim", "ask", "review", "fail"]);

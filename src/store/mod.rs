@@ -20,6 +20,7 @@ mod error;
 pub mod feed;
 pub mod files;
 pub mod group;
+pub mod head;
 pub mod mailbox;
 pub mod mcp_sessions;
 pub mod postgres;

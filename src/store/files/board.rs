@@ -8,23 +8,21 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::journal::{self, Line};
-use super::layout::{self, Field};
+use super::layout;
 #[cfg(unix)]
 use super::source::BoardFile;
 use super::source::{BoardText, placed_in_file};
 use crate::board::reservation::Reservation;
-use crate::board::task::{Head, Priority, Status, TaskId};
 use crate::board::{Board, StoredTasks};
 use crate::file::lock::FileLock;
 use crate::file::{atomic, regular};
 use crate::home::Home;
+use crate::store::head::{HeadFields, duplicate, once};
 use crate::store::{Origin, Recovered, StoreError, Stored};
-use crate::time::Timestamp;
 
 pub use crate::board::BOARD_SCHEMA;
 
@@ -221,15 +219,6 @@ fn read_whole(origin: &Origin, text: &str) -> Result<layout::Laid, StoreError> {
     })
 }
 
-/// One task's head from its JSON text (a task as a database row keeps it), its other
-/// fields' types checked as a board file's tasks are ([`HeadFields`]).
-pub fn head_of_text(text: &str) -> Result<Head, serde_json::Error> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let head = (&mut deserializer).deserialize_map(HeadFields)?;
-    deserializer.end()?;
-    Ok(head)
-}
-
 /// A board's own fields as far as they were read: kept when a later part of the text
 /// fails, so that a newer schema is still told as such.
 #[derive(Default)]
@@ -290,102 +279,6 @@ impl<'text> Visitor<'text> for BoardFields<'_, 'text> {
         }
         Ok(())
     }
-}
-
-/// The value of a field that may be given once, `seen` telling whether it was.
-fn once<'text, T: Deserialize<'text>, A: MapAccess<'text>>(
-    seen: &Option<T>,
-    key: &str,
-    map: &mut A,
-) -> Result<T, A::Error> {
-    match seen {
-        Some(_) => Err(duplicate(key)),
-        None => map.next_value(),
-    }
-}
-
-fn duplicate<E: de::Error>(key: &str) -> E {
-    E::custom(format_args!("duplicate field `{key}`"))
-}
-
-/// Reads one task's head, and checks the type of each of its other fields, so that a task
-/// decoded later fails only on damage deep inside a list. The fields are the line reader's
-/// ([`Field`]), so both readers know the same ones.
-struct HeadFields;
-
-impl<'text> Visitor<'text> for HeadFields {
-    type Value = Head;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        formatter.write_str("a task")
-    }
-
-    fn visit_map<A: MapAccess<'text>>(self, mut map: A) -> Result<Head, A::Error> {
-        let mut head = Head::unread(Arc::from(""));
-        let mut seen = 0u32;
-        while let Some(key) = map.next_key::<String>()? {
-            let field = Field::named(key.as_bytes());
-            if seen & field.bit() != 0 {
-                return Err(duplicate(&key));
-            }
-            seen |= field.bit();
-            match field {
-                Field::Id => head.id = TaskId(map.next_value()?),
-                Field::Status => {
-                    let status = map.next_value::<String>()?;
-                    head.status = Status::ALL[named(&key, &status, &Status::NAMES)?];
-                }
-                Field::Priority => {
-                    let priority = map.next_value::<String>()?;
-                    head.priority = Priority::ALL[named(&key, &priority, &Priority::NAMES)?];
-                }
-                Field::From => head.from = Arc::from(map.next_value::<String>()?),
-                Field::To => head.to = Arc::from(map.next_value::<String>()?),
-                Field::Reviewer => {
-                    head.reviewer = map.next_value::<Option<String>>()?.map(Arc::from);
-                }
-                Field::After => {
-                    let after = map.next_value::<Vec<u64>>()?;
-                    head.after = after.into_iter().map(TaskId).collect();
-                }
-                Field::CreatedAt => head.created_at = map.next_value()?,
-                Field::UpdatedAt => head.updated_at = map.next_value()?,
-                Field::LeaseExpiresAt => head.lease_expires_at = map.next_value()?,
-                Field::Touches => head.touches = map.next_value()?,
-                Field::ClaimedAt => drop(map.next_value::<Option<Timestamp>>()?),
-                Field::Subject | Field::Body => drop(map.next_value::<String>()?),
-                Field::Skill | Field::Result => drop(map.next_value::<Option<String>>()?),
-                Field::Review => drop(map.next_value::<bool>()?),
-                // A nested record, checked when the task is decoded.
-                Field::Delivery | Field::Imported => {
-                    map.next_value::<Option<IgnoredAny>>()?;
-                }
-                // Lists, checked item by item when the task is decoded.
-                Field::Files | Field::Thread | Field::Labels => {
-                    drop(map.next_value::<Vec<IgnoredAny>>()?)
-                }
-                // Not a field baton knows: stepped over, and it may repeat (as serde allows).
-                Field::Unknown => drop(map.next_value::<IgnoredAny>()?),
-            }
-        }
-        match Field::missing(seen) {
-            Some(field) => Err(de::Error::missing_field(field)),
-            None => Ok(head),
-        }
-    }
-}
-
-/// The place of `value` among `choices`, the names a field may hold, spelled exactly.
-fn named<E: de::Error>(field: &str, value: &str, choices: &[&str]) -> Result<usize, E> {
-    choices
-        .iter()
-        .position(|choice| *choice == value)
-        .ok_or_else(|| {
-            E::custom(format_args!(
-                "`{field}` is `{value}`, expected one of {}",
-                choices.join(", ")
-            ))
-        })
 }
 
 /// Completes or drops the journal of a change whose writer was killed (`store::files::journal`).
@@ -476,6 +369,8 @@ pub fn write_board<W: Write>(out: &mut W, board: &Board) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::board::task::TaskId;
+    use crate::time::Timestamp;
 
     const PATH: &str = "/hub/projects/p/board.json";
 

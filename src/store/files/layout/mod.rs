@@ -16,6 +16,7 @@ use std::sync::Arc;
 use crate::board::StoredTasks;
 use crate::board::reservation::Reservation;
 use crate::board::task::{Head, Priority, Status, TaskId};
+use crate::store::head::Field;
 use crate::time::Timestamp;
 
 /// The board's own fields and its tasks, as the model keeps them: each one's head and
@@ -467,107 +468,6 @@ fn take(
     }
     Some(More::Nothing)
 }
-
-/// The fields of a stored task (both readers of a board know them by this).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Field {
-    Id,
-    Subject,
-    Body,
-    Files,
-    From,
-    To,
-    Reviewer,
-    Status,
-    Priority,
-    After,
-    Skill,
-    Review,
-    CreatedAt,
-    UpdatedAt,
-    ClaimedAt,
-    LeaseExpiresAt,
-    Result,
-    Thread,
-    Delivery,
-    Imported,
-    Touches,
-    Labels,
-    /// Not a field baton knows: stepped over, and it may repeat (serde ignores it too).
-    Unknown,
-}
-
-impl Field {
-    pub(super) fn named(name: &[u8]) -> Field {
-        match name {
-            b"id" => Field::Id,
-            b"subject" => Field::Subject,
-            b"body" => Field::Body,
-            b"files" => Field::Files,
-            b"from" => Field::From,
-            b"to" => Field::To,
-            b"reviewer" => Field::Reviewer,
-            b"status" => Field::Status,
-            b"priority" => Field::Priority,
-            b"after" => Field::After,
-            b"skill" => Field::Skill,
-            b"review" => Field::Review,
-            b"created_at" => Field::CreatedAt,
-            b"updated_at" => Field::UpdatedAt,
-            b"claimed_at" => Field::ClaimedAt,
-            b"lease_expires_at" => Field::LeaseExpiresAt,
-            b"result" => Field::Result,
-            b"thread" => Field::Thread,
-            b"delivery" => Field::Delivery,
-            b"imported" => Field::Imported,
-            b"touches" => Field::Touches,
-            b"labels" => Field::Labels,
-            _ => Field::Unknown,
-        }
-    }
-
-    /// The bit that marks the field seen; none for unknown fields.
-    pub(super) const fn bit(self) -> u32 {
-        match self {
-            Field::Unknown => 0,
-            known => 1 << known as u32,
-        }
-    }
-
-    /// The first field a task must have that is not among `seen`, by its name.
-    pub(super) fn missing(seen: u32) -> Option<&'static str> {
-        // A task read whole has them all: one test, once a task.
-        if seen & REQUIRED_BITS == REQUIRED_BITS {
-            return None;
-        }
-        REQUIRED
-            .into_iter()
-            .find(|(field, _)| seen & field.bit() == 0)
-            .map(|(_, name)| name)
-    }
-}
-
-/// The fields a task must have, with their names.
-const REQUIRED: [(Field, &str); 7] = [
-    (Field::Id, "id"),
-    (Field::Subject, "subject"),
-    (Field::From, "from"),
-    (Field::To, "to"),
-    (Field::Status, "status"),
-    (Field::CreatedAt, "created_at"),
-    (Field::UpdatedAt, "updated_at"),
-];
-
-/// The bits of [`REQUIRED`].
-const REQUIRED_BITS: u32 = {
-    let mut bits = 0;
-    let mut at = 0;
-    while at < REQUIRED.len() {
-        bits |= REQUIRED[at].0.bit();
-        at += 1;
-    }
-    bits
-};
 
 /// Steps over the lines of a nested value up to its closing line, `closing` with or
 /// without a comma; whether it had one.

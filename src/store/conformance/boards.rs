@@ -78,6 +78,7 @@ fn a_change_commits_the_board_its_records_the_archive_and_the_project_together(h
     change_board(store, "p", now(), |tx| {
         assert_eq!(tx.find_archived(first).unwrap().unwrap().id, first);
         assert_eq!(tx.archived_tasks().unwrap().len(), 1);
+        assert_eq!(tx.highest_archived_id()?, first.0);
         assert!(tx.board.next_free_id(tx.highest_archived_id()?).0 > second.0);
         Ok::<_, StoreError>(())
     })

@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use postgres::Row;
+
 use super::client::{self, Client, Statements};
 use super::documents::select_document;
 use super::pool::{self, is_connection_lost};
@@ -79,6 +81,10 @@ pub(super) struct ArchiveInTransaction {
     /// the board's lock, which guards it, it holds still until the commit, so the changes
     /// of a batch read it once (or not at all, when it came with the `BEGIN`).
     pub(super) record: Mutex<Option<Option<Vec<u8>>>>,
+    /// The highest id in the archive when it came with the `BEGIN` (a command's change,
+    /// which may make a task and needs it for the new id): not asked again. `None`: asked
+    /// when needed.
+    pub(super) highest: Option<u64>,
 }
 
 impl std::fmt::Debug for ArchiveInTransaction {
@@ -129,6 +135,9 @@ impl Archive for ArchiveInTransaction {
     }
 
     fn highest_id(&self) -> Result<u64, StoreError> {
+        if let Some(highest) = self.highest {
+            return Ok(highest);
+        }
         self.query(|client| highest_archived(client, &self.project))
     }
 
@@ -241,13 +250,17 @@ pub(super) fn highest_archived(
     client: &mut impl Statements,
     project: &str,
 ) -> Result<u64, client::Error> {
-    let highest: i64 = client
-        .query_one(
-            "SELECT coalesce(max(id), 0) FROM archive WHERE project = $1",
-            &[&project],
-        )?
-        .get(0);
-    Ok(highest.max(0) as u64)
+    let highest = client.query_one(HIGHEST_ARCHIVED, &[&project])?;
+    Ok(highest_of(&highest))
+}
+
+/// The highest id archived in project $1 (0: none).
+pub(super) const HIGHEST_ARCHIVED: &str =
+    "SELECT coalesce(max(id), 0) FROM archive WHERE project = $1";
+
+/// The id in the row [`HIGHEST_ARCHIVED`] answers.
+pub(super) fn highest_of(row: &Row) -> u64 {
+    row.get::<_, i64>(0).max(0) as u64
 }
 
 /// The archived task of `project` whose text is `text`.

@@ -11,7 +11,7 @@ use super::archive::ArchiveInTransaction;
 use postgres::Row;
 use postgres::types::ToSql;
 
-use super::archive::{INSERT_ARCHIVE, archive_rows};
+use super::archive::{HIGHEST_ARCHIVED, INSERT_ARCHIVE, archive_rows, highest_of};
 use super::client::{self, Client, Piped, Statements};
 use super::documents::{SELECT_DOCUMENT, WRITE_DOCUMENT};
 use super::feed::NOTIFY;
@@ -210,9 +210,11 @@ impl PgStore {
             (BOARD_FIELDS, &project_params),
             (SELECT_DOCUMENT, &record_params),
         ];
-        // A command keeps no board: its tasks are read in the same round trip.
+        // A command keeps no board: its tasks are read in the same round trip, and the
+        // archive's highest id (for a new task's) with them.
         if self.boards.is_none() {
             reads.push((SELECT_TASKS, &project_params));
+            reads.push((HIGHEST_ARCHIVED, &project_params));
         }
         let mut piped: Vec<Piped<'_>> = vec![(TRY_LOCK, &lock_params)];
         piped.extend_from_slice(&reads);
@@ -239,12 +241,14 @@ impl PgStore {
             None => self.board_with_fields(connection.client(), project, reads[0].first())?,
         };
         let record = Some(reads[1].first().map(|row| row.get(0)));
+        let highest = reads.get(3).and_then(|rows| rows.first()).map(highest_of);
         let client = Arc::new(Mutex::new(Some(connection.take())));
         let archive = Arc::new(ArchiveInTransaction {
             client: client.clone(),
             pool_shown: self.shown().to_string(),
             project: project.to_string(),
             record: Mutex::new(record),
+            highest,
         });
         let transaction = Transaction::new(read.board.clone(), now).with_archive(archive);
         Ok((

@@ -33,6 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import Served  # noqa: E402
 from board_read import BODY  # noqa: E402
+import agents as agents_client  # noqa: E402
 
 
 def shown(url):
@@ -239,7 +240,8 @@ def post(connection, token, path, body):
 
 def swarm(binary, store, hubs, agents, rounds, balanced=False, cluster=None):
     """`agents` agents, spread over `hubs` hubs (or all through haproxy in front of them,
-    `balanced`), each sending itself a task, claiming it and finishing it, `rounds` times:
+    `balanced`), each sending itself a task, claiming it and finishing it, `rounds` times,
+    all driven by one cheap client (bench/agents.py):
     changes per second over the whole run, the median and p99 milliseconds of one change,
     and the CPU milliseconds per change of the hubs, the database's processes (a throwaway
     `cluster`'s), haproxy and this client."""
@@ -253,52 +255,22 @@ def swarm(binary, store, hubs, agents, rounds, balanced=False, cluster=None):
         served = [Served(home, agent="lead", args=args) for _ in range(hubs)]
         if balanced:
             balancer = Haproxy(served)
-        latencies = [[] for _ in range(agents)]
-        errors = []
-        start = threading.Barrier(agents + 1)
-
-        def work(n):
-            try:
-                hub = balancer or served[n % hubs]
-                connection = hub.connection()
-                token = tokens[n]
-                tasks = "/api/v1/projects/default/tasks"
-                start.wait()
-                for r in range(rounds):
-                    for path, body in ((tasks, {"to": f"agent{n}", "subject": f"round {r}"}),):
-                        began = time.perf_counter()
-                        sent = post(connection, token, path, body)
-                        latencies[n].append((time.perf_counter() - began) * 1000)
-                    task = sent["task"]["id"]
-                    for action, body in (("claim", {}), ("done", {"text": "done"})):
-                        began = time.perf_counter()
-                        post(connection, token, f"{tasks}/{task}/{action}", body)
-                        latencies[n].append((time.perf_counter() - began) * 1000)
-                connection.close()
-            except Exception as error:  # noqa: BLE001 - reported after the run
-                errors.append(error)
-                start.abort()
-
-        threads = [threading.Thread(target=work, args=(n,)) for n in range(agents)]
-        for thread in threads:
-            thread.start()
+        ways = [balancer or served[n % hubs] for n in range(agents)]
+        crowd = [agents_client.Agent(way.host, way.port, tokens[n], f"agent{n}", rounds)
+                 for n, way in enumerate(ways)]
         database = cluster_pids(cluster)
         watched = {"hubs": [hub.proc.pid for hub in served], "PostgreSQL": database,
                    "haproxy": [balancer.proc.pid] if balancer else []}
         cpu_before = {name: sum(map(cpu_seconds, pids)) for name, pids in watched.items()}
         client_before = sum(os.times()[:2])
-        start.wait()
         began = time.perf_counter()
-        for thread in threads:
-            thread.join()
+        agents_client.run(crowd, "/api/v1/projects/default/tasks")
         elapsed = time.perf_counter() - began
         watched["PostgreSQL"] = sorted(set(database) | set(cluster_pids(cluster)))
         cpu = {name: sum(map(cpu_seconds, pids)) - cpu_before.get(name, 0.0)
                for name, pids in watched.items()}
         cpu["client"] = sum(os.times()[:2]) - client_before
-        if errors:
-            raise RuntimeError(f"the swarm failed: {shown(str(errors[0]))}")
-        every = sorted(latency for per_agent in latencies for latency in per_agent)
+        every = sorted(latency for agent in crowd for latency in agent.latencies)
         per_change = {name: seconds * 1000 / len(every) for name, seconds in cpu.items()}
         return (len(every) / elapsed, statistics.median(every),
                 every[min(len(every) - 1, int(len(every) * 0.99))], per_change)

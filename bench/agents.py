@@ -35,6 +35,10 @@ class Agent:
         self.began = 0.0
         self.latencies = []
 
+    def again(self, rounds):
+        """Ready for `rounds` more rounds on the same connection, latencies counted anew."""
+        self.rounds, self.round, self.latencies = rounds, 0, []
+
     def request(self, path, body):
         payload = json.dumps(body).encode()
         head = (b"POST " + path.encode() + b" HTTP/1.1\r\nHost: " + self.host
@@ -110,5 +114,3 @@ def run(agents, tasks):
                 if not agent.next(tasks):
                     selector.unregister(agent.socket)
                     busy -= 1
-    for agent in agents:
-        agent.socket.close()

@@ -228,6 +228,12 @@ def cluster_pids(cluster):
     return pids
 
 
+def p99(values):
+    """The 99th percentile of `values`."""
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * 0.99))]
+
+
 def post(connection, token, path, body):
     connection.request("POST", path, body=json.dumps(body), headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
@@ -240,10 +246,11 @@ def post(connection, token, path, body):
 
 def swarm(binary, store, hubs, agents, rounds, balanced=False, cluster=None):
     """`agents` agents, spread over `hubs` hubs (or all through haproxy in front of them,
-    `balanced`), each sending itself a task, claiming it and finishing it, `rounds` times,
-    all driven by one cheap client (bench/agents.py):
-    changes per second over the whole run, the median and p99 milliseconds of one change,
-    and the CPU milliseconds per change of the hubs, the database's processes (a throwaway
+    `balanced`), each sending itself a task, claiming it and finishing it, `rounds` times
+    after a first round of its own, all driven by one cheap client (bench/agents.py): the
+    `rounds`' changes per second, the median and p99 milliseconds of one change, the first
+    round's p99 (each agent's first change, and the hubs' first connections), and the CPU
+    milliseconds per change of the hubs, the database's processes (a throwaway
     `cluster`'s), haproxy and this client."""
     home = Home(binary, store)
     served = []
@@ -256,8 +263,14 @@ def swarm(binary, store, hubs, agents, rounds, balanced=False, cluster=None):
         if balanced:
             balancer = Haproxy(served)
         ways = [balancer or served[n % hubs] for n in range(agents)]
-        crowd = [agents_client.Agent(way.host, way.port, tokens[n], f"agent{n}", rounds)
+        crowd = [agents_client.Agent(way.host, way.port, tokens[n], f"agent{n}", 1)
                  for n, way in enumerate(ways)]
+        # The first round, apart: each agent's first change registers it, and the hubs open
+        # their connections to the database under the crowd's first burst.
+        agents_client.run(crowd, "/api/v1/projects/default/tasks")
+        first = sorted(latency for agent in crowd for latency in agent.latencies)
+        for agent in crowd:
+            agent.again(rounds)
         database = cluster_pids(cluster)
         watched = {"hubs": [hub.proc.pid for hub in served], "PostgreSQL": database,
                    "haproxy": [balancer.proc.pid] if balancer else []}
@@ -271,9 +284,11 @@ def swarm(binary, store, hubs, agents, rounds, balanced=False, cluster=None):
                for name, pids in watched.items()}
         cpu["client"] = sum(os.times()[:2]) - client_before
         every = sorted(latency for agent in crowd for latency in agent.latencies)
+        for agent in crowd:
+            agent.socket.close()
         per_change = {name: seconds * 1000 / len(every) for name, seconds in cpu.items()}
-        return (len(every) / elapsed, statistics.median(every),
-                every[min(len(every) - 1, int(len(every) * 0.99))], per_change)
+        return (len(every) / elapsed, statistics.median(every), p99(every), p99(first),
+                per_change)
     finally:
         if balancer:
             balancer.close()
@@ -317,7 +332,6 @@ def balancer_cost(binary, store, requests):
                 times[(way, "change")].append((time.perf_counter() - began) * 1000)
         for connection in ways.values():
             connection.close()
-        p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
         return {key: (statistics.median(values), p99(values)) for key, values in times.items()}
     finally:
         for proxy in (balancer, alone):
@@ -473,9 +487,9 @@ def main():
     try:
         if "swarm" in parts:
             print(f"Swarm: {agents} agents each sending itself a task, claiming and finishing "
-                  f"it, {rounds} times (3 changes a round), over HTTP keep-alive; CPU ms per "
-                  f"change of each side")
-            print(f"{'store':<44} {'changes/s':>10} {'median ms':>10} {'p99 ms':>8} "
+                  f"it, {rounds} times (3 changes a round) after a first round apart ('first': "
+                  f"its p99 ms), over HTTP keep-alive; CPU ms per change of each side")
+            print(f"{'store':<44} {'changes/s':>10} {'median ms':>10} {'p99 ms':>8} {'first':>8} "
                   f"{'hubs':>6} {'pg':>6} {'hapx':>6} {'client':>6}")
             rows = [("files, one hub", binary, None, 1, False)]
             for suffix, build in builds:
@@ -486,9 +500,9 @@ def main():
             rows = [rows[0]] + [(label, build, cluster.database(), hubs, balanced)
                                 for label, build, hubs, balanced in rows[1:]]
             for label, build, store, hubs, balanced in rows:
-                rate, median, p99, cpu = swarm(build, store, hubs, agents, rounds, balanced,
-                                               cluster if store else None)
-                print(f"{label:<44} {rate:>10.0f} {median:>10.2f} {p99:>8.2f} "
+                rate, median, slowest, cold, cpu = swarm(build, store, hubs, agents, rounds,
+                                                         balanced, cluster if store else None)
+                print(f"{label:<44} {rate:>10.0f} {median:>10.2f} {slowest:>8.2f} {cold:>8.2f} "
                       f"{cpu['hubs']:>6.2f} {cpu['PostgreSQL']:>6.2f} {cpu['haproxy']:>6.2f} "
                       f"{cpu['client']:>6.2f}")
             print()
@@ -510,7 +524,6 @@ def main():
             rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
             for label, build, store in rows:
                 from_send, from_answer = cross_hub_delay(build, store, changes)
-                p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
                 print(f"{label:<30} {statistics.median(from_send):>17.2f} {p99(from_send):>7.2f} "
                       f"{statistics.median(from_answer):>19.2f} {p99(from_answer):>7.2f}")
             print()

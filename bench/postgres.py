@@ -33,6 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import Served  # noqa: E402
 from board_read import BODY  # noqa: E402
+import agents as agents_client  # noqa: E402
 
 
 def shown(url):
@@ -227,6 +228,12 @@ def cluster_pids(cluster):
     return pids
 
 
+def p99(values):
+    """The 99th percentile of `values`."""
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * 0.99))]
+
+
 def post(connection, token, path, body):
     connection.request("POST", path, body=json.dumps(body), headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
@@ -239,9 +246,11 @@ def post(connection, token, path, body):
 
 def swarm(binary, store, hubs, agents, rounds, balanced=False, cluster=None):
     """`agents` agents, spread over `hubs` hubs (or all through haproxy in front of them,
-    `balanced`), each sending itself a task, claiming it and finishing it, `rounds` times:
-    changes per second over the whole run, the median and p99 milliseconds of one change,
-    and the CPU milliseconds per change of the hubs, the database's processes (a throwaway
+    `balanced`), each sending itself a task, claiming it and finishing it, `rounds` times
+    after a first round of its own, all driven by one cheap client (bench/agents.py): the
+    `rounds`' changes per second, the median and p99 milliseconds of one change, the first
+    round's p99 (each agent's first change, and the hubs' first connections), and the CPU
+    milliseconds per change of the hubs, the database's processes (a throwaway
     `cluster`'s), haproxy and this client."""
     home = Home(binary, store)
     served = []
@@ -253,55 +262,33 @@ def swarm(binary, store, hubs, agents, rounds, balanced=False, cluster=None):
         served = [Served(home, agent="lead", args=args) for _ in range(hubs)]
         if balanced:
             balancer = Haproxy(served)
-        latencies = [[] for _ in range(agents)]
-        errors = []
-        start = threading.Barrier(agents + 1)
-
-        def work(n):
-            try:
-                hub = balancer or served[n % hubs]
-                connection = hub.connection()
-                token = tokens[n]
-                tasks = "/api/v1/projects/default/tasks"
-                start.wait()
-                for r in range(rounds):
-                    for path, body in ((tasks, {"to": f"agent{n}", "subject": f"round {r}"}),):
-                        began = time.perf_counter()
-                        sent = post(connection, token, path, body)
-                        latencies[n].append((time.perf_counter() - began) * 1000)
-                    task = sent["task"]["id"]
-                    for action, body in (("claim", {}), ("done", {"text": "done"})):
-                        began = time.perf_counter()
-                        post(connection, token, f"{tasks}/{task}/{action}", body)
-                        latencies[n].append((time.perf_counter() - began) * 1000)
-                connection.close()
-            except Exception as error:  # noqa: BLE001 - reported after the run
-                errors.append(error)
-                start.abort()
-
-        threads = [threading.Thread(target=work, args=(n,)) for n in range(agents)]
-        for thread in threads:
-            thread.start()
+        ways = [balancer or served[n % hubs] for n in range(agents)]
+        crowd = [agents_client.Agent(way.host, way.port, tokens[n], f"agent{n}", 1)
+                 for n, way in enumerate(ways)]
+        # The first round, apart: each agent's first change registers it, and the hubs open
+        # their connections to the database under the crowd's first burst.
+        agents_client.run(crowd, "/api/v1/projects/default/tasks")
+        first = sorted(latency for agent in crowd for latency in agent.latencies)
+        for agent in crowd:
+            agent.again(rounds)
         database = cluster_pids(cluster)
         watched = {"hubs": [hub.proc.pid for hub in served], "PostgreSQL": database,
                    "haproxy": [balancer.proc.pid] if balancer else []}
         cpu_before = {name: sum(map(cpu_seconds, pids)) for name, pids in watched.items()}
         client_before = sum(os.times()[:2])
-        start.wait()
         began = time.perf_counter()
-        for thread in threads:
-            thread.join()
+        agents_client.run(crowd, "/api/v1/projects/default/tasks")
         elapsed = time.perf_counter() - began
         watched["PostgreSQL"] = sorted(set(database) | set(cluster_pids(cluster)))
         cpu = {name: sum(map(cpu_seconds, pids)) - cpu_before.get(name, 0.0)
                for name, pids in watched.items()}
         cpu["client"] = sum(os.times()[:2]) - client_before
-        if errors:
-            raise RuntimeError(f"the swarm failed: {shown(str(errors[0]))}")
-        every = sorted(latency for per_agent in latencies for latency in per_agent)
+        every = sorted(latency for agent in crowd for latency in agent.latencies)
+        for agent in crowd:
+            agent.socket.close()
         per_change = {name: seconds * 1000 / len(every) for name, seconds in cpu.items()}
-        return (len(every) / elapsed, statistics.median(every),
-                every[min(len(every) - 1, int(len(every) * 0.99))], per_change)
+        return (len(every) / elapsed, statistics.median(every), p99(every), p99(first),
+                per_change)
     finally:
         if balancer:
             balancer.close()
@@ -345,7 +332,6 @@ def balancer_cost(binary, store, requests):
                 times[(way, "change")].append((time.perf_counter() - began) * 1000)
         for connection in ways.values():
             connection.close()
-        p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
         return {key: (statistics.median(values), p99(values)) for key, values in times.items()}
     finally:
         for proxy in (balancer, alone):
@@ -501,9 +487,9 @@ def main():
     try:
         if "swarm" in parts:
             print(f"Swarm: {agents} agents each sending itself a task, claiming and finishing "
-                  f"it, {rounds} times (3 changes a round), over HTTP keep-alive; CPU ms per "
-                  f"change of each side")
-            print(f"{'store':<44} {'changes/s':>10} {'median ms':>10} {'p99 ms':>8} "
+                  f"it, {rounds} times (3 changes a round) after a first round apart ('first': "
+                  f"its p99 ms), over HTTP keep-alive; CPU ms per change of each side")
+            print(f"{'store':<44} {'changes/s':>10} {'median ms':>10} {'p99 ms':>8} {'first':>8} "
                   f"{'hubs':>6} {'pg':>6} {'hapx':>6} {'client':>6}")
             rows = [("files, one hub", binary, None, 1, False)]
             for suffix, build in builds:
@@ -514,9 +500,9 @@ def main():
             rows = [rows[0]] + [(label, build, cluster.database(), hubs, balanced)
                                 for label, build, hubs, balanced in rows[1:]]
             for label, build, store, hubs, balanced in rows:
-                rate, median, p99, cpu = swarm(build, store, hubs, agents, rounds, balanced,
-                                               cluster if store else None)
-                print(f"{label:<44} {rate:>10.0f} {median:>10.2f} {p99:>8.2f} "
+                rate, median, slowest, cold, cpu = swarm(build, store, hubs, agents, rounds,
+                                                         balanced, cluster if store else None)
+                print(f"{label:<44} {rate:>10.0f} {median:>10.2f} {slowest:>8.2f} {cold:>8.2f} "
                       f"{cpu['hubs']:>6.2f} {cpu['PostgreSQL']:>6.2f} {cpu['haproxy']:>6.2f} "
                       f"{cpu['client']:>6.2f}")
             print()
@@ -538,7 +524,6 @@ def main():
             rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
             for label, build, store in rows:
                 from_send, from_answer = cross_hub_delay(build, store, changes)
-                p99 = lambda values: sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]  # noqa: E731
                 print(f"{label:<30} {statistics.median(from_send):>17.2f} {p99(from_send):>7.2f} "
                       f"{statistics.median(from_answer):>19.2f} {p99(from_answer):>7.2f}")
             print()

@@ -16,7 +16,7 @@ use crate::file::platform;
 use crate::names::{self, NameKind};
 use crate::secret::machine_key::MachineKey;
 use crate::store::versioned::{self, Versioned};
-use crate::store::{Collection, Document, Store, Transaction};
+use crate::store::{Collection, Store, Transaction};
 use crate::text;
 use crate::time::Timestamp;
 
@@ -274,14 +274,10 @@ pub fn canonical(path: &Path) -> PathBuf {
 }
 
 /// The record of project `id`, as the store keeps it.
-fn document(id: &str) -> Document {
-    Document::Project(id.to_string())
-}
-
 /// Reads the record of project `id`, or `None` when the project does not exist.
 pub fn load(store: &dyn Store, id: &str) -> Result<Option<Project>> {
     names::check(NameKind::Project, id)?;
-    Ok(versioned::read(store, &document(id))?)
+    Ok(versioned::read(store, &Collection::Projects.document(id))?)
 }
 
 /// Every project of the hub, sorted by id. Unreadable ones are errors, not skipped.
@@ -289,7 +285,7 @@ pub fn list(store: &dyn Store) -> Result<Vec<Project>> {
     let mut projects = Vec::new();
     for (id, text) in store.load_collection(Collection::Projects)? {
         names::check(NameKind::Project, &id)?;
-        let origin = store.document_origin(&document(&id));
+        let origin = store.document_origin(&Collection::Projects.document(&id));
         projects.push(versioned::decode(&origin, &text)?);
     }
     Ok(projects)
@@ -413,13 +409,13 @@ pub fn update<T>(
     change: impl FnOnce(&mut Option<Project>) -> Result<T>,
 ) -> Result<T> {
     names::check(NameKind::Project, id)?;
-    versioned::update(store, &document(id), change)
+    versioned::update(store, &Collection::Projects.document(id), change)
 }
 
 /// The project's record as a change of its board sees it: as an earlier change committed
 /// together with it left it, else as stored (the change holds the lock that guards it).
 pub fn load_in(store: &dyn Store, transaction: &Transaction) -> Result<Option<Project>> {
-    let id = document(&transaction.board.project);
+    let id = Collection::Projects.document(&transaction.board.project);
     let origin = || store.document_origin(&id);
     match transaction.project() {
         Some(pending) => Ok(Some(versioned::decode(&origin(), pending)?)),
@@ -440,7 +436,7 @@ pub fn update_in<T>(
     transaction: &mut Transaction,
     change: impl FnOnce(&mut Option<Project>) -> Result<T>,
 ) -> Result<T> {
-    let origin = store.document_origin(&document(&transaction.board.project));
+    let origin = store.document_origin(&Collection::Projects.document(&transaction.board.project));
     let mut project = load_in(store, transaction)?;
     let before = project.clone();
     let result = change(&mut project)?;

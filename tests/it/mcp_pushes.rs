@@ -312,8 +312,16 @@ fn until_live(env: &TestEnv, project: &str, is_live: bool, what: &str) {
     });
 }
 
-/// Ends `session` with a DELETE through `hub`.
-fn delete_session(hub: &Served, token: &str, session: &str) {
+/// Ends `session` with a DELETE through `hub`; its `stream` (held on any hub) ends, and with
+/// it the live session announced in `project`.
+fn ended_by_delete(
+    env: &TestEnv,
+    project: &str,
+    hub: &Served,
+    token: &str,
+    session: &str,
+    mut stream: Stream,
+) {
     let ended = mcp_request(
         hub,
         "DELETE",
@@ -323,6 +331,16 @@ fn delete_session(hub: &Served, token: &str, session: &str) {
         &json!({}),
     );
     assert!(ended.status < 300, "{ended:?}");
+    assert!(
+        stream.ends_within(PUSH_WITHIN),
+        "the DELETEd session's stream ends"
+    );
+    until_live(
+        env,
+        project,
+        false,
+        "the announcement gone with the session",
+    );
 }
 
 fn runs_of(runs: &std::path::Path) -> usize {
@@ -411,19 +429,9 @@ fn an_open_stream_is_a_live_session_until_the_stream_its_session_or_its_hub_ends
     assert!(sent_unreachable("Fix the lexer"));
 
     // 3. DELETE: the stream ends with its session, and the announcement with it.
-    let mut stream = Stream::open(&hub, &token, &session, None);
+    let stream = Stream::open(&hub, &token, &session, None);
     until_live(&env, &project, true, "the stream announced live again");
-    delete_session(&hub, &token, &session);
-    assert!(
-        stream.ends_within(PUSH_WITHIN),
-        "the DELETEd session's stream ends"
-    );
-    until_live(
-        &env,
-        &project,
-        false,
-        "the announcement gone with the session",
-    );
+    ended_by_delete(&env, &project, &hub, &token, &session, stream);
     assert!(sent_unreachable("Check the time zones"));
 
     // 4. The hub holding the stream SIGKILLed: nothing of it is left live.
@@ -486,17 +494,7 @@ fn a_session_deleted_through_another_hub_is_pushed_nothing_and_its_work_wakes_th
         true,
         "the stream on the second hub announced live",
     );
-    delete_session(&one, &token, &session);
-    assert!(
-        stream.ends_within(PUSH_WITHIN),
-        "the stream of the ended session ends"
-    );
-    until_live(
-        &env,
-        &project,
-        false,
-        "the announcement gone with the session",
-    );
+    ended_by_delete(&env, &project, &one, &token, &session, stream);
     let id = env.send("alice", "dev", "Review the parser", &[]);
     until_runs(&env, &runs, 1);
     assert_ne!(

@@ -125,6 +125,8 @@ pub struct Client {
     /// (prepare, then run). They live and die with the connection (a new one, after a
     /// server's restart, prepares its own).
     prepared: HashMap<String, Statement>,
+    /// The texts of the statements prepared since [`Client::newly_prepared`] last took them.
+    newly_prepared: Vec<String>,
     /// Whether statements are sent unprepared, each in one round trip with its parameters'
     /// types (a command's, which uses most of them once: [`super::unprepared`]), rather
     /// than prepared and kept.
@@ -151,6 +153,7 @@ impl Client {
             within: ANSWER_WITHIN,
             is_cut: false,
             prepared: HashMap::new(),
+            newly_prepared: Vec::new(),
             unprepared: false,
         })
     }
@@ -338,10 +341,12 @@ impl Client {
             let answered = Client::wait(&self.runtime, self.within, self.is_cut, in_order(queries));
             return self.noted(answered);
         }
-        let mut prepared = Vec::with_capacity(statements.len());
-        for (text, _) in statements {
-            prepared.push(self.statement(text)?);
-        }
+        let texts: Vec<&str> = statements.iter().map(|(text, _)| *text).collect();
+        self.prepare_all(&texts)?;
+        let prepared: Vec<Statement> = texts
+            .iter()
+            .map(|text| self.prepared[*text].clone())
+            .collect();
         let client = self.live();
         let queries: Vec<_> = prepared
             .iter()
@@ -355,6 +360,46 @@ impl Client {
             self.prepared.clear();
         }
         self.noted(answered)
+    }
+
+    /// Prepares those of `statements` this connection has not prepared yet, all in one
+    /// round trip, and keeps them ([`Client::prepared`]).
+    pub fn prepare_all(&mut self, statements: &[&str]) -> Result<(), Error> {
+        let mut missing: Vec<&str> = statements
+            .iter()
+            .copied()
+            .filter(|text| !self.prepared.contains_key(*text))
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if self.prepared.len() + missing.len() > MOST_PREPARED {
+            self.prepared.clear();
+        }
+        let client = self.live();
+        let preparing: Vec<_> = missing
+            .iter()
+            .map(|text| Box::pin(client.prepare(text)))
+            .collect();
+        let answered = Client::wait(&self.runtime, self.within, self.is_cut, in_order(preparing));
+        let prepared = self.noted(answered)?;
+        for (text, statement) in missing.into_iter().zip(prepared) {
+            self.keep(text, statement);
+        }
+        Ok(())
+    }
+
+    /// Keeps `statement`, prepared from `text`, and notes it among [`Client::newly_prepared`].
+    fn keep(&mut self, text: &str, statement: Statement) {
+        self.prepared.insert(text.to_string(), statement);
+        self.newly_prepared.push(text.to_string());
+    }
+
+    /// The texts of the statements this connection prepared since it was last asked.
+    pub fn newly_prepared(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.newly_prepared)
     }
 
     /// `statement`, prepared once on this connection and kept ([`Client::prepared`]).
@@ -372,8 +417,7 @@ impl Client {
         if self.prepared.len() >= MOST_PREPARED {
             self.prepared.clear();
         }
-        self.prepared
-            .insert(statement.to_string(), prepared.clone());
+        self.keep(statement, prepared.clone());
         Ok(prepared)
     }
 

@@ -9,6 +9,7 @@
 //! version with its `BEGIN`, and anything but the remembered one makes the full check.
 
 use std::cell::Cell;
+use std::collections::BTreeSet;
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -64,6 +65,10 @@ struct Connections {
     /// A resident process's connections prepare their statements and keep them; a
     /// command's send them unprepared ([`Client::sends_unprepared`]).
     keeps_statements: bool,
+    /// The statements this resident pool's connections have prepared: a new connection
+    /// prepares them all in one round trip before its first use, rather than each on its
+    /// first use, one round trip at a time, while a burst of requests waits.
+    statements: BTreeSet<String>,
     /// How many times this pool checked the schema in full.
     #[cfg(all(test, unix))]
     checks: usize,
@@ -283,11 +288,31 @@ impl Pool {
         let mut client = Client::connect(&self.address, self.tls()?)
             .map_err(|error| self.unreachable_because(describe(&error)))?;
         timings::took("connect (TCP or socket, TLS, login)", started);
-        client.sends_unprepared(!self.lock().keeps_statements);
+        let (keeps_statements, known) = {
+            let connections = self.lock();
+            let known: Vec<String> = match connections.keeps_statements {
+                true => connections.statements.iter().cloned().collect(),
+                false => Vec::new(),
+            };
+            (connections.keeps_statements, known)
+        };
+        client.sends_unprepared(!keeps_statements);
         if check_schema {
             let started = timings::now();
             self.check(&mut client)?;
             timings::took("schema check", started);
+        }
+        if !known.is_empty() {
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            // Preparing ahead only saves round trips: a statement the server refuses now
+            // is prepared (and refused) again by the call that uses it.
+            if client.prepare_all(&known).is_err() && client.went_unanswered() {
+                return Err(self.unreachable_because(format!(
+                    "a new connection did not answer within {}s",
+                    client::ANSWER_WITHIN.as_secs()
+                )));
+            }
+            client.newly_prepared();
         }
         Ok(client)
     }
@@ -346,10 +371,17 @@ impl Pool {
     /// One whose statement went unanswered makes the idle ones suspect: they are let go too,
     /// so that the next calls each meet a new connection's bounded start rather than wait
     /// out a statement's bound in turn on connections that a silent server holds open.
-    fn give_back(&self, client: Option<Client>, keep: bool) {
+    fn give_back(&self, mut client: Option<Client>, keep: bool) {
         HELD.with(|held| held.set(held.get().saturating_sub(1)));
         let unanswered = client.as_ref().is_some_and(Client::went_unanswered);
+        let prepared = client
+            .as_mut()
+            .map(Client::newly_prepared)
+            .unwrap_or_default();
         let mut connections = self.lock();
+        if connections.keeps_statements {
+            connections.statements.extend(prepared);
+        }
         match client {
             Some(client) if keep && !client.is_closed() => connections.idle.push(client),
             _ => connections.open -= 1,

@@ -61,6 +61,44 @@ fn a_connection_prepares_each_statement_once_and_a_new_one_prepares_its_own() {
     );
 }
 
+/// A hub's new connection prepares, in one round trip before its first use, the statements
+/// its pool's other connections have prepared: the requests of a burst that opens
+/// connections do not each wait for every statement's first preparation.
+#[test]
+fn a_hub_s_new_connection_comes_with_the_statements_its_pool_has_prepared() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    store.pool().resident();
+    send(&store, "one");
+    assert_eq!(store.board("p").unwrap().len(), 1);
+    // Every connection open held (what they prepared, together), then one more: a new one.
+    let open = store.pool().open_count();
+    let mut held: Vec<_> = (0..open).map(|_| store.pool().get().unwrap()).collect();
+    let mut expected: Vec<String> = held
+        .iter_mut()
+        .flat_map(|connection| prepared_here(connection.client()))
+        .collect();
+    expected.sort();
+    expected.dedup();
+    assert!(
+        expected.iter().any(|text| text == READ_BOARD),
+        "{expected:?}"
+    );
+    let mut new = store.pool().get().unwrap();
+    assert_eq!(store.pool().open_count(), open + 1);
+    let mut ready = prepared_here(new.client());
+    ready.sort();
+    assert_eq!(ready, expected, "prepared before its first use, each once");
+    assert_eq!(new.client().prepared_count(), expected.len());
+    drop(new);
+    held.clear();
+    // And used as it came: the board read on it prepares nothing more.
+    assert_eq!(store.board("p").unwrap().len(), 1);
+}
+
 #[test]
 fn a_command_s_connection_prepares_nothing_and_sends_each_statement_with_its_types() {
     if !cluster::runs_here() {

@@ -373,6 +373,7 @@ async fn board(asked: Asked<BoardQuery>) -> Answered<Reply<Vec<TaskView>>> {
     let hub = asked.state.hub.clone();
     let answers = asked.state.board_answers.clone();
     let Caller(agent, standing) = asked.caller;
+    let read = asked.read;
     let encoded = answer(move || -> Result<Encoded> {
         // With `offered`, the buttons the page shows: what the caller may do with each task.
         let filter = query.filter()?;
@@ -381,7 +382,7 @@ async fn board(asked: Asked<BoardQuery>) -> Answered<Reply<Vec<TaskView>>> {
             .ok()
             .and_then(|()| Versions::of(&*hub.store, &project));
         let store = hub.store.clone();
-        let session = Session::open_by_id_as(hub, &agent, &project, standing)?;
+        let session = Session::open_by_id_read(hub, &agent, &project, standing, &read)?;
         // What the caller's read does (its due leases renewed) is done as on every read.
         let board = session.board()?;
         let after = Versions::of(&*store, session.project_id());
@@ -624,12 +625,12 @@ async fn hook(asked: Asked<HookBody>) -> Answered<HookAnswer> {
     // As on the hub's own machine, a hook shows the inbox unmarked rather than keep its
     // client waiting on a busy lock.
     let hub = crate::hook::hub_for_hook(&asked.state.hub);
-    let caller = asked.caller;
+    let (caller, read) = (asked.caller, asked.read);
     answer(move || {
         if event == HookEvent::Stop && input.stop_hook_active {
             return Ok(HookAnswer::Nothing);
         }
-        let mut session = Session::open_by_id_unless_busy(hub, &caller.0, &project)?;
+        let mut session = Session::open_by_id_unless_busy(hub, &caller.0, &project, &read)?;
         // The context says where the agent works: on its own machine, its mapped directory
         // (or nothing), never the hub's path (SPEC section 7). The session is open already;
         // the workspace serves only the words from here on.

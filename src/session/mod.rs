@@ -337,15 +337,21 @@ impl Session {
     }
 
     /// What a hook over HTTP opens: [`Session::open_by_id`], skipping the heartbeat when
-    /// the registry lock stays busy, as [`Session::open_unless_busy`] does.
-    pub fn open_by_id_unless_busy(hub: Hub, agent: &str, id: &str) -> Result<Session> {
+    /// the registry lock stays busy, as [`Session::open_unless_busy`] does; with what the
+    /// token's check read for it ([`ReadAhead`]).
+    pub fn open_by_id_unless_busy(
+        hub: Hub,
+        agent: &str,
+        id: &str,
+        read: &ReadAhead,
+    ) -> Result<Session> {
         Session::open_by_id_with(
             hub,
             agent,
             id,
             WhenBusy::ShowUnmarked,
             Standing::Agent,
-            &ReadAhead::default(),
+            read,
         )
     }
 

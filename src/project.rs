@@ -280,6 +280,15 @@ pub fn load(store: &dyn Store, id: &str) -> Result<Option<Project>> {
     Ok(versioned::read(store, &Collection::Projects.document(id))?)
 }
 
+/// [`load`], from the text of its record as just read (`None`: there was none).
+pub fn load_read(store: &dyn Store, id: &str, text: Option<&[u8]>) -> Result<Option<Project>> {
+    names::check(NameKind::Project, id)?;
+    let origin = store.document_origin(&document(id));
+    Ok(text
+        .map(|text| versioned::decode(&origin, text))
+        .transpose()?)
+}
+
 /// Every project of the hub, sorted by id. Unreadable ones are errors, not skipped.
 pub fn list(store: &dyn Store) -> Result<Vec<Project>> {
     let mut projects = Vec::new();

@@ -222,7 +222,27 @@ fn is_heartbeat_due(record: &AgentRecord, now: Timestamp) -> bool {
 /// the agent joined (its `created_at`): what the agent's session knows without reading the
 /// record again.
 pub fn heartbeat(store: &dyn Documents, name: &str, now: Timestamp) -> Result<Option<Timestamp>> {
-    if let Some(record) = load(store, name)?
+    heartbeat_read(store, name, now, None)
+}
+
+/// [`heartbeat`], given the text of the agent's record as just read (`Some(None)`: there
+/// was none), which is then not read again unless the heartbeat is due.
+pub fn heartbeat_read(
+    store: &dyn Documents,
+    name: &str,
+    now: Timestamp,
+    read: Option<Option<&[u8]>>,
+) -> Result<Option<Timestamp>> {
+    let record = match read {
+        Some(text) => {
+            names::check(NameKind::Agent, name)?;
+            let origin = store.document_origin(&document(name));
+            text.map(|text| versioned::decode::<AgentRecord>(&origin, text))
+                .transpose()?
+        }
+        None => load(store, name)?,
+    };
+    if let Some(record) = record
         && !is_heartbeat_due(&record, now)
     {
         return Ok(Some(record.created_at));

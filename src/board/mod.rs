@@ -19,6 +19,7 @@ pub mod search;
 pub mod stats;
 pub mod task;
 pub mod transition;
+pub mod undo;
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -62,6 +63,8 @@ pub struct Board {
     reservations: Vec<Reservation>,
     /// Their patterns, read once for every question asked of them until they change.
     reserved_patterns: OnceLock<Arc<reservation::ReadPatterns>>,
+    /// What undoes the changes of its tasks since its first undo point ([`Board::mark`]).
+    journal: undo::Journal,
 }
 
 /// The tasks of a board that a store read and has not decoded: the board keeps each one's
@@ -196,6 +199,7 @@ impl Board {
             in_id_order: true,
             reservations: Vec::new(),
             reserved_patterns: OnceLock::new(),
+            journal: undo::Journal::default(),
         }
     }
 
@@ -220,6 +224,7 @@ impl Board {
             in_id_order,
             reservations: Vec::new(),
             reserved_patterns: OnceLock::new(),
+            journal: undo::Journal::default(),
         }
     }
 
@@ -229,6 +234,7 @@ impl Board {
     /// which no decode asks for). Its next change then writes that change's tasks alone, not
     /// every task changed since the board was read.
     pub fn settle(&mut self) {
+        self.note_slots();
         for slot in &mut self.slots {
             if let Body::Owned(task) = &slot.body {
                 slot.body = Body::Stored {
@@ -400,6 +406,7 @@ impl Board {
         {
             self.in_id_order = false;
         }
+        self.note_pushed();
         self.slots.push(Slot {
             head: Head::of(&task),
             body: Body::Owned(Arc::new(task)),
@@ -427,6 +434,9 @@ impl Board {
         if index >= self.slots.len() {
             return Err(self.no_task_at(index));
         }
+        // Noted as it is, before its decoded task is taken out (a settled task has no other
+        // copy to be decoded again from).
+        self.note_set(index);
         // The slot is replaced below, so a task already decoded is moved out, not copied
         // (unless a copy of the board shares it).
         let decoded = match &mut self.slots[index].body {
@@ -440,12 +450,18 @@ impl Board {
             (None, Body::Owned(task)) => Task::clone(task),
         };
         change(&mut task);
-        self.set(index, task);
+        self.put(index, task);
         Ok(())
     }
 
     /// Puts `task` at `index`, its head taken from it.
     fn set(&mut self, index: usize, task: Task) {
+        self.note_set(index);
+        self.put(index, task);
+    }
+
+    /// [`Board::set`], the slot it replaces noted already.
+    fn put(&mut self, index: usize, task: Task) {
         let renumbered = self.slots[index].head.id != task.id;
         self.slots[index] = Slot {
             head: Head::of(&task),
@@ -464,6 +480,10 @@ impl Board {
                 removed.push(self.decode(slot)?.clone());
             }
         }
+        if removed.is_empty() {
+            return Ok(removed);
+        }
+        self.note_slots();
         self.slots.retain(|slot| !ids.contains(&slot.head.id));
         self.duplicated.retain(|id| !ids.contains(id));
         Ok(removed)

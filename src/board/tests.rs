@@ -127,3 +127,81 @@ fn held_by_another(board: &Board, task: &Task, now: Timestamp) -> bool {
             })
     })
 }
+
+/// Everything a board holds that a roll back must restore: its tasks whole, their heads,
+/// and how its tasks are found.
+fn held(board: &Board) -> (Board, Vec<Head>, bool, Vec<TaskId>) {
+    (
+        board.clone(),
+        board.heads().cloned().collect(),
+        board.in_id_order,
+        board.duplicated.clone(),
+    )
+}
+
+#[test]
+fn a_board_rolled_back_to_its_mark_is_as_it_was_its_settled_tasks_included() {
+    let mut board = pending_board(6);
+    // As a store keeps the board it wrote: its tasks held decoded, with no text behind them.
+    board.settle();
+    let before = held(&board);
+    let first = board.mark();
+    board
+        .modify(TaskId(2), |task| task.subject = "changed".into())
+        .unwrap();
+    let second = board.mark();
+    super::testing::new_task(&mut board, "ada", "bob", false, vec![], start());
+    board
+        .remove(&[TaskId(1), TaskId(5)].into_iter().collect())
+        .unwrap();
+    board
+        .modify(TaskId(3), |task| task.subject = "changed too".into())
+        .unwrap();
+    board.next_id = 40;
+    // Back to the second mark: the first change stands, nothing after it.
+    board.roll_back(second);
+    assert_eq!(board.len(), 6);
+    assert_eq!(board.next_id, before.0.next_id);
+    assert_eq!(board.task(TaskId(2)).unwrap().unwrap().subject, "changed");
+    assert_eq!(
+        board.task(TaskId(3)).unwrap().unwrap().subject,
+        before.0.task(TaskId(3)).unwrap().unwrap().subject
+    );
+    board.roll_back(first);
+    assert_eq!(held(&board), before);
+    // A copy carries no undo point, and the board forgets them when told.
+    assert!(!board.clone().journal.is_marked());
+    board.unmark();
+    assert!(!board.journal.is_marked());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn a_step_rolled_back_leaves_the_board_as_it_was_before_it(
+        steps in proptest::collection::vec((step(), any::<bool>(), any::<bool>()), 1..80)
+    ) {
+        let mut board = Board::new("p");
+        let mut now = start();
+        for (step, undone, sweep) in steps {
+            let before = held(&board);
+            let mark = board.mark();
+            take(&mut board, step, &mut now);
+            if sweep {
+                let finished: HashSet<TaskId> = board
+                    .heads()
+                    .filter(|head| head.status.is_finished())
+                    .map(|head| head.id)
+                    .collect();
+                board.remove(&finished).unwrap();
+            }
+            // A step kept stays under the marks after it: the next rolled back comes back
+            // to it.
+            if undone {
+                board.roll_back(mark);
+                prop_assert!(held(&board) == before);
+            }
+        }
+    }
+}

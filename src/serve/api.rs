@@ -31,7 +31,7 @@ use crate::json_api::{
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
 use crate::registry::Profile;
-use crate::session::blocking::{Caller, Stopped, in_session, off_thread};
+use crate::session::blocking::{Caller, ReadAhead, Stopped, in_session, off_thread};
 use crate::session::hook_answer::Answer as HookAnswer;
 use crate::session::{Desk, LocalDesk, Session, Standing};
 
@@ -232,6 +232,7 @@ type Answered<T> = std::result::Result<T, ApiError>;
 async fn at_desk<T, F>(
     state: &super::State,
     caller: &Caller,
+    read: ReadAhead,
     project: String,
     work: F,
 ) -> Answered<T>
@@ -239,7 +240,7 @@ where
     T: Send + 'static,
     F: FnOnce(&dyn Desk) -> Result<T> + Send + 'static,
 {
-    let opening = caller.clone().opening(project);
+    let opening = caller.clone().opening_read(project, read);
     let done = in_session(state.hub.clone(), opening, move |session| {
         work(&LocalDesk::of(session))
     })
@@ -372,6 +373,7 @@ async fn board(asked: Asked<BoardQuery>) -> Answered<Reply<Vec<TaskView>>> {
     let hub = asked.state.hub.clone();
     let answers = asked.state.board_answers.clone();
     let Caller(agent, standing) = asked.caller;
+    let read = asked.read;
     let encoded = answer(move || -> Result<Encoded> {
         // With `offered`, the buttons the page shows: what the caller may do with each task.
         let filter = query.filter()?;
@@ -380,7 +382,7 @@ async fn board(asked: Asked<BoardQuery>) -> Answered<Reply<Vec<TaskView>>> {
             .ok()
             .and_then(|()| Versions::of(&*hub.store, &project));
         let store = hub.store.clone();
-        let session = Session::open_by_id_as(hub, &agent, &project, standing)?;
+        let session = Session::open_by_id_read(hub, &agent, &project, standing, &read)?;
         // What the caller's read does (its due leases renewed) is done as on every read.
         let board = session.board()?;
         let after = Versions::of(&*store, session.project_id());
@@ -413,6 +415,7 @@ async fn show(asked: Asked<OfferedQuery>) -> Answered<TaskView> {
     at_desk(
         &asked.state,
         &asked.caller,
+        asked.read,
         project,
         move |desk| match offered {
             true => desk.show_with_offers(id),
@@ -426,11 +429,17 @@ async fn send(asked: Asked<SendBody>) -> Answered<Changed> {
     let [project] = asked.parameters();
     let new = asked.body.without_empty_names();
     let reporter = asked.state.clone();
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        let changed = desk.send(new)?;
-        report(&reporter, &changed.woken);
-        Ok(changed)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| {
+            let changed = desk.send(new)?;
+            report(&reporter, &changed.woken);
+            Ok(changed)
+        },
+    )
     .await
 }
 
@@ -475,34 +484,51 @@ async fn act(asked: Asked<ActBody>) -> Answered<Changed> {
         action = action.with_place(place);
     }
     let reporter = asked.state.clone();
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        let changed = desk.act(id, action)?;
-        report(&reporter, &changed.woken);
-        Ok(changed)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| {
+            let changed = desk.act(id, action)?;
+            report(&reporter, &changed.woken);
+            Ok(changed)
+        },
+    )
     .await
 }
 
 async fn agents(asked: Asked<NoBody>) -> Answered<AgentMatrix> {
     let [project] = asked.parameters();
-    at_desk(&asked.state, &asked.caller, project, |desk| desk.agents()).await
+    at_desk(&asked.state, &asked.caller, asked.read, project, |desk| {
+        desk.agents()
+    })
+    .await
 }
 
 async fn log(asked: Asked<LogQuery>) -> Answered<Vec<ActivityRecord>> {
     let [project] = asked.parameters();
     let LogQuery { n, since } = asked.body;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.log(n, since)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.log(n, since),
+    )
     .await
 }
 
 async fn stats(asked: Asked<StatsQuery>) -> Answered<Stats> {
     let [project] = asked.parameters();
     let window = asked.body.since;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.stats(window)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.stats(window),
+    )
     .await
 }
 
@@ -514,9 +540,13 @@ async fn messages(asked: Asked<MessagesQuery>) -> Answered<Mail> {
         (false, Some(seq)) => Marking::Through(seq),
         (false, None) => Marking::All,
     };
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.messages(query.all, marking)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.messages(query.all, marking),
+    )
     .await
 }
 
@@ -530,33 +560,47 @@ async fn message(asked: Asked<MessageBody>) -> Answered<Sent> {
             .map_err(|refused: String| ApiError::from(Error::invalid(refused)))?,
     };
     let reporter = asked.state.clone();
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        let summary = message
-            .summary
-            .as_deref()
-            .filter(|summary| !summary.is_empty());
-        let sent = desk.message(&message.to, &message.text, kind, summary)?;
-        report(&reporter, &sent.woken);
-        Ok(sent)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| {
+            let summary = message
+                .summary
+                .as_deref()
+                .filter(|summary| !summary.is_empty());
+            let sent = desk.message(&message.to, &message.text, kind, summary)?;
+            report(&reporter, &sent.woken);
+            Ok(sent)
+        },
+    )
     .await
 }
 
 async fn project_show(asked: Asked<NoBody>) -> Answered<Project> {
     let [project] = asked.parameters();
     let shown = asked.caller.clone();
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        Ok(shown_to(&shown, desk.project()?))
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| Ok(shown_to(&shown, desk.project()?)),
+    )
     .await
 }
 
 async fn inbox(asked: Asked<InboxQuery>) -> Answered<Inbox> {
     let [project] = asked.parameters();
     let look = asked.body.look();
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.inbox(look)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.inbox(look),
+    )
     .await
 }
 
@@ -581,12 +625,12 @@ async fn hook(asked: Asked<HookBody>) -> Answered<HookAnswer> {
     // As on the hub's own machine, a hook shows the inbox unmarked rather than keep its
     // client waiting on a busy lock.
     let hub = crate::hook::hub_for_hook(&asked.state.hub);
-    let caller = asked.caller;
+    let (caller, read) = (asked.caller, asked.read);
     answer(move || {
         if event == HookEvent::Stop && input.stop_hook_active {
             return Ok(HookAnswer::Nothing);
         }
-        let mut session = Session::open_by_id_unless_busy(hub, &caller.0, &project)?;
+        let mut session = Session::open_by_id_unless_busy(hub, &caller.0, &project, &read)?;
         // The context says where the agent works: on its own machine, its mapped directory
         // (or nothing), never the hub's path (SPEC section 7). The session is open already;
         // the workspace serves only the words from here on.
@@ -614,36 +658,52 @@ async fn hook(asked: Asked<HookBody>) -> Answered<HookAnswer> {
 async fn reservations(asked: Asked<ReservationsQuery>) -> Answered<Vec<Reservation>> {
     let [project] = asked.parameters();
     let mine = asked.body.mine;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.reservations(mine)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.reservations(mine),
+    )
     .await
 }
 
 async fn reserve(asked: Asked<ReserveAsk>) -> Answered<Reserved> {
     let [project] = asked.parameters();
     let ask = asked.body;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.reserve(ask)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.reserve(ask),
+    )
     .await
 }
 
 async fn unreserve(asked: Asked<UnreserveAsk>) -> Answered<Reserved> {
     let [project] = asked.parameters();
     let ask = asked.body;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.unreserve(ask)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.unreserve(ask),
+    )
     .await
 }
 
 async fn reserved(asked: Asked<PathsBody>) -> Answered<Vec<Holding>> {
     let [project] = asked.parameters();
     let PathsBody { paths } = asked.body;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.reserved(&paths)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.reserved(&paths),
+    )
     .await
 }
 
@@ -651,18 +711,26 @@ async fn diff(asked: Asked<DiffQuery>) -> Answered<TaskDiff> {
     let [project, id] = asked.parameters();
     let stat = asked.body.stat;
     let id = task_id(&id)?;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.diff(id, stat)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.diff(id, stat),
+    )
     .await
 }
 
 async fn note(asked: Asked<TextBody>) -> Answered<ActivityRecord> {
     let [project] = asked.parameters();
     let TextBody { text } = asked.body;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.note(&text)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.note(&text),
+    )
     .await
 }
 
@@ -670,9 +738,13 @@ async fn add_context(asked: Asked<TextBody>) -> Answered<Project> {
     let [project] = asked.parameters();
     let TextBody { text } = asked.body;
     let shown = asked.caller.clone();
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        Ok(shown_to(&shown, desk.add_context(&text)?))
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| Ok(shown_to(&shown, desk.add_context(&text)?)),
+    )
     .await
 }
 
@@ -680,14 +752,20 @@ async fn coordinator(asked: Asked<CoordinatorBody>) -> Answered<Project> {
     let [project] = asked.parameters();
     let change = asked.body;
     let shown = asked.caller.clone();
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        let project = desk.coordinate(
-            change.set.as_deref(),
-            change.human.as_deref(),
-            change.not_human.as_deref(),
-        )?;
-        Ok(shown_to(&shown, project))
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| {
+            let project = desk.coordinate(
+                change.set.as_deref(),
+                change.human.as_deref(),
+                change.not_human.as_deref(),
+            )?;
+            Ok(shown_to(&shown, project))
+        },
+    )
     .await
 }
 
@@ -696,9 +774,13 @@ async fn coordinator(asked: Asked<CoordinatorBody>) -> Answered<Project> {
 /// ([`Desk::wake_for_waiting_work`]). The answer names no path of the hub's.
 async fn wake(asked: Asked<NoBody>) -> Answered<WakeOutcome> {
     let [project, agent] = asked.parameters();
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        desk.wake_for_waiting_work(&agent).map(without_hub_paths)
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| desk.wake_for_waiting_work(&agent).map(without_hub_paths),
+    )
     .await
 }
 
@@ -761,11 +843,17 @@ async fn record_delivery(
 ) -> Answered<TaskIds> {
     let [project] = asked.parameters();
     let TaskIds { tasks } = asked.body;
-    at_desk(&asked.state, &asked.caller, project, move |desk| {
-        Ok(TaskIds {
-            tasks: record(desk, &tasks)?,
-        })
-    })
+    at_desk(
+        &asked.state,
+        &asked.caller,
+        asked.read,
+        project,
+        move |desk| {
+            Ok(TaskIds {
+                tasks: record(desk, &tasks)?,
+            })
+        },
+    )
     .await
 }
 

@@ -13,11 +13,15 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use axum::extract::{FromRequestParts, RawPathParams};
+
 use super::api::ApiError;
-use crate::names;
-use crate::session::blocking::{Caller, off_thread};
+use crate::names::{self, NameKind};
+use crate::session::Standing;
+use crate::session::blocking::{Caller, ReadAhead, off_thread};
+use crate::store::{Document, Store};
 use crate::time;
-use crate::tokens::{self, Authentication};
+use crate::tokens::{self, Authentication, KeptTokens};
 
 /// The `Host` values a server answers: its own address, and `localhost` at its port. A
 /// server listening on every address (`0.0.0.0`, `::`) answers any address literal at its
@@ -155,25 +159,30 @@ pub async fn require_token(
             Some("`baton token add NAME` makes one"),
         );
     };
+    let standing = super::api::standing(request.headers());
+    let project = project_of(&mut request).await;
     let (store, kept) = (state.hub.store.clone(), state.tokens.clone());
-    let found = off_thread(move || tokens::authenticate(&*store, &kept, &token, time::now())).await;
+    let found = off_thread(move || {
+        check_reading_ahead(&*store, &kept, &token, project, standing, time::now())
+    })
+    .await;
     match found {
-        Ok(Ok(Authentication::Accepted(bearer))) => {
+        Ok(Ok((Authentication::Accepted(bearer), read))) => {
             if let Some(refusal) = claimed_another(request.headers(), &bearer.agent) {
                 return refusal;
             }
-            let standing = super::api::standing(request.headers());
             request
                 .extensions_mut()
                 .insert(Caller(bearer.agent, standing));
             request.extensions_mut().insert(bearer.token);
+            request.extensions_mut().insert(read);
             next.run(request).await
         }
-        Ok(Ok(Authentication::Unknown)) => unauthorized(
+        Ok(Ok((Authentication::Unknown, _))) => unauthorized(
             "the token is not known: it was removed (`baton token rm`), or never made",
             Some(NEW_LOGIN),
         ),
-        Ok(Ok(Authentication::Expired { ttl })) => {
+        Ok(Ok((Authentication::Expired { ttl }, _))) => {
             let why = match ttl {
                 Some(ttl) => format!(
                     "this web login expired: it went unused for more than {}",
@@ -188,6 +197,52 @@ pub async fn require_token(
         Err(_) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the token check stopped")
             .into_response(),
     }
+}
+
+/// The project the request's path names (`/projects/{project}/…`), if it is a name a
+/// project may have.
+async fn project_of(request: &mut Request) -> Option<String> {
+    let (mut parts, body) = std::mem::take(request).into_parts();
+    let params = RawPathParams::from_request_parts(&mut parts, &())
+        .await
+        .ok();
+    *request = Request::from_parts(parts, body);
+    let params = params?;
+    let (_, id) = params.iter().find(|(name, _)| *name == "project")?;
+    names::check(NameKind::Project, id)
+        .is_ok()
+        .then(|| id.to_string())
+}
+
+/// The token `presented` checked ([`tokens::authenticate_at`]), and what the session its
+/// request opens will read ([`ReadAhead`]): the record of the project its path names and
+/// that of the agent the token acted as when the tokens were last read (when the request
+/// stands as the agent: only its heartbeat reads it), read in the same round trip as the
+/// tokens' version. A token that turns out to act as another agent (the tokens changed
+/// since) leaves that record unused.
+fn check_reading_ahead(
+    store: &dyn Store,
+    kept: &KeptTokens,
+    presented: &str,
+    project: Option<String>,
+    standing: Standing,
+    now: time::Timestamp,
+) -> crate::error::Result<(Authentication, ReadAhead)> {
+    let agent = project
+        .as_ref()
+        .filter(|_| standing.renews_leases())
+        .and_then(|_| kept.last_agent_of(presented));
+    let mut documents = Vec::new();
+    documents.extend(project.clone().map(Document::Project));
+    documents.extend(agent.clone().map(Document::Agent));
+    let (version, texts) = store.version_and_texts(&Document::Tokens, &documents)?;
+    let found = tokens::authenticate_at(store, kept, presented, now, version)?;
+    let mut texts = texts.into_iter();
+    let read = ReadAhead {
+        project: project.map(|id| (id, texts.next().flatten())),
+        agent: agent.map(|name| (name, texts.next().flatten())),
+    };
+    Ok((found, read))
 }
 
 /// A remote command that names who it acts as (`--as`, `BATON_AGENT`; the `baton-as`

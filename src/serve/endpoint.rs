@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::api::ApiError;
 use crate::json_api::{Endpoint, Method, Reading};
-use crate::session::blocking::Caller;
+use crate::session::blocking::{Caller, ReadAhead};
 use crate::tokens::TokenId;
 
 /// What a handler of an endpoint is given.
@@ -28,6 +28,8 @@ pub struct Asked<B> {
     pub caller: Caller,
     /// The login token presented, where there is one (the guarded routes all have it).
     pub token: Option<TokenId>,
+    /// What the token's check read for the session the request opens.
+    pub read: ReadAhead,
     /// The path's parameters, in order.
     pub path: Vec<String>,
     /// What the request sent: its query, or its body.
@@ -127,6 +129,7 @@ async fn asked<E: Endpoint>(
         .map(|(_, value)| value.to_string())
         .collect();
     let token = parts.extensions.get::<TokenId>().cloned();
+    let read = parts.extensions.remove::<ReadAhead>().unwrap_or_default();
     let headers = parts.headers.clone();
     let body = match E::READING {
         Reading::Query => {
@@ -156,6 +159,7 @@ async fn asked<E: Endpoint>(
         state,
         caller,
         token,
+        read,
         path,
         body,
         headers,

@@ -19,7 +19,40 @@ pub enum Opening {
         agent: String,
         project: String,
         standing: Standing,
+        /// What was read for it with the request's token check.
+        read: ReadAhead,
     },
+}
+
+/// What a hub's token check read for the session its request opens, in the same round trip
+/// as the tokens' version: the texts of the project's record and of the agent's, each with
+/// the name it was read for (`None` within: there was none). A session opened in that
+/// project, as that agent, reads neither again; any other reads its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadAhead {
+    pub project: Option<(String, Option<Vec<u8>>)>,
+    pub agent: Option<(String, Option<Vec<u8>>)>,
+}
+
+impl ReadAhead {
+    /// The text read of the project `id`'s record, if it was read.
+    pub fn project(&self, id: &str) -> Option<Option<&[u8]>> {
+        read_of(&self.project, id)
+    }
+
+    /// The text read of the agent `name`'s record, if it was read.
+    pub fn agent(&self, name: &str) -> Option<Option<&[u8]>> {
+        read_of(&self.agent, name)
+    }
+}
+
+fn read_of<'a>(
+    read: &'a Option<(String, Option<Vec<u8>>)>,
+    name: &str,
+) -> Option<Option<&'a [u8]>> {
+    read.as_ref()
+        .filter(|(of, _)| of == name)
+        .map(|(_, text)| text.as_deref())
 }
 
 /// The agent an HTTP request acts as, put among the request's extensions by the layer that
@@ -31,11 +64,17 @@ pub struct Caller(pub String, pub Standing);
 impl Caller {
     /// How the caller's session in `project` is opened: by the project's id, as it stands.
     pub fn opening(self, project: String) -> Opening {
+        self.opening_read(project, ReadAhead::default())
+    }
+
+    /// [`Caller::opening`], with what the token check read for it.
+    pub fn opening_read(self, project: String, read: ReadAhead) -> Opening {
         let Caller(agent, standing) = self;
         Opening::ById {
             agent,
             project,
             standing,
+            read,
         }
     }
 }
@@ -83,7 +122,8 @@ impl Opening {
                 agent,
                 project,
                 standing,
-            } => Session::open_by_id_as(hub, &agent, &project, standing),
+                read,
+            } => Session::open_by_id_read(hub, &agent, &project, standing, &read),
         }
     }
 }

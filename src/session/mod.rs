@@ -39,6 +39,8 @@ pub use tasks::BoardFilter;
 pub use wake_run::WakeRun;
 pub use worktrees::Pruning;
 
+use blocking::ReadAhead;
+
 /// What `send` needs; defined with the rule that makes it a task.
 pub use crate::board::new_task::NewTask;
 
@@ -312,20 +314,45 @@ impl Session {
     /// reachable by id whatever directory the serving process runs in. A name that is not a
     /// project's is refused as on the CLI (`default` springs into being).
     pub fn open_by_id(hub: Hub, agent: &str, id: &str) -> Result<Session> {
-        Session::open_by_id_with(hub, agent, id, WhenBusy::Fail, Standing::Agent)
+        Session::open_by_id_read(hub, agent, id, Standing::Agent, &ReadAhead::default())
     }
 
     /// [`Session::open_by_id`] with the standing the request claims: a request that says it
     /// comes from a process looking on the agent's behalf is served as an
     /// [`Standing::Observer`].
     pub fn open_by_id_as(hub: Hub, agent: &str, id: &str, standing: Standing) -> Result<Session> {
-        Session::open_by_id_with(hub, agent, id, WhenBusy::Fail, standing)
+        Session::open_by_id_read(hub, agent, id, standing, &ReadAhead::default())
+    }
+
+    /// [`Session::open_by_id_as`], with the records the request's token check read for it
+    /// ([`ReadAhead`]), which are not read again.
+    pub fn open_by_id_read(
+        hub: Hub,
+        agent: &str,
+        id: &str,
+        standing: Standing,
+        read: &ReadAhead,
+    ) -> Result<Session> {
+        Session::open_by_id_with(hub, agent, id, WhenBusy::Fail, standing, read)
     }
 
     /// What a hook over HTTP opens: [`Session::open_by_id`], skipping the heartbeat when
-    /// the registry lock stays busy, as [`Session::open_unless_busy`] does.
-    pub fn open_by_id_unless_busy(hub: Hub, agent: &str, id: &str) -> Result<Session> {
-        Session::open_by_id_with(hub, agent, id, WhenBusy::ShowUnmarked, Standing::Agent)
+    /// the registry lock stays busy, as [`Session::open_unless_busy`] does; with what the
+    /// token's check read for it ([`ReadAhead`]).
+    pub fn open_by_id_unless_busy(
+        hub: Hub,
+        agent: &str,
+        id: &str,
+        read: &ReadAhead,
+    ) -> Result<Session> {
+        Session::open_by_id_with(
+            hub,
+            agent,
+            id,
+            WhenBusy::ShowUnmarked,
+            Standing::Agent,
+            read,
+        )
     }
 
     fn open_by_id_with(
@@ -334,8 +361,12 @@ impl Session {
         id: &str,
         when_busy: WhenBusy,
         standing: Standing,
+        ahead: &ReadAhead,
     ) -> Result<Session> {
-        let read = project::load(&*hub.store, id)?;
+        let read = match ahead.project(id) {
+            Some(text) => project::load_read(&*hub.store, id, text)?,
+            None => project::load(&*hub.store, id)?,
+        };
         let workspace = read.as_ref().and_then(|found| found.workspace.clone());
         let cwd = workspace.unwrap_or_else(|| PathBuf::from("/"));
         Session::open_read(
@@ -345,7 +376,10 @@ impl Session {
                 project: Some(id),
                 cwd: Some(&cwd),
             },
-            read,
+            Read {
+                project: read,
+                agent: ahead.agent(agent),
+            },
             when_busy,
             standing,
         )
@@ -357,15 +391,15 @@ impl Session {
         when_busy: WhenBusy,
         standing: Standing,
     ) -> Result<Session> {
-        Session::open_read(hub, request, None, when_busy, standing)
+        Session::open_read(hub, request, Read::default(), when_busy, standing)
     }
 
-    /// [`Session::open_with`], given the requested project's record as just read (`read`),
-    /// which is not read again.
+    /// [`Session::open_with`], given the requested project's record and the agent's as just
+    /// read (`read`), which are not read again.
     fn open_read(
         hub: Hub,
         request: Request<'_>,
-        read: Option<Project>,
+        read: Read<'_>,
         when_busy: WhenBusy,
         standing: Standing,
     ) -> Result<Session> {
@@ -405,8 +439,14 @@ impl Session {
             },
         };
         let cwd = workspace_standing_for(&hub, cwd)?;
-        let project =
-            project::resolve_read(&*hub.store, request.project, read, request.agent, &cwd, now)?;
+        let project = project::resolve_read(
+            &*hub.store,
+            request.project,
+            read.project,
+            request.agent,
+            &cwd,
+            now,
+        )?;
         let mut session = Session {
             hub,
             project,
@@ -417,10 +457,11 @@ impl Session {
         };
         // An observer runs whether the agent lives or not: it says nothing of the agent.
         if let Some(agent) = session.agent.as_ref().filter(|_| standing.renews_leases()) {
-            session.joined = match registry::heartbeat(&*session.hub.store, agent, now) {
-                Err(error) if when_busy.shows_unmarked(&error) => None,
-                heartbeat => heartbeat?,
-            };
+            session.joined =
+                match registry::heartbeat_read(&*session.hub.store, agent, now, read.agent) {
+                    Err(error) if when_busy.shows_unmarked(&error) => None,
+                    heartbeat => heartbeat?,
+                };
         }
         Ok(session)
     }
@@ -522,6 +563,14 @@ impl Session {
             text: Some(event.text.clone()).filter(|text| !text.is_empty()),
         }
     }
+}
+
+/// What a session's opening was given as just read: the requested project's record, and
+/// the text of the agent's (`Some(None)`: there was none).
+#[derive(Default)]
+struct Read<'a> {
+    project: Option<Project>,
+    agent: Option<Option<&'a [u8]>>,
 }
 
 /// What a look that also writes (renewing leases, marking mail read) does when a lock it

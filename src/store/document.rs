@@ -127,6 +127,10 @@ pub enum Version {
 /// A change of a document's text (`None` for none yet): what to write, or [`GaveUp`].
 pub type DocumentChange<'a> = dyn FnMut(Option<&[u8]>) -> Result<Edit, GaveUp> + 'a;
 
+/// A document's version and other documents' texts, read together
+/// ([`Documents::version_and_texts`]).
+pub type VersionAndTexts = (Option<Version>, Vec<Option<Vec<u8>>>);
+
 /// Where small versioned documents are kept.
 pub trait Documents: fmt::Debug + Send + Sync {
     /// What `document` is and where, to name it in errors and messages (its file, or its
@@ -189,5 +193,22 @@ pub trait Documents: fmt::Debug + Send + Sync {
             }
         }
         Ok(loaded)
+    }
+
+    /// The version of `versioned` now ([`Documents::document_version`]) and the texts of
+    /// `documents` ([`Documents::load_document`]), read together: what a hub's token check
+    /// reads with the session its request opens. A store may read them all in one round
+    /// trip; the version is read first.
+    fn version_and_texts(
+        &self,
+        versioned: &Document,
+        documents: &[Document],
+    ) -> Result<VersionAndTexts, StoreError> {
+        let version = self.document_version(versioned);
+        let texts = documents
+            .iter()
+            .map(|document| self.load_document(document))
+            .collect::<Result<_, _>>()?;
+        Ok((version, texts))
     }
 }

@@ -23,7 +23,7 @@ use super::StoreError;
 /// What a batch changes, with the marks a failed change is rolled back to.
 pub trait Work {
     type Mark;
-    fn mark(&self) -> Self::Mark;
+    fn mark(&mut self) -> Self::Mark;
     fn roll_back(&mut self, mark: Self::Mark);
 }
 

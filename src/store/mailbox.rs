@@ -165,7 +165,7 @@ impl Mailbox {
 impl Work for Mailbox {
     type Mark = (usize, usize, ReadPositions, bool, u64, usize, Timestamp);
 
-    fn mark(&self) -> Self::Mark {
+    fn mark(&mut self) -> Self::Mark {
         (
             self.messages.len(),
             self.added,

@@ -12,6 +12,7 @@ use super::group::Work;
 use crate::board::finished::{self, KEEP_FINISHED_FOR};
 use crate::board::record::ActivityRecord;
 use crate::board::task::{Task, TaskId};
+use crate::board::undo::Mark as BoardMark;
 use crate::board::{Board, BoardError};
 use crate::time::Timestamp;
 
@@ -187,6 +188,8 @@ impl Transaction {
             let leaving = finished::select(&self.board, self.now, KEEP_FINISHED_FOR);
             self.archive(&leaving)?;
         }
+        // What undoes its changes goes with the transaction, not with the board written.
+        self.board.unmark();
         Ok(Committed {
             board: self.is_changed.then_some(self.board),
             records: self.records,
@@ -198,11 +201,11 @@ impl Transaction {
 
 /// A failed change is rolled back to the transaction as it was before it.
 impl Work for Transaction {
-    type Mark = (Board, usize, usize, Option<Vec<u8>>, bool, Timestamp);
+    type Mark = (BoardMark, usize, usize, Option<Vec<u8>>, bool, Timestamp);
 
-    fn mark(&self) -> Self::Mark {
+    fn mark(&mut self) -> Self::Mark {
         (
-            self.board.clone(),
+            self.board.mark(),
             self.records.len(),
             self.archived.len(),
             self.project.clone(),
@@ -212,7 +215,7 @@ impl Work for Transaction {
     }
 
     fn roll_back(&mut self, (board, records, archived, project, is_changed, now): Self::Mark) {
-        self.board = board;
+        self.board.roll_back(board);
         self.records.truncate(records);
         self.archived.truncate(archived);
         self.project = project;

@@ -202,8 +202,18 @@ impl<T: Clone> Kept<T> {
         document: &Document,
         load: impl FnOnce() -> Result<T, E>,
     ) -> Result<T, E> {
+        self.get_at(documents.document_version(document), document, load)
+    }
+
+    /// [`Kept::get`], given the version of `document` as just read (`None`: there is none).
+    pub fn get_at<E>(
+        &self,
+        version: Option<Version>,
+        document: &Document,
+        load: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
         let kept = || self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(version) = documents.document_version(document) else {
+        let Some(version) = version else {
             kept().remove(document);
             return load();
         };
@@ -215,6 +225,13 @@ impl<T: Clone> Kept<T> {
         let value = load()?;
         kept().insert(document.clone(), (version, value.clone()));
         Ok(value)
+    }
+
+    /// The value kept of `document`, whatever its version now (`None` before the first
+    /// read): a guess, to be confirmed by [`Kept::get_at`].
+    pub fn last(&self, document: &Document) -> Option<T> {
+        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.get(document).map(|(_, value)| value.clone())
     }
 }
 

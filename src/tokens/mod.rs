@@ -24,7 +24,7 @@ use crate::error::{Result, TokenError};
 use crate::names::{self, NameKind};
 use crate::secret::{hex, random_bytes};
 use crate::store::versioned::{self, Durability, Kept, Versioned};
-use crate::store::{Document, Store, StoreError, Wait};
+use crate::store::{Document, Store, StoreError, Version, Wait};
 use crate::time::Timestamp;
 
 mod login;
@@ -307,6 +307,37 @@ impl KeptTokens {
         self.0
             .get(store, &Document::Tokens, || load(store).map(Arc::new))
     }
+
+    /// [`KeptTokens::load`], given the tokens' version as just read.
+    fn load_at(&self, store: &dyn Store, version: Option<Version>) -> Result<Arc<TokensFile>> {
+        self.0
+            .get_at(version, &Document::Tokens, || load(store).map(Arc::new))
+    }
+
+    /// The agent the token `presented` acted as when the tokens were last read, read no
+    /// more: a guess at whom a request acts as, for what is read with the tokens' version
+    /// ([`authenticate_at`] is the check).
+    pub fn last_agent_of(&self, presented: &str) -> Option<String> {
+        let file = self.0.last(&Document::Tokens)?;
+        let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        find(&file, &presented).map(|stored| stored.name.clone())
+    }
+}
+
+/// The entry of `file` whose hash is the digest `presented`, every entry compared in
+/// constant time (the loop never stops at a match, so how long it takes tells nothing
+/// about the tokens).
+fn find<'a>(file: &'a TokensFile, presented: &[u8; 32]) -> Option<&'a StoredToken> {
+    let mut found: Option<&StoredToken> = None;
+    for stored in &file.tokens {
+        // `load` checked every hash, so each decodes.
+        let is_match =
+            decode_digest(&stored.hash).is_some_and(|digest| is_same_digest(&digest, presented));
+        if is_match && found.is_none() {
+            found = Some(stored);
+        }
+    }
+    found
 }
 
 /// Whom the token `presented` acts as, if it is a token of this hub that is good now.
@@ -324,18 +355,23 @@ pub fn authenticate(
     presented: &str,
     now: Timestamp,
 ) -> Result<Authentication> {
-    let file = kept.load(store)?;
+    let version = store.document_version(&Document::Tokens);
+    authenticate_at(store, kept, presented, now, version)
+}
+
+/// [`authenticate`], given the tokens' version as just read (`version`, with what a
+/// request reads besides: [`crate::store::Documents::version_and_texts`]): the tokens are
+/// read again only when they are not that version.
+pub fn authenticate_at(
+    store: &dyn Store,
+    kept: &KeptTokens,
+    presented: &str,
+    now: Timestamp,
+    version: Option<Version>,
+) -> Result<Authentication> {
+    let file = kept.load_at(store, version)?;
     let presented: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
-    let mut found: Option<&StoredToken> = None;
-    for stored in &file.tokens {
-        // `load` checked every hash, so each decodes.
-        let is_match =
-            decode_digest(&stored.hash).is_some_and(|digest| is_same_digest(&digest, &presented));
-        if is_match && found.is_none() {
-            found = Some(stored);
-        }
-    }
-    let Some(stored) = found else {
+    let Some(stored) = find(&file, &presented) else {
         return Ok(Authentication::Unknown);
     };
     if stored.is_expired(now) {

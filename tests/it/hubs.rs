@@ -528,3 +528,45 @@ pub fn counting_host_wake(env: &TestEnv) -> (std::path::PathBuf, std::path::Path
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     (script, runs)
 }
+
+/// A hub checks a token against the tokens as stored on every request, with what the
+/// request's session reads in the same round trip: a token that both hubs have used is
+/// refused at once by both when it is removed, and a new one is taken at once by both.
+#[test]
+fn a_token_removed_or_added_is_refused_or_taken_at_once_by_every_hub() {
+    let env = TestEnv::new();
+    env.register(&["alice", "codex"]);
+    let token = crate::common::http::add_token(&env, "codex");
+    let hubs = [Served::start(&env, "alice"), Served::start(&env, "alice")];
+    let (tasks, board) = (
+        "/api/v1/projects/default/tasks",
+        "/api/v1/projects/default/board",
+    );
+    let send = |hub: &Served, token: &str, subject: &str| {
+        hub.post(tasks, token, &json!({"to": "alice", "subject": subject}))
+    };
+    for hub in &hubs {
+        send(hub, &token, "before").ok();
+        hub.get(board, &token).ok();
+    }
+    env.run("", &["token", "rm", "codex"]).ok();
+    for hub in &hubs {
+        for refused in [hub.get(board, &token), send(hub, &token, "after rm")] {
+            assert_eq!(refused.status, 401, "{}", refused.body);
+        }
+    }
+    let again = crate::common::http::add_token(&env, "codex");
+    for hub in &hubs {
+        assert_eq!(send(hub, &again, "again").ok()["task"]["from"], "codex");
+        assert_eq!(hub.get(board, &token).status, 401);
+    }
+    let subjects: Vec<String> = hubs[0]
+        .get(board, &again)
+        .ok()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|task| task["subject"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(subjects, ["before", "before", "again", "again"]);
+}

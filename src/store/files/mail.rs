@@ -99,7 +99,7 @@ pub fn open(home: &Home, project: &str, now: Timestamp) -> Result<Opened, StoreE
 impl crate::store::group::Work for Opened {
     type Mark = <Mailbox as crate::store::group::Work>::Mark;
 
-    fn mark(&self) -> Self::Mark {
+    fn mark(&mut self) -> Self::Mark {
         self.mailbox.mark()
     }
 

@@ -65,7 +65,7 @@ impl Batch {
 impl Work for Batch {
     type Mark = <Transaction as Work>::Mark;
 
-    fn mark(&self) -> Self::Mark {
+    fn mark(&mut self) -> Self::Mark {
         self.transaction.mark()
     }
 

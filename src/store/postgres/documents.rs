@@ -5,7 +5,7 @@
 use super::client::{self, Statements};
 use super::{BOARD_LOCKS, DOCUMENT_LOCKS, PgStore};
 use crate::store::document::{
-    Collection, Document, DocumentChange, Documents, Edit, Version, Wait,
+    Collection, Document, DocumentChange, Documents, Edit, Version, VersionAndTexts, Wait,
 };
 use crate::store::{Origin, StoreError, Stored};
 
@@ -27,15 +27,58 @@ impl Documents for PgStore {
         };
         self.run(|client| {
             Ok(client
-                .query_opt(
-                    "SELECT version FROM documents WHERE kind = $1 AND name = $2",
-                    &[&kind, &name],
-                )?
+                .query_opt(SELECT_VERSION, &[&kind, &name])?
                 .map(|row| row.get::<_, i64>(0)))
         })
         .ok()
         .flatten()
-        .map(|version| Version::Counted(version as u64))
+        .map(counted)
+    }
+
+    /// In one round trip: the version's statement and each text's, pipelined.
+    fn version_and_texts(
+        &self,
+        versioned: &Document,
+        documents: &[Document],
+    ) -> Result<VersionAndTexts, StoreError> {
+        let places: Option<Vec<(&str, &str)>> = std::iter::once(versioned)
+            .chain(documents)
+            .map(place_of)
+            .collect();
+        let Some(places) = places else {
+            let version = self.document_version(versioned);
+            let texts = documents
+                .iter()
+                .map(|document| self.load_document(document))
+                .collect::<Result<_, _>>()?;
+            return Ok((version, texts));
+        };
+        let params: Vec<[&(dyn postgres::types::ToSql + Sync); 2]> = places
+            .iter()
+            .map(|(kind, name)| [kind as _, name as _])
+            .collect();
+        let statements: Vec<client::Piped<'_>> = params
+            .iter()
+            .enumerate()
+            .map(|(index, params)| {
+                let text = if index == 0 {
+                    SELECT_VERSION
+                } else {
+                    SELECT_DOCUMENT
+                };
+                (text, &params[..])
+            })
+            .collect();
+        let mut answers = self
+            .run(|client| client.pipelined(&statements))?
+            .into_iter();
+        let version = answers
+            .next()
+            .and_then(|rows| rows.first().map(|row| counted(row.get::<_, i64>(0))));
+        let texts = answers
+            .map(|rows| rows.first().map(|row| row.get(0)))
+            .collect();
+        Ok((version, texts))
     }
 
     fn update_document(
@@ -178,6 +221,14 @@ pub(super) fn select_document(
     Ok(client
         .query_opt(SELECT_DOCUMENT, &[&kind, &name])?
         .map(|row| row.get(0)))
+}
+
+/// The version of the document ($1, $2).
+const SELECT_VERSION: &str = "SELECT version FROM documents WHERE kind = $1 AND name = $2";
+
+/// A document's version as the store counts it.
+fn counted(version: i64) -> Version {
+    Version::Counted(version as u64)
 }
 
 /// The text of the document ($1, $2).

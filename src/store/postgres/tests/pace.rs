@@ -480,3 +480,56 @@ fn a_hub_whose_kept_board_another_hub_wrote_over_begins_from_the_board_as_writte
         assert_eq!(began.0[0].subject, "imported");
     }
 }
+
+#[test]
+fn a_version_and_texts_read_together_are_those_read_one_by_one() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let store = fixture.store();
+    store.pool().resident();
+    let (tokens, project, agent) = (
+        Document::Tokens,
+        Document::Project("p".into()),
+        Document::Agent("bob".into()),
+    );
+    let apart = |store: &PgStore| {
+        (
+            store.document_version(&tokens),
+            vec![
+                store.load_document(&project).unwrap(),
+                store.load_document(&agent).unwrap(),
+            ],
+        )
+    };
+    let together = |store: &PgStore| {
+        store
+            .version_and_texts(&tokens, &[project.clone(), agent.clone()])
+            .unwrap()
+    };
+    // None of them there yet.
+    assert_eq!(together(&store), (None, vec![None, None]));
+    store
+        .save_document(&tokens, Edit::Write(b"{\"schema\":1}\n".to_vec()))
+        .unwrap();
+    store
+        .save_document(
+            &project,
+            Edit::Write(b"{\"schema\":1,\"id\":\"p\"}\n".to_vec()),
+        )
+        .unwrap();
+    let first = together(&store);
+    assert_eq!(first, apart(&store));
+    assert!(first.0.is_some() && first.1[0].is_some() && first.1[1].is_none());
+    // A change moves the version, as one read alone sees it.
+    store
+        .save_document(
+            &tokens,
+            Edit::Write(b"{\"schema\":1,\"tokens\":[]}\n".to_vec()),
+        )
+        .unwrap();
+    let second = together(&store);
+    assert_ne!(second.0, first.0);
+    assert_eq!(second, apart(&store));
+}

@@ -283,7 +283,7 @@ pub fn load(store: &dyn Store, id: &str) -> Result<Option<Project>> {
 /// [`load`], from the text of its record as just read (`None`: there was none).
 pub fn load_read(store: &dyn Store, id: &str, text: Option<&[u8]>) -> Result<Option<Project>> {
     names::check(NameKind::Project, id)?;
-    let origin = store.document_origin(&document(id));
+    let origin = store.document_origin(&Collection::Projects.document(id));
     Ok(text
         .map(|text| versioned::decode(&origin, text))
         .transpose()?)

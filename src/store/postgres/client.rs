@@ -365,18 +365,17 @@ impl Client {
     /// Prepares those of `statements` this connection has not prepared yet, all in one
     /// round trip, and keeps them ([`Client::prepared`]).
     pub fn prepare_all(&mut self, statements: &[&str]) -> Result<(), Error> {
-        let mut missing: Vec<&str> = statements
-            .iter()
-            .copied()
-            .filter(|text| !self.prepared.contains_key(*text))
-            .collect();
+        let mut missing: Vec<&str> = statements.to_vec();
         missing.sort_unstable();
         missing.dedup();
+        if self.prepared.len() + missing.len() > MOST_PREPARED {
+            // Let go of the kept ones, and prepare all of these again (none is left out
+            // that the caller counts on finding kept).
+            self.prepared.clear();
+        }
+        missing.retain(|text| !self.prepared.contains_key(*text));
         if missing.is_empty() {
             return Ok(());
-        }
-        if self.prepared.len() + missing.len() > MOST_PREPARED {
-            self.prepared.clear();
         }
         let client = self.live();
         let preparing: Vec<_> = missing
@@ -404,21 +403,8 @@ impl Client {
 
     /// `statement`, prepared once on this connection and kept ([`Client::prepared`]).
     fn statement(&mut self, statement: &str) -> Result<Statement, Error> {
-        if let Some(kept) = self.prepared.get(statement) {
-            return Ok(kept.clone());
-        }
-        let prepared = Client::wait(
-            &self.runtime,
-            self.within,
-            self.is_cut,
-            self.live().prepare(statement),
-        );
-        let prepared = self.noted(prepared)?;
-        if self.prepared.len() >= MOST_PREPARED {
-            self.prepared.clear();
-        }
-        self.keep(statement, prepared.clone());
-        Ok(prepared)
+        self.prepare_all(&[statement])?;
+        Ok(self.prepared[statement].clone())
     }
 
     /// What a prepared `statement` answered. One the server no longer knows as it was

@@ -288,12 +288,10 @@ impl Pool {
         let mut client = Client::connect(&self.address, self.tls()?)
             .map_err(|error| self.unreachable_because(describe(&error)))?;
         timings::took("connect (TCP or socket, TLS, login)", started);
-        let (keeps_statements, known) = {
+        // Only a resident pool, which keeps its statements, knows any.
+        let (keeps_statements, known): (bool, Vec<String>) = {
             let connections = self.lock();
-            let known: Vec<String> = match connections.keeps_statements {
-                true => connections.statements.iter().cloned().collect(),
-                false => Vec::new(),
-            };
+            let known = connections.statements.iter().cloned().collect();
             (connections.keeps_statements, known)
         };
         client.sends_unprepared(!keeps_statements);
@@ -306,11 +304,10 @@ impl Pool {
             let known: Vec<&str> = known.iter().map(String::as_str).collect();
             // Preparing ahead only saves round trips: a statement the server refuses now
             // is prepared (and refused) again by the call that uses it.
-            if client.prepare_all(&known).is_err() && client.went_unanswered() {
-                return Err(self.unreachable_because(format!(
-                    "a new connection did not answer within {}s",
-                    client::ANSWER_WITHIN.as_secs()
-                )));
+            if let Err(error) = client.prepare_all(&known)
+                && client.went_unanswered()
+            {
+                return Err(self.failed(&error));
             }
             client.newly_prepared();
         }

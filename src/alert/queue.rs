@@ -4,6 +4,9 @@
 //! store through its duty, [`Duty::AlertSender`]: on the files, `alerts/sender.lock`) posts
 //! each file, deletes it once the receiver answered 2xx, and otherwise tries again with a
 //! growing delay until a day after the alert was made, when it drops it with a log line.
+//! A store the sender cannot read ends it, at once when that will not pass by itself (the
+//! database gone, the login refused), else after [`STORE_PATIENCE`]; the queue stays for
+//! the next sender, which the next alert queued starts.
 //! Every attempt is a line of `alerts/alerts.log`, kept under [`crate::file::text_log::LIMIT`].
 //!
 //! The queue holds at most [`QUEUE_LIMIT`] files: a command finding it full queues nothing
@@ -103,26 +106,40 @@ impl Versioned for Queued {
     }
 }
 
-/// The delays between attempts: doubling from `first` up to `cap`.
+/// How long the sender goes on failing to read its store before it ends. An outage of a
+/// database store (the server restarting or failing over, the network) passes within
+/// minutes, and the sender rides it out, looking again every second; a store still not
+/// answering after ten is more likely gone for good in a way its words do not tell (an
+/// address that leads nowhere now), and a sender looking for it a day long is a process
+/// left behind for nothing. Ending loses nothing: the queue stays in the store, and the next
+/// change that queues an alert (which needs the store back) starts a sender again.
+pub const STORE_PATIENCE: Duration = Duration::from_secs(10 * 60);
+
+/// The delays between attempts: doubling from `first` up to `cap`; and how long the sender
+/// goes on failing to read its store before it ends ([`STORE_PATIENCE`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {
     pub first: Duration,
     pub cap: Duration,
+    pub patience: Duration,
 }
 
 impl Backoff {
-    /// Ten seconds, doubling up to fifteen minutes.
+    /// Ten seconds, doubling up to fifteen minutes; the store given [`STORE_PATIENCE`].
     pub const STANDARD: Backoff = Backoff {
         first: Duration::from_secs(10),
         cap: Duration::from_secs(15 * 60),
+        patience: STORE_PATIENCE,
     };
 
-    /// A test knob: `first` of `millis`, up to eight times that.
+    /// A test knob: `first` of `millis`, up to eight times that; the store given fifty
+    /// times that, and at least five seconds (a test's store is not down for longer).
     pub fn of_millis(millis: u64) -> Backoff {
         let first = Duration::from_millis(millis.max(1));
         Backoff {
             first,
             cap: first * 8,
+            patience: (first * 50).max(Duration::from_secs(5)),
         }
     }
 
@@ -377,17 +394,28 @@ pub fn waiting(store: &dyn Store) -> Waiting {
     waiting
 }
 
-/// `baton __alert-send`: posts what waits until the queue is empty, then ends. Returns at
-/// once when another sender holds the lock.
+/// `baton __alert-send`: posts what waits until the queue is empty, or its store cannot be
+/// read ([`on_unread`]), then ends. Returns at once when another sender holds the lock.
 pub fn run_sender(store: &dyn Store, home: &Home, backoff: Backoff) -> Result<()> {
     let log = AlertLog::new(home);
     loop {
-        let Some(held) = store.try_hold(&Duty::AlertSender)? else {
-            return Ok(());
+        let held = match store.try_hold(&Duty::AlertSender) {
+            Ok(Some(held)) => held,
+            Ok(None) => return Ok(()),
+            Err(error) => {
+                log.line(&format!(
+                    "cannot take up sending: {error}; the sender stopped; the queue is kept \
+                     for the next sender, which the next alert queued starts"
+                ));
+                return Err(error.into());
+            }
         };
         log.trim();
-        drain(store, backoff, &log);
+        let drained = drain(store, backoff, &log);
         drop(held);
+        if drained == Drained::StoreLost {
+            return Ok(());
+        }
         // Queued while the lock was held, by a command that therefore started no sender.
         if queued(store).iter().all(|(_, read)| read.is_err()) && !has_dropped(store) {
             return Ok(());
@@ -395,13 +423,51 @@ pub fn run_sender(store: &dyn Store, home: &Home, backoff: Backoff) -> Result<()
     }
 }
 
+/// How [`drain`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Drained {
+    /// Nothing waits that the sender can read.
+    Empty,
+    /// The store could not be read, for good or past [`Backoff::patience`]; the alerts
+    /// stay queued for the next sender.
+    StoreLost,
+}
+
+/// What the sender does about a store it cannot read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Unread {
+    /// Looks again: an outage, for all it knows.
+    LookAgain,
+    /// Ends, for the reason given.
+    Stop(String),
+}
+
+/// What the sender does about `error`, met reading its store, which it has failed to read
+/// for `failing_for`: it stops at once on what holds until someone changes something (the
+/// database gone, the login refused, a newer baton's data), and after `patience` on
+/// anything else.
+fn on_unread(error: &Error, failing_for: Duration, patience: Duration) -> Unread {
+    match error {
+        Error::Store(error) if error.is_lasting() => {
+            Unread::Stop("that will not pass by itself".to_string())
+        }
+        _ if failing_for >= patience => Unread::Stop(format!(
+            "the store could not be read for {}",
+            words(patience)
+        )),
+        _ => Unread::LookAgain,
+    }
+}
+
 /// Posts every due alert, sleeping between rounds, until none waits. Each file is read
 /// once: the sender keeps what it learned of it (it alone rewrites the files), and a round
 /// reads only the files queued since the last, so a long outage costs a directory listing
-/// a second, whatever waits.
-fn drain(store: &dyn Store, backoff: Backoff, log: &AlertLog) {
+/// a second, whatever waits. A store that cannot be read ends it ([`on_unread`]).
+fn drain(store: &dyn Store, backoff: Backoff, log: &AlertLog) -> Drained {
     let mut known: BTreeMap<String, Queued> = BTreeMap::new();
     let mut unreadable: BTreeSet<String> = BTreeSet::new();
+    // Since when the store has failed every read, and the words last logged of it.
+    let mut failing: Option<(Instant, String)> = None;
     loop {
         let mut drops_looked_at = Instant::now();
         log_drops(store, log);
@@ -423,15 +489,46 @@ fn drain(store: &dyn Store, backoff: Backoff, log: &AlertLog) {
             }
         }
         if known.is_empty() {
-            return;
+            return Drained::Empty;
         }
         let mut next_round = time::now().plus(to_chrono(backoff.look_again()));
         let alerts = match super::load(store) {
-            Ok(alerts) => alerts,
+            Ok(alerts) => {
+                failing = None;
+                alerts
+            }
             Err(error) => {
-                log.line(&format!("cannot read the alerts: {error}; trying again"));
-                std::thread::sleep(backoff.look_again());
-                continue;
+                let words_now = error.to_string();
+                let since = failing
+                    .as_ref()
+                    .map_or_else(Instant::now, |(since, _)| *since);
+                match on_unread(&error, since.elapsed(), backoff.patience) {
+                    Unread::Stop(why) => {
+                        log.line(&format!(
+                            "cannot read the alerts: {words_now}; the sender stopped: {why}; \
+                             {} kept in the queue for the next sender, which the next \
+                             alert queued starts",
+                            plural::count(known.len(), "alert")
+                        ));
+                        return Drained::StoreLost;
+                    }
+                    Unread::LookAgain => {
+                        // Once per kind of failure, not every second of an outage.
+                        if failing
+                            .as_ref()
+                            .is_none_or(|(_, logged)| *logged != words_now)
+                        {
+                            log.line(&format!(
+                                "cannot read the alerts: {words_now}; trying again for up to \
+                                 {}",
+                                words(backoff.patience)
+                            ));
+                        }
+                        failing = Some((since, words_now));
+                        std::thread::sleep(backoff.look_again());
+                        continue;
+                    }
+                }
             }
         };
         let names: Vec<String> = known.keys().cloned().collect();
@@ -606,6 +703,47 @@ mod tests {
         let knob = Backoff::of_millis(50);
         assert_eq!(knob.after(1), Duration::from_millis(50));
         assert_eq!(knob.after(10), Duration::from_millis(400));
+    }
+
+    #[test]
+    fn the_sender_stops_on_a_store_gone_for_good_at_once_and_on_an_outage_after_its_patience() {
+        let unreachable = |lasting| {
+            Error::Store(StoreError::Unreachable {
+                store: "postgres://app@db/baton".to_string(),
+                detail: "database \"baton\" does not exist".to_string(),
+                lasting,
+            })
+        };
+        let patience = Backoff::STANDARD.patience;
+        assert_eq!(patience, STORE_PATIENCE);
+        let at_once = Duration::ZERO;
+        let stopped = |unread| matches!(unread, Unread::Stop(_));
+        // Gone for good (the database, the login): at once.
+        assert!(stopped(on_unread(&unreachable(true), at_once, patience)));
+        let newer = Error::Store(StoreError::NewerDatabase {
+            store: "postgres://app@db/baton".to_string(),
+            found: 99,
+            known: 1,
+        });
+        assert!(stopped(on_unread(&newer, at_once, patience)));
+        // An outage, or damage a human may mend: looked at again until the patience is out.
+        let outage = unreachable(false);
+        assert_eq!(on_unread(&outage, at_once, patience), Unread::LookAgain);
+        let almost = patience - Duration::from_secs(1);
+        assert_eq!(on_unread(&outage, almost, patience), Unread::LookAgain);
+        assert_eq!(
+            on_unread(&outage, patience, patience),
+            Unread::Stop("the store could not be read for 10 min".to_string())
+        );
+        let corrupt = Error::Store(StoreError::Corrupt {
+            origin: Origin::unwritten(),
+            detail: "expected value".to_string(),
+        });
+        assert_eq!(on_unread(&corrupt, almost, patience), Unread::LookAgain);
+        assert!(stopped(on_unread(&corrupt, patience, patience)));
+        // The test knob shortens the patience with the delays.
+        assert_eq!(Backoff::of_millis(100).patience, Duration::from_secs(5));
+        assert_eq!(Backoff::of_millis(1000).patience, Duration::from_secs(50));
     }
 
     #[test]

@@ -46,9 +46,16 @@ pub enum StoreError {
         known: u32,
     },
     /// A database store that cannot be reached now: its server down or restarting, the
-    /// network, the login refused. `store` is its address without the password.
+    /// network, the login refused. `store` is its address without the password. `lasting`
+    /// when the server itself said no in words that hold until someone changes something
+    /// (the database does not exist, the login is refused or not allowed): no outage, so
+    /// trying again later is no use to a process that waits alone (the alert sender).
     #[error("store {store} unreachable: {detail}")]
-    Unreachable { store: String, detail: String },
+    Unreachable {
+        store: String,
+        detail: String,
+        lasting: bool,
+    },
     /// A database store that refused what baton asked of it.
     #[error("store {store}: {detail}")]
     Database { store: String, detail: String },
@@ -244,9 +251,14 @@ impl StoreError {
                 found: *found,
                 known: *known,
             },
-            StoreError::Unreachable { store, detail } => StoreError::Unreachable {
+            StoreError::Unreachable {
+                store,
+                detail,
+                lasting,
+            } => StoreError::Unreachable {
                 store: store.clone(),
                 detail: detail.clone(),
+                lasting: *lasting,
             },
             StoreError::Database { store, detail } => StoreError::Database {
                 store: store.clone(),
@@ -269,6 +281,19 @@ impl StoreError {
         matches!(
             self,
             StoreError::File(FileError::LockTimeout { .. }) | StoreError::LockTimeout { .. }
+        )
+    }
+
+    /// Whether what failed will fail the same way until someone changes something, rather
+    /// than an outage that passes: the database gone or the login refused, or data a newer
+    /// baton wrote. A process with nobody waiting on it (the alert sender) stops on it
+    /// rather than try again.
+    pub fn is_lasting(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Unreachable { lasting: true, .. }
+                | StoreError::NewerSchema { .. }
+                | StoreError::NewerDatabase { .. }
         )
     }
 

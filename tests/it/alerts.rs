@@ -709,3 +709,155 @@ fn the_log_stays_bounded_while_a_long_running_sender_writes_it() {
     }
     all_sent(&env);
 }
+
+/// The pids of the alert senders of `env`'s hub now running (a zombie, ended but not yet
+/// reaped by whoever adopted it, counts as ended).
+#[cfg(target_os = "linux")]
+fn senders_of(env: &TestEnv) -> Vec<u32> {
+    let home = format!("BATON_HOME={}", env.home().display());
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse().ok())
+        else {
+            continue;
+        };
+        let (Ok(cmdline), Ok(environ), Ok(stat)) = (
+            std::fs::read(entry.path().join("cmdline")),
+            std::fs::read(entry.path().join("environ")),
+            std::fs::read_to_string(entry.path().join("stat")),
+        ) else {
+            continue;
+        };
+        let is_sender = cmdline
+            .split(|byte| *byte == 0)
+            .any(|arg| arg == b"__alert-send");
+        let of_this_hub = environ
+            .split(|byte| *byte == 0)
+            .any(|var| var == home.as_bytes());
+        // The state follows the command's name, which is in parentheses.
+        let is_zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if is_sender && of_this_hub && !is_zombie {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// `statements` on the cluster of `env`'s database, connected to another database of it
+/// (one cannot rename the database one is connected to); the first error, if any.
+fn on_the_cluster(env: &TestEnv, statements: &str) -> Result<(), String> {
+    use crate::common::cluster;
+    let url = env.store_url.as_deref().expect("a database");
+    let admin = cluster::with_database(url, "postgres");
+    cluster::apart(|| {
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+            .map_err(|error| error.to_string())?;
+        client
+            .batch_execute(statements)
+            .map_err(|error| error.to_string())
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sender_whose_database_is_gone_ends_saying_so_and_keeps_the_queue_for_the_next() {
+    let Some(env) = TestEnv::on_postgres() else {
+        return;
+    };
+    env.register(&["lead", "codex"]);
+    env.run("lead", &["coordinator", "--human", "lead"]).ok();
+    // A port nobody listens on, until the receiver takes it.
+    let port = free_port();
+    add(
+        &env,
+        &["hook", "--url", &format!("http://127.0.0.1:{port}/hook")],
+    );
+    let fast = [("BATON_ALERT_RETRY_MS", "100")];
+    let send = |subject: &str| {
+        env.run_env(
+            "codex",
+            &["send", "--to", "lead", "--subject", subject],
+            &fast,
+        )
+        .ok();
+    };
+    send("One");
+    let log_path = env.home().join("alerts").join("alerts.log");
+    let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    let sender = eventually("the sender to retry the alert", || {
+        let senders = senders_of(&env);
+        (log().contains("attempt 2: failed") && senders.len() == 1).then(|| senders[0])
+    });
+
+    // The database renamed away under it: closed to new connections first, then its
+    // connections (the sender's) cut, then renamed, which no connection may be open for.
+    let database = env.store_url.as_deref().unwrap();
+    let database = database
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    let away = format!("{database}_away");
+    eventually("the database to be renamed away", || {
+        on_the_cluster(
+            &env,
+            &format!(
+                "ALTER DATABASE {database} ALLOW_CONNECTIONS false;
+                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                  WHERE datname = '{database}' AND pid <> pg_backend_pid();
+                 ALTER DATABASE {database} RENAME TO {away};"
+            ),
+        )
+        .ok()
+    });
+    on_the_cluster(
+        &env,
+        &format!("ALTER DATABASE {away} ALLOW_CONNECTIONS true"),
+    )
+    .unwrap();
+    eventually_or(
+        Duration::from_secs(20),
+        "the sender to end, saying why",
+        || {
+            let ended = !senders_of(&env).contains(&sender);
+            let said = log().contains(
+                "does not exist; the sender stopped: that will not pass by itself; 1 alert \
+                 kept in the queue for the next sender, which the next alert queued starts",
+            );
+            (ended && said).then_some(())
+        },
+        || {
+            format!(
+                "sender {sender} still runs: {:?}\nalerts.log:\n{}",
+                senders_of(&env),
+                log()
+            )
+        },
+    );
+
+    // Back again: the alert waited in the queue, and the next alert queued starts a sender
+    // that sends both.
+    on_the_cluster(&env, &format!("ALTER DATABASE {away} RENAME TO {database}")).unwrap();
+    let listed = env.run("lead", &["--json", "alert", "list"]).json();
+    assert_eq!(listed["queue"]["count"], 1, "{listed}");
+    let receiver = Receiver::on(TcpListener::bind(("127.0.0.1", port)).expect("the port again"));
+    send("Two");
+    eventually("both alerts to be delivered and the sender to end", || {
+        let listed = env.run("lead", &["--json", "alert", "list"]).json();
+        (listed["queue"]["count"] == 0 && senders_of(&env).is_empty()).then_some(())
+    });
+    let mut got: Vec<String> = receiver
+        .received()
+        .iter()
+        .map(|request| request.json()["subject"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    assert_eq!(got, ["One", "Two"], "each alert exactly once");
+}

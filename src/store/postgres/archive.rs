@@ -112,6 +112,7 @@ impl ArchiveInTransaction {
                 true => StoreError::Unreachable {
                     store: self.pool_shown.clone(),
                     detail,
+                    lasting: false,
                 },
                 false => StoreError::Database {
                     store: self.pool_shown.clone(),

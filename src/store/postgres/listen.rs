@@ -177,6 +177,7 @@ impl Listener {
                         .trouble
                         .clone()
                         .unwrap_or_else(|| "the listening connection is not up".to_string()),
+                    lasting: false,
                 });
             }
             state = self
@@ -261,6 +262,7 @@ impl ChangeFeed for Feed {
                             .trouble
                             .clone()
                             .unwrap_or_else(|| "the listening connection was lost".to_string()),
+                        lasting: false,
                     });
                 }
             }

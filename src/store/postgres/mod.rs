@@ -139,6 +139,7 @@ fn run_on_a_thread(
         .map_err(|error| StoreError::Unreachable {
             store: shown.to_string(),
             detail: format!("cannot start {what}: {error}"),
+            lasting: false,
         })
 }
 

@@ -78,7 +78,7 @@ struct Connections {
     /// server that does not answer would otherwise hold each waiting call for a start's
     /// bound in turn).
     failures: u64,
-    last_failure: Option<String>,
+    last_failure: Option<StoreError>,
 }
 
 /// The connections of one store address.
@@ -226,9 +226,9 @@ impl Pool {
         let failures_before = connections.failures;
         loop {
             if connections.failures != failures_before
-                && let Some(detail) = &connections.last_failure
+                && let Some(failure) = &connections.last_failure
             {
-                return Err(self.unreachable_because(detail.clone()));
+                return Err(failure.duplicate());
             }
             if let Some(client) = connections.idle.pop() {
                 return Ok(self.hand_out(client, true));
@@ -265,9 +265,9 @@ impl Pool {
             Err(error) => {
                 let mut connections = self.lock();
                 connections.open -= 1;
-                if let StoreError::Unreachable { detail, .. } = &error {
+                if let StoreError::Unreachable { .. } = &error {
                     connections.failures += 1;
-                    connections.last_failure = Some(detail.clone());
+                    connections.last_failure = Some(error.duplicate());
                 }
                 drop(connections);
                 // Every call waiting hears of it (see `Connections::failures`).
@@ -286,7 +286,7 @@ impl Pool {
     fn open(&self, check_schema: bool) -> Result<Client, StoreError> {
         let started = timings::now();
         let mut client = Client::connect(&self.address, self.tls()?)
-            .map_err(|error| self.unreachable_because(describe(&error)))?;
+            .map_err(|error| self.not_connected(&error))?;
         timings::took("connect (TCP or socket, TLS, login)", started);
         // Only a resident pool, which keeps its statements, knows any.
         let (keeps_statements, known): (bool, Vec<String>) = {
@@ -393,11 +393,22 @@ impl Pool {
         self.freed.notify_all();
     }
 
-    /// The store unreachable, for `detail`.
+    /// The store unreachable, for `detail`: an outage, for all baton knows.
     pub fn unreachable_because(&self, detail: String) -> StoreError {
         StoreError::Unreachable {
             store: self.shown().to_string(),
             detail,
+            lasting: false,
+        }
+    }
+
+    /// The store unreachable, for `error` met opening a connection: lasting when the
+    /// server's answer says so ([`is_lasting_refusal`]).
+    fn not_connected(&self, error: &client::Error) -> StoreError {
+        StoreError::Unreachable {
+            store: self.shown().to_string(),
+            detail: describe(error),
+            lasting: error.code().is_some_and(is_lasting_refusal),
         }
     }
 
@@ -575,6 +586,21 @@ pub fn is_connection_lost(error: &client::Error) -> bool {
             false
         }
     }
+}
+
+/// Whether the server, refusing a new connection with `code`, says something that holds
+/// until someone changes the server: the database does not exist (or was renamed), the
+/// role does not exist, its password is wrong, it may not log in or connect to this
+/// database. Not so the server starting, stopping or full (`57P03`, `57P01`, `53300`):
+/// those pass by themselves.
+pub fn is_lasting_refusal(code: &SqlState) -> bool {
+    [
+        SqlState::INVALID_CATALOG_NAME,
+        SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
+        SqlState::INVALID_PASSWORD,
+        SqlState::INSUFFICIENT_PRIVILEGE,
+    ]
+    .contains(code)
 }
 
 /// The words of `error`: the server's message, or the client's with its causes.

@@ -69,6 +69,62 @@ fn the_password_is_in_no_error() {
 }
 
 #[test]
+fn what_keeps_baton_out_for_good_is_told_from_an_outage() {
+    if !cluster::runs_here() {
+        return;
+    }
+    let fixture = Fixture::new();
+    let password = cluster::password();
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let lasting = |url: &str| {
+        let error = fixture.store_at(url).board("p").unwrap_err();
+        assert!(
+            matches!(error, StoreError::Unreachable { .. }),
+            "{url}: {error}"
+        );
+        error.is_lasting()
+    };
+    // No server there: an outage, which may pass.
+    assert!(!lasting(&format!(
+        "postgres://postgres:{password}@127.0.0.1:{closed}/nothing?sslmode=disable"
+    )));
+    // The server's own refusals, which hold until someone changes it.
+    let no_database = cluster::with_database(&fixture.url, &format!("{}_gone", fixture.database()));
+    assert!(lasting(&no_database), "3D000");
+    let wrong_password = fixture.url.replace(password, &format!("{password}-wrong"));
+    assert!(lasting(&wrong_password), "28P01");
+    // A role that may not log in: made where the test's login may make roles (the suite's
+    // own cluster; a given cluster's role may only make databases).
+    let role = format!("{}_nologin", fixture.database());
+    let mut admin = fixture.client();
+    let made = admin.batch_execute(&format!("CREATE ROLE {role} NOLOGIN PASSWORD '{password}'"));
+    if made.is_ok() {
+        let (scheme, rest) = fixture.url.split_once("://").unwrap();
+        let (_, from_password) = rest.split_once(':').unwrap();
+        let refused = lasting(&format!("{scheme}://{role}:{from_password}"));
+        admin.batch_execute(&format!("DROP ROLE {role}")).unwrap();
+        assert!(refused, "28000");
+    } else {
+        eprintln!("not checked: a role that may not log in (this login may not make roles)");
+    }
+    // The database dropped under a connected store: the cut connection may first read as an
+    // outage; the next call, connecting anew, is told the database is gone.
+    let store = fixture.store();
+    store.board("p").unwrap();
+    drop(admin);
+    cluster::drop_database(&fixture.url);
+    let first = store.board("p").unwrap_err();
+    let error = match first.is_lasting() {
+        true => first,
+        false => store.board("p").unwrap_err(),
+    };
+    assert!(error.is_lasting(), "{error}");
+}
+
+#[test]
 fn a_cut_connection_is_replaced_on_the_next_call() {
     if !cluster::runs_here() {
         return;

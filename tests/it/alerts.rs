@@ -763,51 +763,104 @@ fn on_the_cluster(env: &TestEnv, statements: &str) -> Result<(), String> {
     })
 }
 
+/// A hub on a database of its own whose one alert goes to a port nobody listens on (until
+/// a receiver takes it), with a sender retrying it every 100 ms.
+#[cfg(target_os = "linux")]
+struct Retrying {
+    env: TestEnv,
+    port: u16,
+    /// The sender's pid.
+    sender: u32,
+    /// The database's name.
+    database: String,
+}
+
+#[cfg(target_os = "linux")]
+impl Retrying {
+    /// `None` where PostgreSQL cannot run.
+    fn start() -> Option<Retrying> {
+        let env = TestEnv::on_postgres()?;
+        env.register(&["lead", "codex"]);
+        env.run("lead", &["coordinator", "--human", "lead"]).ok();
+        let port = free_port();
+        add(
+            &env,
+            &["hook", "--url", &format!("http://127.0.0.1:{port}/hook")],
+        );
+        let url = env.store_url.as_deref().unwrap();
+        let database = url.rsplit('/').next().unwrap().split('?').next().unwrap();
+        let mut retrying = Retrying {
+            database: database.to_string(),
+            env,
+            port,
+            sender: 0,
+        };
+        retrying.send("One");
+        retrying.sender = eventually("the sender to retry the alert", || {
+            let senders = senders_of(&retrying.env);
+            (retrying.log().contains("attempt 2: failed") && senders.len() == 1).then(|| senders[0])
+        });
+        Some(retrying)
+    }
+
+    /// codex hands a task to lead: one alert queued, and a sender started unless one runs.
+    fn send(&self, subject: &str) {
+        let fast = [("BATON_ALERT_RETRY_MS", "100")];
+        self.env
+            .run_env(
+                "codex",
+                &["send", "--to", "lead", "--subject", subject],
+                &fast,
+            )
+            .ok();
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.env.home().join("alerts").join("alerts.log"))
+            .unwrap_or_default()
+    }
+
+    /// Waits for the sender to end with a line of its log that holds `said`.
+    fn ends_saying(&self, limit: Duration, said: &str) {
+        eventually_or(
+            limit,
+            "the sender to end, saying why",
+            || {
+                (!senders_of(&self.env).contains(&self.sender) && self.log().contains(said))
+                    .then_some(())
+            },
+            || {
+                format!(
+                    "sender {} of {:?} still runs; alerts.log:\n{}",
+                    self.sender,
+                    senders_of(&self.env),
+                    self.log()
+                )
+            },
+        );
+    }
+
+    /// How many alerts wait in the queue.
+    fn queued(&self) -> Value {
+        let listed = self.env.run("lead", &["--json", "alert", "list"]).json();
+        listed["queue"]["count"].clone()
+    }
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_sender_whose_database_is_gone_ends_saying_so_and_keeps_the_queue_for_the_next() {
-    let Some(env) = TestEnv::on_postgres() else {
+    let Some(retrying) = Retrying::start() else {
         return;
     };
-    env.register(&["lead", "codex"]);
-    env.run("lead", &["coordinator", "--human", "lead"]).ok();
-    // A port nobody listens on, until the receiver takes it.
-    let port = free_port();
-    add(
-        &env,
-        &["hook", "--url", &format!("http://127.0.0.1:{port}/hook")],
-    );
-    let fast = [("BATON_ALERT_RETRY_MS", "100")];
-    let send = |subject: &str| {
-        env.run_env(
-            "codex",
-            &["send", "--to", "lead", "--subject", subject],
-            &fast,
-        )
-        .ok();
-    };
-    send("One");
-    let log_path = env.home().join("alerts").join("alerts.log");
-    let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
-    let sender = eventually("the sender to retry the alert", || {
-        let senders = senders_of(&env);
-        (log().contains("attempt 2: failed") && senders.len() == 1).then(|| senders[0])
-    });
-
+    let env = &retrying.env;
+    let database = &retrying.database;
     // The database renamed away under it: closed to new connections first, then its
     // connections (the sender's) cut, then renamed, which no connection may be open for.
-    let database = env.store_url.as_deref().unwrap();
-    let database = database
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap();
     let away = format!("{database}_away");
     eventually("the database to be renamed away", || {
         on_the_cluster(
-            &env,
+            env,
             &format!(
                 "ALTER DATABASE {database} ALLOW_CONNECTIONS false;
                  SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -818,40 +871,31 @@ fn a_sender_whose_database_is_gone_ends_saying_so_and_keeps_the_queue_for_the_ne
         .ok()
     });
     on_the_cluster(
-        &env,
+        env,
         &format!("ALTER DATABASE {away} ALLOW_CONNECTIONS true"),
     )
     .unwrap();
-    eventually_or(
+    // At once, not after its patience: the server said the database does not exist.
+    retrying.ends_saying(
         Duration::from_secs(20),
-        "the sender to end, saying why",
-        || {
-            let ended = !senders_of(&env).contains(&sender);
-            let said = log().contains(
-                "does not exist; the sender stopped: that will not pass by itself; 1 alert \
-                 kept in the queue for the next sender, which the next alert queued starts",
-            );
-            (ended && said).then_some(())
-        },
-        || {
-            format!(
-                "sender {sender} still runs: {:?}\nalerts.log:\n{}",
-                senders_of(&env),
-                log()
-            )
-        },
+        "does not exist; the sender stopped: that will not pass by itself; 1 alert kept in \
+         the queue for the next sender, which the next alert queued starts",
+    );
+    assert!(
+        !retrying.log().contains("could not be read for"),
+        "{}",
+        retrying.log()
     );
 
     // Back again: the alert waited in the queue, and the next alert queued starts a sender
     // that sends both.
-    on_the_cluster(&env, &format!("ALTER DATABASE {away} RENAME TO {database}")).unwrap();
-    let listed = env.run("lead", &["--json", "alert", "list"]).json();
-    assert_eq!(listed["queue"]["count"], 1, "{listed}");
-    let receiver = Receiver::on(TcpListener::bind(("127.0.0.1", port)).expect("the port again"));
-    send("Two");
+    on_the_cluster(env, &format!("ALTER DATABASE {away} RENAME TO {database}")).unwrap();
+    assert_eq!(retrying.queued(), 1);
+    let receiver =
+        Receiver::on(TcpListener::bind(("127.0.0.1", retrying.port)).expect("the port again"));
+    retrying.send("Two");
     eventually("both alerts to be delivered and the sender to end", || {
-        let listed = env.run("lead", &["--json", "alert", "list"]).json();
-        (listed["queue"]["count"] == 0 && senders_of(&env).is_empty()).then_some(())
+        (retrying.queued() == 0 && senders_of(env).is_empty()).then_some(())
     });
     let mut got: Vec<String> = receiver
         .received()
@@ -860,4 +904,42 @@ fn a_sender_whose_database_is_gone_ends_saying_so_and_keeps_the_queue_for_the_ne
         .collect();
     got.sort();
     assert_eq!(got, ["One", "Two"], "each alert exactly once");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sender_whose_database_is_out_of_reach_ends_after_its_patience_and_keeps_the_queue() {
+    let Some(retrying) = Retrying::start() else {
+        return;
+    };
+    let env = &retrying.env;
+    let database = &retrying.database;
+    // Closed to connections, and the sender's cut: an outage as far as the server says
+    // (55000, "not currently accepting connections"), which may pass.
+    on_the_cluster(
+        env,
+        &format!(
+            "ALTER DATABASE {database} ALLOW_CONNECTIONS false;
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+              WHERE datname = '{database}' AND pid <> pg_backend_pid();"
+        ),
+    )
+    .unwrap();
+    // The test knob's patience: fifty delays of 100 ms, and at least 5 s.
+    retrying.ends_saying(
+        Duration::from_secs(40),
+        "the sender stopped: the store could not be read for 5 s; 1 alert kept in the queue \
+         for the next sender, which the next alert queued starts",
+    );
+    let log = retrying.log();
+    assert!(log.contains("trying again for up to 5 s"), "{log}");
+    // Said once per kind of failure, not at each of its ~50 looks.
+    let said = log.matches("cannot read the alerts").count();
+    assert!(said <= 4, "{said} lines of it:\n{log}");
+    on_the_cluster(
+        env,
+        &format!("ALTER DATABASE {database} ALLOW_CONNECTIONS true"),
+    )
+    .unwrap();
+    assert_eq!(retrying.queued(), 1);
 }

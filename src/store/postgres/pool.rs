@@ -589,11 +589,11 @@ pub fn is_connection_lost(error: &client::Error) -> bool {
 }
 
 /// Whether the server, refusing a new connection with `code`, says something that holds
-/// until someone changes the server: the database does not exist (or was renamed), the
-/// role does not exist, its password is wrong, it may not log in or connect to this
-/// database. Not so the server starting, stopping or full (`57P03`, `57P01`, `53300`):
+/// until someone changes the server: the database does not exist or was renamed (`3D000`),
+/// the role does not exist or may not log in (`28000`), its password is wrong (`28P01`), it
+/// may not connect to this database (`42501`). Not so the server starting, stopping or full (`57P03`, `57P01`, `53300`):
 /// those pass by themselves.
-pub fn is_lasting_refusal(code: &SqlState) -> bool {
+fn is_lasting_refusal(code: &SqlState) -> bool {
     [
         SqlState::INVALID_CATALOG_NAME,
         SqlState::INVALID_AUTHORIZATION_SPECIFICATION,

@@ -104,9 +104,19 @@ fn what_keeps_baton_out_for_good_is_told_from_an_outage() {
     if made.is_ok() {
         let (scheme, rest) = fixture.url.split_once("://").unwrap();
         let (_, from_password) = rest.split_once(':').unwrap();
-        let refused = lasting(&format!("{scheme}://{role}:{from_password}"));
+        let as_role = format!("{scheme}://{role}:{from_password}");
+        let not_allowed = lasting(&as_role);
+        // Allowed to log in, but not to connect to this database.
+        admin
+            .batch_execute(&format!(
+                "ALTER ROLE {role} LOGIN; REVOKE CONNECT ON DATABASE {} FROM PUBLIC",
+                fixture.database()
+            ))
+            .unwrap();
+        let not_this_database = lasting(&as_role);
         admin.batch_execute(&format!("DROP ROLE {role}")).unwrap();
-        assert!(refused, "28000");
+        assert!(not_allowed, "28000");
+        assert!(not_this_database, "42501");
     } else {
         eprintln!("not checked: a role that may not log in (this login may not make roles)");
     }

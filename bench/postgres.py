@@ -114,10 +114,10 @@ class Home:
                                f"{shown(proc.stderr.strip())[:300]}")
         return proc.stdout
 
-    def measure(self, args):
-        """Wall milliseconds of one run."""
+    def measure(self, args, env=None):
+        """Wall milliseconds of one run (in `env`, else the home's)."""
         started = time.perf_counter()
-        proc = subprocess.run([self.binary] + args, cwd=self.work, env=self.env,
+        proc = subprocess.run([self.binary] + args, cwd=self.work, env=env or self.env,
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
         elapsed = (time.perf_counter() - started) * 1000
@@ -402,20 +402,35 @@ def cross_hub_delay(binary, store, changes):
         home.close()
 
 
-def cli(binary, store, open_tasks, repeats):
-    """Median milliseconds of `baton send` and `baton status` with `open_tasks` open tasks."""
+def cli(binary, store, open_tasks, repeats, through_hub=False):
+    """Median milliseconds of `baton send` and `baton status` with `open_tasks` open tasks;
+    `through_hub`: each command sent to a hub of this machine serving the store (BATON_URL
+    and each agent's token, no BATON_STORE in the command's environment)."""
     home = Home(binary, store)
+    served = None
     try:
         home.run(["--as", "lead", "whoami"])
         home.run(["--as", "dev", "whoami"])
         home.fill(open_tasks)
+        env = {"lead": home.env, "dev": home.env}
+        if through_hub:
+            served = Served(home, agent="lead")
+            for agent in env:
+                token = home.run(["token", "add", agent]).strip()
+                env[agent] = {name: value for name, value in home.env.items()
+                              if name != "BATON_STORE"}
+                env[agent].update(BATON_URL=f"http://{served.host}:{served.port}",
+                                  BATON_TOKEN=token)
         send = statistics.median(
-            home.measure(["--as", "lead", "send", "--to", "dev", "--subject", f"cli {i}"])
+            home.measure(["--as", "lead", "send", "--to", "dev", "--subject", f"cli {i}"],
+                         env["lead"])
             for i in range(repeats))
-        status = statistics.median(home.measure(["--as", "dev", "status"])
+        status = statistics.median(home.measure(["--as", "dev", "status"], env["dev"])
                                    for _ in range(repeats))
         return send, status
     finally:
+        if served:
+            served.close()
         home.close()
 
 
@@ -532,10 +547,12 @@ def main():
             print("The CLI, median ms of one run")
             print(f"{'open tasks':>10} {'store':<22} {'send':>8} {'status':>8}")
             for size in sizes:
-                rows = [("files", binary, None)]
-                rows += [("PostgreSQL" + suffix, build, cluster.database()) for suffix, build in builds]
-                for label, build, store in rows:
-                    send, status = cli(build, store, size, repeats)
+                rows = [("files", binary, None, False)]
+                rows += [("PostgreSQL" + suffix, build, cluster.database(), False)
+                         for suffix, build in builds]
+                rows.append(("PostgreSQL, via a hub", binary, cluster.database(), True))
+                for label, build, store, through_hub in rows:
+                    send, status = cli(build, store, size, repeats, through_hub)
                     print(f"{size:>10} {label:<22} {send:>8.2f} {status:>8.2f}")
             print()
         if "board" in parts:

@@ -31,7 +31,7 @@ use crate::json_api::{
 use crate::mail::{Marking, MessageType};
 use crate::names::{self, NameKind};
 use crate::registry::Profile;
-use crate::session::blocking::{Caller, ReadAhead, Stopped, in_session, off_thread};
+use crate::session::blocking::{Caller, Stopped, off_thread};
 use crate::session::hook_answer::Answer as HookAnswer;
 use crate::session::{Desk, LocalDesk, Session, Standing};
 
@@ -227,28 +227,6 @@ fn is_json(headers: &HeaderMap) -> bool {
 
 type Answered<T> = std::result::Result<T, ApiError>;
 
-/// Runs `work` at the desk of `caller` in `project`, on a blocking thread (a session reads
-/// and locks the store).
-async fn at_desk<T, F>(
-    state: &super::State,
-    caller: &Caller,
-    read: ReadAhead,
-    project: String,
-    work: F,
-) -> Answered<T>
-where
-    T: Send + 'static,
-    F: FnOnce(&dyn Desk) -> Result<T> + Send + 'static,
-{
-    let opening = caller.clone().opening_read(project, read);
-    let done = in_session(state.hub.clone(), opening, move |session| {
-        work(&LocalDesk::of(session))
-    })
-    .await
-    .map_err(|Stopped| stopped())?;
-    Ok(done?)
-}
-
 /// Runs `work` at the desk of `caller` in no project (the hub's projects, an agent's
 /// record), on a blocking thread.
 async fn at_hub<T, F>(state: &super::State, caller: &Caller, work: F) -> Answered<T>
@@ -411,35 +389,24 @@ async fn board(asked: Asked<BoardQuery>) -> Answered<Reply<Vec<TaskView>>> {
 async fn show(asked: Asked<OfferedQuery>) -> Answered<TaskView> {
     let [project, id] = asked.parameters();
     let id = task_id(&id)?;
-    let offered = asked.body.offered;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| match offered {
-            true => desk.show_with_offers(id),
-            false => desk.show(id),
-        },
-    )
+    let (seat, OfferedQuery { offered }) = asked.split();
+    seat.at_desk(project, move |desk| match offered {
+        true => desk.show_with_offers(id),
+        false => desk.show(id),
+    })
     .await
 }
 
 async fn send(asked: Asked<SendBody>) -> Answered<Changed> {
     let [project] = asked.parameters();
-    let new = asked.body.without_empty_names();
-    let reporter = asked.state.clone();
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| {
-            let changed = desk.send(new)?;
-            report(&reporter, &changed.woken);
-            Ok(changed)
-        },
-    )
+    let (seat, body) = asked.split();
+    let new = body.without_empty_names();
+    let reporter = seat.state.clone();
+    seat.at_desk(project, move |desk| {
+        let changed = desk.send(new)?;
+        report(&reporter, &changed.woken);
+        Ok(changed)
+    })
     .await
 }
 
@@ -456,6 +423,7 @@ async fn act(asked: Asked<ActBody>) -> Answered<Changed> {
             ),
         ));
     };
+    let (seat, body) = asked.split();
     // No body at all is no words, as the page sends a claim.
     let ActBody {
         text,
@@ -463,7 +431,7 @@ async fn act(asked: Asked<ActBody>) -> Answered<Changed> {
         edits,
         worktree,
         reviewed,
-    } = asked.body;
+    } = body;
     let Some(mut action) = Action::of(kind, text, to) else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -483,125 +451,80 @@ async fn act(asked: Asked<ActBody>) -> Answered<Changed> {
     if let Some(place) = place {
         action = action.with_place(place);
     }
-    let reporter = asked.state.clone();
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| {
-            let changed = desk.act(id, action)?;
-            report(&reporter, &changed.woken);
-            Ok(changed)
-        },
-    )
+    let reporter = seat.state.clone();
+    seat.at_desk(project, move |desk| {
+        let changed = desk.act(id, action)?;
+        report(&reporter, &changed.woken);
+        Ok(changed)
+    })
     .await
 }
 
 async fn agents(asked: Asked<NoBody>) -> Answered<AgentMatrix> {
     let [project] = asked.parameters();
-    at_desk(&asked.state, &asked.caller, asked.read, project, |desk| {
-        desk.agents()
-    })
-    .await
+    let (seat, _) = asked.split();
+    seat.at_desk(project, |desk| desk.agents()).await
 }
 
 async fn log(asked: Asked<LogQuery>) -> Answered<Vec<ActivityRecord>> {
     let [project] = asked.parameters();
-    let LogQuery { n, since } = asked.body;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.log(n, since),
-    )
-    .await
+    let (seat, LogQuery { n, since }) = asked.split();
+    seat.at_desk(project, move |desk| desk.log(n, since)).await
 }
 
 async fn stats(asked: Asked<StatsQuery>) -> Answered<Stats> {
     let [project] = asked.parameters();
-    let window = asked.body.since;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.stats(window),
-    )
-    .await
+    let (seat, StatsQuery { since: window }) = asked.split();
+    seat.at_desk(project, move |desk| desk.stats(window)).await
 }
 
 async fn messages(asked: Asked<MessagesQuery>) -> Answered<Mail> {
     let [project] = asked.parameters();
-    let query = asked.body;
+    let (seat, query) = asked.split();
     let marking = match (query.peek, query.through) {
         (true, _) => Marking::Leave,
         (false, Some(seq)) => Marking::Through(seq),
         (false, None) => Marking::All,
     };
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.messages(query.all, marking),
-    )
-    .await
+    seat.at_desk(project, move |desk| desk.messages(query.all, marking))
+        .await
 }
 
 async fn message(asked: Asked<MessageBody>) -> Answered<Sent> {
     let [project] = asked.parameters();
-    let message = asked.body;
+    let (seat, message) = asked.split();
     let kind: MessageType = match message.kind.as_deref() {
         None | Some("") => MessageType::Text,
         Some(kind) => kind
             .parse()
             .map_err(|refused: String| ApiError::from(Error::invalid(refused)))?,
     };
-    let reporter = asked.state.clone();
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| {
-            let summary = message
-                .summary
-                .as_deref()
-                .filter(|summary| !summary.is_empty());
-            let sent = desk.message(&message.to, &message.text, kind, summary)?;
-            report(&reporter, &sent.woken);
-            Ok(sent)
-        },
-    )
+    let reporter = seat.state.clone();
+    seat.at_desk(project, move |desk| {
+        let summary = message
+            .summary
+            .as_deref()
+            .filter(|summary| !summary.is_empty());
+        let sent = desk.message(&message.to, &message.text, kind, summary)?;
+        report(&reporter, &sent.woken);
+        Ok(sent)
+    })
     .await
 }
 
 async fn project_show(asked: Asked<NoBody>) -> Answered<Project> {
     let [project] = asked.parameters();
-    let shown = asked.caller.clone();
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| Ok(shown_to(&shown, desk.project()?)),
-    )
-    .await
+    let (seat, _) = asked.split();
+    let shown = seat.caller.clone();
+    seat.at_desk(project, move |desk| Ok(shown_to(&shown, desk.project()?)))
+        .await
 }
 
 async fn inbox(asked: Asked<InboxQuery>) -> Answered<Inbox> {
     let [project] = asked.parameters();
-    let look = asked.body.look();
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.inbox(look),
-    )
-    .await
+    let (seat, query) = asked.split();
+    let look = query.look();
+    seat.at_desk(project, move |desk| desk.inbox(look)).await
 }
 
 /// A remote agent's hook: the hook's answer in baton's words (`{"answer", "text"}`), which
@@ -657,115 +580,65 @@ async fn hook(asked: Asked<HookBody>) -> Answered<HookAnswer> {
 
 async fn reservations(asked: Asked<ReservationsQuery>) -> Answered<Vec<Reservation>> {
     let [project] = asked.parameters();
-    let mine = asked.body.mine;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.reservations(mine),
-    )
-    .await
+    let (seat, ReservationsQuery { mine }) = asked.split();
+    seat.at_desk(project, move |desk| desk.reservations(mine))
+        .await
 }
 
 async fn reserve(asked: Asked<ReserveAsk>) -> Answered<Reserved> {
     let [project] = asked.parameters();
-    let ask = asked.body;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.reserve(ask),
-    )
-    .await
+    let (seat, ask) = asked.split();
+    seat.at_desk(project, move |desk| desk.reserve(ask)).await
 }
 
 async fn unreserve(asked: Asked<UnreserveAsk>) -> Answered<Reserved> {
     let [project] = asked.parameters();
-    let ask = asked.body;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.unreserve(ask),
-    )
-    .await
+    let (seat, ask) = asked.split();
+    seat.at_desk(project, move |desk| desk.unreserve(ask)).await
 }
 
 async fn reserved(asked: Asked<PathsBody>) -> Answered<Vec<Holding>> {
     let [project] = asked.parameters();
-    let PathsBody { paths } = asked.body;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.reserved(&paths),
-    )
-    .await
+    let (seat, PathsBody { paths }) = asked.split();
+    seat.at_desk(project, move |desk| desk.reserved(&paths))
+        .await
 }
 
 async fn diff(asked: Asked<DiffQuery>) -> Answered<TaskDiff> {
     let [project, id] = asked.parameters();
-    let stat = asked.body.stat;
+    let (seat, DiffQuery { stat }) = asked.split();
     let id = task_id(&id)?;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.diff(id, stat),
-    )
-    .await
+    seat.at_desk(project, move |desk| desk.diff(id, stat)).await
 }
 
 async fn note(asked: Asked<TextBody>) -> Answered<ActivityRecord> {
     let [project] = asked.parameters();
-    let TextBody { text } = asked.body;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.note(&text),
-    )
-    .await
+    let (seat, TextBody { text }) = asked.split();
+    seat.at_desk(project, move |desk| desk.note(&text)).await
 }
 
 async fn add_context(asked: Asked<TextBody>) -> Answered<Project> {
     let [project] = asked.parameters();
-    let TextBody { text } = asked.body;
-    let shown = asked.caller.clone();
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| Ok(shown_to(&shown, desk.add_context(&text)?)),
-    )
+    let (seat, TextBody { text }) = asked.split();
+    let shown = seat.caller.clone();
+    seat.at_desk(project, move |desk| {
+        Ok(shown_to(&shown, desk.add_context(&text)?))
+    })
     .await
 }
 
 async fn coordinator(asked: Asked<CoordinatorBody>) -> Answered<Project> {
     let [project] = asked.parameters();
-    let change = asked.body;
-    let shown = asked.caller.clone();
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| {
-            let project = desk.coordinate(
-                change.set.as_deref(),
-                change.human.as_deref(),
-                change.not_human.as_deref(),
-            )?;
-            Ok(shown_to(&shown, project))
-        },
-    )
+    let (seat, change) = asked.split();
+    let shown = seat.caller.clone();
+    seat.at_desk(project, move |desk| {
+        let project = desk.coordinate(
+            change.set.as_deref(),
+            change.human.as_deref(),
+            change.not_human.as_deref(),
+        )?;
+        Ok(shown_to(&shown, project))
+    })
     .await
 }
 
@@ -774,13 +647,10 @@ async fn coordinator(asked: Asked<CoordinatorBody>) -> Answered<Project> {
 /// ([`Desk::wake_for_waiting_work`]). The answer names no path of the hub's.
 async fn wake(asked: Asked<NoBody>) -> Answered<WakeOutcome> {
     let [project, agent] = asked.parameters();
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| desk.wake_for_waiting_work(&agent).map(without_hub_paths),
-    )
+    let (seat, _) = asked.split();
+    seat.at_desk(project, move |desk| {
+        desk.wake_for_waiting_work(&agent).map(without_hub_paths)
+    })
     .await
 }
 
@@ -842,18 +712,12 @@ async fn record_delivery(
     record: fn(&dyn Desk, &[TaskId]) -> Result<Vec<TaskId>>,
 ) -> Answered<TaskIds> {
     let [project] = asked.parameters();
-    let TaskIds { tasks } = asked.body;
-    at_desk(
-        &asked.state,
-        &asked.caller,
-        asked.read,
-        project,
-        move |desk| {
-            Ok(TaskIds {
-                tasks: record(desk, &tasks)?,
-            })
-        },
-    )
+    let (seat, TaskIds { tasks }) = asked.split();
+    seat.at_desk(project, move |desk| {
+        Ok(TaskIds {
+            tasks: record(desk, &tasks)?,
+        })
+    })
     .await
 }
 

@@ -2,7 +2,7 @@
 //! body limit, what it sends read as the endpoint says (the query, a JSON body, or none) and
 //! refused as JSON when it does not fit, and the handler's answer sent as JSON. A handler
 //! is given what it needs ([`Asked`]) and returns the endpoint's answer; it never reads a
-//! request itself.
+//! request itself. Its work at the caller's desk runs from the request's [`Seat`].
 
 use std::future::Future;
 
@@ -16,9 +16,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Serialize;
 
-use super::api::ApiError;
+use super::api::{ApiError, stopped};
 use crate::json_api::{Endpoint, Method, Reading};
-use crate::session::blocking::{Caller, ReadAhead};
+use crate::session::blocking::{Caller, ReadAhead, Stopped, in_session};
+use crate::session::{Desk, LocalDesk};
 use crate::tokens::TokenId;
 
 /// What a handler of an endpoint is given.
@@ -41,6 +42,42 @@ impl<B> Asked<B> {
     /// The path's `N` parameters, in order (the route has them all).
     pub fn parameters<const N: usize>(&self) -> [String; N] {
         std::array::from_fn(|index| self.path.get(index).cloned().unwrap_or_default())
+    }
+
+    /// The request parted: where its caller sits ([`Seat`]) and what it sent.
+    pub fn split(self) -> (Seat, B) {
+        let seat = Seat {
+            state: self.state,
+            caller: self.caller,
+            read: self.read,
+        };
+        (seat, self.body)
+    }
+}
+
+/// Where a request's caller sits: the hub, who asks, and what the token's check read for
+/// the session the request opens.
+pub struct Seat {
+    pub state: super::State,
+    pub caller: Caller,
+    pub read: ReadAhead,
+}
+
+impl Seat {
+    /// Runs `work` at the caller's desk in `project`, on a blocking thread (a session reads
+    /// and locks the store).
+    pub async fn at_desk<T, F>(self, project: String, work: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn Desk) -> crate::error::Result<T> + Send + 'static,
+    {
+        let opening = self.caller.opening_read(project, self.read);
+        let done = in_session(self.state.hub, opening, move |session| {
+            work(&LocalDesk::of(session))
+        })
+        .await
+        .map_err(|Stopped| stopped())?;
+        Ok(done?)
     }
 }
 

@@ -18,6 +18,7 @@ use crate::mail::Arrival;
 use crate::names::{self, NameKind};
 use crate::project;
 use crate::registry;
+use crate::store::Store;
 use crate::wake::{self, WakeOutcome};
 
 /// What a process does after each change it makes: the same for every command of one
@@ -75,13 +76,59 @@ pub struct Unreachable {
     pub tasks: Vec<TaskId>,
 }
 
+/// What the after-effects of one change learn of the agents it reached, each read once
+/// however many of them ask: an agent's registry record, and whether a listener follows
+/// it. What cannot be read counts as nothing there, as each asker took it before.
+#[derive(Default)]
+struct Receivers {
+    records: Vec<(String, Option<registry::AgentRecord>)>,
+    listened: Vec<(String, bool)>,
+}
+
+impl Receivers {
+    fn record(&mut self, store: &dyn Store, agent: &str) -> Option<&registry::AgentRecord> {
+        let at = match self.records.iter().position(|(name, _)| name == agent) {
+            Some(at) => at,
+            None => {
+                let record = registry::load(store, agent).ok().flatten();
+                self.records.push((agent.to_string(), record));
+                self.records.len() - 1
+            }
+        };
+        self.records[at].1.as_ref()
+    }
+
+    fn is_listened(&mut self, store: &dyn Store, agent: &str) -> bool {
+        if let Some((_, listened)) = self.listened.iter().find(|(name, _)| name == agent) {
+            return *listened;
+        }
+        let listened = store.is_listened(agent);
+        self.listened.push((agent.to_string(), listened));
+        listened
+    }
+}
+
 impl Session {
+    /// [`Session::after_change`], and the agents among `handovers` that nothing will bring
+    /// their work to ([`Unreachable`]), each receiver's record read once for both.
+    pub(super) fn after_change_reaching(
+        &self,
+        handovers: &[Handover],
+        arrivals: &[Arrival],
+    ) -> (Vec<WakeOutcome>, Vec<Unreachable>) {
+        let mut receivers = Receivers::default();
+        let woken = self.after_change_with(handovers, arrivals, &mut receivers);
+        let unreachable = self.unreachable(handovers, &mut receivers);
+        (woken, unreachable)
+    }
+
     /// The agents among `handovers` that nothing will bring their work to: no wake command
     /// in their registry record, no listener (`baton listen` on their machine) following
     /// the hub, and no live session of theirs in the project. An agent
     /// whose record cannot be read is not one (nothing is claimed that was not checked).
     /// One entry per agent, its tasks in hand-over order.
-    pub(super) fn unreachable(&self, handovers: &[Handover]) -> Vec<Unreachable> {
+    fn unreachable(&self, handovers: &[Handover], receivers: &mut Receivers) -> Vec<Unreachable> {
+        let store = &*self.hub.store;
         let mut unreachable: Vec<Unreachable> = Vec::new();
         for handover in handovers {
             if let Some(known) = unreachable
@@ -95,14 +142,12 @@ impl Session {
             if self.project.settings.humans.contains(&handover.agent) {
                 continue;
             }
-            let Ok(Some(record)) = registry::load(&*self.hub.store, &handover.agent) else {
+            let Some(record) = receivers.record(store, &handover.agent) else {
                 continue;
             };
-            if wake::wake_command(&record).is_some()
-                || self.hub.store.is_listened(&handover.agent)
-                || !self
-                    .hub
-                    .store
+            if wake::wake_command(record).is_some()
+                || receivers.is_listened(store, &handover.agent)
+                || !store
                     .live_clients(&handover.project, &handover.agent)
                     .is_empty()
             {
@@ -125,6 +170,15 @@ impl Session {
         handovers: &[Handover],
         arrivals: &[Arrival],
     ) -> Vec<WakeOutcome> {
+        self.after_change_with(handovers, arrivals, &mut Receivers::default())
+    }
+
+    fn after_change_with(
+        &self,
+        handovers: &[Handover],
+        arrivals: &[Arrival],
+        receivers: &mut Receivers,
+    ) -> Vec<WakeOutcome> {
         let effects = &self.hub.after_effects;
         if handovers.is_empty() && arrivals.is_empty() {
             return Vec::new();
@@ -132,7 +186,7 @@ impl Session {
         // Whatever waking and notifying do: an alert reaches a human away from here.
         self.queue_alerts(handovers, arrivals);
         let outcomes = if effects.wake {
-            self.wake_receivers(handovers, arrivals)
+            self.wake_receivers(handovers, arrivals, receivers)
         } else {
             Vec::new()
         };
@@ -224,8 +278,14 @@ impl Session {
     }
 
     /// Starts the wake command of each agent work arrived for, with the tasks it is for.
-    fn wake_receivers(&self, handovers: &[Handover], arrivals: &[Arrival]) -> Vec<WakeOutcome> {
+    fn wake_receivers(
+        &self,
+        handovers: &[Handover],
+        arrivals: &[Arrival],
+        known: &mut Receivers,
+    ) -> Vec<WakeOutcome> {
         let effects = &self.hub.after_effects;
+        let store = &*self.hub.store;
         let receivers = handovers
             .iter()
             .map(|handover| (&handover.agent, &handover.project))
@@ -246,17 +306,21 @@ impl Session {
                 .filter(|handover| &handover.agent == agent)
                 .map(|handover| handover.task)
                 .collect();
-            let outcome = wake::wake_agent(
-                &*self.hub.store,
-                &self.hub.home,
-                agent,
-                project,
-                &tasks,
-                effects.program(),
-            )
-            .or_else(|| {
-                // Nothing to run here; an agent on another machine is woken by its listener.
-                self.hub.store.is_listened(agent).then(|| {
+            let home = &self.hub.home;
+            let woken = known.record(store, agent).and_then(|record| {
+                wake::wake_agent_of(
+                    store,
+                    home,
+                    agent,
+                    record,
+                    project,
+                    &tasks,
+                    effects.program(),
+                )
+            });
+            // Nothing to run here; an agent on another machine is woken by its listener.
+            let outcome = woken.or_else(|| {
+                known.is_listened(store, agent).then(|| {
                     WakeOutcome::Listening {
                         agent: agent.clone(),
                         project: project.clone(),
@@ -304,10 +368,11 @@ impl Session {
             }
             .into());
         }
-        wake::wake_agent(
+        wake::wake_agent_of(
             &*self.hub.store,
             &self.hub.home,
             agent,
+            &record,
             &self.project.id,
             &[],
             self.hub.after_effects.program(),

@@ -94,7 +94,7 @@ impl Session {
             }
         } else {
             names::check(NameKind::Agent, to)?;
-            registry::require(&*self.hub.store, to)?;
+            self.require_known(to)?;
         }
         let summary = summary
             .map(str::trim)

@@ -471,6 +471,16 @@ impl Session {
         self.agent.as_deref().ok_or(Error::NoIdentity)
     }
 
+    /// That agent `name` is known (its record is there), or the error that says it is not.
+    /// The caller, whose record its heartbeat read as the session opened, is not read again.
+    fn require_known(&self, name: &str) -> Result<()> {
+        if self.joined.is_some() && self.agent.as_deref() == Some(name) {
+            return Ok(());
+        }
+        registry::require(&*self.hub.store, name)?;
+        Ok(())
+    }
+
     pub fn project_id(&self) -> &str {
         &self.project.id
     }

@@ -50,8 +50,8 @@ impl Session {
     /// `send`: puts a new pending task on the board, then wakes and notifies its assignee.
     pub fn send(&self, new: NewTask) -> Result<Changed> {
         let mut changed = counted(LogAction::Send.as_str(), self.put_new_task(new))?;
-        changed.woken = self.after_change(&changed.handovers, &changed.notifications);
-        changed.unreachable = self.unreachable(&changed.handovers);
+        (changed.woken, changed.unreachable) =
+            self.after_change_reaching(&changed.handovers, &changed.notifications);
         Ok(changed)
     }
 
@@ -71,7 +71,7 @@ impl Session {
         let route = match (&new.to, &new.skill) {
             (Some(to), _) => {
                 names::check(NameKind::Agent, to)?;
-                registry::require(&*self.hub.store, to)?;
+                self.require_known(to)?;
                 Route::To(to.clone())
             }
             (None, Some(skill)) => Route::BySkill {
@@ -81,7 +81,7 @@ impl Session {
             (None, None) => return Err(SendRefusal::NoAssignee.into()),
         };
         if let Some(reviewer) = &new.reviewer {
-            registry::require(&*self.hub.store, reviewer)?;
+            self.require_known(reviewer)?;
         }
         let store = &*self.hub.store;
         let project_id = self.project.id.clone();
@@ -196,7 +196,7 @@ impl Session {
         let actor = self.agent()?.to_string();
         let action = action.clone();
         if let Some(to) = action.to() {
-            registry::require(&*self.hub.store, to)?;
+            self.require_known(to)?;
         }
         if let Some(edits) = action.edits() {
             self.check_edits(edits)?;
@@ -251,8 +251,8 @@ impl Session {
                 )),
             }
         }
-        changed.woken = self.after_change(&changed.handovers, &changed.notifications);
-        changed.unreachable = self.unreachable(&changed.handovers);
+        (changed.woken, changed.unreachable) =
+            self.after_change_reaching(&changed.handovers, &changed.notifications);
         Ok(changed)
     }
 
@@ -270,7 +270,7 @@ impl Session {
         }
         if let Some(reviewer) = edits.reviewer() {
             names::check(NameKind::Agent, reviewer)?;
-            registry::require(&*self.hub.store, reviewer)?;
+            self.require_known(reviewer)?;
         }
         Ok(())
     }

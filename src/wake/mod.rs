@@ -156,19 +156,34 @@ pub fn wake_agent(
     tasks: &[TaskId],
     program: Option<&Path>,
 ) -> Option<WakeOutcome> {
-    wake_agent_uncounted(store, home, agent, project, tasks, program).map(WakeOutcome::counted)
+    let record = registry::load(store, agent).ok().flatten()?;
+    wake_agent_of(store, home, agent, &record, project, tasks, program)
 }
 
-fn wake_agent_uncounted(
+/// [`wake_agent`], with `agent`'s registry record read already.
+pub fn wake_agent_of(
     store: &dyn Store,
     home: &Home,
     agent: &str,
+    record: &registry::AgentRecord,
     project: &str,
     tasks: &[TaskId],
     program: Option<&Path>,
 ) -> Option<WakeOutcome> {
-    let record = registry::load(store, agent).ok().flatten()?;
-    wake_command(&record)?;
+    wake_record_uncounted(store, home, agent, record, project, tasks, program)
+        .map(WakeOutcome::counted)
+}
+
+fn wake_record_uncounted(
+    store: &dyn Store,
+    home: &Home,
+    agent: &str,
+    record: &registry::AgentRecord,
+    project: &str,
+    tasks: &[TaskId],
+    program: Option<&Path>,
+) -> Option<WakeOutcome> {
+    wake_command(record)?;
     let is_on = project::load(store, project)
         .ok()
         .flatten()
@@ -176,7 +191,7 @@ fn wake_agent_uncounted(
     if !is_on {
         return None;
     }
-    if let Some(host) = host_elsewhere(store, &record) {
+    if let Some(host) = host_elsewhere(store, record) {
         return Some(WakeOutcome::OnItsHost {
             agent: agent.to_string(),
             project: project.to_string(),
@@ -184,7 +199,7 @@ fn wake_agent_uncounted(
             host: host.to_string(),
         });
     }
-    if let Some(why) = not_signed_here(store, home, &record) {
+    if let Some(why) = not_signed_here(store, home, record) {
         // Where the user looks when an agent is not woken.
         log(home, agent).line(&why);
         return Some(WakeOutcome::Failed {

@@ -513,6 +513,55 @@ fn metrics_are_prometheus_text_with_every_documented_family_and_move_with_each_c
     });
 }
 
+/// What a change costs the database on a hub, by the hub's own count of its round trips:
+/// one for the token's check (the tokens' version, the project's record and the caller's,
+/// together), one for the change's `BEGIN` (with the lock, the board's fields, the
+/// project's record and the archive's highest id, which a new task's id needs), one for
+/// its writes and `COMMIT`. A task sent to oneself reads no agent's record again and
+/// wakes nobody. One sent to another agent asks after the receiver (that it is known, the
+/// alerts, its record, its listeners, its live sessions) once each, however many of the
+/// change's after-effects want to know. On the files there are no round trips to count.
+#[test]
+fn a_change_on_a_hub_costs_the_database_the_round_trips_it_needs_and_no_more() {
+    let env = TestEnv::new();
+    if env.store_env().is_empty() {
+        return;
+    }
+    env.register(&["alice", "bob"]);
+    let metrics = free_address();
+    let served = serve_watched(&env, &metrics);
+    let trips = || {
+        value(
+            &scrape(&metrics).1,
+            "baton_store_round_trips_total",
+            &[("store", "postgres")],
+        )
+    };
+    let tasks = "/api/v1/projects/default/tasks";
+    let send = |to: &str, subject: &str| {
+        let sent = served.post(tasks, &served.login, &json!({"to": to, "subject": subject}));
+        assert_eq!(sent.status, 200, "{}", sent.body);
+    };
+    let counted = |change: &dyn Fn()| {
+        let before = trips();
+        change();
+        trips() - before
+    };
+    // A scrape reads the alert queue's length: counted in each figure, and taken off.
+    let scrape_costs = counted(&|| {});
+    let cost = |change: &dyn Fn()| counted(change) - scrape_costs;
+    // The hub's first change reads the board whole; those after it keep it.
+    send("alice", "warm up");
+    send("bob", "warm up");
+    assert_eq!(cost(&|| send("alice", "to myself")), 3.0);
+    assert_eq!(cost(&|| send("bob", "to bob")), 8.0);
+    let claim = || {
+        let claimed = served.post(&format!("{tasks}/3/claim"), &served.login, &json!({}));
+        assert_eq!(claimed.status, 200, "{}", claimed.body);
+    };
+    assert_eq!(cost(&claim), 3.0);
+}
+
 #[test]
 fn the_metrics_listener_answers_its_own_hosts_and_only_metrics() {
     let env = TestEnv::new();

@@ -81,9 +81,8 @@ pub(super) struct ArchiveInTransaction {
     /// the board's lock, which guards it, it holds still until the commit, so the changes
     /// of a batch read it once (or not at all, when it came with the `BEGIN`).
     pub(super) record: Mutex<Option<Option<Vec<u8>>>>,
-    /// The highest id in the archive when it came with the `BEGIN` (a command's change,
-    /// which may make a task and needs it for the new id): not asked again. `None`: asked
-    /// when needed.
+    /// The highest id in the archive, as it came with the `BEGIN` (a change that makes a
+    /// task needs it for the new id): not asked again. `None`: asked when needed.
     pub(super) highest: Option<u64>,
 }
 

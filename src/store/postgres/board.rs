@@ -206,15 +206,16 @@ impl PgStore {
         let project_params: [&(dyn ToSql + Sync); 1] = [&project];
         let kind = "project";
         let record_params: [&(dyn ToSql + Sync); 2] = [&kind, &project];
+        // The archive's highest id (for a new task's) comes with them, whatever the change:
+        // one index probe, where asking when a task is sent would be a round trip more.
         let mut reads: Vec<Piped<'_>> = vec![
             (BOARD_FIELDS, &project_params),
             (SELECT_DOCUMENT, &record_params),
+            (HIGHEST_ARCHIVED, &project_params),
         ];
-        // A command keeps no board: its tasks are read in the same round trip, and the
-        // archive's highest id (for a new task's) with them.
+        // A command keeps no board: its tasks are read in the same round trip.
         if self.boards.is_none() {
             reads.push((SELECT_TASKS, &project_params));
-            reads.push((HIGHEST_ARCHIVED, &project_params));
         }
         let mut piped: Vec<Piped<'_>> = vec![(TRY_LOCK, &lock_params)];
         piped.extend_from_slice(&reads);
@@ -236,12 +237,12 @@ impl PgStore {
                 .ok_or(StoreError::Unfinished)?
             }
         };
-        let read = match reads.get(2) {
+        let read = match reads.get(3) {
             Some(tasks) => self.board_of_rows(project, reads[0].first(), tasks)?,
             None => self.board_with_fields(connection.client(), project, reads[0].first())?,
         };
         let record = Some(reads[1].first().map(|row| row.get(0)));
-        let highest = reads.get(3).and_then(|rows| rows.first()).map(highest_of);
+        let highest = reads[2].first().map(highest_of);
         let client = Arc::new(Mutex::new(Some(connection.take())));
         let archive = Arc::new(ArchiveInTransaction {
             client: client.clone(),

@@ -170,19 +170,6 @@ pub fn wake_agent_of(
     tasks: &[TaskId],
     program: Option<&Path>,
 ) -> Option<WakeOutcome> {
-    wake_record_uncounted(store, home, agent, record, project, tasks, program)
-        .map(WakeOutcome::counted)
-}
-
-fn wake_record_uncounted(
-    store: &dyn Store,
-    home: &Home,
-    agent: &str,
-    record: &registry::AgentRecord,
-    project: &str,
-    tasks: &[TaskId],
-    program: Option<&Path>,
-) -> Option<WakeOutcome> {
     wake_command(record)?;
     let is_on = project::load(store, project)
         .ok()
@@ -191,24 +178,25 @@ fn wake_record_uncounted(
     if !is_on {
         return None;
     }
-    if let Some(host) = host_elsewhere(store, record) {
-        return Some(WakeOutcome::OnItsHost {
+    let outcome = if let Some(host) = host_elsewhere(store, record) {
+        WakeOutcome::OnItsHost {
             agent: agent.to_string(),
             project: project.to_string(),
             tasks: tasks.to_vec(),
             host: host.to_string(),
-        });
-    }
-    if let Some(why) = not_signed_here(store, home, record) {
+        }
+    } else if let Some(why) = not_signed_here(store, home, record) {
         // Where the user looks when an agent is not woken.
         log(home, agent).line(&why);
-        return Some(WakeOutcome::Failed {
+        WakeOutcome::Failed {
             agent: agent.to_string(),
             project: project.to_string(),
             error: why,
-        });
-    }
-    Some(start(store, home, agent, project, tasks, program, false))
+        }
+    } else {
+        start(store, home, agent, project, tasks, program, false)
+    };
+    Some(outcome.counted())
 }
 
 /// The machine `record`'s wake command runs on, when that is not this one and the store is

@@ -847,6 +847,16 @@ impl Retrying {
     }
 }
 
+/// SQL that closes `database` to new connections and cuts those open (the sender's).
+#[cfg(target_os = "linux")]
+fn closing(database: &str) -> String {
+    format!(
+        "ALTER DATABASE {database} ALLOW_CONNECTIONS false;
+         SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = '{database}' AND pid <> pg_backend_pid();"
+    )
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_sender_whose_database_is_gone_ends_saying_so_and_keeps_the_queue_for_the_next() {
@@ -862,10 +872,8 @@ fn a_sender_whose_database_is_gone_ends_saying_so_and_keeps_the_queue_for_the_ne
         on_the_cluster(
             env,
             &format!(
-                "ALTER DATABASE {database} ALLOW_CONNECTIONS false;
-                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                  WHERE datname = '{database}' AND pid <> pg_backend_pid();
-                 ALTER DATABASE {database} RENAME TO {away};"
+                "{} ALTER DATABASE {database} RENAME TO {away};",
+                closing(database)
             ),
         )
         .ok()
@@ -916,15 +924,7 @@ fn a_sender_whose_database_is_out_of_reach_ends_after_its_patience_and_keeps_the
     let database = &retrying.database;
     // Closed to connections, and the sender's cut: an outage as far as the server says
     // (55000, "not currently accepting connections"), which may pass.
-    on_the_cluster(
-        env,
-        &format!(
-            "ALTER DATABASE {database} ALLOW_CONNECTIONS false;
-             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-              WHERE datname = '{database}' AND pid <> pg_backend_pid();"
-        ),
-    )
-    .unwrap();
+    on_the_cluster(env, &closing(database)).unwrap();
     // The test knob's patience: fifty delays of 100 ms, and at least 5 s.
     retrying.ends_saying(
         Duration::from_secs(40),

@@ -591,8 +591,8 @@ pub fn is_connection_lost(error: &client::Error) -> bool {
 /// Whether the server, refusing a new connection with `code`, says something that holds
 /// until someone changes the server: the database does not exist or was renamed (`3D000`),
 /// the role does not exist or may not log in (`28000`), its password is wrong (`28P01`), it
-/// may not connect to this database (`42501`). Not so the server starting, stopping or full (`57P03`, `57P01`, `53300`):
-/// those pass by themselves.
+/// may not connect to this database (`42501`). Not so the server starting, stopping or full
+/// (`57P03`, `57P01`, `53300`): those pass by themselves.
 fn is_lasting_refusal(code: &SqlState) -> bool {
     [
         SqlState::INVALID_CATALOG_NAME,

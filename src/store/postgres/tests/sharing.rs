@@ -10,10 +10,7 @@ fn the_password_is_in_no_error() {
     }
     let fixture = Fixture::new();
     let password = cluster::password();
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let closed = closed_port();
     let unreachable = fixture
         .store_at(&format!(
             "postgres://postgres:{password}@127.0.0.1:{closed}/nothing?sslmode=disable"
@@ -75,10 +72,7 @@ fn what_keeps_baton_out_for_good_is_told_from_an_outage() {
     }
     let fixture = Fixture::new();
     let password = cluster::password();
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let closed = closed_port();
     let lasting = |url: &str| {
         let error = fixture.store_at(url).board("p").unwrap_err();
         assert!(
@@ -511,4 +505,10 @@ fn a_session_kept_before_event_logs_has_one_once_migrated_and_it_goes_with_the_s
         .unwrap()
         .get(0);
     assert_eq!(left, 0, "the idle session's log went with it");
+}
+
+/// A port of this machine nothing listens on (it was free a moment ago).
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
 }

@@ -71,7 +71,16 @@ fn what_keeps_baton_out_for_good_is_told_from_an_outage() {
         return;
     }
     let fixture = Fixture::new();
-    let password = cluster::password();
+    // The password of the database's URL: this process's cluster's, or the one of the
+    // cluster BATON_TEST_STORE names.
+    let password = fixture
+        .url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .and_then(|(login, _)| login.split_once(':'))
+        .map(|(_, password)| password.to_string())
+        .expect("the test database's URL has a password");
+    let password = password.as_str();
     let closed = closed_port();
     let lasting = |url: &str| {
         let error = fixture.store_at(url).board("p").unwrap_err();
@@ -88,7 +97,9 @@ fn what_keeps_baton_out_for_good_is_told_from_an_outage() {
     // The server's own refusals, which hold until someone changes it.
     let no_database = cluster::with_database(&fixture.url, &format!("{}_gone", fixture.database()));
     assert!(lasting(&no_database), "3D000");
-    let wrong_password = fixture.url.replace(password, &format!("{password}-wrong"));
+    let wrong_password = fixture
+        .url
+        .replace(&format!(":{password}@"), &format!(":{password}-wrong@"));
     assert!(lasting(&wrong_password), "28P01");
     // A role that may not log in: made where the test's login may make roles (the suite's
     // own cluster; a given cluster's role may only make databases).

@@ -750,6 +750,7 @@ fn senders_of(env: &TestEnv) -> Vec<u32> {
 
 /// `statements` on the cluster of `env`'s database, connected to another database of it
 /// (one cannot rename the database one is connected to); the first error, if any.
+#[cfg(target_os = "linux")]
 fn on_the_cluster(env: &TestEnv, statements: &str) -> Result<(), String> {
     use crate::common::cluster;
     let url = env.store_url.as_deref().expect("a database");

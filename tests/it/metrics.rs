@@ -538,25 +538,45 @@ fn a_change_on_a_hub_costs_the_database_the_round_trips_it_needs_and_no_more() {
         )
     };
     let tasks = "/api/v1/projects/default/tasks";
-    let send = |to: &str, subject: &str| {
-        let sent = served.post(tasks, &served.login, &json!({"to": to, "subject": subject}));
+    let send = |to: &str| {
+        let sent = served.post(
+            tasks,
+            &served.login,
+            &json!({"to": to, "subject": "counted"}),
+        );
         assert_eq!(sent.status, 200, "{}", sent.body);
+        sent.json()["task"]["id"].as_u64().unwrap()
     };
-    let counted = |change: &dyn Fn()| {
-        let before = trips();
-        change();
-        trips() - before
+    // The hub's own work in the background (its look for this machine's agents, once a
+    // second) adds a round trip now and then to whatever is being counted, and never takes
+    // one away: what a change costs is the least counted over a few of it. A scrape reads
+    // the alert queue's length, counted in each figure and taken off.
+    let least = |change: &dyn Fn()| {
+        (0..5)
+            .map(|_| {
+                let before = trips();
+                change();
+                trips() - before
+            })
+            .fold(f64::INFINITY, f64::min)
     };
-    // A scrape reads the alert queue's length: counted in each figure, and taken off.
-    let scrape_costs = counted(&|| {});
-    let cost = |change: &dyn Fn()| counted(change) - scrape_costs;
+    let scrape_costs = least(&|| {});
+    let cost = |change: &dyn Fn()| least(change) - scrape_costs;
     // The hub's first change reads the board whole; those after it keep it.
-    send("alice", "warm up");
-    send("bob", "warm up");
-    assert_eq!(cost(&|| send("alice", "to myself")), 3.0);
-    assert_eq!(cost(&|| send("bob", "to bob")), 8.0);
+    send("alice");
+    send("bob");
+    let sending = |to: &'static str| {
+        move || {
+            send(to);
+        }
+    };
+    assert_eq!(cost(&sending("alice")), 3.0);
+    assert_eq!(cost(&sending("bob")), 8.0);
+    let mine: Vec<u64> = (0..5).map(|_| send("alice")).collect();
+    let next = std::cell::Cell::new(0);
     let claim = || {
-        let claimed = served.post(&format!("{tasks}/3/claim"), &served.login, &json!({}));
+        let id = mine[next.replace(next.get() + 1)];
+        let claimed = served.post(&format!("{tasks}/{id}/claim"), &served.login, &json!({}));
         assert_eq!(claimed.status, 200, "{}", claimed.body);
     };
     assert_eq!(cost(&claim), 3.0);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::work::{Item, Work, arrived, still_unseen, unseen_tasks, waiting};
+use super::work::{Item, Work, arrived, not_woken_yet, still_unseen, unseen_tasks, waiting};
 use super::{
     MAX_RUNS_IN_A_ROW, PUSH_TIMEOUT, RunSetup, log, not_signed_here, prompt, wake_command,
     workspace_not_bound_here, worktree_prompt,
@@ -50,9 +50,12 @@ pub fn supervise(
         "supervisor of {agent} started (pid {})",
         std::process::id()
     ));
-    if !by_hand && waiting(store, agent).is_empty() {
+    // Started for work that a run has been woken for since (a second start, racing the
+    // first, that took the duty once the first let it go): nothing for this one to do.
+    if !by_hand && not_woken_yet(store, agent, waiting(store, agent)).is_empty() {
         log.line(&format!(
-            "supervisor of {agent} ends: nothing waits any more (an earlier run saw to it)"
+            "supervisor of {agent} ends: nothing waits any more that no run was woken for \
+             (an earlier run saw to it)"
         ));
         return Ok(());
     }

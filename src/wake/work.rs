@@ -132,6 +132,25 @@ pub(super) fn still_unseen(
         .collect()
 }
 
+/// `work` without the tasks a wake run has started for already (their delivery says
+/// `woken`): another run would run the command a second time for the same work, as a
+/// second start racing the first does once a command that ends at once has let its duty
+/// go. Messages, and tasks shown or not yet woken for, stay: a push to a Claude Code
+/// session counts as shown but may have been dropped by the client unsaid.
+pub(super) fn not_woken_yet(store: &dyn Store, agent: &str, work: Vec<Work>) -> Vec<Work> {
+    let states = deliveries(store, agent, &work);
+    work.into_iter()
+        .filter(|work| {
+            let Item::Task { id, .. } = &work.item else {
+                return true;
+            };
+            !states.iter().any(|(project, task, state)| {
+                project == &work.project && task == id && *state == Some(DeliveryState::Woken)
+            })
+        })
+        .collect()
+}
+
 /// The state of the delivery to `agent` of each task among `work`, each board read once:
 /// `None` for a task whose board cannot be read, that is gone, or whose latest hand-over is
 /// to someone else.

@@ -418,6 +418,45 @@ fn a_wake_command_that_does_not_exist_leaves_the_task_and_a_line_in_the_log() {
     );
 }
 
+/// A second start of the supervisor for work a run was already woken for (another hub's
+/// look at the change, racing the command's own start, that takes the wake duty once a
+/// quick run has let it go) runs the wake command no second time; new work runs it again.
+#[cfg(unix)]
+#[test]
+fn a_second_start_for_work_a_run_was_woken_for_runs_nothing_again() {
+    let team = Team::new();
+    let runs = team.env.root.path().join("runs.txt");
+    let command = format!("echo run >> '{}'", runs.display());
+    team.set_wake("worker", &["sh", "-c", &command]);
+    let count = || {
+        std::fs::read_to_string(&runs)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    team.send("Once", &[], false).ok();
+    team.log_once_ended("worker");
+    assert_eq!(count(), 1);
+    // As a second starter does: the supervisor of worker, in the project, not by hand.
+    team.env
+        .run("", &["__wake-supervisor", "worker", "app"])
+        .ok();
+    let log = team.log("worker");
+    assert!(
+        log.contains("nothing waits any more that no run was woken for"),
+        "{log}"
+    );
+    assert_eq!(
+        count(),
+        1,
+        "the task a run was woken for is not run for again"
+    );
+    team.send("Twice", &[], false).ok();
+    eventually_within(DEADLINE, "the new task's run", || {
+        (count() == 2).then_some(())
+    });
+}
+
 #[test]
 fn wake_by_hand_needs_a_wake_command() {
     let env = TestEnv::new();

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::work::{Work, is_queued, not_woken_yet, waiting, waiting_in};
+use super::work::{Work, is_queued, waiting, waiting_in};
 use super::{wake_agent, wake_command};
 use crate::board::task::TaskId;
 use crate::home::Home;
@@ -103,13 +103,7 @@ fn follow_for_hosted(store: &dyn Store, home: &Home, host: &str, program: Option
                 .filter(|work| work.by != *agent && !kept.contains(work))
                 .cloned()
                 .collect();
-            wake_for(
-                store,
-                home,
-                agent,
-                &not_woken_yet(store, agent, fresh),
-                program,
-            );
+            wake_for(store, home, agent, &fresh, program);
             kept.retain(|work| !projects.contains(&work.project));
             kept.extend(now);
             seen.insert(agent.clone(), kept);

@@ -134,9 +134,10 @@ pub(super) fn still_unseen(
 
 /// `work` without the tasks a wake run has started for already (their delivery says
 /// `woken`): another run would run the command a second time for the same work, as a
-/// second start racing the first does once a command that ends at once has let its duty
-/// go. Messages, and tasks shown or not yet woken for, stay: a push to a Claude Code
-/// session counts as shown but may have been dropped by the client unsaid.
+/// second start racing the first (another hub's look, a command's) does once a command
+/// that ends at once has let its duty go. The supervisor looks, whoever started it.
+/// Messages, and tasks shown or not yet woken for, stay: a push to a Claude Code session
+/// counts as shown but may have been dropped by the client unsaid.
 pub(super) fn not_woken_yet(store: &dyn Store, agent: &str, work: Vec<Work>) -> Vec<Work> {
     let states = deliveries(store, agent, &work);
     work.into_iter()

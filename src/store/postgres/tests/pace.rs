@@ -26,9 +26,7 @@ fn a_connection_prepares_each_statement_once_and_a_new_one_prepares_its_own() {
     }
     let fixture = Fixture::new();
     // A hub's pool (a command's prepares nothing: see the next test).
-    let store = fixture.store();
-    store.pool().resident();
-    send(&store, "one");
+    let store = a_hub_with_a_task(&fixture);
     for _ in 0..3 {
         assert_eq!(store.board("p").unwrap().len(), 1);
     }
@@ -70,9 +68,7 @@ fn a_hub_s_new_connection_comes_with_the_statements_its_pool_has_prepared() {
         return;
     }
     let fixture = Fixture::new();
-    let store = fixture.store();
-    store.pool().resident();
-    send(&store, "one");
+    let store = a_hub_with_a_task(&fixture);
     assert_eq!(store.board("p").unwrap().len(), 1);
     // Every connection open held (what they prepared, together), then one more: a new one.
     let open = store.pool().open_count();
@@ -353,6 +349,15 @@ fn a_hubs_change_writes_only_the_tasks_it_changed_not_those_of_its_earlier_chang
         whole(&hub.board("p").unwrap()),
         whole(&fixture.store().board("p").unwrap())
     );
+}
+
+/// A hub's store on `fixture` (its pool resident: it prepares its statements and keeps
+/// them), with one task sent on it.
+fn a_hub_with_a_task(fixture: &Fixture) -> PgStore {
+    let store = fixture.store();
+    store.pool().resident();
+    send(&store, "one");
+    store
 }
 
 /// `count` tasks of `p` ("task 1" on) sent by a command, then a hub: it reads the board

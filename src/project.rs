@@ -273,7 +273,6 @@ pub fn canonical(path: &Path) -> PathBuf {
     platform::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The record of project `id`, as the store keeps it.
 /// Reads the record of project `id`, or `None` when the project does not exist.
 pub fn load(store: &dyn Store, id: &str) -> Result<Option<Project>> {
     names::check(NameKind::Project, id)?;
